@@ -1,0 +1,164 @@
+import type { Server } from 'bun';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pkg from '../package.json' with { type: 'json' };
+import { ConfigError, type GatewayConfig } from './config/env.ts';
+import { sha256Hex, randomToken } from './core/ids.ts';
+import { log } from './core/log.ts';
+import { generateKek, SecretBox } from './core/secrets.ts';
+import { ManagementAuth } from './control-plane/auth.ts';
+import type { OpDef } from './control-plane/connect.ts';
+import type { ControlDeps } from './control-plane/deps.ts';
+import { startControlServer } from './control-plane/server.ts';
+import { apiKeyOps } from './control-plane/services/apikeys.ts';
+import { assignmentOps } from './control-plane/services/assignments.ts';
+import { catalogOps } from './control-plane/services/catalog.ts';
+import { configStatusOps } from './control-plane/services/config-status.ts';
+import { connectionOps } from './control-plane/services/connections.ts';
+import { observabilityOps } from './control-plane/services/observability.ts';
+import { routeOps } from './control-plane/services/routes.ts';
+import { tenancyOps } from './control-plane/services/tenancy.ts';
+import { RecordSink } from './data-plane/records.ts';
+import { startDataPlaneServer } from './data-plane/server.ts';
+import { seedDemo } from './demo.ts';
+import { SnapshotController } from './propagation/controller.ts';
+import { SnapshotHolder } from './propagation/holder.ts';
+import { currentRevision, loadConfigDocument } from './propagation/load.ts';
+import { getAdapter } from './providers/registry.ts';
+import { openStore, type Store } from './store/db.ts';
+import { adminTokens, customers } from './store/schema/index.ts';
+
+export interface Gateway {
+  config: GatewayConfig;
+  store: Store;
+  snapshots: SnapshotHolder;
+  controller: SnapshotController;
+  records: RecordSink;
+  inference: Server<undefined> | undefined;
+  admin: { server: { port?: number } | null; stop: () => Promise<void> } | undefined;
+  inferenceUrl: string;
+  adminUrl: string;
+  /** Printed once when generated (or the configured one); undefined when hashes were already stored. */
+  adminToken: string | undefined;
+  demo: { apiKey: string; curl: string } | undefined;
+  stop(): Promise<void>;
+}
+
+/** The KEK: from GATEWAY_KEK, or (embedded mode only) generated once into the data dir. */
+const loadKek = (config: GatewayConfig): string => {
+  if (config.kek) return config.kek;
+  if (config.databaseUrl) throw new ConfigError('GATEWAY_KEK', 'required when DATABASE_URL is set');
+  const file = join(config.dataDir, 'kek');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const kek = generateKek();
+  writeFileSync(file, `${kek}\n`, { mode: 0o600 });
+  log.warn('GATEWAY_KEK is not set: generated a key-encryption key into the data directory; set GATEWAY_KEK in production', { file });
+  return kek;
+};
+
+/** Admin token hashes: the configured token, else the stored ones, else a new one printed once. */
+const loadAdminHashes = async (store: Store, config: GatewayConfig): Promise<{ hashes: string[]; generated: string | undefined }> => {
+  if (config.adminToken) return { hashes: [sha256Hex(config.adminToken)], generated: undefined };
+  const rows = await store.db.select({ h: adminTokens.tokenHash }).from(adminTokens);
+  if (rows.length > 0) return { hashes: rows.map((r) => r.h), generated: undefined };
+  const token = `gwadm-${randomToken(40)}`;
+  await store.db.insert(adminTokens).values({ tokenHash: sha256Hex(token) });
+  return { hashes: [sha256Hex(token)], generated: token };
+};
+
+const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
+  try {
+    return config.databaseUrl ? await openStore({ driver: 'postgres', url: config.databaseUrl }) : await openStore({ driver: 'pglite', dataDir: config.dataDir });
+  } catch (e) {
+    const why = e instanceof Error ? e.message.split('\n')[0] : String(e);
+    throw new ConfigError(config.databaseUrl ? 'DATABASE_URL' : 'GATEWAY_DATA_DIR', `cannot open the database (${why})`);
+  }
+};
+
+/** Composition root: store, snapshot controller, record sink and the two listeners. */
+export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
+  if (config.role === 'data') throw new ConfigError('--role', 'data planes that pull from a management plane are not available in this build yet');
+  const store = await openStoreOrFail(config);
+  const secrets = new SecretBox(loadKek(config));
+  const snapshots = new SnapshotHolder();
+  const controller = new SnapshotController(
+    { revision: () => currentRevision(store.db), load: () => loadConfigDocument(store.db, secrets) },
+    snapshots,
+    getAdapter,
+    { pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs },
+  );
+  const records = new RecordSink(store.db, config.recordFlushMs);
+  const deps: ControlDeps = {
+    db: store.db,
+    secrets,
+    // The embedded data plane is woken at once; remote ones poll.
+    changed: () => controller.sync().catch(() => undefined),
+  };
+
+  const ops: OpDef[] = [
+    ...tenancyOps(deps),
+    ...catalogOps(deps),
+    ...assignmentOps(deps),
+    ...connectionOps(deps),
+    ...routeOps(deps),
+    ...apiKeyOps(deps),
+    ...observabilityOps(deps, () => records.flush()),
+    ...configStatusOps(deps, () => controller.status),
+  ];
+  const firstStart = (await store.db.select({ id: customers.id }).from(customers).limit(1)).length === 0;
+  const demo = !config.databaseUrl && config.demo && firstStart ? await seedDemo(ops) : undefined;
+  const admin = await loadAdminHashes(store, config);
+
+  await controller.start();
+  records.start();
+
+  const ready = () => snapshots.current !== undefined;
+  let inference: Server<undefined> | undefined;
+  let adminApp: ReturnType<typeof startControlServer> | undefined;
+  try {
+    if (config.role === 'all') {
+      inference = startDataPlaneServer({
+        host: config.host,
+        port: config.port,
+        deps: { snapshots, records, recordBodies: process.env.GATEWAY_RECORD_BODIES !== '0', keepAliveMs: 15_000 },
+        ready,
+        readiness: () => ({ revision: snapshots.current?.revision ?? null }),
+      });
+    }
+    if (config.role === 'all' || config.role === 'control') {
+      const auth = new ManagementAuth(admin.hashes);
+      adminApp = startControlServer({ host: config.host, port: config.adminPort, ops, auth, ready, version: pkg.version });
+    }
+  } catch (e) {
+    inference?.stop(true);
+    await store.close();
+    const busy = e instanceof Error && /EADDRINUSE|in use/i.test(e.message);
+    throw busy ? new ConfigError(inference ? 'GATEWAY_ADMIN_PORT' : 'GATEWAY_PORT', 'port is already in use') : e;
+  }
+
+  const inferenceUrl = inference ? `http://${config.host}:${inference.port}` : '';
+  const adminUrl = adminApp?.server ? `http://${config.host}:${adminApp.server.port}` : '';
+  let stopped = false;
+  return {
+    config,
+    store,
+    snapshots,
+    controller,
+    records,
+    inference,
+    admin: adminApp ? { server: adminApp.server, stop: async () => void (await adminApp.stop(true)) } : undefined,
+    inferenceUrl,
+    adminUrl,
+    adminToken: admin.generated ?? config.adminToken,
+    demo: demo ? { apiKey: demo.apiKey, curl: demo.curl(inferenceUrl) } : undefined,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      controller.stop();
+      inference?.stop(true);
+      await adminApp?.stop(true);
+      await records.stop().catch(() => undefined);
+      await store.close();
+    },
+  };
+};

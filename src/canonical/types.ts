@@ -1,0 +1,114 @@
+/**
+ * The gateway's canonical request, response and stream-event shapes. Client formats
+ * (src/formats) convert to and from these; providers (src/providers) convert these to and from
+ * their upstream wire. Nothing here knows about HTTP, Elysia or any vendor.
+ */
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export type ClientFormat = 'chat' | 'responses' | 'messages';
+
+export type ContentPart =
+  | { type: 'text'; text: string }
+  /** `url` is an http(s) URL or a `data:<mediaType>;base64,<data>` URL. */
+  | { type: 'image'; url: string; detail?: 'auto' | 'low' | 'high' };
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** JSON text of the arguments, exactly as the model produced it. */
+  arguments: string;
+}
+
+export type Message =
+  | { role: 'system'; content: ContentPart[] }
+  | { role: 'user'; content: ContentPart[] }
+  | { role: 'assistant'; content: ContentPart[]; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; name?: string; content: ContentPart[]; isError?: boolean };
+
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON Schema of the parameters. */
+  parameters: JsonObject;
+  strict?: boolean;
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: JsonObject; strict?: boolean; description?: string };
+
+export interface CanonicalRequest {
+  /** The public model id the client sent (route key). Providers use `target.upstreamModel`. */
+  model: string;
+  messages: Message[];
+  stream: boolean;
+  /** Client asked for usage in the stream (Chat `stream_options.include_usage`). */
+  includeUsage: boolean;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  stop?: string[];
+  seed?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  n?: number;
+  user?: string;
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+  responseFormat?: ResponseFormat;
+  reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
+  metadata?: Record<string, string>;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+export interface Usage {
+  /** Total prompt tokens, cached ones included (OpenAI `prompt_tokens`). */
+  inputTokens: number;
+  outputTokens: number;
+  /** Cache reads (part of inputTokens). */
+  cachedInputTokens?: number;
+  /** Cache writes (part of inputTokens). */
+  cacheWriteTokens?: number;
+  /** Reasoning tokens (part of outputTokens). */
+  reasoningTokens?: number;
+}
+
+export interface CanonicalResponse {
+  id: string;
+  /** Model id as reported by the upstream. */
+  model: string;
+  created: number;
+  text: string;
+  toolCalls: ToolCall[];
+  reasoning?: string;
+  finishReason: FinishReason;
+  usage: Usage;
+}
+
+/**
+ * Stream events, in order: one `start`; then any number of `text`/`reasoning`/`tool_call_*`;
+ * then one `finish`; `usage` may arrive anywhere (the last one wins, values are cumulative);
+ * `error` ends the stream abnormally.
+ */
+export type StreamEvent =
+  | { type: 'start'; id: string; model: string; usage?: Usage }
+  | { type: 'text'; text: string }
+  | { type: 'reasoning'; text: string }
+  /** `index` counts tool calls only (0, 1, 2…), across the whole response. */
+  | { type: 'tool_call_start'; index: number; id: string; name: string }
+  | { type: 'tool_call_delta'; index: number; arguments: string }
+  | { type: 'finish'; reason: FinishReason }
+  | { type: 'usage'; usage: Usage };
+
+export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0 });
+
+export const textOf = (parts: readonly ContentPart[]): string =>
+  parts.map((p) => (p.type === 'text' ? p.text : '')).join('');

@@ -1,0 +1,184 @@
+import { and, eq, isNull } from 'drizzle-orm';
+import { t } from 'elysia';
+import { connectError } from '../../core/errors.ts';
+import { type AiModelRow, aiModels } from '../../store/schema/index.ts';
+import { op, type OpDef } from '../connect.ts';
+import { type ControlDeps, recordChange } from '../deps.ts';
+import { uniquely } from '../lookups.ts';
+import { keyset, page, pageSizeOf } from '../paging.ts';
+import { PageSize, PageToken, Uuid, ts } from '../schemas.ts';
+
+export const CAPABILITIES = [
+  'chat',
+  'completion',
+  'embedding',
+  'image',
+  'speech',
+  'rerank',
+  'tools',
+  'vision',
+  'computer_use',
+  'reasoning',
+  'caching',
+  'json_mode',
+] as const;
+
+const Capability = t.Union(
+  CAPABILITIES.map((c) => t.Literal(c)),
+  { description: 'capability tag' },
+);
+const Price = (description: string) => t.Number({ minimum: 0, maximum: 1_000_000, description });
+const ModelName = () => t.String({ minLength: 1, maxLength: 253, description: 'public model id clients send' });
+const ProviderName = () => t.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$', description: 'provider id' });
+const Mode = () => t.Optional(t.Union([t.String({ maxLength: 63 }), t.Null()], { description: 'modality, e.g. chat or embedding' }));
+
+const modelFields = {
+  mode: Mode(),
+  capabilities: t.Optional(t.Array(Capability, { maxItems: 12, uniqueItems: true })),
+  contextWindow: t.Optional(t.Integer({ minimum: 0, maximum: 2_147_483_647 })),
+  maxOutputTokens: t.Optional(t.Integer({ minimum: 0, maximum: 2_147_483_647 })),
+  inputPricePerMillion: t.Optional(Price('USD per million input tokens')),
+  outputPricePerMillion: t.Optional(Price('USD per million output tokens')),
+  cachedPricePerMillion: t.Optional(Price('USD per million cache-read tokens')),
+  cacheWritePricePerMillion: t.Optional(Price('USD per million cache-write tokens')),
+  isEnabled: t.Optional(t.Boolean()),
+};
+
+export const modelView = (m: AiModelRow) => ({
+  id: m.id,
+  model: m.model,
+  provider: m.provider,
+  mode: m.mode ?? '',
+  capabilities: m.capabilities,
+  contextWindow: m.contextWindow,
+  maxOutputTokens: m.maxOutputTokens,
+  inputPricePerMillion: m.inputPricePerMillion,
+  outputPricePerMillion: m.outputPricePerMillion,
+  cachedPricePerMillion: m.cachedPricePerMillion,
+  cacheWritePricePerMillion: m.cacheWritePricePerMillion,
+  isEnabled: m.isEnabled,
+  createdAt: ts(m.createdAt),
+  updatedAt: ts(m.updatedAt),
+});
+
+export const findModel = async (deps: ControlDeps, id: string): Promise<AiModelRow> => {
+  const [row] = await deps.db
+    .select()
+    .from(aiModels)
+    .where(and(eq(aiModels.id, id), isNull(aiModels.deletedAt)))
+    .limit(1);
+  if (!row) throw connectError('not_found', `catalog model '${id}' not found`, 'modelId');
+  return row;
+};
+
+const ADMIN = 'admin.v1.AdminService' as const;
+
+export const catalogOps = (deps: ControlDeps): OpDef[] => [
+  op({
+    service: ADMIN,
+    name: 'CreateModel',
+    summary: 'Add a model to the catalog',
+    permission: 'platform_admin',
+    input: t.Object({ model: ModelName(), provider: ProviderName(), ...modelFields }, { additionalProperties: false }),
+    handler: async (input) => {
+      const row = await uniquely(
+        () =>
+          deps.db.transaction(async (tx) => {
+            const [m] = await tx
+              .insert(aiModels)
+              .values({
+                model: input.model,
+                provider: input.provider,
+                mode: input.mode ?? null,
+                capabilities: input.capabilities ?? [],
+                contextWindow: input.contextWindow ?? 0,
+                maxOutputTokens: input.maxOutputTokens ?? 0,
+                inputPricePerMillion: input.inputPricePerMillion ?? 0,
+                outputPricePerMillion: input.outputPricePerMillion ?? 0,
+                cachedPricePerMillion: input.cachedPricePerMillion ?? 0,
+                cacheWritePricePerMillion: input.cacheWritePricePerMillion ?? 0,
+                isEnabled: input.isEnabled ?? true,
+              })
+              .returning();
+            const created = m as AiModelRow;
+            await recordChange(tx, { kind: 'CATALOG', entity: 'model', entityId: created.id });
+            return created;
+          }),
+        `catalog model '${input.model}' of provider '${input.provider}' already exists`,
+        'model',
+      );
+      await deps.changed();
+      return { model: modelView(row) };
+    },
+  }),
+  op({
+    service: ADMIN,
+    name: 'GetModel',
+    summary: 'Get a catalog model',
+    permission: 'authenticated',
+    input: t.Object({ modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
+    handler: async (input) => ({ model: modelView(await findModel(deps, input.modelId)) }),
+  }),
+  op({
+    service: ADMIN,
+    name: 'ListModels',
+    summary: 'List catalog models',
+    permission: 'authenticated',
+    input: t.Object(
+      { provider: t.Optional(t.String({ maxLength: 63 })), pageSize: PageSize(), pageToken: PageToken() },
+      { additionalProperties: false },
+    ),
+    handler: async (input) => {
+      const size = pageSizeOf(input.pageSize);
+      const k = keyset(aiModels.createdAt, aiModels.id, input.pageToken);
+      const rows = await deps.db
+        .select()
+        .from(aiModels)
+        .where(and(isNull(aiModels.deletedAt), input.provider ? eq(aiModels.provider, input.provider) : undefined, k.where))
+        .orderBy(...k.order)
+        .limit(size + 1);
+      const p = page(rows, size);
+      return { models: p.items.map(modelView), nextPageToken: p.nextPageToken };
+    },
+  }),
+  op({
+    service: ADMIN,
+    name: 'UpdateModel',
+    summary: 'Update a catalog model (unset fields stay unchanged)',
+    permission: 'platform_admin',
+    input: t.Object({ modelId: Uuid('catalog entry UUID'), ...modelFields }, { additionalProperties: false }),
+    handler: async (input) => {
+      await findModel(deps, input.modelId);
+      const { modelId, ...rest } = input;
+      const patch = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined && v !== null));
+      const row = await deps.db.transaction(async (tx) => {
+        const [m] = await tx
+          .update(aiModels)
+          .set({ ...patch, updatedAt: new Date() })
+          .where(eq(aiModels.id, modelId))
+          .returning();
+        await recordChange(tx, { kind: 'CATALOG', entity: 'model', entityId: modelId });
+        return m as AiModelRow;
+      });
+      await deps.changed();
+      return { model: modelView(row) };
+    },
+  }),
+  op({
+    service: ADMIN,
+    name: 'DeleteModel',
+    summary: 'Delete a catalog model (soft delete)',
+    permission: 'platform_admin',
+    input: t.Object({ modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
+    handler: async (input) => {
+      await findModel(deps, input.modelId);
+      const deletedAt = new Date();
+      await deps.db.transaction(async (tx) => {
+        await tx.update(aiModels).set({ deletedAt }).where(eq(aiModels.id, input.modelId));
+        await recordChange(tx, { kind: 'CATALOG', entity: 'model', entityId: input.modelId });
+      });
+      await deps.changed();
+      return { deletedAt: ts(deletedAt), success: true };
+    },
+  }),
+];

@@ -1,0 +1,187 @@
+import { and, desc, eq, gte, lt, or, type SQL, sql } from 'drizzle-orm';
+import { t } from 'elysia';
+import { connectError } from '../../core/errors.ts';
+import { formatUsd } from '../../data-plane/cost.ts';
+import { type RequestRecordRow, requestRecords } from '../../store/schema/index.ts';
+import { op, type OpDef } from '../connect.ts';
+import type { ControlDeps } from '../deps.ts';
+import { CustomerRef, PageSize, PageToken, ProjectRef, projectOrDefault, ts } from '../schemas.ts';
+
+const ADMIN = 'admin.v1.AdminService' as const;
+
+const Time = (description: string) => t.Optional(t.String({ format: 'date-time', description }));
+
+const parseTime = (v: string | undefined, field: string): Date | undefined => {
+  if (v === undefined) return undefined;
+  const d = new Date(v);
+  if (Number.isNaN(d.getTime())) throw connectError('invalid_argument', `invalid field '${field}': not an RFC 3339 time`, field);
+  return d;
+};
+
+export const recordView = (r: RequestRecordRow) => ({
+  requestId: r.requestId,
+  ...(r.clientRequestId ? { clientRequestId: r.clientRequestId } : {}),
+  timestamp: ts(r.receivedAt),
+  customerId: r.customerId ?? '',
+  projectId: r.projectId ?? '',
+  apiKeyId: r.apiKeyId ?? '',
+  endpoint: r.endpoint,
+  model: r.model ?? '',
+  provider: r.provider ?? '',
+  connection: r.connection ?? '',
+  upstreamModel: r.upstreamModel ?? '',
+  httpStatus: r.httpStatus,
+  latencyMs: r.latencyMs,
+  ...(r.ttfbMs !== null ? { ttfbMs: r.ttfbMs } : {}),
+  stream: r.stream,
+  usage: {
+    promptTokens: r.inputTokens,
+    completionTokens: r.outputTokens,
+    totalTokens: r.totalTokens,
+    cachedInputTokens: r.cachedInputTokens,
+    cacheWriteTokens: r.cacheWriteTokens,
+  },
+  cost: formatUsd(r.costNanoUsd),
+  attempts: r.attempts,
+  ...(r.errorCode ? { errorCode: r.errorCode } : {}),
+  requestBody: r.requestBody ?? null,
+  responseBody: r.responseBody ?? null,
+});
+
+/** Offset-free paging for records: newest first, cursor = (receivedAt, requestId). */
+const recordCursor = (token: string | undefined): SQL | undefined => {
+  if (!token) return undefined;
+  const [at, id] = Buffer.from(token, 'base64url').toString('utf8').split('|');
+  if (!at || !id || Number.isNaN(Date.parse(at))) throw connectError('invalid_argument', "invalid field 'pageToken'", 'pageToken');
+  const d = new Date(at);
+  return or(lt(requestRecords.receivedAt, d), and(eq(requestRecords.receivedAt, d), lt(requestRecords.requestId, id)));
+};
+
+const GROUP_BY = ['api_key', 'model', 'provider', 'day'] as const;
+
+export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<void>): OpDef[] => [
+  op({
+    service: ADMIN,
+    name: 'SearchRequestRecords',
+    summary: 'Search per-request records by X-Request-ID, X-Client-Request-ID, tenant, key and time',
+    permission: 'project_member',
+    scope: (i) => (i.customerId ? { customerId: i.customerId, projectId: projectOrDefault(i.projectId) } : undefined),
+    input: t.Object(
+      {
+        requestId: t.Optional(t.String({ maxLength: 64 })),
+        clientRequestId: t.Optional(t.String({ maxLength: 256 })),
+        customerId: t.Optional(CustomerRef()),
+        projectId: t.Optional(ProjectRef()),
+        apiKeyId: t.Optional(t.String({ maxLength: 64 })),
+        startTime: Time('inclusive'),
+        endTime: Time('exclusive'),
+        pageSize: PageSize(),
+        pageToken: PageToken(),
+      },
+      { additionalProperties: false },
+    ),
+    handler: async (input) => {
+      await flushRecords();
+      const size = input.pageSize ? Math.min(input.pageSize, 1000) : 50;
+      const start = parseTime(input.startTime, 'startTime');
+      const end = parseTime(input.endTime, 'endTime');
+      const rows = await deps.db
+        .select()
+        .from(requestRecords)
+        .where(
+          and(
+            input.requestId ? sql`${requestRecords.requestId}::text = ${input.requestId}` : undefined,
+            input.clientRequestId ? eq(requestRecords.clientRequestId, input.clientRequestId) : undefined,
+            input.customerId ? eq(requestRecords.customerId, input.customerId) : undefined,
+            input.customerId && input.projectId !== undefined ? eq(requestRecords.projectId, projectOrDefault(input.projectId)) : undefined,
+            input.apiKeyId ? eq(requestRecords.apiKeyId, input.apiKeyId) : undefined,
+            start ? gte(requestRecords.receivedAt, start) : undefined,
+            end ? lt(requestRecords.receivedAt, end) : undefined,
+            recordCursor(input.pageToken),
+          ),
+        )
+        .orderBy(desc(requestRecords.receivedAt), desc(requestRecords.requestId))
+        .limit(size + 1);
+      const items = rows.slice(0, size);
+      const last = items.at(-1);
+      const nextPageToken = rows.length > size && last ? Buffer.from(`${last.receivedAt.toISOString()}|${last.requestId}`).toString('base64url') : '';
+      return { records: items.map(recordView), nextPageToken };
+    },
+  }),
+  op({
+    service: ADMIN,
+    name: 'GetUsage',
+    summary: 'Requests, tokens and cost per API key, model, provider or day',
+    permission: 'project_member',
+    scope: (i) => ({ customerId: i.customerId, projectId: projectOrDefault(i.projectId) }),
+    input: t.Object(
+      {
+        customerId: CustomerRef(),
+        projectId: t.Optional(ProjectRef()),
+        apiKeyId: t.Optional(t.String({ maxLength: 64 })),
+        startTime: Time('inclusive'),
+        endTime: Time('exclusive'),
+        groupBy: t.Optional(t.Union(GROUP_BY.map((g) => t.Literal(g)))),
+      },
+      { additionalProperties: false },
+    ),
+    handler: async (input) => {
+      await flushRecords();
+      const start = parseTime(input.startTime, 'startTime');
+      const end = parseTime(input.endTime, 'endTime');
+      const by = input.groupBy ?? 'api_key';
+      const keyExpr =
+        by === 'api_key'
+          ? sql<string>`coalesce(${requestRecords.apiKeyId}, '')`
+          : by === 'model'
+            ? sql<string>`coalesce(${requestRecords.model}, '')`
+            : by === 'provider'
+              ? sql<string>`coalesce(${requestRecords.provider}, '')`
+              : sql<string>`to_char(${requestRecords.receivedAt} at time zone 'UTC', 'YYYY-MM-DD')`;
+      const rows = await deps.db
+        .select({
+          key: keyExpr.as('k'),
+          requests: sql`count(*)`.mapWith(Number),
+          inputTokens: sql`coalesce(sum(${requestRecords.inputTokens}), 0)`.mapWith(Number),
+          outputTokens: sql`coalesce(sum(${requestRecords.outputTokens}), 0)`.mapWith(Number),
+          cachedInputTokens: sql`coalesce(sum(${requestRecords.cachedInputTokens}), 0)`.mapWith(Number),
+          cacheWriteTokens: sql`coalesce(sum(${requestRecords.cacheWriteTokens}), 0)`.mapWith(Number),
+          costNano: sql`coalesce(sum(${requestRecords.costNanoUsd}), 0)::text`.mapWith(String),
+        })
+        .from(requestRecords)
+        .where(
+          and(
+            eq(requestRecords.customerId, input.customerId),
+            input.projectId !== undefined ? eq(requestRecords.projectId, projectOrDefault(input.projectId)) : undefined,
+            input.apiKeyId ? eq(requestRecords.apiKeyId, input.apiKeyId) : undefined,
+            start ? gte(requestRecords.receivedAt, start) : undefined,
+            end ? lt(requestRecords.receivedAt, end) : undefined,
+          ),
+        )
+        .groupBy(sql`1`)
+        .orderBy(sql`1`);
+      const groups = rows.map((r) => ({
+        key: r.key,
+        requests: r.requests,
+        inputTokens: r.inputTokens,
+        outputTokens: r.outputTokens,
+        cachedInputTokens: r.cachedInputTokens,
+        cacheWriteTokens: r.cacheWriteTokens,
+        cost: formatUsd(BigInt(r.costNano)),
+      }));
+      const total = rows.reduce(
+        (acc, r) => ({
+          requests: acc.requests + r.requests,
+          inputTokens: acc.inputTokens + r.inputTokens,
+          outputTokens: acc.outputTokens + r.outputTokens,
+          cachedInputTokens: acc.cachedInputTokens + r.cachedInputTokens,
+          cacheWriteTokens: acc.cacheWriteTokens + r.cacheWriteTokens,
+          nano: acc.nano + BigInt(r.costNano),
+        }),
+        { requests: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, nano: 0n },
+      );
+      const { nano, ...totals } = total;
+      return { groups, total: { key: '', ...totals, cost: formatUsd(nano) } };
+    },
+  }),
+];

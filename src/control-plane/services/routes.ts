@@ -1,0 +1,198 @@
+import { and, eq, isNull, type SQL } from 'drizzle-orm';
+import { t } from 'elysia';
+import { connectError } from '../../core/errors.ts';
+import { aiModels, type RouteRow, routes, type RouteTarget } from '../../store/schema/index.ts';
+import { op, type OpDef } from '../connect.ts';
+import { type ControlDeps, recordChange } from '../deps.ts';
+import { findProject, uniquely } from '../lookups.ts';
+import { keyset, page, pageSizeOf } from '../paging.ts';
+import { CustomerRef, PATTERNS, PageSize, PageToken, ProjectRef, Uuid, projectOrDefault, ts } from '../schemas.ts';
+
+const ADMIN = 'admin.v1.AdminService' as const;
+
+const Target = t.Object(
+  {
+    connection: t.String({ minLength: 1, maxLength: 253, pattern: PATTERNS.ID, description: 'provider connection name in the same project' }),
+    model: t.String({ minLength: 1, maxLength: 253, description: 'upstream model id' }),
+    priority: t.Optional(t.Integer({ minimum: 0, maximum: 100, description: '0 = primary, 1 = first backup, …' })),
+    weight: t.Optional(t.Integer({ minimum: 0, maximum: 10_000, description: 'traffic split within a priority (default 1)' })),
+  },
+  { additionalProperties: false },
+);
+const Targets = () => t.Array(Target, { minItems: 1, maxItems: 32 });
+const PublicModel = () => t.String({ minLength: 1, maxLength: 253, description: 'public model id (a catalog model)' });
+const TimeoutMs = () => t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 3_600_000 }), t.Null()], { description: 'per-attempt time-out in ms (default 120000)' }));
+const MaxRetries = () => t.Optional(t.Union([t.Integer({ minimum: 0, maximum: 10 }), t.Null()], { description: 'retries of the same target before the next (default 0)' }));
+
+const RouteRef = {
+  id: t.Optional(Uuid('route UUID')),
+  customerId: t.Optional(CustomerRef()),
+  projectId: t.Optional(ProjectRef()),
+  model: t.Optional(PublicModel()),
+};
+
+const normaliseTargets = (targets: readonly { connection: string; model: string; priority?: number; weight?: number }[]): RouteTarget[] =>
+  targets.map((x) => ({ connection: x.connection, model: x.model, priority: x.priority ?? 0, weight: x.weight ?? 1 }));
+
+export const routeView = (r: RouteRow) => ({
+  id: r.id,
+  customerId: r.customerId,
+  projectId: r.projectId,
+  model: r.model,
+  targets: r.targets,
+  enabled: r.enabled,
+  ...(r.timeoutMs !== null ? { timeoutMs: r.timeoutMs } : {}),
+  ...(r.maxRetries !== null ? { maxRetries: r.maxRetries } : {}),
+  createdAt: ts(r.createdAt),
+  updatedAt: ts(r.updatedAt),
+});
+
+const requireCatalogModel = async (deps: ControlDeps, model: string): Promise<void> => {
+  const [row] = await deps.db
+    .select({ id: aiModels.id })
+    .from(aiModels)
+    .where(and(eq(aiModels.model, model), isNull(aiModels.deletedAt)))
+    .limit(1);
+  if (!row) throw connectError('failed_precondition', `model '${model}' is not in the catalog; create it with CreateModel first`, 'model');
+};
+
+const findRoute = async (deps: ControlDeps, ref: { id?: string; customerId?: string; projectId?: string; model?: string }): Promise<RouteRow> => {
+  let where: SQL | undefined;
+  if (ref.id) where = eq(routes.id, ref.id);
+  else if (ref.customerId && ref.model)
+    where = and(eq(routes.customerId, ref.customerId), eq(routes.projectId, projectOrDefault(ref.projectId)), eq(routes.model, ref.model));
+  else throw connectError('invalid_argument', "give 'id', or 'customerId', 'projectId' and 'model'", 'id');
+  const [row] = await deps.db
+    .select()
+    .from(routes)
+    .where(and(where, isNull(routes.deletedAt)))
+    .limit(1);
+  if (!row || (ref.id && ref.customerId && row.customerId !== ref.customerId)) throw connectError('not_found', 'route not found', ref.id ? 'id' : 'model');
+  return row;
+};
+
+const refScope = (i: { customerId?: string; projectId?: string }) =>
+  i.customerId === undefined ? undefined : { customerId: i.customerId, projectId: projectOrDefault(i.projectId) };
+
+export const routeOps = (deps: ControlDeps): OpDef[] => [
+  op({
+    service: ADMIN,
+    name: 'CreateRoute',
+    summary: 'Create the route of a public model in a project (fallback by priority, weighted split within one)',
+    permission: 'project_admin',
+    scope: (i) => ({ customerId: i.customerId, projectId: projectOrDefault(i.projectId) }),
+    input: t.Object(
+      {
+        customerId: CustomerRef(),
+        projectId: t.Optional(ProjectRef()),
+        model: PublicModel(),
+        targets: Targets(),
+        enabled: t.Optional(t.Boolean({ description: 'default true' })),
+        timeoutMs: TimeoutMs(),
+        maxRetries: MaxRetries(),
+      },
+      { additionalProperties: false },
+    ),
+    handler: async (input) => {
+      const project = await findProject(deps.db, input.customerId, input.projectId);
+      await requireCatalogModel(deps, input.model);
+      const row = await uniquely(
+        () =>
+          deps.db.transaction(async (tx) => {
+            const [r] = await tx
+              .insert(routes)
+              .values({
+                customerId: project.customerId,
+                projectId: project.projectId,
+                model: input.model,
+                targets: normaliseTargets(input.targets),
+                enabled: input.enabled ?? true,
+                timeoutMs: input.timeoutMs ?? null,
+                maxRetries: input.maxRetries ?? null,
+              })
+              .returning();
+            const created = r as RouteRow;
+            await recordChange(tx, { kind: 'ROUTE', entity: 'route', entityId: created.id, customerId: project.customerId, projectId: project.projectId });
+            return created;
+          }),
+        `a route for '${input.model}' already exists in project '${project.projectId}'`,
+        'model',
+      );
+      await deps.changed();
+      return { route: routeView(row) };
+    },
+  }),
+  op({
+    service: ADMIN,
+    name: 'GetRoute',
+    summary: 'Get a route by id or by (customerId, projectId, model)',
+    permission: 'project_member',
+    scope: refScope,
+    input: t.Object(RouteRef, { additionalProperties: false }),
+    handler: async (input) => ({ route: routeView(await findRoute(deps, input)) }),
+  }),
+  op({
+    service: ADMIN,
+    name: 'ListRoutes',
+    summary: 'List the routes of a project',
+    permission: 'project_member',
+    scope: (i) => ({ customerId: i.customerId, projectId: projectOrDefault(i.projectId) }),
+    input: t.Object({ customerId: CustomerRef(), projectId: t.Optional(ProjectRef()), pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    handler: async (input) => {
+      const size = pageSizeOf(input.pageSize);
+      const k = keyset(routes.createdAt, routes.id, input.pageToken);
+      const rows = await deps.db
+        .select()
+        .from(routes)
+        .where(and(eq(routes.customerId, input.customerId), eq(routes.projectId, projectOrDefault(input.projectId)), isNull(routes.deletedAt), k.where))
+        .orderBy(...k.order)
+        .limit(size + 1);
+      const p = page(rows, size);
+      return { routes: p.items.map(routeView), nextPageToken: p.nextPageToken };
+    },
+  }),
+  op({
+    service: ADMIN,
+    name: 'UpdateRoute',
+    summary: 'Update a route (unset fields stay unchanged; targets given replace the list)',
+    permission: 'project_admin',
+    scope: refScope,
+    input: t.Object(
+      { ...RouteRef, targets: t.Optional(Targets()), enabled: t.Optional(t.Boolean()), timeoutMs: TimeoutMs(), maxRetries: MaxRetries() },
+      { additionalProperties: false },
+    ),
+    handler: async (input) => {
+      const current = await findRoute(deps, input);
+      const patch: Partial<typeof routes.$inferInsert> = { updatedAt: new Date() };
+      if (input.targets) patch.targets = normaliseTargets(input.targets);
+      if (input.enabled !== undefined) patch.enabled = input.enabled;
+      if (input.timeoutMs != null) patch.timeoutMs = input.timeoutMs;
+      if (input.maxRetries != null) patch.maxRetries = input.maxRetries;
+      const row = await deps.db.transaction(async (tx) => {
+        const [r] = await tx.update(routes).set(patch).where(eq(routes.id, current.id)).returning();
+        await recordChange(tx, { kind: 'ROUTE', entity: 'route', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
+        return r as RouteRow;
+      });
+      await deps.changed();
+      return { route: routeView(row) };
+    },
+  }),
+  op({
+    service: ADMIN,
+    name: 'DeleteRoute',
+    summary: 'Delete a route (soft delete)',
+    permission: 'project_admin',
+    scope: refScope,
+    input: t.Object(RouteRef, { additionalProperties: false }),
+    handler: async (input) => {
+      const current = await findRoute(deps, input);
+      const deletedAt = new Date();
+      await deps.db.transaction(async (tx) => {
+        await tx.update(routes).set({ deletedAt }).where(eq(routes.id, current.id));
+        await recordChange(tx, { kind: 'ROUTE', entity: 'route', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
+      });
+      await deps.changed();
+      return { deletedAt: ts(deletedAt), success: true };
+    },
+  }),
+];

@@ -1,0 +1,18 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+
+export const uuid = (): string => randomUUID();
+
+const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** `n` random URL-safe characters (6 bits of entropy each). */
+export const randomToken = (n: number): string => {
+  const bytes = randomBytes(n);
+  let out = '';
+  for (let i = 0; i < n; i++) out += URL_SAFE[(bytes[i] ?? 0) & 63];
+  return out;
+};
+
+/** An inference API key: `sk-` + 48 URL-safe characters (288 bits). */
+export const newApiKey = (): string => `sk-${randomToken(48)}`;
+
+export const sha256Hex = (text: string): string => new Bun.CryptoHasher('sha256').update(text).digest('hex');

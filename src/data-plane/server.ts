@@ -1,0 +1,108 @@
+import type { Server } from 'bun';
+import { asGatewayError, GatewayError } from '../core/errors.ts';
+import { uuid } from '../core/ids.ts';
+import { log } from '../core/log.ts';
+import { handleInference, handleModels, type InferenceDeps } from './inference.ts';
+import { errorResponse, jsonResponse, type RequestIds } from './respond.ts';
+
+/**
+ * The inference listener. Plain `Bun.serve` with its static route table: the hot path pays for no
+ * framework layer (see README, "Architecture"). Every response carries X-Request-ID.
+ */
+
+const idsOf = (req: Request): RequestIds => {
+  const client = req.headers.get('x-client-request-id') ?? req.headers.get('x-request-id') ?? undefined;
+  return { requestId: uuid(), clientRequestId: client === undefined ? undefined : client.slice(0, 256) };
+};
+
+const unsupported = (ids: RequestIds): Response =>
+  errorResponse(
+    new GatewayError({ kind: 'unsupported_endpoint', message: 'Unsupported endpoint: speech-to-text (/v1/audio/transcriptions) is not supported by this gateway.' }),
+    ids,
+  );
+
+const notImplementedYet = (path: string, ids: RequestIds): Response =>
+  errorResponse(
+    new GatewayError({
+      kind: 'unsupported_endpoint',
+      status: 501,
+      type: 'invalid_request_error',
+      errorCode: 'endpoint_not_enabled',
+      message: `${path} is routed by model like the chat endpoints, but no provider adapter for it is enabled on this data plane yet.`,
+    }),
+    ids,
+  );
+
+export const unknownEndpoint = (req: Request, ids: RequestIds): Response =>
+  errorResponse(
+    new GatewayError({ kind: 'not_found', errorCode: 'unknown_endpoint', message: `Unknown endpoint: ${req.method} ${new URL(req.url).pathname}` }),
+    ids,
+  );
+
+const methodNotAllowed = (req: Request, ids: RequestIds): Response =>
+  errorResponse(
+    new GatewayError({ kind: 'invalid_request', status: 405, errorCode: 'method_not_allowed', message: `Method ${req.method} is not allowed on ${new URL(req.url).pathname}.` }),
+    ids,
+  );
+
+export interface DataPlaneServerOptions {
+  host: string;
+  port: number;
+  deps: InferenceDeps;
+  /** Health: true once migrations ran and a snapshot is being served. */
+  ready: () => boolean;
+  readiness: () => Record<string, unknown>;
+}
+
+const guard = (handler: (req: Request, ids: RequestIds) => Response | Promise<Response>) => async (req: Request): Promise<Response> => {
+  const ids = idsOf(req);
+  try {
+    return await handler(req, ids);
+  } catch (e) {
+    log.error('unhandled error in the inference listener', { requestId: ids.requestId, error: e instanceof Error ? e.message : String(e) });
+    return errorResponse(asGatewayError(e), ids);
+  }
+};
+
+export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
+  const { deps } = opts;
+  const post = (handler: (req: Request, ids: RequestIds) => Response | Promise<Response>) => ({
+    POST: guard(handler),
+    GET: guard(methodNotAllowed),
+  });
+  const later = (path: string) => post((_req, ids) => notImplementedYet(path, ids));
+  return {
+    '/v1/chat/completions': post((req, ids) => handleInference(deps, 'chat', req, ids)),
+    '/v1/responses': post((req, ids) => handleInference(deps, 'responses', req, ids)),
+    '/v1/messages': post((req, ids) => handleInference(deps, 'messages', req, ids)),
+    '/v1/models': { GET: guard((req, ids) => handleModels(deps, req, ids)), POST: guard(methodNotAllowed) },
+    '/v1/audio/transcriptions': { POST: guard((_r, ids) => unsupported(ids)), GET: guard((_r, ids) => unsupported(ids)) },
+    '/v1/completions': later('/v1/completions'),
+    '/v1/embeddings': later('/v1/embeddings'),
+    '/v1/images/generations': later('/v1/images/generations'),
+    '/v1/images': later('/v1/images'),
+    '/v1/audio/speech': later('/v1/audio/speech'),
+    '/v1/rerank': later('/v1/rerank'),
+    '/healthz': {
+      GET: guard((_req, ids) =>
+        opts.ready()
+          ? jsonResponse(200, '{"status":"ok"}', ids)
+          : jsonResponse(503, '{"status":"starting"}', ids),
+      ),
+    },
+    '/readyz': {
+      GET: guard((_req, ids) => jsonResponse(opts.ready() ? 200 : 503, JSON.stringify({ status: opts.ready() ? 'ok' : 'starting', ...opts.readiness() }), ids)),
+    },
+  } as const;
+};
+
+export const startDataPlaneServer = (opts: DataPlaneServerOptions): Server<undefined> =>
+  Bun.serve({
+    hostname: opts.host,
+    port: opts.port,
+    idleTimeout: 0,
+    maxRequestBodySize: 32 * 1024 * 1024,
+    routes: buildInferenceRoutes(opts),
+    fetch: guard(unknownEndpoint),
+    error: (e) => errorResponse(asGatewayError(e), { requestId: uuid(), clientRequestId: undefined }),
+  });

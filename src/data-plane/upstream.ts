@@ -1,0 +1,31 @@
+import { GatewayError } from '../core/errors.ts';
+import type { UpstreamHttpRequest } from '../providers/types.ts';
+
+/**
+ * The only module that performs upstream HTTP. Network failures and time-outs become retryable
+ * GatewayErrors; the URL and headers (which may carry credentials) never appear in messages.
+ */
+export const sendUpstream = async (req: UpstreamHttpRequest, signal: AbortSignal): Promise<Response> => {
+  try {
+    return await fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal, redirect: 'manual' });
+  } catch (e) {
+    throw upstreamFailure(e, signal);
+  }
+};
+
+/** Maps an abort or network error to the right GatewayError. */
+export const upstreamFailure = (e: unknown, signal: AbortSignal): GatewayError => {
+  if (e instanceof GatewayError) return e;
+  if (signal.aborted) {
+    const reason: unknown = signal.reason;
+    if (reason instanceof GatewayError) return reason;
+    return new GatewayError({ kind: 'timeout', message: 'The upstream request was cancelled.' });
+  }
+  return new GatewayError({ kind: 'unavailable', message: 'Could not reach the upstream provider.', retryable: true });
+};
+
+export const timeoutError = (ms: number): GatewayError =>
+  new GatewayError({ kind: 'timeout', message: `The upstream provider did not respond within ${ms} ms.`, retryable: true });
+
+export const clientClosed = (): GatewayError =>
+  new GatewayError({ kind: 'invalid_request', status: 499, message: 'The client closed the request.', errorCode: 'client_closed', retryable: false });

@@ -1,0 +1,44 @@
+#!/usr/bin/env bun
+import { startGateway } from './app.ts';
+import { ConfigError, loadConfig } from './config/env.ts';
+import { log, setLogLevel } from './core/log.ts';
+
+/** CLI: `bun src/main.ts serve [--role all|control|data] [--service-account FILE]`. */
+const main = async (): Promise<void> => {
+  const [command = 'serve', ...rest] = process.argv.slice(2);
+  if (command !== 'serve') throw new ConfigError('command', `unknown command '${command}' (expected: serve)`);
+  const config = loadConfig(rest, process.env);
+  setLogLevel(config.logLevel);
+  const t0 = performance.now();
+  const gw = await startGateway(config);
+  const startupMs = Math.round(performance.now() - t0);
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  if (gw.inferenceUrl) out(`gateway: inference API on ${gw.inferenceUrl}/v1`);
+  if (gw.adminUrl) out(`gateway: management API on ${gw.adminUrl} (OpenAPI at ${gw.adminUrl}/openapi)`);
+  out(`gateway: ready in ${startupMs} ms (${gw.store.driver}, config revision ${gw.snapshots.current?.revision ?? 0})`);
+  if (gw.adminToken && !config.adminToken) {
+    out(`gateway: generated admin token (shown once, only its hash is stored): ${gw.adminToken}`);
+  }
+  if (gw.demo) {
+    out('gateway: seeded a demo (customer "demo", model "echo"). Try:');
+    out(`  ${gw.demo.curl}`);
+  }
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal });
+    void gw.stop().then(() => process.exit(0));
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+};
+
+main().catch((e: unknown) => {
+  if (e instanceof ConfigError) {
+    process.stderr.write(`gateway: configuration error: ${e.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`gateway: failed to start: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,164 @@
+import type { ProviderAdapter } from '../providers/types.ts';
+import type { ConfigDocument } from './document.ts';
+import {
+  type CatalogEntry,
+  type ConfigSnapshot,
+  DEFAULT_TIMEOUT_MS,
+  type KeySnapshot,
+  type ProjectSnapshot,
+  projectKey,
+  type ResolvedTarget,
+  type RouteSnapshot,
+} from './snapshot.ts';
+
+const decimal = (perMillion: number): string => {
+  // Per-token price as a plain decimal string (never exponent notation).
+  const perToken = perMillion / 1_000_000;
+  if (perToken === 0) return '0';
+  return perToken.toFixed(20).replace(/0+$/, '').replace(/\.$/, '');
+};
+
+const modelListEntry = (e: CatalogEntry) => ({
+  id: e.model,
+  object: 'model',
+  created: e.created,
+  owned_by: e.provider,
+  input_price: decimal(e.prices.input),
+  caching_price: decimal(e.prices.cacheWrite),
+  cached_price: decimal(e.prices.cached),
+  output_price: decimal(e.prices.output),
+  max_output_tokens: e.maxOutputTokens,
+  context_window: e.contextWindow,
+  supports_caching: e.capabilities.includes('caching'),
+  supports_vision: e.capabilities.includes('vision'),
+  supports_computer_use: e.capabilities.includes('computer_use'),
+  supports_reasoning: e.capabilities.includes('reasoning'),
+});
+
+/** Pure: a config document → an immutable snapshot. Unknown adapters make their routes inactive. */
+export const buildSnapshot = (
+  doc: ConfigDocument,
+  getAdapter: (id: string) => ProviderAdapter | undefined,
+  now: number = Date.now(),
+): ConfigSnapshot => {
+  const catalogById = new Map<string, CatalogEntry>();
+  const catalog = new Map<string, CatalogEntry>();
+  for (const m of doc.catalog) {
+    const entry: CatalogEntry = Object.freeze({
+      id: m.id,
+      model: m.model,
+      provider: m.provider,
+      mode: m.mode,
+      capabilities: Object.freeze([...m.capabilities]),
+      contextWindow: m.contextWindow,
+      maxOutputTokens: m.maxOutputTokens,
+      prices: Object.freeze({
+        input: m.inputPricePerMillion,
+        output: m.outputPricePerMillion,
+        cached: m.cachedPricePerMillion,
+        cacheWrite: m.cacheWritePricePerMillion,
+      }),
+      isEnabled: m.isEnabled,
+      created: Math.floor(Date.parse(m.createdAt) / 1000),
+    });
+    catalogById.set(m.id, entry);
+    if (m.isEnabled && !catalog.has(m.model)) catalog.set(m.model, entry);
+  }
+
+  const group = <T extends { customerId: string; projectId: string }>(rows: readonly T[]): Map<string, T[]> => {
+    const out = new Map<string, T[]>();
+    for (const r of rows) {
+      const k = projectKey(r.customerId, r.projectId);
+      const list = out.get(k);
+      if (list) list.push(r);
+      else out.set(k, [r]);
+    }
+    return out;
+  };
+  const modelsByProject = group(doc.projectModels);
+  const providersByProject = group(doc.projectProviders);
+  const connectionsByProject = group(doc.connections);
+  const routesByProject = group(doc.routes);
+
+  const projects = new Map<string, ProjectSnapshot>();
+  for (const p of doc.projects) {
+    const k = projectKey(p.customerId, p.projectId);
+    const models = new Map<string, CatalogEntry>();
+    for (const pm of modelsByProject.get(k) ?? []) {
+      const entry = catalogById.get(pm.modelId);
+      if (entry?.isEnabled && !models.has(entry.model)) models.set(entry.model, entry);
+    }
+    const providers = new Set((providersByProject.get(k) ?? []).map((r) => r.providerName));
+    const connections = new Map((connectionsByProject.get(k) ?? []).map((c) => [c.name, c]));
+    const routes = new Map<string, RouteSnapshot>();
+    for (const r of routesByProject.get(k) ?? []) {
+      let complete = r.targets.length > 0;
+      const resolved: ResolvedTarget[] = [];
+      for (const t of r.targets) {
+        const c = connections.get(t.connection);
+        const adapter = c ? getAdapter(c.provider) : undefined;
+        if (!c || !adapter || !providers.has(c.provider)) {
+          complete = false;
+          continue;
+        }
+        resolved.push(
+          Object.freeze({
+            connection: Object.freeze({
+              id: c.id,
+              name: c.name,
+              provider: c.provider,
+              ...(c.baseUrl ? { baseUrl: c.baseUrl } : {}),
+              ...(c.apiKey ? { apiKey: c.apiKey } : {}),
+              options: c.options,
+            }),
+            adapter,
+            upstreamModel: t.model,
+            priority: t.priority,
+            weight: t.weight,
+          }),
+        );
+      }
+      const priorities = [...new Set(resolved.map((t) => t.priority))].sort((a, b) => a - b);
+      const tiers = priorities.map((pr) => Object.freeze(resolved.filter((t) => t.priority === pr)));
+      routes.set(
+        r.model,
+        Object.freeze({
+          id: r.id,
+          model: r.model,
+          tiers: Object.freeze(tiers),
+          timeoutMs: r.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+          maxRetries: r.maxRetries ?? 0,
+          active: r.enabled && complete,
+        }),
+      );
+    }
+    const listed = [...models.values()].filter((m) => routes.get(m.model)?.active).sort((a, b) => a.model.localeCompare(b.model));
+    projects.set(
+      k,
+      Object.freeze({
+        customerId: p.customerId,
+        projectId: p.projectId,
+        models,
+        routes,
+        modelListJson: JSON.stringify({ object: 'list', data: listed.map(modelListEntry) }),
+      }),
+    );
+  }
+
+  const keys = new Map<string, KeySnapshot>();
+  for (const key of doc.apiKeys) {
+    const project = projects.get(projectKey(key.customerId, key.projectId));
+    if (!project) continue;
+    keys.set(
+      key.keyHash,
+      Object.freeze({
+        id: key.id,
+        customerId: key.customerId,
+        projectId: key.projectId,
+        expiresAt: key.expiresAt ? Date.parse(key.expiresAt) : null,
+        project,
+      }),
+    );
+  }
+  return Object.freeze({ revision: doc.revision, builtAt: now, keys, projects, catalog });
+};

@@ -1,0 +1,48 @@
+import type { JsonObject } from '../canonical/types.ts';
+
+/**
+ * Everything a data plane needs, as plain JSON: what the management plane hands to a data plane
+ * (in process for the embedded one, over the pull protocol for remote ones). Secrets are unwrapped.
+ */
+export interface ConfigDocument {
+  revision: number;
+  projects: { customerId: string; projectId: string }[];
+  catalog: {
+    id: string;
+    model: string;
+    provider: string;
+    mode: string | null;
+    capabilities: string[];
+    contextWindow: number;
+    maxOutputTokens: number;
+    inputPricePerMillion: number;
+    outputPricePerMillion: number;
+    cachedPricePerMillion: number;
+    cacheWritePricePerMillion: number;
+    isEnabled: boolean;
+    createdAt: string;
+  }[];
+  projectModels: { customerId: string; projectId: string; modelId: string }[];
+  projectProviders: { customerId: string; projectId: string; providerName: string }[];
+  connections: {
+    id: string;
+    customerId: string;
+    projectId: string;
+    name: string;
+    provider: string;
+    baseUrl: string | null;
+    apiKey: string | null;
+    options: JsonObject;
+  }[];
+  routes: {
+    id: string;
+    customerId: string;
+    projectId: string;
+    model: string;
+    targets: { connection: string; model: string; priority: number; weight: number }[];
+    enabled: boolean;
+    timeoutMs: number | null;
+    maxRetries: number | null;
+  }[];
+  apiKeys: { id: string; keyHash: string; customerId: string; projectId: string; expiresAt: string | null }[];
+}

@@ -1,0 +1,73 @@
+import { and, gt, isNull, max, or } from 'drizzle-orm';
+import type { JsonObject } from '../canonical/types.ts';
+import type { SecretBox } from '../core/secrets.ts';
+import type { Db } from '../store/db.ts';
+import { aiModels, apiKeys, configChanges, projectModels, projectProviders, projects, providerConnections, routes } from '../store/schema/index.ts';
+import type { ConfigDocument } from './document.ts';
+
+/** The newest configuration revision (the highest change-record id; 0 before any change). */
+export const currentRevision = async (db: Db): Promise<number> => {
+  const [row] = await db.select({ rev: max(configChanges.id) }).from(configChanges);
+  return Number(row?.rev ?? 0);
+};
+
+/** Reads everything a data plane serves from the store, in one consistent transaction. */
+export const loadConfigDocument = async (db: Db, secrets: SecretBox): Promise<ConfigDocument> =>
+  db.transaction(async (tx) => {
+    const [revRow] = await tx.select({ rev: max(configChanges.id) }).from(configChanges);
+    const now = new Date();
+    const [projectRows, catalogRows, pmRows, ppRows, connRows, routeRows, keyRows] = [
+      await tx.select({ customerId: projects.customerId, projectId: projects.projectId }).from(projects).where(isNull(projects.deletedAt)),
+      await tx.select().from(aiModels).where(isNull(aiModels.deletedAt)),
+      await tx.select().from(projectModels),
+      await tx.select().from(projectProviders),
+      await tx.select().from(providerConnections).where(isNull(providerConnections.deletedAt)),
+      await tx.select().from(routes).where(isNull(routes.deletedAt)),
+      await tx
+        .select({ id: apiKeys.id, keyHash: apiKeys.keyHash, customerId: apiKeys.customerId, projectId: apiKeys.projectId, expiresAt: apiKeys.expiresAt })
+        .from(apiKeys)
+        .where(and(isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)))),
+    ];
+    return {
+      revision: Number(revRow?.rev ?? 0),
+      projects: projectRows,
+      catalog: catalogRows.map((m) => ({
+        id: m.id,
+        model: m.model,
+        provider: m.provider,
+        mode: m.mode,
+        capabilities: m.capabilities,
+        contextWindow: m.contextWindow,
+        maxOutputTokens: m.maxOutputTokens,
+        inputPricePerMillion: m.inputPricePerMillion,
+        outputPricePerMillion: m.outputPricePerMillion,
+        cachedPricePerMillion: m.cachedPricePerMillion,
+        cacheWritePricePerMillion: m.cacheWritePricePerMillion,
+        isEnabled: m.isEnabled,
+        createdAt: m.createdAt.toISOString(),
+      })),
+      projectModels: pmRows.map((r) => ({ customerId: r.customerId, projectId: r.projectId, modelId: r.modelId })),
+      projectProviders: ppRows.map((r) => ({ customerId: r.customerId, projectId: r.projectId, providerName: r.providerName })),
+      connections: connRows.map((c) => ({
+        id: c.id,
+        customerId: c.customerId,
+        projectId: c.projectId,
+        name: c.name,
+        provider: c.provider,
+        baseUrl: c.baseUrl,
+        apiKey: c.apiKeyWrapped ? secrets.unwrap(c.apiKeyWrapped) : null,
+        options: c.options as JsonObject,
+      })),
+      routes: routeRows.map((r) => ({
+        id: r.id,
+        customerId: r.customerId,
+        projectId: r.projectId,
+        model: r.model,
+        targets: r.targets,
+        enabled: r.enabled,
+        timeoutMs: r.timeoutMs,
+        maxRetries: r.maxRetries,
+      })),
+      apiKeys: keyRows.map((k) => ({ ...k, expiresAt: k.expiresAt ? k.expiresAt.toISOString() : null })),
+    };
+  });

@@ -1,0 +1,80 @@
+import type { ConnectionConfig, ProviderAdapter } from '../providers/types.ts';
+
+/**
+ * The data plane's only truth: immutable plain data with a revision. Built by `buildSnapshot`
+ * from store rows (or from a pulled config document), read once per request, swapped atomically.
+ */
+
+export interface Prices {
+  /** USD per million tokens. */
+  input: number;
+  output: number;
+  cached: number;
+  cacheWrite: number;
+}
+
+export interface CatalogEntry {
+  id: string;
+  model: string;
+  provider: string;
+  mode: string | null;
+  capabilities: readonly string[];
+  contextWindow: number;
+  maxOutputTokens: number;
+  prices: Prices;
+  isEnabled: boolean;
+  /** Unix seconds. */
+  created: number;
+}
+
+export interface ResolvedTarget {
+  connection: ConnectionConfig;
+  adapter: ProviderAdapter;
+  upstreamModel: string;
+  priority: number;
+  weight: number;
+}
+
+export interface RouteSnapshot {
+  id: string;
+  model: string;
+  /** Targets grouped by priority, ascending; each group keeps the configured order. */
+  tiers: readonly (readonly ResolvedTarget[])[];
+  timeoutMs: number;
+  maxRetries: number;
+  /** False while disabled or while a target connection is not on this data plane. */
+  active: boolean;
+}
+
+export interface ProjectSnapshot {
+  customerId: string;
+  projectId: string;
+  /** Catalog entries assigned to the project, by public model id. */
+  models: ReadonlyMap<string, CatalogEntry>;
+  routes: ReadonlyMap<string, RouteSnapshot>;
+  /** The `GET /v1/models` body for keys of this project, serialised once per revision. */
+  modelListJson: string;
+}
+
+export interface KeySnapshot {
+  id: string;
+  customerId: string;
+  projectId: string;
+  /** Epoch ms, or null for no expiry. */
+  expiresAt: number | null;
+  project: ProjectSnapshot;
+}
+
+export interface ConfigSnapshot {
+  revision: number;
+  builtAt: number;
+  /** By SHA-256 hex of the key. */
+  keys: ReadonlyMap<string, KeySnapshot>;
+  projects: ReadonlyMap<string, ProjectSnapshot>;
+  /** Enabled catalog entries, by public model id. */
+  catalog: ReadonlyMap<string, CatalogEntry>;
+}
+
+export const projectKey = (customerId: string, projectId: string): string => `${customerId}/${projectId}`;
+
+export const DEFAULT_TIMEOUT_MS = 120_000;

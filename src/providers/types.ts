@@ -1,0 +1,67 @@
+import type { CanonicalRequest, CanonicalResponse, JsonObject, StreamEvent } from '../canonical/types.ts';
+import type { GatewayError } from '../core/errors.ts';
+
+/** A provider connection as the data plane sees it (from the snapshot; apiKey already unwrapped). */
+export interface ConnectionConfig {
+  id: string;
+  name: string;
+  /** Adapter id: openai, anthropic, groq, echo, … */
+  provider: string;
+  /** Overrides the provider's public default base URL. */
+  baseUrl?: string;
+  apiKey?: string;
+  options: JsonObject;
+}
+
+export interface UpstreamTarget {
+  connection: ConnectionConfig;
+  /** The model id sent upstream. */
+  upstreamModel: string;
+}
+
+export interface UpstreamHttpRequest {
+  url: string;
+  method: 'POST';
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** One unit of an upstream stream, already framed by the shared parser. */
+export interface UpstreamFrame {
+  /** SSE `event:` name, when the upstream sent one. */
+  event?: string;
+  /** SSE `data:` payload, or one NDJSON line. */
+  data: string;
+}
+
+export interface StreamDecoder {
+  /** One frame → canonical events. Throws GatewayError for an in-stream upstream error. */
+  push(frame: UpstreamFrame): StreamEvent[];
+  /** The upstream body ended. Returns closing events; throws GatewayError if it ended early. */
+  end(): StreamEvent[];
+}
+
+/** An adapter for an HTTP upstream. Pure: it builds requests and parses responses, never fetches. */
+export interface HttpProviderAdapter {
+  readonly kind: 'http';
+  readonly id: string;
+  readonly framing: 'sse' | 'ndjson';
+  buildRequest(request: CanonicalRequest, target: UpstreamTarget): UpstreamHttpRequest;
+  /** Parses a 2xx body; throws GatewayError (bad_gateway) when it is not what the upstream promises. */
+  parseResponse(body: string): CanonicalResponse;
+  /** Normalises a non-2xx answer. Keeps a redacted excerpt of the body, never a secret. */
+  parseError(status: number, body: string, headers: Headers): GatewayError;
+  createStreamDecoder(): StreamDecoder;
+}
+
+/** A provider that answers in-process (the built-in `echo`). */
+export interface LocalProviderAdapter {
+  readonly kind: 'local';
+  readonly id: string;
+  complete(request: CanonicalRequest, target: UpstreamTarget): CanonicalResponse;
+  stream(request: CanonicalRequest, target: UpstreamTarget): StreamEvent[];
+}
+
+export type ProviderAdapter = HttpProviderAdapter | LocalProviderAdapter;
+
+export type ProviderOptions = JsonObject;

@@ -1,0 +1,41 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import * as schema from './schema/index.ts';
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+
+export interface Store {
+  db: Db;
+  driver: 'pglite' | 'postgres';
+  close(): Promise<void>;
+}
+
+export type StoreTarget = { driver: 'pglite'; dataDir: string | 'memory' } | { driver: 'postgres'; url: string };
+
+const MIGRATIONS = join(import.meta.dir, '..', '..', 'drizzle');
+
+/**
+ * Opens the store and runs migrations. The driver is chosen explicitly by the caller: PGlite in a
+ * data directory (or in memory, for tests) or postgres.js. Unused drivers are never loaded.
+ */
+export const openStore = async (target: StoreTarget): Promise<Store> => {
+  if (target.driver === 'pglite') {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const { drizzle } = await import('drizzle-orm/pglite');
+    const { migrate } = await import('drizzle-orm/pglite/migrator');
+    if (target.dataDir !== 'memory') mkdirSync(target.dataDir, { recursive: true });
+    const client = await PGlite.create(target.dataDir === 'memory' ? 'memory://' : join(target.dataDir, 'pg'));
+    const db = drizzle(client, { schema });
+    await migrate(db, { migrationsFolder: MIGRATIONS });
+    return { db: db as unknown as Db, driver: 'pglite', close: () => client.close() };
+  }
+  const postgres = (await import('postgres')).default;
+  const { drizzle } = await import('drizzle-orm/postgres-js');
+  const { migrate } = await import('drizzle-orm/postgres-js/migrator');
+  const client = postgres(target.url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
+  const db = drizzle(client, { schema });
+  await migrate(db, { migrationsFolder: MIGRATIONS });
+  return { db: db as unknown as Db, driver: 'postgres', close: () => client.end({ timeout: 5 }) };
+};

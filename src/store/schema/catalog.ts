@@ -1,0 +1,54 @@
+import { sql } from 'drizzle-orm';
+import { boolean, doublePrecision, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { createdAt, deletedAt, idColumn, updatedAt } from './columns.ts';
+
+/** The model catalog (AIModel). `model` is the public id clients send. */
+export const aiModels = pgTable(
+  'ai_models',
+  {
+    id: idColumn(),
+    model: text('model').notNull(),
+    provider: text('provider').notNull(),
+    mode: text('mode'),
+    capabilities: jsonb('capabilities').$type<string[]>().notNull().default([]),
+    contextWindow: integer('context_window').notNull().default(0),
+    maxOutputTokens: integer('max_output_tokens').notNull().default(0),
+    inputPricePerMillion: doublePrecision('input_price_per_million').notNull().default(0),
+    outputPricePerMillion: doublePrecision('output_price_per_million').notNull().default(0),
+    cachedPricePerMillion: doublePrecision('cached_price_per_million').notNull().default(0),
+    cacheWritePricePerMillion: doublePrecision('cache_write_price_per_million').notNull().default(0),
+    isEnabled: boolean('is_enabled').notNull().default(true),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: deletedAt(),
+  },
+  (t) => [uniqueIndex('ai_models_model_provider_active').on(t.model, t.provider).where(sql`${t.deletedAt} is null`)],
+);
+
+/** Catalog models assigned to a project. */
+export const projectModels = pgTable(
+  'project_models',
+  {
+    id: idColumn(),
+    customerId: text('customer_id').notNull(),
+    projectId: text('project_id').notNull(),
+    modelId: uuid('model_id').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('project_models_unique').on(t.customerId, t.projectId, t.modelId)],
+);
+
+/** Providers enabled for a project. */
+export const projectProviders = pgTable(
+  'project_providers',
+  {
+    id: idColumn(),
+    customerId: text('customer_id').notNull(),
+    projectId: text('project_id').notNull(),
+    providerName: text('provider_name').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('project_providers_unique').on(t.customerId, t.projectId, t.providerName)],
+);
+
+export type AiModelRow = typeof aiModels.$inferSelect;

@@ -1,0 +1,42 @@
+import { bigint, boolean, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+/** One row per inference request, written in batches off the hot path. */
+export const requestRecords = pgTable(
+  'request_records',
+  {
+    requestId: uuid('request_id').primaryKey(),
+    clientRequestId: text('client_request_id'),
+    receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull(),
+    customerId: text('customer_id'),
+    projectId: text('project_id'),
+    apiKeyId: text('api_key_id'),
+    endpoint: text('endpoint').notNull(),
+    model: text('model'),
+    provider: text('provider'),
+    connection: text('connection'),
+    upstreamModel: text('upstream_model'),
+    httpStatus: integer('http_status').notNull(),
+    latencyMs: integer('latency_ms').notNull(),
+    ttfbMs: integer('ttfb_ms'),
+    stream: boolean('stream').notNull().default(false),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
+    totalTokens: integer('total_tokens').notNull().default(0),
+    cachedInputTokens: integer('cached_input_tokens').notNull().default(0),
+    cacheWriteTokens: integer('cache_write_tokens').notNull().default(0),
+    /** USD in micro-dollars ×1000 (nano-dollars) to keep sums exact. */
+    costNanoUsd: bigint('cost_nano_usd', { mode: 'number' }).notNull().default(0),
+    attempts: integer('attempts').notNull().default(0),
+    errorCode: text('error_code'),
+    requestBody: jsonb('request_body'),
+    responseBody: jsonb('response_body'),
+  },
+  (t) => [
+    index('request_records_client_id').on(t.clientRequestId),
+    index('request_records_time').on(t.receivedAt),
+    index('request_records_key_time').on(t.apiKeyId, t.receivedAt),
+  ],
+);
+
+export type RequestRecordRow = typeof requestRecords.$inferSelect;
+export type NewRequestRecord = typeof requestRecords.$inferInsert;

@@ -1,0 +1,42 @@
+import { sql } from 'drizzle-orm';
+import { index, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { createdAt, deletedAt, idColumn, labelsColumn, updatedAt } from './columns.ts';
+
+/** Customers (tenants). `customerId` is the slug; unique among active customers. */
+export const customers = pgTable(
+  'customers',
+  {
+    id: idColumn(),
+    customerId: text('customer_id').notNull(),
+    name: text('name'),
+    description: text('description'),
+    labels: labelsColumn(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: deletedAt(),
+  },
+  (t) => [uniqueIndex('customers_slug_active').on(t.customerId).where(sql`${t.deletedAt} is null`)],
+);
+
+/** Projects; every customer has `default` from creation. */
+export const projects = pgTable(
+  'projects',
+  {
+    id: idColumn(),
+    customerId: text('customer_id').notNull(),
+    projectId: text('project_id').notNull(),
+    name: text('name'),
+    description: text('description'),
+    labels: labelsColumn(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: deletedAt(),
+  },
+  (t) => [
+    uniqueIndex('projects_slug_active').on(t.customerId, t.projectId).where(sql`${t.deletedAt} is null`),
+    index('projects_customer').on(t.customerId),
+  ],
+);
+
+export type CustomerRow = typeof customers.$inferSelect;
+export type ProjectRow = typeof projects.$inferSelect;
