@@ -44,10 +44,14 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
+/** `GATEWAY_DATA_DIR=memory://` keeps the embedded database in memory (tests, throw-away runs). */
+const MEMORY = 'memory://';
+
 /** The KEK: from GATEWAY_KEK, or (embedded mode only) generated once into the data dir. */
 const loadKek = (config: GatewayConfig): string => {
   if (config.kek) return config.kek;
   if (config.databaseUrl) throw new ConfigError('GATEWAY_KEK', 'required when DATABASE_URL is set');
+  if (config.dataDir === MEMORY) return generateKek();
   const file = join(config.dataDir, 'kek');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   const kek = generateKek();
@@ -68,7 +72,8 @@ const loadAdminHashes = async (store: Store, config: GatewayConfig): Promise<{ h
 
 const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
   try {
-    return config.databaseUrl ? await openStore({ driver: 'postgres', url: config.databaseUrl }) : await openStore({ driver: 'pglite', dataDir: config.dataDir });
+    if (config.databaseUrl) return await openStore({ driver: 'postgres', url: config.databaseUrl });
+    return await openStore({ driver: 'pglite', dataDir: config.dataDir === MEMORY ? 'memory' : config.dataDir });
   } catch (e) {
     const why = e instanceof Error ? e.message.split('\n')[0] : String(e);
     throw new ConfigError(config.databaseUrl ? 'DATABASE_URL' : 'GATEWAY_DATA_DIR', `cannot open the database (${why})`);

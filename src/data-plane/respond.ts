@@ -133,19 +133,23 @@ export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: Reque
     },
     async pull(controller) {
       try {
-        const events = await open.next();
-        lastUpstream = Date.now();
-        if (events === null) {
-          const tail = encoder.end();
-          if (tail) controller.enqueue(bytes.encode(tail));
-          finish();
-          controller.close();
-          return;
-        }
-        const out = encode(events);
-        if (out) {
-          lastWrite = Date.now();
-          controller.enqueue(bytes.encode(out));
+        // Loop until something is sent: a pull that enqueues nothing is not called again.
+        for (;;) {
+          const events = await open.next();
+          lastUpstream = Date.now();
+          if (events === null) {
+            const tail = encoder.end();
+            if (tail) controller.enqueue(bytes.encode(tail));
+            finish();
+            controller.close();
+            return;
+          }
+          const out = encode(events);
+          if (out) {
+            lastWrite = Date.now();
+            controller.enqueue(bytes.encode(out));
+            return;
+          }
         }
       } catch (e) {
         if (finished) return;

@@ -1,0 +1,112 @@
+/** Canonical stream events → Anthropic Messages SSE (every frame has an `event:` line). */
+import type { FinishReason, JsonObject, StreamEvent, Usage } from '../../canonical/types.ts';
+import { emptyUsage } from '../../canonical/types.ts';
+import type { GatewayError } from '../../core/errors.ts';
+import { sseEvent } from '../sse.ts';
+import type { EncodeContext, StreamEncoder } from '../types.ts';
+import { messageId, messagesUsage, stopReason } from './response.ts';
+
+type Block = { index: number; kind: 'text' | 'tool_use' };
+
+export const createMessagesStreamEncoder = (ctx: EncodeContext): StreamEncoder => {
+  let started = false;
+  let closed = false;
+  let nextIndex = 0;
+  let open: Block | undefined;
+  /** The finish reason is held until end(): OpenAI-style upstreams send usage after it. */
+  let finishReason: FinishReason = 'stop';
+  let usage: Usage | undefined;
+  /** Canonical tool index → content block index. */
+  const toolBlocks = new Map<number, number>();
+
+  const emit = (type: string, payload: JsonObject = {}): string => sseEvent(type, { type, ...payload });
+
+  const start = (upstreamId = ''): string => {
+    if (started) return '';
+    started = true;
+    const u = usage ?? emptyUsage();
+    const message: JsonObject = {
+      id: messageId(upstreamId, ctx),
+      type: 'message',
+      role: 'assistant',
+      model: ctx.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: messagesUsage(u),
+    };
+    return emit('message_start', { message });
+  };
+
+  const closeOpen = (): string => {
+    if (!open) return '';
+    const index = open.index;
+    open = undefined;
+    return emit('content_block_stop', { index });
+  };
+
+  const openBlock = (kind: Block['kind'], contentBlock: JsonObject): string => {
+    const out = closeOpen();
+    open = { index: nextIndex++, kind };
+    return out + emit('content_block_start', { index: open.index, content_block: contentBlock });
+  };
+
+  const text = (t: string): string => {
+    let out = start();
+    if (open?.kind !== 'text') out += openBlock('text', { type: 'text', text: '' });
+    const index = open?.index ?? 0;
+    return out + emit('content_block_delta', { index, delta: { type: 'text_delta', text: t } });
+  };
+
+  const toolStart = (toolIndex: number, id: string, name: string): string => {
+    const out = start() + openBlock('tool_use', { type: 'tool_use', id, name, input: {} });
+    toolBlocks.set(toolIndex, nextIndex - 1);
+    return out;
+  };
+
+  const toolDelta = (toolIndex: number, partial: string): string => {
+    const index = toolBlocks.get(toolIndex);
+    if (index === undefined) return start();
+    // A fragment for an already-closed block still goes to its index (best effort; not expected in practice).
+    return start() + emit('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: partial } });
+  };
+
+  return {
+    push(event: StreamEvent): string {
+      if (closed) return '';
+      switch (event.type) {
+        case 'start':
+          if (event.usage) usage = event.usage;
+          return start(event.id);
+        case 'text':
+          return event.text === '' ? start() : text(event.text);
+        case 'reasoning':
+          return start();
+        case 'tool_call_start':
+          return toolStart(event.index, event.id, event.name);
+        case 'tool_call_delta':
+          return event.arguments === '' ? start() : toolDelta(event.index, event.arguments);
+        case 'finish':
+          finishReason = event.reason;
+          return start();
+        case 'usage':
+          usage = event.usage;
+          return start();
+      }
+    },
+
+    end(): string {
+      if (closed) return '';
+      closed = true;
+      const out = start() + closeOpen();
+      const delta = { stop_reason: stopReason(finishReason), stop_sequence: null };
+      return out + emit('message_delta', { delta, usage: messagesUsage(usage ?? emptyUsage()) }) + emit('message_stop');
+    },
+
+    error(error: GatewayError): string {
+      if (closed) return '';
+      closed = true;
+      return emit('error', { error: { type: error.type, message: error.message } });
+    },
+  };
+};

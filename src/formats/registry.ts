@@ -1,0 +1,16 @@
+/** Client format id → its codec. */
+import type { ClientFormat } from '../canonical/types.ts';
+import { chatCompletionsCodec } from './chat-completions/index.ts';
+import { messagesCodec } from './messages/index.ts';
+import { responsesCodec } from './responses/index.ts';
+import type { ClientFormatCodec } from './types.ts';
+
+const CODECS: Record<ClientFormat, ClientFormatCodec> = {
+  chat: chatCompletionsCodec,
+  responses: responsesCodec,
+  messages: messagesCodec,
+};
+
+export const codecFor = (format: ClientFormat): ClientFormatCodec => CODECS[format];
+
+export { chatCompletionsCodec, messagesCodec, responsesCodec };

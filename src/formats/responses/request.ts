@@ -1,0 +1,194 @@
+/** OpenAI Responses request body → canonical request. */
+import type {
+  CanonicalRequest,
+  ContentPart,
+  Message,
+  ResponseFormat,
+  ToolChoice,
+  ToolDefinition,
+} from '../../canonical/types.ts';
+import { REASONING_EFFORTS } from '../chat-completions/request.ts';
+import { textParts } from '../shared.ts';
+import {
+  compact,
+  invalidType,
+  invalidValue,
+  isRecord,
+  joinPath,
+  missingParam,
+  optionalArray,
+  optionalBoolean,
+  optionalEnum,
+  optionalInteger,
+  optionalJsonObject,
+  optionalNumber,
+  optionalRecord,
+  optionalString,
+  optionalStringMap,
+  recordAt,
+  requireBody,
+  requireString,
+  type UnknownRecord,
+} from '../validate.ts';
+
+const ROLES = ['user', 'assistant', 'system', 'developer'] as const;
+const DETAILS = ['auto', 'low', 'high'] as const;
+
+/** Message content: a string or input_text / output_text / input_image / refusal parts. */
+const decodeContent = (v: unknown, path: string): ContentPart[] => {
+  if (typeof v === 'string') return textParts(v);
+  if (!Array.isArray(v)) throw invalidType(path, 'a string or an array of content parts', v);
+  return v.map((raw, j): ContentPart => {
+    const partPath = joinPath(path, j);
+    const part = recordAt(raw, partPath);
+    const type = requireString(part, 'type', partPath);
+    switch (type) {
+      case 'input_text':
+      case 'output_text':
+        return { type: 'text', text: requireString(part, 'text', partPath) };
+      case 'refusal':
+        return { type: 'text', text: requireString(part, 'refusal', partPath) };
+      case 'input_image': {
+        const url = optionalString(part, 'image_url', partPath);
+        if (url === undefined || url === '') {
+          throw invalidValue(joinPath(partPath, 'image_url'), 'an image URL or data URL is required (file_id images are not supported).');
+        }
+        const detail = optionalEnum(part, 'detail', DETAILS, partPath);
+        return detail ? { type: 'image', url, detail } : { type: 'image', url };
+      }
+      default:
+        throw invalidValue(joinPath(partPath, 'type'), `unsupported content part type '${type}'.`);
+    }
+  });
+};
+
+const decodeMessageItem = (item: UnknownRecord, path: string): Message => {
+  const role = optionalEnum(item, 'role', ROLES, path);
+  if (role === undefined) throw missingParam(joinPath(path, 'role'));
+  if (item.content === undefined || item.content === null) throw missingParam(joinPath(path, 'content'));
+  const content = decodeContent(item.content, joinPath(path, 'content'));
+  return { role: role === 'developer' ? 'system' : role, content };
+};
+
+/** function_call_output.output: a string or text parts. */
+const decodeOutput = (item: UnknownRecord, path: string): ContentPart[] => {
+  const v = item.output;
+  if (v === undefined || v === null) throw missingParam(joinPath(path, 'output'));
+  return decodeContent(v, joinPath(path, 'output'));
+};
+
+const decodeInput = (input: unknown[], messages: Message[]): void => {
+  input.forEach((raw, i) => {
+    const path = `input.${i}`;
+    const item = recordAt(raw, path);
+    const type = optionalString(item, 'type', path) ?? 'message';
+    switch (type) {
+      case 'message':
+        messages.push(decodeMessageItem(item, path));
+        return;
+      case 'function_call': {
+        const call = {
+          id: requireString(item, 'call_id', path, { nonEmpty: true }),
+          name: requireString(item, 'name', path, { nonEmpty: true }),
+          arguments: optionalString(item, 'arguments', path) ?? '',
+        };
+        // Consecutive calls (and calls right after the assistant's text) form one assistant turn.
+        const last = messages[messages.length - 1];
+        if (last?.role === 'assistant') last.toolCalls = [...(last.toolCalls ?? []), call];
+        else messages.push({ role: 'assistant', content: [], toolCalls: [call] });
+        return;
+      }
+      case 'function_call_output':
+        messages.push({
+          role: 'tool',
+          toolCallId: requireString(item, 'call_id', path, { nonEmpty: true }),
+          content: decodeOutput(item, path),
+        });
+        return;
+      case 'reasoning':
+        return; // opaque reasoning items from earlier turns are not forwarded
+      default:
+        throw invalidValue(joinPath(path, 'type'), `unsupported input item type '${type}'.`);
+    }
+  });
+};
+
+const decodeTools = (body: UnknownRecord): ToolDefinition[] | undefined => {
+  const raw = optionalArray(body, 'tools');
+  if (raw === undefined) return undefined;
+  return raw.map((t, i) => {
+    const path = `tools.${i}`;
+    const tool = recordAt(t, path);
+    const type = requireString(tool, 'type', path);
+    if (type !== 'function') throw invalidValue(joinPath(path, 'type'), `unsupported tool type '${type}'; only 'function' tools are supported.`);
+    return compact({
+      name: requireString(tool, 'name', path, { nonEmpty: true }),
+      description: optionalString(tool, 'description', path),
+      parameters: optionalJsonObject(tool, 'parameters', path) ?? { type: 'object', properties: {} },
+      strict: optionalBoolean(tool, 'strict', path),
+    });
+  });
+};
+
+const decodeToolChoice = (body: UnknownRecord): ToolChoice | undefined => {
+  const v = body.tool_choice;
+  if (v === undefined || v === null) return undefined;
+  if (v === 'auto' || v === 'none' || v === 'required') return v;
+  if (typeof v === 'string') throw invalidValue('tool_choice', `expected 'auto', 'none', 'required' or a function choice, but got '${v}'.`);
+  if (!isRecord(v)) throw invalidType('tool_choice', 'a string or an object', v);
+  const type = requireString(v, 'type', 'tool_choice');
+  if (type !== 'function') throw invalidValue('tool_choice.type', `unsupported tool_choice type '${type}'.`);
+  return { name: requireString(v, 'name', 'tool_choice', { nonEmpty: true }) };
+};
+
+const decodeTextFormat = (body: UnknownRecord): ResponseFormat | undefined => {
+  const text = optionalRecord(body, 'text');
+  const format = text && optionalRecord(text, 'format', 'text');
+  if (format === undefined) return undefined;
+  const base = 'text.format';
+  const type = optionalEnum(format, 'type', ['text', 'json_object', 'json_schema'] as const, base);
+  if (type === undefined) throw missingParam('text.format.type');
+  if (type !== 'json_schema') return { type };
+  return compact({
+    type: 'json_schema' as const,
+    name: requireString(format, 'name', base, { nonEmpty: true }),
+    schema: optionalJsonObject(format, 'schema', base) ?? {},
+    strict: optionalBoolean(format, 'strict', base),
+    description: optionalString(format, 'description', base),
+  });
+};
+
+export const decodeResponsesRequest = (body: unknown): CanonicalRequest => {
+  const b = requireBody(body);
+  const model = requireString(b, 'model', '', { nonEmpty: true });
+  // The gateway is stateless: silently dropping stored conversation state would change the answer.
+  for (const key of ['previous_response_id', 'conversation']) {
+    if (b[key] !== undefined && b[key] !== null) throw invalidValue(key, 'server-side conversation state is not supported by this gateway; send the full input.');
+  }
+  const input = b.input;
+  if (input === undefined || input === null) throw missingParam('input');
+  const messages: Message[] = [];
+  const instructions = optionalString(b, 'instructions');
+  if (instructions !== undefined && instructions !== '') messages.push({ role: 'system', content: textParts(instructions) });
+  if (typeof input === 'string') messages.push({ role: 'user', content: textParts(input) });
+  else if (Array.isArray(input)) decodeInput(input, messages);
+  else throw invalidType('input', 'a string or an array', input);
+
+  const reasoning = optionalRecord(b, 'reasoning');
+  return compact<CanonicalRequest>({
+    model,
+    messages,
+    stream: optionalBoolean(b, 'stream') ?? false,
+    includeUsage: false,
+    maxTokens: optionalInteger(b, 'max_output_tokens', '', { min: 1 }),
+    temperature: optionalNumber(b, 'temperature'),
+    topP: optionalNumber(b, 'top_p'),
+    user: optionalString(b, 'user') ?? optionalString(b, 'safety_identifier'),
+    tools: decodeTools(b),
+    toolChoice: decodeToolChoice(b),
+    parallelToolCalls: optionalBoolean(b, 'parallel_tool_calls'),
+    responseFormat: decodeTextFormat(b),
+    reasoningEffort: reasoning && optionalEnum(reasoning, 'effort', REASONING_EFFORTS, 'reasoning'),
+    metadata: optionalStringMap(b, 'metadata'),
+  });
+};

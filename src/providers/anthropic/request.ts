@@ -1,0 +1,155 @@
+/** Canonical request → Anthropic Messages wire request. */
+import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, ToolChoice } from '../../canonical/types.ts';
+import { invalidRequest } from '../../core/errors.ts';
+import { compact, isJsonObject, optionHeaders, optionNumber, optionString, optionStringList, parseJson, setHeader, trimTrailingSlash } from '../json.ts';
+import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
+
+export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+export const ANTHROPIC_DEFAULT_VERSION = '2023-06-01';
+/** `max_tokens` is required upstream; used when neither the client nor `options.defaultMaxTokens` set it. */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+
+type Block = JsonObject;
+interface Turn {
+  role: 'user' | 'assistant';
+  content: Block[];
+}
+
+const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
+
+const imageBlock = (url: string): Block => {
+  const m = DATA_URL.exec(url);
+  if (m) return { type: 'image', source: { type: 'base64', media_type: m[1] ?? '', data: m[2] ?? '' } };
+  if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
+  throw invalidRequest('Image URLs must be http(s) URLs or base64 data URLs.', 'messages');
+};
+
+const partBlocks = (parts: readonly ContentPart[]): Block[] => {
+  const out: Block[] = [];
+  for (const p of parts) {
+    if (p.type === 'image') out.push(imageBlock(p.url));
+    else if (p.text !== '') out.push({ type: 'text', text: p.text }); // empty text blocks are rejected upstream
+  }
+  return out;
+};
+
+const toolInput = (args: string): JsonObject => {
+  const parsed = parseJson(args);
+  return parsed.ok && isJsonObject(parsed.value) ? parsed.value : {};
+};
+
+const toTurn = (m: Exclude<Message, { role: 'system' }>): Turn => {
+  switch (m.role) {
+    case 'user':
+      return { role: 'user', content: partBlocks(m.content) };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: [
+          ...partBlocks(m.content),
+          ...(m.toolCalls ?? []).map((c): Block => ({ type: 'tool_use', id: c.id, name: c.name, input: toolInput(c.arguments) })),
+        ],
+      };
+    case 'tool': {
+      const blocks = partBlocks(m.content);
+      const onlyText = blocks.every((b) => b.type === 'text');
+      const content: JsonValue = onlyText ? blocks.map((b) => (typeof b['text'] === 'string' ? b['text'] : '')).join('') : blocks;
+      return {
+        role: 'user',
+        content: [compact({ type: 'tool_result', tool_use_id: m.toolCallId, content, is_error: m.isError ? true : undefined })],
+      };
+    }
+  }
+};
+
+/** Non-system messages as alternating turns; tool results lead their user turn. */
+export const toAnthropicMessages = (messages: readonly Message[]): JsonObject[] => {
+  const turns: Turn[] = [];
+  for (const m of messages) {
+    if (m.role === 'system') continue;
+    const turn = toTurn(m);
+    if (turn.content.length === 0) continue;
+    const last = turns[turns.length - 1];
+    if (last && last.role === turn.role) last.content.push(...turn.content);
+    else turns.push(turn);
+  }
+  return turns.map((t) => {
+    const content =
+      t.role === 'user'
+        ? [...t.content.filter((b) => b.type === 'tool_result'), ...t.content.filter((b) => b.type !== 'tool_result')]
+        : t.content;
+    return { role: t.role, content };
+  });
+};
+
+const toolChoice = (choice: ToolChoice | undefined, parallel: boolean | undefined): JsonObject | undefined => {
+  const base: JsonObject | undefined =
+    choice === undefined
+      ? undefined
+      : choice === 'auto'
+        ? { type: 'auto' }
+        : choice === 'required'
+          ? { type: 'any' }
+          : choice === 'none'
+            ? { type: 'none' }
+            : { type: 'tool', name: choice.name };
+  if (parallel !== false || base?.type === 'none') return base;
+  return { ...(base ?? { type: 'auto' }), disable_parallel_tool_use: true };
+};
+
+const clamp01 = (t: number): number => Math.min(1, Math.max(0, t));
+
+export const buildMessagesBody = (request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
+  const system = request.messages
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content.map((p) => (p.type === 'text' ? p.text : '')).join(''))
+    .filter((s) => s !== '')
+    .join('\n\n');
+  const tools = request.tools ?? [];
+  const rf = request.responseFormat;
+  return compact({
+    model: target.upstreamModel,
+    system: system === '' ? undefined : system,
+    messages: toAnthropicMessages(request.messages),
+    max_tokens: request.maxTokens ?? optionNumber(target.connection.options, 'defaultMaxTokens') ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+    temperature: request.temperature === undefined ? undefined : clamp01(request.temperature),
+    top_p: request.topP,
+    top_k: request.topK,
+    stop_sequences: request.stop && request.stop.length > 0 ? request.stop : undefined,
+    tools:
+      tools.length > 0
+        ? tools.map((t) =>
+            compact({
+              name: t.name,
+              description: t.description,
+              // Anthropic requires `type: "object"`; OpenAI tolerates `{}` for a tool without parameters.
+              input_schema: t.parameters['type'] === undefined ? { type: 'object', ...t.parameters } : t.parameters,
+            }),
+          )
+        : undefined,
+    tool_choice: tools.length > 0 ? toolChoice(request.toolChoice, request.parallelToolCalls) : undefined,
+    output_config: rf?.type === 'json_schema' ? { format: { type: 'json_schema', schema: rf.schema } } : undefined,
+    metadata: request.user !== undefined ? { user_id: request.user } : undefined,
+    stream: request.stream ? true : undefined,
+  });
+};
+
+export const buildMessagesRequest = (request: CanonicalRequest, target: UpstreamTarget): UpstreamHttpRequest => {
+  const { connection } = target;
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'anthropic-version': optionString(connection.options, 'anthropicVersion') ?? ANTHROPIC_DEFAULT_VERSION,
+  };
+  if (request.stream) headers['accept'] = 'text/event-stream';
+  if (connection.apiKey !== undefined && connection.apiKey !== '') headers['x-api-key'] = connection.apiKey;
+  const beta = optionStringList(connection.options, 'beta');
+  if (beta.length > 0) headers['anthropic-beta'] = beta.join(',');
+  for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
+  const base = connection.baseUrl !== undefined && connection.baseUrl !== '' ? connection.baseUrl : ANTHROPIC_DEFAULT_BASE_URL;
+  return {
+    url: `${trimTrailingSlash(base)}/v1/messages`,
+    method: 'POST',
+    headers,
+    body: JSON.stringify(buildMessagesBody(request, target)),
+  };
+};

@@ -1,0 +1,144 @@
+/**
+ * The one incremental parser for upstream streams. Bytes (or text) go in as they arrive, complete
+ * frames come out. Adapters never see raw stream text.
+ *
+ * SSE follows the WHATWG event-stream rules: LF, CRLF and CR line endings; `:` comment lines
+ * ignored (`: keep-alive`, `: OPENROUTER PROCESSING`); `field: value` with one optional space after
+ * the colon; several `data:` lines joined with `\n`; a blank line dispatches. Unlike a browser, an
+ * event still open when the body ends is dispatched by `flush()` (some upstreams omit the last
+ * blank line).
+ */
+import type { UpstreamFrame } from './types.ts';
+
+export interface FrameParser {
+  push(chunk: Uint8Array | string): UpstreamFrame[];
+  /** The body ended: returns whatever complete frame was still buffered. */
+  flush(): UpstreamFrame[];
+}
+
+/** Decodes UTF-8 incrementally (a character split across chunks is held back) and strips a BOM. */
+const createTextInput = () => {
+  const decoder = new TextDecoder('utf-8');
+  let first = true;
+  const stripBom = (s: string): string => {
+    if (!first || s === '') return s;
+    first = false;
+    return s.charCodeAt(0) === 0xfeff ? s.slice(1) : s;
+  };
+  return {
+    decode: (chunk: Uint8Array | string): string =>
+      stripBom(typeof chunk === 'string' ? decoder.decode() + chunk : decoder.decode(chunk, { stream: true })),
+    end: (): string => stripBom(decoder.decode()),
+  };
+};
+
+/**
+ * Splits text into lines on LF, CRLF or CR, keeping the incomplete tail. A CR at the very end of a
+ * chunk ends a line at once; an LF at the start of the next chunk is then skipped.
+ */
+const createLineSplitter = () => {
+  let buffer = '';
+  let skipLf = false;
+  return {
+    push(text: string): string[] {
+      let s = text;
+      if (skipLf && s.length > 0) {
+        if (s.charCodeAt(0) === 10) s = s.slice(1);
+        skipLf = false;
+      }
+      // The held-back tail never contains a line break, so scanning resumes where it ended.
+      const scanFrom = buffer.length;
+      buffer += s;
+      const lines: string[] = [];
+      let start = 0;
+      for (let i = scanFrom; i < buffer.length; i++) {
+        const c = buffer.charCodeAt(i);
+        if (c !== 10 && c !== 13) continue;
+        lines.push(buffer.slice(start, i));
+        if (c === 13) {
+          if (i + 1 < buffer.length) {
+            if (buffer.charCodeAt(i + 1) === 10) i++;
+          } else {
+            skipLf = true;
+          }
+        }
+        start = i + 1;
+      }
+      buffer = buffer.slice(start);
+      return lines;
+    },
+    /** The unterminated last line, if any. */
+    end(): string[] {
+      const rest = buffer;
+      buffer = '';
+      skipLf = false;
+      return rest === '' ? [] : [rest];
+    },
+  };
+};
+
+export const createSseParser = (): FrameParser => {
+  const input = createTextInput();
+  const lines = createLineSplitter();
+  let data: string[] = [];
+  let event: string | undefined;
+
+  const dispatch = (out: UpstreamFrame[]): void => {
+    if (data.length > 0) out.push(event === undefined ? { data: data.join('\n') } : { event, data: data.join('\n') });
+    data = [];
+    event = undefined;
+  };
+
+  const feed = (ls: string[], out: UpstreamFrame[]): void => {
+    for (const line of ls) {
+      if (line === '') {
+        dispatch(out);
+        continue;
+      }
+      if (line.charCodeAt(0) === 58 /* : */) continue;
+      const colon = line.indexOf(':');
+      const field = colon === -1 ? line : line.slice(0, colon);
+      let value = colon === -1 ? '' : line.slice(colon + 1);
+      if (value.charCodeAt(0) === 32) value = value.slice(1);
+      if (field === 'data') data.push(value);
+      else if (field === 'event') event = value === '' ? undefined : value;
+      // `id` and `retry` are irrelevant to a server-side consumer; unknown fields are ignored.
+    }
+  };
+
+  return {
+    push(chunk) {
+      const out: UpstreamFrame[] = [];
+      feed(lines.push(input.decode(chunk)), out);
+      return out;
+    },
+    flush() {
+      const out: UpstreamFrame[] = [];
+      feed(lines.push(input.end()), out);
+      feed(lines.end(), out);
+      dispatch(out);
+      return out;
+    },
+  };
+};
+
+/** Newline-delimited JSON (Ollama native and friends): one frame per non-empty line. */
+export const createNdjsonParser = (): FrameParser => {
+  const input = createTextInput();
+  const lines = createLineSplitter();
+  const frames = (ls: string[]): UpstreamFrame[] => {
+    const out: UpstreamFrame[] = [];
+    for (const l of ls) {
+      const t = l.trim();
+      if (t !== '') out.push({ data: t });
+    }
+    return out;
+  };
+  return {
+    push: (chunk) => frames(lines.push(input.decode(chunk))),
+    flush: () => [...frames(lines.push(input.end())), ...frames(lines.end())],
+  };
+};
+
+export const createFrameParser = (framing: 'sse' | 'ndjson'): FrameParser =>
+  framing === 'sse' ? createSseParser() : createNdjsonParser();

@@ -1,0 +1,22 @@
+/**
+ * The factory behind every OpenAI-compatible upstream: one spec line (id, base URL, auth style,
+ * quirks) becomes a complete, pure HttpProviderAdapter.
+ */
+import type { HttpProviderAdapter } from '../types.ts';
+import { parseOpenAIError } from './errors.ts';
+import { buildChatCompletionsRequest } from './request.ts';
+import { parseChatCompletion } from './response.ts';
+import type { OpenAICompatibleSpec } from './spec.ts';
+import { createChatCompletionsStreamDecoder } from './stream.ts';
+
+export type { OpenAICompatibleAuth, OpenAICompatibleQuirks, OpenAICompatibleSpec } from './spec.ts';
+
+export const createOpenAICompatibleAdapter = (spec: OpenAICompatibleSpec): HttpProviderAdapter => ({
+  kind: 'http',
+  id: spec.id,
+  framing: 'sse',
+  buildRequest: (request, target) => buildChatCompletionsRequest(spec, request, target),
+  parseResponse: (body) => parseChatCompletion(spec.id, body),
+  parseError: (status, body, headers) => parseOpenAIError(spec.id, status, body, headers),
+  createStreamDecoder: () => createChatCompletionsStreamDecoder(spec.id),
+});

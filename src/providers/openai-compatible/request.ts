@@ -1,0 +1,158 @@
+/** Canonical request → OpenAI Chat Completions wire request. */
+import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, ToolChoice } from '../../canonical/types.ts';
+import { textOf } from '../../canonical/types.ts';
+import { compact, optionHeaders, optionString, setHeader, trimTrailingSlash } from '../json.ts';
+import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
+import { providerMisconfigured } from '../upstream-error.ts';
+import type { OpenAICompatibleSpec } from './spec.ts';
+
+export const resolveBaseUrl = (spec: OpenAICompatibleSpec, target: UpstreamTarget): string => {
+  const { connection } = target;
+  if (connection.baseUrl !== undefined && connection.baseUrl !== '') return trimTrailingSlash(connection.baseUrl);
+  const url = spec.defaultBaseUrl.replace(/\{(\w+)\}/g, (_m, name: string) => {
+    const v = optionString(connection.options, name);
+    if (v === undefined) {
+      throw providerMisconfigured(spec.id, `connection '${connection.name}' needs a baseUrl or options.${name}.`);
+    }
+    return encodeURIComponent(v);
+  });
+  return trimTrailingSlash(url);
+};
+
+/** Deterministic 9-character [A-Za-z0-9] id (Mistral), stable for the same input id. */
+export const alnum9 = (id: string): string => {
+  if (/^[A-Za-z0-9]{9}$/.test(id)) return id;
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995) >>> 0;
+  }
+  let out = '';
+  for (let i = 0; i < 9; i++) {
+    const h = i % 2 === 0 ? h1 : h2;
+    out += alphabet[h % 62] ?? 'A';
+    if (i % 2 === 0) h1 = Math.imul(h1 ^ (h1 >>> 15), 0x2c1b3c6d) >>> 0;
+    else h2 = Math.imul(h2 ^ (h2 >>> 13), 0x297a2d39) >>> 0;
+  }
+  return out;
+};
+
+const userContent = (parts: readonly ContentPart[]): JsonValue => {
+  if (parts.every((p) => p.type === 'text')) return textOf(parts);
+  return parts.map((p): JsonObject =>
+    p.type === 'text'
+      ? { type: 'text', text: p.text }
+      : { type: 'image_url', image_url: compact({ url: p.url, detail: p.detail }) },
+  );
+};
+
+const toWireMessage = (m: Message, toolId: (id: string) => string): JsonObject => {
+  switch (m.role) {
+    case 'system':
+      return { role: 'system', content: textOf(m.content) };
+    case 'user':
+      return { role: 'user', content: userContent(m.content) };
+    case 'assistant': {
+      const text = textOf(m.content);
+      const calls = m.toolCalls ?? [];
+      if (calls.length === 0) return { role: 'assistant', content: text };
+      return {
+        role: 'assistant',
+        content: text === '' ? null : text,
+        tool_calls: calls.map((c) => ({
+          id: toolId(c.id),
+          type: 'function',
+          function: { name: c.name, arguments: c.arguments },
+        })),
+      };
+    }
+    case 'tool':
+      return { role: 'tool', tool_call_id: toolId(m.toolCallId), content: textOf(m.content) };
+  }
+};
+
+const toolChoice = (c: ToolChoice): JsonValue =>
+  typeof c === 'string' ? c : { type: 'function', function: { name: c.name } };
+
+export const buildChatCompletionsBody = (
+  spec: OpenAICompatibleSpec,
+  request: CanonicalRequest,
+  target: UpstreamTarget,
+): JsonObject => {
+  const q = spec.quirks ?? {};
+  const options = target.connection.options;
+  const toolId = q.toolCallIds === 'alnum9' ? alnum9 : (id: string) => id;
+  const maxField =
+    optionString(options, 'maxTokensField') === 'max_completion_tokens'
+      ? 'max_completion_tokens'
+      : optionString(options, 'maxTokensField') === 'max_tokens'
+        ? 'max_tokens'
+        : (q.maxTokensField ?? 'max_tokens');
+  const tools = request.tools ?? [];
+  const rf = request.responseFormat;
+
+  const body = compact({
+    model: target.upstreamModel,
+    messages: request.messages.map((m) => toWireMessage(m, toolId)),
+    [maxField]: request.maxTokens,
+    temperature: request.temperature,
+    top_p: request.topP,
+    top_k: q.topK ? request.topK : undefined,
+    stop: request.stop && request.stop.length > 0 ? request.stop : undefined,
+    [q.seedField ?? 'seed']: request.seed,
+    n: request.n,
+    user: request.user,
+    presence_penalty: request.presencePenalty,
+    frequency_penalty: request.frequencyPenalty,
+    tools:
+      tools.length > 0
+        ? tools.map((t) => ({
+            type: 'function',
+            function: compact({ name: t.name, description: t.description, parameters: t.parameters, strict: t.strict }),
+          }))
+        : undefined,
+    tool_choice: tools.length > 0 && request.toolChoice !== undefined ? toolChoice(request.toolChoice) : undefined,
+    parallel_tool_calls: tools.length > 0 ? request.parallelToolCalls : undefined,
+    response_format:
+      rf === undefined
+        ? undefined
+        : rf.type === 'json_schema'
+          ? {
+              type: 'json_schema',
+              json_schema: compact({ name: rf.name, schema: rf.schema, strict: rf.strict, description: rf.description }),
+            }
+          : { type: rf.type },
+    reasoning_effort: request.reasoningEffort,
+    // The gateway always wants usage, whatever the client asked for.
+    stream: request.stream ? true : undefined,
+    stream_options: request.stream ? { include_usage: true } : undefined,
+  });
+  for (const field of q.omit ?? []) delete body[field];
+  return body;
+};
+
+export const buildChatCompletionsRequest = (
+  spec: OpenAICompatibleSpec,
+  request: CanonicalRequest,
+  target: UpstreamTarget,
+): UpstreamHttpRequest => {
+  const { connection } = target;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (request.stream) headers['accept'] = 'text/event-stream';
+  const key = connection.apiKey;
+  if (spec.auth !== 'none' && key !== undefined && key !== '') headers['authorization'] = `Bearer ${key}`;
+  const org = optionString(connection.options, 'organization');
+  if (org !== undefined) headers['OpenAI-Organization'] = org;
+  const project = optionString(connection.options, 'project');
+  if (project !== undefined) headers['OpenAI-Project'] = project;
+  for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
+  return {
+    url: `${resolveBaseUrl(spec, target)}/chat/completions`,
+    method: 'POST',
+    headers,
+    body: JSON.stringify(buildChatCompletionsBody(spec, request, target)),
+  };
+};

@@ -1,0 +1,16 @@
+/** Every provider adapter by id. Adding an OpenAI-compatible upstream is one line in its catalog. */
+import { anthropicAdapter } from './anthropic/index.ts';
+import { echoAdapter } from './echo.ts';
+import { openaiAdapter } from './openai.ts';
+import { openAICompatibleAdapters } from './openai-compatible/catalog.ts';
+import type { ProviderAdapter } from './types.ts';
+
+const adapters = new Map<string, ProviderAdapter>();
+for (const a of [openaiAdapter, anthropicAdapter, echoAdapter, ...openAICompatibleAdapters()]) {
+  if (adapters.has(a.id)) throw new Error(`duplicate provider adapter id '${a.id}'`);
+  adapters.set(a.id, a);
+}
+
+export const getAdapter = (id: string): ProviderAdapter | undefined => adapters.get(id);
+
+export const listProviderIds = (): string[] => [...adapters.keys()].sort();

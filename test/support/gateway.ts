@@ -1,0 +1,71 @@
+import { type Gateway, startGateway } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/env.ts';
+import { generateKek } from '../../src/core/secrets.ts';
+import { type TestDatabase, testDatabase } from './db.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export interface TestGateway {
+  gw: Gateway;
+  db: TestDatabase;
+  /** `http://127.0.0.1:PORT` of the inference listener. */
+  url: string;
+  adminUrl: string;
+  /** Calls a management operation; returns status and parsed body. */
+  call(path: string, body: unknown, token?: string): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** Same, but throws unless 200. */
+  must(path: string, body: unknown): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+/** Starts the real gateway (both listeners, real store) on free ports. */
+export const startTestGateway = async (env: Record<string, string> = {}): Promise<TestGateway> => {
+  const db = await testDatabase();
+  const config = loadConfig([], {
+    GATEWAY_PORT: '0',
+    GATEWAY_ADMIN_PORT: '0',
+    GATEWAY_DATA_DIR: 'memory://',
+    GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+    GATEWAY_DEMO: '0',
+    GATEWAY_KEK: generateKek(),
+    GATEWAY_RECORD_FLUSH_INTERVAL: '50ms',
+    GATEWAY_LOG_LEVEL: 'error',
+    ...(db.url ? { DATABASE_URL: db.url } : {}),
+    ...env,
+  });
+  const gw = await startGateway(config);
+  const call = async (path: string, body: unknown, token = ADMIN_TOKEN) => {
+    const res = await fetch(`${gw.adminUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      parsed = { raw: text };
+    }
+    return { status: res.status, body: parsed };
+  };
+  return {
+    gw,
+    db,
+    url: gw.inferenceUrl,
+    adminUrl: gw.adminUrl,
+    call,
+    must: async (path, body) => {
+      const r = await call(path, body);
+      if (r.status !== 200) throw new Error(`${path} → ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body;
+    },
+    stop: async () => {
+      await gw.stop();
+      await db.drop();
+    },
+  };
+};
+
+export const admin = (op: string) => `/admin.v1.AdminService/${op}`;
+export const apikeyOp = (op: string) => `/apikey.v1.ApiKeyService/${op}`;

@@ -1,0 +1,236 @@
+/**
+ * Mock upstream providers that speak the real OpenAI Chat Completions and Anthropic Messages wire
+ * formats, record what the gateway sent, and answer as scripted. Only upstreams are simulated.
+ */
+
+export interface Recorded {
+  path: string;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+export interface Scripted {
+  text?: string;
+  toolCall?: { id: string; name: string; arguments: string };
+  usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
+  /** Non-2xx answer with this raw body. */
+  status?: number;
+  errorBody?: string;
+  headers?: Record<string, string>;
+  /** Delay before the response headers (ms). */
+  delayMs?: number;
+  /** Delay between stream chunks (ms). */
+  chunkDelayMs?: number;
+  /** Raw response body to send as is (malformed-upstream tests). */
+  raw?: string;
+  /** Stream: stop sending after this many chunks and close the connection. */
+  cutAfter?: number;
+  /** Stream: send an in-stream error after the first content chunk. */
+  midStreamError?: boolean;
+}
+
+export type Script = (req: Recorded) => Scripted;
+
+const lastUserText = (body: Record<string, unknown>): string => {
+  const messages = (body.messages as { role: string; content: unknown }[] | undefined) ?? [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.role !== 'user') continue;
+    if (typeof m.content === 'string') return m.content;
+    if (Array.isArray(m.content)) {
+      return (m.content as { type: string; text?: string }[])
+        .filter((p) => p.type === 'text')
+        .map((p) => p.text ?? '')
+        .join('');
+    }
+  }
+  return '';
+};
+
+/** Default behaviour: answer "<provider> says: <last user text>", or call a tool when asked to. */
+const defaultScript = (provider: string): Script => (req) => {
+  const text = lastUserText(req.body);
+  const tools = req.body.tools as unknown[] | undefined;
+  const m = /^call (\w+) (.*)$/.exec(text);
+  if (tools?.length && m) return { toolCall: { id: 'call_abc123', name: m[1] as string, arguments: m[2] as string }, usage: { input: 20, output: 9 } };
+  return { text: `${provider} says: ${text}`, usage: { input: 12, output: 7 } };
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const split = (text: string): string[] => text.match(/\S+\s*/g) ?? [text];
+
+// ---- OpenAI Chat Completions wire ---------------------------------------------------------------
+
+const openaiBody = (model: string, s: Scripted) => ({
+  id: 'chatcmpl-mock1',
+  object: 'chat.completion',
+  created: 1_700_000_000,
+  model,
+  choices: [
+    {
+      index: 0,
+      message: {
+        role: 'assistant',
+        content: s.toolCall ? null : (s.text ?? ''),
+        ...(s.toolCall ? { tool_calls: [{ id: s.toolCall.id, type: 'function', function: { name: s.toolCall.name, arguments: s.toolCall.arguments } }] } : {}),
+        refusal: null,
+      },
+      logprobs: null,
+      finish_reason: s.toolCall ? 'tool_calls' : 'stop',
+    },
+  ],
+  usage: {
+    prompt_tokens: s.usage?.input ?? 0,
+    completion_tokens: s.usage?.output ?? 0,
+    total_tokens: (s.usage?.input ?? 0) + (s.usage?.output ?? 0),
+    prompt_tokens_details: { cached_tokens: s.usage?.cacheRead ?? 0 },
+  },
+});
+
+const openaiChunks = (model: string, s: Scripted, includeUsage: boolean): string[] => {
+  const base = { id: 'chatcmpl-mock1', object: 'chat.completion.chunk', created: 1_700_000_000, model };
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+    `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(includeUsage ? { usage: null } : {}) })}\n\n`;
+  const out = [chunk({ role: 'assistant', content: '' })];
+  if (s.toolCall) {
+    out.push(chunk({ tool_calls: [{ index: 0, id: s.toolCall.id, type: 'function', function: { name: s.toolCall.name, arguments: '' } }] }));
+    const a = s.toolCall.arguments;
+    const mid = Math.floor(a.length / 2);
+    for (const part of [a.slice(0, mid), a.slice(mid)]) out.push(chunk({ tool_calls: [{ index: 0, function: { arguments: part } }] }));
+    out.push(chunk({}, 'tool_calls'));
+  } else {
+    for (const w of split(s.text ?? '')) out.push(chunk({ content: w }));
+    out.push(chunk({}, 'stop'));
+  }
+  if (includeUsage) {
+    const u = s.usage ?? { input: 0, output: 0 };
+    out.push(
+      `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output, prompt_tokens_details: { cached_tokens: u.cacheRead ?? 0 } } })}\n\n`,
+    );
+  }
+  out.push('data: [DONE]\n\n');
+  return out;
+};
+
+// ---- Anthropic Messages wire -------------------------------------------------------------------
+
+const anthropicUsage = (s: Scripted) => ({
+  input_tokens: (s.usage?.input ?? 0) - (s.usage?.cacheRead ?? 0) - (s.usage?.cacheWrite ?? 0),
+  output_tokens: s.usage?.output ?? 0,
+  cache_creation_input_tokens: s.usage?.cacheWrite ?? 0,
+  cache_read_input_tokens: s.usage?.cacheRead ?? 0,
+});
+
+const anthropicBody = (model: string, s: Scripted) => ({
+  id: 'msg_mock1',
+  type: 'message',
+  role: 'assistant',
+  model,
+  content: s.toolCall
+    ? [{ type: 'tool_use', id: s.toolCall.id, name: s.toolCall.name, input: JSON.parse(s.toolCall.arguments) as unknown }]
+    : [{ type: 'text', text: s.text ?? '' }],
+  stop_reason: s.toolCall ? 'tool_use' : 'end_turn',
+  stop_sequence: null,
+  usage: anthropicUsage(s),
+});
+
+const anthropicEvents = (model: string, s: Scripted): string[] => {
+  const ev = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
+  const usage = anthropicUsage(s);
+  const out = [
+    ev({
+      type: 'message_start',
+      message: { id: 'msg_mock1', type: 'message', role: 'assistant', content: [], model, stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+    }),
+    ev({ type: 'ping' }),
+  ];
+  if (s.toolCall) {
+    out.push(ev({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: s.toolCall.id, name: s.toolCall.name, input: {} } }));
+    const a = s.toolCall.arguments;
+    const mid = Math.floor(a.length / 2);
+    for (const part of [a.slice(0, mid), a.slice(mid)]) out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: part } }));
+  } else {
+    out.push(ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }));
+    for (const w of split(s.text ?? '')) out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: w } }));
+  }
+  out.push(ev({ type: 'content_block_stop', index: 0 }));
+  out.push(ev({ type: 'message_delta', delta: { stop_reason: s.toolCall ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }));
+  out.push(ev({ type: 'message_stop' }));
+  return out;
+};
+
+// ---- server ------------------------------------------------------------------------------------
+
+export interface MockUpstream {
+  url: string;
+  requests: Recorded[];
+  /** Replace the behaviour (default: echo-like text, tool call on "call NAME ARGS"). */
+  script(s: Script | undefined): void;
+  /** Requests whose client went away before the stream ended. */
+  cancelled: number;
+  stop(): void;
+}
+
+export const startMockUpstream = (kind: 'openai' | 'anthropic'): MockUpstream => {
+  let script: Script = defaultScript(kind);
+  const state = { cancelled: 0 };
+  const requests: Recorded[] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    idleTimeout: 0,
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      const body = (await req.json().catch(() => ({}))) as Record<string, unknown>;
+      const rec: Recorded = { path, headers: Object.fromEntries(req.headers.entries()), body };
+      requests.push(rec);
+      const s = script(rec);
+      if (s.delayMs) await sleep(s.delayMs);
+      const model = String(body.model ?? 'unknown');
+      if (s.status && s.status >= 400) return new Response(s.errorBody ?? '', { status: s.status, headers: { 'content-type': 'application/json', ...s.headers } });
+      if (s.raw !== undefined) return new Response(s.raw, { headers: { 'content-type': body.stream ? 'text/event-stream' : 'application/json' } });
+      if (!body.stream) {
+        const json = kind === 'openai' ? openaiBody(model, s) : anthropicBody(model, s);
+        return Response.json(json, { headers: s.headers });
+      }
+      const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+      let chunks = kind === 'openai' ? openaiChunks(model, s, includeUsage) : anthropicEvents(model, s);
+      if (s.midStreamError) {
+        const err =
+          kind === 'openai'
+            ? `data: ${JSON.stringify({ error: { message: 'upstream exploded', type: 'server_error', param: null, code: null } })}\n\n`
+            : `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`;
+        chunks = [...chunks.slice(0, 3), err];
+      }
+      if (s.cutAfter !== undefined) chunks = chunks.slice(0, s.cutAfter);
+      const enc = new TextEncoder();
+      let i = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (i >= chunks.length) {
+            controller.close();
+            return;
+          }
+          if (s.chunkDelayMs && i > 0) await sleep(s.chunkDelayMs);
+          controller.enqueue(enc.encode(chunks[i++] as string));
+        },
+        cancel() {
+          state.cancelled++;
+        },
+      });
+      return new Response(stream, { headers: { 'content-type': 'text/event-stream', ...s.headers } });
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    requests,
+    script: (s) => {
+      script = s ?? defaultScript(kind);
+    },
+    get cancelled() {
+      return state.cancelled;
+    },
+    stop: () => server.stop(true),
+  };
+};
