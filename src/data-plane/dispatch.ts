@@ -1,10 +1,10 @@
 import type { CanonicalRequest, CanonicalResponse, StreamEvent } from '../canonical/types.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
-import { createNdjsonParser, createSseParser } from '../providers/framing.ts';
+import { createFrameParser } from '../providers/framing.ts';
 import type { HttpProviderAdapter, UpstreamFrame } from '../providers/types.ts';
 import { targetOrder } from './resolve.ts';
-import { clientClosed, sendUpstream, timeoutError, upstreamFailure } from './upstream.ts';
+import { clientClosed, prepareRequest, sendUpstream, timeoutError, upstreamFailure } from './upstream.ts';
 
 /** One try against one target, for the request record and the span. */
 export interface Attempt {
@@ -87,7 +87,7 @@ export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapsh
         attempts.push(attemptOf(t, 200));
         return { ok: true, response, target, attempts };
       }
-      const upstream = await sendUpstream(adapter.buildRequest(req, withTarget(req, target)), t.controller.signal);
+      const upstream = await sendUpstream(await prepareRequest(adapter, req, withTarget(req, target), t.controller.signal), t.controller.signal);
       const text = await upstream.text().catch((e: unknown) => {
         throw upstreamFailure(e, t.controller.signal);
       });
@@ -109,7 +109,7 @@ export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapsh
 /** Pull-based reader of an upstream body: bytes → frames → canonical events. */
 const eventReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Array>, signal: AbortSignal) => {
   const reader = body.getReader();
-  const framer = adapter.framing === 'ndjson' ? createNdjsonParser() : createSseParser();
+  const framer = createFrameParser(adapter.framing);
   const decoder = adapter.createStreamDecoder();
   let done = false;
   const decode = (frames: UpstreamFrame[]): StreamEvent[] => {
@@ -169,7 +169,7 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
           },
         };
       }
-      const upstream = await sendUpstream(adapter.buildRequest(req, withTarget(req, target)), t.controller.signal);
+      const upstream = await sendUpstream(await prepareRequest(adapter, req, withTarget(req, target), t.controller.signal), t.controller.signal);
       if (!upstream.ok || !upstream.body) {
         const text = await upstream.text().catch(() => '');
         throw upstream.ok

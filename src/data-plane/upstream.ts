@@ -1,5 +1,6 @@
 import { GatewayError } from '../core/errors.ts';
-import type { UpstreamHttpRequest } from '../providers/types.ts';
+import type { CanonicalRequest } from '../canonical/types.ts';
+import type { HttpProviderAdapter, UpstreamHttpRequest, UpstreamTarget } from '../providers/types.ts';
 
 /**
  * The only module that performs upstream HTTP. Network failures and time-outs become retryable
@@ -29,3 +30,22 @@ export const timeoutError = (ms: number): GatewayError =>
 
 export const clientClosed = (): GatewayError =>
   new GatewayError({ kind: 'invalid_request', status: 499, message: 'The client closed the request.', errorCode: 'client_closed', retryable: false });
+
+/** Token exchanges for adapters (`authorize`), through the same single HTTP module. */
+export const tokenHttp =
+  (signal: AbortSignal) =>
+  async (req: UpstreamHttpRequest): Promise<{ status: number; body: string }> => {
+    const res = await sendUpstream(req, signal);
+    return { status: res.status, body: await res.text() };
+  };
+
+/** Builds the upstream request, running the adapter's async credential step when it has one. */
+export const prepareRequest = async (
+  adapter: HttpProviderAdapter,
+  request: CanonicalRequest,
+  target: UpstreamTarget,
+  signal: AbortSignal,
+): Promise<UpstreamHttpRequest> => {
+  const built = adapter.buildRequest(request, target);
+  return adapter.authorize ? adapter.authorize(built, target, tokenHttp(signal)) : built;
+};

@@ -8,7 +8,7 @@
  * event still open when the body ends is dispatched by `flush()` (some upstreams omit the last
  * blank line).
  */
-import type { UpstreamFrame } from './types.ts';
+import type { Framing, UpstreamFrame } from './types.ts';
 
 export interface FrameParser {
   push(chunk: Uint8Array | string): UpstreamFrame[];
@@ -140,5 +140,8 @@ export const createNdjsonParser = (): FrameParser => {
   };
 };
 
-export const createFrameParser = (framing: 'sse' | 'ndjson'): FrameParser =>
-  framing === 'sse' ? createSseParser() : createNdjsonParser();
+export const createFrameParser = (framing: Framing): FrameParser => {
+  if (framing === 'sse') return createSseParser();
+  if (framing === 'ndjson') return createNdjsonParser();
+  throw new Error('the AWS event-stream parser is not built yet');
+};

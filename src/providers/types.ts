@@ -28,11 +28,18 @@ export interface UpstreamHttpRequest {
 
 /** One unit of an upstream stream, already framed by the shared parser. */
 export interface UpstreamFrame {
-  /** SSE `event:` name, when the upstream sent one. */
+  /** SSE `event:` name; for AWS event-stream frames the `:event-type` (or `:exception-type`). */
   event?: string;
-  /** SSE `data:` payload, or one NDJSON line. */
+  /** SSE `data:` payload, one NDJSON line, or an event-stream frame's payload as UTF-8 text. */
   data: string;
+  /** AWS event-stream frames only: all string headers (`:message-type`, `:event-type`, …). */
+  headers?: Record<string, string>;
 }
+
+export type Framing = 'sse' | 'ndjson' | 'aws-eventstream';
+
+/** Minimal HTTP for adapters that must fetch a token (Vertex, watsonx): performed by the data plane. */
+export type TokenHttp = (req: UpstreamHttpRequest & { method: 'POST' }) => Promise<{ status: number; body: string }>;
 
 export interface StreamDecoder {
   /** One frame → canonical events. Throws GatewayError for an in-stream upstream error. */
@@ -45,8 +52,13 @@ export interface StreamDecoder {
 export interface HttpProviderAdapter {
   readonly kind: 'http';
   readonly id: string;
-  readonly framing: 'sse' | 'ndjson';
+  readonly framing: Framing;
   buildRequest(request: CanonicalRequest, target: UpstreamTarget): UpstreamHttpRequest;
+  /**
+   * Optional last step before sending: adds credentials that need a computation or a token
+   * exchange (SigV4 signing, OAuth tokens). Adapters cache tokens themselves, keyed by connection.
+   */
+  authorize?(request: UpstreamHttpRequest, target: UpstreamTarget, http: TokenHttp): Promise<UpstreamHttpRequest>;
   /** Parses a 2xx body; throws GatewayError (bad_gateway) when it is not what the upstream promises. */
   parseResponse(body: string): CanonicalResponse;
   /** Normalises a non-2xx answer. Keeps a redacted excerpt of the body, never a secret. */
