@@ -15,7 +15,6 @@ const main = async (): Promise<void> => {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   if (gw.inferenceUrl) out(`gateway: inference API on ${gw.inferenceUrl}/v1`);
   if (gw.adminUrl) out(`gateway: management API on ${gw.adminUrl} (OpenAPI at ${gw.adminUrl}/openapi)`);
-  out(`gateway: ready in ${startupMs} ms (${gw.store.driver}, config revision ${gw.snapshots.current?.revision ?? 0})`);
   if (gw.adminToken && !config.adminToken) {
     out(`gateway: generated admin token (shown once, only its hash is stored): ${gw.adminToken}`);
   }
@@ -23,6 +22,7 @@ const main = async (): Promise<void> => {
     out('gateway: seeded a demo (customer "demo", model "echo"). Try:');
     out(`  ${gw.demo.curl}`);
   }
+  out(`gateway: ready in ${startupMs} ms (${gw.store.driver}, config revision ${gw.snapshots.current?.revision ?? 0})`);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
