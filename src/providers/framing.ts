@@ -7,7 +7,10 @@
  * the colon; several `data:` lines joined with `\n`; a blank line dispatches. Unlike a browser, an
  * event still open when the body ends is dispatched by `flush()` (some upstreams omit the last
  * blank line).
+ *
+ * AWS event-stream (Bedrock) is binary and lives in eventstream.ts.
  */
+import { createEventStreamParser } from './eventstream.ts';
 import type { Framing, UpstreamFrame } from './types.ts';
 
 export interface FrameParser {
@@ -143,5 +146,5 @@ export const createNdjsonParser = (): FrameParser => {
 export const createFrameParser = (framing: Framing): FrameParser => {
   if (framing === 'sse') return createSseParser();
   if (framing === 'ndjson') return createNdjsonParser();
-  throw new Error('the AWS event-stream parser is not built yet');
+  return createEventStreamParser();
 };

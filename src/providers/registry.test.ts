@@ -17,12 +17,21 @@ describe('provider registry', () => {
     expect(getAdapter('nope')).toBeUndefined();
   });
 
-  test('every adapter id matches its registry key; echo is local, the rest are http/sse', () => {
+  test('every provider id of the contract table is registered, and the list is sorted', () => {
+    const ids = listProviderIds();
+    for (const id of ['openai', 'anthropic', 'azure-openai', 'bedrock', 'gemini', 'vertex', 'cohere', 'ollama', 'cloudflare-workers-ai', 'watsonx', 'echo']) {
+      expect(ids).toContain(id);
+    }
+    expect(ids).toEqual([...ids].sort());
+  });
+
+  test('every adapter id matches its registry key; echo is local; framing per family', () => {
+    const framing: Record<string, string> = { bedrock: 'aws-eventstream', ollama: 'ndjson' };
     for (const id of listProviderIds()) {
       const a = getAdapter(id);
       expect(a?.id).toBe(id);
       if (id === 'echo') expect(a?.kind).toBe('local');
-      else expect(a).toMatchObject({ kind: 'http', framing: 'sse' });
+      else expect(a).toMatchObject({ kind: 'http', framing: framing[id] ?? 'sse' });
     }
   });
 

@@ -21,11 +21,13 @@ export interface UpstreamErrorInfo {
   type?: string;
   code?: string;
   param?: string | null;
+  /** The family parser recognised a credential failure whatever the status (Gemini 400 API_KEY_INVALID, Cohere 498). */
+  authFailure?: boolean;
 }
 
 const MAX_MESSAGE = 1000;
 
-const cleanMessage = (m: string | undefined): string | undefined => {
+export const cleanMessage = (m: string | undefined): string | undefined => {
   if (m === undefined) return undefined;
   const t = redact(m.trim());
   if (t === '') return undefined;
@@ -52,7 +54,7 @@ export const mapUpstreamError = (info: UpstreamErrorInfo): GatewayError => {
   const message = cleanMessage(info.message) ?? `Upstream provider '${provider}' returned HTTP ${status}.`;
   const code = info.code !== undefined && info.code !== '' ? info.code : undefined;
 
-  if (status === 401 || status === 403 || status === 407) {
+  if (status === 401 || status === 403 || status === 407 || info.authFailure === true) {
     return new GatewayError({
       kind: 'upstream_error',
       status: 502,
@@ -157,3 +159,19 @@ export const streamEndedEarly = (provider: string): GatewayError =>
 
 export const providerMisconfigured = (provider: string, message: string): GatewayError =>
   new GatewayError({ kind: 'upstream_error', errorCode: 'provider_misconfigured', message: `Provider '${provider}': ${message}` });
+
+/** The same error with another `upstreamStatus` (none for an error that arrived inside a 200). */
+export const withUpstreamStatus = (e: GatewayError, upstreamStatus: number | undefined): GatewayError =>
+  new GatewayError({
+    kind: e.kind,
+    status: e.status,
+    type: e.type,
+    errorCode: e.errorCode,
+    param: e.param,
+    connectCode: e.connectCode,
+    message: e.message,
+    retryable: e.retryable,
+    retryAfterSeconds: e.retryAfterSeconds,
+    upstreamBody: e.upstreamBody,
+    upstreamStatus,
+  });

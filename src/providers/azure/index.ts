@@ -1,0 +1,66 @@
+/**
+ * Azure OpenAI: the OpenAI Chat Completions wire behind deployment URLs.
+ *
+ * - `baseUrl` is the `…/openai` form (`https://{resource}.openai.azure.com/openai`); without one,
+ *   `options.resource` fills the public host.
+ * - URL: `{baseUrl}/deployments/{deployment}/chat/completions?api-version={apiVersion}`, where the
+ *   deployment is `options.deployments[upstreamModel]` or the upstream model itself and
+ *   `apiVersion` defaults to `AZURE_DEFAULT_API_VERSION` (the current GA data-plane version, which
+ *   supports `stream_options.include_usage`).
+ * - A `baseUrl` ending in `/openai/v1` uses Azure's versionless v1 API instead:
+ *   `{baseUrl}/chat/completions`, the deployment as `model`, no `api-version`.
+ * - The key goes in `api-key`. Streams (the first chunk with `choices: []` and
+ *   `prompt_filter_results`, `finish_reason: content_filter`) and errors are OpenAI's.
+ */
+import { isRecord, optionHeaders, optionString, setHeader } from '../json.ts';
+import { extractOpenAIError } from '../openai-compatible/errors.ts';
+import { buildChatCompletionsBody, resolveBaseUrl } from '../openai-compatible/request.ts';
+import { parseChatCompletion } from '../openai-compatible/response.ts';
+import type { OpenAICompatibleSpec } from '../openai-compatible/spec.ts';
+import { createChatCompletionsStreamDecoder } from '../openai-compatible/stream.ts';
+import type { HttpProviderAdapter, UpstreamTarget } from '../types.ts';
+import { mapUpstreamError } from '../upstream-error.ts';
+
+export const AZURE_DEFAULT_API_VERSION = '2024-10-21';
+
+const spec = (id: string): OpenAICompatibleSpec => ({ id, defaultBaseUrl: 'https://{resource}.openai.azure.com/openai', auth: 'bearer' });
+
+/** `options.deployments[upstreamModel]`, else the upstream model name. */
+export const azureDeployment = (target: UpstreamTarget): string => {
+  const map = target.connection.options['deployments'];
+  const named = isRecord(map) ? map[target.upstreamModel] : undefined;
+  return typeof named === 'string' && named !== '' ? named : target.upstreamModel;
+};
+
+export const createAzureOpenAIAdapter = (id = 'azure-openai'): HttpProviderAdapter => {
+  const s = spec(id);
+  return {
+    kind: 'http',
+    id,
+    framing: 'sse',
+    buildRequest: (request, target) => {
+      const { connection } = target;
+      const base = resolveBaseUrl(s, target);
+      const deployment = azureDeployment(target);
+      const v1 = /\/openai\/v1$/.test(base);
+      const url = v1
+        ? `${base}/chat/completions`
+        : `${base}/deployments/${encodeURIComponent(deployment)}/chat/completions?api-version=${encodeURIComponent(optionString(connection.options, 'apiVersion') ?? AZURE_DEFAULT_API_VERSION)}`;
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (request.stream) headers['accept'] = 'text/event-stream';
+      if (connection.apiKey !== undefined && connection.apiKey !== '') headers['api-key'] = connection.apiKey;
+      for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
+      const body = buildChatCompletionsBody(s, request, { ...target, upstreamModel: deployment });
+      return { url, method: 'POST', headers, body: JSON.stringify(body) };
+    },
+    parseResponse: (body) => parseChatCompletion(id, body),
+    parseError: (status, body, headers) => {
+      const e = extractOpenAIError(body);
+      // A missing deployment is the routed model not existing upstream.
+      return mapUpstreamError({ provider: id, status, body, headers, ...e, code: e.code === 'DeploymentNotFound' ? 'model_not_found' : e.code });
+    },
+    createStreamDecoder: () => createChatCompletionsStreamDecoder(id),
+  };
+};
+
+export const azureOpenAIAdapter = createAzureOpenAIAdapter();

@@ -1,0 +1,17 @@
+/** Cohere v2 chat (`/v2/chat`, Bearer, SSE dispatched on the JSON `type`). */
+import type { HttpProviderAdapter } from '../types.ts';
+import { buildCohereRequest } from './request.ts';
+import { parseCohereError, parseCohereResponse } from './response.ts';
+import { createCohereStreamDecoder } from './stream.ts';
+
+export const createCohereAdapter = (id = 'cohere'): HttpProviderAdapter => ({
+  kind: 'http',
+  id,
+  framing: 'sse',
+  buildRequest: (request, target) => buildCohereRequest(request, target),
+  parseResponse: (body) => parseCohereResponse(id, body),
+  parseError: (status, body, headers) => parseCohereError(id, status, body, headers),
+  createStreamDecoder: () => createCohereStreamDecoder(id),
+});
+
+export const cohereAdapter = createCohereAdapter();

@@ -1,0 +1,77 @@
+/**
+ * Canonical request → Cohere v2 `/v2/chat`. Messages keep the OpenAI shape (system messages stay
+ * inline); sampling is `p`/`k`; `tool_choice` is `REQUIRED`/`NONE` (a named function narrows
+ * `tools` to that one and requires it); JSON Schema output is `json_object` + `json_schema`.
+ */
+import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message } from '../../canonical/types.ts';
+import { textOf } from '../../canonical/types.ts';
+import { compact, optionHeaders, setHeader, trimTrailingSlash } from '../json.ts';
+import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
+
+export const COHERE_DEFAULT_BASE_URL = 'https://api.cohere.com';
+
+const userContent = (parts: readonly ContentPart[]): JsonValue => {
+  if (parts.every((p) => p.type === 'text')) return textOf(parts);
+  return parts.map((p): JsonObject => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: p.url } }));
+};
+
+const toWire = (m: Message): JsonObject => {
+  switch (m.role) {
+    case 'system':
+      return { role: 'system', content: textOf(m.content) };
+    case 'user':
+      return { role: 'user', content: userContent(m.content) };
+    case 'assistant': {
+      const text = textOf(m.content);
+      const calls = m.toolCalls ?? [];
+      if (calls.length === 0) return { role: 'assistant', content: text };
+      return compact({
+        role: 'assistant',
+        content: text === '' ? undefined : text,
+        tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+      });
+    }
+    case 'tool':
+      return { role: 'tool', tool_call_id: m.toolCallId, content: textOf(m.content) };
+  }
+};
+
+export const buildCohereBody = (request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
+  const choice = request.toolChoice;
+  const all = request.tools ?? [];
+  const tools = typeof choice === 'object' ? all.filter((t) => t.name === choice.name) : all;
+  const rf = request.responseFormat;
+  return compact({
+    model: target.upstreamModel,
+    messages: request.messages.map(toWire),
+    max_tokens: request.maxTokens,
+    temperature: request.temperature,
+    p: request.topP,
+    k: request.topK,
+    stop_sequences: request.stop && request.stop.length > 0 ? request.stop : undefined,
+    seed: request.seed,
+    frequency_penalty: request.frequencyPenalty,
+    presence_penalty: request.presencePenalty,
+    tools:
+      tools.length > 0
+        ? tools.map((t) => ({ type: 'function', function: compact({ name: t.name, description: t.description, parameters: t.parameters }) }))
+        : undefined,
+    strict_tools: tools.length > 0 && tools.some((t) => t.strict === true) ? true : undefined,
+    tool_choice:
+      tools.length === 0 || choice === undefined || choice === 'auto' ? undefined : choice === 'none' ? 'NONE' : 'REQUIRED',
+    response_format:
+      rf === undefined || rf.type === 'text'
+        ? undefined
+        : compact({ type: 'json_object', json_schema: rf.type === 'json_schema' ? rf.schema : undefined }),
+    stream: request.stream ? true : undefined,
+  });
+};
+
+export const buildCohereRequest = (request: CanonicalRequest, target: UpstreamTarget): UpstreamHttpRequest => {
+  const { connection } = target;
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: request.stream ? 'text/event-stream' : 'application/json' };
+  if (connection.apiKey !== undefined && connection.apiKey !== '') headers['authorization'] = `Bearer ${connection.apiKey}`;
+  for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
+  const base = connection.baseUrl !== undefined && connection.baseUrl !== '' ? connection.baseUrl : COHERE_DEFAULT_BASE_URL;
+  return { url: `${trimTrailingSlash(base)}/v2/chat`, method: 'POST', headers, body: JSON.stringify(buildCohereBody(request, target)) };
+};

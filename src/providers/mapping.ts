@@ -1,0 +1,51 @@
+/** Small canonical-request readers shared by the non-OpenAI families (Gemini, Bedrock, Cohere, Ollama). */
+import type { JsonObject, Message } from '../canonical/types.ts';
+import { textOf } from '../canonical/types.ts';
+import { invalidRequest } from '../core/errors.ts';
+import { isJsonObject, parseJson } from './json.ts';
+
+/** The text of each non-empty system message, in order. */
+export const systemTexts = (messages: readonly Message[]): string[] =>
+  messages.filter((m) => m.role === 'system').map((m) => textOf(m.content)).filter((t) => t !== '');
+
+/** Tool-call id → function name, from the assistant turns of the history. */
+export const toolNamesById = (messages: readonly Message[]): Map<string, string> => {
+  const names = new Map<string, string>();
+  for (const m of messages) if (m.role === 'assistant') for (const c of m.toolCalls ?? []) names.set(c.id, c.name);
+  return names;
+};
+
+/** The function name a tool result answers: from the history, else the message's own name, else its id. */
+export const toolResultName = (m: Extract<Message, { role: 'tool' }>, names: ReadonlyMap<string, string>): string =>
+  names.get(m.toolCallId) ?? m.name ?? m.toolCallId;
+
+/** Tool-call arguments (JSON text) as an object; anything else becomes `{}`. */
+export const argumentsObject = (args: string): JsonObject => {
+  const parsed = parseJson(args);
+  return parsed.ok && isJsonObject(parsed.value) ? parsed.value : {};
+};
+
+export interface InlineData {
+  mediaType: string;
+  data: string;
+}
+
+const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
+
+export const parseDataUrl = (url: string): InlineData | undefined => {
+  const m = DATA_URL.exec(url);
+  return m ? { mediaType: m[1] ?? '', data: m[2] ?? '' } : undefined;
+};
+
+/** For upstreams that only take inline image bytes: a base64 data URL, or a clear 400. */
+export const requireDataUrl = (url: string, provider: string): InlineData => {
+  const d = parseDataUrl(url);
+  if (!d) throw invalidRequest(`Provider '${provider}' only accepts images as base64 data URLs.`, 'messages');
+  return d;
+};
+
+/** ISO-8601 time → Unix seconds (now when absent or unparseable). */
+export const unixSeconds = (iso: string | undefined): number => {
+  const t = iso === undefined ? Number.NaN : Date.parse(iso);
+  return Math.floor((Number.isNaN(t) ? Date.now() : t) / 1000);
+};
