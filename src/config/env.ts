@@ -1,3 +1,4 @@
+import { type TelemetryConfig, telemetryConfigFromEnv } from '../telemetry/tracing.ts';
 import { parseDuration } from './duration.ts';
 
 export type Role = 'all' | 'control' | 'data';
@@ -18,6 +19,11 @@ export interface GatewayConfig {
   serviceAccountFile: string | undefined;
   /** Batching of request records. */
   recordFlushMs: number;
+  /** Keep request and response bodies in records (data retention). */
+  recordBodies: boolean;
+  /** Downstream silence after which a stream gets a keep-alive comment. */
+  keepAliveMs: number;
+  telemetry: TelemetryConfig;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -94,6 +100,9 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     fullSyncEveryNDriftTicks: positiveInt(env, 'WORKER_FULL_SYNC_EVERY_N_DRIFT_TICKS', 6),
     serviceAccountFile,
     recordFlushMs: duration(env, 'GATEWAY_RECORD_FLUSH_INTERVAL', '250ms'),
+    recordBodies: env.GATEWAY_RECORD_BODIES !== '0',
+    keepAliveMs: duration(env, 'GATEWAY_KEEPALIVE_INTERVAL', '15s'),
+    telemetry: telemetryConfigFromEnv(env),
     logLevel,
   };
 };

@@ -5,6 +5,8 @@ import type { ClientFormatCodec } from '../formats/types.ts';
 import type { SnapshotHolder } from '../propagation/holder.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
 import type { NewRequestRecord } from '../store/schema/index.ts';
+import type { Span } from '@opentelemetry/api';
+import type { Telemetry } from '../telemetry/tracing.ts';
 import { authenticate } from './auth.ts';
 import { costNanoUsd } from './cost.ts';
 import { type Attempt, dispatchComplete, dispatchStream } from './dispatch.ts';
@@ -14,6 +16,7 @@ import { errorResponse, jsonResponse, type RequestIds, sseResponse, type StreamS
 
 export interface InferenceDeps {
   snapshots: SnapshotHolder;
+  telemetry: Telemetry;
   records: RecordSink | undefined;
   /** Whether request and response bodies are kept in records (data-retention setting). */
   recordBodies: boolean;
@@ -33,6 +36,7 @@ interface Trace {
   plan?: Plan;
   body?: unknown;
   stream: boolean;
+  span?: Span;
 }
 
 const usageTotals = (u: Usage | undefined) => ({
@@ -56,9 +60,25 @@ const record = (
   status: number,
   out: { usage?: Usage; attempts?: Attempt[]; error?: GatewayError; response?: unknown; ttfbMs?: number },
 ): void => {
-  if (!deps.records) return;
   const last = out.attempts?.at(-1);
   const totals = usageTotals(out.usage);
+  if (tr.span) {
+    deps.telemetry.endRequest(tr.span, status, {
+      'gateway.model': tr.model ?? '',
+      'gateway.provider': last?.provider ?? '',
+      'gateway.connection': last?.connection ?? '',
+      'gateway.upstream_model': last?.upstreamModel ?? '',
+      'gateway.customer_id': tr.key?.customerId ?? '',
+      'gateway.project_id': tr.key?.projectId ?? '',
+      'gateway.api_key_id': tr.key?.id ?? '',
+      'gateway.attempts': out.attempts?.length ?? 0,
+      'gateway.stream': tr.stream,
+      'gen_ai.usage.input_tokens': totals.inputTokens,
+      'gen_ai.usage.output_tokens': totals.outputTokens,
+      ...(out.error ? { 'error.type': out.error.errorCode } : {}),
+    });
+  }
+  if (!deps.records) return;
   const row: NewRequestRecord = {
     requestId: tr.ids.requestId,
     clientRequestId: tr.ids.clientRequestId ?? null,
@@ -128,6 +148,14 @@ const stream = async (deps: InferenceDeps, tr: Trace, codec: ClientFormatCodec, 
 export const handleInference = async (deps: InferenceDeps, format: ClientFormat, req: Request, ids: RequestIds): Promise<Response> => {
   const codec = codecFor(format);
   const tr: Trace = { ids, receivedAt: Date.now(), t0: performance.now(), format, stream: false };
+  if (deps.telemetry.enabled) {
+    tr.span = deps.telemetry.startRequest(`POST ${ENDPOINT[format]}`, req.headers, {
+      'gateway.request_id': ids.requestId,
+      ...(ids.clientRequestId !== undefined ? { 'gateway.client_request_id': ids.clientRequestId } : {}),
+      'http.request.method': 'POST',
+      'url.path': ENDPOINT[format],
+    });
+  }
   try {
     const snapshot = deps.snapshots.current;
     if (!snapshot) throw new GatewayError({ kind: 'unavailable', message: 'The data plane has no configuration yet.' });

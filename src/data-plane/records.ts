@@ -35,24 +35,31 @@ export class RecordSink {
     if (this.#queue.length >= this.maxBatch) void this.flush();
   }
 
-  /** Writes everything queued so far; resolves when it is stored. */
+  /** Writes everything queued so far; resolves when it is stored (or the store failed). */
   async flush(): Promise<void> {
     while (this.#flushing) await this.#flushing;
-    if (this.#queue.length === 0) return;
-    const batch = this.#queue.splice(0, this.maxBatch);
-    this.#flushing = (async () => {
-      try {
-        await this.db.insert(requestRecords).values(batch).onConflictDoNothing();
-      } catch (e) {
-        log.error('writing request records failed; will retry', { rows: batch.length, error: e instanceof Error ? e.message : String(e) });
-        this.#queue.unshift(...batch);
-        throw e;
-      } finally {
-        this.#flushing = undefined;
-      }
-    })();
-    await this.#flushing.catch(() => undefined);
-    if (this.#queue.length >= this.maxBatch) await this.flush();
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.maxBatch);
+      let ok = true;
+      this.#flushing = this.db
+        .insert(requestRecords)
+        .values(batch)
+        .onConflictDoNothing()
+        .then(
+          () => undefined,
+          (e: unknown) => {
+            ok = false;
+            log.error('writing request records failed; will retry', { rows: batch.length, error: e instanceof Error ? e.message : String(e) });
+            this.#queue.unshift(...batch);
+          },
+        )
+        .finally(() => {
+          this.#flushing = undefined;
+        });
+      await this.#flushing;
+      // A failing store is retried on the next tick, not in a tight loop.
+      if (!ok) return;
+    }
   }
 
   async stop(): Promise<void> {

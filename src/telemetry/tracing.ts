@@ -1,0 +1,82 @@
+import { type Attributes, type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+
+/**
+ * OpenTelemetry traces over OTLP/HTTP (JSON). Enabled only when an endpoint is configured with the
+ * standard variables; otherwise every call here is a no-op that costs nothing on the hot path.
+ */
+
+export interface TelemetryConfig {
+  /** Full traces URL (`…/v1/traces`), or undefined for no export. */
+  tracesUrl: string | undefined;
+  headers: Record<string, string>;
+  serviceName: string;
+  /** Request headers copied onto spans as `gateway.header.<name>` (session, user, workflow ids). */
+  spanHeaders: readonly string[];
+}
+
+const parseHeaders = (raw: string | undefined): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const part of (raw ?? '').split(',')) {
+    const i = part.indexOf('=');
+    if (i > 0) out[decodeURIComponent(part.slice(0, i).trim())] = decodeURIComponent(part.slice(i + 1).trim());
+  }
+  return out;
+};
+
+export const telemetryConfigFromEnv = (env: Record<string, string | undefined>): TelemetryConfig => {
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
+  return {
+    tracesUrl: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (base ? `${base}/v1/traces` : undefined),
+    headers: { ...parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+    serviceName: env.OTEL_SERVICE_NAME || 'ai-gateway',
+    spanHeaders: (env.GATEWAY_SPAN_HEADERS ?? 'x-session-id,x-user-id,x-workflow-run-id,x-trace-tag')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
+  };
+};
+
+export interface Telemetry {
+  readonly enabled: boolean;
+  /** Starts the span of one inference request; undefined when tracing is off. */
+  startRequest(name: string, headers: Headers, attributes: Attributes): Span | undefined;
+  endRequest(span: Span | undefined, status: number, attributes: Attributes): void;
+  shutdown(): Promise<void>;
+}
+
+const DISABLED: Telemetry = {
+  enabled: false,
+  startRequest: () => undefined,
+  endRequest: () => undefined,
+  shutdown: async () => undefined,
+};
+
+export const startTelemetry = (cfg: TelemetryConfig, version: string): Telemetry => {
+  if (!cfg.tracesUrl) return DISABLED;
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': cfg.serviceName, 'service.version': version }),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: cfg.tracesUrl, headers: cfg.headers }), { scheduledDelayMillis: 500 })],
+  });
+  const tracer: Tracer = provider.getTracer('ai-gateway', version);
+  return {
+    enabled: true,
+    startRequest(name, headers, attributes) {
+      const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes });
+      for (const h of cfg.spanHeaders) {
+        const v = headers.get(h);
+        if (v !== null) span.setAttribute(`gateway.header.${h}`, v.slice(0, 256));
+      }
+      return span;
+    },
+    endRequest(span, status, attributes) {
+      if (!span) return;
+      span.setAttributes({ ...attributes, 'http.response.status_code': status });
+      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    },
+    shutdown: () => provider.shutdown(),
+  };
+};
