@@ -1,10 +1,10 @@
-import type { CanonicalRequest, CanonicalResponse, StreamEvent } from '../canonical/types.ts';
+import type { CanonicalRequest, CanonicalResponse, JsonObject, StreamEvent } from '../canonical/types.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import { createFrameParser } from '../providers/framing.ts';
-import type { HttpProviderAdapter, UpstreamFrame } from '../providers/types.ts';
+import type { ExtraEndpoint, HttpProviderAdapter, UpstreamFrame } from '../providers/types.ts';
 import { targetOrder } from './resolve.ts';
-import { clientClosed, prepareRequest, sendUpstream, timeoutError, upstreamFailure } from './upstream.ts';
+import { clientClosed, prepareRequest, sendUpstream, timeoutError, tokenHttp, upstreamFailure } from './upstream.ts';
 
 /** One try against one target, for the request record and the span. */
 export interface Attempt {
@@ -70,7 +70,7 @@ const attemptOf = (t: Try, status: number, error?: GatewayError): Attempt => ({
 
 const shouldFallBack = (e: GatewayError, clientSignal: AbortSignal): boolean => e.retryable && !clientSignal.aborted;
 
-const withTarget = (req: CanonicalRequest, t: ResolvedTarget) => ({ connection: t.connection, upstreamModel: t.upstreamModel });
+const withTarget = (t: ResolvedTarget) => ({ connection: t.connection, upstreamModel: t.upstreamModel });
 
 /** Non-streaming: try targets in order until one answers or a non-retryable error occurs. */
 export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal): Promise<CompleteOutcome> => {
@@ -83,11 +83,11 @@ export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapsh
     try {
       const adapter = target.adapter;
       if (adapter.kind === 'local') {
-        const response = adapter.complete(req, withTarget(req, target));
+        const response = adapter.complete(req, withTarget(target));
         attempts.push(attemptOf(t, 200));
         return { ok: true, response, target, attempts };
       }
-      const upstream = await sendUpstream(await prepareRequest(adapter, req, withTarget(req, target), t.controller.signal), t.controller.signal);
+      const upstream = await sendUpstream(await prepareRequest(adapter, req, withTarget(target), t.controller.signal), t.controller.signal);
       const text = await upstream.text().catch((e: unknown) => {
         throw upstreamFailure(e, t.controller.signal);
       });
@@ -155,7 +155,7 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
       if (adapter.kind === 'local') {
         clearTimeout(t.timer);
         attempts.push(attemptOf(t, 200));
-        const events = adapter.stream(req, withTarget(req, target));
+        const events = adapter.stream(req, withTarget(target));
         let served = false;
         return {
           ok: true,
@@ -169,7 +169,7 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
           },
         };
       }
-      const upstream = await sendUpstream(await prepareRequest(adapter, req, withTarget(req, target), t.controller.signal), t.controller.signal);
+      const upstream = await sendUpstream(await prepareRequest(adapter, req, withTarget(target), t.controller.signal), t.controller.signal);
       if (!upstream.ok || !upstream.body) {
         const text = await upstream.text().catch(() => '');
         throw upstream.ok
@@ -199,6 +199,60 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
       t.controller.abort(last);
       attempts.push(attemptOf(t, last.status, last));
       if (!shouldFallBack(last, clientSignal)) break;
+    }
+  }
+  return { ok: false, error: last, attempts, target: lastTarget };
+};
+
+export type ExtraOutcome = { ok: true; response: Response; target: ResolvedTarget; attempts: Attempt[] } | DispatchFailure;
+
+const notOffered = (endpoint: ExtraEndpoint): GatewayError =>
+  new GatewayError({
+    kind: 'unsupported_endpoint',
+    message: `None of the providers routed for this model offers the ${endpoint} endpoint.`,
+    errorCode: 'unsupported_endpoint',
+    retryable: false,
+  });
+
+/**
+ * Extra endpoints (embeddings, completions, images, speech, rerank): same routing, fallback and
+ * time-outs as chat. JSON answers are read within the time-out; binary or streamed answers are
+ * handed on as they arrive. Targets whose provider lacks the endpoint are skipped.
+ */
+export const dispatchExtra = async (endpoint: ExtraEndpoint, body: JsonObject, route: RouteSnapshot, clientSignal: AbortSignal): Promise<ExtraOutcome> => {
+  const attempts: Attempt[] = [];
+  let last: GatewayError = notOffered(endpoint);
+  let lastTarget: ResolvedTarget | undefined;
+  for (const target of plan(route)) {
+    const adapter = target.adapter;
+    const t = begin(target, route, clientSignal);
+    try {
+      if (adapter.kind === 'local') {
+        const json = adapter.extra?.(endpoint, body, withTarget(target));
+        if (!json) continue;
+        lastTarget = target;
+        attempts.push(attemptOf(t, 200));
+        return { ok: true, response: Response.json(json), target, attempts };
+      }
+      const built = adapter.buildExtraRequest?.(endpoint, body, withTarget(target));
+      if (!built) continue;
+      lastTarget = target;
+      const request = adapter.authorize ? await adapter.authorize(built, withTarget(target), tokenHttp(t.controller.signal)) : built;
+      const upstream = await sendUpstream(request, t.controller.signal);
+      if (!upstream.ok) throw adapter.parseError(upstream.status, await upstream.text().catch(() => ''), upstream.headers);
+      attempts.push(attemptOf(t, upstream.status));
+      const type = upstream.headers.get('content-type') ?? '';
+      if (!type.includes('json')) return { ok: true, response: upstream, target, attempts };
+      const text = await upstream.text().catch((e: unknown) => {
+        throw upstreamFailure(e, t.controller.signal);
+      });
+      return { ok: true, response: new Response(text, { status: upstream.status, headers: { 'content-type': type } }), target, attempts };
+    } catch (e) {
+      last = upstreamFailure(e, t.controller.signal);
+      attempts.push(attemptOf(t, last.status, last));
+      if (!shouldFallBack(last, clientSignal)) break;
+    } finally {
+      clearTimeout(t.timer);
     }
   }
   return { ok: false, error: last, attempts, target: lastTarget };

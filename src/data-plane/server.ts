@@ -2,6 +2,8 @@ import type { Server } from 'bun';
 import { asGatewayError, GatewayError } from '../core/errors.ts';
 import { uuid } from '../core/ids.ts';
 import { log } from '../core/log.ts';
+import type { ExtraEndpoint } from '../providers/types.ts';
+import { handleExtra } from './extra.ts';
 import { handleInference, handleModels, type InferenceDeps } from './inference.ts';
 import { errorResponse, jsonResponse, type RequestIds } from './respond.ts';
 
@@ -18,18 +20,6 @@ const idsOf = (req: Request): RequestIds => {
 const unsupported = (ids: RequestIds): Response =>
   errorResponse(
     new GatewayError({ kind: 'unsupported_endpoint', message: 'Unsupported endpoint: speech-to-text (/v1/audio/transcriptions) is not supported by this gateway.' }),
-    ids,
-  );
-
-const notImplementedYet = (path: string, ids: RequestIds): Response =>
-  errorResponse(
-    new GatewayError({
-      kind: 'unsupported_endpoint',
-      status: 501,
-      type: 'invalid_request_error',
-      errorCode: 'endpoint_not_enabled',
-      message: `${path} is routed by model like the chat endpoints, but no provider adapter for it is enabled on this data plane yet.`,
-    }),
     ids,
   );
 
@@ -70,19 +60,19 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
     POST: guard(handler),
     GET: guard(methodNotAllowed),
   });
-  const later = (path: string) => post((_req, ids) => notImplementedYet(path, ids));
+  const extra = (endpoint: ExtraEndpoint, path: string) => post((req, ids) => handleExtra(deps, endpoint, path, req, ids));
   return {
     '/v1/chat/completions': post((req, ids) => handleInference(deps, 'chat', req, ids)),
     '/v1/responses': post((req, ids) => handleInference(deps, 'responses', req, ids)),
     '/v1/messages': post((req, ids) => handleInference(deps, 'messages', req, ids)),
     '/v1/models': { GET: guard((req, ids) => handleModels(deps, req, ids)), POST: guard(methodNotAllowed) },
     '/v1/audio/transcriptions': { POST: guard((_r, ids) => unsupported(ids)), GET: guard((_r, ids) => unsupported(ids)) },
-    '/v1/completions': later('/v1/completions'),
-    '/v1/embeddings': later('/v1/embeddings'),
-    '/v1/images/generations': later('/v1/images/generations'),
-    '/v1/images': later('/v1/images'),
-    '/v1/audio/speech': later('/v1/audio/speech'),
-    '/v1/rerank': later('/v1/rerank'),
+    '/v1/completions': extra('completions', '/v1/completions'),
+    '/v1/embeddings': extra('embeddings', '/v1/embeddings'),
+    '/v1/images/generations': extra('images', '/v1/images/generations'),
+    '/v1/images': extra('images', '/v1/images'),
+    '/v1/audio/speech': extra('speech', '/v1/audio/speech'),
+    '/v1/rerank': extra('rerank', '/v1/rerank'),
     '/healthz': {
       GET: guard((_req, ids) =>
         opts.ready()

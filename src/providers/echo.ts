@@ -7,6 +7,7 @@
  */
 import type { CanonicalRequest, CanonicalResponse, StreamEvent, ToolCall, Usage } from '../canonical/types.ts';
 import { textOf } from '../canonical/types.ts';
+import { echoExtra } from './echo-extra.ts';
 import type { LocalProviderAdapter, UpstreamTarget } from './types.ts';
 
 const words = (s: string): number => s.split(/\s+/).filter((w) => w !== '').length;
@@ -81,4 +82,5 @@ export const echoAdapter: LocalProviderAdapter = {
     events.push({ type: 'usage', usage: a.usage });
     return events;
   },
+  extra: echoExtra,
 };

@@ -48,6 +48,21 @@ export interface StreamDecoder {
   end(): StreamEvent[];
 }
 
+/**
+ * Endpoints beyond the three chat formats. They keep the OpenAI wire end to end: the body is
+ * forwarded with `model` set to the upstream model, and the answer is returned as the upstream gave it.
+ */
+export type ExtraEndpoint = 'completions' | 'embeddings' | 'images' | 'speech' | 'rerank';
+
+/** The OpenAI-style path of each extra endpoint, relative to a `…/v1` base URL. */
+export const EXTRA_ENDPOINT_PATHS: Readonly<Record<ExtraEndpoint, string>> = {
+  completions: '/completions',
+  embeddings: '/embeddings',
+  images: '/images/generations',
+  speech: '/audio/speech',
+  rerank: '/rerank',
+};
+
 /** An adapter for an HTTP upstream. Pure: it builds requests and parses responses, never fetches. */
 export interface HttpProviderAdapter {
   readonly kind: 'http';
@@ -64,6 +79,8 @@ export interface HttpProviderAdapter {
   /** Normalises a non-2xx answer. Keeps a redacted excerpt of the body, never a secret. */
   parseError(status: number, body: string, headers: Headers): GatewayError;
   createStreamDecoder(): StreamDecoder;
+  /** Builds an extra-endpoint request, or returns undefined when this upstream has no such endpoint. */
+  buildExtraRequest?(endpoint: ExtraEndpoint, body: JsonObject, target: UpstreamTarget): UpstreamHttpRequest | undefined;
 }
 
 /** A provider that answers in-process (the built-in `echo`). */
@@ -72,6 +89,8 @@ export interface LocalProviderAdapter {
   readonly id: string;
   complete(request: CanonicalRequest, target: UpstreamTarget): CanonicalResponse;
   stream(request: CanonicalRequest, target: UpstreamTarget): StreamEvent[];
+  /** Answers an extra endpoint in-process (JSON), or undefined when unsupported. */
+  extra?(endpoint: ExtraEndpoint, body: JsonObject, target: UpstreamTarget): JsonObject | undefined;
 }
 
 export type ProviderAdapter = HttpProviderAdapter | LocalProviderAdapter;

@@ -160,6 +160,35 @@ const anthropicEvents = (model: string, s: Scripted): string[] => {
   return out;
 };
 
+// ---- extra endpoints (OpenAI wire) -------------------------------------------------------------
+
+const extraAnswer = (path: string, body: Record<string, unknown>): Response => {
+  const model = String(body.model ?? 'unknown');
+  if (path.endsWith('/embeddings')) {
+    const inputs = Array.isArray(body.input) ? body.input : [body.input];
+    return Response.json({
+      object: 'list',
+      data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2, 0.3] })),
+      model,
+      usage: { prompt_tokens: 4 * inputs.length, total_tokens: 4 * inputs.length },
+    });
+  }
+  if (path.endsWith('/audio/speech')) return new Response(new Uint8Array([0x49, 0x44, 0x33, 1, 2, 3]), { headers: { 'content-type': 'audio/mpeg' } });
+  if (path.endsWith('/images/generations')) return Response.json({ created: 1_700_000_000, data: [{ url: 'https://example.invalid/cat.png' }] });
+  if (path.endsWith('/completions')) {
+    return Response.json({
+      id: 'cmpl-1',
+      object: 'text_completion',
+      created: 1_700_000_000,
+      model,
+      choices: [{ index: 0, text: ' world', logprobs: null, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 },
+    });
+  }
+  if (path.endsWith('/rerank')) return Response.json({ id: 'rr-1', results: [{ index: 1, relevance_score: 0.9 }, { index: 0, relevance_score: 0.1 }] });
+  return new Response('{"error":{"message":"not found","type":"invalid_request_error"}}', { status: 404 });
+};
+
 // ---- server ------------------------------------------------------------------------------------
 
 export interface MockUpstream {
@@ -188,6 +217,7 @@ export const startMockUpstream = (kind: 'openai' | 'anthropic'): MockUpstream =>
       const s = script(rec);
       if (s.delayMs) await sleep(s.delayMs);
       const model = String(body.model ?? 'unknown');
+      if (kind === 'openai' && !path.endsWith('/chat/completions') && !(s.status && s.status >= 400)) return extraAnswer(path, body);
       if (s.status && s.status >= 400) return new Response(s.errorBody ?? '', { status: s.status, headers: { 'content-type': 'application/json', ...s.headers } });
       if (s.raw !== undefined) return new Response(s.raw, { headers: { 'content-type': body.stream ? 'text/event-stream' : 'application/json' } });
       if (!body.stream) {

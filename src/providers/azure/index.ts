@@ -18,7 +18,7 @@ import { buildChatCompletionsBody, resolveBaseUrl } from '../openai-compatible/r
 import { parseChatCompletion } from '../openai-compatible/response.ts';
 import type { OpenAICompatibleSpec } from '../openai-compatible/spec.ts';
 import { createChatCompletionsStreamDecoder } from '../openai-compatible/stream.ts';
-import type { HttpProviderAdapter, UpstreamTarget } from '../types.ts';
+import { EXTRA_ENDPOINT_PATHS, type HttpProviderAdapter, type UpstreamTarget } from '../types.ts';
 import { mapUpstreamError } from '../upstream-error.ts';
 
 export const AZURE_DEFAULT_API_VERSION = '2024-10-21';
@@ -60,6 +60,20 @@ export const createAzureOpenAIAdapter = (id = 'azure-openai'): HttpProviderAdapt
       return mapUpstreamError({ provider: id, status, body, headers, ...e, code: e.code === 'DeploymentNotFound' ? 'model_not_found' : e.code });
     },
     createStreamDecoder: () => createChatCompletionsStreamDecoder(id),
+    buildExtraRequest: (endpoint, body, target) => {
+      if (endpoint === 'rerank') return undefined;
+      const { connection } = target;
+      const base = resolveBaseUrl(s, target);
+      const deployment = azureDeployment(target);
+      const path = EXTRA_ENDPOINT_PATHS[endpoint];
+      const url = /\/openai\/v1$/.test(base)
+        ? `${base}${path}`
+        : `${base}/deployments/${encodeURIComponent(deployment)}${path}?api-version=${encodeURIComponent(optionString(connection.options, 'apiVersion') ?? AZURE_DEFAULT_API_VERSION)}`;
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (connection.apiKey !== undefined && connection.apiKey !== '') headers['api-key'] = connection.apiKey;
+      for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
+      return { url, method: 'POST', headers, body: JSON.stringify({ ...body, model: deployment }) };
+    },
   };
 };
 

@@ -1,6 +1,6 @@
 /** Cohere v2 chat (`/v2/chat`, Bearer, SSE dispatched on the JSON `type`). */
 import type { HttpProviderAdapter } from '../types.ts';
-import { buildCohereRequest } from './request.ts';
+import { buildCohereExtraRequest, buildCohereRequest } from './request.ts';
 import { parseCohereError, parseCohereResponse } from './response.ts';
 import { createCohereStreamDecoder } from './stream.ts';
 
@@ -12,6 +12,7 @@ export const createCohereAdapter = (id = 'cohere'): HttpProviderAdapter => ({
   parseResponse: (body) => parseCohereResponse(id, body),
   parseError: (status, body, headers) => parseCohereError(id, status, body, headers),
   createStreamDecoder: () => createCohereStreamDecoder(id),
+  buildExtraRequest: buildCohereExtraRequest,
 });
 
 export const cohereAdapter = createCohereAdapter();

@@ -6,7 +6,7 @@
 import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, optionHeaders, setHeader, trimTrailingSlash } from '../json.ts';
-import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
+import type { ExtraEndpoint, UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 
 export const COHERE_DEFAULT_BASE_URL = 'https://api.cohere.com';
 
@@ -67,11 +67,18 @@ export const buildCohereBody = (request: CanonicalRequest, target: UpstreamTarge
   });
 };
 
-export const buildCohereRequest = (request: CanonicalRequest, target: UpstreamTarget): UpstreamHttpRequest => {
+const cohereEndpoint = (target: UpstreamTarget, path: string, stream: boolean, body: string): UpstreamHttpRequest => {
   const { connection } = target;
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: request.stream ? 'text/event-stream' : 'application/json' };
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
   if (connection.apiKey !== undefined && connection.apiKey !== '') headers['authorization'] = `Bearer ${connection.apiKey}`;
   for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
   const base = connection.baseUrl !== undefined && connection.baseUrl !== '' ? connection.baseUrl : COHERE_DEFAULT_BASE_URL;
-  return { url: `${trimTrailingSlash(base)}/v2/chat`, method: 'POST', headers, body: JSON.stringify(buildCohereBody(request, target)) };
+  return { url: `${trimTrailingSlash(base)}${path}`, method: 'POST', headers, body };
 };
+
+export const buildCohereRequest = (request: CanonicalRequest, target: UpstreamTarget): UpstreamHttpRequest =>
+  cohereEndpoint(target, '/v2/chat', request.stream, JSON.stringify(buildCohereBody(request, target)));
+
+/** Cohere's rerank has the de-facto rerank shape (model, query, documents, top_n): forwarded as is. */
+export const buildCohereExtraRequest = (endpoint: ExtraEndpoint, body: JsonObject, target: UpstreamTarget): UpstreamHttpRequest | undefined =>
+  endpoint === 'rerank' ? cohereEndpoint(target, '/v2/rerank', false, JSON.stringify({ ...body, model: target.upstreamModel })) : undefined;

@@ -4,7 +4,7 @@
  */
 import type { HttpProviderAdapter } from '../types.ts';
 import { parseOpenAIError } from './errors.ts';
-import { buildChatCompletionsRequest } from './request.ts';
+import { buildChatCompletionsRequest, buildExtraRequest } from './request.ts';
 import { parseChatCompletion } from './response.ts';
 import type { OpenAICompatibleSpec } from './spec.ts';
 import { createChatCompletionsStreamDecoder } from './stream.ts';
@@ -19,4 +19,5 @@ export const createOpenAICompatibleAdapter = (spec: OpenAICompatibleSpec): HttpP
   parseResponse: (body) => parseChatCompletion(spec.id, body),
   parseError: (status, body, headers) => parseOpenAIError(spec.id, status, body, headers),
   createStreamDecoder: () => createChatCompletionsStreamDecoder(spec.id),
+  buildExtraRequest: (endpoint, body, target) => buildExtraRequest(spec, endpoint, body, target),
 });

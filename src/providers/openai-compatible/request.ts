@@ -2,7 +2,7 @@
 import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, ToolChoice } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, optionHeaders, optionString, setHeader, trimTrailingSlash } from '../json.ts';
-import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
+import { EXTRA_ENDPOINT_PATHS, type ExtraEndpoint, type UpstreamHttpRequest, type UpstreamTarget } from '../types.ts';
 import { providerMisconfigured } from '../upstream-error.ts';
 import type { OpenAICompatibleSpec } from './spec.ts';
 
@@ -134,14 +134,11 @@ export const buildChatCompletionsBody = (
   return body;
 };
 
-export const buildChatCompletionsRequest = (
-  spec: OpenAICompatibleSpec,
-  request: CanonicalRequest,
-  target: UpstreamTarget,
-): UpstreamHttpRequest => {
+/** Auth, organization/project and extra headers of an OpenAI-compatible connection. */
+export const openAIHeaders = (spec: OpenAICompatibleSpec, target: UpstreamTarget, stream: boolean): Record<string, string> => {
   const { connection } = target;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (request.stream) headers['accept'] = 'text/event-stream';
+  if (stream) headers['accept'] = 'text/event-stream';
   const key = connection.apiKey;
   if (spec.auth !== 'none' && key !== undefined && key !== '') headers['authorization'] = `Bearer ${key}`;
   const org = optionString(connection.options, 'organization');
@@ -149,10 +146,29 @@ export const buildChatCompletionsRequest = (
   const project = optionString(connection.options, 'project');
   if (project !== undefined) headers['OpenAI-Project'] = project;
   for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
-  return {
-    url: `${resolveBaseUrl(spec, target)}/chat/completions`,
-    method: 'POST',
-    headers,
-    body: JSON.stringify(buildChatCompletionsBody(spec, request, target)),
-  };
+  return headers;
 };
+
+export const buildChatCompletionsRequest = (
+  spec: OpenAICompatibleSpec,
+  request: CanonicalRequest,
+  target: UpstreamTarget,
+): UpstreamHttpRequest => ({
+  url: `${resolveBaseUrl(spec, target)}/chat/completions`,
+  method: 'POST',
+  headers: openAIHeaders(spec, target, request.stream),
+  body: JSON.stringify(buildChatCompletionsBody(spec, request, target)),
+});
+
+/** Extra endpoints (embeddings, completions, images, speech, rerank): the body as sent, model replaced. */
+export const buildExtraRequest = (
+  spec: OpenAICompatibleSpec,
+  endpoint: ExtraEndpoint,
+  body: JsonObject,
+  target: UpstreamTarget,
+): UpstreamHttpRequest => ({
+  url: `${resolveBaseUrl(spec, target)}${EXTRA_ENDPOINT_PATHS[endpoint]}`,
+  method: 'POST',
+  headers: openAIHeaders(spec, target, body.stream === true),
+  body: JSON.stringify({ ...body, model: target.upstreamModel }),
+});

@@ -1,0 +1,133 @@
+import type { Span } from '@opentelemetry/api';
+import type { Usage } from '../canonical/types.ts';
+import { GatewayError, invalidRequest } from '../core/errors.ts';
+import type { SnapshotHolder } from '../propagation/holder.ts';
+import type { KeySnapshot } from '../propagation/snapshot.ts';
+import type { NewRequestRecord } from '../store/schema/index.ts';
+import type { Telemetry } from '../telemetry/tracing.ts';
+import { costNanoUsd } from './cost.ts';
+import type { Attempt } from './dispatch.ts';
+import type { RecordSink } from './records.ts';
+import type { Plan } from './resolve.ts';
+import type { RequestIds } from './respond.ts';
+
+/**
+ * The life of one data-plane request for observability: a Trace is opened when the request
+ * arrives and closed exactly once by `finishTrace`, which ends its span and queues its record.
+ */
+
+export interface InferenceDeps {
+  snapshots: SnapshotHolder;
+  telemetry: Telemetry;
+  records: RecordSink | undefined;
+  /** Whether request and response bodies are kept in records (data-retention setting). */
+  recordBodies: boolean;
+  keepAliveMs: number;
+}
+
+/** Per-request state gathered on the way, for the record. */
+export interface Trace {
+  ids: RequestIds;
+  receivedAt: number;
+  t0: number;
+  endpoint: string;
+  key?: KeySnapshot;
+  model?: string;
+  plan?: Plan;
+  body?: unknown;
+  stream: boolean;
+  span?: Span;
+}
+
+const usageTotals = (u: Usage | undefined) => ({
+  inputTokens: u?.inputTokens ?? 0,
+  outputTokens: u?.outputTokens ?? 0,
+  totalTokens: (u?.inputTokens ?? 0) + (u?.outputTokens ?? 0),
+  cachedInputTokens: u?.cachedInputTokens ?? 0,
+  cacheWriteTokens: u?.cacheWriteTokens ?? 0,
+});
+
+const MAX_BODY_CHARS = 256 * 1024;
+const keepBody = (deps: InferenceDeps, body: unknown): unknown => {
+  if (!deps.recordBodies || body === undefined) return null;
+  const text = JSON.stringify(body);
+  return text.length <= MAX_BODY_CHARS ? body : { truncated: true, chars: text.length };
+};
+
+export const finishTrace = (
+  deps: InferenceDeps,
+  tr: Trace,
+  status: number,
+  out: { usage?: Usage; attempts?: Attempt[]; error?: GatewayError; response?: unknown; ttfbMs?: number },
+): void => {
+  const last = out.attempts?.at(-1);
+  const totals = usageTotals(out.usage);
+  if (tr.span) {
+    deps.telemetry.endRequest(tr.span, status, {
+      'gateway.model': tr.model ?? '',
+      'gateway.provider': last?.provider ?? '',
+      'gateway.connection': last?.connection ?? '',
+      'gateway.upstream_model': last?.upstreamModel ?? '',
+      'gateway.customer_id': tr.key?.customerId ?? '',
+      'gateway.project_id': tr.key?.projectId ?? '',
+      'gateway.api_key_id': tr.key?.id ?? '',
+      'gateway.attempts': out.attempts?.length ?? 0,
+      'gateway.stream': tr.stream,
+      'gen_ai.usage.input_tokens': totals.inputTokens,
+      'gen_ai.usage.output_tokens': totals.outputTokens,
+      ...(out.error ? { 'error.type': out.error.errorCode } : {}),
+    });
+  }
+  if (!deps.records) return;
+  const row: NewRequestRecord = {
+    requestId: tr.ids.requestId,
+    clientRequestId: tr.ids.clientRequestId ?? null,
+    receivedAt: new Date(tr.receivedAt),
+    customerId: tr.key?.customerId ?? null,
+    projectId: tr.key?.projectId ?? null,
+    apiKeyId: tr.key?.id ?? null,
+    endpoint: tr.endpoint,
+    model: tr.model ?? null,
+    provider: last?.provider ?? null,
+    connection: last?.connection ?? null,
+    upstreamModel: last?.upstreamModel ?? null,
+    httpStatus: status,
+    latencyMs: Math.round(performance.now() - tr.t0),
+    ttfbMs: out.ttfbMs ?? null,
+    stream: tr.stream,
+    ...totals,
+    costNanoUsd: out.usage && tr.plan ? costNanoUsd(out.usage, tr.plan.catalog.prices) : 0,
+    attempts: out.attempts?.length ?? 0,
+    errorCode: out.error?.errorCode ?? null,
+    requestBody: keepBody(deps, tr.body),
+    responseBody: keepBody(deps, out.error ? { error: { code: out.error.errorCode, message: out.error.message, attempts: out.attempts } } : out.response),
+  };
+  deps.records.add(row);
+};
+
+/** Opens the trace (and its span, when tracing is on). */
+export const openTrace = (deps: InferenceDeps, endpoint: string, req: Request, ids: RequestIds): Trace => {
+  const tr: Trace = { ids, receivedAt: Date.now(), t0: performance.now(), endpoint, stream: false };
+  if (deps.telemetry.enabled) {
+    tr.span = deps.telemetry.startRequest(`POST ${endpoint}`, req.headers, {
+      'gateway.request_id': ids.requestId,
+      ...(ids.clientRequestId !== undefined ? { 'gateway.client_request_id': ids.clientRequestId } : {}),
+      'http.request.method': 'POST',
+      'url.path': endpoint,
+    });
+  }
+  return tr;
+};
+
+export const noSnapshot = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'The data plane has no configuration yet.' });
+
+/** Reads a JSON request body; empty or malformed → 400 invalid_json. */
+export const parseJsonBody = async (req: Request): Promise<unknown> => {
+  const text = await req.text();
+  if (text.trim() === '') throw invalidRequest('The request body is empty; send a JSON object.', null, 'invalid_json');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalidRequest('The request body is not valid JSON.', null, 'invalid_json');
+  }
+};
