@@ -72,31 +72,33 @@ const shouldFallBack = (e: GatewayError, clientSignal: AbortSignal): boolean => 
 
 const withTarget = (t: ResolvedTarget) => ({ connection: t.connection, upstreamModel: t.upstreamModel });
 
-/** Non-streaming: try targets in order until one answers or a non-retryable error occurs. */
-export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal): Promise<CompleteOutcome> => {
+type Success<T> = { ok: true; value: T; target: ResolvedTarget; attempts: Attempt[] };
+
+/**
+ * The one failover loop: tries (target, retry) pairs in order until a step succeeds or fails with
+ * a non-retryable error. A step returns undefined when its target cannot serve the request at all
+ * (skipped, not counted). Each try has its own time-out, cleared when the step returns.
+ */
+const failover = async <T>(
+  route: RouteSnapshot,
+  clientSignal: AbortSignal,
+  none: GatewayError,
+  step: (target: ResolvedTarget, t: Try) => Promise<{ value: T; status: number } | undefined>,
+): Promise<Success<T> | DispatchFailure> => {
   const attempts: Attempt[] = [];
-  let last: GatewayError = new GatewayError({ kind: 'unavailable', message: 'No upstream target is available.' });
+  let last = none;
   let lastTarget: ResolvedTarget | undefined;
   for (const target of plan(route)) {
-    lastTarget = target;
     const t = begin(target, route, clientSignal);
     try {
-      const adapter = target.adapter;
-      if (adapter.kind === 'local') {
-        const response = adapter.complete(req, withTarget(target));
-        attempts.push(attemptOf(t, 200));
-        return { ok: true, response, target, attempts };
-      }
-      const upstream = await sendUpstream(await prepareRequest(adapter, req, withTarget(target), t.controller.signal), t.controller.signal);
-      const text = await upstream.text().catch((e: unknown) => {
-        throw upstreamFailure(e, t.controller.signal);
-      });
-      if (!upstream.ok) throw adapter.parseError(upstream.status, text, upstream.headers);
-      const response = adapter.parseResponse(text);
-      attempts.push(attemptOf(t, upstream.status));
-      return { ok: true, response, target, attempts };
+      const r = await step(target, t);
+      if (!r) continue;
+      attempts.push(attemptOf(t, r.status));
+      return { ok: true, value: r.value, target, attempts };
     } catch (e) {
+      lastTarget = target;
       last = upstreamFailure(e, t.controller.signal);
+      t.controller.abort(last);
       attempts.push(attemptOf(t, last.status, last));
       if (!shouldFallBack(last, clientSignal)) break;
     } finally {
@@ -104,6 +106,27 @@ export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapsh
     }
   }
   return { ok: false, error: last, attempts, target: lastTarget };
+};
+
+const noTarget = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'No upstream target is available.' });
+
+const readText = (res: Response, signal: AbortSignal): Promise<string> =>
+  res.text().catch((e: unknown) => {
+    throw upstreamFailure(e, signal);
+  });
+
+/** Non-streaming: try targets in order until one answers or a non-retryable error occurs. */
+export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal): Promise<CompleteOutcome> => {
+  const r = await failover(route, clientSignal, noTarget(), async (target, t) => {
+    const adapter = target.adapter;
+    if (adapter.kind === 'local') return { value: adapter.complete(req, withTarget(target)), status: 200 };
+    const signal = t.controller.signal;
+    const upstream = await sendUpstream(await prepareRequest(adapter, req, withTarget(target), signal), signal);
+    const text = await readText(upstream, signal);
+    if (!upstream.ok) throw adapter.parseError(upstream.status, text, upstream.headers);
+    return { value: adapter.parseResponse(text), status: upstream.status };
+  });
+  return r.ok ? { ok: true, response: r.value, target: r.target, attempts: r.attempts } : r;
 };
 
 /** Pull-based reader of an upstream body: bytes → frames → canonical events. */
@@ -144,64 +167,27 @@ const eventReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Arr
  * target and reach the client as a plain HTTP error.
  */
 export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal): Promise<StreamOutcome> => {
-  const attempts: Attempt[] = [];
-  let last: GatewayError = new GatewayError({ kind: 'unavailable', message: 'No upstream target is available.' });
-  let lastTarget: ResolvedTarget | undefined;
-  for (const target of plan(route)) {
-    lastTarget = target;
-    const t = begin(target, route, clientSignal);
+  type Opened = Omit<OpenStream, 'attempts' | 'target'>;
+  const r = await failover<Opened>(route, clientSignal, noTarget(), async (target, t) => {
     const adapter = target.adapter;
-    try {
-      if (adapter.kind === 'local') {
-        clearTimeout(t.timer);
-        attempts.push(attemptOf(t, 200));
-        const events = adapter.stream(req, withTarget(target));
-        let served = false;
-        return {
-          ok: true,
-          stream: {
-            target,
-            attempts,
-            first: events,
-            next: async () => (served ? null : ((served = true), [])),
-            abort: (reason) => t.controller.abort(reason),
-            controller: t.controller,
-          },
-        };
-      }
-      const upstream = await sendUpstream(await prepareRequest(adapter, req, withTarget(target), t.controller.signal), t.controller.signal);
-      if (!upstream.ok || !upstream.body) {
-        const text = await upstream.text().catch(() => '');
-        throw upstream.ok
-          ? new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' })
-          : adapter.parseError(upstream.status, text, upstream.headers);
-      }
-      const next = eventReader(adapter, upstream.body, t.controller.signal);
-      let first: StreamEvent[] | null = [];
-      while (first !== null && first.length === 0) first = await next();
-      clearTimeout(t.timer);
-      attempts.push(attemptOf(t, upstream.status));
-      let ended = first === null;
-      return {
-        ok: true,
-        stream: {
-          target,
-          attempts,
-          first: first ?? [],
-          next: async () => (ended ? null : ((await next()) ?? ((ended = true), null))),
-          abort: (reason) => t.controller.abort(reason),
-          controller: t.controller,
-        },
-      };
-    } catch (e) {
-      clearTimeout(t.timer);
-      last = upstreamFailure(e, t.controller.signal);
-      t.controller.abort(last);
-      attempts.push(attemptOf(t, last.status, last));
-      if (!shouldFallBack(last, clientSignal)) break;
+    const abort = (reason: GatewayError) => t.controller.abort(reason);
+    if (adapter.kind === 'local') {
+      let served = false;
+      const next = async () => (served ? null : ((served = true), []));
+      return { value: { first: adapter.stream(req, withTarget(target)), next, abort, controller: t.controller }, status: 200 };
     }
-  }
-  return { ok: false, error: last, attempts, target: lastTarget };
+    const signal = t.controller.signal;
+    const upstream = await sendUpstream(await prepareRequest(adapter, req, withTarget(target), signal), signal);
+    if (!upstream.ok) throw adapter.parseError(upstream.status, await upstream.text().catch(() => ''), upstream.headers);
+    if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
+    const read = eventReader(adapter, upstream.body, signal);
+    let first: StreamEvent[] | null = [];
+    while (first !== null && first.length === 0) first = await read();
+    let ended = first === null;
+    const next = async () => (ended ? null : ((await read()) ?? ((ended = true), null)));
+    return { value: { first: first ?? [], next, abort, controller: t.controller }, status: upstream.status };
+  });
+  return r.ok ? { ok: true, stream: { ...r.value, target: r.target, attempts: r.attempts } } : r;
 };
 
 export type ExtraOutcome = { ok: true; response: Response; target: ResolvedTarget; attempts: Attempt[] } | DispatchFailure;
@@ -220,40 +206,22 @@ const notOffered = (endpoint: ExtraEndpoint): GatewayError =>
  * handed on as they arrive. Targets whose provider lacks the endpoint are skipped.
  */
 export const dispatchExtra = async (endpoint: ExtraEndpoint, body: JsonObject, route: RouteSnapshot, clientSignal: AbortSignal): Promise<ExtraOutcome> => {
-  const attempts: Attempt[] = [];
-  let last: GatewayError = notOffered(endpoint);
-  let lastTarget: ResolvedTarget | undefined;
-  for (const target of plan(route)) {
+  const r = await failover(route, clientSignal, notOffered(endpoint), async (target, t) => {
     const adapter = target.adapter;
-    const t = begin(target, route, clientSignal);
-    try {
-      if (adapter.kind === 'local') {
-        const json = adapter.extra?.(endpoint, body, withTarget(target));
-        if (!json) continue;
-        lastTarget = target;
-        attempts.push(attemptOf(t, 200));
-        return { ok: true, response: Response.json(json), target, attempts };
-      }
-      const built = adapter.buildExtraRequest?.(endpoint, body, withTarget(target));
-      if (!built) continue;
-      lastTarget = target;
-      const request = adapter.authorize ? await adapter.authorize(built, withTarget(target), tokenHttp(t.controller.signal)) : built;
-      const upstream = await sendUpstream(request, t.controller.signal);
-      if (!upstream.ok) throw adapter.parseError(upstream.status, await upstream.text().catch(() => ''), upstream.headers);
-      attempts.push(attemptOf(t, upstream.status));
-      const type = upstream.headers.get('content-type') ?? '';
-      if (!type.includes('json')) return { ok: true, response: upstream, target, attempts };
-      const text = await upstream.text().catch((e: unknown) => {
-        throw upstreamFailure(e, t.controller.signal);
-      });
-      return { ok: true, response: new Response(text, { status: upstream.status, headers: { 'content-type': type } }), target, attempts };
-    } catch (e) {
-      last = upstreamFailure(e, t.controller.signal);
-      attempts.push(attemptOf(t, last.status, last));
-      if (!shouldFallBack(last, clientSignal)) break;
-    } finally {
-      clearTimeout(t.timer);
+    if (adapter.kind === 'local') {
+      const json = adapter.extra?.(endpoint, body, withTarget(target));
+      return json ? { value: Response.json(json), status: 200 } : undefined;
     }
-  }
-  return { ok: false, error: last, attempts, target: lastTarget };
+    const built = adapter.buildExtraRequest?.(endpoint, body, withTarget(target));
+    if (!built) return undefined;
+    const signal = t.controller.signal;
+    const request = adapter.authorize ? await adapter.authorize(built, withTarget(target), tokenHttp(signal)) : built;
+    const upstream = await sendUpstream(request, signal);
+    if (!upstream.ok) throw adapter.parseError(upstream.status, await upstream.text().catch(() => ''), upstream.headers);
+    const type = upstream.headers.get('content-type') ?? '';
+    if (!type.includes('json')) return { value: upstream, status: upstream.status };
+    const text = await readText(upstream, signal);
+    return { value: new Response(text, { status: upstream.status, headers: { 'content-type': type } }), status: upstream.status };
+  });
+  return r.ok ? { ok: true, response: r.value, target: r.target, attempts: r.attempts } : r;
 };
