@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
-import { type MockUpstream, startMockUpstream } from './support/mock-upstreams.ts';
-import { type Provisioned, provision } from './support/provision.ts';
+import { admin, apikeyOp, type TestGateway } from './support/gateway.ts';
+import type { MockUpstream } from './support/mock-upstreams.ts';
+import { type Provisioned, startWorld, stopWorld, type World } from './support/provision.ts';
 
 /** Every row of the seed's error tables that the inference path can produce, over real HTTP. */
 
@@ -12,18 +12,12 @@ let p: Provisioned;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+let world: World | undefined;
 beforeAll(async () => {
-  oa = startMockUpstream('openai');
-  an = startMockUpstream('anthropic');
-  tg = await startTestGateway();
-  p = await provision(tg, { openaiUrl: oa.url, anthropicUrl: an.url });
+  world = await startWorld();
+  ({ tg, oa, an, p } = world);
 }, 60_000);
-
-afterAll(async () => {
-  await tg.stop();
-  oa.stop();
-  an.stop();
-});
+afterAll(() => stopWorld(world));
 
 interface Sent {
   status: number;

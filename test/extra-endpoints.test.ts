@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import OpenAI from 'openai';
-import { admin, startTestGateway, type TestGateway } from './support/gateway.ts';
-import { type MockUpstream, startMockUpstream } from './support/mock-upstreams.ts';
-import { type Provisioned, provision } from './support/provision.ts';
+import { admin, type TestGateway } from './support/gateway.ts';
+import type { MockUpstream } from './support/mock-upstreams.ts';
+import { type Provisioned, startWorld, stopWorld, type World } from './support/provision.ts';
 
 /**
  * /v1/embeddings, /v1/completions, /v1/images/generations, /v1/audio/speech, /v1/rerank: routed by
@@ -15,11 +15,10 @@ let an: MockUpstream;
 let p: Provisioned;
 let client: OpenAI;
 
+let world: World | undefined;
 beforeAll(async () => {
-  oa = startMockUpstream('openai');
-  an = startMockUpstream('anthropic');
-  tg = await startTestGateway();
-  p = await provision(tg, { openaiUrl: oa.url, anthropicUrl: an.url });
+  world = await startWorld();
+  ({ tg, oa, an, p } = world);
   client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: p.apiKey, maxRetries: 0 });
   await tg.must(admin('CreateProviderConnection'), { customerId: 'acme', name: 'echo', provider: 'echo' });
   const m = (await tg.must(admin('CreateModel'), { model: 'echo-embed', provider: 'echo', mode: 'embedding', capabilities: ['embedding'], inputPricePerMillion: 1 })) as {
@@ -29,11 +28,7 @@ beforeAll(async () => {
   await tg.must(admin('CreateRoute'), { customerId: 'acme', model: 'echo-embed', targets: [{ connection: 'echo', model: 'echo-embedder' }] });
 }, 60_000);
 
-afterAll(async () => {
-  await tg.stop();
-  oa.stop();
-  an.stop();
-});
+afterAll(() => stopWorld(world));
 
 test('embeddings through an OpenAI upstream: path, auth, model substitution, usage', async () => {
   const res = await client.embeddings.create({ model: 'gpt-mini', input: ['alpha', 'beta'] });

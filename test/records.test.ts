@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { admin, startTestGateway, type TestGateway } from './support/gateway.ts';
-import { type MockUpstream, startMockUpstream } from './support/mock-upstreams.ts';
-import { type Provisioned, provision } from './support/provision.ts';
+import { admin, type TestGateway } from './support/gateway.ts';
+import type { MockUpstream } from './support/mock-upstreams.ts';
+import { type Provisioned, startWorld, stopWorld, type World } from './support/provision.ts';
 
 /** Per-request records: every field of the seed's table, searchable by both ids, with cost. */
 
@@ -11,18 +11,12 @@ let oa: MockUpstream;
 let an: MockUpstream;
 let p: Provisioned;
 
+let world: World | undefined;
 beforeAll(async () => {
-  oa = startMockUpstream('openai');
-  an = startMockUpstream('anthropic');
-  tg = await startTestGateway();
-  p = await provision(tg, { openaiUrl: oa.url, anthropicUrl: an.url });
+  world = await startWorld();
+  ({ tg, oa, an, p } = world);
 }, 60_000);
-
-afterAll(async () => {
-  await tg.stop();
-  oa.stop();
-  an.stop();
-});
+afterAll(() => stopWorld(world));
 
 interface RecordView {
   requestId: string;

@@ -1,9 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import OpenAI from 'openai';
-import { startTestGateway, type TestGateway } from './support/gateway.ts';
-import { type MockUpstream, startMockUpstream } from './support/mock-upstreams.ts';
-import { provision } from './support/provision.ts';
+import type { TestGateway } from './support/gateway.ts';
+import type { MockUpstream } from './support/mock-upstreams.ts';
+import { startWorld, stopWorld, type World } from './support/provision.ts';
 
 /**
  * The official SDKs, unmodified, against the running gateway: every client format × every upstream
@@ -16,20 +16,16 @@ let an: MockUpstream;
 let openai: OpenAI;
 let anthropic: Anthropic;
 
+let world: World | undefined;
 beforeAll(async () => {
-  oa = startMockUpstream('openai');
-  an = startMockUpstream('anthropic');
-  tg = await startTestGateway();
-  const p = await provision(tg, { openaiUrl: oa.url, anthropicUrl: an.url });
+  world = await startWorld();
+  ({ tg, oa, an } = world);
+  const { p } = world;
   openai = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: p.apiKey, maxRetries: 0 });
   anthropic = new Anthropic({ baseURL: tg.url, apiKey: p.apiKey, maxRetries: 0 });
 }, 60_000);
 
-afterAll(async () => {
-  await tg.stop();
-  oa.stop();
-  an.stop();
-});
+afterAll(() => stopWorld(world));
 
 const UPSTREAMS = [
   { model: 'gpt-mini', family: 'openai', upstreamModel: 'gpt-4o-mini' },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { admin, startTestGateway, type TestGateway } from './support/gateway.ts';
-import { type MockUpstream, startMockUpstream } from './support/mock-upstreams.ts';
-import { type Provisioned, provision } from './support/provision.ts';
+import { admin, type TestGateway } from './support/gateway.ts';
+import type { MockUpstream } from './support/mock-upstreams.ts';
+import { type Provisioned, startWorld, stopWorld, type World } from './support/provision.ts';
 
 /**
  * Spans reach a real OTLP/HTTP receiver with both request ids and the forwarded application
@@ -20,6 +20,7 @@ interface OtlpAttr {
   value: { stringValue?: string; intValue?: string | number; boolValue?: boolean };
 }
 
+let world: World | undefined;
 beforeAll(async () => {
   collector = Bun.serve({
     port: 0,
@@ -32,8 +33,8 @@ beforeAll(async () => {
       return new Response('{}', { headers: { 'content-type': 'application/json' } });
     },
   });
-  oa = startMockUpstream('openai');
-  an = startMockUpstream('anthropic');
+  world = await startWorld({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`, GATEWAY_KEEPALIVE_INTERVAL: '100ms' });
+  ({ tg, oa, an, p } = world);
   oa.script((r) =>
     r.body.model === 'quiet'
       ? { text: 'a b c', chunkDelayMs: 350, usage: { input: 1, output: 3 } }
@@ -41,8 +42,6 @@ beforeAll(async () => {
         ? { text: 'a b c', chunkDelayMs: 2000, usage: { input: 1, output: 3 } }
         : { text: 'ok', usage: { input: 1, output: 1 } },
   );
-  tg = await startTestGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`, GATEWAY_KEEPALIVE_INTERVAL: '100ms' });
-  p = await provision(tg, { openaiUrl: oa.url, anthropicUrl: an.url });
   for (const [model, timeoutMs] of [
     ['quiet', 5000],
     ['stalled', 500],
@@ -54,9 +53,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await tg.stop();
-  oa.stop();
-  an.stop();
+  await stopWorld(world);
   collector.stop(true);
 });
 

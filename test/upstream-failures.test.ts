@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import OpenAI from 'openai';
-import { admin, startTestGateway, type TestGateway } from './support/gateway.ts';
-import { type MockUpstream, type Scripted, startMockUpstream } from './support/mock-upstreams.ts';
-import { type Provisioned, provision } from './support/provision.ts';
+import { admin, type TestGateway } from './support/gateway.ts';
+import type { MockUpstream, Scripted } from './support/mock-upstreams.ts';
+import { type Provisioned, startWorld, stopWorld, type World } from './support/provision.ts';
 
 /**
  * Upstream failures: normalised errors, fallback by priority, weighted splitting, time-outs,
@@ -35,12 +35,11 @@ const route = async (model: string, targets: { model: string; priority?: number;
   await tg.must(admin('CreateRoute'), { customerId: 'acme', model, targets: targets.map((t) => ({ connection: 'mock-openai', ...t })), ...extra });
 };
 
+let world: World | undefined;
 beforeAll(async () => {
-  oa = startMockUpstream('openai');
-  an = startMockUpstream('anthropic');
+  world = await startWorld();
+  ({ tg, oa, an, p } = world);
   oa.script((r) => BEHAVIOUR[String(r.body.model)] ?? { text: `served by ${String(r.body.model)}`, usage: { input: 5, output: 3 } });
-  tg = await startTestGateway();
-  p = await provision(tg, { openaiUrl: oa.url, anthropicUrl: an.url });
   client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: p.apiKey, maxRetries: 0 });
   await route('r-fallback', [{ model: 'fail-500', priority: 0 }, { model: 'backup-ok', priority: 1 }]);
   await route('r-all-down', [{ model: 'fail-500', priority: 0 }, { model: 'fail-500', priority: 1 }]);
@@ -60,11 +59,7 @@ beforeAll(async () => {
   ]);
 }, 60_000);
 
-afterAll(async () => {
-  await tg.stop();
-  oa.stop();
-  an.stop();
-});
+afterAll(() => stopWorld(world));
 
 const post = (model: string, extra: Record<string, unknown> = {}) =>
   fetch(`${tg.url}/v1/chat/completions`, {

@@ -1,4 +1,5 @@
-import { admin, apikeyOp, type TestGateway } from './gateway.ts';
+import { admin, apikeyOp, startTestGateway, type TestGateway } from './gateway.ts';
+import { type MockUpstream, startMockUpstream } from './mock-upstreams.ts';
 
 export interface Provisioned {
   apiKey: string;
@@ -55,4 +56,27 @@ export const provision = async (tg: TestGateway, o: ProvisionOptions): Promise<P
     id: string;
   };
   return { apiKey: key.apiKey, keyId: key.id, models };
+};
+
+export interface World {
+  tg: TestGateway;
+  oa: MockUpstream;
+  an: MockUpstream;
+  p: Provisioned;
+}
+
+/** Mock OpenAI and Anthropic upstreams, a running gateway, and the `acme` customer provisioned. */
+export const startWorld = async (env: Record<string, string> = {}): Promise<World> => {
+  const oa = startMockUpstream('openai');
+  const an = startMockUpstream('anthropic');
+  const tg = await startTestGateway(env);
+  const p = await provision(tg, { openaiUrl: oa.url, anthropicUrl: an.url });
+  return { tg, oa, an, p };
+};
+
+export const stopWorld = async (w: World | undefined): Promise<void> => {
+  if (!w) return;
+  await w.tg.stop();
+  w.oa.stop();
+  w.an.stop();
 };

@@ -1,0 +1,351 @@
+/**
+ * Every management operation of this issue with a valid base body and its bounds, written from
+ * the seed (and contract §3.1), not derived from the server's schemas: the validation suite checks
+ * each bound over HTTP, and checks that every bounded field the server documents is listed here.
+ */
+
+export interface Fx {
+  customerId: string;
+  projectId: string;
+  modelId: string;
+  workspaceUuid: string;
+  dataplaneUuid: string;
+  workspaceSlug: string;
+  gatewayUuid: string;
+  connection: string;
+  routeModel: string;
+  apiKeyId: string;
+}
+
+export type Pattern = 'SLUG' | 'ID' | 'PROJ' | 'SERVER' | 'SCOPE' | 'UUID' | 'TOKEN' | 'SLUG?' | 'ID?' | 'PROJ?' | 'HTTP' | 'URL' | 'PAGE';
+
+export type Spec =
+  | { kind: 'str'; min: number; max: number; pattern?: Pattern; nullable?: boolean }
+  | { kind: 'int32'; min: number; max: number; nullable?: boolean }
+  | { kind: 'int64'; min: number; max: number; nullable?: boolean }
+  | { kind: 'number'; min: number; max: number }
+  | { kind: 'enum'; values: readonly string[] }
+  | { kind: 'enumArray'; values: readonly string[]; maxItems: number }
+  | { kind: 'bool'; nullable?: boolean }
+  | { kind: 'labels' }
+  | { kind: 'strArray'; maxItems: number; min?: number; itemMax: number; pattern?: Pattern }
+  | { kind: 'datetime' }
+  | { kind: 'array'; min: number; max: number; item: () => unknown };
+
+export interface OpCase {
+  path: string;
+  /** A valid body (references may point at nothing: validation runs first). */
+  base: (fx: Fx) => Record<string, unknown>;
+  fields: Record<string, Spec>;
+}
+
+const A = '/admin.v1.AdminService/';
+const K = '/apikey.v1.ApiKeyService/';
+
+// ---- field shorthands (the seed's bounds)
+const str = (min: number, max: number, pattern?: Pattern, nullable?: boolean): Spec => ({ kind: 'str', min, max, ...(pattern ? { pattern } : {}), ...(nullable ? { nullable } : {}) });
+const customerSlug = str(1, 63, 'SLUG');
+const customerRef = str(1, 63);
+const projectKey = str(1, 253);
+const projectRef = str(0, 253);
+const uuid = str(36, 36, 'UUID');
+const name = str(0, 255, undefined, true);
+const description = str(0, 1000, undefined, true);
+const labels: Spec = { kind: 'labels' };
+const pageSize: Spec = { kind: 'int32', min: 0, max: 1000 };
+const pageToken = str(0, 512, 'PAGE');
+const bool: Spec = { kind: 'bool' };
+const meta = { description, labels, name };
+const paging = { pageSize, pageToken };
+
+const U0 = '00000000-0000-4000-8000-000000000000';
+
+const modelFields: Record<string, Spec> = {
+  mode: str(0, 63, undefined, true),
+  capabilities: {
+    kind: 'enumArray',
+    values: ['chat', 'completion', 'embedding', 'image', 'speech', 'rerank', 'tools', 'vision', 'computer_use', 'reasoning', 'caching', 'json_mode'],
+    maxItems: 12,
+  },
+  contextWindow: { kind: 'int32', min: 0, max: 2_147_483_647 },
+  maxOutputTokens: { kind: 'int32', min: 0, max: 2_147_483_647 },
+  inputPricePerMillion: { kind: 'number', min: 0, max: 1_000_000 },
+  outputPricePerMillion: { kind: 'number', min: 0, max: 1_000_000 },
+  cachedPricePerMillion: { kind: 'number', min: 0, max: 1_000_000 },
+  cacheWritePricePerMillion: { kind: 'number', min: 0, max: 1_000_000 },
+  isEnabled: bool,
+};
+
+const addr = (fx: Fx) => ({ customerId: fx.customerId, projectId: fx.projectId });
+const addrFields = { customerId: customerRef, projectId: projectKey };
+
+const flavor = (noun: 'Dataplane' | 'Workspace', key: 'dataplaneId' | 'workspaceId', uuidOf: (fx: Fx) => string): OpCase[] => [
+  {
+    path: `${A}Create${noun}`,
+    base: (fx) => ({ customerId: fx.customerId, [key]: 'new-plane' }),
+    fields: { customerId: customerSlug, [key]: str(1, 253, 'ID'), ...meta, projectId: projectRef },
+  },
+  { path: `${A}Get${noun}`, base: (fx) => ({ id: uuidOf(fx) }), fields: { id: uuid } },
+  { path: `${A}List${noun}s`, base: () => ({}), fields: { customerId: str(0, 63, 'SLUG?'), ...paging } },
+  { path: `${A}Update${noun}`, base: (fx) => ({ id: uuidOf(fx) }), fields: { id: uuid, ...meta } },
+  { path: `${A}Delete${noun}`, base: (fx) => ({ id: uuidOf(fx) }), fields: { id: uuid } },
+  { path: `${A}Set${noun}Project`, base: (fx) => ({ id: uuidOf(fx) }), fields: { id: uuid, projectId: str(0, 255) } },
+  {
+    path: `${A}Set${noun}URL`,
+    base: (fx) => ({ id: uuidOf(fx), url: 'https://plane.example.com', triggerUpdate: false }),
+    fields: { id: uuid, url: str(1, 2048, 'URL'), triggerUpdate: bool },
+  },
+];
+
+const target = () => ({ connection: 'c1', model: 'up-1' });
+const routeRef = { id: uuid, customerId: customerRef, projectId: projectRef, model: str(1, 253) };
+const connRef = { id: uuid, customerId: customerRef, projectId: projectRef, name: str(1, 253, 'ID') };
+
+export const OPS: OpCase[] = [
+  // ---- catalog
+  { path: `${A}CreateModel`, base: () => ({ model: 'm-new', provider: 'echo' }), fields: { model: str(1, 253), provider: str(1, 63, 'SLUG'), ...modelFields } },
+  { path: `${A}GetModel`, base: (fx) => ({ modelId: fx.modelId }), fields: { modelId: uuid } },
+  { path: `${A}ListModels`, base: () => ({}), fields: { provider: str(0, 63), ...paging } },
+  { path: `${A}UpdateModel`, base: (fx) => ({ modelId: fx.modelId }), fields: { modelId: uuid, ...modelFields } },
+  { path: `${A}DeleteModel`, base: (fx) => ({ modelId: fx.modelId }), fields: { modelId: uuid } },
+  // ---- customers
+  { path: `${A}CreateCustomer`, base: () => ({ customerId: 'new-customer' }), fields: { customerId: customerSlug, ...meta } },
+  { path: `${A}GetCustomer`, base: (fx) => ({ customerId: fx.customerId }), fields: { customerId: customerRef } },
+  { path: `${A}ListCustomers`, base: () => ({}), fields: paging },
+  { path: `${A}UpdateCustomer`, base: (fx) => ({ customerId: fx.customerId }), fields: { customerId: customerRef, ...meta } },
+  { path: `${A}DeleteCustomer`, base: (fx) => ({ customerId: fx.customerId }), fields: { customerId: customerRef } },
+  // ---- projects
+  { path: `${A}CreateProject`, base: (fx) => ({ customerId: fx.customerId, projectId: 'new-project' }), fields: { customerId: customerRef, projectId: str(1, 253, 'PROJ'), ...meta } },
+  { path: `${A}GetProject`, base: addr, fields: addrFields },
+  { path: `${A}ListProjects`, base: (fx) => ({ customerId: fx.customerId }), fields: { customerId: customerRef, ...paging } },
+  { path: `${A}UpdateProject`, base: addr, fields: { ...addrFields, ...meta } },
+  { path: `${A}DeleteProject`, base: addr, fields: addrFields },
+  // ---- members
+  { path: `${A}AddProjectMember`, base: (fx) => ({ ...addr(fx), userId: 'u-x', role: 'member' }), fields: { ...addrFields, userId: str(1, 255), role: { kind: 'enum', values: ['admin', 'member'] } } },
+  { path: `${A}UpdateProjectMember`, base: (fx) => ({ ...addr(fx), userId: 'u-x', role: 'admin' }), fields: { ...addrFields, userId: str(1, 255), role: { kind: 'enum', values: ['admin', 'member'] } } },
+  { path: `${A}RemoveProjectMember`, base: (fx) => ({ ...addr(fx), userId: 'u-x' }), fields: { ...addrFields, userId: str(1, 255) } },
+  { path: `${A}ListProjectMembers`, base: addr, fields: { ...addrFields, ...paging } },
+  // ---- assignments
+  { path: `${A}AddProjectModel`, base: (fx) => ({ ...addr(fx), modelId: fx.modelId }), fields: { ...addrFields, modelId: uuid } },
+  { path: `${A}RemoveProjectModel`, base: (fx) => ({ ...addr(fx), modelId: fx.modelId }), fields: { ...addrFields, modelId: uuid } },
+  { path: `${A}ListProjectModels`, base: addr, fields: { ...addrFields, ...paging } },
+  { path: `${A}AddProjectProvider`, base: (fx) => ({ ...addr(fx), providerName: 'echo' }), fields: { ...addrFields, providerName: str(1, 63) } },
+  { path: `${A}RemoveProjectProvider`, base: (fx) => ({ ...addr(fx), providerName: 'echo' }), fields: { ...addrFields, providerName: str(1, 63) } },
+  { path: `${A}ListProjectProviders`, base: addr, fields: { ...addrFields, ...paging } },
+  { path: `${A}AddProjectMcpServer`, base: (fx) => ({ ...addr(fx), serverId: 'srv.1' }), fields: { ...addrFields, serverId: str(1, 253, 'SERVER') } },
+  { path: `${A}RemoveProjectMcpServer`, base: (fx) => ({ ...addr(fx), serverId: 'srv.1' }), fields: { ...addrFields, serverId: str(1, 253, 'SERVER') } },
+  { path: `${A}ListProjectMcpServers`, base: addr, fields: { ...addrFields, ...paging } },
+  // ---- settings
+  { path: `${A}GetProjectSettings`, base: addr, fields: addrFields },
+  {
+    path: `${A}UpsertProjectSetting`,
+    base: (fx) => ({ ...addr(fx), settingName: 'rate-limit', settingValue: '100/m' }),
+    fields: { ...addrFields, settingName: { kind: 'enum', values: ['global-fallback', 'rate-limit'] }, settingValue: str(1, 1024) },
+  },
+  { path: `${A}DeleteProjectSetting`, base: (fx) => ({ ...addr(fx), settingName: 'rate-limit' }), fields: { ...addrFields, settingName: { kind: 'enum', values: ['global-fallback', 'rate-limit'] } } },
+  // ---- data planes and workspaces
+  ...flavor('Dataplane', 'dataplaneId', (fx) => fx.dataplaneUuid),
+  ...flavor('Workspace', 'workspaceId', (fx) => fx.workspaceUuid),
+  // ---- project gateways
+  {
+    path: `${A}CreateProjectGateway`,
+    base: (fx) => ({ customerId: fx.customerId, workspaceId: fx.workspaceSlug, projectGatewayId: 'gw-new' }),
+    fields: { customerId: customerSlug, workspaceId: str(1, 253, 'ID'), projectGatewayId: str(1, 253, 'ID'), ...meta, url: str(0, 2048, 'URL', true) },
+  },
+  { path: `${A}GetProjectGateway`, base: (fx) => ({ id: fx.gatewayUuid }), fields: { id: uuid, projectId: str(0, 253, 'ID?') } },
+  {
+    path: `${A}ListProjectGateways`,
+    base: () => ({}),
+    fields: { customerId: str(0, 63, 'SLUG?'), workspaceId: str(0, 253, 'ID?'), projectId: str(0, 253, 'ID?'), ...paging },
+  },
+  {
+    path: `${A}UpdateProjectGateway`,
+    base: (fx) => ({ id: fx.gatewayUuid }),
+    fields: { id: uuid, projectId: str(0, 253, 'ID?'), ...meta, url: str(0, 2048, 'URL', true) },
+  },
+  { path: `${A}DeleteProjectGateway`, base: (fx) => ({ id: fx.gatewayUuid }), fields: { id: uuid, projectId: str(0, 253, 'ID?') } },
+  { path: `${A}AttachProjectGatewayProject`, base: (fx) => ({ id: fx.gatewayUuid, projectId: fx.projectId }), fields: { id: uuid, projectId: str(1, 253, 'ID') } },
+  { path: `${A}DetachProjectGatewayProject`, base: (fx) => ({ id: fx.gatewayUuid, projectId: fx.projectId }), fields: { id: uuid, projectId: str(1, 253, 'ID') } },
+  {
+    path: `${A}SetProjectGatewayURL`,
+    base: (fx) => ({ id: fx.gatewayUuid, url: 'https://gw-v.example.com' }),
+    fields: { id: uuid, projectId: str(0, 253, 'ID?'), url: str(1, 2048, 'URL') },
+  },
+  { path: `${A}SetProjectGatewayWorkspace`, base: (fx) => ({ id: fx.gatewayUuid, workspaceId: fx.workspaceSlug }), fields: { id: uuid, workspaceId: str(1, 253, 'ID') } },
+  // ---- user tokens
+  {
+    path: `${A}CreateUserToken`,
+    base: (fx) => ({ customerId: fx.customerId, workspaceId: 'ws', userId: 'u-1', organizationUnit: 'eng', role: 'developer' }),
+    fields: {
+      customerId: str(1, 100, 'TOKEN'),
+      workspaceId: str(1, 100, 'TOKEN'),
+      userId: str(1, 255),
+      organizationUnit: str(1, 255),
+      role: str(1, 100),
+      scopes: { kind: 'strArray', maxItems: 10, itemMax: 50, pattern: 'SCOPE' },
+      name: str(0, 255, undefined, true),
+      expiresInDays: { kind: 'int64', min: 1, max: 365, nullable: true },
+      projectId: str(0, 253, 'PROJ?', true),
+      impersonate: { kind: 'bool', nullable: true },
+      'impersonationMetadata.impersonatorKey': str(1, 255),
+      'impersonationMetadata.reason': str(0, 500, undefined, true),
+      'impersonationMetadata.context': labels,
+    },
+  },
+  // ---- provider connections (contract §3.1)
+  {
+    path: `${A}CreateProviderConnection`,
+    base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, name: 'conn-new', provider: 'echo' }),
+    fields: {
+      customerId: customerRef,
+      projectId: projectRef,
+      name: str(1, 253, 'ID'),
+      provider: str(1, 63),
+      baseUrl: str(1, 2048, 'HTTP', true),
+      apiKey: str(1, 16384, undefined, true),
+    },
+  },
+  { path: `${A}GetProviderConnection`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, name: fx.connection }), fields: connRef },
+  { path: `${A}ListProviderConnections`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }), fields: { customerId: customerRef, projectId: projectRef, ...paging } },
+  {
+    path: `${A}UpdateProviderConnection`,
+    base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, name: fx.connection }),
+    fields: { ...connRef, baseUrl: str(1, 2048, 'HTTP', true), apiKey: str(1, 16384, undefined, true) },
+  },
+  { path: `${A}DeleteProviderConnection`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, name: fx.connection }), fields: connRef },
+  // ---- routes (contract §3.1)
+  {
+    path: `${A}CreateRoute`,
+    base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, model: fx.routeModel, targets: [target()] }),
+    fields: {
+      customerId: customerRef,
+      projectId: projectRef,
+      model: str(1, 253),
+      targets: { kind: 'array', min: 1, max: 32, item: target },
+      'targets.0.connection': str(1, 253, 'ID'),
+      'targets.0.model': str(1, 253),
+      'targets.0.priority': { kind: 'int32', min: 0, max: 100 },
+      'targets.0.weight': { kind: 'int32', min: 0, max: 10_000 },
+      enabled: bool,
+      timeoutMs: { kind: 'int32', min: 1, max: 3_600_000, nullable: true },
+      maxRetries: { kind: 'int32', min: 0, max: 10, nullable: true },
+    },
+  },
+  { path: `${A}GetRoute`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, model: fx.routeModel }), fields: routeRef },
+  { path: `${A}ListRoutes`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }), fields: { customerId: customerRef, projectId: projectRef, ...paging } },
+  {
+    path: `${A}UpdateRoute`,
+    base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, model: fx.routeModel }),
+    fields: {
+      ...routeRef,
+      targets: { kind: 'array', min: 1, max: 32, item: target },
+      'targets.0.connection': str(1, 253, 'ID'),
+      'targets.0.model': str(1, 253),
+      'targets.0.priority': { kind: 'int32', min: 0, max: 100 },
+      'targets.0.weight': { kind: 'int32', min: 0, max: 10_000 },
+      enabled: bool,
+      timeoutMs: { kind: 'int32', min: 1, max: 3_600_000, nullable: true },
+      maxRetries: { kind: 'int32', min: 0, max: 10, nullable: true },
+    },
+  },
+  { path: `${A}DeleteRoute`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, model: fx.routeModel }), fields: routeRef },
+  // ---- API keys
+  {
+    path: `${K}CreateApiKey`,
+    base: (fx) => ({ name: 'k', userId: 'u-1', enterpriseContext: { customerId: fx.customerId, projectId: fx.projectId } }),
+    fields: {
+      name: str(0, 255),
+      userId: str(0, 255),
+      userKeyAddress: str(0, 255),
+      'enterpriseContext.customerId': customerRef,
+      'enterpriseContext.projectId': projectRef,
+      'enterpriseContext.workspaceId': str(0, 253),
+      'enterpriseContext.role': str(0, 100),
+      'enterpriseContext.organizationUnit': str(0, 255),
+      'enterpriseContext.scopes': { kind: 'strArray', maxItems: 10, itemMax: 50, pattern: 'SCOPE' },
+      'enterpriseContext.expiresInDays': { kind: 'int64', min: 1, max: 3650 },
+    },
+  },
+  { path: `${K}ListApiKeys`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }), fields: { customerId: customerRef, projectId: projectRef, includeRevoked: bool, ...paging } },
+  { path: `${K}RevokeApiKey`, base: (fx) => ({ id: fx.apiKeyId }), fields: { id: uuid, customerId: customerRef, projectId: projectRef } },
+  // ---- observability and status
+  {
+    path: `${A}SearchRequestRecords`,
+    base: (fx) => ({ customerId: fx.customerId }),
+    fields: {
+      requestId: str(0, 64),
+      clientRequestId: str(0, 256),
+      customerId: customerRef,
+      projectId: projectRef,
+      apiKeyId: str(0, 64),
+      startTime: { kind: 'datetime' },
+      endTime: { kind: 'datetime' },
+      ...paging,
+    },
+  },
+  {
+    path: `${A}GetUsage`,
+    base: (fx) => ({ customerId: fx.customerId }),
+    fields: {
+      customerId: customerRef,
+      projectId: projectRef,
+      apiKeyId: str(0, 64),
+      startTime: { kind: 'datetime' },
+      endTime: { kind: 'datetime' },
+      groupBy: { kind: 'enum', values: ['api_key', 'model', 'provider', 'day'] },
+    },
+  },
+  { path: `${A}GetConfigStatus`, base: () => ({}), fields: { dataplaneId: str(0, 253) } },
+];
+
+export const GHOST: Fx = {
+  customerId: 'ghost-customer',
+  projectId: 'ghost-project',
+  modelId: U0,
+  workspaceUuid: U0,
+  dataplaneUuid: U0,
+  workspaceSlug: 'ghost-ws',
+  gatewayUuid: U0,
+  connection: 'ghost-conn',
+  routeModel: 'ghost-model',
+  apiKeyId: U0,
+};
+
+/** Sample values per pattern: [valid…], [invalid…]. */
+export const PATTERN_SAMPLES: Record<Pattern, { valid: string[]; invalid: string[] }> = {
+  SLUG: { valid: ['a', '0', 'a-b-9'], invalid: ['A', '-a', 'a-', 'a_b', 'a.b', 'a b'] },
+  ID: { valid: ['a', 'A-_.b9'], invalid: ['a b', 'a/b', 'ä', 'a:b'] },
+  PROJ: { valid: ['a', 'a.b_c-d9'], invalid: ['A', '_a', 'a_', '-a', 'a b'] },
+  SERVER: { valid: ['a', 'A.b_c-D9'], invalid: ['-a', 'a-', '.a', 'a b'] },
+  SCOPE: { valid: ['read', 'a_b'], invalid: ['A', 'a-b', 'a1', 'a b'] },
+  UUID: { valid: ['12345678-9abc-4def-8123-456789abcdef'], invalid: ['not-a-uuid', '12345678-9ABC-4DEF-8123-456789ABCDEF', '123456789abc4def8123456789abcdef'] },
+  TOKEN: { valid: ['a_b-9'], invalid: ['A', 'a.b', 'a b'] },
+  'SLUG?': { valid: ['', 'a-b'], invalid: ['A', '-a'] },
+  'ID?': { valid: ['', 'A-_.b'], invalid: ['a b', 'a/b'] },
+  'PROJ?': { valid: ['', 'a.b'], invalid: ['A', '_a'] },
+  HTTP: { valid: ['http://x.example', 'https://x.example/v1'], invalid: ['ftp://x', 'x.example'] },
+  URL: { valid: ['https://u.example.com'], invalid: [] },
+  PAGE: { valid: [''], invalid: ['bogus', Buffer.from('{"c":"2026-01-01T00:00:00Z","i":"x"}').toString('base64url')] },
+};
+
+/** A string of length n that matches the pattern, or undefined when none exists. */
+export const sample = (pattern: Pattern | undefined, n: number): string | undefined => {
+  switch (pattern) {
+    case 'UUID':
+      return n === 36 ? '12345678-9abc-4def-8123-456789abcdef' : undefined;
+    case 'HTTP':
+      return n >= 10 ? `https://h/${'x'.repeat(n - 10)}` : undefined;
+    case 'URL':
+      if (n === 0) return '';
+      return n >= 22 ? `https://e${'x'.repeat(n - 21)}.example.com` : 'a'.repeat(n);
+    case 'PAGE': {
+      // A well-formed cursor padded (JSON whitespace) to exactly n base64url characters.
+      if (n === 0) return '';
+      if (n % 4 !== 0) return undefined;
+      const json = JSON.stringify({ c: '2020-01-01T00:00:00.000Z', i: U0 });
+      return Buffer.from(json.padEnd((n / 4) * 3, ' ')).toString('base64url');
+    }
+    default:
+      return 'a'.repeat(n);
+  }
+};
