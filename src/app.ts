@@ -10,14 +10,7 @@ import { ManagementAuth } from './control-plane/auth.ts';
 import type { OpDef } from './control-plane/connect.ts';
 import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
-import { apiKeyOps } from './control-plane/services/apikeys.ts';
-import { assignmentOps } from './control-plane/services/assignments.ts';
-import { catalogOps } from './control-plane/services/catalog.ts';
-import { configStatusOps } from './control-plane/services/config-status.ts';
-import { connectionOps } from './control-plane/services/connections.ts';
-import { observabilityOps } from './control-plane/services/observability.ts';
-import { routeOps } from './control-plane/services/routes.ts';
-import { tenancyOps } from './control-plane/services/tenancy.ts';
+import { managementOps, userTokenVerifier } from './control-plane/index.ts';
 import { RecordSink } from './data-plane/records.ts';
 import { startDataPlaneServer } from './data-plane/server.ts';
 import { seedDemo } from './demo.ts';
@@ -25,6 +18,7 @@ import { SnapshotController } from './propagation/controller.ts';
 import { SnapshotHolder } from './propagation/holder.ts';
 import { currentRevision, loadConfigDocument } from './propagation/load.ts';
 import { getAdapter } from './providers/registry.ts';
+import { startTelemetry } from './telemetry/tracing.ts';
 import { openStore, type Store } from './store/db.ts';
 import { adminTokens, customers } from './store/schema/index.ts';
 
@@ -93,6 +87,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     { pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs },
   );
   const records = new RecordSink(store.db, config.recordFlushMs);
+  const telemetry = startTelemetry(config.telemetry, pkg.version);
   const deps: ControlDeps = {
     db: store.db,
     secrets,
@@ -100,16 +95,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     changed: () => controller.sync().catch(() => undefined),
   };
 
-  const ops: OpDef[] = [
-    ...tenancyOps(deps),
-    ...catalogOps(deps),
-    ...assignmentOps(deps),
-    ...connectionOps(deps),
-    ...routeOps(deps),
-    ...apiKeyOps(deps),
-    ...observabilityOps(deps, () => records.flush()),
-    ...configStatusOps(deps, () => controller.status),
-  ];
+  const ops: OpDef[] = managementOps(deps, { flushRecords: () => records.flush(), localStatus: () => controller.status });
   const firstStart = (await store.db.select({ id: customers.id }).from(customers).limit(1)).length === 0;
   const demo = !config.databaseUrl && config.demo && firstStart ? await seedDemo(ops) : undefined;
   const admin = await loadAdminHashes(store, config);
@@ -125,13 +111,14 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       inference = startDataPlaneServer({
         host: config.host,
         port: config.port,
-        deps: { snapshots, records, recordBodies: process.env.GATEWAY_RECORD_BODIES !== '0', keepAliveMs: 15_000 },
+        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs },
         ready,
         readiness: () => ({ revision: snapshots.current?.revision ?? null }),
       });
     }
     if (config.role === 'all' || config.role === 'control') {
       const auth = new ManagementAuth(admin.hashes);
+      auth.addVerifier(userTokenVerifier(deps));
       adminApp = startControlServer({ host: config.host, port: config.adminPort, ops, auth, ready, version: pkg.version });
     }
   } catch (e) {
@@ -163,6 +150,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       inference?.stop(true);
       await adminApp?.stop(true);
       await records.stop().catch(() => undefined);
+      await telemetry.shutdown().catch(() => undefined);
       await store.close();
     },
   };

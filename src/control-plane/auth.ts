@@ -1,7 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import { connectError } from '../core/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
-import type { OpDef } from './connect.ts';
+import type { OpDef, Scope } from './connect.ts';
+import { DEFAULT_PROJECT } from './schemas.ts';
+
+export type ProjectRole = 'admin' | 'member';
 
 /** Who is calling the management API. */
 export type Principal =
@@ -11,7 +14,7 @@ export type Principal =
       userId: string;
       customerId: string;
       /** Project roles of the user within its customer: projectId → role. */
-      roles: ReadonlyMap<string, 'admin' | 'member'>;
+      roles: ReadonlyMap<string, ProjectRole>;
     };
 
 const equalHex = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
@@ -25,6 +28,11 @@ export const bearer = (request: Request): string | undefined => {
 /** Extra credential kinds (user tokens, service accounts) plug in here. */
 export type TokenVerifier = (token: string) => Promise<Principal | undefined>;
 
+/**
+ * Management authentication and authorization. The platform-admin token may call everything; a
+ * user token (see user-tokens.ts) may call what its project roles allow: `admin` manages its
+ * project, `member` reads it. Each operation names its permission (see `Permission`).
+ */
 export class ManagementAuth {
   readonly #adminHashes: string[];
   readonly #verifiers: TokenVerifier[] = [];
@@ -49,13 +57,15 @@ export class ManagementAuth {
     throw connectError('unauthenticated', 'invalid credentials');
   };
 
-  authorize = (principal: Principal, def: OpDef, input: unknown): void => {
+  authorize = async (principal: Principal, def: OpDef, input: unknown): Promise<void> => {
     if (principal.kind === 'platform_admin' || def.permission === 'authenticated') return;
     if (def.permission === 'platform_admin') throw connectError('permission_denied', `${def.name} requires a platform admin`);
-    const scope = def.scope?.(input as never);
-    if (!scope || scope.customerId !== principal.customerId) throw connectError('permission_denied', `no access to this resource`);
-    const role = principal.roles.get(scope.projectId === '' ? 'default' : scope.projectId);
-    if (!role) throw connectError('permission_denied', `not a member of project '${scope.projectId}'`);
-    if (def.permission === 'project_admin' && role !== 'admin') throw connectError('permission_denied', `${def.name} requires the project admin role`);
+    const scope: Scope | undefined = await def.scope?.(input as never);
+    if (!scope || scope.customerId !== principal.customerId) throw connectError('permission_denied', 'no access to this resource');
+    if (def.permission === 'customer_member') return;
+    const project = scope.projectId === undefined || scope.projectId === '' ? DEFAULT_PROJECT : scope.projectId;
+    const role = principal.roles.get(project);
+    if (!role) throw connectError('permission_denied', `not a member of project '${project}'`);
+    if (def.permission === 'project_admin' && role !== 'admin') throw connectError('permission_denied', `${def.name} requires the admin role in project '${project}'`);
   };
 }

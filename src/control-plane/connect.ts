@@ -1,4 +1,5 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { Elysia } from 'elysia';
 import { asGatewayError, connectError, GatewayError, toConnectBody } from '../core/errors.ts';
 import { log } from '../core/log.ts';
@@ -8,110 +9,243 @@ import type { Principal } from './auth.ts';
  * The Connect-protocol unary JSON wire: every operation is `POST /{service}/{Operation}` with the
  * request object as body and the response object as a 200 body; errors are
  * `{code, message}` with the Connect status mapping. One `t` schema per operation validates the
- * request, types the handler and documents the operation in OpenAPI.
+ * request, types the handler and documents the operation in OpenAPI; one more documents (and types)
+ * its response.
  */
 
 export type ServiceName = 'admin.v1.AdminService' | 'apikey.v1.ApiKeyService' | 'byok.v1.ByokService';
 
-/** Who may call an operation. Project-scoped permissions need `scope` on the operation. */
-export type Permission = 'platform_admin' | 'project_admin' | 'project_member' | 'authenticated';
+/**
+ * Who may call an operation (a platform admin may call everything):
+ * - `platform_admin`: only the platform-admin token;
+ * - `customer_member`: any user of the customer named by `scope`;
+ * - `project_admin` / `project_member`: a user with that role (admin ⊇ member) in the scoped project;
+ * - `authenticated`: any valid credential.
+ */
+export type Permission = 'platform_admin' | 'customer_member' | 'project_admin' | 'project_member' | 'authenticated';
+
+export const PERMISSION_TEXT: Record<Permission, string> = {
+  platform_admin: 'platform admin only',
+  customer_member: 'platform admin, or a user token of the customer',
+  project_admin: "platform admin, or a user with the 'admin' role in the project",
+  project_member: "platform admin, or a user with the 'admin' or 'member' role in the project",
+  authenticated: 'any valid credential',
+};
+
+/** The customer (and project) an operation acts on, for scoped permissions. */
+export interface Scope {
+  customerId: string;
+  projectId?: string;
+}
 
 export interface OpContext {
   principal: Principal;
   request: Request;
 }
 
-/** An operation as written: `input` and `handler` agree on one schema type. */
-export interface TypedOp<S extends TObject> {
+/** An operation as written: `input`, `output` and `handler` agree on their schema types. */
+export interface TypedOp<S extends TObject, O extends TSchema> {
   service: ServiceName;
+  /** OpenAPI tag: the resource group. */
+  group: string;
   name: string;
   summary: string;
+  /** Extra documentation (rules, defaults, errors). */
+  notes?: string;
   permission: Permission;
   input: S;
-  /** The project an operation acts on, for project-scoped permissions. */
-  scope?: (input: Static<S>) => { customerId: string; projectId: string } | undefined;
-  handler: (input: Static<S>, ctx: OpContext) => Promise<object>;
+  output: O;
+  /** The customer/project an operation acts on; called for user principals only (may look up the target). */
+  scope?: (input: Static<S>) => Scope | undefined | Promise<Scope | undefined>;
+  handler: (input: Static<S>, ctx: OpContext) => Promise<Static<O>>;
 }
 
-/** An operation as mounted: its input type erased (validated against `input` before the call). */
+/** An operation as mounted: its types erased (input is validated against `input` before the call). */
 export interface OpDef {
   service: ServiceName;
+  group: string;
   name: string;
   summary: string;
+  notes?: string;
   permission: Permission;
   input: TObject;
-  scope?: (input: never) => { customerId: string; projectId: string } | undefined;
+  output: TSchema;
+  scope?: (input: never) => Scope | undefined | Promise<Scope | undefined>;
   handler: (input: never, ctx: OpContext) => Promise<object>;
 }
 
-/** Typed constructor: keeps `input` and `handler` in agreement. */
-export const op = <S extends TObject>(def: TypedOp<S>): OpDef => def as unknown as OpDef;
+/** Typed constructor: keeps `input`, `output` and `handler` in agreement. */
+export const op = <S extends TObject, O extends TSchema>(def: TypedOp<S, O>): OpDef => def as unknown as OpDef;
+
+/**
+ * For operations generated from a template whose property names vary (Dataplane/Workspace): the
+ * handler's input type is declared by hand instead of inferred from the schema.
+ */
+export const templatedOp = <I>(
+  def: Omit<OpDef, 'scope' | 'handler'> & {
+    scope?: (input: I) => Scope | undefined | Promise<Scope | undefined>;
+    handler: (input: I, ctx: OpContext) => Promise<object>;
+  },
+): OpDef => def as unknown as OpDef;
 
 const camel = (k: string): string => k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
 interface SchemaLike {
   type?: string;
   properties?: Record<string, TSchema>;
+  patternProperties?: Record<string, TSchema>;
   items?: TSchema;
   anyOf?: TSchema[];
+  int64?: boolean;
+  minimum?: number;
+  maximum?: number;
+  const?: unknown;
 }
 
+const MAX_DEPTH = 32;
+const pathOf = (path: string, key: string | number): string => (path ? `${path}.${key}` : String(key));
+
 /**
- * Accepts snake_case property names by renaming them to the schema's camelCase names — only for
- * properties the schema declares (map keys such as labels are user data and stay as sent).
+ * Prepares a request body for validation, walking it along its schema:
+ * - snake_case property names are renamed to the schema's camelCase names (declared properties
+ *   only — map keys such as labels are user data and stay as sent);
+ * - an `int64` given as a digit string becomes a number when the field has bounds, so the bounds
+ *   apply to both spellings;
+ * - strings with NUL characters (which PostgreSQL cannot store) and absurd nesting are rejected
+ *   here, naming the field.
  */
-export const normaliseNames = (value: unknown, schema: TSchema): unknown => {
-  const s = schema as SchemaLike;
-  if (Array.isArray(value) && s.items) return value.map((v) => normaliseNames(v, s.items as TSchema));
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  if (s.anyOf) {
-    const objectBranch = s.anyOf.find((b) => (b as SchemaLike).properties);
-    return objectBranch ? normaliseNames(value, objectBranch) : value;
+export const prepareBody = (value: unknown, schema: TSchema | undefined, path = '', depth = 0): unknown => {
+  if (depth > MAX_DEPTH) throw connectError('invalid_argument', `invalid field '${path || 'body'}': nested too deeply`, path || 'body');
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) throw connectError('invalid_argument', `invalid field '${path}': contains a NUL character`, path);
+    const s = schema as SchemaLike | undefined;
+    const i64 = s?.int64 ? s : (s?.anyOf?.find((b) => (b as SchemaLike).int64) as SchemaLike | undefined);
+    if (i64 && /^-?[0-9]+$/.test(value)) {
+      const int = i64.anyOf?.find((b) => (b as SchemaLike).type === 'integer') as SchemaLike | undefined;
+      if (int && (int.minimum !== undefined || int.maximum !== undefined)) return Number(value);
+    }
+    return value;
   }
-  const props = s.properties;
-  if (!props) return value;
+  if (value === null || typeof value !== 'object') return value;
+  const s = (schema ?? {}) as SchemaLike;
+  if (Array.isArray(value)) return value.map((v, i) => prepareBody(v, s.items, pathOf(path, i), depth + 1));
+  const objectSchema = s.anyOf ? (s.anyOf.find((b) => (b as SchemaLike).properties || (b as SchemaLike).patternProperties) as SchemaLike | undefined) : s;
+  const props = objectSchema?.properties;
+  const mapValue = objectSchema?.patternProperties ? Object.values(objectSchema.patternProperties)[0] : undefined;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    const name = k in props ? k : camel(k) in props ? camel(k) : k;
-    if (name in out) throw connectError('invalid_argument', `field '${name}' is given twice (as '${k}' and its other spelling)`, name);
-    const sub = props[name];
-    out[name] = sub ? normaliseNames(v, sub) : v;
+    if (k.includes('\u0000')) throw connectError('invalid_argument', `invalid field '${path || 'body'}': a property name contains a NUL character`, path || 'body');
+    const name = !props || Object.hasOwn(props, k) ? k : Object.hasOwn(props, camel(k)) ? camel(k) : k;
+    if (Object.hasOwn(out, name)) throw connectError('invalid_argument', `invalid field '${pathOf(path, name)}': given twice (as '${k}' and its other spelling)`, pathOf(path, name));
+    const sub = props && Object.hasOwn(props, name) ? props[name] : mapValue;
+    // An own property even for `__proto__`: it must reach the validator (and be rejected), never become a prototype.
+    Object.defineProperty(out, name, { value: prepareBody(v, sub, pathOf(path, name), depth + 1), enumerable: true, writable: true, configurable: true });
   }
   return out;
 };
 
-const fieldOf = (path: string | undefined): string => (path ?? '').replace(/^\//, '').replace(/\//g, '.') || 'body';
-
 interface ValueErrorLike {
   path?: string;
   message?: string;
-  schema?: { description?: string };
+  schema?: SchemaLike;
   value?: unknown;
 }
+
+const fieldOf = (pointer: string | undefined): string =>
+  (pointer ?? '')
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.') || 'body';
+
+const jsonType = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v);
+
+/**
+ * A failed union: name the allowed values, or explain the branch that matches the value's type
+ * (for an object branch, the nested field at fault). Returns the path below the union and a message.
+ */
+const unionError = (schema: SchemaLike, value: unknown): { sub: string; message: string } => {
+  const branches = (schema.anyOf ?? []) as SchemaLike[];
+  if (branches.length > 0 && branches.every((b) => b.const !== undefined))
+    return { sub: '', message: `must be one of ${branches.map((b) => `'${String(b.const)}'`).join(', ')}` };
+  const vt = jsonType(value);
+  if (schema.int64) {
+    const int = branches.find((b) => b.type === 'integer');
+    const range = int && (int.minimum !== undefined || int.maximum !== undefined) ? ` in ${int.minimum ?? '…'}..${int.maximum ?? '…'}` : '';
+    return { sub: '', message: `expected an integer${range} (a number or a string of digits)` };
+  }
+  const match =
+    branches.find((b) => b.type === vt || (b.type === 'number' && vt === 'integer')) ??
+    branches.find((b) => b.anyOf !== undefined) ??
+    branches.find((b) => b.type !== 'null');
+  if (!match) return { sub: '', message: 'invalid value' };
+  if (match.anyOf) return unionError(match, value);
+  const first = Value.Errors(match as TSchema, value).First() as ValueErrorLike | undefined;
+  if (!first) return { sub: '', message: `expected ${branches.map((b) => b.type ?? 'value').join(' or ')}` };
+  const sub = fieldOf(first.path);
+  if (first.schema?.anyOf) {
+    const inner = unionError(first.schema, first.value);
+    return { sub: [sub === 'body' ? '' : sub, inner.sub].filter(Boolean).join('.'), message: inner.message };
+  }
+  return { sub: sub === 'body' ? '' : sub, message: /^Unexpected property/i.test(first.message ?? '') ? 'unknown property' : (first.message ?? 'invalid value') };
+};
 
 /** Elysia's validation error → `invalid_argument` naming the field. */
 const validationMessage = (err: unknown): { field: string; message: string } => {
   const e = err as { valueError?: ValueErrorLike; all?: ValueErrorLike[] };
   const first = e.valueError ?? e.all?.[0];
   let field = fieldOf(first?.path);
-  const msg = first?.message ?? 'invalid value';
-  // An unknown property is reported at its parent's path; name the property itself.
-  if (/^Unexpected property/i.test(msg) && first?.value && typeof first.value === 'object') {
-    const known = (first as { schema?: { properties?: Record<string, unknown> } }).schema?.properties ?? {};
-    const extra = Object.keys(first.value as Record<string, unknown>).find((k) => !(k in known));
-    if (extra) field = field === 'body' ? extra : `${field}.${extra}`;
-    return { field, message: `invalid field '${field}': unknown property` };
+  let msg = first?.message ?? 'invalid value';
+  if (/^Unexpected property/i.test(msg)) {
+    const parent = field.includes('.') ? field.slice(0, field.lastIndexOf('.')) : '';
+    const shown = field.length > 80 ? `${field.slice(0, 80)}…` : field;
+    return /(^|\.)(labels|context)$/.test(parent)
+      ? { field, message: `invalid field '${shown}': a map key must be 1-255 characters` }
+      : { field, message: `invalid field '${shown}': unknown property` };
   }
+  if (first?.schema?.anyOf) {
+    const u = unionError(first.schema, first.value);
+    if (u.sub) field = field === 'body' ? u.sub : `${field}.${u.sub}`;
+    msg = u.message;
+  }
+  if (/^Expected required property/i.test(msg)) msg = 'required';
   return { field, message: `invalid field '${field}': ${msg}` };
 };
 
 export interface MountOptions {
   authenticate: (request: Request) => Promise<Principal>;
-  authorize: (principal: Principal, def: OpDef, input: unknown) => void;
+  authorize: (principal: Principal, def: OpDef, input: unknown) => Promise<void>;
 }
 
 const connectResponse = (e: GatewayError): Response =>
   new Response(JSON.stringify(toConnectBody(e)), { status: e.status, headers: { 'content-type': 'application/json' } });
+
+const ConnectErrorSchema = {
+  type: 'object',
+  properties: {
+    code: { type: 'string', description: 'Connect code: invalid_argument, failed_precondition, unauthenticated, permission_denied, not_found, already_exists, …' },
+    message: { type: 'string', description: 'what went wrong; names the offending field for invalid_argument' },
+  },
+  required: ['code', 'message'],
+};
+
+/** The OpenAPI description of an operation: summary, notes, required permission. */
+export const describeOp = (def: OpDef): string =>
+  [def.notes, `**Required permission:** \`${def.permission}\` (${PERMISSION_TEXT[def.permission]}).`].filter(Boolean).join('\n\n');
+
+const snake = (k: string): string => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** Gives every declared property its snake_case spelling as `title` (documentation; both are accepted). */
+const addSnakeTitles = (schema: SchemaLike & { title?: string }, depth = 0): void => {
+  if (depth > 8) return;
+  for (const [k, v] of Object.entries(schema.properties ?? {})) {
+    const p = v as SchemaLike & { title?: string };
+    p.title ??= snake(k);
+    addSnakeTitles(p, depth + 1);
+  }
+  if (schema.items) addSnakeTitles(schema.items as SchemaLike, depth + 1);
+  for (const b of schema.anyOf ?? []) addSnakeTitles(b as SchemaLike, depth + 1);
+};
 
 /** Mounts operations on a new Elysia instance (strict: unknown properties are rejected). */
 export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
@@ -121,19 +255,20 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
       const v = validationMessage(error);
       return connectResponse(connectError('invalid_argument', v.message, v.field));
     }
-    if (code === 'PARSE') return connectResponse(connectError('invalid_argument', 'the request body is not valid JSON'));
+    if (code === 'PARSE') return connectResponse(connectError('invalid_argument', 'the request body must be a JSON object (send {} for an empty request)', 'body'));
     if (code === 'NOT_FOUND') return connectResponse(connectError('not_found', 'unknown operation'));
     if (error instanceof GatewayError) return connectResponse(error);
     log.error('management operation failed', { error: error instanceof Error ? error.message : String(error) });
     return connectResponse(asGatewayError(error));
   });
   for (const def of ops) {
+    addSnakeTitles(def.input as SchemaLike);
     app = app.post(
       `/${def.service}/${def.name}`,
       async ({ body, request }) => {
         const principal = principals.get(request);
         if (!principal) throw connectError('unauthenticated', 'missing credentials');
-        opts.authorize(principal, def, body);
+        await opts.authorize(principal, def, body);
         return def.handler(body as never, { principal, request });
       },
       {
@@ -142,10 +277,21 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
         // Runs before validation: an unauthenticated caller learns nothing about the schema.
         async transform(ctx) {
           principals.set(ctx.request, await opts.authenticate(ctx.request));
-          if (ctx.body === undefined || ctx.body === null) ctx.body = {};
-          ctx.body = normaliseNames(ctx.body, def.input) as typeof ctx.body;
+          const raw: unknown = ctx.body === undefined ? {} : ctx.body;
+          if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw connectError('invalid_argument', 'the request body must be a JSON object', 'body');
+          ctx.body = prepareBody(raw, def.input) as typeof ctx.body;
         },
-        detail: { summary: def.summary, tags: [def.service], description: `Requires: ${def.permission}.` },
+        detail: {
+          summary: def.summary,
+          description: describeOp(def),
+          tags: [def.group],
+          operationId: def.name,
+          'x-permission': def.permission,
+          responses: {
+            200: { description: 'OK', content: { 'application/json': { schema: def.output } } },
+            default: { description: 'Connect error', content: { 'application/json': { schema: ConnectErrorSchema } } },
+          },
+        } as never,
       },
     ) as unknown as typeof app;
   }

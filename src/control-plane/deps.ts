@@ -1,6 +1,7 @@
+import { and, eq, isNull } from 'drizzle-orm';
 import type { SecretBox } from '../core/secrets.ts';
 import type { Db } from '../store/db.ts';
-import { configChanges } from '../store/schema/index.ts';
+import { configChanges, dataplanes, projectGatewayProjects, projectGateways } from '../store/schema/index.ts';
 
 /** What every management service needs. */
 export interface ControlDeps {
@@ -11,6 +12,10 @@ export interface ControlDeps {
 }
 
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+export type Reader = Db | Tx;
+
+/** The embedded data plane's change-record target. */
+export const LOCAL_TARGET = 'local';
 
 export interface Change {
   kind: string;
@@ -22,13 +27,52 @@ export interface Change {
 }
 
 /**
- * Writes the configuration-change record(s) of a mutation, inside the mutation's transaction.
- * Addressed to the embedded data plane (`local`); data planes and project gateways affected are
- * added by the propagation layer as it learns them.
+ * Who serves what (the addressing rule of configuration-change records):
+ * - a project's configuration may be served by every active data plane of its customer (a data
+ *   plane of another project can still host a gateway the project is attached to) and by every
+ *   active project gateway the project is attached to;
+ * - a customer-wide change goes to all of the customer's data planes and project gateways;
+ * - a global change (the catalog) goes to every active data plane and project gateway;
+ * - the embedded data plane (`local`) serves everything and gets every change.
+ * Targets are data-plane and project-gateway UUIDs.
  */
-export const recordChange = async (tx: Tx, change: Change, targets: readonly string[] = ['local']): Promise<void> => {
+export const targetsOf = async (tx: Reader, scope: { customerId?: string | null; projectId?: string | null }): Promise<string[]> => {
+  const out = new Set<string>([LOCAL_TARGET]);
+  const planes = await tx
+    .select({ id: dataplanes.id })
+    .from(dataplanes)
+    .where(and(isNull(dataplanes.deletedAt), scope.customerId ? eq(dataplanes.customerId, scope.customerId) : undefined));
+  for (const p of planes) out.add(p.id);
+  const gateways = scope.projectId
+    ? await tx
+        .select({ id: projectGateways.id })
+        .from(projectGateways)
+        .innerJoin(projectGatewayProjects, eq(projectGatewayProjects.gatewayId, projectGateways.id))
+        .where(
+          and(
+            isNull(projectGateways.deletedAt),
+            eq(projectGatewayProjects.customerId, scope.customerId ?? ''),
+            eq(projectGatewayProjects.projectId, scope.projectId),
+          ),
+        )
+    : await tx
+        .select({ id: projectGateways.id })
+        .from(projectGateways)
+        .where(and(isNull(projectGateways.deletedAt), scope.customerId ? eq(projectGateways.customerId, scope.customerId) : undefined));
+  for (const g of gateways) out.add(g.id);
+  return [...out];
+};
+
+/**
+ * Writes the configuration-change record(s) of a mutation, inside the mutation's transaction: one
+ * row per affected data plane and project gateway (see `targetsOf`), computed from the change's
+ * customer and project unless `targets` are given. `extraTargets` are added (e.g. the data plane a
+ * gateway moved away from).
+ */
+export const recordChange = async (tx: Tx, change: Change, targets?: readonly string[], extraTargets: readonly string[] = []): Promise<void> => {
+  const all = new Set([...(targets ?? (await targetsOf(tx, change))), ...extraTargets]);
   await tx.insert(configChanges).values(
-    targets.map((target) => ({
+    [...all].map((target) => ({
       target,
       kind: change.kind,
       entity: change.entity,

@@ -1,23 +1,22 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { connectError } from '../core/errors.ts';
 import { customers, projects, type CustomerRow, type ProjectRow } from '../store/schema/index.ts';
-import type { Tx } from './deps.ts';
+import type { Reader } from './deps.ts';
 import { projectOrDefault } from './schemas.ts';
-import type { Db } from '../store/db.ts';
 
-type Reader = Db | Tx;
-
-export const findCustomer = async (db: Reader, customerId: string): Promise<CustomerRow> => {
+/** An active customer by slug, or `not_found` naming `field`. */
+export const findCustomer = async (db: Reader, customerId: string, field = 'customerId'): Promise<CustomerRow> => {
   const [row] = await db
     .select()
     .from(customers)
     .where(and(eq(customers.customerId, customerId), isNull(customers.deletedAt)))
     .limit(1);
-  if (!row) throw connectError('not_found', `customer '${customerId}' not found`, 'customerId');
+  if (!row) throw connectError('not_found', `customer '${customerId}' not found`, field);
   return row;
 };
 
-export const findProject = async (db: Reader, customerId: string, projectId: string | null | undefined): Promise<ProjectRow> => {
+/** An active project of an active customer; empty projectId means the default project. */
+export const findProject = async (db: Reader, customerId: string, projectId: string | null | undefined, field = 'projectId'): Promise<ProjectRow> => {
   await findCustomer(db, customerId);
   const slug = projectOrDefault(projectId);
   const [row] = await db
@@ -25,7 +24,7 @@ export const findProject = async (db: Reader, customerId: string, projectId: str
     .from(projects)
     .where(and(eq(projects.customerId, customerId), eq(projects.projectId, slug), isNull(projects.deletedAt)))
     .limit(1);
-  if (!row) throw connectError('not_found', `project '${slug}' of customer '${customerId}' not found`, 'projectId');
+  if (!row) throw connectError('not_found', `project '${slug}' of customer '${customerId}' not found`, field);
   return row;
 };
 

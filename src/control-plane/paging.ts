@@ -1,35 +1,46 @@
-import { and, asc, gt, or, eq, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, or, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { connectError } from '../core/errors.ts';
+import { PATTERNS } from './schemas.ts';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
 
-interface Cursor {
-  /** created_at of the last row, ISO. */
+export interface Cursor {
+  /** created_at of the last row, ISO (millisecond precision, as stored: see store/schema/columns.ts). */
   c: string;
-  /** id of the last row. */
+  /** id (UUID) of the last row. */
   i: string;
 }
+
+const UUID = new RegExp(PATTERNS.UUID);
 
 export const pageSizeOf = (n: number | undefined): number => (n === undefined || n === 0 ? DEFAULT_PAGE_SIZE : Math.min(n, MAX_PAGE_SIZE));
 
 export const encodeToken = (row: { createdAt: Date; id: string }): string =>
   Buffer.from(JSON.stringify({ c: row.createdAt.toISOString(), i: row.id } satisfies Cursor)).toString('base64url');
 
-const decodeToken = (token: string): Cursor => {
+const badToken = () => connectError('invalid_argument', "invalid field 'pageToken': not a token returned by this API", 'pageToken');
+
+/** Decodes a token of this API into its cursor, or `invalid_argument` naming pageToken. */
+export const decodeToken = (token: string): Cursor => {
+  let v: Partial<Cursor>;
   try {
-    const v = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Partial<Cursor>;
-    if (typeof v.c === 'string' && typeof v.i === 'string' && !Number.isNaN(Date.parse(v.c))) return { c: v.c, i: v.i };
+    v = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Partial<Cursor>;
   } catch {
-    // fall through
+    throw badToken();
   }
-  throw connectError('invalid_argument', "invalid field 'pageToken': not a token returned by this API", 'pageToken');
+  if (v && typeof v.c === 'string' && typeof v.i === 'string' && UUID.test(v.i)) {
+    const ms = Date.parse(v.c);
+    if (!Number.isNaN(ms) && Math.abs(ms) < 8.64e15) return { c: v.c, i: v.i };
+  }
+  throw badToken();
 };
 
 /**
  * Keyset paging in (created_at, id) order: stable, and rows inserted while a client pages land
- * after its cursor, so no row is returned twice and none that existed is skipped.
+ * after its cursor (or, if their transaction started earlier, before it — never twice), so no row
+ * is returned twice and none that existed when paging began is skipped.
  */
 export const keyset = (createdAt: PgColumn, id: PgColumn, token: string | undefined): { where: SQL | undefined; order: SQL[] } => {
   const order = [asc(createdAt), asc(id)];

@@ -1,7 +1,8 @@
 import { openapi } from '@elysiajs/openapi';
 import { Elysia } from 'elysia';
-import { mountOperations, type OpDef } from './connect.ts';
 import type { ManagementAuth } from './auth.ts';
+import { mountOperations, type OpDef } from './connect.ts';
+import { openApiPage } from './openapi-ui.ts';
 
 export interface ControlServerOptions {
   host: string;
@@ -12,32 +13,64 @@ export interface ControlServerOptions {
   version: string;
 }
 
-/** The management listener: Connect-style operations, health, and the OpenAPI document. */
+const TITLE = 'AI gateway management API';
+const SPEC = '/openapi/json';
+
+const DESCRIPTION = [
+  'Connect-protocol unary JSON: every operation is `POST /{service}/{Operation}` with the request object as body (`Content-Type: application/json`) and the response object as a 200 body.',
+  'Errors are `{code, message}` with the Connect status mapping (invalid_argument 400, failed_precondition 400, unauthenticated 401, permission_denied 403, not_found 404, already_exists 409, internal 500, …); a validation error names the offending field.',
+  'Names are camelCase; snake_case is accepted on input. Unknown properties are rejected. int64 values are a number or a digit string on input and strings on output; timestamps are RFC 3339 UTC.',
+  "Authentication: `Authorization: Bearer <token>` with the platform-admin token or a user token (CreateUserToken; project admins manage their project, members read it). Each operation states its required permission.",
+].join('\n\n');
+
+/** The management listener: Connect-style operations, health, the OpenAPI document and its offline UI. */
 export const buildControlApp = (opts: ControlServerOptions) =>
   new Elysia({ normalize: false })
+    .onError(({ code }) => {
+      if (code === 'NOT_FOUND')
+        return new Response(JSON.stringify({ code: 'not_found', message: 'unknown operation: POST /{service}/{Operation}, see /openapi' }), {
+          status: 404,
+          headers: { 'content-type': 'application/json' },
+        });
+      return undefined;
+    })
     .use(
       openapi({
         path: '/openapi',
+        specPath: SPEC,
+        // The bundled UI loads Scalar from a CDN; a self-contained page is served below instead.
+        provider: null,
+        // Operation paths contain dots (`/admin.v1.AdminService/…`): not static files.
+        exclude: { staticFile: false },
         documentation: {
-          info: { title: 'AI gateway management API', version: opts.version, description: 'Connect-protocol unary JSON: POST /{service}/{Operation}.' },
+          info: { title: TITLE, version: opts.version, description: DESCRIPTION },
           components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
           security: [{ bearer: [] }],
         },
       }),
     )
-    .get('/healthz', ({ set }) => {
-      if (opts.ready()) return { status: 'ok' };
-      set.status = 503;
-      return { status: 'starting' };
-    }, { detail: { hide: true } })
-    .get('/readyz', ({ set }) => {
-      set.status = opts.ready() ? 200 : 503;
-      return { status: opts.ready() ? 'ok' : 'starting' };
-    }, { detail: { hide: true } })
+    .get('/openapi', () => new Response(openApiPage(TITLE, SPEC), { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
+    .get(
+      '/healthz',
+      ({ set }) => {
+        if (opts.ready()) return { status: 'ok' };
+        set.status = 503;
+        return { status: 'starting' };
+      },
+      { detail: { hide: true } },
+    )
+    .get(
+      '/readyz',
+      ({ set }) => {
+        set.status = opts.ready() ? 200 : 503;
+        return { status: opts.ready() ? 'ok' : 'starting' };
+      },
+      { detail: { hide: true } },
+    )
     .use(mountOperations(opts.ops, { authenticate: opts.auth.authenticate, authorize: opts.auth.authorize }));
 
 export const startControlServer = (opts: ControlServerOptions) => {
   const app = buildControlApp(opts);
-  app.listen({ hostname: opts.host, port: opts.port, idleTimeout: 0 });
+  app.listen({ hostname: opts.host, port: opts.port, idleTimeout: 0, maxRequestBodySize: 4 * 1024 * 1024 });
   return app;
 };

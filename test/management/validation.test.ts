@@ -17,7 +17,9 @@ beforeAll(async () => {
   tg = await startTestGateway();
   documented = await documentedOps(tg);
 }, 60_000);
+let totalCases = 0;
 afterAll(async () => {
+  console.log(`validation: ${totalCases} bound cases over ${OPS.length} operations`);
   await tg.stop();
 });
 
@@ -209,6 +211,7 @@ describe('bounds, one operation at a time', () => {
           if (r.status >= 500) failures.push(`${field} = ${k.why}: ${r.status}`);
         }
       }
+      totalCases += n;
       expect(failures).toEqual([]);
       expect(n).toBeGreaterThan(0);
     });
@@ -237,6 +240,14 @@ describe('wire conventions, every operation', () => {
     const inArray = await tg.call('/admin.v1.AdminService/CreateRoute', { customerId: 'x', model: 'm', targets: [{ connection: 'c', model: 'u', bogus: 1 }] });
     if (!isInvalid(inArray, 'targets.0.bogus')) failures.push(`array item: ${JSON.stringify(inArray.body)}`);
     expect(failures).toEqual([]);
+  });
+
+  test('prototype keys cannot smuggle unvalidated values (__proto__, constructor)', async () => {
+    const smuggle = await tg.call('/admin.v1.AdminService/CreateCustomer', `{"customerId":"proto","__proto__":{"name":"${'x'.repeat(300)}"}}`);
+    expect(isInvalid(smuggle, '__proto__')).toBe(true);
+    expect(isInvalid(await tg.call('/admin.v1.AdminService/CreateCustomer', '{"customerId":"proto","constructor":{}}'), 'constructor')).toBe(true);
+    const nested = await tg.call('/apikey.v1.ApiKeyService/CreateApiKey', '{"enterpriseContext":{"customerId":"x","__proto__":{"projectId":"evil"}}}');
+    expect(isInvalid(nested, 'enterpriseContext.__proto__')).toBe(true);
   });
 
   test('a field given both as camelCase and snake_case is rejected', async () => {

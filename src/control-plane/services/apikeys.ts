@@ -7,9 +7,10 @@ import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
 import { findProject } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
-import { CustomerRef, Int64, PATTERNS, PageSize, PageToken, ProjectRef, Uuid, int64Value, projectOrDefault, ts } from '../schemas.ts';
+import { CustomerRef, Int64, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, OptTimestamp, Uuid, int64Value, optTs, projectOrDefault, ts } from '../schemas.ts';
 
 const SERVICE = 'apikey.v1.ApiKeyService' as const;
+const GROUP = 'API keys';
 
 /** xxHash64 of a string as 16 hex digits (the key address of a user). */
 export const xxhash64Hex = (s: string): string => Bun.hash.xxHash64(s).toString(16).padStart(16, '0');
@@ -27,6 +28,24 @@ const EnterpriseContext = t.Object(
   { additionalProperties: false, description: 'which customer and project the key serves, and its limits' },
 );
 
+const apiKeyFields = {
+  id: t.String({ description: 'UUID' }),
+  name: t.String(),
+  userId: t.String(),
+  keyAddress: t.String({ description: 'xxhash64 of the owner, hex' }),
+  keyPrefix: t.String({ description: 'first characters of the key, for display' }),
+  customerId: t.String(),
+  projectId: t.String(),
+  workspaceId: t.Optional(t.String()),
+  role: t.Optional(t.String()),
+  organizationUnit: t.Optional(t.String()),
+  scopes: t.Array(t.String()),
+  createdAt: Timestamp(),
+  expiresAt: OptTimestamp('absent: never expires'),
+  revokedAt: OptTimestamp('absent while active'),
+};
+export const ApiKeyOut = t.Object(apiKeyFields, { description: 'API key metadata (never the key)' });
+
 export const apiKeyView = (k: ApiKeyRow) => ({
   id: k.id,
   name: k.name,
@@ -40,13 +59,14 @@ export const apiKeyView = (k: ApiKeyRow) => ({
   ...(k.organizationUnit ? { organizationUnit: k.organizationUnit } : {}),
   scopes: k.scopes,
   createdAt: ts(k.createdAt),
-  ...(k.expiresAt ? { expiresAt: ts(k.expiresAt) } : {}),
-  ...(k.revokedAt ? { revokedAt: ts(k.revokedAt) } : {}),
+  expiresAt: optTs(k.expiresAt),
+  revokedAt: optTs(k.revokedAt),
 });
 
 export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
   op({
     service: SERVICE,
+    group: GROUP,
     name: 'CreateApiKey',
     summary: 'Create an inference API key (returned once; only its hash is stored)',
     permission: 'project_admin',
@@ -60,6 +80,7 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
       },
       { additionalProperties: false },
     ),
+    output: t.Object({ apiKey: t.String({ description: 'sk-… plaintext, returned once' }), ...apiKeyFields }),
     handler: async (input) => {
       const ec = input.enterpriseContext;
       const project = await findProject(deps.db, ec.customerId, ec.projectId);
@@ -96,6 +117,7 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
   }),
   op({
     service: SERVICE,
+    group: GROUP,
     name: 'ListApiKeys',
     summary: "List a project's API keys (metadata only)",
     permission: 'project_member',
@@ -104,6 +126,7 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
       { customerId: CustomerRef(), projectId: t.Optional(ProjectRef()), includeRevoked: t.Optional(t.Boolean()), pageSize: PageSize(), pageToken: PageToken() },
       { additionalProperties: false },
     ),
+    output: Page('apiKeys', ApiKeyOut),
     handler: async (input) => {
       const size = pageSizeOf(input.pageSize);
       const k = keyset(apiKeys.createdAt, apiKeys.id, input.pageToken);
@@ -126,14 +149,17 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
   }),
   op({
     service: SERVICE,
+    group: GROUP,
     name: 'RevokeApiKey',
     summary: 'Revoke an API key; it stops working once the change reaches the data plane',
     permission: 'project_admin',
     scope: (i) => (i.customerId ? { customerId: i.customerId, projectId: projectOrDefault(i.projectId) } : undefined),
     input: t.Object({ id: Uuid('API key id'), customerId: t.Optional(CustomerRef()), projectId: t.Optional(ProjectRef()) }, { additionalProperties: false }),
+    output: t.Object({ revokedAt: Timestamp(), success: t.Boolean() }),
     handler: async (input) => {
       const [row] = await deps.db.select().from(apiKeys).where(eq(apiKeys.id, input.id)).limit(1);
-      if (!row || (input.customerId && row.customerId !== input.customerId)) throw connectError('not_found', `API key '${input.id}' not found`, 'id');
+      if (!row || (input.customerId && (row.customerId !== input.customerId || row.projectId !== projectOrDefault(input.projectId))))
+        throw connectError('not_found', `API key '${input.id}' not found`, 'id');
       const revokedAt = row.revokedAt ?? new Date();
       if (!row.revokedAt) {
         await deps.db.transaction(async (tx) => {

@@ -1,68 +1,149 @@
+import { and, eq, isNull } from 'drizzle-orm';
 import { t } from 'elysia';
-import { projectModels, projectProviders } from '../../store/schema/index.ts';
+import { connectError } from '../../core/errors.ts';
+import { getAdapter } from '../../providers/registry.ts';
+import { aiModels, projectMcpServers, projectModels, projectProviders } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange, type Tx } from '../deps.ts';
 import { findProject, uniquely } from '../lookups.ts';
-import { CustomerRef, ProjectRef, Uuid, ts } from '../schemas.ts';
-import { findModel, modelView } from './catalog.ts';
+import { keyset, page, pageSizeOf } from '../paging.ts';
+import { CustomerRef, One, PATTERNS, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp, Uuid, ts } from '../schemas.ts';
+import { AIModelOut, findModel, modelView } from './catalog.ts';
 
 const ADMIN = 'admin.v1.AdminService' as const;
+const GROUP = 'Project assignments';
+const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
 const scope = (i: { customerId: string; projectId: string }) => ({ customerId: i.customerId, projectId: i.projectId });
+const Listing = t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false });
+
+const ProviderName = () => Str(1, 63, { description: 'provider (adapter) id, e.g. openai, anthropic, echo (1-63)' });
+const ServerId = () => Str(1, 253, { pattern: PATTERNS.SERVER, description: 'catalog MCP server id (SERVER, 1-253)' });
+
+export const ModelEntryOut = t.Object(
+  { id: t.String(), customerId: t.String(), projectId: t.String(), modelId: t.String({ description: 'catalog UUID' }), model: AIModelOut, createdAt: Timestamp() },
+  { description: 'ProjectModelEntry' },
+);
+export const ProviderEntryOut = t.Object(
+  { id: t.String(), customerId: t.String(), projectId: t.String(), providerName: t.String(), createdAt: Timestamp() },
+  { description: 'ProjectProviderEntry' },
+);
+export const McpServerEntryOut = t.Object(
+  { id: t.String(), customerId: t.String(), projectId: t.String(), serverId: t.String(), createdAt: Timestamp() },
+  { description: 'ProjectMcpServerEntry' },
+);
 
 /** Enables a provider for a project; idempotent. Used by AddProjectProvider and connections. */
 export const enableProvider = async (tx: Tx, customerId: string, projectId: string, providerName: string): Promise<void> => {
   await tx.insert(projectProviders).values({ customerId, projectId, providerName }).onConflictDoNothing();
 };
 
+const notAssigned = (what: string, project: string, field: string) => connectError('not_found', `${what} is not assigned to project '${project}'`, field);
+
 export const assignmentOps = (deps: ControlDeps): OpDef[] => [
+  // ---- models
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'AddProjectModel',
     summary: 'Assign a catalog model to a project',
+    notes: 'A model already assigned is already_exists; a deleted catalog model is not_found.',
     permission: 'project_admin',
     scope,
-    input: t.Object({ customerId: CustomerRef(), projectId: ProjectRef(), modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
+    input: t.Object({ ...Addr, modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
+    output: One('entry', ModelEntryOut),
     handler: async (input) => {
       const project = await findProject(deps.db, input.customerId, input.projectId);
       const model = await findModel(deps, input.modelId);
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
-            const [r] = await tx
-              .insert(projectModels)
-              .values({ customerId: project.customerId, projectId: project.projectId, modelId: model.id })
-              .returning();
+            const [r] = await tx.insert(projectModels).values({ customerId: project.customerId, projectId: project.projectId, modelId: model.id }).returning();
             await recordChange(tx, { kind: 'PROJECT_MODEL', entity: 'project_model', entityId: model.id, customerId: project.customerId, projectId: project.projectId });
-            return r;
+            return r as typeof projectModels.$inferSelect;
           }),
         `model '${model.model}' is already assigned to project '${project.projectId}'`,
         'modelId',
       );
       await deps.changed();
       return {
-        entry: {
-          id: row?.id,
-          customerId: project.customerId,
-          projectId: project.projectId,
-          modelId: model.id,
-          model: modelView(model),
-          createdAt: ts(row?.createdAt),
-        },
+        entry: { id: row.id, customerId: project.customerId, projectId: project.projectId, modelId: model.id, model: modelView(model), createdAt: ts(row.createdAt) },
       };
     },
   }),
   op({
     service: ADMIN,
-    name: 'AddProjectProvider',
-    summary: 'Enable a provider for a project',
+    group: GROUP,
+    name: 'RemoveProjectModel',
+    summary: 'Unassign a catalog model from a project',
     permission: 'project_admin',
     scope,
-    input: t.Object(
-      { customerId: CustomerRef(), projectId: ProjectRef(), providerName: t.String({ minLength: 1, maxLength: 63 }) },
-      { additionalProperties: false },
-    ),
+    input: t.Object({ ...Addr, modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
+    output: Success(),
     handler: async (input) => {
       const project = await findProject(deps.db, input.customerId, input.projectId);
+      await deps.db.transaction(async (tx) => {
+        const gone = await tx
+          .delete(projectModels)
+          .where(and(eq(projectModels.customerId, project.customerId), eq(projectModels.projectId, project.projectId), eq(projectModels.modelId, input.modelId)))
+          .returning({ id: projectModels.id });
+        if (gone.length === 0) throw notAssigned(`model '${input.modelId}'`, project.projectId, 'modelId');
+        await recordChange(tx, { kind: 'PROJECT_MODEL', entity: 'project_model', entityId: input.modelId, customerId: project.customerId, projectId: project.projectId });
+      });
+      await deps.changed();
+      return { success: true };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'ListProjectModels',
+    summary: "List a project's assigned models (deleted catalog entries are left out) — an addition: the seed does not show it",
+    permission: 'project_member',
+    scope,
+    input: Listing,
+    output: Page('entries', ModelEntryOut),
+    handler: async (input) => {
+      const k = keyset(projectModels.createdAt, projectModels.id, input.pageToken);
+      const project = await findProject(deps.db, input.customerId, input.projectId);
+      const size = pageSizeOf(input.pageSize);
+      const rows = await deps.db
+        .select({ entry: projectModels, model: aiModels })
+        .from(projectModels)
+        .innerJoin(aiModels, and(eq(aiModels.id, projectModels.modelId), isNull(aiModels.deletedAt)))
+        .where(and(eq(projectModels.customerId, project.customerId), eq(projectModels.projectId, project.projectId), k.where))
+        .orderBy(...k.order)
+        .limit(size + 1);
+      const p = page(
+        rows.map((r) => ({ ...r, id: r.entry.id, createdAt: r.entry.createdAt })),
+        size,
+      );
+      return {
+        entries: p.items.map((r) => ({
+          id: r.entry.id,
+          customerId: r.entry.customerId,
+          projectId: r.entry.projectId,
+          modelId: r.entry.modelId,
+          model: modelView(r.model),
+          createdAt: ts(r.entry.createdAt),
+        })),
+        nextPageToken: p.nextPageToken,
+      };
+    },
+  }),
+  // ---- providers
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'AddProjectProvider',
+    summary: 'Enable a provider for a project',
+    notes: 'providerName must be a provider this gateway has an adapter for. Already enabled is already_exists.',
+    permission: 'project_admin',
+    scope,
+    input: t.Object({ ...Addr, providerName: ProviderName() }, { additionalProperties: false }),
+    output: One('entry', ProviderEntryOut),
+    handler: async (input) => {
+      const project = await findProject(deps.db, input.customerId, input.projectId);
+      if (!getAdapter(input.providerName)) throw connectError('invalid_argument', `invalid field 'providerName': unknown provider '${input.providerName}'`, 'providerName');
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
@@ -70,21 +151,141 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
               .insert(projectProviders)
               .values({ customerId: project.customerId, projectId: project.projectId, providerName: input.providerName })
               .returning();
-            await recordChange(tx, {
-              kind: 'PROJECT_PROVIDER',
-              entity: 'project_provider',
-              entityId: input.providerName,
-              customerId: project.customerId,
-              projectId: project.projectId,
-            });
-            return r;
+            await recordChange(tx, { kind: 'PROJECT_PROVIDER', entity: 'project_provider', entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
+            return r as typeof projectProviders.$inferSelect;
           }),
         `provider '${input.providerName}' is already enabled for project '${project.projectId}'`,
         'providerName',
       );
       await deps.changed();
+      return { entry: { id: row.id, customerId: project.customerId, projectId: project.projectId, providerName: row.providerName, createdAt: ts(row.createdAt) } };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'RemoveProjectProvider',
+    summary: 'Disable a provider for a project (routes through its connections become not active)',
+    permission: 'project_admin',
+    scope,
+    input: t.Object({ ...Addr, providerName: ProviderName() }, { additionalProperties: false }),
+    output: Success(),
+    handler: async (input) => {
+      const project = await findProject(deps.db, input.customerId, input.projectId);
+      await deps.db.transaction(async (tx) => {
+        const gone = await tx
+          .delete(projectProviders)
+          .where(and(eq(projectProviders.customerId, project.customerId), eq(projectProviders.projectId, project.projectId), eq(projectProviders.providerName, input.providerName)))
+          .returning({ id: projectProviders.id });
+        if (gone.length === 0) throw notAssigned(`provider '${input.providerName}'`, project.projectId, 'providerName');
+        await recordChange(tx, { kind: 'PROJECT_PROVIDER', entity: 'project_provider', entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
+      });
+      await deps.changed();
+      return { success: true };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'ListProjectProviders',
+    summary: "List a project's enabled providers — an addition: the seed does not show it",
+    permission: 'project_member',
+    scope,
+    input: Listing,
+    output: Page('entries', ProviderEntryOut),
+    handler: async (input) => {
+      const k = keyset(projectProviders.createdAt, projectProviders.id, input.pageToken);
+      const project = await findProject(deps.db, input.customerId, input.projectId);
+      const size = pageSizeOf(input.pageSize);
+      const rows = await deps.db
+        .select()
+        .from(projectProviders)
+        .where(and(eq(projectProviders.customerId, project.customerId), eq(projectProviders.projectId, project.projectId), k.where))
+        .orderBy(...k.order)
+        .limit(size + 1);
+      const p = page(rows, size);
       return {
-        entry: { id: row?.id, customerId: project.customerId, projectId: project.projectId, providerName: input.providerName, createdAt: ts(row?.createdAt) },
+        entries: p.items.map((r) => ({ id: r.id, customerId: r.customerId, projectId: r.projectId, providerName: r.providerName, createdAt: ts(r.createdAt) })),
+        nextPageToken: p.nextPageToken,
+      };
+    },
+  }),
+  // ---- MCP servers
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'AddProjectMcpServer',
+    summary: 'Assign an MCP server to a project',
+    notes: 'The MCP server catalog arrives with its own issue; until then serverId is stored as given. Already assigned is already_exists.',
+    permission: 'project_admin',
+    scope,
+    input: t.Object({ ...Addr, serverId: ServerId() }, { additionalProperties: false }),
+    output: One('entry', McpServerEntryOut),
+    handler: async (input) => {
+      const project = await findProject(deps.db, input.customerId, input.projectId);
+      const row = await uniquely(
+        () =>
+          deps.db.transaction(async (tx) => {
+            const [r] = await tx
+              .insert(projectMcpServers)
+              .values({ customerId: project.customerId, projectId: project.projectId, serverId: input.serverId })
+              .returning();
+            await recordChange(tx, { kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
+            return r as typeof projectMcpServers.$inferSelect;
+          }),
+        `MCP server '${input.serverId}' is already assigned to project '${project.projectId}'`,
+        'serverId',
+      );
+      await deps.changed();
+      return { entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, serverId: row.serverId, createdAt: ts(row.createdAt) } };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'RemoveProjectMcpServer',
+    summary: 'Unassign an MCP server from a project',
+    permission: 'project_admin',
+    scope,
+    input: t.Object({ ...Addr, serverId: ServerId() }, { additionalProperties: false }),
+    output: Success(),
+    handler: async (input) => {
+      const project = await findProject(deps.db, input.customerId, input.projectId);
+      await deps.db.transaction(async (tx) => {
+        const gone = await tx
+          .delete(projectMcpServers)
+          .where(and(eq(projectMcpServers.customerId, project.customerId), eq(projectMcpServers.projectId, project.projectId), eq(projectMcpServers.serverId, input.serverId)))
+          .returning({ id: projectMcpServers.id });
+        if (gone.length === 0) throw notAssigned(`MCP server '${input.serverId}'`, project.projectId, 'serverId');
+        await recordChange(tx, { kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
+      });
+      await deps.changed();
+      return { success: true };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'ListProjectMcpServers',
+    summary: "List a project's MCP servers — an addition: the seed does not show it",
+    permission: 'project_member',
+    scope,
+    input: Listing,
+    output: Page('entries', McpServerEntryOut),
+    handler: async (input) => {
+      const k = keyset(projectMcpServers.createdAt, projectMcpServers.id, input.pageToken);
+      const project = await findProject(deps.db, input.customerId, input.projectId);
+      const size = pageSizeOf(input.pageSize);
+      const rows = await deps.db
+        .select()
+        .from(projectMcpServers)
+        .where(and(eq(projectMcpServers.customerId, project.customerId), eq(projectMcpServers.projectId, project.projectId), k.where))
+        .orderBy(...k.order)
+        .limit(size + 1);
+      const p = page(rows, size);
+      return {
+        entries: p.items.map((r) => ({ id: r.id, customerId: r.customerId, projectId: r.projectId, serverId: r.serverId, createdAt: ts(r.createdAt) })),
+        nextPageToken: p.nextPageToken,
       };
     },
   }),

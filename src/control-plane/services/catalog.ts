@@ -6,7 +6,7 @@ import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
 import { uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
-import { PageSize, PageToken, Uuid, ts } from '../schemas.ts';
+import { Deleted, Int32, One, Page, PageSize, PageToken, Timestamp, Uuid, ts } from '../schemas.ts';
 
 export const CAPABILITIES = [
   'chat',
@@ -35,14 +35,34 @@ const Mode = () => t.Optional(t.Union([t.String({ maxLength: 63 }), t.Null()], {
 const modelFields = {
   mode: Mode(),
   capabilities: t.Optional(t.Array(Capability, { maxItems: 12, uniqueItems: true })),
-  contextWindow: t.Optional(t.Integer({ minimum: 0, maximum: 2_147_483_647 })),
-  maxOutputTokens: t.Optional(t.Integer({ minimum: 0, maximum: 2_147_483_647 })),
+  contextWindow: t.Optional(Int32({ minimum: 0, description: 'max context tokens (int32)' })),
+  maxOutputTokens: t.Optional(Int32({ minimum: 0, description: 'max output tokens (int32)' })),
   inputPricePerMillion: t.Optional(Price('USD per million input tokens')),
   outputPricePerMillion: t.Optional(Price('USD per million output tokens')),
   cachedPricePerMillion: t.Optional(Price('USD per million cache-read tokens')),
   cacheWritePricePerMillion: t.Optional(Price('USD per million cache-write tokens')),
   isEnabled: t.Optional(t.Boolean()),
 };
+
+export const AIModelOut = t.Object(
+  {
+    id: t.String({ description: 'catalog entry UUID' }),
+    model: t.String({ description: 'public model id clients send' }),
+    provider: t.String(),
+    mode: t.String({ description: "modality, e.g. 'chat' or 'embedding'; empty when unset" }),
+    capabilities: t.Array(t.String()),
+    contextWindow: Int32(),
+    maxOutputTokens: Int32(),
+    inputPricePerMillion: t.Number(),
+    outputPricePerMillion: t.Number(),
+    cachedPricePerMillion: t.Number(),
+    cacheWritePricePerMillion: t.Number(),
+    isEnabled: t.Boolean(),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  },
+  { description: 'AIModel (catalog entry)' },
+);
 
 export const modelView = (m: AiModelRow) => ({
   id: m.id,
@@ -72,14 +92,17 @@ export const findModel = async (deps: ControlDeps, id: string): Promise<AiModelR
 };
 
 const ADMIN = 'admin.v1.AdminService' as const;
+const GROUP = 'Catalog';
 
 export const catalogOps = (deps: ControlDeps): OpDef[] => [
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'CreateModel',
     summary: 'Add a model to the catalog',
     permission: 'platform_admin',
     input: t.Object({ model: ModelName(), provider: ProviderName(), ...modelFields }, { additionalProperties: false }),
+    output: One('model', AIModelOut),
     handler: async (input) => {
       const row = await uniquely(
         () =>
@@ -113,21 +136,25 @@ export const catalogOps = (deps: ControlDeps): OpDef[] => [
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'GetModel',
     summary: 'Get a catalog model',
     permission: 'authenticated',
     input: t.Object({ modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
+    output: One('model', AIModelOut),
     handler: async (input) => ({ model: modelView(await findModel(deps, input.modelId)) }),
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'ListModels',
-    summary: 'List catalog models',
+    summary: 'List catalog models (oldest first; optional provider filter)',
     permission: 'authenticated',
     input: t.Object(
       { provider: t.Optional(t.String({ maxLength: 63 })), pageSize: PageSize(), pageToken: PageToken() },
       { additionalProperties: false },
     ),
+    output: Page('models', AIModelOut),
     handler: async (input) => {
       const size = pageSizeOf(input.pageSize);
       const k = keyset(aiModels.createdAt, aiModels.id, input.pageToken);
@@ -143,10 +170,12 @@ export const catalogOps = (deps: ControlDeps): OpDef[] => [
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'UpdateModel',
     summary: 'Update a catalog model (unset fields stay unchanged)',
     permission: 'platform_admin',
     input: t.Object({ modelId: Uuid('catalog entry UUID'), ...modelFields }, { additionalProperties: false }),
+    output: One('model', AIModelOut),
     handler: async (input) => {
       await findModel(deps, input.modelId);
       const { modelId, ...rest } = input;
@@ -166,10 +195,12 @@ export const catalogOps = (deps: ControlDeps): OpDef[] => [
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'DeleteModel',
     summary: 'Delete a catalog model (soft delete)',
     permission: 'platform_admin',
     input: t.Object({ modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
+    output: Deleted(),
     handler: async (input) => {
       await findModel(deps, input.modelId);
       const deletedAt = new Date();

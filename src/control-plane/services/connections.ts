@@ -7,10 +7,11 @@ import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
 import { findProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
-import { CustomerRef, PATTERNS, PageSize, PageToken, ProjectRef, Uuid, projectOrDefault, ts } from '../schemas.ts';
+import { CustomerRef, Deleted, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid, projectOrDefault, ts } from '../schemas.ts';
 import { enableProvider } from './assignments.ts';
 
 const ADMIN = 'admin.v1.AdminService' as const;
+const GROUP = 'Provider connections';
 
 const ConnectionName = () => t.String({ minLength: 1, maxLength: 253, pattern: PATTERNS.ID, description: 'connection name (ID pattern), unique within the project' });
 const BaseUrl = () => t.Optional(t.Union([t.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }), t.Null()], { description: 'overrides the public default' }));
@@ -25,6 +26,22 @@ const ConnectionRef = {
   name: t.Optional(ConnectionName()),
 };
 
+export const ConnectionOut = t.Object(
+  {
+    id: t.String({ description: 'server-generated UUID' }),
+    customerId: t.String(),
+    projectId: t.String(),
+    name: t.String({ description: 'unique within the project; route targets refer to it' }),
+    provider: t.String({ description: 'adapter id' }),
+    baseUrl: t.String({ description: 'empty: the provider default' }),
+    hasApiKey: t.Boolean({ description: 'whether an API key is stored (the key itself is never returned)' }),
+    options: t.Record(t.String(), t.Unknown()),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  },
+  { description: 'Provider connection' },
+);
+
 /** The API never returns the key: only whether one is set. */
 export const connectionView = (c: ProviderConnectionRow) => ({
   id: c.id,
@@ -34,7 +51,7 @@ export const connectionView = (c: ProviderConnectionRow) => ({
   provider: c.provider,
   baseUrl: c.baseUrl ?? '',
   hasApiKey: c.apiKeyWrapped !== null,
-  options: c.options,
+  options: c.options as Record<string, unknown>,
   createdAt: ts(c.createdAt),
   updatedAt: ts(c.updatedAt),
 });
@@ -57,7 +74,9 @@ export const findConnection = async (deps: ControlDeps, ref: { id?: string; cust
     .from(providerConnections)
     .where(and(where, isNull(providerConnections.deletedAt)))
     .limit(1);
-  if (!row || (ref.id && ref.customerId && row.customerId !== ref.customerId)) throw connectError('not_found', 'provider connection not found', ref.id ? 'id' : 'name');
+  // Addressed by id within a named customer (a project-scoped caller): the row must be in that project.
+  if (!row || (ref.id && ref.customerId && (row.customerId !== ref.customerId || row.projectId !== projectOrDefault(ref.projectId))))
+    throw connectError('not_found', 'provider connection not found', ref.id ? 'id' : 'name');
   return row;
 };
 
@@ -68,6 +87,7 @@ const checkProvider = (provider: string): void => {
 export const connectionOps = (deps: ControlDeps): OpDef[] => [
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'CreateProviderConnection',
     summary: 'Create a provider connection (and enable its provider for the project)',
     permission: 'project_admin',
@@ -84,9 +104,10 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
       },
       { additionalProperties: false },
     ),
+    output: One('connection', ConnectionOut),
     handler: async (input) => {
-      checkProvider(input.provider);
       const project = await findProject(deps.db, input.customerId, input.projectId);
+      checkProvider(input.provider);
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
@@ -116,20 +137,24 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'GetProviderConnection',
     summary: 'Get a provider connection (the API key is never returned)',
     permission: 'project_member',
     scope: refScope,
     input: t.Object(ConnectionRef, { additionalProperties: false }),
+    output: One('connection', ConnectionOut),
     handler: async (input) => ({ connection: connectionView(await findConnection(deps, input)) }),
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'ListProviderConnections',
     summary: 'List the provider connections of a project',
     permission: 'project_member',
     scope: (i) => ({ customerId: i.customerId, projectId: projectOrDefault(i.projectId) }),
     input: t.Object({ customerId: CustomerRef(), projectId: t.Optional(ProjectRef()), pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    output: Page('connections', ConnectionOut),
     handler: async (input) => {
       const size = pageSizeOf(input.pageSize);
       const k = keyset(providerConnections.createdAt, providerConnections.id, input.pageToken);
@@ -152,11 +177,13 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'UpdateProviderConnection',
     summary: 'Update a provider connection (unset fields stay unchanged; options replaces the whole object)',
     permission: 'project_admin',
     scope: refScope,
     input: t.Object({ ...ConnectionRef, baseUrl: BaseUrl(), apiKey: ApiKey(), options: Options() }, { additionalProperties: false }),
+    output: One('connection', ConnectionOut),
     handler: async (input) => {
       const current = await findConnection(deps, input);
       const patch: Partial<typeof providerConnections.$inferInsert> = { updatedAt: new Date() };
@@ -174,11 +201,13 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'DeleteProviderConnection',
     summary: 'Delete a provider connection (soft delete); routes through it become not active',
     permission: 'project_admin',
     scope: refScope,
     input: t.Object(ConnectionRef, { additionalProperties: false }),
+    output: Deleted(),
     handler: async (input) => {
       const current = await findConnection(deps, input);
       const deletedAt = new Date();

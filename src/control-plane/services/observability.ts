@@ -5,9 +5,11 @@ import { formatUsd } from '../../data-plane/cost.ts';
 import { type RequestRecordRow, requestRecords } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps } from '../deps.ts';
-import { CustomerRef, PageSize, PageToken, ProjectRef, projectOrDefault, ts } from '../schemas.ts';
+import { decodeToken, encodeToken } from '../paging.ts';
+import { CustomerRef, PageSize, PageToken, ProjectRef, Timestamp, projectOrDefault, ts } from '../schemas.ts';
 
 const ADMIN = 'admin.v1.AdminService' as const;
+const GROUP = 'Observability';
 
 const Time = (description: string) => t.Optional(t.String({ format: 'date-time', description }));
 
@@ -17,6 +19,43 @@ const parseTime = (v: string | undefined, field: string): Date | undefined => {
   if (Number.isNaN(d.getTime())) throw connectError('invalid_argument', `invalid field '${field}': not an RFC 3339 time`, field);
   return d;
 };
+
+const Usage = t.Object({ promptTokens: t.Number(), completionTokens: t.Number(), totalTokens: t.Number(), cachedInputTokens: t.Number(), cacheWriteTokens: t.Number() });
+export const RecordOut = t.Object(
+  {
+    requestId: t.String({ description: 'X-Request-ID' }),
+    clientRequestId: t.Optional(t.String({ description: 'X-Client-Request-ID, when the client sent one' })),
+    timestamp: Timestamp(),
+    customerId: t.String(),
+    projectId: t.String(),
+    apiKeyId: t.String(),
+    endpoint: t.String(),
+    model: t.String(),
+    provider: t.String(),
+    connection: t.String(),
+    upstreamModel: t.String(),
+    httpStatus: t.Number(),
+    latencyMs: t.Number(),
+    ttfbMs: t.Optional(t.Number()),
+    stream: t.Boolean(),
+    usage: Usage,
+    cost: t.String({ description: 'USD, decimal string' }),
+    attempts: t.Number(),
+    errorCode: t.Optional(t.String()),
+    requestBody: t.Unknown(),
+    responseBody: t.Unknown(),
+  },
+  { description: 'Request record' },
+);
+const UsageGroup = t.Object({
+  key: t.String(),
+  requests: t.Number(),
+  inputTokens: t.Number(),
+  outputTokens: t.Number(),
+  cachedInputTokens: t.Number(),
+  cacheWriteTokens: t.Number(),
+  cost: t.String({ description: 'USD, decimal string' }),
+});
 
 export const recordView = (r: RequestRecordRow) => ({
   requestId: r.requestId,
@@ -48,13 +87,12 @@ export const recordView = (r: RequestRecordRow) => ({
   responseBody: r.responseBody ?? null,
 });
 
-/** Offset-free paging for records: newest first, cursor = (receivedAt, requestId). */
+/** Offset-free paging for records: newest first, cursor = (receivedAt, requestId), same token format as other lists. */
 const recordCursor = (token: string | undefined): SQL | undefined => {
   if (!token) return undefined;
-  const [at, id] = Buffer.from(token, 'base64url').toString('utf8').split('|');
-  if (!at || !id || Number.isNaN(Date.parse(at))) throw connectError('invalid_argument', "invalid field 'pageToken'", 'pageToken');
-  const d = new Date(at);
-  return or(lt(requestRecords.receivedAt, d), and(eq(requestRecords.receivedAt, d), lt(requestRecords.requestId, id)));
+  const cur = decodeToken(token);
+  const d = new Date(cur.c);
+  return or(lt(requestRecords.receivedAt, d), and(eq(requestRecords.receivedAt, d), lt(requestRecords.requestId, cur.i)));
 };
 
 const GROUP_BY = ['api_key', 'model', 'provider', 'day'] as const;
@@ -62,6 +100,7 @@ const GROUP_BY = ['api_key', 'model', 'provider', 'day'] as const;
 export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<void>): OpDef[] => [
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'SearchRequestRecords',
     summary: 'Search per-request records by X-Request-ID, X-Client-Request-ID, tenant, key and time',
     permission: 'project_member',
@@ -80,8 +119,11 @@ export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<
       },
       { additionalProperties: false },
     ),
-    handler: async (input) => {
+    output: t.Object({ records: t.Array(RecordOut), nextPageToken: t.String() }),
+    handler: async (input, ctx) => {
       await flushRecords();
+      // A user (scoped to one project) sees that project only; a platform admin may omit projectId for all.
+      const project = input.customerId && (input.projectId !== undefined || ctx.principal.kind === 'user') ? projectOrDefault(input.projectId) : undefined;
       const size = input.pageSize ? Math.min(input.pageSize, 1000) : 50;
       const start = parseTime(input.startTime, 'startTime');
       const end = parseTime(input.endTime, 'endTime');
@@ -93,7 +135,7 @@ export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<
             input.requestId ? sql`${requestRecords.requestId}::text = ${input.requestId}` : undefined,
             input.clientRequestId ? eq(requestRecords.clientRequestId, input.clientRequestId) : undefined,
             input.customerId ? eq(requestRecords.customerId, input.customerId) : undefined,
-            input.customerId && input.projectId !== undefined ? eq(requestRecords.projectId, projectOrDefault(input.projectId)) : undefined,
+            project ? eq(requestRecords.projectId, project) : undefined,
             input.apiKeyId ? eq(requestRecords.apiKeyId, input.apiKeyId) : undefined,
             start ? gte(requestRecords.receivedAt, start) : undefined,
             end ? lt(requestRecords.receivedAt, end) : undefined,
@@ -104,12 +146,13 @@ export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<
         .limit(size + 1);
       const items = rows.slice(0, size);
       const last = items.at(-1);
-      const nextPageToken = rows.length > size && last ? Buffer.from(`${last.receivedAt.toISOString()}|${last.requestId}`).toString('base64url') : '';
+      const nextPageToken = rows.length > size && last ? encodeToken({ createdAt: last.receivedAt, id: last.requestId }) : '';
       return { records: items.map(recordView), nextPageToken };
     },
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'GetUsage',
     summary: 'Requests, tokens and cost per API key, model, provider or day',
     permission: 'project_member',
@@ -125,8 +168,10 @@ export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<
       },
       { additionalProperties: false },
     ),
-    handler: async (input) => {
+    output: t.Object({ groups: t.Array(UsageGroup), total: UsageGroup }),
+    handler: async (input, ctx) => {
       await flushRecords();
+      const project = input.projectId !== undefined || ctx.principal.kind === 'user' ? projectOrDefault(input.projectId) : undefined;
       const start = parseTime(input.startTime, 'startTime');
       const end = parseTime(input.endTime, 'endTime');
       const by = input.groupBy ?? 'api_key';
@@ -152,7 +197,7 @@ export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<
         .where(
           and(
             eq(requestRecords.customerId, input.customerId),
-            input.projectId !== undefined ? eq(requestRecords.projectId, projectOrDefault(input.projectId)) : undefined,
+            project ? eq(requestRecords.projectId, project) : undefined,
             input.apiKeyId ? eq(requestRecords.apiKeyId, input.apiKeyId) : undefined,
             start ? gte(requestRecords.receivedAt, start) : undefined,
             end ? lt(requestRecords.receivedAt, end) : undefined,

@@ -6,23 +6,24 @@ import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
 import { findProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
-import { CustomerRef, PATTERNS, PageSize, PageToken, ProjectRef, Uuid, projectOrDefault, ts } from '../schemas.ts';
+import { CustomerRef, Deleted, Int32, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid, projectOrDefault, ts } from '../schemas.ts';
 
 const ADMIN = 'admin.v1.AdminService' as const;
+const GROUP = 'Routes';
 
 const Target = t.Object(
   {
     connection: t.String({ minLength: 1, maxLength: 253, pattern: PATTERNS.ID, description: 'provider connection name in the same project' }),
     model: t.String({ minLength: 1, maxLength: 253, description: 'upstream model id' }),
-    priority: t.Optional(t.Integer({ minimum: 0, maximum: 100, description: '0 = primary, 1 = first backup, …' })),
-    weight: t.Optional(t.Integer({ minimum: 0, maximum: 10_000, description: 'traffic split within a priority (default 1)' })),
+    priority: t.Optional(Int32({ minimum: 0, maximum: 100, description: '0 = primary, 1 = first backup, … (default 0)' })),
+    weight: t.Optional(Int32({ minimum: 0, maximum: 10_000, description: 'traffic split within a priority (default 1)' })),
   },
   { additionalProperties: false },
 );
 const Targets = () => t.Array(Target, { minItems: 1, maxItems: 32 });
 const PublicModel = () => t.String({ minLength: 1, maxLength: 253, description: 'public model id (a catalog model)' });
-const TimeoutMs = () => t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 3_600_000 }), t.Null()], { description: 'per-attempt time-out in ms (default 120000)' }));
-const MaxRetries = () => t.Optional(t.Union([t.Integer({ minimum: 0, maximum: 10 }), t.Null()], { description: 'retries of the same target before the next (default 0)' }));
+const TimeoutMs = () => t.Optional(t.Union([Int32({ minimum: 1, maximum: 3_600_000 }), t.Null()], { description: 'per-attempt time-out in ms (default 120000)' }));
+const MaxRetries = () => t.Optional(t.Union([Int32({ minimum: 0, maximum: 10 }), t.Null()], { description: 'retries of the same target before the next (default 0)' }));
 
 const RouteRef = {
   id: t.Optional(Uuid('route UUID')),
@@ -33,6 +34,23 @@ const RouteRef = {
 
 const normaliseTargets = (targets: readonly { connection: string; model: string; priority?: number; weight?: number }[]): RouteTarget[] =>
   targets.map((x) => ({ connection: x.connection, model: x.model, priority: x.priority ?? 0, weight: x.weight ?? 1 }));
+
+const TargetOut = t.Object({ connection: t.String(), model: t.String(), priority: Int32(), weight: Int32() });
+export const RouteOut = t.Object(
+  {
+    id: t.String({ description: 'server-generated UUID' }),
+    customerId: t.String(),
+    projectId: t.String(),
+    model: t.String({ description: 'public model id (one route per model per project)' }),
+    targets: t.Array(TargetOut, { description: 'in the order given' }),
+    enabled: t.Boolean(),
+    timeoutMs: t.Optional(Int32({ description: 'absent: the default (120000)' })),
+    maxRetries: t.Optional(Int32({ description: 'absent: the default (0)' })),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  },
+  { description: 'Route' },
+);
 
 export const routeView = (r: RouteRow) => ({
   id: r.id,
@@ -67,7 +85,9 @@ const findRoute = async (deps: ControlDeps, ref: { id?: string; customerId?: str
     .from(routes)
     .where(and(where, isNull(routes.deletedAt)))
     .limit(1);
-  if (!row || (ref.id && ref.customerId && row.customerId !== ref.customerId)) throw connectError('not_found', 'route not found', ref.id ? 'id' : 'model');
+  // Addressed by id within a named customer (a project-scoped caller): the row must be in that project.
+  if (!row || (ref.id && ref.customerId && (row.customerId !== ref.customerId || row.projectId !== projectOrDefault(ref.projectId))))
+    throw connectError('not_found', 'route not found', ref.id ? 'id' : 'model');
   return row;
 };
 
@@ -77,6 +97,7 @@ const refScope = (i: { customerId?: string; projectId?: string }) =>
 export const routeOps = (deps: ControlDeps): OpDef[] => [
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'CreateRoute',
     summary: 'Create the route of a public model in a project (fallback by priority, weighted split within one)',
     permission: 'project_admin',
@@ -93,6 +114,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
       },
       { additionalProperties: false },
     ),
+    output: One('route', RouteOut),
     handler: async (input) => {
       const project = await findProject(deps.db, input.customerId, input.projectId);
       await requireCatalogModel(deps, input.model);
@@ -124,20 +146,24 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'GetRoute',
     summary: 'Get a route by id or by (customerId, projectId, model)',
     permission: 'project_member',
     scope: refScope,
     input: t.Object(RouteRef, { additionalProperties: false }),
+    output: One('route', RouteOut),
     handler: async (input) => ({ route: routeView(await findRoute(deps, input)) }),
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'ListRoutes',
     summary: 'List the routes of a project',
     permission: 'project_member',
     scope: (i) => ({ customerId: i.customerId, projectId: projectOrDefault(i.projectId) }),
     input: t.Object({ customerId: CustomerRef(), projectId: t.Optional(ProjectRef()), pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    output: Page('routes', RouteOut),
     handler: async (input) => {
       const size = pageSizeOf(input.pageSize);
       const k = keyset(routes.createdAt, routes.id, input.pageToken);
@@ -153,6 +179,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'UpdateRoute',
     summary: 'Update a route (unset fields stay unchanged; targets given replace the list)',
     permission: 'project_admin',
@@ -161,6 +188,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
       { ...RouteRef, targets: t.Optional(Targets()), enabled: t.Optional(t.Boolean()), timeoutMs: TimeoutMs(), maxRetries: MaxRetries() },
       { additionalProperties: false },
     ),
+    output: One('route', RouteOut),
     handler: async (input) => {
       const current = await findRoute(deps, input);
       const patch: Partial<typeof routes.$inferInsert> = { updatedAt: new Date() };
@@ -179,11 +207,13 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
   }),
   op({
     service: ADMIN,
+    group: GROUP,
     name: 'DeleteRoute',
     summary: 'Delete a route (soft delete)',
     permission: 'project_admin',
     scope: refScope,
     input: t.Object(RouteRef, { additionalProperties: false }),
+    output: Deleted(),
     handler: async (input) => {
       const current = await findRoute(deps, input);
       const deletedAt = new Date();

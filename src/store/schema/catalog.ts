@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, doublePrecision, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, doublePrecision, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { createdAt, deletedAt, idColumn, updatedAt } from './columns.ts';
 
 /** The model catalog (AIModel). `model` is the public id clients send. */
@@ -23,32 +23,6 @@ export const aiModels = pgTable(
     deletedAt: deletedAt(),
   },
   (t) => [uniqueIndex('ai_models_model_provider_active').on(t.model, t.provider).where(sql`${t.deletedAt} is null`)],
-);
-
-/** Catalog models assigned to a project. */
-export const projectModels = pgTable(
-  'project_models',
-  {
-    id: idColumn(),
-    customerId: text('customer_id').notNull(),
-    projectId: text('project_id').notNull(),
-    modelId: uuid('model_id').notNull(),
-    createdAt: createdAt(),
-  },
-  (t) => [uniqueIndex('project_models_unique').on(t.customerId, t.projectId, t.modelId)],
-);
-
-/** Providers enabled for a project. */
-export const projectProviders = pgTable(
-  'project_providers',
-  {
-    id: idColumn(),
-    customerId: text('customer_id').notNull(),
-    projectId: text('project_id').notNull(),
-    providerName: text('provider_name').notNull(),
-    createdAt: createdAt(),
-  },
-  (t) => [uniqueIndex('project_providers_unique').on(t.customerId, t.projectId, t.providerName)],
 );
 
 export type AiModelRow = typeof aiModels.$inferSelect;

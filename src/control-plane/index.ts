@@ -1,0 +1,44 @@
+import type { ControllerStatus } from '../propagation/controller.ts';
+import type { OpDef } from './connect.ts';
+import type { ControlDeps } from './deps.ts';
+import { apiKeyOps } from './services/apikeys.ts';
+import { assignmentOps } from './services/assignments.ts';
+import { catalogOps } from './services/catalog.ts';
+import { configStatusOps } from './services/config-status.ts';
+import { connectionOps } from './services/connections.ts';
+import { customerOps } from './services/customers.ts';
+import { dataplaneOps } from './services/dataplanes.ts';
+import { memberOps } from './services/members.ts';
+import { observabilityOps } from './services/observability.ts';
+import { projectGatewayOps } from './services/project-gateways.ts';
+import { projectOps } from './services/projects.ts';
+import { routeOps } from './services/routes.ts';
+import { settingOps } from './services/settings.ts';
+import { userTokenOps } from './services/user-tokens.ts';
+
+export { userTokenVerifier } from './services/user-tokens.ts';
+
+export interface ManagementHooks {
+  /** Flushes batched request records before a search. */
+  flushRecords: () => Promise<void>;
+  /** The embedded data plane's controller status. */
+  localStatus: () => ControllerStatus | undefined;
+}
+
+/** Every management operation, in documentation order. */
+export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => [
+  ...catalogOps(deps),
+  ...customerOps(deps),
+  ...projectOps(deps),
+  ...memberOps(deps),
+  ...assignmentOps(deps),
+  ...settingOps(deps),
+  ...dataplaneOps(deps),
+  ...projectGatewayOps(deps),
+  ...userTokenOps(deps),
+  ...connectionOps(deps),
+  ...routeOps(deps),
+  ...apiKeyOps(deps),
+  ...observabilityOps(deps, hooks.flushRecords),
+  ...configStatusOps(deps, hooks.localStatus),
+];

@@ -1,0 +1,399 @@
+import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { t } from 'elysia';
+import { connectError } from '../../core/errors.ts';
+import { type ProjectGatewayRow, projectGatewayProjects, projectGateways } from '../../store/schema/index.ts';
+import type { Principal } from '../auth.ts';
+import { op, type OpDef, type Scope } from '../connect.ts';
+import { type ControlDeps, LOCAL_TARGET, type Reader, recordChange, type Tx } from '../deps.ts';
+import { findCustomer, findProject, uniquely } from '../lookups.ts';
+import { keyset, page, pageSizeOf } from '../paging.ts';
+import {
+  CustomerSlug,
+  Deleted,
+  Description,
+  Labels,
+  LabelsOut,
+  Name,
+  Nullable,
+  OptTimestamp,
+  PATTERNS,
+  Page,
+  PageSize,
+  PageToken,
+  Str,
+  Success,
+  Timestamp,
+  Url,
+  Uuid,
+  Warnings,
+  optTs,
+  ts,
+} from '../schemas.ts';
+import { findDataplaneBySlug } from './dataplanes.ts';
+import { assertHostFree, attachedProjects, attachedProjectsOf, findGateway, hostOf, servingWarnings, WARN } from './gateway-rules.ts';
+
+const ADMIN = 'admin.v1.AdminService' as const;
+const GROUP = 'Project gateways';
+
+const Slug = (what: string) => Str(1, 253, { pattern: PATTERNS.ID, description: `${what} (ID, 1-253)` });
+const OwnerProject = () =>
+  t.Optional(
+    Str(0, 253, {
+      pattern: `^$|${PATTERNS.ID}`,
+      description: 'owner scope (ID, max 253): a project owner names the project it owns, which the gateway must serve; ignored for platform admins',
+    }),
+  );
+const ById = { id: Uuid('project gateway UUID (internal id)') };
+
+export const ProjectGatewayOut = t.Object(
+  {
+    id: t.String({ description: 'server-generated UUID' }),
+    customerId: t.String(),
+    workspaceId: t.String({ description: 'slug of the hosting data plane (workspace)' }),
+    projectGatewayId: t.String({ description: 'slug, unique within the workspace' }),
+    name: t.String(),
+    description: t.String(),
+    labels: LabelsOut(),
+    url: t.String({ description: 'customer-facing URL or hostname; empty until set' }),
+    projectIds: t.Array(t.String(), { description: 'attached projects, in attachment order' }),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+    deletedAt: OptTimestamp('set once soft-deleted (never returned by Get/List)'),
+  },
+  { description: 'ProjectGateway' },
+);
+const WithWarnings = t.Object({ projectGateway: ProjectGatewayOut, warnings: Warnings() });
+const OneGateway = t.Object({ projectGateway: ProjectGatewayOut });
+
+const view = (g: ProjectGatewayRow, projectIds: string[]) => ({
+  id: g.id,
+  customerId: g.customerId,
+  workspaceId: g.workspaceId,
+  projectGatewayId: g.projectGatewayId,
+  name: g.name ?? '',
+  description: g.description ?? '',
+  labels: g.labels,
+  url: g.url ?? '',
+  projectIds,
+  createdAt: ts(g.createdAt),
+  updatedAt: ts(g.updatedAt),
+  deletedAt: optTs(g.deletedAt),
+});
+const viewOf = async (db: Reader, g: ProjectGatewayRow) => view(g, await attachedProjects(db, g.id));
+
+/** The change record of a gateway mutation: the gateway, its hosting data plane(s) and `local`. */
+const recordGatewayChange = async (tx: Tx, g: ProjectGatewayRow, workspaces: readonly string[], payload: Record<string, unknown> = {}) => {
+  const planes = [];
+  for (const ws of new Set(workspaces)) {
+    const dp = await findDataplaneBySlug(tx, g.customerId, ws).catch(() => undefined);
+    if (dp) planes.push(dp.id);
+  }
+  await recordChange(tx, { kind: 'PROJECT_GATEWAY', entity: 'project_gateway', entityId: g.id, customerId: g.customerId, payload }, [LOCAL_TARGET, g.id, ...planes]);
+};
+
+/**
+ * Owner scope: a project owner (not a platform admin, for whom this is never called) passes
+ * `projectId`, the project it owns; the gateway must serve it.
+ */
+const ownerScope =
+  (deps: ControlDeps) =>
+  async (i: { id: string; projectId?: string }): Promise<Scope> => {
+    const gw = await findGateway(deps.db, i.id);
+    if (!i.projectId) throw connectError('permission_denied', 'a project owner must pass projectId: a project it owns that this gateway serves', 'projectId');
+    if (!(await attachedProjects(deps.db, gw.id)).includes(i.projectId))
+      throw connectError('permission_denied', `project gateway '${gw.projectGatewayId}' does not serve project '${i.projectId}'`, 'projectId');
+    return { customerId: gw.customerId, projectId: i.projectId };
+  };
+
+const visibleTo = (p: Principal): string[] | undefined => (p.kind === 'user' ? [...p.roles.keys()] : undefined);
+
+export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'CreateProjectGateway',
+    summary: 'Create a project gateway hosted on a workspace',
+    notes:
+      'The workspace must exist for the customer (not_found); projectGatewayId is unique within it (already_exists). A url given must have a host no other gateway is bound to (already_exists).',
+    permission: 'platform_admin',
+    input: t.Object(
+      {
+        customerId: CustomerSlug(),
+        workspaceId: Slug('hosting workspace slug; must exist'),
+        projectGatewayId: Slug('gateway slug, unique within the workspace'),
+        description: Description(),
+        labels: Labels(),
+        name: Name(),
+        url: Nullable(Url(0, 'customer-facing URL or hostname (max 2048)')),
+      },
+      { additionalProperties: false },
+    ),
+    output: OneGateway,
+    handler: async (input) => {
+      await findCustomer(deps.db, input.customerId);
+      await findDataplaneBySlug(deps.db, input.customerId, input.workspaceId);
+      const host = input.url ? hostOf(input.url) : null;
+      if (host) await assertHostFree(deps.db, host, undefined);
+      const row = await uniquely(
+        () =>
+          deps.db.transaction(async (tx) => {
+            const [g] = await tx
+              .insert(projectGateways)
+              .values({
+                customerId: input.customerId,
+                workspaceId: input.workspaceId,
+                projectGatewayId: input.projectGatewayId,
+                name: input.name ?? null,
+                description: input.description ?? null,
+                labels: input.labels ?? {},
+                url: input.url || null,
+                urlHost: host,
+              })
+              .returning();
+            const created = g as ProjectGatewayRow;
+            await recordGatewayChange(tx, created, [created.workspaceId]);
+            return created;
+          }),
+        `project gateway '${input.projectGatewayId}' already exists in workspace '${input.workspaceId}', or its URL host is bound to another gateway`,
+        'projectGatewayId',
+      );
+      await deps.changed();
+      return { projectGateway: view(row, []) };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'GetProjectGateway',
+    summary: 'Get a project gateway by its internal id',
+    permission: 'project_member',
+    scope: ownerScope(deps),
+    input: t.Object({ ...ById, projectId: OwnerProject() }, { additionalProperties: false }),
+    output: OneGateway,
+    handler: async (input) => ({ projectGateway: await viewOf(deps.db, await findGateway(deps.db, input.id)) }),
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'ListProjectGateways',
+    summary: 'List active project gateways (oldest first) — an addition: the seed does not show it',
+    notes: 'Filters: customerId, workspaceId, projectId (gateways serving it). A user token must name its customer and sees the gateways serving its projects.',
+    permission: 'customer_member',
+    scope: (i) => (i.customerId ? { customerId: i.customerId } : undefined),
+    input: t.Object(
+      {
+        customerId: t.Optional(Str(0, 63, { pattern: `^$|${PATTERNS.SLUG}`, description: 'customer slug; empty or unset: all (platform admins only)' })),
+        workspaceId: t.Optional(Str(0, 253, { pattern: `^$|${PATTERNS.ID}`, description: 'only gateways hosted on this workspace' })),
+        projectId: t.Optional(Str(0, 253, { pattern: `^$|${PATTERNS.ID}`, description: 'only gateways serving this project' })),
+        pageSize: PageSize(),
+        pageToken: PageToken(),
+      },
+      { additionalProperties: false },
+    ),
+    output: Page('projectGateways', ProjectGatewayOut),
+    handler: async (input, ctx) => {
+      const size = pageSizeOf(input.pageSize);
+      const k = keyset(projectGateways.createdAt, projectGateways.id, input.pageToken);
+      const visible = visibleTo(ctx.principal);
+      const wanted = input.projectId ? (visible ? visible.filter((p) => p === input.projectId) : [input.projectId]) : visible;
+      if (wanted && wanted.length === 0) return { projectGateways: [], nextPageToken: '' };
+      const serving = wanted
+        ? inArray(
+            projectGateways.id,
+            deps.db
+              .select({ id: projectGatewayProjects.gatewayId })
+              .from(projectGatewayProjects)
+              .where(and(input.customerId ? eq(projectGatewayProjects.customerId, input.customerId) : undefined, inArray(projectGatewayProjects.projectId, wanted))),
+          )
+        : undefined;
+      const rows = await deps.db
+        .select()
+        .from(projectGateways)
+        .where(
+          and(
+            isNull(projectGateways.deletedAt),
+            input.customerId ? eq(projectGateways.customerId, input.customerId) : undefined,
+            input.workspaceId ? eq(projectGateways.workspaceId, input.workspaceId) : undefined,
+            serving,
+            k.where,
+          ),
+        )
+        .orderBy(...k.order)
+        .limit(size + 1);
+      const p = page(rows, size);
+      const attached = await attachedProjectsOf(deps.db, p.items.map((g) => g.id));
+      return { projectGateways: p.items.map((g) => view(g, attached.get(g.id) ?? [])), nextPageToken: p.nextPageToken };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'UpdateProjectGateway',
+    summary: 'Update name, description, labels, url (unset or null fields stay unchanged; labels replaces the set; url "" clears it)',
+    notes: 'A url whose host is bound to another gateway is already_exists.',
+    permission: 'project_admin',
+    scope: ownerScope(deps),
+    input: t.Object(
+      { ...ById, projectId: OwnerProject(), description: Description(), labels: Labels(), name: Name(), url: Nullable(Url(0, 'customer-facing URL or hostname (max 2048); empty clears it')) },
+      { additionalProperties: false },
+    ),
+    output: OneGateway,
+    handler: async (input) => {
+      const current = await findGateway(deps.db, input.id);
+      const patch: Partial<typeof projectGateways.$inferInsert> = { updatedAt: new Date() };
+      if (input.name != null) patch.name = input.name;
+      if (input.description != null) patch.description = input.description;
+      if (input.labels !== undefined) patch.labels = input.labels;
+      if (input.url != null) {
+        const host = input.url === '' ? null : hostOf(input.url);
+        if (host) await assertHostFree(deps.db, host, current.id);
+        patch.url = input.url === '' ? null : input.url;
+        patch.urlHost = host;
+      }
+      const row = await uniquely(
+        () =>
+          deps.db.transaction(async (tx) => {
+            const [g] = await tx.update(projectGateways).set(patch).where(eq(projectGateways.id, current.id)).returning();
+            const updated = g as ProjectGatewayRow;
+            if (input.url != null && input.url !== (current.url ?? '')) await recordGatewayChange(tx, updated, [updated.workspaceId], { url: updated.url });
+            return updated;
+          }),
+        `the URL host is bound to another project gateway`,
+        'url',
+      );
+      await deps.changed();
+      return { projectGateway: await viewOf(deps.db, row) };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'DeleteProjectGateway',
+    summary: 'Delete a project gateway (soft delete; its attachments are removed and its URL host freed)',
+    permission: 'project_admin',
+    scope: ownerScope(deps),
+    input: t.Object({ ...ById, projectId: OwnerProject() }, { additionalProperties: false }),
+    output: Deleted(),
+    handler: async (input) => {
+      const current = await findGateway(deps.db, input.id);
+      const deletedAt = new Date();
+      await deps.db.transaction(async (tx) => {
+        await tx.delete(projectGatewayProjects).where(eq(projectGatewayProjects.gatewayId, current.id));
+        await tx.update(projectGateways).set({ deletedAt, updatedAt: deletedAt }).where(eq(projectGateways.id, current.id));
+        await recordGatewayChange(tx, current, [current.workspaceId]);
+      });
+      await deps.changed();
+      return { deletedAt: ts(deletedAt), success: true };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'AttachProjectGatewayProject',
+    summary: 'Attach a project to a gateway (idempotent)',
+    notes: 'The project must exist in the gateway\'s customer. Warns when the project has no assigned models (the gateway then serves an empty route map and answers 404).',
+    permission: 'project_admin',
+    scope: async (i) => ({ customerId: (await findGateway(deps.db, i.id)).customerId, projectId: i.projectId }),
+    input: t.Object({ ...ById, projectId: Slug('project to attach') }, { additionalProperties: false }),
+    output: WithWarnings,
+    handler: async (input) => {
+      const gw = await findGateway(deps.db, input.id);
+      const project = await findProject(deps.db, gw.customerId, input.projectId);
+      await deps.db.transaction(async (tx) => {
+        const added = await tx
+          .insert(projectGatewayProjects)
+          .values({ gatewayId: gw.id, customerId: gw.customerId, projectId: project.projectId })
+          .onConflictDoNothing()
+          .returning({ id: projectGatewayProjects.id });
+        if (added.length > 0) await recordGatewayChange(tx, gw, [gw.workspaceId], { attached: project.projectId });
+      });
+      await deps.changed();
+      const warnings = await servingWarnings(deps.db, gw, [project.projectId]);
+      return { projectGateway: await viewOf(deps.db, gw), warnings };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'DetachProjectGatewayProject',
+    summary: 'Detach a project from a gateway (not attached: not_found)',
+    permission: 'project_admin',
+    scope: async (i) => ({ customerId: (await findGateway(deps.db, i.id)).customerId, projectId: i.projectId }),
+    input: t.Object({ ...ById, projectId: Slug('project to detach') }, { additionalProperties: false }),
+    output: Success(),
+    handler: async (input) => {
+      const gw = await findGateway(deps.db, input.id);
+      await deps.db.transaction(async (tx) => {
+        const gone = await tx
+          .delete(projectGatewayProjects)
+          .where(and(eq(projectGatewayProjects.gatewayId, gw.id), eq(projectGatewayProjects.projectId, input.projectId)))
+          .returning({ id: projectGatewayProjects.id });
+        if (gone.length === 0) throw connectError('not_found', `project '${input.projectId}' is not attached to this gateway`, 'projectId');
+        await recordGatewayChange(tx, gw, [gw.workspaceId], { detached: input.projectId });
+      });
+      await deps.changed();
+      return { success: true };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'SetProjectGatewayURL',
+    summary: "Set a gateway's customer-facing URL",
+    notes:
+      'The host part must be globally unique across active project gateways: a host bound to another gateway is already_exists. Warns when no project is attached or an attached project has no assigned models.',
+    permission: 'project_admin',
+    scope: ownerScope(deps),
+    input: t.Object({ ...ById, projectId: OwnerProject(), url: Url(1, 'customer-facing URL or hostname (1-2048)') }, { additionalProperties: false }),
+    output: WithWarnings,
+    handler: async (input) => {
+      const gw = await findGateway(deps.db, input.id);
+      const host = hostOf(input.url);
+      await assertHostFree(deps.db, host, gw.id);
+      const row = await uniquely(
+        () =>
+          deps.db.transaction(async (tx) => {
+            const [g] = await tx.update(projectGateways).set({ url: input.url, urlHost: host, updatedAt: new Date() }).where(eq(projectGateways.id, gw.id)).returning();
+            const updated = g as ProjectGatewayRow;
+            await recordGatewayChange(tx, updated, [updated.workspaceId], { url: input.url });
+            return updated;
+          }),
+        `the URL host '${host}' is bound to another project gateway`,
+        'url',
+      );
+      await deps.changed();
+      const projects = await attachedProjects(deps.db, row.id);
+      return { projectGateway: view(row, projects), warnings: await servingWarnings(deps.db, row, projects) };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'SetProjectGatewayWorkspace',
+    summary: 'Move a gateway to another workspace (data plane) of its customer',
+    notes:
+      "The workspace must exist for the gateway's customer (not_found) and the gateway's slug must be free in it (already_exists). The warnings always remind that the hostname is unchanged and must be repointed (DNS and TLS certificate) to the new data plane's ingress; URL and model advisories may follow.",
+    permission: 'platform_admin',
+    input: t.Object({ ...ById, workspaceId: Slug('target workspace slug') }, { additionalProperties: false }),
+    output: WithWarnings,
+    handler: async (input) => {
+      const gw = await findGateway(deps.db, input.id);
+      await findDataplaneBySlug(deps.db, gw.customerId, input.workspaceId);
+      const row = await uniquely(
+        () =>
+          deps.db.transaction(async (tx) => {
+            const [g] = await tx.update(projectGateways).set({ workspaceId: input.workspaceId, updatedAt: new Date() }).where(eq(projectGateways.id, gw.id)).returning();
+            const updated = g as ProjectGatewayRow;
+            await recordGatewayChange(tx, updated, [gw.workspaceId, updated.workspaceId], { from: gw.workspaceId, to: updated.workspaceId });
+            return updated;
+          }),
+        `a project gateway '${gw.projectGatewayId}' already exists in workspace '${input.workspaceId}'`,
+        'workspaceId',
+      );
+      await deps.changed();
+      const projects = await attachedProjects(deps.db, row.id);
+      const warnings = [WARN.repoint(row.urlHost, row.workspaceId), ...(row.url ? [] : [WARN.noUrl()]), ...(await servingWarnings(deps.db, row, projects))];
+      return { projectGateway: view(row, projects), warnings };
+    },
+  }),
+];

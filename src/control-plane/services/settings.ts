@@ -1,0 +1,95 @@
+import { and, asc, eq } from 'drizzle-orm';
+import { t } from 'elysia';
+import { connectError } from '../../core/errors.ts';
+import { type ProjectSettingRow, projectSettings } from '../../store/schema/index.ts';
+import { op, type OpDef } from '../connect.ts';
+import { type ControlDeps, recordChange } from '../deps.ts';
+import { findProject } from '../lookups.ts';
+import { CustomerRef, Enum, One, ProjectKey, Str, Success, Timestamp, ts } from '../schemas.ts';
+
+const ADMIN = 'admin.v1.AdminService' as const;
+const GROUP = 'Project settings';
+const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
+const scope = (i: { customerId: string; projectId: string }) => ({ customerId: i.customerId, projectId: i.projectId });
+const SettingName = () => Enum(['global-fallback', 'rate-limit'] as const, "setting name: 'global-fallback' or 'rate-limit'");
+
+export const SettingOut = t.Object(
+  { settingName: t.String(), settingValue: t.String({ description: 'string-encoded value' }), updatedAt: Timestamp() },
+  { description: 'ProjectSetting' },
+);
+const settingView = (s: ProjectSettingRow) => ({ settingName: s.settingName, settingValue: s.settingValue, updatedAt: ts(s.updatedAt) });
+const change = (customerId: string, projectId: string, name: string) => ({ kind: 'PROJECT_SETTING', entity: 'project_setting', entityId: name, customerId, projectId });
+
+export const settingOps = (deps: ControlDeps): OpDef[] => [
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'GetProjectSettings',
+    summary: "A project's settings (ordered by name)",
+    permission: 'project_member',
+    scope,
+    input: t.Object(Addr, { additionalProperties: false }),
+    output: t.Object({ settings: t.Array(SettingOut) }),
+    handler: async (input) => {
+      const project = await findProject(deps.db, input.customerId, input.projectId);
+      const rows = await deps.db
+        .select()
+        .from(projectSettings)
+        .where(and(eq(projectSettings.customerId, project.customerId), eq(projectSettings.projectId, project.projectId)))
+        .orderBy(asc(projectSettings.settingName));
+      return { settings: rows.map(settingView) };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'UpsertProjectSetting',
+    summary: 'Create or replace a project setting',
+    notes: 'settingValue is stored as given (1-1024 characters); its format is interpreted by the data plane feature that reads it.',
+    permission: 'project_admin',
+    scope,
+    input: t.Object({ ...Addr, settingName: SettingName(), settingValue: Str(1, 1024, { description: 'string-encoded value (1-1024)' }) }, { additionalProperties: false }),
+    output: One('setting', SettingOut),
+    handler: async (input) => {
+      const project = await findProject(deps.db, input.customerId, input.projectId);
+      const now = new Date();
+      const row = await deps.db.transaction(async (tx) => {
+        const [s] = await tx
+          .insert(projectSettings)
+          .values({ customerId: project.customerId, projectId: project.projectId, settingName: input.settingName, settingValue: input.settingValue, updatedAt: now })
+          .onConflictDoUpdate({
+            target: [projectSettings.customerId, projectSettings.projectId, projectSettings.settingName],
+            set: { settingValue: input.settingValue, updatedAt: now },
+          })
+          .returning();
+        await recordChange(tx, change(project.customerId, project.projectId, input.settingName));
+        return s as ProjectSettingRow;
+      });
+      await deps.changed();
+      return { setting: settingView(row) };
+    },
+  }),
+  op({
+    service: ADMIN,
+    group: GROUP,
+    name: 'DeleteProjectSetting',
+    summary: 'Delete a project setting (not set: not_found)',
+    permission: 'project_admin',
+    scope,
+    input: t.Object({ ...Addr, settingName: SettingName() }, { additionalProperties: false }),
+    output: Success(),
+    handler: async (input) => {
+      const project = await findProject(deps.db, input.customerId, input.projectId);
+      await deps.db.transaction(async (tx) => {
+        const gone = await tx
+          .delete(projectSettings)
+          .where(and(eq(projectSettings.customerId, project.customerId), eq(projectSettings.projectId, project.projectId), eq(projectSettings.settingName, input.settingName)))
+          .returning({ id: projectSettings.id });
+        if (gone.length === 0) throw connectError('not_found', `setting '${input.settingName}' is not set in project '${project.projectId}'`, 'settingName');
+        await recordChange(tx, change(project.customerId, project.projectId, input.settingName));
+      });
+      await deps.changed();
+      return { success: true };
+    },
+  }),
+];

@@ -1,0 +1,313 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { decodeJwt, decodeProtectedHeader, exportPKCS8, generateKeyPair, SignJWT } from 'jose';
+import { admin, apikeyOp, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { type Body, documentedOps } from './support.ts';
+
+/**
+ * Management auth: the platform-admin token, user tokens (CreateUserToken) whose project roles come
+ * from project members, the owner scope of project gateways, and the role matrix: every operation
+ * called by every role, allowed exactly as its documented permission says.
+ */
+
+let tg: TestGateway;
+const tokens: Record<string, string> = {};
+const fx = { modelId: '', dpId: '', wsId: '', gwId: '' };
+let uniq = 0;
+const U0 = '00000000-0000-4000-8000-000000000000';
+
+const ok = async (op: string, body: Body) => (await tg.must(admin(op), body)) as Record<string, Body>;
+const issue = async (userId: string, customerId: string, extra: Body = {}) =>
+  ((await ok('CreateUserToken', { customerId, workspaceId: 'ws1', userId, organizationUnit: 'eng', role: 'developer', ...extra })) as unknown as { accessToken: string })
+    .accessToken;
+const freshGateway = async () => {
+  const g = (await ok('CreateProjectGateway', { customerId: 'acme', workspaceId: 'ws1', projectGatewayId: `fresh-${++uniq}` })).projectGateway as { id: string };
+  await ok('AttachProjectGatewayProject', { id: g.id, projectId: 'web' });
+  return g.id;
+};
+
+beforeAll(async () => {
+  tg = await startTestGateway();
+  await ok('CreateCustomer', { customerId: 'acme' });
+  await ok('CreateCustomer', { customerId: 'globex' });
+  await ok('CreateProject', { customerId: 'acme', projectId: 'web' });
+  await ok('CreateProject', { customerId: 'acme', projectId: 'other' });
+  const members: [string, string, string, 'admin' | 'member'][] = [
+    ['alice', 'acme', 'web', 'admin'],
+    ['bob', 'acme', 'web', 'member'],
+    ['carol', 'acme', 'other', 'admin'],
+    ['dave', 'globex', 'default', 'admin'],
+    ['zed', 'acme', 'web', 'member'],
+  ];
+  for (const [userId, customerId, projectId, role] of members) await ok('AddProjectMember', { customerId, projectId, userId, role });
+  tokens.alice = await issue('alice', 'acme', { projectId: 'web' });
+  tokens.bob = await issue('bob', 'acme');
+  tokens.carol = await issue('carol', 'acme');
+  tokens.dave = await issue('dave', 'globex');
+  fx.modelId = String(((await ok('CreateModel', { model: 'role-model', provider: 'echo' })).model as Body).id);
+  await ok('CreateModel', { model: 'fx-route', provider: 'echo' });
+  fx.wsId = String(((await ok('CreateWorkspace', { customerId: 'acme', workspaceId: 'ws1' })).workspace as Body).id);
+  fx.dpId = String(((await ok('CreateDataplane', { customerId: 'acme', dataplaneId: 'dp1' })).dataplane as Body).id);
+  fx.gwId = String(((await ok('CreateProjectGateway', { customerId: 'acme', workspaceId: 'ws1', projectGatewayId: 'gw-main' })).projectGateway as Body).id);
+  await ok('AttachProjectGatewayProject', { id: fx.gwId, projectId: 'web' });
+  await ok('CreateProviderConnection', { customerId: 'acme', projectId: 'web', name: 'conn1', provider: 'echo' });
+  await ok('CreateRoute', { customerId: 'acme', projectId: 'web', model: 'fx-route', targets: [{ connection: 'conn1', model: 'echo' }] });
+}, 60_000);
+afterAll(async () => {
+  await tg.stop();
+});
+
+type Perm = 'platform_admin' | 'customer_member' | 'project_admin' | 'project_member' | 'authenticated';
+const ROLES = ['admin', 'alice', 'bob', 'carol', 'dave'] as const;
+type Role = (typeof ROLES)[number];
+/** Who may call an operation of each permission (scoped to customer acme, project web). */
+const ALLOWED: Record<Perm, Role[]> = {
+  platform_admin: ['admin'],
+  customer_member: ['admin', 'alice', 'bob', 'carol'],
+  project_admin: ['admin', 'alice'],
+  project_member: ['admin', 'alice', 'bob'],
+  authenticated: ['admin', 'alice', 'bob', 'carol', 'dave'],
+};
+
+const web = { customerId: 'acme', projectId: 'web' };
+const A = (op: string) => admin(op);
+type Row = [path: string, perm: Perm, body: () => Body | Promise<Body>];
+const flavor = (n: 'Dataplane' | 'Workspace', key: string, id: () => string): Row[] => [
+  [A(`Create${n}`), 'platform_admin', () => ({ customerId: 'acme', [key]: `role-${++uniq}` })],
+  [A(`Get${n}`), 'customer_member', () => ({ id: id() })],
+  [A(`List${n}s`), 'customer_member', () => ({ customerId: 'acme' })],
+  [A(`Update${n}`), 'platform_admin', () => ({ id: id(), name: 'n' })],
+  [A(`Delete${n}`), 'platform_admin', () => ({ id: U0 })],
+  [A(`Set${n}Project`), 'platform_admin', () => ({ id: id(), projectId: 'web' })],
+  [A(`Set${n}URL`), 'platform_admin', () => ({ id: id(), url: 'https://plane.example.com' })],
+];
+const MATRIX: Row[] = [
+  [A('CreateModel'), 'platform_admin', () => ({ model: `rm-${++uniq}`, provider: 'echo' })],
+  [A('GetModel'), 'authenticated', () => ({ modelId: fx.modelId })],
+  [A('ListModels'), 'authenticated', () => ({})],
+  [A('UpdateModel'), 'platform_admin', () => ({ modelId: fx.modelId, isEnabled: true })],
+  [A('DeleteModel'), 'platform_admin', () => ({ modelId: U0 })],
+  [A('CreateCustomer'), 'platform_admin', () => ({ customerId: `rc-${++uniq}` })],
+  [A('GetCustomer'), 'customer_member', () => ({ customerId: 'acme' })],
+  [A('ListCustomers'), 'platform_admin', () => ({})],
+  [A('UpdateCustomer'), 'platform_admin', () => ({ customerId: 'acme', description: 'd' })],
+  [A('DeleteCustomer'), 'platform_admin', () => ({ customerId: 'ghost' })],
+  [A('CreateProject'), 'platform_admin', () => ({ customerId: 'acme', projectId: `rp-${++uniq}` })],
+  [A('GetProject'), 'project_member', () => web],
+  [A('ListProjects'), 'customer_member', () => ({ customerId: 'acme' })],
+  [A('UpdateProject'), 'project_admin', () => ({ ...web, description: 'd' })],
+  [A('DeleteProject'), 'platform_admin', () => ({ customerId: 'acme', projectId: 'ghost' })],
+  [A('AddProjectMember'), 'project_admin', () => ({ ...web, userId: `m-${++uniq}`, role: 'member' })],
+  [A('UpdateProjectMember'), 'project_admin', () => ({ ...web, userId: 'zed', role: 'member' })],
+  [A('RemoveProjectMember'), 'project_admin', () => ({ ...web, userId: 'nobody' })],
+  [A('ListProjectMembers'), 'project_member', () => web],
+  [A('AddProjectModel'), 'project_admin', () => ({ ...web, modelId: fx.modelId })],
+  [A('RemoveProjectModel'), 'project_admin', () => ({ ...web, modelId: U0 })],
+  [A('ListProjectModels'), 'project_member', () => web],
+  [A('AddProjectProvider'), 'project_admin', () => ({ ...web, providerName: 'openai' })],
+  [A('RemoveProjectProvider'), 'project_admin', () => ({ ...web, providerName: 'cohere' })],
+  [A('ListProjectProviders'), 'project_member', () => web],
+  [A('AddProjectMcpServer'), 'project_admin', () => ({ ...web, serverId: 'srv' })],
+  [A('RemoveProjectMcpServer'), 'project_admin', () => ({ ...web, serverId: 'none' })],
+  [A('ListProjectMcpServers'), 'project_member', () => web],
+  [A('GetProjectSettings'), 'project_member', () => web],
+  [A('UpsertProjectSetting'), 'project_admin', () => ({ ...web, settingName: 'rate-limit', settingValue: '5/s' })],
+  [A('DeleteProjectSetting'), 'project_admin', () => ({ ...web, settingName: 'global-fallback' })],
+  ...flavor('Dataplane', 'dataplaneId', () => fx.dpId),
+  ...flavor('Workspace', 'workspaceId', () => fx.wsId),
+  [A('CreateProjectGateway'), 'platform_admin', () => ({ customerId: 'acme', workspaceId: 'ws1', projectGatewayId: `rg-${++uniq}` })],
+  [A('GetProjectGateway'), 'project_member', () => ({ id: fx.gwId, projectId: 'web' })],
+  [A('ListProjectGateways'), 'customer_member', () => ({ customerId: 'acme' })],
+  [A('UpdateProjectGateway'), 'project_admin', () => ({ id: fx.gwId, projectId: 'web', name: 'n' })],
+  [A('DeleteProjectGateway'), 'project_admin', async () => ({ id: await freshGateway(), projectId: 'web' })],
+  [A('AttachProjectGatewayProject'), 'project_admin', () => ({ id: fx.gwId, projectId: 'web' })],
+  [A('DetachProjectGatewayProject'), 'project_admin', async () => ({ id: await freshGateway(), projectId: 'web' })],
+  [A('SetProjectGatewayURL'), 'project_admin', () => ({ id: fx.gwId, projectId: 'web', url: 'https://role.example.com' })],
+  [A('SetProjectGatewayWorkspace'), 'platform_admin', () => ({ id: fx.gwId, workspaceId: 'ws1' })],
+  [A('CreateUserToken'), 'platform_admin', () => ({ customerId: 'acme', workspaceId: 'w', userId: 'x', organizationUnit: 'o', role: 'r' })],
+  [A('CreateProviderConnection'), 'project_admin', () => ({ ...web, name: `rconn-${++uniq}`, provider: 'echo' })],
+  [A('GetProviderConnection'), 'project_member', () => ({ ...web, name: 'conn1' })],
+  [A('ListProviderConnections'), 'project_member', () => web],
+  [A('UpdateProviderConnection'), 'project_admin', () => ({ ...web, name: 'conn1', baseUrl: 'http://upstream.example' })],
+  [A('DeleteProviderConnection'), 'project_admin', () => ({ ...web, name: 'none' })],
+  [A('CreateRoute'), 'project_admin', () => ({ ...web, model: 'role-model', targets: [{ connection: 'conn1', model: 'echo' }] })],
+  [A('GetRoute'), 'project_member', () => ({ ...web, model: 'fx-route' })],
+  [A('ListRoutes'), 'project_member', () => web],
+  [A('UpdateRoute'), 'project_admin', () => ({ ...web, model: 'fx-route', enabled: true })],
+  [A('DeleteRoute'), 'project_admin', () => ({ ...web, model: 'none' })],
+  [apikeyOp('CreateApiKey'), 'project_admin', () => ({ name: 'k', enterpriseContext: web })],
+  [apikeyOp('ListApiKeys'), 'project_member', () => web],
+  [apikeyOp('RevokeApiKey'), 'project_admin', () => ({ id: U0, ...web })],
+  [A('SearchRequestRecords'), 'project_member', () => web],
+  [A('GetUsage'), 'project_member', () => web],
+  [A('GetConfigStatus'), 'authenticated', () => ({})],
+];
+
+const tokenOf = (role: Role): string => (role === 'admin' ? 'test-admin-token-0123456789' : (tokens[role] as string));
+
+describe('role matrix', () => {
+  test('every documented operation is in the matrix, with its documented permission', async () => {
+    const documented = await documentedOps(tg);
+    const paths = [...documented.keys()].filter((p) => !p.startsWith('/byok.'));
+    expect(MATRIX.map((r) => r[0]).sort()).toEqual(paths.sort());
+    for (const [path, perm] of MATRIX) {
+      const d = documented.get(path);
+      expect({ path, perm: d?.permission }).toEqual({ path, perm });
+      expect(d?.description).toContain(`Required permission:** \`${perm}\``);
+    }
+  });
+
+  for (const [path, perm, body] of MATRIX) {
+    const name = path.split('/').pop() as string;
+    test(`${name} (${perm})`, async () => {
+      // Denied roles first: allowed calls may change what later calls see.
+      const order = [...ROLES].sort((a, b) => Number(ALLOWED[perm].includes(a)) - Number(ALLOWED[perm].includes(b)));
+      const got: string[] = [];
+      const want: string[] = [];
+      for (const role of order) {
+        const r = await tg.call(path, await body(), tokenOf(role));
+        const allowed = ALLOWED[perm].includes(role);
+        want.push(`${role}: ${allowed ? 'allowed' : 'permission_denied'}`);
+        got.push(`${role}: ${r.status === 403 ? String(r.body.code) : r.status === 401 ? 'unauthenticated' : 'allowed'}${r.status >= 500 ? ` (${r.status})` : ''}`);
+      }
+      expect(got).toEqual(want);
+    });
+  }
+
+  test('no token, a malformed header, a wrong token: unauthenticated on every operation', async () => {
+    for (const [path, , body] of MATRIX.slice(0, 8)) {
+      for (const token of ['', 'wrong-token', 'a.b.c']) {
+        const r = await tg.call(path, await body(), token);
+        expect(r.status).toBe(401);
+        expect(r.body.code).toBe('unauthenticated');
+      }
+    }
+    const raw = await fetch(`${tg.adminUrl}${admin('GetModel')}`, { method: 'POST', headers: { authorization: 'Basic abc', 'content-type': 'application/json' }, body: '{}' });
+    expect(raw.status).toBe(401);
+  });
+
+  test('authentication comes before validation: an unauthenticated caller learns nothing about the schema', async () => {
+    const r = await tg.call(admin('CreateCustomer'), { bogus: 1 }, '');
+    expect(r.status).toBe(401);
+  });
+});
+
+describe('user tokens', () => {
+  test('CreateUserToken: response shape and claims (sub, customer, project, role, jti; RS256 with kid)', async () => {
+    const r = (await ok('CreateUserToken', {
+      customerId: 'acme',
+      workspaceId: 'ws1',
+      userId: 'alice',
+      organizationUnit: 'eng',
+      role: 'lead',
+      projectId: 'web',
+      scopes: ['read', 'write'],
+      expiresInDays: '2',
+    })) as unknown as Record<string, string>;
+    expect(r.tokenType).toBe('Bearer');
+    expect(r.expiresIn).toBe(String(2 * 86_400));
+    expect(r.keyHash).toBe(r.jti);
+    expect(r.keyAddress).toBe(Bun.hash.xxHash64('alice').toString(16).padStart(16, '0'));
+    expect(r.keyPrefix).toBe(Bun.hash.xxHash64(String(r.jti)).toString(16).padStart(16, '0').slice(0, 12));
+    const header = decodeProtectedHeader(String(r.accessToken));
+    expect(header.alg).toBe('RS256');
+    expect(typeof header.kid).toBe('string');
+    const claims = decodeJwt(String(r.accessToken));
+    expect(claims).toMatchObject({ sub: 'alice', customer: 'acme', project: 'web', role: 'lead', jti: r.jti, scopes: ['read', 'write'] });
+    expect(Math.abs(Number(claims.exp) * 1000 - Date.parse(String(r.expiresAt)))).toBeLessThan(1000);
+    // no project given: no project claim (the default project)
+    expect(decodeJwt(await issue('bob', 'acme')).project).toBeUndefined();
+  });
+
+  test('a non-default project requires membership; an unknown customer or project is not_found', async () => {
+    const r = await tg.call(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'w', userId: 'bob', organizationUnit: 'o', role: 'r', projectId: 'other' });
+    expect(r.body.code).toBe('failed_precondition');
+    expect((await tg.call(admin('CreateUserToken'), { customerId: 'nope', workspaceId: 'w', userId: 'u', organizationUnit: 'o', role: 'r' })).body.code).toBe('not_found');
+    expect((await tg.call(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'w', userId: 'u', organizationUnit: 'o', role: 'r', projectId: 'nope' })).body.code).toBe(
+      'not_found',
+    );
+  });
+
+  test('roles follow project membership at once: promote, demote, remove', async () => {
+    await ok('AddProjectMember', { ...web, userId: 'erin', role: 'member' });
+    const erin = await issue('erin', 'acme');
+    const update = () => tg.call(admin('UpdateProject'), { ...web, description: 'by erin' }, erin);
+    expect((await update()).status).toBe(403);
+    await ok('UpdateProjectMember', { ...web, userId: 'erin', role: 'admin' });
+    expect((await update()).status).toBe(200);
+    await ok('UpdateProjectMember', { ...web, userId: 'erin', role: 'member' });
+    expect((await update()).status).toBe(403);
+    expect((await tg.call(admin('GetProject'), web, erin)).status).toBe(200);
+    await ok('RemoveProjectMember', { ...web, userId: 'erin' });
+    expect((await tg.call(admin('GetProject'), web, erin)).status).toBe(403);
+  });
+
+  test('a user sees only the projects it has a role in', async () => {
+    const r = await tg.call(admin('ListProjects'), { customerId: 'acme' }, tokens.bob);
+    expect((r.body.projects as Body[]).map((p) => p.projectId)).toEqual(['web']);
+    const g = await tg.call(admin('ListProjectGateways'), { customerId: 'acme' }, tokens.carol);
+    expect(g.body.projectGateways).toEqual([]);
+  });
+
+  test('impersonation tokens are not persisted but work; forged, tampered and foreign tokens do not', async () => {
+    const imp = (await ok('CreateUserToken', {
+      customerId: 'acme',
+      workspaceId: 'w',
+      userId: 'bob',
+      organizationUnit: 'o',
+      role: 'r',
+      impersonate: true,
+      impersonationMetadata: { impersonatorKey: 'support-1', reason: 'ticket 42', context: { ticket: '42' } },
+    })) as unknown as { accessToken: string };
+    expect(decodeJwt(imp.accessToken)).toMatchObject({ imp: true, act: { sub: 'support-1' } });
+    expect((await tg.call(admin('GetProject'), web, imp.accessToken)).status).toBe(200);
+
+    const [h, p, s] = (tokens.bob as string).split('.');
+    const claims = JSON.parse(Buffer.from(String(p), 'base64url').toString()) as Body;
+    const tampered = `${h}.${Buffer.from(JSON.stringify({ ...claims, sub: 'alice' })).toString('base64url')}.${s}`;
+    expect((await tg.call(admin('GetProject'), web, tampered)).status).toBe(401);
+
+    const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+    expect(await exportPKCS8(privateKey)).toContain('PRIVATE KEY');
+    const forged = await new SignJWT({ customer: 'acme', imp: true })
+      .setProtectedHeader({ alg: 'RS256', kid: String(decodeProtectedHeader(tokens.bob as string).kid) })
+      .setSubject('alice')
+      .setJti('x')
+      .setIssuer('ai-gateway')
+      .setAudience('ai-gateway')
+      .setExpirationTime('1h')
+      .sign(privateKey);
+    expect((await tg.call(admin('GetProject'), web, forged)).status).toBe(401);
+    const hs = await new SignJWT({ customer: 'acme', imp: true }).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').sign(new TextEncoder().encode('k'.repeat(32)));
+    expect((await tg.call(admin('GetProject'), web, hs)).status).toBe(401);
+  });
+
+  test("a deleted customer's tokens stop working", async () => {
+    await ok('CreateCustomer', { customerId: 'doomed' });
+    await ok('AddProjectMember', { customerId: 'doomed', projectId: 'default', userId: 'u', role: 'admin' });
+    const t = await issue('u', 'doomed');
+    expect((await tg.call(admin('GetProject'), { customerId: 'doomed', projectId: 'default' }, t)).status).toBe(200);
+    await ok('DeleteCustomer', { customerId: 'doomed' });
+    expect((await tg.call(admin('GetProject'), { customerId: 'doomed', projectId: 'default' }, t)).status).toBe(401);
+  });
+});
+
+describe('owner scope on project gateways', () => {
+  test('a project owner must name a project it owns that the gateway serves; ignored for platform admins', async () => {
+    const get = (body: Body, token: string) => tg.call(admin('GetProjectGateway'), body, token);
+    expect((await get({ id: fx.gwId }, tokens.alice as string)).body.code).toBe('permission_denied');
+    expect((await get({ id: fx.gwId, projectId: 'web' }, tokens.alice as string)).status).toBe(200);
+    // carol owns 'other', which the gateway does not serve
+    const carol = await get({ id: fx.gwId, projectId: 'other' }, tokens.carol as string);
+    expect(carol.body.code).toBe('permission_denied');
+    expect(String(carol.body.message)).toContain("does not serve project 'other'");
+    // bob is a member (reads) but not an owner (manages)
+    expect((await tg.call(admin('SetProjectGatewayURL'), { id: fx.gwId, projectId: 'web', url: 'bob.example.com' }, tokens.bob as string)).body.code).toBe(
+      'permission_denied',
+    );
+    // platform admin: projectId ignored, even one the gateway does not serve
+    expect((await get({ id: fx.gwId, projectId: 'other' }, 'test-admin-token-0123456789')).status).toBe(200);
+    expect((await get({ id: fx.gwId }, 'test-admin-token-0123456789')).status).toBe(200);
+    // a user of another customer learns nothing more than permission_denied
+    expect((await get({ id: fx.gwId, projectId: 'default' }, tokens.dave as string)).body.code).toBe('permission_denied');
+  });
+});
