@@ -196,3 +196,29 @@ describe('GET /v1/models', () => {
     });
   });
 });
+
+describe('user tokens on the inference API', () => {
+  test('a user token (JWT from CreateUserToken) authenticates like a key of its project', async () => {
+    const created = (await tg.must(admin('CreateUserToken'), {
+      customerId: 'acme',
+      workspaceId: 'main',
+      userId: 'u-42',
+      organizationUnit: 'eng',
+      role: 'developer',
+      scopes: ['inference'],
+    })) as { accessToken: string };
+    const ok = await send('/v1/chat/completions', chat('gpt-mini'), { authorization: `Bearer ${created.accessToken}` });
+    expect(ok.status).toBe(200);
+    const models = await send('/v1/models', undefined, { authorization: `Bearer ${created.accessToken}` }, 'GET');
+    expect(models.status).toBe(200);
+  });
+  test('a tampered or foreign JWT → 401 invalid_api_key', async () => {
+    const created = (await tg.must(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'main', userId: 'u-43', organizationUnit: 'eng', role: 'dev' })) as {
+      accessToken: string;
+    };
+    const [h, payload, sig] = created.accessToken.split('.');
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload ?? '', 'base64url').toString()), customer: 'other' })).toString('base64url');
+    expectError(await send('/v1/chat/completions', chat('gpt-mini'), { authorization: `Bearer ${h}.${forged}.${sig}` }), 401, 'authentication_error', 'invalid_api_key');
+    expectError(await send('/v1/chat/completions', chat('gpt-mini'), { authorization: 'Bearer aaa.bbb.ccc' }), 401, 'authentication_error', 'invalid_api_key');
+  });
+});

@@ -1,26 +1,81 @@
+import { importSPKI, jwtVerify } from 'jose';
 import { GatewayError, invalidApiKey } from '../core/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
-import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
+import { type ConfigSnapshot, type KeySnapshot, projectKey } from '../propagation/snapshot.ts';
 
 /**
- * Finds the caller's API key in the snapshot. Accepts `Authorization: Bearer sk-…` everywhere and
- * `x-api-key: sk-…` (what Messages SDKs before 1.0 send). Never touches the database.
+ * Finds the caller in the snapshot, never in the database. Credentials: `Authorization: Bearer
+ * sk-…` everywhere, `x-api-key: sk-…` (what Messages SDKs before 1.0 send), or `Authorization:
+ * Bearer <user-token JWT>` issued by CreateUserToken (verified against the snapshot's public keys).
  */
-export const authenticate = (headers: Headers, snapshot: ConfigSnapshot, now: number): KeySnapshot => {
+
+const USER_TOKEN_ISSUER = 'ai-gateway';
+const USER_TOKEN_AUDIENCE = 'ai-gateway';
+
+const tokenOf = (headers: Headers): string => {
   const authz = headers.get('authorization');
-  let token: string | undefined;
   if (authz) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
-    if (!m) throw invalidApiKey('The Authorization header must be "Bearer <API key>".');
-    token = m[1];
-  } else {
-    token = headers.get('x-api-key') ?? undefined;
+    if (!m?.[1]) throw invalidApiKey('The Authorization header must be "Bearer <API key>".');
+    return m[1];
   }
-  if (!token) throw invalidApiKey('Missing API key: send "Authorization: Bearer <API key>".');
+  const key = headers.get('x-api-key');
+  if (!key) throw invalidApiKey('Missing API key: send "Authorization: Bearer <API key>".');
+  return key;
+};
+
+const byApiKey = (token: string, snapshot: ConfigSnapshot, now: number): KeySnapshot => {
   const key = snapshot.keys.get(sha256Hex(token));
   if (!key) throw invalidApiKey('Invalid API key.');
   if (key.expiresAt !== null && key.expiresAt <= now) throw invalidApiKey('This API key has expired.');
   return key;
+};
+
+/** Imported public keys by PEM (the PEM is immutable per kid, so this never goes stale). */
+const publicKeys = new Map<string, Promise<CryptoKey>>();
+const importKey = (pem: string): Promise<CryptoKey> => {
+  let k = publicKeys.get(pem);
+  if (!k) {
+    k = importSPKI(pem, 'RS256');
+    publicKeys.set(pem, k);
+  }
+  return k;
+};
+
+const kidOf = (jwt: string): string | undefined => {
+  try {
+    const header = JSON.parse(Buffer.from(jwt.slice(0, jwt.indexOf('.')), 'base64url').toString('utf8')) as { kid?: unknown; alg?: unknown };
+    return header.alg === 'RS256' && typeof header.kid === 'string' ? header.kid : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+const byUserToken = async (jwt: string, snapshot: ConfigSnapshot): Promise<KeySnapshot> => {
+  const kid = kidOf(jwt);
+  const pem = kid ? snapshot.userTokenKeys.get(kid) : undefined;
+  if (!pem) throw invalidApiKey('Invalid API key or user token.');
+  let claims: Record<string, unknown>;
+  try {
+    claims = (await jwtVerify(jwt, await importKey(pem), { issuer: USER_TOKEN_ISSUER, audience: USER_TOKEN_AUDIENCE, algorithms: ['RS256'] })).payload;
+  } catch {
+    throw invalidApiKey('Invalid or expired user token.');
+  }
+  const { customer, project, jti, sub, exp } = claims;
+  if (typeof customer !== 'string' || typeof jti !== 'string' || typeof sub !== 'string') throw invalidApiKey('Invalid user token.');
+  if (snapshot.revokedTokenIds.has(jti)) throw invalidApiKey('This user token has been revoked.');
+  const projectId = typeof project === 'string' && project !== '' ? project : 'default';
+  const p = snapshot.projects.get(projectKey(customer, projectId));
+  if (!p) throw invalidApiKey("The user token's project does not exist.");
+  return { id: `user-token:${jti}`, customerId: customer, projectId, expiresAt: typeof exp === 'number' ? exp * 1000 : null, project: p };
+};
+
+const looksLikeJwt = (token: string): boolean => !token.startsWith('sk-') && token.split('.').length === 3;
+
+/** API keys are checked synchronously (the hot path); user tokens need a signature check. */
+export const authenticate = (headers: Headers, snapshot: ConfigSnapshot, now: number): KeySnapshot | Promise<KeySnapshot> => {
+  const token = tokenOf(headers);
+  return looksLikeJwt(token) ? byUserToken(token, snapshot) : byApiKey(token, snapshot, now);
 };
 
 export const forbiddenModel = (model: string): GatewayError =>

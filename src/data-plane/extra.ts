@@ -28,7 +28,8 @@ export const handleExtra = async (deps: InferenceDeps, endpoint: ExtraEndpoint, 
   try {
     const snapshot = deps.snapshots.current;
     if (!snapshot) throw noSnapshot();
-    tr.key = authenticate(req.headers, snapshot, tr.receivedAt);
+    const key = authenticate(req.headers, snapshot, tr.receivedAt);
+    tr.key = key instanceof Promise ? await key : key;
     const body = await parseJsonBody(req);
     if (!isObject(body)) throw invalidRequest('The request body must be a JSON object.', null);
     tr.body = body;

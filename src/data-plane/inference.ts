@@ -48,7 +48,8 @@ export const handleInference = async (deps: InferenceDeps, format: ClientFormat,
   try {
     const snapshot = deps.snapshots.current;
     if (!snapshot) throw noSnapshot();
-    tr.key = authenticate(req.headers, snapshot, tr.receivedAt);
+    const key = authenticate(req.headers, snapshot, tr.receivedAt);
+    tr.key = key instanceof Promise ? await key : key;
     tr.body = await parseJsonBody(req);
     const creq = codec.decodeRequest(tr.body);
     tr.model = creq.model;
@@ -63,11 +64,11 @@ export const handleInference = async (deps: InferenceDeps, format: ClientFormat,
 };
 
 /** `GET /v1/models`: the key's routable models, serialised once per snapshot revision. */
-export const handleModels = (deps: InferenceDeps, req: Request, ids: RequestIds): Response => {
+export const handleModels = async (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> => {
   try {
     const snapshot = deps.snapshots.current;
     if (!snapshot) throw noSnapshot();
-    const key = authenticate(req.headers, snapshot, Date.now());
+    const key = await authenticate(req.headers, snapshot, Date.now());
     return jsonResponse(200, key.project.modelListJson, ids);
   } catch (e) {
     return errorResponse(asGatewayError(e), ids);

@@ -160,5 +160,13 @@ export const buildSnapshot = (
       }),
     );
   }
-  return Object.freeze({ revision: doc.revision, builtAt: now, keys, projects, catalog });
+  return Object.freeze({
+    revision: doc.revision,
+    builtAt: now,
+    keys,
+    projects,
+    catalog,
+    userTokenKeys: new Map(doc.userTokenKeys.map((k) => [k.kid, k.publicKeyPem])),
+    revokedTokenIds: new Set(doc.revokedTokenIds),
+  });
 };

@@ -45,4 +45,8 @@ export interface ConfigDocument {
     maxRetries: number | null;
   }[];
   apiKeys: { id: string; keyHash: string; customerId: string; projectId: string; expiresAt: string | null }[];
+  /** Public keys that sign user tokens (JWT `kid` → SPKI PEM), retired ones included until tokens expire. */
+  userTokenKeys: { kid: string; publicKeyPem: string }[];
+  /** Revoked user tokens that have not expired yet. */
+  revokedTokenIds: string[];
 }

@@ -1,8 +1,8 @@
-import { and, gt, isNull, max, or } from 'drizzle-orm';
+import { and, eq, gt, isNotNull, isNull, max, or } from 'drizzle-orm';
 import type { JsonObject } from '../canonical/types.ts';
 import type { SecretBox } from '../core/secrets.ts';
 import type { Db } from '../store/db.ts';
-import { aiModels, apiKeys, configChanges, projectModels, projectProviders, projects, providerConnections, routes } from '../store/schema/index.ts';
+import { aiModels, apiKeys, configChanges, projectModels, projectProviders, projects, providerConnections, routes, signingKeys, userTokens } from '../store/schema/index.ts';
 import type { ConfigDocument } from './document.ts';
 
 /** The newest configuration revision (the highest change-record id; 0 before any change). */
@@ -16,7 +16,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox): Promise<Co
   db.transaction(async (tx) => {
     const [revRow] = await tx.select({ rev: max(configChanges.id) }).from(configChanges);
     const now = new Date();
-    const [projectRows, catalogRows, pmRows, ppRows, connRows, routeRows, keyRows] = [
+    const [projectRows, catalogRows, pmRows, ppRows, connRows, routeRows, keyRows, signingRows, revokedRows] = [
       await tx.select({ customerId: projects.customerId, projectId: projects.projectId }).from(projects).where(isNull(projects.deletedAt)),
       await tx.select().from(aiModels).where(isNull(aiModels.deletedAt)),
       await tx.select().from(projectModels),
@@ -27,6 +27,11 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox): Promise<Co
         .select({ id: apiKeys.id, keyHash: apiKeys.keyHash, customerId: apiKeys.customerId, projectId: apiKeys.projectId, expiresAt: apiKeys.expiresAt })
         .from(apiKeys)
         .where(and(isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)))),
+      await tx.select({ kid: signingKeys.kid, publicKeyPem: signingKeys.publicKeyPem }).from(signingKeys).where(eq(signingKeys.purpose, 'user_token')),
+      await tx
+        .select({ jti: userTokens.jti })
+        .from(userTokens)
+        .where(and(isNotNull(userTokens.revokedAt), gt(userTokens.expiresAt, now))),
     ];
     return {
       revision: Number(revRow?.rev ?? 0),
@@ -69,5 +74,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox): Promise<Co
         maxRetries: r.maxRetries,
       })),
       apiKeys: keyRows.map((k) => ({ ...k, expiresAt: k.expiresAt ? k.expiresAt.toISOString() : null })),
+      userTokenKeys: signingRows,
+      revokedTokenIds: revokedRows.map((r) => r.jti),
     };
   });

@@ -73,6 +73,10 @@ export interface ConfigSnapshot {
   projects: ReadonlyMap<string, ProjectSnapshot>;
   /** Enabled catalog entries, by public model id. */
   catalog: ReadonlyMap<string, CatalogEntry>;
+  /** User-token verification keys: JWT `kid` → SPKI PEM. */
+  userTokenKeys: ReadonlyMap<string, string>;
+  /** Revoked, unexpired user-token ids. */
+  revokedTokenIds: ReadonlySet<string>;
 }
 
 export const projectKey = (customerId: string, projectId: string): string => `${customerId}/${projectId}`;

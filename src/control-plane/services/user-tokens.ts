@@ -6,7 +6,7 @@ import { randomToken, uuid } from '../../core/ids.ts';
 import { customers, projectMembers, signingKeys, userTokens } from '../../store/schema/index.ts';
 import type { ProjectRole, TokenVerifier } from '../auth.ts';
 import { op, type OpDef } from '../connect.ts';
-import type { ControlDeps } from '../deps.ts';
+import { type ControlDeps, recordChange } from '../deps.ts';
 import { findCustomer, findProject } from '../lookups.ts';
 import { DEFAULT_PROJECT, Int64, Nullable, PATTERNS, Str, StringMap, Timestamp, int64Value, ts } from '../schemas.ts';
 import { xxhash64Hex } from './apikeys.ts';
@@ -67,16 +67,19 @@ class SigningKeys {
     let row = await read();
     if (!row) {
       const pair = await generateKeyPair('RS256', { extractable: true });
-      await this.deps.db
-        .insert(signingKeys)
-        .values({
-          kid: `uk_${randomToken(16)}`,
-          purpose: PURPOSE,
-          alg: 'RS256',
-          publicKeyPem: await exportSPKI(pair.publicKey),
-          privateKeyWrapped: this.deps.secrets.wrap(await exportPKCS8(pair.privateKey)),
-        })
-        .onConflictDoNothing();
+      const kid = `uk_${randomToken(16)}`;
+      const publicKeyPem = await exportSPKI(pair.publicKey);
+      const privateKeyWrapped = this.deps.secrets.wrap(await exportPKCS8(pair.privateKey));
+      // Data planes verify user tokens on inference with the public keys: a new key is configuration.
+      await this.deps.db.transaction(async (tx) => {
+        const inserted = await tx
+          .insert(signingKeys)
+          .values({ kid, purpose: PURPOSE, alg: 'RS256', publicKeyPem, privateKeyWrapped })
+          .onConflictDoNothing()
+          .returning({ kid: signingKeys.kid });
+        if (inserted.length > 0) await recordChange(tx, { kind: 'SIGNING_KEY', entity: 'signing_key', entityId: kid });
+      });
+      await this.deps.changed();
       row = await read();
     }
     if (!row) throw new Error('no signing key');
