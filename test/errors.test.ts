@@ -7,7 +7,6 @@ import { type Provisioned, startWorld, stopWorld, type World } from './support/p
 
 let tg: TestGateway;
 let oa: MockUpstream;
-let an: MockUpstream;
 let p: Provisioned;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -15,7 +14,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 let world: World | undefined;
 beforeAll(async () => {
   world = await startWorld();
-  ({ tg, oa, an, p } = world);
+  ({ tg, oa, p } = world);
 }, 60_000);
 afterAll(() => stopWorld(world));
 

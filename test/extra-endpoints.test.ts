@@ -11,14 +11,13 @@ import { type Provisioned, startWorld, stopWorld, type World } from './support/p
 
 let tg: TestGateway;
 let oa: MockUpstream;
-let an: MockUpstream;
 let p: Provisioned;
 let client: OpenAI;
 
 let world: World | undefined;
 beforeAll(async () => {
   world = await startWorld();
-  ({ tg, oa, an, p } = world);
+  ({ tg, oa, p } = world);
   client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: p.apiKey, maxRetries: 0 });
   await tg.must(admin('CreateProviderConnection'), { customerId: 'acme', name: 'echo', provider: 'echo' });
   const m = (await tg.must(admin('CreateModel'), { model: 'echo-embed', provider: 'echo', mode: 'embedding', capabilities: ['embedding'], inputPricePerMillion: 1 })) as {

@@ -1,20 +1,17 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { admin, type TestGateway } from './support/gateway.ts';
-import type { MockUpstream } from './support/mock-upstreams.ts';
 import { type Provisioned, startWorld, stopWorld, type World } from './support/provision.ts';
 
 /** Per-request records: every field of the seed's table, searchable by both ids, with cost. */
 
 let tg: TestGateway;
-let oa: MockUpstream;
-let an: MockUpstream;
 let p: Provisioned;
 
 let world: World | undefined;
 beforeAll(async () => {
   world = await startWorld();
-  ({ tg, oa, an, p } = world);
+  ({ tg, p } = world);
 }, 60_000);
 afterAll(() => stopWorld(world));
 

@@ -10,7 +10,6 @@ import { type Provisioned, startWorld, stopWorld, type World } from './support/p
 
 let tg: TestGateway;
 let oa: MockUpstream;
-let an: MockUpstream;
 let p: Provisioned;
 const spans: Record<string, unknown>[] = [];
 let collector: ReturnType<typeof Bun.serve>;
@@ -34,7 +33,7 @@ beforeAll(async () => {
     },
   });
   world = await startWorld({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`, GATEWAY_KEEPALIVE_INTERVAL: '100ms' });
-  ({ tg, oa, an, p } = world);
+  ({ tg, oa, p } = world);
   oa.script((r) =>
     r.body.model === 'quiet'
       ? { text: 'a b c', chunkDelayMs: 350, usage: { input: 1, output: 3 } }

@@ -12,7 +12,6 @@ import { type Provisioned, startWorld, stopWorld, type World } from './support/p
 
 let tg: TestGateway;
 let oa: MockUpstream;
-let an: MockUpstream;
 let p: Provisioned;
 let client: OpenAI;
 
@@ -38,7 +37,7 @@ const route = async (model: string, targets: { model: string; priority?: number;
 let world: World | undefined;
 beforeAll(async () => {
   world = await startWorld();
-  ({ tg, oa, an, p } = world);
+  ({ tg, oa, p } = world);
   oa.script((r) => BEHAVIOUR[String(r.body.model)] ?? { text: `served by ${String(r.body.model)}`, usage: { input: 5, output: 3 } });
   client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: p.apiKey, maxRetries: 0 });
   await route('r-fallback', [{ model: 'fail-500', priority: 0 }, { model: 'backup-ok', priority: 1 }]);

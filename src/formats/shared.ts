@@ -1,5 +1,5 @@
 /** Small helpers shared by the three client formats. */
-import type { ContentPart, JsonObject, Usage } from '../canonical/types.ts';
+import type { ContentPart, FinishReason, JsonObject, StreamEvent, Usage } from '../canonical/types.ts';
 import type { EncodeContext } from './types.ts';
 
 /** The request id without dashes, for ids like `resp_<hex>`. */
@@ -32,3 +32,41 @@ export const reasoningTokens = (u: Usage): number => u.reasoningTokens ?? 0;
 /** Anthropic `input_tokens` excludes cache reads and writes; never below zero. */
 export const uncachedInputTokens = (u: Usage): number =>
   Math.max(0, u.inputTokens - (u.cachedInputTokens ?? 0) - (u.cacheWriteTokens ?? 0));
+
+/** What a block-structured encoder (Messages, Responses) holds until end(). */
+export interface HeldState {
+  /** OpenAI-style upstreams send usage after the finish reason, so both wait for end(). */
+  finishReason: FinishReason;
+  usage: Usage | undefined;
+}
+
+/** The encoder-specific parts of a block-structured stream encoder. */
+export interface BlockHooks {
+  start(upstreamId?: string): string;
+  text(text: string): string;
+  toolStart(index: number, id: string, name: string): string;
+  toolDelta(index: number, fragment: string): string;
+}
+
+/** Routes one canonical event to the hooks; finish and usage are held, reasoning is not surfaced. */
+export const pushBlockEvent = (event: StreamEvent, hooks: BlockHooks, held: HeldState): string => {
+  switch (event.type) {
+    case 'start':
+      if (event.usage) held.usage = event.usage;
+      return hooks.start(event.id);
+    case 'text':
+      return event.text === '' ? hooks.start() : hooks.text(event.text);
+    case 'reasoning':
+      return hooks.start();
+    case 'tool_call_start':
+      return hooks.toolStart(event.index, event.id, event.name);
+    case 'tool_call_delta':
+      return event.arguments === '' ? hooks.start() : hooks.toolDelta(event.index, event.arguments);
+    case 'finish':
+      held.finishReason = event.reason;
+      return hooks.start();
+    case 'usage':
+      held.usage = event.usage;
+      return hooks.start();
+  }
+};

@@ -1,7 +1,8 @@
 /** Canonical stream events → Anthropic Messages SSE (every frame has an `event:` line). */
-import type { FinishReason, JsonObject, StreamEvent, Usage } from '../../canonical/types.ts';
+import type { JsonObject, StreamEvent } from '../../canonical/types.ts';
 import { emptyUsage } from '../../canonical/types.ts';
 import type { GatewayError } from '../../core/errors.ts';
+import { type HeldState, pushBlockEvent } from '../shared.ts';
 import { sseEvent } from '../sse.ts';
 import type { EncodeContext, StreamEncoder } from '../types.ts';
 import { messageId, messagesUsage, stopReason } from './response.ts';
@@ -13,9 +14,7 @@ export const createMessagesStreamEncoder = (ctx: EncodeContext): StreamEncoder =
   let closed = false;
   let nextIndex = 0;
   let open: Block | undefined;
-  /** The finish reason is held until end(): OpenAI-style upstreams send usage after it. */
-  let finishReason: FinishReason = 'stop';
-  let usage: Usage | undefined;
+  const held: HeldState = { finishReason: 'stop', usage: undefined };
   /** Canonical tool index → content block index. */
   const toolBlocks = new Map<number, number>();
 
@@ -24,7 +23,7 @@ export const createMessagesStreamEncoder = (ctx: EncodeContext): StreamEncoder =
   const start = (upstreamId = ''): string => {
     if (started) return '';
     started = true;
-    const u = usage ?? emptyUsage();
+    const u = held.usage ?? emptyUsage();
     const message: JsonObject = {
       id: messageId(upstreamId, ctx),
       type: 'message',
@@ -73,34 +72,15 @@ export const createMessagesStreamEncoder = (ctx: EncodeContext): StreamEncoder =
 
   return {
     push(event: StreamEvent): string {
-      if (closed) return '';
-      switch (event.type) {
-        case 'start':
-          if (event.usage) usage = event.usage;
-          return start(event.id);
-        case 'text':
-          return event.text === '' ? start() : text(event.text);
-        case 'reasoning':
-          return start();
-        case 'tool_call_start':
-          return toolStart(event.index, event.id, event.name);
-        case 'tool_call_delta':
-          return event.arguments === '' ? start() : toolDelta(event.index, event.arguments);
-        case 'finish':
-          finishReason = event.reason;
-          return start();
-        case 'usage':
-          usage = event.usage;
-          return start();
-      }
+      return closed ? '' : pushBlockEvent(event, { start, text, toolStart, toolDelta }, held);
     },
 
     end(): string {
       if (closed) return '';
       closed = true;
       const out = start() + closeOpen();
-      const delta = { stop_reason: stopReason(finishReason), stop_sequence: null };
-      return out + emit('message_delta', { delta, usage: messagesUsage(usage ?? emptyUsage()) }) + emit('message_stop');
+      const delta = { stop_reason: stopReason(held.finishReason), stop_sequence: null };
+      return out + emit('message_delta', { delta, usage: messagesUsage(held.usage ?? emptyUsage()) }) + emit('message_stop');
     },
 
     error(error: GatewayError): string {

@@ -1,8 +1,8 @@
 /** Canonical stream events → OpenAI Responses SSE (`event:` + `data:` with a `sequence_number`). */
-import type { FinishReason, JsonObject, StreamEvent, ToolCall, Usage } from '../../canonical/types.ts';
+import type { JsonObject, StreamEvent, ToolCall } from '../../canonical/types.ts';
 import { emptyUsage } from '../../canonical/types.ts';
 import type { GatewayError } from '../../core/errors.ts';
-import { nowSeconds } from '../shared.ts';
+import { type HeldState, nowSeconds, pushBlockEvent } from '../shared.ts';
 import { sseEvent } from '../sse.ts';
 import type { EncodeContext, StreamEncoder } from '../types.ts';
 import {
@@ -27,8 +27,7 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
   let started = false;
   let closed = false;
   let messageCount = 0;
-  let finishReason: FinishReason = 'stop';
-  let usage: Usage | undefined;
+  const held: HeldState = { finishReason: 'stop', usage: undefined };
   const items: Item[] = [];
   /** Canonical tool index → output index. */
   const toolItems = new Map<number, number>();
@@ -103,26 +102,7 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
 
   return {
     push(event: StreamEvent): string {
-      if (closed) return '';
-      switch (event.type) {
-        case 'start':
-          if (event.usage) usage = event.usage;
-          return start(event.id);
-        case 'text':
-          return event.text === '' ? start() : text(event.text);
-        case 'reasoning':
-          return start();
-        case 'tool_call_start':
-          return toolStart(event.index, event.id, event.name);
-        case 'tool_call_delta':
-          return event.arguments === '' ? start() : toolDelta(event.index, event.arguments);
-        case 'finish':
-          finishReason = event.reason;
-          return start();
-        case 'usage':
-          usage = event.usage;
-          return start();
-      }
+      return closed ? '' : pushBlockEvent(event, { start, text, toolStart, toolDelta }, held);
     },
 
     end(): string {
@@ -137,11 +117,11 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
         id,
         createdAt,
         model: ctx.model,
-        status: finalStatus(finishReason).status,
-        finishReason,
+        status: finalStatus(held.finishReason).status,
+        finishReason: held.finishReason,
         output,
         outputText,
-        usage: usage ?? emptyUsage(),
+        usage: held.usage ?? emptyUsage(),
       });
       return out + emit('response.completed', { response });
     },
