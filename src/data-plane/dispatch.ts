@@ -39,24 +39,65 @@ export type StreamOutcome = { ok: true; stream: OpenStream } | DispatchFailure;
 interface Try {
   target: ResolvedTarget;
   controller: AbortController;
-  timer: ReturnType<typeof setTimeout>;
+  /** performance.now() after which the attempt is aborted with a time-out. */
+  deadline: number;
+  timeoutMs: number;
   started: number;
 }
 
-/** Every (target, retry) pair in the order they are tried. */
+/**
+ * Attempt time-outs: one shared sweep over the attempts in flight instead of a timer per attempt
+ * (a timer costs more than the check). Precision is the sweep period; time-outs are seconds.
+ */
+const SWEEP_MS = 25;
+const armed = new Set<Try>();
+let sweeper: ReturnType<typeof setInterval> | undefined;
+const sweep = (): void => {
+  if (armed.size === 0) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+    return;
+  }
+  const now = performance.now();
+  for (const t of armed) {
+    if (now < t.deadline) continue;
+    armed.delete(t);
+    t.controller.abort(timeoutError(t.timeoutMs));
+  }
+};
+const arm = (t: Try): void => {
+  armed.add(t);
+  if (!sweeper) {
+    sweeper = setInterval(sweep, SWEEP_MS);
+    sweeper.unref?.();
+  }
+};
+const disarm = (t: Try): void => {
+  armed.delete(t);
+};
+
+/**
+ * Every (target, retry) pair in the order they are tried. Routes without a weighted choice always
+ * give the same list, computed once per (immutable) route snapshot.
+ */
+const fixedPlans = new WeakMap<RouteSnapshot, ResolvedTarget[]>();
 const plan = (route: RouteSnapshot): ResolvedTarget[] => {
+  const cached = fixedPlans.get(route);
+  if (cached) return cached;
   const out: ResolvedTarget[] = [];
   for (const t of targetOrder(route)) for (let i = 0; i <= route.maxRetries; i++) out.push(t);
+  if (route.tiers.every((tier) => tier.length <= 1)) fixedPlans.set(route, out);
   return out;
 };
 
 const begin = (target: ResolvedTarget, route: RouteSnapshot, clientSignal: AbortSignal): Try => {
   const controller = new AbortController();
-  const onClientAbort = () => controller.abort(clientClosed());
-  if (clientSignal.aborted) onClientAbort();
-  else clientSignal.addEventListener('abort', onClientAbort, { once: true });
-  const timer = setTimeout(() => controller.abort(timeoutError(route.timeoutMs)), route.timeoutMs);
-  return { target, controller, timer, started: performance.now() };
+  if (clientSignal.aborted) controller.abort(clientClosed());
+  else clientSignal.addEventListener('abort', () => controller.abort(clientClosed()), { once: true });
+  const started = performance.now();
+  const t: Try = { target, controller, deadline: started + route.timeoutMs, timeoutMs: route.timeoutMs, started };
+  arm(t);
+  return t;
 };
 
 const attemptOf = (t: Try, status: number, error?: GatewayError): Attempt => ({
@@ -82,11 +123,11 @@ type Success<T> = { ok: true; value: T; target: ResolvedTarget; attempts: Attemp
 const failover = async <T>(
   route: RouteSnapshot,
   clientSignal: AbortSignal,
-  none: GatewayError,
+  none: () => GatewayError,
   step: (target: ResolvedTarget, t: Try) => Promise<{ value: T; status: number } | undefined>,
 ): Promise<Success<T> | DispatchFailure> => {
   const attempts: Attempt[] = [];
-  let last = none;
+  let last: GatewayError | undefined;
   let lastTarget: ResolvedTarget | undefined;
   for (const target of plan(route)) {
     const t = begin(target, route, clientSignal);
@@ -102,10 +143,10 @@ const failover = async <T>(
       attempts.push(attemptOf(t, last.status, last));
       if (!shouldFallBack(last, clientSignal)) break;
     } finally {
-      clearTimeout(t.timer);
+      disarm(t);
     }
   }
-  return { ok: false, error: last, attempts, target: lastTarget };
+  return { ok: false, error: last ?? none(), attempts, target: lastTarget };
 };
 
 const noTarget = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'No upstream target is available.' });
@@ -117,7 +158,7 @@ const readText = (res: Response, signal: AbortSignal): Promise<string> =>
 
 /** Non-streaming: try targets in order until one answers or a non-retryable error occurs. */
 export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal): Promise<CompleteOutcome> => {
-  const r = await failover(route, clientSignal, noTarget(), async (target, t) => {
+  const r = await failover(route, clientSignal, noTarget, async (target, t) => {
     const adapter = target.adapter;
     if (adapter.kind === 'local') return { value: adapter.complete(req, withTarget(target)), status: 200 };
     const signal = t.controller.signal;
@@ -168,7 +209,7 @@ const eventReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Arr
  */
 export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal): Promise<StreamOutcome> => {
   type Opened = Omit<OpenStream, 'attempts' | 'target'>;
-  const r = await failover<Opened>(route, clientSignal, noTarget(), async (target, t) => {
+  const r = await failover<Opened>(route, clientSignal, noTarget, async (target, t) => {
     const adapter = target.adapter;
     const abort = (reason: GatewayError) => t.controller.abort(reason);
     if (adapter.kind === 'local') {
@@ -206,7 +247,7 @@ const notOffered = (endpoint: ExtraEndpoint): GatewayError =>
  * handed on as they arrive. Targets whose provider lacks the endpoint are skipped.
  */
 export const dispatchExtra = async (endpoint: ExtraEndpoint, body: JsonObject, route: RouteSnapshot, clientSignal: AbortSignal): Promise<ExtraOutcome> => {
-  const r = await failover(route, clientSignal, notOffered(endpoint), async (target, t) => {
+  const r = await failover(route, clientSignal, () => notOffered(endpoint), async (target, t) => {
     const adapter = target.adapter;
     if (adapter.kind === 'local') {
       const json = adapter.extra?.(endpoint, body, withTarget(target));

@@ -4,6 +4,7 @@ import { codecFor } from '../formats/registry.ts';
 import type { ClientFormatCodec } from '../formats/types.ts';
 import { authenticate } from './auth.ts';
 import { dispatchComplete, dispatchStream } from './dispatch.ts';
+import { RawJson } from './records.ts';
 import { type Plan, resolve } from './resolve.ts';
 import { errorResponse, jsonResponse, type RequestIds, sseResponse, type StreamSummary } from './respond.ts';
 import { finishTrace, type InferenceDeps, noSnapshot, openTrace, parseJsonBody, type Trace } from './trace.ts';
@@ -18,9 +19,9 @@ const complete = async (deps: InferenceDeps, tr: Trace, codec: ClientFormatCodec
     finishTrace(deps, tr, outcome.error.status, { attempts: outcome.attempts, error: outcome.error });
     return errorResponse(outcome.error, tr.ids, codec);
   }
-  const body = codec.encodeResponse(outcome.response, { model: creq.model, requestId: tr.ids.requestId, includeUsage: creq.includeUsage });
-  finishTrace(deps, tr, 200, { usage: outcome.response.usage, attempts: outcome.attempts, response: body });
-  return jsonResponse(200, JSON.stringify(body), tr.ids);
+  const body = JSON.stringify(codec.encodeResponse(outcome.response, { model: creq.model, requestId: tr.ids.requestId, includeUsage: creq.includeUsage }));
+  finishTrace(deps, tr, 200, { usage: outcome.response.usage, attempts: outcome.attempts, response: new RawJson(body) });
+  return jsonResponse(200, body, tr.ids);
 };
 
 const stream = async (deps: InferenceDeps, tr: Trace, codec: ClientFormatCodec, creq: CanonicalRequest, plan: Plan, signal: AbortSignal): Promise<Response> => {
@@ -50,7 +51,7 @@ export const handleInference = async (deps: InferenceDeps, format: ClientFormat,
     if (!snapshot) throw noSnapshot();
     const key = authenticate(req.headers, snapshot, tr.receivedAt);
     tr.key = key instanceof Promise ? await key : key;
-    tr.body = await parseJsonBody(req);
+    tr.body = await parseJsonBody(req, tr);
     const creq = codec.decodeRequest(tr.body);
     tr.model = creq.model;
     tr.stream = creq.stream;

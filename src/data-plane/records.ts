@@ -1,6 +1,38 @@
+import { getTableColumns, sql } from 'drizzle-orm';
 import { log } from '../core/log.ts';
 import type { Db } from '../store/db.ts';
 import { type NewRequestRecord, requestRecords } from '../store/schema/index.ts';
+
+/**
+ * A JSON value that is already serialised (the request body as the client sent it, the response
+ * body as it went out): embedded in the batch as is, never parsed or serialised again.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+/** Column property → SQL column name, and the constant defaults of NOT NULL columns, from the schema. */
+const COLUMNS = Object.entries(getTableColumns(requestRecords)).map(([key, col]) => ({
+  key: key as keyof NewRequestRecord,
+  name: JSON.stringify(col.name),
+  fallback: col.hasDefault && ['number', 'boolean', 'string'].includes(typeof col.default) ? (col.default as unknown) : null,
+}));
+
+/** One batch as one JSON array with SQL column names (Dates become ISO strings, RawJson is embedded). */
+const batchJson = (rows: readonly NewRequestRecord[]): string => {
+  const parts: string[] = [];
+  for (const row of rows) {
+    let out = '';
+    for (const c of COLUMNS) {
+      const v: unknown = row[c.key];
+      const value = v === undefined ? c.fallback : v;
+      if (value === null || value === undefined) continue;
+      out += `,${c.name}:${value instanceof RawJson ? value.text : JSON.stringify(value)}`;
+    }
+    parts.push(`{${out.slice(1)}}`);
+  }
+  return `[${parts.join(',')}]`;
+};
 
 /**
  * Collects request records and writes them in batches off the hot path: every `flushMs`, or at
@@ -16,7 +48,7 @@ export class RecordSink {
   constructor(
     private readonly db: Db,
     private readonly flushMs = 250,
-    private readonly maxBatch = 500,
+    private readonly maxBatch = 2000,
     private readonly maxQueued = 50_000,
   ) {}
 
@@ -41,10 +73,12 @@ export class RecordSink {
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0, this.maxBatch);
       let ok = true;
-      this.#flushing = this.db
-        .insert(requestRecords)
-        .values(batch)
-        .onConflictDoNothing()
+      this.#flushing = Promise.resolve()
+        .then(() =>
+          this.db.execute(
+            sql`insert into ${requestRecords} select * from jsonb_populate_recordset(null::${requestRecords}, ${batchJson(batch)}::jsonb) on conflict do nothing`,
+          ),
+        )
         .then(
           () => undefined,
           (e: unknown) => {

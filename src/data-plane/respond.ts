@@ -70,7 +70,7 @@ const observer = (maxText: number) => {
   };
 };
 
-const KEEPALIVE = new TextEncoder().encode(': keep-alive\n\n');
+const KEEPALIVE = ': keep-alive\n\n';
 
 export interface SseOptions {
   /** Upstream silence after which the stream fails with a time-out. */
@@ -80,23 +80,88 @@ export interface SseOptions {
   onDone(summary: StreamSummary): void;
 }
 
+/** One open stream as the shared watchdog sees it. */
+interface Watched {
+  lastUpstream: number;
+  lastWrite: number;
+  idleTimeoutMs: number;
+  keepAliveMs: number;
+  idle(): void;
+  keepAlive(): void;
+}
+
+/**
+ * One watchdog for every open stream (a timer per stream costs more than the checks): sends
+ * keep-alive comments on quiet streams and fails streams whose upstream went silent. Runs only
+ * while streams are open.
+ */
+const WATCH_MS = 50;
+const watched = new Set<Watched>();
+let watchdog: ReturnType<typeof setInterval> | undefined;
+const watch = (): void => {
+  if (watched.size === 0) {
+    clearInterval(watchdog);
+    watchdog = undefined;
+    return;
+  }
+  const now = Date.now();
+  for (const w of watched) {
+    if (now - w.lastUpstream > w.idleTimeoutMs) w.idle();
+    else if (now - w.lastWrite >= w.keepAliveMs) w.keepAlive();
+  }
+};
+const startWatching = (w: Watched): void => {
+  watched.add(w);
+  if (!watchdog) {
+    watchdog = setInterval(watch, WATCH_MS);
+    watchdog.unref?.();
+  }
+};
+
+/** Bun's direct stream: writes go to the socket without a queue; lib.dom's typing lacks the variant. */
+type DirectSource = {
+  type: 'direct';
+  pull(controller: ReadableStreamDirectController): void | PromiseLike<void>;
+  cancel?(reason?: unknown): void;
+};
+const directStream = (source: DirectSource): ReadableStream<Uint8Array> => new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>);
+
 /**
  * Streams canonical events to the client as SSE in its format. Never stalls a quiet stream
  * (keep-alive comments), fails an idle upstream with a time-out event, and cancels the upstream
- * request when the client goes away.
+ * request when the client goes away. Text is written straight to the socket (a direct stream: no
+ * queue, no TextEncoder, no pull per chunk).
  */
 export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: RequestIds, opts: SseOptions): Response => {
-  const bytes = new TextEncoder();
   const obs = observer(256 * 1024);
-  let lastUpstream = Date.now();
-  let lastWrite = Date.now();
   let finished = false;
-  let watchdog: ReturnType<typeof setInterval> | undefined;
+  let sink: ReadableStreamDirectController | undefined;
 
+  const now = Date.now();
+  const w: Watched = {
+    lastUpstream: now,
+    lastWrite: now,
+    idleTimeoutMs: opts.idleTimeoutMs,
+    keepAliveMs: opts.keepAliveMs,
+    idle: () => open.abort(timeoutError(opts.idleTimeoutMs)),
+    keepAlive: () => {
+      if (sink && !finished) write(KEEPALIVE);
+    },
+  };
+  const write = (text: string): void => {
+    if (!sink) return;
+    w.lastWrite = Date.now();
+    try {
+      sink.write(text);
+      sink.flush();
+    } catch {
+      // The client is gone; the read loop or cancel() reports the outcome.
+    }
+  };
   const finish = (error?: GatewayError): void => {
     if (finished) return;
     finished = true;
-    if (watchdog) clearInterval(watchdog);
+    watched.delete(w);
     obs.summary.error = error;
     opts.onDone(obs.summary);
   };
@@ -109,58 +174,38 @@ export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: Reque
     return out;
   };
 
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      const write = (chunk: Uint8Array) => {
-        lastWrite = Date.now();
-        controller.enqueue(chunk);
-      };
-      const head = encode(open.first);
-      if (head) write(bytes.encode(head));
-      const tick = Math.max(50, Math.min(opts.keepAliveMs, opts.idleTimeoutMs) / 3);
-      watchdog = setInterval(() => {
-        if (finished) return;
-        const now = Date.now();
-        if (now - lastUpstream > opts.idleTimeoutMs) open.abort(timeoutError(opts.idleTimeoutMs));
-        else if (now - lastWrite >= opts.keepAliveMs) {
-          try {
-            write(KEEPALIVE);
-          } catch {
-            // The stream is closing; the pull loop reports the outcome.
-          }
-        }
-      }, tick);
-    },
+  const stream = directStream({
+    type: 'direct',
     async pull(controller) {
+      sink = controller;
+      startWatching(w);
       try {
-        // Loop until something is sent: a pull that enqueues nothing is not called again.
+        const head = encode(open.first);
+        if (head) write(head);
         for (;;) {
           const events = await open.next();
-          lastUpstream = Date.now();
+          if (finished) return;
+          w.lastUpstream = Date.now();
           if (events === null) {
             const tail = encoder.end();
-            if (tail) controller.enqueue(bytes.encode(tail));
+            if (tail) write(tail);
             finish();
             controller.close();
             return;
           }
           const out = encode(events);
-          if (out) {
-            lastWrite = Date.now();
-            controller.enqueue(bytes.encode(out));
-            return;
-          }
+          if (out) write(out);
         }
       } catch (e) {
         if (finished) return;
         const err = asGatewayError(e);
+        write(encoder.error(err));
+        finish(err);
         try {
-          controller.enqueue(bytes.encode(encoder.error(err)));
           controller.close();
         } catch {
           // The client is already gone.
         }
-        finish(err);
       }
     },
     cancel() {

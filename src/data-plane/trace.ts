@@ -7,7 +7,7 @@ import type { NewRequestRecord } from '../store/schema/index.ts';
 import type { Telemetry } from '../telemetry/tracing.ts';
 import { costNanoUsd } from './cost.ts';
 import type { Attempt } from './dispatch.ts';
-import type { RecordSink } from './records.ts';
+import { RawJson, type RecordSink } from './records.ts';
 import type { Plan } from './resolve.ts';
 import type { RequestIds } from './respond.ts';
 
@@ -35,6 +35,8 @@ export interface Trace {
   model?: string;
   plan?: Plan;
   body?: unknown;
+  /** The request body as received (kept in the record without serialising `body` again). */
+  bodyText?: string;
   stream: boolean;
   span?: Span;
 }
@@ -50,8 +52,11 @@ const usageTotals = (u: Usage | undefined) => ({
 const MAX_BODY_CHARS = 256 * 1024;
 const keepBody = (deps: InferenceDeps, body: unknown): unknown => {
   if (!deps.recordBodies || body === undefined) return null;
-  const text = JSON.stringify(body);
-  return text.length <= MAX_BODY_CHARS ? body : { truncated: true, chars: text.length };
+  const text = body instanceof RawJson ? body.text : JSON.stringify(body);
+  if (text.length > MAX_BODY_CHARS) return { truncated: true, chars: text.length };
+  // jsonb cannot hold NUL characters; one such body must not fail its whole batch.
+  if (text.includes('\\u0000')) return { omitted: 'contains NUL characters', chars: text.length };
+  return body instanceof RawJson ? body : new RawJson(text);
 };
 
 export const finishTrace = (
@@ -99,7 +104,7 @@ export const finishTrace = (
     costNanoUsd: out.usage && tr.plan ? costNanoUsd(out.usage, tr.plan.catalog.prices) : 0,
     attempts: out.attempts?.length ?? 0,
     errorCode: out.error?.errorCode ?? null,
-    requestBody: keepBody(deps, tr.body),
+    requestBody: keepBody(deps, tr.bodyText !== undefined ? new RawJson(tr.bodyText) : tr.body),
     responseBody: keepBody(deps, out.error ? { error: { code: out.error.errorCode, message: out.error.message, attempts: out.attempts } } : out.response),
   };
   deps.records.add(row);
@@ -122,12 +127,15 @@ export const openTrace = (deps: InferenceDeps, endpoint: string, req: Request, i
 export const noSnapshot = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'The data plane has no configuration yet.' });
 
 /** Reads a JSON request body; empty or malformed → 400 invalid_json. */
-export const parseJsonBody = async (req: Request): Promise<unknown> => {
+export const parseJsonBody = async (req: Request, tr?: Trace): Promise<unknown> => {
   const text = await req.text();
   if (text.trim() === '') throw invalidRequest('The request body is empty; send a JSON object.', null, 'invalid_json');
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch {
     throw invalidRequest('The request body is not valid JSON.', null, 'invalid_json');
   }
+  if (tr) tr.bodyText = text;
+  return body;
 };

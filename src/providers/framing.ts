@@ -19,6 +19,8 @@ export interface FrameParser {
   flush(): UpstreamFrame[];
 }
 
+const STREAM = { stream: true } as const;
+
 /** Decodes UTF-8 incrementally (a character split across chunks is held back) and strips a BOM. */
 const createTextInput = () => {
   const decoder = new TextDecoder('utf-8');
@@ -30,7 +32,7 @@ const createTextInput = () => {
   };
   return {
     decode: (chunk: Uint8Array | string): string =>
-      stripBom(typeof chunk === 'string' ? decoder.decode() + chunk : decoder.decode(chunk, { stream: true })),
+      stripBom(typeof chunk === 'string' ? decoder.decode() + chunk : decoder.decode(chunk, STREAM)),
     end: (): string => stripBom(decoder.decode()),
   };
 };
@@ -51,9 +53,18 @@ const createLineSplitter = () => {
       }
       // The held-back tail never contains a line break, so scanning resumes where it ended.
       const scanFrom = buffer.length;
-      buffer += s;
+      buffer = scanFrom === 0 ? s : buffer + s;
       const lines: string[] = [];
       let start = 0;
+      if (s.indexOf('\r') === -1) {
+        // LF only (almost every upstream): let indexOf find the line ends.
+        for (let nl = buffer.indexOf('\n', scanFrom); nl !== -1; nl = buffer.indexOf('\n', start)) {
+          lines.push(buffer.slice(start, nl));
+          start = nl + 1;
+        }
+        if (start > 0) buffer = buffer.slice(start);
+        return lines;
+      }
       for (let i = scanFrom; i < buffer.length; i++) {
         const c = buffer.charCodeAt(i);
         if (c !== 10 && c !== 13) continue;
@@ -83,12 +94,13 @@ const createLineSplitter = () => {
 export const createSseParser = (): FrameParser => {
   const input = createTextInput();
   const lines = createLineSplitter();
-  let data: string[] = [];
+  /** The event's data lines so far, joined with LF (undefined: none yet). */
+  let data: string | undefined;
   let event: string | undefined;
 
   const dispatch = (out: UpstreamFrame[]): void => {
-    if (data.length > 0) out.push(event === undefined ? { data: data.join('\n') } : { event, data: data.join('\n') });
-    data = [];
+    if (data !== undefined) out.push(event === undefined ? { data } : { event, data });
+    data = undefined;
     event = undefined;
   };
 
@@ -98,12 +110,20 @@ export const createSseParser = (): FrameParser => {
         dispatch(out);
         continue;
       }
-      if (line.charCodeAt(0) === 58 /* : */) continue;
+      const first = line.charCodeAt(0);
+      if (first === 58 /* : */) continue;
+      let value: string;
+      if (first === 100 /* d */ && line.startsWith('data:')) {
+        // The common case, without slicing out the field name.
+        value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
+        data = data === undefined ? value : `${data}\n${value}`;
+        continue;
+      }
       const colon = line.indexOf(':');
       const field = colon === -1 ? line : line.slice(0, colon);
-      let value = colon === -1 ? '' : line.slice(colon + 1);
+      value = colon === -1 ? '' : line.slice(colon + 1);
       if (value.charCodeAt(0) === 32) value = value.slice(1);
-      if (field === 'data') data.push(value);
+      if (field === 'data') data = data === undefined ? value : `${data}\n${value}`;
       else if (field === 'event') event = value === '' ? undefined : value;
       // `id` and `retry` are irrelevant to a server-side consumer; unknown fields are ignored.
     }

@@ -1,5 +1,5 @@
 /** Canonical stream events → Chat Completions `chat.completion.chunk` SSE (data-only frames). */
-import { type FinishReason, type JsonObject, type StreamEvent, type Usage, emptyUsage } from '../../canonical/types.ts';
+import { type FinishReason, type StreamEvent, type Usage, emptyUsage } from '../../canonical/types.ts';
 import { type GatewayError, toInferenceBody } from '../../core/errors.ts';
 import { SSE_DONE, sseData } from '../sse.ts';
 import { nowSeconds } from '../shared.ts';
@@ -13,31 +13,28 @@ export const createChatStreamEncoder = (ctx: EncodeContext): StreamEncoder => {
   let finished = false;
   let closed = false;
   let usage: Usage | undefined;
+  // Every chunk is `data: {"id":…,"object":…,"created":…,"model":…,"choices":[CHOICE](,"usage":null)}`:
+  // the fixed parts are serialised once per stream, only the delta per event.
+  let head = '';
+  const tail = `]${ctx.includeUsage ? ',"usage":null' : ''}}\n\n`;
 
-  const chunk = (choices: JsonObject[], extra: JsonObject = {}): string => {
-    const body: JsonObject = { id, object: 'chat.completion.chunk', created, model: ctx.model, choices };
-    if (ctx.includeUsage) body.usage = null;
-    return sseData({ ...body, ...extra });
-  };
-  const choice = (delta: JsonObject, finishReason: FinishReason | null = null): JsonObject => ({
-    index: 0,
-    delta,
-    logprobs: null,
-    finish_reason: finishReason,
-  });
+  const chunk = (choice: string): string => `${head}${choice}${tail}`;
+  const choice = (delta: string, finishReason: FinishReason | null = null): string =>
+    `{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finishReason === null ? 'null' : JSON.stringify(finishReason)}}`;
 
   /** The first chunk announces the assistant role; emitted lazily if `start` never came. */
   const start = (upstreamId = ''): string => {
     if (started) return '';
     started = true;
     id = chatId(upstreamId, ctx);
-    return chunk([choice({ role: 'assistant', content: '' })]);
+    head = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${JSON.stringify(created)},"model":${JSON.stringify(ctx.model)},"choices":[`;
+    return chunk(choice('{"role":"assistant","content":""}'));
   };
 
   const finish = (reason: FinishReason): string => {
     if (finished) return '';
     finished = true;
-    return chunk([choice({}, reason)]);
+    return chunk(choice('{}', reason));
   };
 
   return {
@@ -49,21 +46,23 @@ export const createChatStreamEncoder = (ctx: EncodeContext): StreamEncoder => {
           return start(event.id);
         case 'text':
           if (event.text === '') return start();
-          return start() + chunk([choice({ content: event.text })]);
+          return start() + chunk(choice(`{"content":${JSON.stringify(event.text)}}`));
         case 'reasoning':
           return start();
         case 'tool_call_start':
           return (
             start() +
-            chunk([
-              choice({
-                tool_calls: [{ index: event.index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }],
-              }),
-            ])
+            chunk(
+              choice(
+                JSON.stringify({
+                  tool_calls: [{ index: event.index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }],
+                }),
+              ),
+            )
           );
         case 'tool_call_delta':
           if (event.arguments === '') return start();
-          return start() + chunk([choice({ tool_calls: [{ index: event.index, function: { arguments: event.arguments } }] })]);
+          return start() + chunk(choice(JSON.stringify({ tool_calls: [{ index: event.index, function: { arguments: event.arguments } }] })));
         case 'finish':
           return start() + finish(event.reason);
         case 'usage':

@@ -79,7 +79,8 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
         emit('response.content_part.added', { item_id: item.id, output_index: outputIndex, content_index: 0, part: outputTextPart('') });
     }
     item.text += delta;
-    return out + emit('response.output_text.delta', { item_id: item.id, output_index: items.length - 1, content_index: 0, delta, logprobs: [] });
+    // The per-token frame, written directly (same bytes as emit(), without building the object).
+    return `${out}event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${seq++},"item_id":${JSON.stringify(item.id)},"output_index":${items.length - 1},"content_index":0,"delta":${JSON.stringify(delta)},"logprobs":[]}\n\n`;
   };
 
   const toolStart = (index: number, callId: string, name: string): string => {

@@ -1,0 +1,179 @@
+/**
+ * Processes for the benchmark: spawning servers pinned to a core, waiting until they are ready,
+ * and reading their CPU time and memory from /proc.
+ */
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import type { Subprocess } from 'bun';
+
+/** Which cores the servers under test and the load side (wrk, mock upstream, probes) run on. */
+export interface Cores {
+  server: string | undefined;
+  load: string | undefined;
+  /** Human-readable description for the report. */
+  note: string;
+}
+
+export const planCores = (): Cores => {
+  const n = cpus().length;
+  const taskset = Bun.which('taskset');
+  if (!taskset) return { server: undefined, load: undefined, note: `${n} cores, not pinned (taskset not found: apt-get install util-linux)` };
+  if (n < 2) return { server: undefined, load: undefined, note: '1 core: servers and load generator share it (not pinned)' };
+  const load = n >= 4 ? `1-${Math.min(n - 1, 3)}` : '1';
+  return { server: '0', load, note: `${n} cores: server under test pinned to core 0, wrk + mock upstream + probes to core ${load}` };
+};
+
+export const pinned = (cpu: string | undefined, args: string[]): string[] => (cpu ? ['taskset', '-c', cpu, ...args] : args);
+
+/** Pins an already running process (this orchestrator) to `cpu`. */
+export const pinSelf = (cpu: string | undefined): void => {
+  if (!cpu) return;
+  Bun.spawnSync(['taskset', '-pc', cpu, String(process.pid)], { stdout: 'ignore', stderr: 'ignore' });
+};
+
+export interface Service {
+  name: string;
+  pid: number;
+  proc: Subprocess<'ignore', 'pipe', 'pipe'>;
+  /** Every stdout/stderr line so far. */
+  lines: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Spawns `args` and resolves once a stdout line matches `ready` (its match is returned), or fails
+ * with the output so far when the process exits or `timeoutMs` passes.
+ */
+export const spawnService = async (
+  name: string,
+  args: string[],
+  opts: { env?: Record<string, string | undefined>; cwd?: string; ready: RegExp; timeoutMs?: number },
+): Promise<{ service: Service; match: RegExpExecArray }> => {
+  const proc = Bun.spawn(args, {
+    env: { ...process.env, ...opts.env },
+    cwd: opts.cwd,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const lines: string[] = [];
+  let onLine: ((l: string) => void) | undefined;
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    const dec = new TextDecoder();
+    let buf = '';
+    for await (const chunk of stream) {
+      buf += dec.decode(chunk, { stream: true });
+      let nl = buf.indexOf('\n');
+      while (nl !== -1) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (lines.length < 5000) lines.push(line);
+        onLine?.(line);
+        nl = buf.indexOf('\n');
+      }
+    }
+  };
+  void pump(proc.stdout);
+  void pump(proc.stderr);
+  const service: Service = {
+    name,
+    pid: proc.pid,
+    proc,
+    lines,
+    stop: async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      const killer = setTimeout(() => proc.kill('SIGKILL'), 5000);
+      await proc.exited;
+      clearTimeout(killer);
+    },
+  };
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start within ${opts.timeoutMs ?? 60000} ms:\n${lines.slice(-20).join('\n')}`)), opts.timeoutMs ?? 60000);
+    for (const l of lines) {
+      const m = opts.ready.exec(l);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+        return;
+      }
+    }
+    onLine = (l) => {
+      const m = opts.ready.exec(l);
+      if (m) {
+        clearTimeout(timer);
+        onLine = undefined;
+        resolve(m);
+      }
+    };
+    void proc.exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code} before it was ready:\n${lines.slice(-20).join('\n')}`));
+    });
+  });
+  return { service, match };
+};
+
+const CLK_TCK = 100; // Linux USER_HZ; /proc times are in these ticks.
+
+/** User + system CPU time of a process (all threads), in ms. */
+export const cpuMs = (pid: number): number => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const utime = Number(rest[11]);
+    const stime = Number(rest[12]);
+    return ((utime + stime) * 1000) / CLK_TCK;
+  } catch {
+    return Number.NaN;
+  }
+};
+
+const statusKb = (pid: number, field: string): number => {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    return m ? Number(m[1]) : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+};
+
+/** Resident set size now, MB. */
+export const rssMb = (pid: number): number => statusKb(pid, 'VmRSS') / 1024;
+/** Peak resident set size, MB. */
+export const hwmMb = (pid: number): number => statusKb(pid, 'VmHWM') / 1024;
+
+/** Samples RSS every `everyMs` until stopped; returns the maximum seen. */
+export const rssSampler = (pid: number, everyMs = 200) => {
+  let max = rssMb(pid);
+  const t = setInterval(() => {
+    const v = rssMb(pid);
+    if (v > max) max = v;
+  }, everyMs);
+  return {
+    stop: (): number => {
+      clearInterval(t);
+      const v = rssMb(pid);
+      return Math.max(max, v);
+    },
+  };
+};
+
+/**
+ * Waits until none of `pids` used more than `threshold` of a core over a `windowMs` window (the
+ * processes finished deferred work: batched record writes, GC), or `maxMs` passed. Returns ms waited.
+ */
+export const settle = async (pids: readonly number[], opts: { windowMs?: number; threshold?: number; maxMs?: number } = {}): Promise<number> => {
+  const windowMs = opts.windowMs ?? 200;
+  const threshold = opts.threshold ?? 0.05;
+  const maxMs = opts.maxMs ?? 20_000;
+  const t0 = performance.now();
+  for (;;) {
+    const before = pids.map(cpuMs);
+    await Bun.sleep(windowMs);
+    const busy = pids.some((p, i) => cpuMs(p) - (before[i] ?? 0) > windowMs * threshold);
+    if (!busy || performance.now() - t0 > maxMs) return performance.now() - t0;
+  }
+};

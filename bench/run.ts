@@ -1,0 +1,598 @@
+#!/usr/bin/env bun
+/**
+ * `bun run bench` — the gateway against a bare Bun proxy, the mock upstream itself ("direct") and,
+ * when installed, Portkey's gateway, all in the same run on the same machine. See docs/benchmarks.md.
+ *
+ *   bun run bench                 full run (~7 min): every scenario, 3 rounds of the headline ones
+ *   bun run bench -- --quick      < 1 min: headline scenarios, 1 round; last line is one JSON object
+ *   options: --soak[=SECONDS]     add the memory soak (default 300 s)
+ *            --fresh              provision a new store even when a template exists
+ *            --no-peer            skip Portkey even when installed
+ *            --postgres[=URL]     also measure the gateway on an external PostgreSQL store (a fresh
+ *                                 database on the server at URL; default $BENCH_DATABASE_URL or
+ *                                 postgres://gateway:gateway@127.0.0.1:5432/postgres)
+ *            --reuse              full run on the provisioned template instead of provisioning anew
+ *            --render             only rewrite the report and plot from the latest results JSON
+ *            --only=a,b           run only these scenario groups (max,fixed,first,formats,fallback,churn,slow,sweep)
+ *            --duration=S         seconds per measurement (default 5, quick 3)
+ *            --rounds=N           rounds of the headline scenarios (default 3, quick 1)
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import {
+  createPostgresDatabase,
+  CUSTOMERS,
+  KEYS_PER_CUSTOMER,
+  launchGateway,
+  type LaunchedGateway,
+  MODELS,
+  type PostgresStore,
+  prepareStore,
+  provision,
+  repoint,
+  ROUTES_PER_CUSTOMER,
+} from './lib/gateway.ts';
+import { findPeer, startPeer, peerDir, type RunningPeer } from './lib/peer.ts';
+import { checkBody, type Percentiles, type ProbeResult, runProbe } from './lib/probe.ts';
+import { cpuMs, pinned, pinSelf, planCores, rssMb, rssSampler, type Service, settle, spawnService } from './lib/proc.ts';
+import { renderMarkdown, renderPlot, renderTable } from './lib/report.ts';
+import { gatewayRequests, KIND_LABEL, type Kind, peerRequests, streamKind, type TargetName, upstreamRequests } from './lib/requests.ts';
+import { median, medianOf, ratio, slope } from './lib/stats.ts';
+import { runWrk, type WrkRequest } from './lib/wrk.ts';
+
+const ROOT = resolve(import.meta.dir, '..');
+const RESULTS = join(import.meta.dir, 'results');
+
+// ---- options --------------------------------------------------------------------------------------
+
+const argv = process.argv.slice(2);
+const has = (name: string) => argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const quick = has('quick');
+const opts = {
+  quick,
+  fresh: has('fresh'),
+  peer: !has('no-peer'),
+  soakS: has('soak') ? Number(value('soak') ?? 300) : 0,
+  durationS: Number(value('duration') ?? (quick ? 3 : 5)),
+  rounds: Number(value('rounds') ?? (quick ? 1 : 3)),
+  only: value('only')?.split(',') ?? undefined,
+  postgres: has('postgres') ? (value('postgres') ?? process.env.BENCH_DATABASE_URL ?? 'postgres://gateway:gateway@127.0.0.1:5432/postgres') : undefined,
+};
+const groupOn = (g: string, inQuick: boolean): boolean => (opts.only ? opts.only.includes(g) : quick ? inQuick : true);
+
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+// ---- result types ---------------------------------------------------------------------------------
+
+export interface Run {
+  rps: number;
+  requests: number;
+  errors: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  /** CPU time of the process under test per request, µs. */
+  cpuUs: number;
+  /** RSS of the process under test right after the run, and its peak during it, MB. */
+  rssMb: number;
+  rssPeakMb: number;
+  connections: number;
+  durationS: number;
+}
+
+export interface FirstEvent {
+  target: TargetName;
+  kind: Kind;
+  result: ProbeResult;
+  /** vs direct (same upstream wire), ms. */
+  addedP50: number;
+  addedP99: number;
+}
+
+export interface Results {
+  meta: {
+    date: string;
+    quick: boolean;
+    machine: { cpus: number; model: string; cores: string };
+    bun: string;
+    commit: string | undefined;
+    durationS: number;
+    rounds: number;
+    snapshot: { customers: number; routes: number; keys: number; source: string; templateCreatedAt: string };
+    provisioning: { firstStartMs: number; configMs: number; keysMs: number } | undefined;
+    gatewayStartMs: number;
+    gatewayIdleRssMb: number;
+    peer: { status: 'ran' | 'skipped'; message: string; version?: string; honoNodeServer?: string };
+    postgres: { status: 'ran' | 'skipped' | 'failed'; message: string; provisionMs?: number; idleRssMb?: number };
+    elapsedS: number;
+  };
+  /** scenario kind → target → median run. */
+  max: Partial<Record<Kind, Partial<Record<TargetName, Run>>>>;
+  rounds: Partial<Record<Kind, Partial<Record<TargetName, Run[]>>>>;
+  fixed: { rate: number; runs: Partial<Record<TargetName, Run>> } | undefined;
+  firstEvent: FirstEvent[];
+  churn: { steady: Run; churn: Run; changes: number; changeMs: Percentiles } | undefined;
+  slow: Partial<Record<TargetName, Run>> | undefined;
+  sweep: Partial<Record<TargetName, Run[]>> | undefined;
+  soak: { segments: { t: number; rssMb: number; rps: number; errors: number }[]; slopeMbPerMin: number; growthMb: number } | undefined;
+  errorsTotal: number;
+  goals: { goal: string; target: string; value: string; met: boolean | undefined }[];
+}
+
+// ---- targets --------------------------------------------------------------------------------------
+
+interface Target {
+  name: TargetName;
+  url: string;
+  pid: number;
+  requests(kind: Kind): WrkRequest[] | undefined;
+}
+
+const main = async (): Promise<void> => {
+  const t0 = performance.now();
+  if (!Bun.which('wrk')) {
+    log('bench: wrk is not installed. It is the load generator (Debian package "wrk"):');
+    log('  sudo apt-get install -y wrk        (or: apt-get install -y wrk as root)');
+    process.exit(1);
+  }
+  const cores = planCores();
+  pinSelf(cores.load);
+  log(`bench: ${quick ? 'quick' : 'full'} run; ${cores.note}`);
+  const services: Service[] = [];
+  let pgDrop: (() => Promise<void>) | undefined;
+  const stopAll = async () => {
+    for (const s of services.reverse()) await s.stop().catch(() => undefined);
+  };
+  process.on('SIGINT', () => {
+    void stopAll().then(() => process.exit(130));
+  });
+
+  try {
+    // Mock upstream and bare proxy.
+    const mockStart = await spawnService('mock', pinned(cores.load, ['bun', join(import.meta.dir, 'mock-upstream.ts')]), { ready: /"port":(\d+)/ });
+    services.push(mockStart.service);
+    const mockUrl = `http://127.0.0.1:${mockStart.match[1]}`;
+    const bareStart = await spawnService('bare', pinned(cores.server, ['bun', join(import.meta.dir, 'bare-proxy.ts'), '--upstream', mockUrl]), {
+      ready: /"port":(\d+)/,
+    });
+    services.push(bareStart.service);
+
+    // The gateway, on a provisioned store.
+    const store = await prepareStore({ mock: mockUrl, cpu: cores.server, fresh: opts.fresh || (!quick && !has('reuse')), log });
+    const gw: LaunchedGateway = await launchGateway(store.setup, { cpu: cores.server });
+    services.push(gw.service);
+    if (store.source === 'template') await repoint(gw, mockUrl);
+    log(`gateway: started in ${(gw.startMs / 1000).toFixed(1)} s on ${store.setup.dataDir}`);
+
+    // The peer.
+    let peer: RunningPeer | undefined;
+    let peerStatus: Results['meta']['peer'];
+    const info = findPeer();
+    if (!opts.peer) peerStatus = { status: 'skipped', message: 'skipped (--no-peer)' };
+    else if (!info) {
+      peerStatus = { status: 'skipped', message: `Portkey gateway not installed in ${peerDir()} — run \`bash bench/peer/setup.sh\` to include it` };
+    } else {
+      try {
+        peer = await startPeer(info, cores.server);
+        services.push(peer.service);
+        peerStatus = { status: 'ran', message: `@portkey-ai/gateway ${info.version} on Bun ${Bun.version}`, version: info.version, ...(info.honoNodeServer ? { honoNodeServer: info.honoNodeServer } : {}) };
+      } catch (e) {
+        peerStatus = { status: 'skipped', message: `Portkey failed to start: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}` };
+      }
+    }
+    log(`peer: ${peerStatus.message}`);
+
+    // Optional: the same gateway on an external PostgreSQL store (records leave the process).
+    let pg: { gw: LaunchedGateway; keys: string[]; db: PostgresStore } | undefined;
+    let pgStatus: Results['meta']['postgres'] = { status: 'skipped', message: 'not run (--postgres adds it)' };
+    if (opts.postgres) {
+      let db: PostgresStore | undefined;
+      try {
+        db = await createPostgresDatabase(opts.postgres);
+        const setup = { dataDir: mkdtempSync(join(tmpdir(), 'bench-gw-pg-')), kek: randomBytes(32).toString('base64'), adminToken: `bench-admin-${randomBytes(12).toString('hex')}` };
+        log('postgres: starting the gateway on a fresh database and provisioning it through the API…');
+        const pgw = await launchGateway(setup, { cpu: cores.server, env: { DATABASE_URL: db.url } });
+        services.push(pgw.service);
+        const p0 = performance.now();
+        const { keys } = await provision(pgw, mockUrl);
+        const provisionMs = performance.now() - p0;
+        pg = { gw: pgw, keys, db };
+        pgDrop = db.drop;
+        pgStatus = { status: 'ran', message: `gateway with DATABASE_URL (server not pinned; its CPU is not in the gateway's figures), provisioned in ${(provisionMs / 1000).toFixed(1)} s`, provisionMs };
+      } catch (e) {
+        pgStatus = { status: 'failed', message: `Postgres variant skipped: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}` };
+        await db?.drop().catch(() => undefined);
+      }
+      log(`postgres: ${pgStatus.message}`);
+    }
+
+    const targets: Target[] = [
+      { name: 'direct', url: mockUrl, pid: mockStart.service.pid, requests: upstreamRequests },
+      { name: 'bare', url: `http://127.0.0.1:${bareStart.match[1]}`, pid: bareStart.service.pid, requests: upstreamRequests },
+      { name: 'gateway', url: gw.url, pid: gw.service.pid, requests: (k) => gatewayRequests(k, store.keys) },
+    ];
+    if (pg) {
+      const p = pg;
+      targets.push({ name: 'gateway-pg', url: p.gw.url, pid: p.gw.service.pid, requests: (k) => gatewayRequests(k, p.keys) });
+    }
+    if (peer) {
+      const p = peer;
+      targets.push({ name: 'portkey', url: p.url, pid: p.service.pid, requests: (k) => peerRequests(k, mockUrl) });
+    }
+    const target = (n: TargetName) => targets.find((t) => t.name === n);
+
+    // Sanity: one request of each kind through every target must succeed.
+    const KINDS: Kind[] = ['chat-json', 'chat-sse', 'messages-sse', 'messages-x-sse', 'responses-sse', 'fallback-json', 'churn-json', 'slow-sse'];
+    for (const t of targets) {
+      for (const k of KINDS) {
+        if (!t.name.startsWith('gateway') && (k === 'messages-x-sse' || k === 'responses-sse' || k === 'fallback-json' || k === 'churn-json')) continue;
+        const r = t.requests(k)?.[0];
+        if (!r) continue;
+        const res = await fetch(`${t.url}${r.path}`, { method: 'POST', headers: r.headers, body: r.body });
+        const why = checkBody(streamKind(k), res.status, await res.text());
+        if (why) throw new Error(`sanity check failed: ${t.name} ${k}: ${why}`);
+      }
+    }
+    const gatewayIdleRssMb = rssMb(gw.service.pid);
+    if (pg) pgStatus.idleRssMb = rssMb(pg.gw.service.pid);
+
+    // One wrk run against a target, with the target's CPU and memory.
+    const measure = async (t: Target, kind: Kind, o: { connections: number; durationS: number; delayMs?: number; timeoutS?: number }): Promise<Run> => {
+      const requests = t.requests(kind);
+      if (!requests) throw new Error(`${t.name} has no ${kind} requests`);
+      // Every server idle first (no deferred work of an earlier run on the shared core)…
+      await settle(targets.map((x) => x.pid));
+      const c0 = cpuMs(t.pid);
+      const sampler = rssSampler(t.pid, 250);
+      const w = await runWrk({ url: t.url, requests, connections: o.connections, durationS: o.durationS, cpu: cores.load, ...(o.delayMs ? { delayMs: o.delayMs } : {}), timeoutS: o.timeoutS ?? 10 });
+      // …and the CPU figure includes the work a run leaves behind (batched record writes).
+      await settle([t.pid]);
+      const c1 = cpuMs(t.pid);
+      const peak = sampler.stop();
+      return {
+        rps: w.rps,
+        requests: w.requests,
+        errors: w.errorCount,
+        p50: w.latency.p50,
+        p90: w.latency.p90,
+        p99: w.latency.p99,
+        max: w.latency.max,
+        cpuUs: w.requests > 0 ? ((c1 - c0) * 1000) / w.requests : Number.NaN,
+        rssMb: rssMb(t.pid),
+        rssPeakMb: peak,
+        connections: o.connections,
+        durationS: w.durationS,
+      };
+    };
+    const say = (label: string, t: TargetName, r: Run) =>
+      log(
+        `  ${label.padEnd(16)} ${t.padEnd(8)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(7)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms  cpu ${r.cpuUs.toFixed(1).padStart(6)} µs/req  rss ${r.rssMb.toFixed(0)} MB  errors ${r.errors}`,
+      );
+
+    const warm = async (kinds: Kind[], seconds: number) => {
+      for (const t of targets) for (const k of kinds) if (t.requests(k)) await measure(t, k, { connections: 64, durationS: seconds });
+    };
+
+    const results: Results = {
+      meta: {
+        date: new Date().toISOString(),
+        quick,
+        machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', cores: cores.note },
+        bun: Bun.version,
+        commit: Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT }).stdout.toString().trim() || undefined,
+        durationS: opts.durationS,
+        rounds: opts.rounds,
+        snapshot: {
+          customers: CUSTOMERS,
+          routes: CUSTOMERS * ROUTES_PER_CUSTOMER,
+          keys: CUSTOMERS * KEYS_PER_CUSTOMER,
+          source: store.source === 'fresh' ? 'provisioned in this run' : 'copy of a store provisioned through the API by an earlier run',
+          templateCreatedAt: store.templateCreatedAt,
+        },
+        provisioning: store.timings,
+        gatewayStartMs: gw.startMs,
+        gatewayIdleRssMb,
+        peer: peerStatus,
+        postgres: pgStatus,
+        elapsedS: 0,
+      },
+      max: {},
+      rounds: {},
+      fixed: undefined,
+      firstEvent: [],
+      churn: undefined,
+      slow: undefined,
+      sweep: undefined,
+      soak: undefined,
+      errorsTotal: 0,
+      goals: [],
+    };
+
+    // ---- warm-up: JIT, connection pools ----
+    log('warm-up…');
+    await warm(['chat-json', 'chat-sse'], quick ? 2 : 3);
+
+    // ---- max rate, headline: rounds interleaved across targets ----
+    const maxRate = async (kind: Kind, names: TargetName[], rounds: number) => {
+      const perTarget: Partial<Record<TargetName, Run[]>> = {};
+      for (let r = 0; r < rounds; r++) {
+        for (const n of names) {
+          const t = target(n);
+          if (!t?.requests(kind)) continue;
+          const run = await measure(t, kind, { connections: 64, durationS: opts.durationS });
+          say(`${kind} r${r + 1}`, n, run);
+          (perTarget[n] ??= []).push(run);
+        }
+      }
+      results.rounds[kind] = perTarget;
+      const med: Partial<Record<TargetName, Run>> = {};
+      for (const [n, runs] of Object.entries(perTarget) as [TargetName, Run[]][]) med[n] = medianOf(runs);
+      results.max[kind] = { ...results.max[kind], ...med };
+    };
+    if (groupOn('max', true)) {
+      log('max rate @64 connections…');
+      await maxRate('chat-json', ['direct', 'bare', 'gateway', 'gateway-pg', 'portkey'], opts.rounds);
+      await maxRate('chat-sse', ['direct', 'bare', 'gateway', 'gateway-pg', 'portkey'], opts.rounds);
+    }
+
+    // ---- other formats and the fallback path ----
+    if (groupOn('formats', false)) {
+      log('formats @64 connections…');
+      for (const kind of ['messages-sse', 'messages-x-sse', 'responses-sse'] as Kind[]) {
+        await measure(target('gateway') as Target, kind, { connections: 64, durationS: 2 });
+        await maxRate(kind, kind === 'messages-sse' ? ['direct', 'bare', 'gateway'] : ['gateway'], Math.min(2, opts.rounds));
+      }
+    }
+    if (groupOn('fallback', false)) {
+      log('fallback @64 connections…');
+      await measure(target('gateway') as Target, 'fallback-json', { connections: 64, durationS: 2 });
+      await maxRate('fallback-json', ['gateway'], Math.min(2, opts.rounds));
+    }
+
+    // ---- fixed moderate rate: added latency over direct ----
+    if (groupOn('fixed', true)) {
+      const rate = 200;
+      const conns = 4;
+      log(`fixed rate ${rate} req/s (${conns} connections, paced)…`);
+      const runs: Partial<Record<TargetName, Run>> = {};
+      for (const t of targets) {
+        // Pace each connection so that conns / (delay + latency) ≈ rate.
+        const run = await measure(t, 'chat-json', { connections: conns, durationS: quick ? 3 : Math.max(8, opts.durationS), delayMs: (conns * 1000) / rate - 0.3 });
+        say('fixed 200/s', t.name, run);
+        runs[t.name] = run;
+      }
+      results.fixed = { rate, runs };
+    }
+
+    // ---- first-event latency at 100 streams/s ----
+    if (groupOn('first', true)) {
+      log('first-event latency at 100 streams/s…');
+      const probes: [TargetName, Kind][] = [
+        ['direct', 'chat-sse'],
+        ['bare', 'chat-sse'],
+        ['gateway', 'chat-sse'],
+        ['gateway-pg', 'chat-sse'],
+        ['portkey', 'chat-sse'],
+      ];
+      if (!quick) probes.push(['direct', 'messages-sse'], ['gateway', 'messages-sse'], ['gateway', 'messages-x-sse'], ['gateway', 'responses-sse']);
+      const base: Partial<Record<string, ProbeResult>> = {};
+      for (const [n, kind] of probes) {
+        const t = target(n);
+        const requests = t?.requests(kind);
+        if (!t || !requests) continue;
+        await settle(targets.map((x) => x.pid));
+        const result = await runProbe({ url: t.url, requests, rate: 100, durationS: quick ? 2 : 5, kind: streamKind(kind) });
+        const wire = kind === 'messages-sse' ? 'messages' : 'chat';
+        if (n === 'direct') base[wire] = result;
+        const d = base[wire];
+        const fe: FirstEvent = { target: n, kind, result, addedP50: d ? result.ttfb.p50 - d.ttfb.p50 : Number.NaN, addedP99: d ? result.ttfb.p99 - d.ttfb.p99 : Number.NaN };
+        results.firstEvent.push(fe);
+        log(
+          `  ${kind.padEnd(16)} ${n.padEnd(8)} first event p50 ${result.ttfb.p50.toFixed(2)} ms p99 ${result.ttfb.p99.toFixed(2)} ms (added ${fe.addedP50.toFixed(2)} / ${fe.addedP99.toFixed(2)})  errors ${result.errors}${result.firstError ? ` (${result.firstError})` : ''}`,
+        );
+      }
+    }
+
+    // ---- configuration churn under load ----
+    if (groupOn('churn', false)) {
+      log('configuration churn: route updates every 100 ms under load…');
+      const t = target('gateway') as Target;
+      const steady = await measure(t, 'churn-json', { connections: 64, durationS: opts.durationS });
+      say('churn steady', 'gateway', steady);
+      const changeMs: number[] = [];
+      let stop = false;
+      const changer = (async () => {
+        let i = 0;
+        while (!stop) {
+          const targetsA = [{ connection: 'mock-openai', model: 'gpt-4o-mini', priority: 0, weight: 1 }];
+          const targetsB = [
+            { connection: 'mock-openai', model: 'gpt-4o-mini', priority: 0, weight: 3 },
+            { connection: 'mock-openai', model: 'gpt-4o-mini-2024-07-18', priority: 0, weight: 1 },
+          ];
+          const c0 = performance.now();
+          await gw.call('/admin.v1.AdminService/UpdateRoute', { customerId: 'bench-00', projectId: 'default', model: MODELS.churn, targets: i++ % 2 ? targetsA : targetsB });
+          changeMs.push(performance.now() - c0);
+          await Bun.sleep(100);
+        }
+      })();
+      const churn = await measure(t, 'churn-json', { connections: 64, durationS: opts.durationS });
+      stop = true;
+      await changer;
+      say('churn', 'gateway', churn);
+      const { percentiles } = await import('./lib/probe.ts');
+      results.churn = { steady, churn, changes: changeMs.length, changeMs: percentiles(changeMs) };
+      log(`  ${changeMs.length} route updates, each served after p50 ${median(changeMs).toFixed(0)} ms`);
+    }
+
+    // ---- slow upstream, 1k concurrent streams ----
+    if (groupOn('slow', false)) {
+      log('slow upstream, 1,000 concurrent streams…');
+      const slow: Partial<Record<TargetName, Run>> = {};
+      for (const t of targets) {
+        if (!t.requests('slow-sse')) continue;
+        const run = await measure(t, 'slow-sse', { connections: 1000, durationS: Math.max(8, opts.durationS * 2), timeoutS: 30 });
+        say('slow 1k', t.name, run);
+        slow[t.name] = run;
+      }
+      results.slow = slow;
+    }
+
+    // ---- latency vs load ----
+    if (groupOn('sweep', false)) {
+      log('latency vs load (connections 1, 4, 16, 64, 256)…');
+      const sweep: Partial<Record<TargetName, Run[]>> = {};
+      for (const c of [1, 4, 16, 64, 256]) {
+        for (const t of targets) {
+          const run = await measure(t, 'chat-json', { connections: c, durationS: 3 });
+          say(`sweep c=${c}`, t.name, run);
+          (sweep[t.name] ??= []).push(run);
+        }
+      }
+      results.sweep = sweep;
+    }
+
+    // ---- soak ----
+    if (opts.soakS > 0) {
+      log(`soak: ${opts.soakS} s of mixed traffic (chat, chat SSE, Messages cross-format, Responses) at 32 connections…`);
+      const t = target('gateway') as Target;
+      const mix: WrkRequest[] = [];
+      const parts = (['chat-json', 'chat-sse', 'messages-x-sse', 'responses-sse'] as Kind[]).map((k) => gatewayRequests(k, store.keys));
+      for (let i = 0; i < store.keys.length; i++) for (const p of parts) mix.push(p[i] as WrkRequest);
+      const mixed: Target = { ...t, requests: () => mix };
+      const segments: { t: number; rssMb: number; rps: number; errors: number }[] = [];
+      const segS = 15;
+      const start = performance.now();
+      while ((performance.now() - start) / 1000 < opts.soakS - 1) {
+        const run = await measure(mixed, 'chat-json', { connections: 32, durationS: Math.min(segS, Math.max(2, opts.soakS - (performance.now() - start) / 1000)) });
+        segments.push({ t: (performance.now() - start) / 1000, rssMb: run.rssMb, rps: run.rps, errors: run.errors });
+        log(`  t=${segments.at(-1)?.t.toFixed(0)} s  ${run.rps.toFixed(0)} req/s  rss ${run.rssMb.toFixed(0)} MB  errors ${run.errors}`);
+      }
+      const half = segments.slice(Math.floor(segments.length / 2));
+      results.soak = {
+        segments,
+        slopeMbPerMin: slope(half.map((s) => s.t / 60), half.map((s) => s.rssMb)),
+        growthMb: (segments.at(-1)?.rssMb ?? 0) - (segments[0]?.rssMb ?? 0),
+      };
+    }
+
+    // ---- totals, goals, output ----
+    let errors = 0;
+    for (const byTarget of Object.values(results.rounds)) for (const runs of Object.values(byTarget ?? {})) for (const r of runs ?? []) errors += r.errors;
+    for (const r of Object.values(results.fixed?.runs ?? {})) errors += r?.errors ?? 0;
+    for (const f of results.firstEvent) errors += f.result.errors;
+    if (results.churn) errors += results.churn.steady.errors + results.churn.churn.errors;
+    for (const r of Object.values(results.slow ?? {})) errors += r?.errors ?? 0;
+    for (const runs of Object.values(results.sweep ?? {})) for (const r of runs ?? []) errors += r.errors;
+    for (const s of results.soak?.segments ?? []) errors += s.errors;
+    results.errorsTotal = errors;
+    results.goals = evaluateGoals(results);
+    results.meta.elapsedS = (performance.now() - t0) / 1000;
+
+    mkdirSync(RESULTS, { recursive: true });
+    const stamp = results.meta.date.replace(/[:.]/g, '-');
+    const name = quick ? 'quick' : 'full';
+    writeFileSync(join(RESULTS, `${name}-${stamp}.json`), JSON.stringify(results, null, 2));
+    writeFileSync(join(RESULTS, `${name}-latest.json`), JSON.stringify(results, null, 2));
+    const plotFile = quick ? 'quick-latency.svg' : 'latency.svg';
+    writeFileSync(join(RESULTS, plotFile), renderPlot(results));
+    writeFileSync(join(RESULTS, quick ? 'quick.md' : 'REPORT.md'), renderMarkdown(results, plotFile));
+    process.stdout.write(`${renderTable(results)}\n`);
+    log(`results: bench/results/${name}-latest.json, bench/results/${quick ? 'quick.md' : 'REPORT.md'}, bench/results/${plotFile} (${results.meta.elapsedS.toFixed(0)} s)`);
+
+    const g = results.max['chat-json'];
+    const s = results.max['chat-sse'];
+    const summary = {
+      gateway_rps: Math.round(g?.gateway?.rps ?? Number.NaN),
+      bare_rps: Math.round(g?.bare?.rps ?? Number.NaN),
+      direct_rps: Math.round(g?.direct?.rps ?? Number.NaN),
+      ratio: round3(ratio(g?.gateway?.rps, g?.bare?.rps)),
+      gateway_stream_rps: Math.round(s?.gateway?.rps ?? Number.NaN),
+      bare_stream_rps: Math.round(s?.bare?.rps ?? Number.NaN),
+      stream_ratio: round3(ratio(s?.gateway?.rps, s?.bare?.rps)),
+      cpu_us_per_req: round3(g?.gateway?.cpuUs ?? Number.NaN),
+      bare_cpu_us_per_req: round3(g?.bare?.cpuUs ?? Number.NaN),
+      added_p50_ms: round3((results.fixed?.runs.gateway?.p50 ?? Number.NaN) - (results.fixed?.runs.direct?.p50 ?? Number.NaN)),
+      added_p99_ms: round3((results.fixed?.runs.gateway?.p99 ?? Number.NaN) - (results.fixed?.runs.direct?.p99 ?? Number.NaN)),
+      first_event_added_ms: round3(results.firstEvent.find((f) => f.target === 'gateway' && f.kind === 'chat-sse')?.addedP50 ?? Number.NaN),
+      rss_mb: Math.round(Math.max(g?.gateway?.rssPeakMb ?? 0, s?.gateway?.rssPeakMb ?? 0)),
+      portkey_rps: peer ? Math.round(g?.portkey?.rps ?? Number.NaN) : null,
+      ...(pg ? { gateway_pg_rps: Math.round(g?.['gateway-pg']?.rps ?? Number.NaN), gateway_pg_rss_mb: Math.round(g?.['gateway-pg']?.rssPeakMb ?? Number.NaN) } : {}),
+      errors,
+    };
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+  } finally {
+    await stopAll();
+    await pgDrop?.().catch(() => undefined);
+  }
+};
+
+const round3 = (v: number): number | null => (Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null);
+
+const evaluateGoals = (r: Results): Results['goals'] => {
+  const out: Results['goals'] = [];
+  const pct = (v: number) => (Number.isFinite(v) ? `${(v * 100).toFixed(0)}%` : '—');
+  const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)} ms` : '—');
+  const check = (v: number, ok: (v: number) => boolean) => (Number.isFinite(v) ? ok(v) : undefined);
+  const j = r.max['chat-json'];
+  const s = r.max['chat-sse'];
+  const x = r.max['messages-x-sse'];
+  const gRatio = ratio(j?.gateway?.rps, j?.bare?.rps);
+  out.push({ goal: 'Non-streaming req/s vs bare proxy (same run)', target: '≥ 80%', value: pct(gRatio), met: check(gRatio, (v) => v >= 0.8) });
+  const cpu = j?.gateway?.cpuUs ?? Number.NaN;
+  out.push({ goal: 'CPU per non-streaming request', target: '≤ ~40 µs', value: Number.isFinite(cpu) ? `${cpu.toFixed(0)} µs (bare ${j?.bare?.cpuUs.toFixed(0)} µs)` : '—', met: check(cpu, (v) => v <= 40) });
+  const pk = ratio(j?.gateway?.rps, j?.portkey?.rps);
+  out.push({ goal: 'Non-streaming req/s vs Portkey on Bun', target: '≥ 4×', value: Number.isFinite(pk) ? `${pk.toFixed(1)}×` : 'not run', met: check(pk, (v) => v >= 4) });
+  const added = (r.fixed?.runs.gateway?.p99 ?? Number.NaN) - (r.fixed?.runs.direct?.p99 ?? Number.NaN);
+  out.push({ goal: `Added p99 latency at ${r.fixed?.rate ?? 200} req/s over direct`, target: '≤ 1 ms', value: ms(added), met: check(added, (v) => v <= 1) });
+  const fe = r.firstEvent.find((f) => f.target === 'gateway' && f.kind === 'chat-sse');
+  const feAdded = fe?.addedP50 ?? Number.NaN;
+  out.push({ goal: 'First-event latency over direct (streams, p50)', target: '≤ 1 ms', value: fe ? `${ms(feAdded)} (p99 ${ms(fe.addedP99)})` : '—', met: check(feAdded, (v) => v <= 1) });
+  const sRatio = ratio(s?.gateway?.rps, s?.bare?.rps);
+  out.push({ goal: 'Streaming streams/s vs bare (same format)', target: '≥ 80%', value: pct(sRatio), met: check(sRatio, (v) => v >= 0.8) });
+  const xRatio = ratio(x?.gateway?.rps, s?.bare?.rps);
+  out.push({ goal: 'Cross-format streaming (Messages → OpenAI) vs bare', target: '≥ 50%', value: pct(xRatio), met: check(xRatio, (v) => v >= 0.5) });
+  const rss = Math.max(j?.gateway?.rssPeakMb ?? 0, s?.gateway?.rssPeakMb ?? 0, r.slow?.gateway?.rssPeakMb ?? 0);
+  out.push({ goal: 'Gateway RSS under load (whole process, embedded PGlite included)', target: '≤ 120 MB', value: rss ? `${rss.toFixed(0)} MB (idle after start ${r.meta.gatewayIdleRssMb.toFixed(0)} MB)` : '—', met: rss ? rss <= 120 : undefined });
+  const pgRss = Math.max(j?.['gateway-pg']?.rssPeakMb ?? 0, s?.['gateway-pg']?.rssPeakMb ?? 0);
+  if (pgRss) {
+    out.push({ goal: 'Gateway RSS under load, external Postgres store', target: '≤ 120 MB', value: `${pgRss.toFixed(0)} MB (idle ${r.meta.postgres.idleRssMb?.toFixed(0) ?? '—'} MB)`, met: pgRss <= 120 });
+    const pgRatio = ratio(j?.['gateway-pg']?.rps, j?.bare?.rps);
+    out.push({ goal: 'Non-streaming req/s vs bare, external Postgres store', target: '≥ 80%', value: `${pct(pgRatio)} (${j?.['gateway-pg']?.cpuUs.toFixed(0)} µs/req)`, met: check(pgRatio, (v) => v >= 0.8) });
+  }
+  if (r.soak) {
+    out.push({
+      goal: `No memory growth over a ${Math.round(r.soak.segments.at(-1)?.t ?? 0)} s soak`,
+      target: '< 1 MB/min',
+      value: `${r.soak.slopeMbPerMin.toFixed(2)} MB/min over the second half; first→last segment ${r.soak.growthMb >= 0 ? '+' : ''}${r.soak.growthMb.toFixed(0)} MB (RSS ${Math.min(...r.soak.segments.map((x) => x.rssMb)).toFixed(0)}–${Math.max(...r.soak.segments.map((x) => x.rssMb)).toFixed(0)} MB)`,
+      met: r.soak.slopeMbPerMin < 1,
+    });
+  } else out.push({ goal: 'No memory growth over a 5-minute soak', target: '< 1 MB/min', value: 'not run (--soak)', met: undefined });
+  out.push({ goal: 'Zero errors in every scenario', target: '0', value: String(r.errorsTotal), met: r.errorsTotal === 0 });
+  return out;
+};
+
+/** `--render`: rewrite REPORT.md and latency.svg from full-latest.json (after a change to the report code). */
+const render = async (): Promise<void> => {
+  const file = join(RESULTS, `${quick ? 'quick' : 'full'}-latest.json`);
+  const results = (await Bun.file(file).json()) as Results;
+  results.goals = evaluateGoals(results);
+  const plotFile = quick ? 'quick-latency.svg' : 'latency.svg';
+  writeFileSync(join(RESULTS, plotFile), renderPlot(results));
+  writeFileSync(join(RESULTS, quick ? 'quick.md' : 'REPORT.md'), renderMarkdown(results, plotFile));
+  process.stdout.write(`${renderTable(results)}\n`);
+};
+
+if (!existsSync(join(ROOT, 'src', 'main.ts'))) {
+  log('bench: run from the repository (src/main.ts not found)');
+  process.exit(2);
+}
+await (has('render') ? render() : main()).catch((e: unknown) => {
+  log(`bench: failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  process.exit(1);
+});
