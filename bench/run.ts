@@ -7,7 +7,7 @@
  *   bun run bench -- --quick      < 1 min: headline scenarios, 1 round; last line is one JSON object
  *   options: --soak[=SECONDS]     add the memory soak (default 300 s)
  *            --fresh              provision a new store even when a template exists
- *            --no-peer            skip Portkey even when installed
+ *            --no-peer            skip Portkey even when installed (quick runs skip it unless --peer)
  *            --postgres[=URL]     also measure the gateway on an external PostgreSQL store (a fresh
  *                                 database on the server at URL; default $BENCH_DATABASE_URL or
  *                                 postgres://gateway:gateway@127.0.0.1:5432/postgres)
@@ -56,7 +56,8 @@ const quick = has('quick');
 const opts = {
   quick,
   fresh: has('fresh'),
-  peer: !has('no-peer'),
+  // Quick runs leave the peer out unless asked (--peer) to stay under a minute.
+  peer: quick ? has('peer') : !has('no-peer'),
   soakS: has('soak') ? Number(value('soak') ?? 300) : 0,
   durationS: Number(value('duration') ?? (quick ? 3 : 5)),
   rounds: Number(value('rounds') ?? (quick ? 1 : 3)),
@@ -174,7 +175,7 @@ const main = async (): Promise<void> => {
     let peer: RunningPeer | undefined;
     let peerStatus: Results['meta']['peer'];
     const info = findPeer();
-    if (!opts.peer) peerStatus = { status: 'skipped', message: 'skipped (--no-peer)' };
+    if (!opts.peer) peerStatus = { status: 'skipped', message: quick ? 'skipped in quick runs (--peer includes it)' : 'skipped (--no-peer)' };
     else if (!info) {
       peerStatus = { status: 'skipped', message: `Portkey gateway not installed in ${peerDir()} — run \`bash bench/peer/setup.sh\` to include it` };
     } else {
@@ -285,7 +286,7 @@ const main = async (): Promise<void> => {
         quick,
         machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', cores: cores.note },
         bun: Bun.version,
-        commit: Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT }).stdout.toString().trim() || undefined,
+        commit: gitCommit(),
         durationS: opts.durationS,
         rounds: opts.rounds,
         snapshot: {
@@ -362,6 +363,7 @@ const main = async (): Promise<void> => {
       log(`fixed rate ${rate} req/s (${conns} connections, paced)…`);
       const runs: Partial<Record<TargetName, Run>> = {};
       for (const t of targets) {
+        if (quick && t.name !== 'direct' && t.name !== 'gateway') continue;
         // Pace each connection so that conns / (delay + latency) ≈ rate.
         const run = await measure(t, 'chat-json', { connections: conns, durationS: quick ? 3 : Math.max(8, opts.durationS), delayMs: (conns * 1000) / rate - 0.3 });
         say('fixed 200/s', t.name, run);
@@ -373,13 +375,18 @@ const main = async (): Promise<void> => {
     // ---- first-event latency at 100 streams/s ----
     if (groupOn('first', true)) {
       log('first-event latency at 100 streams/s…');
-      const probes: [TargetName, Kind][] = [
-        ['direct', 'chat-sse'],
-        ['bare', 'chat-sse'],
-        ['gateway', 'chat-sse'],
-        ['gateway-pg', 'chat-sse'],
-        ['portkey', 'chat-sse'],
-      ];
+      const probes: [TargetName, Kind][] = quick
+        ? [
+            ['direct', 'chat-sse'],
+            ['gateway', 'chat-sse'],
+          ]
+        : [
+            ['direct', 'chat-sse'],
+            ['bare', 'chat-sse'],
+            ['gateway', 'chat-sse'],
+            ['gateway-pg', 'chat-sse'],
+            ['portkey', 'chat-sse'],
+          ];
       if (!quick) probes.push(['direct', 'messages-sse'], ['gateway', 'messages-sse'], ['gateway', 'messages-x-sse'], ['gateway', 'responses-sse']);
       const base: Partial<Record<string, ProbeResult>> = {};
       for (const [n, kind] of probes) {
@@ -530,6 +537,14 @@ const main = async (): Promise<void> => {
     await stopAll();
     await pgDrop?.().catch(() => undefined);
   }
+};
+
+/** The commit measured, marked when src/ has uncommitted changes. */
+const gitCommit = (): string | undefined => {
+  const head = Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT }).stdout.toString().trim();
+  if (!head) return undefined;
+  const dirty = Bun.spawnSync(['git', 'status', '--porcelain', 'src'], { cwd: ROOT }).stdout.toString().trim() !== '';
+  return dirty ? `${head} + uncommitted changes in src/` : head;
 };
 
 const round3 = (v: number): number | null => (Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null);
