@@ -40,7 +40,7 @@ import { findPeer, startPeer, peerDir, type RunningPeer } from './lib/peer.ts';
 import { checkBody, type Percentiles, type ProbeResult, runProbe } from './lib/probe.ts';
 import { cpuMs, pinned, pinSelf, planCores, rssMb, rssSampler, type Service, settle, spawnService } from './lib/proc.ts';
 import { renderMarkdown, renderPlot, renderTable } from './lib/report.ts';
-import { gatewayRequests, KIND_LABEL, type Kind, peerRequests, streamKind, type TargetName, upstreamRequests } from './lib/requests.ts';
+import { gatewayRequests, type Kind, peerRequests, streamKind, type TargetName, upstreamRequests } from './lib/requests.ts';
 import { median, medianOf, ratio, slope } from './lib/stats.ts';
 import { runWrk, type WrkRequest } from './lib/wrk.ts';
 

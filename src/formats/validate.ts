@@ -191,5 +191,4 @@ export const optionalJsonObject = (obj: UnknownRecord, key: string, base = ''): 
 };
 
 /** Returns a copy of `o` without its `undefined` properties (canonical objects stay lean). */
-export const compact = <T extends object>(o: T): T =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+export { compact } from '../core/compact.ts';

@@ -2,6 +2,7 @@
  * Small type guards for reading upstream JSON and connection options without `any`.
  * Everything that comes off the wire is `unknown` until one of these has looked at it.
  */
+import { compact as compactAny } from '../core/compact.ts';
 import type { JsonObject, JsonValue } from '../canonical/types.ts';
 
 export type UnknownRecord = Record<string, unknown>;
@@ -37,11 +38,7 @@ export const isJsonValue = (v: unknown): v is JsonValue => {
 export const isJsonObject = (v: unknown): v is JsonObject => isRecord(v) && isJsonValue(v);
 
 /** Drops `undefined` members so the result is plain JSON. */
-export const compact = (o: Record<string, JsonValue | undefined>): JsonObject => {
-  const out: JsonObject = {};
-  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
-  return out;
-};
+export const compact = (o: Record<string, JsonValue | undefined>): JsonObject => compactAny(o) as JsonObject;
 
 // ---- connection options ------------------------------------------------------------------------
 

@@ -1,0 +1,10 @@
+/** A copy of `o` without its `undefined` properties (for building wire bodies). Hot path: no allocation per entry. */
+export const compact = <T extends object>(o: T): T => {
+  const out: Record<string, unknown> = {};
+  const src = o as Record<string, unknown>;
+  for (const k in src) {
+    const v = src[k];
+    if (v !== undefined) out[k] = v;
+  }
+  return out as T;
+};
