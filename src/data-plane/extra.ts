@@ -1,5 +1,6 @@
 import type { JsonObject, Usage } from '../canonical/types.ts';
 import { asGatewayError, invalidRequest } from '../core/errors.ts';
+import { isRecord } from '../core/json.ts';
 import type { ExtraEndpoint } from '../providers/types.ts';
 import { authenticate } from './auth.ts';
 import { dispatchExtra } from './dispatch.ts';
@@ -7,7 +8,7 @@ import { resolve } from './resolve.ts';
 import { errorResponse, idHeaders, type RequestIds } from './respond.ts';
 import { finishTrace, type InferenceDeps, noSnapshot, openTrace, parseJsonBody } from './trace.ts';
 
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is JsonObject => isRecord(v);
 
 /** Usage of an OpenAI-style JSON answer (`prompt_tokens`/`completion_tokens`, or `input_tokens`). */
 const usageOf = (json: JsonObject): Usage | undefined => {

@@ -7,9 +7,9 @@
 import type { JsonObject, JsonValue } from '../canonical/types.ts';
 import { type GatewayError, invalidRequest } from '../core/errors.ts';
 
-export type UnknownRecord = { [key: string]: unknown };
+import { isRecord, type UnknownRecord } from '../core/json.ts';
 
-export const isRecord = (v: unknown): v is UnknownRecord => typeof v === 'object' && v !== null && !Array.isArray(v);
+export { isRecord, type UnknownRecord };
 
 /** `joinPath('messages.0', 'content')` → `messages.0.content`; `joinPath('', 'model')` → `model`. */
 export const joinPath = (base: string, key: string | number): string => (base === '' ? String(key) : `${base}.${key}`);
@@ -191,4 +191,4 @@ export const optionalJsonObject = (obj: UnknownRecord, key: string, base = ''): 
 };
 
 /** Returns a copy of `o` without its `undefined` properties (canonical objects stay lean). */
-export { compact } from '../core/compact.ts';
+export { compact } from '../core/json.ts';

@@ -2,12 +2,10 @@
  * Small type guards for reading upstream JSON and connection options without `any`.
  * Everything that comes off the wire is `unknown` until one of these has looked at it.
  */
-import { compact as compactAny } from '../core/compact.ts';
+import { compact as compactAny, isRecord, type UnknownRecord } from '../core/json.ts';
 import type { JsonObject, JsonValue } from '../canonical/types.ts';
 
-export type UnknownRecord = Record<string, unknown>;
-
-export const isRecord = (v: unknown): v is UnknownRecord => typeof v === 'object' && v !== null && !Array.isArray(v);
+export { isRecord, type UnknownRecord };
 
 export const asRecord = (v: unknown): UnknownRecord | undefined => (isRecord(v) ? v : undefined);
 

@@ -3,38 +3,15 @@
  * inline); sampling is `p`/`k`; `tool_choice` is `REQUIRED`/`NONE` (a named function narrows
  * `tools` to that one and requires it); JSON Schema output is `json_object` + `json_schema`.
  */
-import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message } from '../../canonical/types.ts';
-import { textOf } from '../../canonical/types.ts';
+import type { CanonicalRequest, JsonObject, Message } from '../../canonical/types.ts';
 import { compact, optionHeaders, setHeader, trimTrailingSlash } from '../json.ts';
+import { type MessageWireStyle, toWireMessage } from '../openai-compatible/request.ts';
 import type { ExtraEndpoint, UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 
 export const COHERE_DEFAULT_BASE_URL = 'https://api.cohere.com';
 
-const userContent = (parts: readonly ContentPart[]): JsonValue => {
-  if (parts.every((p) => p.type === 'text')) return textOf(parts);
-  return parts.map((p): JsonObject => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: p.url } }));
-};
-
-const toWire = (m: Message): JsonObject => {
-  switch (m.role) {
-    case 'system':
-      return { role: 'system', content: textOf(m.content) };
-    case 'user':
-      return { role: 'user', content: userContent(m.content) };
-    case 'assistant': {
-      const text = textOf(m.content);
-      const calls = m.toolCalls ?? [];
-      if (calls.length === 0) return { role: 'assistant', content: text };
-      return compact({
-        role: 'assistant',
-        content: text === '' ? undefined : text,
-        tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
-      });
-    }
-    case 'tool':
-      return { role: 'tool', tool_call_id: m.toolCallId, content: textOf(m.content) };
-  }
-};
+const STYLE: MessageWireStyle = { toolId: (id) => id, imageDetail: false, emptyToolTurnContent: 'omit' };
+const toWire = (m: Message): JsonObject => toWireMessage(m, STYLE);
 
 export const buildCohereBody = (request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
   const choice = request.toolChoice;

@@ -40,37 +40,47 @@ export const alnum9 = (id: string): string => {
   return out;
 };
 
-const userContent = (parts: readonly ContentPart[]): JsonValue => {
+/** How an OpenAI-shaped upstream differs in its message wire (Cohere v2 reuses this mapper). */
+export interface MessageWireStyle {
+  toolId: (id: string) => string;
+  /** Send an image part's `detail` (OpenAI does; Cohere has none). */
+  imageDetail: boolean;
+  /** An assistant turn with tool calls and no text: `content: null` (OpenAI) or no content (Cohere). */
+  emptyToolTurnContent: 'null' | 'omit';
+}
+
+const userContent = (parts: readonly ContentPart[], style: MessageWireStyle): JsonValue => {
   if (parts.every((p) => p.type === 'text')) return textOf(parts);
   return parts.map((p): JsonObject =>
     p.type === 'text'
       ? { type: 'text', text: p.text }
-      : { type: 'image_url', image_url: compact({ url: p.url, detail: p.detail }) },
+      : { type: 'image_url', image_url: style.imageDetail ? compact({ url: p.url, detail: p.detail }) : { url: p.url } },
   );
 };
 
-const toWireMessage = (m: Message, toolId: (id: string) => string): JsonObject => {
+/** Canonical message → OpenAI Chat Completions message. */
+export const toWireMessage = (m: Message, style: MessageWireStyle): JsonObject => {
   switch (m.role) {
     case 'system':
       return { role: 'system', content: textOf(m.content) };
     case 'user':
-      return { role: 'user', content: userContent(m.content) };
+      return { role: 'user', content: userContent(m.content, style) };
     case 'assistant': {
       const text = textOf(m.content);
       const calls = m.toolCalls ?? [];
       if (calls.length === 0) return { role: 'assistant', content: text };
-      return {
+      return compact({
         role: 'assistant',
-        content: text === '' ? null : text,
+        content: text !== '' ? text : style.emptyToolTurnContent === 'null' ? null : undefined,
         tool_calls: calls.map((c) => ({
-          id: toolId(c.id),
+          id: style.toolId(c.id),
           type: 'function',
           function: { name: c.name, arguments: c.arguments },
         })),
-      };
+      });
     }
     case 'tool':
-      return { role: 'tool', tool_call_id: toolId(m.toolCallId), content: textOf(m.content) };
+      return { role: 'tool', tool_call_id: style.toolId(m.toolCallId), content: textOf(m.content) };
   }
 };
 
@@ -96,7 +106,7 @@ export const buildChatCompletionsBody = (
 
   const body = compact({
     model: target.upstreamModel,
-    messages: request.messages.map((m) => toWireMessage(m, toolId)),
+    messages: request.messages.map((m) => toWireMessage(m, { toolId, imageDetail: true, emptyToolTurnContent: 'null' })),
     [maxField]: request.maxTokens,
     temperature: request.temperature,
     top_p: request.topP,
