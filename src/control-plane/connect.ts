@@ -2,7 +2,7 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { Elysia } from 'elysia';
 import { asGatewayError, connectError, GatewayError, toConnectBody } from '../core/errors.ts';
-import { log } from '../core/log.ts';
+import { describeError, log } from '../core/log.ts';
 import type { Principal } from './auth.ts';
 
 /**
@@ -258,7 +258,7 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
     if (code === 'PARSE') return connectResponse(connectError('invalid_argument', 'the request body must be a JSON object (send {} for an empty request)', 'body'));
     if (code === 'NOT_FOUND') return connectResponse(connectError('not_found', 'unknown operation'));
     if (error instanceof GatewayError) return connectResponse(error);
-    log.error('management operation failed', { error: error instanceof Error ? error.message : String(error) });
+    log.every('management-op-failed', 'error', 'management operation failed', { error: describeError(error) }, 5_000);
     return connectResponse(asGatewayError(error));
   });
   for (const def of ops) {

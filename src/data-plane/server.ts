@@ -1,7 +1,7 @@
 import type { Server } from 'bun';
 import { asGatewayError, GatewayError } from '../core/errors.ts';
 import { uuid } from '../core/ids.ts';
-import { log } from '../core/log.ts';
+import { describeError, log } from '../core/log.ts';
 import type { ExtraEndpoint } from '../providers/types.ts';
 import { handleExtra } from './extra.ts';
 import { handleInference, handleModels, type InferenceDeps } from './inference.ts';
@@ -49,7 +49,7 @@ const guard = (handler: (req: Request, ids: RequestIds) => Response | Promise<Re
   try {
     return await handler(req, ids);
   } catch (e) {
-    log.error('unhandled error in the inference listener', { requestId: ids.requestId, error: e instanceof Error ? e.message : String(e) });
+    log.error('unhandled error in the inference listener', { requestId: ids.requestId, error: describeError(e) });
     return errorResponse(asGatewayError(e), ids);
   }
 };

@@ -1,4 +1,4 @@
-import { log } from '../core/log.ts';
+import { describeError, log } from '../core/log.ts';
 import type { ProviderAdapter } from '../providers/types.ts';
 import { buildSnapshot } from './build.ts';
 import type { ConfigDocument } from './document.ts';
@@ -77,8 +77,8 @@ export class SnapshotController {
           }
           this.status.lastError = undefined;
         } catch (e) {
-          this.status.lastError = e instanceof Error ? e.message : String(e);
-          log.error('building the configuration snapshot failed; still serving the previous one', { error: this.status.lastError });
+          this.status.lastError = describeError(e);
+          log.every('snapshot-build-failed', 'error', 'building the configuration snapshot failed; still serving the previous one', { error: this.status.lastError });
           if (!this.holder.current) throw e;
         }
       } while (this.#again);
