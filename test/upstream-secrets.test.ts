@@ -108,6 +108,21 @@ describe('upstream error text never carries the credentials the gateway sent', (
     }
   }
 
+  for (const m of [400, 429, 500] as const) {
+    test(`extra endpoint: /v1/embeddings ${m}`, async () => {
+      mode = m;
+      const res = await fetch(`${tg.url}/v1/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+        body: JSON.stringify({ model: 'short-model', input: 'hi' }),
+      });
+      const text = await res.text();
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(text).toContain('Incorrect API key provided');
+      expect(leaked(text)).toEqual([]);
+    });
+  }
+
   test('records (SearchRequestRecords, bodies included) and logs carry none of the keys', async () => {
     await tg.gw.records.flush();
     const found = await tg.must(admin('SearchRequestRecords'), { customerId: 'leaky', pageSize: 500 });
