@@ -81,7 +81,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   const secrets = new SecretBox(loadKek(config));
   const snapshots = new SnapshotHolder();
   const controller = new SnapshotController(
-    { revision: () => currentRevision(store.db), load: () => loadConfigDocument(store.db, secrets) },
+    { revision: () => currentRevision(store.db), load: () => loadConfigDocument(store.db, secrets, config.upstreamAllowPrivate) },
     snapshots,
     getAdapter,
     { pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs },
@@ -91,6 +91,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   const deps: ControlDeps = {
     db: store.db,
     secrets,
+    upstreamAllowPrivate: config.upstreamAllowPrivate,
     // The embedded data plane is woken at once; remote ones poll.
     changed: () => controller.sync().catch(() => undefined),
   };

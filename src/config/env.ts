@@ -21,6 +21,8 @@ export interface GatewayConfig {
   recordFlushMs: number;
   /** Keep request and response bodies in records (data retention). */
   recordBodies: boolean;
+  /** GATEWAY_UPSTREAM_ALLOW_PRIVATE=1: connections may point at private addresses whoever saves them. */
+  upstreamAllowPrivate: boolean;
   /** Downstream silence after which a stream gets a keep-alive comment. */
   keepAliveMs: number;
   telemetry: TelemetryConfig;
@@ -101,6 +103,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     serviceAccountFile,
     recordFlushMs: duration(env, 'GATEWAY_RECORD_FLUSH_INTERVAL', '250ms'),
     recordBodies: env.GATEWAY_RECORD_BODIES !== '0',
+    upstreamAllowPrivate: env.GATEWAY_UPSTREAM_ALLOW_PRIVATE === '1' || env.GATEWAY_UPSTREAM_ALLOW_PRIVATE === 'true',
     keepAliveMs: duration(env, 'GATEWAY_KEEPALIVE_INTERVAL', '15s'),
     telemetry: telemetryConfigFromEnv(env),
     logLevel,

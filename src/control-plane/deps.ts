@@ -7,6 +7,8 @@ import { configChanges, dataplanes, projectGatewayProjects, projectGateways } fr
 export interface ControlDeps {
   db: Db;
   secrets: SecretBox;
+  /** GATEWAY_UPSTREAM_ALLOW_PRIVATE: anyone may point connections at private addresses. */
+  upstreamAllowPrivate?: boolean;
   /** Called after a committed change; resolves when the local data plane serves it (or soon after). */
   changed: () => Promise<void>;
 }

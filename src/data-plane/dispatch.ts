@@ -4,7 +4,7 @@ import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import { createFrameParser } from '../providers/framing.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, UpstreamFrame } from '../providers/types.ts';
 import { targetOrder } from './resolve.ts';
-import { clientClosed, prepareRequest, sendUpstream, timeoutError, tokenHttp, upstreamFailure } from './upstream.ts';
+import { clientClosed, prepareRequest, timeoutError, UpstreamCall, upstreamFailure } from './upstream.ts';
 
 /** One try against one target, for the request record and the span. */
 export interface Attempt {
@@ -39,6 +39,8 @@ export type StreamOutcome = { ok: true; stream: OpenStream } | DispatchFailure;
 interface Try {
   target: ResolvedTarget;
   controller: AbortController;
+  /** Sends this try's requests and scrubs its credentials out of whatever fails. */
+  call: UpstreamCall;
   /** performance.now() after which the attempt is aborted with a time-out. */
   deadline: number;
   timeoutMs: number;
@@ -95,7 +97,7 @@ const begin = (target: ResolvedTarget, route: RouteSnapshot, clientSignal: Abort
   if (clientSignal.aborted) controller.abort(clientClosed());
   else clientSignal.addEventListener('abort', () => controller.abort(clientClosed()), { once: true });
   const started = performance.now();
-  const t: Try = { target, controller, deadline: started + route.timeoutMs, timeoutMs: route.timeoutMs, started };
+  const t: Try = { target, controller, call: new UpstreamCall(target.connection, controller.signal), deadline: started + route.timeoutMs, timeoutMs: route.timeoutMs, started };
   arm(t);
   return t;
 };
@@ -138,7 +140,7 @@ const failover = async <T>(
       return { ok: true, value: r.value, target, attempts };
     } catch (e) {
       lastTarget = target;
-      last = upstreamFailure(e, t.controller.signal);
+      last = t.call.fail(e);
       t.controller.abort(last);
       attempts.push(attemptOf(t, last.status, last));
       if (!shouldFallBack(last, clientSignal)) break;
@@ -162,9 +164,9 @@ export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapsh
     const adapter = target.adapter;
     if (adapter.kind === 'local') return { value: adapter.complete(req, withTarget(target)), status: 200 };
     const signal = t.controller.signal;
-    const upstream = await sendUpstream(await prepareRequest(adapter, req, withTarget(target), signal), signal);
+    const upstream = await t.call.send(await prepareRequest(adapter, req, withTarget(target), t.call));
     const text = await readText(upstream, signal);
-    if (!upstream.ok) throw adapter.parseError(upstream.status, text, upstream.headers);
+    if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(text), upstream.headers);
     return { value: adapter.parseResponse(text), status: upstream.status };
   });
   return r.ok ? { ok: true, response: r.value, target: r.target, attempts: r.attempts } : r;
@@ -218,14 +220,22 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
       return { value: { first: adapter.stream(req, withTarget(target)), next, abort, controller: t.controller }, status: 200 };
     }
     const signal = t.controller.signal;
-    const upstream = await sendUpstream(await prepareRequest(adapter, req, withTarget(target), signal), signal);
-    if (!upstream.ok) throw adapter.parseError(upstream.status, await upstream.text().catch(() => ''), upstream.headers);
+    const upstream = await t.call.send(await prepareRequest(adapter, req, withTarget(target), t.call));
+    if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await upstream.text().catch(() => '')), upstream.headers);
     if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
     const read = eventReader(adapter, upstream.body, signal);
     let first: StreamEvent[] | null = [];
     while (first !== null && first.length === 0) first = await read();
     let ended = first === null;
-    const next = async () => (ended ? null : ((await read()) ?? ((ended = true), null)));
+    const next = async (): Promise<StreamEvent[] | null> => {
+      if (ended) return null;
+      try {
+        return (await read()) ?? ((ended = true), null);
+      } catch (e) {
+        // Errors after the stream opened (in-stream error events, cuts) leave through here.
+        throw t.call.fail(e);
+      }
+    };
     return { value: { first: first ?? [], next, abort, controller: t.controller }, status: upstream.status };
   });
   return r.ok ? { ok: true, stream: { ...r.value, target: r.target, attempts: r.attempts } } : r;
@@ -256,9 +266,8 @@ export const dispatchExtra = async (endpoint: ExtraEndpoint, body: JsonObject, r
     const built = adapter.buildExtraRequest?.(endpoint, body, withTarget(target));
     if (!built) return undefined;
     const signal = t.controller.signal;
-    const request = adapter.authorize ? await adapter.authorize(built, withTarget(target), tokenHttp(signal)) : built;
-    const upstream = await sendUpstream(request, signal);
-    if (!upstream.ok) throw adapter.parseError(upstream.status, await upstream.text().catch(() => ''), upstream.headers);
+    const upstream = await t.call.send(await t.call.prepare(built, adapter, withTarget(target)));
+    if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await upstream.text().catch(() => '')), upstream.headers);
     const type = upstream.headers.get('content-type') ?? '';
     if (!type.includes('json')) return { value: upstream, status: upstream.status };
     const text = await readText(upstream, signal);

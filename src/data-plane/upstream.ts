@@ -1,12 +1,44 @@
+import { inwardAddress } from '../core/addresses.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { CanonicalRequest } from '../canonical/types.ts';
-import type { HttpProviderAdapter, UpstreamHttpRequest, UpstreamTarget } from '../providers/types.ts';
+import { attemptSecrets, maskSecrets, secretForms } from '../providers/redact.ts';
+import { scrubError } from '../providers/upstream-error.ts';
+import type { ConnectionConfig, HttpProviderAdapter, TokenHttp, UpstreamHttpRequest, UpstreamTarget } from '../providers/types.ts';
 
 /**
  * The only module that performs upstream HTTP. Network failures and time-outs become retryable
  * GatewayErrors; the URL and headers (which may carry credentials) never appear in messages.
+ *
+ * Every request first passes the address check of contract §3.1: unless the connection allows
+ * private addresses, a host that is or resolves to a loopback, private, link-local, shared or
+ * metadata address is refused (resolutions are cached briefly, see core/addresses.ts). Redirects
+ * are never followed (`redirect: 'manual'`), so a 3xx cannot lead inward either.
  */
-export const sendUpstream = async (req: UpstreamHttpRequest, signal: AbortSignal): Promise<Response> => {
+const forbiddenAddress = (connection: ConnectionConfig, what: string): GatewayError =>
+  new GatewayError({
+    kind: 'upstream_error',
+    status: 502,
+    errorCode: 'upstream_address_forbidden',
+    message: `The upstream address of connection '${connection.name}' is ${what}; only the platform admin may allow such addresses.`,
+    retryable: true,
+  });
+
+const unreachable = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'Could not reach the upstream provider.', retryable: true });
+
+/** Refuses an inward address unless the connection (or the operator, via the snapshot) allows it. */
+export const checkAddress = async (url: string, connection: ConnectionConfig): Promise<void> => {
+  if (connection.allowPrivate === true) return;
+  let inward: Awaited<ReturnType<typeof inwardAddress>>;
+  try {
+    inward = await inwardAddress(url);
+  } catch {
+    throw unreachable();
+  }
+  if (inward) throw forbiddenAddress(connection, `a ${inward.class} address`);
+};
+
+export const sendUpstream = async (req: UpstreamHttpRequest, signal: AbortSignal, connection: ConnectionConfig): Promise<Response> => {
+  await checkAddress(req.url, connection);
   try {
     return await fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal, redirect: 'manual' });
   } catch (e) {
@@ -22,7 +54,7 @@ export const upstreamFailure = (e: unknown, signal: AbortSignal): GatewayError =
     if (reason instanceof GatewayError) return reason;
     return new GatewayError({ kind: 'timeout', message: 'The upstream request was cancelled.' });
   }
-  return new GatewayError({ kind: 'unavailable', message: 'Could not reach the upstream provider.', retryable: true });
+  return unreachable();
 };
 
 export const timeoutError = (ms: number): GatewayError =>
@@ -31,21 +63,58 @@ export const timeoutError = (ms: number): GatewayError =>
 export const clientClosed = (): GatewayError =>
   new GatewayError({ kind: 'invalid_request', status: 499, message: 'The client closed the request.', errorCode: 'client_closed', retryable: false });
 
-/** Token exchanges for adapters (`authorize`), through the same single HTTP module. */
-export const tokenHttp =
-  (signal: AbortSignal) =>
-  async (req: UpstreamHttpRequest): Promise<{ status: number; body: string }> => {
-    const res = await sendUpstream(req, signal);
-    return { status: res.status, body: await res.text() };
+/**
+ * One attempt against one connection: sends its requests (token exchanges included) and knows
+ * every credential it sent, so that whatever the upstream says back can be scrubbed by value
+ * before it reaches a client, a record, a span or a log. The secret set is built only on the
+ * error path, and again only when another request was sent since.
+ */
+export class UpstreamCall {
+  readonly #sent: UpstreamHttpRequest[] = [];
+  #forms: string[] | undefined;
+  #formsFor = -1;
+
+  constructor(
+    readonly connection: ConnectionConfig,
+    readonly signal: AbortSignal,
+  ) {}
+
+  send(req: UpstreamHttpRequest): Promise<Response> {
+    this.#sent.push(req);
+    return sendUpstream(req, this.signal, this.connection);
+  }
+
+  /** Token exchanges for adapters (`authorize`); a failed exchange's body is scrubbed before the adapter sees it. */
+  readonly tokenHttp: TokenHttp = async (req) => {
+    const res = await this.send(req);
+    const body = await res.text();
+    return { status: res.status, body: res.ok ? body : this.scrub(body) };
   };
 
-/** Builds the upstream request, running the adapter's async credential step when it has one. */
-export const prepareRequest = async (
-  adapter: HttpProviderAdapter,
-  request: CanonicalRequest,
-  target: UpstreamTarget,
-  signal: AbortSignal,
-): Promise<UpstreamHttpRequest> => {
-  const built = adapter.buildRequest(request, target);
-  return adapter.authorize ? adapter.authorize(built, target, tokenHttp(signal)) : built;
-};
+  /** Builds the upstream request, running the adapter's async credential step when it has one. */
+  async prepare(built: UpstreamHttpRequest, adapter: HttpProviderAdapter, target: UpstreamTarget): Promise<UpstreamHttpRequest> {
+    return adapter.authorize ? adapter.authorize(built, target, this.tokenHttp) : built;
+  }
+
+  #secretForms(): string[] {
+    if (this.#forms === undefined || this.#formsFor !== this.#sent.length) {
+      this.#forms = secretForms(attemptSecrets(this.connection, this.#sent));
+      this.#formsFor = this.#sent.length;
+    }
+    return this.#forms;
+  }
+
+  /** Upstream text with every credential of this attempt masked. */
+  scrub(text: string): string {
+    return text === '' ? text : maskSecrets(text, this.#secretForms());
+  }
+
+  /** Any failure of this attempt as a GatewayError whose upstream text carries none of its credentials. */
+  fail(e: unknown): GatewayError {
+    return scrubError(upstreamFailure(e, this.signal), this.#secretForms());
+  }
+}
+
+/** Builds the upstream request of a chat call, credentials included. */
+export const prepareRequest = (adapter: HttpProviderAdapter, request: CanonicalRequest, target: UpstreamTarget, call: UpstreamCall): Promise<UpstreamHttpRequest> =>
+  call.prepare(adapter.buildRequest(request, target), adapter, target);

@@ -110,6 +110,7 @@ export const buildSnapshot = (
               ...(c.baseUrl ? { baseUrl: c.baseUrl } : {}),
               ...(c.apiKey ? { apiKey: c.apiKey } : {}),
               options: c.options,
+              ...(c.allowPrivate === true ? { allowPrivate: true } : {}),
             }),
             adapter,
             upstreamModel: t.model,

@@ -33,6 +33,8 @@ export interface ConfigDocument {
     baseUrl: string | null;
     apiKey: string | null;
     options: JsonObject;
+    /** The data plane may connect to private addresses for it (platform admin's save, or the operator's setting). */
+    allowPrivate?: boolean;
   }[];
   routes: {
     id: string;

@@ -11,8 +11,11 @@ export const currentRevision = async (db: Db): Promise<number> => {
   return Number(row?.rev ?? 0);
 };
 
-/** Reads everything a data plane serves from the store, in one consistent transaction. */
-export const loadConfigDocument = async (db: Db, secrets: SecretBox): Promise<ConfigDocument> =>
+/**
+ * Reads everything a data plane serves from the store, in one consistent transaction.
+ * `upstreamAllowPrivate` (GATEWAY_UPSTREAM_ALLOW_PRIVATE) lets every connection reach private addresses.
+ */
+export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAllowPrivate = false): Promise<ConfigDocument> =>
   db.transaction(async (tx) => {
     const [revRow] = await tx.select({ rev: max(configChanges.id) }).from(configChanges);
     const now = new Date();
@@ -62,6 +65,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox): Promise<Co
         baseUrl: c.baseUrl,
         apiKey: c.apiKeyWrapped ? secrets.unwrap(c.apiKeyWrapped) : null,
         options: c.options as JsonObject,
+        allowPrivate: c.allowPrivate || upstreamAllowPrivate,
       })),
       routes: routeRows.map((r) => ({
         id: r.id,

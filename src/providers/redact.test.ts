@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { MAX_UPSTREAM_EXCERPT, redact, redactExcerpt } from './redact.ts';
+import { attemptSecrets, MAX_UPSTREAM_EXCERPT, maskSecrets, redact, redactExcerpt, secretForms } from './redact.ts';
 
 describe('redact', () => {
   const cases: [string, string, string][] = [
@@ -35,5 +35,32 @@ describe('redact', () => {
     expect(r.length).toBeLessThanOrEqual(MAX_UPSTREAM_EXCERPT);
     expect(redactExcerpt(`sk-abcdefghijkl0123 ${'y'.repeat(3000)}`).startsWith('sk-*** ')).toBe(true);
     expect(redactExcerpt(`sk-abcdefghijkl0123 ${'y'.repeat(3000)}`)).not.toContain('abcdefghijkl0123');
+  });
+
+  test('secrets are masked by value in their raw, URL-encoded and JSON-escaped forms; shorter than 4 are not', () => {
+    const forms = secretForms(['a/b+c"d 1', 'xyz']);
+    const text = `raw a/b+c"d 1, url ${encodeURIComponent('a/b+c"d 1')}, form a%2Fb%2Bc%22d+1, json ${JSON.stringify('a/b+c"d 1')}, short xyz`;
+    expect(maskSecrets(text, forms)).toBe('raw ***, url ***, form ***, json "***", short xyz');
+  });
+
+  test('a text cut short in the middle of a secret loses the cut part too', () => {
+    const forms = secretForms(['0123456789abcdef0123456789abcdef']);
+    expect(maskSecrets('Incorrect API key provided: 0123456789ab…', forms)).toBe('Incorrect API key provided: ***…');
+    expect(maskSecrets('ends with an ordinary word…', forms)).toBe('ends with an ordinary word…');
+  });
+
+  test('attempt secrets: the key, JSON-key secrets, options headers and every credential sent', () => {
+    const sa = JSON.stringify({ type: 'service_account', client_email: 'x@y', private_key: 'PEMDATA', private_key_id: 'kid123', token_uri: 'https://t' });
+    const got = attemptSecrets({ apiKey: sa, options: { region: 'us', sessionToken: 'sess-tok', headers: { 'X-Title': 'app-title' } } }, [
+      { url: 'https://t/token', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'grant_type=jwt&assertion=signed.jwt.value' },
+      {
+        url: 'https://h/v1/x?key=qkey&alt=sse',
+        headers: { authorization: 'Bearer ya29.exchanged', 'x-goog-api-key': 'gkey', 'anthropic-version': '2023-06-01' },
+        body: '{}',
+      },
+      { url: 'https://b', headers: { Authorization: 'AWS4-HMAC-SHA256 Credential=AKIDX/20240101/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=deadbeef' }, body: '' },
+    ]);
+    for (const want of [sa, 'PEMDATA', 'kid123', 'sess-tok', 'app-title', 'signed.jwt.value', 'ya29.exchanged', 'gkey', 'qkey', 'AKIDX', 'deadbeef']) expect(got).toContain(want);
+    for (const not of ['us', 'service_account', 'x@y', '2023-06-01', 'jwt', 'https://t']) expect(got).not.toContain(not);
   });
 });

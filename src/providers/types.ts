@@ -11,6 +11,11 @@ export interface ConnectionConfig {
   baseUrl?: string;
   apiKey?: string;
   options: JsonObject;
+  /**
+   * The data plane may connect to loopback/private/link-local/metadata addresses for this
+   * connection: saved so by the platform admin, or allowed by the operator (contract §3.1).
+   */
+  allowPrivate?: boolean;
 }
 
 export interface UpstreamTarget {

@@ -8,7 +8,7 @@
  * (529 included) is a retryable 503.
  */
 import { GatewayError, type ErrorKind } from '../core/errors.ts';
-import { redact, redactExcerpt } from './redact.ts';
+import { maskSecrets, redact, redactExcerpt } from './redact.ts';
 
 export interface UpstreamErrorInfo {
   provider: string;
@@ -175,3 +175,27 @@ export const withUpstreamStatus = (e: GatewayError, upstreamStatus: number | und
     upstreamBody: e.upstreamBody,
     upstreamStatus,
   });
+
+/**
+ * The same error with every given secret form (see `secretForms`) masked in the text that came
+ * from upstream: message, code, param and the kept body excerpt. Returns `e` itself when none occurs.
+ */
+export const scrubError = (e: GatewayError, forms: readonly string[]): GatewayError => {
+  if (forms.length === 0) return e;
+  const fields = [e.message, e.errorCode, e.param ?? '', e.upstreamBody ?? ''];
+  if (!fields.some((f) => f !== '' && forms.some((s) => f.includes(s) || f.endsWith('…')))) return e;
+  const mask = (t: string): string => maskSecrets(t, forms);
+  return new GatewayError({
+    kind: e.kind,
+    status: e.status,
+    type: e.type,
+    errorCode: mask(e.errorCode),
+    param: e.param === null ? null : mask(e.param),
+    connectCode: e.connectCode,
+    message: mask(e.message),
+    retryable: e.retryable,
+    retryAfterSeconds: e.retryAfterSeconds,
+    upstreamBody: e.upstreamBody === undefined ? undefined : mask(e.upstreamBody),
+    upstreamStatus: e.upstreamStatus,
+  });
+};

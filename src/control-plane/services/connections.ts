@@ -8,6 +8,7 @@ import { type ControlDeps, recordChange } from '../deps.ts';
 import { findProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { CustomerRef, Deleted, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid, projectOrDefault, ts } from '../schemas.ts';
+import { checkConnectionUrls, connectionUrls } from '../upstream-addresses.ts';
 import { enableProvider } from './assignments.ts';
 
 const ADMIN = 'admin.v1.AdminService' as const;
@@ -105,9 +106,10 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
       { additionalProperties: false },
     ),
     output: One('connection', ConnectionOut),
-    handler: async (input) => {
+    handler: async (input, ctx) => {
       const project = await findProject(deps.db, input.customerId, input.projectId);
       checkProvider(input.provider);
+      const allowPrivate = await checkConnectionUrls(ctx.principal, deps.upstreamAllowPrivate === true, input);
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
@@ -121,6 +123,7 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
                 baseUrl: input.baseUrl ?? null,
                 apiKeyWrapped: input.apiKey ? deps.secrets.wrap(input.apiKey) : null,
                 options: input.options ?? {},
+                allowPrivate,
               })
               .returning();
             const created = c as ProviderConnectionRow;
@@ -184,9 +187,16 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
     scope: refScope,
     input: t.Object({ ...ConnectionRef, baseUrl: BaseUrl(), apiKey: ApiKey(), options: Options() }, { additionalProperties: false }),
     output: One('connection', ConnectionOut),
-    handler: async (input) => {
+    handler: async (input, ctx) => {
       const current = await findConnection(deps, input);
       const patch: Partial<typeof providerConnections.$inferInsert> = { updatedAt: new Date() };
+      const currentKey = current.apiKeyWrapped ? deps.secrets.unwrap(current.apiKeyWrapped) : null;
+      patch.allowPrivate = await checkConnectionUrls(
+        ctx.principal,
+        deps.upstreamAllowPrivate === true,
+        { baseUrl: input.baseUrl ?? current.baseUrl, apiKey: input.apiKey ?? currentKey, options: input.options ?? current.options },
+        { urls: connectionUrls({ baseUrl: current.baseUrl, apiKey: currentKey, options: current.options }), allowPrivate: current.allowPrivate },
+      );
       if (input.baseUrl != null) patch.baseUrl = input.baseUrl;
       if (input.apiKey != null) patch.apiKeyWrapped = deps.secrets.wrap(input.apiKey);
       if (input.options != null) patch.options = input.options;

@@ -14,6 +14,8 @@ export const providerConnections = pgTable(
     baseUrl: text('base_url'),
     apiKeyWrapped: text('api_key_wrapped'),
     options: jsonb('options').$type<Record<string, unknown>>().notNull().default({}),
+    /** Saved by the platform admin with a loopback/private/metadata address: the data plane may connect to it. */
+    allowPrivate: boolean('allow_private').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: deletedAt(),

@@ -1,0 +1,1 @@
+ALTER TABLE "provider_connections" ADD COLUMN "allow_private" boolean DEFAULT false NOT NULL;
