@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, ne } from 'drizzle-orm';
 import { connectError } from '../../core/errors.ts';
 import { aiModels, type ProjectGatewayRow, projectGatewayProjects, projectGateways, projectModels } from '../../store/schema/index.ts';
-import type { Reader } from '../deps.ts';
+import type { Reader, Tx } from '../deps.ts';
 
 /**
  * The rules of project gateways: URL hosts, the projects a gateway serves, and the non-fatal
@@ -28,6 +28,18 @@ export const findGateway = async (db: Reader, id: string): Promise<ProjectGatewa
     .from(projectGateways)
     .where(and(eq(projectGateways.id, id), isNull(projectGateways.deletedAt)))
     .limit(1);
+  if (!row) throw connectError('not_found', `project gateway '${id}' not found`, 'id');
+  return row;
+};
+
+/** The live gateway `id`, locked until the transaction ends (share: attach; update: delete). */
+export const lockGateway = async (tx: Tx, id: string, mode: 'share' | 'update'): Promise<ProjectGatewayRow> => {
+  const [row] = await tx
+    .select()
+    .from(projectGateways)
+    .where(and(eq(projectGateways.id, id), isNull(projectGateways.deletedAt)))
+    .limit(1)
+    .for(mode);
   if (!row) throw connectError('not_found', `project gateway '${id}' not found`, 'id');
   return row;
 };
