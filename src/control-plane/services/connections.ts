@@ -5,7 +5,7 @@ import { getAdapter } from '../../providers/registry.ts';
 import { type ProviderConnectionRow, providerConnections } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
-import { inLiveProject, lockProject, uniquely } from '../lookups.ts';
+import { findProject, inLiveProject, lockProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { CustomerRef, Deleted, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid, projectOrDefault, ts } from '../schemas.ts';
 import { enableProvider } from './assignments.ts';
@@ -106,6 +106,7 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
     ),
     output: One('connection', ConnectionOut),
     handler: async (input) => {
+      await findProject(deps.db, input.customerId, input.projectId);
       checkProvider(input.provider);
       const row = await uniquely(
         () =>
