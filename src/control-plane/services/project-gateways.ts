@@ -2,8 +2,7 @@ import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
 import { type ProjectGatewayRow, projectGatewayProjects, projectGateways } from '../../store/schema/index.ts';
-import type { Principal } from '../auth.ts';
-import { op, type OpDef, type Scope } from '../connect.ts';
+import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, LOCAL_TARGET, type Reader, recordChange, type Tx } from '../deps.ts';
 import { findCustomer, lockCustomer, lockProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
@@ -30,7 +29,7 @@ import {
   ts,
 } from '../schemas.ts';
 import { findDataplaneBySlug, lockDataplaneBySlug } from './dataplanes.ts';
-import { assertHostFree, attachedProjects, attachedProjectsOf, findGateway, hostOf, lockGateway, servingWarnings, WARN } from './gateway-rules.ts';
+import { assertHostFree, attachedProjects, attachedProjectsOf, findGateway, hostOf, lockGateway, ownerScope, servingWarnings, visibleTo, WARN } from './gateway-rules.ts';
 
 const ADMIN = 'admin.v1.AdminService' as const;
 const GROUP = 'Project gateways';
@@ -90,22 +89,6 @@ const recordGatewayChange = async (tx: Tx, g: ProjectGatewayRow, workspaces: rea
   }
   await recordChange(tx, { kind: 'PROJECT_GATEWAY', entity: 'project_gateway', entityId: g.id, customerId: g.customerId, payload }, [LOCAL_TARGET, g.id, ...planes]);
 };
-
-/**
- * Owner scope: a project owner (not a platform admin, for whom this is never called) passes
- * `projectId`, the project it owns; the gateway must serve it.
- */
-const ownerScope =
-  (deps: ControlDeps) =>
-  async (i: { id: string; projectId?: string }): Promise<Scope> => {
-    const gw = await findGateway(deps.db, i.id);
-    if (!i.projectId) throw connectError('permission_denied', 'a project owner must pass projectId: a project it owns that this gateway serves', 'projectId');
-    if (!(await attachedProjects(deps.db, gw.id)).includes(i.projectId))
-      throw connectError('permission_denied', `project gateway '${gw.projectGatewayId}' does not serve project '${i.projectId}'`, 'projectId');
-    return { customerId: gw.customerId, projectId: i.projectId };
-  };
-
-const visibleTo = (p: Principal): string[] | undefined => (p.kind === 'user' ? [...p.roles.keys()] : undefined);
 
 export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
   op({
