@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { count, eq, isNull } from 'drizzle-orm';
+import { and, count, eq, isNull } from 'drizzle-orm';
 import { generateKek, SecretBox } from '../src/core/secrets.ts';
 import { RecordSink } from '../src/data-plane/records.ts';
 import { buildSnapshot } from '../src/propagation/build.ts';
@@ -62,11 +62,14 @@ for (const t of targets) {
     });
 
     test('the config document holds unwrapped secrets; the table holds only wrapped ones', async () => {
-      await store.db.insert(projects).values({ customerId: 'dup', projectId: 'default' });
+      const [live] = await store.db.select().from(customers).where(and(eq(customers.customerId, 'dup'), isNull(customers.deletedAt)));
+      const [p] = await store.db.insert(projects).values({ customerUuid: live?.id as string, customerId: 'dup', projectId: 'default' }).returning();
+      const projectUuid = p?.id as string;
       const [m] = await store.db.insert(aiModels).values({ model: 'm1', provider: 'openai', inputPricePerMillion: 1.5 }).returning();
-      await store.db.insert(projectModels).values({ customerId: 'dup', projectId: 'default', modelId: m?.id as string });
-      await store.db.insert(projectProviders).values({ customerId: 'dup', projectId: 'default', providerName: 'openai' });
+      await store.db.insert(projectModels).values({ projectUuid, customerId: 'dup', projectId: 'default', modelId: m?.id as string });
+      await store.db.insert(projectProviders).values({ projectUuid, customerId: 'dup', projectId: 'default', providerName: 'openai' });
       await store.db.insert(providerConnections).values({
+        projectUuid,
         customerId: 'dup',
         projectId: 'default',
         name: 'c1',
@@ -74,9 +77,9 @@ for (const t of targets) {
         baseUrl: 'http://127.0.0.1:1/v1',
         apiKeyWrapped: secrets.wrap('sk-very-secret'),
       });
-      await store.db.insert(routes).values({ customerId: 'dup', projectId: 'default', model: 'm1', targets: [{ connection: 'c1', model: 'up', priority: 0, weight: 1 }] });
-      await store.db.insert(apiKeys).values({ keyHash: 'h1', keyPrefix: 'sk-x', keyAddress: 'a', customerId: 'dup', projectId: 'default' });
-      await store.db.insert(apiKeys).values({ keyHash: 'h2', keyPrefix: 'sk-y', keyAddress: 'a', customerId: 'dup', projectId: 'default', revokedAt: new Date() });
+      await store.db.insert(routes).values({ projectUuid, customerId: 'dup', projectId: 'default', model: 'm1', targets: [{ connection: 'c1', model: 'up', priority: 0, weight: 1 }] });
+      await store.db.insert(apiKeys).values({ keyHash: 'h1', keyPrefix: 'sk-x', keyAddress: 'a', projectUuid, customerId: 'dup', projectId: 'default' });
+      await store.db.insert(apiKeys).values({ keyHash: 'h2', keyPrefix: 'sk-y', keyAddress: 'a', projectUuid, customerId: 'dup', projectId: 'default', revokedAt: new Date() });
       await store.db.insert(configChanges).values({ target: 'local', kind: 'TEST', entity: 'x', entityId: '1' });
 
       const [raw] = await store.db.select({ k: providerConnections.apiKeyWrapped }).from(providerConnections);

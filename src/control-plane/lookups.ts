@@ -1,7 +1,8 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull, type SQL } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 import { connectError } from '../core/errors.ts';
 import { customers, projects, type CustomerRow, type ProjectRow } from '../store/schema/index.ts';
-import type { Reader } from './deps.ts';
+import type { Reader, Tx } from './deps.ts';
 import { projectOrDefault } from './schemas.ts';
 
 /** An active customer by slug, or `not_found` naming `field`. */
@@ -17,16 +18,64 @@ export const findCustomer = async (db: Reader, customerId: string, field = 'cust
 
 /** An active project of an active customer; empty projectId means the default project. */
 export const findProject = async (db: Reader, customerId: string, projectId: string | null | undefined, field = 'projectId'): Promise<ProjectRow> => {
-  await findCustomer(db, customerId);
+  const customer = await findCustomer(db, customerId);
   const slug = projectOrDefault(projectId);
   const [row] = await db
     .select()
     .from(projects)
-    .where(and(eq(projects.customerId, customerId), eq(projects.projectId, slug), isNull(projects.deletedAt)))
+    .where(and(eq(projects.customerUuid, customer.id), eq(projects.projectId, slug), isNull(projects.deletedAt)))
     .limit(1);
   if (!row) throw connectError('not_found', `project '${slug}' of customer '${customerId}' not found`, field);
   return row;
 };
+
+/**
+ * Parent locks. Every create/attach path checks its parent and inserts in ONE transaction, holding
+ * the parent row `FOR SHARE` (so a concurrent delete, which takes the parents `FOR UPDATE`, waits
+ * for the insert to commit and then cascades over it, or runs first and the locked re-read finds
+ * the parent gone: not_found). Children store the parent's row id, never only its slug.
+ */
+export const lockCustomer = async (tx: Tx, customerId: string, field = 'customerId', mode: 'share' | 'update' = 'share'): Promise<CustomerRow> => {
+  const [row] = await tx
+    .select()
+    .from(customers)
+    .where(and(eq(customers.customerId, customerId), isNull(customers.deletedAt)))
+    .limit(1)
+    .for(mode);
+  if (!row) throw connectError('not_found', `customer '${customerId}' not found`, field);
+  return row;
+};
+
+/** The live project (empty projectId: the default one) of a live customer, both locked (see lockCustomer). */
+export const lockProject = async (
+  tx: Tx,
+  customerId: string,
+  projectId: string | null | undefined,
+  field = 'projectId',
+  mode: 'share' | 'update' = 'share',
+): Promise<ProjectRow> => {
+  const customer = await lockCustomer(tx, customerId, 'customerId', 'share');
+  const slug = projectOrDefault(projectId);
+  const [row] = await tx
+    .select()
+    .from(projects)
+    .where(and(eq(projects.customerUuid, customer.id), eq(projects.projectId, slug), isNull(projects.deletedAt)))
+    .limit(1)
+    .for(mode);
+  if (!row) throw connectError('not_found', `project '${slug}' of customer '${customerId}' not found`, field);
+  return row;
+};
+
+/** `col` (a project_uuid column) belongs to the live project (customer slug, project slug) of a live customer. */
+export const inLiveProject = (db: Reader, col: PgColumn, customerId: string, projectId: string | null | undefined): SQL =>
+  inArray(
+    col,
+    db
+      .select({ id: projects.id })
+      .from(projects)
+      .innerJoin(customers, and(eq(customers.id, projects.customerUuid), isNull(customers.deletedAt)))
+      .where(and(eq(customers.customerId, customerId), eq(projects.projectId, projectOrDefault(projectId)), isNull(projects.deletedAt))),
+  );
 
 /** Postgres unique violation (23505), through drizzle's wrapper on either driver. */
 export const isUniqueViolation = (e: unknown): boolean => {

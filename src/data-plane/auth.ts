@@ -11,6 +11,7 @@ import { type ConfigSnapshot, type KeySnapshot, projectKey } from '../propagatio
 
 const USER_TOKEN_ISSUER = 'ai-gateway';
 const USER_TOKEN_AUDIENCE = 'ai-gateway';
+const DEFAULT_PROJECT = 'default';
 
 const tokenOf = (headers: Headers): string => {
   const authz = headers.get('authorization');
@@ -61,12 +62,19 @@ const byUserToken = async (jwt: string, snapshot: ConfigSnapshot): Promise<KeySn
   } catch {
     throw invalidApiKey('Invalid or expired user token.');
   }
-  const { customer, project, jti, sub, exp } = claims;
+  const { customer, tenant, project, jti, sub, exp } = claims;
   if (typeof customer !== 'string' || typeof jti !== 'string' || typeof sub !== 'string') throw invalidApiKey('Invalid user token.');
   if (snapshot.revokedTokenIds.has(jti)) throw invalidApiKey('This user token has been revoked.');
-  const projectId = typeof project === 'string' && project !== '' ? project : 'default';
+  const projectId = typeof project === 'string' && project !== '' ? project : DEFAULT_PROJECT;
   const p = snapshot.projects.get(projectKey(customer, projectId));
   if (!p) throw invalidApiKey("The user token's project does not exist.");
+  // Issued to a deleted customer of the same slug: not this tenant's token.
+  if (tenant !== undefined && tenant !== p.customerUuid) throw invalidApiKey('Invalid user token.');
+  // A project other than the default one serves only its current members (membership arrives with
+  // the snapshot, so a removed member is refused within the propagation time). The default project
+  // is the customer-wide one: CreateUserToken issues tokens for it without a membership, so the
+  // token's own validity (expiry, revocation, its customer) governs it.
+  if (projectId !== DEFAULT_PROJECT && !p.members.has(sub)) throw invalidApiKey("The user is not a member of the user token's project.");
   return { id: `user-token:${jti}`, customerId: customer, projectId, expiresAt: typeof exp === 'number' ? exp * 1000 : null, project: p };
 };
 

@@ -65,10 +65,11 @@ export const buildSnapshot = (
     if (m.isEnabled && !catalog.has(m.model)) catalog.set(m.model, entry);
   }
 
-  const group = <T extends { customerId: string; projectId: string }>(rows: readonly T[]): Map<string, T[]> => {
+  // Children attach to their project by its row id, never by slug.
+  const group = <T extends { projectUuid: string }>(rows: readonly T[]): Map<string, T[]> => {
     const out = new Map<string, T[]>();
     for (const r of rows) {
-      const k = projectKey(r.customerId, r.projectId);
+      const k = r.projectUuid;
       const list = out.get(k);
       if (list) list.push(r);
       else out.set(k, [r]);
@@ -79,10 +80,12 @@ export const buildSnapshot = (
   const providersByProject = group(doc.projectProviders);
   const connectionsByProject = group(doc.connections);
   const routesByProject = group(doc.routes);
+  const membersByProject = group(doc.projectMembers);
 
   const projects = new Map<string, ProjectSnapshot>();
+  const projectsById = new Map<string, ProjectSnapshot>();
   for (const p of doc.projects) {
-    const k = projectKey(p.customerId, p.projectId);
+    const k = p.id;
     const models = new Map<string, CatalogEntry>();
     for (const pm of modelsByProject.get(k) ?? []) {
       const entry = catalogById.get(pm.modelId);
@@ -134,21 +137,23 @@ export const buildSnapshot = (
       );
     }
     const listed = [...models.values()].filter((m) => routes.get(m.model)?.active).sort((a, b) => a.model.localeCompare(b.model));
-    projects.set(
-      k,
-      Object.freeze({
-        customerId: p.customerId,
-        projectId: p.projectId,
-        models,
-        routes,
-        modelListJson: JSON.stringify({ object: 'list', data: listed.map(modelListEntry) }),
-      }),
-    );
+    const snapshot: ProjectSnapshot = Object.freeze({
+      id: p.id,
+      customerUuid: p.customerUuid,
+      customerId: p.customerId,
+      projectId: p.projectId,
+      models,
+      routes,
+      members: new Set((membersByProject.get(k) ?? []).map((m) => m.userId)),
+      modelListJson: JSON.stringify({ object: 'list', data: listed.map(modelListEntry) }),
+    });
+    projects.set(projectKey(p.customerId, p.projectId), snapshot);
+    projectsById.set(p.id, snapshot);
   }
 
   const keys = new Map<string, KeySnapshot>();
   for (const key of doc.apiKeys) {
-    const project = projects.get(projectKey(key.customerId, key.projectId));
+    const project = projectsById.get(key.projectUuid);
     if (!project) continue;
     keys.set(
       key.keyHash,

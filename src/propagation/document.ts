@@ -3,10 +3,15 @@ import type { JsonObject } from '../canonical/types.ts';
 /**
  * Everything a data plane needs, as plain JSON: what the management plane hands to a data plane
  * (in process for the embedded one, over the pull protocol for remote ones). Secrets are unwrapped.
+ *
+ * Only live projects of live customers are listed, and every project-owned row names its project
+ * by row id (`projectUuid`): the snapshot attaches children by that id, never by slug, so a row of
+ * a deleted tenant can never attach to a new tenant of the same slug.
  */
 export interface ConfigDocument {
   revision: number;
-  projects: { customerId: string; projectId: string }[];
+  /** `id`: the project row; `customerUuid`: the customer row. */
+  projects: { id: string; customerUuid: string; customerId: string; projectId: string }[];
   catalog: {
     id: string;
     model: string;
@@ -22,10 +27,13 @@ export interface ConfigDocument {
     isEnabled: boolean;
     createdAt: string;
   }[];
-  projectModels: { customerId: string; projectId: string; modelId: string }[];
-  projectProviders: { customerId: string; projectId: string; providerName: string }[];
+  projectModels: { projectUuid: string; modelId: string }[];
+  projectProviders: { projectUuid: string; providerName: string }[];
+  /** Project members (user ids) by project row: user tokens for a project need a current membership. */
+  projectMembers: { projectUuid: string; userId: string }[];
   connections: {
     id: string;
+    projectUuid: string;
     customerId: string;
     projectId: string;
     name: string;
@@ -38,6 +46,7 @@ export interface ConfigDocument {
   }[];
   routes: {
     id: string;
+    projectUuid: string;
     customerId: string;
     projectId: string;
     model: string;
@@ -46,7 +55,7 @@ export interface ConfigDocument {
     timeoutMs: number | null;
     maxRetries: number | null;
   }[];
-  apiKeys: { id: string; keyHash: string; customerId: string; projectId: string; expiresAt: string | null }[];
+  apiKeys: { id: string; projectUuid: string; keyHash: string; customerId: string; projectId: string; expiresAt: string | null }[];
   /** Public keys that sign user tokens (JWT `kid` → SPKI PEM), retired ones included until tokens expire. */
   userTokenKeys: { kid: string; publicKeyPem: string }[];
   /** Revoked user tokens that have not expired yet. */

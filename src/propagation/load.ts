@@ -1,8 +1,21 @@
-import { and, eq, gt, isNotNull, isNull, max, or } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNotNull, isNull, max, or } from 'drizzle-orm';
 import type { JsonObject } from '../canonical/types.ts';
 import type { SecretBox } from '../core/secrets.ts';
 import type { Db } from '../store/db.ts';
-import { aiModels, apiKeys, configChanges, projectModels, projectProviders, projects, providerConnections, routes, signingKeys, userTokens } from '../store/schema/index.ts';
+import {
+  aiModels,
+  apiKeys,
+  configChanges,
+  customers,
+  projectMembers,
+  projectModels,
+  projectProviders,
+  projects,
+  providerConnections,
+  routes,
+  signingKeys,
+  userTokens,
+} from '../store/schema/index.ts';
 import type { ConfigDocument } from './document.ts';
 
 /** The newest configuration revision (the highest change-record id; 0 before any change). */
@@ -12,24 +25,52 @@ export const currentRevision = async (db: Db): Promise<number> => {
 };
 
 /**
- * Reads everything a data plane serves from the store, in one consistent transaction.
- * `upstreamAllowPrivate` (GATEWAY_UPSTREAM_ALLOW_PRIVATE) lets every connection reach private addresses.
+ * Reads everything a data plane serves from the store, in one consistent transaction. Project-owned
+ * rows are joined to their project by row id, and only rows of live projects of live customers are
+ * read (a stray row of a deleted tenant never reaches a snapshot). `upstreamAllowPrivate`
+ * (GATEWAY_UPSTREAM_ALLOW_PRIVATE) lets every connection reach private addresses.
  */
 export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAllowPrivate = false): Promise<ConfigDocument> =>
   db.transaction(async (tx) => {
     const [revRow] = await tx.select({ rev: max(configChanges.id) }).from(configChanges);
     const now = new Date();
-    const [projectRows, catalogRows, pmRows, ppRows, connRows, routeRows, keyRows, signingRows, revokedRows] = [
-      await tx.select({ customerId: projects.customerId, projectId: projects.projectId }).from(projects).where(isNull(projects.deletedAt)),
-      await tx.select().from(aiModels).where(isNull(aiModels.deletedAt)),
-      await tx.select().from(projectModels),
-      await tx.select().from(projectProviders),
-      await tx.select().from(providerConnections).where(isNull(providerConnections.deletedAt)),
-      await tx.select().from(routes).where(isNull(routes.deletedAt)),
+    const live = () =>
+      tx
+        .select({ id: projects.id })
+        .from(projects)
+        .innerJoin(customers, eq(customers.id, projects.customerUuid))
+        .where(and(isNull(projects.deletedAt), isNull(customers.deletedAt)));
+    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows] = [
       await tx
-        .select({ id: apiKeys.id, keyHash: apiKeys.keyHash, customerId: apiKeys.customerId, projectId: apiKeys.projectId, expiresAt: apiKeys.expiresAt })
+        .select({ id: projects.id, customerUuid: projects.customerUuid, customerId: projects.customerId, projectId: projects.projectId })
+        .from(projects)
+        .where(inArray(projects.id, live())),
+      await tx.select().from(aiModels).where(isNull(aiModels.deletedAt)),
+      await tx.select().from(projectModels).where(inArray(projectModels.projectUuid, live())),
+      await tx.select().from(projectProviders).where(inArray(projectProviders.projectUuid, live())),
+      await tx
+        .select({ projectUuid: projectMembers.projectUuid, userId: projectMembers.userId })
+        .from(projectMembers)
+        .where(inArray(projectMembers.projectUuid, live())),
+      await tx
+        .select()
+        .from(providerConnections)
+        .where(and(isNull(providerConnections.deletedAt), inArray(providerConnections.projectUuid, live()))),
+      await tx
+        .select()
+        .from(routes)
+        .where(and(isNull(routes.deletedAt), inArray(routes.projectUuid, live()))),
+      await tx
+        .select({
+          id: apiKeys.id,
+          projectUuid: apiKeys.projectUuid,
+          keyHash: apiKeys.keyHash,
+          customerId: apiKeys.customerId,
+          projectId: apiKeys.projectId,
+          expiresAt: apiKeys.expiresAt,
+        })
         .from(apiKeys)
-        .where(and(isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)))),
+        .where(and(isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)), inArray(apiKeys.projectUuid, live()))),
       await tx.select({ kid: signingKeys.kid, publicKeyPem: signingKeys.publicKeyPem }).from(signingKeys).where(eq(signingKeys.purpose, 'user_token')),
       await tx
         .select({ jti: userTokens.jti })
@@ -54,10 +95,12 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         isEnabled: m.isEnabled,
         createdAt: m.createdAt.toISOString(),
       })),
-      projectModels: pmRows.map((r) => ({ customerId: r.customerId, projectId: r.projectId, modelId: r.modelId })),
-      projectProviders: ppRows.map((r) => ({ customerId: r.customerId, projectId: r.projectId, providerName: r.providerName })),
+      projectModels: pmRows.map((r) => ({ projectUuid: r.projectUuid, modelId: r.modelId })),
+      projectProviders: ppRows.map((r) => ({ projectUuid: r.projectUuid, providerName: r.providerName })),
+      projectMembers: memberRows,
       connections: connRows.map((c) => ({
         id: c.id,
+        projectUuid: c.projectUuid,
         customerId: c.customerId,
         projectId: c.projectId,
         name: c.name,
@@ -69,6 +112,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
       })),
       routes: routeRows.map((r) => ({
         id: r.id,
+        projectUuid: r.projectUuid,
         customerId: r.customerId,
         projectId: r.projectId,
         model: r.model,

@@ -47,11 +47,16 @@ export interface RouteSnapshot {
 }
 
 export interface ProjectSnapshot {
+  /** The project's row id, and its customer's: a re-created slug is another project. */
+  id: string;
+  customerUuid: string;
   customerId: string;
   projectId: string;
   /** Catalog entries assigned to the project, by public model id. */
   models: ReadonlyMap<string, CatalogEntry>;
   routes: ReadonlyMap<string, RouteSnapshot>;
+  /** User ids of the project's current members (user tokens for the project need a membership). */
+  members: ReadonlySet<string>;
   /** The `GET /v1/models` body for keys of this project, serialised once per revision. */
   modelListJson: string;
 }

@@ -5,7 +5,7 @@ import { newApiKey, sha256Hex } from '../../core/ids.ts';
 import { type ApiKeyRow, apiKeys } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
-import { findProject } from '../lookups.ts';
+import { findProject, inLiveProject, lockProject } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { CustomerRef, Int64, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, OptTimestamp, Uuid, int64Value, optTs, projectOrDefault, ts } from '../schemas.ts';
 
@@ -83,16 +83,18 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
     output: t.Object({ apiKey: t.String({ description: 'sk-… plaintext, returned once' }), ...apiKeyFields }),
     handler: async (input) => {
       const ec = input.enterpriseContext;
-      const project = await findProject(deps.db, ec.customerId, ec.projectId);
+      await findProject(deps.db, ec.customerId, ec.projectId);
       const days = ec.expiresInDays === undefined ? undefined : int64Value(ec.expiresInDays);
       if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > 3650))
         throw connectError('invalid_argument', "invalid field 'enterpriseContext.expiresInDays': must be 1..3650", 'enterpriseContext.expiresInDays');
       const key = newApiKey();
       const userId = input.userId ?? '';
       const row = await deps.db.transaction(async (tx) => {
+        const project = await lockProject(tx, ec.customerId, ec.projectId);
         const [k] = await tx
           .insert(apiKeys)
           .values({
+            projectUuid: project.id,
             name: input.name ?? '',
             userId,
             keyHash: sha256Hex(key),
@@ -135,8 +137,7 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
         .from(apiKeys)
         .where(
           and(
-            eq(apiKeys.customerId, input.customerId),
-            eq(apiKeys.projectId, projectOrDefault(input.projectId)),
+            inLiveProject(deps.db, apiKeys.projectUuid, input.customerId, input.projectId),
             input.includeRevoked ? undefined : isNull(apiKeys.revokedAt),
             k.where,
           ),

@@ -2,10 +2,10 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
 import { getAdapter } from '../../providers/registry.ts';
-import { aiModels, projectMcpServers, projectModels, projectProviders } from '../../store/schema/index.ts';
+import { aiModels, projectMcpServers, projectModels, projectProviders, type ProjectRow } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange, type Tx } from '../deps.ts';
-import { findProject, uniquely } from '../lookups.ts';
+import { findProject, lockProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { CustomerRef, One, PATTERNS, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp, Uuid, ts } from '../schemas.ts';
 import { AIModelOut, findModel, modelView } from './catalog.ts';
@@ -32,9 +32,12 @@ export const McpServerEntryOut = t.Object(
   { description: 'ProjectMcpServerEntry' },
 );
 
-/** Enables a provider for a project; idempotent. Used by AddProjectProvider and connections. */
-export const enableProvider = async (tx: Tx, customerId: string, projectId: string, providerName: string): Promise<void> => {
-  await tx.insert(projectProviders).values({ customerId, projectId, providerName }).onConflictDoNothing();
+/** Enables a provider for a (locked, see lockProject) project; idempotent. Used by connections. */
+export const enableProvider = async (tx: Tx, project: ProjectRow, providerName: string): Promise<void> => {
+  await tx
+    .insert(projectProviders)
+    .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, providerName })
+    .onConflictDoNothing();
 };
 
 const notAssigned = (what: string, project: string, field: string) => connectError('not_found', `${what} is not assigned to project '${project}'`, field);
@@ -52,21 +55,25 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     input: t.Object({ ...Addr, modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
     output: One('entry', ModelEntryOut),
     handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
+      await findProject(deps.db, input.customerId, input.projectId);
       const model = await findModel(deps, input.modelId);
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
-            const [r] = await tx.insert(projectModels).values({ customerId: project.customerId, projectId: project.projectId, modelId: model.id }).returning();
+            const project = await lockProject(tx, input.customerId, input.projectId);
+            const [r] = await tx
+              .insert(projectModels)
+              .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, modelId: model.id })
+              .returning();
             await recordChange(tx, { kind: 'PROJECT_MODEL', entity: 'project_model', entityId: model.id, customerId: project.customerId, projectId: project.projectId });
             return r as typeof projectModels.$inferSelect;
           }),
-        `model '${model.model}' is already assigned to project '${project.projectId}'`,
+        `model '${model.model}' is already assigned to project '${input.projectId}'`,
         'modelId',
       );
       await deps.changed();
       return {
-        entry: { id: row.id, customerId: project.customerId, projectId: project.projectId, modelId: model.id, model: modelView(model), createdAt: ts(row.createdAt) },
+        entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, modelId: model.id, model: modelView(model), createdAt: ts(row.createdAt) },
       };
     },
   }),
@@ -84,7 +91,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
       await deps.db.transaction(async (tx) => {
         const gone = await tx
           .delete(projectModels)
-          .where(and(eq(projectModels.customerId, project.customerId), eq(projectModels.projectId, project.projectId), eq(projectModels.modelId, input.modelId)))
+          .where(and(eq(projectModels.projectUuid, project.id), eq(projectModels.modelId, input.modelId)))
           .returning({ id: projectModels.id });
         if (gone.length === 0) throw notAssigned(`model '${input.modelId}'`, project.projectId, 'modelId');
         await recordChange(tx, { kind: 'PROJECT_MODEL', entity: 'project_model', entityId: input.modelId, customerId: project.customerId, projectId: project.projectId });
@@ -110,7 +117,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         .select({ entry: projectModels, model: aiModels })
         .from(projectModels)
         .innerJoin(aiModels, and(eq(aiModels.id, projectModels.modelId), isNull(aiModels.deletedAt)))
-        .where(and(eq(projectModels.customerId, project.customerId), eq(projectModels.projectId, project.projectId), k.where))
+        .where(and(eq(projectModels.projectUuid, project.id), k.where))
         .orderBy(...k.order)
         .limit(size + 1);
       const p = page(
@@ -142,23 +149,24 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     input: t.Object({ ...Addr, providerName: ProviderName() }, { additionalProperties: false }),
     output: One('entry', ProviderEntryOut),
     handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
+      await findProject(deps.db, input.customerId, input.projectId);
       if (!getAdapter(input.providerName)) throw connectError('invalid_argument', `invalid field 'providerName': unknown provider '${input.providerName}'`, 'providerName');
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
+            const project = await lockProject(tx, input.customerId, input.projectId);
             const [r] = await tx
               .insert(projectProviders)
-              .values({ customerId: project.customerId, projectId: project.projectId, providerName: input.providerName })
+              .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, providerName: input.providerName })
               .returning();
             await recordChange(tx, { kind: 'PROJECT_PROVIDER', entity: 'project_provider', entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
             return r as typeof projectProviders.$inferSelect;
           }),
-        `provider '${input.providerName}' is already enabled for project '${project.projectId}'`,
+        `provider '${input.providerName}' is already enabled for project '${input.projectId}'`,
         'providerName',
       );
       await deps.changed();
-      return { entry: { id: row.id, customerId: project.customerId, projectId: project.projectId, providerName: row.providerName, createdAt: ts(row.createdAt) } };
+      return { entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, providerName: row.providerName, createdAt: ts(row.createdAt) } };
     },
   }),
   op({
@@ -175,7 +183,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
       await deps.db.transaction(async (tx) => {
         const gone = await tx
           .delete(projectProviders)
-          .where(and(eq(projectProviders.customerId, project.customerId), eq(projectProviders.projectId, project.projectId), eq(projectProviders.providerName, input.providerName)))
+          .where(and(eq(projectProviders.projectUuid, project.id), eq(projectProviders.providerName, input.providerName)))
           .returning({ id: projectProviders.id });
         if (gone.length === 0) throw notAssigned(`provider '${input.providerName}'`, project.projectId, 'providerName');
         await recordChange(tx, { kind: 'PROJECT_PROVIDER', entity: 'project_provider', entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
@@ -200,7 +208,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
       const rows = await deps.db
         .select()
         .from(projectProviders)
-        .where(and(eq(projectProviders.customerId, project.customerId), eq(projectProviders.projectId, project.projectId), k.where))
+        .where(and(eq(projectProviders.projectUuid, project.id), k.where))
         .orderBy(...k.order)
         .limit(size + 1);
       const p = page(rows, size);
@@ -222,18 +230,18 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     input: t.Object({ ...Addr, serverId: ServerId() }, { additionalProperties: false }),
     output: One('entry', McpServerEntryOut),
     handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
+            const project = await lockProject(tx, input.customerId, input.projectId);
             const [r] = await tx
               .insert(projectMcpServers)
-              .values({ customerId: project.customerId, projectId: project.projectId, serverId: input.serverId })
+              .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, serverId: input.serverId })
               .returning();
             await recordChange(tx, { kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
             return r as typeof projectMcpServers.$inferSelect;
           }),
-        `MCP server '${input.serverId}' is already assigned to project '${project.projectId}'`,
+        `MCP server '${input.serverId}' is already assigned to project '${input.projectId}'`,
         'serverId',
       );
       await deps.changed();
@@ -254,7 +262,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
       await deps.db.transaction(async (tx) => {
         const gone = await tx
           .delete(projectMcpServers)
-          .where(and(eq(projectMcpServers.customerId, project.customerId), eq(projectMcpServers.projectId, project.projectId), eq(projectMcpServers.serverId, input.serverId)))
+          .where(and(eq(projectMcpServers.projectUuid, project.id), eq(projectMcpServers.serverId, input.serverId)))
           .returning({ id: projectMcpServers.id });
         if (gone.length === 0) throw notAssigned(`MCP server '${input.serverId}'`, project.projectId, 'serverId');
         await recordChange(tx, { kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
@@ -279,7 +287,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
       const rows = await deps.db
         .select()
         .from(projectMcpServers)
-        .where(and(eq(projectMcpServers.customerId, project.customerId), eq(projectMcpServers.projectId, project.projectId), k.where))
+        .where(and(eq(projectMcpServers.projectUuid, project.id), k.where))
         .orderBy(...k.order)
         .limit(size + 1);
       const p = page(rows, size);

@@ -5,7 +5,7 @@ import { getAdapter } from '../../providers/registry.ts';
 import { type ProviderConnectionRow, providerConnections } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
-import { findProject, uniquely } from '../lookups.ts';
+import { findProject, inLiveProject, lockProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { CustomerRef, Deleted, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid, projectOrDefault, ts } from '../schemas.ts';
 import { checkConnectionUrls, connectionUrls } from '../upstream-addresses.ts';
@@ -107,15 +107,17 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
     ),
     output: One('connection', ConnectionOut),
     handler: async (input, ctx) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
+      await findProject(deps.db, input.customerId, input.projectId);
       checkProvider(input.provider);
       const allowPrivate = await checkConnectionUrls(ctx.principal, deps.upstreamAllowPrivate === true, input);
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
+            const project = await lockProject(tx, input.customerId, input.projectId);
             const [c] = await tx
               .insert(providerConnections)
               .values({
+                projectUuid: project.id,
                 customerId: project.customerId,
                 projectId: project.projectId,
                 name: input.name,
@@ -127,11 +129,11 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
               })
               .returning();
             const created = c as ProviderConnectionRow;
-            await enableProvider(tx, project.customerId, project.projectId, input.provider);
+            await enableProvider(tx, project, input.provider);
             await recordChange(tx, { kind: 'PROVIDER', entity: 'connection', entityId: created.id, customerId: project.customerId, projectId: project.projectId });
             return created;
           }),
-        `provider connection '${input.name}' already exists in project '${project.projectId}'`,
+        `provider connection '${input.name}' already exists in project '${projectOrDefault(input.projectId)}'`,
         'name',
       );
       await deps.changed();
@@ -166,8 +168,7 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
         .from(providerConnections)
         .where(
           and(
-            eq(providerConnections.customerId, input.customerId),
-            eq(providerConnections.projectId, projectOrDefault(input.projectId)),
+            inLiveProject(deps.db, providerConnections.projectUuid, input.customerId, input.projectId),
             isNull(providerConnections.deletedAt),
             k.where,
           ),

@@ -4,7 +4,7 @@ import { customers, projects, type CustomerRow } from '../../store/schema/index.
 import { cascadeCustomerDelete } from '../cascade.ts';
 import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange, targetsOf } from '../deps.ts';
-import { findCustomer, uniquely } from '../lookups.ts';
+import { findCustomer, lockCustomer, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import {
   CustomerRef,
@@ -71,9 +71,10 @@ export const customerOps = (deps: ControlDeps): OpDef[] => [
               .insert(customers)
               .values({ customerId: input.customerId, name: input.name ?? null, description: input.description ?? null, labels: input.labels ?? {} })
               .returning();
-            await tx.insert(projects).values({ customerId: input.customerId, projectId: DEFAULT_PROJECT, name: 'Default project' });
+            const created = c as CustomerRow;
+            await tx.insert(projects).values({ customerUuid: created.id, customerId: input.customerId, projectId: DEFAULT_PROJECT, name: 'Default project' });
             await recordChange(tx, { kind: 'CUSTOMER', entity: 'customer', entityId: input.customerId, customerId: input.customerId });
-            return c as CustomerRow;
+            return created;
           }),
         `customer '${input.customerId}' already exists`,
         'customerId',
@@ -144,9 +145,9 @@ export const customerOps = (deps: ControlDeps): OpDef[] => [
     input: t.Object({ customerId: CustomerRef() }, { additionalProperties: false }),
     output: Deleted(),
     handler: async (input) => {
-      await findCustomer(deps.db, input.customerId);
       const deletedAt = new Date();
       await deps.db.transaction(async (tx) => {
+        await lockCustomer(tx, input.customerId, 'customerId', 'update');
         const targets = await targetsOf(tx, { customerId: input.customerId });
         await cascadeCustomerDelete(tx, input.customerId, deletedAt);
         await recordChange(tx, { kind: 'CUSTOMER', entity: 'customer', entityId: input.customerId, customerId: input.customerId }, targets);

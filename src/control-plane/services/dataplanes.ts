@@ -3,8 +3,8 @@ import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
 import { type DataplaneRow, dataplanes, projectGateways } from '../../store/schema/index.ts';
 import { type OpDef, templatedOp } from '../connect.ts';
-import { type ControlDeps, LOCAL_TARGET, type Reader, recordChange } from '../deps.ts';
-import { findCustomer, findProject, uniquely } from '../lookups.ts';
+import { type ControlDeps, LOCAL_TARGET, type Reader, recordChange, type Tx } from '../deps.ts';
+import { findCustomer, lockProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import {
   CustomerSlug,
@@ -61,6 +61,29 @@ export const findDataplaneBySlug = async (db: Reader, customerId: string, slug: 
     .where(and(eq(dataplanes.customerId, customerId), eq(dataplanes.slug, slug), isNull(dataplanes.deletedAt)))
     .limit(1);
   if (!row) throw connectError('not_found', `workspace '${slug}' of customer '${customerId}' not found`, field);
+  return row;
+};
+
+/** The live data plane (workspace) `slug` of a (locked) customer row, held FOR SHARE until the transaction ends. */
+export const lockDataplaneBySlug = async (tx: Tx, customer: { id: string; customerId: string }, slug: string, field = 'workspaceId'): Promise<DataplaneRow> => {
+  const [row] = await tx
+    .select()
+    .from(dataplanes)
+    .where(and(eq(dataplanes.customerUuid, customer.id), eq(dataplanes.slug, slug), isNull(dataplanes.deletedAt)))
+    .limit(1)
+    .for('share');
+  if (!row) throw connectError('not_found', `workspace '${slug}' of customer '${customer.customerId}' not found`, field);
+  return row;
+};
+
+const lockDataplane = async (tx: Tx, id: string): Promise<DataplaneRow> => {
+  const [row] = await tx
+    .select()
+    .from(dataplanes)
+    .where(and(eq(dataplanes.id, id), isNull(dataplanes.deletedAt)))
+    .limit(1)
+    .for('update');
+  if (!row) throw connectError('not_found', `data plane '${id}' not found`, 'id');
   return row;
 };
 
@@ -139,15 +162,17 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
       output: One,
       handler: async (input) => {
         const slug = String(input[f.key]);
-        const project = await findProject(deps.db, input.customerId, input.projectId);
         const row = await uniquely(
           () =>
             deps.db.transaction(async (tx) => {
+              const project = await lockProject(tx, input.customerId, input.projectId);
               const [d] = await tx
                 .insert(dataplanes)
                 .values({
+                  customerUuid: project.customerUuid,
                   customerId: project.customerId,
                   slug,
+                  projectUuid: project.id,
                   projectId: project.projectId,
                   name: input.name ?? null,
                   description: input.description ?? null,
@@ -232,13 +257,13 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
       input: t.Object(ById, { additionalProperties: false }),
       output: Deleted(),
       handler: async (input) => {
-        const current = await findDataplane(deps.db, input.id);
         const deletedAt = new Date();
         await deps.db.transaction(async (tx) => {
+          const current = await lockDataplane(tx, input.id);
           const hosted = await tx
             .select({ id: projectGateways.id })
             .from(projectGateways)
-            .where(and(eq(projectGateways.customerId, current.customerId), eq(projectGateways.workspaceId, current.slug), isNull(projectGateways.deletedAt)))
+            .where(and(eq(projectGateways.customerUuid, current.customerUuid), eq(projectGateways.workspaceId, current.slug), isNull(projectGateways.deletedAt)))
             .limit(1);
           if (hosted.length > 0)
             throw connectError('failed_precondition', `${f.noun.toLowerCase()} '${current.slug}' hosts project gateways; delete them or move them to another workspace first`, 'id');
@@ -259,9 +284,14 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
       output: One,
       handler: async (input) => {
         const current = await findDataplane(deps.db, input.id);
-        const project = await findProject(deps.db, current.customerId, projectOrDefault(input.projectId));
         const row = await deps.db.transaction(async (tx) => {
-          const [d] = await tx.update(dataplanes).set({ projectId: project.projectId, updatedAt: new Date() }).where(eq(dataplanes.id, current.id)).returning();
+          const project = await lockProject(tx, current.customerId, projectOrDefault(input.projectId));
+          const [d] = await tx
+            .update(dataplanes)
+            .set({ projectUuid: project.id, projectId: project.projectId, updatedAt: new Date() })
+            .where(and(eq(dataplanes.id, current.id), eq(dataplanes.customerUuid, project.customerUuid), isNull(dataplanes.deletedAt)))
+            .returning();
+          if (!d) throw connectError('not_found', `data plane '${current.id}' not found`, 'id');
           const updated = d as DataplaneRow;
           await recordChange(tx, change(updated), [LOCAL_TARGET, updated.id]);
           return updated;

@@ -1,7 +1,9 @@
 import { and, asc, eq, inArray, isNull, ne } from 'drizzle-orm';
 import { connectError } from '../../core/errors.ts';
 import { aiModels, type ProjectGatewayRow, projectGatewayProjects, projectGateways, projectModels } from '../../store/schema/index.ts';
-import type { Reader } from '../deps.ts';
+import type { Principal } from '../auth.ts';
+import type { Scope } from '../connect.ts';
+import type { ControlDeps, Reader, Tx } from '../deps.ts';
 
 /**
  * The rules of project gateways: URL hosts, the projects a gateway serves, and the non-fatal
@@ -28,6 +30,18 @@ export const findGateway = async (db: Reader, id: string): Promise<ProjectGatewa
     .from(projectGateways)
     .where(and(eq(projectGateways.id, id), isNull(projectGateways.deletedAt)))
     .limit(1);
+  if (!row) throw connectError('not_found', `project gateway '${id}' not found`, 'id');
+  return row;
+};
+
+/** The live gateway `id`, locked until the transaction ends (share: attach; update: delete). */
+export const lockGateway = async (tx: Tx, id: string, mode: 'share' | 'update'): Promise<ProjectGatewayRow> => {
+  const [row] = await tx
+    .select()
+    .from(projectGateways)
+    .where(and(eq(projectGateways.id, id), isNull(projectGateways.deletedAt)))
+    .limit(1)
+    .for(mode);
   if (!row) throw connectError('not_found', `project gateway '${id}' not found`, 'id');
   return row;
 };
@@ -91,3 +105,20 @@ export const servingWarnings = async (db: Reader, gw: ProjectGatewayRow, project
   if (projects.length === 0) return [WARN.noProjects()];
   return (await projectsWithoutModels(db, gw.customerId, projects)).map(WARN.noModels);
 };
+
+/**
+ * Owner scope: a project owner (not a platform admin, for whom this is never called) passes
+ * `projectId`, the project it owns; the gateway must serve it.
+ */
+export const ownerScope =
+  (deps: ControlDeps) =>
+  async (i: { id: string; projectId?: string }): Promise<Scope> => {
+    const gw = await findGateway(deps.db, i.id);
+    if (!i.projectId) throw connectError('permission_denied', 'a project owner must pass projectId: a project it owns that this gateway serves', 'projectId');
+    if (!(await attachedProjects(deps.db, gw.id)).includes(i.projectId))
+      throw connectError('permission_denied', `project gateway '${gw.projectGatewayId}' does not serve project '${i.projectId}'`, 'projectId');
+    return { customerId: gw.customerId, projectId: i.projectId };
+  };
+
+/** The projects a user token may see (undefined: all, for platform admins). */
+export const visibleTo = (p: Principal): string[] | undefined => (p.kind === 'user' ? [...p.roles.keys()] : undefined);

@@ -4,7 +4,7 @@ import { connectError } from '../../core/errors.ts';
 import { type ProjectMemberRow, projectMembers } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
-import { findProject, uniquely } from '../lookups.ts';
+import { findProject, lockProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { CustomerRef, Enum, One, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp, ts } from '../schemas.ts';
 
@@ -53,18 +53,18 @@ export const memberOps = (deps: ControlDeps): OpDef[] => [
     input: t.Object({ ...Addr, userId: UserId(), role: Role() }, { additionalProperties: false }),
     output: One('member', MemberOut),
     handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
+            const project = await lockProject(tx, input.customerId, input.projectId);
             const [m] = await tx
               .insert(projectMembers)
-              .values({ customerId: project.customerId, projectId: project.projectId, userId: input.userId, role: input.role })
+              .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, userId: input.userId, role: input.role })
               .returning();
             await recordChange(tx, change(project.customerId, project.projectId, input.userId));
             return m as ProjectMemberRow;
           }),
-        `user '${input.userId}' is already a member of project '${project.projectId}'`,
+        `user '${input.userId}' is already a member of project '${input.projectId}'`,
         'userId',
       );
       await deps.changed();
@@ -86,7 +86,7 @@ export const memberOps = (deps: ControlDeps): OpDef[] => [
         const [m] = await tx
           .update(projectMembers)
           .set({ role: input.role, updatedAt: new Date() })
-          .where(and(eq(projectMembers.customerId, project.customerId), eq(projectMembers.projectId, project.projectId), eq(projectMembers.userId, input.userId)))
+          .where(and(eq(projectMembers.projectUuid, project.id), eq(projectMembers.userId, input.userId)))
           .returning();
         if (!m) throw connectError('not_found', `user '${input.userId}' is not a member of project '${project.projectId}'`, 'userId');
         await recordChange(tx, change(project.customerId, project.projectId, input.userId));
@@ -110,7 +110,7 @@ export const memberOps = (deps: ControlDeps): OpDef[] => [
       await deps.db.transaction(async (tx) => {
         const gone = await tx
           .delete(projectMembers)
-          .where(and(eq(projectMembers.customerId, project.customerId), eq(projectMembers.projectId, project.projectId), eq(projectMembers.userId, input.userId)))
+          .where(and(eq(projectMembers.projectUuid, project.id), eq(projectMembers.userId, input.userId)))
           .returning({ id: projectMembers.id });
         if (gone.length === 0) throw connectError('not_found', `user '${input.userId}' is not a member of project '${project.projectId}'`, 'userId');
         await recordChange(tx, change(project.customerId, project.projectId, input.userId));
@@ -135,7 +135,7 @@ export const memberOps = (deps: ControlDeps): OpDef[] => [
       const rows = await deps.db
         .select()
         .from(projectMembers)
-        .where(and(eq(projectMembers.customerId, project.customerId), eq(projectMembers.projectId, project.projectId), k.where))
+        .where(and(eq(projectMembers.projectUuid, project.id), k.where))
         .orderBy(...k.order)
         .limit(size + 1);
       const p = page(rows, size);

@@ -2,10 +2,9 @@ import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
 import { type ProjectGatewayRow, projectGatewayProjects, projectGateways } from '../../store/schema/index.ts';
-import type { Principal } from '../auth.ts';
-import { op, type OpDef, type Scope } from '../connect.ts';
+import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, LOCAL_TARGET, type Reader, recordChange, type Tx } from '../deps.ts';
-import { findCustomer, findProject, uniquely } from '../lookups.ts';
+import { findCustomer, lockCustomer, lockProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import {
   CustomerSlug,
@@ -29,8 +28,8 @@ import {
   optTs,
   ts,
 } from '../schemas.ts';
-import { findDataplaneBySlug } from './dataplanes.ts';
-import { assertHostFree, attachedProjects, attachedProjectsOf, findGateway, hostOf, servingWarnings, WARN } from './gateway-rules.ts';
+import { findDataplaneBySlug, lockDataplaneBySlug } from './dataplanes.ts';
+import { assertHostFree, attachedProjects, attachedProjectsOf, findGateway, hostOf, lockGateway, ownerScope, servingWarnings, visibleTo, WARN } from './gateway-rules.ts';
 
 const ADMIN = 'admin.v1.AdminService' as const;
 const GROUP = 'Project gateways';
@@ -91,22 +90,6 @@ const recordGatewayChange = async (tx: Tx, g: ProjectGatewayRow, workspaces: rea
   await recordChange(tx, { kind: 'PROJECT_GATEWAY', entity: 'project_gateway', entityId: g.id, customerId: g.customerId, payload }, [LOCAL_TARGET, g.id, ...planes]);
 };
 
-/**
- * Owner scope: a project owner (not a platform admin, for whom this is never called) passes
- * `projectId`, the project it owns; the gateway must serve it.
- */
-const ownerScope =
-  (deps: ControlDeps) =>
-  async (i: { id: string; projectId?: string }): Promise<Scope> => {
-    const gw = await findGateway(deps.db, i.id);
-    if (!i.projectId) throw connectError('permission_denied', 'a project owner must pass projectId: a project it owns that this gateway serves', 'projectId');
-    if (!(await attachedProjects(deps.db, gw.id)).includes(i.projectId))
-      throw connectError('permission_denied', `project gateway '${gw.projectGatewayId}' does not serve project '${i.projectId}'`, 'projectId');
-    return { customerId: gw.customerId, projectId: i.projectId };
-  };
-
-const visibleTo = (p: Principal): string[] | undefined => (p.kind === 'user' ? [...p.roles.keys()] : undefined);
-
 export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
   op({
     service: ADMIN,
@@ -137,9 +120,12 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
+            const customer = await lockCustomer(tx, input.customerId);
+            await lockDataplaneBySlug(tx, customer, input.workspaceId);
             const [g] = await tx
               .insert(projectGateways)
               .values({
+                customerUuid: customer.id,
                 customerId: input.customerId,
                 workspaceId: input.workspaceId,
                 projectGatewayId: input.projectGatewayId,
@@ -278,6 +264,7 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
       const current = await findGateway(deps.db, input.id);
       const deletedAt = new Date();
       await deps.db.transaction(async (tx) => {
+        await lockGateway(tx, current.id, 'update');
         await tx.delete(projectGatewayProjects).where(eq(projectGatewayProjects.gatewayId, current.id));
         await tx.update(projectGateways).set({ deletedAt, updatedAt: deletedAt }).where(eq(projectGateways.id, current.id));
         await recordGatewayChange(tx, current, [current.workspaceId]);
@@ -298,14 +285,16 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
     output: WithWarnings,
     handler: async (input) => {
       const gw = await findGateway(deps.db, input.id);
-      const project = await findProject(deps.db, gw.customerId, input.projectId);
-      await deps.db.transaction(async (tx) => {
+      const project = await deps.db.transaction(async (tx) => {
+        const p = await lockProject(tx, gw.customerId, input.projectId);
+        if (p.customerUuid !== (await lockGateway(tx, gw.id, 'share')).customerUuid) throw connectError('not_found', `project gateway '${gw.id}' not found`, 'id');
         const added = await tx
           .insert(projectGatewayProjects)
-          .values({ gatewayId: gw.id, customerId: gw.customerId, projectId: project.projectId })
+          .values({ gatewayId: gw.id, projectUuid: p.id, customerId: gw.customerId, projectId: p.projectId })
           .onConflictDoNothing()
           .returning({ id: projectGatewayProjects.id });
-        if (added.length > 0) await recordGatewayChange(tx, gw, [gw.workspaceId], { attached: project.projectId });
+        if (added.length > 0) await recordGatewayChange(tx, gw, [gw.workspaceId], { attached: p.projectId });
+        return p;
       });
       await deps.changed();
       const warnings = await servingWarnings(deps.db, gw, [project.projectId]);
@@ -382,6 +371,7 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
+            await lockDataplaneBySlug(tx, { id: gw.customerUuid, customerId: gw.customerId }, input.workspaceId);
             const [g] = await tx.update(projectGateways).set({ workspaceId: input.workspaceId, updatedAt: new Date() }).where(eq(projectGateways.id, gw.id)).returning();
             const updated = g as ProjectGatewayRow;
             await recordGatewayChange(tx, updated, [gw.workspaceId, updated.workspaceId], { from: gw.workspaceId, to: updated.workspaceId });

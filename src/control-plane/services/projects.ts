@@ -5,7 +5,7 @@ import { projects, type ProjectRow } from '../../store/schema/index.ts';
 import { cascadeProjectDelete } from '../cascade.ts';
 import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange, targetsOf } from '../deps.ts';
-import { findCustomer, findProject, uniquely } from '../lookups.ts';
+import { findCustomer, findProject, lockCustomer, lockProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import {
   CustomerRef,
@@ -74,14 +74,15 @@ export const projectOps = (deps: ControlDeps): OpDef[] => [
     ),
     output: One('project', ProjectOut),
     handler: async (input) => {
-      await findCustomer(deps.db, input.customerId);
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
+            const customer = await lockCustomer(tx, input.customerId);
             const [p] = await tx
               .insert(projects)
               .values({
-                customerId: input.customerId,
+                customerUuid: customer.id,
+                customerId: customer.customerId,
                 projectId: input.projectId,
                 name: input.name ?? null,
                 description: input.description ?? null,
@@ -121,14 +122,14 @@ export const projectOps = (deps: ControlDeps): OpDef[] => [
     output: Page('projects', ProjectOut),
     handler: async (input, ctx) => {
       const k = keyset(projects.createdAt, projects.id, input.pageToken);
-      await findCustomer(deps.db, input.customerId);
+      const customer = await findCustomer(deps.db, input.customerId);
       const size = pageSizeOf(input.pageSize);
       const visible = ctx.principal.kind === 'user' ? [...ctx.principal.roles.keys()] : undefined;
       if (visible && visible.length === 0) return { projects: [], nextPageToken: '' };
       const rows = await deps.db
         .select()
         .from(projects)
-        .where(and(eq(projects.customerId, input.customerId), isNull(projects.deletedAt), visible ? inArray(projects.projectId, visible) : undefined, k.where))
+        .where(and(eq(projects.customerUuid, customer.id), isNull(projects.deletedAt), visible ? inArray(projects.projectId, visible) : undefined, k.where))
         .orderBy(...k.order)
         .limit(size + 1);
       const p = page(rows, size);
@@ -169,11 +170,11 @@ export const projectOps = (deps: ControlDeps): OpDef[] => [
     input: t.Object(ProjectAddr, { additionalProperties: false }),
     output: Deleted(),
     handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
-      if (project.projectId === DEFAULT_PROJECT)
-        throw connectError('failed_precondition', "the default project cannot be deleted; it is deleted with its customer", 'projectId');
       const deletedAt = new Date();
       await deps.db.transaction(async (tx) => {
+        const project = await lockProject(tx, input.customerId, input.projectId, 'projectId', 'update');
+        if (project.projectId === DEFAULT_PROJECT)
+          throw connectError('failed_precondition', "the default project cannot be deleted; it is deleted with its customer", 'projectId');
         const targets = await targetsOf(tx, { customerId: project.customerId, projectId: project.projectId });
         await cascadeProjectDelete(tx, project.customerId, project.projectId, deletedAt);
         await recordChange(

@@ -4,7 +4,7 @@ import { connectError } from '../../core/errors.ts';
 import { aiModels, type RouteRow, routes, type RouteTarget } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
-import { findProject, uniquely } from '../lookups.ts';
+import { findProject, inLiveProject, lockProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { CustomerRef, Deleted, Int32, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid, projectOrDefault, ts } from '../schemas.ts';
 
@@ -116,14 +116,16 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
     ),
     output: One('route', RouteOut),
     handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
+      await findProject(deps.db, input.customerId, input.projectId);
       await requireCatalogModel(deps, input.model);
       const row = await uniquely(
         () =>
           deps.db.transaction(async (tx) => {
+            const project = await lockProject(tx, input.customerId, input.projectId);
             const [r] = await tx
               .insert(routes)
               .values({
+                projectUuid: project.id,
                 customerId: project.customerId,
                 projectId: project.projectId,
                 model: input.model,
@@ -137,7 +139,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
             await recordChange(tx, { kind: 'ROUTE', entity: 'route', entityId: created.id, customerId: project.customerId, projectId: project.projectId });
             return created;
           }),
-        `a route for '${input.model}' already exists in project '${project.projectId}'`,
+        `a route for '${input.model}' already exists in project '${projectOrDefault(input.projectId)}'`,
         'model',
       );
       await deps.changed();
@@ -170,7 +172,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
       const rows = await deps.db
         .select()
         .from(routes)
-        .where(and(eq(routes.customerId, input.customerId), eq(routes.projectId, projectOrDefault(input.projectId)), isNull(routes.deletedAt), k.where))
+        .where(and(inLiveProject(deps.db, routes.projectUuid, input.customerId, input.projectId), isNull(routes.deletedAt), k.where))
         .orderBy(...k.order)
         .limit(size + 1);
       const p = page(rows, size);

@@ -4,7 +4,7 @@ import { connectError } from '../../core/errors.ts';
 import { type ProjectSettingRow, projectSettings } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
-import { findProject } from '../lookups.ts';
+import { findProject, lockProject } from '../lookups.ts';
 import { CustomerRef, Enum, One, ProjectKey, Str, Success, Timestamp, ts } from '../schemas.ts';
 
 const ADMIN = 'admin.v1.AdminService' as const;
@@ -35,7 +35,7 @@ export const settingOps = (deps: ControlDeps): OpDef[] => [
       const rows = await deps.db
         .select()
         .from(projectSettings)
-        .where(and(eq(projectSettings.customerId, project.customerId), eq(projectSettings.projectId, project.projectId)))
+        .where(and(eq(projectSettings.projectUuid, project.id)))
         .orderBy(asc(projectSettings.settingName));
       return { settings: rows.map(settingView) };
     },
@@ -51,14 +51,14 @@ export const settingOps = (deps: ControlDeps): OpDef[] => [
     input: t.Object({ ...Addr, settingName: SettingName(), settingValue: Str(1, 1024, { description: 'string-encoded value (1-1024)' }) }, { additionalProperties: false }),
     output: One('setting', SettingOut),
     handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
       const now = new Date();
       const row = await deps.db.transaction(async (tx) => {
+        const project = await lockProject(tx, input.customerId, input.projectId);
         const [s] = await tx
           .insert(projectSettings)
-          .values({ customerId: project.customerId, projectId: project.projectId, settingName: input.settingName, settingValue: input.settingValue, updatedAt: now })
+          .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, settingName: input.settingName, settingValue: input.settingValue, updatedAt: now })
           .onConflictDoUpdate({
-            target: [projectSettings.customerId, projectSettings.projectId, projectSettings.settingName],
+            target: [projectSettings.projectUuid, projectSettings.settingName],
             set: { settingValue: input.settingValue, updatedAt: now },
           })
           .returning();
@@ -83,7 +83,7 @@ export const settingOps = (deps: ControlDeps): OpDef[] => [
       await deps.db.transaction(async (tx) => {
         const gone = await tx
           .delete(projectSettings)
-          .where(and(eq(projectSettings.customerId, project.customerId), eq(projectSettings.projectId, project.projectId), eq(projectSettings.settingName, input.settingName)))
+          .where(and(eq(projectSettings.projectUuid, project.id), eq(projectSettings.settingName, input.settingName)))
           .returning({ id: projectSettings.id });
         if (gone.length === 0) throw connectError('not_found', `setting '${input.settingName}' is not set in project '${project.projectId}'`, 'settingName');
         await recordChange(tx, change(project.customerId, project.projectId, input.settingName));

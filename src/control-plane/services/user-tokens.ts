@@ -3,11 +3,11 @@ import { t } from 'elysia';
 import { decodeProtectedHeader, exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, importSPKI, jwtVerify, SignJWT } from 'jose';
 import { connectError } from '../../core/errors.ts';
 import { randomToken, uuid } from '../../core/ids.ts';
-import { customers, projectMembers, signingKeys, userTokens } from '../../store/schema/index.ts';
+import { customers, projectMembers, projects, signingKeys, userTokens } from '../../store/schema/index.ts';
 import type { ProjectRole, TokenVerifier } from '../auth.ts';
 import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
-import { findCustomer, findProject } from '../lookups.ts';
+import { findCustomer, findProject, lockCustomer, lockProject } from '../lookups.ts';
 import { DEFAULT_PROJECT, Int64, Nullable, PATTERNS, Str, StringMap, Timestamp, int64Value, ts } from '../schemas.ts';
 import { xxhash64Hex } from './apikeys.ts';
 
@@ -17,8 +17,9 @@ import { xxhash64Hex } from './apikeys.ts';
  * `signing_keys`), and `userTokenVerifier` lets such tokens call the management API with the
  * caller's project roles (from project members).
  *
- * Claims: iss/aud `ai-gateway`, sub = userId, customer, workspace, project (when projectId is set),
- * role, org_unit, scopes, jti, iat, exp; impersonation tokens add `imp: true` and
+ * Claims: iss/aud `ai-gateway`, sub = userId, customer, tenant (the customer's row id: a customer
+ * re-created with the same slug does not accept the old one's tokens), workspace, project (when
+ * projectId is set), role, org_unit, scopes, jti, iat, exp; impersonation tokens add `imp: true` and
  * `act: {sub: impersonatorKey}` and are not persisted.
  */
 
@@ -144,7 +145,7 @@ export const userTokenOps = (deps: ControlDeps): OpDef[] => [
       keyPrefix: t.String({ description: 'first 12 characters of xxhash64 of the jti' }),
     }),
     handler: async (input) => {
-      await findCustomer(deps.db, input.customerId);
+      const customer = await findCustomer(deps.db, input.customerId);
       const projectId = input.projectId ? input.projectId : undefined;
       if (projectId) {
         const project = await findProject(deps.db, input.customerId, projectId);
@@ -152,7 +153,7 @@ export const userTokenOps = (deps: ControlDeps): OpDef[] => [
           const [m] = await deps.db
             .select({ id: projectMembers.id })
             .from(projectMembers)
-            .where(and(eq(projectMembers.customerId, input.customerId), eq(projectMembers.projectId, project.projectId), eq(projectMembers.userId, input.userId)))
+            .where(and(eq(projectMembers.projectUuid, project.id), eq(projectMembers.userId, input.userId)))
             .limit(1);
           if (!m) throw connectError('failed_precondition', `user '${input.userId}' is not a member of project '${project.projectId}'`, 'projectId');
         }
@@ -164,6 +165,7 @@ export const userTokenOps = (deps: ControlDeps): OpDef[] => [
       const signer = await ringOf(deps).active();
       const claims: Record<string, unknown> = {
         customer: input.customerId,
+        tenant: customer.id,
         workspace: input.workspaceId,
         role: input.role,
         org_unit: input.organizationUnit,
@@ -181,18 +183,27 @@ export const userTokenOps = (deps: ControlDeps): OpDef[] => [
         .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
         .sign(signer.key);
       if (!input.impersonate) {
-        await deps.db.insert(userTokens).values({
-          jti,
-          userId: input.userId,
-          customerId: input.customerId,
-          workspaceId: input.workspaceId,
-          projectId: projectId ?? null,
-          organizationUnit: input.organizationUnit,
-          role: input.role,
-          scopes: input.scopes ?? [],
-          name: input.name ?? null,
-          createdAt: now,
-          expiresAt,
+        await deps.db.transaction(async (tx) => {
+          // Persisted under the parent rows' lock: a concurrent delete cascades over it (revokes it) or refuses it.
+          const c = projectId ? undefined : await lockCustomer(tx, input.customerId);
+          const p = projectId ? await lockProject(tx, input.customerId, projectId) : undefined;
+          const customerUuid = p?.customerUuid ?? c?.id ?? customer.id;
+          if (customerUuid !== customer.id) throw connectError('not_found', `customer '${input.customerId}' not found`, 'customerId');
+          await tx.insert(userTokens).values({
+            jti,
+            userId: input.userId,
+            customerUuid,
+            customerId: input.customerId,
+            workspaceId: input.workspaceId,
+            projectId: projectId ?? null,
+            projectUuid: p?.id ?? null,
+            organizationUnit: input.organizationUnit,
+            role: input.role,
+            scopes: input.scopes ?? [],
+            name: input.name ?? null,
+            createdAt: now,
+            expiresAt,
+          });
         });
       }
       return {
@@ -233,21 +244,23 @@ export const userTokenVerifier =
     } catch {
       return undefined;
     }
-    const { sub, customer, jti } = claims;
+    const { sub, customer, jti, tenant } = claims;
     if (typeof sub !== 'string' || typeof customer !== 'string' || typeof jti !== 'string') return undefined;
-    if (claims.imp !== true) {
-      const [row] = await deps.db.select().from(userTokens).where(eq(userTokens.jti, jti)).limit(1);
-      if (!row || row.revokedAt || row.expiresAt.getTime() <= Date.now() || row.userId !== sub || row.customerId !== customer) return undefined;
-    }
     const [c] = await deps.db
       .select({ id: customers.id })
       .from(customers)
       .where(and(eq(customers.customerId, customer), isNull(customers.deletedAt)))
       .limit(1);
-    if (!c) return undefined;
+    // A token of a deleted customer never works for a new customer of the same slug.
+    if (!c || (tenant !== undefined && tenant !== c.id)) return undefined;
+    if (claims.imp !== true) {
+      const [row] = await deps.db.select().from(userTokens).where(eq(userTokens.jti, jti)).limit(1);
+      if (!row || row.revokedAt || row.expiresAt.getTime() <= Date.now() || row.userId !== sub || row.customerUuid !== c.id) return undefined;
+    }
     const memberships = await deps.db
-      .select({ projectId: projectMembers.projectId, role: projectMembers.role })
+      .select({ projectId: projects.projectId, role: projectMembers.role })
       .from(projectMembers)
-      .where(and(eq(projectMembers.customerId, customer), eq(projectMembers.userId, sub)));
+      .innerJoin(projects, and(eq(projects.id, projectMembers.projectUuid), isNull(projects.deletedAt)))
+      .where(and(eq(projects.customerUuid, c.id), eq(projectMembers.userId, sub)));
     return { kind: 'user', userId: sub, customerId: customer, roles: new Map<string, ProjectRole>(memberships.map((m) => [m.projectId, m.role])) };
   };

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, deletedAt, idColumn, labelsColumn, updatedAt } from './columns.ts';
+import { customers, projects } from './tenancy.ts';
 
 /**
  * Data planes. A workspace IS a data plane: one table, the customer-chosen slug exposed as
@@ -11,8 +12,15 @@ export const dataplanes = pgTable(
   'dataplanes',
   {
     id: idColumn(),
+    customerUuid: uuid('customer_uuid')
+      .notNull()
+      .references(() => customers.id),
     customerId: text('customer_id').notNull(),
     slug: text('slug').notNull(),
+    /** The project row it belongs to (`projectId` is that project's slug). */
+    projectUuid: uuid('project_uuid')
+      .notNull()
+      .references(() => projects.id),
     /** The project the data plane belongs to; `default` when none was given. */
     projectId: text('project_id').notNull().default('default'),
     name: text('name'),
@@ -24,7 +32,7 @@ export const dataplanes = pgTable(
     updatedAt: updatedAt(),
     deletedAt: deletedAt(),
   },
-  (t) => [uniqueIndex('dataplanes_slug_active').on(t.customerId, t.slug).where(sql`${t.deletedAt} is null`), index('dataplanes_customer').on(t.customerId)],
+  (t) => [uniqueIndex('dataplanes_slug_active').on(t.customerUuid, t.slug).where(sql`${t.deletedAt} is null`), index('dataplanes_customer').on(t.customerId), index('dataplanes_customer_uuid').on(t.customerUuid)],
 );
 
 /** Project gateways: a customer-facing URL on a data plane (workspace) serving attached projects. */
@@ -32,6 +40,9 @@ export const projectGateways = pgTable(
   'project_gateways',
   {
     id: idColumn(),
+    customerUuid: uuid('customer_uuid')
+      .notNull()
+      .references(() => customers.id),
     customerId: text('customer_id').notNull(),
     /** Slug of the hosting data plane (workspace) of the same customer. */
     workspaceId: text('workspace_id').notNull(),
@@ -47,7 +58,7 @@ export const projectGateways = pgTable(
     deletedAt: deletedAt(),
   },
   (t) => [
-    uniqueIndex('project_gateways_slug_active').on(t.customerId, t.workspaceId, t.projectGatewayId).where(sql`${t.deletedAt} is null`),
+    uniqueIndex('project_gateways_slug_active').on(t.customerUuid, t.workspaceId, t.projectGatewayId).where(sql`${t.deletedAt} is null`),
     uniqueIndex('project_gateways_host_active').on(t.urlHost).where(sql`${t.deletedAt} is null and ${t.urlHost} is not null`),
   ],
 );
@@ -57,12 +68,17 @@ export const projectGatewayProjects = pgTable(
   'project_gateway_projects',
   {
     id: idColumn(),
-    gatewayId: uuid('gateway_id').notNull(),
+    gatewayId: uuid('gateway_id')
+      .notNull()
+      .references(() => projectGateways.id),
+    projectUuid: uuid('project_uuid')
+      .notNull()
+      .references(() => projects.id),
     customerId: text('customer_id').notNull(),
     projectId: text('project_id').notNull(),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex('project_gateway_projects_unique').on(t.gatewayId, t.projectId), index('project_gateway_projects_project').on(t.customerId, t.projectId)],
+  (t) => [uniqueIndex('project_gateway_projects_unique').on(t.gatewayId, t.projectUuid), index('project_gateway_projects_project').on(t.customerId, t.projectId)],
 );
 
 export type DataplaneRow = typeof dataplanes.$inferSelect;

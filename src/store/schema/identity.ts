@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, instant } from './columns.ts';
+import { customers, projects } from './tenancy.ts';
 
 /** Keys the management plane signs user tokens with. The private key is wrapped with the KEK. */
 export const signingKeys = pgTable(
@@ -22,9 +23,14 @@ export const signingKeys = pgTable(
 export const userTokens = pgTable('user_tokens', {
   jti: text('jti').primaryKey(),
   userId: text('user_id').notNull(),
+  /** The customer row the token was issued in (a re-created slug is another customer). */
+  customerUuid: uuid('customer_uuid')
+    .notNull()
+    .references(() => customers.id),
   customerId: text('customer_id').notNull(),
   workspaceId: text('workspace_id').notNull(),
   projectId: text('project_id'),
+  projectUuid: uuid('project_uuid').references(() => projects.id),
   organizationUnit: text('organization_unit').notNull(),
   role: text('role').notNull(),
   scopes: jsonb('scopes').$type<string[]>().notNull().default([]),

@@ -1,5 +1,6 @@
-import { index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn } from './columns.ts';
+import { projects } from './tenancy.ts';
 
 /** Inference API keys. Only the SHA-256 of the key is stored. */
 export const apiKeys = pgTable(
@@ -12,6 +13,10 @@ export const apiKeys = pgTable(
     /** First characters of the key, for display (`sk-AbCd…`). */
     keyPrefix: text('key_prefix').notNull(),
     keyAddress: text('key_address').notNull(),
+    /** The project row the key serves; the slugs are kept for display. */
+    projectUuid: uuid('project_uuid')
+      .notNull()
+      .references(() => projects.id),
     customerId: text('customer_id').notNull(),
     projectId: text('project_id').notNull(),
     workspaceId: text('workspace_id'),
@@ -22,7 +27,7 @@ export const apiKeys = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex('api_keys_hash').on(t.keyHash), index('api_keys_project').on(t.customerId, t.projectId)],
+  (t) => [uniqueIndex('api_keys_hash').on(t.keyHash), index('api_keys_project').on(t.customerId, t.projectId), index('api_keys_project_uuid').on(t.projectUuid)],
 );
 
 /** Platform-admin credentials (hash only). */

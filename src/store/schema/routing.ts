@@ -1,12 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { boolean, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, deletedAt, idColumn, updatedAt } from './columns.ts';
+import { projects } from './tenancy.ts';
 
 /** A provider connection: where and how to reach an upstream. The API key is wrapped (KEK). */
 export const providerConnections = pgTable(
   'provider_connections',
   {
     id: idColumn(),
+    /** The owning project row; the slugs are kept for display and lookups. */
+    projectUuid: uuid('project_uuid')
+      .notNull()
+      .references(() => projects.id),
     customerId: text('customer_id').notNull(),
     projectId: text('project_id').notNull(),
     name: text('name').notNull(),
@@ -20,7 +25,7 @@ export const providerConnections = pgTable(
     updatedAt: updatedAt(),
     deletedAt: deletedAt(),
   },
-  (t) => [uniqueIndex('provider_connections_name_active').on(t.customerId, t.projectId, t.name).where(sql`${t.deletedAt} is null`)],
+  (t) => [uniqueIndex('provider_connections_name_active').on(t.projectUuid, t.name).where(sql`${t.deletedAt} is null`)],
 );
 
 export interface RouteTarget {
@@ -35,6 +40,10 @@ export const routes = pgTable(
   'routes',
   {
     id: idColumn(),
+    /** The owning project row; the slugs are kept for display and lookups. */
+    projectUuid: uuid('project_uuid')
+      .notNull()
+      .references(() => projects.id),
     customerId: text('customer_id').notNull(),
     projectId: text('project_id').notNull(),
     model: text('model').notNull(),
@@ -46,7 +55,7 @@ export const routes = pgTable(
     updatedAt: updatedAt(),
     deletedAt: deletedAt(),
   },
-  (t) => [uniqueIndex('routes_model_active').on(t.customerId, t.projectId, t.model).where(sql`${t.deletedAt} is null`)],
+  (t) => [uniqueIndex('routes_model_active').on(t.projectUuid, t.model).where(sql`${t.deletedAt} is null`)],
 );
 
 export type ProviderConnectionRow = typeof providerConnections.$inferSelect;

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, deletedAt, idColumn, labelsColumn, updatedAt } from './columns.ts';
 
 /** Customers (tenants). `customerId` is the slug; unique among active customers. */
@@ -18,11 +18,18 @@ export const customers = pgTable(
   (t) => [uniqueIndex('customers_slug_active').on(t.customerId).where(sql`${t.deletedAt} is null`)],
 );
 
-/** Projects; every customer has `default` from creation. */
+/**
+ * Projects; every customer has `default` from creation. `customerUuid` is the owning customer row
+ * (the slug `customerId` is kept for display and lookups): a customer re-created with the same slug
+ * is another row, so nothing of the old one attaches to it.
+ */
 export const projects = pgTable(
   'projects',
   {
     id: idColumn(),
+    customerUuid: uuid('customer_uuid')
+      .notNull()
+      .references(() => customers.id),
     customerId: text('customer_id').notNull(),
     projectId: text('project_id').notNull(),
     name: text('name'),
@@ -35,6 +42,7 @@ export const projects = pgTable(
   (t) => [
     uniqueIndex('projects_slug_active').on(t.customerId, t.projectId).where(sql`${t.deletedAt} is null`),
     index('projects_customer').on(t.customerId),
+    index('projects_customer_uuid').on(t.customerUuid),
   ],
 );
 
