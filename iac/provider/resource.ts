@@ -120,7 +120,8 @@ export const stateFrom = (def: ResourceDef, api: JsonObject, base: CtyObject): C
     else if (a.keep) out[a.tf] = isUnknown(prior) ? null : prior;
     else {
       const v = getPath(api, a.read ?? a.api.split('.').pop() ?? a.api);
-      out[a.tf] = v === undefined ? (a.computed || a.optional ? fromApi(a, undefined, prior) : prior) : fromApi(a, v, prior);
+      // A field the answer does not carry keeps its known value (a list row may omit some).
+      out[a.tf] = v === undefined ? (isUnknown(prior) ? null : prior) : fromApi(a, v, prior);
     }
   }
   for (const b of def.blocks ?? []) {

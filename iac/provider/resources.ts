@@ -1,4 +1,4 @@
-import { APIKEY, type GatewayClient, isNotFound, type JsonObject } from './client.ts';
+import type { GatewayClient, JsonObject } from './client.ts';
 import { type BlockDef, envelopeOf, orGone, type ResourceDef, str } from './resource.ts';
 import { type Attr, computed, field } from './schema.ts';
 import { fieldSchema } from './api-schemas.ts';
@@ -23,6 +23,8 @@ const keyed = (o: {
   keys: Attr[];
   fields: Attr[];
   blocks?: BlockDef[];
+  /** Reads through a list when there is no Get. */
+  read?: (c: GatewayClient, s: CtyObject) => Promise<JsonObject | null>;
 }): ResourceDef => {
   const keyBody = (s: CtyObject): JsonObject => Object.fromEntries(o.keys.map((k) => [k.api, str(s[k.tf])]));
   return {
@@ -32,7 +34,7 @@ const keyed = (o: {
     ...(o.blocks ? { blocks: o.blocks } : {}),
     importKeys: o.keys.map((k) => k.tf),
     create: async (c, body) => envelopeOf(await c.call(o.create, body), o.envelope),
-    read: (c, s) => orGone(c.call(o.get, keyBody(s)), o.envelope),
+    read: o.read ?? ((c, s) => orGone(c.call(o.get, keyBody(s)), o.envelope)),
     ...(o.update ? { update: async (c: GatewayClient, body: JsonObject) => envelopeOf(await c.call(o.update ?? '', body), o.envelope) } : {}),
     delete: async (c, s) => {
       await c.call(o.del, keyBody(s));
@@ -217,4 +219,4 @@ const route = keyed({
 });
 
 export const RESOURCES_CORE: ResourceDef[] = [customer, project, model, connection, route];
-export { isNotFound, APIKEY };
+export { keyed, byId, common, ID };

@@ -20,6 +20,8 @@ export interface Attr {
   /** Response field when it differs from the request field (for reading back). */
   read?: string;
   kind: Kind;
+  /** An explicit cty type (data source result lists); overrides the kind's. */
+  cty?: unknown;
   description: string;
   required?: boolean;
   optional?: boolean;

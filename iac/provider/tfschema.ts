@@ -8,7 +8,7 @@ const enc = (t: unknown): Buffer => Buffer.from(JSON.stringify(t));
 
 const attribute = (a: Attr) => ({
   name: a.tf,
-  type: enc(ctyType(a.kind)),
+  type: enc(a.cty ?? ctyType(a.kind)),
   description: a.description,
   required: Boolean(a.required),
   optional: Boolean(a.optional),
