@@ -91,7 +91,8 @@ const settle = (def: ResourceDef, fresh: CtyObject, planned: CtyObject): CtyObje
   for (const a of def.attrs) {
     const p = planned[a.tf];
     if (p === undefined || isUnknown(p) || p === null) continue;
-    if (a.kind === 'number' && typeof p === 'number' && typeof out[a.tf] === 'number' && Math.abs((out[a.tf] as number) - p) < 1e-9) out[a.tf] = p;
+    const got = out[a.tf];
+    if (a.kind === 'number' && (typeof p === 'number' || typeof p === 'string') && (typeof got === 'number' || typeof got === 'string') && Number(got) === Number(p)) out[a.tf] = p;
   }
   return out;
 };

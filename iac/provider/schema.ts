@@ -138,6 +138,8 @@ export type ApiValue = null | string | number | boolean | ApiValue[] | { [k: str
 
 export const toApi = (a: Attr, v: Cty): ApiValue | undefined => {
   if (v === null || isUnknown(v)) return undefined;
+  // cty sends a number it cannot hold in a float64 exactly (0.15) as decimal text.
+  if (a.kind === 'number' && typeof v === 'string') return Number(v);
   if (a.kind === 'json') {
     if (typeof v !== 'string') return undefined;
     try {
@@ -168,8 +170,12 @@ export const fromApi = (a: Attr, v: ApiValue | undefined, prior: Cty): Cty => {
       }
       return JSON.stringify(v);
     }
-    case 'number':
-      return typeof v === 'number' ? v : Number(v);
+    case 'number': {
+      // A fraction goes back as its decimal text, which cty parses exactly (a float64 would
+      // differ from the configured decimal and show as a diff).
+      const n = typeof v === 'number' ? v : Number(v);
+      return Number.isInteger(n) ? n : String(n);
+    }
     case 'strlist':
       return Array.isArray(v) ? v.map((x) => String(x)) : [];
     case 'strmap':
