@@ -1,0 +1,137 @@
+import { Value } from '@sinclair/typebox/value';
+import type { GatewayClient, JsonObject } from './client.ts';
+import { createBody, type ResourceDef, stateFrom, updateBody } from './resource.ts';
+import { type Attr, violations } from './schema.ts';
+import { type Cty, type CtyObject, isUnknown, UNKNOWN } from './wire.ts';
+
+/**
+ * Terraform semantics over a ResourceDef: validation, planning (what changes in place, what
+ * forces a replacement, what is unknown until apply), apply and read.
+ */
+
+export type PathStep = { attribute_name: string } | { element_key_int: number };
+export interface Diagnostic {
+  severity: number;
+  summary: string;
+  detail: string;
+  attribute?: { steps: PathStep[] };
+}
+
+export const ERROR = 1;
+export const diag = (summary: string, detail = '', steps?: PathStep[]): Diagnostic => ({ severity: ERROR, summary, detail, ...(steps ? { attribute: { steps } } : {}) });
+
+const asObject = (v: Cty | undefined): CtyObject | null => (v && typeof v === 'object' && !Array.isArray(v) && !isUnknown(v) ? v : null);
+const same = (x: Cty | undefined, y: Cty | undefined): boolean => JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
+
+export const validateConfig = (def: ResourceDef | { attrs: Attr[]; blocks?: ResourceDef['blocks']; check?: ResourceDef['check'] }, config: CtyObject): Diagnostic[] => {
+  const out: Diagnostic[] = [];
+  for (const a of def.attrs) for (const m of violations(a, config[a.tf] ?? null)) out.push(diag(`Invalid value for ${a.tf}`, m, [{ attribute_name: a.tf }]));
+  for (const b of def.blocks ?? []) {
+    const list = config[b.tf];
+    if (!Array.isArray(list)) continue;
+    list.forEach((el, i) => {
+      const o = asObject(el);
+      if (!o) return;
+      for (const a of b.attrs)
+        for (const m of violations(a, o[a.tf] ?? null))
+          out.push(diag(`Invalid value for ${b.tf}[${i}].${a.tf}`, m, [{ attribute_name: b.tf }, { element_key_int: i }, { attribute_name: a.tf }]));
+    });
+  }
+  for (const [attr, m] of def.check?.(config) ?? []) out.push(diag(`Invalid value for ${attr}`, m, [{ attribute_name: attr }]));
+  return out;
+};
+
+/** Clearing this optional argument cannot be expressed by an update (its schema rejects ''). */
+const clearNeedsReplace = (a: Attr): boolean => !a.schema || a.kind !== 'string' || !Value.Check(a.schema, '');
+
+export interface Plan {
+  planned: CtyObject | null;
+  requiresReplace: PathStep[][];
+}
+
+export const plan = (def: ResourceDef, prior: CtyObject | null, proposed: CtyObject | null): Plan => {
+  if (!proposed) return { planned: null, requiresReplace: [] };
+  const planned: CtyObject = { ...proposed };
+  const replace: PathStep[][] = [];
+  for (const a of def.attrs) {
+    if (a.writeOnly) planned[a.tf] = null;
+    else if (a.computed && (planned[a.tf] ?? null) === null) planned[a.tf] = prior ? (prior[a.tf] ?? null) : UNKNOWN;
+  }
+  for (const b of def.blocks ?? []) {
+    const list = planned[b.tf];
+    if (!Array.isArray(list)) continue;
+    planned[b.tf] = list.map((el) => {
+      const o = asObject(el);
+      if (!o) return el;
+      const copy: CtyObject = { ...o };
+      for (const a of b.attrs) if (a.computed && (copy[a.tf] ?? null) === null) copy[a.tf] = UNKNOWN;
+      return copy;
+    });
+  }
+  if (prior) {
+    for (const a of def.attrs) {
+      if (a.writeOnly || (a.computed && !a.optional)) continue;
+      const was = prior[a.tf] ?? null;
+      const now = planned[a.tf] ?? null;
+      if (same(was, now)) continue;
+      if (a.forceNew || (now === null && was !== null && !a.computed && !a.local && clearNeedsReplace(a))) replace.push([{ attribute_name: a.tf }]);
+    }
+    for (const b of def.blocks ?? []) if (!b.updatable && !same(prior[b.tf], planned[b.tf])) replace.push([{ attribute_name: b.tf }]);
+    if (replace.length > 0) for (const a of def.attrs) if (a.computed && !a.optional) planned[a.tf] = UNKNOWN;
+    // Without a change nothing is unknown: the plan is the prior state (no spurious diff).
+    if (replace.length === 0 && !def.attrs.some((a) => !same(prior[a.tf], planned[a.tf])) && !(def.blocks ?? []).some((b) => !same(prior[b.tf], planned[b.tf])))
+      return { planned: { ...prior, ...Object.fromEntries(def.attrs.filter((a) => a.writeOnly).map((a) => [a.tf, null])) }, requiresReplace: [] };
+  }
+  return { planned, requiresReplace: replace };
+};
+
+/** Keeps what the user planned where the server's answer is semantically the same (planned values must not change in apply). */
+const settle = (def: ResourceDef, fresh: CtyObject, planned: CtyObject): CtyObject => {
+  const out: CtyObject = { ...fresh };
+  for (const a of def.attrs) {
+    const p = planned[a.tf];
+    if (p === undefined || isUnknown(p) || p === null) continue;
+    const got = out[a.tf];
+    if (a.kind === 'number' && (typeof p === 'number' || typeof p === 'string') && (typeof got === 'number' || typeof got === 'string') && Number(got) === Number(p)) out[a.tf] = p;
+  }
+  return out;
+};
+
+export const apply = async (c: GatewayClient, def: ResourceDef, prior: CtyObject | null, planned: CtyObject | null, config: CtyObject): Promise<CtyObject | null> => {
+  if (!planned) {
+    if (prior) await def.delete(c, prior);
+    return null;
+  }
+  let api: JsonObject;
+  if (!prior) {
+    const body = createBody(def, planned, config);
+    def.amend?.(body, null, planned, config);
+    api = await def.create(c, body, planned);
+  } else {
+    if (!def.update) throw new Error(`${def.type} cannot be updated in place`);
+    const body = updateBody(def, prior, planned, def.importKeys);
+    def.amend?.(body, prior, planned, config);
+    api = await def.update(c, body, prior);
+  }
+  return settle(def, stateFrom(def, api, planned), planned);
+};
+
+export const read = async (c: GatewayClient, def: ResourceDef, state: CtyObject): Promise<CtyObject | null> => {
+  const api = await def.read(c, state);
+  return api ? stateFrom(def, api, state) : null;
+};
+
+export const importState = (def: ResourceDef, id: string): CtyObject | string => {
+  const custom = def.parseImport?.(id);
+  const parts = id.split('/');
+  if (!custom && parts.length !== def.importKeys.length)
+    return `import id of ${def.type} is ${def.importKeys.join('/')} (got '${id}')`;
+  const state: CtyObject = {};
+  for (const a of def.attrs) state[a.tf] = null;
+  for (const b of def.blocks ?? []) state[b.tf] = [];
+  if (custom) return { ...state, ...custom };
+  def.importKeys.forEach((k, i) => {
+    state[k] = parts[i] ?? '';
+  });
+  return state;
+};

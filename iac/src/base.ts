@@ -1,0 +1,90 @@
+import { type TerraformMetaArguments, TerraformProvider, TerraformResource, TerraformDataSource } from 'cdktf';
+import type { Construct } from 'constructs';
+import pkg from '../../package.json' with { type: 'json' };
+
+/** The provider's version is the gateway's version (contract §6). */
+export const PROVIDER_VERSION: string = pkg.version;
+export const PROVIDER_SOURCE = 'gateway.local/gateway/gateway';
+const META = { providerName: 'gateway', providerVersion: PROVIDER_VERSION };
+
+export interface GatewayProviderConfig {
+  /** Management API base URL; default: env GATEWAY_ENDPOINT. */
+  readonly endpoint?: string;
+  /** Platform-admin token, user token or service-account JWT (sensitive); default: env GATEWAY_TOKEN. */
+  readonly token?: string;
+  readonly alias?: string;
+}
+
+/** The `gateway` provider (source gateway.local/gateway/gateway, installed by `bun run iac:install`). */
+export class GatewayProvider extends TerraformProvider {
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly config: GatewayProviderConfig = {},
+  ) {
+    super(scope, id, { terraformResourceType: 'gateway', terraformProviderSource: PROVIDER_SOURCE, terraformGeneratorMetadata: META });
+    if (config.alias) this.alias = config.alias;
+  }
+  protected override synthesizeAttributes(): Record<string, unknown> {
+    return { endpoint: this.config.endpoint, token: this.config.token };
+  }
+}
+
+const snake = (s: string): string => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** Props → Terraform arguments: camelCase names become the snake_case attributes; map values (labels) stay as given. */
+export const toArguments = (props: Record<string, unknown>, blocks: Record<string, string> = {}): Record<string, unknown> => {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(props)) {
+    if (v === undefined) continue;
+    if (k in blocks && Array.isArray(v)) out[blocks[k] ?? k] = v.map((el: Record<string, unknown>) => toArguments(el));
+    else if (k === 'options' && v !== null && typeof v === 'object') out[k] = JSON.stringify(v);
+    else out[snake(k)] = v;
+  }
+  return out;
+};
+
+const META_KEYS = ['dependsOn', 'count', 'provider', 'lifecycle', 'forEach', 'provisioners', 'connection'] as const;
+const split = <P extends object>(props: P & TerraformMetaArguments): { meta: TerraformMetaArguments; rest: Record<string, unknown> } => {
+  const meta: Record<string, unknown> = {};
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(props)) ((META_KEYS as readonly string[]).includes(k) ? meta : rest)[k] = v;
+  return { meta: meta as TerraformMetaArguments, rest };
+};
+
+/** Base of the L1 classes: typed props in, the resource's arguments out, `id` and attributes as tokens. */
+export abstract class GatewayResource<P extends object> extends TerraformResource {
+  private readonly args: Record<string, unknown>;
+  protected constructor(scope: Construct, id: string, type: string, props: P & TerraformMetaArguments, blocks: Record<string, string> = {}) {
+    const { meta, rest } = split(props);
+    super(scope, id, { terraformResourceType: type, terraformGeneratorMetadata: META, ...meta });
+    this.args = toArguments(rest, blocks);
+  }
+  protected override synthesizeAttributes(): Record<string, unknown> {
+    return this.args;
+  }
+  /** The server-generated UUID. */
+  get id(): string {
+    return this.getStringAttribute('id');
+  }
+  /** Any attribute of the resource, by its Terraform name. */
+  attr(name: string): string {
+    return this.getStringAttribute(name);
+  }
+}
+
+/** Base of the data sources. */
+export abstract class GatewayDataSource<P extends object> extends TerraformDataSource {
+  private readonly args: Record<string, unknown>;
+  protected constructor(scope: Construct, id: string, type: string, props: P & TerraformMetaArguments) {
+    const { meta, rest } = split(props);
+    super(scope, id, { terraformResourceType: type, terraformGeneratorMetadata: META, ...meta });
+    this.args = toArguments(rest);
+  }
+  protected override synthesizeAttributes(): Record<string, unknown> {
+    return this.args;
+  }
+  attr(name: string): string {
+    return this.getStringAttribute(name);
+  }
+}
