@@ -209,6 +209,8 @@ const MAX_BACKOFF_MS = 2_000;
 export class RecordSink {
   #queue: Entry[] = [];
   #chars = 0;
+  /** Queue entries before this index hold no bodies (shedding resumes here). */
+  #shedFrom = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
   #flushing: Promise<void> | undefined;
   #backoffMs = 0;
@@ -256,12 +258,13 @@ export class RecordSink {
 
   /** Past the body bound: the oldest queued rows lose their bodies (they are still recorded). */
   #shedBodies(): void {
-    for (const e of this.#queue) {
-      if (this.#chars <= this.#maxBodyChars) break;
+    for (; this.#shedFrom < this.#queue.length && this.#chars > this.#maxBodyChars; this.#shedFrom++) {
+      const e = this.#queue[this.#shedFrom] as Entry;
       if (e.chars === 0) continue;
       e.row = withoutBodies(e.row, QUEUE_FULL);
       this.#chars -= e.chars;
       e.chars = 0;
+      this.#stats.bodiesDropped++;
     }
     log.every('records-bodies-shed', 'warn', 'request record queue over its body bound: bodies of the oldest queued records left out', { queued: this.#queue.length });
   }
@@ -292,6 +295,7 @@ export class RecordSink {
       // Only this method removes from the front; add() appends behind the batch.
       this.#queue.splice(0, batch.length, ...batch.filter((e) => !e.done));
       for (const e of batch) if (e.done) this.#chars -= e.chars;
+      this.#shedFrom = 0;
       if (result === 'down') {
         this.#backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(this.#flushMs, this.#backoffMs * 2));
         this.#retryAt = Date.now() + this.#backoffMs;
