@@ -86,7 +86,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     getAdapter,
     { pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs },
   );
-  const records = new RecordSink(store.db, config.recordFlushMs);
+  const records = new RecordSink(store.db, { flushMs: config.recordFlushMs });
   const telemetry = startTelemetry(config.telemetry, pkg.version);
   const deps: ControlDeps = {
     db: store.db,
@@ -114,7 +114,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         port: config.port,
         deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs },
         ready,
-        readiness: () => ({ revision: snapshots.current?.revision ?? null }),
+        readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats }),
       });
     }
     if (config.role === 'all' || config.role === 'control') {

@@ -100,7 +100,7 @@ for (const t of targets) {
     });
 
     test('request records: a batch of 1,200 is written in full', async () => {
-      const sink = new RecordSink(store.db, 10_000, 500);
+      const sink = new RecordSink(store.db, { flushMs: 10_000, maxBatch: 500 });
       const now = Date.now();
       for (let i = 0; i < 1200; i++) {
         sink.add({

@@ -41,21 +41,48 @@ export interface Trace {
   span?: Span;
 }
 
-const usageTotals = (u: Usage | undefined) => ({
-  inputTokens: u?.inputTokens ?? 0,
-  outputTokens: u?.outputTokens ?? 0,
-  totalTokens: (u?.inputTokens ?? 0) + (u?.outputTokens ?? 0),
-  cachedInputTokens: u?.cachedInputTokens ?? 0,
-  cacheWriteTokens: u?.cacheWriteTokens ?? 0,
-});
+const INT4_MAX = 2_147_483_647;
+
+/**
+ * A token count as its integer column holds it: negative or NaN → 0, fractions rounded, capped at
+ * the column's maximum. Cheap enough for every request; the record is flagged when it changed.
+ */
+const tokens = (n: number | undefined): number => {
+  if (n === undefined || (Number.isInteger(n) && n >= 0 && n <= INT4_MAX)) return n ?? 0;
+  return n > 0 ? Math.min(Math.round(n), INT4_MAX) : 0;
+};
+
+const usageTotals = (u: Usage | undefined) => {
+  const inputTokens = tokens(u?.inputTokens);
+  const outputTokens = tokens(u?.outputTokens);
+  const cachedInputTokens = tokens(u?.cachedInputTokens);
+  const cacheWriteTokens = tokens(u?.cacheWriteTokens);
+  const sum = inputTokens + outputTokens;
+  const adjusted =
+    u !== undefined &&
+    (inputTokens !== u.inputTokens ||
+      outputTokens !== u.outputTokens ||
+      cachedInputTokens !== (u.cachedInputTokens ?? 0) ||
+      cacheWriteTokens !== (u.cacheWriteTokens ?? 0) ||
+      sum > INT4_MAX);
+  return { totals: { inputTokens, outputTokens, totalTokens: Math.min(sum, INT4_MAX), cachedInputTokens, cacheWriteTokens }, adjusted };
+};
 
 const MAX_BODY_CHARS = 256 * 1024;
+/**
+ * The body as the record keeps it. Nothing is scanned here (the request path pays for it): text
+ * that the database refuses (lone surrogates, NUL) is cleaned by the record sink only when a write
+ * fails (records.ts).
+ */
 const keepBody = (deps: InferenceDeps, body: unknown): unknown => {
   if (!deps.recordBodies || body === undefined) return null;
-  const text = body instanceof RawJson ? body.text : JSON.stringify(body);
+  let text: string;
+  try {
+    text = body instanceof RawJson ? body.text : (JSON.stringify(body) ?? 'null');
+  } catch {
+    return { omitted: 'not serialisable' };
+  }
   if (text.length > MAX_BODY_CHARS) return { truncated: true, chars: text.length };
-  // jsonb cannot hold NUL characters; one such body must not fail its whole batch.
-  if (text.includes('\\u0000')) return { omitted: 'contains NUL characters', chars: text.length };
   return body instanceof RawJson ? body : new RawJson(text);
 };
 
@@ -66,7 +93,7 @@ export const finishTrace = (
   out: { usage?: Usage; attempts?: Attempt[]; error?: GatewayError; response?: unknown; ttfbMs?: number },
 ): void => {
   const last = out.attempts?.at(-1);
-  const totals = usageTotals(out.usage);
+  const { totals, adjusted } = usageTotals(out.usage);
   if (tr.span) {
     deps.telemetry.endRequest(tr.span, status, {
       'gateway.model': tr.model ?? '',
@@ -101,11 +128,12 @@ export const finishTrace = (
     ttfbMs: out.ttfbMs ?? null,
     stream: tr.stream,
     ...totals,
-    costNanoUsd: out.usage && tr.plan ? costNanoUsd(out.usage, tr.plan.catalog.prices) : 0,
+    costNanoUsd: out.usage && tr.plan ? costNanoUsd(totals, tr.plan.catalog.prices) : 0,
     attempts: out.attempts?.length ?? 0,
     errorCode: out.error?.errorCode ?? null,
     requestBody: keepBody(deps, tr.bodyText !== undefined ? new RawJson(tr.bodyText) : tr.body),
     responseBody: keepBody(deps, out.error ? { error: { code: out.error.errorCode, message: out.error.message, attempts: out.attempts } } : out.response),
+    sanitized: adjusted ? 'usage' : null,
   };
   deps.records.add(row);
 };

@@ -44,6 +44,11 @@ export const RecordOut = t.Object(
     errorCode: t.Optional(t.String()),
     requestBody: t.Unknown(),
     responseBody: t.Unknown(),
+    sanitized: t.Optional(
+      t.Array(t.String(), {
+        description: 'Present when the record had to be changed to be stored: usage (token counts clamped or rounded), text (ill-formed text or NUL cleaned), numbers, bodies (bodies left out)',
+      }),
+    ),
   },
   { description: 'Request record' },
 );
@@ -85,6 +90,7 @@ export const recordView = (r: RequestRecordRow) => ({
   ...(r.errorCode ? { errorCode: r.errorCode } : {}),
   requestBody: r.requestBody ?? null,
   responseBody: r.responseBody ?? null,
+  ...(r.sanitized ? { sanitized: r.sanitized.split(',') } : {}),
 });
 
 /** Offset-free paging for records: newest first, cursor = (receivedAt, requestId), same token format as other lists. */

@@ -30,6 +30,12 @@ export const requestRecords = pgTable(
     errorCode: text('error_code'),
     requestBody: jsonb('request_body'),
     responseBody: jsonb('response_body'),
+    /**
+     * What had to be changed for the row to be stored, comma-separated (`usage`: token counts
+     * clamped or rounded; `text`: ill-formed text or NUL cleaned; `bodies`: bodies left out);
+     * null when stored as is. See docs/operating.md, "Request records".
+     */
+    sanitized: text('sanitized'),
   },
   (t) => [
     index('request_records_client_id').on(t.clientRequestId),
