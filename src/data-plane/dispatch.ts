@@ -4,7 +4,7 @@ import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import { createFrameParser } from '../providers/framing.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, UpstreamFrame } from '../providers/types.ts';
 import { targetOrder } from './resolve.ts';
-import { clientClosed, prepareRequest, sendUpstream, timeoutError, tokenHttp, upstreamFailure } from './upstream.ts';
+import { clientClosed, prepareRequest, readUpstreamText, sendUpstream, timeoutError, tokenHttp, upstreamFailure } from './upstream.ts';
 
 /** One try against one target, for the request record and the span. */
 export interface Attempt {
@@ -151,10 +151,8 @@ const failover = async <T>(
 
 const noTarget = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'No upstream target is available.' });
 
-const readText = (res: Response, signal: AbortSignal): Promise<string> =>
-  res.text().catch((e: unknown) => {
-    throw upstreamFailure(e, signal);
-  });
+/** Bounded by GATEWAY_MAX_UPSTREAM_RESPONSE: a larger answer is a 502. */
+const readText = readUpstreamText;
 
 /** Non-streaming: try targets in order until one answers or a non-retryable error occurs. */
 export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal): Promise<CompleteOutcome> => {
