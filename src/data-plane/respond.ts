@@ -213,9 +213,10 @@ export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: Reque
     if (!sink) return undefined;
     w.lastWrite = Date.now();
     try {
-      sink.write(text);
+      const written = sink.write(text);
       const flushed = sink.flush();
-      return flushed instanceof Promise ? flushed : undefined;
+      if (flushed instanceof Promise) return flushed;
+      return written instanceof Promise ? written : undefined;
     } catch {
       // The client is gone; the read loop or cancel() reports the outcome.
       return undefined;
