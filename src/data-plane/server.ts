@@ -40,8 +40,8 @@ export interface DataPlaneServerOptions {
   host: string;
   port: number;
   deps: InferenceDeps;
-  /** Body size and time limits and the idle time-out of kept-alive connections. */
-  limits: { maxBodyBytes: number; bodyTimeoutMs: number; idleTimeoutSeconds: number };
+  /** GATEWAY_MAX_BODY (checked on Content-Length here; counted by the body reader) and the idle time-out of kept-alive connections. */
+  limits: { maxBodyBytes: number; idleTimeoutSeconds: number };
   /** Health: true once migrations ran and a snapshot is being served. */
   ready: () => boolean;
   readiness: () => Record<string, unknown>;
