@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pkg from '../package.json' with { type: 'json' };
 import { ConfigError, type GatewayConfig } from './config/env.ts';
 import { sha256Hex, randomToken } from './core/ids.ts';
-import { log } from './core/log.ts';
+import { describeError, log } from './core/log.ts';
 import { generateKek, SecretBox } from './core/secrets.ts';
 import { ManagementAuth } from './control-plane/auth.ts';
 import type { OpDef } from './control-plane/connect.ts';
@@ -12,7 +12,9 @@ import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
 import { managementOps, userTokenVerifier } from './control-plane/index.ts';
 import { RecordSink } from './data-plane/records.ts';
+import { cutOpenStreams, gatewayShutdown, setStreamStallTimeout } from './data-plane/respond.ts';
 import { startDataPlaneServer } from './data-plane/server.ts';
+import { setMaxUpstreamResponse } from './data-plane/upstream.ts';
 import { seedDemo } from './demo.ts';
 import { SnapshotController } from './propagation/controller.ts';
 import { SnapshotHolder } from './propagation/holder.ts';
@@ -32,10 +34,16 @@ export interface Gateway {
   admin: { server: { port?: number } | null; stop: () => Promise<void> } | undefined;
   inferenceUrl: string;
   adminUrl: string;
+  /**
+   * Graceful stop: both listeners stop accepting, requests and streams in flight finish (up to
+   * `graceMs`, default GATEWAY_SHUTDOWN_GRACE); streams still open then are ended with an error
+   * event (recorded as `gateway_shutdown`); then queued records are written and the store closed.
+   * Calling it again while it waits ends the wait at once.
+   */
   /** Printed once when generated (or the configured one); undefined when hashes were already stored. */
   adminToken: string | undefined;
   demo: { apiKey: string; curl: string } | undefined;
-  stop(): Promise<void>;
+  stop(graceMs?: number): Promise<void>;
 }
 
 /** `GATEWAY_DATA_DIR=memory://` keeps the embedded database in memory (tests, throw-away runs). */
@@ -103,6 +111,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
 
   await controller.start();
   records.start();
+  setMaxUpstreamResponse(config.limits.maxUpstreamResponseBytes);
+  setStreamStallTimeout(config.limits.streamStallMs);
 
   const ready = () => snapshots.current !== undefined;
   let inference: Server<undefined> | undefined;
@@ -112,7 +122,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       inference = startDataPlaneServer({
         host: config.host,
         port: config.port,
-        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs },
+        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits },
+        limits: config.limits,
         ready,
         readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats }),
       });
@@ -131,7 +142,27 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
 
   const inferenceUrl = inference ? `http://${config.host}:${inference.port}` : '';
   const adminUrl = adminApp?.server ? `http://${config.host}:${adminApp.server.port}` : '';
-  let stopped = false;
+  let stopping: Promise<void> | undefined;
+  let hurry: (() => void) | undefined;
+  const drain = async (graceMs: number): Promise<void> => {
+    const listeners = Promise.all([inference?.stop(false), adminApp?.server?.stop(false)]).then(() => 'drained' as const);
+    const hurried = new Promise<'deadline'>((resolve) => {
+      const timer = setTimeout(() => resolve('deadline'), graceMs);
+      hurry = () => {
+        clearTimeout(timer);
+        resolve('deadline');
+      };
+    });
+    const first = await Promise.race([listeners, hurried]);
+    hurry = undefined;
+    if (first === 'drained') return;
+    const cut = cutOpenStreams(gatewayShutdown());
+    log.warn('shutdown grace period over: ending what is still in flight', { streams: cut });
+    // The error events are flushed by the streams' close; give them a moment before cutting sockets.
+    await Promise.race([listeners, Bun.sleep(500)]);
+    inference?.stop(true);
+    await adminApp?.server?.stop(true);
+  };
   return {
     config,
     store,
@@ -144,15 +175,19 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     adminUrl,
     adminToken: admin.generated ?? config.adminToken,
     demo: demo ? { apiKey: demo.apiKey, curl: demo.curl(inferenceUrl) } : undefined,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      controller.stop();
-      inference?.stop(true);
-      await adminApp?.stop(true);
-      await records.stop().catch(() => undefined);
-      await telemetry.shutdown().catch(() => undefined);
-      await store.close();
+    stop(graceMs = config.shutdownGraceMs) {
+      if (stopping) {
+        hurry?.();
+        return stopping;
+      }
+      stopping = (async () => {
+        await drain(graceMs);
+        controller.stop();
+        await records.stop().catch((e: unknown) => log.error('writing the queued request records failed', { error: describeError(e) }));
+        await telemetry.shutdown().catch(() => undefined);
+        await store.close();
+      })();
+      return stopping;
     },
   };
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 import { startGateway } from './app.ts';
 import { ConfigError, loadConfig } from './config/env.ts';
-import { log, setLogLevel } from './core/log.ts';
+import { describeError, log, setLogLevel } from './core/log.ts';
 
 /** CLI: `bun src/main.ts serve [--role all|control|data] [--service-account FILE]`. */
 const main = async (): Promise<void> => {
@@ -23,12 +23,24 @@ const main = async (): Promise<void> => {
     out(`  ${gw.demo.curl}`);
   }
   out(`gateway: ready in ${startupMs} ms (${gw.store.driver}, config revision ${gw.snapshots.current?.revision ?? 0})`);
+  // First signal: drain (GATEWAY_SHUTDOWN_GRACE), write queued records, exit 0. A second signal
+  // ends the wait for what is still in flight at once.
   let stopping = false;
   const shutdown = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      log.warn('second signal: ending requests and streams in flight now', { signal });
+      void gw.stop();
+      return;
+    }
     stopping = true;
-    log.info('shutting down', { signal });
-    void gw.stop().then(() => process.exit(0));
+    log.info('shutting down: draining requests and streams in flight', { signal, graceMs: config.shutdownGraceMs });
+    gw.stop().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        log.error('shutdown failed', { error: describeError(e) });
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));

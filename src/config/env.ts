@@ -25,8 +25,25 @@ export interface GatewayConfig {
   upstreamAllowPrivate: boolean;
   /** Downstream silence after which a stream gets a keep-alive comment. */
   keepAliveMs: number;
+  /** Listener limits and shutdown (docs/operating.md, "Listener limits and shutdown"). */
+  limits: ListenerLimits;
+  /** How long SIGTERM/SIGINT waits for requests and streams in flight before ending them. */
+  shutdownGraceMs: number;
   telemetry: TelemetryConfig;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export interface ListenerLimits {
+  /** Largest request body accepted (bytes): GATEWAY_MAX_BODY. */
+  maxBodyBytes: number;
+  /** Time allowed to receive a request body once its headers arrived: GATEWAY_BODY_TIMEOUT. */
+  bodyTimeoutMs: number;
+  /** Idle keep-alive connections are closed after this many seconds: GATEWAY_IDLE_TIMEOUT. */
+  idleTimeoutSeconds: number;
+  /** A stream whose client reads nothing for this long is ended: GATEWAY_STREAM_STALL_TIMEOUT. */
+  streamStallMs: number;
+  /** Largest upstream JSON answer relayed (bytes): GATEWAY_MAX_UPSTREAM_RESPONSE. */
+  maxUpstreamResponseBytes: number;
 }
 
 /** A bad setting: start-up stops with one line naming it. */
@@ -58,6 +75,24 @@ const positiveInt = (env: Record<string, string | undefined>, name: string, fall
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new ConfigError(name, `'${raw}' is not a positive integer`);
   return n;
+};
+
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/** Byte sizes: `1048576`, `512KiB`, `32MiB`, `1GB`. */
+const size = (env: Record<string, string | undefined>, name: string, fallback: string): number => {
+  const raw = env[name] || fallback;
+  const m = /^(\d+)\s*([kmg]i?b|b)?$/i.exec(raw.trim());
+  const bytes = m ? Number(m[1]) * (SIZE_UNITS[(m[2] ?? '').toLowerCase()] ?? Number.NaN) : Number.NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 1) throw new ConfigError(name, `'${raw}' is not a size (examples: 65536, 512KiB, 32MiB)`);
+  return bytes;
+};
+
+/** Bun's idle timeout takes whole seconds, 1-255. */
+const idleSeconds = (env: Record<string, string | undefined>, name: string, fallback: string): number => {
+  const s = Math.ceil(duration(env, name, fallback) / 1000);
+  if (s > 255) throw new ConfigError(name, `'${env[name] ?? fallback}' is longer than 255s`);
+  return s;
 };
 
 /** Reads argv (`serve --role data --service-account FILE`) and the environment. */
@@ -105,6 +140,14 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     recordBodies: env.GATEWAY_RECORD_BODIES !== '0',
     upstreamAllowPrivate: env.GATEWAY_UPSTREAM_ALLOW_PRIVATE === '1' || env.GATEWAY_UPSTREAM_ALLOW_PRIVATE === 'true',
     keepAliveMs: duration(env, 'GATEWAY_KEEPALIVE_INTERVAL', '15s'),
+    limits: {
+      maxBodyBytes: size(env, 'GATEWAY_MAX_BODY', '32MiB'),
+      bodyTimeoutMs: duration(env, 'GATEWAY_BODY_TIMEOUT', '30s'),
+      idleTimeoutSeconds: idleSeconds(env, 'GATEWAY_IDLE_TIMEOUT', '10s'),
+      streamStallMs: duration(env, 'GATEWAY_STREAM_STALL_TIMEOUT', '60s'),
+      maxUpstreamResponseBytes: size(env, 'GATEWAY_MAX_UPSTREAM_RESPONSE', '16MiB'),
+    },
+    shutdownGraceMs: duration(env, 'GATEWAY_SHUTDOWN_GRACE', '30s'),
     telemetry: telemetryConfigFromEnv(env),
     logLevel,
   };

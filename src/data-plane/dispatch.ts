@@ -4,7 +4,7 @@ import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import { createFrameParser } from '../providers/framing.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, UpstreamFrame } from '../providers/types.ts';
 import { targetOrder } from './resolve.ts';
-import { clientClosed, prepareRequest, timeoutError, UpstreamCall, upstreamFailure } from './upstream.ts';
+import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall, upstreamFailure } from './upstream.ts';
 
 /** One try against one target, for the request record and the span. */
 export interface Attempt {
@@ -153,11 +153,6 @@ const failover = async <T>(
 
 const noTarget = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'No upstream target is available.' });
 
-const readText = (res: Response, signal: AbortSignal): Promise<string> =>
-  res.text().catch((e: unknown) => {
-    throw upstreamFailure(e, signal);
-  });
-
 /** Non-streaming: try targets in order until one answers or a non-retryable error occurs. */
 export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal): Promise<CompleteOutcome> => {
   const r = await failover(route, clientSignal, noTarget, async (target, t) => {
@@ -165,7 +160,7 @@ export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapsh
     if (adapter.kind === 'local') return { value: adapter.complete(req, withTarget(target)), status: 200 };
     const signal = t.controller.signal;
     const upstream = await t.call.send(await prepareRequest(adapter, req, withTarget(target), t.call));
-    const text = await readText(upstream, signal);
+    const text = await readUpstreamText(upstream, signal);
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(text), upstream.headers);
     return { value: adapter.parseResponse(text), status: upstream.status };
   });
@@ -221,7 +216,7 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
     }
     const signal = t.controller.signal;
     const upstream = await t.call.send(await prepareRequest(adapter, req, withTarget(target), t.call));
-    if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await upstream.text().catch(() => '')), upstream.headers);
+    if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
     if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
     const read = eventReader(adapter, upstream.body, signal);
     let first: StreamEvent[] | null = [];
@@ -267,10 +262,10 @@ export const dispatchExtra = async (endpoint: ExtraEndpoint, body: JsonObject, r
     if (!built) return undefined;
     const signal = t.controller.signal;
     const upstream = await t.call.send(await t.call.prepare(built, adapter, withTarget(target)));
-    if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await upstream.text().catch(() => '')), upstream.headers);
+    if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
     const type = upstream.headers.get('content-type') ?? '';
     if (!type.includes('json')) return { value: upstream, status: upstream.status };
-    const text = await readText(upstream, signal);
+    const text = await readUpstreamText(upstream, signal);
     return { value: new Response(text, { status: upstream.status, headers: { 'content-type': type } }), status: upstream.status };
   });
   return r.ok ? { ok: true, response: r.value, target: r.target, attempts: r.attempts } : r;

@@ -31,7 +31,7 @@ export const handleExtra = async (deps: InferenceDeps, endpoint: ExtraEndpoint, 
     if (!snapshot) throw noSnapshot();
     const key = authenticate(req.headers, snapshot, tr.receivedAt);
     tr.key = key instanceof Promise ? await key : key;
-    const body = await parseJsonBody(req);
+    const body = await parseJsonBody(req, undefined, deps.bodyLimits);
     if (!isObject(body)) throw invalidRequest('The request body must be a JSON object.', null);
     tr.body = body;
     if (typeof body.model !== 'string' || body.model === '') throw invalidRequest("'model' is required and must be a non-empty string.", 'model', 'missing_required_parameter');

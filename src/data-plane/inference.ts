@@ -51,7 +51,7 @@ export const handleInference = async (deps: InferenceDeps, format: ClientFormat,
     if (!snapshot) throw noSnapshot();
     const key = authenticate(req.headers, snapshot, tr.receivedAt);
     tr.key = key instanceof Promise ? await key : key;
-    tr.body = await parseJsonBody(req, tr);
+    tr.body = await parseJsonBody(req, tr, deps.bodyLimits);
     const creq = codec.decodeRequest(tr.body);
     tr.model = creq.model;
     tr.stream = creq.stream;

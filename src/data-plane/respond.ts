@@ -1,5 +1,5 @@
 import type { StreamEvent, ToolCall, Usage } from '../canonical/types.ts';
-import { asGatewayError, type GatewayError, toInferenceBody } from '../core/errors.ts';
+import { asGatewayError, GatewayError, toInferenceBody } from '../core/errors.ts';
 import type { ClientFormatCodec, StreamEncoder } from '../formats/types.ts';
 import type { OpenStream } from './dispatch.ts';
 import { clientClosed, timeoutError } from './upstream.ts';
@@ -8,6 +8,11 @@ import { clientClosed, timeoutError } from './upstream.ts';
 export interface RequestIds {
   requestId: string;
   clientRequestId: string | undefined;
+  /**
+   * Set by the listener: called once a streamed response has ended, to give the connection its
+   * idle time-out back (it is off while the response is produced).
+   */
+  streamEnded?: () => void;
 }
 
 export const idHeaders = (ids: RequestIds): Record<string, string> =>
@@ -77,6 +82,8 @@ export interface SseOptions {
   idleTimeoutMs: number;
   /** Downstream silence after which a keep-alive comment is sent. */
   keepAliveMs: number;
+  /** A client that reads nothing for this long has its stream ended (default: streamStallMs()). */
+  stallTimeoutMs?: number;
   onDone(summary: StreamSummary): void;
 }
 
@@ -84,11 +91,29 @@ export interface SseOptions {
 interface Watched {
   lastUpstream: number;
   lastWrite: number;
+  /** Date.now() when the client's socket stopped draining; 0 while it reads. */
+  stalledSince: number;
   idleTimeoutMs: number;
   keepAliveMs: number;
+  stallTimeoutMs: number;
   idle(): void;
   keepAlive(): void;
+  stalled(): void;
+  /** Ends the stream from the gateway's side with an error event (shutdown). */
+  cut(error: GatewayError): void;
 }
+
+/** Listener-wide default for SseOptions.stallTimeoutMs (GATEWAY_STREAM_STALL_TIMEOUT). */
+let defaultStallMs = 60_000;
+export const setStreamStallTimeout = (ms: number): void => {
+  defaultStallMs = ms;
+};
+
+export const clientStalled = (ms: number): GatewayError =>
+  new GatewayError({ kind: 'invalid_request', status: 499, message: `The client read nothing for ${ms} ms; the stream was ended.`, errorCode: 'client_stalled', retryable: false });
+
+export const gatewayShutdown = (): GatewayError =>
+  new GatewayError({ kind: 'unavailable', message: 'The gateway is shutting down; the stream was ended before it finished.', errorCode: 'gateway_shutdown', retryable: false });
 
 /**
  * One watchdog for every open stream (a timer per stream costs more than the checks): sends
@@ -106,7 +131,10 @@ const watch = (): void => {
   }
   const now = Date.now();
   for (const w of watched) {
-    if (now - w.lastUpstream > w.idleTimeoutMs) w.idle();
+    // While the client is not reading, the upstream is not read either: that is not upstream idleness.
+    if (w.stalledSince !== 0) {
+      if (now - w.stalledSince > w.stallTimeoutMs) w.stalled();
+    } else if (now - w.lastUpstream > w.idleTimeoutMs) w.idle();
     else if (now - w.lastWrite >= w.keepAliveMs) w.keepAlive();
   }
 };
@@ -116,6 +144,20 @@ const startWatching = (w: Watched): void => {
     watchdog = setInterval(watch, WATCH_MS);
     watchdog.unref?.();
   }
+};
+
+/** Responses written by sseResponse (they re-arm the connection's idle time-out when they end). */
+const gatewayStreams = new WeakSet<Response>();
+export const isGatewayStream = (res: Response): boolean => gatewayStreams.has(res);
+
+/** Number of streams being written now. */
+export const openStreamCount = (): number => watched.size;
+
+/** Ends every open stream with `error` as the format's error event (used at the shutdown deadline). */
+export const cutOpenStreams = (error: GatewayError): number => {
+  const all = [...watched];
+  for (const w of all) w.cut(error);
+  return all.length;
 };
 
 /** Bun's direct stream: writes go to the socket without a queue; lib.dom's typing lacks the variant. */
@@ -130,7 +172,9 @@ const directStream = (source: DirectSource): ReadableStream<Uint8Array> => new R
  * Streams canonical events to the client as SSE in its format. Never stalls a quiet stream
  * (keep-alive comments), fails an idle upstream with a time-out event, and cancels the upstream
  * request when the client goes away. Text is written straight to the socket (a direct stream: no
- * queue, no TextEncoder, no pull per chunk).
+ * queue, no TextEncoder, no pull per chunk). Backpressure: when the socket stops draining, a write
+ * returns a promise and the upstream is not read until it resolves; a client that reads nothing for
+ * the stall time-out has its stream ended and its upstream request cancelled.
  */
 export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: RequestIds, opts: SseOptions): Response => {
   const obs = observer(256 * 1024);
@@ -141,22 +185,58 @@ export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: Reque
   const w: Watched = {
     lastUpstream: now,
     lastWrite: now,
+    stalledSince: 0,
     idleTimeoutMs: opts.idleTimeoutMs,
     keepAliveMs: opts.keepAliveMs,
+    stallTimeoutMs: opts.stallTimeoutMs ?? defaultStallMs,
     idle: () => open.abort(timeoutError(opts.idleTimeoutMs)),
     keepAlive: () => {
-      if (sink && !finished) write(KEEPALIVE);
+      if (sink && !finished) void write(KEEPALIVE);
+    },
+    stalled: () => {
+      // Nothing more is written: the client is not reading what it already has.
+      const err = clientStalled(w.stallTimeoutMs);
+      open.abort(err);
+      finish(err);
+      close();
+    },
+    cut: (error) => {
+      if (finished) return;
+      void write(encoder.error(error));
+      open.abort(error);
+      finish(error);
+      close();
     },
   };
-  const write = (text: string): void => {
-    if (!sink) return;
+  /** Writes and flushes; returns a promise while the client's socket is not draining. */
+  const write = (text: string): Promise<unknown> | undefined => {
+    if (!sink) return undefined;
     w.lastWrite = Date.now();
     try {
-      sink.write(text);
-      sink.flush();
+      const written = sink.write(text);
+      const flushed = sink.flush();
+      if (flushed instanceof Promise) return flushed;
+      return written instanceof Promise ? written : undefined;
     } catch {
       // The client is gone; the read loop or cancel() reports the outcome.
+      return undefined;
     }
+  };
+  /** Waits for the socket to drain; the watchdog ends the stream if that takes too long. */
+  const drain = async (pending: Promise<unknown> | undefined): Promise<void> => {
+    if (!pending) return;
+    w.stalledSince = Date.now();
+    await pending;
+    w.stalledSince = 0;
+    w.lastUpstream = Date.now();
+  };
+  const close = (): void => {
+    try {
+      sink?.close();
+    } catch {
+      // The client is already gone.
+    }
+    ids.streamEnded?.();
   };
   const finish = (error?: GatewayError): void => {
     if (finished) return;
@@ -181,8 +261,9 @@ export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: Reque
       startWatching(w);
       try {
         const head = encode(open.first);
-        if (head) write(head);
+        if (head) await drain(write(head));
         for (;;) {
+          if (finished) return;
           const events = await open.next();
           if (finished) return;
           w.lastUpstream = Date.now();
@@ -190,30 +271,27 @@ export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: Reque
             const tail = encoder.end();
             if (tail) write(tail);
             finish();
-            controller.close();
+            close();
             return;
           }
           const out = encode(events);
-          if (out) write(out);
+          if (out) await drain(write(out));
         }
       } catch (e) {
         if (finished) return;
         const err = asGatewayError(e);
         write(encoder.error(err));
         finish(err);
-        try {
-          controller.close();
-        } catch {
-          // The client is already gone.
-        }
+        close();
       }
     },
     cancel() {
       open.abort(clientClosed());
       finish(clientClosed());
+      ids.streamEnded?.();
     },
   });
-  return new Response(stream, {
+  const res = new Response(stream, {
     status: 200,
     headers: {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -222,4 +300,6 @@ export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: Reque
       ...idHeaders(ids),
     },
   });
+  gatewayStreams.add(res);
+  return res;
 };

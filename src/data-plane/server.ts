@@ -5,7 +5,8 @@ import { describeError, log } from '../core/log.ts';
 import type { ExtraEndpoint } from '../providers/types.ts';
 import { handleExtra } from './extra.ts';
 import { handleInference, handleModels, type InferenceDeps } from './inference.ts';
-import { errorResponse, jsonResponse, type RequestIds } from './respond.ts';
+import { errorResponse, isGatewayStream, jsonResponse, type RequestIds } from './respond.ts';
+import { bodyTooLarge } from './trace.ts';
 
 /**
  * The inference listener. Plain `Bun.serve` with its static route table: the hot path pays for no
@@ -39,24 +40,52 @@ export interface DataPlaneServerOptions {
   host: string;
   port: number;
   deps: InferenceDeps;
+  /** GATEWAY_MAX_BODY (checked on Content-Length here; counted by the body reader) and the idle time-out of kept-alive connections. */
+  limits: { maxBodyBytes: number; idleTimeoutSeconds: number };
   /** Health: true once migrations ran and a snapshot is being served. */
   ready: () => boolean;
   readiness: () => Record<string, unknown>;
 }
 
-const guard = (handler: (req: Request, ids: RequestIds) => Response | Promise<Response>) => async (req: Request): Promise<Response> => {
+type Handler = (req: Request, ids: RequestIds) => Response | Promise<Response>;
+
+/**
+ * Every route runs in a guard: ids, the body-size check on Content-Length, the error envelope for
+ * anything thrown, and the connection's idle time-out. Bun's per-connection timer is switched off
+ * while a request is handled (a long upstream call or a quiet stream is not a slow client; the body
+ * has its own deadline, the upstream its own time-outs) and armed again once the response is
+ * handed over — for a stream, when the stream ends — so idle kept-alive connections are closed.
+ */
+const guardFor = (idleSeconds: number, maxBodyBytes: number) => (handler: Handler) => async (req: Request, server: Server<undefined>): Promise<Response> => {
   const ids = idsOf(req);
+  server.timeout(req, 0);
+  let rearmed = false;
+  const rearm = (): void => {
+    if (rearmed) return;
+    rearmed = true;
+    try {
+      server.timeout(req, idleSeconds);
+    } catch {
+      // The connection is already gone.
+    }
+  };
+  ids.streamEnded = rearm;
+  let res: Response;
   try {
-    return await handler(req, ids);
+    const declared = req.headers.get('content-length');
+    res = declared !== null && Number(declared) > maxBodyBytes ? errorResponse(bodyTooLarge(maxBodyBytes), ids) : await handler(req, ids);
   } catch (e) {
     log.error('unhandled error in the inference listener', { requestId: ids.requestId, error: describeError(e) });
-    return errorResponse(asGatewayError(e), ids);
+    res = errorResponse(asGatewayError(e), ids);
   }
+  if (!isGatewayStream(res)) rearm();
+  return res;
 };
 
 export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
   const { deps } = opts;
-  const post = (handler: (req: Request, ids: RequestIds) => Response | Promise<Response>) => ({
+  const guard = guardFor(opts.limits.idleTimeoutSeconds, opts.limits.maxBodyBytes);
+  const post = (handler: Handler) => ({
     POST: guard(handler),
     GET: guard(methodNotAllowed),
   });
@@ -86,13 +115,21 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
   } as const;
 };
 
-export const startDataPlaneServer = (opts: DataPlaneServerOptions): Server<undefined> =>
-  Bun.serve({
+/**
+ * Bun refuses bodies over `maxRequestBodySize` itself, with an empty 413; it is set far above
+ * GATEWAY_MAX_BODY so that the guard and the body reader refuse first, in the error format. Bun's
+ * `idleTimeout` closes kept-alive connections left idle; request headers must arrive within Bun's
+ * own fixed header deadline (about 10 s) whatever the value.
+ */
+export const startDataPlaneServer = (opts: DataPlaneServerOptions): Server<undefined> => {
+  const guard = guardFor(opts.limits.idleTimeoutSeconds, opts.limits.maxBodyBytes);
+  return Bun.serve({
     hostname: opts.host,
     port: opts.port,
-    idleTimeout: 0,
-    maxRequestBodySize: 32 * 1024 * 1024,
+    idleTimeout: opts.limits.idleTimeoutSeconds,
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     routes: buildInferenceRoutes(opts),
     fetch: guard(unknownEndpoint),
     error: (e) => errorResponse(asGatewayError(e), { requestId: uuid(), clientRequestId: undefined }),
   });
+};

@@ -118,3 +118,44 @@ export class UpstreamCall {
 /** Builds the upstream request of a chat call, credentials included. */
 export const prepareRequest = (adapter: HttpProviderAdapter, request: CanonicalRequest, target: UpstreamTarget, call: UpstreamCall): Promise<UpstreamHttpRequest> =>
   call.prepare(adapter.buildRequest(request, target), adapter, target);
+
+/** Largest upstream answer read into memory (GATEWAY_MAX_UPSTREAM_RESPONSE); set at start-up. */
+let maxUpstreamResponseBytes = 16 * 1024 * 1024;
+export const setMaxUpstreamResponse = (bytes: number): void => {
+  maxUpstreamResponseBytes = bytes;
+};
+
+const tooLargeUpstream = (max: number): GatewayError =>
+  new GatewayError({ kind: 'bad_gateway', message: `The upstream provider's answer is larger than the limit of ${max} bytes.`, retryable: false });
+
+/**
+ * Reads an upstream answer as text, refusing (502) one larger than the limit: by Content-Length
+ * before reading, else by counting while reading (the upstream request is then cancelled).
+ */
+export const readUpstreamText = async (res: Response, signal: AbortSignal): Promise<string> => {
+  const max = maxUpstreamResponseBytes;
+  const declared = res.headers.get('content-length');
+  if (declared !== null && Number(declared) > max) {
+    res.body?.cancel().catch(() => undefined);
+    throw tooLargeUpstream(max);
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > max) {
+        reader.cancel().catch(() => undefined);
+        throw tooLargeUpstream(max);
+      }
+      chunks.push(value);
+    }
+  } catch (e) {
+    throw upstreamFailure(e, signal);
+  }
+  return Buffer.concat(chunks, total).toString('utf8');
+};

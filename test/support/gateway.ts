@@ -30,6 +30,8 @@ export const startTestGateway = async (env: Record<string, string> = {}): Promis
     GATEWAY_KEK: generateKek(),
     GATEWAY_RECORD_FLUSH_INTERVAL: '50ms',
     GATEWAY_LOG_LEVEL: 'error',
+    // Teardown should not wait for connections a test left open.
+    GATEWAY_SHUTDOWN_GRACE: '1s',
     ...(db.url ? { DATABASE_URL: db.url } : {}),
     ...env,
   });
