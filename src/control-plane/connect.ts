@@ -325,7 +325,8 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
       },
       {
         body: def.input,
-        parse: parseJson,
+        // Always answers (the 'json' entry, never reached, documents the content type in OpenAPI).
+        parse: [parseJson, 'json'],
         // Runs before validation: authenticate, authorize on the body as sent, then report what the walk found.
         async transform(ctx) {
           const principal = await opts.authenticate(ctx.request);
@@ -333,7 +334,7 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
           const raw: unknown = ctx.body === undefined ? {} : ctx.body;
           const prepared: PreparedBody = isPlainObject(raw)
             ? prepareBody(raw, def.input)
-            : { value: {}, problem: connectError('invalid_argument', 'the request body must be a JSON object (send {} for an empty request)', 'body') };
+            : { value: {}, problem: connectError('invalid_argument', "invalid field 'body': the request body must be a JSON object (send {} for an empty request)", 'body') };
           await opts.authorize(principal, def, prepared.value);
           if (prepared.problem) throw prepared.problem;
           ctx.body = prepared.value as typeof ctx.body;

@@ -256,8 +256,13 @@ describe('permission before validation', () => {
     expect(isInvalid(await call('CreateModel', { model: 'gpt\u200b-4o', provider: 'openai' }), 'model')).toBe(true);
   });
 
-  test('no credentials: unauthenticated before anything else', async () => {
+  test('no credentials: unauthenticated before anything else, malformed JSON included', async () => {
     const r = await call('UpsertProjectSetting', '{"customerId":"acme","projectId":"web","settingName":"x","settingValue":"\\udead"}', '');
     expect(code(r)).toBe('401 unauthenticated');
+    for (const body of ['{"customerId":', 'not json', '', '[1]']) {
+      expect(code(await call('UpdateProject', body, ''))).toBe('401 unauthenticated');
+      expect(code(await call('UpdateProject', body, tokens.bob))).toBe('403 permission_denied');
+      expect(isInvalid(await call('UpdateProject', body), 'body')).toBe(true);
+    }
   });
 });
