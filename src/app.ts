@@ -1,4 +1,5 @@
 import type { Server } from 'bun';
+import { sql } from 'drizzle-orm';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pkg from '../package.json' with { type: 'json' };
@@ -131,7 +132,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     if (config.role === 'all' || config.role === 'control') {
       const auth = new ManagementAuth(admin.hashes);
       auth.addVerifier(userTokenVerifier(deps));
-      adminApp = startControlServer({ host: config.host, port: config.adminPort, ops, auth, ready, version: pkg.version });
+      adminApp = startControlServer({ host: config.host, port: config.adminPort, ops, auth, ready, pingDatabase: () => store.db.execute(sql`select 1`), version: pkg.version });
     }
   } catch (e) {
     inference?.stop(true);

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { connectError } from '../core/errors.ts';
+import { connectError, databaseUnavailable, GatewayError, isDatabaseUnavailable } from '../core/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
 import type { OpDef, Scope } from './connect.ts';
 import { DEFAULT_PROJECT } from './schemas.ts';
@@ -57,11 +57,27 @@ export class ManagementAuth {
     throw connectError('unauthenticated', 'invalid credentials');
   };
 
+  /**
+   * Runs before the body is validated: `input` is the body as sent (property names normalised
+   * only), so a scope function may meet any JSON value. A scope that cannot be determined — the
+   * function fails on the body, or yields something that is not a customer (and project) slug —
+   * is no access: `permission_denied`. A missing resource (`not_found`) and an unreachable
+   * database (`unavailable`) are reported as such.
+   */
   authorize = async (principal: Principal, def: OpDef, input: unknown): Promise<void> => {
     if (principal.kind === 'platform_admin' || def.permission === 'authenticated') return;
     if (def.permission === 'platform_admin') throw connectError('permission_denied', `${def.name} requires a platform admin`);
-    const scope: Scope | undefined = await def.scope?.(input as never);
-    if (!scope || scope.customerId !== principal.customerId) throw connectError('permission_denied', 'no access to this resource');
+    const denied = () => connectError('permission_denied', 'no access to this resource');
+    let scope: Scope | undefined;
+    try {
+      scope = await def.scope?.(input as never);
+    } catch (e) {
+      if (e instanceof GatewayError && (e.connectCode === 'permission_denied' || e.connectCode === 'not_found' || e.connectCode === 'unavailable')) throw e;
+      if (isDatabaseUnavailable(e)) throw databaseUnavailable();
+      throw denied();
+    }
+    if (!scope || typeof scope.customerId !== 'string' || scope.customerId !== principal.customerId) throw denied();
+    if (scope.projectId !== undefined && typeof scope.projectId !== 'string') throw denied();
     if (def.permission === 'customer_member') return;
     const project = scope.projectId === undefined || scope.projectId === '' ? DEFAULT_PROJECT : scope.projectId;
     const role = principal.roles.get(project);

@@ -1,7 +1,7 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { Elysia } from 'elysia';
-import { asGatewayError, connectError, GatewayError, toConnectBody } from '../core/errors.ts';
+import { asGatewayError, connectError, databaseUnavailable, GatewayError, isDatabaseUnavailable, toConnectBody } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import type { Principal } from './auth.ts';
 
@@ -105,43 +105,71 @@ interface SchemaLike {
 const MAX_DEPTH = 32;
 const pathOf = (path: string, key: string | number): string => (path ? `${path}.${key}` : String(key));
 
+/** `String.prototype.isWellFormed` (ES2024; Bun has it, the TypeScript lib in use does not name it). */
+const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** Why a string cannot be stored (PostgreSQL text and jsonb hold neither NUL nor a lone surrogate), or undefined. */
+const unstorable = (s: string): string | undefined =>
+  s.includes('\u0000') ? 'contains a NUL character' : wellFormed(s) ? undefined : 'contains a lone UTF-16 surrogate (not valid Unicode text)';
+
+/** A request body as prepared for authorization and validation, with the first problem found in it. */
+export interface PreparedBody {
+  value: unknown;
+  /** `invalid_argument` naming the field; raised only after authorization. */
+  problem: GatewayError | undefined;
+}
+
 /**
  * Prepares a request body for validation, walking it along its schema:
  * - snake_case property names are renamed to the schema's camelCase names (declared properties
  *   only — map keys such as labels are user data and stay as sent);
  * - an `int64` given as a digit string becomes a number when the field has bounds, so the bounds
  *   apply to both spellings;
- * - strings with NUL characters (which PostgreSQL cannot store) and absurd nesting are rejected
- *   here, naming the field.
+ * - strings (values and map keys) with a NUL character or a lone surrogate, which PostgreSQL
+ *   cannot store, and absurd nesting are found here: the first one is returned as `problem`,
+ *   naming the field — not thrown, so that authorization still runs first.
  */
-export const prepareBody = (value: unknown, schema: TSchema | undefined, path = '', depth = 0): unknown => {
-  if (depth > MAX_DEPTH) throw connectError('invalid_argument', `invalid field '${path || 'body'}': nested too deeply`, path || 'body');
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) throw connectError('invalid_argument', `invalid field '${path}': contains a NUL character`, path);
-    const s = schema as SchemaLike | undefined;
-    const i64 = s?.int64 ? s : (s?.anyOf?.find((b) => (b as SchemaLike).int64) as SchemaLike | undefined);
-    if (i64 && /^-?[0-9]+$/.test(value)) {
-      const int = i64.anyOf?.find((b) => (b as SchemaLike).type === 'integer') as SchemaLike | undefined;
-      if (int && (int.minimum !== undefined || int.maximum !== undefined)) return Number(value);
+export const prepareBody = (body: unknown, schema: TSchema | undefined): PreparedBody => {
+  let problem: GatewayError | undefined;
+  const report = (field: string, why: string) => {
+    problem ??= connectError('invalid_argument', `invalid field '${field}': ${why}`, field);
+  };
+  const walk = (value: unknown, sch: TSchema | undefined, path: string, depth: number): unknown => {
+    if (depth > MAX_DEPTH) {
+      report(path || 'body', 'nested too deeply');
+      return value;
     }
-    return value;
-  }
-  if (value === null || typeof value !== 'object') return value;
-  const s = (schema ?? {}) as SchemaLike;
-  if (Array.isArray(value)) return value.map((v, i) => prepareBody(v, s.items, pathOf(path, i), depth + 1));
-  const objectSchema = s.anyOf ? (s.anyOf.find((b) => (b as SchemaLike).properties || (b as SchemaLike).patternProperties) as SchemaLike | undefined) : s;
-  const props = objectSchema?.properties;
-  const mapValue = objectSchema?.patternProperties ? Object.values(objectSchema.patternProperties)[0] : undefined;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    if (k.includes('\u0000')) throw connectError('invalid_argument', `invalid field '${path || 'body'}': a property name contains a NUL character`, path || 'body');
-    const name = !props || Object.hasOwn(props, k) ? k : Object.hasOwn(props, camel(k)) ? camel(k) : k;
-    if (Object.hasOwn(out, name)) throw connectError('invalid_argument', `invalid field '${pathOf(path, name)}': given twice (as '${k}' and its other spelling)`, pathOf(path, name));
-    const sub = props && Object.hasOwn(props, name) ? props[name] : mapValue;
-    // An own property even for `__proto__`: it must reach the validator (and be rejected), never become a prototype.
-    Object.defineProperty(out, name, { value: prepareBody(v, sub, pathOf(path, name), depth + 1), enumerable: true, writable: true, configurable: true });
-  }
-  return out;
+    if (typeof value === 'string') {
+      const bad = unstorable(value);
+      if (bad) report(path || 'body', bad);
+      const s = sch as SchemaLike | undefined;
+      const i64 = s?.int64 ? s : (s?.anyOf?.find((b) => (b as SchemaLike).int64) as SchemaLike | undefined);
+      if (i64 && /^-?[0-9]+$/.test(value)) {
+        const int = i64.anyOf?.find((b) => (b as SchemaLike).type === 'integer') as SchemaLike | undefined;
+        if (int && (int.minimum !== undefined || int.maximum !== undefined)) return Number(value);
+      }
+      return value;
+    }
+    if (value === null || typeof value !== 'object') return value;
+    const s = (sch ?? {}) as SchemaLike;
+    if (Array.isArray(value)) return value.map((v, i) => walk(v, s.items, pathOf(path, i), depth + 1));
+    const objectSchema = s.anyOf ? (s.anyOf.find((b) => (b as SchemaLike).properties || (b as SchemaLike).patternProperties) as SchemaLike | undefined) : s;
+    const props = objectSchema?.properties;
+    const mapValue = objectSchema?.patternProperties ? Object.values(objectSchema.patternProperties)[0] : undefined;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      const badKey = unstorable(k);
+      if (badKey) report(path || 'body', `a property name ${badKey}`);
+      const name = !props || Object.hasOwn(props, k) ? k : Object.hasOwn(props, camel(k)) ? camel(k) : k;
+      if (Object.hasOwn(out, name)) report(pathOf(path, name), `given twice (as '${k}' and its other spelling)`);
+      const sub = props && Object.hasOwn(props, name) ? props[name] : mapValue;
+      // An own property even for `__proto__`: it must reach the validator (and be rejected), never become a prototype.
+      Object.defineProperty(out, name, { value: walk(v, sub, pathOf(path, name), depth + 1), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  };
+  const value = walk(body, schema, '', 0);
+  return { value, problem };
 };
 
 interface ValueErrorLike {
@@ -247,7 +275,28 @@ const addSnakeTitles = (schema: SchemaLike & { title?: string }, depth = 0): voi
   for (const b of schema.anyOf ?? []) addSnakeTitles(b as SchemaLike, depth + 1);
 };
 
-/** Mounts operations on a new Elysia instance (strict: unknown properties are rejected). */
+/** A body that is not JSON text: kept as a value so that authentication and authorization run first. */
+class MalformedBody {}
+
+/** Reads the body as JSON whatever the content type; text that is not JSON becomes a `MalformedBody`. */
+const parseJson = async ({ request }: { request: Request }): Promise<unknown> => {
+  const text = await request.text();
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return new MalformedBody();
+  }
+};
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof MalformedBody);
+
+/**
+ * Mounts operations on a new Elysia instance (strict: unknown properties are rejected). Every
+ * request goes through, in this order: authentication (`unauthenticated`), authorization on the
+ * body as sent (`permission_denied` — a caller without permission learns nothing about the
+ * schema), then the body's problems and the schema (`invalid_argument` naming the field), then the
+ * handler.
+ */
 export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
   const principals = new WeakMap<Request, Principal>();
   let app = new Elysia({ normalize: false, name: 'connect-operations' }).onError(({ code, error }) => {
@@ -258,6 +307,10 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
     if (code === 'PARSE') return connectResponse(connectError('invalid_argument', 'the request body must be a JSON object (send {} for an empty request)', 'body'));
     if (code === 'NOT_FOUND') return connectResponse(connectError('not_found', 'unknown operation'));
     if (error instanceof GatewayError) return connectResponse(error);
+    if (isDatabaseUnavailable(error)) {
+      log.every('management-db-unavailable', 'warn', 'management operation: the database is unavailable', { error: describeError(error) }, 5_000);
+      return connectResponse(databaseUnavailable());
+    }
     log.every('management-op-failed', 'error', 'management operation failed', { error: describeError(error) }, 5_000);
     return connectResponse(asGatewayError(error));
   });
@@ -268,18 +321,23 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
       async ({ body, request }) => {
         const principal = principals.get(request);
         if (!principal) throw connectError('unauthenticated', 'missing credentials');
-        await opts.authorize(principal, def, body);
         return def.handler(body as never, { principal, request });
       },
       {
         body: def.input,
-        parse: 'json',
-        // Runs before validation: an unauthenticated caller learns nothing about the schema.
+        // Always answers (the 'json' entry, never reached, documents the content type in OpenAPI).
+        parse: [parseJson, 'json'],
+        // Runs before validation: authenticate, authorize on the body as sent, then report what the walk found.
         async transform(ctx) {
-          principals.set(ctx.request, await opts.authenticate(ctx.request));
+          const principal = await opts.authenticate(ctx.request);
+          principals.set(ctx.request, principal);
           const raw: unknown = ctx.body === undefined ? {} : ctx.body;
-          if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw connectError('invalid_argument', 'the request body must be a JSON object', 'body');
-          ctx.body = prepareBody(raw, def.input) as typeof ctx.body;
+          const prepared: PreparedBody = isPlainObject(raw)
+            ? prepareBody(raw, def.input)
+            : { value: {}, problem: connectError('invalid_argument', "invalid field 'body': the request body must be a JSON object (send {} for an empty request)", 'body') };
+          await opts.authorize(principal, def, prepared.value);
+          if (prepared.problem) throw prepared.problem;
+          ctx.body = prepared.value as typeof ctx.body;
         },
         detail: {
           summary: def.summary,

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, or, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { connectError } from '../core/errors.ts';
-import { PATTERNS } from './schemas.ts';
+import { PATTERNS, timestampOf } from './schemas.ts';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
@@ -30,10 +30,9 @@ export const decodeToken = (token: string): Cursor => {
   } catch {
     throw badToken();
   }
-  if (v && typeof v.c === 'string' && typeof v.i === 'string' && UUID.test(v.i)) {
-    const ms = Date.parse(v.c);
-    if (!Number.isNaN(ms) && Math.abs(ms) < 8.64e15) return { c: v.c, i: v.i };
-  }
+  // The time must be one the database can compare with (years 0001..9999), like any timestamp input.
+  const at = v && typeof v.c === 'string' && typeof v.i === 'string' && UUID.test(v.i) ? timestampOf(v.c) : undefined;
+  if (at && typeof v.i === 'string') return { c: at.toISOString(), i: v.i };
   throw badToken();
 };
 

@@ -1,5 +1,7 @@
-import { type TLiteral, type TSchema, type TUnion, Type } from '@sinclair/typebox';
+import { FormatRegistry, type TLiteral, type TSchema, type TUnion, Type } from '@sinclair/typebox';
 import { t } from 'elysia';
+import { connectError } from '../core/errors.ts';
+import { MODEL_ID_MAX, MODEL_ID_PATTERN } from './setting-values.ts';
 
 /**
  * Named patterns, bounds and shared shapes of the management API, written once. Request schemas
@@ -16,6 +18,8 @@ export const PATTERNS = {
   PROJ: '^[a-z0-9]([a-z0-9-_.]*[a-z0-9])?$',
   SERVER: '^[a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?$',
   SCOPE: '^[a-z_]+$',
+  /** Model ids: printable ASCII letters, digits and `-_.:/@+` (see setting-values.ts). */
+  MODEL: MODEL_ID_PATTERN,
 } as const;
 
 interface StrOpts {
@@ -50,6 +54,13 @@ export const StringMap = (description: string) =>
 export const Labels = () =>
   t.Optional(StringMap('labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set'));
 export const Url = (min: number, description: string) => Str(min, 2048, { description });
+/**
+ * A model id (catalog, route and route-target `model`): 1-253 characters from printable ASCII
+ * letters, digits and `- _ . : / @ +`. Refuses whitespace, control and invisible characters
+ * (zero-width, bidi controls) and non-Latin letters, so two names cannot look alike yet differ.
+ */
+export const ModelId = (description: string) =>
+  t.String({ minLength: 1, maxLength: MODEL_ID_MAX, pattern: PATTERNS.MODEL, description: `${description}; letters, digits and - _ . : / @ + (1-${MODEL_ID_MAX})` });
 
 /** int32: a JSON integer (a string is rejected). */
 export const Int32 = (o: { minimum?: number; maximum?: number; description?: string } = {}) =>
@@ -73,6 +84,48 @@ export const PageToken = () => t.Optional(Str(0, 512, { description: 'opaque tok
 /** The default project's slug; an empty projectId means it. */
 export const DEFAULT_PROJECT = 'default';
 export const projectOrDefault = (p: string | null | undefined): string => (p === undefined || p === null || p === '' ? DEFAULT_PROJECT : p);
+
+// ---- timestamps (input) -------------------------------------------------------------------------
+
+/** RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, `T`/`Z` in either case. */
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const leap = (y: number): boolean => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+const daysIn = (year: number, month: number): number => (month === 2 && leap(year) ? 29 : (DAYS[month - 1] ?? 0));
+
+/**
+ * The instant an RFC 3339 time names, or undefined when it is not one or lies outside years
+ * 0001..9999 — the range both PostgreSQL `timestamptz` and JavaScript `Date` hold (and the only
+ * one RFC 3339's four-digit year can spell). Strict: no day 31 of a 30-day month, no hour 24.
+ */
+export const timestampOf = (v: string): Date | undefined => {
+  const m = RFC3339.exec(v);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
+  const offHours = m[10] === undefined ? 0 : Number(m[10]);
+  const offMinutes = m[11] === undefined ? 0 : Number(m[11]);
+  if (offHours > 23 || offMinutes > 59) return undefined;
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  d.setUTCHours(hour, minute, second, Number((m[7] ?? '').padEnd(3, '0').slice(0, 3)));
+  const offset = (m[9] === '-' ? -1 : 1) * (offHours * 60 + offMinutes) * 60_000;
+  return new Date(d.getTime() - offset);
+};
+
+FormatRegistry.Set('rfc3339', (v) => timestampOf(v) !== undefined);
+
+/** A timestamp input: RFC 3339, years 0001..9999 (see `timestampOf`); parse it with `parseTimestamp`. */
+export const TimestampIn = (description: string) =>
+  t.String({ format: 'rfc3339', maxLength: 40, description: `${description}; RFC 3339 (e.g. 2026-01-02T03:04:05Z), years 0001-9999` });
+
+/** A validated timestamp input as a Date; anything else is `invalid_argument` naming `field`. */
+export const parseTimestamp = (v: string, field: string): Date => {
+  const d = timestampOf(v);
+  if (!d) throw connectError('invalid_argument', `invalid field '${field}': not an RFC 3339 time in years 0001-9999`, field);
+  return d;
+};
 
 // ---- response shapes --------------------------------------------------------------------------
 

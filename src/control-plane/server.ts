@@ -10,8 +10,28 @@ export interface ControlServerOptions {
   ops: readonly OpDef[];
   auth: ManagementAuth;
   ready: () => boolean;
+  /** A trivial query (`select 1`): resolves when the database answers. Checked by `/readyz`. */
+  pingDatabase?: () => Promise<unknown>;
   version: string;
 }
+
+/** How long `/readyz` waits for the database before calling it unreachable. */
+const DB_PING_TIMEOUT_MS = 2_000;
+
+/** Whether the database answers within the time-out (never throws; the driver's text is not kept). */
+const databaseAnswers = async (ping: () => Promise<unknown>): Promise<boolean> => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), DB_PING_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([ping().then(() => true), timeout]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+};
 
 const TITLE = 'AI gateway management API';
 const SPEC = '/openapi/json';
@@ -61,9 +81,12 @@ export const buildControlApp = (opts: ControlServerOptions) =>
     )
     .get(
       '/readyz',
-      ({ set }) => {
-        set.status = opts.ready() ? 200 : 503;
-        return { status: opts.ready() ? 'ok' : 'starting' };
+      // Ready: a configuration is loaded and the database answers; each part says which is missing.
+      async ({ set }) => {
+        const database = opts.pingDatabase ? ((await databaseAnswers(opts.pingDatabase)) ? 'ok' : 'unreachable') : undefined;
+        const status = !opts.ready() ? 'starting' : database === 'unreachable' ? 'unavailable' : 'ok';
+        set.status = status === 'ok' ? 200 : 503;
+        return { status, ...(database ? { database } : {}) };
       },
       { detail: { hide: true } },
     )

@@ -185,8 +185,53 @@ export interface ConnectErrorBody {
 
 export const toConnectBody = (e: GatewayError): ConnectErrorBody => ({ code: e.connectCode, message: e.message });
 
-/** Anything thrown becomes a GatewayError; unknown failures never leak their message. */
+/** Node-style socket codes and postgres.js connection codes: the database cannot be reached. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+]);
+/** SQLSTATEs that mean "the server is not there for you right now", not "your query is wrong". */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+
+/**
+ * Whether an error (or one of its causes: drizzle wraps driver errors) says the database cannot be
+ * reached: a refused, reset or timed-out connection (postgres.js codes), SQLSTATE class 08
+ * (connection exception), an administrator or crash shutdown, "cannot connect now", too many
+ * connections, or an embedded PGlite that has been closed.
+ */
+export const isDatabaseUnavailable = (e: unknown): boolean => {
+  let cur: unknown = e;
+  for (let depth = 0; depth < 6 && cur !== null && typeof cur === 'object'; depth++) {
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === 'string' && (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    const message = (cur as { message?: unknown }).message;
+    if (typeof message === 'string' && /^PGlite is closed/.test(message)) return true;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
+};
+
+/** The database cannot be reached: 503 `unavailable`, with a generic message (never the driver's text). */
+export const databaseUnavailable = (): GatewayError =>
+  new GatewayError({ kind: 'unavailable', message: 'The database is unavailable; try again shortly.', connectCode: 'unavailable' });
+
+/**
+ * Anything thrown becomes a GatewayError; unknown failures never leak their message. A database
+ * that cannot be reached is `unavailable` (503), not `internal`.
+ */
 export const asGatewayError = (e: unknown): GatewayError => {
   if (e instanceof GatewayError) return e;
+  if (isDatabaseUnavailable(e)) return databaseUnavailable();
   return new GatewayError({ kind: 'internal', message: 'Internal gateway error.' });
 };

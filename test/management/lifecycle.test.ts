@@ -93,7 +93,7 @@ describe('worked example: customer → served request', () => {
     await call(A('AddProjectMcpServer'), { ...web, serverId: 'github' });
     await call(A('ListProjectMcpServers'), web);
     await call(A('RemoveProjectMcpServer'), { ...web, serverId: 'github' });
-    await call(A('UpsertProjectSetting'), { ...web, settingName: 'rate-limit', settingValue: '600/m' });
+    await call(A('UpsertProjectSetting'), { ...web, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":600}' });
     await call(A('GetProjectSettings'), web);
     await call(A('DeleteProjectSetting'), { ...web, settingName: 'rate-limit' });
 

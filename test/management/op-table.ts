@@ -30,7 +30,9 @@ export type Spec =
   | { kind: 'labels' }
   | { kind: 'strArray'; maxItems: number; min?: number; itemMax: number; pattern?: Pattern }
   | { kind: 'datetime' }
-  | { kind: 'array'; min: number; max: number; item: () => unknown };
+  | { kind: 'array'; min: number; max: number; item: () => unknown }
+  /** Values listed by hand (a field whose format is richer than a bound). */
+  | { kind: 'cases'; valid: unknown[]; invalid: unknown[] };
 
 export interface OpCase {
   path: string;
@@ -98,6 +100,8 @@ const flavor = (noun: 'Dataplane' | 'Workspace', key: 'dataplaneId' | 'workspace
 ];
 
 const target = () => ({ connection: 'c1', model: 'up-1' });
+/** A valid `rate-limit` setting value. */
+const RATE = '{"requestsPerMinute":100}';
 const routeRef = { id: uuid, customerId: customerRef, projectId: projectRef, model: str(1, 253) };
 const connRef = { id: uuid, customerId: customerRef, projectId: projectRef, name: str(1, 253, 'ID') };
 
@@ -139,8 +143,13 @@ export const OPS: OpCase[] = [
   { path: `${A}GetProjectSettings`, base: addr, fields: addrFields },
   {
     path: `${A}UpsertProjectSetting`,
-    base: (fx) => ({ ...addr(fx), settingName: 'rate-limit', settingValue: '100/m' }),
-    fields: { ...addrFields, settingName: { kind: 'enum', values: ['global-fallback', 'rate-limit'] }, settingValue: str(1, 1024) },
+    base: (fx) => ({ ...addr(fx), settingName: 'rate-limit', settingValue: RATE }),
+    fields: {
+      ...addrFields,
+      settingName: { kind: 'enum', values: ['rate-limit'] },
+      // 1-1024 characters of JSON in the format of the setting (contract §3.2).
+      settingValue: { kind: 'cases', valid: [RATE, RATE.padEnd(1024, ' ')], invalid: ['', RATE.padEnd(1025, ' '), '100/m', '{}', 12345, null] },
+    },
   },
   { path: `${A}DeleteProjectSetting`, base: (fx) => ({ ...addr(fx), settingName: 'rate-limit' }), fields: { ...addrFields, settingName: { kind: 'enum', values: ['global-fallback', 'rate-limit'] } } },
   // ---- data planes and workspaces

@@ -146,7 +146,7 @@ describe('projects', () => {
     const key = await servedProject('acme', 'gone');
     expect((await chat(key, 'echo-acme-gone')).status).toBe(200);
     await ok('AddProjectMember', { customerId: 'acme', projectId: 'gone', userId: 'u1', role: 'admin' });
-    await ok('UpsertProjectSetting', { customerId: 'acme', projectId: 'gone', settingName: 'rate-limit', settingValue: '10/m' });
+    await ok('UpsertProjectSetting', { customerId: 'acme', projectId: 'gone', settingName: 'rate-limit', settingValue: '{"requestsPerMinute":10}' });
     const del = (await ok('DeleteProject', { customerId: 'acme', projectId: 'gone' })) as Body;
     expect(del).toMatchObject({ success: true });
     await fail('GetProject', { customerId: 'acme', projectId: 'gone' }, 'not_found');
@@ -218,14 +218,14 @@ describe('assignments', () => {
   });
 
   test('settings: upsert replaces, get lists by name, delete', async () => {
-    await ok('UpsertProjectSetting', { ...at, settingName: 'rate-limit', settingValue: '100/m' });
-    const s = (await ok('UpsertProjectSetting', { ...at, settingName: 'rate-limit', settingValue: '200/m' })).setting as Body;
-    expect(s).toMatchObject({ settingName: 'rate-limit', settingValue: '200/m' });
-    await ok('UpsertProjectSetting', { ...at, settingName: 'global-fallback', settingValue: '{"model":"x"}' });
+    await ok('UpsertProjectSetting', { ...at, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":100}' });
+    const s = (await ok('UpsertProjectSetting', { ...at, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":200}' })).setting as Body;
+    expect(s).toMatchObject({ settingName: 'rate-limit', settingValue: '{"requestsPerMinute":200}' });
+    await ok('UpsertProjectSetting', { ...at, settingName: 'global-fallback', settingValue: '{"targets":[{"connection":"c1","model":"x"}]}' });
     const all = (await ok('GetProjectSettings', at)).settings as unknown as Body[];
     expect(all.map((x) => [x.settingName, x.settingValue])).toEqual([
-      ['global-fallback', '{"model":"x"}'],
-      ['rate-limit', '200/m'],
+      ['global-fallback', '{"targets":[{"connection":"c1","model":"x"}]}'],
+      ['rate-limit', '{"requestsPerMinute":200}'],
     ]);
     expect(await ok('DeleteProjectSetting', { ...at, settingName: 'rate-limit' }) as unknown).toEqual({ success: true });
     await fail('DeleteProjectSetting', { ...at, settingName: 'rate-limit' }, 'not_found');
@@ -245,7 +245,7 @@ describe('configuration-change records', () => {
     await ok('AttachProjectGatewayProject', { id: gwQ.id, projectId: 'q' });
 
     const before = await lastChangeId();
-    await ok('UpsertProjectSetting', { customerId: 'cfg', projectId: 'p', settingName: 'rate-limit', settingValue: '1/s' });
+    await ok('UpsertProjectSetting', { customerId: 'cfg', projectId: 'p', settingName: 'rate-limit', settingValue: '{"requestsPerMinute":60}' });
     const rows = await changesAfter(before);
     expect(rows.map((r) => r.target).sort()).toEqual(['local', String(ws.id), String(dp.id), String(gwP.id)].sort());
     expect(new Set(rows.map((r) => r.kind))).toEqual(new Set(['PROJECT_SETTING']));

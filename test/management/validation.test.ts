@@ -140,6 +140,10 @@ const casesOf = (spec: Spec): Case[] => {
       bad('yesterday', 'not a time');
       bad(5, 'a number');
       break;
+    case 'cases':
+      for (const v of spec.valid) ok(v, `listed valid ${JSON.stringify(v).slice(0, 40)}`);
+      for (const v of spec.invalid) bad(v, `listed invalid ${JSON.stringify(v).slice(0, 40)}`);
+      break;
     case 'array':
       ok(Array.from({ length: spec.min }, spec.item), `${spec.min} items (min)`);
       ok(Array.from({ length: spec.max }, spec.item), `${spec.max} items (max)`);

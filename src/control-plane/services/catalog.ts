@@ -6,7 +6,7 @@ import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
 import { uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
-import { Deleted, Int32, One, Page, PageSize, PageToken, Timestamp, Uuid, ts } from '../schemas.ts';
+import { Deleted, Int32, ModelId, One, Page, PageSize, PageToken, Timestamp, Uuid, ts } from '../schemas.ts';
 
 export const CAPABILITIES = [
   'chat',
@@ -28,7 +28,7 @@ const Capability = t.Union(
   { description: 'capability tag' },
 );
 const Price = (description: string) => t.Number({ minimum: 0, maximum: 1_000_000, description });
-const ModelName = () => t.String({ minLength: 1, maxLength: 253, description: 'public model id clients send' });
+const ModelName = () => ModelId('public model id clients send');
 const ProviderName = () => t.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$', description: 'provider id' });
 const Mode = () => t.Optional(t.Union([t.String({ maxLength: 63 }), t.Null()], { description: 'modality, e.g. chat or embedding' }));
 

@@ -1,24 +1,17 @@
 import { and, desc, eq, gte, lt, or, type SQL, sql } from 'drizzle-orm';
 import { t } from 'elysia';
-import { connectError } from '../../core/errors.ts';
 import { formatUsd } from '../../data-plane/cost.ts';
 import { type RequestRecordRow, requestRecords } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps } from '../deps.ts';
 import { decodeToken, encodeToken } from '../paging.ts';
-import { CustomerRef, PageSize, PageToken, ProjectRef, Timestamp, projectOrDefault, ts } from '../schemas.ts';
+import { CustomerRef, PageSize, PageToken, ProjectRef, parseTimestamp, Timestamp, TimestampIn, projectOrDefault, ts } from '../schemas.ts';
 
 const ADMIN = 'admin.v1.AdminService' as const;
 const GROUP = 'Observability';
 
-const Time = (description: string) => t.Optional(t.String({ format: 'date-time', description }));
-
-const parseTime = (v: string | undefined, field: string): Date | undefined => {
-  if (v === undefined) return undefined;
-  const d = new Date(v);
-  if (Number.isNaN(d.getTime())) throw connectError('invalid_argument', `invalid field '${field}': not an RFC 3339 time`, field);
-  return d;
-};
+const Time = (description: string) => t.Optional(TimestampIn(description));
+const parseTime = (v: string | undefined, field: string): Date | undefined => (v === undefined ? undefined : parseTimestamp(v, field));
 
 const Usage = t.Object({ promptTokens: t.Number(), completionTokens: t.Number(), totalTokens: t.Number(), cachedInputTokens: t.Number(), cacheWriteTokens: t.Number() });
 export const RecordOut = t.Object(

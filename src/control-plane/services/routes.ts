@@ -6,7 +6,7 @@ import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
 import { findProject, inLiveProject, lockProject, uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
-import { CustomerRef, Deleted, Int32, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid, projectOrDefault, ts } from '../schemas.ts';
+import { CustomerRef, Deleted, Int32, ModelId, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid, projectOrDefault, ts } from '../schemas.ts';
 
 const ADMIN = 'admin.v1.AdminService' as const;
 const GROUP = 'Routes';
@@ -14,14 +14,14 @@ const GROUP = 'Routes';
 const Target = t.Object(
   {
     connection: t.String({ minLength: 1, maxLength: 253, pattern: PATTERNS.ID, description: 'provider connection name in the same project' }),
-    model: t.String({ minLength: 1, maxLength: 253, description: 'upstream model id' }),
+    model: ModelId('upstream model id'),
     priority: t.Optional(Int32({ minimum: 0, maximum: 100, description: '0 = primary, 1 = first backup, … (default 0)' })),
     weight: t.Optional(Int32({ minimum: 0, maximum: 10_000, description: 'traffic split within a priority (default 1)' })),
   },
   { additionalProperties: false },
 );
 const Targets = () => t.Array(Target, { minItems: 1, maxItems: 32 });
-const PublicModel = () => t.String({ minLength: 1, maxLength: 253, description: 'public model id (a catalog model)' });
+const PublicModel = () => ModelId('public model id (a catalog model)');
 const TimeoutMs = () => t.Optional(t.Union([Int32({ minimum: 1, maximum: 3_600_000 }), t.Null()], { description: 'per-attempt time-out in ms (default 120000)' }));
 const MaxRetries = () => t.Optional(t.Union([Int32({ minimum: 0, maximum: 10 }), t.Null()], { description: 'retries of the same target before the next (default 0)' }));
 

@@ -6,6 +6,7 @@ import { op, type OpDef } from '../connect.ts';
 import { type ControlDeps, recordChange } from '../deps.ts';
 import { findProject, lockProject } from '../lookups.ts';
 import { CustomerRef, Enum, One, ProjectKey, Str, Success, Timestamp, ts } from '../schemas.ts';
+import { parseSettingValue } from '../setting-values.ts';
 
 const ADMIN = 'admin.v1.AdminService' as const;
 const GROUP = 'Project settings';
@@ -45,12 +46,18 @@ export const settingOps = (deps: ControlDeps): OpDef[] => [
     group: GROUP,
     name: 'UpsertProjectSetting',
     summary: 'Create or replace a project setting',
-    notes: 'settingValue is stored as given (1-1024 characters); its format is interpreted by the data plane feature that reads it.',
+    notes: [
+      'settingValue is JSON text (1-1024 characters), checked against the format of its setting and stored as given; a value that does not parse or breaks the format is invalid_argument naming settingValue.',
+      '- `rate-limit`: `{"requestsPerMinute"?: int, "tokensPerMinute"?: int, "per"?: "project" | "api_key"}` — at least one limit, each a positive integer; `per` defaults to `api_key`; no other keys.',
+      '- `global-fallback`: `{"targets": [{"connection": "<connection name>", "model": "<upstream model id>"}, …]}` — 1-32 targets, tried in order after every target of a route has failed retryably; no other keys.',
+    ].join('\n'),
     permission: 'project_admin',
     scope,
     input: t.Object({ ...Addr, settingName: SettingName(), settingValue: Str(1, 1024, { description: 'string-encoded value (1-1024)' }) }, { additionalProperties: false }),
     output: One('setting', SettingOut),
     handler: async (input) => {
+      const parsed = parseSettingValue(input.settingName, input.settingValue);
+      if (!parsed.ok) throw connectError('invalid_argument', `invalid field 'settingValue': not a valid '${input.settingName}' value: ${parsed.reason}`, 'settingValue');
       const now = new Date();
       const row = await deps.db.transaction(async (tx) => {
         const project = await lockProject(tx, input.customerId, input.projectId);
