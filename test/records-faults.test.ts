@@ -20,6 +20,7 @@ interface RecordView {
   customerId: string;
   model: string;
   httpStatus: number;
+  errorCode?: string;
   usage: { promptTokens: number; completionTokens: number; totalTokens: number };
   cost: string;
   sanitized?: string[];
@@ -149,8 +150,10 @@ test('poisoned rows never hold back other tenants, are stored cleaned and flagge
   expect(nul.sanitized).toContain('text');
   const deep = await byClient('p-deep');
   expect(deep.requestId).toBe(poisonIds['p-deep'] as string);
-  expect(deep.sanitized).toContain('bodies');
-  expect(deep.requestBody).toEqual({ omitted: 'not stored' });
+  // The listener refuses it before parsing (nesting limit): recorded as that 400, body not kept.
+  expect(deep.httpStatus).toBe(400);
+  expect(deep.errorCode).toBe('nesting_too_deep');
+  expect(deep.requestBody ?? null).toBeNull();
 
   // The sink's counters are visible on the inference listener's /readyz.
   const ready = (await (await fetch(`${world.tg.url}/readyz`)).json()) as { records: { sanitized: number; dropped: number; queued: number } };

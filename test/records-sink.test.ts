@@ -96,3 +96,18 @@ test('refused rows are cleaned precisely: escaped backslashes and valid pairs st
   expect(o?.sanitized?.split(',').sort()).toEqual(['numbers', 'text']);
   expect(sink.stats).toMatchObject({ queued: 0, dropped: 0 });
 });
+
+test('a body nested deeper than the store can take is never sent to it: the row is stored without it, flagged', async () => {
+  const sink = new RecordSink(store.db, { maxBatch: 100 });
+  const depth = 20_000;
+  const deep = new RawJson(`{"tools":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`);
+  const rows = [row({ requestBody: deep }), row(), row({ responseBody: deep })];
+  for (const r of rows) sink.add(r);
+  await sink.stop();
+  const got = await stored(rows.map((r) => r.requestId as string));
+  expect(got).toHaveLength(3);
+  const byId = new Map(got.map((g) => [g.requestId, g]));
+  expect(byId.get(rows[0]?.requestId as string)).toMatchObject({ requestBody: { omitted: 'not stored' }, sanitized: 'bodies' });
+  expect(byId.get(rows[2]?.requestId as string)).toMatchObject({ responseBody: { omitted: 'not stored' }, sanitized: 'bodies' });
+  expect(byId.get(rows[1]?.requestId as string)?.sanitized ?? null).toBeNull();
+}, 30_000);
