@@ -1,3 +1,4 @@
+export * from './audit.ts';
 export * from './assignments.ts';
 export * from './catalog.ts';
 export * from './config.ts';
