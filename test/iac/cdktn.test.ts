@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -59,6 +59,7 @@ describe.skipIf(unavailable !== undefined)(`CDK Terrain (cdktn ${CDKTN_VERSION})
   }, 150_000);
   afterAll(async () => {
     await g?.stop();
+    rmSync(tmp, { recursive: true, force: true });
   });
 
   test('the example synthesizes unchanged under cdktn and equals the cdktf synthesis; terraform validates and plans it', async () => {
