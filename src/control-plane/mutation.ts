@@ -4,7 +4,7 @@ import { describeError, log } from '../core/log.ts';
 import { auditLogs } from '../store/schema/audit.ts';
 import { type Actor, actorOf, auditRow, type AuditTarget, type CallInfo, recordedBody, SYSTEM_ACTOR } from './audit-record.ts';
 import type { Principal } from './auth.ts';
-import type { OpContext, OpDef, TypedOp } from './connect.ts';
+import type { OpContext, OpDef, Scope, TypedOp } from './connect.ts';
 import { type Change, type ControlDeps, recordChange, type Tx } from './deps.ts';
 
 /**
@@ -48,6 +48,11 @@ export interface TypedMutation<S extends TObject, O extends TSchema> extends Omi
   resource: string;
   /** The affected resource's id from the (validated) input and, once applied, the output. */
   resourceId: (input: Static<S>, output?: Static<O>) => string | undefined;
+  /**
+   * Work that must happen before the transaction opens and is no part of this change (e.g. the
+   * signing key's own creation, itself a system mutation). A failure here is a refused call.
+   */
+  before?: (input: Static<S>, ctx: OpContext) => Promise<void>;
   handler: (input: Static<S>, m: MutationCtx) => Promise<Static<O>>;
 }
 
@@ -80,18 +85,28 @@ const writeRefusal = async (deps: ControlDeps, call: CallInfo, actor: Actor, tar
   }
 };
 
-/** Declares a state-changing operation: its handler runs on the mutation path. */
-export const mutation = <S extends TObject, O extends TSchema>(deps: ControlDeps, def: TypedMutation<S, O>): OpDef => {
-  const { action, resource, resourceId, handler, ...rest } = def;
+interface UntypedMutation {
+  action: ActionType;
+  resource: string;
+  resourceId: (input: never, output?: never) => string | undefined;
+  before?: (input: never, ctx: OpContext) => Promise<void>;
+  handler: (input: never, m: MutationCtx) => Promise<object>;
+}
+
+const build = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' | 'audit' | 'scope'> & Pick<OpDef, 'scope'>): OpDef => {
+  const { action, resource, resourceId, before, handler, ...rest } = def;
+  const prepare = before as ((input: unknown, ctx: OpContext) => Promise<void>) | undefined;
+  const apply = handler as (input: unknown, m: MutationCtx) => Promise<object>;
   const audit: AuditSpec = {
     actionType: action,
     resourceType: resource,
-    resourceId: (input, output) => safeResourceId(resourceId, input, output),
+    resourceId: (input, output) => safeResourceId(resourceId as (i: unknown, o?: unknown) => string | undefined, input, output),
     refused: (call, principal, body, error) =>
       writeRefusal(deps, call, actorOf(principal), { actionType: action, resourceType: resource, resourceId: audit.resourceId(body) }, body, error),
   };
-  const run = async (input: Static<S>, ctx: OpContext): Promise<Static<O>> => {
+  const run = async (input: unknown, ctx: OpContext): Promise<object> => {
     let changed = false;
+    if (prepare) await prepare(input, ctx);
     const out = await deps.db.transaction(async (tx) => {
       const m: MutationCtx = {
         ...ctx,
@@ -101,7 +116,7 @@ export const mutation = <S extends TObject, O extends TSchema>(deps: ControlDeps
           await recordChange(tx, c, targets, extra);
         },
       };
-      const result = await handler(input, m);
+      const result = await apply(input, m);
       const target = { actionType: action, resourceType: resource, resourceId: audit.resourceId(input, result) };
       await tx.insert(auditLogs).values(auditRow(ctx.call, actorOf(ctx.principal), target, input, { statusCode: 200, success: true, errorMessage: '', responseData: recordedBody(result) }));
       return result;
@@ -109,8 +124,24 @@ export const mutation = <S extends TObject, O extends TSchema>(deps: ControlDeps
     if (changed) await deps.changed();
     return out;
   };
-  return { ...(rest as unknown as Omit<OpDef, 'handler' | 'audit'>), audit, handler: run as unknown as OpDef['handler'] };
+  return { ...rest, audit, handler: run as OpDef['handler'] };
 };
+
+/** Declares a state-changing operation: its handler runs on the mutation path. */
+export const mutation = <S extends TObject, O extends TSchema>(deps: ControlDeps, def: TypedMutation<S, O>): OpDef =>
+  build(deps, def as unknown as UntypedMutation & OpDef);
+
+/** `mutation` for operations generated from a template (see `templatedOp`): the input type is given by hand. */
+export const templatedMutation = <I, O extends object = object>(
+  deps: ControlDeps,
+  def: Omit<OpDef, 'scope' | 'handler' | 'audit'> & {
+    action: ActionType;
+    resource: string;
+    resourceId: (input: I, output?: O) => string | undefined;
+    scope?: (input: I) => Scope | undefined | Promise<Scope | undefined>;
+    handler: (input: I, m: MutationCtx) => Promise<O>;
+  },
+): OpDef => build(deps, def as unknown as UntypedMutation & OpDef);
 
 /**
  * The same path for work the gateway does on its own (no caller: e.g. creating a signing key on
