@@ -1,9 +1,10 @@
 import { t } from 'elysia';
-import { type AuditFilter, auditPageSize, decodeAuditToken, getAuditLog, queryAuditLogs } from '../../audit/query.ts';
+import { type AuditFilter, auditPageSize, auditTokenDirection, getAuditLog, queryAuditLogs } from '../../audit/query.ts';
 import { auditEntryView } from '../../audit/entry.ts';
 import { connectError } from '../../core/errors.ts';
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps } from '../deps.ts';
+import { decodeToken } from '../paging.ts';
 import { Enum, Int32, Str, TimestampIn, Uuid, parseTimestamp } from '../schemas.ts';
 
 const ADMIN = 'admin.v1.AdminService' as const;
@@ -77,9 +78,11 @@ export const auditOps = (deps: ControlDeps): OpDef[] => [
     }),
     handler: async (input) => {
       const direction = input.orderDirection ?? 'desc';
-      const cursor = input.pageToken ? decodeAuditToken(input.pageToken) : undefined;
-      if (input.pageToken && (!cursor || cursor.d !== direction))
-        throw connectError('invalid_argument', "invalid field 'pageToken': not a token returned by this API for this orderDirection", 'pageToken');
+      const cur = input.pageToken ? decodeToken(input.pageToken) : undefined;
+      const issuedFor = input.pageToken ? auditTokenDirection(input.pageToken) : undefined;
+      if (issuedFor && issuedFor !== direction)
+        throw connectError('invalid_argument', `invalid field 'pageToken': issued for orderDirection '${issuedFor}'`, 'pageToken');
+      const cursor = cur ? { at: new Date(cur.c), id: cur.i } : undefined;
       const filter: AuditFilter = {
         ...(input.startTime !== undefined ? { startTime: parseTimestamp(input.startTime, 'startTime') } : {}),
         ...(input.endTime !== undefined ? { endTime: parseTimestamp(input.endTime, 'endTime') } : {}),
