@@ -81,7 +81,7 @@ const writeRefusal = async (deps: ControlDeps, call: CallInfo, actor: Actor, tar
   try {
     await deps.db.insert(auditLogs).values(auditRow(call, actor, target, body, { ...f, success: false, responseData: {} }));
   } catch (e) {
-    log.every('audit-refusal-unwritten', 'error', 'a refused management call could not be audited', { endpoint: call.endpoint, requestId: call.requestId, error: describeError(e) }, 5_000);
+    log.every('audit-refusal-unwritten', isDatabaseUnavailable(e) ? 'warn' : 'error', 'a refused management call could not be audited', { endpoint: call.endpoint, requestId: call.requestId, error: describeError(e) }, 5_000);
   }
 };
 
