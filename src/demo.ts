@@ -1,3 +1,4 @@
+import { callInfo } from './control-plane/audit-record.ts';
 import type { OpDef } from './control-plane/connect.ts';
 
 export interface DemoSeed {
@@ -13,8 +14,9 @@ export const seedDemo = async (ops: readonly OpDef[]): Promise<DemoSeed> => {
   const call = async (name: string, input: Record<string, unknown>): Promise<Record<string, unknown>> => {
     const def = ops.find((o) => o.name === name);
     if (!def) throw new Error(`demo seeding needs the ${name} operation`);
-    const request = new Request('http://localhost/demo-seed', { method: 'POST' });
-    return (await def.handler(input as never, { principal: { kind: 'platform_admin' }, request })) as Record<string, unknown>;
+    const request = new Request(`http://localhost/${def.service}/${name}`, { method: 'POST', headers: { 'user-agent': 'gateway demo seed' } });
+    // The gateway seeds itself: audited with actorType system.
+    return (await def.handler(input as never, { principal: { kind: 'system' }, request, call: callInfo(request) })) as Record<string, unknown>;
   };
   await call('CreateCustomer', { customerId: 'demo', name: 'Demo customer', labels: {} });
   const created = await call('CreateModel', {

@@ -9,6 +9,8 @@ export type ProjectRole = 'admin' | 'member';
 /** Who is calling the management API. */
 export type Principal =
   | { kind: 'platform_admin' }
+  /** The gateway itself (first-start demo seeding); never the result of authenticating a request. */
+  | { kind: 'system' }
   | {
       kind: 'user';
       userId: string;
@@ -65,7 +67,7 @@ export class ManagementAuth {
    * database (`unavailable`) are reported as such.
    */
   authorize = async (principal: Principal, def: OpDef, input: unknown): Promise<void> => {
-    if (principal.kind === 'platform_admin' || def.permission === 'authenticated') return;
+    if (principal.kind === 'platform_admin' || principal.kind === 'system' || def.permission === 'authenticated') return;
     if (def.permission === 'platform_admin') throw connectError('permission_denied', `${def.name} requires a platform admin`);
     const denied = () => connectError('permission_denied', 'no access to this resource');
     let scope: Scope | undefined;

@@ -3,7 +3,9 @@ import { Value } from '@sinclair/typebox/value';
 import { Elysia } from 'elysia';
 import { asGatewayError, connectError, databaseUnavailable, GatewayError, isDatabaseUnavailable, toConnectBody } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
+import { type CallInfo, callInfo } from './audit-record.ts';
 import type { Principal } from './auth.ts';
+import type { AuditSpec } from './mutation.ts';
 
 /**
  * The Connect-protocol unary JSON wire: every operation is `POST /{service}/{Operation}` with the
@@ -41,6 +43,8 @@ export interface Scope {
 export interface OpContext {
   principal: Principal;
   request: Request;
+  /** The request's id, client address and agent (for audit entries). */
+  call: CallInfo;
 }
 
 /** An operation as written: `input`, `output` and `handler` agree on their schema types. */
@@ -72,6 +76,8 @@ export interface OpDef {
   output: TSchema;
   scope?: (input: never) => Scope | undefined | Promise<Scope | undefined>;
   handler: (input: never, ctx: OpContext) => Promise<object>;
+  /** Set for state-changing operations (declared with `mutation`, see mutation.ts): audited. */
+  audit?: AuditSpec;
 }
 
 /** Typed constructor: keeps `input`, `output` and `handler` in agreement. */
@@ -245,8 +251,23 @@ export interface MountOptions {
   authorize: (principal: Principal, def: OpDef, input: unknown) => Promise<void>;
 }
 
-const connectResponse = (e: GatewayError): Response =>
-  new Response(JSON.stringify(toConnectBody(e)), { status: e.status, headers: { 'content-type': 'application/json' } });
+const connectResponse = (e: GatewayError, requestId?: string): Response =>
+  new Response(JSON.stringify(toConnectBody(e)), {
+    status: e.status,
+    headers: { 'content-type': 'application/json', ...(requestId ? { 'x-request-id': requestId } : {}) },
+  });
+
+/** The part of Elysia's context the operations read (the server, for the peer address). */
+interface ServerCtx {
+  server?: { requestIP?: (request: Request) => { address: string } | null } | null;
+}
+
+/** What is known of a call when it fails: which operation, who, and the body as sent. */
+interface CallState {
+  def: OpDef;
+  principal?: Principal;
+  body?: unknown;
+}
 
 const ConnectErrorSchema = {
   type: 'object',
@@ -299,29 +320,42 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null &
  */
 export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
   const principals = new WeakMap<Request, Principal>();
-  let app = new Elysia({ normalize: false, name: 'connect-operations' }).onError(({ code, error }) => {
+  const states = new WeakMap<Request, CallState>();
+  const toResponse = (code: string | number, error: unknown): GatewayError => {
     if (code === 'VALIDATION') {
       const v = validationMessage(error);
-      return connectResponse(connectError('invalid_argument', v.message, v.field));
+      return connectError('invalid_argument', v.message, v.field);
     }
-    if (code === 'PARSE') return connectResponse(connectError('invalid_argument', 'the request body must be a JSON object (send {} for an empty request)', 'body'));
-    if (code === 'NOT_FOUND') return connectResponse(connectError('not_found', 'unknown operation'));
-    if (error instanceof GatewayError) return connectResponse(error);
+    if (code === 'PARSE') return connectError('invalid_argument', 'the request body must be a JSON object (send {} for an empty request)', 'body');
+    if (code === 'NOT_FOUND') return connectError('not_found', 'unknown operation');
+    if (error instanceof GatewayError) return error;
     if (isDatabaseUnavailable(error)) {
       log.every('management-db-unavailable', 'warn', 'management operation: the database is unavailable', { error: describeError(error) }, 5_000);
-      return connectResponse(databaseUnavailable());
+      return databaseUnavailable();
     }
     log.every('management-op-failed', 'error', 'management operation failed', { error: describeError(error) }, 5_000);
-    return connectResponse(asGatewayError(error));
+    return asGatewayError(error);
+  };
+  let app = new Elysia({ normalize: false, name: 'connect-operations' }).onError(async (ctx) => {
+    const { code, error, request } = ctx;
+    const e = toResponse(code, error);
+    const state = states.get(request);
+    const call = state ? callInfo(request, (ctx as unknown as ServerCtx).server) : undefined;
+    // A refused state-changing call is audited on its own (its transaction, if any, rolled back).
+    if (state?.def.audit && call) await state.def.audit.refused(call, state.principal, state.body, e);
+    return connectResponse(e, call?.requestId);
   });
   for (const def of ops) {
     addSnakeTitles(def.input as SchemaLike);
     app = app.post(
       `/${def.service}/${def.name}`,
-      async ({ body, request }) => {
+      async (ctx) => {
+        const { body, request, set } = ctx;
         const principal = principals.get(request);
         if (!principal) throw connectError('unauthenticated', 'missing credentials');
-        return def.handler(body as never, { principal, request });
+        const call = callInfo(request, (ctx as unknown as ServerCtx).server);
+        set.headers['x-request-id'] = call.requestId;
+        return def.handler(body as never, { principal, request, call });
       },
       {
         body: def.input,
@@ -329,12 +363,16 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
         parse: [parseJson, 'json'],
         // Runs before validation: authenticate, authorize on the body as sent, then report what the walk found.
         async transform(ctx) {
+          const raw: unknown = ctx.body === undefined ? {} : ctx.body;
+          const state: CallState = { def, body: isPlainObject(raw) ? raw : {} };
+          states.set(ctx.request, state);
           const principal = await opts.authenticate(ctx.request);
           principals.set(ctx.request, principal);
-          const raw: unknown = ctx.body === undefined ? {} : ctx.body;
+          state.principal = principal;
           const prepared: PreparedBody = isPlainObject(raw)
             ? prepareBody(raw, def.input)
             : { value: {}, problem: connectError('invalid_argument', "invalid field 'body': the request body must be a JSON object (send {} for an empty request)", 'body') };
+          state.body = prepared.value;
           await opts.authorize(principal, def, prepared.value);
           if (prepared.problem) throw prepared.problem;
           ctx.body = prepared.value as typeof ctx.body;

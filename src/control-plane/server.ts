@@ -1,5 +1,6 @@
 import { openapi } from '@elysiajs/openapi';
 import { Elysia } from 'elysia';
+import { callInfo } from './audit-record.ts';
 import type { ManagementAuth } from './auth.ts';
 import { mountOperations, type OpDef } from './connect.ts';
 import { openApiPage } from './openapi-ui.ts';
@@ -46,11 +47,15 @@ const DESCRIPTION = [
 /** The management listener: Connect-style operations, health, the OpenAPI document and its offline UI. */
 export const buildControlApp = (opts: ControlServerOptions) =>
   new Elysia({ normalize: false })
-    .onError(({ code }) => {
+    // Every response of the management listener carries the request's id (the correlationId of its audit entry).
+    .onRequest(({ request, set, server }) => {
+      set.headers['x-request-id'] = callInfo(request, server).requestId;
+    })
+    .onError(({ code, request, server }) => {
       if (code === 'NOT_FOUND')
         return new Response(JSON.stringify({ code: 'not_found', message: 'unknown operation: POST /{service}/{Operation}, see /openapi' }), {
           status: 404,
-          headers: { 'content-type': 'application/json' },
+          headers: { 'content-type': 'application/json', 'x-request-id': callInfo(request, server).requestId },
         });
       return undefined;
     })

@@ -140,6 +140,8 @@ const MATRIX: Row[] = [
   [A('SearchRequestRecords'), 'project_member', () => web],
   [A('GetUsage'), 'project_member', () => web],
   [A('GetConfigStatus'), 'authenticated', () => ({})],
+  [A('QueryAuditLogs'), 'platform_admin', () => ({})],
+  [A('GetAuditLog'), 'platform_admin', () => ({ id: U0 })],
 ];
 
 const tokenOf = (role: Role): string => (role === 'admin' ? 'test-admin-token-0123456789' : (tokens[role] as string));

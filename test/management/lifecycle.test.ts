@@ -143,6 +143,13 @@ describe('worked example: customer → served request', () => {
     await call(A('DeleteCustomer'), { customerId: 'acme' });
   });
 
+  test('audit: the entries of the steps above can be queried and read one by one', async () => {
+    const q = (await call(A('QueryAuditLogs'), { resourceType: 'customer', orderDirection: 'asc', pageSize: 5 })) as unknown as { logs: Body[]; totalCount: string };
+    expect(Number(q.totalCount)).toBeGreaterThan(0);
+    const first = q.logs[0] as Body;
+    const one = (await call(A('GetAuditLog'), { id: first.id })) as unknown as { log: Body };
+    expect(one.log).toEqual(first);
+  });
   test('every operation succeeded once, and every response matched its documented schema', async () => {
     const documented = [...(await documentedOps(tg)).keys()].filter((p) => !p.startsWith('/byok.'));
     expect(documented.filter((p) => !succeeded.has(p))).toEqual([]);

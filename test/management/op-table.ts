@@ -305,6 +305,26 @@ export const OPS: OpCase[] = [
     },
   },
   { path: `${A}GetConfigStatus`, base: () => ({}), fields: { dataplaneId: str(0, 253) } },
+  // ---- audit (seed: Audit; pageSize has a hard cap of 1000 but larger values are served as 1000, not refused)
+  {
+    path: `${A}QueryAuditLogs`,
+    base: () => ({}),
+    fields: {
+      startTime: { kind: 'datetime' },
+      endTime: { kind: 'datetime' },
+      actionType: str(0, 255),
+      actorType: str(0, 255),
+      correlationId: str(0, 255),
+      resourceId: str(0, 255),
+      resourceType: str(0, 255),
+      userId: str(0, 255),
+      success: bool,
+      orderDirection: { kind: 'enum', values: ['asc', 'desc'] },
+      pageSize: { kind: 'int32', min: 0, max: 2_147_483_647 },
+      pageToken,
+    },
+  },
+  { path: `${A}GetAuditLog`, base: () => ({ id: U0 }), fields: { id: uuid } },
 ];
 
 export const GHOST: Fx = {

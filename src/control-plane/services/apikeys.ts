@@ -4,8 +4,9 @@ import { connectError } from '../../core/errors.ts';
 import { newApiKey, sha256Hex } from '../../core/ids.ts';
 import { type ApiKeyRow, apiKeys } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
-import { type ControlDeps, recordChange } from '../deps.ts';
-import { findProject, inLiveProject, lockProject } from '../lookups.ts';
+import type { ControlDeps } from '../deps.ts';
+import { mutation } from '../mutation.ts';
+import { inLiveProject, lockProject } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { CustomerRef, Int64, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, OptTimestamp, Uuid, int64Value, optTs, projectOrDefault, ts } from '../schemas.ts';
 
@@ -64,7 +65,10 @@ export const apiKeyView = (k: ApiKeyRow) => ({
 });
 
 export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
-  op({
+  mutation(deps, {
+    action: 'CREATE',
+    resource: 'api_key',
+    resourceId: (i, o) => o?.id ?? '',
     service: SERVICE,
     group: GROUP,
     name: 'CreateApiKey',
@@ -81,17 +85,15 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
       { additionalProperties: false },
     ),
     output: t.Object({ apiKey: t.String({ description: 'sk-… plaintext, returned once' }), ...apiKeyFields }),
-    handler: async (input) => {
+    handler: async (input, { tx, change }) => {
       const ec = input.enterpriseContext;
-      await findProject(deps.db, ec.customerId, ec.projectId);
+      const project = await lockProject(tx, ec.customerId, ec.projectId);
       const days = ec.expiresInDays === undefined ? undefined : int64Value(ec.expiresInDays);
       if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > 3650))
         throw connectError('invalid_argument', "invalid field 'enterpriseContext.expiresInDays': must be 1..3650", 'enterpriseContext.expiresInDays');
       const key = newApiKey();
       const userId = input.userId ?? '';
-      const row = await deps.db.transaction(async (tx) => {
-        const project = await lockProject(tx, ec.customerId, ec.projectId);
-        const [k] = await tx
+      const [k] = await tx
           .insert(apiKeys)
           .values({
             projectUuid: project.id,
@@ -109,11 +111,8 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
             expiresAt: days === undefined ? null : new Date(Date.now() + days * 86_400_000),
           })
           .returning();
-        const created = k as ApiKeyRow;
-        await recordChange(tx, { kind: 'API_KEY', entity: 'api_key', entityId: created.id, customerId: project.customerId, projectId: project.projectId });
-        return created;
-      });
-      await deps.changed();
+      const row = k as ApiKeyRow;
+      await change({ kind: 'API_KEY', entity: 'api_key', entityId: row.id, customerId: project.customerId, projectId: project.projectId });
       return { apiKey: key, ...apiKeyView(row) };
     },
   }),
@@ -148,7 +147,10 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
       return { apiKeys: p.items.map(apiKeyView), nextPageToken: p.nextPageToken };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'REVOKE',
+    resource: 'api_key',
+    resourceId: (i) => i.id,
     service: SERVICE,
     group: GROUP,
     name: 'RevokeApiKey',
@@ -157,17 +159,15 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
     scope: (i) => (i.customerId ? { customerId: i.customerId, projectId: projectOrDefault(i.projectId) } : undefined),
     input: t.Object({ id: Uuid('API key id'), customerId: t.Optional(CustomerRef()), projectId: t.Optional(ProjectRef()) }, { additionalProperties: false }),
     output: t.Object({ revokedAt: Timestamp(), success: t.Boolean() }),
-    handler: async (input) => {
-      const [row] = await deps.db.select().from(apiKeys).where(eq(apiKeys.id, input.id)).limit(1);
+    handler: async (input, { tx, change }) => {
+      const [row] = await tx.select().from(apiKeys).where(eq(apiKeys.id, input.id)).limit(1).for('update');
       if (!row || (input.customerId && (row.customerId !== input.customerId || row.projectId !== projectOrDefault(input.projectId))))
         throw connectError('not_found', `API key '${input.id}' not found`, 'id');
       const revokedAt = row.revokedAt ?? new Date();
+      // Revoking a revoked key changes nothing (idempotent): audited, no change rows.
       if (!row.revokedAt) {
-        await deps.db.transaction(async (tx) => {
-          await tx.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, row.id));
-          await recordChange(tx, { kind: 'API_KEY', entity: 'api_key', entityId: row.id, customerId: row.customerId, projectId: row.projectId });
-        });
-        await deps.changed();
+        await tx.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, row.id));
+        await change({ kind: 'API_KEY', entity: 'api_key', entityId: row.id, customerId: row.customerId, projectId: row.projectId });
       }
       return { revokedAt: ts(revokedAt), success: true };
     },

@@ -4,8 +4,9 @@ import { connectError } from '../../core/errors.ts';
 import { getAdapter } from '../../providers/registry.ts';
 import { aiModels, projectMcpServers, projectModels, projectProviders, type ProjectRow } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
-import { type ControlDeps, recordChange, type Tx } from '../deps.ts';
+import type { ControlDeps, Tx } from '../deps.ts';
 import { findProject, lockProject, uniquely } from '../lookups.ts';
+import { mutation, rid } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { CustomerRef, One, PATTERNS, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp, Uuid, ts } from '../schemas.ts';
 import { AIModelOut, findModel, modelView } from './catalog.ts';
@@ -44,7 +45,10 @@ const notAssigned = (what: string, project: string, field: string) => connectErr
 
 export const assignmentOps = (deps: ControlDeps): OpDef[] => [
   // ---- models
-  op({
+  mutation(deps, {
+    action: 'CREATE',
+    resource: 'project_model',
+    resourceId: (i) => rid(i.customerId, i.projectId, i.modelId),
     service: ADMIN,
     group: GROUP,
     name: 'AddProjectModel',
@@ -54,30 +58,30 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     scope,
     input: t.Object({ ...Addr, modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
     output: One('entry', ModelEntryOut),
-    handler: async (input) => {
-      await findProject(deps.db, input.customerId, input.projectId);
-      const model = await findModel(deps, input.modelId);
+    handler: async (input, { tx, change }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
+      const model = await findModel(tx, input.modelId, 'share');
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            const project = await lockProject(tx, input.customerId, input.projectId);
-            const [r] = await tx
-              .insert(projectModels)
-              .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, modelId: model.id })
-              .returning();
-            await recordChange(tx, { kind: 'PROJECT_MODEL', entity: 'project_model', entityId: model.id, customerId: project.customerId, projectId: project.projectId });
-            return r as typeof projectModels.$inferSelect;
-          }),
+        async () => {
+          const [r] = await tx
+            .insert(projectModels)
+            .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, modelId: model.id })
+            .returning();
+          return r as typeof projectModels.$inferSelect;
+        },
         `model '${model.model}' is already assigned to project '${input.projectId}'`,
         'modelId',
       );
-      await deps.changed();
+      await change({ kind: 'PROJECT_MODEL', entity: 'project_model', entityId: model.id, customerId: project.customerId, projectId: project.projectId });
       return {
         entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, modelId: model.id, model: modelView(model), createdAt: ts(row.createdAt) },
       };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'DELETE',
+    resource: 'project_model',
+    resourceId: (i) => rid(i.customerId, i.projectId, i.modelId),
     service: ADMIN,
     group: GROUP,
     name: 'RemoveProjectModel',
@@ -86,17 +90,14 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     scope,
     input: t.Object({ ...Addr, modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
     output: Success(),
-    handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
-      await deps.db.transaction(async (tx) => {
-        const gone = await tx
-          .delete(projectModels)
-          .where(and(eq(projectModels.projectUuid, project.id), eq(projectModels.modelId, input.modelId)))
-          .returning({ id: projectModels.id });
-        if (gone.length === 0) throw notAssigned(`model '${input.modelId}'`, project.projectId, 'modelId');
-        await recordChange(tx, { kind: 'PROJECT_MODEL', entity: 'project_model', entityId: input.modelId, customerId: project.customerId, projectId: project.projectId });
-      });
-      await deps.changed();
+    handler: async (input, { tx, change }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
+      const gone = await tx
+        .delete(projectModels)
+        .where(and(eq(projectModels.projectUuid, project.id), eq(projectModels.modelId, input.modelId)))
+        .returning({ id: projectModels.id });
+      if (gone.length === 0) throw notAssigned(`model '${input.modelId}'`, project.projectId, 'modelId');
+      await change({ kind: 'PROJECT_MODEL', entity: 'project_model', entityId: input.modelId, customerId: project.customerId, projectId: project.projectId });
       return { success: true };
     },
   }),
@@ -138,7 +139,10 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     },
   }),
   // ---- providers
-  op({
+  mutation(deps, {
+    action: 'CREATE',
+    resource: 'project_provider',
+    resourceId: (i) => rid(i.customerId, i.projectId, i.providerName),
     service: ADMIN,
     group: GROUP,
     name: 'AddProjectProvider',
@@ -148,28 +152,28 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     scope,
     input: t.Object({ ...Addr, providerName: ProviderName() }, { additionalProperties: false }),
     output: One('entry', ProviderEntryOut),
-    handler: async (input) => {
-      await findProject(deps.db, input.customerId, input.projectId);
+    handler: async (input, { tx, change }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
       if (!getAdapter(input.providerName)) throw connectError('invalid_argument', `invalid field 'providerName': unknown provider '${input.providerName}'`, 'providerName');
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            const project = await lockProject(tx, input.customerId, input.projectId);
-            const [r] = await tx
-              .insert(projectProviders)
-              .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, providerName: input.providerName })
-              .returning();
-            await recordChange(tx, { kind: 'PROJECT_PROVIDER', entity: 'project_provider', entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
-            return r as typeof projectProviders.$inferSelect;
-          }),
+        async () => {
+          const [r] = await tx
+            .insert(projectProviders)
+            .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, providerName: input.providerName })
+            .returning();
+          return r as typeof projectProviders.$inferSelect;
+        },
         `provider '${input.providerName}' is already enabled for project '${input.projectId}'`,
         'providerName',
       );
-      await deps.changed();
+      await change({ kind: 'PROJECT_PROVIDER', entity: 'project_provider', entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
       return { entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, providerName: row.providerName, createdAt: ts(row.createdAt) } };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'DELETE',
+    resource: 'project_provider',
+    resourceId: (i) => rid(i.customerId, i.projectId, i.providerName),
     service: ADMIN,
     group: GROUP,
     name: 'RemoveProjectProvider',
@@ -178,17 +182,14 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     scope,
     input: t.Object({ ...Addr, providerName: ProviderName() }, { additionalProperties: false }),
     output: Success(),
-    handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
-      await deps.db.transaction(async (tx) => {
-        const gone = await tx
-          .delete(projectProviders)
-          .where(and(eq(projectProviders.projectUuid, project.id), eq(projectProviders.providerName, input.providerName)))
-          .returning({ id: projectProviders.id });
-        if (gone.length === 0) throw notAssigned(`provider '${input.providerName}'`, project.projectId, 'providerName');
-        await recordChange(tx, { kind: 'PROJECT_PROVIDER', entity: 'project_provider', entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
-      });
-      await deps.changed();
+    handler: async (input, { tx, change }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
+      const gone = await tx
+        .delete(projectProviders)
+        .where(and(eq(projectProviders.projectUuid, project.id), eq(projectProviders.providerName, input.providerName)))
+        .returning({ id: projectProviders.id });
+      if (gone.length === 0) throw notAssigned(`provider '${input.providerName}'`, project.projectId, 'providerName');
+      await change({ kind: 'PROJECT_PROVIDER', entity: 'project_provider', entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
       return { success: true };
     },
   }),
@@ -219,7 +220,10 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     },
   }),
   // ---- MCP servers
-  op({
+  mutation(deps, {
+    action: 'CREATE',
+    resource: 'project_mcp_server',
+    resourceId: (i) => rid(i.customerId, i.projectId, i.serverId),
     service: ADMIN,
     group: GROUP,
     name: 'AddProjectMcpServer',
@@ -229,26 +233,27 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     scope,
     input: t.Object({ ...Addr, serverId: ServerId() }, { additionalProperties: false }),
     output: One('entry', McpServerEntryOut),
-    handler: async (input) => {
+    handler: async (input, { tx, change }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            const project = await lockProject(tx, input.customerId, input.projectId);
-            const [r] = await tx
-              .insert(projectMcpServers)
-              .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, serverId: input.serverId })
-              .returning();
-            await recordChange(tx, { kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
-            return r as typeof projectMcpServers.$inferSelect;
-          }),
+        async () => {
+          const [r] = await tx
+            .insert(projectMcpServers)
+            .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, serverId: input.serverId })
+            .returning();
+          return r as typeof projectMcpServers.$inferSelect;
+        },
         `MCP server '${input.serverId}' is already assigned to project '${input.projectId}'`,
         'serverId',
       );
-      await deps.changed();
+      await change({ kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
       return { entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, serverId: row.serverId, createdAt: ts(row.createdAt) } };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'DELETE',
+    resource: 'project_mcp_server',
+    resourceId: (i) => rid(i.customerId, i.projectId, i.serverId),
     service: ADMIN,
     group: GROUP,
     name: 'RemoveProjectMcpServer',
@@ -257,17 +262,14 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     scope,
     input: t.Object({ ...Addr, serverId: ServerId() }, { additionalProperties: false }),
     output: Success(),
-    handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
-      await deps.db.transaction(async (tx) => {
-        const gone = await tx
-          .delete(projectMcpServers)
-          .where(and(eq(projectMcpServers.projectUuid, project.id), eq(projectMcpServers.serverId, input.serverId)))
-          .returning({ id: projectMcpServers.id });
-        if (gone.length === 0) throw notAssigned(`MCP server '${input.serverId}'`, project.projectId, 'serverId');
-        await recordChange(tx, { kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
-      });
-      await deps.changed();
+    handler: async (input, { tx, change }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
+      const gone = await tx
+        .delete(projectMcpServers)
+        .where(and(eq(projectMcpServers.projectUuid, project.id), eq(projectMcpServers.serverId, input.serverId)))
+        .returning({ id: projectMcpServers.id });
+      if (gone.length === 0) throw notAssigned(`MCP server '${input.serverId}'`, project.projectId, 'serverId');
+      await change({ kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
       return { success: true };
     },
   }),

@@ -3,7 +3,8 @@ import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
 import { type AiModelRow, aiModels } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
-import { type ControlDeps, recordChange } from '../deps.ts';
+import type { ControlDeps, Reader } from '../deps.ts';
+import { mutation } from '../mutation.ts';
 import { uniquely } from '../lookups.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { Deleted, Int32, ModelId, One, Page, PageSize, PageToken, Timestamp, Uuid, ts } from '../schemas.ts';
@@ -81,12 +82,13 @@ export const modelView = (m: AiModelRow) => ({
   updatedAt: ts(m.updatedAt),
 });
 
-export const findModel = async (deps: ControlDeps, id: string): Promise<AiModelRow> => {
-  const [row] = await deps.db
+export const findModel = async (db: Reader, id: string, lock?: 'share' | 'update'): Promise<AiModelRow> => {
+  const q = db
     .select()
     .from(aiModels)
     .where(and(eq(aiModels.id, id), isNull(aiModels.deletedAt)))
     .limit(1);
+  const [row] = lock ? await q.for(lock) : await q;
   if (!row) throw connectError('not_found', `catalog model '${id}' not found`, 'modelId');
   return row;
 };
@@ -95,7 +97,10 @@ const ADMIN = 'admin.v1.AdminService' as const;
 const GROUP = 'Catalog';
 
 export const catalogOps = (deps: ControlDeps): OpDef[] => [
-  op({
+  mutation(deps, {
+    action: 'CREATE',
+    resource: 'model',
+    resourceId: (i, o) => o?.model.id ?? '',
     service: ADMIN,
     group: GROUP,
     name: 'CreateModel',
@@ -103,11 +108,10 @@ export const catalogOps = (deps: ControlDeps): OpDef[] => [
     permission: 'platform_admin',
     input: t.Object({ model: ModelName(), provider: ProviderName(), ...modelFields }, { additionalProperties: false }),
     output: One('model', AIModelOut),
-    handler: async (input) => {
+    handler: async (input, { tx, change }) => {
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            const [m] = await tx
+        async () => {
+          const [m] = await tx
               .insert(aiModels)
               .values({
                 model: input.model,
@@ -123,14 +127,12 @@ export const catalogOps = (deps: ControlDeps): OpDef[] => [
                 isEnabled: input.isEnabled ?? true,
               })
               .returning();
-            const created = m as AiModelRow;
-            await recordChange(tx, { kind: 'CATALOG', entity: 'model', entityId: created.id });
-            return created;
-          }),
+          return m as AiModelRow;
+        },
         `catalog model '${input.model}' of provider '${input.provider}' already exists`,
         'model',
       );
-      await deps.changed();
+      await change({ kind: 'CATALOG', entity: 'model', entityId: row.id });
       return { model: modelView(row) };
     },
   }),
@@ -142,7 +144,7 @@ export const catalogOps = (deps: ControlDeps): OpDef[] => [
     permission: 'authenticated',
     input: t.Object({ modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
     output: One('model', AIModelOut),
-    handler: async (input) => ({ model: modelView(await findModel(deps, input.modelId)) }),
+    handler: async (input) => ({ model: modelView(await findModel(deps.db, input.modelId)) }),
   }),
   op({
     service: ADMIN,
@@ -168,7 +170,10 @@ export const catalogOps = (deps: ControlDeps): OpDef[] => [
       return { models: p.items.map(modelView), nextPageToken: p.nextPageToken };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'UPDATE',
+    resource: 'model',
+    resourceId: (i) => i.modelId,
     service: ADMIN,
     group: GROUP,
     name: 'UpdateModel',
@@ -176,24 +181,23 @@ export const catalogOps = (deps: ControlDeps): OpDef[] => [
     permission: 'platform_admin',
     input: t.Object({ modelId: Uuid('catalog entry UUID'), ...modelFields }, { additionalProperties: false }),
     output: One('model', AIModelOut),
-    handler: async (input) => {
-      await findModel(deps, input.modelId);
+    handler: async (input, { tx, change }) => {
+      await findModel(tx, input.modelId, 'update');
       const { modelId, ...rest } = input;
       const patch = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined && v !== null));
-      const row = await deps.db.transaction(async (tx) => {
-        const [m] = await tx
-          .update(aiModels)
-          .set({ ...patch, updatedAt: new Date() })
-          .where(eq(aiModels.id, modelId))
-          .returning();
-        await recordChange(tx, { kind: 'CATALOG', entity: 'model', entityId: modelId });
-        return m as AiModelRow;
-      });
-      await deps.changed();
-      return { model: modelView(row) };
+      const [row] = await tx
+        .update(aiModels)
+        .set({ ...patch, updatedAt: new Date() })
+        .where(eq(aiModels.id, modelId))
+        .returning();
+      await change({ kind: 'CATALOG', entity: 'model', entityId: modelId });
+      return { model: modelView(row as AiModelRow) };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'DELETE',
+    resource: 'model',
+    resourceId: (i) => i.modelId,
     service: ADMIN,
     group: GROUP,
     name: 'DeleteModel',
@@ -201,14 +205,11 @@ export const catalogOps = (deps: ControlDeps): OpDef[] => [
     permission: 'platform_admin',
     input: t.Object({ modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
     output: Deleted(),
-    handler: async (input) => {
-      await findModel(deps, input.modelId);
+    handler: async (input, { tx, change }) => {
+      await findModel(tx, input.modelId, 'update');
       const deletedAt = new Date();
-      await deps.db.transaction(async (tx) => {
-        await tx.update(aiModels).set({ deletedAt }).where(eq(aiModels.id, input.modelId));
-        await recordChange(tx, { kind: 'CATALOG', entity: 'model', entityId: input.modelId });
-      });
-      await deps.changed();
+      await tx.update(aiModels).set({ deletedAt }).where(eq(aiModels.id, input.modelId));
+      await change({ kind: 'CATALOG', entity: 'model', entityId: input.modelId });
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),

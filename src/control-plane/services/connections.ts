@@ -4,8 +4,9 @@ import { connectError } from '../../core/errors.ts';
 import { getAdapter } from '../../providers/registry.ts';
 import { type ProviderConnectionRow, providerConnections } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
-import { type ControlDeps, recordChange } from '../deps.ts';
-import { findProject, inLiveProject, lockProject, uniquely } from '../lookups.ts';
+import type { ControlDeps, Reader, Tx } from '../deps.ts';
+import { inLiveProject, lockProject, uniquely } from '../lookups.ts';
+import { mutation } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { CustomerRef, Deleted, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid, projectOrDefault, ts } from '../schemas.ts';
 import { checkConnectionUrls, connectionUrls } from '../upstream-addresses.ts';
@@ -60,7 +61,9 @@ export const connectionView = (c: ProviderConnectionRow) => ({
 const refScope = (i: { customerId?: string; projectId?: string }) =>
   i.customerId === undefined ? undefined : { customerId: i.customerId, projectId: projectOrDefault(i.projectId) };
 
-export const findConnection = async (deps: ControlDeps, ref: { id?: string; customerId?: string; projectId?: string; name?: string }): Promise<ProviderConnectionRow> => {
+type ConnectionAddr = { id?: string; customerId?: string; projectId?: string; name?: string };
+
+export const findConnection = async (db: Reader, ref: ConnectionAddr, lock?: 'update'): Promise<ProviderConnectionRow> => {
   let where: SQL | undefined;
   if (ref.id) where = eq(providerConnections.id, ref.id);
   else if (ref.customerId && ref.name)
@@ -70,15 +73,23 @@ export const findConnection = async (deps: ControlDeps, ref: { id?: string; cust
       eq(providerConnections.name, ref.name),
     );
   else throw connectError('invalid_argument', "give 'id', or 'customerId', 'projectId' and 'name'", 'id');
-  const [row] = await deps.db
+  const q = db
     .select()
     .from(providerConnections)
     .where(and(where, isNull(providerConnections.deletedAt)))
     .limit(1);
+  const [row] = lock ? await q.for(lock) : await q;
   // Addressed by id within a named customer (a project-scoped caller): the row must be in that project.
   if (!row || (ref.id && ref.customerId && (row.customerId !== ref.customerId || row.projectId !== projectOrDefault(ref.projectId))))
     throw connectError('not_found', 'provider connection not found', ref.id ? 'id' : 'name');
   return row;
+};
+
+/** The connection, locked for a change after its live project (parents first, as every path locks). */
+const lockConnection = async (tx: Tx, ref: ConnectionAddr): Promise<ProviderConnectionRow> => {
+  const found = await findConnection(tx, ref);
+  await lockProject(tx, found.customerId, found.projectId);
+  return findConnection(tx, { id: found.id }, 'update');
 };
 
 const checkProvider = (provider: string): void => {
@@ -86,7 +97,10 @@ const checkProvider = (provider: string): void => {
 };
 
 export const connectionOps = (deps: ControlDeps): OpDef[] => [
-  op({
+  mutation(deps, {
+    action: 'CREATE',
+    resource: 'provider_connection',
+    resourceId: (i, o) => o?.connection.id ?? '',
     service: ADMIN,
     group: GROUP,
     name: 'CreateProviderConnection',
@@ -106,15 +120,13 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
       { additionalProperties: false },
     ),
     output: One('connection', ConnectionOut),
-    handler: async (input, ctx) => {
-      await findProject(deps.db, input.customerId, input.projectId);
+    handler: async (input, { tx, change, principal }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
       checkProvider(input.provider);
-      const allowPrivate = await checkConnectionUrls(ctx.principal, deps.upstreamAllowPrivate === true, input);
+      const allowPrivate = await checkConnectionUrls(principal, deps.upstreamAllowPrivate === true, input);
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            const project = await lockProject(tx, input.customerId, input.projectId);
-            const [c] = await tx
+        async () => {
+          const [c] = await tx
               .insert(providerConnections)
               .values({
                 projectUuid: project.id,
@@ -128,15 +140,13 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
                 allowPrivate,
               })
               .returning();
-            const created = c as ProviderConnectionRow;
-            await enableProvider(tx, project, input.provider);
-            await recordChange(tx, { kind: 'PROVIDER', entity: 'connection', entityId: created.id, customerId: project.customerId, projectId: project.projectId });
-            return created;
-          }),
+          return c as ProviderConnectionRow;
+        },
         `provider connection '${input.name}' already exists in project '${projectOrDefault(input.projectId)}'`,
         'name',
       );
-      await deps.changed();
+      await enableProvider(tx, project, input.provider);
+      await change({ kind: 'PROVIDER', entity: 'connection', entityId: row.id, customerId: project.customerId, projectId: project.projectId });
       return { connection: connectionView(row) };
     },
   }),
@@ -149,7 +159,7 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
     scope: refScope,
     input: t.Object(ConnectionRef, { additionalProperties: false }),
     output: One('connection', ConnectionOut),
-    handler: async (input) => ({ connection: connectionView(await findConnection(deps, input)) }),
+    handler: async (input) => ({ connection: connectionView(await findConnection(deps.db, input)) }),
   }),
   op({
     service: ADMIN,
@@ -179,7 +189,10 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
       return { connections: p.items.map(connectionView), nextPageToken: p.nextPageToken };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'UPDATE',
+    resource: 'provider_connection',
+    resourceId: (i, o) => o?.connection.id ?? i.id ?? '',
     service: ADMIN,
     group: GROUP,
     name: 'UpdateProviderConnection',
@@ -188,12 +201,12 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
     scope: refScope,
     input: t.Object({ ...ConnectionRef, baseUrl: BaseUrl(), apiKey: ApiKey(), options: Options() }, { additionalProperties: false }),
     output: One('connection', ConnectionOut),
-    handler: async (input, ctx) => {
-      const current = await findConnection(deps, input);
+    handler: async (input, { tx, change, principal }) => {
+      const current = await lockConnection(tx, input);
       const patch: Partial<typeof providerConnections.$inferInsert> = { updatedAt: new Date() };
       const currentKey = current.apiKeyWrapped ? deps.secrets.unwrap(current.apiKeyWrapped) : null;
       patch.allowPrivate = await checkConnectionUrls(
-        ctx.principal,
+        principal,
         deps.upstreamAllowPrivate === true,
         { baseUrl: input.baseUrl ?? current.baseUrl, apiKey: input.apiKey ?? currentKey, options: input.options ?? current.options },
         { urls: connectionUrls({ baseUrl: current.baseUrl, apiKey: currentKey, options: current.options }), allowPrivate: current.allowPrivate },
@@ -201,16 +214,15 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
       if (input.baseUrl != null) patch.baseUrl = input.baseUrl;
       if (input.apiKey != null) patch.apiKeyWrapped = deps.secrets.wrap(input.apiKey);
       if (input.options != null) patch.options = input.options;
-      const row = await deps.db.transaction(async (tx) => {
-        const [c] = await tx.update(providerConnections).set(patch).where(eq(providerConnections.id, current.id)).returning();
-        await recordChange(tx, { kind: 'PROVIDER', entity: 'connection', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
-        return c as ProviderConnectionRow;
-      });
-      await deps.changed();
-      return { connection: connectionView(row) };
+      const [row] = await tx.update(providerConnections).set(patch).where(eq(providerConnections.id, current.id)).returning();
+      await change({ kind: 'PROVIDER', entity: 'connection', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
+      return { connection: connectionView(row as ProviderConnectionRow) };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'DELETE',
+    resource: 'provider_connection',
+    resourceId: (i) => i.id ?? '',
     service: ADMIN,
     group: GROUP,
     name: 'DeleteProviderConnection',
@@ -219,14 +231,11 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
     scope: refScope,
     input: t.Object(ConnectionRef, { additionalProperties: false }),
     output: Deleted(),
-    handler: async (input) => {
-      const current = await findConnection(deps, input);
+    handler: async (input, { tx, change }) => {
+      const current = await lockConnection(tx, input);
       const deletedAt = new Date();
-      await deps.db.transaction(async (tx) => {
-        await tx.update(providerConnections).set({ deletedAt }).where(eq(providerConnections.id, current.id));
-        await recordChange(tx, { kind: 'PROVIDER', entity: 'connection', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
-      });
-      await deps.changed();
+      await tx.update(providerConnections).set({ deletedAt }).where(eq(providerConnections.id, current.id));
+      await change({ kind: 'PROVIDER', entity: 'connection', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),

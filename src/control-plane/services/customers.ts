@@ -3,8 +3,9 @@ import { t } from 'elysia';
 import { customers, projects, type CustomerRow } from '../../store/schema/index.ts';
 import { cascadeCustomerDelete } from '../cascade.ts';
 import { op, type OpDef } from '../connect.ts';
-import { type ControlDeps, recordChange, targetsOf } from '../deps.ts';
+import { type ControlDeps, targetsOf } from '../deps.ts';
 import { findCustomer, lockCustomer, uniquely } from '../lookups.ts';
+import { mutation } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import {
   CustomerRef,
@@ -54,7 +55,10 @@ export const customerView = (c: CustomerRow) => ({
 });
 
 export const customerOps = (deps: ControlDeps): OpDef[] => [
-  op({
+  mutation(deps, {
+    action: 'CREATE',
+    resource: 'customer',
+    resourceId: (i) => i.customerId,
     service: ADMIN,
     group: GROUP,
     name: 'CreateCustomer',
@@ -63,23 +67,20 @@ export const customerOps = (deps: ControlDeps): OpDef[] => [
     permission: 'platform_admin',
     input: t.Object({ customerId: CustomerSlug(), description: Description(), labels: Labels(), name: Name() }, { additionalProperties: false }),
     output: One('customer', CustomerOut),
-    handler: async (input) => {
+    handler: async (input, { tx, change }) => {
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            const [c] = await tx
-              .insert(customers)
-              .values({ customerId: input.customerId, name: input.name ?? null, description: input.description ?? null, labels: input.labels ?? {} })
-              .returning();
-            const created = c as CustomerRow;
-            await tx.insert(projects).values({ customerUuid: created.id, customerId: input.customerId, projectId: DEFAULT_PROJECT, name: 'Default project' });
-            await recordChange(tx, { kind: 'CUSTOMER', entity: 'customer', entityId: input.customerId, customerId: input.customerId });
-            return created;
-          }),
+        async () => {
+          const [c] = await tx
+            .insert(customers)
+            .values({ customerId: input.customerId, name: input.name ?? null, description: input.description ?? null, labels: input.labels ?? {} })
+            .returning();
+          return c as CustomerRow;
+        },
         `customer '${input.customerId}' already exists`,
         'customerId',
       );
-      await deps.changed();
+      await tx.insert(projects).values({ customerUuid: row.id, customerId: input.customerId, projectId: DEFAULT_PROJECT, name: 'Default project' });
+      await change({ kind: 'CUSTOMER', entity: 'customer', entityId: input.customerId, customerId: input.customerId });
       return { customer: customerView(row) };
     },
   }),
@@ -116,7 +117,10 @@ export const customerOps = (deps: ControlDeps): OpDef[] => [
       return { customers: p.items.map(customerView), nextPageToken: p.nextPageToken };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'UPDATE',
+    resource: 'customer',
+    resourceId: (i) => i.customerId,
     service: ADMIN,
     group: GROUP,
     name: 'UpdateCustomer',
@@ -124,17 +128,21 @@ export const customerOps = (deps: ControlDeps): OpDef[] => [
     permission: 'platform_admin',
     input: t.Object({ customerId: CustomerRef(), description: Description(), labels: Labels(), name: Name() }, { additionalProperties: false }),
     output: One('customer', CustomerOut),
-    handler: async (input) => {
-      const current = await findCustomer(deps.db, input.customerId);
+    handler: async (input, { tx }) => {
+      const current = await lockCustomer(tx, input.customerId, 'customerId', 'update');
       const patch: Partial<typeof customers.$inferInsert> = { updatedAt: new Date() };
       if (input.name != null) patch.name = input.name;
       if (input.description != null) patch.description = input.description;
       if (input.labels !== undefined) patch.labels = input.labels;
-      const [row] = await deps.db.update(customers).set(patch).where(and(isNull(customers.deletedAt), eq(customers.id, current.id))).returning();
+      // Not configuration (no data plane reads a customer's name, description or labels): no change rows.
+      const [row] = await tx.update(customers).set(patch).where(and(isNull(customers.deletedAt), eq(customers.id, current.id))).returning();
       return { customer: customerView(row ?? current) };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'DELETE',
+    resource: 'customer',
+    resourceId: (i) => i.customerId,
     service: ADMIN,
     group: GROUP,
     name: 'DeleteCustomer',
@@ -144,15 +152,13 @@ export const customerOps = (deps: ControlDeps): OpDef[] => [
     permission: 'platform_admin',
     input: t.Object({ customerId: CustomerRef() }, { additionalProperties: false }),
     output: Deleted(),
-    handler: async (input) => {
+    handler: async (input, { tx, change }) => {
       const deletedAt = new Date();
-      await deps.db.transaction(async (tx) => {
-        await lockCustomer(tx, input.customerId, 'customerId', 'update');
-        const targets = await targetsOf(tx, { customerId: input.customerId });
-        await cascadeCustomerDelete(tx, input.customerId, deletedAt);
-        await recordChange(tx, { kind: 'CUSTOMER', entity: 'customer', entityId: input.customerId, customerId: input.customerId }, targets);
-      });
-      await deps.changed();
+      await lockCustomer(tx, input.customerId, 'customerId', 'update');
+      // Targets before the cascade: the customer's data planes and gateways learn of their own deletion.
+      const targets = await targetsOf(tx, { customerId: input.customerId });
+      await cascadeCustomerDelete(tx, input.customerId, deletedAt);
+      await change({ kind: 'CUSTOMER', entity: 'customer', entityId: input.customerId, customerId: input.customerId }, targets);
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),

@@ -3,8 +3,9 @@ import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
 import { type DataplaneRow, dataplanes, projectGateways } from '../../store/schema/index.ts';
 import { type OpDef, templatedOp } from '../connect.ts';
-import { type ControlDeps, LOCAL_TARGET, type Reader, recordChange, type Tx } from '../deps.ts';
+import { type ControlDeps, LOCAL_TARGET, type Reader, type Tx } from '../deps.ts';
 import { findCustomer, lockProject, uniquely } from '../lookups.ts';
+import { templatedMutation } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import {
   CustomerSlug,
@@ -148,7 +149,10 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
     ({ kind, entity: 'dataplane', entityId: d.id, customerId: d.customerId, projectId: d.projectId, payload });
 
   return [
-    templatedOp<CreateIn>({
+    templatedMutation<CreateIn>(deps, {
+      action: 'CREATE',
+      resource: 'dataplane',
+      resourceId: (i, o) => (o as Record<string, { id: string }> | undefined)?.[f.envelope]?.id,
       service: ADMIN,
       group,
       name: `Create${f.noun}`,
@@ -160,13 +164,12 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
         { additionalProperties: false },
       ),
       output: One,
-      handler: async (input) => {
+      handler: async (input, { tx, change: record }) => {
         const slug = String(input[f.key]);
+        const project = await lockProject(tx, input.customerId, input.projectId);
         const row = await uniquely(
-          () =>
-            deps.db.transaction(async (tx) => {
-              const project = await lockProject(tx, input.customerId, input.projectId);
-              const [d] = await tx
+          async () => {
+            const [d] = await tx
                 .insert(dataplanes)
                 .values({
                   customerUuid: project.customerUuid,
@@ -179,14 +182,12 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
                   labels: input.labels ?? {},
                 })
                 .returning();
-              const created = d as DataplaneRow;
-              await recordChange(tx, change(created), [LOCAL_TARGET, created.id]);
-              return created;
-            }),
+            return d as DataplaneRow;
+          },
           `a data plane or workspace '${slug}' already exists in customer '${input.customerId}'`,
           f.key,
         );
-        await deps.changed();
+        await record(change(row), [LOCAL_TARGET, row.id]);
         return wrap(row);
       },
     }),
@@ -225,7 +226,10 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
         return { [f.list]: p.items.map(view), nextPageToken: p.nextPageToken };
       },
     }),
-    templatedOp<Meta & { id: string }>({
+    templatedMutation<Meta & { id: string }>(deps, {
+      action: 'UPDATE',
+      resource: 'dataplane',
+      resourceId: (i) => i.id,
       service: ADMIN,
       group,
       name: `Update${f.noun}`,
@@ -233,13 +237,14 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
       permission: 'platform_admin',
       input: t.Object({ ...ById, description: Description(), labels: Labels(), name: Name() }, { additionalProperties: false }),
       output: One,
-      handler: async (input) => {
-        const current = await findDataplane(deps.db, input.id);
+      handler: async (input, { tx }) => {
+        const current = await lockDataplane(tx, input.id);
         const patch: Partial<typeof dataplanes.$inferInsert> = { updatedAt: new Date() };
         if (input.name != null) patch.name = input.name;
         if (input.description != null) patch.description = input.description;
         if (input.labels !== undefined) patch.labels = input.labels;
-        const [row] = await deps.db
+        // Not configuration (no data plane reads these): no change rows.
+        const [row] = await tx
           .update(dataplanes)
           .set(patch)
           .where(and(eq(dataplanes.id, current.id), isNull(dataplanes.deletedAt)))
@@ -247,7 +252,10 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
         return wrap(row ?? current);
       },
     }),
-    templatedOp<{ id: string }>({
+    templatedMutation<{ id: string }>(deps, {
+      action: 'DELETE',
+      resource: 'dataplane',
+      resourceId: (i) => i.id,
       service: ADMIN,
       group,
       name: `Delete${f.noun}`,
@@ -256,25 +264,25 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
       permission: 'platform_admin',
       input: t.Object(ById, { additionalProperties: false }),
       output: Deleted(),
-      handler: async (input) => {
+      handler: async (input, { tx, change: record }) => {
         const deletedAt = new Date();
-        await deps.db.transaction(async (tx) => {
-          const current = await lockDataplane(tx, input.id);
-          const hosted = await tx
-            .select({ id: projectGateways.id })
-            .from(projectGateways)
-            .where(and(eq(projectGateways.customerUuid, current.customerUuid), eq(projectGateways.workspaceId, current.slug), isNull(projectGateways.deletedAt)))
-            .limit(1);
-          if (hosted.length > 0)
-            throw connectError('failed_precondition', `${f.noun.toLowerCase()} '${current.slug}' hosts project gateways; delete them or move them to another workspace first`, 'id');
-          await tx.update(dataplanes).set({ deletedAt, updatedAt: deletedAt }).where(eq(dataplanes.id, current.id));
-          await recordChange(tx, change(current), [LOCAL_TARGET, current.id]);
-        });
-        await deps.changed();
+        const current = await lockDataplane(tx, input.id);
+        const hosted = await tx
+          .select({ id: projectGateways.id })
+          .from(projectGateways)
+          .where(and(eq(projectGateways.customerUuid, current.customerUuid), eq(projectGateways.workspaceId, current.slug), isNull(projectGateways.deletedAt)))
+          .limit(1);
+        if (hosted.length > 0)
+          throw connectError('failed_precondition', `${f.noun.toLowerCase()} '${current.slug}' hosts project gateways; delete them or move them to another workspace first`, 'id');
+        await tx.update(dataplanes).set({ deletedAt, updatedAt: deletedAt }).where(eq(dataplanes.id, current.id));
+        await record(change(current), [LOCAL_TARGET, current.id]);
         return { deletedAt: ts(deletedAt), success: true };
       },
     }),
-    templatedOp<{ id: string; projectId?: string }>({
+    templatedMutation<{ id: string; projectId?: string }>(deps, {
+      action: 'UPDATE',
+      resource: 'dataplane',
+      resourceId: (i) => i.id,
       service: ADMIN,
       group,
       name: `Set${f.noun}Project`,
@@ -282,25 +290,24 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
       permission: 'platform_admin',
       input: t.Object({ ...ById, projectId: t.Optional(ProjectRef(255)) }, { additionalProperties: false }),
       output: One,
-      handler: async (input) => {
-        const current = await findDataplane(deps.db, input.id);
-        const row = await deps.db.transaction(async (tx) => {
-          const project = await lockProject(tx, current.customerId, projectOrDefault(input.projectId));
-          const [d] = await tx
-            .update(dataplanes)
-            .set({ projectUuid: project.id, projectId: project.projectId, updatedAt: new Date() })
-            .where(and(eq(dataplanes.id, current.id), eq(dataplanes.customerUuid, project.customerUuid), isNull(dataplanes.deletedAt)))
-            .returning();
-          if (!d) throw connectError('not_found', `data plane '${current.id}' not found`, 'id');
-          const updated = d as DataplaneRow;
-          await recordChange(tx, change(updated), [LOCAL_TARGET, updated.id]);
-          return updated;
-        });
-        await deps.changed();
-        return wrap(row);
+      handler: async (input, { tx, change: record }) => {
+        const current = await findDataplane(tx, input.id);
+        const project = await lockProject(tx, current.customerId, projectOrDefault(input.projectId));
+        const [d] = await tx
+          .update(dataplanes)
+          .set({ projectUuid: project.id, projectId: project.projectId, updatedAt: new Date() })
+          .where(and(eq(dataplanes.id, current.id), eq(dataplanes.customerUuid, project.customerUuid), isNull(dataplanes.deletedAt)))
+          .returning();
+        if (!d) throw connectError('not_found', `data plane '${current.id}' not found`, 'id');
+        const updated = d as DataplaneRow;
+        await record(change(updated), [LOCAL_TARGET, updated.id]);
+        return wrap(updated);
       },
     }),
-    templatedOp<{ id: string; url: string; triggerUpdate?: boolean }>({
+    templatedMutation<{ id: string; url: string; triggerUpdate?: boolean }>(deps, {
+      action: 'UPDATE',
+      resource: 'dataplane',
+      resourceId: (i) => i.id,
       service: ADMIN,
       group,
       name: `Set${f.noun}URL`,
@@ -313,17 +320,13 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
         { additionalProperties: false },
       ),
       output: One,
-      handler: async (input) => {
-        const current = await findDataplane(deps.db, input.id);
+      handler: async (input, { tx, change: record }) => {
+        const current = await lockDataplane(tx, input.id);
         checkUrl(input.url);
-        const row = await deps.db.transaction(async (tx) => {
-          const [d] = await tx.update(dataplanes).set({ url: input.url, updatedAt: new Date() }).where(eq(dataplanes.id, current.id)).returning();
-          const updated = d as DataplaneRow;
-          if (input.triggerUpdate) await recordChange(tx, change(updated, 'PROXY_URL', { url: input.url }), [LOCAL_TARGET, updated.id]);
-          return updated;
-        });
-        if (input.triggerUpdate) await deps.changed();
-        return wrap(row);
+        const [d] = await tx.update(dataplanes).set({ url: input.url, updatedAt: new Date() }).where(eq(dataplanes.id, current.id)).returning();
+        const updated = d as DataplaneRow;
+        if (input.triggerUpdate) await record(change(updated, 'PROXY_URL', { url: input.url }), [LOCAL_TARGET, updated.id]);
+        return wrap(updated);
       },
     }),
   ];

@@ -3,8 +3,9 @@ import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
 import { type ProjectMemberRow, projectMembers } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
-import { type ControlDeps, recordChange } from '../deps.ts';
+import type { ControlDeps } from '../deps.ts';
 import { findProject, lockProject, uniquely } from '../lookups.ts';
+import { mutation, rid } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { CustomerRef, Enum, One, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp, ts } from '../schemas.ts';
 
@@ -42,7 +43,10 @@ const memberView = (m: ProjectMemberRow) => ({
 const change = (customerId: string, projectId: string, userId: string) => ({ kind: 'PROJECT_MEMBER', entity: 'project_member', entityId: userId, customerId, projectId });
 
 export const memberOps = (deps: ControlDeps): OpDef[] => [
-  op({
+  mutation(deps, {
+    action: 'CREATE',
+    resource: 'project_member',
+    resourceId: (i) => rid(i.customerId, i.projectId, i.userId),
     service: ADMIN,
     group: GROUP,
     name: 'AddProjectMember',
@@ -52,26 +56,27 @@ export const memberOps = (deps: ControlDeps): OpDef[] => [
     scope,
     input: t.Object({ ...Addr, userId: UserId(), role: Role() }, { additionalProperties: false }),
     output: One('member', MemberOut),
-    handler: async (input) => {
+    handler: async (input, { tx, change: record }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            const project = await lockProject(tx, input.customerId, input.projectId);
-            const [m] = await tx
-              .insert(projectMembers)
-              .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, userId: input.userId, role: input.role })
-              .returning();
-            await recordChange(tx, change(project.customerId, project.projectId, input.userId));
-            return m as ProjectMemberRow;
-          }),
+        async () => {
+          const [m] = await tx
+            .insert(projectMembers)
+            .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, userId: input.userId, role: input.role })
+            .returning();
+          return m as ProjectMemberRow;
+        },
         `user '${input.userId}' is already a member of project '${input.projectId}'`,
         'userId',
       );
-      await deps.changed();
+      await record(change(project.customerId, project.projectId, input.userId));
       return { member: memberView(row) };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'UPDATE',
+    resource: 'project_member',
+    resourceId: (i) => rid(i.customerId, i.projectId, i.userId),
     service: ADMIN,
     group: GROUP,
     name: 'UpdateProjectMember',
@@ -80,23 +85,22 @@ export const memberOps = (deps: ControlDeps): OpDef[] => [
     scope,
     input: t.Object({ ...Addr, userId: UserId(), role: Role() }, { additionalProperties: false }),
     output: One('member', MemberOut),
-    handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
-      const row = await deps.db.transaction(async (tx) => {
-        const [m] = await tx
-          .update(projectMembers)
-          .set({ role: input.role, updatedAt: new Date() })
-          .where(and(eq(projectMembers.projectUuid, project.id), eq(projectMembers.userId, input.userId)))
-          .returning();
-        if (!m) throw connectError('not_found', `user '${input.userId}' is not a member of project '${project.projectId}'`, 'userId');
-        await recordChange(tx, change(project.customerId, project.projectId, input.userId));
-        return m;
-      });
-      await deps.changed();
+    handler: async (input, { tx, change: record }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
+      const [row] = await tx
+        .update(projectMembers)
+        .set({ role: input.role, updatedAt: new Date() })
+        .where(and(eq(projectMembers.projectUuid, project.id), eq(projectMembers.userId, input.userId)))
+        .returning();
+      if (!row) throw connectError('not_found', `user '${input.userId}' is not a member of project '${project.projectId}'`, 'userId');
+      await record(change(project.customerId, project.projectId, input.userId));
       return { member: memberView(row) };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'DELETE',
+    resource: 'project_member',
+    resourceId: (i) => rid(i.customerId, i.projectId, i.userId),
     service: ADMIN,
     group: GROUP,
     name: 'RemoveProjectMember',
@@ -105,17 +109,14 @@ export const memberOps = (deps: ControlDeps): OpDef[] => [
     scope,
     input: t.Object({ ...Addr, userId: UserId() }, { additionalProperties: false }),
     output: Success(),
-    handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
-      await deps.db.transaction(async (tx) => {
-        const gone = await tx
-          .delete(projectMembers)
-          .where(and(eq(projectMembers.projectUuid, project.id), eq(projectMembers.userId, input.userId)))
-          .returning({ id: projectMembers.id });
-        if (gone.length === 0) throw connectError('not_found', `user '${input.userId}' is not a member of project '${project.projectId}'`, 'userId');
-        await recordChange(tx, change(project.customerId, project.projectId, input.userId));
-      });
-      await deps.changed();
+    handler: async (input, { tx, change: record }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
+      const gone = await tx
+        .delete(projectMembers)
+        .where(and(eq(projectMembers.projectUuid, project.id), eq(projectMembers.userId, input.userId)))
+        .returning({ id: projectMembers.id });
+      if (gone.length === 0) throw connectError('not_found', `user '${input.userId}' is not a member of project '${project.projectId}'`, 'userId');
+      await record(change(project.customerId, project.projectId, input.userId));
       return { success: true };
     },
   }),

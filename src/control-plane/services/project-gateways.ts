@@ -3,8 +3,9 @@ import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
 import { type ProjectGatewayRow, projectGatewayProjects, projectGateways } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
-import { type ControlDeps, LOCAL_TARGET, type Reader, recordChange, type Tx } from '../deps.ts';
-import { findCustomer, lockCustomer, lockProject, uniquely } from '../lookups.ts';
+import { type ControlDeps, LOCAL_TARGET, type Reader } from '../deps.ts';
+import { lockCustomer, lockProject, uniquely } from '../lookups.ts';
+import { mutation, type MutationCtx } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import {
   CustomerSlug,
@@ -81,17 +82,20 @@ const view = (g: ProjectGatewayRow, projectIds: string[]) => ({
 const viewOf = async (db: Reader, g: ProjectGatewayRow) => view(g, await attachedProjects(db, g.id));
 
 /** The change record of a gateway mutation: the gateway, its hosting data plane(s) and `local`. */
-const recordGatewayChange = async (tx: Tx, g: ProjectGatewayRow, workspaces: readonly string[], payload: Record<string, unknown> = {}) => {
+const recordGatewayChange = async (m: Pick<MutationCtx, 'tx' | 'change'>, g: ProjectGatewayRow, workspaces: readonly string[], payload: Record<string, unknown> = {}) => {
   const planes = [];
   for (const ws of new Set(workspaces)) {
-    const dp = await findDataplaneBySlug(tx, g.customerId, ws).catch(() => undefined);
+    const dp = await findDataplaneBySlug(m.tx, g.customerId, ws).catch(() => undefined);
     if (dp) planes.push(dp.id);
   }
-  await recordChange(tx, { kind: 'PROJECT_GATEWAY', entity: 'project_gateway', entityId: g.id, customerId: g.customerId, payload }, [LOCAL_TARGET, g.id, ...planes]);
+  await m.change({ kind: 'PROJECT_GATEWAY', entity: 'project_gateway', entityId: g.id, customerId: g.customerId, payload }, [LOCAL_TARGET, g.id, ...planes]);
 };
 
 export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
-  op({
+  mutation(deps, {
+    action: 'CREATE',
+    resource: 'project_gateway',
+    resourceId: (i, o) => o?.projectGateway.id ?? '',
     service: ADMIN,
     group: GROUP,
     name: 'CreateProjectGateway',
@@ -112,17 +116,15 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
       { additionalProperties: false },
     ),
     output: OneGateway,
-    handler: async (input) => {
-      await findCustomer(deps.db, input.customerId);
-      await findDataplaneBySlug(deps.db, input.customerId, input.workspaceId);
+    handler: async (input, m) => {
+      const { tx } = m;
+      const customer = await lockCustomer(tx, input.customerId);
+      await lockDataplaneBySlug(tx, customer, input.workspaceId);
       const host = input.url ? hostOf(input.url) : null;
-      if (host) await assertHostFree(deps.db, host, undefined);
+      if (host) await assertHostFree(tx, host, undefined);
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            const customer = await lockCustomer(tx, input.customerId);
-            await lockDataplaneBySlug(tx, customer, input.workspaceId);
-            const [g] = await tx
+        async () => {
+          const [g] = await tx
               .insert(projectGateways)
               .values({
                 customerUuid: customer.id,
@@ -136,14 +138,12 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
                 urlHost: host,
               })
               .returning();
-            const created = g as ProjectGatewayRow;
-            await recordGatewayChange(tx, created, [created.workspaceId]);
-            return created;
-          }),
+          return g as ProjectGatewayRow;
+        },
         `project gateway '${input.projectGatewayId}' already exists in workspace '${input.workspaceId}', or its URL host is bound to another gateway`,
         'projectGatewayId',
       );
-      await deps.changed();
+      await recordGatewayChange(m, row, [row.workspaceId]);
       return { projectGateway: view(row, []) };
     },
   }),
@@ -211,7 +211,10 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
       return { projectGateways: p.items.map((g) => view(g, attached.get(g.id) ?? [])), nextPageToken: p.nextPageToken };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'UPDATE',
+    resource: 'project_gateway',
+    resourceId: (i) => i.id,
     service: ADMIN,
     group: GROUP,
     name: 'UpdateProjectGateway',
@@ -224,34 +227,35 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
       { additionalProperties: false },
     ),
     output: OneGateway,
-    handler: async (input) => {
-      const current = await findGateway(deps.db, input.id);
+    handler: async (input, m) => {
+      const { tx } = m;
+      const current = await lockGateway(tx, input.id, 'update');
       const patch: Partial<typeof projectGateways.$inferInsert> = { updatedAt: new Date() };
       if (input.name != null) patch.name = input.name;
       if (input.description != null) patch.description = input.description;
       if (input.labels !== undefined) patch.labels = input.labels;
       if (input.url != null) {
         const host = input.url === '' ? null : hostOf(input.url);
-        if (host) await assertHostFree(deps.db, host, current.id);
+        if (host) await assertHostFree(tx, host, current.id);
         patch.url = input.url === '' ? null : input.url;
         patch.urlHost = host;
       }
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            const [g] = await tx.update(projectGateways).set(patch).where(eq(projectGateways.id, current.id)).returning();
-            const updated = g as ProjectGatewayRow;
-            if (input.url != null && input.url !== (current.url ?? '')) await recordGatewayChange(tx, updated, [updated.workspaceId], { url: updated.url });
-            return updated;
-          }),
+        async () => {
+          const [g] = await tx.update(projectGateways).set(patch).where(eq(projectGateways.id, current.id)).returning();
+          return g as ProjectGatewayRow;
+        },
         `the URL host is bound to another project gateway`,
         'url',
       );
-      await deps.changed();
-      return { projectGateway: await viewOf(deps.db, row) };
+      if (input.url != null && input.url !== (current.url ?? '')) await recordGatewayChange(m, row, [row.workspaceId], { url: row.url });
+      return { projectGateway: await viewOf(tx, row) };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'DELETE',
+    resource: 'project_gateway',
+    resourceId: (i) => i.id,
     service: ADMIN,
     group: GROUP,
     name: 'DeleteProjectGateway',
@@ -260,20 +264,20 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
     scope: ownerScope(deps),
     input: t.Object({ ...ById, projectId: OwnerProject() }, { additionalProperties: false }),
     output: Deleted(),
-    handler: async (input) => {
-      const current = await findGateway(deps.db, input.id);
+    handler: async (input, m) => {
+      const { tx } = m;
+      const current = await lockGateway(tx, input.id, 'update');
       const deletedAt = new Date();
-      await deps.db.transaction(async (tx) => {
-        await lockGateway(tx, current.id, 'update');
-        await tx.delete(projectGatewayProjects).where(eq(projectGatewayProjects.gatewayId, current.id));
-        await tx.update(projectGateways).set({ deletedAt, updatedAt: deletedAt }).where(eq(projectGateways.id, current.id));
-        await recordGatewayChange(tx, current, [current.workspaceId]);
-      });
-      await deps.changed();
+      await tx.delete(projectGatewayProjects).where(eq(projectGatewayProjects.gatewayId, current.id));
+      await tx.update(projectGateways).set({ deletedAt, updatedAt: deletedAt }).where(eq(projectGateways.id, current.id));
+      await recordGatewayChange(m, current, [current.workspaceId]);
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'UPDATE',
+    resource: 'project_gateway',
+    resourceId: (i) => i.id,
     service: ADMIN,
     group: GROUP,
     name: 'AttachProjectGatewayProject',
@@ -283,25 +287,26 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
     scope: async (i) => ({ customerId: (await findGateway(deps.db, i.id)).customerId, projectId: i.projectId }),
     input: t.Object({ ...ById, projectId: Slug('project to attach') }, { additionalProperties: false }),
     output: WithWarnings,
-    handler: async (input) => {
-      const gw = await findGateway(deps.db, input.id);
-      const project = await deps.db.transaction(async (tx) => {
-        const p = await lockProject(tx, gw.customerId, input.projectId);
-        if (p.customerUuid !== (await lockGateway(tx, gw.id, 'share')).customerUuid) throw connectError('not_found', `project gateway '${gw.id}' not found`, 'id');
-        const added = await tx
-          .insert(projectGatewayProjects)
-          .values({ gatewayId: gw.id, projectUuid: p.id, customerId: gw.customerId, projectId: p.projectId })
-          .onConflictDoNothing()
-          .returning({ id: projectGatewayProjects.id });
-        if (added.length > 0) await recordGatewayChange(tx, gw, [gw.workspaceId], { attached: p.projectId });
-        return p;
-      });
-      await deps.changed();
-      const warnings = await servingWarnings(deps.db, gw, [project.projectId]);
-      return { projectGateway: await viewOf(deps.db, gw), warnings };
+    handler: async (input, m) => {
+      const { tx } = m;
+      const found = await findGateway(tx, input.id);
+      const project = await lockProject(tx, found.customerId, input.projectId);
+      const gw = await lockGateway(tx, found.id, 'share');
+      if (project.customerUuid !== gw.customerUuid) throw connectError('not_found', `project gateway '${gw.id}' not found`, 'id');
+      const added = await tx
+        .insert(projectGatewayProjects)
+        .values({ gatewayId: gw.id, projectUuid: project.id, customerId: gw.customerId, projectId: project.projectId })
+        .onConflictDoNothing()
+        .returning({ id: projectGatewayProjects.id });
+      if (added.length > 0) await recordGatewayChange(m, gw, [gw.workspaceId], { attached: project.projectId });
+      const warnings = await servingWarnings(tx, gw, [project.projectId]);
+      return { projectGateway: await viewOf(tx, gw), warnings };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'UPDATE',
+    resource: 'project_gateway',
+    resourceId: (i) => i.id,
     service: ADMIN,
     group: GROUP,
     name: 'DetachProjectGatewayProject',
@@ -310,21 +315,22 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
     scope: async (i) => ({ customerId: (await findGateway(deps.db, i.id)).customerId, projectId: i.projectId }),
     input: t.Object({ ...ById, projectId: Slug('project to detach') }, { additionalProperties: false }),
     output: Success(),
-    handler: async (input) => {
-      const gw = await findGateway(deps.db, input.id);
-      await deps.db.transaction(async (tx) => {
-        const gone = await tx
-          .delete(projectGatewayProjects)
-          .where(and(eq(projectGatewayProjects.gatewayId, gw.id), eq(projectGatewayProjects.projectId, input.projectId)))
-          .returning({ id: projectGatewayProjects.id });
-        if (gone.length === 0) throw connectError('not_found', `project '${input.projectId}' is not attached to this gateway`, 'projectId');
-        await recordGatewayChange(tx, gw, [gw.workspaceId], { detached: input.projectId });
-      });
-      await deps.changed();
+    handler: async (input, m) => {
+      const { tx } = m;
+      const gw = await lockGateway(tx, input.id, 'share');
+      const gone = await tx
+        .delete(projectGatewayProjects)
+        .where(and(eq(projectGatewayProjects.gatewayId, gw.id), eq(projectGatewayProjects.projectId, input.projectId)))
+        .returning({ id: projectGatewayProjects.id });
+      if (gone.length === 0) throw connectError('not_found', `project '${input.projectId}' is not attached to this gateway`, 'projectId');
+      await recordGatewayChange(m, gw, [gw.workspaceId], { detached: input.projectId });
       return { success: true };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'UPDATE',
+    resource: 'project_gateway',
+    resourceId: (i) => i.id,
     service: ADMIN,
     group: GROUP,
     name: 'SetProjectGatewayURL',
@@ -335,27 +341,28 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
     scope: ownerScope(deps),
     input: t.Object({ ...ById, projectId: OwnerProject(), url: Url(1, 'customer-facing URL or hostname (1-2048)') }, { additionalProperties: false }),
     output: WithWarnings,
-    handler: async (input) => {
-      const gw = await findGateway(deps.db, input.id);
+    handler: async (input, m) => {
+      const { tx } = m;
+      const gw = await lockGateway(tx, input.id, 'update');
       const host = hostOf(input.url);
-      await assertHostFree(deps.db, host, gw.id);
+      await assertHostFree(tx, host, gw.id);
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            const [g] = await tx.update(projectGateways).set({ url: input.url, urlHost: host, updatedAt: new Date() }).where(eq(projectGateways.id, gw.id)).returning();
-            const updated = g as ProjectGatewayRow;
-            await recordGatewayChange(tx, updated, [updated.workspaceId], { url: input.url });
-            return updated;
-          }),
+        async () => {
+          const [g] = await tx.update(projectGateways).set({ url: input.url, urlHost: host, updatedAt: new Date() }).where(eq(projectGateways.id, gw.id)).returning();
+          return g as ProjectGatewayRow;
+        },
         `the URL host '${host}' is bound to another project gateway`,
         'url',
       );
-      await deps.changed();
-      const projects = await attachedProjects(deps.db, row.id);
-      return { projectGateway: view(row, projects), warnings: await servingWarnings(deps.db, row, projects) };
+      await recordGatewayChange(m, row, [row.workspaceId], { url: input.url });
+      const projects = await attachedProjects(tx, row.id);
+      return { projectGateway: view(row, projects), warnings: await servingWarnings(tx, row, projects) };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'UPDATE',
+    resource: 'project_gateway',
+    resourceId: (i) => i.id,
     service: ADMIN,
     group: GROUP,
     name: 'SetProjectGatewayWorkspace',
@@ -365,24 +372,22 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
     permission: 'platform_admin',
     input: t.Object({ ...ById, workspaceId: Slug('target workspace slug') }, { additionalProperties: false }),
     output: WithWarnings,
-    handler: async (input) => {
-      const gw = await findGateway(deps.db, input.id);
-      await findDataplaneBySlug(deps.db, gw.customerId, input.workspaceId);
+    handler: async (input, m) => {
+      const { tx } = m;
+      const found = await findGateway(tx, input.id);
+      await lockDataplaneBySlug(tx, { id: found.customerUuid, customerId: found.customerId }, input.workspaceId);
+      const gw = await lockGateway(tx, found.id, 'update');
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            await lockDataplaneBySlug(tx, { id: gw.customerUuid, customerId: gw.customerId }, input.workspaceId);
-            const [g] = await tx.update(projectGateways).set({ workspaceId: input.workspaceId, updatedAt: new Date() }).where(eq(projectGateways.id, gw.id)).returning();
-            const updated = g as ProjectGatewayRow;
-            await recordGatewayChange(tx, updated, [gw.workspaceId, updated.workspaceId], { from: gw.workspaceId, to: updated.workspaceId });
-            return updated;
-          }),
+        async () => {
+          const [g] = await tx.update(projectGateways).set({ workspaceId: input.workspaceId, updatedAt: new Date() }).where(eq(projectGateways.id, gw.id)).returning();
+          return g as ProjectGatewayRow;
+        },
         `a project gateway '${gw.projectGatewayId}' already exists in workspace '${input.workspaceId}'`,
         'workspaceId',
       );
-      await deps.changed();
-      const projects = await attachedProjects(deps.db, row.id);
-      const warnings = [WARN.repoint(row.urlHost, row.workspaceId), ...(row.url ? [] : [WARN.noUrl()]), ...(await servingWarnings(deps.db, row, projects))];
+      await recordGatewayChange(m, row, [gw.workspaceId, row.workspaceId], { from: gw.workspaceId, to: row.workspaceId });
+      const projects = await attachedProjects(tx, row.id);
+      const warnings = [WARN.repoint(row.urlHost, row.workspaceId), ...(row.url ? [] : [WARN.noUrl()]), ...(await servingWarnings(tx, row, projects))];
       return { projectGateway: view(row, projects), warnings };
     },
   }),

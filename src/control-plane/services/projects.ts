@@ -4,8 +4,9 @@ import { connectError } from '../../core/errors.ts';
 import { projects, type ProjectRow } from '../../store/schema/index.ts';
 import { cascadeProjectDelete } from '../cascade.ts';
 import { op, type OpDef } from '../connect.ts';
-import { type ControlDeps, recordChange, targetsOf } from '../deps.ts';
+import { type ControlDeps, targetsOf } from '../deps.ts';
 import { findCustomer, findProject, lockCustomer, lockProject, uniquely } from '../lookups.ts';
+import { mutation, rid } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import {
   CustomerRef,
@@ -61,7 +62,10 @@ const ProjectAddr = { customerId: CustomerRef(), projectId: ProjectKey() };
 const scope = (i: { customerId: string; projectId: string }) => ({ customerId: i.customerId, projectId: i.projectId });
 
 export const projectOps = (deps: ControlDeps): OpDef[] => [
-  op({
+  mutation(deps, {
+    action: 'CREATE',
+    resource: 'project',
+    resourceId: (i) => rid(i.customerId, i.projectId),
     service: ADMIN,
     group: GROUP,
     name: 'CreateProject',
@@ -73,29 +77,27 @@ export const projectOps = (deps: ControlDeps): OpDef[] => [
       { additionalProperties: false },
     ),
     output: One('project', ProjectOut),
-    handler: async (input) => {
+    handler: async (input, { tx, change }) => {
+      const customer = await lockCustomer(tx, input.customerId);
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            const customer = await lockCustomer(tx, input.customerId);
-            const [p] = await tx
-              .insert(projects)
-              .values({
-                customerUuid: customer.id,
-                customerId: customer.customerId,
-                projectId: input.projectId,
-                name: input.name ?? null,
-                description: input.description ?? null,
-                labels: input.labels ?? {},
-              })
-              .returning();
-            await recordChange(tx, { kind: 'PROJECT', entity: 'project', entityId: input.projectId, customerId: input.customerId, projectId: input.projectId });
-            return p as ProjectRow;
-          }),
+        async () => {
+          const [p] = await tx
+            .insert(projects)
+            .values({
+              customerUuid: customer.id,
+              customerId: customer.customerId,
+              projectId: input.projectId,
+              name: input.name ?? null,
+              description: input.description ?? null,
+              labels: input.labels ?? {},
+            })
+            .returning();
+          return p as ProjectRow;
+        },
         `project '${input.projectId}' already exists in customer '${input.customerId}'`,
         'projectId',
       );
-      await deps.changed();
+      await change({ kind: 'PROJECT', entity: 'project', entityId: input.projectId, customerId: input.customerId, projectId: input.projectId });
       return { project: projectView(row) };
     },
   }),
@@ -136,7 +138,10 @@ export const projectOps = (deps: ControlDeps): OpDef[] => [
       return { projects: p.items.map(projectView), nextPageToken: p.nextPageToken };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'UPDATE',
+    resource: 'project',
+    resourceId: (i) => rid(i.customerId, i.projectId),
     service: ADMIN,
     group: GROUP,
     name: 'UpdateProject',
@@ -145,13 +150,14 @@ export const projectOps = (deps: ControlDeps): OpDef[] => [
     scope,
     input: t.Object({ ...ProjectAddr, description: Description(), labels: Labels(), name: Name() }, { additionalProperties: false }),
     output: One('project', ProjectOut),
-    handler: async (input) => {
-      const current = await findProject(deps.db, input.customerId, input.projectId);
+    handler: async (input, { tx }) => {
+      const current = await lockProject(tx, input.customerId, input.projectId, 'projectId', 'update');
       const patch: Partial<typeof projects.$inferInsert> = { updatedAt: new Date() };
       if (input.name != null) patch.name = input.name;
       if (input.description != null) patch.description = input.description;
       if (input.labels !== undefined) patch.labels = input.labels;
-      const [row] = await deps.db
+      // Not configuration (no data plane reads a project's name, description or labels): no change rows.
+      const [row] = await tx
         .update(projects)
         .set(patch)
         .where(and(eq(projects.id, current.id), isNull(projects.deletedAt)))
@@ -159,7 +165,10 @@ export const projectOps = (deps: ControlDeps): OpDef[] => [
       return { project: projectView(row ?? current) };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'DELETE',
+    resource: 'project',
+    resourceId: (i) => rid(i.customerId, i.projectId),
     service: ADMIN,
     group: GROUP,
     name: 'DeleteProject',
@@ -169,21 +178,14 @@ export const projectOps = (deps: ControlDeps): OpDef[] => [
     permission: 'platform_admin',
     input: t.Object(ProjectAddr, { additionalProperties: false }),
     output: Deleted(),
-    handler: async (input) => {
+    handler: async (input, { tx, change }) => {
       const deletedAt = new Date();
-      await deps.db.transaction(async (tx) => {
-        const project = await lockProject(tx, input.customerId, input.projectId, 'projectId', 'update');
-        if (project.projectId === DEFAULT_PROJECT)
-          throw connectError('failed_precondition', "the default project cannot be deleted; it is deleted with its customer", 'projectId');
-        const targets = await targetsOf(tx, { customerId: project.customerId, projectId: project.projectId });
-        await cascadeProjectDelete(tx, project.customerId, project.projectId, deletedAt);
-        await recordChange(
-          tx,
-          { kind: 'PROJECT', entity: 'project', entityId: project.projectId, customerId: project.customerId, projectId: project.projectId },
-          targets,
-        );
-      });
-      await deps.changed();
+      const project = await lockProject(tx, input.customerId, input.projectId, 'projectId', 'update');
+      if (project.projectId === DEFAULT_PROJECT)
+        throw connectError('failed_precondition', "the default project cannot be deleted; it is deleted with its customer", 'projectId');
+      const targets = await targetsOf(tx, { customerId: project.customerId, projectId: project.projectId });
+      await cascadeProjectDelete(tx, project.customerId, project.projectId, deletedAt);
+      await change({ kind: 'PROJECT', entity: 'project', entityId: project.projectId, customerId: project.customerId, projectId: project.projectId }, targets);
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),

@@ -3,8 +3,9 @@ import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
 import { aiModels, type RouteRow, routes, type RouteTarget } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
-import { type ControlDeps, recordChange } from '../deps.ts';
-import { findProject, inLiveProject, lockProject, uniquely } from '../lookups.ts';
+import type { ControlDeps, Reader, Tx } from '../deps.ts';
+import { inLiveProject, lockProject, uniquely } from '../lookups.ts';
+import { mutation } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { CustomerRef, Deleted, Int32, ModelId, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid, projectOrDefault, ts } from '../schemas.ts';
 
@@ -65,8 +66,8 @@ export const routeView = (r: RouteRow) => ({
   updatedAt: ts(r.updatedAt),
 });
 
-const requireCatalogModel = async (deps: ControlDeps, model: string): Promise<void> => {
-  const [row] = await deps.db
+const requireCatalogModel = async (db: Reader, model: string): Promise<void> => {
+  const [row] = await db
     .select({ id: aiModels.id })
     .from(aiModels)
     .where(and(eq(aiModels.model, model), isNull(aiModels.deletedAt)))
@@ -74,28 +75,41 @@ const requireCatalogModel = async (deps: ControlDeps, model: string): Promise<vo
   if (!row) throw connectError('failed_precondition', `model '${model}' is not in the catalog; create it with CreateModel first`, 'model');
 };
 
-const findRoute = async (deps: ControlDeps, ref: { id?: string; customerId?: string; projectId?: string; model?: string }): Promise<RouteRow> => {
+type RouteAddr = { id?: string; customerId?: string; projectId?: string; model?: string };
+
+const findRoute = async (db: Reader, ref: RouteAddr, lock?: 'update'): Promise<RouteRow> => {
   let where: SQL | undefined;
   if (ref.id) where = eq(routes.id, ref.id);
   else if (ref.customerId && ref.model)
     where = and(eq(routes.customerId, ref.customerId), eq(routes.projectId, projectOrDefault(ref.projectId)), eq(routes.model, ref.model));
   else throw connectError('invalid_argument', "give 'id', or 'customerId', 'projectId' and 'model'", 'id');
-  const [row] = await deps.db
+  const q = db
     .select()
     .from(routes)
     .where(and(where, isNull(routes.deletedAt)))
     .limit(1);
+  const [row] = lock ? await q.for(lock) : await q;
   // Addressed by id within a named customer (a project-scoped caller): the row must be in that project.
   if (!row || (ref.id && ref.customerId && (row.customerId !== ref.customerId || row.projectId !== projectOrDefault(ref.projectId))))
     throw connectError('not_found', 'route not found', ref.id ? 'id' : 'model');
   return row;
 };
 
+/** The route, locked for a change after its live project (parents first, as every path locks). */
+const lockRoute = async (tx: Tx, ref: RouteAddr): Promise<RouteRow> => {
+  const found = await findRoute(tx, ref);
+  await lockProject(tx, found.customerId, found.projectId);
+  return findRoute(tx, { id: found.id }, 'update');
+};
+
 const refScope = (i: { customerId?: string; projectId?: string }) =>
   i.customerId === undefined ? undefined : { customerId: i.customerId, projectId: projectOrDefault(i.projectId) };
 
 export const routeOps = (deps: ControlDeps): OpDef[] => [
-  op({
+  mutation(deps, {
+    action: 'CREATE',
+    resource: 'route',
+    resourceId: (i, o) => o?.route.id ?? '',
     service: ADMIN,
     group: GROUP,
     name: 'CreateRoute',
@@ -115,14 +129,12 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
       { additionalProperties: false },
     ),
     output: One('route', RouteOut),
-    handler: async (input) => {
-      await findProject(deps.db, input.customerId, input.projectId);
-      await requireCatalogModel(deps, input.model);
+    handler: async (input, { tx, change }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
+      await requireCatalogModel(tx, input.model);
       const row = await uniquely(
-        () =>
-          deps.db.transaction(async (tx) => {
-            const project = await lockProject(tx, input.customerId, input.projectId);
-            const [r] = await tx
+        async () => {
+          const [r] = await tx
               .insert(routes)
               .values({
                 projectUuid: project.id,
@@ -135,14 +147,12 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
                 maxRetries: input.maxRetries ?? null,
               })
               .returning();
-            const created = r as RouteRow;
-            await recordChange(tx, { kind: 'ROUTE', entity: 'route', entityId: created.id, customerId: project.customerId, projectId: project.projectId });
-            return created;
-          }),
+          return r as RouteRow;
+        },
         `a route for '${input.model}' already exists in project '${projectOrDefault(input.projectId)}'`,
         'model',
       );
-      await deps.changed();
+      await change({ kind: 'ROUTE', entity: 'route', entityId: row.id, customerId: project.customerId, projectId: project.projectId });
       return { route: routeView(row) };
     },
   }),
@@ -155,7 +165,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
     scope: refScope,
     input: t.Object(RouteRef, { additionalProperties: false }),
     output: One('route', RouteOut),
-    handler: async (input) => ({ route: routeView(await findRoute(deps, input)) }),
+    handler: async (input) => ({ route: routeView(await findRoute(deps.db, input)) }),
   }),
   op({
     service: ADMIN,
@@ -179,7 +189,10 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
       return { routes: p.items.map(routeView), nextPageToken: p.nextPageToken };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'UPDATE',
+    resource: 'route',
+    resourceId: (i, o) => o?.route.id ?? i.id ?? '',
     service: ADMIN,
     group: GROUP,
     name: 'UpdateRoute',
@@ -191,23 +204,22 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
       { additionalProperties: false },
     ),
     output: One('route', RouteOut),
-    handler: async (input) => {
-      const current = await findRoute(deps, input);
+    handler: async (input, { tx, change }) => {
+      const current = await lockRoute(tx, input);
       const patch: Partial<typeof routes.$inferInsert> = { updatedAt: new Date() };
       if (input.targets) patch.targets = normaliseTargets(input.targets);
       if (input.enabled !== undefined) patch.enabled = input.enabled;
       if (input.timeoutMs != null) patch.timeoutMs = input.timeoutMs;
       if (input.maxRetries != null) patch.maxRetries = input.maxRetries;
-      const row = await deps.db.transaction(async (tx) => {
-        const [r] = await tx.update(routes).set(patch).where(eq(routes.id, current.id)).returning();
-        await recordChange(tx, { kind: 'ROUTE', entity: 'route', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
-        return r as RouteRow;
-      });
-      await deps.changed();
-      return { route: routeView(row) };
+      const [row] = await tx.update(routes).set(patch).where(eq(routes.id, current.id)).returning();
+      await change({ kind: 'ROUTE', entity: 'route', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
+      return { route: routeView(row as RouteRow) };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'DELETE',
+    resource: 'route',
+    resourceId: (i) => i.id ?? '',
     service: ADMIN,
     group: GROUP,
     name: 'DeleteRoute',
@@ -216,14 +228,11 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
     scope: refScope,
     input: t.Object(RouteRef, { additionalProperties: false }),
     output: Deleted(),
-    handler: async (input) => {
-      const current = await findRoute(deps, input);
+    handler: async (input, { tx, change }) => {
+      const current = await lockRoute(tx, input);
       const deletedAt = new Date();
-      await deps.db.transaction(async (tx) => {
-        await tx.update(routes).set({ deletedAt }).where(eq(routes.id, current.id));
-        await recordChange(tx, { kind: 'ROUTE', entity: 'route', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
-      });
-      await deps.changed();
+      await tx.update(routes).set({ deletedAt }).where(eq(routes.id, current.id));
+      await change({ kind: 'ROUTE', entity: 'route', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),

@@ -3,8 +3,9 @@ import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
 import { type ProjectSettingRow, projectSettings } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
-import { type ControlDeps, recordChange } from '../deps.ts';
+import type { ControlDeps } from '../deps.ts';
 import { findProject, lockProject } from '../lookups.ts';
+import { mutation, rid } from '../mutation.ts';
 import { CustomerRef, Enum, One, ProjectKey, Str, Success, Timestamp, ts } from '../schemas.ts';
 import { parseSettingValue } from '../setting-values.ts';
 
@@ -41,7 +42,10 @@ export const settingOps = (deps: ControlDeps): OpDef[] => [
       return { settings: rows.map(settingView) };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'UPDATE',
+    resource: 'project_setting',
+    resourceId: (i) => rid(i.customerId, i.projectId, i.settingName),
     service: ADMIN,
     group: GROUP,
     name: 'UpsertProjectSetting',
@@ -55,28 +59,27 @@ export const settingOps = (deps: ControlDeps): OpDef[] => [
     scope,
     input: t.Object({ ...Addr, settingName: SettingName(), settingValue: Str(1, 1024, { description: 'string-encoded value (1-1024)' }) }, { additionalProperties: false }),
     output: One('setting', SettingOut),
-    handler: async (input) => {
+    handler: async (input, { tx, change: record }) => {
       const parsed = parseSettingValue(input.settingName, input.settingValue);
       if (!parsed.ok) throw connectError('invalid_argument', `invalid field 'settingValue': not a valid '${input.settingName}' value: ${parsed.reason}`, 'settingValue');
       const now = new Date();
-      const row = await deps.db.transaction(async (tx) => {
-        const project = await lockProject(tx, input.customerId, input.projectId);
-        const [s] = await tx
-          .insert(projectSettings)
-          .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, settingName: input.settingName, settingValue: input.settingValue, updatedAt: now })
-          .onConflictDoUpdate({
-            target: [projectSettings.projectUuid, projectSettings.settingName],
-            set: { settingValue: input.settingValue, updatedAt: now },
-          })
-          .returning();
-        await recordChange(tx, change(project.customerId, project.projectId, input.settingName));
-        return s as ProjectSettingRow;
-      });
-      await deps.changed();
-      return { setting: settingView(row) };
+      const project = await lockProject(tx, input.customerId, input.projectId);
+      const [row] = await tx
+        .insert(projectSettings)
+        .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, settingName: input.settingName, settingValue: input.settingValue, updatedAt: now })
+        .onConflictDoUpdate({
+          target: [projectSettings.projectUuid, projectSettings.settingName],
+          set: { settingValue: input.settingValue, updatedAt: now },
+        })
+        .returning();
+      await record(change(project.customerId, project.projectId, input.settingName));
+      return { setting: settingView(row as ProjectSettingRow) };
     },
   }),
-  op({
+  mutation(deps, {
+    action: 'DELETE',
+    resource: 'project_setting',
+    resourceId: (i) => rid(i.customerId, i.projectId, i.settingName),
     service: ADMIN,
     group: GROUP,
     name: 'DeleteProjectSetting',
@@ -85,17 +88,14 @@ export const settingOps = (deps: ControlDeps): OpDef[] => [
     scope,
     input: t.Object({ ...Addr, settingName: SettingName() }, { additionalProperties: false }),
     output: Success(),
-    handler: async (input) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
-      await deps.db.transaction(async (tx) => {
-        const gone = await tx
-          .delete(projectSettings)
-          .where(and(eq(projectSettings.projectUuid, project.id), eq(projectSettings.settingName, input.settingName)))
-          .returning({ id: projectSettings.id });
-        if (gone.length === 0) throw connectError('not_found', `setting '${input.settingName}' is not set in project '${project.projectId}'`, 'settingName');
-        await recordChange(tx, change(project.customerId, project.projectId, input.settingName));
-      });
-      await deps.changed();
+    handler: async (input, { tx, change: record }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
+      const gone = await tx
+        .delete(projectSettings)
+        .where(and(eq(projectSettings.projectUuid, project.id), eq(projectSettings.settingName, input.settingName)))
+        .returning({ id: projectSettings.id });
+      if (gone.length === 0) throw connectError('not_found', `setting '${input.settingName}' is not set in project '${project.projectId}'`, 'settingName');
+      await record(change(project.customerId, project.projectId, input.settingName));
       return { success: true };
     },
   }),

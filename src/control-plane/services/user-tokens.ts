@@ -5,9 +5,11 @@ import { connectError } from '../../core/errors.ts';
 import { randomToken, uuid } from '../../core/ids.ts';
 import { customers, projectMembers, projects, signingKeys, userTokens } from '../../store/schema/index.ts';
 import type { ProjectRole, TokenVerifier } from '../auth.ts';
-import { op, type OpDef } from '../connect.ts';
-import { type ControlDeps, recordChange } from '../deps.ts';
-import { findCustomer, findProject, lockCustomer, lockProject } from '../lookups.ts';
+import type { OpDef } from '../connect.ts';
+import type { CallInfo } from '../audit-record.ts';
+import type { ControlDeps } from '../deps.ts';
+import { lockCustomer, lockProject } from '../lookups.ts';
+import { mutation, systemMutation } from '../mutation.ts';
 import { DEFAULT_PROJECT, Int64, Nullable, PATTERNS, Str, StringMap, Timestamp, int64Value, ts } from '../schemas.ts';
 import { xxhash64Hex } from './apikeys.ts';
 
@@ -40,8 +42,9 @@ class SigningKeys {
 
   constructor(private readonly deps: ControlDeps) {}
 
-  active(): Promise<ActiveKey> {
-    this.#active ??= this.#loadOrCreate().catch((e: unknown) => {
+  /** The active key; `cause` is the request that needed it (kept in the audit entry of its creation). */
+  active(cause?: CallInfo): Promise<ActiveKey> {
+    this.#active ??= this.#loadOrCreate(cause).catch((e: unknown) => {
       this.#active = undefined;
       throw e;
     });
@@ -62,7 +65,7 @@ class SigningKeys {
     return p;
   }
 
-  async #loadOrCreate(): Promise<ActiveKey> {
+  async #loadOrCreate(cause: CallInfo | undefined): Promise<ActiveKey> {
     const read = async () =>
       (await this.deps.db.select().from(signingKeys).where(and(eq(signingKeys.purpose, PURPOSE), isNull(signingKeys.retiredAt))).limit(1))[0];
     let row = await read();
@@ -72,15 +75,22 @@ class SigningKeys {
       const publicKeyPem = await exportSPKI(pair.publicKey);
       const privateKeyWrapped = this.deps.secrets.wrap(await exportPKCS8(pair.privateKey));
       // Data planes verify user tokens on inference with the public keys: a new key is configuration.
-      await this.deps.db.transaction(async (tx) => {
-        const inserted = await tx
-          .insert(signingKeys)
-          .values({ kid, purpose: PURPOSE, alg: 'RS256', publicKeyPem, privateKeyWrapped })
-          .onConflictDoNothing()
-          .returning({ kid: signingKeys.kid });
-        if (inserted.length > 0) await recordChange(tx, { kind: 'SIGNING_KEY', entity: 'signing_key', entityId: kid });
-      });
-      await this.deps.changed();
+      // The gateway creates it on its own: a system mutation, audited with actorType system.
+      await systemMutation(
+        this.deps,
+        { actionType: 'CREATE', resourceType: 'signing_key', resourceId: kid },
+        async ({ tx, change }) => {
+          const inserted = await tx
+            .insert(signingKeys)
+            .values({ kid, purpose: PURPOSE, alg: 'RS256', publicKeyPem, privateKeyWrapped })
+            .onConflictDoNothing()
+            .returning({ kid: signingKeys.kid });
+          if (inserted.length === 0) return undefined;
+          await change({ kind: 'SIGNING_KEY', entity: 'signing_key', entityId: kid });
+          return kid;
+        },
+        cause,
+      );
       row = await read();
     }
     if (!row) throw new Error('no signing key');
@@ -101,7 +111,10 @@ const ringOf = (deps: ControlDeps): SigningKeys => {
 const TokenSlug = (what: string) => Str(1, 100, { pattern: '^[a-z0-9_-]+$', description: `${what} (1-100, ^[a-z0-9_-]+$)` });
 
 export const userTokenOps = (deps: ControlDeps): OpDef[] => [
-  op({
+  mutation(deps, {
+    action: 'ISSUE',
+    resource: 'user_token',
+    resourceId: (i, o) => o?.jti ?? '',
     service: 'admin.v1.AdminService',
     group: 'User tokens',
     name: 'CreateUserToken',
@@ -144,13 +157,19 @@ export const userTokenOps = (deps: ControlDeps): OpDef[] => [
       keyHash: t.String({ description: 'the jti, for revocation lookups' }),
       keyPrefix: t.String({ description: 'first 12 characters of xxhash64 of the jti' }),
     }),
-    handler: async (input) => {
-      const customer = await findCustomer(deps.db, input.customerId);
+    // The signing key is created (on first use) in its own transaction, before this one.
+    before: async (_input, ctx) => {
+      await ringOf(deps).active(ctx.call);
+    },
+    handler: async (input, { tx }) => {
       const projectId = input.projectId ? input.projectId : undefined;
-      if (projectId) {
-        const project = await findProject(deps.db, input.customerId, projectId);
+      // Checked and persisted under the parent rows' lock: a concurrent delete cascades over the token (revokes it) or refuses it.
+      const customer = await lockCustomer(tx, input.customerId);
+      const project = projectId ? await lockProject(tx, input.customerId, projectId) : undefined;
+      if (project && project.customerUuid !== customer.id) throw connectError('not_found', `customer '${input.customerId}' not found`, 'customerId');
+      if (project) {
         if (project.projectId !== DEFAULT_PROJECT) {
-          const [m] = await deps.db
+          const [m] = await tx
             .select({ id: projectMembers.id })
             .from(projectMembers)
             .where(and(eq(projectMembers.projectUuid, project.id), eq(projectMembers.userId, input.userId)))
@@ -182,28 +201,22 @@ export const userTokenOps = (deps: ControlDeps): OpDef[] => [
         .setIssuedAt(Math.floor(now.getTime() / 1000))
         .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
         .sign(signer.key);
+      // Not configuration (data planes do not read user tokens): no change rows. Impersonation tokens are not persisted.
       if (!input.impersonate) {
-        await deps.db.transaction(async (tx) => {
-          // Persisted under the parent rows' lock: a concurrent delete cascades over it (revokes it) or refuses it.
-          const c = projectId ? undefined : await lockCustomer(tx, input.customerId);
-          const p = projectId ? await lockProject(tx, input.customerId, projectId) : undefined;
-          const customerUuid = p?.customerUuid ?? c?.id ?? customer.id;
-          if (customerUuid !== customer.id) throw connectError('not_found', `customer '${input.customerId}' not found`, 'customerId');
-          await tx.insert(userTokens).values({
-            jti,
-            userId: input.userId,
-            customerUuid,
-            customerId: input.customerId,
-            workspaceId: input.workspaceId,
-            projectId: projectId ?? null,
-            projectUuid: p?.id ?? null,
-            organizationUnit: input.organizationUnit,
-            role: input.role,
-            scopes: input.scopes ?? [],
-            name: input.name ?? null,
-            createdAt: now,
-            expiresAt,
-          });
+        await tx.insert(userTokens).values({
+          jti,
+          userId: input.userId,
+          customerUuid: customer.id,
+          customerId: input.customerId,
+          workspaceId: input.workspaceId,
+          projectId: projectId ?? null,
+          projectUuid: project?.id ?? null,
+          organizationUnit: input.organizationUnit,
+          role: input.role,
+          scopes: input.scopes ?? [],
+          name: input.name ?? null,
+          createdAt: now,
+          expiresAt,
         });
       }
       return {

@@ -1,0 +1,174 @@
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import { asGatewayError, databaseUnavailable, GatewayError, isDatabaseUnavailable, toConnectBody } from '../core/errors.ts';
+import { describeError, log } from '../core/log.ts';
+import { auditLogs } from '../store/schema/audit.ts';
+import { type Actor, actorOf, auditRow, type AuditTarget, type CallInfo, recordedBody, SYSTEM_ACTOR } from './audit-record.ts';
+import type { Principal } from './auth.ts';
+import type { OpContext, OpDef, Scope, TypedOp } from './connect.ts';
+import { type Change, type ControlDeps, recordChange, type Tx } from './deps.ts';
+
+/**
+ * The one mutation path. Every state-changing management operation is declared with `mutation`,
+ * which owns, in this order: (authentication, authorization and validation run before, in
+ * connect.ts) one transaction in which the handler locks and checks the parents and applies the
+ * change, the configuration-change rows for every affected data plane (`m.change`), and the audit
+ * entry with the actor — all committed together; then propagation is woken. A call refused at any
+ * step (authentication, permission, validation, a failed check in the handler, a conflict) rolls
+ * back and is audited on its own, outside the failed transaction (`recordRefusal`).
+ *
+ * A handler says what changes; it never opens a transaction, writes change rows or wakes
+ * propagation itself.
+ */
+
+/**
+ * What an entry's `actionType` says. CREATE/UPDATE/DELETE as the seed; REVOKE for credentials
+ * (API keys, tokens) that stay on record; ISSUE for credentials minted without a stored resource.
+ */
+export type ActionType = 'CREATE' | 'UPDATE' | 'DELETE' | 'REVOKE' | 'ISSUE';
+
+/** What a handler may do inside the mutation's transaction. */
+export interface MutationCtx extends OpContext {
+  tx: Tx;
+  /** Records a configuration change for every affected data plane and gateway (see `recordChange`). */
+  change: (change: Change, targets?: readonly string[], extraTargets?: readonly string[]) => Promise<void>;
+}
+
+/** The audit declaration of an operation, stored on its OpDef. */
+export interface AuditSpec {
+  actionType: ActionType;
+  resourceType: string;
+  /** The affected resource's id, from the request (and the response once applied); '' when unknown. */
+  resourceId: (input: unknown, output?: unknown) => string;
+  /** Audits a refused call (outside any transaction); never throws. */
+  refused: (call: CallInfo, principal: Principal | undefined, body: unknown, error: unknown) => Promise<void>;
+}
+
+export interface TypedMutation<S extends TObject, O extends TSchema> extends Omit<TypedOp<S, O>, 'handler'> {
+  action: ActionType;
+  resource: string;
+  /** The affected resource's id from the (validated) input and, once applied, the output. */
+  resourceId: (input: Static<S>, output?: Static<O>) => string | undefined;
+  /**
+   * Work that must happen before the transaction opens and is no part of this change (e.g. the
+   * signing key's own creation, itself a system mutation). A failure here is a refused call.
+   */
+  before?: (input: Static<S>, ctx: OpContext) => Promise<void>;
+  handler: (input: Static<S>, m: MutationCtx) => Promise<Static<O>>;
+}
+
+/** A composite resource id (`acme/web`): '' unless every part is a non-empty string (a refused body may hold anything). */
+export const rid = (...parts: unknown[]): string => (parts.every((p) => typeof p === 'string' && p !== '') ? parts.join('/') : '');
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+
+/** Reads a resource id off an input that may not have passed validation (a refused call). */
+const safeResourceId = <I, O>(fn: (input: I, output?: O) => string | undefined, input: unknown, output?: unknown): string => {
+  try {
+    return str(fn(input as I, output as O));
+  } catch {
+    return '';
+  }
+};
+
+/** The wire outcome of a failure: the status and message the caller saw (never a driver's text). */
+const failureOf = (error: unknown): { statusCode: number; errorMessage: string } => {
+  const e = error instanceof GatewayError ? error : isDatabaseUnavailable(error) ? databaseUnavailable() : asGatewayError(error);
+  return { statusCode: e.status, errorMessage: toConnectBody(e).message };
+};
+
+const writeRefusal = async (deps: ControlDeps, call: CallInfo, actor: Actor, target: AuditTarget, body: unknown, error: unknown): Promise<void> => {
+  const f = failureOf(error);
+  try {
+    await deps.db.insert(auditLogs).values(auditRow(call, actor, target, body, { ...f, success: false, responseData: {} }));
+  } catch (e) {
+    log.every('audit-refusal-unwritten', isDatabaseUnavailable(e) ? 'warn' : 'error', 'a refused management call could not be audited', { endpoint: call.endpoint, requestId: call.requestId, error: describeError(e) }, 5_000);
+  }
+};
+
+interface UntypedMutation {
+  action: ActionType;
+  resource: string;
+  resourceId: (input: never, output?: never) => string | undefined;
+  before?: (input: never, ctx: OpContext) => Promise<void>;
+  handler: (input: never, m: MutationCtx) => Promise<object>;
+}
+
+const build = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' | 'audit' | 'scope'> & Pick<OpDef, 'scope'>): OpDef => {
+  const { action, resource, resourceId, before, handler, ...rest } = def;
+  const prepare = before as ((input: unknown, ctx: OpContext) => Promise<void>) | undefined;
+  const apply = handler as (input: unknown, m: MutationCtx) => Promise<object>;
+  const audit: AuditSpec = {
+    actionType: action,
+    resourceType: resource,
+    resourceId: (input, output) => safeResourceId(resourceId as (i: unknown, o?: unknown) => string | undefined, input, output),
+    refused: (call, principal, body, error) =>
+      writeRefusal(deps, call, actorOf(principal), { actionType: action, resourceType: resource, resourceId: audit.resourceId(body) }, body, error),
+  };
+  const run = async (input: unknown, ctx: OpContext): Promise<object> => {
+    let changed = false;
+    if (prepare) await prepare(input, ctx);
+    const out = await deps.db.transaction(async (tx) => {
+      const m: MutationCtx = {
+        ...ctx,
+        tx,
+        change: async (c, targets, extra) => {
+          changed = true;
+          await recordChange(tx, c, targets, extra);
+        },
+      };
+      const result = await apply(input, m);
+      const target = { actionType: action, resourceType: resource, resourceId: audit.resourceId(input, result) };
+      await tx.insert(auditLogs).values(auditRow(ctx.call, actorOf(ctx.principal), target, input, { statusCode: 200, success: true, errorMessage: '', responseData: recordedBody(result) }));
+      return result;
+    });
+    if (changed) await deps.changed();
+    return out;
+  };
+  return { ...rest, audit, handler: run as OpDef['handler'] };
+};
+
+/** Declares a state-changing operation: its handler runs on the mutation path. */
+export const mutation = <S extends TObject, O extends TSchema>(deps: ControlDeps, def: TypedMutation<S, O>): OpDef =>
+  build(deps, def as unknown as UntypedMutation & OpDef);
+
+/** `mutation` for operations generated from a template (see `templatedOp`): the input type is given by hand. */
+export const templatedMutation = <I, O extends object = object>(
+  deps: ControlDeps,
+  def: Omit<OpDef, 'scope' | 'handler' | 'audit'> & {
+    action: ActionType;
+    resource: string;
+    resourceId: (input: I, output?: O) => string | undefined;
+    scope?: (input: I) => Scope | undefined | Promise<Scope | undefined>;
+    handler: (input: I, m: MutationCtx) => Promise<O>;
+  },
+): OpDef => build(deps, def as unknown as UntypedMutation & OpDef);
+
+/**
+ * The same path for work the gateway does on its own (no caller: e.g. creating a signing key on
+ * first use). Audited with actorType `system`; `cause` (the request that made it necessary) is kept
+ * in the entry's metadata.
+ */
+export const systemMutation = async <T>(
+  deps: ControlDeps,
+  target: AuditTarget,
+  apply: (m: Pick<MutationCtx, 'tx' | 'change'>) => Promise<T | undefined>,
+  cause?: CallInfo,
+): Promise<T | undefined> => {
+  let changed = false;
+  const out = await deps.db.transaction(async (tx) => {
+    const result = await apply({
+      tx,
+      change: async (c, targets, extra) => {
+        changed = true;
+        await recordChange(tx, c, targets, extra);
+      },
+    });
+    // Nothing applied (another replica did it first): nothing to audit.
+    if (result === undefined) return undefined;
+    const extra = cause ? { cause: { requestId: cause.requestId, endpoint: cause.endpoint } } : {};
+    await tx.insert(auditLogs).values(auditRow(undefined, SYSTEM_ACTOR, target, {}, { statusCode: 200, success: true, errorMessage: '', responseData: {} }, extra));
+    return result;
+  });
+  if (changed) await deps.changed();
+  return out;
+};
