@@ -3,6 +3,7 @@ import type { OpDef } from './connect.ts';
 import type { ControlDeps } from './deps.ts';
 import { apiKeyOps } from './services/apikeys.ts';
 import { assignmentOps } from './services/assignments.ts';
+import { auditCheckpointOps } from './services/audit-checkpoints.ts';
 import { catalogOps } from './services/catalog.ts';
 import { configStatusOps } from './services/config-status.ts';
 import { connectionOps } from './services/connections.ts';
@@ -41,4 +42,5 @@ export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[
   ...apiKeyOps(deps),
   ...observabilityOps(deps, hooks.flushRecords),
   ...configStatusOps(deps, hooks.localStatus),
+  ...auditCheckpointOps(deps),
 ];

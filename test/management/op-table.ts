@@ -305,6 +305,14 @@ export const OPS: OpCase[] = [
     },
   },
   { path: `${A}GetConfigStatus`, base: () => ({}), fields: { dataplaneId: str(0, 253) } },
+  // ---- audit checkpoints (contract §3.3)
+  {
+    path: `${A}ListAuditCheckpoints`,
+    base: () => ({}),
+    fields: { afterSeq: { kind: 'int64', min: 0, max: Number.MAX_SAFE_INTEGER }, limit: { kind: 'int32', min: 0, max: 2_147_483_647 }, rebuild: bool },
+  },
+  { path: `${A}GetAuditInclusionProof`, base: () => ({ auditLogId: U0 }), fields: { auditLogId: str(1, 64) } },
+  { path: `${A}RotateAuditSigningKey`, base: () => ({}), fields: { reason: str(0, 500, undefined, true) } },
 ];
 
 export const GHOST: Fx = {
