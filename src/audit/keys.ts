@@ -45,7 +45,7 @@ const newKeyRow = (secrets: SecretBox) => {
   };
 };
 
-const activeRow = async (db: Reader) =>
+const activeRow = async (db: Pick<Db, 'select'>) =>
   (await db.select().from(signingKeys).where(and(eq(signingKeys.purpose, AUDIT_PURPOSE), isNull(signingKeys.retiredAt))).limit(1))[0];
 
 /** Private keys already unwrapped, by kid (a kid's key never changes). */
@@ -65,7 +65,7 @@ const signerOf = (row: { kid: string; privateKeyWrapped: string }, secrets: Secr
  * The active audit signer, created on first use. Safe with several replicas: the active key is
  * unique per purpose (partial unique index), so a racing creator's insert is a no-op.
  */
-export const activeAuditSigner = async (db: Db, secrets: SecretBox): Promise<AuditSigner> => {
+export const activeAuditSigner = async (db: Pick<Db, 'select' | 'insert'>, secrets: SecretBox): Promise<AuditSigner> => {
   let row = await activeRow(db);
   if (!row) {
     await db.insert(signingKeys).values(newKeyRow(secrets)).onConflictDoNothing();

@@ -55,7 +55,6 @@ export class AuditSealer {
    * Returns the new checkpoint, or undefined when there was nothing to seal.
    */
   async sealOnce(now?: Date): Promise<AuditCheckpointRow | undefined> {
-    const signer = await activeAuditSigner(this.#db, this.#secrets);
     return this.#db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(${SEAL_LOCK})`);
       const clock = now ?? (await this.#dbNow(tx));
@@ -65,6 +64,8 @@ export class AuditSealer {
       if (!start || start.getTime() >= end.getTime()) return undefined;
       const leaves = await windowLeaves(tx, start, end);
       if (leaves.ids.length === 0) return undefined;
+      // The key is created on first need, inside the lock (nothing is written while there is nothing to seal).
+      const signer = await activeAuditSigner(tx, this.#secrets);
       const seq = (last?.seq ?? 0) + 1;
       const signed = {
         seq,
