@@ -79,6 +79,19 @@ export interface SendResult {
   message: string;
 }
 
+/** Network failures in words (the driver's error text is not passed on). */
+const NETWORK_WHY: Record<string, string> = {
+  ECONNREFUSED: 'refused',
+  ENOTFOUND: 'unknown host',
+  EAI_AGAIN: 'host name lookup failed',
+  ECONNRESET: 'reset by the peer',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  CERT_HAS_EXPIRED: 'TLS certificate expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'TLS certificate not trusted',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate not trusted',
+};
+
 /** POSTs an OTLP/JSON body; ok only on a 2xx answer (redirects are not followed). */
 export const sendOtlp = async (url: string, auth: SinkAuth, body: unknown, timeoutMs = SEND_TIMEOUT_MS): Promise<SendResult> => {
   try {
@@ -96,6 +109,6 @@ export const sendOtlp = async (url: string, auth: SinkAuth, body: unknown, timeo
     const name = e instanceof Error ? e.name : '';
     if (name === 'TimeoutError' || name === 'AbortError') return { ok: false, message: `the sink did not answer within ${timeoutMs} ms` };
     const code = e && typeof e === 'object' && 'code' in e ? String((e as { code: unknown }).code) : '';
-    return { ok: false, message: `cannot reach the sink${code ? ` (${code})` : ''}` };
+    return { ok: false, message: `cannot reach the sink${NETWORK_WHY[code] ? `: ${NETWORK_WHY[code]}` : ''}` };
   }
 };
