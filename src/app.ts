@@ -3,6 +3,9 @@ import { sql } from 'drizzle-orm';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pkg from '../package.json' with { type: 'json' };
+import { publishedKeys } from './audit/keys.ts';
+import { AuditForwarder } from './audit/forwarder.ts';
+import { AuditSealer, sealLagMs } from './audit/sealer.ts';
 import { ConfigError, type GatewayConfig } from './config/env.ts';
 import { sha256Hex, randomToken } from './core/ids.ts';
 import { describeError, log } from './core/log.ts';
@@ -44,6 +47,8 @@ export interface Gateway {
   /** Printed once when generated (or the configured one); undefined when hashes were already stored. */
   adminToken: string | undefined;
   demo: { apiKey: string; curl: string } | undefined;
+  /** The audit checkpoint sealer (management roles). */
+  audit: { sealer: AuditSealer | undefined; forwarder: AuditForwarder | undefined };
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -105,7 +110,9 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     changed: () => controller.sync().catch(() => undefined),
   };
 
-  const ops: OpDef[] = managementOps(deps, { flushRecords: () => records.flush(), localStatus: () => controller.status });
+  // Audit forwarding (telemetry configs of type audit_logs) runs in the management process.
+  const forwarder = config.role === 'all' || config.role === 'control' ? new AuditForwarder(store.db, secrets, { lagMs: sealLagMs(config.auditCheckpointIntervalMs), version: pkg.version }) : undefined;
+  const ops: OpDef[] = managementOps(deps, { flushRecords: () => records.flush(), localStatus: () => controller.status, ...(forwarder ? { auditForwarder: forwarder } : {}) });
   const firstStart = (await store.db.select({ id: customers.id }).from(customers).limit(1)).length === 0;
   const demo = !config.databaseUrl && config.demo && firstStart ? await seedDemo(ops) : undefined;
   const admin = await loadAdminHashes(store, config);
@@ -132,7 +139,16 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     if (config.role === 'all' || config.role === 'control') {
       const auth = new ManagementAuth(admin.hashes);
       auth.addVerifier(userTokenVerifier(deps));
-      adminApp = startControlServer({ host: config.host, port: config.adminPort, ops, auth, ready, pingDatabase: () => store.db.execute(sql`select 1`), version: pkg.version });
+      adminApp = startControlServer({
+        host: config.host,
+        port: config.adminPort,
+        ops,
+        auth,
+        ready,
+        pingDatabase: () => store.db.execute(sql`select 1`),
+        version: pkg.version,
+        jwks: () => publishedKeys(store.db),
+      });
     }
   } catch (e) {
     inference?.stop(true);
@@ -140,6 +156,11 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     const busy = e instanceof Error && /EADDRINUSE|in use/i.test(e.message);
     throw busy ? new ConfigError(inference ? 'GATEWAY_ADMIN_PORT' : 'GATEWAY_PORT', 'port is already in use') : e;
   }
+
+  // The management process seals audit checkpoints (every replica runs a sealer; they take turns).
+  const sealer = adminApp ? new AuditSealer(store.db, secrets, { intervalMs: config.auditCheckpointIntervalMs }) : undefined;
+  sealer?.start();
+  if (adminApp) forwarder?.start();
 
   const inferenceUrl = inference ? `http://${config.host}:${inference.port}` : '';
   const adminUrl = adminApp?.server ? `http://${config.host}:${adminApp.server.port}` : '';
@@ -176,6 +197,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     adminUrl,
     adminToken: admin.generated ?? config.adminToken,
     demo: demo ? { apiKey: demo.apiKey, curl: demo.curl(inferenceUrl) } : undefined,
+    audit: { sealer, forwarder },
     stop(graceMs = config.shutdownGraceMs) {
       if (stopping) {
         hurry?.();
@@ -184,6 +206,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       stopping = (async () => {
         await drain(graceMs);
         controller.stop();
+        await Promise.all([sealer?.stop(), forwarder?.stop()]);
         await records.stop().catch((e: unknown) => log.error('writing the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);
         await store.close();

@@ -30,6 +30,8 @@ export interface GatewayConfig {
   /** How long SIGTERM/SIGINT waits for requests and streams in flight before ending them. */
   shutdownGraceMs: number;
   telemetry: TelemetryConfig;
+  /** GATEWAY_AUDIT_CHECKPOINT_INTERVAL: audit checkpoints seal windows of this length (docs/audit.md). */
+  auditCheckpointIntervalMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -149,6 +151,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     },
     shutdownGraceMs: duration(env, 'GATEWAY_SHUTDOWN_GRACE', '30s'),
     telemetry: telemetryConfigFromEnv(env),
+    auditCheckpointIntervalMs: duration(env, 'GATEWAY_AUDIT_CHECKPOINT_INTERVAL', '5m'),
     logLevel,
   };
 };

@@ -126,8 +126,17 @@ const MAX_DEPTH = 32;
  * passwords, …), every value of a `headers` map (connection `options.headers` carry credentials),
  * and any string that looks like a key, a JWT or a PEM private key.
  */
+/**
+ * Text as PostgreSQL (jsonb and text) can hold it: well-formed UTF-16 (lone surrogates become
+ * U+FFFD) and no NUL. A refused call's body may carry either, and its entry must still be written.
+ */
+export const storable = (s: string): string => {
+  const w = s.isWellFormed() ? s : s.toWellFormed();
+  return w.includes('\u0000') ? w.replaceAll('\u0000', '\uFFFD') : w;
+};
+
 export const redact = (value: unknown, depth = 0): unknown => {
-  if (typeof value === 'string') return SECRET_VALUE.test(value) ? REDACTED : value;
+  if (typeof value === 'string') return SECRET_VALUE.test(value) ? REDACTED : storable(value);
   if (value === null || typeof value !== 'object') return value;
   if (depth > MAX_DEPTH) return REDACTED;
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
@@ -139,7 +148,7 @@ export const redact = (value: unknown, depth = 0): unknown => {
     else if (k.toLowerCase() === 'headers' && typeof v === 'object' && !Array.isArray(v))
       r = Object.fromEntries(Object.keys(v as Record<string, unknown>).map((h) => [h, REDACTED]));
     else r = redact(v, depth + 1);
-    Object.defineProperty(out, k, { value: r, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, storable(k), { value: r, enumerable: true, writable: true, configurable: true });
   }
   return out;
 };
@@ -169,21 +178,21 @@ export interface Outcome {
 /** One audit row. `timestamp` is taken when the row is built (millisecond precision). */
 export const auditRow = (call: CallInfo | undefined, actor: Actor, target: AuditTarget, requestBody: unknown, outcome: Outcome, extra: Record<string, unknown> = {}): NewAuditLogRow => ({
   timestamp: new Date(),
-  userId: actor.userId,
-  userEmail: actor.userEmail,
+  userId: storable(actor.userId),
+  userEmail: storable(actor.userEmail),
   actorType: actor.actorType,
   actionType: target.actionType,
   resourceType: target.resourceType,
-  resourceId: target.resourceId.slice(0, 512),
-  endpoint: call?.endpoint ?? '',
+  resourceId: storable(target.resourceId.slice(0, 512)),
+  endpoint: storable(call?.endpoint ?? ''),
   httpMethod: call?.httpMethod ?? '',
   statusCode: outcome.statusCode,
   success: outcome.success,
-  errorMessage: outcome.errorMessage.slice(0, 2048),
+  errorMessage: storable(outcome.errorMessage.slice(0, 2048)),
   correlationId: call?.requestId ?? uuid(),
   sourceIp: call?.sourceIp ?? '',
-  userAgent: call?.userAgent ?? '',
-  metadata: { ...actor.facts, ...(call?.clientRequestId ? { clientRequestId: call.clientRequestId } : {}), ...extra },
+  userAgent: storable(call?.userAgent ?? ''),
+  metadata: recordedBody({ ...actor.facts, ...(call?.clientRequestId ? { clientRequestId: call.clientRequestId } : {}), ...extra }),
   requestBody: recordedBody(requestBody),
   requestParams: {},
   responseData: outcome.responseData,

@@ -111,12 +111,9 @@ interface SchemaLike {
 const MAX_DEPTH = 32;
 const pathOf = (path: string, key: string | number): string => (path ? `${path}.${key}` : String(key));
 
-/** `String.prototype.isWellFormed` (ES2024; Bun has it, the TypeScript lib in use does not name it). */
-const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
-
 /** Why a string cannot be stored (PostgreSQL text and jsonb hold neither NUL nor a lone surrogate), or undefined. */
 const unstorable = (s: string): string | undefined =>
-  s.includes('\u0000') ? 'contains a NUL character' : wellFormed(s) ? undefined : 'contains a lone UTF-16 surrogate (not valid Unicode text)';
+  s.includes('\u0000') ? 'contains a NUL character' : s.isWellFormed() ? undefined : 'contains a lone UTF-16 surrogate (not valid Unicode text)';
 
 /** A request body as prepared for authorization and validation, with the first problem found in it. */
 export interface PreparedBody {

@@ -1,9 +1,12 @@
+import type { AuditForwarder } from '../audit/forwarder.ts';
+import { connectError } from '../core/errors.ts';
 import type { ControllerStatus } from '../propagation/controller.ts';
 import type { OpDef } from './connect.ts';
 import type { ControlDeps } from './deps.ts';
 import { apiKeyOps } from './services/apikeys.ts';
 import { assignmentOps } from './services/assignments.ts';
 import { auditOps } from './services/audit.ts';
+import { auditCheckpointOps } from './services/audit-checkpoints.ts';
 import { catalogOps } from './services/catalog.ts';
 import { configStatusOps } from './services/config-status.ts';
 import { connectionOps } from './services/connections.ts';
@@ -15,6 +18,7 @@ import { projectGatewayOps } from './services/project-gateways.ts';
 import { projectOps } from './services/projects.ts';
 import { routeOps } from './services/routes.ts';
 import { settingOps } from './services/settings.ts';
+import { telemetryConfigOps } from './services/telemetry-configs.ts';
 import { userTokenOps } from './services/user-tokens.ts';
 
 export { userTokenVerifier } from './services/user-tokens.ts';
@@ -24,6 +28,8 @@ export interface ManagementHooks {
   flushRecords: () => Promise<void>;
   /** The embedded data plane's controller status. */
   localStatus: () => ControllerStatus | undefined;
+  /** The audit forwarder of this management process (TriggerAuditForward). */
+  auditForwarder?: AuditForwarder;
 }
 
 /** Every management operation, in documentation order. */
@@ -43,4 +49,9 @@ export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[
   ...observabilityOps(deps, hooks.flushRecords),
   ...configStatusOps(deps, hooks.localStatus),
   ...auditOps(deps),
+  ...auditCheckpointOps(deps),
+  ...telemetryConfigOps(deps, () => {
+    if (!hooks.auditForwarder) throw connectError('unavailable', 'audit forwarding does not run in this process');
+    return hooks.auditForwarder;
+  }),
 ];

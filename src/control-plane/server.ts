@@ -14,6 +14,8 @@ export interface ControlServerOptions {
   /** A trivial query (`select 1`): resolves when the database answers. Checked by `/readyz`. */
   pingDatabase?: () => Promise<unknown>;
   version: string;
+  /** `GET /.well-known/jwks.json`: the audit checkpoint keys and the user-token signing keys. */
+  jwks?: () => Promise<{ keys: object[] }>;
 }
 
 /** How long `/readyz` waits for the database before calling it unreachable. */
@@ -92,6 +94,15 @@ export const buildControlApp = (opts: ControlServerOptions) =>
         const status = !opts.ready() ? 'starting' : database === 'unreachable' ? 'unavailable' : 'ok';
         set.status = status === 'ok' ? 200 : 503;
         return { status, ...(database ? { database } : {}) };
+      },
+      { detail: { hide: true } },
+    )
+    .get(
+      '/.well-known/jwks.json',
+      // Public keys only, no authentication: anyone may verify checkpoints and tokens.
+      async ({ set }) => {
+        set.headers['cache-control'] = 'public, max-age=60';
+        return opts.jwks ? await opts.jwks() : { keys: [] };
       },
       { detail: { hide: true } },
     )

@@ -142,6 +142,15 @@ const MATRIX: Row[] = [
   [A('GetConfigStatus'), 'authenticated', () => ({})],
   [A('QueryAuditLogs'), 'platform_admin', () => ({})],
   [A('GetAuditLog'), 'platform_admin', () => ({ id: U0 })],
+  [A('ListAuditCheckpoints'), 'platform_admin', () => ({})],
+  [A('GetAuditInclusionProof'), 'platform_admin', () => ({ auditLogId: U0 })],
+  [A('RotateAuditSigningKey'), 'platform_admin', () => ({})],
+  [A('CreateTelemetryConfig'), 'platform_admin', () => ({ userId: 'ops', telemetryType: 'traces', sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none' })],
+  [A('GetTelemetryConfig'), 'platform_admin', () => ({ id: U0 })],
+  [A('UpdateTelemetryConfig'), 'platform_admin', () => ({ id: U0, enabled: false })],
+  [A('DeleteTelemetryConfig'), 'platform_admin', () => ({ id: U0 })],
+  [A('TestAuditForward'), 'platform_admin', () => ({ sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none' })],
+  [A('TriggerAuditForward'), 'platform_admin', () => ({})],
 ];
 
 const tokenOf = (role: Role): string => (role === 'admin' ? 'test-admin-token-0123456789' : (tokens[role] as string));

@@ -141,6 +141,17 @@ describe('worked example: customer → served request', () => {
     await call(A('DeleteModel'), { modelId });
     await call(A('DeleteProject'), web);
     await call(A('DeleteCustomer'), { customerId: 'acme' });
+
+    // Audit checkpoints and telemetry forwarding (test/audit-*.test.ts go deeper).
+    await call(A('ListAuditCheckpoints'), { rebuild: true });
+    await call(A('GetAuditInclusionProof'), { auditLogId: '00000000-0000-4000-8000-000000000000' });
+    await call(A('RotateAuditSigningKey'), { reason: 'worked example' });
+    const tc = (await call(A('CreateTelemetryConfig'), { userId: 'ops', telemetryType: 'audit_logs', sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'bearer', authValue: 't' })).config as Body;
+    await call(A('GetTelemetryConfig'), { id: tc.id });
+    await call(A('UpdateTelemetryConfig'), { id: tc.id, enabled: false });
+    await call(A('TestAuditForward'), { sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none' });
+    await call(A('TriggerAuditForward'), {});
+    await call(A('DeleteTelemetryConfig'), { id: tc.id });
   });
 
   test('audit: the entries of the steps above can be queried and read one by one', async () => {

@@ -325,6 +325,60 @@ export const OPS: OpCase[] = [
     },
   },
   { path: `${A}GetAuditLog`, base: () => ({ id: U0 }), fields: { id: uuid } },
+  // ---- audit checkpoints (contract §3.3)
+  {
+    path: `${A}ListAuditCheckpoints`,
+    base: () => ({}),
+    fields: { afterSeq: { kind: 'int64', min: 0, max: Number.MAX_SAFE_INTEGER }, limit: { kind: 'int32', min: 0, max: 2_147_483_647 }, rebuild: bool },
+  },
+  { path: `${A}GetAuditInclusionProof`, base: () => ({ auditLogId: U0 }), fields: { auditLogId: str(1, 64) } },
+  { path: `${A}RotateAuditSigningKey`, base: () => ({}), fields: { reason: str(0, 500, undefined, true) } },
+  // ---- telemetry forwarding (the sink refuses connections: nothing leaves the machine)
+  {
+    path: `${A}CreateTelemetryConfig`,
+    base: () => ({ userId: 'ops', telemetryType: 'traces', sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none', authValue: 'tok' }),
+    fields: {
+      userId: str(1, 255),
+      telemetryType: { kind: 'enum', values: ['traces', 'metrics', 'logs', 'audit_logs'] },
+      sinkUrl: str(1, 2048, 'HTTP'),
+      protocol: { kind: 'enum', values: ['grpc', 'http/json', 'http/protobuf'] },
+      authType: { kind: 'enum', values: ['none', 'bearer', 'basic', 'api_key'] },
+      authValue: str(0, 4096),
+      apiKeyHeader: str(0, 256),
+      enabled: bool,
+      forwardIntervalSeconds: { kind: 'int32', min: 0, max: 86_400 },
+    },
+  },
+  { path: `${A}GetTelemetryConfig`, base: () => ({ id: U0 }), fields: { id: str(1, 64) } },
+  {
+    path: `${A}UpdateTelemetryConfig`,
+    base: () => ({ id: U0 }),
+    fields: {
+      id: str(1, 64),
+      apiKeyHeader: str(0, 256),
+      authType: { kind: 'enum', values: ['none', 'bearer', 'basic', 'api_key'] },
+      authValue: str(0, 4096),
+      enabled: bool,
+      forwardIntervalSeconds: { kind: 'int32', min: 0, max: 86_400 },
+      protocol: { kind: 'enum', values: ['grpc', 'http/json', 'http/protobuf'] },
+      sinkUrl: str(1, 2048, 'HTTP'),
+      status: { kind: 'enum', values: ['connected', 'disconnected', 'error', 'testing'] },
+    },
+  },
+  { path: `${A}DeleteTelemetryConfig`, base: () => ({ id: U0 }), fields: { id: str(1, 64) } },
+  {
+    path: `${A}TestAuditForward`,
+    base: () => ({ sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none' }),
+    fields: {
+      sinkUrl: str(1, 2048, 'HTTP'),
+      protocol: { kind: 'enum', values: ['grpc', 'http/json', 'http/protobuf'] },
+      authType: { kind: 'enum', values: ['none', 'bearer', 'basic', 'api_key'] },
+      authValue: str(0, 4096),
+      apiKeyHeader: str(0, 256),
+      owner: str(0, 255),
+    },
+  },
+  { path: `${A}TriggerAuditForward`, base: () => ({}), fields: { owner: str(0, 255) } },
 ];
 
 export const GHOST: Fx = {
