@@ -2,7 +2,8 @@ import { DATA_SOURCES_ALL } from './datasources.ts';
 import type { DataSourceDef, ResourceDef } from './resource.ts';
 import { RESOURCES_CORE } from './resources.ts';
 import { RESOURCES_MORE } from './resources-more.ts';
+import { telemetryConfig } from './resources-telemetry.ts';
 
 /** Every resource and data source the provider serves (contract §6 names). */
-export const RESOURCES: ResourceDef[] = [...RESOURCES_CORE, ...RESOURCES_MORE];
+export const RESOURCES: ResourceDef[] = [...RESOURCES_CORE, ...RESOURCES_MORE, telemetryConfig];
 export const DATA_SOURCES: DataSourceDef[] = [...DATA_SOURCES_ALL];

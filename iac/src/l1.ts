@@ -245,6 +245,29 @@ export class ProjectGateway extends GatewayResource<ProjectGatewayProps> {
   }
 }
 
+export interface TelemetryConfigProps extends Meta {
+  /** Owner (1-255). */
+  readonly userId: string;
+  /** traces, metrics, logs or audit_logs. */
+  readonly telemetryType: 'traces' | 'metrics' | 'logs' | 'audit_logs';
+  /** http(s) URL of the sink; for audit_logs the OTLP/HTTP base (/v1/logs is appended). */
+  readonly sinkUrl: string;
+  readonly protocol: 'grpc' | 'http/json' | 'http/protobuf';
+  readonly authType: 'none' | 'bearer' | 'basic' | 'api_key';
+  /** Sensitive: the bearer token, `user:password`, or the API key. */
+  readonly authValue?: string;
+  readonly apiKeyHeader?: string;
+  readonly enabled?: boolean;
+  /** Audit forwarding interval, 0-86400 (default 300). */
+  readonly forwardIntervalSeconds?: number;
+}
+/** gateway_telemetry_config. Import id: its UUID. */
+export class TelemetryConfig extends GatewayResource<TelemetryConfigProps> {
+  constructor(scope: Construct, id: string, props: TelemetryConfigProps) {
+    super(scope, id, 'gateway_telemetry_config', props);
+  }
+}
+
 /** Data source gateway_customer. */
 export class DataCustomer extends GatewayDataSource<{ customerId: string }> {
   constructor(scope: Construct, id: string, props: { customerId: string } & Meta) {
