@@ -340,6 +340,9 @@ const main = async (): Promise<void> => {
       log('max rate @64 connections…');
       await maxRate('chat-json', ['direct', 'bare', 'gateway', 'gateway-pg', 'portkey'], opts.rounds);
       await maxRate('chat-sse', ['direct', 'bare', 'gateway', 'gateway-pg', 'portkey'], opts.rounds);
+      // Cross-format streaming (Messages client → OpenAI upstream): the bare proxy's request for it
+      // is the same-wire chat stream, so its chat-sse figure of this run is the reference.
+      if (quick) await maxRate('messages-x-sse', ['gateway'], opts.rounds);
     }
 
     // ---- other formats and the fallback path ----
@@ -522,6 +525,7 @@ const main = async (): Promise<void> => {
       gateway_stream_rps: Math.round(s?.gateway?.rps ?? Number.NaN),
       bare_stream_rps: Math.round(s?.bare?.rps ?? Number.NaN),
       stream_ratio: round3(ratio(s?.gateway?.rps, s?.bare?.rps)),
+      cross_stream_ratio: round3(ratio(results.max['messages-x-sse']?.gateway?.rps, results.max['messages-x-sse']?.bare?.rps ?? s?.bare?.rps)),
       cpu_us_per_req: round3(g?.gateway?.cpuUs ?? Number.NaN),
       bare_cpu_us_per_req: round3(g?.bare?.cpuUs ?? Number.NaN),
       added_p50_ms: round3((results.fixed?.runs.gateway?.p50 ?? Number.NaN) - (results.fixed?.runs.direct?.p50 ?? Number.NaN)),

@@ -15,7 +15,6 @@ import type { OpDef } from './control-plane/connect.ts';
 import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
 import { managementOps, userTokenVerifier } from './control-plane/index.ts';
-import { RecordSink } from './data-plane/records.ts';
 import { cutOpenStreams, gatewayShutdown, setStreamStallTimeout } from './data-plane/respond.ts';
 import { startDataPlaneServer } from './data-plane/server.ts';
 import { setMaxUpstreamResponse } from './data-plane/upstream.ts';
@@ -24,6 +23,8 @@ import { SnapshotController } from './propagation/controller.ts';
 import { SnapshotHolder } from './propagation/holder.ts';
 import { currentRevision, loadConfigDocument } from './propagation/load.ts';
 import { getAdapter } from './providers/registry.ts';
+import { directStore, workerStore } from './records/backend.ts';
+import { RecordWriter } from './records/writer.ts';
 import { startTelemetry } from './telemetry/tracing.ts';
 import { openStore, type Store } from './store/db.ts';
 import { adminTokens, customers } from './store/schema/index.ts';
@@ -33,7 +34,7 @@ export interface Gateway {
   store: Store;
   snapshots: SnapshotHolder;
   controller: SnapshotController;
-  records: RecordSink;
+  records: RecordWriter;
   inference: Server<undefined> | undefined;
   admin: { server: { port?: number } | null; stop: () => Promise<void> } | undefined;
   inferenceUrl: string;
@@ -100,7 +101,9 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     getAdapter,
     { pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs },
   );
-  const records = new RecordSink(store.db, { flushMs: config.recordFlushMs });
+  // PostgreSQL: records are written by a thread with its own connection; PGlite: by the main
+  // thread, its only owner (stack-notes §3).
+  const records = new RecordWriter(config.databaseUrl ? workerStore(config.databaseUrl) : directStore(store.db), { flushMs: config.recordFlushMs });
   const telemetry = startTelemetry(config.telemetry, pkg.version);
   const deps: ControlDeps = {
     db: store.db,

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { inArray } from 'drizzle-orm';
 import { setLogLevel, setLogSink } from '../src/core/log.ts';
-import { RawJson, RecordSink } from '../src/data-plane/records.ts';
+import { directStore } from '../src/records/backend.ts';
+import { entryOf } from '../src/records/entry.ts';
+import { RecordWriter } from '../src/records/writer.ts';
 import { openStore, type Store } from '../src/store/db.ts';
 import { type NewRequestRecord, requestRecords } from '../src/store/schema/index.ts';
 import { type TestDatabase, testDatabase } from './support/db.ts';
@@ -42,10 +44,10 @@ const row = (extra: Partial<NewRequestRecord> = {}): NewRequestRecord => ({
 const stored = async (ids: string[]) => store.db.select().from(requestRecords).where(inArray(requestRecords.requestId, ids));
 
 test('past the body bound the oldest queued rows lose their bodies; past the row bound new rows are dropped and counted', async () => {
-  const sink = new RecordSink(store.db, { maxQueued: 5, maxBodyChars: 100, maxBatch: 100 });
-  const body = new RawJson(`{"content":"${'b'.repeat(40)}"}`);
+  const sink = new RecordWriter(directStore(store.db), { maxQueued: 5, maxBodyChars: 100, maxBatch: 100 });
+  const body = (`{"content":"${'b'.repeat(40)}"}`);
   const rows = Array.from({ length: 7 }, () => row({ requestBody: body }));
-  for (const r of rows) sink.add(r);
+  for (const r of rows) sink.add(entryOf(r));
   expect(sink.stats).toMatchObject({ queued: 5, dropped: 2 });
   expect(sink.stats.queuedBodyChars).toBeLessThanOrEqual(100);
   await sink.stop();
@@ -60,9 +62,9 @@ test('past the body bound the oldest queued rows lose their bodies; past the row
 test('a store that is down keeps every row queued (no split, no cleaning, no drop) and stop() gives up at its deadline', async () => {
   const down = await openStore({ driver: 'pglite', dataDir: 'memory' });
   await down.close();
-  const sink = new RecordSink(down.db, { flushMs: 20 });
+  const sink = new RecordWriter(directStore(down.db), { flushMs: 20 });
   sink.start();
-  for (let i = 0; i < 10; i++) sink.add(row({ model: `m\u0000${i}`, requestBody: new RawJson('{"a":"MARK-DOWN-BODY"}') }));
+  for (let i = 0; i < 10; i++) sink.add(entryOf(row({ model: `m\u0000${i}`, requestBody: ('{"a":"MARK-DOWN-BODY"}') })));
   await sink.flush();
   expect(sink.stats).toMatchObject({ queued: 10, dropped: 0, sanitized: 0, storeDown: true });
   const t = Date.now();
@@ -73,17 +75,17 @@ test('a store that is down keeps every row queued (no split, no cleaning, no dro
 }, 30_000);
 
 test('refused rows are cleaned precisely: escaped backslashes and valid pairs stay, lone surrogates and NUL go', async () => {
-  const sink = new RecordSink(store.db);
+  const sink = new RecordWriter(directStore(store.db));
   const good = row();
   const odd = row({
     clientRequestId: 'c\udc00x',
-    requestBody: new RawJson(String.raw`{"keep":"\\udead","pair":"\ud83d\ude00","lone":"a\udeadb","nul":"x\u0000y"}`),
+    requestBody: (String.raw`{"keep":"\\udead","pair":"\ud83d\ude00","lone":"a\udeadb","nul":"x\u0000y"}`),
     responseBody: { text: 'r\ud800s' },
     latencyMs: 1e12,
     costNanoUsd: Number.NaN,
   });
-  sink.add(odd);
-  sink.add(good);
+  sink.add(entryOf(odd));
+  sink.add(entryOf(good));
   await sink.stop();
   const got = new Map((await stored([odd.requestId as string, good.requestId as string])).map((g) => [g.requestId, g]));
   expect(got.get(good.requestId as string)?.sanitized).toBeNull();
@@ -98,11 +100,11 @@ test('refused rows are cleaned precisely: escaped backslashes and valid pairs st
 });
 
 test('a body nested deeper than the store can take is never sent to it: the row is stored without it, flagged', async () => {
-  const sink = new RecordSink(store.db, { maxBatch: 100 });
+  const sink = new RecordWriter(directStore(store.db), { maxBatch: 100 });
   const depth = 20_000;
-  const deep = new RawJson(`{"tools":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`);
+  const deep = (`{"tools":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`);
   const rows = [row({ requestBody: deep }), row(), row({ responseBody: deep })];
-  for (const r of rows) sink.add(r);
+  for (const r of rows) sink.add(entryOf(r));
   await sink.stop();
   const got = await stored(rows.map((r) => r.requestId as string));
   expect(got).toHaveLength(3);

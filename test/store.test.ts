@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { and, count, eq, isNull } from 'drizzle-orm';
 import { generateKek, SecretBox } from '../src/core/secrets.ts';
-import { RecordSink } from '../src/data-plane/records.ts';
+import { directStore } from '../src/records/backend.ts';
+import { entryOf } from '../src/records/entry.ts';
+import { RecordWriter } from '../src/records/writer.ts';
 import { buildSnapshot } from '../src/propagation/build.ts';
 import { currentRevision, loadConfigDocument } from '../src/propagation/load.ts';
 import { getAdapter } from '../src/providers/registry.ts';
@@ -100,10 +102,10 @@ for (const t of targets) {
     });
 
     test('request records: a batch of 1,200 is written in full', async () => {
-      const sink = new RecordSink(store.db, { flushMs: 10_000, maxBatch: 500 });
+      const sink = new RecordWriter(directStore(store.db), { flushMs: 10_000, maxBatch: 500 });
       const now = Date.now();
       for (let i = 0; i < 1200; i++) {
-        sink.add({
+        sink.add(entryOf({
           requestId: crypto.randomUUID(),
           receivedAt: new Date(now + i),
           endpoint: '/v1/chat/completions',
@@ -113,7 +115,7 @@ for (const t of targets) {
           outputTokens: 3,
           totalTokens: 5,
           costNanoUsd: 7,
-        });
+        }));
       }
       await sink.stop();
       const [row] = await store.db.select({ n: count() }).from(requestRecords);

@@ -25,8 +25,24 @@ const tokenOf = (headers: Headers): string => {
   return key;
 };
 
+/**
+ * SHA-256 of presented API keys, so that a client's key is hashed once, not on every request.
+ * Bounded: emptied when full (a flood of random keys costs one hash each, as before).
+ */
+const MAX_CACHED_HASHES = 4096;
+const hashes = new Map<string, string>();
+const keyHash = (token: string): string => {
+  let h = hashes.get(token);
+  if (h === undefined) {
+    h = sha256Hex(token);
+    if (hashes.size >= MAX_CACHED_HASHES) hashes.clear();
+    hashes.set(token, h);
+  }
+  return h;
+};
+
 const byApiKey = (token: string, snapshot: ConfigSnapshot, now: number): KeySnapshot => {
-  const key = snapshot.keys.get(sha256Hex(token));
+  const key = snapshot.keys.get(keyHash(token));
   if (!key) throw invalidApiKey('Invalid API key.');
   if (key.expiresAt !== null && key.expiresAt <= now) throw invalidApiKey('This API key has expired.');
   return key;

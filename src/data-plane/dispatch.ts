@@ -1,8 +1,8 @@
-import type { CanonicalRequest, CanonicalResponse, JsonObject, StreamEvent } from '../canonical/types.ts';
+import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject, StreamEvent } from '../canonical/types.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import { createFrameParser } from '../providers/framing.ts';
-import type { ExtraEndpoint, HttpProviderAdapter, UpstreamFrame } from '../providers/types.ts';
+import type { ExtraEndpoint, HttpProviderAdapter, UpstreamFrame, UpstreamHttpRequest } from '../providers/types.ts';
 import { targetOrder } from './resolve.ts';
 import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall, upstreamFailure } from './upstream.ts';
 
@@ -18,7 +18,22 @@ export interface Attempt {
 
 export type DispatchFailure = { ok: false; error: GatewayError; attempts: Attempt[]; target: ResolvedTarget | undefined };
 
-export type CompleteOutcome = { ok: true; response: CanonicalResponse; target: ResolvedTarget; attempts: Attempt[] } | DispatchFailure;
+/**
+ * Same format in, same format out: the client's body as sent (validated), its format and model.
+ * A target whose adapter speaks that format natively gets the body with the model spliced in,
+ * and its answer is relayed with the model spliced back; other targets get the canonical request.
+ */
+export interface PassThroughRequest {
+  format: ClientFormat;
+  body: JsonObject;
+  clientModel: string;
+  /** Chat streams: the client asked for the usage chunk (it is always requested upstream). */
+  includeUsage: boolean;
+}
+
+export type CompleteOutcome =
+  | { ok: true; response: CanonicalResponse; target: ResolvedTarget; attempts: Attempt[]; /** The upstream's JSON answer with the client's model, when passed through. */ relayText?: string }
+  | DispatchFailure;
 
 /** A stream whose first events arrived: from here on the client gets a 200 and SSE. */
 export interface OpenStream {
@@ -32,6 +47,13 @@ export interface OpenStream {
   abort(reason: GatewayError): void;
   /** Re-arms the idle timer: called by the responder whenever upstream data arrived. */
   readonly controller: AbortController;
+  /**
+   * Pass-through streams: the upstream's own frames (model spliced) read since the last call; the
+   * events are then only observed (usage, finish, errors), not encoded.
+   */
+  takeRelay?(): string;
+  /** Pass-through streams: whether the upstream already sent its own terminal `[DONE]`. */
+  relayDone?(): boolean;
 }
 
 export type StreamOutcome = { ok: true; stream: OpenStream } | DispatchFailure;
@@ -154,28 +176,39 @@ const failover = async <T>(
 const noTarget = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'No upstream target is available.' });
 
 /** Non-streaming: try targets in order until one answers or a non-retryable error occurs. */
-export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal): Promise<CompleteOutcome> => {
-  const r = await failover(route, clientSignal, noTarget, async (target, t) => {
+export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal, pass?: PassThroughRequest): Promise<CompleteOutcome> => {
+  const r = await failover<{ response: CanonicalResponse; relayText?: string }>(route, clientSignal, noTarget, async (target, t) => {
     const adapter = target.adapter;
-    if (adapter.kind === 'local') return { value: adapter.complete(req, withTarget(target)), status: 200 };
+    if (adapter.kind === 'local') return { value: { response: adapter.complete(req, withTarget(target)) }, status: 200 };
     const signal = t.controller.signal;
-    const upstream = await t.call.send(await prepareRequest(adapter, req, withTarget(target), t.call));
+    const direct = pass && adapter.passThrough?.format === pass.format ? adapter.passThrough.build(pass.body, withTarget(target), false) : undefined;
+    const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
     const text = await readUpstreamText(upstream, signal);
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(text), upstream.headers);
-    return { value: adapter.parseResponse(text), status: upstream.status };
+    // Parsed either way: it validates the answer and gives usage and finish for the record.
+    const response = adapter.parseResponse(text);
+    return { value: direct && pass ? { response, relayText: spliceFirstModel(text, pass.clientModel) } : { response }, status: upstream.status };
   });
-  return r.ok ? { ok: true, response: r.value, target: r.target, attempts: r.attempts } : r;
+  return r.ok ? { ok: true, response: r.value.response, ...(r.value.relayText !== undefined ? { relayText: r.value.relayText } : {}), target: r.target, attempts: r.attempts } : r;
 };
 
+/** The first `"model": "…"` member of a JSON text (the top-level one in both wires) set to `model`. */
+const MODEL_MEMBER = /"model"\s*:\s*"(?:[^"\\]|\\.)*"/;
+const spliceFirstModel = (text: string, model: string): string => text.replace(MODEL_MEMBER, () => `"model":${JSON.stringify(model)}`);
+
 /** Pull-based reader of an upstream body: bytes → frames → canonical events. */
-const eventReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Array>, signal: AbortSignal) => {
+const eventReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay) => {
   const reader = body.getReader();
   const framer = createFrameParser(adapter.framing);
   const decoder = adapter.createStreamDecoder();
   let done = false;
   const decode = (frames: UpstreamFrame[]): StreamEvent[] => {
     const out: StreamEvent[] = [];
-    for (const f of frames) for (const ev of decoder.push(f)) out.push(ev);
+    for (const f of frames) {
+      const events = decoder.push(f);
+      for (const ev of events) out.push(ev);
+      relay?.frame(f, events);
+    }
     return out;
   };
   return async (): Promise<StreamEvent[] | null> => {
@@ -199,12 +232,45 @@ const eventReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Arr
   };
 };
 
+/** Re-frames the upstream's own SSE frames for the client, with only the model changed. */
+class Relay {
+  text = '';
+  done = false;
+  readonly #needle: string;
+  readonly #model: string;
+  constructor(
+    readonly format: ClientFormat,
+    upstreamModel: string,
+    clientModel: string,
+    readonly includeUsage: boolean,
+  ) {
+    this.#needle = `"model":${JSON.stringify(upstreamModel)}`;
+    this.#model = `"model":${JSON.stringify(clientModel)}`;
+  }
+  frame(f: UpstreamFrame, events: readonly StreamEvent[]): void {
+    if (f.data === '[DONE]') {
+      this.done = true;
+      this.text += 'data: [DONE]\n\n';
+      return;
+    }
+    // The usage chunk the gateway asked for on the client's behalf stays with the gateway.
+    if (!this.includeUsage && this.format === 'chat' && events.length > 0 && events.every((e) => e.type === 'usage')) return;
+    const data = f.data.includes(this.#needle) ? f.data.replaceAll(this.#needle, this.#model) : f.data;
+    this.text += f.event !== undefined && this.format === 'messages' ? `event: ${f.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
+  }
+  take(): string {
+    const t = this.text;
+    this.text = '';
+    return t;
+  }
+}
+
 /**
  * Streaming: open the upstream stream and read until the first canonical event, so that errors
  * before the stream opens (HTTP errors, an error as the first event) still fall back to the next
  * target and reach the client as a plain HTTP error.
  */
-export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal): Promise<StreamOutcome> => {
+export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal, pass?: PassThroughRequest): Promise<StreamOutcome> => {
   type Opened = Omit<OpenStream, 'attempts' | 'target'>;
   const r = await failover<Opened>(route, clientSignal, noTarget, async (target, t) => {
     const adapter = target.adapter;
@@ -215,10 +281,13 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
       return { value: { first: adapter.stream(req, withTarget(target)), next, abort, controller: t.controller }, status: 200 };
     }
     const signal = t.controller.signal;
-    const upstream = await t.call.send(await prepareRequest(adapter, req, withTarget(target), t.call));
+    const direct: UpstreamHttpRequest | undefined =
+      pass && adapter.passThrough?.format === pass.format ? adapter.passThrough.build(pass.body, withTarget(target), true) : undefined;
+    const relay = direct && pass ? new Relay(pass.format, target.upstreamModel, pass.clientModel, pass.includeUsage) : undefined;
+    const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
     if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
-    const read = eventReader(adapter, upstream.body, signal);
+    const read = eventReader(adapter, upstream.body, signal, relay);
     let first: StreamEvent[] | null = [];
     while (first !== null && first.length === 0) first = await read();
     let ended = first === null;
@@ -231,7 +300,8 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
         throw t.call.fail(e);
       }
     };
-    return { value: { first: first ?? [], next, abort, controller: t.controller }, status: upstream.status };
+    const relayed = relay ? { takeRelay: () => relay.take(), relayDone: () => relay.done } : {};
+    return { value: { first: first ?? [], next, abort, controller: t.controller, ...relayed }, status: upstream.status };
   });
   return r.ok ? { ok: true, stream: { ...r.value, target: r.target, attempts: r.attempts } } : r;
 };

@@ -1,12 +1,12 @@
 import type { JsonObject, Usage } from '../canonical/types.ts';
-import { asGatewayError, invalidRequest } from '../core/errors.ts';
+import { invalidRequest } from '../core/errors.ts';
 import { isRecord } from '../core/json.ts';
 import type { ExtraEndpoint } from '../providers/types.ts';
-import { authenticate } from './auth.ts';
 import { dispatchExtra } from './dispatch.ts';
-import { resolve } from './resolve.ts';
+import type { InferenceDeps } from './pipeline/context.ts';
+import { checkAnswer } from './pipeline/guardrails.ts';
+import { type EndpointSpec, runPipeline, type Serving } from './pipeline/index.ts';
 import { errorResponse, idHeaders, type RequestIds } from './respond.ts';
-import { finishTrace, type InferenceDeps, noSnapshot, openTrace, parseJsonBody } from './trace.ts';
 
 const isObject = (v: unknown): v is JsonObject => isRecord(v);
 
@@ -19,54 +19,62 @@ const usageOf = (json: JsonObject): Usage | undefined => {
   return { inputTokens: input, outputTokens: n(u.completion_tokens) || n(u.output_tokens) };
 };
 
+const serve = async (endpoint: ExtraEndpoint, s: Serving<JsonObject>): Promise<Response> => {
+  const { ctx, request: body } = s;
+  const ids = ctx.ids;
+  const outcome = await dispatchExtra(endpoint, body, s.plan.route, s.signal);
+  if (!outcome.ok) {
+    s.finish({ status: outcome.error.status, attempts: outcome.attempts, error: outcome.error });
+    return errorResponse(outcome.error, ids);
+  }
+  const up = outcome.response;
+  const attempts = outcome.attempts;
+  const type = up.headers.get('content-type') ?? 'application/octet-stream';
+  if (!type.includes('json')) {
+    checkAnswer(s.policies.guardrails, ctx, () => ({ kind: 'extra', json: undefined, contentType: type }));
+    s.finish({ status: up.status, attempts, response: { contentType: type } });
+    return new Response(up.body, { status: up.status, headers: { 'content-type': type, ...idHeaders(ids) } });
+  }
+  const text = await up.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  checkAnswer(s.policies.guardrails, ctx, () => ({ kind: 'extra', json, contentType: type }));
+  if (isObject(json)) {
+    if (typeof json.model === 'string') json.model = body.model as string;
+    const usage = usageOf(json);
+    const out = JSON.stringify(json);
+    s.finish({ status: up.status, attempts, responseText: out, ...(usage ? { usage } : {}) });
+    return new Response(out, { status: up.status, headers: { 'content-type': 'application/json', ...idHeaders(ids) } });
+  }
+  s.finish({ status: up.status, attempts });
+  return new Response(text, { status: up.status, headers: { 'content-type': type, ...idHeaders(ids) } });
+};
+
+const specs = new Map<string, EndpointSpec<JsonObject>>();
+
 /**
  * `/v1/completions`, `/v1/embeddings`, `/v1/images[/generations]`, `/v1/audio/speech`,
- * `/v1/rerank`: authenticated and routed by `model` like the chat endpoints; the OpenAI wire is
- * kept end to end. JSON answers echo the client's model id and feed usage and cost into the record.
+ * `/v1/rerank`: the same pipeline as the chat endpoints; the OpenAI wire is kept end to end. JSON
+ * answers echo the client's model id and feed usage and cost into the record.
  */
-export const handleExtra = async (deps: InferenceDeps, endpoint: ExtraEndpoint, path: string, req: Request, ids: RequestIds): Promise<Response> => {
-  const tr = openTrace(deps, path, req, ids);
-  try {
-    const snapshot = deps.snapshots.current;
-    if (!snapshot) throw noSnapshot();
-    const key = authenticate(req.headers, snapshot, tr.receivedAt);
-    tr.key = key instanceof Promise ? await key : key;
-    const body = await parseJsonBody(req, undefined, deps.bodyLimits);
-    if (!isObject(body)) throw invalidRequest('The request body must be a JSON object.', null);
-    tr.body = body;
-    if (typeof body.model !== 'string' || body.model === '') throw invalidRequest("'model' is required and must be a non-empty string.", 'model', 'missing_required_parameter');
-    tr.model = body.model;
-    tr.stream = body.stream === true;
-    tr.plan = resolve(snapshot, tr.key, body.model);
-    const outcome = await dispatchExtra(endpoint, body, tr.plan.route, req.signal);
-    if (!outcome.ok) {
-      finishTrace(deps, tr, outcome.error.status, { attempts: outcome.attempts, error: outcome.error });
-      return errorResponse(outcome.error, ids);
-    }
-    const up = outcome.response;
-    const type = up.headers.get('content-type') ?? 'application/octet-stream';
-    if (!type.includes('json')) {
-      finishTrace(deps, tr, up.status, { attempts: outcome.attempts, response: { contentType: type } });
-      return new Response(up.body, { status: up.status, headers: { 'content-type': type, ...idHeaders(ids) } });
-    }
-    const text = await up.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    if (isObject(json)) {
-      if (typeof json.model === 'string') json.model = body.model;
-      const usage = usageOf(json);
-      finishTrace(deps, tr, up.status, { attempts: outcome.attempts, response: json, ...(usage ? { usage } : {}) });
-      return new Response(JSON.stringify(json), { status: up.status, headers: { 'content-type': 'application/json', ...idHeaders(ids) } });
-    }
-    finishTrace(deps, tr, up.status, { attempts: outcome.attempts });
-    return new Response(text, { status: up.status, headers: { 'content-type': type, ...idHeaders(ids) } });
-  } catch (e) {
-    const err = asGatewayError(e);
-    finishTrace(deps, tr, err.status, { error: err });
-    return errorResponse(err, ids);
+export const handleExtra = (deps: InferenceDeps, endpoint: ExtraEndpoint, path: string, req: Request, ids: RequestIds): Promise<Response> => {
+  let spec = specs.get(path);
+  if (!spec) {
+    spec = {
+      path,
+      read: (body) => {
+        if (!isObject(body)) throw invalidRequest('The request body must be a JSON object.', null);
+        if (typeof body.model !== 'string' || body.model === '') throw invalidRequest("'model' is required and must be a non-empty string.", 'model', 'missing_required_parameter');
+        return { request: body, model: body.model, stream: body.stream === true };
+      },
+      serve: (s) => serve(endpoint, s),
+      fail: (err, i) => errorResponse(err, i),
+    };
+    specs.set(path, spec);
   }
+  return runPipeline(deps, spec, req, ids);
 };

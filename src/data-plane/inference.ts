@@ -1,68 +1,104 @@
-import type { CanonicalRequest, ClientFormat } from '../canonical/types.ts';
+import type { CanonicalRequest, ClientFormat, JsonObject } from '../canonical/types.ts';
 import { asGatewayError } from '../core/errors.ts';
 import { codecFor } from '../formats/registry.ts';
-import type { ClientFormatCodec } from '../formats/types.ts';
+import type { ClientFormatCodec, StreamEncoder } from '../formats/types.ts';
 import { authenticate } from './auth.ts';
-import { dispatchComplete, dispatchStream } from './dispatch.ts';
-import { RawJson } from './records.ts';
-import { type Plan, resolve } from './resolve.ts';
+import { dispatchComplete, dispatchStream, type OpenStream, type PassThroughRequest } from './dispatch.ts';
+import { type EndpointSpec, noSnapshot, runPipeline, type Serving } from './pipeline/index.ts';
+import { checkAnswer, checkEvents } from './pipeline/guardrails.ts';
+import type { InferenceDeps } from './pipeline/context.ts';
 import { errorResponse, jsonResponse, type RequestIds, sseResponse, type StreamSummary } from './respond.ts';
-import { finishTrace, type InferenceDeps, noSnapshot, openTrace, parseJsonBody, type Trace } from './trace.ts';
 
-export type { InferenceDeps } from './trace.ts';
+export type { InferenceDeps } from './pipeline/context.ts';
 
 const ENDPOINT: Record<ClientFormat, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages' };
 
-const complete = async (deps: InferenceDeps, tr: Trace, codec: ClientFormatCodec, creq: CanonicalRequest, plan: Plan, signal: AbortSignal): Promise<Response> => {
-  const outcome = await dispatchComplete(creq, plan.route, signal);
+/**
+ * The client's body for a same-format upstream: chat and messages clients, while no output
+ * guardrail needs the canonical content. The body was validated by the codec already.
+ */
+const passThroughOf = (format: ClientFormat, s: Serving<CanonicalRequest>, body: unknown): PassThroughRequest | undefined =>
+  (format === 'chat' || format === 'messages') && s.policies.guardrails.length === 0 && body !== null && typeof body === 'object'
+    ? { format, body: body as JsonObject, clientModel: s.request.model, includeUsage: s.request.includeUsage }
+    : undefined;
+
+/**
+ * A relayed stream's encoder: the upstream's frames are written as they came (OpenStream.takeRelay),
+ * so events only feed the record; the end adds `[DONE]` to a chat stream whose upstream sent none,
+ * and errors are the client format's own error event, as on the translated path.
+ */
+const relayEncoder = (format: ClientFormat, open: OpenStream, inner: StreamEncoder): StreamEncoder => ({
+  push: () => '',
+  end: () => (format === 'chat' && !open.relayDone?.() ? 'data: [DONE]\n\n' : ''),
+  error: (e) => inner.error(e),
+});
+
+const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined): Promise<Response> => {
+  const { ctx, request: creq } = s;
+  const outcome = await dispatchComplete(creq, s.plan.route, s.signal, pass);
   if (!outcome.ok) {
-    finishTrace(deps, tr, outcome.error.status, { attempts: outcome.attempts, error: outcome.error });
-    return errorResponse(outcome.error, tr.ids, codec);
+    s.finish({ status: outcome.error.status, attempts: outcome.attempts, error: outcome.error });
+    return errorResponse(outcome.error, ctx.ids, codec);
   }
-  const body = JSON.stringify(codec.encodeResponse(outcome.response, { model: creq.model, requestId: tr.ids.requestId, includeUsage: creq.includeUsage }));
-  finishTrace(deps, tr, 200, { usage: outcome.response.usage, attempts: outcome.attempts, response: new RawJson(body) });
-  return jsonResponse(200, body, tr.ids);
+  const r = outcome.response;
+  try {
+    checkAnswer(s.policies.guardrails, ctx, () => ({ kind: 'chat', text: r.text, toolCalls: r.toolCalls, finishReason: r.finishReason }));
+  } catch (e) {
+    const err = asGatewayError(e);
+    s.finish({ status: err.status, usage: r.usage, attempts: outcome.attempts, error: err });
+    return errorResponse(err, ctx.ids, codec);
+  }
+  const body = outcome.relayText ?? JSON.stringify(codec.encodeResponse(r, { model: creq.model, requestId: ctx.ids.requestId, includeUsage: creq.includeUsage }));
+  s.finish({ status: 200, usage: r.usage, attempts: outcome.attempts, responseText: body });
+  return jsonResponse(200, body, ctx.ids);
 };
 
-const stream = async (deps: InferenceDeps, tr: Trace, codec: ClientFormatCodec, creq: CanonicalRequest, plan: Plan, signal: AbortSignal): Promise<Response> => {
-  const outcome = await dispatchStream(creq, plan.route, signal);
+const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined): Promise<Response> => {
+  const { ctx, request: creq, deps } = s;
+  const outcome = await dispatchStream(creq, s.plan.route, s.signal, pass);
   if (!outcome.ok) {
-    finishTrace(deps, tr, outcome.error.status, { attempts: outcome.attempts, error: outcome.error });
-    return errorResponse(outcome.error, tr.ids, codec);
+    s.finish({ status: outcome.error.status, attempts: outcome.attempts, error: outcome.error });
+    return errorResponse(outcome.error, ctx.ids, codec);
   }
-  const encoder = codec.createStreamEncoder({ model: creq.model, requestId: tr.ids.requestId, includeUsage: creq.includeUsage });
-  const ttfbMs = Math.round(performance.now() - tr.t0);
-  return sseResponse(outcome.stream, encoder, tr.ids, {
-    idleTimeoutMs: plan.route.timeoutMs,
+  const canonical = codec.createStreamEncoder({ model: creq.model, requestId: ctx.ids.requestId, includeUsage: creq.includeUsage });
+  const encoder = outcome.stream.takeRelay ? relayEncoder(codec.id, outcome.stream, canonical) : canonical;
+  const ttfbMs = Math.round(performance.now() - ctx.t0);
+  const guardrails = s.policies.guardrails;
+  return sseResponse(outcome.stream, encoder, ctx.ids, {
+    idleTimeoutMs: s.plan.route.timeoutMs,
     keepAliveMs: deps.keepAliveMs,
-    onDone: (s: StreamSummary) => {
-      const response = { text: s.text, toolCalls: s.toolCalls.filter(Boolean), finishReason: s.finishReason ?? null };
-      finishTrace(deps, tr, 200, { usage: s.usage, attempts: outcome.stream.attempts, ...(s.error ? { error: s.error } : {}), response, ttfbMs });
+    ...(guardrails.length > 0 ? { check: (events) => checkEvents(guardrails, ctx, events) } : {}),
+    onDone: (sum: StreamSummary) => {
+      const response = { text: sum.text, toolCalls: sum.toolCalls.filter(Boolean), finishReason: sum.finishReason ?? null };
+      s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...(sum.error ? { error: sum.error } : {}), response, ttfbMs });
     },
   });
 };
 
-/** One inference request in any of the three client formats, end to end. */
-export const handleInference = async (deps: InferenceDeps, format: ClientFormat, req: Request, ids: RequestIds): Promise<Response> => {
-  const codec = codecFor(format);
-  const tr = openTrace(deps, ENDPOINT[format], req, ids);
-  try {
-    const snapshot = deps.snapshots.current;
-    if (!snapshot) throw noSnapshot();
-    const key = authenticate(req.headers, snapshot, tr.receivedAt);
-    tr.key = key instanceof Promise ? await key : key;
-    tr.body = await parseJsonBody(req, tr, deps.bodyLimits);
-    const creq = codec.decodeRequest(tr.body);
-    tr.model = creq.model;
-    tr.stream = creq.stream;
-    tr.plan = resolve(snapshot, tr.key, creq.model);
-    return creq.stream ? await stream(deps, tr, codec, creq, tr.plan, req.signal) : await complete(deps, tr, codec, creq, tr.plan, req.signal);
-  } catch (e) {
-    const err = asGatewayError(e);
-    finishTrace(deps, tr, err.status, { error: err });
-    return errorResponse(err, ids, codec);
+const specs = new Map<ClientFormat, EndpointSpec<CanonicalRequest>>();
+const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
+  let spec = specs.get(format);
+  if (!spec) {
+    const codec = codecFor(format);
+    spec = {
+      path: ENDPOINT[format],
+      read: (body) => {
+        const creq = codec.decodeRequest(body);
+        return { request: creq, model: creq.model, stream: creq.stream };
+      },
+      serve: (s) => {
+        const pass = passThroughOf(format, s, s.body);
+        return s.request.stream ? stream(codec, s, pass) : complete(codec, s, pass);
+      },
+      fail: (err, ids) => errorResponse(err, ids, codec),
+    };
+    specs.set(format, spec);
   }
+  return spec;
 };
+
+/** One inference request in any of the three client formats, end to end. */
+export const handleInference = (deps: InferenceDeps, format: ClientFormat, req: Request, ids: RequestIds): Promise<Response> => runPipeline(deps, specFor(format), req, ids);
 
 /** `GET /v1/models`: the key's routable models, serialised once per snapshot revision. */
 export const handleModels = async (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> => {

@@ -84,6 +84,8 @@ export interface SseOptions {
   keepAliveMs: number;
   /** A client that reads nothing for this long has its stream ended (default: streamStallMs()). */
   stallTimeoutMs?: number;
+  /** Output guardrails: sees each batch of events before it is written; throws to end the stream with an error event. */
+  check?(events: readonly StreamEvent[]): void;
   onDone(summary: StreamSummary): void;
 }
 
@@ -246,12 +248,13 @@ export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: Reque
     opts.onDone(obs.summary);
   };
   const encode = (events: readonly StreamEvent[]): string => {
+    opts.check?.(events);
     let out = '';
     for (const ev of events) {
       obs.see(ev);
       out += encoder.push(ev);
     }
-    return out;
+    return open.takeRelay ? out + open.takeRelay() : out;
   };
 
   const stream = directStream({

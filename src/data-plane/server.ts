@@ -6,7 +6,7 @@ import type { ExtraEndpoint } from '../providers/types.ts';
 import { handleExtra } from './extra.ts';
 import { handleInference, handleModels, type InferenceDeps } from './inference.ts';
 import { errorResponse, isGatewayStream, jsonResponse, type RequestIds } from './respond.ts';
-import { bodyTooLarge } from './trace.ts';
+import { bodyTooLarge } from './pipeline/body.ts';
 
 /**
  * The inference listener. Plain `Bun.serve` with its static route table: the hot path pays for no

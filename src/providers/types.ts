@@ -68,6 +68,21 @@ export const EXTRA_ENDPOINT_PATHS: Readonly<Record<ExtraEndpoint, string>> = {
   rerank: '/rerank',
 };
 
+/**
+ * Same format in, same format out: an upstream that speaks one client format natively takes the
+ * client's own JSON with only the model (and what the gateway needs, e.g. usage in streams)
+ * changed, and its answer is relayed with only the model changed (architecture.md, "Canonical in
+ * the middle, bytes when nothing changes").
+ */
+export interface PassThrough {
+  readonly format: 'chat' | 'messages';
+  /**
+   * The upstream request for a client body of `format` (already validated by its codec), or
+   * undefined when this target must get a translated request (a connection option changes the body).
+   */
+  build(body: JsonObject, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest | undefined;
+}
+
 /** An adapter for an HTTP upstream. Pure: it builds requests and parses responses, never fetches. */
 export interface HttpProviderAdapter {
   readonly kind: 'http';
@@ -86,6 +101,8 @@ export interface HttpProviderAdapter {
   createStreamDecoder(): StreamDecoder;
   /** Builds an extra-endpoint request, or returns undefined when this upstream has no such endpoint. */
   buildExtraRequest?(endpoint: ExtraEndpoint, body: JsonObject, target: UpstreamTarget): UpstreamHttpRequest | undefined;
+  /** Present when the upstream speaks a client format natively. */
+  readonly passThrough?: PassThrough;
 }
 
 /** A provider that answers in-process (the built-in `echo`). */

@@ -1,7 +1,7 @@
 /** The Anthropic Messages adapter (`x-api-key`, `anthropic-version`, SSE with `event:` lines). */
 import type { HttpProviderAdapter } from '../types.ts';
 import { parseAnthropicError } from './errors.ts';
-import { buildMessagesRequest } from './request.ts';
+import { buildMessagesPassThrough, buildMessagesRequest } from './request.ts';
 import { parseMessagesResponse } from './response.ts';
 import { createMessagesStreamDecoder } from './stream.ts';
 
@@ -13,6 +13,7 @@ export const createAnthropicAdapter = (id = 'anthropic'): HttpProviderAdapter =>
   parseResponse: (body) => parseMessagesResponse(id, body),
   parseError: (status, body, headers) => parseAnthropicError(id, status, body, headers),
   createStreamDecoder: () => createMessagesStreamDecoder(id),
+  ...(id === 'anthropic' ? { passThrough: { format: 'messages' as const, build: buildMessagesPassThrough } } : {}),
 });
 
 export const anthropicAdapter = createAnthropicAdapter();

@@ -134,22 +134,47 @@ export const buildMessagesBody = (request: CanonicalRequest, target: UpstreamTar
   });
 };
 
-export const buildMessagesRequest = (request: CanonicalRequest, target: UpstreamTarget): UpstreamHttpRequest => {
+const messagesHeaders = (target: UpstreamTarget, stream: boolean): Record<string, string> => {
   const { connection } = target;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'anthropic-version': optionString(connection.options, 'anthropicVersion') ?? ANTHROPIC_DEFAULT_VERSION,
   };
-  if (request.stream) headers['accept'] = 'text/event-stream';
+  if (stream) headers['accept'] = 'text/event-stream';
   if (connection.apiKey !== undefined && connection.apiKey !== '') headers['x-api-key'] = connection.apiKey;
   const beta = optionStringList(connection.options, 'beta');
   if (beta.length > 0) headers['anthropic-beta'] = beta.join(',');
   for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
+  return headers;
+};
+
+const messagesUrl = (target: UpstreamTarget): string => {
+  const { connection } = target;
   const base = connection.baseUrl !== undefined && connection.baseUrl !== '' ? connection.baseUrl : ANTHROPIC_DEFAULT_BASE_URL;
-  return {
-    url: `${trimTrailingSlash(base)}/v1/messages`,
-    method: 'POST',
-    headers,
-    body: JSON.stringify(buildMessagesBody(request, target)),
-  };
+  return `${trimTrailingSlash(base)}/v1/messages`;
+};
+
+export const buildMessagesRequest = (request: CanonicalRequest, target: UpstreamTarget): UpstreamHttpRequest => ({
+  url: messagesUrl(target),
+  method: 'POST',
+  headers: messagesHeaders(target, request.stream),
+  body: JSON.stringify(buildMessagesBody(request, target)),
+});
+
+/** URL and headers per connection object of a snapshot (immutable), computed once. */
+const wireCache = new WeakMap<object, { url: string; json: Record<string, string>; sse: Record<string, string> }>();
+
+/**
+ * Pass-through of a Messages body to Anthropic: the client's JSON with the upstream model (and
+ * the connection's default `max_tokens` when the client sent none).
+ */
+export const buildMessagesPassThrough = (body: JsonObject, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest => {
+  let w = wireCache.get(target.connection);
+  if (!w) {
+    w = { url: messagesUrl(target), json: messagesHeaders(target, false), sse: messagesHeaders(target, true) };
+    wireCache.set(target.connection, w);
+  }
+  const out: JsonObject = { ...body, model: target.upstreamModel };
+  if (out.max_tokens === undefined) out.max_tokens = optionNumber(target.connection.options, 'defaultMaxTokens') ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
+  return { url: w.url, method: 'POST', headers: stream ? w.sse : w.json, body: JSON.stringify(out) };
 };

@@ -4,7 +4,7 @@
  */
 import type { HttpProviderAdapter } from '../types.ts';
 import { parseOpenAIError } from './errors.ts';
-import { buildChatCompletionsRequest, buildExtraRequest } from './request.ts';
+import { buildChatCompletionsRequest, buildChatPassThrough, buildExtraRequest } from './request.ts';
 import { parseChatCompletion } from './response.ts';
 import type { OpenAICompatibleSpec } from './spec.ts';
 import { createChatCompletionsStreamDecoder } from './stream.ts';
@@ -20,4 +20,8 @@ export const createOpenAICompatibleAdapter = (spec: OpenAICompatibleSpec): HttpP
   parseError: (status, body, headers) => parseOpenAIError(spec.id, status, body, headers),
   createStreamDecoder: () => createChatCompletionsStreamDecoder(spec.id),
   buildExtraRequest: (endpoint, body, target) => buildExtraRequest(spec, endpoint, body, target),
+  // Only OpenAI itself: the compatible providers differ in fields they accept (quirks).
+  ...(spec.id === 'openai' && spec.quirks === undefined
+    ? { passThrough: { format: 'chat' as const, build: (body, target, stream) => buildChatPassThrough(spec, body, target, stream) } }
+    : {}),
 });

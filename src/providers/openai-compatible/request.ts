@@ -182,3 +182,33 @@ export const buildExtraRequest = (
   headers: openAIHeaders(spec, target, body.stream === true),
   body: JSON.stringify({ ...body, model: target.upstreamModel }),
 });
+
+/**
+ * Headers per (connection, stream): computed once per connection object of a snapshot (immutable),
+ * shared by every request to it. Nothing downstream mutates them.
+ */
+const headerCache = new WeakMap<object, { json: Record<string, string>; sse: Record<string, string>; url: string }>();
+const cachedWire = (spec: OpenAICompatibleSpec, target: UpstreamTarget) => {
+  let w = headerCache.get(target.connection);
+  if (!w) {
+    w = { json: openAIHeaders(spec, target, false), sse: openAIHeaders(spec, target, true), url: `${resolveBaseUrl(spec, target)}/chat/completions` };
+    headerCache.set(target.connection, w);
+  }
+  return w;
+};
+
+/**
+ * Pass-through of a Chat Completions body to OpenAI itself: the client's JSON with the upstream
+ * model, and for streams `stream_options.include_usage` on (the gateway always needs usage). Not
+ * for connections whose options change the body (`maxTokensField`).
+ */
+export const buildChatPassThrough = (spec: OpenAICompatibleSpec, body: JsonObject, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest | undefined => {
+  if (optionString(target.connection.options, 'maxTokensField') !== undefined) return undefined;
+  const w = cachedWire(spec, target);
+  const out: JsonObject = { ...body, model: target.upstreamModel };
+  if (stream) {
+    const so = body.stream_options;
+    out.stream_options = so !== null && typeof so === 'object' && !Array.isArray(so) ? { ...so, include_usage: true } : { include_usage: true };
+  }
+  return { url: w.url, method: 'POST', headers: stream ? w.sse : w.json, body: JSON.stringify(out) };
+};

@@ -1,0 +1,68 @@
+import { GatewayError, invalidRequest } from '../../core/errors.ts';
+import { checkNesting } from '../../formats/validate.ts';
+
+/** Request-body limits of the listener (GATEWAY_MAX_BODY, GATEWAY_BODY_TIMEOUT). */
+export interface BodyLimits {
+  maxBodyBytes: number;
+  bodyTimeoutMs: number;
+}
+export const DEFAULT_BODY_LIMITS: BodyLimits = { maxBodyBytes: 32 * 1024 * 1024, bodyTimeoutMs: 30_000 };
+
+export const bodyTooLarge = (max: number): GatewayError =>
+  new GatewayError({ kind: 'invalid_request', status: 413, errorCode: 'request_too_large', message: `The request body is larger than the limit of ${max} bytes.` });
+
+const bodyTimedOut = (ms: number): GatewayError =>
+  new GatewayError({ kind: 'invalid_request', status: 408, errorCode: 'request_timeout', message: `The request body did not arrive within ${ms} ms.` });
+
+/** A body without Content-Length (chunked): counted as it arrives, refused past the limit. */
+const readCounted = async (body: ReadableStream<Uint8Array>, max: number): Promise<string> => {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      reader.cancel().catch(() => undefined);
+      throw bodyTooLarge(max);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, total).toString('utf8');
+};
+
+/** Reads the body within the size and time limits. */
+const readBody = async (req: Request, limits: BodyLimits): Promise<string> => {
+  const declared = req.headers.get('content-length');
+  if (declared !== null && Number(declared) > limits.maxBodyBytes) throw bodyTooLarge(limits.maxBodyBytes);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(bodyTimedOut(limits.bodyTimeoutMs)), limits.bodyTimeoutMs);
+  });
+  try {
+    const reading = declared !== null || !req.body ? req.text() : readCounted(req.body, limits.maxBodyBytes);
+    return await Promise.race([reading, deadline]);
+  } catch (e) {
+    if (e instanceof GatewayError) throw e;
+    throw invalidRequest('The request body could not be read.', null, 'invalid_body');
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+/**
+ * Reads a JSON request body; too large → 413, too slow → 408, empty or malformed → 400
+ * invalid_json, nested deeper than MAX_JSON_DEPTH → 400 naming the parameter. Returns the text as
+ * received (kept for the record) and the parsed value.
+ */
+export const readJsonBody = async (req: Request, limits: BodyLimits = DEFAULT_BODY_LIMITS): Promise<{ text: string; value: unknown }> => {
+  const text = await readBody(req, limits);
+  if (text.trim() === '') throw invalidRequest('The request body is empty; send a JSON object.', null, 'invalid_json');
+  checkNesting(text);
+  try {
+    return { text, value: JSON.parse(text) };
+  } catch {
+    throw invalidRequest('The request body is not valid JSON.', null, 'invalid_json');
+  }
+};

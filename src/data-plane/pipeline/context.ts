@@ -1,0 +1,73 @@
+import type { Span } from '@opentelemetry/api';
+import type { Usage } from '../../canonical/types.ts';
+import type { GatewayError } from '../../core/errors.ts';
+import type { SnapshotHolder } from '../../propagation/holder.ts';
+import type { KeySnapshot } from '../../propagation/snapshot.ts';
+import type { Telemetry } from '../../telemetry/tracing.ts';
+import type { Attempt } from '../dispatch.ts';
+import type { RecordSink } from '../records.ts';
+import type { Plan } from '../resolve.ts';
+import type { RequestIds } from '../respond.ts';
+import type { AdmissionPolicy } from './admit.ts';
+import type { BodyLimits } from './body.ts';
+import type { OutputGuardrail } from './guardrails.ts';
+import type { SettlementPolicy } from './settle.ts';
+
+/**
+ * The policies of the request path, run in this order for every inference endpoint (chat,
+ * responses, messages, the extra endpoints, streams alike). All lists are empty today; governance
+ * (rate limits, budgets, guardrails) plugs in here.
+ */
+export interface Policies {
+  admit: readonly AdmissionPolicy[];
+  guardrails: readonly OutputGuardrail[];
+  settle: readonly SettlementPolicy[];
+}
+
+export const NO_POLICIES: Policies = Object.freeze({ admit: [], guardrails: [], settle: [] });
+
+export interface InferenceDeps {
+  snapshots: SnapshotHolder;
+  telemetry: Telemetry;
+  records: RecordSink | undefined;
+  /** Whether request and response bodies are kept in records (data-retention setting). */
+  recordBodies: boolean;
+  keepAliveMs: number;
+  /** Request-body limits; the defaults when absent. */
+  bodyLimits?: BodyLimits;
+  /** The request path's policies; none when absent. */
+  policies?: Policies;
+}
+
+/** One request as it goes through the stages; each stage fills in what it learnt. */
+export interface RequestContext {
+  ids: RequestIds;
+  /** Epoch ms at arrival. */
+  receivedAt: number;
+  /** performance.now() at arrival. */
+  t0: number;
+  endpoint: string;
+  stream: boolean;
+  key?: KeySnapshot;
+  model?: string;
+  plan?: Plan;
+  /** The request body as received (kept in the record as is, per the retention setting). */
+  bodyText?: string;
+  span?: Span;
+  /** Set once the request was settled and recorded (it happens exactly once). */
+  finished?: boolean;
+}
+
+/** How a request ended, as the settle and record stages see it. */
+export interface Outcome {
+  status: number;
+  usage?: Usage;
+  attempts?: readonly Attempt[];
+  error?: GatewayError;
+  /** The answer's record body as JSON text (already serialised), or a value to serialise. */
+  responseText?: string;
+  response?: unknown;
+  ttfbMs?: number;
+}
+
+export const openContext = (endpoint: string, ids: RequestIds): RequestContext => ({ ids, receivedAt: Date.now(), t0: performance.now(), endpoint, stream: false });

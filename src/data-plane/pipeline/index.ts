@@ -1,0 +1,88 @@
+import { asGatewayError, GatewayError } from '../../core/errors.ts';
+import type { Plan } from '../resolve.ts';
+import type { RequestIds } from '../respond.ts';
+import { endSpan, openSpan } from '../trace.ts';
+import { admit } from './admit.ts';
+import { authenticate } from './authenticate.ts';
+import { readJsonBody } from './body.ts';
+import { type InferenceDeps, NO_POLICIES, type Outcome, openContext, type Policies, type RequestContext } from './context.ts';
+import { record } from './record.ts';
+import { resolve } from './resolve.ts';
+import { settle } from './settle.ts';
+
+/**
+ * The request path of every inference endpoint, as named stages:
+ *
+ *   authenticate → resolve → admit → dispatch → output guardrails → settle → record
+ *
+ * The pipeline runs authenticate (auth.ts via ./authenticate.ts), reads the body, resolves the
+ * route and runs admission; the endpoint's `serve` dispatches and responds (output guardrails
+ * apply to what it is about to send); `finish` settles and records exactly once — at once for a
+ * JSON answer or an error, when the stream ended for a stream. Tracing only opens and ends the span.
+ */
+
+export type { InferenceDeps, Outcome, Policies, RequestContext } from './context.ts';
+
+/** What an endpoint makes of a parsed body. Throws GatewayError (400) when it is not a valid request. */
+export interface ReadRequest<T> {
+  request: T;
+  model: string;
+  stream: boolean;
+}
+
+/** Everything `serve` needs: the resolved request and the way to finish it. */
+export interface Serving<T> {
+  deps: InferenceDeps;
+  ctx: RequestContext;
+  request: T;
+  /** The parsed body as the client sent it (for same-format pass-through). */
+  body: unknown;
+  plan: Plan;
+  policies: Policies;
+  signal: AbortSignal;
+  /** Settle, record and end the span (once; later calls are ignored). */
+  finish(outcome: Outcome): void;
+}
+
+export interface EndpointSpec<T> {
+  /** The path as records and spans name it. */
+  path: string;
+  read(body: unknown): ReadRequest<T>;
+  /** Dispatch and respond. A thrown error is finished and answered by the pipeline. */
+  serve(s: Serving<T>): Promise<Response>;
+  /** The error answer in the endpoint's format. */
+  fail(error: GatewayError, ids: RequestIds): Response;
+}
+
+export const noSnapshot = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'The data plane has no configuration yet.' });
+
+/** settle → record → end span, once per request. */
+export const finish = (deps: InferenceDeps, ctx: RequestContext, outcome: Outcome): void => {
+  if (ctx.finished) return;
+  ctx.finished = true;
+  const s = settle((deps.policies ?? NO_POLICIES).settle, ctx, outcome);
+  if (deps.records) record(deps.records, deps.recordBodies, ctx, outcome, s);
+  endSpan(deps.telemetry, ctx, outcome, s);
+};
+
+export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>, req: Request, ids: RequestIds): Promise<Response> => {
+  const ctx = openContext(spec.path, ids);
+  openSpan(deps.telemetry, ctx, req);
+  const policies = deps.policies ?? NO_POLICIES;
+  try {
+    const snapshot = deps.snapshots.current;
+    if (!snapshot) throw noSnapshot();
+    const authed = authenticate(ctx, req, snapshot);
+    if (authed) await authed;
+    const body = await readJsonBody(req, deps.bodyLimits);
+    ctx.bodyText = body.text;
+    const read = spec.read(body.value);
+    const plan = resolve(ctx, snapshot, read.model, read.stream);
+    if (policies.admit.length > 0) await admit(policies.admit, ctx);
+    return await spec.serve({ deps, ctx, request: read.request, body: body.value, plan, policies, signal: req.signal, finish: (o) => finish(deps, ctx, o) });
+  } catch (e) {
+    const err = asGatewayError(e);
+    finish(deps, ctx, { status: err.status, error: err });
+    return spec.fail(err, ids);
+  }
+};
