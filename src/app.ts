@@ -25,6 +25,9 @@ import { currentRevision, loadConfigDocument } from './propagation/load.ts';
 import { getAdapter } from './providers/registry.ts';
 import { directStore, workerStore } from './records/backend.ts';
 import { RecordWriter } from './records/writer.ts';
+import { type Counters, MemoryCounters } from './governance/counters.ts';
+import { RedisCounters } from './governance/redis-counters.ts';
+import { governancePolicies } from './data-plane/policies/index.ts';
 import { startTelemetry } from './telemetry/tracing.ts';
 import { openStore, type Store } from './store/db.ts';
 import { adminTokens, customers } from './store/schema/index.ts';
@@ -105,9 +108,14 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   // thread, its only owner (stack-notes §3).
   const records = new RecordWriter(config.databaseUrl ? workerStore(config.databaseUrl) : directStore(store.db), { flushMs: config.recordFlushMs });
   const telemetry = startTelemetry(config.telemetry, pkg.version);
+  // Rate-limit and budget counters: Redis when REDIS_URL is set (shared by every data plane), else
+  // this process's own (the embedded data plane's, read by GetBudget too).
+  const counters: Counters = config.redisUrl ? new RedisCounters(config.redisUrl) : new MemoryCounters();
+  const policies = governancePolicies(counters, config.limitsOnRedisError);
   const deps: ControlDeps = {
     db: store.db,
     secrets,
+    counters,
     upstreamAllowPrivate: config.upstreamAllowPrivate,
     // The embedded data plane is woken at once; remote ones poll.
     changed: () => controller.sync().catch(() => undefined),
@@ -133,7 +141,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       inference = startDataPlaneServer({
         host: config.host,
         port: config.port,
-        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits },
+        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits, policies },
         limits: config.limits,
         ready,
         readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats }),
@@ -213,6 +221,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         await records.stop().catch((e: unknown) => log.error('writing the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);
         await store.close();
+        counters.close();
       })();
       return stopping;
     },

@@ -33,6 +33,10 @@ export interface GatewayConfig {
   /** GATEWAY_AUDIT_CHECKPOINT_INTERVAL: audit checkpoints seal windows of this length (docs/audit.md). */
   auditCheckpointIntervalMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** REDIS_URL: rate-limit and budget counters shared by every data plane; unset: per process. */
+  redisUrl: string | undefined;
+  /** GATEWAY_LIMITS_ON_REDIS_ERROR (`closed` default, or `open`): what limits do while Redis fails. */
+  limitsOnRedisError: 'open' | 'closed';
 }
 
 export interface ListenerLimits {
@@ -97,6 +101,12 @@ const idleSeconds = (env: Record<string, string | undefined>, name: string, fall
   return s;
 };
 
+const onRedisError = (v: string | undefined): 'open' | 'closed' => {
+  if (v === undefined || v === '' || v === 'closed') return 'closed';
+  if (v === 'open') return 'open';
+  throw new ConfigError('GATEWAY_LIMITS_ON_REDIS_ERROR', `'${v}' is not 'open' or 'closed'`);
+};
+
 /** Reads argv (`serve --role data --service-account FILE`) and the environment. */
 export const loadConfig = (argv: readonly string[], env: Record<string, string | undefined>): GatewayConfig => {
   let role: Role = 'all';
@@ -140,6 +150,8 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     serviceAccountFile,
     recordFlushMs: duration(env, 'GATEWAY_RECORD_FLUSH_INTERVAL', '250ms'),
     recordBodies: env.GATEWAY_RECORD_BODIES !== '0',
+    redisUrl: env.REDIS_URL || undefined,
+    limitsOnRedisError: onRedisError(env.GATEWAY_LIMITS_ON_REDIS_ERROR),
     upstreamAllowPrivate: env.GATEWAY_UPSTREAM_ALLOW_PRIVATE === '1' || env.GATEWAY_UPSTREAM_ALLOW_PRIVATE === 'true',
     keepAliveMs: duration(env, 'GATEWAY_KEEPALIVE_INTERVAL', '15s'),
     limits: {

@@ -13,6 +13,8 @@ import {
   type ProjectRow,
   projects,
   projectSettings,
+  budgets,
+  guardrails,
   providerConnections,
   routes,
   userTokens,
@@ -45,6 +47,8 @@ const cascadeProject = async (tx: Tx, project: ProjectRow, at: Date): Promise<vo
   await tx.delete(projectProviders).where(eq(projectProviders.projectUuid, id));
   await tx.delete(projectMcpServers).where(eq(projectMcpServers.projectUuid, id));
   await tx.delete(projectSettings).where(eq(projectSettings.projectUuid, id));
+  await tx.delete(budgets).where(eq(budgets.projectUuid, id));
+  await tx.delete(guardrails).where(eq(guardrails.projectUuid, id));
   await tx.delete(projectGatewayProjects).where(eq(projectGatewayProjects.projectUuid, id));
   await tx.update(projects).set({ deletedAt: at, updatedAt: at }).where(eq(projects.id, id));
 };

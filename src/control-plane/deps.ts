@@ -1,3 +1,4 @@
+import type { Counters } from '../governance/counters.ts';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { SecretBox } from '../core/secrets.ts';
 import type { Db } from '../store/db.ts';
@@ -11,6 +12,8 @@ export interface ControlDeps {
   upstreamAllowPrivate?: boolean;
   /** Called after a committed change; resolves when the local data plane serves it (or soon after). */
   changed: () => Promise<void>;
+  /** The budget counters the data planes charge (Redis, or the embedded data plane's); read by GetBudget. */
+  counters?: Counters;
 }
 
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];

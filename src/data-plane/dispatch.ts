@@ -110,6 +110,8 @@ const plan = (route: RouteSnapshot): ResolvedTarget[] => {
   if (cached) return cached;
   const out: ResolvedTarget[] = [];
   for (const t of targetOrder(route)) for (let i = 0; i <= route.maxRetries; i++) out.push(t);
+  // The project's global fallback (contract §3.2): after every target of the route failed retryably.
+  for (const t of route.fallback ?? []) out.push(t);
   if (route.tiers.every((tier) => tier.length <= 1)) fixedPlans.set(route, out);
   return out;
 };

@@ -4,7 +4,6 @@ import { isRecord } from '../core/json.ts';
 import type { ExtraEndpoint } from '../providers/types.ts';
 import { dispatchExtra } from './dispatch.ts';
 import type { InferenceDeps } from './pipeline/context.ts';
-import { checkAnswer } from './pipeline/guardrails.ts';
 import { type EndpointSpec, runPipeline, type Serving } from './pipeline/index.ts';
 import { errorResponse, idHeaders, type RequestIds } from './respond.ts';
 
@@ -31,7 +30,7 @@ const serve = async (endpoint: ExtraEndpoint, s: Serving<JsonObject>): Promise<R
   const attempts = outcome.attempts;
   const type = up.headers.get('content-type') ?? 'application/octet-stream';
   if (!type.includes('json')) {
-    checkAnswer(s.policies.guardrails, ctx, () => ({ kind: 'extra', json: undefined, contentType: type }));
+    s.output?.answer({ kind: 'extra', json: undefined, contentType: type });
     s.finish({ status: up.status, attempts, response: { contentType: type } });
     return new Response(up.body, { status: up.status, headers: { 'content-type': type, ...idHeaders(ids) } });
   }
@@ -42,7 +41,10 @@ const serve = async (endpoint: ExtraEndpoint, s: Serving<JsonObject>): Promise<R
   } catch {
     json = undefined;
   }
-  checkAnswer(s.policies.guardrails, ctx, () => ({ kind: 'extra', json, contentType: type }));
+  if (s.output) {
+    const view = s.output.answer({ kind: 'extra', json, contentType: type });
+    if (view.kind === 'extra') json = view.json;
+  }
   if (isObject(json)) {
     if (typeof json.model === 'string') json.model = body.model as string;
     const usage = usageOf(json);

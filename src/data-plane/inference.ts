@@ -5,7 +5,6 @@ import type { ClientFormatCodec, StreamEncoder } from '../formats/types.ts';
 import { authenticate } from './auth.ts';
 import { dispatchComplete, dispatchStream, type OpenStream, type PassThroughRequest } from './dispatch.ts';
 import { type EndpointSpec, noSnapshot, runPipeline, type Serving } from './pipeline/index.ts';
-import { checkAnswer, checkEvents } from './pipeline/guardrails.ts';
 import type { InferenceDeps } from './pipeline/context.ts';
 import { errorResponse, jsonResponse, type RequestIds, sseResponse, type StreamSummary } from './respond.ts';
 
@@ -18,7 +17,7 @@ const ENDPOINT: Record<ClientFormat, string> = { chat: '/v1/chat/completions', r
  * guardrail needs the canonical content. The body was validated by the codec already.
  */
 const passThroughOf = (format: ClientFormat, s: Serving<CanonicalRequest>, body: unknown): PassThroughRequest | undefined =>
-  (format === 'chat' || format === 'messages') && s.policies.guardrails.length === 0 && body !== null && typeof body === 'object'
+  (format === 'chat' || format === 'messages') && s.output === undefined && body !== null && typeof body === 'object'
     ? { format, body: body as JsonObject, clientModel: s.request.model, includeUsage: s.request.includeUsage }
     : undefined;
 
@@ -40,9 +39,12 @@ const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, 
     s.finish({ status: outcome.error.status, attempts: outcome.attempts, error: outcome.error });
     return errorResponse(outcome.error, ctx.ids, codec);
   }
-  const r = outcome.response;
+  let r = outcome.response;
   try {
-    checkAnswer(s.policies.guardrails, ctx, () => ({ kind: 'chat', text: r.text, toolCalls: r.toolCalls, finishReason: r.finishReason }));
+    if (s.output) {
+      const view = s.output.answer({ kind: 'chat', text: r.text, toolCalls: r.toolCalls, finishReason: r.finishReason });
+      if (view.kind === 'chat' && (view.text !== r.text || view.toolCalls !== r.toolCalls)) r = { ...r, text: view.text, toolCalls: [...view.toolCalls] };
+    }
   } catch (e) {
     const err = asGatewayError(e);
     s.finish({ status: err.status, usage: r.usage, attempts: outcome.attempts, error: err });
@@ -63,11 +65,11 @@ const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pa
   const canonical = codec.createStreamEncoder({ model: creq.model, requestId: ctx.ids.requestId, includeUsage: creq.includeUsage });
   const encoder = outcome.stream.takeRelay ? relayEncoder(codec.id, outcome.stream, canonical) : canonical;
   const ttfbMs = Math.round(performance.now() - ctx.t0);
-  const guardrails = s.policies.guardrails;
+  const filter = s.output;
   return sseResponse(outcome.stream, encoder, ctx.ids, {
     idleTimeoutMs: s.plan.route.timeoutMs,
     keepAliveMs: deps.keepAliveMs,
-    ...(guardrails.length > 0 ? { check: (events) => checkEvents(guardrails, ctx, events) } : {}),
+    ...(filter ? { filter: (events, final) => filter.events(events, final) } : {}),
     onDone: (sum: StreamSummary) => {
       const response = { text: sum.text, toolCalls: sum.toolCalls.filter(Boolean), finishReason: sum.finishReason ?? null };
       s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...(sum.error ? { error: sum.error } : {}), response, ttfbMs });

@@ -84,8 +84,12 @@ export interface SseOptions {
   keepAliveMs: number;
   /** A client that reads nothing for this long has its stream ended (default: streamStallMs()). */
   stallTimeoutMs?: number;
-  /** Output guardrails: sees each batch of events before it is written; throws to end the stream with an error event. */
-  check?(events: readonly StreamEvent[]): void;
+  /**
+   * Output guardrails: sees each batch of events before it is written and returns what is written
+   * instead (redacted, or with text held back until the next batch); called once more with
+   * `final` before the end. Throws to end the stream with the format's error event.
+   */
+  filter?(events: readonly StreamEvent[], final: boolean): readonly StreamEvent[];
   onDone(summary: StreamSummary): void;
 }
 
@@ -247,8 +251,8 @@ export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: Reque
     obs.summary.error = error;
     opts.onDone(obs.summary);
   };
-  const encode = (events: readonly StreamEvent[]): string => {
-    opts.check?.(events);
+  const encode = (batch: readonly StreamEvent[], final = false): string => {
+    const events = opts.filter ? opts.filter(batch, final) : batch;
     let out = '';
     for (const ev of events) {
       obs.see(ev);
@@ -271,6 +275,8 @@ export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: Reque
           if (finished) return;
           w.lastUpstream = Date.now();
           if (events === null) {
+            const held = opts.filter ? encode([], true) : '';
+            if (held) write(held);
             const tail = encoder.end();
             if (tail) write(tail);
             finish();

@@ -1,5 +1,6 @@
 import type { ProviderAdapter } from '../providers/types.ts';
 import type { ConfigDocument } from './document.ts';
+import { projectGovernance } from './governance.ts';
 import {
   type CatalogEntry,
   type ConfigSnapshot,
@@ -81,6 +82,9 @@ export const buildSnapshot = (
   const connectionsByProject = group(doc.connections);
   const routesByProject = group(doc.routes);
   const membersByProject = group(doc.projectMembers);
+  const settingsByProject = group(doc.settings ?? []);
+  const budgetsByProject = group(doc.budgets ?? []);
+  const guardrailsByProject = group(doc.guardrails ?? []);
 
   const projects = new Map<string, ProjectSnapshot>();
   const projectsById = new Map<string, ProjectSnapshot>();
@@ -93,34 +97,38 @@ export const buildSnapshot = (
     }
     const providers = new Set((providersByProject.get(k) ?? []).map((r) => r.providerName));
     const connections = new Map((connectionsByProject.get(k) ?? []).map((c) => [c.name, c]));
+    const resolveTarget = (connection: string, model: string, priority: number, weight: number): ResolvedTarget | undefined => {
+      const c = connections.get(connection);
+      const adapter = c ? getAdapter(c.provider) : undefined;
+      if (!c || !adapter || !providers.has(c.provider)) return undefined;
+      return Object.freeze({
+        connection: Object.freeze({
+          id: c.id,
+          name: c.name,
+          provider: c.provider,
+          ...(c.baseUrl ? { baseUrl: c.baseUrl } : {}),
+          ...(c.apiKey ? { apiKey: c.apiKey } : {}),
+          options: c.options,
+          ...(c.allowPrivate === true ? { allowPrivate: true } : {}),
+        }),
+        adapter,
+        upstreamModel: model,
+        priority,
+        weight,
+      });
+    };
+    const governance = projectGovernance(settingsByProject.get(k) ?? [], budgetsByProject.get(k) ?? [], guardrailsByProject.get(k) ?? [], (c, m) => resolveTarget(c, m, 0, 1));
     const routes = new Map<string, RouteSnapshot>();
     for (const r of routesByProject.get(k) ?? []) {
       let complete = r.targets.length > 0;
       const resolved: ResolvedTarget[] = [];
       for (const t of r.targets) {
-        const c = connections.get(t.connection);
-        const adapter = c ? getAdapter(c.provider) : undefined;
-        if (!c || !adapter || !providers.has(c.provider)) {
+        const target = resolveTarget(t.connection, t.model, t.priority, t.weight);
+        if (!target) {
           complete = false;
           continue;
         }
-        resolved.push(
-          Object.freeze({
-            connection: Object.freeze({
-              id: c.id,
-              name: c.name,
-              provider: c.provider,
-              ...(c.baseUrl ? { baseUrl: c.baseUrl } : {}),
-              ...(c.apiKey ? { apiKey: c.apiKey } : {}),
-              options: c.options,
-              ...(c.allowPrivate === true ? { allowPrivate: true } : {}),
-            }),
-            adapter,
-            upstreamModel: t.model,
-            priority: t.priority,
-            weight: t.weight,
-          }),
-        );
+        resolved.push(target);
       }
       const priorities = [...new Set(resolved.map((t) => t.priority))].sort((a, b) => a - b);
       const tiers = priorities.map((pr) => Object.freeze(resolved.filter((t) => t.priority === pr)));
@@ -133,6 +141,7 @@ export const buildSnapshot = (
           timeoutMs: r.timeoutMs ?? DEFAULT_TIMEOUT_MS,
           maxRetries: r.maxRetries ?? 0,
           active: r.enabled && complete,
+          fallback: governance.fallback,
         }),
       );
     }
@@ -146,6 +155,7 @@ export const buildSnapshot = (
       routes,
       members: new Set((membersByProject.get(k) ?? []).map((m) => m.userId)),
       modelListJson: JSON.stringify({ object: 'list', data: listed.map(modelListEntry) }),
+      ...governance,
     });
     projects.set(projectKey(p.customerId, p.projectId), snapshot);
     projectsById.set(p.id, snapshot);

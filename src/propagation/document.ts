@@ -60,4 +60,20 @@ export interface ConfigDocument {
   userTokenKeys: { kid: string; publicKeyPem: string }[];
   /** Revoked user tokens that have not expired yet. */
   revokedTokenIds: string[];
+  /** Project settings (`rate-limit`, `global-fallback`) as the JSON text stored. */
+  settings: { projectUuid: string; name: string; value: string }[];
+  /** Spend budgets (contract §3.2); `limitNanoUsd` in nano-USD. */
+  budgets: { id: string; projectUuid: string; apiKeyId: string | null; name: string; limitNanoUsd: number; period: string }[];
+  /** Guardrails (contract §3.2). */
+  guardrails: {
+    id: string;
+    projectUuid: string;
+    name: string;
+    stage: string;
+    kind: string;
+    pattern: string | null;
+    piiTypes: string[];
+    maxTokens: number | null;
+    action: string;
+  }[];
 }

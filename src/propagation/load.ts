@@ -5,11 +5,14 @@ import type { Db } from '../store/db.ts';
 import {
   aiModels,
   apiKeys,
+  budgets,
+  guardrails,
   configChanges,
   customers,
   projectMembers,
   projectModels,
   projectProviders,
+  projectSettings,
   projects,
   providerConnections,
   routes,
@@ -77,6 +80,29 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         .from(userTokens)
         .where(and(isNotNull(userTokens.revokedAt), gt(userTokens.expiresAt, now))),
     ];
+    const settingRows = await tx
+      .select({ projectUuid: projectSettings.projectUuid, name: projectSettings.settingName, value: projectSettings.settingValue })
+      .from(projectSettings)
+      .where(inArray(projectSettings.projectUuid, live()));
+    const budgetRows = await tx
+      .select({ id: budgets.id, projectUuid: budgets.projectUuid, apiKeyId: budgets.apiKeyId, name: budgets.name, limitNanoUsd: budgets.limitNanoUsd, period: budgets.period })
+      .from(budgets)
+      .where(inArray(budgets.projectUuid, live()));
+    const guardrailRows = await tx
+      .select({
+        id: guardrails.id,
+        projectUuid: guardrails.projectUuid,
+        name: guardrails.name,
+        stage: guardrails.stage,
+        kind: guardrails.kind,
+        pattern: guardrails.pattern,
+        piiTypes: guardrails.piiTypes,
+        maxTokens: guardrails.maxTokens,
+        action: guardrails.action,
+      })
+      .from(guardrails)
+      .where(inArray(guardrails.projectUuid, live()))
+      .orderBy(guardrails.name);
     return {
       revision: Number(revRow?.rev ?? 0),
       projects: projectRows,
@@ -124,5 +150,8 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
       apiKeys: keyRows.map((k) => ({ ...k, expiresAt: k.expiresAt ? k.expiresAt.toISOString() : null })),
       userTokenKeys: signingRows,
       revokedTokenIds: revokedRows.map((r) => r.jti),
+      settings: settingRows,
+      budgets: budgetRows,
+      guardrails: guardrailRows,
     };
   });

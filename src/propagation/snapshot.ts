@@ -1,3 +1,6 @@
+import type { GuardrailRule } from '../governance/guardrail-scan.ts';
+import type { BudgetPeriod } from '../governance/periods.ts';
+import type { RateLimitSetting } from '../governance/setting-values.ts';
 import type { ConnectionConfig, ProviderAdapter } from '../providers/types.ts';
 
 /**
@@ -44,6 +47,8 @@ export interface RouteSnapshot {
   maxRetries: number;
   /** False while disabled or while a target connection is not on this data plane. */
   active: boolean;
+  /** The project's `global-fallback` targets, tried once each in order after every target of the route failed retryably. */
+  fallback: readonly ResolvedTarget[];
 }
 
 export interface ProjectSnapshot {
@@ -59,6 +64,22 @@ export interface ProjectSnapshot {
   members: ReadonlySet<string>;
   /** The `GET /v1/models` body for keys of this project, serialised once per revision. */
   modelListJson: string;
+  /** The `rate-limit` setting, when set. */
+  rateLimit: RateLimitSetting | undefined;
+  /** The `global-fallback` setting's targets (those this data plane can serve), tried after a route's own. */
+  fallback: readonly ResolvedTarget[];
+  budgets: readonly BudgetSnapshot[];
+  /** Guardrails by the stage they apply to (a `both` rule is in both lists), ordered by name. */
+  guardrails: { input: readonly GuardrailRule[]; output: readonly GuardrailRule[] };
+}
+
+export interface BudgetSnapshot {
+  id: string;
+  name: string;
+  /** null: the whole project. */
+  apiKeyId: string | null;
+  limitNanoUsd: number;
+  period: BudgetPeriod;
 }
 
 export interface KeySnapshot {

@@ -10,7 +10,7 @@ import type { Plan } from '../resolve.ts';
 import type { RequestIds } from '../respond.ts';
 import type { AdmissionPolicy } from './admit.ts';
 import type { BodyLimits } from './body.ts';
-import type { OutputGuardrail } from './guardrails.ts';
+import type { InputGuardrail, OutputGuardrail } from './guardrails.ts';
 import type { SettlementPolicy } from './settle.ts';
 
 /**
@@ -19,12 +19,23 @@ import type { SettlementPolicy } from './settle.ts';
  * (rate limits, budgets, guardrails) plugs in here.
  */
 export interface Policies {
+  /** Input guardrails (after resolve, before admission). */
+  input: readonly InputGuardrail[];
   admit: readonly AdmissionPolicy[];
+  /** Output guardrails. */
   guardrails: readonly OutputGuardrail[];
   settle: readonly SettlementPolicy[];
 }
 
-export const NO_POLICIES: Policies = Object.freeze({ admit: [], guardrails: [], settle: [] });
+export const NO_POLICIES: Policies = Object.freeze({ input: [], admit: [], guardrails: [], settle: [] });
+
+/** A counter reservation taken at admission, corrected to the real amount at settlement. */
+export interface Hold {
+  key: string;
+  reserved: number;
+  /** What the counter counts: tokens (tokens per minute) or nano-USD (budgets). */
+  measure: 'tokens' | 'cost';
+}
 
 export interface InferenceDeps {
   snapshots: SnapshotHolder;
@@ -54,6 +65,12 @@ export interface RequestContext {
   /** The request body as received (kept in the record as is, per the retention setting). */
   bodyText?: string;
   span?: Span;
+  /** The output the client asked for at most (max_tokens and its kin), when it said. */
+  maxOutputTokens?: number;
+  /** Reservations of the admission policies (settled once). */
+  holds?: Hold[];
+  /** Names of `flag` guardrails that matched (kept on the record). */
+  flags?: Set<string>;
   /** Set once the request was settled and recorded (it happens exactly once). */
   finished?: boolean;
 }

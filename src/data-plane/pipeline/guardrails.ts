@@ -1,40 +1,69 @@
 import type { StreamEvent, ToolCall } from '../../canonical/types.ts';
-import type { GatewayError } from '../../core/errors.ts';
 import type { RequestContext } from './context.ts';
 
-/** A complete answer as output guardrails see it. */
+/** A complete answer as output guardrails see it; a filter returns it (possibly redacted). */
 export type AnswerView =
   | { kind: 'chat'; text: string; toolCalls: readonly ToolCall[]; finishReason: string | null }
   /** Extra endpoints: the parsed JSON answer, or undefined for binary/streamed answers. */
   | { kind: 'extra'; json: unknown; contentType: string };
 
 /**
- * Output guardrails: look at what the upstream answered before the client gets it. A guardrail
- * withholds an answer by returning the error the client gets instead (non-streaming), or ends a
- * stream with the format's error event (streaming; what was already sent stays sent). Guardrails
- * read canonical content, so while any is configured the same-format pass-through is off and
- * every answer goes through the canonical path.
+ * Input guardrails: look at the client's parsed body after the route is resolved and before
+ * admission (a blocked request consumes no rate limit or budget and never reaches the upstream).
+ * Throw the GatewayError the client gets to refuse; return a new body to replace it (redaction),
+ * or undefined to leave it as is.
+ */
+export interface InputGuardrail {
+  readonly name: string;
+  inspect(ctx: RequestContext, body: unknown): unknown;
+}
+
+/**
+ * One request's output filter. `answer` sees a whole non-streamed answer before any byte of it is
+ * sent; `events` sees each batch of stream events before it is written, and once more with
+ * `final` at the end (to release text it held back). Both return what is sent instead (redacted)
+ * and throw the GatewayError that withholds the answer or ends the stream (what was already sent
+ * stays sent).
+ */
+export interface OutputFilter {
+  answer(view: AnswerView): AnswerView;
+  events(events: readonly StreamEvent[], final: boolean): readonly StreamEvent[];
+}
+
+/**
+ * Output guardrails: `open` gives the filter for one request, or undefined when nothing applies to
+ * it. Filters read canonical content, so a request with a filter never takes the same-format
+ * pass-through: its answer goes through the canonical path.
  */
 export interface OutputGuardrail {
   readonly name: string;
-  /** A whole non-streamed answer, before any byte of it is sent. */
-  checkAnswer(ctx: Readonly<RequestContext>, answer: AnswerView): GatewayError | undefined;
-  /** One batch of stream events, before it is written. */
-  checkEvents(ctx: Readonly<RequestContext>, events: readonly StreamEvent[]): GatewayError | undefined;
+  open(ctx: RequestContext): OutputFilter | undefined;
 }
 
-export const checkAnswer = (guardrails: readonly OutputGuardrail[], ctx: RequestContext, answer: () => AnswerView): void => {
-  if (guardrails.length === 0) return;
-  const view = answer();
+/** The request's output filter: the guardrails' filters chained, or undefined when none applies. */
+export const openOutput = (guardrails: readonly OutputGuardrail[], ctx: RequestContext): OutputFilter | undefined => {
+  const filters: OutputFilter[] = [];
   for (const g of guardrails) {
-    const refusal = g.checkAnswer(ctx, view);
-    if (refusal) throw refusal;
+    const f = g.open(ctx);
+    if (f) filters.push(f);
   }
+  if (filters.length <= 1) return filters[0];
+  return {
+    answer: (view) => filters.reduce((v, f) => f.answer(v), view),
+    events: (events, final) => filters.reduce((evs, f) => f.events(evs, final), events),
+  };
 };
 
-export const checkEvents = (guardrails: readonly OutputGuardrail[], ctx: RequestContext, events: readonly StreamEvent[]): void => {
+/** Runs the input guardrails; returns the body to use (replaced when one redacted it). */
+export const inspectInput = (guardrails: readonly InputGuardrail[], ctx: RequestContext, body: unknown): { body: unknown; changed: boolean } => {
+  let current = body;
+  let changed = false;
   for (const g of guardrails) {
-    const refusal = g.checkEvents(ctx, events);
-    if (refusal) throw refusal;
+    const next = g.inspect(ctx, current);
+    if (next !== undefined) {
+      current = next;
+      changed = true;
+    }
   }
+  return { body: current, changed };
 };

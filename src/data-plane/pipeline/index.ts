@@ -6,6 +6,7 @@ import { admit } from './admit.ts';
 import { authenticate } from './authenticate.ts';
 import { readJsonBody } from './body.ts';
 import { type InferenceDeps, NO_POLICIES, type Outcome, openContext, type Policies, type RequestContext } from './context.ts';
+import { inspectInput, openOutput, type OutputFilter } from './guardrails.ts';
 import { record } from './record.ts';
 import { resolve } from './resolve.ts';
 import { settle } from './settle.ts';
@@ -39,6 +40,8 @@ export interface Serving<T> {
   body: unknown;
   plan: Plan;
   policies: Policies;
+  /** The request's output guardrails, when any applies (then no same-format pass-through). */
+  output: OutputFilter | undefined;
   signal: AbortSignal;
   /** Settle, record and end the span (once; later calls are ignored). */
   finish(outcome: Outcome): void;
@@ -65,6 +68,17 @@ export const finish = (deps: InferenceDeps, ctx: RequestContext, outcome: Outcom
   endSpan(deps.telemetry, ctx, outcome, s);
 };
 
+/** max_tokens, max_completion_tokens or max_output_tokens of a request body, when a positive integer. */
+const maxOutputOf = (body: unknown): number | undefined => {
+  if (body === null || typeof body !== 'object') return undefined;
+  const o = body as Record<string, unknown>;
+  for (const k of ['max_completion_tokens', 'max_tokens', 'max_output_tokens']) {
+    const v = o[k];
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return v;
+  }
+  return undefined;
+};
+
 export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>, req: Request, ids: RequestIds): Promise<Response> => {
   const ctx = openContext(spec.path, ids);
   openSpan(deps.telemetry, ctx, req);
@@ -76,10 +90,22 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
     if (authed) await authed;
     const body = await readJsonBody(req, deps.bodyLimits);
     ctx.bodyText = body.text;
-    const read = spec.read(body.value);
+    let value = body.value;
+    let read = spec.read(value);
     const plan = resolve(ctx, snapshot, read.model, read.stream);
+    ctx.maxOutputTokens = maxOutputOf(value);
+    if (policies.input.length > 0) {
+      const inspected = inspectInput(policies.input, ctx, value);
+      if (inspected.changed) {
+        // Redacted: the upstream and the record see the redacted body only.
+        value = inspected.body;
+        read = spec.read(value);
+        ctx.bodyText = JSON.stringify(value);
+      }
+    }
     if (policies.admit.length > 0) await admit(policies.admit, ctx);
-    return await spec.serve({ deps, ctx, request: read.request, body: body.value, plan, policies, signal: req.signal, finish: (o) => finish(deps, ctx, o) });
+    const output = policies.guardrails.length > 0 ? openOutput(policies.guardrails, ctx) : undefined;
+    return await spec.serve({ deps, ctx, request: read.request, body: value, plan, policies, output, signal: req.signal, finish: (o) => finish(deps, ctx, o) });
   } catch (e) {
     const err = asGatewayError(e);
     finish(deps, ctx, { status: err.status, error: err });

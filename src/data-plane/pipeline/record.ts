@@ -43,7 +43,8 @@ export const record = (sink: RecordSink, keepBodies: boolean, ctx: RequestContex
     `"latency_ms":${Math.round(performance.now() - ctx.t0)},"ttfb_ms":${outcome.ttfbMs ?? 'null'},"stream":${ctx.stream},` +
     `"input_tokens":${s.inputTokens},"output_tokens":${s.outputTokens},"total_tokens":${s.totalTokens},` +
     `"cached_input_tokens":${s.cachedInputTokens},"cache_write_tokens":${s.cacheWriteTokens},` +
-    `"cost_nano_usd":${s.costNanoUsd},"attempts":${outcome.attempts?.length ?? 0},"error_code":${str(outcome.error?.errorCode)}`;
+    `"cost_nano_usd":${s.costNanoUsd},"attempts":${outcome.attempts?.length ?? 0},"error_code":${str(outcome.error?.errorCode)}` +
+    (ctx.flags ? `,"guardrail_flags":${str([...ctx.flags].join(','))}` : '');
   const entry: RecordEntry = {
     fields,
     requestBody: keepBodies && ctx.bodyText !== undefined ? keepText(ctx.bodyText) : null,

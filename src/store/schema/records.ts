@@ -36,6 +36,8 @@ export const requestRecords = pgTable(
      * null when stored as is. See docs/operating.md, "Request records".
      */
     sanitized: text('sanitized'),
+    /** Guardrails whose `flag` action matched (names, comma-separated); null when none did. */
+    guardrailFlags: text('guardrail_flags'),
   },
   (t) => [
     index('request_records_client_id').on(t.clientRequestId),

@@ -1,0 +1,123 @@
+/**
+ * The formats of project setting values (contract §3.2), written once and free of any framework so
+ * that the control plane (which validates them on `UpsertProjectSetting`) and the data plane (which
+ * enforces them) read the same parsed shapes. Values are stored as the JSON text the caller sent.
+ *
+ * - `rate-limit`: `{"requestsPerMinute"?: int, "tokensPerMinute"?: int, "per"?: "project" | "api_key"}`
+ *   — at least one limit, each a positive integer; `per` defaults to `api_key`; no other keys.
+ * - `global-fallback`: `{"targets": [{"connection": "<name>", "model": "<upstream model id>"}, …]}`
+ *   — 1 to 32 targets, tried in order; `connection` is a connection name (ID pattern), `model` a
+ *   model id (see `MODEL_ID_PATTERN`); no other keys.
+ */
+
+/** A provider connection name (the ID pattern of the management API), 1-253 characters. */
+export const CONNECTION_NAME_PATTERN = '^[a-zA-Z0-9-_.]+$';
+
+/**
+ * A model id (catalog `model`, route `model`, route target `model`): printable ASCII letters and
+ * digits and `- _ . : / @ +`, 1-253 characters. This covers every real provider id (`gpt-4o`,
+ * `claude-3-5-sonnet@20240620`, `meta-llama/Llama-3-70b`, `accounts/fireworks/models/x`,
+ * `anthropic.claude-3-haiku-20240307-v1:0`, `@cf/meta/llama-3-8b-instruct`) and leaves out
+ * whitespace, control and invisible characters (zero-width, bidi controls) and every non-Latin
+ * letter — so no name can look like another while differing (mixed-script confusables).
+ */
+export const MODEL_ID_PATTERN = '^[A-Za-z0-9._:/@+-]+$';
+export const MODEL_ID_MAX = 253;
+
+export type RateLimitScope = 'project' | 'api_key';
+
+export interface RateLimitSetting {
+  requestsPerMinute?: number;
+  tokensPerMinute?: number;
+  /** Whose requests share the limit (default `api_key`). */
+  per: RateLimitScope;
+}
+
+export interface FallbackTarget {
+  connection: string;
+  model: string;
+}
+
+export interface GlobalFallbackSetting {
+  /** Tried in order, after every target of a route has failed retryably. */
+  targets: FallbackTarget[];
+}
+
+export type SettingName = 'rate-limit' | 'global-fallback';
+
+export interface SettingValues {
+  'rate-limit': RateLimitSetting;
+  'global-fallback': GlobalFallbackSetting;
+}
+
+/** A parsed value, or why the text is not one (a sentence fit for an error message). */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+const MAX_FALLBACK_TARGETS = 32;
+const CONNECTION_NAME = new RegExp(CONNECTION_NAME_PATTERN);
+const MODEL_ID = new RegExp(MODEL_ID_PATTERN);
+
+const fail = (reason: string): { ok: false; reason: string } => ({ ok: false, reason });
+
+const parseJsonObject = (text: string): Parsed<Record<string, unknown>> => {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return fail('not valid JSON');
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return fail('must be a JSON object');
+  return { ok: true, value: v as Record<string, unknown> };
+};
+
+const unknownKey = (o: Record<string, unknown>, allowed: readonly string[]): string | undefined => Object.keys(o).find((k) => !allowed.includes(k));
+
+const positiveInt = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+
+export const isModelId = (v: unknown): v is string => typeof v === 'string' && v.length >= 1 && v.length <= MODEL_ID_MAX && MODEL_ID.test(v);
+export const isConnectionName = (v: unknown): v is string => typeof v === 'string' && v.length >= 1 && v.length <= 253 && CONNECTION_NAME.test(v);
+
+export const parseRateLimit = (text: string): Parsed<RateLimitSetting> => {
+  const j = parseJsonObject(text);
+  if (!j.ok) return j;
+  const o = j.value;
+  const extra = unknownKey(o, ['requestsPerMinute', 'tokensPerMinute', 'per']);
+  if (extra !== undefined) return fail(`unknown key '${extra.slice(0, 40)}' (allowed: requestsPerMinute, tokensPerMinute, per)`);
+  for (const k of ['requestsPerMinute', 'tokensPerMinute'] as const)
+    if (o[k] !== undefined && !positiveInt(o[k])) return fail(`'${k}' must be a positive integer`);
+  if (o.requestsPerMinute === undefined && o.tokensPerMinute === undefined) return fail("give 'requestsPerMinute', 'tokensPerMinute' or both");
+  if (o.per !== undefined && o.per !== 'project' && o.per !== 'api_key') return fail("'per' must be 'project' or 'api_key'");
+  return {
+    ok: true,
+    value: {
+      ...(o.requestsPerMinute !== undefined ? { requestsPerMinute: o.requestsPerMinute as number } : {}),
+      ...(o.tokensPerMinute !== undefined ? { tokensPerMinute: o.tokensPerMinute as number } : {}),
+      per: (o.per as RateLimitScope | undefined) ?? 'api_key',
+    },
+  };
+};
+
+export const parseGlobalFallback = (text: string): Parsed<GlobalFallbackSetting> => {
+  const j = parseJsonObject(text);
+  if (!j.ok) return j;
+  const o = j.value;
+  const extra = unknownKey(o, ['targets']);
+  if (extra !== undefined) return fail(`unknown key '${extra.slice(0, 40)}' (allowed: targets)`);
+  const list = o.targets;
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_FALLBACK_TARGETS) return fail(`'targets' must be a list of 1-${MAX_FALLBACK_TARGETS} targets`);
+  const targets: FallbackTarget[] = [];
+  for (const [i, t] of list.entries()) {
+    if (t === null || typeof t !== 'object' || Array.isArray(t)) return fail(`'targets[${i}]' must be an object {connection, model}`);
+    const target = t as Record<string, unknown>;
+    const bad = unknownKey(target, ['connection', 'model']);
+    if (bad !== undefined) return fail(`'targets[${i}]': unknown key '${bad.slice(0, 40)}' (allowed: connection, model)`);
+    if (!isConnectionName(target.connection)) return fail(`'targets[${i}].connection' must be a connection name (letters, digits, '-', '_', '.'; 1-253)`);
+    if (!isModelId(target.model)) return fail(`'targets[${i}].model' must be a model id (letters, digits and - _ . : / @ +; 1-${MODEL_ID_MAX})`);
+    targets.push({ connection: target.connection, model: target.model });
+  }
+  return { ok: true, value: { targets } };
+};
+
+/** Parses a setting value by its setting name. */
+export const parseSettingValue = <N extends SettingName>(name: N, text: string): Parsed<SettingValues[N]> =>
+  (name === 'rate-limit' ? parseRateLimit(text) : parseGlobalFallback(text)) as Parsed<SettingValues[N]>;

@@ -1,0 +1,78 @@
+import type { GuardrailAction, GuardrailKind, GuardrailRule, GuardrailStage } from '../governance/guardrail-scan.ts';
+import type { BudgetPeriod } from '../governance/periods.ts';
+import { PII_TYPES, type PiiType } from '../governance/pii.ts';
+import { parseGlobalFallback, parseRateLimit, type RateLimitSetting } from '../governance/setting-values.ts';
+import { describeError, log } from '../core/log.ts';
+import type { ConfigDocument } from './document.ts';
+import type { BudgetSnapshot, ResolvedTarget } from './snapshot.ts';
+
+/**
+ * The governance part of a project's snapshot (contract §3.2): settings parsed, budgets and
+ * guardrails compiled once per revision. A stored value that no longer parses is left out and
+ * logged (the management plane validates on write, so this only guards against older rows).
+ */
+
+export interface ProjectGovernance {
+  rateLimit: RateLimitSetting | undefined;
+  fallback: readonly ResolvedTarget[];
+  budgets: readonly BudgetSnapshot[];
+  guardrails: { input: readonly GuardrailRule[]; output: readonly GuardrailRule[] };
+}
+
+const compile = (g: ConfigDocument['guardrails'][number]): GuardrailRule | undefined => {
+  let regex: RegExp | undefined;
+  if (g.kind === 'regex') {
+    try {
+      regex = new RegExp(g.pattern ?? '', 'gu');
+    } catch (e) {
+      log.every(`guardrail-pattern-${g.id}`, 'warn', 'a guardrail pattern does not compile; the guardrail is skipped', { guardrail: g.name, error: describeError(e) });
+      return undefined;
+    }
+  }
+  return Object.freeze({
+    name: g.name,
+    stage: g.stage as GuardrailStage,
+    kind: g.kind as GuardrailKind,
+    ...(regex ? { regex } : {}),
+    piiTypes: Object.freeze(g.piiTypes.filter((t): t is PiiType => (PII_TYPES as readonly string[]).includes(t))),
+    ...(g.maxTokens !== null ? { maxTokens: g.maxTokens } : {}),
+    action: g.action as GuardrailAction,
+  });
+};
+
+export const projectGovernance = (
+  settings: readonly ConfigDocument['settings'][number][],
+  budgets: readonly ConfigDocument['budgets'][number][],
+  guardrails: readonly ConfigDocument['guardrails'][number][],
+  target: (connection: string, model: string) => ResolvedTarget | undefined,
+): ProjectGovernance => {
+  let rateLimit: RateLimitSetting | undefined;
+  const fallback: ResolvedTarget[] = [];
+  for (const s of settings) {
+    if (s.name === 'rate-limit') {
+      const p = parseRateLimit(s.value);
+      if (p.ok) rateLimit = Object.freeze(p.value);
+      else log.every('setting-unparsed', 'warn', 'a stored rate-limit setting does not parse; it is ignored', { reason: p.reason });
+    } else if (s.name === 'global-fallback') {
+      const p = parseGlobalFallback(s.value);
+      if (p.ok) {
+        for (const t of p.value.targets) {
+          const resolved = target(t.connection, t.model);
+          if (resolved) fallback.push(resolved);
+        }
+      } else log.every('setting-unparsed', 'warn', 'a stored global-fallback setting does not parse; it is ignored', { reason: p.reason });
+    }
+  }
+  const rules = guardrails.map(compile).filter((r): r is GuardrailRule => r !== undefined);
+  return {
+    rateLimit,
+    fallback: Object.freeze(fallback),
+    budgets: Object.freeze(
+      budgets.map((b) => Object.freeze({ id: b.id, name: b.name, apiKeyId: b.apiKeyId, limitNanoUsd: b.limitNanoUsd, period: b.period as BudgetPeriod })),
+    ),
+    guardrails: Object.freeze({
+      input: Object.freeze(rules.filter((r) => r.stage !== 'output')),
+      output: Object.freeze(rules.filter((r) => r.stage !== 'input')),
+    }),
+  };
+};

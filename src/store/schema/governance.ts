@@ -1,0 +1,60 @@
+import { bigint, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { createdAt, idColumn, updatedAt } from './columns.ts';
+import { projects } from './tenancy.ts';
+
+/**
+ * Governance (contract §3.2): spend budgets and guardrails of a project. Rows belong to a project
+ * row (`projectUuid`); the slugs are kept for display and lookups. Soft-deleting a project deletes
+ * them (cascade.ts).
+ */
+
+const projectRef = () =>
+  uuid('project_uuid')
+    .notNull()
+    .references(() => projects.id);
+
+export const budgets = pgTable(
+  'budgets',
+  {
+    id: idColumn(),
+    projectUuid: projectRef(),
+    customerId: text('customer_id').notNull(),
+    projectId: text('project_id').notNull(),
+    /** The API key the budget covers; null: the whole project. */
+    apiKeyId: text('api_key_id'),
+    name: text('name').notNull(),
+    /** The limit in nano-USD (1e-9 USD), exact. */
+    limitNanoUsd: bigint('limit_nano_usd', { mode: 'number' }).notNull(),
+    /** `day`, `week`, `month` (UTC calendar periods) or `total`. */
+    period: text('period').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('budgets_unique').on(t.projectUuid, t.name)],
+);
+
+export const guardrails = pgTable(
+  'guardrails',
+  {
+    id: idColumn(),
+    projectUuid: projectRef(),
+    customerId: text('customer_id').notNull(),
+    projectId: text('project_id').notNull(),
+    name: text('name').notNull(),
+    /** `input`, `output` or `both`. */
+    stage: text('stage').notNull(),
+    /** `regex`, `pii` or `max_input_tokens`. */
+    kind: text('kind').notNull(),
+    pattern: text('pattern'),
+    piiTypes: jsonb('pii_types').$type<string[]>().notNull().default([]),
+    maxTokens: integer('max_tokens'),
+    /** `block`, `redact` or `flag`. */
+    action: text('action').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('guardrails_unique').on(t.projectUuid, t.name), index('guardrails_project').on(t.projectUuid)],
+);
+
+export type BudgetRow = typeof budgets.$inferSelect;
+export type GuardrailRow = typeof guardrails.$inferSelect;
