@@ -17,6 +17,8 @@ import { observabilityOps } from './services/observability.ts';
 import { projectGatewayOps } from './services/project-gateways.ts';
 import { projectOps } from './services/projects.ts';
 import { routeOps } from './services/routes.ts';
+import { budgetOps } from './services/budgets.ts';
+import { guardrailOps } from './services/guardrails.ts';
 import { settingOps } from './services/settings.ts';
 import { telemetryConfigOps } from './services/telemetry-configs.ts';
 import { userTokenOps } from './services/user-tokens.ts';
@@ -40,6 +42,8 @@ export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[
   ...memberOps(deps),
   ...assignmentOps(deps),
   ...settingOps(deps),
+  ...budgetOps(deps),
+  ...guardrailOps(deps),
   ...dataplaneOps(deps),
   ...projectGatewayOps(deps),
   ...userTokenOps(deps),

@@ -11,6 +11,8 @@ export interface Recorded {
 
 export interface Scripted {
   text?: string;
+  /** Stream: the text in exactly these deltas (default: one delta per word of `text`). */
+  textChunks?: string[];
   toolCall?: { id: string; name: string; arguments: string };
   usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
   /** Non-2xx answer with this raw body. */
@@ -100,7 +102,7 @@ const openaiChunks = (model: string, s: Scripted, includeUsage: boolean): string
     for (const part of [a.slice(0, mid), a.slice(mid)]) out.push(chunk({ tool_calls: [{ index: 0, function: { arguments: part } }] }));
     out.push(chunk({}, 'tool_calls'));
   } else {
-    for (const w of split(s.text ?? '')) out.push(chunk({ content: w }));
+    for (const w of s.textChunks ?? split(s.text ?? '')) out.push(chunk({ content: w }));
     out.push(chunk({}, 'stop'));
   }
   if (includeUsage) {
@@ -152,7 +154,7 @@ const anthropicEvents = (model: string, s: Scripted): string[] => {
     for (const part of [a.slice(0, mid), a.slice(mid)]) out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: part } }));
   } else {
     out.push(ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }));
-    for (const w of split(s.text ?? '')) out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: w } }));
+    for (const w of s.textChunks ?? split(s.text ?? '')) out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: w } }));
   }
   out.push(ev({ type: 'content_block_stop', index: 0 }));
   out.push(ev({ type: 'message_delta', delta: { stop_reason: s.toolCall ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }));
