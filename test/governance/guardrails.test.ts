@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
+import { requestRecords } from '../../src/store/schema/index.ts';
+import { admin, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { type MockUpstream, startMockUpstream } from '../support/mock-upstreams.ts';
+import { meteredWorld, type World } from './support.ts';
+
+/** Guardrails on every endpoint, streamed and not (contract §3.2). */
+let tg: TestGateway;
+let oa: MockUpstream;
+let an: MockUpstream;
+let w: World;
+const at = () => ({ customerId: w.customerId, projectId: w.projectId });
+
+beforeAll(async () => {
+  oa = startMockUpstream('openai');
+  an = startMockUpstream('anthropic');
+  tg = await startTestGateway({ GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1' });
+  w = await meteredWorld(tg, oa.url, an.url);
+  await tg.must(admin('CreateGuardrail'), { ...at(), name: 'no-secrets', stage: 'both', kind: 'regex', pattern: 'TOPSECRET-\\d+', action: 'block' });
+  await tg.must(admin('CreateGuardrail'), { ...at(), name: 'pii', stage: 'both', kind: 'pii', piiTypes: ['email', 'credit_card', 'iban'], action: 'redact' });
+  await tg.must(admin('CreateGuardrail'), { ...at(), name: 'watch-ssn', stage: 'input', kind: 'pii', piiTypes: ['ssn'], action: 'flag' });
+}, 60_000);
+
+afterAll(async () => {
+  await tg?.stop();
+  oa?.stop();
+  an?.stop();
+});
+
+const post = (path: string, body: Record<string, unknown>) =>
+  fetch(`${tg.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+type Ep = { name: string; path: string; model: string; up: () => MockUpstream; body: (text: string, stream: boolean) => Record<string, unknown> };
+const ENDPOINTS: Ep[] = [
+  { name: 'chat', path: '/v1/chat/completions', model: 'metered', up: () => oa, body: (t, s) => ({ model: 'metered', stream: s, messages: [{ role: 'user', content: t }] }) },
+  { name: 'responses', path: '/v1/responses', model: 'metered', up: () => oa, body: (t, s) => ({ model: 'metered', stream: s, input: t }) },
+  { name: 'messages', path: '/v1/messages', model: 'claude-mini', up: () => an, body: (t, s) => ({ model: 'claude-mini', stream: s, max_tokens: 50, messages: [{ role: 'user', content: t }] }) },
+];
+
+describe.each(ENDPOINTS)('$name', (ep) => {
+  for (const stream of [false, true]) {
+    const mode = stream ? 'stream' : 'non-stream';
+    test(`${mode}: a blocked input is 400 guardrail_blocked naming the guardrail, never the text, and never reaches the upstream`, async () => {
+      const before = ep.up().requests.length;
+      const r = await post(ep.path, ep.body('here is TOPSECRET-42 ok', stream));
+      expect(r.status).toBe(400);
+      const text = await r.text();
+      expect(text).toContain('guardrail_blocked');
+      expect(text).toContain('no-secrets');
+      expect(text).not.toContain('TOPSECRET-42');
+      expect(ep.up().requests.length).toBe(before);
+    });
+
+    test(`${mode}: input PII is redacted before the upstream sees it; output PII split across two upstream chunks is redacted`, async () => {
+      ep.up().script(() => ({ text: 'mail bob@example.com now', textChunks: ['mail bob@exa', 'mple.com now'], usage: { input: 5, output: 5 }, chunkDelayMs: 20 }));
+      const r = await post(ep.path, ep.body('card 4111 1111 1111 1111 and me@corp.io', stream));
+      ep.up().script(undefined);
+      expect(r.status).toBe(200);
+      const sent = JSON.stringify(ep.up().requests.at(-1)?.body);
+      expect(sent).toContain('[REDACTED:credit_card]');
+      expect(sent).toContain('[REDACTED:email]');
+      expect(sent).not.toContain('4111');
+      expect(sent).not.toContain('me@corp.io');
+      const out = await r.text();
+      expect(out).not.toContain('bob@');
+      expect(out).not.toContain('example.com');
+      // Streams carry the text in deltas; the redaction marker arrives whole in one of them.
+      expect(out).toContain('[REDACTED:email]');
+    });
+
+    test(`${mode}: blocked output is withheld (non-stream) or ends the stream with the format's error event`, async () => {
+      ep.up().script(() => ({ text: 'the code is TOPSECRET-7 and more', textChunks: ['the code is TOP', 'SECRET-7 and more'], usage: { input: 5, output: 5 } }));
+      const r = await post(ep.path, ep.body('tell me', stream));
+      ep.up().script(undefined);
+      const out = await r.text();
+      // The Messages wire's error object has no `code`: its event carries the type and the message naming the guardrail.
+      expect(out).toContain(ep.name === 'messages' && stream ? "blocked by the guardrail 'no-secrets'" : 'guardrail_blocked');
+      expect(out).not.toContain('TOPSECRET-7');
+      if (!stream) expect(r.status).toBe(400);
+    });
+  }
+});
+
+test('flag: the request is served and the guardrail is named on its record', async () => {
+  const r = await post('/v1/chat/completions', { model: 'metered', messages: [{ role: 'user', content: 'my ssn is 123-45-6789' }] });
+  expect(r.status).toBe(200);
+  const id = r.headers.get('x-request-id') as string;
+  await tg.gw.records.flush();
+  const [row] = await tg.gw.store.db.select({ flags: requestRecords.guardrailFlags }).from(requestRecords).where(eq(requestRecords.requestId, id));
+  expect(row?.flags).toBe('watch-ssn');
+});
+
+test('extra endpoints: input guardrails apply (embeddings blocked, completions redacted)', async () => {
+  const before = oa.requests.length;
+  const blocked = await post('/v1/embeddings', { model: 'metered', input: ['TOPSECRET-1'] });
+  expect(blocked.status).toBe(400);
+  expect(((await blocked.json()) as { error: { code: string } }).error.code).toBe('guardrail_blocked');
+  expect(oa.requests.length).toBe(before);
+  const ok = await post('/v1/completions', { model: 'metered', prompt: 'iban GB82 WEST 1234 5698 7654 32' });
+  expect(ok.status).toBe(200);
+  expect(JSON.stringify(oa.requests.at(-1)?.body)).toContain('[REDACTED:iban]');
+});
+
+test('max_input_tokens blocks large inputs; management validates kinds', async () => {
+  await tg.must(admin('CreateGuardrail'), { ...at(), name: 'small', stage: 'input', kind: 'max_input_tokens', maxTokens: 10, action: 'block' });
+  const r = await post('/v1/chat/completions', { model: 'metered', messages: [{ role: 'user', content: 'x'.repeat(100) }] });
+  expect(r.status).toBe(400);
+  expect(await r.text()).toContain("'small'");
+  await tg.must(admin('DeleteGuardrail'), { ...at(), name: 'small' });
+  const bad = await tg.call(admin('CreateGuardrail'), { ...at(), name: 'bad', stage: 'input', kind: 'regex', pattern: '(', action: 'block' });
+  expect(bad.status).toBe(400);
+  const dup = await tg.call(admin('CreateGuardrail'), { ...at(), name: 'pii', stage: 'input', kind: 'pii', piiTypes: ['email'], action: 'flag' });
+  expect(dup.status).toBe(409);
+  const upd = (await tg.must(admin('UpdateGuardrail'), { ...at(), name: 'watch-ssn', action: 'flag', piiTypes: ['ssn', 'phone'] })) as { guardrail: { piiTypes: string[] } };
+  expect(upd.guardrail.piiTypes).toEqual(['ssn', 'phone']);
+  const list = (await tg.must(admin('ListGuardrails'), at())) as { guardrails: { name: string }[] };
+  expect(list.guardrails.map((g) => g.name)).toEqual(['no-secrets', 'pii', 'watch-ssn']);
+  expect(((await tg.must(admin('GetGuardrail'), { ...at(), name: 'pii' })) as { guardrail: { kind: string } }).guardrail.kind).toBe('pii');
+});
