@@ -96,6 +96,15 @@ describe('worked example: customer → served request', () => {
     await call(A('UpsertProjectSetting'), { ...web, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":600}' });
     await call(A('GetProjectSettings'), web);
     await call(A('DeleteProjectSetting'), { ...web, settingName: 'rate-limit' });
+    const budget = (await call(A('UpsertBudget'), { ...web, name: 'monthly', limitUsd: '25.5', period: 'month' })).budget as Body;
+    await call(A('GetBudget'), { id: budget.id });
+    await call(A('ListBudgets'), web);
+    await call(A('DeleteBudget'), { ...web, name: 'monthly' });
+    await call(A('CreateGuardrail'), { ...web, name: 'pii', stage: 'both', kind: 'pii', piiTypes: ['email'], action: 'redact' });
+    await call(A('GetGuardrail'), { ...web, name: 'pii' });
+    await call(A('ListGuardrails'), web);
+    await call(A('UpdateGuardrail'), { ...web, name: 'pii', action: 'flag' });
+    await call(A('DeleteGuardrail'), { ...web, name: 'pii' });
 
     const dp = (await call(A('CreateDataplane'), { customerId: 'acme', dataplaneId: 'eu-1', projectId: 'web' })).dataplane as Body;
     await call(A('GetDataplane'), { id: dp.id });
