@@ -8,3 +8,4 @@ export * from './keys.ts';
 export * from './records.ts';
 export * from './routing.ts';
 export * from './tenancy.ts';
+export * from './byok.ts';
