@@ -93,7 +93,7 @@ const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
 export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   if (config.role === 'data') throw new ConfigError('--role', 'data planes that pull from a management plane are not available in this build yet');
   const store = await openStoreOrFail(config);
-  const secrets = new SecretBox(loadKek(config));
+  const secrets = new SecretBox(loadKek(config), config.kekPrevious);
   const snapshots = new SnapshotHolder();
   const controller = new SnapshotController(
     { revision: () => currentRevision(store.db), load: () => loadConfigDocument(store.db, secrets, config.upstreamAllowPrivate) },

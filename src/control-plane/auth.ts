@@ -15,6 +15,10 @@ export type Principal =
       kind: 'user';
       userId: string;
       customerId: string;
+      /** The session's project (the token's `project` claim; the default project when it has none). */
+      projectId?: string;
+      /** The user token's id (for lastUsedAt), when the credential is a persisted user token. */
+      jti?: string;
       /** Project roles of the user within its customer: projectId → role. */
       roles: ReadonlyMap<string, ProjectRole>;
     };

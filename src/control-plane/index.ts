@@ -7,6 +7,7 @@ import { apiKeyOps } from './services/apikeys.ts';
 import { assignmentOps } from './services/assignments.ts';
 import { auditOps } from './services/audit.ts';
 import { auditCheckpointOps } from './services/audit-checkpoints.ts';
+import { byokOps } from './services/byok.ts';
 import { catalogOps } from './services/catalog.ts';
 import { configStatusOps } from './services/config-status.ts';
 import { connectionOps } from './services/connections.ts';
@@ -21,7 +22,7 @@ import { settingOps } from './services/settings.ts';
 import { telemetryConfigOps } from './services/telemetry-configs.ts';
 import { userTokenOps } from './services/user-tokens.ts';
 
-export { userTokenVerifier } from './services/user-tokens.ts';
+export { userTokenVerifier } from './user-token-auth.ts';
 
 export interface ManagementHooks {
   /** Flushes batched request records before a search. */
@@ -42,10 +43,11 @@ export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[
   ...settingOps(deps),
   ...dataplaneOps(deps),
   ...projectGatewayOps(deps),
-  ...userTokenOps(deps),
+  ...userTokenOps(deps, hooks.flushRecords),
   ...connectionOps(deps),
   ...routeOps(deps),
   ...apiKeyOps(deps),
+  ...byokOps(deps),
   ...observabilityOps(deps, hooks.flushRecords),
   ...configStatusOps(deps, hooks.localStatus),
   ...auditOps(deps),

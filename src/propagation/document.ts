@@ -60,4 +60,9 @@ export interface ConfigDocument {
   userTokenKeys: { kid: string; publicKeyPem: string }[];
   /** Revoked user tokens that have not expired yet. */
   revokedTokenIds: string[];
+  /**
+   * Unrevoked BYOK keys of live projects, secrets unwrapped (like connection keys), oldest first:
+   * `provider` is the provider id the key serves (core/byok.ts); `userId` is '' for a project-level key.
+   */
+  byokKeys: { id: string; projectUuid: string; provider: string; userId: string; secret: string }[];
 }

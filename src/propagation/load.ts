@@ -1,10 +1,12 @@
-import { and, eq, gt, inArray, isNotNull, isNull, max, or } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNotNull, isNull, max, or } from 'drizzle-orm';
+import { byokProviderId } from '../core/byok.ts';
 import type { JsonObject } from '../canonical/types.ts';
 import type { SecretBox } from '../core/secrets.ts';
 import type { Db } from '../store/db.ts';
 import {
   aiModels,
   apiKeys,
+  byokKeys,
   configChanges,
   customers,
   projectMembers,
@@ -40,7 +42,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         .from(projects)
         .innerJoin(customers, eq(customers.id, projects.customerUuid))
         .where(and(isNull(projects.deletedAt), isNull(customers.deletedAt)));
-    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows] = [
+    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows, byokRows] = [
       await tx
         .select({ id: projects.id, customerUuid: projects.customerUuid, customerId: projects.customerId, projectId: projects.projectId })
         .from(projects)
@@ -76,6 +78,11 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         .select({ jti: userTokens.jti })
         .from(userTokens)
         .where(and(isNotNull(userTokens.revokedAt), gt(userTokens.expiresAt, now))),
+      await tx
+        .select({ id: byokKeys.id, projectUuid: byokKeys.projectUuid, provider: byokKeys.provider, userId: byokKeys.scopeUserId, secretWrapped: byokKeys.secretWrapped })
+        .from(byokKeys)
+        .where(and(isNull(byokKeys.revokedAt), inArray(byokKeys.projectUuid, live())))
+        .orderBy(asc(byokKeys.createdAt), asc(byokKeys.id)),
     ];
     return {
       revision: Number(revRow?.rev ?? 0),
@@ -124,5 +131,9 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
       apiKeys: keyRows.map((k) => ({ ...k, expiresAt: k.expiresAt ? k.expiresAt.toISOString() : null })),
       userTokenKeys: signingRows,
       revokedTokenIds: revokedRows.map((r) => r.jti),
+      byokKeys: byokRows.flatMap((k) => {
+        const provider = byokProviderId(k.provider);
+        return provider ? [{ id: k.id, projectUuid: k.projectUuid, provider, userId: k.userId, secret: secrets.unwrap(k.secretWrapped) }] : [];
+      }),
     };
   });

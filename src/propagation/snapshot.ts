@@ -59,6 +59,15 @@ export interface ProjectSnapshot {
   members: ReadonlySet<string>;
   /** The `GET /v1/models` body for keys of this project, serialised once per revision. */
   modelListJson: string;
+  /** BYOK keys (see data-plane/byok.ts): provider id → secret; the newest active key of each scope wins. */
+  byok: ByokSnapshot;
+}
+
+export interface ByokSnapshot {
+  /** Project-level keys. */
+  project: ReadonlyMap<string, string>;
+  /** User-scoped keys: userId → provider id → secret. */
+  users: ReadonlyMap<string, ReadonlyMap<string, string>>;
 }
 
 export interface KeySnapshot {
@@ -68,6 +77,8 @@ export interface KeySnapshot {
   /** Epoch ms, or null for no expiry. */
   expiresAt: number | null;
   project: ProjectSnapshot;
+  /** The authenticated user (user tokens only): its user-scoped BYOK keys apply. API keys have none. */
+  userId?: string;
 }
 
 export interface ConfigSnapshot {

@@ -43,6 +43,7 @@ export interface OpCase {
 
 const A = '/admin.v1.AdminService/';
 const K = '/apikey.v1.ApiKeyService/';
+const B = '/byok.v1.ByokService/';
 
 // ---- field shorthands (the seed's bounds)
 const str = (min: number, max: number, pattern?: Pattern, nullable?: boolean): Spec => ({ kind: 'str', min, max, ...(pattern ? { pattern } : {}), ...(nullable ? { nullable } : {}) });
@@ -275,6 +276,27 @@ export const OPS: OpCase[] = [
       'enterpriseContext.expiresInDays': { kind: 'int64', min: 1, max: 3650 },
     },
   },
+  // ---- user tokens beyond create (jti [1,64]; reason [0,500])
+  { path: `${A}GetUserToken`, base: () => ({ jti: 'ghost-jti' }), fields: { jti: str(1, 64) } },
+  { path: `${A}RevokeUserToken`, base: () => ({ jti: 'ghost-jti' }), fields: { jti: str(1, 64), reason: str(0, 500, undefined, true) } },
+  { path: `${A}RotateUserTokenSigningKey`, base: () => ({}), fields: {} },
+  // ---- BYOK keys (seed: BYOK keys; customerId/projectId default from the session)
+  {
+    path: `${B}Register`,
+    base: (fx) => ({ provider: 'PROVIDER_OPENAI', name: 'k', secret: 'sk-byok-ghost-0000', customerId: fx.customerId, projectId: fx.projectId }),
+    fields: {
+      provider: { kind: 'enum', values: ['PROVIDER_OPENAI', 'PROVIDER_ANTHROPIC', 'PROVIDER_AZURE_OPENAI', 'PROVIDER_BEDROCK', 'PROVIDER_VERTEX'] },
+      name: str(1, 255),
+      secret: str(1, 16384),
+      userScope: bool,
+      customerId: customerRef,
+      projectId: projectRef,
+    },
+  },
+  { path: `${B}Get`, base: (fx) => ({ id: 'byok_ghost', customerId: fx.customerId, projectId: fx.projectId }), fields: { id: str(1, 64), customerId: customerRef, projectId: projectRef } },
+  { path: `${B}List`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }), fields: { customerId: customerRef, projectId: projectRef } },
+  { path: `${B}Revoke`, base: (fx) => ({ id: 'byok_ghost', customerId: fx.customerId, projectId: fx.projectId }), fields: { id: str(1, 64), customerId: customerRef, projectId: projectRef } },
+  { path: `${B}Fetch`, base: () => ({ id: 'byok_ghost' }), fields: { id: str(1, 64) } },
   { path: `${K}ListApiKeys`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }), fields: { customerId: customerRef, projectId: projectRef, includeRevoked: bool, ...paging } },
   { path: `${K}RevokeApiKey`, base: (fx) => ({ id: fx.apiKeyId }), fields: { id: uuid, customerId: customerRef, projectId: projectRef } },
   // ---- observability and status
