@@ -11,7 +11,7 @@ import { type Body, documentedOps } from './support.ts';
 
 let tg: TestGateway;
 const tokens: Record<string, string> = {};
-const fx = { modelId: '', dpId: '', wsId: '', gwId: '' };
+const fx = { modelId: '', dpId: '', wsId: '', gwId: '', saId: '' };
 let uniq = 0;
 const U0 = '00000000-0000-4000-8000-000000000000';
 
@@ -49,6 +49,7 @@ beforeAll(async () => {
   fx.dpId = String(((await ok('CreateDataplane', { customerId: 'acme', dataplaneId: 'dp1' })).dataplane as Body).id);
   fx.gwId = String(((await ok('CreateProjectGateway', { customerId: 'acme', workspaceId: 'ws1', projectGatewayId: 'gw-main' })).projectGateway as Body).id);
   await ok('AttachProjectGatewayProject', { id: fx.gwId, projectId: 'web' });
+  fx.saId = String(((await ok('CreateServiceAccount', { customerId: 'acme', workspaceId: 'ws1' })).serviceAccount as Body).id);
   await ok('CreateProviderConnection', { customerId: 'acme', projectId: 'web', name: 'conn1', provider: 'echo' });
   await ok('CreateRoute', { customerId: 'acme', projectId: 'web', model: 'fx-route', targets: [{ connection: 'conn1', model: 'echo' }] });
 }, 60_000);
@@ -124,6 +125,10 @@ const MATRIX: Row[] = [
   [A('SetProjectGatewayURL'), 'project_admin', () => ({ id: fx.gwId, projectId: 'web', url: 'https://role.example.com' })],
   [A('SetProjectGatewayWorkspace'), 'platform_admin', () => ({ id: fx.gwId, workspaceId: 'ws1' })],
   [A('CreateUserToken'), 'platform_admin', () => ({ customerId: 'acme', workspaceId: 'w', userId: 'x', organizationUnit: 'o', role: 'r' })],
+  [A('CreateServiceAccount'), 'platform_admin', () => ({ customerId: 'acme', workspaceId: 'ws1' })],
+  [A('GetServiceAccount'), 'customer_member', () => ({ id: fx.saId })],
+  [A('RevokeServiceAccount'), 'platform_admin', () => ({ id: U0 })],
+  [A('RestoreServiceAccount'), 'platform_admin', () => ({ id: U0 })],
   [A('CreateProviderConnection'), 'project_admin', () => ({ ...web, name: `rconn-${++uniq}`, provider: 'echo' })],
   [A('GetProviderConnection'), 'project_member', () => ({ ...web, name: 'conn1' })],
   [A('ListProviderConnections'), 'project_member', () => web],

@@ -123,6 +123,11 @@ describe('worked example: customer → served request', () => {
     await call(A('DeleteDataplane'), { id: dp.id });
 
     await call(A('CreateUserToken'), { customerId: 'acme', workspaceId: 'eu-1', userId: 'alice', organizationUnit: 'eng', role: 'developer', projectId: 'web' });
+    await call(A('CreateWorkspace'), { customerId: 'acme', workspaceId: 'sa-ws' });
+    const sa = (await call(A('CreateServiceAccount'), { customerId: 'acme', workspaceId: 'sa-ws', scopes: ['dataplane'] })).serviceAccount as Body;
+    await call(A('GetServiceAccount'), { id: sa.id });
+    await call(A('RevokeServiceAccount'), { id: sa.id, reason: 'rotation' });
+    await call(A('RestoreServiceAccount'), { id: sa.id });
 
     await call(A('GetProviderConnection'), { ...web, name: 'echo' });
     await call(A('ListProviderConnections'), web);
