@@ -14,7 +14,8 @@ import { ManagementAuth } from './control-plane/auth.ts';
 import type { OpDef } from './control-plane/connect.ts';
 import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
-import { managementOps, userTokenVerifier } from './control-plane/index.ts';
+import { managementOps, serviceAccountJwks, serviceAccountVerifier, userTokenVerifier } from './control-plane/index.ts';
+import { dataplaneProtocol } from './control-plane/dataplane-protocol.ts';
 import { cutOpenStreams, gatewayShutdown, setStreamStallTimeout } from './data-plane/respond.ts';
 import { startDataPlaneServer } from './data-plane/server.ts';
 import { setMaxUpstreamResponse } from './data-plane/upstream.ts';
@@ -91,7 +92,7 @@ const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
 
 /** Composition root: store, snapshot controller, record sink and the two listeners. */
 export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
-  if (config.role === 'data') throw new ConfigError('--role', 'data planes that pull from a management plane are not available in this build yet');
+  if (config.role === 'data') throw new ConfigError('--role', 'a data plane is started with startDataNode (app-data.ts), not startGateway');
   const store = await openStoreOrFail(config);
   const secrets = new SecretBox(loadKek(config), config.kekPrevious);
   const snapshots = new SnapshotHolder();
@@ -109,6 +110,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     db: store.db,
     secrets,
     upstreamAllowPrivate: config.upstreamAllowPrivate,
+    embeddedStore: !config.databaseUrl,
     // The embedded data plane is woken at once; remote ones poll.
     changed: () => controller.sync().catch(() => undefined),
   };
@@ -142,6 +144,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     if (config.role === 'all' || config.role === 'control') {
       const auth = new ManagementAuth(admin.hashes);
       auth.addVerifier(userTokenVerifier(deps));
+      auth.addVerifier(serviceAccountVerifier(deps));
+      const protocol = dataplaneProtocol(deps, records);
       adminApp = startControlServer({
         host: config.host,
         port: config.adminPort,
@@ -150,7 +154,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         ready,
         pingDatabase: () => store.db.execute(sql`select 1`),
         version: pkg.version,
-        jwks: () => publishedKeys(store.db),
+        jwks: async () => ({ keys: [...(await publishedKeys(store.db)).keys, ...(await serviceAccountJwks(deps))] }),
+        rawRoutes: { '/dataplane.v1.DataplaneService/Pull': protocol.pull, '/dataplane.v1.DataplaneService/PushRecords': protocol.push },
       });
     }
   } catch (e) {

@@ -21,6 +21,8 @@ export type Principal =
       jti?: string;
       /** Project roles of the user within its customer: projectId → role. */
       roles: ReadonlyMap<string, ProjectRole>;
+      /** Set when the caller is a service account (its JWT; scopes map to roles, see service-account-auth.ts). */
+      serviceAccountId?: string;
     };
 
 const equalHex = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));

@@ -18,11 +18,14 @@ import { observabilityOps } from './services/observability.ts';
 import { projectGatewayOps } from './services/project-gateways.ts';
 import { projectOps } from './services/projects.ts';
 import { routeOps } from './services/routes.ts';
+import { serviceAccountOps } from './services/service-accounts.ts';
 import { settingOps } from './services/settings.ts';
 import { telemetryConfigOps } from './services/telemetry-configs.ts';
 import { userTokenOps } from './services/user-tokens.ts';
 
 export { userTokenVerifier } from './user-token-auth.ts';
+export { serviceAccountVerifier } from './service-account-auth.ts';
+export { serviceAccountJwks } from './services/service-accounts.ts';
 
 export interface ManagementHooks {
   /** Flushes batched request records before a search. */
@@ -44,6 +47,7 @@ export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[
   ...dataplaneOps(deps),
   ...projectGatewayOps(deps),
   ...userTokenOps(deps, hooks.flushRecords),
+  ...serviceAccountOps(deps),
   ...connectionOps(deps),
   ...routeOps(deps),
   ...apiKeyOps(deps),

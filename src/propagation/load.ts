@@ -32,7 +32,13 @@ export const currentRevision = async (db: Db): Promise<number> => {
  * read (a stray row of a deleted tenant never reaches a snapshot). `upstreamAllowPrivate`
  * (GATEWAY_UPSTREAM_ALLOW_PRIVATE) lets every connection reach private addresses.
  */
-export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAllowPrivate = false): Promise<ConfigDocument> =>
+/** Restricts a document to what one data plane serves: its customer's listed projects (see the pull protocol). */
+export interface DocumentScope {
+  customerUuid: string;
+  projectUuids: readonly string[];
+}
+
+export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAllowPrivate = false, scope?: DocumentScope): Promise<ConfigDocument> =>
   db.transaction(async (tx) => {
     const [revRow] = await tx.select({ rev: max(configChanges.id) }).from(configChanges);
     const now = new Date();
@@ -41,7 +47,14 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         .select({ id: projects.id })
         .from(projects)
         .innerJoin(customers, eq(customers.id, projects.customerUuid))
-        .where(and(isNull(projects.deletedAt), isNull(customers.deletedAt)));
+        .where(
+          and(
+            isNull(projects.deletedAt),
+            isNull(customers.deletedAt),
+            scope ? eq(projects.customerUuid, scope.customerUuid) : undefined,
+            scope ? inArray(projects.id, scope.projectUuids.length > 0 ? [...scope.projectUuids] : ['00000000-0000-0000-0000-000000000000']) : undefined,
+          ),
+        );
     const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows, byokRows] = [
       await tx
         .select({ id: projects.id, customerUuid: projects.customerUuid, customerId: projects.customerId, projectId: projects.projectId })
@@ -77,7 +90,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
       await tx
         .select({ jti: userTokens.jti })
         .from(userTokens)
-        .where(and(isNotNull(userTokens.revokedAt), gt(userTokens.expiresAt, now))),
+        .where(and(isNotNull(userTokens.revokedAt), gt(userTokens.expiresAt, now), scope ? eq(userTokens.customerUuid, scope.customerUuid) : undefined)),
       await tx
         .select({ id: byokKeys.id, projectUuid: byokKeys.projectUuid, provider: byokKeys.provider, userId: byokKeys.scopeUserId, secretWrapped: byokKeys.secretWrapped })
         .from(byokKeys)

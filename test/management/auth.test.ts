@@ -11,7 +11,7 @@ import { type Body, documentedOps } from './support.ts';
 
 let tg: TestGateway;
 const tokens: Record<string, string> = {};
-const fx = { modelId: '', dpId: '', wsId: '', gwId: '', byokId: '', bobJti: '' };
+const fx = { modelId: '', dpId: '', wsId: '', gwId: '', byokId: '', bobJti: '', saId: '' };
 let uniq = 0;
 const U0 = '00000000-0000-4000-8000-000000000000';
 
@@ -51,6 +51,7 @@ beforeAll(async () => {
   fx.dpId = String(((await ok('CreateDataplane', { customerId: 'acme', dataplaneId: 'dp1' })).dataplane as Body).id);
   fx.gwId = String(((await ok('CreateProjectGateway', { customerId: 'acme', workspaceId: 'ws1', projectGatewayId: 'gw-main' })).projectGateway as Body).id);
   await ok('AttachProjectGatewayProject', { id: fx.gwId, projectId: 'web' });
+  fx.saId = String(((await ok('CreateServiceAccount', { customerId: 'acme', workspaceId: 'ws1' })).serviceAccount as Body).id);
   await ok('CreateProviderConnection', { customerId: 'acme', projectId: 'web', name: 'conn1', provider: 'echo' });
   await ok('CreateRoute', { customerId: 'acme', projectId: 'web', model: 'fx-route', targets: [{ connection: 'conn1', model: 'echo' }] });
   fx.byokId = String((((await tg.must(byokOp('Register'), { customerId: 'acme', projectId: 'web', provider: 'PROVIDER_OPENAI', name: 'fx', secret: 'sk-byok-fx-1234' })).key as Body).id));
@@ -137,6 +138,10 @@ const MATRIX: Row[] = [
   [byokOp('List'), 'project_member', () => web],
   [byokOp('Revoke'), 'project_member', () => ({ ...web, id: 'byok_none' })],
   [byokOp('Fetch'), 'project_member', () => ({ id: fx.byokId }), ['admin', 'alice']],
+  [A('CreateServiceAccount'), 'platform_admin', () => ({ customerId: 'acme', workspaceId: 'ws1' })],
+  [A('GetServiceAccount'), 'customer_member', () => ({ id: fx.saId })],
+  [A('RevokeServiceAccount'), 'platform_admin', () => ({ id: U0 })],
+  [A('RestoreServiceAccount'), 'platform_admin', () => ({ id: U0 })],
   [A('CreateProviderConnection'), 'project_admin', () => ({ ...web, name: `rconn-${++uniq}`, provider: 'echo' })],
   [A('GetProviderConnection'), 'project_member', () => ({ ...web, name: 'conn1' })],
   [A('ListProviderConnections'), 'project_member', () => web],

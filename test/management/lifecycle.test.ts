@@ -131,6 +131,11 @@ describe('worked example: customer → served request', () => {
     await call(byokOp('List'), web);
     await call(byokOp('Fetch'), { id: bk.id });
     await call(byokOp('Revoke'), { ...web, id: bk.id });
+    await call(A('CreateWorkspace'), { customerId: 'acme', workspaceId: 'sa-ws' });
+    const sa = (await call(A('CreateServiceAccount'), { customerId: 'acme', workspaceId: 'sa-ws', scopes: ['dataplane'] })).serviceAccount as Body;
+    await call(A('GetServiceAccount'), { id: sa.id });
+    await call(A('RevokeServiceAccount'), { id: sa.id, reason: 'rotation' });
+    await call(A('RestoreServiceAccount'), { id: sa.id });
 
     await call(A('GetProviderConnection'), { ...web, name: 'echo' });
     await call(A('ListProviderConnections'), web);

@@ -10,3 +10,4 @@ export * from './routing.ts';
 export * from './tenancy.ts';
 export * from './telemetry.ts';
 export * from './byok.ts';
+export * from './service-accounts.ts';
