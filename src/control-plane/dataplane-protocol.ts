@@ -110,6 +110,10 @@ const recordPoll = async (deps: ControlDeps, planeId: string, applied: number | 
 
 /** The request_records column names (what a record entry's fields are keyed by). */
 const COLUMNS = new Set(Object.values(getTableColumns(requestRecords)).map((c) => c.name));
+/** NOT NULL columns with a constant default, filled in when a pushed record leaves them out. */
+const DEFAULTS = Object.values(getTableColumns(requestRecords))
+  .filter((c) => c.notNull && c.hasDefault && ['number', 'boolean', 'string'].includes(typeof c.default))
+  .map((c) => [c.name, c.default] as const);
 const BODIES = new Set(['request_body', 'response_body', 'sanitized']);
 
 /**
@@ -124,7 +128,8 @@ const entryOf = (v: unknown, customerId: string): RecordEntry | undefined => {
   if (o.customer_id !== undefined && o.customer_id !== null && o.customer_id !== customerId) return undefined;
   if (Number.isNaN(new Date(o.received_at).getTime())) return undefined;
   const fields: Record<string, unknown> = {};
-  for (const [k, val] of Object.entries(o)) if (COLUMNS.has(k) && !BODIES.has(k)) fields[k] = val;
+  for (const [k, val] of DEFAULTS) fields[k] = val;
+  for (const [k, val] of Object.entries(o)) if (COLUMNS.has(k) && !BODIES.has(k) && val !== undefined) fields[k] = val;
   const body = (x: unknown): string | null => (x === undefined || x === null ? null : JSON.stringify(x));
   return {
     fields: JSON.stringify(fields).slice(1, -1),
