@@ -9,3 +9,4 @@ export * from './records.ts';
 export * from './routing.ts';
 export * from './tenancy.ts';
 export * from './telemetry.ts';
+export * from './conversations.ts';
