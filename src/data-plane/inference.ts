@@ -98,6 +98,29 @@ const streamedMessage = (sum: StreamSummary, ctx: EncodeContext): JsonObject => 
 
 const projectOf = (ctx: { key?: { project: { id: string } } }): string => ctx.key?.project.id ?? '';
 
+/** The client's output-limit member per format. */
+const MAX_FIELDS: Record<ClientFormat, readonly string[]> = { chat: ['max_completion_tokens', 'max_tokens'], messages: ['max_tokens'], responses: ['max_output_tokens'] };
+
+/**
+ * A requested output limit above the catalog's `maxOutputTokens` is clamped to it (the upstream
+ * would refuse it), in the canonical request and in a body passed through; the catalog value is
+ * also the default for upstreams that require one (Anthropic), unless the connection sets its own.
+ */
+const clampOutput = (format: ClientFormat, s: Serving<CanonicalRequest>): void => {
+  const max = s.plan.catalog.maxOutputTokens;
+  if (!(max > 0)) return;
+  s.request.outputLimit = max;
+  if (s.request.maxTokens !== undefined && s.request.maxTokens > max) s.request.maxTokens = max;
+  const body = s.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
+  const b = body as JsonObject;
+  const over = MAX_FIELDS[format].filter((f) => typeof b[f] === 'number' && (b[f] as number) > max);
+  if (over.length === 0) return;
+  const out: JsonObject = { ...b };
+  for (const f of over) out[f] = max;
+  s.body = out;
+};
+
 const specs = new Map<ClientFormat, EndpointSpec<CanonicalRequest>>();
 const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
   let spec = specs.get(format);
@@ -115,6 +138,7 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
         return { request: creq, model: creq.model, stream: creq.stream };
       },
       serve: (s) => {
+        clampOutput(format, s);
         const pass = passThroughOf(format, s, s.body);
         return s.request.stream ? stream(codec, s, pass) : complete(codec, s, pass);
       },
