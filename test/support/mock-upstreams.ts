@@ -280,6 +280,10 @@ export const startMockUpstream = (kind: 'openai' | 'anthropic'): MockUpstream =>
       const s = script(rec);
       if (s.delayMs) await sleep(s.delayMs);
       const model = String(body.model ?? 'unknown');
+      if (kind === 'anthropic' && path.endsWith('/v1/messages/count_tokens')) {
+        if (body.max_tokens !== undefined) return invalid(kind, 'max_tokens: Extra inputs are not permitted');
+        return Response.json({ input_tokens: 1234 });
+      }
       const refused = s.status ? undefined : refusal(kind, path, body);
       if (refused) return refused;
       if (kind === 'openai' && !path.endsWith('/chat/completions') && !(s.status && s.status >= 400)) return extraAnswer(path, body);
