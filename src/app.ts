@@ -16,6 +16,8 @@ import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
 import { managementOps, serviceAccountJwks, serviceAccountVerifier, userTokenVerifier } from './control-plane/index.ts';
 import { dataplaneProtocol } from './control-plane/dataplane-protocol.ts';
+import { DbConversationStore } from './conversations/db-store.ts';
+import { Conversations } from './data-plane/conversations.ts';
 import { cutOpenStreams, gatewayShutdown, setStreamStallTimeout } from './data-plane/respond.ts';
 import { startDataPlaneServer } from './data-plane/server.ts';
 import { setMaxUpstreamResponse } from './data-plane/upstream.ts';
@@ -127,6 +129,9 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   setMaxUpstreamResponse(config.limits.maxUpstreamResponseBytes);
   setStreamStallTimeout(config.limits.streamStallMs);
 
+  // Stored Responses and Messages threads: in the management plane's database (contract §2).
+  const conversationStore = new DbConversationStore(store.db, config.responseRetentionMs);
+  conversationStore.start(Math.min(config.responseRetentionMs, 3_600_000));
   const ready = () => snapshots.current !== undefined;
   let inference: Server<undefined> | undefined;
   let adminApp: ReturnType<typeof startControlServer> | undefined;
@@ -135,7 +140,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       inference = startDataPlaneServer({
         host: config.host,
         port: config.port,
-        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits },
+        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits, conversations: new Conversations(conversationStore) },
         limits: config.limits,
         ready,
         readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats }),
@@ -214,6 +219,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       stopping = (async () => {
         await drain(graceMs);
         controller.stop();
+        conversationStore.stop();
         await Promise.all([sealer?.stop(), forwarder?.stop()]);
         await records.stop().catch((e: unknown) => log.error('writing the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);

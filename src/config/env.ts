@@ -35,6 +35,8 @@ export interface GatewayConfig {
   /** GATEWAY_AUDIT_CHECKPOINT_INTERVAL: audit checkpoints seal windows of this length (docs/audit.md). */
   auditCheckpointIntervalMs: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** GATEWAY_RESPONSE_RETENTION: how long stored Responses and Messages threads are kept (default 30d). */
+  responseRetentionMs: number;
 }
 
 export interface ListenerLimits {
@@ -164,5 +166,6 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     telemetry: telemetryConfigFromEnv(env),
     auditCheckpointIntervalMs: duration(env, 'GATEWAY_AUDIT_CHECKPOINT_INTERVAL', '5m'),
     logLevel,
+    responseRetentionMs: duration(env, 'GATEWAY_RESPONSE_RETENTION', '30d'),
   };
 };

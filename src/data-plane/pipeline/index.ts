@@ -1,5 +1,6 @@
 import { asGatewayError, GatewayError } from '../../core/errors.ts';
 import type { Plan } from '../resolve.ts';
+import type { Keeper, Prepared } from '../stateful.ts';
 import type { RequestIds } from '../respond.ts';
 import { endSpan, openSpan } from '../trace.ts';
 import { admit } from './admit.ts';
@@ -38,6 +39,8 @@ export interface Serving<T> {
   /** The parsed body as the client sent it (for same-format pass-through). */
   body: unknown;
   plan: Plan;
+  /** Keeps the answer (stored Responses, Messages threads), when the request asked for it. */
+  keeper: Keeper | undefined;
   policies: Policies;
   signal: AbortSignal;
   /** Settle, record and end the span (once; later calls are ignored). */
@@ -47,6 +50,11 @@ export interface Serving<T> {
 export interface EndpointSpec<T> {
   /** The path as records and spans name it. */
   path: string;
+  /**
+   * Before `read`: resolves server-side conversation state into the body (stored responses,
+   * threads) once the caller is known. Throws GatewayError (404 for an unknown reference).
+   */
+  prepare?(body: unknown, ctx: RequestContext, deps: InferenceDeps): Promise<Prepared>;
   read(body: unknown): ReadRequest<T>;
   /** Dispatch and respond. A thrown error is finished and answered by the pipeline. */
   serve(s: Serving<T>): Promise<Response>;
@@ -76,10 +84,11 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
     if (authed) await authed;
     const body = await readJsonBody(req, deps.bodyLimits);
     ctx.bodyText = body.text;
-    const read = spec.read(body.value);
+    const prepared: Prepared = spec.prepare ? await spec.prepare(body.value, ctx, deps) : { body: body.value };
+    const read = spec.read(prepared.body);
     const plan = resolve(ctx, snapshot, read.model, read.stream);
     if (policies.admit.length > 0) await admit(policies.admit, ctx);
-    return await spec.serve({ deps, ctx, request: read.request, body: body.value, plan, policies, signal: req.signal, finish: (o) => finish(deps, ctx, o) });
+    return await spec.serve({ deps, ctx, request: read.request, body: prepared.body, plan, keeper: prepared.keeper, policies, signal: req.signal, finish: (o) => finish(deps, ctx, o) });
   } catch (e) {
     const err = asGatewayError(e);
     finish(deps, ctx, { status: err.status, error: err });

@@ -11,3 +11,4 @@ export * from './tenancy.ts';
 export * from './telemetry.ts';
 export * from './byok.ts';
 export * from './service-accounts.ts';
+export * from './conversations.ts';
