@@ -14,7 +14,10 @@ import { ManagementAuth } from './control-plane/auth.ts';
 import type { OpDef } from './control-plane/connect.ts';
 import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
-import { managementOps, userTokenVerifier } from './control-plane/index.ts';
+import { managementOps, serviceAccountJwks, serviceAccountVerifier, userTokenVerifier } from './control-plane/index.ts';
+import { dataplaneProtocol } from './control-plane/dataplane-protocol.ts';
+import { DbConversationStore } from './conversations/db-store.ts';
+import { Conversations } from './data-plane/conversations.ts';
 import { cutOpenStreams, gatewayShutdown, setStreamStallTimeout } from './data-plane/respond.ts';
 import { startDataPlaneServer } from './data-plane/server.ts';
 import { setMaxUpstreamResponse } from './data-plane/upstream.ts';
@@ -94,9 +97,9 @@ const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
 
 /** Composition root: store, snapshot controller, record sink and the two listeners. */
 export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
-  if (config.role === 'data') throw new ConfigError('--role', 'data planes that pull from a management plane are not available in this build yet');
+  if (config.role === 'data') throw new ConfigError('--role', 'a data plane is started with startDataNode (app-data.ts), not startGateway');
   const store = await openStoreOrFail(config);
-  const secrets = new SecretBox(loadKek(config));
+  const secrets = new SecretBox(loadKek(config), config.kekPrevious);
   const snapshots = new SnapshotHolder();
   const controller = new SnapshotController(
     { revision: () => currentRevision(store.db), load: () => loadConfigDocument(store.db, secrets, config.upstreamAllowPrivate) },
@@ -117,6 +120,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     secrets,
     counters,
     upstreamAllowPrivate: config.upstreamAllowPrivate,
+    embeddedStore: !config.databaseUrl,
     // The embedded data plane is woken at once; remote ones poll.
     changed: () => controller.sync().catch(() => undefined),
   };
@@ -133,6 +137,9 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   setMaxUpstreamResponse(config.limits.maxUpstreamResponseBytes);
   setStreamStallTimeout(config.limits.streamStallMs);
 
+  // Stored Responses and Messages threads: in the management plane's database (contract §2).
+  const conversationStore = new DbConversationStore(store.db, config.responseRetentionMs);
+  conversationStore.start(Math.min(config.responseRetentionMs, 3_600_000));
   const ready = () => snapshots.current !== undefined;
   let inference: Server<undefined> | undefined;
   let adminApp: ReturnType<typeof startControlServer> | undefined;
@@ -141,7 +148,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       inference = startDataPlaneServer({
         host: config.host,
         port: config.port,
-        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits, policies },
+        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits, policies, conversations: new Conversations(conversationStore) },
         limits: config.limits,
         ready,
         readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats }),
@@ -150,6 +157,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     if (config.role === 'all' || config.role === 'control') {
       const auth = new ManagementAuth(admin.hashes);
       auth.addVerifier(userTokenVerifier(deps));
+      auth.addVerifier(serviceAccountVerifier(deps));
+      const protocol = dataplaneProtocol(deps, records);
       adminApp = startControlServer({
         host: config.host,
         port: config.adminPort,
@@ -158,7 +167,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         ready,
         pingDatabase: () => store.db.execute(sql`select 1`),
         version: pkg.version,
-        jwks: () => publishedKeys(store.db),
+        jwks: async () => ({ keys: [...(await publishedKeys(store.db)).keys, ...(await serviceAccountJwks(deps))] }),
+        rawRoutes: { '/dataplane.v1.DataplaneService/Pull': protocol.pull, '/dataplane.v1.DataplaneService/PushRecords': protocol.push },
       });
     }
   } catch (e) {
@@ -217,6 +227,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       stopping = (async () => {
         await drain(graceMs);
         controller.stop();
+        conversationStore.stop();
         await Promise.all([sealer?.stop(), forwarder?.stop()]);
         await records.stop().catch((e: unknown) => log.error('writing the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);

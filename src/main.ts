@@ -1,5 +1,4 @@
 #!/usr/bin/env bun
-import { startGateway } from './app.ts';
 import { ConfigError, loadConfig } from './config/env.ts';
 import { describeError, log, setLogLevel } from './core/log.ts';
 
@@ -10,6 +9,9 @@ const main = async (): Promise<void> => {
   const config = loadConfig(rest, process.env);
   setLogLevel(config.logLevel);
   const t0 = performance.now();
+  if (config.role === 'data') return serveDataPlane(config, t0);
+  // Loaded only for roles with a database: a data plane never imports the store or the management modules.
+  const { startGateway } = await import('./app.ts');
   const gw = await startGateway(config);
   const startupMs = Math.round(performance.now() - t0);
   const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -25,16 +27,21 @@ const main = async (): Promise<void> => {
   out(`gateway: ready in ${startupMs} ms (${gw.store.driver}, config revision ${gw.snapshots.current?.revision ?? 0})`);
   // First signal: drain (GATEWAY_SHUTDOWN_GRACE), write queued records, exit 0. A second signal
   // ends the wait for what is still in flight at once.
+  onSignals(config.shutdownGraceMs, () => gw.stop(), () => void gw.stop());
+};
+
+/** First signal: drain and stop (exit 0); a second one ends the wait at once. */
+const onSignals = (graceMs: number, stop: () => Promise<void>, hurry: () => void): void => {
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) {
       log.warn('second signal: ending requests and streams in flight now', { signal });
-      void gw.stop();
+      hurry();
       return;
     }
     stopping = true;
-    log.info('shutting down: draining requests and streams in flight', { signal, graceMs: config.shutdownGraceMs });
-    gw.stop().then(
+    log.info('shutting down: draining requests and streams in flight', { signal, graceMs });
+    stop().then(
       () => process.exit(0),
       (e: unknown) => {
         log.error('shutdown failed', { error: describeError(e) });
@@ -44,6 +51,16 @@ const main = async (): Promise<void> => {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+};
+
+/** `serve --role data --service-account FILE`: a data plane that pulls from its management plane. */
+const serveDataPlane = async (config: ReturnType<typeof loadConfig>, t0: number): Promise<void> => {
+  const { startDataNode } = await import('./app-data.ts');
+  const node = await startDataNode(config);
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  out(`gateway: data plane '${node.account.workspaceId}' (customer ${node.account.customerId}) inference API on ${node.inferenceUrl}/v1, management plane ${node.account.apiUri}`);
+  out(`gateway: ready in ${Math.round(performance.now() - t0)} ms (config revision ${node.snapshots.current?.revision ?? 'none yet'})`);
+  onSignals(config.shutdownGraceMs, () => node.stop(), () => void node.stop(0));
 };
 
 main().catch((e: unknown) => {

@@ -210,7 +210,7 @@ describe('an untouched log', () => {
 
   test('the signing key is Ed25519, published by kid, private part wrapped with the KEK', async () => {
     const [row] = await db().select().from(signingKeys).where(eq(signingKeys.purpose, 'audit'));
-    expect(row?.privateKeyWrapped.startsWith('v1:')).toBe(true);
+    expect(row?.privateKeyWrapped.startsWith('v2:')).toBe(true);
     expect(row?.privateKeyWrapped).not.toContain('PRIVATE KEY');
     const published = (await jwks()).keys.find((k) => k.kid === row?.kid);
     expect(published).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });

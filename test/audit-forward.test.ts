@@ -121,7 +121,7 @@ describe('telemetry configs', () => {
     expect(updated.config).toMatchObject({ status: 'testing', enabled: false, sinkUrl: 'https://otel.example.com' });
     expect(updated.config.authValue).toBeUndefined();
     const [row] = await (gw as Gateway).store.db.select().from(telemetryConfigs).where(eq(telemetryConfigs.id, id));
-    expect(row?.authValueWrapped).toStartWith('v1:');
+    expect(row?.authValueWrapped).toStartWith('v2:');
     expect(row?.authValueWrapped).not.toContain('tok-123');
     expect((await call('CreateTelemetryConfig', { userId: 'ops', telemetryType: 'audit_logs', sinkUrl: 'https://x.example', protocol: 'grpc', authType: 'none' })).body).toMatchObject({
       code: 'invalid_argument',

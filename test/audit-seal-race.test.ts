@@ -95,7 +95,7 @@ describe('keys and the timer, in a running gateway', () => {
     expect(kids).not.toContain(unused.kid);
     const verdict = await verifyAuditLog({ endpoint: tg.adminUrl, token: ADMIN_TOKEN });
     expect(verdict).toMatchObject({ ok: true, checkpoints: 2, failures: [] });
-  });
+  }, 30_000);
 
   test('the JWKS also publishes the user-token signing keys (RS256)', async () => {
     await tg.must(admin('CreateCustomer'), { customerId: 'jwks-co' });
@@ -107,7 +107,7 @@ describe('keys and the timer, in a running gateway', () => {
     expect(rsa[0]?.d).toBeUndefined();
     const res = await fetch(`${tg.adminUrl}/.well-known/jwks.json`);
     expect(res.headers.get('content-type')).toContain('application/json');
-  });
+  }, 30_000);
 
   test('the management process seals on its timer; stop ends it', async () => {
     const live = await startTestGateway({ GATEWAY_AUDIT_CHECKPOINT_INTERVAL: '1s' });
@@ -122,5 +122,5 @@ describe('keys and the timer, in a running gateway', () => {
     } finally {
       await live.stop();
     }
-  });
+  }, 30_000);
 });

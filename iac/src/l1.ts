@@ -268,6 +268,22 @@ export class TelemetryConfig extends GatewayResource<TelemetryConfigProps> {
   }
 }
 
+export interface ByokKeyProps extends Meta {
+  readonly customerId: string;
+  readonly projectId: string;
+  /** PROVIDER_OPENAI, PROVIDER_ANTHROPIC, PROVIDER_AZURE_OPENAI, PROVIDER_BEDROCK or PROVIDER_VERTEX. */
+  readonly providerName: string;
+  readonly name: string;
+  /** Sensitive: the provider key; kept in state as given, never read back. */
+  readonly secret: string;
+}
+/** gateway_byok_key (project-level). Import id: `customer/project/byok_…`. */
+export class ByokKey extends GatewayResource<ByokKeyProps> {
+  constructor(scope: Construct, id: string, props: ByokKeyProps) {
+    super(scope, id, 'gateway_byok_key', props);
+  }
+}
+
 /** Data source gateway_customer. */
 export class DataCustomer extends GatewayDataSource<{ customerId: string }> {
   constructor(scope: Construct, id: string, props: { customerId: string } & Meta) {

@@ -65,6 +65,11 @@ export interface CanonicalRequest {
   responseFormat?: ResponseFormat;
   reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
   metadata?: Record<string, string>;
+  /**
+   * The catalog's `maxOutputTokens` for the model (set by the gateway, never by a client): an
+   * upstream that requires a max_tokens gets it when neither the client nor the connection set one.
+   */
+  outputLimit?: number;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';

@@ -12,6 +12,8 @@ export interface GatewayConfig {
   databaseUrl: string | undefined;
   adminToken: string | undefined;
   kek: string | undefined;
+  /** GATEWAY_KEK_PREVIOUS: older KEKs (comma-separated) still accepted for unwrapping during a rotation. */
+  kekPrevious: string[];
   demo: boolean;
   pollIntervalMs: number;
   driftSweepIntervalMs: number;
@@ -37,6 +39,8 @@ export interface GatewayConfig {
   redisUrl: string | undefined;
   /** GATEWAY_LIMITS_ON_REDIS_ERROR (`closed` default, or `open`): what limits do while Redis fails. */
   limitsOnRedisError: 'open' | 'closed';
+  /** GATEWAY_RESPONSE_RETENTION: how long stored Responses and Messages threads are kept (default 30d). */
+  responseRetentionMs: number;
 }
 
 export interface ListenerLimits {
@@ -129,6 +133,14 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     const bytes = Buffer.from(kek, 'base64');
     if (bytes.length !== 32) throw new ConfigError('GATEWAY_KEK', 'must be the base64 of exactly 32 bytes');
   }
+  const kekPrevious = (env.GATEWAY_KEK_PREVIOUS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+  for (const k of kekPrevious) {
+    if (Buffer.from(k, 'base64').length !== 32) throw new ConfigError('GATEWAY_KEK_PREVIOUS', 'each key must be the base64 of exactly 32 bytes (comma-separated)');
+  }
+  if (kekPrevious.length > 0 && !kek) throw new ConfigError('GATEWAY_KEK_PREVIOUS', 'needs GATEWAY_KEK (the new key) to be set');
   if (databaseUrl && !kek && role !== 'data') throw new ConfigError('GATEWAY_KEK', 'required when DATABASE_URL is set');
   const logLevel = env.GATEWAY_LOG_LEVEL ?? 'info';
   if (logLevel !== 'debug' && logLevel !== 'info' && logLevel !== 'warn' && logLevel !== 'error') {
@@ -143,6 +155,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     databaseUrl,
     adminToken: env.GATEWAY_ADMIN_TOKEN || undefined,
     kek,
+    kekPrevious,
     demo: env.GATEWAY_DEMO !== '0',
     pollIntervalMs: duration(env, 'WORKER_POLL_INTERVAL', '10s'),
     driftSweepIntervalMs: duration(env, 'WORKER_DRIFT_SWEEP_INTERVAL', '5m'),
@@ -165,5 +178,6 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     telemetry: telemetryConfigFromEnv(env),
     auditCheckpointIntervalMs: duration(env, 'GATEWAY_AUDIT_CHECKPOINT_INTERVAL', '5m'),
     logLevel,
+    responseRetentionMs: duration(env, 'GATEWAY_RESPONSE_RETENTION', '30d'),
   };
 };

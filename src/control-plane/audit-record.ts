@@ -77,7 +77,9 @@ export const actorOf = (principal: Principal | undefined): Actor => {
     case 'platform_admin':
       return { actorType: 'user', userId: PLATFORM_ADMIN_USER, userEmail: '', facts: { principal: 'platform_admin' } };
     case 'user':
-      return { actorType: 'user', userId: principal.userId, userEmail: '', facts: { principal: 'user_token', customerId: principal.customerId } };
+      return principal.serviceAccountId
+        ? { actorType: 'user', userId: principal.userId, userEmail: principal.userId, facts: { principal: 'service_account', customerId: principal.customerId, serviceAccountId: principal.serviceAccountId } }
+        : { actorType: 'user', userId: principal.userId, userEmail: '', facts: { principal: 'user_token', customerId: principal.customerId } };
     case 'system':
       return SYSTEM_ACTOR;
   }

@@ -15,8 +15,14 @@ export type Principal =
       kind: 'user';
       userId: string;
       customerId: string;
+      /** The session's project (the token's `project` claim; the default project when it has none). */
+      projectId?: string;
+      /** The user token's id (for lastUsedAt), when the credential is a persisted user token. */
+      jti?: string;
       /** Project roles of the user within its customer: projectId → role. */
       roles: ReadonlyMap<string, ProjectRole>;
+      /** Set when the caller is a service account (its JWT; scopes map to roles, see service-account-auth.ts). */
+      serviceAccountId?: string;
     };
 
 const equalHex = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));

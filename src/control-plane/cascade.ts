@@ -1,6 +1,7 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import {
   apiKeys,
+  byokKeys,
   type CustomerRow,
   customers,
   dataplanes,
@@ -28,7 +29,7 @@ import { lockCustomer, lockProject } from './lookups.ts';
  * parent FOR SHARE from its check to its commit (see lookups.ts), so every child row is either
  * committed before the cascade reads (and is cascaded) or refused after it (the parent is gone).
  *
- * Deleting a project: its routes and provider connections are soft-deleted, its API keys and user
+ * Deleting a project: its routes and provider connections are soft-deleted, its API keys, BYOK keys and user
  * tokens revoked, its assignments (members, models, providers, MCP servers, settings) and gateway
  * attachments removed — so the project's keys stop working, and a project later re-created with
  * the same slug (another row) starts empty.
@@ -38,6 +39,7 @@ const cascadeProject = async (tx: Tx, project: ProjectRow, at: Date): Promise<vo
   await tx.update(routes).set({ deletedAt: at }).where(and(eq(routes.projectUuid, id), isNull(routes.deletedAt)));
   await tx.update(providerConnections).set({ deletedAt: at }).where(and(eq(providerConnections.projectUuid, id), isNull(providerConnections.deletedAt)));
   await tx.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.projectUuid, id), isNull(apiKeys.revokedAt)));
+  await tx.update(byokKeys).set({ revokedAt: at, updatedAt: at }).where(and(eq(byokKeys.projectUuid, id), isNull(byokKeys.revokedAt)));
   await tx
     .update(userTokens)
     .set({ revokedAt: at, revokedReason: 'project deleted' })

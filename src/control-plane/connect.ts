@@ -62,6 +62,8 @@ export interface TypedOp<S extends TObject, O extends TSchema> {
   /** The customer/project an operation acts on; called for user principals only (may look up the target). */
   scope?: (input: Static<S>) => Scope | undefined | Promise<Scope | undefined>;
   handler: (input: Static<S>, ctx: OpContext) => Promise<Static<O>>;
+  /** See OpDef.sessionDefaults. */
+  sessionDefaults?: (body: Record<string, unknown>, principal: Principal) => Record<string, unknown>;
 }
 
 /** An operation as mounted: its types erased (input is validated against `input` before the call). */
@@ -78,6 +80,11 @@ export interface OpDef {
   handler: (input: never, ctx: OpContext) => Promise<object>;
   /** Set for state-changing operations (declared with `mutation`, see mutation.ts): audited. */
   audit?: AuditSpec;
+  /**
+   * Fills fields the caller left empty from its session (e.g. BYOK's customerId/projectId from the
+   * user token's claims); runs after authentication, before authorization and validation.
+   */
+  sessionDefaults?: (body: Record<string, unknown>, principal: Principal) => Record<string, unknown>;
 }
 
 /** Typed constructor: keeps `input`, `output` and `handler` in agreement. */
@@ -369,6 +376,7 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
           const prepared: PreparedBody = isPlainObject(raw)
             ? prepareBody(raw, def.input)
             : { value: {}, problem: connectError('invalid_argument', "invalid field 'body': the request body must be a JSON object (send {} for an empty request)", 'body') };
+          if (def.sessionDefaults && isPlainObject(prepared.value)) prepared.value = def.sessionDefaults(prepared.value, principal);
           state.body = prepared.value;
           await opts.authorize(principal, def, prepared.value);
           if (prepared.problem) throw prepared.problem;

@@ -10,6 +10,8 @@ export interface ControlDeps {
   secrets: SecretBox;
   /** GATEWAY_UPSTREAM_ALLOW_PRIVATE: anyone may point connections at private addresses. */
   upstreamAllowPrivate?: boolean;
+  /** The embedded store (PGlite): secrets given in plaintext where PostgreSQL mode demands a reference are accepted (and wrapped). */
+  embeddedStore?: boolean;
   /** Called after a committed change; resolves when the local data plane serves it (or soon after). */
   changed: () => Promise<void>;
   /** The budget counters the data planes charge (Redis, or the embedded data plane's); read by GetBudget. */

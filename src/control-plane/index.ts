@@ -7,6 +7,7 @@ import { apiKeyOps } from './services/apikeys.ts';
 import { assignmentOps } from './services/assignments.ts';
 import { auditOps } from './services/audit.ts';
 import { auditCheckpointOps } from './services/audit-checkpoints.ts';
+import { byokOps } from './services/byok.ts';
 import { catalogOps } from './services/catalog.ts';
 import { configStatusOps } from './services/config-status.ts';
 import { connectionOps } from './services/connections.ts';
@@ -19,11 +20,14 @@ import { projectOps } from './services/projects.ts';
 import { routeOps } from './services/routes.ts';
 import { budgetOps } from './services/budgets.ts';
 import { guardrailOps } from './services/guardrails.ts';
+import { serviceAccountOps } from './services/service-accounts.ts';
 import { settingOps } from './services/settings.ts';
 import { telemetryConfigOps } from './services/telemetry-configs.ts';
 import { userTokenOps } from './services/user-tokens.ts';
 
-export { userTokenVerifier } from './services/user-tokens.ts';
+export { userTokenVerifier } from './user-token-auth.ts';
+export { serviceAccountVerifier } from './service-account-auth.ts';
+export { serviceAccountJwks } from './services/service-accounts.ts';
 
 export interface ManagementHooks {
   /** Flushes batched request records before a search. */
@@ -46,10 +50,12 @@ export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[
   ...guardrailOps(deps),
   ...dataplaneOps(deps),
   ...projectGatewayOps(deps),
-  ...userTokenOps(deps),
+  ...userTokenOps(deps, hooks.flushRecords),
+  ...serviceAccountOps(deps),
   ...connectionOps(deps),
   ...routeOps(deps),
   ...apiKeyOps(deps),
+  ...byokOps(deps),
   ...observabilityOps(deps, hooks.flushRecords),
   ...configStatusOps(deps, hooks.localStatus),
   ...auditOps(deps),

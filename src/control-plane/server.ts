@@ -16,6 +16,8 @@ export interface ControlServerOptions {
   version: string;
   /** `GET /.well-known/jwks.json`: the audit checkpoint keys and the user-token signing keys. */
   jwks?: () => Promise<{ keys: object[] }>;
+  /** Raw POST routes outside the Connect operations (the data plane protocol, dataplane-protocol.ts). */
+  rawRoutes?: Record<string, (request: Request) => Promise<Response>>;
 }
 
 /** How long `/readyz` waits for the database before calling it unreachable. */
@@ -106,6 +108,10 @@ export const buildControlApp = (opts: ControlServerOptions) =>
       },
       { detail: { hide: true } },
     )
+    .use((app) => {
+      for (const [path, handle] of Object.entries(opts.rawRoutes ?? {})) app.post(path, ({ request }) => handle(request), { parse: 'none', detail: { hide: true } });
+      return app;
+    })
     .use(mountOperations(opts.ops, { authenticate: opts.auth.authenticate, authorize: opts.auth.authorize }));
 
 export const startControlServer = (opts: ControlServerOptions) => {

@@ -68,6 +68,8 @@ export interface GatewayErrorInit {
   /** A redacted excerpt of what the upstream sent, kept for records — never secrets. */
   upstreamBody?: string;
   upstreamStatus?: number;
+  /** Machine-readable detail some clients act on (Anthropic `error.details.error_code`). */
+  details?: { [key: string]: string | number | boolean | null };
 }
 
 const DEFAULTS: Record<ErrorKind, { status: number; type: string; code: string; connect: ConnectCode }> = {
@@ -99,6 +101,7 @@ export class GatewayError extends Error {
   readonly retryable: boolean;
   readonly upstreamBody: string | undefined;
   readonly upstreamStatus: number | undefined;
+  readonly details: { [key: string]: string | number | boolean | null } | undefined;
 
   constructor(init: GatewayErrorInit) {
     super(init.message);
@@ -114,6 +117,7 @@ export class GatewayError extends Error {
     this.retryable = init.retryable ?? (this.status === 429 || this.status >= 500);
     this.upstreamBody = init.upstreamBody;
     this.upstreamStatus = init.upstreamStatus;
+    this.details = init.details;
   }
 }
 

@@ -91,7 +91,7 @@ const byUserToken = async (jwt: string, snapshot: ConfigSnapshot): Promise<KeySn
   // is the customer-wide one: CreateUserToken issues tokens for it without a membership, so the
   // token's own validity (expiry, revocation, its customer) governs it.
   if (projectId !== DEFAULT_PROJECT && !p.members.has(sub)) throw invalidApiKey("The user is not a member of the user token's project.");
-  return { id: `user-token:${jti}`, customerId: customer, projectId, expiresAt: typeof exp === 'number' ? exp * 1000 : null, project: p };
+  return { id: `user-token:${jti}`, customerId: customer, projectId, expiresAt: typeof exp === 'number' ? exp * 1000 : null, project: p, userId: sub };
 };
 
 const looksLikeJwt = (token: string): boolean => !token.startsWith('sk-') && token.split('.').length === 3;

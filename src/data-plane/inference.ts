@@ -1,12 +1,15 @@
 import type { CanonicalRequest, ClientFormat, JsonObject } from '../canonical/types.ts';
 import { asGatewayError } from '../core/errors.ts';
 import { codecFor } from '../formats/registry.ts';
-import type { ClientFormatCodec, StreamEncoder } from '../formats/types.ts';
+import { argumentsObject } from '../formats/shared.ts';
+import { messageId } from '../formats/messages/response.ts';
+import type { ClientFormatCodec, EncodeContext, StreamEncoder } from '../formats/types.ts';
 import { authenticate } from './auth.ts';
 import { dispatchComplete, dispatchStream, type OpenStream, type PassThroughRequest } from './dispatch.ts';
 import { type EndpointSpec, noSnapshot, runPipeline, type Serving } from './pipeline/index.ts';
 import type { InferenceDeps } from './pipeline/context.ts';
 import { errorResponse, jsonResponse, type RequestIds, sseResponse, type StreamSummary } from './respond.ts';
+import { prepareResponses, prepareThread } from './stateful.ts';
 
 export type { InferenceDeps } from './pipeline/context.ts';
 
@@ -50,8 +53,10 @@ const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, 
     s.finish({ status: err.status, usage: r.usage, attempts: outcome.attempts, error: err });
     return errorResponse(err, ctx.ids, codec);
   }
-  const body = outcome.relayText ?? JSON.stringify(codec.encodeResponse(r, { model: creq.model, requestId: ctx.ids.requestId, includeUsage: creq.includeUsage }));
+  const body = outcome.relayText ?? JSON.stringify(codec.encodeResponse(r, encodeContext(s)));
   s.finish({ status: 200, usage: r.usage, attempts: outcome.attempts, responseText: body });
+  // Kept before answering: the client's next turn may follow at once.
+  if (s.keeper) await s.keeper.keep(JSON.parse(body) as JsonObject);
   return jsonResponse(200, body, ctx.ids);
 };
 
@@ -62,7 +67,7 @@ const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pa
     s.finish({ status: outcome.error.status, attempts: outcome.attempts, error: outcome.error });
     return errorResponse(outcome.error, ctx.ids, codec);
   }
-  const canonical = codec.createStreamEncoder({ model: creq.model, requestId: ctx.ids.requestId, includeUsage: creq.includeUsage });
+  const canonical = codec.createStreamEncoder(encodeContext(s));
   const encoder = outcome.stream.takeRelay ? relayEncoder(codec.id, outcome.stream, canonical) : canonical;
   const ttfbMs = Math.round(performance.now() - ctx.t0);
   const filter = s.output;
@@ -73,8 +78,49 @@ const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pa
     onDone: (sum: StreamSummary) => {
       const response = { text: sum.text, toolCalls: sum.toolCalls.filter(Boolean), finishReason: sum.finishReason ?? null };
       s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...(sum.error ? { error: sum.error } : {}), response, ttfbMs });
+      if (s.keeper && !sum.error) void s.keeper.keep(canonical.final?.() ?? streamedMessage(sum, encodeContext(s)));
     },
   });
+};
+
+const encodeContext = (s: Serving<CanonicalRequest>): EncodeContext => ({
+  model: s.request.model,
+  requestId: s.ctx.ids.requestId,
+  includeUsage: s.request.includeUsage,
+  ...(s.keeper?.responseFields ? { responseFields: s.keeper.responseFields } : {}),
+});
+
+/** A streamed Messages answer as its final message (thinking blocks are not kept from streams). */
+const streamedMessage = (sum: StreamSummary, ctx: EncodeContext): JsonObject => {
+  const content: JsonObject[] = [];
+  if (sum.text !== '') content.push({ type: 'text', text: sum.text });
+  for (const call of sum.toolCalls) if (call) content.push({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) });
+  return { id: messageId(sum.id, ctx), type: 'message', role: 'assistant', content };
+};
+
+const projectOf = (ctx: { key?: { project: { id: string } } }): string => ctx.key?.project.id ?? '';
+
+/** The client's output-limit member per format. */
+const MAX_FIELDS: Record<ClientFormat, readonly string[]> = { chat: ['max_completion_tokens', 'max_tokens'], messages: ['max_tokens'], responses: ['max_output_tokens'] };
+
+/**
+ * A requested output limit above the catalog's `maxOutputTokens` is clamped to it (the upstream
+ * would refuse it), in the canonical request and in a body passed through; the catalog value is
+ * also the default for upstreams that require one (Anthropic), unless the connection sets its own.
+ */
+const clampOutput = (format: ClientFormat, s: Serving<CanonicalRequest>): void => {
+  const max = s.plan.catalog.maxOutputTokens;
+  if (!(max > 0)) return;
+  s.request.outputLimit = max;
+  if (s.request.maxTokens !== undefined && s.request.maxTokens > max) s.request.maxTokens = max;
+  const body = s.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
+  const b = body as JsonObject;
+  const over = MAX_FIELDS[format].filter((f) => typeof b[f] === 'number' && (b[f] as number) > max);
+  if (over.length === 0) return;
+  const out: JsonObject = { ...b };
+  for (const f of over) out[f] = max;
+  s.body = out;
 };
 
 const specs = new Map<ClientFormat, EndpointSpec<CanonicalRequest>>();
@@ -84,11 +130,17 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
     const codec = codecFor(format);
     spec = {
       path: ENDPOINT[format],
+      ...(format === 'responses'
+        ? { prepare: (body, ctx, deps) => prepareResponses(deps.conversations, projectOf(ctx), body, ctx.ids.requestId.replace(/-/g, '')) }
+        : format === 'messages'
+          ? { prepare: (body, ctx, deps) => prepareThread(deps.conversations, projectOf(ctx), body) }
+          : {}),
       read: (body) => {
         const creq = codec.decodeRequest(body);
         return { request: creq, model: creq.model, stream: creq.stream };
       },
       serve: (s) => {
+        clampOutput(format, s);
         const pass = passThroughOf(format, s, s.body);
         return s.request.stream ? stream(codec, s, pass) : complete(codec, s, pass);
       },

@@ -1,6 +1,7 @@
 import { modelNotInCatalog, modelNotOnDataPlane, modelNotReady, modelNotRouted } from '../core/errors.ts';
 import type { CatalogEntry, ConfigSnapshot, KeySnapshot, ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import { forbiddenModel } from './auth.ts';
+import { withByok } from './byok.ts';
 
 export interface Plan {
   route: RouteSnapshot;
@@ -24,7 +25,7 @@ export const resolve = (snapshot: ConfigSnapshot, key: KeySnapshot, model: strin
   if (!assigned) throw forbiddenModel(model);
   if (!route) throw modelNotRouted(model);
   if (!route.active) throw modelNotReady(model);
-  return { route, catalog: assigned };
+  return { route: withByok(route, key), catalog: assigned };
 };
 
 /**

@@ -32,6 +32,8 @@ export const errorResponse = (error: GatewayError, ids: RequestIds, codec?: Clie
 
 /** What a finished stream reports for its record. */
 export interface StreamSummary {
+  /** The upstream's id from the stream's start. */
+  id: string;
   usage: Usage | undefined;
   text: string;
   toolCalls: ToolCall[];
@@ -43,12 +45,13 @@ export interface StreamSummary {
 
 /** Accumulates what went by, bounded, for the request record. */
 const observer = (maxText: number) => {
-  const s: StreamSummary = { usage: undefined, text: '', toolCalls: [], finishReason: undefined, error: undefined, firstByteAt: 0 };
+  const s: StreamSummary = { id: '', usage: undefined, text: '', toolCalls: [], finishReason: undefined, error: undefined, firstByteAt: 0 };
   return {
     summary: s,
     see(ev: StreamEvent): void {
       switch (ev.type) {
         case 'start':
+          s.id = ev.id;
           if (ev.usage) s.usage = ev.usage;
           break;
         case 'usage':

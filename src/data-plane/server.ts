@@ -7,6 +7,8 @@ import { handleExtra } from './extra.ts';
 import { handleInference, handleModels, type InferenceDeps } from './inference.ts';
 import { errorResponse, isGatewayStream, jsonResponse, type RequestIds } from './respond.ts';
 import { bodyTooLarge } from './pipeline/body.ts';
+import { handleStoredResponse } from './stored-responses.ts';
+import { handleCountTokens } from './count-tokens.ts';
 
 /**
  * The inference listener. Plain `Bun.serve` with its static route table: the hot path pays for no
@@ -89,11 +91,16 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
     POST: guard(handler),
     GET: guard(methodNotAllowed),
   });
+  const stored: Handler = (req, ids) => handleStoredResponse(deps, req, ids);
   const extra = (endpoint: ExtraEndpoint, path: string) => post((req, ids) => handleExtra(deps, endpoint, path, req, ids));
   return {
     '/v1/chat/completions': post((req, ids) => handleInference(deps, 'chat', req, ids)),
     '/v1/responses': post((req, ids) => handleInference(deps, 'responses', req, ids)),
     '/v1/messages': post((req, ids) => handleInference(deps, 'messages', req, ids)),
+    '/v1/messages/count_tokens': post((req, ids) => handleCountTokens(deps, 'messages', req, ids)),
+    '/v1/responses/input_tokens': post((req, ids) => handleCountTokens(deps, 'responses', req, ids)),
+    '/v1/responses/:id': { GET: guard(stored), DELETE: guard(stored), POST: guard(methodNotAllowed) },
+    '/v1/responses/:id/input_items': { GET: guard(stored), POST: guard(methodNotAllowed) },
     '/v1/models': { GET: guard((req, ids) => handleModels(deps, req, ids)), POST: guard(methodNotAllowed) },
     '/v1/audio/transcriptions': { POST: guard((_r, ids) => unsupported(ids)), GET: guard((_r, ids) => unsupported(ids)) },
     '/v1/completions': extra('completions', '/v1/completions'),

@@ -11,6 +11,8 @@ export interface EncodeContext {
   includeUsage: boolean;
   /** Unix seconds stamped on stream chunks (`created`/`created_at`); defaults to now. Tests pin it. */
   created?: number;
+  /** Responses only: members set on the response object as given (`store`, `previous_response_id`). */
+  responseFields?: JsonObject;
 }
 
 /**
@@ -23,6 +25,8 @@ export interface StreamEncoder {
   end(): string;
   /** The stream failed after it opened: emit the format's error event (where it has one). */
   error(error: GatewayError): string;
+  /** Responses: the final response object, once `end()` produced it. */
+  final?(): JsonObject | undefined;
 }
 
 /** One client format (Chat Completions, Responses or Messages) ↔ canonical. Pure. */

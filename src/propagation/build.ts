@@ -2,6 +2,7 @@ import type { ProviderAdapter } from '../providers/types.ts';
 import type { ConfigDocument } from './document.ts';
 import { projectGovernance } from './governance.ts';
 import {
+  type ByokSnapshot,
   type CatalogEntry,
   type ConfigSnapshot,
   DEFAULT_TIMEOUT_MS,
@@ -35,6 +36,21 @@ const modelListEntry = (e: CatalogEntry) => ({
   supports_computer_use: e.capabilities.includes('computer_use'),
   supports_reasoning: e.capabilities.includes('reasoning'),
 });
+
+/** BYOK keys of one project, oldest first: the newest active key of each (scope, provider) wins. */
+const byokOf = (rows: ConfigDocument['byokKeys']): ByokSnapshot => {
+  const project = new Map<string, string>();
+  const users = new Map<string, Map<string, string>>();
+  for (const r of rows) {
+    if (r.userId === '') project.set(r.provider, r.secret);
+    else {
+      let m = users.get(r.userId);
+      if (!m) users.set(r.userId, (m = new Map()));
+      m.set(r.provider, r.secret);
+    }
+  }
+  return Object.freeze({ project, users });
+};
 
 /** Pure: a config document → an immutable snapshot. Unknown adapters make their routes inactive. */
 export const buildSnapshot = (
@@ -85,6 +101,7 @@ export const buildSnapshot = (
   const settingsByProject = group(doc.settings ?? []);
   const budgetsByProject = group(doc.budgets ?? []);
   const guardrailsByProject = group(doc.guardrails ?? []);
+  const byokByProject = group(doc.byokKeys ?? []);
 
   const projects = new Map<string, ProjectSnapshot>();
   const projectsById = new Map<string, ProjectSnapshot>();
@@ -154,6 +171,7 @@ export const buildSnapshot = (
       models,
       routes,
       members: new Set((membersByProject.get(k) ?? []).map((m) => m.userId)),
+      byok: byokOf(byokByProject.get(k) ?? []),
       modelListJson: JSON.stringify({ object: 'list', data: listed.map(modelListEntry) }),
       ...governance,
     });

@@ -76,4 +76,9 @@ export interface ConfigDocument {
     maxTokens: number | null;
     action: string;
   }[];
+  /**
+   * Unrevoked BYOK keys of live projects, secrets unwrapped (like connection keys), oldest first:
+   * `provider` is the provider id the key serves (core/byok.ts); `userId` is '' for a project-level key.
+   */
+  byokKeys: { id: string; projectUuid: string; provider: string; userId: string; secret: string }[];
 }

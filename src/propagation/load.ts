@@ -1,4 +1,5 @@
-import { and, eq, gt, inArray, isNotNull, isNull, max, or } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNotNull, isNull, max, or } from 'drizzle-orm';
+import { byokProviderId } from '../core/byok.ts';
 import type { JsonObject } from '../canonical/types.ts';
 import type { SecretBox } from '../core/secrets.ts';
 import type { Db } from '../store/db.ts';
@@ -7,6 +8,7 @@ import {
   apiKeys,
   budgets,
   guardrails,
+  byokKeys,
   configChanges,
   customers,
   projectMembers,
@@ -33,7 +35,13 @@ export const currentRevision = async (db: Db): Promise<number> => {
  * read (a stray row of a deleted tenant never reaches a snapshot). `upstreamAllowPrivate`
  * (GATEWAY_UPSTREAM_ALLOW_PRIVATE) lets every connection reach private addresses.
  */
-export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAllowPrivate = false): Promise<ConfigDocument> =>
+/** Restricts a document to what one data plane serves: its customer's listed projects (see the pull protocol). */
+export interface DocumentScope {
+  customerUuid: string;
+  projectUuids: readonly string[];
+}
+
+export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAllowPrivate = false, scope?: DocumentScope): Promise<ConfigDocument> =>
   db.transaction(async (tx) => {
     const [revRow] = await tx.select({ rev: max(configChanges.id) }).from(configChanges);
     const now = new Date();
@@ -42,8 +50,15 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         .select({ id: projects.id })
         .from(projects)
         .innerJoin(customers, eq(customers.id, projects.customerUuid))
-        .where(and(isNull(projects.deletedAt), isNull(customers.deletedAt)));
-    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows] = [
+        .where(
+          and(
+            isNull(projects.deletedAt),
+            isNull(customers.deletedAt),
+            scope ? eq(projects.customerUuid, scope.customerUuid) : undefined,
+            scope ? inArray(projects.id, scope.projectUuids.length > 0 ? [...scope.projectUuids] : ['00000000-0000-0000-0000-000000000000']) : undefined,
+          ),
+        );
+    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows, byokRows] = [
       await tx
         .select({ id: projects.id, customerUuid: projects.customerUuid, customerId: projects.customerId, projectId: projects.projectId })
         .from(projects)
@@ -78,7 +93,12 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
       await tx
         .select({ jti: userTokens.jti })
         .from(userTokens)
-        .where(and(isNotNull(userTokens.revokedAt), gt(userTokens.expiresAt, now))),
+        .where(and(isNotNull(userTokens.revokedAt), gt(userTokens.expiresAt, now), scope ? eq(userTokens.customerUuid, scope.customerUuid) : undefined)),
+      await tx
+        .select({ id: byokKeys.id, projectUuid: byokKeys.projectUuid, provider: byokKeys.provider, userId: byokKeys.scopeUserId, secretWrapped: byokKeys.secretWrapped })
+        .from(byokKeys)
+        .where(and(isNull(byokKeys.revokedAt), inArray(byokKeys.projectUuid, live())))
+        .orderBy(asc(byokKeys.createdAt), asc(byokKeys.id)),
     ];
     const settingRows = await tx
       .select({ projectUuid: projectSettings.projectUuid, name: projectSettings.settingName, value: projectSettings.settingValue })
@@ -153,5 +173,9 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
       settings: settingRows,
       budgets: budgetRows,
       guardrails: guardrailRows,
+      byokKeys: byokRows.flatMap((k) => {
+        const provider = byokProviderId(k.provider);
+        return provider ? [{ id: k.id, projectUuid: k.projectUuid, provider, userId: k.userId, secret: secrets.unwrap(k.secretWrapped) }] : [];
+      }),
     };
   });

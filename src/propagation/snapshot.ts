@@ -71,6 +71,15 @@ export interface ProjectSnapshot {
   budgets: readonly BudgetSnapshot[];
   /** Guardrails by the stage they apply to (a `both` rule is in both lists), ordered by name. */
   guardrails: { input: readonly GuardrailRule[]; output: readonly GuardrailRule[] };
+  /** BYOK keys (see data-plane/byok.ts): provider id → secret; the newest active key of each scope wins. */
+  byok: ByokSnapshot;
+}
+
+export interface ByokSnapshot {
+  /** Project-level keys. */
+  project: ReadonlyMap<string, string>;
+  /** User-scoped keys: userId → provider id → secret. */
+  users: ReadonlyMap<string, ReadonlyMap<string, string>>;
 }
 
 export interface BudgetSnapshot {
@@ -89,6 +98,8 @@ export interface KeySnapshot {
   /** Epoch ms, or null for no expiry. */
   expiresAt: number | null;
   project: ProjectSnapshot;
+  /** The authenticated user (user tokens only): its user-scoped BYOK keys apply. API keys have none. */
+  userId?: string;
 }
 
 export interface ConfigSnapshot {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { decodeJwt, decodeProtectedHeader, exportPKCS8, generateKeyPair, SignJWT } from 'jose';
-import { admin, apikeyOp, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { admin, apikeyOp, byokOp, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type Body, documentedOps } from './support.ts';
 
 /**
@@ -11,7 +11,7 @@ import { type Body, documentedOps } from './support.ts';
 
 let tg: TestGateway;
 const tokens: Record<string, string> = {};
-const fx = { modelId: '', dpId: '', wsId: '', gwId: '' };
+const fx = { modelId: '', dpId: '', wsId: '', gwId: '', byokId: '', bobJti: '', saId: '' };
 let uniq = 0;
 const U0 = '00000000-0000-4000-8000-000000000000';
 
@@ -19,6 +19,8 @@ const ok = async (op: string, body: Body) => (await tg.must(admin(op), body)) as
 const issue = async (userId: string, customerId: string, extra: Body = {}) =>
   ((await ok('CreateUserToken', { customerId, workspaceId: 'ws1', userId, organizationUnit: 'eng', role: 'developer', ...extra })) as unknown as { accessToken: string })
     .accessToken;
+const issueJti = async (userId: string, customerId: string) =>
+  String((await ok('CreateUserToken', { customerId, workspaceId: 'ws1', userId, organizationUnit: 'eng', role: 'developer' })).jti);
 const freshGateway = async () => {
   const g = (await ok('CreateProjectGateway', { customerId: 'acme', workspaceId: 'ws1', projectGatewayId: `fresh-${++uniq}` })).projectGateway as { id: string };
   await ok('AttachProjectGatewayProject', { id: g.id, projectId: 'web' });
@@ -49,8 +51,11 @@ beforeAll(async () => {
   fx.dpId = String(((await ok('CreateDataplane', { customerId: 'acme', dataplaneId: 'dp1' })).dataplane as Body).id);
   fx.gwId = String(((await ok('CreateProjectGateway', { customerId: 'acme', workspaceId: 'ws1', projectGatewayId: 'gw-main' })).projectGateway as Body).id);
   await ok('AttachProjectGatewayProject', { id: fx.gwId, projectId: 'web' });
+  fx.saId = String(((await ok('CreateServiceAccount', { customerId: 'acme', workspaceId: 'ws1' })).serviceAccount as Body).id);
   await ok('CreateProviderConnection', { customerId: 'acme', projectId: 'web', name: 'conn1', provider: 'echo' });
   await ok('CreateRoute', { customerId: 'acme', projectId: 'web', model: 'fx-route', targets: [{ connection: 'conn1', model: 'echo' }] });
+  fx.byokId = String((((await tg.must(byokOp('Register'), { customerId: 'acme', projectId: 'web', provider: 'PROVIDER_OPENAI', name: 'fx', secret: 'sk-byok-fx-1234' })).key as Body).id));
+  fx.bobJti = await issueJti('bob', 'acme');
 }, 60_000);
 afterAll(async () => {
   await tg.stop();
@@ -70,7 +75,8 @@ const ALLOWED: Record<Perm, Role[]> = {
 
 const web = { customerId: 'acme', projectId: 'web' };
 const A = (op: string) => admin(op);
-type Row = [path: string, perm: Perm, body: () => Body | Promise<Body>];
+/** `allowed`: the roles a handler-level rule narrows the permission to (e.g. BYOK: only the project owner manages project-level keys). */
+type Row = [path: string, perm: Perm, body: () => Body | Promise<Body>, allowed?: Role[]];
 const flavor = (n: 'Dataplane' | 'Workspace', key: string, id: () => string): Row[] => [
   [A(`Create${n}`), 'platform_admin', () => ({ customerId: 'acme', [key]: `role-${++uniq}` })],
   [A(`Get${n}`), 'customer_member', () => ({ id: id() })],
@@ -133,6 +139,18 @@ const MATRIX: Row[] = [
   [A('SetProjectGatewayURL'), 'project_admin', () => ({ id: fx.gwId, projectId: 'web', url: 'https://role.example.com' })],
   [A('SetProjectGatewayWorkspace'), 'platform_admin', () => ({ id: fx.gwId, workspaceId: 'ws1' })],
   [A('CreateUserToken'), 'platform_admin', () => ({ customerId: 'acme', workspaceId: 'w', userId: 'x', organizationUnit: 'o', role: 'r' })],
+  [A('GetUserToken'), 'customer_member', () => ({ jti: fx.bobJti })],
+  [A('RevokeUserToken'), 'customer_member', async () => ({ jti: await issueJti('bob', 'acme'), reason: 'matrix' })],
+  [A('RotateUserTokenSigningKey'), 'platform_admin', () => ({})],
+  [byokOp('Register'), 'project_member', () => ({ ...web, provider: 'PROVIDER_ANTHROPIC', name: `r-${++uniq}`, secret: 'sk-ant-matrix-9876' }), ['admin', 'alice']],
+  [byokOp('Get'), 'project_member', () => ({ ...web, id: fx.byokId })],
+  [byokOp('List'), 'project_member', () => web],
+  [byokOp('Revoke'), 'project_member', () => ({ ...web, id: 'byok_none' })],
+  [byokOp('Fetch'), 'project_member', () => ({ id: fx.byokId }), ['admin', 'alice']],
+  [A('CreateServiceAccount'), 'platform_admin', () => ({ customerId: 'acme', workspaceId: 'ws1' })],
+  [A('GetServiceAccount'), 'customer_member', () => ({ id: fx.saId })],
+  [A('RevokeServiceAccount'), 'platform_admin', () => ({ id: U0 })],
+  [A('RestoreServiceAccount'), 'platform_admin', () => ({ id: U0 })],
   [A('CreateProviderConnection'), 'project_admin', () => ({ ...web, name: `rconn-${++uniq}`, provider: 'echo' })],
   [A('GetProviderConnection'), 'project_member', () => ({ ...web, name: 'conn1' })],
   [A('ListProviderConnections'), 'project_member', () => web],
@@ -167,7 +185,7 @@ const tokenOf = (role: Role): string => (role === 'admin' ? 'test-admin-token-01
 describe('role matrix', () => {
   test('every documented operation is in the matrix, with its documented permission', async () => {
     const documented = await documentedOps(tg);
-    const paths = [...documented.keys()].filter((p) => !p.startsWith('/byok.'));
+    const paths = [...documented.keys()];
     expect(MATRIX.map((r) => r[0]).sort()).toEqual(paths.sort());
     for (const [path, perm] of MATRIX) {
       const d = documented.get(path);
@@ -176,21 +194,19 @@ describe('role matrix', () => {
     }
   });
 
-  for (const [path, perm, body] of MATRIX) {
+  // One test per cell (operation × role); denied roles first: allowed calls may change what later calls see.
+  for (const [path, perm, body, narrowed] of MATRIX) {
     const name = path.split('/').pop() as string;
-    test(`${name} (${perm})`, async () => {
-      // Denied roles first: allowed calls may change what later calls see.
-      const order = [...ROLES].sort((a, b) => Number(ALLOWED[perm].includes(a)) - Number(ALLOWED[perm].includes(b)));
-      const got: string[] = [];
-      const want: string[] = [];
-      for (const role of order) {
+    const allowedRoles = narrowed ?? ALLOWED[perm];
+    const order = [...ROLES].sort((a, b) => Number(allowedRoles.includes(a)) - Number(allowedRoles.includes(b)));
+    for (const role of order) {
+      const allowed = allowedRoles.includes(role);
+      test(`${name} (${perm}) × ${role}: ${allowed ? 'allowed' : 'permission_denied'}`, async () => {
         const r = await tg.call(path, await body(), tokenOf(role));
-        const allowed = ALLOWED[perm].includes(role);
-        want.push(`${role}: ${allowed ? 'allowed' : 'permission_denied'}`);
-        got.push(`${role}: ${r.status === 403 ? String(r.body.code) : r.status === 401 ? 'unauthenticated' : 'allowed'}${r.status >= 500 ? ` (${r.status})` : ''}`);
-      }
-      expect(got).toEqual(want);
-    });
+        const got = `${r.status === 403 ? String(r.body.code) : r.status === 401 ? 'unauthenticated' : 'allowed'}${r.status >= 500 ? ` (${r.status})` : ''}`;
+        expect(got).toBe(allowed ? 'allowed' : 'permission_denied');
+      });
+    }
   }
 
   test('no token, a malformed header, a wrong token: unauthenticated on every operation', async () => {

@@ -43,6 +43,7 @@ export interface OpCase {
 
 const A = '/admin.v1.AdminService/';
 const K = '/apikey.v1.ApiKeyService/';
+const B = '/byok.v1.ByokService/';
 
 // ---- field shorthands (the seed's bounds)
 const str = (min: number, max: number, pattern?: Pattern, nullable?: boolean): Spec => ({ kind: 'str', min, max, ...(pattern ? { pattern } : {}), ...(nullable ? { nullable } : {}) });
@@ -321,8 +322,57 @@ export const OPS: OpCase[] = [
       'enterpriseContext.expiresInDays': { kind: 'int64', min: 1, max: 3650 },
     },
   },
+  // ---- user tokens beyond create (jti [1,64]; reason [0,500])
+  { path: `${A}GetUserToken`, base: () => ({ jti: 'ghost-jti' }), fields: { jti: str(1, 64) } },
+  { path: `${A}RevokeUserToken`, base: () => ({ jti: 'ghost-jti' }), fields: { jti: str(1, 64), reason: str(0, 500, undefined, true) } },
+  { path: `${A}RotateUserTokenSigningKey`, base: () => ({}), fields: {} },
+  // ---- BYOK keys (seed: BYOK keys; customerId/projectId default from the session)
+  {
+    path: `${B}Register`,
+    base: (fx) => ({ provider: 'PROVIDER_OPENAI', name: 'k', secret: 'sk-byok-ghost-0000', customerId: fx.customerId, projectId: fx.projectId }),
+    fields: {
+      provider: { kind: 'enum', values: ['PROVIDER_OPENAI', 'PROVIDER_ANTHROPIC', 'PROVIDER_AZURE_OPENAI', 'PROVIDER_BEDROCK', 'PROVIDER_VERTEX'] },
+      name: str(1, 255),
+      secret: str(1, 16384),
+      userScope: bool,
+      customerId: customerRef,
+      projectId: projectRef,
+    },
+  },
+  { path: `${B}Get`, base: (fx) => ({ id: 'byok_ghost', customerId: fx.customerId, projectId: fx.projectId }), fields: { id: str(1, 64), customerId: customerRef, projectId: projectRef } },
+  { path: `${B}List`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }), fields: { customerId: customerRef, projectId: projectRef } },
+  { path: `${B}Revoke`, base: (fx) => ({ id: 'byok_ghost', customerId: fx.customerId, projectId: fx.projectId }), fields: { id: str(1, 64), customerId: customerRef, projectId: projectRef } },
+  { path: `${B}Fetch`, base: () => ({ id: 'byok_ghost' }), fields: { id: str(1, 64) } },
   { path: `${K}ListApiKeys`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }), fields: { customerId: customerRef, projectId: projectRef, includeRevoked: bool, ...paging } },
   { path: `${K}RevokeApiKey`, base: (fx) => ({ id: fx.apiKeyId }), fields: { id: uuid, customerId: customerRef, projectId: projectRef } },
+  // ---- service accounts
+  {
+    path: `${A}CreateServiceAccount`,
+    base: (fx) => ({ customerId: fx.customerId, workspaceId: fx.workspaceSlug }),
+    fields: {
+      customerId: customerSlug,
+      workspaceId: str(1, 253, 'ID'),
+      apiUri: str(1, 2048, 'HTTP', true),
+      audience: str(1, 253, 'ID', true),
+      issuer: str(1, 2048, 'HTTP', true),
+      jwksUri: str(1, 2048, 'HTTP', true),
+      serveUrl: str(1, 2048, 'HTTP', true),
+      scopes: { kind: 'strArray', maxItems: 10, itemMax: 50, pattern: 'SCOPE' },
+      validityDays: { kind: 'int64', min: 1, max: 3650, nullable: true },
+      internalApiKey: str(1, 4096, undefined, true),
+      routerUrl: str(1, 2048, 'HTTP', true),
+      routerKey: str(1, 4096, undefined, true),
+      telemetryEndpoint: str(0, 2048, undefined, true),
+      telemetryHeaders: labels,
+      telemetryInsecure: { kind: 'bool', nullable: true },
+      telemetryLocalVars: labels,
+      telemetryProtocol: { kind: 'cases', valid: ['', 'grpc', 'http/protobuf', 'http/json', null], invalid: ['http', 'GRPC', 1] },
+      telemetryTimeout: { kind: 'cases', valid: ['10s', '250ms', '1h', null], invalid: ['', '10', '1d', 's', '10 s'] },
+    },
+  },
+  { path: `${A}GetServiceAccount`, base: () => ({ id: U0 }), fields: { id: uuid } },
+  { path: `${A}RevokeServiceAccount`, base: () => ({ id: U0 }), fields: { id: uuid, reason: str(0, 500, undefined, true) } },
+  { path: `${A}RestoreServiceAccount`, base: () => ({ id: U0 }), fields: { id: uuid, reason: str(0, 500, undefined, true) } },
   // ---- observability and status
   {
     path: `${A}SearchRequestRecords`,

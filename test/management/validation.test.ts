@@ -180,7 +180,7 @@ const boundedPaths = (schema: Body, prefix = '', out = new Set<string>()): Set<s
 
 describe('the table covers the API', () => {
   test('every documented operation has a row, and every row is a documented operation', () => {
-    const paths = [...documented.keys()].filter((p) => !p.startsWith('/byok.'));
+    const paths = [...documented.keys()];
     expect(OPS.map((o) => o.path).sort()).toEqual(paths.sort());
   });
 
@@ -217,7 +217,8 @@ describe('bounds, one operation at a time', () => {
       }
       totalCases += n;
       expect(failures).toEqual([]);
-      expect(n).toBeGreaterThan(0);
+      // An operation without fields (RotateUserTokenSigningKey) has no bound to check.
+      if (Object.keys(c.fields).length > 0) expect(n).toBeGreaterThan(0);
     });
   }
 });

@@ -71,3 +71,4 @@ export const startTestGateway = async (env: Record<string, string> = {}): Promis
 
 export const admin = (op: string) => `/admin.v1.AdminService/${op}`;
 export const apikeyOp = (op: string) => `/apikey.v1.ApiKeyService/${op}`;
+export const byokOp = (op: string) => `/byok.v1.ByokService/${op}`;

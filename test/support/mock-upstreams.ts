@@ -49,8 +49,25 @@ const lastUserText = (body: Record<string, unknown>): string => {
   return '';
 };
 
-/** Default behaviour: answer "<provider> says: <last user text>", or call a tool when asked to. */
+/** The content of a tool result that ends the conversation (OpenAI `tool` message, Anthropic `tool_result`), if one does. */
+const trailingToolResult = (body: Record<string, unknown>): string | undefined => {
+  const messages = (body.messages as { role: string; content: unknown }[] | undefined) ?? [];
+  const last = messages[messages.length - 1];
+  if (last?.role === 'tool') return typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
+  if (last?.role === 'user' && Array.isArray(last.content)) {
+    const r = (last.content as { type: string; content?: unknown }[]).find((b) => b.type === 'tool_result');
+    if (r) return typeof r.content === 'string' ? r.content : JSON.stringify(r.content);
+  }
+  return undefined;
+};
+
+/**
+ * Default behaviour: answer "<provider> says: <last user text>", or call a tool when asked to
+ * ("call NAME ARGS"), or "tool said: <result>" after a tool result.
+ */
 const defaultScript = (provider: string): Script => (req) => {
+  const result = trailingToolResult(req.body);
+  if (result !== undefined) return { text: `tool said: ${result}`, usage: { input: 30, output: 5 } };
   const text = lastUserText(req.body);
   const tools = req.body.tools as unknown[] | undefined;
   const m = /^call (\w+) (.*)$/.exec(text);
@@ -191,6 +208,52 @@ const extraAnswer = (path: string, body: Record<string, unknown>): Response => {
   return new Response('{"error":{"message":"not found","type":"invalid_request_error"}}', { status: 404 });
 };
 
+// ---- what the real APIs refuse -----------------------------------------------------------------
+
+/** The mock models' output limit (both families), as the real APIs enforce theirs. */
+export const MOCK_MAX_OUTPUT_TOKENS = 64000;
+
+const invalid = (kind: 'openai' | 'anthropic', message: string): Response =>
+  Response.json(
+    kind === 'openai' ? { error: { message, type: 'invalid_request_error', param: null, code: null } } : { type: 'error', error: { type: 'invalid_request_error', message } },
+    { status: 400 },
+  );
+
+type Msg = { role?: string; content?: unknown; tool_calls?: { id?: string }[]; tool_call_id?: string };
+
+/** A request the real API answers with 400, or undefined. */
+const refusal = (kind: 'openai' | 'anthropic', path: string, body: Record<string, unknown>): Response | undefined => {
+  if (!path.endsWith('/chat/completions') && !path.endsWith('/v1/messages')) return undefined;
+  const messages = (body.messages as Msg[] | undefined) ?? [];
+  if (kind === 'anthropic') {
+    if (typeof body.max_tokens !== 'number') return invalid(kind, 'max_tokens: Field required');
+    if (body.max_tokens > MOCK_MAX_OUTPUT_TOKENS) return invalid(kind, `max_tokens: ${body.max_tokens} > ${MOCK_MAX_OUTPUT_TOKENS}, which is the maximum allowed number of output tokens for this model`);
+    if (body.thread !== undefined) return invalid(kind, 'thread: Extra inputs are not permitted');
+    for (let i = 0; i < messages.length; i++) {
+      const content = messages[i]?.content;
+      if (!Array.isArray(content)) continue;
+      const prev = messages[i - 1]?.content;
+      const uses = new Set(Array.isArray(prev) ? (prev as { type?: string; id?: string }[]).filter((b) => b.type === 'tool_use').map((b) => b.id) : []);
+      for (const b of content as { type?: string; tool_use_id?: string }[]) {
+        if (b.type === 'tool_result' && !uses.has(b.tool_use_id)) {
+          return invalid(kind, `messages.${i}.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`);
+        }
+      }
+    }
+    return undefined;
+  }
+  const max = body.max_completion_tokens ?? body.max_tokens;
+  if (typeof max === 'number' && max > MOCK_MAX_OUTPUT_TOKENS) return invalid(kind, `max_tokens is too large: ${max}. This model supports at most ${MOCK_MAX_OUTPUT_TOKENS} completion tokens.`);
+  const calls = new Set<string | undefined>();
+  for (const m of messages) {
+    for (const c of m.tool_calls ?? []) calls.add(c.id);
+    if (m.role === 'tool' && !calls.has(m.tool_call_id)) {
+      return invalid(kind, "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.");
+    }
+  }
+  return undefined;
+};
+
 // ---- server ------------------------------------------------------------------------------------
 
 export interface MockUpstream {
@@ -219,6 +282,12 @@ export const startMockUpstream = (kind: 'openai' | 'anthropic'): MockUpstream =>
       const s = script(rec);
       if (s.delayMs) await sleep(s.delayMs);
       const model = String(body.model ?? 'unknown');
+      if (kind === 'anthropic' && path.endsWith('/v1/messages/count_tokens')) {
+        if (body.max_tokens !== undefined) return invalid(kind, 'max_tokens: Extra inputs are not permitted');
+        return Response.json({ input_tokens: 1234 });
+      }
+      const refused = s.status ? undefined : refusal(kind, path, body);
+      if (refused) return refused;
       if (kind === 'openai' && !path.endsWith('/chat/completions') && !(s.status && s.status >= 400)) return extraAnswer(path, body);
       if (s.status && s.status >= 400) return new Response(s.errorBody ?? '', { status: s.status, headers: { 'content-type': 'application/json', ...s.headers } });
       if (s.raw !== undefined) return new Response(s.raw, { headers: { 'content-type': body.stream ? 'text/event-stream' : 'application/json' } });

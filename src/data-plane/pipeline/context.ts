@@ -4,6 +4,7 @@ import type { GatewayError } from '../../core/errors.ts';
 import type { SnapshotHolder } from '../../propagation/holder.ts';
 import type { KeySnapshot } from '../../propagation/snapshot.ts';
 import type { Telemetry } from '../../telemetry/tracing.ts';
+import type { Conversations } from '../conversations.ts';
 import type { Attempt } from '../dispatch.ts';
 import type { RecordSink } from '../records.ts';
 import type { Plan } from '../resolve.ts';
@@ -46,6 +47,8 @@ export interface InferenceDeps {
   keepAliveMs: number;
   /** Request-body limits; the defaults when absent. */
   bodyLimits?: BodyLimits;
+  /** Stored responses and threads (contract §2); references are refused when absent. */
+  conversations?: Conversations;
   /** The request path's policies; none when absent. */
   policies?: Policies;
 }

@@ -1,5 +1,6 @@
 import { asGatewayError, GatewayError } from '../../core/errors.ts';
 import type { Plan } from '../resolve.ts';
+import type { Keeper, Prepared } from '../stateful.ts';
 import type { RequestIds } from '../respond.ts';
 import { endSpan, openSpan } from '../trace.ts';
 import { admit } from './admit.ts';
@@ -39,6 +40,8 @@ export interface Serving<T> {
   /** The parsed body as the client sent it (for same-format pass-through). */
   body: unknown;
   plan: Plan;
+  /** Keeps the answer (stored Responses, Messages threads), when the request asked for it. */
+  keeper: Keeper | undefined;
   policies: Policies;
   /** The request's output guardrails, when any applies (then no same-format pass-through). */
   output: OutputFilter | undefined;
@@ -50,6 +53,11 @@ export interface Serving<T> {
 export interface EndpointSpec<T> {
   /** The path as records and spans name it. */
   path: string;
+  /**
+   * Before `read`: resolves server-side conversation state into the body (stored responses,
+   * threads) once the caller is known. Throws GatewayError (404 for an unknown reference).
+   */
+  prepare?(body: unknown, ctx: RequestContext, deps: InferenceDeps): Promise<Prepared>;
   read(body: unknown): ReadRequest<T>;
   /** Dispatch and respond. A thrown error is finished and answered by the pipeline. */
   serve(s: Serving<T>): Promise<Response>;
@@ -90,7 +98,8 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
     if (authed) await authed;
     const body = await readJsonBody(req, deps.bodyLimits);
     ctx.bodyText = body.text;
-    let value = body.value;
+    const prepared: Prepared = spec.prepare ? await spec.prepare(body.value, ctx, deps) : { body: body.value };
+    let value = prepared.body;
     let read = spec.read(value);
     const plan = resolve(ctx, snapshot, read.model, read.stream);
     ctx.maxOutputTokens = maxOutputOf(value);
@@ -105,7 +114,7 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
     }
     if (policies.admit.length > 0) await admit(policies.admit, ctx);
     const output = policies.guardrails.length > 0 ? openOutput(policies.guardrails, ctx) : undefined;
-    return await spec.serve({ deps, ctx, request: read.request, body: value, plan, policies, output, signal: req.signal, finish: (o) => finish(deps, ctx, o) });
+    return await spec.serve({ deps, ctx, request: read.request, body: value, plan, keeper: prepared.keeper, policies, output, signal: req.signal, finish: (o) => finish(deps, ctx, o) });
   } catch (e) {
     const err = asGatewayError(e);
     finish(deps, ctx, { status: err.status, error: err });

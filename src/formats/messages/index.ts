@@ -9,7 +9,10 @@ import { createMessagesStreamEncoder } from './stream.ts';
  * `{type:'error', error:{message,type,param,code}}`: the Anthropic SDK reads `type` and
  * `error.{type,message}`; the seed's `error.{message,type,param,code}` is kept as well.
  */
-export const encodeMessagesError = (error: GatewayError) => ({ type: 'error', error: { ...toInferenceBody(error).error } });
+export const encodeMessagesError = (error: GatewayError) => ({
+  type: 'error',
+  error: { ...toInferenceBody(error).error, ...(error.details ? { details: error.details } : {}) },
+});
 
 export const messagesCodec: ClientFormatCodec = {
   id: 'messages',

@@ -46,6 +46,8 @@ export interface ResponseObjectInit {
   /** Aggregated text; omitted from the object when undefined (in-progress snapshots). */
   outputText?: string;
   usage: Usage | null;
+  /** Members set as given (EncodeContext.responseFields). */
+  fields?: JsonObject;
 }
 
 /** `length` and `content_filter` end a response as `incomplete`; everything else `completed`. */
@@ -85,6 +87,7 @@ export const responseObject = (init: ResponseObjectInit): JsonObject => {
     user: null,
   };
   if (init.outputText !== undefined) obj.output_text = init.outputText;
+  if (init.fields) Object.assign(obj, init.fields);
   return obj;
 };
 
@@ -101,5 +104,6 @@ export const encodeResponsesResponse = (res: CanonicalResponse, ctx: EncodeConte
     output,
     outputText: res.text,
     usage: res.usage,
+    ...(ctx.responseFields ? { fields: ctx.responseFields } : {}),
   });
 };

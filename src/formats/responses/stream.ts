@@ -27,6 +27,8 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
   let started = false;
   let closed = false;
   let messageCount = 0;
+  let final: JsonObject | undefined;
+  const fields = ctx.responseFields ? { fields: ctx.responseFields } : {};
   const held: HeldState = { finishReason: 'stop', usage: undefined };
   const items: Item[] = [];
   /** Canonical tool index → output index. */
@@ -38,7 +40,7 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
     if (started) return '';
     started = true;
     id = responseId(upstreamId, ctx);
-    const snapshot = responseObject({ id, createdAt, model: ctx.model, status: 'in_progress', output: [], usage: null });
+    const snapshot = responseObject({ id, createdAt, model: ctx.model, status: 'in_progress', output: [], usage: null, ...fields });
     return emit('response.created', { response: snapshot }) + emit('response.in_progress', { response: snapshot });
   };
 
@@ -123,9 +125,13 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
         output,
         outputText,
         usage: held.usage ?? emptyUsage(),
+        ...fields,
       });
+      final = response;
       return out + emit('response.completed', { response });
     },
+
+    final: () => final,
 
     error(error: GatewayError): string {
       if (closed) return '';

@@ -99,6 +99,9 @@ const toolChoice = (choice: ToolChoice | undefined, parallel: boolean | undefine
 
 const clamp01 = (t: number): number => Math.min(1, Math.max(0, t));
 
+/** What `response_format: {type: "json_object"}` becomes toward Anthropic (documented in docs/operating.md). */
+export const JSON_OBJECT_INSTRUCTION = 'Respond with a single valid JSON object and nothing else: no prose, no code fences.';
+
 export const buildMessagesBody = (request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
   const system = request.messages
     .filter((m) => m.role === 'system')
@@ -107,11 +110,13 @@ export const buildMessagesBody = (request: CanonicalRequest, target: UpstreamTar
     .join('\n\n');
   const tools = request.tools ?? [];
   const rf = request.responseFormat;
+  // json_object has no Anthropic field: it becomes an instruction (json_schema maps to output_config).
+  const instructed = rf?.type === 'json_object' ? (system === '' ? JSON_OBJECT_INSTRUCTION : `${system}\n\n${JSON_OBJECT_INSTRUCTION}`) : system;
   return compact({
     model: target.upstreamModel,
-    system: system === '' ? undefined : system,
+    system: instructed === '' ? undefined : instructed,
     messages: toAnthropicMessages(request.messages),
-    max_tokens: request.maxTokens ?? optionNumber(target.connection.options, 'defaultMaxTokens') ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+    max_tokens: request.maxTokens ?? optionNumber(target.connection.options, 'defaultMaxTokens') ?? request.outputLimit ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
     temperature: request.temperature === undefined ? undefined : clamp01(request.temperature),
     top_p: request.topP,
     top_k: request.topK,

@@ -10,3 +10,6 @@ export * from './routing.ts';
 export * from './tenancy.ts';
 export * from './telemetry.ts';
 export * from './governance.ts';
+export * from './byok.ts';
+export * from './service-accounts.ts';
+export * from './conversations.ts';

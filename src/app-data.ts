@@ -1,0 +1,107 @@
+import type { Server } from 'bun';
+import { mkdirSync } from 'node:fs';
+import pkg from '../package.json' with { type: 'json' };
+import type { GatewayConfig } from './config/env.ts';
+import { ConfigError } from './config/env.ts';
+import { describeError, log } from './core/log.ts';
+import { PullController } from './data-plane/remote/pull.ts';
+import { RemoteRecordSink } from './data-plane/remote/remote-sink.ts';
+import { readServiceAccountFile, type ServiceAccountFile } from './data-plane/remote/service-account-file.ts';
+import { cutOpenStreams, gatewayShutdown, setStreamStallTimeout } from './data-plane/respond.ts';
+import { startDataPlaneServer } from './data-plane/server.ts';
+import { setMaxUpstreamResponse } from './data-plane/upstream.ts';
+import { SnapshotHolder } from './propagation/holder.ts';
+import { getAdapter } from './providers/registry.ts';
+import { startTelemetry } from './telemetry/tracing.ts';
+
+/**
+ * A separate data plane (`serve --role data --service-account FILE`, contract §5): no database,
+ * no management modules. Configuration is pulled from the management plane named in the file;
+ * request records are shipped to it (spooled to GATEWAY_DATA_DIR while it cannot take them).
+ */
+export interface DataNode {
+  config: GatewayConfig;
+  account: ServiceAccountFile;
+  snapshots: SnapshotHolder;
+  controller: PullController;
+  records: RemoteRecordSink;
+  inference: Server<undefined>;
+  inferenceUrl: string;
+  stop(graceMs?: number): Promise<void>;
+}
+
+export const startDataNode = async (config: GatewayConfig): Promise<DataNode> => {
+  if (!config.serviceAccountFile) throw new ConfigError('--service-account', 'required with --role data');
+  const account = readServiceAccountFile(config.serviceAccountFile);
+  if (config.dataDir === 'memory://') throw new ConfigError('GATEWAY_DATA_DIR', 'a data plane needs a directory (records are spooled there)');
+  mkdirSync(config.dataDir, { recursive: true });
+  const snapshots = new SnapshotHolder();
+  const controller = new PullController(account, snapshots, getAdapter, { dataDir: config.dataDir, pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs });
+  const records = new RemoteRecordSink(
+    async (recordsJson) => {
+      const res = await controller.call('/dataplane.v1.DataplaneService/PushRecords', `{"records":${recordsJson}}`);
+      await res.body?.cancel();
+      if (res.status === 200) return 'ok';
+      // 400: a batch the management plane cannot read (never retried); everything else is kept.
+      return res.status === 400 ? 'refused' : 'retry';
+    },
+    config.dataDir,
+    { flushMs: config.recordFlushMs },
+  );
+  const telemetry = startTelemetry(config.telemetry, pkg.version);
+  await controller.start();
+  records.start();
+  setMaxUpstreamResponse(config.limits.maxUpstreamResponseBytes);
+  setStreamStallTimeout(config.limits.streamStallMs);
+  let inference: Server<undefined>;
+  try {
+    inference = startDataPlaneServer({
+      host: config.host,
+      port: config.port,
+      // The request path takes the embedded writer's type; the remote sink has the same add() contract.
+      deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits },
+      limits: config.limits,
+      ready: () => snapshots.current !== undefined,
+      readiness: () => ({
+        role: 'data',
+        dataplaneId: account.workspaceId,
+        customerId: account.customerId,
+        revision: snapshots.current?.revision ?? null,
+        managementPlane: controller.status.reachable ? 'reachable' : 'unreachable',
+        serviceAccount: controller.status.refused ? 'refused' : 'ok',
+        ...(controller.status.refused ? { refusedReason: controller.status.refused } : {}),
+        configSource: controller.status.source,
+        lastPullAt: controller.status.lastPullAt?.toISOString() ?? null,
+        records: records.stats,
+      }),
+    });
+  } catch (e) {
+    controller.stop();
+    const busy = e instanceof Error && /EADDRINUSE|in use/i.test(e.message);
+    throw busy ? new ConfigError('GATEWAY_PORT', 'port is already in use') : e;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    config,
+    account,
+    snapshots,
+    controller,
+    records,
+    inference,
+    inferenceUrl: `http://${config.host}:${inference.port}`,
+    stop(graceMs = config.shutdownGraceMs) {
+      stopping ??= (async () => {
+        const drained = await Promise.race([inference.stop(false).then(() => true), Bun.sleep(graceMs).then(() => false)]);
+        if (!drained) {
+          cutOpenStreams(gatewayShutdown());
+          await Bun.sleep(200);
+          inference.stop(true);
+        }
+        controller.stop();
+        await records.stop(5_000).catch((e: unknown) => log.error('spooling the queued request records failed', { error: describeError(e) }));
+        await telemetry.shutdown().catch(() => undefined);
+      })();
+      return stopping;
+    },
+  };
+};

@@ -1,0 +1,189 @@
+import { and, eq, inArray, isNull, max } from 'drizzle-orm';
+import { getTableColumns } from 'drizzle-orm';
+import { connectError, GatewayError, isDatabaseUnavailable, databaseUnavailable, toConnectBody } from '../core/errors.ts';
+import { describeError, log } from '../core/log.ts';
+import { loadConfigDocument } from '../propagation/load.ts';
+import { sealFor } from '../propagation/seal.ts';
+import type { RecordEntry } from '../data-plane/records.ts';
+import { configChanges, dataplanes, dataplaneStatus, projectGatewayProjects, projectGateways, requestRecords, type ServiceAccountRow } from '../store/schema/index.ts';
+import { bearer } from './auth.ts';
+import type { ControlDeps } from './deps.ts';
+import { verifyServiceAccountJwt } from './service-account-auth.ts';
+
+/**
+ * The data plane protocol (contract §5), on the management listener:
+ *
+ * - `POST /dataplane.v1.DataplaneService/Pull` `{knownRevision?, appliedRevision?, full?}` →
+ *   `{dataplaneId, revision, unchanged: true}` when `knownRevision` is the data plane's desired
+ *   revision (and `full` is not set), else `{dataplaneId, revision, unchanged: false, document,
+ *   sealedSecrets}`: the configuration of the workspace's project and of the projects attached to
+ *   project gateways hosted on it, provider keys removed from the document and sealed for the
+ *   account (see seal.ts). Records the data plane's applied revision and poll in `dataplane_status`.
+ * - `POST /dataplane.v1.DataplaneService/PushRecords` `{records: [...]}` → `{accepted, rejected}`:
+ *   request records of the data plane's customer, written by the management plane's record writer
+ *   (idempotent by requestId); `unavailable` (503) while the store is down, so the data plane keeps them.
+ *
+ * Both take `Authorization: Bearer <service-account JWT>` with scope `dataplane`. A revoked or
+ * expired account gets `unauthenticated` with `reason` `revoked` or `expired`.
+ */
+
+export interface RecordWriter {
+  add(entry: RecordEntry): void;
+  flush(): Promise<void>;
+  readonly stats: { storeDown: boolean };
+}
+
+const MAX_RECORDS_PER_PUSH = 5000;
+
+const json = (status: number, body: unknown): Response => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const fail = (e: unknown): Response => {
+  const g = e instanceof GatewayError ? e : isDatabaseUnavailable(e) ? databaseUnavailable() : undefined;
+  if (!g) {
+    log.error('data plane protocol call failed', { error: describeError(e) });
+    return json(500, { code: 'internal', message: 'internal error' });
+  }
+  return json(g.status, toConnectBody(g));
+};
+
+const authenticate = async (deps: ControlDeps, req: Request): Promise<ServiceAccountRow | Response> => {
+  const token = bearer(req);
+  const v = token ? await verifyServiceAccountJwt(deps, token) : undefined;
+  if (!v) return json(401, { code: 'unauthenticated', message: 'invalid credentials: a service-account JWT is required' });
+  if (!v.ok) return json(401, { code: 'unauthenticated', message: `service account ${v.reason}`, reason: v.reason });
+  if (!v.account.scopes.includes('dataplane')) return json(403, { code: 'permission_denied', message: "the service account lacks scope 'dataplane'" });
+  return v.account;
+};
+
+const body = async (req: Request): Promise<Record<string, unknown>> => {
+  try {
+    const b: unknown = await req.json();
+    if (typeof b === 'object' && b !== null && !Array.isArray(b)) return b as Record<string, unknown>;
+  } catch {
+    // falls through
+  }
+  throw connectError('invalid_argument', 'the body must be a JSON object');
+};
+
+const revisionOf = (v: unknown, field: string): number | undefined => {
+  if (v === undefined || v === null || v === '') return undefined;
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^-?\d{1,18}$/.test(v) ? Number(v) : Number.NaN;
+  if (!Number.isSafeInteger(n)) throw connectError('invalid_argument', `${field}: an int64`, field);
+  return n;
+};
+
+/** The workspace row, its change-record targets and the projects it serves. */
+const planeOf = async (deps: ControlDeps, a: ServiceAccountRow) => {
+  const [ws] = await deps.db
+    .select()
+    .from(dataplanes)
+    .where(and(eq(dataplanes.customerUuid, a.customerUuid), eq(dataplanes.slug, a.workspaceId), isNull(dataplanes.deletedAt)))
+    .limit(1);
+  if (!ws) throw connectError('failed_precondition', `workspace '${a.workspaceId}' no longer exists`);
+  const gateways = await deps.db
+    .select({ id: projectGateways.id })
+    .from(projectGateways)
+    .where(and(eq(projectGateways.customerUuid, a.customerUuid), eq(projectGateways.workspaceId, a.workspaceId), isNull(projectGateways.deletedAt)));
+  const attached =
+    gateways.length === 0
+      ? []
+      : await deps.db
+          .select({ projectUuid: projectGatewayProjects.projectUuid })
+          .from(projectGatewayProjects)
+          .where(inArray(projectGatewayProjects.gatewayId, gateways.map((g) => g.id)));
+  return { ws, targets: [ws.id, ...gateways.map((g) => g.id)], projectUuids: [...new Set([ws.projectUuid, ...attached.map((p) => p.projectUuid)])] };
+};
+
+/** The desired revision of a data plane: the newest change record addressed to it (or a gateway it hosts). */
+export const desiredRevisionOf = async (deps: Pick<ControlDeps, 'db'>, targets: string[]): Promise<number> => {
+  const [row] = await deps.db.select({ rev: max(configChanges.id) }).from(configChanges).where(inArray(configChanges.target, targets));
+  return Number(row?.rev ?? 0);
+};
+
+const recordPoll = async (deps: ControlDeps, planeId: string, applied: number | undefined, full: boolean): Promise<void> => {
+  const now = new Date();
+  const set = { lastPollAt: now, ...(applied !== undefined ? { appliedRevision: applied } : {}), ...(full ? { lastDriftSweepAt: now } : {}) };
+  await deps.db
+    .insert(dataplaneStatus)
+    .values({ dataplaneId: planeId, appliedRevision: applied ?? 0, lastPollAt: now, ...(full ? { lastDriftSweepAt: now } : {}) })
+    .onConflictDoUpdate({ target: dataplaneStatus.dataplaneId, set });
+};
+
+/** The request_records column names (what a record entry's fields are keyed by). */
+const COLUMNS = new Set(Object.values(getTableColumns(requestRecords)).map((c) => c.name));
+/** NOT NULL columns with a constant default, filled in when a pushed record leaves them out. */
+const DEFAULTS = Object.values(getTableColumns(requestRecords))
+  .filter((c) => c.notNull && c.hasDefault && ['number', 'boolean', 'string'].includes(typeof c.default))
+  .map((c) => [c.name, c.default] as const);
+const BODIES = new Set(['request_body', 'response_body', 'sanitized']);
+
+/**
+ * A pushed record (the data plane's RecordEntry as one JSON object keyed by column names): known
+ * columns only, its customer the account's (or none), a request id, an endpoint and a valid time.
+ * Anything else the database refuses is split out, cleaned or dropped by the record writer.
+ */
+const entryOf = (v: unknown, customerId: string): RecordEntry | undefined => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const o = v as Record<string, unknown>;
+  if (typeof o.request_id !== 'string' || typeof o.endpoint !== 'string' || typeof o.received_at !== 'string') return undefined;
+  if (o.customer_id !== undefined && o.customer_id !== null && o.customer_id !== customerId) return undefined;
+  if (Number.isNaN(new Date(o.received_at).getTime())) return undefined;
+  const fields: Record<string, unknown> = {};
+  for (const [k, val] of DEFAULTS) fields[k] = val;
+  for (const [k, val] of Object.entries(o)) if (COLUMNS.has(k) && !BODIES.has(k) && val !== undefined) fields[k] = val;
+  const body = (x: unknown): string | null => (x === undefined || x === null ? null : JSON.stringify(x));
+  return {
+    fields: JSON.stringify(fields).slice(1, -1),
+    requestBody: body(o.request_body),
+    responseBody: body(o.response_body),
+    sanitized: typeof o.sanitized === 'string' && o.sanitized !== '' ? o.sanitized : null,
+  };
+};
+
+export const dataplaneProtocol = (deps: ControlDeps, records: RecordWriter) => ({
+  pull: async (req: Request): Promise<Response> => {
+    try {
+      const a = await authenticate(deps, req);
+      if (a instanceof Response) return a;
+      const b = await body(req);
+      const known = revisionOf(b.knownRevision, 'knownRevision');
+      const applied = revisionOf(b.appliedRevision, 'appliedRevision');
+      const full = b.full === true;
+      const plane = await planeOf(deps, a);
+      const revision = await desiredRevisionOf(deps, plane.targets);
+      await recordPoll(deps, plane.ws.id, applied, full);
+      const head = { dataplaneId: a.workspaceId, customerId: a.customerId, revision: String(revision) };
+      if (!full && known === revision) return json(200, { ...head, unchanged: true });
+      const doc = await loadConfigDocument(deps.db, deps.secrets, deps.upstreamAllowPrivate, { customerUuid: a.customerUuid, projectUuids: plane.projectUuids });
+      const secrets: Record<string, string> = {};
+      for (const c of doc.connections) if (c.apiKey !== null) secrets[c.id] = c.apiKey;
+      const document = { ...doc, revision, connections: doc.connections.map((c) => ({ ...c, apiKey: null })) };
+      return json(200, { ...head, unchanged: false, document, sealedSecrets: await sealFor(a.publicKeyPem, secrets) });
+    } catch (e) {
+      return fail(e);
+    }
+  },
+  push: async (req: Request): Promise<Response> => {
+    try {
+      const a = await authenticate(deps, req);
+      if (a instanceof Response) return a;
+      const b = await body(req);
+      if (!Array.isArray(b.records) || b.records.length > MAX_RECORDS_PER_PUSH) throw connectError('invalid_argument', `records: an array of at most ${MAX_RECORDS_PER_PUSH}`, 'records');
+      let rejected = 0;
+      let accepted = 0;
+      for (const r of b.records) {
+        const entry = entryOf(r, a.customerId);
+        if (!entry) rejected++;
+        else {
+          records.add(entry);
+          accepted++;
+        }
+      }
+      await records.flush();
+      // Rows stay queued in this process too; the data plane re-sends them (idempotent by requestId).
+      if (records.stats.storeDown) return json(503, { code: 'unavailable', message: 'the record store is unavailable; retry' });
+      return json(200, { accepted, rejected });
+    } catch (e) {
+      return fail(e);
+    }
+  },
+});

@@ -1,0 +1,83 @@
+import type { JsonObject } from '../canonical/types.ts';
+import { asGatewayError, invalidRequest } from '../core/errors.ts';
+import { messagesCodec } from '../formats/messages/index.ts';
+import type { ResolvedTarget } from '../propagation/snapshot.ts';
+import { authenticate } from './auth.ts';
+import { readJsonBody } from './pipeline/body.ts';
+import type { InferenceDeps } from './pipeline/context.ts';
+import { noSnapshot } from './pipeline/index.ts';
+import { resolve } from './resolve.ts';
+import { errorResponse, jsonResponse, type RequestIds } from './respond.ts';
+import { readUpstreamText, UpstreamCall } from './upstream.ts';
+
+/**
+ * `POST /v1/messages/count_tokens` (Anthropic shape) and `POST /v1/responses/input_tokens` (OpenAI
+ * shape). The route's primary target counts when its API can (Anthropic's count_tokens for a
+ * Messages body to an Anthropic-family upstream; OpenAI's /v1/responses/input_tokens for an
+ * OpenAI upstream); otherwise the answer is an estimate (about 4 characters of the request's JSON
+ * per token), flagged with `estimated: true` and the header `x-gateway-token-count: estimated`.
+ */
+
+type Kind = 'messages' | 'responses';
+
+const COUNTED_FIELDS: Record<Kind, readonly string[]> = {
+  messages: ['system', 'messages', 'tools', 'tool_choice', 'thinking'],
+  responses: ['instructions', 'input', 'tools', 'tool_choice', 'text', 'reasoning'],
+};
+
+export const estimateTokens = (body: JsonObject, kind: Kind): number => {
+  let chars = 0;
+  for (const f of COUNTED_FIELDS[kind]) if (body[f] !== undefined) chars += JSON.stringify(body[f]).length;
+  return Math.max(1, Math.ceil(chars / 4));
+};
+
+const answer = (kind: Kind, tokens: number): JsonObject =>
+  kind === 'messages' ? { input_tokens: tokens, estimated: true } : { object: 'response.input_tokens', input_tokens: tokens, estimated: true };
+
+/** The upstream request that counts `body` at `target`, when its API has a counting endpoint. */
+const countingRequest = (kind: Kind, target: ResolvedTarget, body: JsonObject) => {
+  const adapter = target.adapter;
+  if (adapter.kind !== 'http' || !adapter.passThrough) return undefined;
+  const upstreamTarget = { connection: target.connection, upstreamModel: target.upstreamModel };
+  if (kind === 'messages' && adapter.passThrough.format === 'messages' && adapter.id === 'anthropic') {
+    const { stream: _stream, ...rest } = body;
+    const built = adapter.passThrough.build(rest, upstreamTarget, false);
+    if (!built) return undefined;
+    // The pass-through supplies a default max_tokens, which count_tokens does not take.
+    const { max_tokens: _default, ...counted } = JSON.parse(built.body) as JsonObject;
+    return { ...built, url: built.url.replace(/\/v1\/messages$/, '/v1/messages/count_tokens'), body: JSON.stringify(counted) };
+  }
+  if (kind === 'responses' && adapter.id === 'openai' && adapter.passThrough.format === 'chat') {
+    const { stream: _stream, store: _store, max_output_tokens: _max, ...rest } = body;
+    const built = adapter.passThrough.build(rest, upstreamTarget, false);
+    return built && { ...built, url: built.url.replace(/\/chat\/completions$/, '/responses/input_tokens') };
+  }
+  return undefined;
+};
+
+export const handleCountTokens = async (deps: InferenceDeps, kind: Kind, req: Request, ids: RequestIds): Promise<Response> => {
+  const codec = kind === 'messages' ? messagesCodec : undefined;
+  try {
+    const snapshot = deps.snapshots.current;
+    if (!snapshot) throw noSnapshot();
+    const key = await authenticate(req.headers, snapshot, Date.now());
+    const { value } = await readJsonBody(req, deps.bodyLimits);
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidRequest('The request body must be a JSON object.');
+    const body = value as JsonObject;
+    if (typeof body.model !== 'string' || body.model === '') throw invalidRequest("'model' is required.", 'model');
+    const plan = resolve(snapshot, key, body.model);
+    const target = plan.route.tiers[0]?.[0];
+    const upstream = target && countingRequest(kind, target, body);
+    if (target && upstream && target.adapter.kind === 'http') {
+      const call = new UpstreamCall(target.connection, req.signal);
+      const res = await call.send(await call.prepare(upstream, target.adapter, { connection: target.connection, upstreamModel: target.upstreamModel }));
+      const text = await readUpstreamText(res, req.signal);
+      if (res.ok) return jsonResponse(200, text, ids);
+      // An upstream without the endpoint (404) is estimated; any other refusal is the client's answer.
+      if (res.status !== 404) throw target.adapter.parseError(res.status, call.scrub(text), res.headers);
+    }
+    return jsonResponse(200, JSON.stringify(answer(kind, estimateTokens(body, kind))), ids, { 'x-gateway-token-count': 'estimated' });
+  } catch (e) {
+    return errorResponse(asGatewayError(e), ids, codec);
+  }
+};

@@ -1,0 +1,192 @@
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { importPKCS8, SignJWT } from 'jose';
+import { uuid } from '../../core/ids.ts';
+import { describeError, log } from '../../core/log.ts';
+import { buildSnapshot } from '../../propagation/build.ts';
+import type { ConfigDocument } from '../../propagation/document.ts';
+import type { SnapshotHolder } from '../../propagation/holder.ts';
+import { unseal } from '../../propagation/seal.ts';
+import type { ProviderAdapter } from '../../providers/types.ts';
+import type { ServiceAccountFile } from './service-account-file.ts';
+
+/** Lifetime of the JWT signed for each call to the management plane. */
+const TOKEN_LIFETIME_S = 120;
+const CALL_TIMEOUT_MS = 10_000;
+
+export interface PullStatus {
+  /** The revision served (-1 before the first configuration). */
+  appliedRevision: number;
+  lastPullAt: Date | undefined;
+  lastFullSyncAt: Date | undefined;
+  /** The management plane answered the last call. */
+  reachable: boolean;
+  /** Set when the management plane refused the account (revoked, expired, unknown). */
+  refused: string | undefined;
+  lastError: string | undefined;
+  /** Where the configuration served came from. */
+  source: 'none' | 'management-plane' | 'disk-cache';
+}
+
+interface PullResponse {
+  revision: string;
+  unchanged: boolean;
+  document?: ConfigDocument;
+  sealedSecrets?: string;
+}
+
+/**
+ * The controller of a separate data plane: pulls its configuration from the management plane
+ * (contract §5) at start (full sync), every poll interval (only when the revision moved) and on
+ * every drift sweep (full), reporting the revision it serves. The last good response is kept on
+ * disk (GATEWAY_DATA_DIR/config-cache.json) as it came — provider keys sealed for this account —
+ * so a restart while the management plane is away serves the last configuration.
+ */
+export class PullController {
+  readonly status: PullStatus = { appliedRevision: -1, lastPullAt: undefined, lastFullSyncAt: undefined, reachable: false, refused: undefined, lastError: undefined, source: 'none' };
+  #key: Promise<CryptoKey> | undefined;
+  #timers: ReturnType<typeof setInterval>[] = [];
+  #running: Promise<void> | undefined;
+  readonly #cacheFile: string;
+
+  constructor(
+    private readonly sa: ServiceAccountFile,
+    private readonly holder: SnapshotHolder,
+    private readonly getAdapter: (id: string) => ProviderAdapter | undefined,
+    private readonly opts: { dataDir: string; pollMs: number; driftSweepMs: number },
+  ) {
+    this.#cacheFile = join(opts.dataDir, 'config-cache.json');
+  }
+
+  /** A short-lived RS256 JWT for the management plane. */
+  async token(): Promise<string> {
+    this.#key ??= importPKCS8(this.sa.privateKey, 'RS256');
+    const now = Math.floor(Date.now() / 1000);
+    return new SignJWT({ scope: 'dataplane' })
+      .setProtectedHeader({ alg: 'RS256', kid: this.sa.privateKeyId, typ: 'JWT' })
+      .setIssuer(this.sa.issuer)
+      .setSubject(this.sa.clientEmail)
+      .setAudience(this.sa.audience)
+      .setJti(uuid())
+      .setIssuedAt(now)
+      .setExpirationTime(now + TOKEN_LIFETIME_S)
+      .sign(await this.#key);
+  }
+
+  /** POSTs to the management plane with a fresh token. */
+  async call(path: string, body: string): Promise<Response> {
+    return fetch(`${this.sa.apiUri}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await this.token()}`, 'content-type': 'application/json' },
+      body,
+      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.pull(true);
+    if (!this.holder.current) await this.#loadCache();
+    const poll = setInterval(() => void this.pull(false), this.opts.pollMs);
+    const sweep = setInterval(() => void this.pull(true), this.opts.driftSweepMs);
+    for (const t of [poll, sweep]) t.unref?.();
+    this.#timers = [poll, sweep];
+  }
+
+  stop(): void {
+    for (const t of this.#timers) clearInterval(t);
+    this.#timers = [];
+  }
+
+  /** One pull (coalesced with one already running). `full` asks for the whole document whatever the revision. */
+  pull(full: boolean): Promise<void> {
+    this.#running ??= this.#pull(full || !this.holder.current).finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  async #pull(full: boolean): Promise<void> {
+    const applied = this.status.appliedRevision;
+    const req = JSON.stringify({ ...(applied >= 0 ? { knownRevision: String(applied), appliedRevision: String(applied) } : {}), full });
+    let res: Response;
+    try {
+      res = await this.call('/dataplane.v1.DataplaneService/Pull', req);
+    } catch (e) {
+      this.#unreachable(describeError(e));
+      return;
+    }
+    this.status.lastPullAt = new Date();
+    const text = await res.text().catch(() => '');
+    if (res.status === 401 || res.status === 403) {
+      const why = safeJson(text);
+      this.status.reachable = true;
+      this.status.refused = typeof why?.message === 'string' ? why.message : `refused (${res.status})`;
+      log.every('dataplane-refused', 'error', 'the management plane refused this data plane’s service account; serving the last configuration', { reason: this.status.refused }, 60_000);
+      return;
+    }
+    if (res.status !== 200) {
+      this.#unreachable(`management plane answered ${res.status}`);
+      return;
+    }
+    this.status.reachable = true;
+    this.status.refused = undefined;
+    try {
+      const body = JSON.parse(text) as PullResponse;
+      if (body.unchanged) return;
+      await this.#apply(body);
+      if (full) this.status.lastFullSyncAt = new Date();
+      this.#writeCache(text);
+      this.status.lastError = undefined;
+    } catch (e) {
+      this.status.lastError = describeError(e);
+      log.every('dataplane-apply-failed', 'error', 'applying the pulled configuration failed; still serving the previous one', { error: this.status.lastError });
+    }
+  }
+
+  async #apply(body: PullResponse): Promise<void> {
+    if (!body.document) throw new Error('pull response without a document');
+    const secrets = body.sealedSecrets ? await unseal(this.sa.privateKey, body.sealedSecrets) : {};
+    const doc: ConfigDocument = { ...body.document, connections: body.document.connections.map((c) => ({ ...c, apiKey: secrets[c.id] ?? null })) };
+    const current = this.holder.current;
+    // A full sync at the same revision replaces the snapshot (drift repair); an older one never does.
+    if (current && doc.revision < current.revision) return;
+    this.holder.swap(buildSnapshot(doc, this.getAdapter));
+    this.status.appliedRevision = doc.revision;
+  }
+
+  #unreachable(error: string): void {
+    this.status.reachable = false;
+    this.status.lastError = error;
+    log.every('dataplane-unreachable', 'warn', 'the management plane is unreachable; serving the last configuration', { error, revision: this.status.appliedRevision }, 30_000);
+  }
+
+  #writeCache(text: string): void {
+    try {
+      writeFileSync(`${this.#cacheFile}.tmp`, text, { mode: 0o600 });
+      renameSync(`${this.#cacheFile}.tmp`, this.#cacheFile);
+      this.status.source = 'management-plane';
+    } catch (e) {
+      log.every('dataplane-cache', 'warn', 'could not keep the configuration on disk', { error: describeError(e) });
+    }
+  }
+
+  async #loadCache(): Promise<void> {
+    if (!existsSync(this.#cacheFile)) return;
+    try {
+      await this.#apply(JSON.parse(readFileSync(this.#cacheFile, 'utf8')) as PullResponse);
+      this.status.source = 'disk-cache';
+      log.warn('serving the configuration kept on disk until the management plane answers', { revision: this.status.appliedRevision });
+    } catch (e) {
+      log.error('the configuration kept on disk is unusable', { error: describeError(e) });
+    }
+  }
+}
+
+const safeJson = (text: string): Record<string, unknown> | undefined => {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+};

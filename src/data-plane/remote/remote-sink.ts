@@ -1,0 +1,140 @@
+import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describeError, log } from '../../core/log.ts';
+import type { RecordEntry, RecordSink, RecordSinkStats } from '../records.ts';
+
+/**
+ * The request-record sink of a separate data plane: records are shipped to the management plane
+ * in batches (`PushRecords`, see control-plane/dataplane-protocol.ts). A batch that cannot be sent
+ * is written to the spool directory (GATEWAY_DATA_DIR/record-spool, one JSON file per batch) and
+ * re-sent, oldest first, once the management plane answers — across outages and restarts. The
+ * management plane stores rows idempotently (by requestId), so a batch sent twice is stored once.
+ */
+
+/** Sends one batch (a JSON array text); 'ok', 'retry' (keep it) or 'refused' (a permanent 4xx: drop it). */
+export type BatchSender = (recordsJson: string) => Promise<'ok' | 'retry' | 'refused'>;
+
+export interface RemoteSinkStats extends RecordSinkStats {
+  /** Batches on disk waiting for the management plane. */
+  spooledBatches: number;
+  sent: number;
+}
+
+/** A record entry as one JSON object keyed by column names (bodies embedded as the JSON they are). */
+export const recordJson = (e: RecordEntry): string =>
+  `{${e.fields},"request_body":${e.requestBody ?? 'null'},"response_body":${e.responseBody ?? 'null'},"sanitized":${e.sanitized === null ? 'null' : JSON.stringify(e.sanitized)}}`;
+
+export class RemoteRecordSink implements RecordSink {
+  #queue: RecordEntry[] = [];
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #flushing: Promise<void> | undefined;
+  #down = false;
+  #seq = 0;
+  #stats = { sent: 0, dropped: 0 };
+  readonly #dir: string;
+
+  constructor(
+    private readonly send: BatchSender,
+    dataDir: string,
+    private readonly opts: { flushMs: number; maxBatch?: number } = { flushMs: 250 },
+  ) {
+    this.#dir = join(dataDir, 'record-spool');
+    mkdirSync(this.#dir, { recursive: true });
+  }
+
+  get stats(): RemoteSinkStats {
+    let queuedBodyChars = 0;
+    for (const e of this.#queue) queuedBodyChars += (e.requestBody?.length ?? 0) + (e.responseBody?.length ?? 0);
+    return { queued: this.#queue.length, queuedBodyChars, sanitized: 0, bodiesDropped: 0, spooledBatches: this.#spoolFiles().length, ...this.#stats, storeDown: this.#down };
+  }
+
+  start(): void {
+    this.#timer ??= setInterval(() => void this.flush(), this.opts.flushMs);
+    this.#timer.unref?.();
+  }
+
+  add(entry: RecordEntry): void {
+    this.#queue.push(entry);
+    if (this.#queue.length >= (this.opts.maxBatch ?? 1000)) void this.flush();
+  }
+
+  /** Sends the spool, then what is queued; what cannot be sent is spooled. */
+  async flush(): Promise<void> {
+    while (this.#flushing) await this.#flushing;
+    this.#flushing = this.#drain().finally(() => {
+      this.#flushing = undefined;
+    });
+    return this.#flushing;
+  }
+
+  #spoolFiles(): string[] {
+    try {
+      return readdirSync(this.#dir)
+        .filter((f) => f.endsWith('.json'))
+        .sort();
+    } catch {
+      return [];
+    }
+  }
+
+  #spool(text: string): void {
+    const name = `${Date.now().toString().padStart(15, '0')}-${process.pid}-${String(++this.#seq).padStart(6, '0')}.json`;
+    // Written whole, then renamed: a crash never leaves a half batch under a .json name.
+    writeFileSync(join(this.#dir, `${name}.tmp`), text);
+    renameSync(join(this.#dir, `${name}.tmp`), join(this.#dir, name));
+  }
+
+  async #sendCounted(text: string, rows: number): Promise<'ok' | 'retry' | 'refused'> {
+    let r: 'ok' | 'retry' | 'refused';
+    try {
+      r = await this.send(text);
+    } catch (e) {
+      log.every('records-remote-send', 'warn', 'sending request records to the management plane failed', { error: describeError(e) }, 30_000);
+      r = 'retry';
+    }
+    if (r === 'ok') this.#stats.sent += rows;
+    if (r === 'refused') {
+      this.#stats.dropped += rows;
+      log.every('records-remote-refused', 'error', 'the management plane refused a batch of request records; dropped', { rows });
+    }
+    if (r === 'retry' && !this.#down) log.warn('the management plane does not take request records now; spooling them to disk', { dir: this.#dir });
+    if (r !== 'retry' && this.#down) log.info('the management plane takes request records again', {});
+    this.#down = r === 'retry';
+    return r;
+  }
+
+  async #drain(): Promise<void> {
+    for (const f of this.#spoolFiles()) {
+      const path = join(this.#dir, f);
+      let text: string;
+      try {
+        text = readFileSync(path, 'utf8');
+      } catch {
+        continue;
+      }
+      const rows = (text.match(/"request_id":/g) ?? []).length;
+      if ((await this.#sendCounted(text, rows)) === 'retry') break;
+      unlinkSync(path);
+    }
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.opts.maxBatch ?? 1000);
+      const text = `[${batch.map(recordJson).join(',')}]`;
+      if (this.#down) {
+        this.#spool(text);
+        continue;
+      }
+      if ((await this.#sendCounted(text, batch.length)) === 'retry') this.#spool(text);
+    }
+  }
+
+  /** Stops the timer, sends what it can until the deadline, spools the rest (nothing is lost). */
+  async stop(withinMs = 5_000): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+    await Promise.race([this.flush(), Bun.sleep(withinMs)]);
+    if (this.#queue.length > 0) {
+      const rest = this.#queue.splice(0);
+      this.#spool(`[${rest.map(recordJson).join(',')}]`);
+    }
+  }
+}

@@ -1,0 +1,151 @@
+import type { JsonObject, JsonValue } from '../canonical/types.ts';
+import { invalidRequest } from '../core/errors.ts';
+import { type Conversations, notStored, storeUnavailable } from './conversations.ts';
+
+/**
+ * What the request path does with server-side conversation state before a request is read and
+ * after it was answered: Responses `previous_response_id` / `item_reference` / `store`, and
+ * Messages `thread`. References are resolved into the full request before it is read, so every
+ * upstream (translated or passed through) gets the whole conversation; nothing is ever ignored.
+ */
+
+/** Keeps what was answered. */
+export interface Keeper {
+  /** Responses: members set on the answer object (`store`, `previous_response_id`). */
+  responseFields?: JsonObject;
+  /** Called once with the client-visible answer object (a Responses `response`, a Messages `message`). */
+  keep(answer: JsonObject): Promise<void>;
+}
+
+export interface Prepared {
+  body: unknown;
+  keeper?: Keeper;
+}
+
+const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+const ITEM_PREFIX: Record<string, string> = { message: 'msg', function_call: 'fc', function_call_output: 'fco', reasoning: 'rs' };
+
+/** Input items as OpenAI lists them: each with a type and an id (ids the client gave are kept). */
+const withIds = (items: readonly JsonValue[], suffix: string): JsonObject[] =>
+  items.filter(isObject).map((item, i) => {
+    const type = typeof item.type === 'string' ? item.type : 'message';
+    if (typeof item.id === 'string') return { ...item, type };
+    return { id: `${ITEM_PREFIX[type] ?? 'item'}_${suffix}_in${i}`, ...item, type };
+  });
+
+const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/**
+ * `POST /v1/responses`: `previous_response_id` prepends the stored response's input and output,
+ * `item_reference` items become the stored items; `store` (default true) keeps the answer.
+ */
+export const prepareResponses = async (conv: Conversations | undefined, projectId: string, body: unknown, requestHex: string): Promise<Prepared> => {
+  if (!isObject(body)) return { body };
+  const prev = body.previous_response_id;
+  const input = body.input;
+  const refs = Array.isArray(input) && input.some((i) => isObject(i) && i.type === 'item_reference');
+  if (body.store !== undefined && body.store !== null && typeof body.store !== 'boolean') throw invalidRequest("'store' must be a boolean.", 'store');
+  const store = body.store !== false;
+  if (!conv) {
+    if (prev !== undefined && prev !== null) throw storeUnavailable('previous_response_id');
+    if (refs) throw storeUnavailable('input');
+    return { body };
+  }
+  const items: JsonValue[] = [];
+  if (prev !== undefined && prev !== null) {
+    if (typeof prev !== 'string' || prev === '') throw invalidRequest("'previous_response_id' must be a response id.", 'previous_response_id');
+    const stored = await conv.get(projectId, prev);
+    if (stored?.kind !== 'response') throw notStored('Previous response', prev, 'previous_response_id');
+    items.push(...stored.input);
+    if (Array.isArray(stored.response.output)) items.push(...stored.response.output);
+  }
+  if (typeof input === 'string') items.push({ type: 'message', role: 'user', content: input });
+  else if (Array.isArray(input)) {
+    for (let i = 0; i < input.length; i++) {
+      const item = input[i] as JsonValue;
+      if (isObject(item) && item.type === 'item_reference') {
+        const id = item.id;
+        if (typeof id !== 'string' || id === '') throw invalidRequest("An item_reference needs the item's 'id'.", `input.${i}.id`);
+        const found = await conv.getItem(projectId, id);
+        if (!found) throw notStored('Item', id, `input.${i}.id`);
+        items.push(found);
+      } else items.push(item);
+    }
+  } else return { body }; // not a valid input: the codec says why
+
+  const expanded: JsonObject = { ...body, input: items };
+  delete expanded.previous_response_id;
+  const previous = typeof prev === 'string' ? prev : null;
+  const responseFields: JsonObject = { store, previous_response_id: previous };
+  if (!store) return { body: expanded, keeper: { responseFields, keep: async () => undefined } };
+  const storedInput = withIds(items, requestHex);
+  return {
+    body: expanded,
+    keeper: {
+      responseFields,
+      keep: async (response) => {
+        const id = response.id;
+        if (typeof id !== 'string') return;
+        await conv.put(projectId, { kind: 'response', id, createdAt: typeof response.created_at === 'number' ? response.created_at : nowSeconds(), response, input: storedInput });
+      },
+    },
+  };
+};
+
+const THREADS_BETA = /^message-threads-/;
+
+/** The client's `anthropic-beta` values the gateway consumed itself (threads are served here). */
+export const consumedBeta = (value: string): boolean => THREADS_BETA.test(value.trim());
+
+/**
+ * `POST /v1/messages` with `thread`: `create` starts keeping the conversation under the reply's
+ * id; `continue` prepends what is kept under `previous_message_id` (its `system` and `tools`
+ * too) and keeps the longer conversation under the new reply's id. An unknown id is the 404 the
+ * Anthropic SDK recovers from by replaying the whole conversation (`thread_not_found`).
+ */
+export const prepareThread = async (conv: Conversations | undefined, projectId: string, body: unknown): Promise<Prepared> => {
+  if (!isObject(body) || body.thread === undefined || body.thread === null) return { body };
+  const thread = body.thread;
+  if (!isObject(thread) || (thread.type !== 'create' && thread.type !== 'continue')) {
+    throw invalidRequest("'thread' must be {\"type\": \"create\"} or {\"type\": \"continue\", \"previous_message_id\": …}.", 'thread');
+  }
+  if (!conv) throw storeUnavailable('thread');
+  if (!Array.isArray(body.messages)) return { body }; // the codec says why
+  const out: JsonObject = { ...body };
+  delete out.thread;
+  let history: JsonObject[] = [];
+  if (thread.type === 'continue') {
+    const id = thread.previous_message_id;
+    if (typeof id !== 'string' || id === '') throw invalidRequest("'thread.previous_message_id' is required with type 'continue'.", 'thread.previous_message_id');
+    const stored = await conv.get(projectId, id);
+    if (stored?.kind !== 'thread') throw notStored('Thread state for message', id, 'thread.previous_message_id', { error_code: 'thread_not_found' });
+    for (const field of ['system', 'tools'] as const) {
+      if (out[field] !== undefined) {
+        throw invalidRequest(`'${field}' is taken from the thread on a continue; send it only with thread type 'create'.`, field);
+      }
+      const kept = stored[field];
+      if (kept !== undefined) out[field] = kept;
+    }
+    history = stored.messages;
+    out.messages = [...history, ...body.messages];
+  }
+  const messages = out.messages as JsonValue[];
+  return {
+    body: out,
+    keeper: {
+      keep: async (message) => {
+        const id = message.id;
+        if (typeof id !== 'string' || !Array.isArray(message.content)) return;
+        await conv.put(projectId, {
+          kind: 'thread',
+          id,
+          createdAt: nowSeconds(),
+          ...(out.system !== undefined ? { system: out.system } : {}),
+          ...(out.tools !== undefined ? { tools: out.tools } : {}),
+          messages: [...messages.filter(isObject), { role: 'assistant', content: message.content }],
+        });
+      },
+    },
+  };
+};

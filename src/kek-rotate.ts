@@ -1,0 +1,47 @@
+#!/usr/bin/env bun
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from './config/env.ts';
+import { SecretBox } from './core/secrets.ts';
+import { openStore } from './store/db.ts';
+import { rewrapStore, staleWrapped } from './store/rewrap.ts';
+
+/**
+ * `bun run kek:rotate`: re-wraps every wrapped secret of the store (provider connection keys,
+ * BYOK secrets, signing keys, every `*_wrapped` / `*_encrypted` column) under GATEWAY_KEK, reading
+ * values wrapped under the keys of GATEWAY_KEK_PREVIOUS. Same database settings as the gateway
+ * (DATABASE_URL, or the embedded database in GATEWAY_DATA_DIR). Exits 0 when no value is left
+ * under an old KEK, 1 otherwise (the report names the columns). See docs/operating.md.
+ */
+const main = async (): Promise<void> => {
+  const config = loadConfig(process.argv.slice(2), process.env);
+  let kek = config.kek;
+  if (!kek && !config.databaseUrl) {
+    const file = join(config.dataDir, 'kek');
+    if (existsSync(file)) kek = readFileSync(file, 'utf8').trim();
+  }
+  if (!kek) throw new ConfigError('GATEWAY_KEK', 'set it to the new key-encryption key (and GATEWAY_KEK_PREVIOUS to the old one)');
+  const secrets = new SecretBox(kek, config.kekPrevious);
+  const store = config.databaseUrl ? await openStore({ driver: 'postgres', url: config.databaseUrl }) : await openStore({ driver: 'pglite', dataDir: config.dataDir });
+  try {
+    const report = await rewrapStore(store.db, secrets);
+    const stale = await staleWrapped(store.db, secrets);
+    const out = (line: string) => process.stdout.write(`${line}\n`);
+    out(`kek:rotate: current KEK version ${secrets.currentKekId}`);
+    out(`kek:rotate: columns ${report.columns.map((c) => `${c.table}.${c.column}`).join(', ')}`);
+    out(`kek:rotate: re-wrapped ${report.rewrapped}, already current ${report.current}, left under an old KEK ${stale}`);
+    for (const f of report.failed) out(`kek:rotate: ${f.count} value(s) in ${f.table}.${f.column} unwrap with no key of the ring (add the KEK they were wrapped with to GATEWAY_KEK_PREVIOUS)`);
+    process.exitCode = stale === 0 ? 0 : 1;
+  } finally {
+    await store.close();
+  }
+};
+
+main().catch((e: unknown) => {
+  if (e instanceof ConfigError) {
+    process.stderr.write(`kek:rotate: configuration error: ${e.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`kek:rotate: failed: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});
