@@ -74,8 +74,8 @@ describe.each(ENDPOINTS)('$name', (ep) => {
       const r = await post(ep.path, ep.body('tell me', stream));
       ep.up().script(undefined);
       const out = await r.text();
-      // The Messages wire's error object has no `code`: its event carries the type and the message naming the guardrail.
-      expect(out).toContain(ep.name === 'messages' && stream ? "blocked by the guardrail 'no-secrets'" : 'guardrail_blocked');
+      expect(out).toContain('guardrail_blocked');
+      if (ep.name === 'messages' && stream) expect(out).toContain("blocked by the guardrail 'no-secrets'");
       expect(out).not.toContain('TOPSECRET-7');
       if (!stream) expect(r.status).toBe(400);
     });

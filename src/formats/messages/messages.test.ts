@@ -106,6 +106,6 @@ describe('messages stream encoder edge cases', () => {
 
   test('error event shape', () => {
     const out = codec.createStreamEncoder(goldenCtx()).error(new GatewayError({ kind: 'rate_limit', message: 'Slow.' }));
-    expect(out).toBe('event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"Slow."}}\n\n');
+    expect(out).toBe('event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"Slow.","code":"rate_limit_exceeded"}}\n\n');
   });
 });

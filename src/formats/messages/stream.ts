@@ -87,7 +87,8 @@ export const createMessagesStreamEncoder = (ctx: EncodeContext): StreamEncoder =
     error(error: GatewayError): string {
       if (closed) return '';
       closed = true;
-      return emit('error', { error: { type: error.type, message: error.message } });
+      // The seed's error fields ride along (as in the Messages error body): SDKs read type and message.
+      return emit('error', { error: { type: error.type, message: error.message, code: error.errorCode } });
     },
   };
 };
