@@ -81,6 +81,8 @@ export const plan = (def: ResourceDef, prior: CtyObject | null, proposed: CtyObj
     // Without a change nothing is unknown: the plan is the prior state (no spurious diff).
     if (replace.length === 0 && !def.attrs.some((a) => !same(prior[a.tf], planned[a.tf])) && !(def.blocks ?? []).some((b) => !same(prior[b.tf], planned[b.tf])))
       return { planned: { ...prior, ...Object.fromEntries(def.attrs.filter((a) => a.writeOnly).map((a) => [a.tf, null])) }, requiresReplace: [] };
+    // An update: what the server recomputes on any change is known only after apply.
+    for (const a of def.attrs) if (a.volatile) planned[a.tf] = UNKNOWN;
   }
   return { planned, requiresReplace: replace };
 };

@@ -38,6 +38,8 @@ export interface Attr {
   schema?: TSchema;
   /** The operation whose request may change it in place. */
   updatable?: boolean;
+  /** A computed value the server may change on any update (e.g. a budget's resetsAt): unknown in an update's plan. */
+  volatile?: boolean;
 }
 
 const unwrap = (s: TSchema): TSchema => {

@@ -284,6 +284,41 @@ export class ByokKey extends GatewayResource<ByokKeyProps> {
   }
 }
 
+export interface BudgetProps extends Meta {
+  readonly customerId: string;
+  readonly projectId: string;
+  readonly name: string;
+  /** Limit in USD as a canonical decimal string ("25", "0.5"). */
+  readonly limitUsd: string;
+  readonly period: 'day' | 'week' | 'month' | 'total';
+  /** Limit one API key of the project instead of the whole project. */
+  readonly apiKeyId?: string;
+}
+/** gateway_budget. Import id: `customer/project/name`. */
+export class Budget extends GatewayResource<BudgetProps> {
+  constructor(scope: Construct, id: string, props: BudgetProps) {
+    super(scope, id, 'gateway_budget', props);
+  }
+}
+
+export interface GuardrailProps extends Meta {
+  readonly customerId: string;
+  readonly projectId: string;
+  readonly name: string;
+  readonly stage: 'input' | 'output' | 'both';
+  readonly kind: 'regex' | 'pii' | 'max_input_tokens';
+  readonly pattern?: string;
+  readonly piiTypes?: ('email' | 'phone' | 'credit_card' | 'iban' | 'ssn' | 'ip_address')[];
+  readonly maxTokens?: number;
+  readonly action: 'block' | 'redact' | 'flag';
+}
+/** gateway_guardrail. Import id: `customer/project/name`. */
+export class Guardrail extends GatewayResource<GuardrailProps> {
+  constructor(scope: Construct, id: string, props: GuardrailProps) {
+    super(scope, id, 'gateway_guardrail', props);
+  }
+}
+
 /** Data source gateway_customer. */
 export class DataCustomer extends GatewayDataSource<{ customerId: string }> {
   constructor(scope: Construct, id: string, props: { customerId: string } & Meta) {
