@@ -4,6 +4,7 @@ import type { CanonicalRequest } from '../canonical/types.ts';
 import { attemptSecrets, maskSecrets, secretForms } from '../providers/redact.ts';
 import { scrubError } from '../providers/upstream-error.ts';
 import type { ConnectionConfig, HttpProviderAdapter, TokenHttp, UpstreamHttpRequest, UpstreamTarget } from '../providers/types.ts';
+import { readBounded } from './bounded-read.ts';
 
 /**
  * The only module that performs upstream HTTP. Network failures and time-outs become retryable
@@ -140,22 +141,9 @@ export const readUpstreamText = async (res: Response, signal: AbortSignal): Prom
     throw tooLargeUpstream(max);
   }
   if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > max) {
-        reader.cancel().catch(() => undefined);
-        throw tooLargeUpstream(max);
-      }
-      chunks.push(value);
-    }
+    return await readBounded(res.body, max, () => tooLargeUpstream(max));
   } catch (e) {
     throw upstreamFailure(e, signal);
   }
-  return Buffer.concat(chunks, total).toString('utf8');
 };

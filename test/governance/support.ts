@@ -1,18 +1,9 @@
 import { spawn, type Subprocess } from 'bun';
-import { createServer } from 'node:net';
 import type { TestGateway } from '../support/gateway.ts';
 import { admin, apikeyOp } from '../support/gateway.ts';
+import { freePort } from '../support/throwaway-pg.ts';
 
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
+export { freePort };
 
 export interface TestRedis {
   url: string;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { mulberry32 } from '../support/fuzz-bodies.ts';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { GHOST, type Fx, OPS } from './op-table.ts';
 import { type Body, documentedOps, liveFixture, tableDigest, toSnake } from './support.ts';
@@ -23,17 +24,7 @@ afterAll(async () => {
   await tg.stop();
 });
 
-/** mulberry32: small, seedable. */
-const rng = (seed: number) => {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-};
+const rng = mulberry32;
 
 const CHARS = ['a', 'Z', '0', '-', '_', '.', ' ', '/', '\\', '"', "'", '%', '\u00e9', '\u4e2d', '\u{1F600}', '\u202e', '\ud800', '\u0000', '\n', '\t', '<', '>', '{', '}'];
 

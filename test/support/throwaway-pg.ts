@@ -23,7 +23,8 @@ export const throwawayUnavailable = (): string | undefined => {
   return undefined;
 };
 
-const freePort = (): Promise<number> =>
+/** A TCP port nobody listens on right now (127.0.0.1). */
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);

@@ -1,5 +1,6 @@
 import { GatewayError, invalidRequest } from '../../core/errors.ts';
 import { checkNesting } from '../../formats/validate.ts';
+import { readBounded } from '../bounded-read.ts';
 
 /** Request-body limits of the listener (GATEWAY_MAX_BODY, GATEWAY_BODY_TIMEOUT). */
 export interface BodyLimits {
@@ -15,22 +16,7 @@ const bodyTimedOut = (ms: number): GatewayError =>
   new GatewayError({ kind: 'invalid_request', status: 408, errorCode: 'request_timeout', message: `The request body did not arrive within ${ms} ms.` });
 
 /** A body without Content-Length (chunked): counted as it arrives, refused past the limit. */
-const readCounted = async (body: ReadableStream<Uint8Array>, max: number): Promise<string> => {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      reader.cancel().catch(() => undefined);
-      throw bodyTooLarge(max);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, total).toString('utf8');
-};
+const readCounted = (body: ReadableStream<Uint8Array>, max: number): Promise<string> => readBounded(body, max, () => bodyTooLarge(max));
 
 /** Reads the body within the size and time limits. */
 const readBody = async (req: Request, limits: BodyLimits): Promise<string> => {
