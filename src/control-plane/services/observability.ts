@@ -86,6 +86,8 @@ export const recordView = (r: RequestRecordRow) => ({
   ...(r.sanitized ? { sanitized: r.sanitized.split(',') } : {}),
 });
 
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Offset-free paging for records: newest first, cursor = (receivedAt, requestId), same token format as other lists. */
 const recordCursor = (token: string | undefined): SQL | undefined => {
   if (!token) return undefined;
@@ -131,7 +133,8 @@ export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<
         .from(requestRecords)
         .where(
           and(
-            input.requestId ? sql`${requestRecords.requestId}::text = ${input.requestId}` : undefined,
+            // A UUID is compared as one (the primary key serves it); anything else matches nothing.
+            input.requestId ? (UUID_RE.test(input.requestId) ? eq(requestRecords.requestId, input.requestId.toLowerCase()) : sql`false`) : undefined,
             input.clientRequestId ? eq(requestRecords.clientRequestId, input.clientRequestId) : undefined,
             input.customerId ? eq(requestRecords.customerId, input.customerId) : undefined,
             project ? eq(requestRecords.projectId, project) : undefined,
