@@ -70,6 +70,8 @@ export interface CanonicalRequest {
    * upstream that requires a max_tokens gets it when neither the client nor the connection set one.
    */
   outputLimit?: number;
+  /** The client's `anthropic-beta` header values (set by the gateway): Anthropic upstreams get them merged with the connection's. */
+  anthropicBeta?: string[];
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';

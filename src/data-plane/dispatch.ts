@@ -183,7 +183,7 @@ export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapsh
     const adapter = target.adapter;
     if (adapter.kind === 'local') return { value: { response: adapter.complete(req, withTarget(target)) }, status: 200 };
     const signal = t.controller.signal;
-    const direct = pass && adapter.passThrough?.format === pass.format ? adapter.passThrough.build(pass.body, withTarget(target), false) : undefined;
+    const direct = pass && adapter.passThrough?.format === pass.format ? adapter.passThrough.build(pass.body, withTarget(target), false, req) : undefined;
     const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
     const text = await readUpstreamText(upstream, signal);
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(text), upstream.headers);
@@ -284,7 +284,7 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
     }
     const signal = t.controller.signal;
     const direct: UpstreamHttpRequest | undefined =
-      pass && adapter.passThrough?.format === pass.format ? adapter.passThrough.build(pass.body, withTarget(target), true) : undefined;
+      pass && adapter.passThrough?.format === pass.format ? adapter.passThrough.build(pass.body, withTarget(target), true, req) : undefined;
     const relay = direct && pass ? new Relay(pass.format, target.upstreamModel, pass.clientModel, pass.includeUsage) : undefined;
     const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);

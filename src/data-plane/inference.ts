@@ -141,6 +141,8 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
       },
       serve: (s) => {
         clampOutput(format, s);
+        const beta = s.ctx.headers?.get('anthropic-beta');
+        if (beta) s.request.anthropicBeta = beta.split(',').map((b) => b.trim()).filter((b) => b !== '');
         const pass = passThroughOf(format, s, s.body);
         return s.request.stream ? stream(codec, s, pass) : complete(codec, s, pass);
       },

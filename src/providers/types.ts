@@ -79,8 +79,9 @@ export interface PassThrough {
   /**
    * The upstream request for a client body of `format` (already validated by its codec), or
    * undefined when this target must get a translated request (a connection option changes the body).
+   * `request` is the same request decoded, for what travels beside the body (e.g. `anthropicBeta`).
    */
-  build(body: JsonObject, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest | undefined;
+  build(body: JsonObject, target: UpstreamTarget, stream: boolean, request?: CanonicalRequest): UpstreamHttpRequest | undefined;
 }
 
 /** An adapter for an HTTP upstream. Pure: it builds requests and parses responses, never fetches. */

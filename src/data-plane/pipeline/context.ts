@@ -62,6 +62,8 @@ export interface RequestContext {
   t0: number;
   endpoint: string;
   stream: boolean;
+  /** The client's request headers (read by endpoints that forward some, e.g. `anthropic-beta`). */
+  headers?: Headers;
   key?: KeySnapshot;
   model?: string;
   plan?: Plan;

@@ -89,6 +89,7 @@ const maxOutputOf = (body: unknown): number | undefined => {
 
 export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>, req: Request, ids: RequestIds): Promise<Response> => {
   const ctx = openContext(spec.path, ids);
+  ctx.headers = req.headers;
   openSpan(deps.telemetry, ctx, req);
   const policies = deps.policies ?? NO_POLICIES;
   try {

@@ -162,9 +162,16 @@ const messagesUrl = (target: UpstreamTarget): string => {
 export const buildMessagesRequest = (request: CanonicalRequest, target: UpstreamTarget): UpstreamHttpRequest => ({
   url: messagesUrl(target),
   method: 'POST',
-  headers: messagesHeaders(target, request.stream),
+  headers: withClientBetas(messagesHeaders(target, request.stream), request.anthropicBeta),
   body: JSON.stringify(buildMessagesBody(request, target)),
 });
+
+/** The connection's `beta` option merged with the client's `anthropic-beta` values (deduplicated, in order). */
+const withClientBetas = (headers: Record<string, string>, client: readonly string[] | undefined): Record<string, string> => {
+  if (client === undefined || client.length === 0) return headers;
+  const have = (headers['anthropic-beta'] ?? '').split(',').map((b) => b.trim()).filter((b) => b !== '');
+  return { ...headers, 'anthropic-beta': [...new Set([...have, ...client])].join(',') };
+};
 
 /** URL and headers per connection object of a snapshot (immutable), computed once. */
 const wireCache = new WeakMap<object, { url: string; json: Record<string, string>; sse: Record<string, string> }>();
@@ -173,7 +180,7 @@ const wireCache = new WeakMap<object, { url: string; json: Record<string, string
  * Pass-through of a Messages body to Anthropic: the client's JSON with the upstream model (and
  * the connection's default `max_tokens` when the client sent none).
  */
-export const buildMessagesPassThrough = (body: JsonObject, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest => {
+export const buildMessagesPassThrough = (body: JsonObject, target: UpstreamTarget, stream: boolean, request?: CanonicalRequest): UpstreamHttpRequest => {
   let w = wireCache.get(target.connection);
   if (!w) {
     w = { url: messagesUrl(target), json: messagesHeaders(target, false), sse: messagesHeaders(target, true) };
@@ -181,5 +188,5 @@ export const buildMessagesPassThrough = (body: JsonObject, target: UpstreamTarge
   }
   const out: JsonObject = { ...body, model: target.upstreamModel };
   if (out.max_tokens === undefined) out.max_tokens = optionNumber(target.connection.options, 'defaultMaxTokens') ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
-  return { url: w.url, method: 'POST', headers: stream ? w.sse : w.json, body: JSON.stringify(out) };
+  return { url: w.url, method: 'POST', headers: withClientBetas(stream ? w.sse : w.json, request?.anthropicBeta), body: JSON.stringify(out) };
 };

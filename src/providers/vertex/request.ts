@@ -58,7 +58,7 @@ export const buildVertexRequest = (provider: string, request: CanonicalRequest, 
     delete messages['model']; // the model is in the path
     body = JSON.stringify({ anthropic_version: optionString(connection.options, 'anthropicVersion') ?? VERTEX_ANTHROPIC_VERSION, ...messages });
     url = `${prefix}:${request.stream ? 'streamRawPredict' : 'rawPredict'}`;
-    const beta = optionStringList(connection.options, 'beta');
+    const beta = [...new Set([...optionStringList(connection.options, 'beta'), ...(request.anthropicBeta ?? [])])];
     if (beta.length > 0) headers['anthropic-beta'] = beta.join(',');
   } else {
     body = JSON.stringify(buildGenerateContentBody(request));
