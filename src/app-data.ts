@@ -67,6 +67,8 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         dataplaneId: account.workspaceId,
         customerId: account.customerId,
         revision: snapshots.current?.revision ?? null,
+        // The public base URL adopted from the workspace's newest PROXY_URL event (SetWorkspaceURL with triggerUpdate).
+        publicUrl: snapshots.current?.publicUrl ?? null,
         managementPlane: controller.status.reachable ? 'reachable' : 'unreachable',
         serviceAccount: controller.status.refused ? 'refused' : 'ok',
         ...(controller.status.refused ? { refusedReason: controller.status.refused } : {}),

@@ -153,7 +153,11 @@ export const dataplaneProtocol = (deps: ControlDeps, records: RecordWriter) => (
       await recordPoll(deps, plane.ws.id, applied, full);
       const head = { dataplaneId: a.workspaceId, customerId: a.customerId, revision: String(revision) };
       if (!full && known === revision) return json(200, { ...head, unchanged: true });
-      const doc = await loadConfigDocument(deps.db, deps.secrets, deps.upstreamAllowPrivate, { customerUuid: a.customerUuid, projectUuids: plane.projectUuids });
+      const doc = await loadConfigDocument(deps.db, deps.secrets, deps.upstreamAllowPrivate, {
+        customerUuid: a.customerUuid,
+        projectUuids: plane.projectUuids,
+        workspace: { id: plane.ws.id, slug: plane.ws.slug, projectUuid: plane.ws.projectUuid },
+      });
       const secrets: Record<string, string> = {};
       for (const c of doc.connections) if (c.apiKey !== null) secrets[c.id] = c.apiKey;
       const document = { ...doc, revision, connections: doc.connections.map((c) => ({ ...c, apiKey: null })) };
