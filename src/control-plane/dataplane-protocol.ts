@@ -145,59 +145,61 @@ const entryOf = (v: unknown, customerId: string): RecordEntry | undefined => {
   };
 };
 
-export const dataplaneProtocol = (deps: ControlDeps, records: RecordWriter, conversations?: ConversationStore) => {
-  const protocol = {
-    pull: async (req: Request): Promise<Response> => {
-      try {
-        const a = await authenticate(deps, req);
-        if (a instanceof Response) return a;
-        const b = await body(req);
-        const known = revisionOf(b.knownRevision, 'knownRevision');
-        const applied = revisionOf(b.appliedRevision, 'appliedRevision');
-        const full = b.full === true;
-        const plane = await planeOf(deps, a);
-        const revision = await desiredRevisionOf(deps, plane.targets);
-        await recordPoll(deps, plane.ws.id, applied, full);
-        const head = { dataplaneId: a.workspaceId, customerId: a.customerId, revision: String(revision) };
-        if (!full && known === revision) return json(200, { ...head, unchanged: true });
-        const doc = await loadConfigDocument(deps.db, deps.secrets, deps.upstreamAllowPrivate, {
-          customerUuid: a.customerUuid,
-          projectUuids: plane.projectUuids,
-          workspace: { id: plane.ws.id, slug: plane.ws.slug, projectUuid: plane.ws.projectUuid },
-        });
-        const secrets: Record<string, string> = {};
-        for (const c of doc.connections) if (c.apiKey !== null) secrets[c.id] = c.apiKey;
-        const document = { ...doc, revision, connections: doc.connections.map((c) => ({ ...c, apiKey: null })) };
-        return json(200, { ...head, unchanged: false, document, sealedSecrets: await sealFor(a.publicKeyPem, secrets) });
-      } catch (e) {
-        return fail(e);
-      }
-    },
-    push: async (req: Request): Promise<Response> => {
-      try {
-        const a = await authenticate(deps, req);
-        if (a instanceof Response) return a;
-        const b = await body(req);
-        if (!Array.isArray(b.records) || b.records.length > MAX_RECORDS_PER_PUSH) throw connectError('invalid_argument', `records: an array of at most ${MAX_RECORDS_PER_PUSH}`, 'records');
-        let rejected = 0;
-        let accepted = 0;
-        for (const r of b.records) {
-          const entry = entryOf(r, a.customerId);
-          if (!entry) rejected++;
-          else {
-            records.add(entry);
-            accepted++;
-          }
+const handlers = (deps: ControlDeps, records: RecordWriter) => ({
+  pull: async (req: Request): Promise<Response> => {
+    try {
+      const a = await authenticate(deps, req);
+      if (a instanceof Response) return a;
+      const b = await body(req);
+      const known = revisionOf(b.knownRevision, 'knownRevision');
+      const applied = revisionOf(b.appliedRevision, 'appliedRevision');
+      const full = b.full === true;
+      const plane = await planeOf(deps, a);
+      const revision = await desiredRevisionOf(deps, plane.targets);
+      await recordPoll(deps, plane.ws.id, applied, full);
+      const head = { dataplaneId: a.workspaceId, customerId: a.customerId, revision: String(revision) };
+      if (!full && known === revision) return json(200, { ...head, unchanged: true });
+      const doc = await loadConfigDocument(deps.db, deps.secrets, deps.upstreamAllowPrivate, {
+        customerUuid: a.customerUuid,
+        projectUuids: plane.projectUuids,
+        workspace: { id: plane.ws.id, slug: plane.ws.slug, projectUuid: plane.ws.projectUuid },
+      });
+      const secrets: Record<string, string> = {};
+      for (const c of doc.connections) if (c.apiKey !== null) secrets[c.id] = c.apiKey;
+      const document = { ...doc, revision, connections: doc.connections.map((c) => ({ ...c, apiKey: null })) };
+      return json(200, { ...head, unchanged: false, document, sealedSecrets: await sealFor(a.publicKeyPem, secrets) });
+    } catch (e) {
+      return fail(e);
+    }
+  },
+  push: async (req: Request): Promise<Response> => {
+    try {
+      const a = await authenticate(deps, req);
+      if (a instanceof Response) return a;
+      const b = await body(req);
+      if (!Array.isArray(b.records) || b.records.length > MAX_RECORDS_PER_PUSH) throw connectError('invalid_argument', `records: an array of at most ${MAX_RECORDS_PER_PUSH}`, 'records');
+      let rejected = 0;
+      let accepted = 0;
+      for (const r of b.records) {
+        const entry = entryOf(r, a.customerId);
+        if (!entry) rejected++;
+        else {
+          records.add(entry);
+          accepted++;
         }
-        await records.flush();
-        // Rows stay queued in this process too; the data plane re-sends them (idempotent by requestId).
-        if (records.stats.storeDown) return json(503, { code: 'unavailable', message: 'the record store is unavailable; retry' });
-        return json(200, { accepted, rejected });
-      } catch (e) {
-        return fail(e);
       }
-    },
-  };
+      await records.flush();
+      // Rows stay queued in this process too; the data plane re-sends them (idempotent by requestId).
+      if (records.stats.storeDown) return json(503, { code: 'unavailable', message: 'the record store is unavailable; retry' });
+      return json(200, { accepted, rejected });
+    } catch (e) {
+      return fail(e);
+    }
+  },
+});
+
+export const dataplaneProtocol = (deps: ControlDeps, records: RecordWriter, conversations?: ConversationStore) => {
+  const protocol = handlers(deps, records);
   return {
     ...protocol,
     /** The management listener's raw routes of the protocol. */
