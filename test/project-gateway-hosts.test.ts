@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DataNode, startDataNode } from '../src/app-data.ts';
 import { loadConfig } from '../src/config/env.ts';
+import { hostOfUrl, normalizeHost } from '../src/core/hosts.ts';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
 
 /**
@@ -162,4 +163,15 @@ describe('project gateways served by host', () => {
     expect((await chat(node.inferenceUrl, keys.web, 'edge.example.net')).status).toBe(200);
     expect((await chat(node.inferenceUrl, keys.api, 'edge.example.net')).status).toBe(404);
   }, 30_000);
+});
+
+test('host normalisation: the Host header and a stored URL meet on the same key', () => {
+  expect(normalizeHost('API.Example.com:8443')).toBe('api.example.com');
+  expect(normalizeHost('api.example.com.')).toBe('api.example.com');
+  expect(normalizeHost('[::1]:8080')).toBe('[::1]');
+  expect(normalizeHost('')).toBe('');
+  expect(hostOfUrl('https://API.Example.com:8443/v1')).toBe('api.example.com');
+  expect(hostOfUrl('gw.example.org')).toBe('gw.example.org');
+  expect(hostOfUrl('http://[::1]:9000/')).toBe('[::1]');
+  expect(hostOfUrl('ftp://x.example')).toBeUndefined();
 });
