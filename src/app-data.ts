@@ -4,6 +4,8 @@ import pkg from '../package.json' with { type: 'json' };
 import type { GatewayConfig } from './config/env.ts';
 import { ConfigError } from './config/env.ts';
 import { describeError, log } from './core/log.ts';
+import { Conversations } from './data-plane/conversations.ts';
+import { RemoteConversationStore } from './data-plane/remote/conversations.ts';
 import { PullController } from './data-plane/remote/pull.ts';
 import { RemoteRecordSink } from './data-plane/remote/remote-sink.ts';
 import { readServiceAccountFile, type ServiceAccountFile } from './data-plane/remote/service-account-file.ts';
@@ -59,7 +61,16 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
       host: config.host,
       port: config.port,
       // The request path takes the embedded writer's type; the remote sink has the same add() contract.
-      deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits },
+      deps: {
+        snapshots,
+        records,
+        telemetry,
+        recordBodies: config.recordBodies,
+        keepAliveMs: config.keepAliveMs,
+        bodyLimits: config.limits,
+        // Stored Responses and threads live in the management plane's store (usable through any data plane of the customer).
+        conversations: new Conversations(new RemoteConversationStore((path, body, timeoutMs) => controller.call(path, body, timeoutMs))),
+      },
       limits: config.limits,
       ready: () => snapshots.current !== undefined,
       readiness: () => ({
@@ -67,6 +78,8 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         dataplaneId: account.workspaceId,
         customerId: account.customerId,
         revision: snapshots.current?.revision ?? null,
+        // The public base URL adopted from the workspace's newest PROXY_URL event (SetWorkspaceURL with triggerUpdate).
+        publicUrl: snapshots.current?.publicUrl ?? null,
         managementPlane: controller.status.reachable ? 'reachable' : 'unreachable',
         serviceAccount: controller.status.refused ? 'refused' : 'ok',
         ...(controller.status.refused ? { refusedReason: controller.status.refused } : {}),

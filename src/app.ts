@@ -158,7 +158,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       const auth = new ManagementAuth(admin.hashes);
       auth.addVerifier(userTokenVerifier(deps));
       auth.addVerifier(serviceAccountVerifier(deps));
-      const protocol = dataplaneProtocol(deps, records);
+      const protocol = dataplaneProtocol(deps, records, conversationStore);
       adminApp = startControlServer({
         host: config.host,
         port: config.adminPort,
@@ -168,7 +168,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         pingDatabase: () => store.db.execute(sql`select 1`),
         version: pkg.version,
         jwks: async () => ({ keys: [...(await publishedKeys(store.db)).keys, ...(await serviceAccountJwks(deps))] }),
-        rawRoutes: { '/dataplane.v1.DataplaneService/Pull': protocol.pull, '/dataplane.v1.DataplaneService/PushRecords': protocol.push },
+        rawRoutes: protocol.routes,
       });
     }
   } catch (e) {

@@ -319,6 +319,53 @@ export class Guardrail extends GatewayResource<GuardrailProps> {
   }
 }
 
+export interface ServiceAccountProps extends Meta {
+  readonly customerId: string;
+  /** The workspace (data plane) slug it identifies; must exist. */
+  readonly workspaceId: string;
+  /** Management API base URI the data plane pulls from; default: the provider's endpoint as the server saw it. */
+  readonly apiUri?: string;
+  readonly audience?: string;
+  readonly issuer?: string;
+  readonly jwksUri?: string;
+  readonly serveUrl?: string;
+  /** Default ['dataplane']; also 'read' or 'admin' for automation. */
+  readonly scopes?: string[];
+  /** 1-3650; default 365. */
+  readonly validityDays?: number;
+  /** Sensitive: a secret reference (plaintext only with the embedded store). */
+  readonly internalApiKey?: string;
+  readonly routerUrl?: string;
+  /** Sensitive: plaintext (stored wrapped) or a secret reference. */
+  readonly routerKey?: string;
+  readonly telemetryEndpoint?: string;
+  readonly telemetryHeaders?: Record<string, string>;
+  readonly telemetryInsecure?: boolean;
+  readonly telemetryLocalVars?: Record<string, string>;
+  readonly telemetryProtocol?: '' | 'grpc' | 'http/protobuf' | 'http/json';
+  readonly telemetryTimeout?: string;
+}
+/**
+ * gateway_service_account: every argument replaces the account (there is no update). Destroy
+ * revokes it. Import id: its UUID (the private key is then unknown to Terraform).
+ */
+export class ServiceAccount extends GatewayResource<ServiceAccountProps> {
+  constructor(scope: Construct, id: string, props: ServiceAccountProps) {
+    super(scope, id, 'gateway_service_account', props);
+  }
+  /** Sensitive: the PEM private key (returned once by the API, kept in state). */
+  get privateKey(): string {
+    return this.attr('private_key');
+  }
+  /** Sensitive: the CreateServiceAccount answer, the file `serve --role data --service-account FILE` reads. */
+  get credentialsJson(): string {
+    return this.attr('credentials_json');
+  }
+  get email(): string {
+    return this.attr('email');
+  }
+}
+
 /** Data source gateway_customer. */
 export class DataCustomer extends GatewayDataSource<{ customerId: string }> {
   constructor(scope: Construct, id: string, props: { customerId: string } & Meta) {

@@ -9,6 +9,8 @@ import { configChanges, dataplanes, dataplaneStatus, projectGatewayProjects, pro
 import { bearer } from './auth.ts';
 import type { ControlDeps } from './deps.ts';
 import { verifyServiceAccountJwt } from './service-account-auth.ts';
+import type { ConversationStore } from '../data-plane/conversations.ts';
+import { conversationRoutes } from './dataplane-conversations.ts';
 
 /**
  * The data plane protocol (contract §5), on the management listener:
@@ -23,7 +25,11 @@ import { verifyServiceAccountJwt } from './service-account-auth.ts';
  *   request records of the data plane's customer, written by the management plane's record writer
  *   (idempotent by requestId); `unavailable` (503) while the store is down, so the data plane keeps them.
  *
- * Both take `Authorization: Bearer <service-account JWT>` with scope `dataplane`. A revoked or
+ * - `POST /dataplane.v1.DataplaneService/{Get,Put,Delete}Conversation`, `GetConversationItem`: the
+ *   stored Responses and Messages threads of the projects the data plane serves (see
+ *   dataplane-conversations.ts), so that what one data plane stored is usable through another.
+ *
+ * All take `Authorization: Bearer <service-account JWT>` with scope `dataplane`. A revoked or
  * expired account gets `unauthenticated` with `reason` `revoked` or `expired`.
  */
 
@@ -35,8 +41,8 @@ export interface RecordWriter {
 
 const MAX_RECORDS_PER_PUSH = 5000;
 
-const json = (status: number, body: unknown): Response => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-const fail = (e: unknown): Response => {
+export const json = (status: number, body: unknown): Response => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+export const fail = (e: unknown): Response => {
   const g = e instanceof GatewayError ? e : isDatabaseUnavailable(e) ? databaseUnavailable() : undefined;
   if (!g) {
     log.error('data plane protocol call failed', { error: describeError(e) });
@@ -45,7 +51,7 @@ const fail = (e: unknown): Response => {
   return json(g.status, toConnectBody(g));
 };
 
-const authenticate = async (deps: ControlDeps, req: Request): Promise<ServiceAccountRow | Response> => {
+export const authenticate = async (deps: ControlDeps, req: Request): Promise<ServiceAccountRow | Response> => {
   const token = bearer(req);
   const v = token ? await verifyServiceAccountJwt(deps, token) : undefined;
   if (!v) return json(401, { code: 'unauthenticated', message: 'invalid credentials: a service-account JWT is required' });
@@ -54,7 +60,7 @@ const authenticate = async (deps: ControlDeps, req: Request): Promise<ServiceAcc
   return v.account;
 };
 
-const body = async (req: Request): Promise<Record<string, unknown>> => {
+export const body = async (req: Request): Promise<Record<string, unknown>> => {
   try {
     const b: unknown = await req.json();
     if (typeof b === 'object' && b !== null && !Array.isArray(b)) return b as Record<string, unknown>;
@@ -72,7 +78,7 @@ const revisionOf = (v: unknown, field: string): number | undefined => {
 };
 
 /** The workspace row, its change-record targets and the projects it serves. */
-const planeOf = async (deps: ControlDeps, a: ServiceAccountRow) => {
+export const planeOf = async (deps: ControlDeps, a: ServiceAccountRow) => {
   const [ws] = await deps.db
     .select()
     .from(dataplanes)
@@ -139,7 +145,7 @@ const entryOf = (v: unknown, customerId: string): RecordEntry | undefined => {
   };
 };
 
-export const dataplaneProtocol = (deps: ControlDeps, records: RecordWriter) => ({
+const handlers = (deps: ControlDeps, records: RecordWriter) => ({
   pull: async (req: Request): Promise<Response> => {
     try {
       const a = await authenticate(deps, req);
@@ -153,7 +159,11 @@ export const dataplaneProtocol = (deps: ControlDeps, records: RecordWriter) => (
       await recordPoll(deps, plane.ws.id, applied, full);
       const head = { dataplaneId: a.workspaceId, customerId: a.customerId, revision: String(revision) };
       if (!full && known === revision) return json(200, { ...head, unchanged: true });
-      const doc = await loadConfigDocument(deps.db, deps.secrets, deps.upstreamAllowPrivate, { customerUuid: a.customerUuid, projectUuids: plane.projectUuids });
+      const doc = await loadConfigDocument(deps.db, deps.secrets, deps.upstreamAllowPrivate, {
+        customerUuid: a.customerUuid,
+        projectUuids: plane.projectUuids,
+        workspace: { id: plane.ws.id, slug: plane.ws.slug, projectUuid: plane.ws.projectUuid },
+      });
       const secrets: Record<string, string> = {};
       for (const c of doc.connections) if (c.apiKey !== null) secrets[c.id] = c.apiKey;
       const document = { ...doc, revision, connections: doc.connections.map((c) => ({ ...c, apiKey: null })) };
@@ -187,3 +197,16 @@ export const dataplaneProtocol = (deps: ControlDeps, records: RecordWriter) => (
     }
   },
 });
+
+export const dataplaneProtocol = (deps: ControlDeps, records: RecordWriter, conversations?: ConversationStore) => {
+  const protocol = handlers(deps, records);
+  return {
+    ...protocol,
+    /** The management listener's raw routes of the protocol. */
+    routes: {
+      '/dataplane.v1.DataplaneService/Pull': protocol.pull,
+      '/dataplane.v1.DataplaneService/PushRecords': protocol.push,
+      ...(conversations ? conversationRoutes(deps, conversations) : {}),
+    } as Record<string, (req: Request) => Promise<Response>>,
+  };
+};

@@ -2,6 +2,7 @@ import { importSPKI, jwtVerify } from 'jose';
 import { GatewayError, invalidApiKey } from '../core/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
 import { type ConfigSnapshot, type KeySnapshot, projectKey } from '../propagation/snapshot.ts';
+import { servedAt } from './hosts.ts';
 
 /**
  * Finds the caller in the snapshot, never in the database. Credentials: `Authorization: Bearer
@@ -99,7 +100,8 @@ const looksLikeJwt = (token: string): boolean => !token.startsWith('sk-') && tok
 /** API keys are checked synchronously (the hot path); user tokens need a signature check. */
 export const authenticate = (headers: Headers, snapshot: ConfigSnapshot, now: number): KeySnapshot | Promise<KeySnapshot> => {
   const token = tokenOf(headers);
-  return looksLikeJwt(token) ? byUserToken(token, snapshot) : byApiKey(token, snapshot, now);
+  // The caller's project must be served at the request's host (project gateways, contract §5).
+  return looksLikeJwt(token) ? byUserToken(token, snapshot).then((k) => servedAt(headers, snapshot, k)) : servedAt(headers, snapshot, byApiKey(token, snapshot, now));
 };
 
 export const forbiddenModel = (model: string): GatewayError =>

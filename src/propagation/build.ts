@@ -6,6 +6,7 @@ import {
   type CatalogEntry,
   type ConfigSnapshot,
   DEFAULT_TIMEOUT_MS,
+  type HostScope,
   type KeySnapshot,
   type ProjectSnapshot,
   projectKey,
@@ -202,5 +203,25 @@ export const buildSnapshot = (
     catalog,
     userTokenKeys: new Map(doc.userTokenKeys.map((k) => [k.kid, k.publicKeyPem])),
     revokedTokenIds: new Set(doc.revokedTokenIds),
+    ...hostsOf(doc),
   });
+};
+
+/**
+ * The host → projects map the request path looks up once per request. A project gateway's host
+ * wins over a workspace URL of the same host (gateway hosts are unique; workspace URLs are not
+ * checked against them); among workspaces, the first listed keeps a host.
+ */
+const hostsOf = (doc: ConfigDocument): Pick<ConfigSnapshot, 'hosts' | 'defaultProjects' | 'publicUrl'> => {
+  const hosts = new Map<string, HostScope>();
+  for (const g of doc.projectGateways ?? [])
+    hosts.set(g.host, Object.freeze({ kind: 'project_gateway', id: g.id, name: g.projectGatewayId, projects: new Set(g.projectUuids) }));
+  for (const w of doc.workspaceUrls ?? [])
+    if (!hosts.has(w.host)) hosts.set(w.host, Object.freeze({ kind: 'workspace', id: w.id, name: w.workspaceId, projects: new Set([w.projectUuid]) }));
+  const self = doc.self;
+  return {
+    hosts,
+    defaultProjects: self ? new Set([self.projectUuid]) : undefined,
+    publicUrl: self ? doc.workspaceUrls?.find((w) => w.id === self.workspaceUuid)?.url : undefined,
+  };
 };

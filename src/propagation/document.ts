@@ -81,4 +81,17 @@ export interface ConfigDocument {
    * `provider` is the provider id the key serves (core/byok.ts); `userId` is '' for a project-level key.
    */
   byokKeys: { id: string; projectUuid: string; provider: string; userId: string; secret: string }[];
+  /**
+   * Project gateways with a URL (contract §5): `host` is the URL's host, lower-cased, port stripped
+   * (what the request's `Host` header is matched against); `projectUuids` the live attached projects.
+   * Absent in documents written before project gateways were served by host.
+   */
+  projectGateways?: { id: string; customerUuid: string; workspaceId: string; projectGatewayId: string; host: string; projectUuids: string[] }[];
+  /**
+   * Workspace URLs adopted through a PROXY_URL event (SetWorkspaceURL with triggerUpdate): the
+   * newest event's URL of each live workspace, its host normalised like a gateway's.
+   */
+  workspaceUrls?: { id: string; customerUuid: string; workspaceId: string; projectUuid: string; url: string; host: string }[];
+  /** A separate data plane's own workspace (absent for the embedded data plane, which serves every project). */
+  self?: { workspaceUuid: string; workspaceId: string; projectUuid: string };
 }

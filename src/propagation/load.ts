@@ -1,4 +1,5 @@
-import { and, asc, eq, gt, inArray, isNotNull, isNull, max, or } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, max, or } from 'drizzle-orm';
+import { hostOfUrl } from '../core/hosts.ts';
 import { byokProviderId } from '../core/byok.ts';
 import type { JsonObject } from '../canonical/types.ts';
 import type { SecretBox } from '../core/secrets.ts';
@@ -11,6 +12,9 @@ import {
   byokKeys,
   configChanges,
   customers,
+  dataplanes,
+  projectGatewayProjects,
+  projectGateways,
   projectMembers,
   projectModels,
   projectProviders,
@@ -39,6 +43,8 @@ export const currentRevision = async (db: Db): Promise<number> => {
 export interface DocumentScope {
   customerUuid: string;
   projectUuids: readonly string[];
+  /** The data plane's workspace row: only its project gateways and its own PROXY_URL are listed. */
+  workspace?: { id: string; slug: string; projectUuid: string };
 }
 
 export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAllowPrivate = false, scope?: DocumentScope): Promise<ConfigDocument> =>
@@ -123,6 +129,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
       .from(guardrails)
       .where(inArray(guardrails.projectUuid, live()))
       .orderBy(guardrails.name);
+    const hosting = await hostingOf(tx, new Set(projectRows.map((p) => p.id)), scope);
     return {
       revision: Number(revRow?.rev ?? 0),
       projects: projectRows,
@@ -177,5 +184,69 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         const provider = byokProviderId(k.provider);
         return provider ? [{ id: k.id, projectUuid: k.projectUuid, provider, userId: k.userId, secret: secrets.unwrap(k.secretWrapped) }] : [];
       }),
+      ...hosting,
+      ...(scope?.workspace ? { self: { workspaceUuid: scope.workspace.id, workspaceId: scope.workspace.slug, projectUuid: scope.workspace.projectUuid } } : {}),
     };
   });
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+/**
+ * What requests are matched against by `Host` (contract §5): project gateways with a URL and their
+ * live attached projects, and the URL each workspace adopted through its newest PROXY_URL event
+ * (SetWorkspaceURL with triggerUpdate; a URL set without it is stored but not acted on). Scoped to
+ * one workspace for a separate data plane.
+ */
+const hostingOf = async (
+  tx: Tx,
+  live: ReadonlySet<string>,
+  scope: DocumentScope | undefined,
+): Promise<Pick<ConfigDocument, 'projectGateways' | 'workspaceUrls'>> => {
+  const ws = scope?.workspace;
+  if (scope && !ws) return { projectGateways: [], workspaceUrls: [] };
+  const gatewayRows = await tx
+    .select({ id: projectGateways.id, customerUuid: projectGateways.customerUuid, workspaceId: projectGateways.workspaceId, projectGatewayId: projectGateways.projectGatewayId, url: projectGateways.url })
+    .from(projectGateways)
+    .innerJoin(customers, eq(customers.id, projectGateways.customerUuid))
+    .where(
+      and(
+        isNull(projectGateways.deletedAt),
+        isNull(customers.deletedAt),
+        isNotNull(projectGateways.urlHost),
+        ws && scope ? and(eq(projectGateways.customerUuid, scope.customerUuid), eq(projectGateways.workspaceId, ws.slug)) : undefined,
+      ),
+    );
+  const attached =
+    gatewayRows.length === 0
+      ? []
+      : await tx
+          .select({ gatewayId: projectGatewayProjects.gatewayId, projectUuid: projectGatewayProjects.projectUuid })
+          .from(projectGatewayProjects)
+          .where(inArray(projectGatewayProjects.gatewayId, gatewayRows.map((g) => g.id)));
+  const gateways = gatewayRows.flatMap((g) => {
+    const host = g.url ? hostOfUrl(g.url) : undefined;
+    if (!host) return [];
+    const projectUuids = attached.filter((a) => a.gatewayId === g.id && live.has(a.projectUuid)).map((a) => a.projectUuid);
+    return [{ id: g.id, customerUuid: g.customerUuid, workspaceId: g.workspaceId, projectGatewayId: g.projectGatewayId, host, projectUuids }];
+  });
+  const planes = await tx
+    .select({ id: dataplanes.id, customerUuid: dataplanes.customerUuid, slug: dataplanes.slug, projectUuid: dataplanes.projectUuid })
+    .from(dataplanes)
+    .innerJoin(customers, eq(customers.id, dataplanes.customerUuid))
+    .where(and(isNull(dataplanes.deletedAt), isNull(customers.deletedAt), ws ? eq(dataplanes.id, ws.id) : undefined));
+  const events =
+    planes.length === 0
+      ? []
+      : await tx
+          .selectDistinctOn([configChanges.target], { target: configChanges.target, payload: configChanges.payload })
+          .from(configChanges)
+          .where(and(inArray(configChanges.target, planes.map((p) => p.id)), eq(configChanges.kind, 'PROXY_URL')))
+          .orderBy(configChanges.target, desc(configChanges.id));
+  const urlOf = new Map(events.map((e) => [e.target, typeof e.payload.url === 'string' ? e.payload.url : undefined]));
+  const workspaceUrls = planes.flatMap((p) => {
+    const url = urlOf.get(p.id);
+    const host = url ? hostOfUrl(url) : undefined;
+    return url && host ? [{ id: p.id, customerUuid: p.customerUuid, workspaceId: p.slug, projectUuid: p.projectUuid, url, host }] : [];
+  });
+  return { projectGateways: gateways, workspaceUrls };
+};

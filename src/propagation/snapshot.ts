@@ -114,6 +114,28 @@ export interface ConfigSnapshot {
   userTokenKeys: ReadonlyMap<string, string>;
   /** Revoked, unexpired user-token ids. */
   revokedTokenIds: ReadonlySet<string>;
+  /**
+   * What the request's `Host` selects (contract §5), by normalised host (core/hosts.ts): a project
+   * gateway's attached projects, or a workspace's project for the URL it adopted (PROXY_URL).
+   */
+  hosts: ReadonlyMap<string, HostScope>;
+  /**
+   * The projects served at a host that selects nothing: undefined on the embedded data plane (every
+   * project), the workspace's own project on a separate data plane.
+   */
+  defaultProjects: ReadonlySet<string> | undefined;
+  /** A separate data plane's public base URL, adopted from its workspace's newest PROXY_URL event. */
+  publicUrl: string | undefined;
+}
+
+export interface HostScope {
+  kind: 'project_gateway' | 'workspace';
+  /** The gateway's or workspace's row id. */
+  id: string;
+  /** Its slug, for messages. */
+  name: string;
+  /** Project row ids served at the host. */
+  projects: ReadonlySet<string>;
 }
 
 export const projectKey = (customerId: string, projectId: string): string => `${customerId}/${projectId}`;

@@ -45,6 +45,7 @@ interface PullResponse {
 export class PullController {
   readonly status: PullStatus = { appliedRevision: -1, lastPullAt: undefined, lastFullSyncAt: undefined, reachable: false, refused: undefined, lastError: undefined, source: 'none' };
   #key: Promise<CryptoKey> | undefined;
+  #token: { jwt: Promise<string>; renewAt: number } | undefined;
   #timers: ReturnType<typeof setInterval>[] = [];
   #running: Promise<void> | undefined;
   readonly #cacheFile: string;
@@ -58,10 +59,23 @@ export class PullController {
     this.#cacheFile = join(opts.dataDir, 'config-cache.json');
   }
 
-  /** A short-lived RS256 JWT for the management plane. */
-  async token(): Promise<string> {
-    this.#key ??= importPKCS8(this.sa.privateKey, 'RS256');
+  /**
+   * A short-lived RS256 JWT for the management plane, re-used until half its lifetime has passed
+   * (calls on the request path, such as stored conversations, do not pay for a signature each).
+   */
+  token(): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
+    if (this.#token && now < this.#token.renewAt) return this.#token.jwt;
+    const jwt = this.#sign(now);
+    this.#token = { jwt, renewAt: now + TOKEN_LIFETIME_S / 2 };
+    jwt.catch(() => {
+      if (this.#token?.jwt === jwt) this.#token = undefined;
+    });
+    return jwt;
+  }
+
+  async #sign(now: number): Promise<string> {
+    this.#key ??= importPKCS8(this.sa.privateKey, 'RS256');
     return new SignJWT({ scope: 'dataplane' })
       .setProtectedHeader({ alg: 'RS256', kid: this.sa.privateKeyId, typ: 'JWT' })
       .setIssuer(this.sa.issuer)
@@ -73,13 +87,13 @@ export class PullController {
       .sign(await this.#key);
   }
 
-  /** POSTs to the management plane with a fresh token. */
-  async call(path: string, body: string): Promise<Response> {
+  /** POSTs to the management plane with a current token. */
+  async call(path: string, body: string, timeoutMs = CALL_TIMEOUT_MS): Promise<Response> {
     return fetch(`${this.sa.apiUri}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${await this.token()}`, 'content-type': 'application/json' },
       body,
-      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      signal: AbortSignal.timeout(timeoutMs),
     });
   }
 
