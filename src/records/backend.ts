@@ -38,6 +38,18 @@ const UNIQUE_VIOLATION = '23505';
 export const INSERT_SQL =
   'insert into request_records select * from jsonb_populate_recordset(null::request_records, $1::text::jsonb) on conflict do nothing';
 
+/** The JSON insert (jsonb_populate_recordset; duplicates skipped) through this thread's handle. */
+export const jsonStore = (db: Db): RecordStore => ({
+  async insert(entries) {
+    try {
+      await db.execute(sql`insert into ${requestRecords} select * from jsonb_populate_recordset(null::${requestRecords}, ${batchJson(entries)}::jsonb) on conflict do nothing`);
+      return undefined;
+    } catch (e) {
+      return e ?? new Error('insert failed');
+    }
+  },
+});
+
 /**
  * The database handle of this thread (the embedded PGlite, whose single owner is the main thread,
  * and tests on either driver). On PGlite a batch is one `COPY` of CSV lines handed over as a Blob
@@ -46,16 +58,9 @@ export const INSERT_SQL =
  * (a record sent twice) is written again through the JSON insert, which skips duplicates.
  */
 export const directStore = (db: Db): RecordStore => {
-  const viaJson = async (entries: readonly RecordEntry[]): Promise<unknown> => {
-    try {
-      await db.execute(sql`insert into ${requestRecords} select * from jsonb_populate_recordset(null::${requestRecords}, ${batchJson(entries)}::jsonb) on conflict do nothing`);
-      return undefined;
-    } catch (e) {
-      return e ?? new Error('insert failed');
-    }
-  };
+  const json = jsonStore(db);
   const pglite = pgliteOf(db);
-  if (!pglite) return { insert: viaJson };
+  if (!pglite) return json;
   return {
     async insert(entries) {
       try {
@@ -63,7 +68,7 @@ export const directStore = (db: Db): RecordStore => {
         await pglite.query(COPY_SQL, [], { blob: new Blob(entries.map(entryCsv)) });
         return undefined;
       } catch (e) {
-        if ((e as { code?: unknown } | undefined)?.code === UNIQUE_VIOLATION) return viaJson(entries);
+        if ((e as { code?: unknown } | undefined)?.code === UNIQUE_VIOLATION) return json.insert(entries);
         return e ?? new Error('insert failed');
       }
     },
