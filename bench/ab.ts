@@ -9,7 +9,7 @@
  * median µs/request per tree and kind, and their difference.
  */
 import { join, resolve } from 'node:path';
-import { launchGateway, prepareStore } from './lib/gateway.ts';
+import { launchGateway, prepareStore, repoint } from './lib/gateway.ts';
 import { cpuMs, pinned, planCores, settle, spawnService } from './lib/proc.ts';
 import { gatewayRequests, type Kind } from './lib/requests.ts';
 import { median } from './lib/stats.ts';
@@ -31,6 +31,7 @@ const gateways: { tree: string; gw: Awaited<ReturnType<typeof launchGateway>>; k
 for (const tree of trees) {
   const store = await prepareStore({ mock: mockUrl, cpu: cores.server, fresh: false, log });
   const gw = await launchGateway(store.setup, { cpu: cores.server, root: tree });
+  if (store.source === 'template') await repoint(gw, mockUrl);
   gateways.push({ tree, gw, keys: store.keys, us: new Map<Kind, number[]>() });
 }
 try {
