@@ -3,6 +3,7 @@ import { GatewayError } from '../core/errors.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import { createFrameParser } from '../providers/framing.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, UpstreamFrame, UpstreamHttpRequest } from '../providers/types.ts';
+import { Relay, relayReader } from './relay.ts';
 import { targetOrder } from './resolve.ts';
 import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall, upstreamFailure } from './upstream.ts';
 
@@ -234,39 +235,6 @@ const eventReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Arr
   };
 };
 
-/** Re-frames the upstream's own SSE frames for the client, with only the model changed. */
-class Relay {
-  text = '';
-  done = false;
-  readonly #needle: string;
-  readonly #model: string;
-  constructor(
-    readonly format: ClientFormat,
-    upstreamModel: string,
-    clientModel: string,
-    readonly includeUsage: boolean,
-  ) {
-    this.#needle = `"model":${JSON.stringify(upstreamModel)}`;
-    this.#model = `"model":${JSON.stringify(clientModel)}`;
-  }
-  frame(f: UpstreamFrame, events: readonly StreamEvent[]): void {
-    if (f.data === '[DONE]') {
-      this.done = true;
-      this.text += 'data: [DONE]\n\n';
-      return;
-    }
-    // The usage chunk the gateway asked for on the client's behalf stays with the gateway.
-    if (!this.includeUsage && this.format === 'chat' && events.length > 0 && events.every((e) => e.type === 'usage')) return;
-    const data = f.data.includes(this.#needle) ? f.data.replaceAll(this.#needle, this.#model) : f.data;
-    this.text += f.event !== undefined && this.format === 'messages' ? `event: ${f.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
-  }
-  take(): string {
-    const t = this.text;
-    this.text = '';
-    return t;
-  }
-}
-
 /**
  * Streaming: open the upstream stream and read until the first canonical event, so that errors
  * before the stream opens (HTTP errors, an error as the first event) still fall back to the next
@@ -289,7 +257,7 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
     const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
     if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
-    const read = eventReader(adapter, upstream.body, signal, relay);
+    const read = relay && adapter.framing === 'sse' ? relayReader(adapter, upstream.body, signal, relay) : eventReader(adapter, upstream.body, signal, relay);
     let first: StreamEvent[] | null = [];
     while (first !== null && first.length === 0) first = await read();
     let ended = first === null;
