@@ -1,16 +1,17 @@
 import { expect, test } from 'bun:test';
 import type { ClientFormat, StreamEvent } from '../src/canonical/types.ts';
-import { Relay, relayReader } from '../src/data-plane/relay.ts';
+import { Relay, sseReader } from '../src/data-plane/relay.ts';
 import { createFrameParser } from '../src/providers/framing.ts';
 import { getAdapter } from '../src/providers/registry.ts';
 import type { HttpProviderAdapter } from '../src/providers/types.ts';
 import { mulberry32 } from './support/fuzz-bodies.ts';
 
 /**
- * The same-format stream relay (relay.ts) slices events directly and relays runs of plain events
- * in one piece. Whatever the upstream's framing and however its bytes are split into chunks, the
- * client must get exactly what the per-frame relay gives (same text, same decoded events, same
- * failure), which is what this compares against, over random chunk splits.
+ * The SSE reader (relay.ts) slices events directly and, for a same-format relay, relays runs of
+ * plain events in one piece. Whatever the upstream's framing and however its bytes are split into
+ * chunks, it must give exactly what the generic frame parser and the per-frame relay give (same
+ * text, same decoded events, same failure), which is what this compares against over random
+ * chunk splits, with and without a relay.
  */
 
 const adapter = (id: string): HttpProviderAdapter => {
@@ -61,9 +62,9 @@ const chunked = (bytes: Uint8Array, rnd: () => number): ReadableStream<Uint8Arra
   });
 };
 
-const fast = async (a: HttpProviderAdapter, format: ClientFormat, body: string, includeUsage: boolean, rnd: () => number): Promise<Outcome> => {
+const fast = async (a: HttpProviderAdapter, format: ClientFormat, body: string, includeUsage: boolean, rnd: () => number, relayed = true): Promise<Outcome> => {
   const relay = new Relay(format, 'up-model', 'client-model', includeUsage);
-  const read = relayReader(a, chunked(new TextEncoder().encode(body), rnd), new AbortController().signal, relay);
+  const read = sseReader(a, chunked(new TextEncoder().encode(body), rnd), new AbortController().signal, relayed ? relay : undefined);
   const events: StreamEvent[] = [];
   let text = '';
   try {
@@ -117,5 +118,7 @@ for (const c of cases) {
     if (c.name.includes('plain')) expect(want.text).toContain('"model":"client-model"');
     const rnd = mulberry32(c.name.length * 7919);
     for (let i = 0; i < 60; i++) expect(await fast(a, c.format, c.body, c.includeUsage ?? true, rnd)).toEqual(want);
+    // Without a relay (a translated stream): the same events, the same failure.
+    for (let i = 0; i < 30; i++) expect(await fast(a, c.format, c.body, c.includeUsage ?? true, rnd, false)).toEqual({ ...want, text: '', done: false });
   });
 }

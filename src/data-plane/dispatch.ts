@@ -3,7 +3,7 @@ import { GatewayError } from '../core/errors.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import { createFrameParser } from '../providers/framing.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, UpstreamFrame, UpstreamHttpRequest } from '../providers/types.ts';
-import { Relay, relayReader } from './relay.ts';
+import { Relay, sseReader } from './relay.ts';
 import { targetOrder } from './resolve.ts';
 import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall, upstreamFailure } from './upstream.ts';
 
@@ -257,7 +257,7 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
     const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
     if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
-    const read = relay && adapter.framing === 'sse' ? relayReader(adapter, upstream.body, signal, relay) : eventReader(adapter, upstream.body, signal, relay);
+    const read = adapter.framing === 'sse' ? sseReader(adapter, upstream.body, signal, relay) : eventReader(adapter, upstream.body, signal, relay);
     let first: StreamEvent[] | null = [];
     while (first !== null && first.length === 0) first = await read();
     let ended = first === null;

@@ -46,15 +46,18 @@ export class Relay {
 export type ReadEvents = () => Promise<StreamEvent[] | null>;
 
 /**
- * The reader of a relayed (same-format) SSE stream. Every event is still decoded (usage, finish
- * and in-stream errors keep their meaning, and a malformed event fails the stream as before), but
- * the framing is a direct slice on blank lines, and a chunk whose events are all in the form the
- * relay writes (`data: …` or, for Messages, `event: …` + `data: …`, LF line ends) is relayed as
- * one piece with the model spliced in, instead of being re-framed event by event. Anything else
- * (CR line ends, comments, multi-line data, a withheld usage chunk, the unterminated tail) takes
- * the generic frame parser and per-frame re-framing: the client gets the same bytes either way.
+ * The reader of an upstream SSE stream: bytes → canonical events, with a direct slice on blank
+ * lines for events in the plain form (`data: …`, or `event: …` + `data: …`, LF line ends); other
+ * framing (CR line ends, comments, multi-line data, the unterminated tail) takes the generic frame
+ * parser (framing.ts), which gives the same frames. Every event is decoded (usage, finish and
+ * in-stream errors keep their meaning; a malformed event fails the stream as before).
+ *
+ * With a relay (same-format pass-through), a chunk whose events are all in the form the relay
+ * writes is relayed as one piece with the model spliced in, instead of being re-framed event by
+ * event; otherwise (a withheld usage chunk, `event:` lines toward a chat client, framing that is
+ * not plain) per frame: the client gets the same bytes either way.
  */
-export const relayReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay: Relay): ReadEvents => {
+export const sseReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay): ReadEvents => {
   const reader = body.getReader();
   const decoder: StreamDecoder = adapter.createStreamDecoder();
   const input = new TextDecoder('utf-8');
@@ -69,14 +72,14 @@ export const relayReader = (adapter: HttpProviderAdapter, body: ReadableStream<U
     for (const f of frames) {
       const events = decoder.push(f);
       for (const ev of events) out.push(ev);
-      relay.frame(f, events);
+      relay?.frame(f, events);
     }
   };
 
   /** The plain form's frame of one event text (no blank line inside), or undefined. */
   const plain = (ev: string): UpstreamFrame | undefined => {
     if (ev.startsWith('data: ')) return ev.indexOf('\n') === -1 ? { data: ev.slice(6) } : undefined;
-    if (relay.format !== 'messages' || !ev.startsWith('event: ')) return undefined;
+    if (!ev.startsWith('event: ')) return undefined;
     const nl = ev.indexOf('\n');
     if (nl <= 7 || !ev.startsWith('data: ', nl + 1) || ev.indexOf('\n', nl + 1) !== -1) return undefined;
     return { event: ev.slice(7, nl), data: ev.slice(nl + 7) };
@@ -98,16 +101,19 @@ export const relayReader = (adapter: HttpProviderAdapter, body: ReadableStream<U
       pos = stop + 2;
       const f = plain(ev);
       const fs = f ? [f] : parser().push(`${ev}\n\n`);
-      if (!f) whole = false;
+      // A chat relay writes no `event:` lines: such an event is re-framed.
+      if (!f || (f.event !== undefined && relay?.format !== 'messages')) whole = false;
       for (const frame of fs) {
         const events = decoder.push(frame);
         for (const e of events) out.push(e);
+        if (!relay) continue;
         if (frame.data === '[DONE]') relay.done = true;
         else if (relay.withheld(events)) whole = false;
         frames.push(frame);
         decoded.push(events);
       }
     }
+    if (!relay) return out;
     if (whole) relay.verbatim(complete);
     else for (let i = 0; i < frames.length; i++) relay.frame(frames[i] as UpstreamFrame, decoded[i] as StreamEvent[]);
     return out;
