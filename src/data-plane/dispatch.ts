@@ -62,6 +62,8 @@ export type StreamOutcome = { ok: true; stream: OpenStream } | DispatchFailure;
 interface Try {
   target: ResolvedTarget;
   controller: AbortController;
+  /** The client's request signal: the sweep aborts the attempt once it fires. */
+  client: AbortSignal;
   /** Sends this try's requests and scrubs its credentials out of whatever fails. */
   call: UpstreamCall;
   /** performance.now() after which the attempt is aborted with a time-out. */
@@ -71,8 +73,11 @@ interface Try {
 }
 
 /**
- * Attempt time-outs: one shared sweep over the attempts in flight instead of a timer per attempt
- * (a timer costs more than the check). Precision is the sweep period; time-outs are seconds.
+ * Attempt time-outs and client aborts: one shared sweep over the attempts in flight instead of a
+ * timer per attempt and a listener on the client's signal (each costs more than the check).
+ * Precision is the sweep period: time-outs are seconds, and a client gone while its attempt is in
+ * flight has the upstream request cancelled within SWEEP_MS (an open stream's is cancelled at once
+ * by the response's cancel).
  */
 const SWEEP_MS = 25;
 const armed = new Set<Try>();
@@ -85,9 +90,13 @@ const sweep = (): void => {
   }
   const now = performance.now();
   for (const t of armed) {
-    if (now < t.deadline) continue;
-    armed.delete(t);
-    t.controller.abort(timeoutError(t.timeoutMs));
+    if (t.client.aborted) {
+      armed.delete(t);
+      t.controller.abort(clientClosed());
+    } else if (now >= t.deadline) {
+      armed.delete(t);
+      t.controller.abort(timeoutError(t.timeoutMs));
+    }
   }
 };
 const arm = (t: Try): void => {
@@ -120,9 +129,8 @@ const plan = (route: RouteSnapshot): ResolvedTarget[] => {
 const begin = (target: ResolvedTarget, route: RouteSnapshot, clientSignal: AbortSignal): Try => {
   const controller = new AbortController();
   if (clientSignal.aborted) controller.abort(clientClosed());
-  else clientSignal.addEventListener('abort', () => controller.abort(clientClosed()), { once: true });
   const started = performance.now();
-  const t: Try = { target, controller, call: new UpstreamCall(target.connection, controller.signal), deadline: started + route.timeoutMs, timeoutMs: route.timeoutMs, started };
+  const t: Try = { target, controller, client: clientSignal, call: new UpstreamCall(target.connection, controller.signal), deadline: started + route.timeoutMs, timeoutMs: route.timeoutMs, started };
   arm(t);
   return t;
 };
