@@ -52,7 +52,8 @@ try {
   }
   const rows = kinds.map((k) => {
     const m = gateways.map((g) => median(g.us.get(k) ?? []));
-    return `${k.padEnd(16)} ${m.map((x) => `${x.toFixed(1).padStart(8)} µs`).join('  ')}${m.length === 2 ? `   Δ ${((m[1] as number) - (m[0] as number)).toFixed(1)} µs` : ''}`;
+    const all = gateways.map((g) => (g.us.get(k) ?? []).map((x) => x.toFixed(0)).join(',')).join(' | ');
+    return `${k.padEnd(16)} ${m.map((x) => `${x.toFixed(1).padStart(8)} µs`).join('  ')}${m.length === 2 ? `   Δ ${((m[1] as number) - (m[0] as number)).toFixed(1)} µs` : ''}   (${all})`;
   });
   console.log(`trees: ${trees.join('  |  ')}\n${rows.join('\n')}`);
 } finally {
