@@ -6,12 +6,12 @@
  * Rows carry ~1.2 KB of bodies like a small chat request/answer. CPU is this process's (all threads).
  *
  * Measured on the shared 2-core machine (2026-11-23, medians of 15 rounds of 500 rows):
- *   json  (jsonb_populate_recordset of one JSON array text, the former path)   ~75 µs/row
- *   copy  (COPY … FROM '/dev/blob' of CSV lines, the current path)             ~40 µs/row
- *   copy, no bodies (GATEWAY_RECORD_BODIES=0)                                   ~18 µs/row
+ *   json  (jsonb_populate_recordset of one JSON array text, the former path)   60.6 µs/row
+ *   copy  (COPY … FROM '/dev/blob' of CSV lines, the current path)             32.9 µs/row
+ *   copy, no bodies (GATEWAY_RECORD_BODIES=0)                                   17.9 µs/row
  * Earlier standalone SQL variants (same machine): WAL settings (synchronous_commit, full_page_writes,
- * wal_level=minimal), UNLOGGED and fewer indexes moved nothing measurable; jsonb parsing of the
- * bodies is ~15 µs/row of what is left (text columns would skip it, but records keep jsonb bodies).
+ * wal_level=minimal), UNLOGGED and fewer indexes moved nothing measurable; with COPY, json or text
+ * body columns instead of jsonb save only ~3 µs/row (records keep jsonb bodies).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
