@@ -1,60 +1,94 @@
 /**
- * Standalone: µs per row of the request-record insert on in-memory PGlite, per table/statement variant.
- *   bun bench/records-insert.ts [rounds=20] [variant-name-substring] [rows-per-batch=500]
- * Rows carry ~1.2 KB of bodies like a small chat request/answer. On the shared 2-core machine
- * (2026-11-23) every variant landed at 55–80 µs/row, the A/B differences inside the noise except
- * "no bodies" (~43): text vs jsonb bodies, json vs jsonb populate, fewer indexes, no ON CONFLICT,
- * UNLOGGED, COPY from a blob (~74) and batch size 50/500/2000 (77/64/57) all within ~10%.
- * Where a row's ~60 µs goes ("parse only" variants): handing the ~1.8 KB of text to PGlite ~15,
- * jsonb parse of it ~+16 (json ~+5), record building ~+2, heap/WAL/index insert the other ~30.
+ * Standalone: CPU µs per request record written to the embedded store (PGlite in a data directory,
+ * as the gateway runs it), through the real RecordWriter, per store variant, in paired interleaved
+ * rounds (each round runs every variant once, in rotating order; the median per variant is shown).
+ *   bun bench/records-insert.ts [rounds=15] [rows-per-batch=500] [variant,…]
+ * Rows carry ~1.2 KB of bodies like a small chat request/answer. CPU is this process's (all threads).
+ *
+ * Measured on the shared 2-core machine (2026-11-23, medians of 15 rounds of 500 rows):
+ *   json  (jsonb_populate_recordset of one JSON array text, the former path)   60.6 µs/row
+ *   copy  (COPY … FROM '/dev/blob' of CSV lines, the current path)             32.9 µs/row
+ *   copy, no bodies (GATEWAY_RECORD_BODIES=0)                                   17.9 µs/row
+ * Earlier standalone SQL variants (same machine): WAL settings (synchronous_commit, full_page_writes,
+ * wal_level=minimal), UNLOGGED and fewer indexes moved nothing measurable; with COPY, json or text
+ * body columns instead of jsonb save only ~3 µs/row (records keep jsonb bodies).
  */
-import { PGlite } from '@electric-sql/pglite';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RecordEntry } from '../src/data-plane/records.ts';
+import { directStore, jsonStore, type RecordStore } from '../src/records/backend.ts';
+import { entryOf } from '../src/records/entry.ts';
+import { RecordWriter } from '../src/records/writer.ts';
+import { openStore, type Store } from '../src/store/db.ts';
 
-const cols = (body: string) => `request_id uuid primary key, client_request_id text, received_at timestamptz not null, customer_id text, project_id text,
-  api_key_id text, endpoint text not null, model text, provider text, connection text, upstream_model text, http_status int not null,
-  latency_ms int not null, ttfb_ms int, stream boolean not null default false, input_tokens int not null default 0, output_tokens int not null default 0,
-  total_tokens int not null default 0, cached_input_tokens int not null default 0, cache_write_tokens int not null default 0,
-  cost_nano_usd bigint not null default 0, attempts int not null default 0, error_code text, request_body ${body}, response_body ${body},
-  sanitized text, guardrail_flags text`;
-const IDX = ['create index ri1 on request_records(client_request_id)', 'create index ri2 on request_records(received_at)', 'create index ri3 on request_records(api_key_id, received_at)'];
+const ROUNDS = Number(process.argv[2] ?? 15);
+const BATCH = Number(process.argv[3] ?? 500);
+const ONLY = process.argv[4]?.split(',');
+
 const reqBody = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'x'.repeat(300) }, { role: 'user', content: 'y'.repeat(300) }], max_tokens: 100 });
 const resBody = JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'z'.repeat(350) }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 } });
-const row = () => `{"request_id":"${crypto.randomUUID()}","client_request_id":"c-${Math.random()}","received_at":"${new Date().toISOString()}","customer_id":"acme","project_id":"default","api_key_id":"k1","endpoint":"/v1/chat/completions","model":"gpt","provider":"openai","connection":"c","upstream_model":"gpt-4o-mini","http_status":200,"latency_ms":12,"ttfb_ms":10,"stream":false,"input_tokens":10,"output_tokens":20,"total_tokens":30,"cached_input_tokens":0,"cache_write_tokens":0,"cost_nano_usd":12345,"attempts":1,"sanitized":null,"request_body":${reqBody},"response_body":${resBody}}`;
-const rowText = () => row().replace(`"request_body":${reqBody},"response_body":${resBody}`, `"request_body":${JSON.stringify(reqBody)},"response_body":${JSON.stringify(resBody)}`);
+const entry = (bodies: boolean): RecordEntry =>
+  entryOf({
+    requestId: crypto.randomUUID(),
+    clientRequestId: `c-${Math.random()}`,
+    receivedAt: new Date(),
+    customerId: 'acme',
+    projectId: 'default',
+    apiKeyId: 'k1',
+    endpoint: '/v1/chat/completions',
+    model: 'gpt',
+    provider: 'openai',
+    connection: 'c',
+    upstreamModel: 'gpt-4o-mini',
+    httpStatus: 200,
+    latencyMs: 12,
+    ttfbMs: 10,
+    inputTokens: 10,
+    outputTokens: 20,
+    totalTokens: 30,
+    costNanoUsd: 12345,
+    attempts: 1,
+    requestBody: bodies ? reqBody : undefined,
+    responseBody: bodies ? resBody : undefined,
+  });
 
-const only = process.argv[3];
-const variants0: { name: string; body: string; idx: string[]; fn: string; text: boolean; unlogged?: boolean; plain?: boolean; parseOnly?: boolean; nobody?: boolean }[] = [
-  { name: 'jsonb, 3 idx, jsonb_populate', body: 'jsonb', idx: IDX, fn: 'jsonb_populate_recordset(null::request_records, $1::text::jsonb)', text: false },
-  { name: 'jsonb, 3 idx, json_populate', body: 'jsonb', idx: IDX, fn: 'json_populate_recordset(null::request_records, $1::text::json)', text: false },
-  { name: 'text, 3 idx, jsonb_populate', body: 'text', idx: IDX, fn: 'jsonb_populate_recordset(null::request_records, $1::text::jsonb)', text: true },
-  { name: 'text, 3 idx, json_populate', body: 'text', idx: IDX, fn: 'json_populate_recordset(null::request_records, $1::text::json)', text: true },
-  { name: 'text, 0 idx, json_populate', body: 'text', idx: [], fn: 'json_populate_recordset(null::request_records, $1::text::json)', text: true },
-  { name: 'text, idx2+3, json_populate', body: 'text', idx: IDX.slice(1), fn: 'json_populate_recordset(null::request_records, $1::text::json)', text: true },
-  { name: 'text raw, 3 idx, json_populate', body: 'text', idx: IDX, fn: 'json_populate_recordset(null::request_records, $1::text::json)', text: false },
-  { name: 'jsonb, 3 idx, jsonb, no on-conflict', body: 'jsonb', idx: IDX, fn: 'jsonb_populate_recordset(null::request_records, $1::text::jsonb)', text: false, plain: true },
-  { name: 'parse only (select count(*) from jsonb_populate)', body: 'jsonb', idx: IDX, fn: 'jsonb_populate_recordset(null::request_records, $1::text::jsonb)', text: false, parseOnly: true },
-  { name: 'parse only (jsonb_array_elements)', body: 'jsonb', idx: IDX, fn: 'jsonb_array_elements($1::text::jsonb)', text: false, parseOnly: true },
-  { name: 'parse only (json_array_elements)', body: 'jsonb', idx: IDX, fn: 'json_array_elements($1::text::json)', text: false, parseOnly: true },
-  { name: 'parse only (length of text)', body: 'jsonb', idx: IDX, fn: '(select length($1::text)) x', text: false, parseOnly: true },
-  { name: 'UNLOGGED text, 3 idx, jsonb', body: 'text', idx: IDX, fn: 'jsonb_populate_recordset(null::request_records, $1::text::jsonb)', text: true, unlogged: true },
-  { name: 'text, 3 idx, jsonb, no bodies', body: 'text', idx: IDX, fn: 'jsonb_populate_recordset(null::request_records, $1::text::jsonb)', text: true, nobody: true },
-  { name: 'text, idx1+3, json_populate', body: 'text', idx: IDX.filter((_, i) => i !== 1), fn: 'json_populate_recordset(null::request_records, $1::text::json)', text: true },
-];
-const variants = only ? variants0.filter((v) => v.name.includes(only)) : variants0;
-const BATCH = Number(process.argv[4] ?? 500);
-const ROUNDS = Number(process.argv[2] ?? 20);
-for (const v of variants) {
-  const db = await PGlite.create();
-  await db.exec(`create ${v.unlogged ? 'unlogged ' : ''}table request_records (${cols(v.body)})`);
-  for (const i of v.idx) await db.exec(i);
-  const sql = v.parseOnly ? `select count(*) from ${v.fn}` : `insert into request_records select * from ${v.fn}${v.plain ? '' : ' on conflict do nothing'}`;
-  const mk = v.nobody ? () => row().replace(`"request_body":${reqBody},"response_body":${resBody}`, '"request_body":null,"response_body":null') : v.text ? rowText : row;
-  const batches = Array.from({ length: ROUNDS + 3 }, () => `[${Array.from({ length: BATCH }, mk).join(',')}]`);
-  for (let i = 0; i < 3; i++) await db.query(sql, [batches[i]]);
-  const t0 = performance.now();
-  for (let i = 3; i < batches.length; i++) await db.query(sql, [batches[i]]);
-  const us = ((performance.now() - t0) * 1000) / (ROUNDS * BATCH);
-  const n = await db.query<{ n: number }>('select count(*)::int n from request_records');
-  console.log(`${v.name.padEnd(32)} ${us.toFixed(1)} µs/row  rows=${n.rows[0]?.n} rowchars=${mk().length}`);
-  await db.close();
+interface Variant {
+  name: string;
+  store: (s: Store) => RecordStore;
+  bodies: boolean;
 }
+const all: Variant[] = [
+  { name: 'json', store: (s) => jsonStore(s.db), bodies: true },
+  { name: 'copy', store: (s) => directStore(s.db), bodies: true },
+  { name: 'copy-nobodies', store: (s) => directStore(s.db), bodies: false },
+];
+const variants = ONLY ? all.filter((v) => ONLY.includes(v.name)) : all;
+const dirs: string[] = [];
+const runs = await Promise.all(
+  variants.map(async (v) => {
+    const dir = mkdtempSync(join(tmpdir(), 'records-insert-'));
+    dirs.push(dir);
+    const store = await openStore({ driver: 'pglite', dataDir: dir });
+    return { v, store, writer: new RecordWriter(v.store(store), { maxBatch: BATCH * 2 }), us: [] as number[] };
+  }),
+);
+for (let r = 0; r < ROUNDS + 2; r++) {
+  for (let k = 0; k < runs.length; k++) {
+    const run = runs[(k + r) % runs.length] as (typeof runs)[number];
+    const entries = Array.from({ length: BATCH }, () => entry(run.v.bodies));
+    Bun.gc(true);
+    const c0 = process.cpuUsage();
+    for (const e of entries) run.writer.add(e);
+    await run.writer.flush();
+    const c = process.cpuUsage(c0);
+    if (r >= 2) run.us.push((c.user + c.system) / BATCH);
+  }
+}
+const median = (a: number[]): number => [...a].sort((x, y) => x - y)[a.length >> 1] ?? 0;
+for (const run of runs) {
+  await run.writer.stop();
+  console.log(`${run.v.name.padEnd(16)} ${median(run.us).toFixed(1)} µs/row  (stored ${JSON.stringify(run.writer.stats)})`);
+  await run.store.close();
+}
+for (const d of dirs) rmSync(d, { recursive: true, force: true });

@@ -113,3 +113,19 @@ test('a body nested deeper than the store can take is never sent to it: the row 
   expect(byId.get(rows[2]?.requestId as string)).toMatchObject({ responseBody: { omitted: 'not stored' }, sanitized: 'bodies' });
   expect(byId.get(rows[1]?.requestId as string)?.sanitized ?? null).toBeNull();
 }, 30_000);
+
+test('a record sent twice is stored once and not counted as dropped; quotes, commas, newlines and \\x01 round-trip', async () => {
+  const odd = 'a "quoted", \x01 value\nwith a newline\r\n\\N and \\. too';
+  const first = row({ clientRequestId: odd, model: '', requestBody: JSON.stringify({ t: odd }), responseBody: { t: odd, n: null } });
+  const again = new RecordWriter(directStore(store.db));
+  again.add(entryOf(first));
+  await again.flush();
+  const fresh = row({ provider: odd });
+  again.add(entryOf(first));
+  again.add(entryOf(fresh));
+  await again.stop();
+  expect(again.stats).toMatchObject({ queued: 0, dropped: 0, bodiesDropped: 0, sanitized: 0 });
+  const got = new Map((await stored([first.requestId as string, fresh.requestId as string])).map((g) => [g.requestId, g]));
+  expect(got.get(first.requestId as string)).toMatchObject({ clientRequestId: odd, model: '', requestBody: { t: odd }, responseBody: { t: odd, n: null }, sanitized: null });
+  expect(got.get(fresh.requestId as string)).toMatchObject({ provider: odd, clientRequestId: null, requestBody: null });
+});

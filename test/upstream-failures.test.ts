@@ -47,6 +47,7 @@ beforeAll(async () => {
   await route('r-401', [{ model: 'fail-401' }]);
   await route('r-timeout', [{ model: 'slow', priority: 0 }, { model: 'backup-ok', priority: 1 }], { timeoutMs: 300 });
   await route('r-timeout-only', [{ model: 'slow' }], { timeoutMs: 300 });
+  await route('r-slow-once', [{ model: 'slow' }]);
   await route('r-malformed', [{ model: 'malformed' }]);
   await route('r-mid-error', [{ model: 'mid-error' }]);
   await route('r-early-error', [{ model: 'early-error' }]);
@@ -170,6 +171,27 @@ describe('streaming', () => {
     const text = await res.text();
     expect(text).toContain('"error"');
     expect(text).not.toContain('[DONE]');
+  });
+
+  test('a client that disconnects while the upstream has not answered ends the attempt at once (record: client_closed)', async () => {
+    const ac = new AbortController();
+    const clientId = `gone-${crypto.randomUUID()}`;
+    const pending = fetch(`${tg.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.apiKey}`, 'content-type': 'application/json', 'x-request-id': clientId },
+      body: JSON.stringify({ model: 'r-slow-once', messages: [{ role: 'user', content: 'x' }] }),
+      signal: ac.signal,
+    }).catch(() => undefined);
+    await Bun.sleep(200);
+    ac.abort();
+    await pending;
+    // The upstream answers after 1.5 s; the attempt must have ended long before that.
+    await Bun.sleep(300);
+    await tg.gw.records.flush();
+    const found = (await tg.must(admin('SearchRequestRecords'), { clientRequestId: clientId })) as { records: { latencyMs: number; errorCode?: string }[] };
+    expect(found.records).toHaveLength(1);
+    expect(found.records[0]?.errorCode).toBe('client_closed');
+    expect(found.records[0]?.latencyMs).toBeLessThan(1_000);
   });
 
   test('a client that disconnects cancels the upstream request', async () => {

@@ -58,11 +58,12 @@ export interface LaunchedGateway {
 /** `bun src/main.ts serve` on the setup's data directory; resolves once it printed "ready". */
 export const launchGateway = async (
   setup: GatewaySetup,
-  opts: { cpu: string | undefined; env?: Record<string, string>; bunArgs?: string[] },
+  opts: { cpu: string | undefined; env?: Record<string, string>; bunArgs?: string[]; /** Another checkout to run (bench/ab.ts). */ root?: string },
 ): Promise<LaunchedGateway> => {
   const t0 = performance.now();
-  const { service } = await spawnService('gateway', pinned(opts.cpu, ['bun', ...(opts.bunArgs ?? []), join(ROOT, 'src/main.ts'), 'serve']), {
-    cwd: ROOT,
+  const root = opts.root ?? ROOT;
+  const { service } = await spawnService('gateway', pinned(opts.cpu, ['bun', ...(opts.bunArgs ?? []), join(root, 'src/main.ts'), 'serve']), {
+    cwd: root,
     env: {
       GATEWAY_DATA_DIR: setup.dataDir,
       GATEWAY_PORT: '0',

@@ -3,6 +3,7 @@ import { GatewayError } from '../core/errors.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import { createFrameParser } from '../providers/framing.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, UpstreamFrame, UpstreamHttpRequest } from '../providers/types.ts';
+import { Relay, sseReader } from './relay.ts';
 import { targetOrder } from './resolve.ts';
 import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall, upstreamFailure } from './upstream.ts';
 
@@ -61,6 +62,8 @@ export type StreamOutcome = { ok: true; stream: OpenStream } | DispatchFailure;
 interface Try {
   target: ResolvedTarget;
   controller: AbortController;
+  /** The client's request signal: the sweep aborts the attempt once it fires. */
+  client: AbortSignal;
   /** Sends this try's requests and scrubs its credentials out of whatever fails. */
   call: UpstreamCall;
   /** performance.now() after which the attempt is aborted with a time-out. */
@@ -70,8 +73,11 @@ interface Try {
 }
 
 /**
- * Attempt time-outs: one shared sweep over the attempts in flight instead of a timer per attempt
- * (a timer costs more than the check). Precision is the sweep period; time-outs are seconds.
+ * Attempt time-outs and client aborts: one shared sweep over the attempts in flight instead of a
+ * timer per attempt and a listener on the client's signal (each costs more than the check).
+ * Precision is the sweep period: time-outs are seconds, and a client gone while its attempt is in
+ * flight has the upstream request cancelled within SWEEP_MS (an open stream's is cancelled at once
+ * by the response's cancel).
  */
 const SWEEP_MS = 25;
 const armed = new Set<Try>();
@@ -84,9 +90,13 @@ const sweep = (): void => {
   }
   const now = performance.now();
   for (const t of armed) {
-    if (now < t.deadline) continue;
-    armed.delete(t);
-    t.controller.abort(timeoutError(t.timeoutMs));
+    if (t.client.aborted) {
+      armed.delete(t);
+      t.controller.abort(clientClosed());
+    } else if (now >= t.deadline) {
+      armed.delete(t);
+      t.controller.abort(timeoutError(t.timeoutMs));
+    }
   }
 };
 const arm = (t: Try): void => {
@@ -119,9 +129,8 @@ const plan = (route: RouteSnapshot): ResolvedTarget[] => {
 const begin = (target: ResolvedTarget, route: RouteSnapshot, clientSignal: AbortSignal): Try => {
   const controller = new AbortController();
   if (clientSignal.aborted) controller.abort(clientClosed());
-  else clientSignal.addEventListener('abort', () => controller.abort(clientClosed()), { once: true });
   const started = performance.now();
-  const t: Try = { target, controller, call: new UpstreamCall(target.connection, controller.signal), deadline: started + route.timeoutMs, timeoutMs: route.timeoutMs, started };
+  const t: Try = { target, controller, client: clientSignal, call: new UpstreamCall(target.connection, controller.signal), deadline: started + route.timeoutMs, timeoutMs: route.timeoutMs, started };
   arm(t);
   return t;
 };
@@ -234,39 +243,6 @@ const eventReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Arr
   };
 };
 
-/** Re-frames the upstream's own SSE frames for the client, with only the model changed. */
-class Relay {
-  text = '';
-  done = false;
-  readonly #needle: string;
-  readonly #model: string;
-  constructor(
-    readonly format: ClientFormat,
-    upstreamModel: string,
-    clientModel: string,
-    readonly includeUsage: boolean,
-  ) {
-    this.#needle = `"model":${JSON.stringify(upstreamModel)}`;
-    this.#model = `"model":${JSON.stringify(clientModel)}`;
-  }
-  frame(f: UpstreamFrame, events: readonly StreamEvent[]): void {
-    if (f.data === '[DONE]') {
-      this.done = true;
-      this.text += 'data: [DONE]\n\n';
-      return;
-    }
-    // The usage chunk the gateway asked for on the client's behalf stays with the gateway.
-    if (!this.includeUsage && this.format === 'chat' && events.length > 0 && events.every((e) => e.type === 'usage')) return;
-    const data = f.data.includes(this.#needle) ? f.data.replaceAll(this.#needle, this.#model) : f.data;
-    this.text += f.event !== undefined && this.format === 'messages' ? `event: ${f.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
-  }
-  take(): string {
-    const t = this.text;
-    this.text = '';
-    return t;
-  }
-}
-
 /**
  * Streaming: open the upstream stream and read until the first canonical event, so that errors
  * before the stream opens (HTTP errors, an error as the first event) still fall back to the next
@@ -289,7 +265,7 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
     const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
     if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
-    const read = eventReader(adapter, upstream.body, signal, relay);
+    const read = adapter.framing === 'sse' ? sseReader(adapter, upstream.body, signal, relay) : eventReader(adapter, upstream.body, signal, relay);
     let first: StreamEvent[] | null = [];
     while (first !== null && first.length === 0) first = await read();
     let ended = first === null;

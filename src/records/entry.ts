@@ -6,6 +6,8 @@ declare global {
   interface String {
     /** ES2024: the string with every lone surrogate replaced by U+FFFD. */
     toWellFormed(): string;
+    /** ES2024: whether the string has no lone surrogate. */
+    isWellFormed(): boolean;
   }
 }
 
@@ -136,3 +138,61 @@ const tooDeep = (text: string | null): boolean => {
 };
 
 export const hasDeepBody = (e: RecordEntry): boolean => tooDeep(e.requestBody) || tooDeep(e.responseBody);
+
+// ---- COPY (the embedded store) ------------------------------------------------------------------
+
+/**
+ * The CSV quote character of the COPY text: a control character no JSON text, id or name carries
+ * unescaped, so quoting a value almost never needs more than wrapping it (a \x01 inside is doubled).
+ */
+const Q = '\x01';
+const quoted = (s: string): string => (s.includes(Q) ? `${Q}${s.replaceAll(Q, Q + Q)}${Q}` : `${Q}${s}${Q}`);
+
+/** Columns in table order: the COPY column list, and the order of every CSV line. */
+const COPY_COLUMNS = COLUMNS.map((c) => c.name);
+export const COPY_SQL = `copy request_records (${COPY_COLUMNS.join(',')}) from '/dev/blob' with (format csv, quote e'\\x01')`;
+
+/**
+ * Text a column cannot hold (a lone surrogate, NUL). On the JSON path the database refuses it;
+ * COPY would be handed U+FFFD silently, so such a row is refused here with the database's code
+ * for it and takes the same way (cleaned and flagged by the writer).
+ */
+export class UnstorableText extends Error {
+  readonly code = '22P05';
+}
+
+const csvValue = (v: unknown): string => {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'string') {
+    if (!v.isWellFormed() || v.includes('\0')) throw new UnstorableText('untranslatable character in a record field');
+    return quoted(v);
+  }
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return quoted(JSON.stringify(v));
+};
+
+/**
+ * The entry as one CSV line of COPY_SQL (an unquoted empty value is NULL, as a missing key is to
+ * jsonb_populate_recordset). Values are passed as the text the JSON path would
+ * hand to the same column type, so the database accepts and refuses exactly the same rows.
+ */
+export const entryCsv = (e: RecordEntry): string => {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(`{${e.fields}}`) as Record<string, unknown>;
+  } catch {
+    // Not JSON: the database must refuse the row (the writer then cleans it, or drops and counts it).
+    return `${quoted('malformed record')}\n`;
+  }
+  let line = '';
+  for (let i = 0; i < COLUMNS.length; i++) {
+    const c = COLUMNS[i] as (typeof COLUMNS)[number];
+    let v: unknown;
+    if (c.name === 'request_body') v = e.requestBody === null ? '' : quoted(e.requestBody);
+    else if (c.name === 'response_body') v = e.responseBody === null ? '' : quoted(e.responseBody);
+    else if (c.name === 'sanitized') v = csvValue(e.sanitized);
+    else v = csvValue(parsed[c.name]);
+    line += i === 0 ? (v as string) : `,${v as string}`;
+  }
+  return `${line}\n`;
+};

@@ -1,7 +1,7 @@
 import { describeError, log } from '../core/log.ts';
 import type { RecordEntry, RecordSink, RecordSinkStats } from '../data-plane/records.ts';
 import type { RecordStore } from './backend.ts';
-import { bodyChars, cleanEntry, entryJson, hasDeepBody, withoutBodies } from './entry.ts';
+import { bodyChars, cleanEntry, hasDeepBody, withoutBodies } from './entry.ts';
 
 /** What a body becomes when it cannot be stored or kept. */
 const OMITTED = '{"omitted":"not stored"}';
@@ -176,11 +176,9 @@ export class RecordWriter implements RecordSink {
     }
   }
 
-  /** One insert; the batch text lives only for its duration. */
+  /** One insert; its text lives only for its duration. */
   #insert(entries: readonly RecordEntry[]): Promise<unknown> {
-    let text = '[';
-    for (let i = 0; i < entries.length; i++) text += (i === 0 ? '' : ',') + entryJson(entries[i] as RecordEntry);
-    return this.#store.insert(`${text}]`);
+    return this.#store.insert(entries);
   }
 
   #stored(queued: readonly Queued[], entries: readonly RecordEntry[]): 'ok' {

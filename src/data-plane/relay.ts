@@ -1,0 +1,163 @@
+import type { ClientFormat, StreamEvent } from '../canonical/types.ts';
+import { createFrameParser, type FrameParser } from '../providers/framing.ts';
+import type { HttpProviderAdapter, StreamDecoder, UpstreamFrame } from '../providers/types.ts';
+import { upstreamFailure } from './upstream.ts';
+
+/** Re-frames the upstream's own SSE frames for the client, with only the model changed. */
+export class Relay {
+  text = '';
+  done = false;
+  readonly needle: string;
+  readonly model: string;
+  constructor(
+    readonly format: ClientFormat,
+    upstreamModel: string,
+    clientModel: string,
+    readonly includeUsage: boolean,
+  ) {
+    this.needle = `"model":${JSON.stringify(upstreamModel)}`;
+    this.model = `"model":${JSON.stringify(clientModel)}`;
+  }
+  /** Whether the client does not get this frame: the usage chunk the gateway asked for on the client's behalf. */
+  withheld(events: readonly StreamEvent[]): boolean {
+    return !this.includeUsage && this.format === 'chat' && events.length > 0 && events.every((e) => e.type === 'usage');
+  }
+  frame(f: UpstreamFrame, events: readonly StreamEvent[]): void {
+    if (f.data === '[DONE]') {
+      this.done = true;
+      this.text += 'data: [DONE]\n\n';
+      return;
+    }
+    if (this.withheld(events)) return;
+    const data = f.data.includes(this.needle) ? f.data.replaceAll(this.needle, this.model) : f.data;
+    this.text += f.event !== undefined && this.format === 'messages' ? `event: ${f.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
+  }
+  /** A run of complete events, each already in the form frame() would write: relayed in one piece. */
+  verbatim(text: string): void {
+    this.text += text.includes(this.needle) ? text.replaceAll(this.needle, this.model) : text;
+  }
+  take(): string {
+    const t = this.text;
+    this.text = '';
+    return t;
+  }
+}
+
+export type ReadEvents = () => Promise<StreamEvent[] | null>;
+
+/**
+ * The reader of an upstream SSE stream: bytes → canonical events, with a direct slice on blank
+ * lines for events in the plain form (`data: …`, or `event: …` + `data: …`, LF line ends); other
+ * framing (CR line ends, comments, multi-line data, the unterminated tail) takes the generic frame
+ * parser (framing.ts), which gives the same frames. Every event is decoded (usage, finish and
+ * in-stream errors keep their meaning; a malformed event fails the stream as before).
+ *
+ * With a relay (same-format pass-through), a chunk whose events are all in the form the relay
+ * writes is relayed as one piece with the model spliced in, instead of being re-framed event by
+ * event; otherwise (a withheld usage chunk, `event:` lines toward a chat client, framing that is
+ * not plain) per frame: the client gets the same bytes either way.
+ */
+export const sseReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay): ReadEvents => {
+  const reader = body.getReader();
+  const decoder: StreamDecoder = adapter.createStreamDecoder();
+  const input = new TextDecoder('utf-8');
+  /** The generic parser: for events not in the plain form, and for the whole stream once a CR shows. */
+  let generic: FrameParser | undefined;
+  let crlf = false;
+  let buffer = '';
+  let done = false;
+  const parser = (): FrameParser => (generic ??= createFrameParser('sse'));
+
+  const reframe = (frames: readonly UpstreamFrame[], out: StreamEvent[]): void => {
+    for (const f of frames) {
+      const events = decoder.push(f);
+      for (const ev of events) out.push(ev);
+      relay?.frame(f, events);
+    }
+  };
+
+  /** The plain form's frame of one event text (no blank line inside), or undefined. */
+  const plain = (ev: string): UpstreamFrame | undefined => {
+    if (ev.startsWith('data: ')) return ev.indexOf('\n') === -1 ? { data: ev.slice(6) } : undefined;
+    if (!ev.startsWith('event: ')) return undefined;
+    const nl = ev.indexOf('\n');
+    if (nl <= 7 || !ev.startsWith('data: ', nl + 1) || ev.indexOf('\n', nl + 1) !== -1) return undefined;
+    return { event: ev.slice(7, nl), data: ev.slice(nl + 7) };
+  };
+
+  const fast = (text: string): StreamEvent[] => {
+    buffer = buffer === '' ? text : buffer + text;
+    const end = buffer.lastIndexOf('\n\n');
+    if (end === -1) return [];
+    const complete = buffer.slice(0, end + 2);
+    buffer = buffer.slice(end + 2);
+    const out: StreamEvent[] = [];
+    const frames: UpstreamFrame[] = [];
+    const decoded: StreamEvent[][] = [];
+    let whole = true;
+    for (let pos = 0; pos < complete.length; ) {
+      const stop = complete.indexOf('\n\n', pos);
+      const ev = complete.slice(pos, stop);
+      pos = stop + 2;
+      const f = plain(ev);
+      const fs = f ? [f] : parser().push(`${ev}\n\n`);
+      // A chat relay writes no `event:` lines: such an event is re-framed.
+      if (!f || (f.event !== undefined && relay?.format !== 'messages')) whole = false;
+      for (const frame of fs) {
+        const events = decoder.push(frame);
+        for (const e of events) out.push(e);
+        if (!relay) continue;
+        if (frame.data === '[DONE]') relay.done = true;
+        else if (relay.withheld(events)) whole = false;
+        frames.push(frame);
+        decoded.push(events);
+      }
+    }
+    if (!relay) return out;
+    if (whole) relay.verbatim(complete);
+    else for (let i = 0; i < frames.length; i++) relay.frame(frames[i] as UpstreamFrame, decoded[i] as StreamEvent[]);
+    return out;
+  };
+
+  const push = (bytes: Uint8Array): StreamEvent[] => {
+    const text = input.decode(bytes, { stream: true });
+    if (!crlf && text.indexOf('\r') !== -1) {
+      crlf = true;
+      const held = buffer;
+      buffer = '';
+      const out: StreamEvent[] = [];
+      reframe(parser().push(held + text), out);
+      return out;
+    }
+    if (crlf) {
+      const out: StreamEvent[] = [];
+      reframe(parser().push(text), out);
+      return out;
+    }
+    return fast(text);
+  };
+
+  return async (): Promise<StreamEvent[] | null> => {
+    while (!done) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (e) {
+        throw upstreamFailure(e, signal);
+      }
+      if (chunk.done) {
+        done = true;
+        const tail: StreamEvent[] = [];
+        const rest = input.decode() + buffer;
+        buffer = '';
+        const p = parser();
+        reframe(rest === '' ? p.flush() : [...p.push(rest), ...p.flush()], tail);
+        for (const ev of decoder.end()) tail.push(ev);
+        return tail;
+      }
+      const events = push(chunk.value);
+      if (events.length > 0) return events;
+    }
+    return null;
+  };
+};
