@@ -3,21 +3,26 @@
  * Paired, interleaved A/B of the gateway's CPU per request between source trees (the load side and
  * the machine are shared by both, so the noise of a shared machine mostly cancels):
  *   bun bench/ab.ts --a=/path/to/tree-a --b=/path/to/tree-b [--rounds=5] [--duration=3] [--kinds=chat-json,chat-sse,messages-x-sse]
+ *                   [--a-args=--smol] [--b-args=…]   (Bun flags for that side's gateway; the trees may be the same)
  * Each tree is a checkout of this repository (with node_modules). Every round runs every kind on
  * every tree in rotating order against the same mock upstream with wrk; the gateway under test is
  * pinned to one core and its CPU (all threads, /proc) is divided by the requests served. Prints the
- * median µs/request per tree and kind, and their difference.
+ * median µs/request per tree and kind, and their difference, and each side's peak RSS.
  */
 import { join, resolve } from 'node:path';
 import { launchGateway, prepareStore, repoint } from './lib/gateway.ts';
-import { cpuMs, pinned, planCores, settle, spawnService } from './lib/proc.ts';
+import { cpuMs, pinned, planCores, rssSampler, settle, spawnService } from './lib/proc.ts';
 import { gatewayRequests, type Kind } from './lib/requests.ts';
 import { median } from './lib/stats.ts';
 import { runWrk } from './lib/wrk.ts';
 
 const argv = process.argv.slice(2);
 const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const trees = [value('a'), value('b')].filter((t): t is string => t !== undefined).map((t) => resolve(t));
+const sides = (['a', 'b'] as const).flatMap((side) => {
+  const tree = value(side);
+  return tree ? [{ tree: resolve(tree), bunArgs: value(`${side}-args`)?.split(' ').filter(Boolean) ?? [] }] : [];
+});
+const trees = sides.map((s) => (s.bunArgs.length ? `${s.tree} ${s.bunArgs.join(' ')}` : s.tree));
 const rounds = Number(value('rounds') ?? 5);
 const durationS = Number(value('duration') ?? 3);
 const kinds = (value('kinds') ?? 'chat-json,chat-sse,messages-x-sse').split(',') as Kind[];
@@ -27,12 +32,12 @@ if (trees.length === 0) throw new Error('usage: bun bench/ab.ts --a=TREE --b=TRE
 const cores = planCores();
 const mock = await spawnService('mock', pinned(cores.load, ['bun', join(import.meta.dir, 'mock-upstream.ts')]), { ready: /"port":(\d+)/ });
 const mockUrl = `http://127.0.0.1:${mock.match[1]}`;
-const gateways: { tree: string; gw: Awaited<ReturnType<typeof launchGateway>>; keys: string[]; us: Map<Kind, number[]> }[] = [];
-for (const tree of trees) {
+const gateways: { tree: string; gw: Awaited<ReturnType<typeof launchGateway>>; keys: string[]; us: Map<Kind, number[]>; rssPeakMb: number }[] = [];
+for (const [i, side] of sides.entries()) {
   const store = await prepareStore({ mock: mockUrl, cpu: cores.server, fresh: false, log });
-  const gw = await launchGateway(store.setup, { cpu: cores.server, root: tree });
+  const gw = await launchGateway(store.setup, { cpu: cores.server, root: side.tree, bunArgs: side.bunArgs });
   if (store.source === 'template') await repoint(gw, mockUrl);
-  gateways.push({ tree, gw, keys: store.keys, us: new Map<Kind, number[]>() });
+  gateways.push({ tree: trees[i] as string, gw, keys: store.keys, us: new Map<Kind, number[]>(), rssPeakMb: 0 });
 }
 try {
   for (const g of gateways) for (const k of kinds) await runWrk({ url: g.gw.url, requests: gatewayRequests(k, g.keys), connections: 32, durationS: 1, cpu: cores.load });
@@ -42,8 +47,10 @@ try {
         const g = gateways[(i + r) % gateways.length] as (typeof gateways)[number];
         await settle([g.gw.service.pid], { maxMs: 3_000 });
         const c0 = cpuMs(g.gw.service.pid);
+        const rss = rssSampler(g.gw.service.pid, 250);
         const w = await runWrk({ url: g.gw.url, requests: gatewayRequests(k, g.keys), connections: 32, durationS, cpu: cores.load });
         const us = ((cpuMs(g.gw.service.pid) - c0) * 1000) / Math.max(1, w.requests);
+        g.rssPeakMb = Math.max(g.rssPeakMb, rss.stop());
         if (w.errorCount > 0) log(`${g.tree} ${k}: ${w.errorCount} errors`);
         g.us.set(k, [...(g.us.get(k) ?? []), us]);
       }
@@ -55,7 +62,8 @@ try {
     const all = gateways.map((g) => (g.us.get(k) ?? []).map((x) => x.toFixed(0)).join(',')).join(' | ');
     return `${k.padEnd(16)} ${m.map((x) => `${x.toFixed(1).padStart(8)} µs`).join('  ')}${m.length === 2 ? `   Δ ${((m[1] as number) - (m[0] as number)).toFixed(1)} µs` : ''}   (${all})`;
   });
-  console.log(`trees: ${trees.join('  |  ')}\n${rows.join('\n')}`);
+  const peaks = gateways.map((g) => `${g.rssPeakMb.toFixed(0)} MB`).join('  |  ');
+  console.log(`trees: ${trees.join('  |  ')}\n${rows.join('\n')}\npeak RSS: ${peaks}`);
 } finally {
   for (const g of gateways) await g.gw.service.stop();
   await mock.service.stop();
