@@ -4,6 +4,7 @@
  * the machine are shared by both, so the noise of a shared machine mostly cancels):
  *   bun bench/ab.ts --a=/path/to/tree-a --b=/path/to/tree-b [--rounds=5] [--duration=3] [--kinds=chat-json,chat-sse,messages-x-sse]
  *                   [--a-args=--smol] [--b-args=…]   (Bun flags for that side's gateway; the trees may be the same)
+ *                   [--a-env=K=V,K=V] [--b-env=…]    (environment for that side's gateway)
  * Each tree is a checkout of this repository (with node_modules). Every round runs every kind on
  * every tree in rotating order against the same mock upstream with wrk; the gateway under test is
  * pinned to one core and its CPU (all threads, /proc) is divided by the requests served. Prints the
@@ -20,9 +21,10 @@ const argv = process.argv.slice(2);
 const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const sides = (['a', 'b'] as const).flatMap((side) => {
   const tree = value(side);
-  return tree ? [{ tree: resolve(tree), bunArgs: value(`${side}-args`)?.split(' ').filter(Boolean) ?? [] }] : [];
+  const env = Object.fromEntries((value(`${side}-env`) ?? '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  return tree ? [{ tree: resolve(tree), bunArgs: value(`${side}-args`)?.split(' ').filter(Boolean) ?? [], env }] : [];
 });
-const trees = sides.map((s) => (s.bunArgs.length ? `${s.tree} ${s.bunArgs.join(' ')}` : s.tree));
+const trees = sides.map((s) => [s.tree, ...s.bunArgs, ...Object.entries(s.env).map(([k, v]) => `${k}=${v}`)].join(' '));
 const rounds = Number(value('rounds') ?? 5);
 const durationS = Number(value('duration') ?? 3);
 const kinds = (value('kinds') ?? 'chat-json,chat-sse,messages-x-sse').split(',') as Kind[];
@@ -35,7 +37,7 @@ const mockUrl = `http://127.0.0.1:${mock.match[1]}`;
 const gateways: { tree: string; gw: Awaited<ReturnType<typeof launchGateway>>; keys: string[]; us: Map<Kind, number[]>; rssPeakMb: number }[] = [];
 for (const [i, side] of sides.entries()) {
   const store = await prepareStore({ mock: mockUrl, cpu: cores.server, fresh: false, log });
-  const gw = await launchGateway(store.setup, { cpu: cores.server, root: side.tree, bunArgs: side.bunArgs });
+  const gw = await launchGateway(store.setup, { cpu: cores.server, root: side.tree, bunArgs: side.bunArgs, env: side.env });
   if (store.source === 'template') await repoint(gw, mockUrl);
   gateways.push({ tree: trees[i] as string, gw, keys: store.keys, us: new Map<Kind, number[]>(), rssPeakMb: 0 });
 }
