@@ -34,6 +34,8 @@ export interface StoredThread {
   tools?: JsonValue;
   /** The whole conversation, the reply (as an assistant message) last. */
   messages: JsonObject[];
+  /** A later turn continued from this reply (each reply is continued at most once, as on Anthropic). */
+  continued?: boolean;
 }
 
 export type StoredConversation = StoredResponse | StoredThread;

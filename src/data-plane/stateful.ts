@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from '../canonical/types.ts';
-import { invalidRequest } from '../core/errors.ts';
-import { type Conversations, notStored, storeUnavailable } from './conversations.ts';
+import { GatewayError, invalidRequest } from '../core/errors.ts';
+import { type Conversations, notStored, type StoredThread, storeUnavailable } from './conversations.ts';
 
 /**
  * What the request path does with server-side conversation state before a request is read and
@@ -93,6 +93,19 @@ export const prepareResponses = async (conv: Conversations | undefined, projectI
   };
 };
 
+/**
+ * A second `continue` from the same reply: Anthropic's 400 `thread_already_continued` (each reply
+ * is continued at most once; the SDK recovers by replaying the whole history under a new thread).
+ */
+const alreadyContinued = (id: string) =>
+  new GatewayError({
+    kind: 'invalid_request',
+    message: `Message '${id}' was already continued; each reply can be continued only once. Continue from the thread's most recent reply id.`,
+    param: 'thread.previous_message_id',
+    errorCode: 'thread_already_continued',
+    details: { error_code: 'thread_already_continued' },
+  });
+
 const THREADS_BETA = /^message-threads-/;
 
 /** The client's `anthropic-beta` values the gateway consumed itself (threads are served here). */
@@ -115,11 +128,14 @@ export const prepareThread = async (conv: Conversations | undefined, projectId: 
   const out: JsonObject = { ...body };
   delete out.thread;
   let history: JsonObject[] = [];
+  let previous: StoredThread | undefined;
   if (thread.type === 'continue') {
     const id = thread.previous_message_id;
     if (typeof id !== 'string' || id === '') throw invalidRequest("'thread.previous_message_id' is required with type 'continue'.", 'thread.previous_message_id');
     const stored = await conv.get(projectId, id);
     if (stored?.kind !== 'thread') throw notStored('Thread state for message', id, 'thread.previous_message_id', { error_code: 'thread_not_found' });
+    if (stored.continued === true) throw alreadyContinued(id);
+    previous = stored;
     for (const field of ['system', 'tools'] as const) {
       if (out[field] !== undefined) {
         throw invalidRequest(`'${field}' is taken from the thread on a continue; send it only with thread type 'create'.`, field);
@@ -145,6 +161,8 @@ export const prepareThread = async (conv: Conversations | undefined, projectId: 
           ...(out.tools !== undefined ? { tools: out.tools } : {}),
           messages: [...messages.filter(isObject), { role: 'assistant', content: message.content }],
         });
+        // The reply continued from is spent: a second continue of it is refused (thread_already_continued).
+        if (previous) await conv.put(projectId, { ...previous, continued: true });
       },
     },
   };
