@@ -8,6 +8,7 @@ import type { StreamEvent } from '../../canonical/types.ts';
 import { asNumber, asRecord, asString, parseJson } from '../json.ts';
 import type { StreamDecoder, UpstreamFrame } from '../types.ts';
 import { badGateway, mapInStreamError, streamEndedEarly } from '../upstream-error.ts';
+import { throwIfErrorPayload } from '../openai-compatible/response.ts';
 import { parseResponsesUsage, responsesFinish, throwIfFailed } from './response.ts';
 
 export const createResponsesStreamDecoder = (provider: string): StreamDecoder => {
@@ -30,6 +31,8 @@ export const createResponsesStreamDecoder = (provider: string): StreamDecoder =>
       const ev = parsed.ok ? asRecord(parsed.value) : undefined;
       if (!ev) throw badGateway(provider, 'sent a stream event that is not a JSON object.', frame.data);
       const type = asString(ev['type']) ?? frame.event ?? '';
+      // An error in the Chat Completions shape (`{"error": {…}}`), as some proxies send it.
+      if (type === '' && ev['error'] !== undefined) throwIfErrorPayload(provider, ev, frame.data);
       const out: StreamEvent[] = [];
       const response = asRecord(ev['response']);
       switch (type) {
