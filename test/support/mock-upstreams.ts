@@ -233,6 +233,18 @@ const refusal = (kind: 'openai' | 'anthropic', path: string, body: Record<string
     if (typeof body.max_tokens !== 'number') return invalid(kind, 'max_tokens: Field required');
     if (body.max_tokens > MOCK_MAX_OUTPUT_TOKENS) return invalid(kind, `max_tokens: ${body.max_tokens} > ${MOCK_MAX_OUTPUT_TOKENS}, which is the maximum allowed number of output tokens for this model`);
     if (body.thread !== undefined) return invalid(kind, 'thread: Extra inputs are not permitted');
+    // With thinking on, an assistant turn that used a tool must start with its (signed) thinking block.
+    const thinking = (body.thinking as { type?: string } | undefined)?.type === 'enabled';
+    for (let i = 0; thinking && i < messages.length; i++) {
+      const m = messages[i];
+      const blocks = Array.isArray(m?.content) ? (m.content as { type?: string; signature?: unknown }[]) : [];
+      if (m?.role !== 'assistant' || !blocks.some((b) => b.type === 'tool_use')) continue;
+      const first = blocks[0];
+      if (first?.type === 'thinking' && typeof first.signature !== 'string') return invalid(kind, `messages.${i}.content.0.thinking.signature: Field required`);
+      if (first?.type !== 'thinking' && first?.type !== 'redacted_thinking') {
+        return invalid(kind, `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`);
+      }
+    }
     for (let i = 0; i < messages.length; i++) {
       const content = messages[i]?.content;
       if (!Array.isArray(content)) continue;
