@@ -1,7 +1,10 @@
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, stepCountIs, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import OpenAI from 'openai';
+import { z } from 'zod';
 import { admin } from './support/gateway.ts';
-import type { Recorded } from './support/mock-upstreams.ts';
+import type { Recorded, Script } from './support/mock-upstreams.ts';
 import { startWorld, stopWorld, type World } from './support/provision.ts';
 
 /**
@@ -34,6 +37,11 @@ const model = async (name: string, capabilities: string[], targets: { connection
   await w.tg.must(admin('CreateRoute'), { customerId: 'acme', projectId: 'default', model: name, targets });
 };
 
+const SCRIPT: Script = (r) =>
+  r.body.model === 'fail-500'
+    ? { status: 500, errorBody: JSON.stringify({ error: { message: 'The server had an error', type: 'server_error', param: null, code: null } }) }
+    : { text: `openai says: ${JSON.stringify(r.body.messages).includes('second') ? 'second answer' : 'first answer'}`, usage: { input: 40, output: 10 } };
+
 beforeAll(async () => {
   w = await startWorld();
   await model('reasoner', ['chat', 'tools', 'reasoning'], [{ connection: 'mock-openai', model: 'o4-mini' }]);
@@ -54,11 +62,7 @@ beforeAll(async () => {
     });
     await model(`${name}-model`, ['chat'], [{ connection: name, model: 'gpt-4o' }]);
   }
-  w.oa.script((r) =>
-    r.body.model === 'fail-500'
-      ? { status: 500, errorBody: JSON.stringify({ error: { message: 'The server had an error', type: 'server_error', param: null, code: null } }) }
-      : { text: `openai says: ${JSON.stringify(r.body.messages).includes('second') ? 'second answer' : 'first answer'}`, usage: { input: 40, output: 10 } },
-  );
+  w.oa.script(SCRIPT);
 }, 60_000);
 afterAll(() => stopWorld(w));
 
@@ -195,6 +199,34 @@ describe('official openai SDK', () => {
       expect((last().body.input as Record<string, unknown>[])[0]).toMatchObject({ type: 'reasoning', encrypted_content: rs?.encrypted_content });
     });
   }
+});
+
+describe('AI SDK Responses provider on a reasoning model (store: true)', () => {
+  test('a tool loop sends the reasoning item back by reference; OpenAI gets it with its encrypted content', async () => {
+    w.oa.script((r) => {
+      const messages = r.body.messages as { role: string; content: unknown }[];
+      if (messages.at(-1)?.role === 'tool') return { text: `tool said: ${String(messages.at(-1)?.content)}`, usage: { input: 30, output: 5 } };
+      return { toolCall: { id: 'call_w1', name: 'weather', arguments: '{"city":"Oslo"}' }, usage: { input: 20, output: 9 } };
+    });
+    const provider = createOpenAI({ baseURL: `${w.tg.url}/v1`, apiKey: w.p.apiKey });
+    const result = await generateText({
+      model: provider.responses('reasoner'),
+      prompt: 'weather in Oslo?',
+      tools: { weather: tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => ({ city, sky: 'clear' }) }) },
+      stopWhen: stepCountIs(3),
+    }).finally(() => w.oa.script(SCRIPT));
+    expect(result.steps.length).toBe(2);
+    expect(result.text).toContain('clear');
+    const input = last().body.input as Record<string, unknown>[];
+    const reasoning = input.find((i) => i.type === 'reasoning');
+    expect(reasoning?.encrypted_content).toStartWith('gAAAAB-mock-');
+    expect(input.some((i) => i.type === 'item_reference')).toBe(false);
+    expect(input.map((i) => i.type ?? 'message')).toContain('function_call_output');
+    // What the AI SDK itself sent (the record keeps the client's body): the reasoning item by reference.
+    await w.tg.gw.records.flush();
+    const found = (await w.tg.must(admin('SearchRequestRecords'), { customerId: 'acme', pageSize: 1 })) as { records: { requestBody: unknown }[] };
+    expect(JSON.stringify(found.records[0]?.requestBody)).toContain(`"item_reference"`);
+  });
 });
 
 describe('fallback, Azure, records', () => {
