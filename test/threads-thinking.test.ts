@@ -91,3 +91,26 @@ test('the thread SDK recovers from thread_already_continued by replaying the con
   expect(sent).toContain('turn one');
   expect(sent).not.toContain('elsewhere');
 });
+
+test('one continue at a time: a concurrent one is thread_continue_in_flight; a failed continue leaves the reply open', async () => {
+  const created = await send({ thread: { type: 'create' }, messages: [{ role: 'user', content: 'start' }] });
+  const id = (JSON.parse(created.text) as { id: string }).id;
+  const cont = (text: string) => ({ thread: { type: 'continue', previous_message_id: id }, messages: [{ role: 'user', content: text }] });
+
+  w.an.script(() => ({ status: 500, errorBody: JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'Internal server error' } }) }));
+  const failed = await send(cont('fails upstream'));
+  expect(failed.res.status).toBeGreaterThanOrEqual(500);
+
+  w.an.script(() => ({ text: 'slow answer', delayMs: 800, usage: { input: 5, output: 2 } }));
+  const slow = send(cont('slow one'));
+  await Bun.sleep(300);
+  const racing = await send(cont('racing one'));
+  expect(racing.res.status).toBe(400);
+  expect((JSON.parse(racing.text) as { error: { details: { error_code: string } } }).error.details.error_code).toBe('thread_continue_in_flight');
+  expect((await slow).res.status).toBe(200);
+  w.an.script(undefined);
+
+  const late = await send(cont('too late'));
+  expect(late.res.status).toBe(400);
+  expect((JSON.parse(late.text) as { error: { details: { error_code: string } } }).error.details.error_code).toBe('thread_already_continued');
+});

@@ -15,6 +15,8 @@ export interface Keeper {
   responseFields?: JsonObject;
   /** Called once with the client-visible answer object (a Responses `response`, a Messages `message`). */
   keep(answer: JsonObject): Promise<void>;
+  /** Called once when the request ended (answered or not), after keep() started if it did. */
+  release?(): void;
 }
 
 export interface Prepared {
@@ -106,6 +108,16 @@ const alreadyContinued = (id: string) =>
     details: { error_code: 'thread_already_continued' },
   });
 
+/** Another request of this data plane is continuing from the same reply (Anthropic's `thread_continue_in_flight`). */
+const continueInFlight = (id: string) =>
+  new GatewayError({
+    kind: 'invalid_request',
+    message: `Another request is still continuing from message '${id}'. Wait for it and continue from its reply, or replay the conversation with thread type 'create'.`,
+    param: 'thread.previous_message_id',
+    errorCode: 'thread_continue_in_flight',
+    details: { error_code: 'thread_continue_in_flight' },
+  });
+
 const THREADS_BETA = /^message-threads-/;
 
 /** The client's `anthropic-beta` values the gateway consumed itself (threads are served here). */
@@ -147,12 +159,19 @@ export const prepareThread = async (conv: Conversations | undefined, projectId: 
     out.messages = [...history, ...body.messages];
   }
   const messages = out.messages as JsonValue[];
+  // Last, so that nothing can throw between claiming and handing the keeper (which releases) over.
+  if (previous && !conv.claim(projectId, previous.id)) throw continueInFlight(previous.id);
+  const claimed = previous?.id;
   return {
     body: out,
     keeper: {
+      ...(claimed !== undefined ? { release: () => conv.release(projectId, claimed) } : {}),
       keep: async (message) => {
         const id = message.id;
         if (typeof id !== 'string' || !Array.isArray(message.content)) return;
+        // Both writes start now (before release), so a continue that follows waits for them.
+        // The reply continued from is spent: a second continue of it is refused (thread_already_continued).
+        const spent = previous ? conv.put(projectId, { ...previous, continued: true }) : undefined;
         await conv.put(projectId, {
           kind: 'thread',
           id,
@@ -161,8 +180,7 @@ export const prepareThread = async (conv: Conversations | undefined, projectId: 
           ...(out.tools !== undefined ? { tools: out.tools } : {}),
           messages: [...messages.filter(isObject), { role: 'assistant', content: message.content }],
         });
-        // The reply continued from is spent: a second continue of it is refused (thread_already_continued).
-        if (previous) await conv.put(projectId, { ...previous, continued: true });
+        await spent;
       },
     },
   };

@@ -145,8 +145,11 @@ const anthropicUsage = (s: Scripted) => ({
   cache_read_input_tokens: s.usage?.cacheRead ?? 0,
 });
 
+/** Message ids are unique per answer, as Anthropic's are (threads are keyed by them). */
+let messageSeq = 0;
+
 const anthropicBody = (model: string, s: Scripted) => ({
-  id: 'msg_mock1',
+  id: `msg_mock${++messageSeq}`,
   type: 'message',
   role: 'assistant',
   model,
@@ -164,7 +167,7 @@ const anthropicEvents = (model: string, s: Scripted): string[] => {
   const out = [
     ev({
       type: 'message_start',
-      message: { id: 'msg_mock1', type: 'message', role: 'assistant', content: [], model, stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      message: { id: `msg_mock${++messageSeq}`, type: 'message', role: 'assistant', content: [], model, stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
     }),
     ev({ type: 'ping' }),
   ];
