@@ -58,6 +58,7 @@ export const nativeAnswer = (request: CanonicalRequest, responseId: string, fiel
     }
   }
   const quotedId = JSON.stringify(responseId);
+  const clientModel = JSON.stringify(request.model);
   return {
     json: (text) => {
       const parsed: unknown = JSON.parse(text);
@@ -65,12 +66,18 @@ export const nativeAnswer = (request: CanonicalRequest, responseId: string, fiel
     },
     splicer: () => {
       let upstreamId: string | undefined;
+      // The model the upstream reports (OpenAI names a dated snapshot, e.g. `o4-mini-2025-04-16`).
+      let upstreamModel: string | undefined;
       return (text) => {
-        if (upstreamId === undefined) {
+        if (upstreamId === undefined && text.includes('"response":{')) {
           const m = /"response":\{"id":("resp_[^"\\]*")/.exec(text) ?? /"id":("resp_[^"\\]*")/.exec(text);
           if (m) upstreamId = m[1];
+          // The first event is response.created: its first `model` member is the response's.
+          const model = /"model":("[^"\\]*")/.exec(text);
+          if (model && model[1] !== clientModel) upstreamModel = `"model":${model[1]}`;
         }
         let out = upstreamId !== undefined && text.includes(upstreamId) ? text.replaceAll(upstreamId, quotedId) : text;
+        if (upstreamModel !== undefined && out.includes(upstreamModel)) out = out.replaceAll(upstreamModel, `"model":${clientModel}`);
         for (const [from, to] of swaps) if (out.includes(from)) out = out.replaceAll(from, to);
         return out;
       };

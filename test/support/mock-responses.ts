@@ -85,9 +85,11 @@ interface Answer {
   output: Obj[];
 }
 
-const answerOf = (model: string, s: Scripted, body: Obj): Answer => {
+const answerOf = (requested: string, s: Scripted, body: Obj): Answer => {
   const n = ++seq;
-  const reasoning = isReasoningModel(model);
+  // OpenAI answers with the dated snapshot of an alias.
+  const model = requested === 'o4-mini' ? 'o4-mini-2025-04-16' : requested;
+  const reasoning = isReasoningModel(requested);
   const encrypted = Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content');
   const output: Obj[] = [];
   if (reasoning) output.push({ id: `rs_mock${n}`, type: 'reasoning', summary: [], ...(encrypted ? { encrypted_content: `gAAAAB-mock-${n}` } : {}) });
