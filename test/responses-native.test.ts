@@ -253,6 +253,20 @@ describe('fallback, Azure, records', () => {
     expect(last()).toMatchObject({ path: '/openai/v1/responses', search: '', body: { model: 'my-deployment', stream: true } });
   });
 
+  test('a stream that fails upstream (response.failed) ends with the error event, as on the translated path', async () => {
+    w.oa.script(() => ({ text: 'one two three four', midStreamError: true, chunkDelayMs: 30, usage: { input: 3, output: 4 } }));
+    const res = await fetch(`${w.tg.url}/v1/responses`, { method: 'POST', headers: headers(), body: JSON.stringify({ model: 'gpt-mini', input: 'hi', stream: true }) }).finally(() =>
+      w.oa.script(SCRIPT),
+    );
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('event: response.created');
+    expect(text).not.toContain('response.failed');
+    expect(text).toMatch(/event: error\ndata: \{"type":"error".*upstream exploded/);
+    const got = await fetch(`${w.tg.url}/v1/responses/resp_${hex(res)}`, { headers: headers() });
+    expect(got.status).toBe(404);
+  });
+
   test('native requests are recorded with usage, cost and provider', async () => {
     const ids: string[] = [];
     for (const stream of [false, true]) {
