@@ -198,7 +198,11 @@ const noTarget = (): GatewayError => new GatewayError({ kind: 'unavailable', mes
 const nativeOnlyError = (req: CanonicalRequest): (() => GatewayError) => {
   const n = req.nativeOnly;
   if (!n) return noTarget;
-  return () => invalidRequest(`${n.message} Only upstreams that speak this API natively serve it (openai, azure-openai), and none of the model's targets did.`, n.param);
+  return () =>
+    invalidRequest(
+      `${n.message} Only an upstream that speaks this API natively (Responses: openai, azure-openai; Messages: anthropic) serves it, and none of the model's targets could.`,
+      n.param,
+    );
 };
 
 /** The target's native pass-through for the request, when the client's format is its own. */
