@@ -233,3 +233,30 @@ test('Messages server tools, documents and their blocks reach Anthropic as sent;
   expect(err.message).toContain("'document'");
   expect(oa.requests.length).toBe(before);
 });
+
+test('Chat custom tools, allowed_tools and audio parts reach OpenAI as sent; a translated target refuses them clearly', async () => {
+  oa.script(() => TEXT);
+  const body = {
+    model: 'gpt-mini',
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'listen' }, { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }],
+    tools: [
+      { type: 'custom', custom: { name: 'grammar_tool', description: 'free text', format: { type: 'text' } } },
+      { type: 'function', function: { name: 'f', parameters: { type: 'object' } } },
+    ],
+    tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'f' } }] } },
+  };
+  const send = (model: string) =>
+    fetch(`${tg.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${world?.p.apiKey ?? ''}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...body, model }),
+    });
+  const res = await send('gpt-mini');
+  expect(res.status).toBe(200);
+  expect(oa.requests.at(-1)?.body).toEqual({ ...body, model: 'gpt-4o-mini' });
+  const before = an.requests.length;
+  const refused = await send('claude-mini');
+  expect(refused.status).toBe(400);
+  expect(((await refused.json()) as { error: { param: string } }).error.param).toBe('messages.0.content.1.type');
+  expect(an.requests.length).toBe(before);
+});
