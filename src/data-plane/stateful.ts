@@ -15,7 +15,7 @@ export interface Keeper {
   responseFields?: JsonObject;
   /** Called once with the client-visible answer object (a Responses `response`, a Messages `message`). */
   keep(answer: JsonObject): Promise<void>;
-  /** Called once when the request ended (answered or not), after keep() started if it did. */
+  /** Called once when the request is finished (answered or not); keep(), when called, follows in the same tick. */
   release?(): void;
 }
 
