@@ -1,7 +1,8 @@
 #!/usr/bin/env bun
 /**
  * Mock LLM upstream for the benchmarks. Speaks the real OpenAI Chat Completions
- * (`POST …/v1/chat/completions`) and Anthropic Messages (`POST …/v1/messages`) wire formats,
+ * (`POST …/v1/chat/completions`), OpenAI Responses (`POST …/v1/responses`) and Anthropic Messages
+ * (`POST …/v1/messages`) wire formats,
  * non-streaming and SSE, and answers as fast as it can from precomputed bytes.
  *
  * Behaviour is configurable per process (flags) and per request through a path prefix, so one
@@ -157,6 +158,50 @@ const anthropicEvents = (model: string, chunks: number): string[] => {
   return out;
 };
 
+// ---- OpenAI Responses --------------------------------------------------------------------------
+
+const responsesObject = (model: string, status: string, output: unknown[], outputTokens: number | null): Record<string, unknown> => ({
+  id: 'resp_bench00000000000000000000000001',
+  object: 'response',
+  created_at: 1_700_000_000,
+  status,
+  error: null,
+  incomplete_details: null,
+  model,
+  output,
+  store: false,
+  usage:
+    outputTokens === null
+      ? null
+      : { input_tokens: PROMPT_TOKENS, input_tokens_details: { cached_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: PROMPT_TOKENS + outputTokens },
+});
+
+const responsesMessage = (text: string) => ({ id: 'msg_bench0001', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
+
+const responsesBody = (model: string, bytes: number): string => {
+  const text = fill(Math.max(1, bytes - JSON.stringify(responsesObject(model, 'completed', [responsesMessage('')], 1)).length));
+  return JSON.stringify(responsesObject(model, 'completed', [responsesMessage(text)], Math.max(1, Math.round(text.length / 4))));
+};
+
+/** `chunks` events: created, in_progress, item added, deltas, text done, item done, completed. */
+const responsesEvents = (model: string, chunks: number): string[] => {
+  let seq = 0;
+  const ev = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify({ ...data, sequence_number: seq++ })}\n\n`;
+  const deltas = Math.max(1, chunks - 6);
+  const text = pieces(fill(deltas * 6), deltas);
+  const where = { item_id: 'msg_bench0001', output_index: 0, content_index: 0 };
+  const out = [
+    ev({ type: 'response.created', response: responsesObject(model, 'in_progress', [], null) }),
+    ev({ type: 'response.in_progress', response: responsesObject(model, 'in_progress', [], null) }),
+    ev({ type: 'response.output_item.added', output_index: 0, item: { ...responsesMessage(''), status: 'in_progress', content: [] } }),
+  ];
+  for (const p of text) out.push(ev({ type: 'response.output_text.delta', ...where, delta: p }));
+  out.push(ev({ type: 'response.output_text.done', ...where, text: text.join('') }));
+  out.push(ev({ type: 'response.output_item.done', output_index: 0, item: responsesMessage(text.join('')) }));
+  out.push(ev({ type: 'response.completed', response: responsesObject(model, 'completed', [responsesMessage(text.join(''))], deltas) }));
+  return out;
+};
+
 // ---- options -----------------------------------------------------------------------------------
 
 /** Parses `lat=50,pace=20` (the path prefix) over `base`. */
@@ -205,7 +250,7 @@ export const mockPrefix = (opts: Partial<MockOptions>): string => {
 
 // ---- server ------------------------------------------------------------------------------------
 
-type Kind = 'openai' | 'anthropic';
+type Kind = 'openai' | 'anthropic' | 'responses';
 type Bytes = Uint8Array<ArrayBuffer>;
 type Prepared = { kind: 'json'; body: Bytes } | { kind: 'sse'; events: Bytes[]; joined: Bytes };
 
@@ -238,10 +283,12 @@ export const startMock = (port: number, host: string, defaults: MockOptions): Mo
     let p = prepared.get(key);
     if (!p) {
       if (stream) {
-        const events = (kind === 'openai' ? openaiEvents(model, o.chunks, includeUsage) : anthropicEvents(model, o.chunks)).map((e) => enc.encode(e));
+        const events = (kind === 'openai' ? openaiEvents(model, o.chunks, includeUsage) : kind === 'responses' ? responsesEvents(model, o.chunks) : anthropicEvents(model, o.chunks)).map((e) =>
+          enc.encode(e),
+        );
         p = { kind: 'sse', events, joined: new Uint8Array(Buffer.concat(events)) };
       } else {
-        p = { kind: 'json', body: enc.encode(kind === 'openai' ? openaiBody(model, o.bodyBytes) : anthropicBody(model, o.bodyBytes)) };
+        p = { kind: 'json', body: enc.encode(kind === 'openai' ? openaiBody(model, o.bodyBytes) : kind === 'responses' ? responsesBody(model, o.bodyBytes) : anthropicBody(model, o.bodyBytes)) };
       }
       prepared.set(key, p);
     }
@@ -262,13 +309,13 @@ export const startMock = (port: number, host: string, defaults: MockOptions): Mo
         path = end === -1 ? '/' : path.slice(end);
       }
       if (req.method === 'GET') return new Response('{"status":"ok"}', { headers: JSON_HEADERS });
-      const kind: Kind | undefined = path.endsWith('/chat/completions') ? 'openai' : path.endsWith('/messages') ? 'anthropic' : undefined;
+      const kind: Kind | undefined = path.endsWith('/chat/completions') ? 'openai' : path.endsWith('/messages') ? 'anthropic' : path.endsWith('/responses') ? 'responses' : undefined;
       const raw = await req.text();
       if (!kind) return new Response('{"error":{"message":"unknown path","type":"invalid_request_error"}}', { status: 404, headers: JSON_HEADERS });
       const o = optionsFor(spec);
       if (o.fail) {
         const body =
-          kind === 'openai'
+          kind !== 'anthropic'
             ? '{"error":{"message":"The server is overloaded (mock primary).","type":"server_error","param":null,"code":null}}'
             : '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded (mock primary)"}}';
         return new Response(body, { status: o.fail, headers: JSON_HEADERS });

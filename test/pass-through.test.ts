@@ -196,3 +196,67 @@ test('fidelity, messages → Anthropic: every documented field and unknown ones 
   const got = an.requests.at(-1)?.body;
   expect(got).toEqual({ ...body, model: 'claude-haiku-4-5' });
 });
+
+test('Messages server tools, documents and their blocks reach Anthropic as sent; a translated target refuses them clearly', async () => {
+  an.script(() => TEXT);
+  const body = {
+    model: 'claude-mini',
+    max_tokens: 64,
+    messages: [
+      { role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' }, citations: { enabled: true } }, { type: 'text', text: 'summarise' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'news' } },
+          { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] },
+          { type: 'text', text: 'nothing found' },
+        ],
+      },
+      { role: 'user', content: 'again' },
+    ],
+    tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }],
+  };
+  const send = (model: string) =>
+    fetch(`${tg.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': world?.p.apiKey ?? '', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ ...body, model }),
+    });
+  const res = await send('claude-mini');
+  expect(res.status).toBe(200);
+  expect(an.requests.at(-1)?.body).toEqual({ ...body, model: 'claude-haiku-4-5' });
+  const before = oa.requests.length;
+  const refused = await send('gpt-mini');
+  expect(refused.status).toBe(400);
+  const err = ((await refused.json()) as { error: { type: string; message: string } }).error;
+  expect(err.type).toBe('invalid_request_error');
+  expect(err.message).toContain("'document'");
+  expect(oa.requests.length).toBe(before);
+});
+
+test('Chat custom tools, allowed_tools and audio parts reach OpenAI as sent; a translated target refuses them clearly', async () => {
+  oa.script(() => TEXT);
+  const body = {
+    model: 'gpt-mini',
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'listen' }, { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }],
+    tools: [
+      { type: 'custom', custom: { name: 'grammar_tool', description: 'free text', format: { type: 'text' } } },
+      { type: 'function', function: { name: 'f', parameters: { type: 'object' } } },
+    ],
+    tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'f' } }] } },
+  };
+  const send = (model: string) =>
+    fetch(`${tg.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${world?.p.apiKey ?? ''}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...body, model }),
+    });
+  const res = await send('gpt-mini');
+  expect(res.status).toBe(200);
+  expect(oa.requests.at(-1)?.body).toEqual({ ...body, model: 'gpt-4o-mini' });
+  const before = an.requests.length;
+  const refused = await send('claude-mini');
+  expect(refused.status).toBe(400);
+  expect(((await refused.json()) as { error: { param: string } }).error.param).toBe('messages.0.content.1.type');
+  expect(an.requests.length).toBe(before);
+});

@@ -64,7 +64,7 @@ const chunked = (bytes: Uint8Array, rnd: () => number): ReadableStream<Uint8Arra
 
 const fast = async (a: HttpProviderAdapter, format: ClientFormat, body: string, includeUsage: boolean, rnd: () => number, relayed = true): Promise<Outcome> => {
   const relay = new Relay(format, 'up-model', 'client-model', includeUsage);
-  const read = sseReader(a, chunked(new TextEncoder().encode(body), rnd), new AbortController().signal, relayed ? relay : undefined);
+  const read = sseReader(a.createStreamDecoder(), chunked(new TextEncoder().encode(body), rnd), new AbortController().signal, relayed ? relay : undefined);
   const events: StreamEvent[] = [];
   let text = '';
   try {

@@ -40,10 +40,15 @@ const lastRequest = (family: 'openai' | 'anthropic') => {
 };
 
 /** What every request to an upstream must look like, whatever the client format. */
-const expectUpstreamShape = (family: 'openai' | 'anthropic', upstreamModel: string, stream: boolean) => {
+const expectUpstreamShape = (family: 'openai' | 'anthropic', upstreamModel: string, stream: boolean, responses = false) => {
   const r = lastRequest(family);
   expect(r.body.model).toBe(upstreamModel);
-  if (family === 'openai') {
+  if (family === 'openai' && responses) {
+    // Responses clients reach OpenAI natively (the gateway keeps the conversation: store false upstream).
+    expect(r.path).toBe('/v1/responses');
+    expect(r.headers.authorization).toBe('Bearer sk-upstream-openai-secret');
+    expect(r.body.store).toBe(false);
+  } else if (family === 'openai') {
     expect(r.path).toBe('/v1/chat/completions');
     expect(r.headers.authorization).toBe('Bearer sk-upstream-openai-secret');
     expect(Array.isArray(r.body.messages)).toBe(true);
@@ -130,7 +135,7 @@ for (const u of UPSTREAMS) {
       expect(res.status).toBe('completed');
       expect(res.output_text).toBe(`${u.family} says: hi responses`);
       expect(res.usage).toMatchObject({ input_tokens: 12, output_tokens: 7 });
-      expectUpstreamShape(u.family, u.upstreamModel, false);
+      expectUpstreamShape(u.family, u.upstreamModel, false, true);
     });
 
     test('responses, streaming', async () => {
@@ -147,7 +152,7 @@ for (const u of UPSTREAMS) {
       expect(final.usage).toMatchObject({ input_tokens: 12, output_tokens: 7 });
       for (const t of ['response.created', 'response.output_item.added', 'response.output_text.delta', 'response.output_text.done', 'response.completed'])
         expect(types.has(t)).toBe(true);
-      expectUpstreamShape(u.family, u.upstreamModel, true);
+      expectUpstreamShape(u.family, u.upstreamModel, true, true);
     });
 
     test('responses, streamed function call', async () => {

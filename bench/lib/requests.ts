@@ -17,7 +17,7 @@ export const KIND_LABEL: Record<Kind, string> = {
   'chat-sse': 'Chat Completions, streaming',
   'messages-sse': 'Messages → Anthropic, streaming',
   'messages-x-sse': 'Messages → OpenAI upstream (cross-format), streaming',
-  'responses-sse': 'Responses → OpenAI upstream, streaming',
+  'responses-sse': 'Responses → OpenAI upstream (sent natively), streaming',
   'fallback-json': 'Fallback: primary 503 at once → backup, non-streaming',
   'churn-json': 'Chat non-streaming during route updates (10/s)',
   'slow-sse': 'Slow upstream (50 ms + 20 ms/event), 1k concurrent streams',

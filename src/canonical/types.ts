@@ -72,6 +72,13 @@ export interface CanonicalRequest {
   outputLimit?: number;
   /** The client's `anthropic-beta` header values (set by the gateway): Anthropic upstreams get them merged with the connection's. */
   anthropicBeta?: string[];
+  /**
+   * The first part of the request that only the client's own API can carry (a Responses built-in
+   * tool, an item or content type with no canonical form): set by the decoder instead of refusing,
+   * so that an upstream speaking that API natively still serves the request; targets that would
+   * translate are skipped, and with none left the request is refused with this (a 400).
+   */
+  nativeOnly?: { param: string; message: string };
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';

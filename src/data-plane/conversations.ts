@@ -34,6 +34,8 @@ export interface StoredThread {
   tools?: JsonValue;
   /** The whole conversation, the reply (as an assistant message) last. */
   messages: JsonObject[];
+  /** A later turn continued from this reply (each reply is continued at most once, as on Anthropic). */
+  continued?: boolean;
 }
 
 export type StoredConversation = StoredResponse | StoredThread;
@@ -65,6 +67,20 @@ export const itemIdsOf = (c: StoredResponse): JsonObject[] => {
  */
 export class Conversations {
   readonly #pending = new Map<string, Promise<void>>();
+  /** Thread replies a request of this process is continuing from now. */
+  readonly #claims = new Set<string>();
+
+  /** Claims a reply for one continue at a time (this process only); false when already claimed. */
+  claim(projectId: string, id: string): boolean {
+    const k = `${projectId}\u0000${id}`;
+    if (this.#claims.has(k)) return false;
+    this.#claims.add(k);
+    return true;
+  }
+
+  release(projectId: string, id: string): void {
+    this.#claims.delete(`${projectId}\u0000${id}`);
+  }
 
   constructor(readonly store: ConversationStore) {}
 

@@ -39,17 +39,19 @@ const countingRequest = (kind: Kind, target: ResolvedTarget, body: JsonObject) =
   const adapter = target.adapter;
   if (adapter.kind !== 'http' || !adapter.passThrough) return undefined;
   const upstreamTarget = { connection: target.connection, upstreamModel: target.upstreamModel };
-  if (kind === 'messages' && adapter.passThrough.format === 'messages' && adapter.id === 'anthropic') {
+  const messages = adapter.passThrough.messages;
+  const chat = adapter.passThrough.chat;
+  if (kind === 'messages' && messages && adapter.id === 'anthropic') {
     const { stream: _stream, ...rest } = body;
-    const built = adapter.passThrough.build(rest, upstreamTarget, false);
+    const built = messages.build(rest, upstreamTarget, false);
     if (!built) return undefined;
     // The pass-through supplies a default max_tokens, which count_tokens does not take.
     const { max_tokens: _default, ...counted } = JSON.parse(built.body) as JsonObject;
     return { ...built, url: built.url.replace(/\/v1\/messages$/, '/v1/messages/count_tokens'), body: JSON.stringify(counted) };
   }
-  if (kind === 'responses' && adapter.id === 'openai' && adapter.passThrough.format === 'chat') {
+  if (kind === 'responses' && adapter.id === 'openai' && chat) {
     const { stream: _stream, store: _store, max_output_tokens: _max, ...rest } = body;
-    const built = adapter.passThrough.build(rest, upstreamTarget, false);
+    const built = chat.build(rest, upstreamTarget, false);
     return built && { ...built, url: built.url.replace(/\/chat\/completions$/, '/responses/input_tokens') };
   }
   return undefined;

@@ -1,9 +1,11 @@
 import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject, StreamEvent } from '../canonical/types.ts';
-import { GatewayError } from '../core/errors.ts';
+import { GatewayError, invalidRequest } from '../core/errors.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import { createFrameParser } from '../providers/framing.ts';
-import type { ExtraEndpoint, HttpProviderAdapter, UpstreamFrame, UpstreamHttpRequest } from '../providers/types.ts';
+import type { ExtraEndpoint, HttpProviderAdapter, PassThrough, StreamDecoder, UpstreamFrame, UpstreamHttpRequest } from '../providers/types.ts';
 import { Relay, sseReader } from './relay.ts';
+import { finalCollector } from './relay-final.ts';
+import type { NativeAnswer } from './responses-native.ts';
 import { targetOrder } from './resolve.ts';
 import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall, upstreamFailure } from './upstream.ts';
 
@@ -30,6 +32,10 @@ export interface PassThroughRequest {
   clientModel: string;
   /** Chat streams: the client asked for the usage chunk (it is always requested upstream). */
   includeUsage: boolean;
+  /** Responses: how the upstream's answer becomes the client's (ids and fields beyond the model). */
+  answer?: NativeAnswer;
+  /** A keeper waits for the answer: relayed streams build the final answer object (OpenStream.relayFinal). */
+  keepFinal?: boolean;
 }
 
 export type CompleteOutcome =
@@ -55,6 +61,8 @@ export interface OpenStream {
   takeRelay?(): string;
   /** Pass-through streams: whether the upstream already sent its own terminal `[DONE]`. */
   relayDone?(): boolean;
+  /** Pass-through streams with keepFinal: the final answer object as the client got it. */
+  relayFinal?(): JsonObject | undefined;
 }
 
 export type StreamOutcome = { ok: true; stream: OpenStream } | DispatchFailure;
@@ -186,19 +194,37 @@ const failover = async <T>(
 
 const noTarget = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'No upstream target is available.' });
 
+/** The request's native-only feature as the 400 it is when no target speaks the client's format natively. */
+const nativeOnlyError = (req: CanonicalRequest): (() => GatewayError) => {
+  const n = req.nativeOnly;
+  if (!n) return noTarget;
+  return () =>
+    invalidRequest(
+      `${n.message} Only an upstream that speaks this API natively (Responses: openai, azure-openai; Messages: anthropic) serves it, and none of the model's targets could.`,
+      n.param,
+    );
+};
+
+/** The target's native pass-through for the request, when the client's format is its own. */
+const nativeOf = (adapter: HttpProviderAdapter, pass: PassThroughRequest | undefined): PassThrough | undefined => (pass ? adapter.passThrough?.[pass.format] : undefined);
+
 /** Non-streaming: try targets in order until one answers or a non-retryable error occurs. */
 export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal, pass?: PassThroughRequest): Promise<CompleteOutcome> => {
-  const r = await failover<{ response: CanonicalResponse; relayText?: string }>(route, clientSignal, noTarget, async (target, t) => {
+  const r = await failover<{ response: CanonicalResponse; relayText?: string }>(route, clientSignal, nativeOnlyError(req), async (target, t) => {
     const adapter = target.adapter;
-    if (adapter.kind === 'local') return { value: { response: adapter.complete(req, withTarget(target)) }, status: 200 };
+    // A feature only the client's own API has: targets that would translate are skipped.
+    if (adapter.kind === 'local') return req.nativeOnly ? undefined : { value: { response: adapter.complete(req, withTarget(target)) }, status: 200 };
     const signal = t.controller.signal;
-    const direct = pass && adapter.passThrough?.format === pass.format ? adapter.passThrough.build(pass.body, withTarget(target), false, req) : undefined;
+    const native = nativeOf(adapter, pass);
+    const direct = native && pass ? native.build(pass.body, withTarget(target), false, req) : undefined;
+    if (!direct && req.nativeOnly) return undefined;
     const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
     const text = await readUpstreamText(upstream, signal);
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(text), upstream.headers);
     // Parsed either way: it validates the answer and gives usage and finish for the record.
-    const response = adapter.parseResponse(text);
-    return { value: direct && pass ? { response, relayText: spliceFirstModel(text, pass.clientModel) } : { response }, status: upstream.status };
+    const response = direct && native?.parseResponse ? native.parseResponse(text) : adapter.parseResponse(text);
+    if (!direct || !pass) return { value: { response }, status: upstream.status };
+    return { value: { response, relayText: pass.answer ? pass.answer.json(text) : spliceFirstModel(text, pass.clientModel) }, status: upstream.status };
   });
   return r.ok ? { ok: true, response: r.value.response, ...(r.value.relayText !== undefined ? { relayText: r.value.relayText } : {}), target: r.target, attempts: r.attempts } : r;
 };
@@ -208,10 +234,9 @@ const MODEL_MEMBER = /"model"\s*:\s*"(?:[^"\\]|\\.)*"/;
 const spliceFirstModel = (text: string, model: string): string => text.replace(MODEL_MEMBER, () => `"model":${JSON.stringify(model)}`);
 
 /** Pull-based reader of an upstream body: bytes → frames → canonical events. */
-const eventReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay) => {
+const eventReader = (adapter: HttpProviderAdapter, decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay) => {
   const reader = body.getReader();
   const framer = createFrameParser(adapter.framing);
-  const decoder = adapter.createStreamDecoder();
   let done = false;
   const decode = (frames: UpstreamFrame[]): StreamEvent[] => {
     const out: StreamEvent[] = [];
@@ -250,22 +275,27 @@ const eventReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Arr
  */
 export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal, pass?: PassThroughRequest): Promise<StreamOutcome> => {
   type Opened = Omit<OpenStream, 'attempts' | 'target'>;
-  const r = await failover<Opened>(route, clientSignal, noTarget, async (target, t) => {
+  const r = await failover<Opened>(route, clientSignal, nativeOnlyError(req), async (target, t) => {
     const adapter = target.adapter;
     const abort = (reason: GatewayError) => t.controller.abort(reason);
     if (adapter.kind === 'local') {
+      if (req.nativeOnly) return undefined;
       let served = false;
       const next = async () => (served ? null : ((served = true), []));
       return { value: { first: adapter.stream(req, withTarget(target)), next, abort, controller: t.controller }, status: 200 };
     }
     const signal = t.controller.signal;
-    const direct: UpstreamHttpRequest | undefined =
-      pass && adapter.passThrough?.format === pass.format ? adapter.passThrough.build(pass.body, withTarget(target), true, req) : undefined;
-    const relay = direct && pass ? new Relay(pass.format, target.upstreamModel, pass.clientModel, pass.includeUsage) : undefined;
+    const native = nativeOf(adapter, pass);
+    const direct: UpstreamHttpRequest | undefined = native && pass ? native.build(pass.body, withTarget(target), true, req) : undefined;
+    if (!direct && req.nativeOnly) return undefined;
+    const collector = direct && pass?.keepFinal ? finalCollector(pass.format) : undefined;
+    const splice = direct ? pass?.answer?.splicer() : undefined;
+    const relay = direct && pass ? new Relay(pass.format, target.upstreamModel, pass.clientModel, pass.includeUsage, { ...(splice ? { splice } : {}), ...(collector ? { collector } : {}) }) : undefined;
+    const decoder = direct && native?.createStreamDecoder ? native.createStreamDecoder() : adapter.createStreamDecoder();
     const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
     if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
-    const read = adapter.framing === 'sse' ? sseReader(adapter, upstream.body, signal, relay) : eventReader(adapter, upstream.body, signal, relay);
+    const read = adapter.framing === 'sse' ? sseReader(decoder, upstream.body, signal, relay) : eventReader(adapter, decoder, upstream.body, signal, relay);
     let first: StreamEvent[] | null = [];
     while (first !== null && first.length === 0) first = await read();
     let ended = first === null;
@@ -278,7 +308,7 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
         throw t.call.fail(e);
       }
     };
-    const relayed = relay ? { takeRelay: () => relay.take(), relayDone: () => relay.done } : {};
+    const relayed = relay ? { takeRelay: () => relay.take(), relayDone: () => relay.done, ...(collector ? { relayFinal: () => collector.final() } : {}) } : {};
     return { value: { first: first ?? [], next, abort, controller: t.controller, ...relayed }, status: upstream.status };
   });
   return r.ok ? { ok: true, stream: { ...r.value, target: r.target, attempts: r.attempts } } : r;

@@ -9,6 +9,7 @@ import { dispatchComplete, dispatchStream, type OpenStream, type PassThroughRequ
 import { type EndpointSpec, noSnapshot, runPipeline, type Serving } from './pipeline/index.ts';
 import type { InferenceDeps } from './pipeline/context.ts';
 import { errorResponse, jsonResponse, type RequestIds, sseResponse, type StreamSummary } from './respond.ts';
+import { nativeAnswer, nativeResponsesBody } from './responses-native.ts';
 import { prepareResponses, prepareThread } from './stateful.ts';
 
 export type { InferenceDeps } from './pipeline/context.ts';
@@ -16,13 +17,17 @@ export type { InferenceDeps } from './pipeline/context.ts';
 const ENDPOINT: Record<ClientFormat, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages' };
 
 /**
- * The client's body for a same-format upstream: chat and messages clients, while no output
- * guardrail needs the canonical content. The body was validated by the codec already.
+ * The client's body for a same-format upstream (chat, messages, responses), while no output
+ * guardrail needs the canonical content. The body was validated by the codec already. Responses
+ * bodies get what responses-native.ts describes (`store: false`, the gateway's ids and fields).
  */
-const passThroughOf = (format: ClientFormat, s: Serving<CanonicalRequest>, body: unknown): PassThroughRequest | undefined =>
-  (format === 'chat' || format === 'messages') && s.output === undefined && body !== null && typeof body === 'object'
-    ? { format, body: body as JsonObject, clientModel: s.request.model, includeUsage: s.request.includeUsage }
-    : undefined;
+const passThroughOf = (format: ClientFormat, s: Serving<CanonicalRequest>, body: unknown): PassThroughRequest | undefined => {
+  if (s.output !== undefined || body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const base = { format, clientModel: s.request.model, includeUsage: s.request.includeUsage, ...(s.keeper ? { keepFinal: true } : {}) };
+  if (format !== 'responses') return { ...base, body: body as JsonObject };
+  const answer = nativeAnswer(s.request, `resp_${s.ctx.ids.requestId.replace(/-/g, '')}`, s.keeper?.responseFields);
+  return { ...base, body: nativeResponsesBody(body as JsonObject, s.keeper, s.plan.catalog), answer };
+};
 
 /**
  * A relayed stream's encoder: the upstream's frames are written as they came (OpenStream.takeRelay),
@@ -78,7 +83,7 @@ const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pa
     onDone: (sum: StreamSummary) => {
       const response = { text: sum.text, toolCalls: sum.toolCalls.filter(Boolean), finishReason: sum.finishReason ?? null };
       s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...(sum.error ? { error: sum.error } : {}), response, ttfbMs });
-      if (s.keeper && !sum.error) void s.keeper.keep(canonical.final?.() ?? streamedMessage(sum, encodeContext(s)));
+      if (s.keeper && !sum.error) void s.keeper.keep(outcome.stream.relayFinal?.() ?? canonical.final?.() ?? streamedMessage(sum, encodeContext(s)));
     },
   });
 };
@@ -90,7 +95,7 @@ const encodeContext = (s: Serving<CanonicalRequest>): EncodeContext => ({
   ...(s.keeper?.responseFields ? { responseFields: s.keeper.responseFields } : {}),
 });
 
-/** A streamed Messages answer as its final message (thinking blocks are not kept from streams). */
+/** A streamed Messages answer as its final message, when it was translated (a relayed stream keeps every block: relay-final.ts). */
 const streamedMessage = (sum: StreamSummary, ctx: EncodeContext): JsonObject => {
   const content: JsonObject[] = [];
   if (sum.text !== '') content.push({ type: 'text', text: sum.text });

@@ -1,7 +1,16 @@
 import type { ClientFormat, StreamEvent } from '../canonical/types.ts';
 import { createFrameParser, type FrameParser } from '../providers/framing.ts';
-import type { HttpProviderAdapter, StreamDecoder, UpstreamFrame } from '../providers/types.ts';
+import type { StreamDecoder, UpstreamFrame } from '../providers/types.ts';
+import type { FinalCollector } from './relay-final.ts';
 import { upstreamFailure } from './upstream.ts';
+
+/** What a relay changes beyond the model, and what it keeps. */
+export interface RelayOptions {
+  /** Further splices on the relayed text (Responses: the gateway's response id, `store`, `previous_response_id`). */
+  splice?: (text: string) => string;
+  /** Builds the final answer for the conversation keeper from the relayed events. */
+  collector?: FinalCollector;
+}
 
 /** Re-frames the upstream's own SSE frames for the client, with only the model changed. */
 export class Relay {
@@ -9,14 +18,27 @@ export class Relay {
   done = false;
   readonly needle: string;
   readonly model: string;
+  readonly splice: ((text: string) => string) | undefined;
+  readonly collector: FinalCollector | undefined;
   constructor(
     readonly format: ClientFormat,
     upstreamModel: string,
     clientModel: string,
     readonly includeUsage: boolean,
+    options: RelayOptions = {},
   ) {
     this.needle = `"model":${JSON.stringify(upstreamModel)}`;
     this.model = `"model":${JSON.stringify(clientModel)}`;
+    this.splice = options.splice;
+    this.collector = options.collector;
+  }
+  #spliced(text: string): string {
+    const t = text.includes(this.needle) ? text.replaceAll(this.needle, this.model) : text;
+    return this.splice ? this.splice(t) : t;
+  }
+  /** Feeds the collector with an event's data as the client gets it. */
+  observe(f: UpstreamFrame): void {
+    if (this.collector && f.data !== '[DONE]') this.collector.observe(this.#spliced(f.data));
   }
   /** Whether the client does not get this frame: the usage chunk the gateway asked for on the client's behalf. */
   withheld(events: readonly StreamEvent[]): boolean {
@@ -29,12 +51,13 @@ export class Relay {
       return;
     }
     if (this.withheld(events)) return;
-    const data = f.data.includes(this.needle) ? f.data.replaceAll(this.needle, this.model) : f.data;
-    this.text += f.event !== undefined && this.format === 'messages' ? `event: ${f.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
+    this.observe(f);
+    const data = this.#spliced(f.data);
+    this.text += f.event !== undefined && this.format !== 'chat' ? `event: ${f.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
   }
   /** A run of complete events, each already in the form frame() would write: relayed in one piece. */
   verbatim(text: string): void {
-    this.text += text.includes(this.needle) ? text.replaceAll(this.needle, this.model) : text;
+    this.text += this.#spliced(text);
   }
   take(): string {
     const t = this.text;
@@ -57,9 +80,8 @@ export type ReadEvents = () => Promise<StreamEvent[] | null>;
  * event; otherwise (a withheld usage chunk, `event:` lines toward a chat client, framing that is
  * not plain) per frame: the client gets the same bytes either way.
  */
-export const sseReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay): ReadEvents => {
+export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay): ReadEvents => {
   const reader = body.getReader();
-  const decoder: StreamDecoder = adapter.createStreamDecoder();
   const input = new TextDecoder('utf-8');
   /** The generic parser: for events not in the plain form, and for the whole stream once a CR shows. */
   let generic: FrameParser | undefined;
@@ -102,7 +124,7 @@ export const sseReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uin
       const f = plain(ev);
       const fs = f ? [f] : parser().push(`${ev}\n\n`);
       // A chat relay writes no `event:` lines: such an event is re-framed.
-      if (!f || (f.event !== undefined && relay?.format !== 'messages')) whole = false;
+      if (!f || (f.event !== undefined && relay?.format === 'chat')) whole = false;
       for (const frame of fs) {
         const events = decoder.push(frame);
         for (const e of events) out.push(e);
@@ -114,8 +136,10 @@ export const sseReader = (adapter: HttpProviderAdapter, body: ReadableStream<Uin
       }
     }
     if (!relay) return out;
-    if (whole) relay.verbatim(complete);
-    else for (let i = 0; i < frames.length; i++) relay.frame(frames[i] as UpstreamFrame, decoded[i] as StreamEvent[]);
+    if (whole) {
+      relay.verbatim(complete);
+      if (relay.collector) for (const f of frames) relay.observe(f);
+    } else for (let i = 0; i < frames.length; i++) relay.frame(frames[i] as UpstreamFrame, decoded[i] as StreamEvent[]);
     return out;
   };
 

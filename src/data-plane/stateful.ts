@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from '../canonical/types.ts';
-import { invalidRequest } from '../core/errors.ts';
-import { type Conversations, notStored, storeUnavailable } from './conversations.ts';
+import { GatewayError, invalidRequest } from '../core/errors.ts';
+import { type Conversations, notStored, type StoredThread, storeUnavailable } from './conversations.ts';
 
 /**
  * What the request path does with server-side conversation state before a request is read and
@@ -15,6 +15,8 @@ export interface Keeper {
   responseFields?: JsonObject;
   /** Called once with the client-visible answer object (a Responses `response`, a Messages `message`). */
   keep(answer: JsonObject): Promise<void>;
+  /** Called once when the request is finished (answered or not); keep(), when called, follows in the same tick. */
+  release?(): void;
 }
 
 export interface Prepared {
@@ -93,6 +95,29 @@ export const prepareResponses = async (conv: Conversations | undefined, projectI
   };
 };
 
+/**
+ * A second `continue` from the same reply: Anthropic's 400 `thread_already_continued` (each reply
+ * is continued at most once; the SDK recovers by replaying the whole history under a new thread).
+ */
+const alreadyContinued = (id: string) =>
+  new GatewayError({
+    kind: 'invalid_request',
+    message: `Message '${id}' was already continued; each reply can be continued only once. Continue from the thread's most recent reply id.`,
+    param: 'thread.previous_message_id',
+    errorCode: 'thread_already_continued',
+    details: { error_code: 'thread_already_continued' },
+  });
+
+/** Another request of this data plane is continuing from the same reply (Anthropic's `thread_continue_in_flight`). */
+const continueInFlight = (id: string) =>
+  new GatewayError({
+    kind: 'invalid_request',
+    message: `Another request is still continuing from message '${id}'. Wait for it and continue from its reply, or replay the conversation with thread type 'create'.`,
+    param: 'thread.previous_message_id',
+    errorCode: 'thread_continue_in_flight',
+    details: { error_code: 'thread_continue_in_flight' },
+  });
+
 const THREADS_BETA = /^message-threads-/;
 
 /** The client's `anthropic-beta` values the gateway consumed itself (threads are served here). */
@@ -115,11 +140,14 @@ export const prepareThread = async (conv: Conversations | undefined, projectId: 
   const out: JsonObject = { ...body };
   delete out.thread;
   let history: JsonObject[] = [];
+  let previous: StoredThread | undefined;
   if (thread.type === 'continue') {
     const id = thread.previous_message_id;
     if (typeof id !== 'string' || id === '') throw invalidRequest("'thread.previous_message_id' is required with type 'continue'.", 'thread.previous_message_id');
     const stored = await conv.get(projectId, id);
     if (stored?.kind !== 'thread') throw notStored('Thread state for message', id, 'thread.previous_message_id', { error_code: 'thread_not_found' });
+    if (stored.continued === true) throw alreadyContinued(id);
+    previous = stored;
     for (const field of ['system', 'tools'] as const) {
       if (out[field] !== undefined) {
         throw invalidRequest(`'${field}' is taken from the thread on a continue; send it only with thread type 'create'.`, field);
@@ -131,12 +159,19 @@ export const prepareThread = async (conv: Conversations | undefined, projectId: 
     out.messages = [...history, ...body.messages];
   }
   const messages = out.messages as JsonValue[];
+  // Last, so that nothing can throw between claiming and handing the keeper (which releases) over.
+  if (previous && !conv.claim(projectId, previous.id)) throw continueInFlight(previous.id);
+  const claimed = previous?.id;
   return {
     body: out,
     keeper: {
+      ...(claimed !== undefined ? { release: () => conv.release(projectId, claimed) } : {}),
       keep: async (message) => {
         const id = message.id;
         if (typeof id !== 'string' || !Array.isArray(message.content)) return;
+        // Both writes start now (before release), so a continue that follows waits for them.
+        // The reply continued from is spent: a second continue of it is refused (thread_already_continued).
+        const spent = previous ? conv.put(projectId, { ...previous, continued: true }) : undefined;
         await conv.put(projectId, {
           kind: 'thread',
           id,
@@ -145,6 +180,7 @@ export const prepareThread = async (conv: Conversations | undefined, projectId: 
           ...(out.tools !== undefined ? { tools: out.tools } : {}),
           messages: [...messages.filter(isObject), { role: 'assistant', content: message.content }],
         });
+        await spent;
       },
     },
   };

@@ -1,4 +1,4 @@
-import type { CanonicalRequest, CanonicalResponse, JsonObject, StreamEvent } from '../canonical/types.ts';
+import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject, StreamEvent } from '../canonical/types.ts';
 import type { GatewayError } from '../core/errors.ts';
 
 /** A provider connection as the data plane sees it (from the snapshot; apiKey already unwrapped). */
@@ -75,14 +75,20 @@ export const EXTRA_ENDPOINT_PATHS: Readonly<Record<ExtraEndpoint, string>> = {
  * the middle, bytes when nothing changes").
  */
 export interface PassThrough {
-  readonly format: 'chat' | 'messages';
   /**
-   * The upstream request for a client body of `format` (already validated by its codec), or
+   * The upstream request for a client body of this format (already validated by its codec), or
    * undefined when this target must get a translated request (a connection option changes the body).
    * `request` is the same request decoded, for what travels beside the body (e.g. `anthropicBeta`).
    */
   build(body: JsonObject, target: UpstreamTarget, stream: boolean, request?: CanonicalRequest): UpstreamHttpRequest | undefined;
+  /** Parses a 2xx answer of this format for the record; default: the adapter's parseResponse. */
+  parseResponse?(body: string): CanonicalResponse;
+  /** Decodes a stream of this format for the record; default: the adapter's decoder. */
+  createStreamDecoder?(): StreamDecoder;
 }
+
+/** The client formats an upstream speaks natively, each with its pass-through. */
+export type PassThroughs = Readonly<Partial<Record<ClientFormat, PassThrough>>>;
 
 /** An adapter for an HTTP upstream. Pure: it builds requests and parses responses, never fetches. */
 export interface HttpProviderAdapter {
@@ -102,8 +108,8 @@ export interface HttpProviderAdapter {
   createStreamDecoder(): StreamDecoder;
   /** Builds an extra-endpoint request, or returns undefined when this upstream has no such endpoint. */
   buildExtraRequest?(endpoint: ExtraEndpoint, body: JsonObject, target: UpstreamTarget): UpstreamHttpRequest | undefined;
-  /** Present when the upstream speaks a client format natively. */
-  readonly passThrough?: PassThrough;
+  /** Present when the upstream speaks one or more client formats natively (OpenAI: chat and responses). */
+  readonly passThrough?: PassThroughs;
 }
 
 /** A provider that answers in-process (the built-in `echo`). */

@@ -3,8 +3,12 @@
  * formats, record what the gateway sent, and answer as scripted. Only upstreams are simulated.
  */
 
+import { isResponsesPath, responsesBody, responsesEvents, responsesRefusal, responsesView } from './mock-responses.ts';
+
 export interface Recorded {
   path: string;
+  /** The query string (`?api-version=…`), empty when none. */
+  search?: string;
   headers: Record<string, string>;
   body: Record<string, unknown>;
 }
@@ -141,8 +145,11 @@ const anthropicUsage = (s: Scripted) => ({
   cache_read_input_tokens: s.usage?.cacheRead ?? 0,
 });
 
+/** Message ids are unique per answer, as Anthropic's are (threads are keyed by them). */
+let messageSeq = 0;
+
 const anthropicBody = (model: string, s: Scripted) => ({
-  id: 'msg_mock1',
+  id: `msg_mock${++messageSeq}`,
   type: 'message',
   role: 'assistant',
   model,
@@ -160,7 +167,7 @@ const anthropicEvents = (model: string, s: Scripted): string[] => {
   const out = [
     ev({
       type: 'message_start',
-      message: { id: 'msg_mock1', type: 'message', role: 'assistant', content: [], model, stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      message: { id: `msg_mock${++messageSeq}`, type: 'message', role: 'assistant', content: [], model, stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
     }),
     ev({ type: 'ping' }),
   ];
@@ -229,6 +236,18 @@ const refusal = (kind: 'openai' | 'anthropic', path: string, body: Record<string
     if (typeof body.max_tokens !== 'number') return invalid(kind, 'max_tokens: Field required');
     if (body.max_tokens > MOCK_MAX_OUTPUT_TOKENS) return invalid(kind, `max_tokens: ${body.max_tokens} > ${MOCK_MAX_OUTPUT_TOKENS}, which is the maximum allowed number of output tokens for this model`);
     if (body.thread !== undefined) return invalid(kind, 'thread: Extra inputs are not permitted');
+    // With thinking on, an assistant turn that used a tool must start with its (signed) thinking block.
+    const thinking = (body.thinking as { type?: string } | undefined)?.type === 'enabled';
+    for (let i = 0; thinking && i < messages.length; i++) {
+      const m = messages[i];
+      const blocks = Array.isArray(m?.content) ? (m.content as { type?: string; signature?: unknown }[]) : [];
+      if (m?.role !== 'assistant' || !blocks.some((b) => b.type === 'tool_use')) continue;
+      const first = blocks[0];
+      if (first?.type === 'thinking' && typeof first.signature !== 'string') return invalid(kind, `messages.${i}.content.0.thinking.signature: Field required`);
+      if (first?.type !== 'thinking' && first?.type !== 'redacted_thinking') {
+        return invalid(kind, `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`);
+      }
+    }
     for (let i = 0; i < messages.length; i++) {
       const content = messages[i]?.content;
       if (!Array.isArray(content)) continue;
@@ -275,29 +294,30 @@ export const startMockUpstream = (kind: 'openai' | 'anthropic'): MockUpstream =>
     hostname: '127.0.0.1',
     idleTimeout: 0,
     async fetch(req) {
-      const path = new URL(req.url).pathname;
+      const { pathname: path, search } = new URL(req.url);
       const body = (await req.json().catch(() => ({}))) as Record<string, unknown>;
-      const rec: Recorded = { path, headers: Object.fromEntries(req.headers.entries()), body };
+      const rec: Recorded = { path, search, headers: Object.fromEntries(req.headers.entries()), body };
       requests.push(rec);
-      const s = script(rec);
+      const responses = kind === 'openai' && isResponsesPath(path);
+      const s = script(responses ? responsesView(rec) : rec);
       if (s.delayMs) await sleep(s.delayMs);
       const model = String(body.model ?? 'unknown');
       if (kind === 'anthropic' && path.endsWith('/v1/messages/count_tokens')) {
         if (body.max_tokens !== undefined) return invalid(kind, 'max_tokens: Extra inputs are not permitted');
         return Response.json({ input_tokens: 1234 });
       }
-      const refused = s.status ? undefined : refusal(kind, path, body);
+      const refused = s.status ? undefined : responses ? responsesRefusal(body, MOCK_MAX_OUTPUT_TOKENS) : refusal(kind, path, body);
       if (refused) return refused;
-      if (kind === 'openai' && !path.endsWith('/chat/completions') && !(s.status && s.status >= 400)) return extraAnswer(path, body);
+      if (kind === 'openai' && !responses && !path.endsWith('/chat/completions') && !(s.status && s.status >= 400)) return extraAnswer(path, body);
       if (s.status && s.status >= 400) return new Response(s.errorBody ?? '', { status: s.status, headers: { 'content-type': 'application/json', ...s.headers } });
       if (s.raw !== undefined) return new Response(s.raw, { headers: { 'content-type': body.stream ? 'text/event-stream' : 'application/json' } });
       if (!body.stream) {
-        const json = kind === 'openai' ? openaiBody(model, s) : anthropicBody(model, s);
+        const json = responses ? responsesBody(model, s, body) : kind === 'openai' ? openaiBody(model, s) : anthropicBody(model, s);
         return Response.json(json, { headers: s.headers });
       }
       const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-      let chunks = kind === 'openai' ? openaiChunks(model, s, includeUsage) : anthropicEvents(model, s);
-      if (s.midStreamError) {
+      let chunks = responses ? responsesEvents(model, s, body, s.midStreamError) : kind === 'openai' ? openaiChunks(model, s, includeUsage) : anthropicEvents(model, s);
+      if (s.midStreamError && !responses) {
         const err =
           kind === 'openai'
             ? `data: ${JSON.stringify({ error: { message: 'upstream exploded', type: 'server_error', param: null, code: null } })}\n\n`

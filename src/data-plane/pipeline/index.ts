@@ -92,6 +92,7 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
   ctx.headers = req.headers;
   openSpan(deps.telemetry, ctx, req);
   const policies = deps.policies ?? NO_POLICIES;
+  let keeper: Keeper | undefined;
   try {
     const snapshot = deps.snapshots.current;
     if (!snapshot) throw noSnapshot();
@@ -100,6 +101,7 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
     const body = await readJsonBody(req, deps.bodyLimits);
     ctx.bodyText = body.text;
     const prepared: Prepared = spec.prepare ? await spec.prepare(body.value, ctx, deps) : { body: body.value };
+    keeper = prepared.keeper;
     let value = prepared.body;
     let read = spec.read(value);
     const plan = resolve(ctx, snapshot, read.model, read.stream);
@@ -115,9 +117,17 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
     }
     if (policies.admit.length > 0) await admit(policies.admit, ctx);
     const output = policies.guardrails.length > 0 ? openOutput(policies.guardrails, ctx) : undefined;
-    return await spec.serve({ deps, ctx, request: read.request, body: value, plan, keeper: prepared.keeper, policies, output, signal: req.signal, finish: (o) => finish(deps, ctx, o) });
+    const kept = keeper;
+    const done = (o: Outcome): void => {
+      if (ctx.finished) return;
+      finish(deps, ctx, o);
+      // Once per request. The answer's keep() (if any) is called in the same tick, right after.
+      kept?.release?.();
+    };
+    return await spec.serve({ deps, ctx, request: read.request, body: value, plan, keeper: kept, policies, output, signal: req.signal, finish: done });
   } catch (e) {
     const err = asGatewayError(e);
+    if (!ctx.finished) keeper?.release?.();
     finish(deps, ctx, { status: err.status, error: err });
     return spec.fail(err, ids);
   }

@@ -39,8 +39,15 @@ const DETAILS = ['auto', 'low', 'high'] as const;
 export const REASONING_EFFORTS = ['minimal', 'low', 'medium', 'high'] as const;
 const EMPTY_SCHEMA = { type: 'object', properties: {} };
 
+/**
+ * Records what has no canonical form (audio and file parts, custom tools) instead of refusing it:
+ * OpenAI takes the request as sent (pass-through); a translating target cannot
+ * (CanonicalRequest.nativeOnly). The first one found is kept.
+ */
+type Note = (param: string, message: string) => void;
+
 /** `content` as a string or an array of parts (text, image_url; refusal on assistant turns). */
-const decodeContent = (msg: UnknownRecord, base: string, required: boolean): ContentPart[] => {
+const decodeContent = (msg: UnknownRecord, base: string, required: boolean, note: Note): ContentPart[] => {
   const path = joinPath(base, 'content');
   const v = msg.content;
   if (v === undefined || v === null) {
@@ -49,21 +56,22 @@ const decodeContent = (msg: UnknownRecord, base: string, required: boolean): Con
   }
   if (typeof v === 'string') return textParts(v);
   if (!Array.isArray(v)) throw invalidType(path, 'a string or an array of content parts', v);
-  return v.map((raw, j): ContentPart => {
+  return v.flatMap((raw, j): ContentPart[] => {
     const partPath = joinPath(path, j);
     const part = recordAt(raw, partPath);
     const type = requireString(part, 'type', partPath);
-    if (type === 'text') return { type: 'text', text: requireString(part, 'text', partPath) };
-    if (type === 'refusal') return { type: 'text', text: requireString(part, 'refusal', partPath) };
+    if (type === 'text') return [{ type: 'text', text: requireString(part, 'text', partPath) }];
+    if (type === 'refusal') return [{ type: 'text', text: requireString(part, 'refusal', partPath) }];
     if (type === 'image_url') {
       const imgPath = joinPath(partPath, 'image_url');
-      if (typeof part.image_url === 'string') return { type: 'image', url: part.image_url };
+      if (typeof part.image_url === 'string') return [{ type: 'image', url: part.image_url }];
       const img = requireRecord(part, 'image_url', partPath);
       const url = requireString(img, 'url', imgPath, { nonEmpty: true });
       const detail = optionalEnum(img, 'detail', DETAILS, imgPath);
-      return detail ? { type: 'image', url, detail } : { type: 'image', url };
+      return [detail ? { type: 'image', url, detail } : { type: 'image', url }];
     }
-    throw invalidValue(joinPath(partPath, 'type'), `unsupported content part type '${type}'.`);
+    note(joinPath(partPath, 'type'), `Content part type '${type}' cannot be translated.`);
+    return [];
   });
 };
 
@@ -84,7 +92,7 @@ const decodeToolCalls = (msg: UnknownRecord, base: string): ToolCall[] | undefin
   });
 };
 
-const decodeMessage = (raw: unknown, i: number): Message => {
+const decodeMessage = (raw: unknown, i: number, note: Note): Message => {
   const base = `messages.${i}`;
   const msg = recordAt(raw, base);
   const role = optionalEnum(msg, 'role', ROLES, base);
@@ -92,30 +100,33 @@ const decodeMessage = (raw: unknown, i: number): Message => {
   switch (role) {
     case 'system':
     case 'developer':
-      return { role: 'system', content: decodeContent(msg, base, true) };
+      return { role: 'system', content: decodeContent(msg, base, true, note) };
     case 'user':
-      return { role: 'user', content: decodeContent(msg, base, true) };
+      return { role: 'user', content: decodeContent(msg, base, true, note) };
     case 'assistant': {
       const toolCalls = decodeToolCalls(msg, base);
-      const content = decodeContent(msg, base, false);
+      const content = decodeContent(msg, base, false, note);
       return toolCalls ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
     }
     case 'tool': {
       const toolCallId = requireString(msg, 'tool_call_id', base);
       const name = optionalString(msg, 'name', base);
-      return compact({ role: 'tool' as const, toolCallId, name, content: decodeContent(msg, base, true) });
+      return compact({ role: 'tool' as const, toolCallId, name, content: decodeContent(msg, base, true, note) });
     }
   }
 };
 
-const decodeTools = (body: UnknownRecord): ToolDefinition[] | undefined => {
+const decodeTools = (body: UnknownRecord, note: Note): ToolDefinition[] | undefined => {
   const raw = optionalArray(body, 'tools');
   if (raw === undefined) return undefined;
-  return raw.map((item, i) => {
+  return raw.flatMap((item, i) => {
     const path = `tools.${i}`;
     const tool = recordAt(item, path);
     const type = requireString(tool, 'type', path);
-    if (type !== 'function') throw invalidValue(joinPath(path, 'type'), `unsupported tool type '${type}'; only 'function' tools are supported.`);
+    if (type !== 'function') {
+      note(joinPath(path, 'type'), `Tool type '${type}' cannot be translated; only 'function' tools can.`);
+      return [];
+    }
     const fnPath = joinPath(path, 'function');
     const fn = requireRecord(tool, 'function', path);
     return compact({
@@ -127,14 +138,17 @@ const decodeTools = (body: UnknownRecord): ToolDefinition[] | undefined => {
   });
 };
 
-const decodeToolChoice = (body: UnknownRecord): ToolChoice | undefined => {
+const decodeToolChoice = (body: UnknownRecord, note: Note): ToolChoice | undefined => {
   const v = body.tool_choice;
   if (v === undefined || v === null) return undefined;
   if (v === 'auto' || v === 'none' || v === 'required') return v;
   if (typeof v === 'string') throw invalidValue('tool_choice', `expected 'auto', 'none', 'required' or a function choice, but got '${v}'.`);
   if (!isRecord(v)) throw invalidType('tool_choice', 'a string or an object', v);
   const type = requireString(v, 'type', 'tool_choice');
-  if (type !== 'function') throw invalidValue('tool_choice.type', `unsupported tool_choice type '${type}'.`);
+  if (type !== 'function') {
+    note('tool_choice.type', `tool_choice type '${type}' cannot be translated.`);
+    return undefined;
+  }
   const fn = requireRecord(v, 'function', 'tool_choice');
   return { name: requireString(fn, 'name', 'tool_choice.function', { nonEmpty: true }) };
 };
@@ -159,7 +173,11 @@ const decodeResponseFormat = (body: UnknownRecord): ResponseFormat | undefined =
 export const decodeChatRequest = (body: unknown): CanonicalRequest => {
   const b = requireBody(body);
   const model = requireString(b, 'model', '', { nonEmpty: true });
-  const messages = requireArray(b, 'messages', '', { nonEmpty: true }).map(decodeMessage);
+  let nativeOnly: { param: string; message: string } | undefined;
+  const note: Note = (param, message) => {
+    nativeOnly ??= { param, message };
+  };
+  const messages = requireArray(b, 'messages', '', { nonEmpty: true }).map((m, i) => decodeMessage(m, i, note));
   const streamOptions = optionalRecord(b, 'stream_options');
   const maxCompletion = optionalInteger(b, 'max_completion_tokens', '', { min: 1 });
   const maxTokens = optionalInteger(b, 'max_tokens', '', { min: 1 });
@@ -177,11 +195,12 @@ export const decodeChatRequest = (body: unknown): CanonicalRequest => {
     frequencyPenalty: optionalNumber(b, 'frequency_penalty'),
     n: optionalInteger(b, 'n', '', { min: 1 }),
     user: optionalString(b, 'user'),
-    tools: decodeTools(b),
-    toolChoice: decodeToolChoice(b),
+    tools: decodeTools(b, note),
+    toolChoice: decodeToolChoice(b, note),
     parallelToolCalls: optionalBoolean(b, 'parallel_tool_calls'),
     responseFormat: decodeResponseFormat(b),
     reasoningEffort: optionalEnum(b, 'reasoning_effort', REASONING_EFFORTS),
     metadata: optionalStringMap(b, 'metadata'),
+    ...(nativeOnly ? { nativeOnly } : {}),
   });
 };

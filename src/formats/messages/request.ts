@@ -27,6 +27,13 @@ import {
 
 type Block = { block: UnknownRecord; type: string; path: string };
 
+/**
+ * Records what has no canonical form (documents, server tools and their blocks, file sources)
+ * instead of refusing it: an Anthropic upstream takes the request as sent (pass-through); a
+ * translating one cannot (CanonicalRequest.nativeOnly). The first one found is kept.
+ */
+type Note = (param: string, message: string) => void;
+
 /** `content` as a string or an array of typed blocks. */
 const blocksOf = (v: unknown, path: string): Block[] | string => {
   if (typeof v === 'string') return v;
@@ -38,36 +45,38 @@ const blocksOf = (v: unknown, path: string): Block[] | string => {
   });
 };
 
-const decodeImage = ({ block, path }: Block): ContentPart => {
+const decodeImage = ({ block, path }: Block, note: Note): ContentPart[] => {
   const source = requireRecord(block, 'source', path);
   const srcPath = joinPath(path, 'source');
   const type = requireString(source, 'type', srcPath);
   if (type === 'base64') {
     const mediaType = requireString(source, 'media_type', srcPath, { nonEmpty: true });
-    return { type: 'image', url: `data:${mediaType};base64,${requireString(source, 'data', srcPath)}` };
+    return [{ type: 'image', url: `data:${mediaType};base64,${requireString(source, 'data', srcPath)}` }];
   }
-  if (type === 'url') return { type: 'image', url: requireString(source, 'url', srcPath, { nonEmpty: true }) };
-  throw invalidValue(joinPath(srcPath, 'type'), `unsupported image source type '${type}'.`);
+  if (type === 'url') return [{ type: 'image', url: requireString(source, 'url', srcPath, { nonEmpty: true }) }];
+  note(joinPath(srcPath, 'type'), `Image source type '${type}' cannot be translated.`);
+  return [];
 };
 
 /** Text and image blocks (user turns, tool results). */
-const decodePart = (b: Block): ContentPart => {
-  if (b.type === 'text') return { type: 'text', text: requireString(b.block, 'text', b.path) };
-  if (b.type === 'image') return decodeImage(b);
-  throw invalidValue(joinPath(b.path, 'type'), `unsupported content block type '${b.type}'.`);
+const decodePart = (b: Block, note: Note): ContentPart[] => {
+  if (b.type === 'text') return [{ type: 'text', text: requireString(b.block, 'text', b.path) }];
+  if (b.type === 'image') return decodeImage(b, note);
+  note(joinPath(b.path, 'type'), `Content block type '${b.type}' cannot be translated.`);
+  return [];
 };
 
-const decodeToolResult = (b: Block, names: Map<string, string>): Message => {
+const decodeToolResult = (b: Block, names: Map<string, string>, note: Note): Message => {
   const toolCallId = requireString(b.block, 'tool_use_id', b.path, { nonEmpty: true });
   const raw = b.block.content;
   const blocks = raw === undefined || raw === null ? '' : blocksOf(raw, joinPath(b.path, 'content'));
-  const content = typeof blocks === 'string' ? textParts(blocks) : blocks.map(decodePart);
+  const content = typeof blocks === 'string' ? textParts(blocks) : blocks.flatMap((x) => decodePart(x, note));
   const isError = optionalBoolean(b.block, 'is_error', b.path);
   return compact({ role: 'tool' as const, toolCallId, name: names.get(toolCallId), content, isError });
 };
 
 /** One Messages turn → one or more canonical messages (tool_result blocks become tool messages). */
-const decodeTurn = (raw: unknown, i: number, names: Map<string, string>, out: Message[]): void => {
+const decodeTurn = (raw: unknown, i: number, names: Map<string, string>, out: Message[], note: Note): void => {
   const base = `messages.${i}`;
   const msg = recordAt(raw, base);
   const role = optionalEnum(msg, 'role', ['user', 'assistant'] as const, base);
@@ -90,7 +99,7 @@ const decodeTurn = (raw: unknown, i: number, names: Map<string, string>, out: Me
         names.set(id, name);
         toolCalls.push({ id, name, arguments: JSON.stringify(input) });
       } else if (b.type === 'thinking' || b.type === 'redacted_thinking') continue;
-      else throw invalidValue(joinPath(b.path, 'type'), `unsupported content block type '${b.type}'.`);
+      else note(joinPath(b.path, 'type'), `Content block type '${b.type}' cannot be translated.`);
     }
     out.push(toolCalls.length > 0 ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content });
     return;
@@ -104,8 +113,8 @@ const decodeTurn = (raw: unknown, i: number, names: Map<string, string>, out: Me
   for (const b of blocks) {
     if (b.type === 'tool_result') {
       flush();
-      out.push(decodeToolResult(b, names));
-    } else pending.push(decodePart(b));
+      out.push(decodeToolResult(b, names, note));
+    } else pending.push(...decodePart(b, note));
   }
   flush();
   if (blocks.length === 0) out.push({ role: 'user', content: [] });
@@ -125,14 +134,17 @@ const decodeSystem = (body: UnknownRecord): Message | undefined => {
   return content.length > 0 ? { role: 'system', content } : undefined;
 };
 
-const decodeTools = (body: UnknownRecord): ToolDefinition[] | undefined => {
+const decodeTools = (body: UnknownRecord, note: Note): ToolDefinition[] | undefined => {
   const raw = optionalArray(body, 'tools');
   if (raw === undefined) return undefined;
-  return raw.map((t, i) => {
+  return raw.flatMap((t, i) => {
     const path = `tools.${i}`;
     const tool = recordAt(t, path);
     const type = optionalString(tool, 'type', path);
-    if (type !== undefined && type !== 'custom') throw invalidValue(joinPath(path, 'type'), `unsupported tool type '${type}'; only custom tools are supported.`);
+    if (type !== undefined && type !== 'custom') {
+      note(joinPath(path, 'type'), `Server tool type '${type}' cannot be translated; only custom tools can.`);
+      return [];
+    }
     const schema = optionalJsonObject(tool, 'input_schema', path);
     if (schema === undefined) throw missingParam(joinPath(path, 'input_schema'));
     return compact({
@@ -174,7 +186,11 @@ export const decodeMessagesRequest = (body: unknown): CanonicalRequest => {
   const system = decodeSystem(b);
   if (system) messages.push(system);
   const names = new Map<string, string>();
-  turns.forEach((t, i) => decodeTurn(t, i, names, messages));
+  let nativeOnly: { param: string; message: string } | undefined;
+  const note: Note = (param, message) => {
+    nativeOnly ??= { param, message };
+  };
+  turns.forEach((t, i) => decodeTurn(t, i, names, messages, note));
   const { choice, parallel } = decodeToolChoice(b);
   const metadata = optionalRecord(b, 'metadata');
   return compact<CanonicalRequest>({
@@ -188,9 +204,10 @@ export const decodeMessagesRequest = (body: unknown): CanonicalRequest => {
     topK: optionalInteger(b, 'top_k', '', { min: 0 }),
     stop: optionalStringList(b, 'stop_sequences', '', false),
     user: metadata && optionalString(metadata, 'user_id', 'metadata'),
-    tools: decodeTools(b),
+    tools: decodeTools(b, note),
     toolChoice: choice,
     parallelToolCalls: parallel,
     responseFormat: decodeOutputFormat(b),
+    ...(nativeOnly ? { nativeOnly } : {}),
   });
 };

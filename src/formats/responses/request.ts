@@ -34,57 +34,66 @@ import {
 const ROLES = ['user', 'assistant', 'system', 'developer'] as const;
 const DETAILS = ['auto', 'low', 'high'] as const;
 
+/**
+ * Records what has no canonical form (built-in tools, file inputs, other item types) instead of
+ * refusing it: a Responses-native upstream takes the request as sent; a translating one cannot
+ * (CanonicalRequest.nativeOnly). The first one found is kept.
+ */
+type Note = (param: string, message: string) => void;
+
 /** Message content: a string or input_text / output_text / input_image / refusal parts. */
-const decodeContent = (v: unknown, path: string): ContentPart[] => {
+const decodeContent = (v: unknown, path: string, note: Note): ContentPart[] => {
   if (typeof v === 'string') return textParts(v);
   if (!Array.isArray(v)) throw invalidType(path, 'a string or an array of content parts', v);
-  return v.map((raw, j): ContentPart => {
+  return v.flatMap((raw, j): ContentPart[] => {
     const partPath = joinPath(path, j);
     const part = recordAt(raw, partPath);
     const type = requireString(part, 'type', partPath);
     switch (type) {
       case 'input_text':
       case 'output_text':
-        return { type: 'text', text: requireString(part, 'text', partPath) };
+        return [{ type: 'text', text: requireString(part, 'text', partPath) }];
       case 'refusal':
-        return { type: 'text', text: requireString(part, 'refusal', partPath) };
+        return [{ type: 'text', text: requireString(part, 'refusal', partPath) }];
       case 'input_image': {
         const url = optionalString(part, 'image_url', partPath);
         if (url === undefined || url === '') {
-          throw invalidValue(joinPath(partPath, 'image_url'), 'an image URL or data URL is required (file_id images are not supported).');
+          note(joinPath(partPath, 'image_url'), 'An input_image without an image URL or data URL (a file_id image) cannot be translated.');
+          return [];
         }
         const detail = optionalEnum(part, 'detail', DETAILS, partPath);
-        return detail ? { type: 'image', url, detail } : { type: 'image', url };
+        return [detail ? { type: 'image', url, detail } : { type: 'image', url }];
       }
       default:
-        throw invalidValue(joinPath(partPath, 'type'), `unsupported content part type '${type}'.`);
+        note(joinPath(partPath, 'type'), `Content part type '${type}' cannot be translated.`);
+        return [];
     }
   });
 };
 
-const decodeMessageItem = (item: UnknownRecord, path: string): Message => {
+const decodeMessageItem = (item: UnknownRecord, path: string, note: Note): Message => {
   const role = optionalEnum(item, 'role', ROLES, path);
   if (role === undefined) throw missingParam(joinPath(path, 'role'));
   if (item.content === undefined || item.content === null) throw missingParam(joinPath(path, 'content'));
-  const content = decodeContent(item.content, joinPath(path, 'content'));
+  const content = decodeContent(item.content, joinPath(path, 'content'), note);
   return { role: role === 'developer' ? 'system' : role, content };
 };
 
 /** function_call_output.output: a string or text parts. */
-const decodeOutput = (item: UnknownRecord, path: string): ContentPart[] => {
+const decodeOutput = (item: UnknownRecord, path: string, note: Note): ContentPart[] => {
   const v = item.output;
   if (v === undefined || v === null) throw missingParam(joinPath(path, 'output'));
-  return decodeContent(v, joinPath(path, 'output'));
+  return decodeContent(v, joinPath(path, 'output'), note);
 };
 
-const decodeInput = (input: unknown[], messages: Message[]): void => {
+const decodeInput = (input: unknown[], messages: Message[], note: Note): void => {
   input.forEach((raw, i) => {
     const path = `input.${i}`;
     const item = recordAt(raw, path);
     const type = optionalString(item, 'type', path) ?? 'message';
     switch (type) {
       case 'message':
-        messages.push(decodeMessageItem(item, path));
+        messages.push(decodeMessageItem(item, path, note));
         return;
       case 'function_call': {
         const call = {
@@ -102,25 +111,28 @@ const decodeInput = (input: unknown[], messages: Message[]): void => {
         messages.push({
           role: 'tool',
           toolCallId: requireString(item, 'call_id', path, { nonEmpty: true }),
-          content: decodeOutput(item, path),
+          content: decodeOutput(item, path, note),
         });
         return;
       case 'reasoning':
-        return; // opaque reasoning items from earlier turns are not forwarded
+        return; // opaque reasoning items from earlier turns are not translated
       default:
-        throw invalidValue(joinPath(path, 'type'), `unsupported input item type '${type}'.`);
+        note(joinPath(path, 'type'), `Input item type '${type}' cannot be translated.`);
     }
   });
 };
 
-const decodeTools = (body: UnknownRecord): ToolDefinition[] | undefined => {
+const decodeTools = (body: UnknownRecord, note: Note): ToolDefinition[] | undefined => {
   const raw = optionalArray(body, 'tools');
   if (raw === undefined) return undefined;
-  return raw.map((t, i) => {
+  return raw.flatMap((t, i) => {
     const path = `tools.${i}`;
     const tool = recordAt(t, path);
     const type = requireString(tool, 'type', path);
-    if (type !== 'function') throw invalidValue(joinPath(path, 'type'), `unsupported tool type '${type}'; only 'function' tools are supported.`);
+    if (type !== 'function') {
+      note(joinPath(path, 'type'), `Built-in tool type '${type}' cannot be translated; only 'function' tools can.`);
+      return [];
+    }
     return compact({
       name: requireString(tool, 'name', path, { nonEmpty: true }),
       description: optionalString(tool, 'description', path),
@@ -130,14 +142,17 @@ const decodeTools = (body: UnknownRecord): ToolDefinition[] | undefined => {
   });
 };
 
-const decodeToolChoice = (body: UnknownRecord): ToolChoice | undefined => {
+const decodeToolChoice = (body: UnknownRecord, note: Note): ToolChoice | undefined => {
   const v = body.tool_choice;
   if (v === undefined || v === null) return undefined;
   if (v === 'auto' || v === 'none' || v === 'required') return v;
   if (typeof v === 'string') throw invalidValue('tool_choice', `expected 'auto', 'none', 'required' or a function choice, but got '${v}'.`);
   if (!isRecord(v)) throw invalidType('tool_choice', 'a string or an object', v);
   const type = requireString(v, 'type', 'tool_choice');
-  if (type !== 'function') throw invalidValue('tool_choice.type', `unsupported tool_choice type '${type}'.`);
+  if (type !== 'function') {
+    note('tool_choice.type', `tool_choice type '${type}' cannot be translated.`);
+    return undefined;
+  }
   return { name: requireString(v, 'name', 'tool_choice', { nonEmpty: true }) };
 };
 
@@ -168,10 +183,14 @@ export const decodeResponsesRequest = (body: unknown): CanonicalRequest => {
   const input = b.input;
   if (input === undefined || input === null) throw missingParam('input');
   const messages: Message[] = [];
+  let nativeOnly: { param: string; message: string } | undefined;
+  const note: Note = (param, message) => {
+    nativeOnly ??= { param, message };
+  };
   const instructions = optionalString(b, 'instructions');
   if (instructions !== undefined && instructions !== '') messages.push({ role: 'system', content: textParts(instructions) });
   if (typeof input === 'string') messages.push({ role: 'user', content: textParts(input) });
-  else if (Array.isArray(input)) decodeInput(input, messages);
+  else if (Array.isArray(input)) decodeInput(input, messages, note);
   else throw invalidType('input', 'a string or an array', input);
 
   const reasoning = optionalRecord(b, 'reasoning');
@@ -184,11 +203,12 @@ export const decodeResponsesRequest = (body: unknown): CanonicalRequest => {
     temperature: optionalNumber(b, 'temperature'),
     topP: optionalNumber(b, 'top_p'),
     user: optionalString(b, 'user') ?? optionalString(b, 'safety_identifier'),
-    tools: decodeTools(b),
-    toolChoice: decodeToolChoice(b),
+    tools: decodeTools(b, note),
+    toolChoice: decodeToolChoice(b, note),
     parallelToolCalls: optionalBoolean(b, 'parallel_tool_calls'),
     responseFormat: decodeTextFormat(b),
     reasoningEffort: reasoning && optionalEnum(reasoning, 'effort', REASONING_EFFORTS, 'reasoning'),
     metadata: optionalStringMap(b, 'metadata'),
+    ...(nativeOnly ? { nativeOnly } : {}),
   });
 };

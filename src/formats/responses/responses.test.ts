@@ -21,26 +21,21 @@ describe('responses decodeRequest validation', () => {
     ['unknown role', item({ role: 'tool', content: 'x' }), 'input.0.role'],
     ['message without content', item({ role: 'user' }), 'input.0.content'],
     ['content number', item({ role: 'user', content: 1 }), 'input.0.content'],
-    ['unsupported part', item({ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }), 'input.0.content.0.type'],
     ['text part without text', item({ role: 'user', content: [{ type: 'input_text' }] }), 'input.0.content.0.text'],
-    ['image without url', item({ role: 'user', content: [{ type: 'input_image', file_id: 'f' }] }), 'input.0.content.0.image_url'],
     ['function_call without call_id', item({ type: 'function_call', name: 'f', arguments: '{}' }), 'input.0.call_id'],
     ['function_call without name', item({ type: 'function_call', call_id: 'c', arguments: '{}' }), 'input.0.name'],
     ['function_call arguments object', item({ type: 'function_call', call_id: 'c', name: 'f', arguments: {} }), 'input.0.arguments'],
     ['function_call_output without output', item({ type: 'function_call_output', call_id: 'c' }), 'input.0.output'],
     ['function_call_output without call_id', item({ type: 'function_call_output', output: 'x' }), 'input.0.call_id'],
-    ['unsupported item', item({ type: 'item_reference', id: 'x' }), 'input.0.type'],
     ['instructions number', { ...ok, instructions: 1 }, 'instructions'],
     ['max_output_tokens zero', { ...ok, max_output_tokens: 0 }, 'max_output_tokens'],
     ['max_output_tokens string', { ...ok, max_output_tokens: '5' }, 'max_output_tokens'],
     ['temperature string', { ...ok, temperature: 'x' }, 'temperature'],
     ['stream string', { ...ok, stream: 1 }, 'stream'],
     ['tools not array', { ...ok, tools: {} }, 'tools'],
-    ['built-in tool', { ...ok, tools: [{ type: 'web_search' }] }, 'tools.0.type'],
     ['function tool without name', { ...ok, tools: [{ type: 'function', parameters: {} }] }, 'tools.0.name'],
     ['tool_choice string', { ...ok, tool_choice: 'any' }, 'tool_choice'],
     ['tool_choice without name', { ...ok, tool_choice: { type: 'function' } }, 'tool_choice.name'],
-    ['tool_choice hosted', { ...ok, tool_choice: { type: 'file_search' } }, 'tool_choice.type'],
     ['text not object', { ...ok, text: 'json' }, 'text'],
     ['text.format type', { ...ok, text: { format: { type: 'yaml' } } }, 'text.format.type'],
     ['json_schema without name', { ...ok, text: { format: { type: 'json_schema', schema: {} } } }, 'text.format.name'],
@@ -54,6 +49,26 @@ describe('responses decodeRequest validation', () => {
       expectInvalid(() => codec.decodeRequest(body), param);
     });
   }
+
+  // What has no canonical form is noted, not refused: a Responses-native upstream takes it as sent.
+  const nativeOnly: [string, unknown, string][] = [
+    ['input_file part', item({ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }), 'input.0.content.0.type'],
+    ['file_id image', item({ role: 'user', content: [{ type: 'input_image', file_id: 'f' }] }), 'input.0.content.0.image_url'],
+    ['other item type', item({ type: 'web_search_call', id: 'ws_1' }), 'input.0.type'],
+    ['built-in tool', { ...ok, tools: [{ type: 'function', name: 'f' }, { type: 'web_search' }] }, 'tools.1.type'],
+    ['hosted tool_choice', { ...ok, tool_choice: { type: 'file_search' } }, 'tool_choice.type'],
+  ];
+  for (const [name, body, param] of nativeOnly) {
+    test(`native only: ${name}`, () => {
+      const r = codec.decodeRequest(body);
+      expect(r.nativeOnly?.param).toBe(param);
+    });
+  }
+  test('a plain request is not native only; function tools stay', () => {
+    const r = codec.decodeRequest({ ...ok, tools: [{ type: 'function', name: 'f' }, { type: 'web_search' }] });
+    expect(r.tools?.map((t) => t.name)).toEqual(['f']);
+    expect(codec.decodeRequest(ok).nativeOnly).toBeUndefined();
+  });
 
   test('includeUsage is always false', () => {
     expect(codec.decodeRequest({ ...ok, stream: true, stream_options: { include_usage: true } }).includeUsage).toBe(false);

@@ -13,7 +13,7 @@ export const createAnthropicAdapter = (id = 'anthropic'): HttpProviderAdapter =>
   parseResponse: (body) => parseMessagesResponse(id, body),
   parseError: (status, body, headers) => parseAnthropicError(id, status, body, headers),
   createStreamDecoder: () => createMessagesStreamDecoder(id),
-  ...(id === 'anthropic' ? { passThrough: { format: 'messages' as const, build: buildMessagesPassThrough } } : {}),
+  ...(id === 'anthropic' ? { passThrough: { messages: { build: buildMessagesPassThrough } } } : {}),
 });
 
 export const anthropicAdapter = createAnthropicAdapter();

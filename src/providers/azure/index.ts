@@ -9,6 +9,9 @@
  *   supports `stream_options.include_usage`).
  * - A `baseUrl` ending in `/openai/v1` uses Azure's versionless v1 API instead:
  *   `{baseUrl}/chat/completions`, the deployment as `model`, no `api-version`.
+ * - Responses requests are sent natively (openai-responses/): `{baseUrl}/responses?api-version=…`
+ *   (`options.responsesApiVersion`, default `AZURE_RESPONSES_API_VERSION`), or `{baseUrl}/responses`
+ *   with a `/openai/v1` base; the deployment goes in the body's `model`, as Azure documents.
  * - The key goes in `api-key`. Streams (the first chunk with `choices: []` and
  *   `prompt_filter_results`, `finish_reason: content_filter`) and errors are OpenAI's.
  */
@@ -20,8 +23,11 @@ import type { OpenAICompatibleSpec } from '../openai-compatible/spec.ts';
 import { createChatCompletionsStreamDecoder } from '../openai-compatible/stream.ts';
 import { EXTRA_ENDPOINT_PATHS, type HttpProviderAdapter, type UpstreamTarget } from '../types.ts';
 import { mapUpstreamError } from '../upstream-error.ts';
+import { createResponsesPassThrough } from '../openai-responses/index.ts';
 
 export const AZURE_DEFAULT_API_VERSION = '2024-10-21';
+/** The Responses API is not in the GA dated versions: `options.responsesApiVersion` overrides this. */
+export const AZURE_RESPONSES_API_VERSION = '2025-04-01-preview';
 
 const spec = (id: string): OpenAICompatibleSpec => ({ id, defaultBaseUrl: 'https://{resource}.openai.azure.com/openai', auth: 'bearer' });
 
@@ -32,8 +38,22 @@ export const azureDeployment = (target: UpstreamTarget): string => {
   return typeof named === 'string' && named !== '' ? named : target.upstreamModel;
 };
 
+const azureHeaders = (target: UpstreamTarget): Record<string, string> => {
+  const { connection } = target;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (connection.apiKey !== undefined && connection.apiKey !== '') headers['api-key'] = connection.apiKey;
+  for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
+  return headers;
+};
+
 export const createAzureOpenAIAdapter = (id = 'azure-openai'): HttpProviderAdapter => {
   const s = spec(id);
+  const responses = createResponsesPassThrough(id, (target) => {
+    const base = resolveBaseUrl(s, target);
+    const version = optionString(target.connection.options, 'responsesApiVersion') ?? AZURE_RESPONSES_API_VERSION;
+    const url = /\/openai\/v1$/.test(base) ? `${base}/responses` : `${base}/responses?api-version=${encodeURIComponent(version)}`;
+    return { url, headers: azureHeaders(target), model: azureDeployment(target) };
+  });
   return {
     kind: 'http',
     id,
@@ -46,10 +66,8 @@ export const createAzureOpenAIAdapter = (id = 'azure-openai'): HttpProviderAdapt
       const url = v1
         ? `${base}/chat/completions`
         : `${base}/deployments/${encodeURIComponent(deployment)}/chat/completions?api-version=${encodeURIComponent(optionString(connection.options, 'apiVersion') ?? AZURE_DEFAULT_API_VERSION)}`;
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      const headers = azureHeaders(target);
       if (request.stream) headers['accept'] = 'text/event-stream';
-      if (connection.apiKey !== undefined && connection.apiKey !== '') headers['api-key'] = connection.apiKey;
-      for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
       const body = buildChatCompletionsBody(s, request, { ...target, upstreamModel: deployment });
       return { url, method: 'POST', headers, body: JSON.stringify(body) };
     },
@@ -60,6 +78,7 @@ export const createAzureOpenAIAdapter = (id = 'azure-openai'): HttpProviderAdapt
       return mapUpstreamError({ provider: id, status, body, headers, ...e, code: e.code === 'DeploymentNotFound' ? 'model_not_found' : e.code });
     },
     createStreamDecoder: () => createChatCompletionsStreamDecoder(id),
+    passThrough: { responses },
     buildExtraRequest: (endpoint, body, target) => {
       if (endpoint === 'rerank') return undefined;
       const { connection } = target;
@@ -69,10 +88,7 @@ export const createAzureOpenAIAdapter = (id = 'azure-openai'): HttpProviderAdapt
       const url = /\/openai\/v1$/.test(base)
         ? `${base}${path}`
         : `${base}/deployments/${encodeURIComponent(deployment)}${path}?api-version=${encodeURIComponent(optionString(connection.options, 'apiVersion') ?? AZURE_DEFAULT_API_VERSION)}`;
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (connection.apiKey !== undefined && connection.apiKey !== '') headers['api-key'] = connection.apiKey;
-      for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
-      return { url, method: 'POST', headers, body: JSON.stringify({ ...body, model: deployment }) };
+      return { url, method: 'POST', headers: azureHeaders(target), body: JSON.stringify({ ...body, model: deployment }) };
     },
   };
 };

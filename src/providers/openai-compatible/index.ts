@@ -4,7 +4,8 @@
  */
 import type { HttpProviderAdapter } from '../types.ts';
 import { parseOpenAIError } from './errors.ts';
-import { buildChatCompletionsRequest, buildChatPassThrough, buildExtraRequest } from './request.ts';
+import { createResponsesPassThrough } from '../openai-responses/index.ts';
+import { buildChatCompletionsRequest, buildChatPassThrough, buildExtraRequest, openAIHeaders, resolveBaseUrl } from './request.ts';
 import { parseChatCompletion } from './response.ts';
 import type { OpenAICompatibleSpec } from './spec.ts';
 import { createChatCompletionsStreamDecoder } from './stream.ts';
@@ -20,8 +21,18 @@ export const createOpenAICompatibleAdapter = (spec: OpenAICompatibleSpec): HttpP
   parseError: (status, body, headers) => parseOpenAIError(spec.id, status, body, headers),
   createStreamDecoder: () => createChatCompletionsStreamDecoder(spec.id),
   buildExtraRequest: (endpoint, body, target) => buildExtraRequest(spec, endpoint, body, target),
-  // Only OpenAI itself: the compatible providers differ in fields they accept (quirks).
+  // Only OpenAI itself: the compatible providers differ in fields they accept (quirks), and of
+  // those whose API documents /responses (xAI) none is verified to take every Responses field.
   ...(spec.id === 'openai' && spec.quirks === undefined
-    ? { passThrough: { format: 'chat' as const, build: (body, target, stream) => buildChatPassThrough(spec, body, target, stream) } }
+    ? {
+        passThrough: {
+          chat: { build: (body, target, stream) => buildChatPassThrough(spec, body, target, stream) },
+          responses: createResponsesPassThrough(spec.id, (target) => ({
+            url: `${resolveBaseUrl(spec, target)}/responses`,
+            headers: openAIHeaders(spec, target, false),
+            model: target.upstreamModel,
+          })),
+        },
+      }
     : {}),
 });
