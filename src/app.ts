@@ -227,7 +227,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       stopping = (async () => {
         await drain(graceMs);
         controller.stop();
-        conversationStore.stop();
+        await conversationStore.stop();
         await Promise.all([sealer?.stop(), forwarder?.stop()]);
         await records.stop().catch((e: unknown) => log.error('writing the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);

@@ -1,5 +1,6 @@
-import { and, eq, gt, lt } from 'drizzle-orm';
+import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import type { JsonObject } from '../canonical/types.ts';
+import { isDatabaseUnavailable } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import { type ConversationStore, itemIdsOf, type StoredConversation } from '../data-plane/conversations.ts';
 import type { Db } from '../store/db.ts';
@@ -11,8 +12,21 @@ import { storedConversationItems, storedConversations } from '../store/schema/in
  * (GATEWAY_RESPONSE_RETENTION) after creation; expired rows are never read and are purged every
  * `purgeEveryMs`.
  */
+interface QueuedPut {
+  projectId: string;
+  c: StoredConversation;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/** Conversations written in one transaction at most. */
+const MAX_BATCH = 200;
+
 export class DbConversationStore implements ConversationStore {
   #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #queue: QueuedPut[] = [];
+  #scheduled = false;
+  #writing = false;
 
   constructor(
     private readonly db: Db,
@@ -37,17 +51,71 @@ export class DbConversationStore implements ConversationStore {
     return rows[0]?.item;
   }
 
-  async put(projectId: string, c: StoredConversation): Promise<void> {
-    const expiresAt = new Date(Date.now() + this.retentionMs);
-    const body = c as unknown as JsonObject;
+  /**
+   * Queues the write; resolves when it is committed. Writes queued while one batch is being written
+   * go together in the next (one transaction of two multi-row inserts instead of a transaction per
+   * answer); a batch the database refuses is retried row by row, so one bad row fails only itself.
+   */
+  put(projectId: string, c: StoredConversation): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ projectId, c, resolve, reject });
+      if (this.#queue.length >= MAX_BATCH) void this.#flush();
+      else this.#flushSoon();
+    });
+  }
+
+  #flushSoon(): void {
+    if (this.#scheduled || this.#writing) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      void this.#flush();
+    });
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#writing || this.#queue.length === 0) return;
+    this.#writing = true;
+    const batch = this.#queue.splice(0, MAX_BATCH);
+    try {
+      await this.#write(batch);
+      for (const w of batch) w.resolve();
+    } catch (e) {
+      // The database is away: every write of the batch fails alike (no row-by-row retry).
+      if (isDatabaseUnavailable(e)) for (const w of batch) w.reject(e);
+      else for (const w of batch) await this.#write([w]).then(w.resolve, w.reject);
+    } finally {
+      this.#writing = false;
+      if (this.#queue.length > 0) this.#flushSoon();
+    }
+  }
+
+  async #write(batch: readonly QueuedPut[]): Promise<void> {
+    const expiresAt = new Date(Date.now() + this.retentionMs).toISOString();
+    // One row per conversation (the last write of an id in the batch wins: ON CONFLICT DO UPDATE
+    // may not touch a row twice in one statement); items are immutable, the first one stays.
+    // Each table's rows travel as one JSON array text the database takes apart (one parameter,
+    // not five per row).
+    const rows = new Map<string, string>();
+    const items: string[] = [];
+    for (const { projectId, c } of batch) {
+      rows.set(`${projectId}\u0000${c.id}`, JSON.stringify({ project_id: projectId, id: c.id, kind: c.kind, body: c }));
+      if (c.kind === 'response') {
+        for (const item of itemIdsOf(c)) items.push(JSON.stringify({ project_id: projectId, item_id: String(item.id), conversation_id: c.id, item }));
+      }
+    }
     await this.db.transaction(async (tx) => {
-      await tx
-        .insert(storedConversations)
-        .values({ projectId, id: c.id, kind: c.kind, body, expiresAt })
-        .onConflictDoUpdate({ target: [storedConversations.projectId, storedConversations.id], set: { kind: c.kind, body, expiresAt } });
-      if (c.kind !== 'response') return;
-      const items = itemIdsOf(c).map((item) => ({ projectId, itemId: String(item.id), conversationId: c.id, item, expiresAt }));
-      if (items.length > 0) await tx.insert(storedConversationItems).values(items).onConflictDoNothing();
+      await tx.execute(sql`
+        insert into stored_conversations (project_id, id, kind, body, expires_at)
+        select project_id, id, kind, body, ${expiresAt}::timestamptz
+        from jsonb_to_recordset(${`[${[...rows.values()].join(',')}]`}::jsonb) as x(project_id uuid, id text, kind text, body jsonb)
+        on conflict (project_id, id) do update set kind = excluded.kind, body = excluded.body, expires_at = excluded.expires_at`);
+      if (items.length === 0) return;
+      await tx.execute(sql`
+        insert into stored_conversation_items (project_id, item_id, conversation_id, item, expires_at)
+        select project_id, item_id, conversation_id, item, ${expiresAt}::timestamptz
+        from jsonb_to_recordset(${`[${items.join(',')}]`}::jsonb) as x(project_id uuid, item_id text, conversation_id text, item jsonb)
+        on conflict do nothing`);
     });
   }
 
@@ -76,8 +144,13 @@ export class DbConversationStore implements ConversationStore {
     this.#timer.unref?.();
   }
 
-  stop(): void {
+  /** Stops the purge and writes what is queued. */
+  async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
+    while (this.#queue.length > 0 || this.#writing) {
+      if (!this.#writing) await this.#flush();
+      else await new Promise((r) => setImmediate(r));
+    }
   }
 }
