@@ -11,10 +11,16 @@ export interface TestGateway {
   /** `http://127.0.0.1:PORT` of the inference listener. */
   url: string;
   adminUrl: string;
-  /** Calls a management operation; returns status and parsed body. */
+  /**
+   * Calls a management operation; returns status and parsed body. A write returns at commit, before
+   * the embedded data plane serves it: after a 200 this waits until the served snapshot reaches the
+   * newest committed revision (`settle`), so a test may infer right after configuring.
+   */
   call(path: string, body: unknown, token?: string): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Same, but throws unless 200. */
   must(path: string, body: unknown): Promise<Record<string, unknown>>;
+  /** Waits until the embedded data plane serves the newest committed revision (after writes made outside `call`). */
+  settle(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -36,6 +42,9 @@ export const startTestGateway = async (env: Record<string, string> = {}): Promis
     ...env,
   });
   const gw = await startGateway(config);
+  const settle = async (): Promise<void> => {
+    await gw.controller.settled();
+  };
   const call = async (path: string, body: unknown, token = ADMIN_TOKEN) => {
     const res = await fetch(`${gw.adminUrl}${path}`, {
       method: 'POST',
@@ -43,6 +52,7 @@ export const startTestGateway = async (env: Record<string, string> = {}): Promis
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();
+    if (res.status === 200) await settle();
     let parsed: Record<string, unknown>;
     try {
       parsed = JSON.parse(text) as Record<string, unknown>;
@@ -57,6 +67,7 @@ export const startTestGateway = async (env: Record<string, string> = {}): Promis
     url: gw.inferenceUrl,
     adminUrl: gw.adminUrl,
     call,
+    settle,
     must: async (path, body) => {
       const r = await call(path, body);
       if (r.status !== 200) throw new Error(`${path} → ${r.status} ${JSON.stringify(r.body)}`);
