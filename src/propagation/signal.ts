@@ -16,19 +16,25 @@ export class ChangeSignal {
     for (const w of all) w();
   }
 
-  /** Resolves true when fired, false when `ms` passed or the signal was closed. */
-  wait(ms: number): Promise<boolean> {
-    if (this.#closed || ms <= 0) return Promise.resolve(false);
-    return new Promise<boolean>((resolve) => {
-      const done = (fired: boolean) => {
-        clearTimeout(timer);
-        this.#waiters.delete(wake);
-        resolve(fired && !this.#closed);
-      };
+  /**
+   * Registers a waiter at once (so a fire between this call and reading the revision is not
+   * missed): `fired` resolves true when fired, false when `ms` passed, the signal was closed or
+   * `cancel` was called.
+   */
+  waiter(ms: number): { fired: Promise<boolean>; cancel: () => void } {
+    if (this.#closed || ms <= 0) return { fired: Promise.resolve(false), cancel: () => undefined };
+    let done: (fired: boolean) => void = () => undefined;
+    const fired = new Promise<boolean>((resolve) => {
       const wake = () => done(true);
       const timer = setTimeout(() => done(false), ms);
+      done = (f: boolean) => {
+        clearTimeout(timer);
+        this.#waiters.delete(wake);
+        resolve(f && !this.#closed);
+      };
       this.#waiters.add(wake);
     });
+    return { fired, cancel: () => done(false) };
   }
 
   /** Releases every waiter and refuses new waits (shutdown: held calls answer at once). */
