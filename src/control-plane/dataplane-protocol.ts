@@ -195,6 +195,11 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
       await recordPoll(deps, plane.ws.id, applied, full);
       const first = await desiredRevisionOf(deps, plane.targets);
       const revision = full || known === undefined ? first : await holdWhileUnchanged(deps, plane.targets, known, first, waitMs);
+      // Held: the account may have been revoked meanwhile (its revocation is a change that wakes the hold).
+      if (revision !== first) {
+        const still = await authenticate(deps, req);
+        if (still instanceof Response) return still;
+      }
       const head = { dataplaneId: a.workspaceId, customerId: a.customerId, revision: String(revision) };
       if (!full && known === revision) return json(200, { ...head, unchanged: true });
       const doc = await loadConfigDocument(deps.db, deps.secrets, deps.upstreamAllowPrivate, {
