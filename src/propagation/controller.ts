@@ -69,7 +69,6 @@ export class SnapshotController {
   /** Serves the first snapshot (built here, so start-up never depends on the worker), then starts the worker. */
   async start(): Promise<void> {
     await this.#apply(true, undefined);
-    this.status.lastFullSyncAt = new Date();
     const listen = this.opts.store.listen;
     if (this.opts.listen && !this.opts.postgres && listen) {
       this.#unlisten = await listen(CONFIG_CHANNEL, () => {

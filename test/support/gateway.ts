@@ -83,3 +83,22 @@ export const startTestGateway = async (env: Record<string, string> = {}): Promis
 export const admin = (op: string) => `/admin.v1.AdminService/${op}`;
 export const apikeyOp = (op: string) => `/apikey.v1.ApiKeyService/${op}`;
 export const byokOp = (op: string) => `/byok.v1.ByokService/${op}`;
+
+/**
+ * For a gateway in another process: polls GetConfigStatus until the data plane `dataplaneId`
+ * (default the embedded `local`) serves the newest committed revision (stage `serving`).
+ */
+export const waitServing = async (adminUrl: string, token: string, dataplaneId = 'local', timeoutMs = 20_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await fetch(`${adminUrl}${admin('GetConfigStatus')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ dataplaneId }),
+    });
+    const body = (await res.json()) as { dataplanes?: { stage: string }[] };
+    if (res.status === 200 && body.dataplanes?.[0]?.stage === 'serving') return;
+    if (Date.now() > deadline) throw new Error(`data plane '${dataplaneId}' not serving after ${timeoutMs} ms: ${JSON.stringify(body)}`);
+    await Bun.sleep(20);
+  }
+};
