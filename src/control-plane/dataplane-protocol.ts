@@ -191,14 +191,17 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
       const applied = revisionOf(b.appliedRevision, 'appliedRevision');
       const full = b.full === true;
       const waitMs = waitOf(b.waitSeconds) * 1000;
-      const plane = await planeOf(deps, a);
+      let plane = await planeOf(deps, a);
       await recordPoll(deps, plane.ws.id, applied, full);
       const first = await desiredRevisionOf(deps, plane.targets);
-      const revision = full || known === undefined ? first : await holdWhileUnchanged(deps, plane.targets, known, first, waitMs);
-      // Held: the account may have been revoked meanwhile (its revocation is a change that wakes the hold).
+      let revision = full || known === undefined ? first : await holdWhileUnchanged(deps, plane.targets, known, first, waitMs);
       if (revision !== first) {
+        // Held while something changed: the account may have been revoked (its revocation is a change
+        // that wakes the hold), and what the data plane serves (its gateways, their projects) may have moved.
         const still = await authenticate(deps, req);
         if (still instanceof Response) return still;
+        plane = await planeOf(deps, a);
+        revision = await desiredRevisionOf(deps, plane.targets);
       }
       const head = { dataplaneId: a.workspaceId, customerId: a.customerId, revision: String(revision) };
       if (!full && known === revision) return json(200, { ...head, unchanged: true });

@@ -102,9 +102,10 @@ export class SnapshotController {
 
   /**
    * Resolves once the served snapshot's revision reaches the newest committed one (read now);
-   * rejects after `timeoutMs`.
+   * rejects after `timeoutMs`. At once when stopped.
    */
   async settled(timeoutMs = 10_000): Promise<number> {
+    if (this.#stopping) return this.holder.current?.revision ?? -1;
     const want = await currentRevision(this.opts.store.db);
     const deadline = Date.now() + timeoutMs;
     for (;;) {
