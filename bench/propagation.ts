@@ -4,7 +4,7 @@
  * data plane of the management process and on a separate `serve --role data` process, measured for
  * the same write at once.
  *
- *   bun run bench:propagation [-- --samples=40] [--poll=1s] [--pg=postgres://…]
+ *   bun run bench:propagation [-- --samples=40] [--poll=1s] [--pg=postgres://…] [--probe-ms=2] [--modes=notify,polling]
  *
  * Two modes, each on fresh processes and a fresh store (PGlite in a temp directory, or a new
  * database on the PostgreSQL server named by --pg / BENCH_PG_URL):
@@ -12,7 +12,7 @@
  *   open until its revision moves);
  * - polling: WORKER_LISTEN=0 on both processes, WORKER_POLL_INTERVAL=--poll (default 1s): the
  *   latency is then the wait for the next poll, uniform over the interval.
- * Inference goes to the built-in `echo` provider (no upstream). Probes run every 2 ms.
+ * Inference goes to the built-in `echo` provider (no upstream). Probes run every --probe-ms (2 ms).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +27,9 @@ const arg = (name: string): string | undefined => process.argv.find((a) => a.sta
 const SAMPLES = Number(arg('samples') ?? 40);
 const POLL = arg('poll') ?? '1s';
 const PG = arg('pg') ?? process.env.BENCH_PG_URL;
+/** Pause between probes of the new key (each probe is one inference request per data plane). */
+const PROBE_MS = Number(arg('probe-ms') ?? 2);
+const MODES = (arg('modes') ?? 'notify,polling').split(',').filter((m): m is 'notify' | 'polling' => m === 'notify' || m === 'polling');
 const C = { customerId: 'bench', projectId: 'default' };
 
 type Body = Record<string, unknown>;
@@ -46,7 +49,7 @@ const servedAfter = async (url: string, key: string, t0: number, timeoutMs: numb
   for (;;) {
     if ((await infer(url, key)) === 200) return performance.now() - t0;
     if (performance.now() - t0 > timeoutMs) throw new Error(`not served after ${timeoutMs} ms at ${url}`);
-    await Bun.sleep(2);
+    await Bun.sleep(PROBE_MS);
   }
 };
 
@@ -123,9 +126,9 @@ const row = (mode: string, plane: string, values: number[]): string => {
   return `| ${mode} | ${plane} | ${values.length} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${fmt(Math.max(...values))} |`;
 };
 
-console.log(`save → serving latency, ${SAMPLES} writes per mode, store: ${PG ? 'PostgreSQL' : 'PGlite'}, polling interval in polling mode: ${POLL}`);
+console.log(`save → serving latency, ${SAMPLES} writes per mode, store: ${PG ? 'PostgreSQL' : 'PGlite'}, polling interval in polling mode: ${POLL}, probe every ${PROBE_MS} ms`);
 const results: ModeResult[] = [];
-for (const mode of ['notify', 'polling'] as const) {
+for (const mode of MODES) {
   console.log(`running ${mode}…`);
   results.push(await runMode(mode));
 }

@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type DataNode, startDataNode } from '../src/app-data.ts';
+import { loadConfig } from '../src/config/env.ts';
 import { currentRevision } from '../src/propagation/load.ts';
-import { ADMIN_TOKEN, admin, startTestGateway, type TestGateway } from './support/gateway.ts';
+import { ADMIN_TOKEN, admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
 
 /**
  * The propagation worker (issue 13, item 2): a management write returns at commit; with
@@ -10,9 +15,15 @@ import { ADMIN_TOKEN, admin, startTestGateway, type TestGateway } from './suppor
  */
 
 let tg: TestGateway | undefined;
+let node: DataNode | undefined;
+let dir: string | undefined;
 afterEach(async () => {
+  await node?.stop(1000);
+  node = undefined;
   await tg?.stop();
   tg = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
 });
 
 /** A write over HTTP that does not wait for propagation (the harness's `call` does). */
@@ -103,5 +114,56 @@ describe('propagation worker', () => {
     await rawWrite(g, 'after-restart');
     const desired = await currentRevision(g.gw.store.db);
     await until('the new worker applies it', () => (g.gw.snapshots.current?.revision ?? -1) >= desired, 10_000);
+  }, 60_000);
+
+  test('a separate data plane holds a Pull open: a new key is served at once although it never polls', async () => {
+    tg = await startTestGateway({ WORKER_POLL_INTERVAL: '1h' });
+    const g = tg;
+    const C = { customerId: 'acme', projectId: 'default' };
+    await g.must(admin('CreateCustomer'), { customerId: 'acme' });
+    const modelId = String(((await g.must(admin('CreateModel'), { model: 'echo-chat', provider: 'echo' })).model as { id: string }).id);
+    await g.must(admin('AddProjectModel'), { ...C, modelId });
+    await g.must(admin('CreateProviderConnection'), { ...C, name: 'e', provider: 'echo' });
+    await g.must(admin('CreateRoute'), { ...C, model: 'echo-chat', targets: [{ connection: 'e', model: 'echo' }] });
+    await g.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: 'edge' });
+    const sa = await g.must(admin('CreateServiceAccount'), { customerId: 'acme', workspaceId: 'edge', apiUri: g.adminUrl });
+    dir = mkdtempSync(join(tmpdir(), 'gw-hold-'));
+    writeFileSync(join(dir, 'sa.json'), JSON.stringify(sa), { mode: 0o600 });
+    // Polls every hour, sweeps every 5 minutes: only the held Pull can bring the change in time.
+    node = await startDataNode(
+      loadConfig(['serve', '--role', 'data', '--service-account', join(dir, 'sa.json')], {
+        GATEWAY_PORT: '0',
+        GATEWAY_DATA_DIR: join(dir, 'node'),
+        WORKER_POLL_INTERVAL: '1h',
+        GATEWAY_LOG_LEVEL: 'error',
+        GATEWAY_SHUTDOWN_GRACE: '1s',
+      }),
+    );
+    const n = node;
+    const chat = async (key: string) => {
+      const res = await fetch(`${n.inferenceUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'echo-chat', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      await res.arrayBuffer();
+      return res.status;
+    };
+    // The data plane's pull is held by the management plane.
+    await until('a held pull', () => g.gw.controller.signal.waiting > 0, 10_000);
+    for (let i = 0; i < 3; i++) {
+      const key = String((await g.must(apikeyOp('CreateApiKey'), { name: `k${i}`, enterpriseContext: C })).apiKey);
+      const t0 = Date.now();
+      for (;;) {
+        if ((await chat(key)) === 200) break;
+        if (Date.now() - t0 > 5_000) throw new Error('the key did not reach the separate data plane within 5 s');
+        await Bun.sleep(10);
+      }
+    }
+    // Its next held pull reports the revision it applied.
+    const stage = async () => ((await g.must(admin('GetConfigStatus'), { dataplaneId: 'edge' })).dataplanes as { stage: string }[])[0]?.stage;
+    const t0 = Date.now();
+    while ((await stage()) !== 'serving' && Date.now() - t0 < 5_000) await Bun.sleep(20);
+    expect(await stage()).toBe('serving');
   }, 60_000);
 });

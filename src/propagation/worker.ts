@@ -134,12 +134,15 @@ const request = (w: Want): void => {
 const start = async (timing: WorkerTiming, listen: boolean, s: WorkerSource): Promise<void> => {
   source = s.kind === 'postgres' ? await postgresSource(s, listen, () => request('check')) : mainSource();
   let sweeps = 0;
+  // The tick times are reported at once (GetConfigStatus shows them even while a step runs).
   const poll = setInterval(() => {
     status.lastPollAt = Date.now();
+    sendStatus();
     request('check');
   }, timing.pollMs);
   const sweep = setInterval(() => {
     status.lastDriftSweepAt = Date.now();
+    sendStatus();
     sweeps++;
     request(sweeps % timing.fullSyncEvery === 0 ? 'full' : 'sweep');
   }, timing.driftSweepMs);
