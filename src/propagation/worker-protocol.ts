@@ -37,8 +37,6 @@ export interface WorkerStatus {
   lastDriftSweepAt: number | undefined;
   lastFullSyncAt: number | undefined;
   lastError: string | undefined;
-  /** PostgreSQL: the worker's LISTEN connection is up. */
-  listening: boolean;
 }
 
 export type FromWorker =

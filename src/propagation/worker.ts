@@ -23,12 +23,23 @@ declare const self: Worker;
 
 const post = (m: FromWorker): void => self.postMessage(m);
 
+/** A request the main thread has not answered in this long fails (the next tick asks again). */
+const ASK_TIMEOUT_MS = 60_000;
+
 let nextId = 1;
 const pending = new Map<number, { resolve: (rev: number) => void; reject: (e: Error) => void }>();
 const ask = (req: WorkerRequest): Promise<number> =>
   new Promise<number>((resolve, reject) => {
     const id = nextId++;
-    pending.set(id, { resolve, reject });
+    const timer = setTimeout(() => {
+      pending.delete(id);
+      reject(new Error(`the main thread did not answer '${req.op}' within ${ASK_TIMEOUT_MS / 1000} s`));
+    }, ASK_TIMEOUT_MS);
+    const settle = (f: () => void) => {
+      clearTimeout(timer);
+      f();
+    };
+    pending.set(id, { resolve: (rev) => settle(() => resolve(rev)), reject: (e) => settle(() => reject(e)) });
     post({ type: 'request', id, ...req });
   });
 
@@ -57,24 +68,25 @@ const postgresSource = async (s: Extract<WorkerSource, { kind: 'postgres' }>, li
   const db = drizzle(client, { schema }) as unknown as Db;
   const secrets = new SecretBox(s.kek, s.kekPrevious);
   if (listen) {
-    // onlisten runs on every (re)connect: a check then covers what was said while disconnected.
-    void client
-      .listen(
-        CONFIG_CHANNEL,
-        () => {
-          post({ type: 'moved' });
-          wake();
-        },
-        () => {
-          status.listening = true;
-          wake();
-        },
-      )
-      .catch((e: unknown) => {
-        status.listening = false;
-        status.lastError = `LISTEN failed: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`;
-        sendStatus();
-      });
+    // onlisten runs on every (re)connect: a check then covers what was said while disconnected. A
+    // LISTEN that cannot start (the database down at start-up) is retried; polling covers the gap.
+    const startListening = (): void => {
+      client
+        .listen(
+          CONFIG_CHANNEL,
+          () => {
+            post({ type: 'moved' });
+            wake();
+          },
+          wake,
+        )
+        .catch((e: unknown) => {
+          status.lastError = `LISTEN failed, retrying in 5 s: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`;
+          sendStatus();
+          setTimeout(startListening, 5_000);
+        });
+    };
+    startListening();
   }
   return {
     revision: () => currentRevision(db),
@@ -83,7 +95,7 @@ const postgresSource = async (s: Extract<WorkerSource, { kind: 'postgres' }>, li
   };
 };
 
-const status: WorkerStatus = { lastPollAt: undefined, lastDriftSweepAt: undefined, lastFullSyncAt: undefined, lastError: undefined, listening: false };
+const status: WorkerStatus = { lastPollAt: undefined, lastDriftSweepAt: undefined, lastFullSyncAt: undefined, lastError: undefined };
 const sendStatus = (): void => post({ type: 'status', status: { ...status } });
 
 type Want = 'check' | 'sweep' | 'full';
