@@ -57,11 +57,14 @@ interface Variant {
   name: string;
   store: (s: Store) => RecordStore;
   bodies: boolean;
+  sharedBuffersKb?: number;
 }
 const all: Variant[] = [
   { name: 'json', store: (s) => jsonStore(s.db), bodies: true },
   { name: 'copy', store: (s) => directStore(s.db), bodies: true },
   { name: 'copy-nobodies', store: (s) => directStore(s.db), bodies: false },
+  { name: 'copy-sb128', store: (s) => directStore(s.db), bodies: true, sharedBuffersKb: 131072 },
+  { name: 'copy-sb16', store: (s) => directStore(s.db), bodies: true, sharedBuffersKb: 16384 },
 ];
 const variants = ONLY ? all.filter((v) => ONLY.includes(v.name)) : all;
 const dirs: string[] = [];
@@ -69,7 +72,7 @@ const runs = await Promise.all(
   variants.map(async (v) => {
     const dir = mkdtempSync(join(tmpdir(), 'records-insert-'));
     dirs.push(dir);
-    const store = await openStore({ driver: 'pglite', dataDir: dir });
+    const store = await openStore({ driver: 'pglite', dataDir: dir, sharedBuffersKb: v.sharedBuffersKb ?? 32768 });
     return { v, store, writer: new RecordWriter(v.store(store), { maxBatch: BATCH * 2 }), us: [] as number[] };
   }),
 );

@@ -37,11 +37,13 @@ import {
   ROUTES_PER_CUSTOMER,
 } from './lib/gateway.ts';
 import { findPeer, startPeer, peerDir, type RunningPeer } from './lib/peer.ts';
-import { checkBody, type Percentiles, type ProbeResult, runProbe } from './lib/probe.ts';
+import { checkBody, type ProbeResult, runProbe } from './lib/probe.ts';
 import { cpuMs, pinned, pinSelf, planCores, rssMb, rssSampler, type Service, settle, spawnService } from './lib/proc.ts';
+import { evaluateGoals, gitCommit, quickSummary, totalErrors } from './lib/goals.ts';
 import { renderMarkdown, renderPlot, renderTable } from './lib/report.ts';
+import type { FirstEvent, Results, Run } from './lib/results.ts';
 import { gatewayRequests, type Kind, peerRequests, streamKind, type TargetName, upstreamRequests } from './lib/requests.ts';
-import { median, medianOf, ratio, slope } from './lib/stats.ts';
+import { median, medianOf, slope } from './lib/stats.ts';
 import { runWrk, type WrkRequest } from './lib/wrk.ts';
 
 const ROOT = resolve(import.meta.dir, '..');
@@ -67,64 +69,6 @@ const opts = {
 const groupOn = (g: string, inQuick: boolean): boolean => (opts.only ? opts.only.includes(g) : quick ? inQuick : true);
 
 const log = (s: string) => process.stderr.write(`${s}\n`);
-
-// ---- result types ---------------------------------------------------------------------------------
-
-export interface Run {
-  rps: number;
-  requests: number;
-  errors: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  /** CPU time of the process under test per request, µs. */
-  cpuUs: number;
-  /** RSS of the process under test right after the run, and its peak during it, MB. */
-  rssMb: number;
-  rssPeakMb: number;
-  connections: number;
-  durationS: number;
-}
-
-export interface FirstEvent {
-  target: TargetName;
-  kind: Kind;
-  result: ProbeResult;
-  /** vs direct (same upstream wire), ms. */
-  addedP50: number;
-  addedP99: number;
-}
-
-export interface Results {
-  meta: {
-    date: string;
-    quick: boolean;
-    machine: { cpus: number; model: string; cores: string };
-    bun: string;
-    commit: string | undefined;
-    durationS: number;
-    rounds: number;
-    snapshot: { customers: number; routes: number; keys: number; source: string; templateCreatedAt: string };
-    provisioning: { firstStartMs: number; configMs: number; keysMs: number } | undefined;
-    gatewayStartMs: number;
-    gatewayIdleRssMb: number;
-    peer: { status: 'ran' | 'skipped'; message: string; version?: string; honoNodeServer?: string };
-    postgres: { status: 'ran' | 'skipped' | 'failed'; message: string; provisionMs?: number; idleRssMb?: number };
-    elapsedS: number;
-  };
-  /** scenario kind → target → median run. */
-  max: Partial<Record<Kind, Partial<Record<TargetName, Run>>>>;
-  rounds: Partial<Record<Kind, Partial<Record<TargetName, Run[]>>>>;
-  fixed: { rate: number; runs: Partial<Record<TargetName, Run>> } | undefined;
-  firstEvent: FirstEvent[];
-  churn: { steady: Run; churn: Run; changes: number; changeMs: Percentiles } | undefined;
-  slow: Partial<Record<TargetName, Run>> | undefined;
-  sweep: Partial<Record<TargetName, Run[]>> | undefined;
-  soak: { segments: { t: number; rssMb: number; rps: number; errors: number }[]; slopeMbPerMin: number; growthMb: number } | undefined;
-  errorsTotal: number;
-  goals: { goal: string; target: string; value: string; met: boolean | undefined }[];
-}
 
 // ---- targets --------------------------------------------------------------------------------------
 
@@ -492,14 +436,7 @@ const main = async (): Promise<void> => {
     }
 
     // ---- totals, goals, output ----
-    let errors = 0;
-    for (const byTarget of Object.values(results.rounds)) for (const runs of Object.values(byTarget ?? {})) for (const r of runs ?? []) errors += r.errors;
-    for (const r of Object.values(results.fixed?.runs ?? {})) errors += r?.errors ?? 0;
-    for (const f of results.firstEvent) errors += f.result.errors;
-    if (results.churn) errors += results.churn.steady.errors + results.churn.churn.errors;
-    for (const r of Object.values(results.slow ?? {})) errors += r?.errors ?? 0;
-    for (const runs of Object.values(results.sweep ?? {})) for (const r of runs ?? []) errors += r.errors;
-    for (const s of results.soak?.segments ?? []) errors += s.errors;
+    const errors = totalErrors(results);
     results.errorsTotal = errors;
     results.goals = evaluateGoals(results);
     results.meta.elapsedS = (performance.now() - t0) / 1000;
@@ -515,85 +452,12 @@ const main = async (): Promise<void> => {
     process.stdout.write(`${renderTable(results)}\n`);
     log(`results: bench/results/${name}-latest.json, bench/results/${quick ? 'quick.md' : 'REPORT.md'}, bench/results/${plotFile} (${results.meta.elapsedS.toFixed(0)} s)`);
 
-    const g = results.max['chat-json'];
-    const s = results.max['chat-sse'];
-    const summary = {
-      gateway_rps: Math.round(g?.gateway?.rps ?? Number.NaN),
-      bare_rps: Math.round(g?.bare?.rps ?? Number.NaN),
-      direct_rps: Math.round(g?.direct?.rps ?? Number.NaN),
-      ratio: round3(ratio(g?.gateway?.rps, g?.bare?.rps)),
-      gateway_stream_rps: Math.round(s?.gateway?.rps ?? Number.NaN),
-      bare_stream_rps: Math.round(s?.bare?.rps ?? Number.NaN),
-      stream_ratio: round3(ratio(s?.gateway?.rps, s?.bare?.rps)),
-      cross_stream_ratio: round3(ratio(results.max['messages-x-sse']?.gateway?.rps, results.max['messages-x-sse']?.bare?.rps ?? s?.bare?.rps)),
-      cpu_us_per_req: round3(g?.gateway?.cpuUs ?? Number.NaN),
-      bare_cpu_us_per_req: round3(g?.bare?.cpuUs ?? Number.NaN),
-      added_p50_ms: round3((results.fixed?.runs.gateway?.p50 ?? Number.NaN) - (results.fixed?.runs.direct?.p50 ?? Number.NaN)),
-      added_p99_ms: round3((results.fixed?.runs.gateway?.p99 ?? Number.NaN) - (results.fixed?.runs.direct?.p99 ?? Number.NaN)),
-      first_event_added_ms: round3(results.firstEvent.find((f) => f.target === 'gateway' && f.kind === 'chat-sse')?.addedP50 ?? Number.NaN),
-      rss_mb: Math.round(Math.max(g?.gateway?.rssPeakMb ?? 0, s?.gateway?.rssPeakMb ?? 0)),
-      portkey_rps: peer ? Math.round(g?.portkey?.rps ?? Number.NaN) : null,
-      ...(pg ? { gateway_pg_rps: Math.round(g?.['gateway-pg']?.rps ?? Number.NaN), gateway_pg_rss_mb: Math.round(g?.['gateway-pg']?.rssPeakMb ?? Number.NaN) } : {}),
-      errors,
-    };
+    const summary = quickSummary(results, { peer: peer !== undefined, pg: pg !== undefined });
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
     await stopAll();
     await pgDrop?.().catch(() => undefined);
   }
-};
-
-/** The commit measured, marked when src/ has uncommitted changes. */
-const gitCommit = (): string | undefined => {
-  const head = Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT }).stdout.toString().trim();
-  if (!head) return undefined;
-  const dirty = Bun.spawnSync(['git', 'status', '--porcelain', 'src'], { cwd: ROOT }).stdout.toString().trim() !== '';
-  return dirty ? `${head} + uncommitted changes in src/` : head;
-};
-
-const round3 = (v: number): number | null => (Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null);
-
-const evaluateGoals = (r: Results): Results['goals'] => {
-  const out: Results['goals'] = [];
-  const pct = (v: number) => (Number.isFinite(v) ? `${(v * 100).toFixed(0)}%` : '—');
-  const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)} ms` : '—');
-  const check = (v: number, ok: (v: number) => boolean) => (Number.isFinite(v) ? ok(v) : undefined);
-  const j = r.max['chat-json'];
-  const s = r.max['chat-sse'];
-  const x = r.max['messages-x-sse'];
-  const gRatio = ratio(j?.gateway?.rps, j?.bare?.rps);
-  out.push({ goal: 'Non-streaming req/s vs bare proxy (same run)', target: '≥ 80%', value: pct(gRatio), met: check(gRatio, (v) => v >= 0.8) });
-  const cpu = j?.gateway?.cpuUs ?? Number.NaN;
-  out.push({ goal: 'CPU per non-streaming request', target: '≤ ~40 µs', value: Number.isFinite(cpu) ? `${cpu.toFixed(0)} µs (bare ${j?.bare?.cpuUs.toFixed(0)} µs)` : '—', met: check(cpu, (v) => v <= 40) });
-  const pk = ratio(j?.gateway?.rps, j?.portkey?.rps);
-  out.push({ goal: 'Non-streaming req/s vs Portkey on Bun', target: '≥ 4×', value: Number.isFinite(pk) ? `${pk.toFixed(1)}×` : 'not run', met: check(pk, (v) => v >= 4) });
-  const added = (r.fixed?.runs.gateway?.p99 ?? Number.NaN) - (r.fixed?.runs.direct?.p99 ?? Number.NaN);
-  out.push({ goal: `Added p99 latency at ${r.fixed?.rate ?? 200} req/s over direct`, target: '≤ 1 ms', value: ms(added), met: check(added, (v) => v <= 1) });
-  const fe = r.firstEvent.find((f) => f.target === 'gateway' && f.kind === 'chat-sse');
-  const feAdded = fe?.addedP50 ?? Number.NaN;
-  out.push({ goal: 'First-event latency over direct (streams, p50)', target: '≤ 1 ms', value: fe ? `${ms(feAdded)} (p99 ${ms(fe.addedP99)})` : '—', met: check(feAdded, (v) => v <= 1) });
-  const sRatio = ratio(s?.gateway?.rps, s?.bare?.rps);
-  out.push({ goal: 'Streaming streams/s vs bare (same format)', target: '≥ 80%', value: pct(sRatio), met: check(sRatio, (v) => v >= 0.8) });
-  const xRatio = ratio(x?.gateway?.rps, s?.bare?.rps);
-  out.push({ goal: 'Cross-format streaming (Messages → OpenAI) vs bare', target: '≥ 50%', value: pct(xRatio), met: check(xRatio, (v) => v >= 0.5) });
-  const rss = Math.max(j?.gateway?.rssPeakMb ?? 0, s?.gateway?.rssPeakMb ?? 0, r.slow?.gateway?.rssPeakMb ?? 0);
-  out.push({ goal: 'Gateway RSS under load (whole process, embedded PGlite included)', target: '≤ 120 MB', value: rss ? `${rss.toFixed(0)} MB (idle after start ${r.meta.gatewayIdleRssMb.toFixed(0)} MB)` : '—', met: rss ? rss <= 120 : undefined });
-  const pgRss = Math.max(j?.['gateway-pg']?.rssPeakMb ?? 0, s?.['gateway-pg']?.rssPeakMb ?? 0);
-  if (pgRss) {
-    out.push({ goal: 'Gateway RSS under load, external Postgres store', target: '≤ 120 MB', value: `${pgRss.toFixed(0)} MB (idle ${r.meta.postgres.idleRssMb?.toFixed(0) ?? '—'} MB)`, met: pgRss <= 120 });
-    const pgRatio = ratio(j?.['gateway-pg']?.rps, j?.bare?.rps);
-    out.push({ goal: 'Non-streaming req/s vs bare, external Postgres store', target: '≥ 80%', value: `${pct(pgRatio)} (${j?.['gateway-pg']?.cpuUs.toFixed(0)} µs/req)`, met: check(pgRatio, (v) => v >= 0.8) });
-  }
-  if (r.soak) {
-    out.push({
-      goal: `No memory growth over a ${Math.round(r.soak.segments.at(-1)?.t ?? 0)} s soak`,
-      target: '< 1 MB/min',
-      value: `${r.soak.slopeMbPerMin.toFixed(2)} MB/min over the second half; first→last segment ${r.soak.growthMb >= 0 ? '+' : ''}${r.soak.growthMb.toFixed(0)} MB (RSS ${Math.min(...r.soak.segments.map((x) => x.rssMb)).toFixed(0)}–${Math.max(...r.soak.segments.map((x) => x.rssMb)).toFixed(0)} MB)`,
-      met: r.soak.slopeMbPerMin < 1,
-    });
-  } else out.push({ goal: 'No memory growth over a 5-minute soak', target: '< 1 MB/min', value: 'not run (--soak)', met: undefined });
-  out.push({ goal: 'Zero errors in every scenario', target: '0', value: String(r.errorsTotal), met: r.errorsTotal === 0 });
-  return out;
 };
 
 /** `--render`: rewrite REPORT.md and latency.svg from full-latest.json (after a change to the report code). */

@@ -87,7 +87,7 @@ const loadAdminHashes = async (store: Store, config: GatewayConfig): Promise<{ h
 const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
   try {
     if (config.databaseUrl) return await openStore({ driver: 'postgres', url: config.databaseUrl });
-    return await openStore({ driver: 'pglite', dataDir: config.dataDir === MEMORY ? 'memory' : config.dataDir });
+    return await openStore({ driver: 'pglite', dataDir: config.dataDir === MEMORY ? 'memory' : config.dataDir, sharedBuffersKb: config.pgliteSharedBuffersKb });
   } catch (e) {
     const why = e instanceof Error ? e.message.split('\n')[0] : String(e);
     throw new ConfigError(config.databaseUrl ? 'DATABASE_URL' : 'GATEWAY_DATA_DIR', `cannot open the database (${why})`);

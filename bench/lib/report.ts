@@ -1,5 +1,5 @@
 /** The console table, the Markdown report and the latency-vs-load plot (SVG). */
-import type { FirstEvent, Results, Run } from '../run.ts';
+import type { FirstEvent, Results, Run } from './results.ts';
 import { KIND_LABEL, type Kind, type TargetName } from './requests.ts';
 import { fmt, fmtMs, fmtRatio, fmtRps, ratio } from './stats.ts';
 

@@ -9,6 +9,8 @@ export interface GatewayConfig {
   port: number;
   adminPort: number;
   dataDir: string;
+  /** PGlite's shared_buffers in kB (GATEWAY_PGLITE_SHARED_BUFFERS). */
+  pgliteSharedBuffersKb: number;
   databaseUrl: string | undefined;
   adminToken: string | undefined;
   kek: string | undefined;
@@ -100,6 +102,13 @@ const size = (env: Record<string, string | undefined>, name: string, fallback: s
   return bytes;
 };
 
+/** PGlite's shared_buffers: at least 1 MiB (PostgreSQL's floor is 128 kB), at most 4 GiB. */
+const sharedBuffersKb = (env: Record<string, string | undefined>): number => {
+  const kb = Math.floor(size(env, 'GATEWAY_PGLITE_SHARED_BUFFERS', '32MiB') / 1024);
+  if (kb < 1024 || kb > 4 * 1024 * 1024) throw new ConfigError('GATEWAY_PGLITE_SHARED_BUFFERS', `'${env.GATEWAY_PGLITE_SHARED_BUFFERS}' is outside 1MiB-4GiB`);
+  return kb;
+};
+
 /** Bun's idle timeout takes whole seconds, 1-255. */
 const idleSeconds = (env: Record<string, string | undefined>, name: string, fallback: string): number => {
   const s = Math.ceil(duration(env, name, fallback) / 1000);
@@ -154,6 +163,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     port: port(env, 'GATEWAY_PORT', 8080),
     adminPort: port(env, 'GATEWAY_ADMIN_PORT', 8081),
     dataDir: env.GATEWAY_DATA_DIR || './data',
+    pgliteSharedBuffersKb: sharedBuffersKb(env),
     databaseUrl,
     adminToken: env.GATEWAY_ADMIN_TOKEN || undefined,
     kek,

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema/index.ts';
@@ -17,7 +17,8 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export type StoreTarget = { driver: 'pglite'; dataDir: string | 'memory' } | { driver: 'postgres'; url: string };
+/** `sharedBuffers`: PGlite's `shared_buffers` in kB (PostgreSQL's own default, 128 MB, when absent). */
+export type StoreTarget = { driver: 'pglite'; dataDir: string | 'memory'; sharedBuffersKb?: number } | { driver: 'postgres'; url: string };
 
 const MIGRATIONS = join(import.meta.dir, '..', '..', 'drizzle');
 
@@ -30,8 +31,18 @@ export const openStore = async (target: StoreTarget): Promise<Store> => {
     const { PGlite } = await import('@electric-sql/pglite');
     const { drizzle } = await import('drizzle-orm/pglite');
     const { migrate } = await import('drizzle-orm/pglite/migrator');
-    if (target.dataDir !== 'memory') mkdirSync(target.dataDir, { recursive: true });
-    const client = await PGlite.create(target.dataDir === 'memory' ? 'memory://' : join(target.dataDir, 'pg'));
+    const where = target.dataDir === 'memory' ? 'memory://' : join(target.dataDir, 'pg');
+    const options = target.sharedBuffersKb ? { postgresqlconf: [`shared_buffers = ${target.sharedBuffersKb}kB`] } : {};
+    if (target.dataDir !== 'memory' && !existsSync(join(where, 'PG_VERSION'))) {
+      // A new directory: initdb runs inside PGlite's WebAssembly memory, grows it to ~700 MB, and
+      // WebAssembly memory never shrinks. Create and migrate in a first instance, close it (its
+      // memory goes with it), and serve from a second one that opens the existing directory.
+      mkdirSync(target.dataDir, { recursive: true });
+      const init = await PGlite.create(where, options);
+      await migrate(drizzle(init, { schema }), { migrationsFolder: MIGRATIONS });
+      await init.close();
+    }
+    const client = await PGlite.create(where, options);
     const db = drizzle(client, { schema });
     await migrate(db, { migrationsFolder: MIGRATIONS });
     return {

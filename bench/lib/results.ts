@@ -1,0 +1,59 @@
+/** The results of a benchmark run (bench/run.ts), as written to bench/results/*.json. */
+import type { Percentiles, ProbeResult } from './probe.ts';
+import type { Kind, TargetName } from './requests.ts';
+
+export interface Run {
+  rps: number;
+  requests: number;
+  errors: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  /** CPU time of the process under test per request, µs. */
+  cpuUs: number;
+  /** RSS of the process under test right after the run, and its peak during it, MB. */
+  rssMb: number;
+  rssPeakMb: number;
+  connections: number;
+  durationS: number;
+}
+
+export interface FirstEvent {
+  target: TargetName;
+  kind: Kind;
+  result: ProbeResult;
+  /** vs direct (same upstream wire), ms. */
+  addedP50: number;
+  addedP99: number;
+}
+
+export interface Results {
+  meta: {
+    date: string;
+    quick: boolean;
+    machine: { cpus: number; model: string; cores: string };
+    bun: string;
+    commit: string | undefined;
+    durationS: number;
+    rounds: number;
+    snapshot: { customers: number; routes: number; keys: number; source: string; templateCreatedAt: string };
+    provisioning: { firstStartMs: number; configMs: number; keysMs: number } | undefined;
+    gatewayStartMs: number;
+    gatewayIdleRssMb: number;
+    peer: { status: 'ran' | 'skipped'; message: string; version?: string; honoNodeServer?: string };
+    postgres: { status: 'ran' | 'skipped' | 'failed'; message: string; provisionMs?: number; idleRssMb?: number };
+    elapsedS: number;
+  };
+  /** scenario kind → target → median run. */
+  max: Partial<Record<Kind, Partial<Record<TargetName, Run>>>>;
+  rounds: Partial<Record<Kind, Partial<Record<TargetName, Run[]>>>>;
+  fixed: { rate: number; runs: Partial<Record<TargetName, Run>> } | undefined;
+  firstEvent: FirstEvent[];
+  churn: { steady: Run; churn: Run; changes: number; changeMs: Percentiles } | undefined;
+  slow: Partial<Record<TargetName, Run>> | undefined;
+  sweep: Partial<Record<TargetName, Run[]>> | undefined;
+  soak: { segments: { t: number; rssMb: number; rps: number; errors: number }[]; slopeMbPerMin: number; growthMb: number } | undefined;
+  errorsTotal: number;
+  goals: { goal: string; target: string; value: string; met: boolean | undefined }[];
+}
