@@ -44,12 +44,15 @@ const ask = (req: WorkerRequest): Promise<number> =>
   });
 
 interface Source {
+  /** A notification applies at once, without a revision check first (PGlite: one round trip less; the load reads the revision anyway). */
+  applyOnWake: boolean;
   revision(): Promise<number>;
   apply(force: boolean): Promise<number>;
   close(): Promise<void>;
 }
 
 const mainSource = (): Source => ({
+  applyOnWake: true,
   revision: () => ask({ op: 'revision' }),
   apply: (force) => ask({ op: 'apply', force }),
   close: async () => undefined,
@@ -89,6 +92,7 @@ const postgresSource = async (s: Extract<WorkerSource, { kind: 'postgres' }>, li
     startListening();
   }
   return {
+    applyOnWake: false,
     revision: () => currentRevision(db),
     apply: async (force) => ask({ op: 'apply', force, doc: await loadConfigDocument(db, secrets, s.upstreamAllowPrivate) }),
     close: () => client.end({ timeout: 1 }),
@@ -98,8 +102,9 @@ const postgresSource = async (s: Extract<WorkerSource, { kind: 'postgres' }>, li
 const status: WorkerStatus = { lastPollAt: undefined, lastDriftSweepAt: undefined, lastFullSyncAt: undefined, lastError: undefined };
 const sendStatus = (): void => post({ type: 'status', status: { ...status } });
 
-type Want = 'check' | 'sweep' | 'full';
-const RANK: Record<Want, number> = { check: 0, sweep: 1, full: 2 };
+/** check: poll tick; wake: a notification; sweep: drift sweep; full: full sync. A stronger want covers a weaker one. */
+type Want = 'check' | 'wake' | 'sweep' | 'full';
+const RANK: Record<Want, number> = { check: 0, wake: 1, sweep: 2, full: 3 };
 
 let source: Source | undefined;
 let applied = -1;
@@ -109,6 +114,11 @@ let running = false;
 let timers: ReturnType<typeof setInterval>[] = [];
 
 const step = async (src: Source, w: Want): Promise<void> => {
+  if (w === 'wake' && src.applyOnWake) {
+    applied = await src.apply(false);
+    seen = Math.max(seen, applied);
+    return;
+  }
   const desired = await src.revision();
   if (desired > seen) {
     if (seen >= 0) post({ type: 'moved' });
@@ -144,7 +154,7 @@ const request = (w: Want): void => {
 };
 
 const start = async (timing: WorkerTiming, listen: boolean, s: WorkerSource): Promise<void> => {
-  source = s.kind === 'postgres' ? await postgresSource(s, listen, () => request('check')) : mainSource();
+  source = s.kind === 'postgres' ? await postgresSource(s, listen, () => request('wake')) : mainSource();
   let sweeps = 0;
   // The tick times are reported at once (GetConfigStatus shows them even while a step runs).
   const poll = setInterval(() => {
@@ -174,7 +184,7 @@ self.onmessage = (ev: MessageEvent<ToWorker>) => {
       });
       return;
     case 'notified':
-      request('check');
+      request('wake');
       return;
     case 'reply': {
       const p = pending.get(m.id);
