@@ -14,6 +14,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitServing } from './lib/gateway.ts';
 
 const arg = (name: string, fallback: number): number => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const DURATION_S = arg('duration', 5);
@@ -92,7 +93,8 @@ const provision = async (adminUrl: string): Promise<{ plain: string; governed: s
       await call(adminUrl, A('UpsertBudget'), { customerId: 'bench', projectId, apiKeyId: key.id, name: 'key', limitUsd: '1000000', period: 'day' });
     }
   }
-  await Bun.sleep(300);
+  // Writes return at commit: wait until the embedded data plane serves them.
+  await waitServing(adminUrl, ADMIN);
   return { plain: keys.plain as string, governed: keys.governed as string };
 };
 

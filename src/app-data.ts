@@ -38,7 +38,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
   if (config.dataDir === 'memory://') throw new ConfigError('GATEWAY_DATA_DIR', 'a data plane needs a directory (records are spooled there)');
   mkdirSync(config.dataDir, { recursive: true });
   const snapshots = new SnapshotHolder();
-  const controller = new PullController(account, snapshots, getAdapter, { dataDir: config.dataDir, pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs });
+  const controller = new PullController(account, snapshots, getAdapter, { dataDir: config.dataDir, pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs, longPoll: config.workerListen });
   const records = new RemoteRecordSink(
     async (recordsJson) => {
       const res = await controller.call('/dataplane.v1.DataplaneService/PushRecords', `{"records":${recordsJson}}`);

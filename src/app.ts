@@ -24,7 +24,6 @@ import { setMaxUpstreamResponse } from './data-plane/upstream.ts';
 import { seedDemo } from './demo.ts';
 import { SnapshotController } from './propagation/controller.ts';
 import { SnapshotHolder } from './propagation/holder.ts';
-import { currentRevision, loadConfigDocument } from './propagation/load.ts';
 import { getAdapter } from './providers/registry.ts';
 import { directStore, workerStore } from './records/backend.ts';
 import { RecordWriter } from './records/writer.ts';
@@ -99,13 +98,22 @@ const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
 export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   if (config.role === 'data') throw new ConfigError('--role', 'a data plane is started with startDataNode (app-data.ts), not startGateway');
   const store = await openStoreOrFail(config);
-  const secrets = new SecretBox(loadKek(config), config.kekPrevious);
+  const kek = loadKek(config);
+  const secrets = new SecretBox(kek, config.kekPrevious);
   const snapshots = new SnapshotHolder();
+  // The propagation worker (propagation/worker.ts): with PostgreSQL it has its own connection (and
+  // the KEK, to decrypt provider keys); with PGlite it asks this thread, the database's one owner.
   const controller = new SnapshotController(
-    { revision: () => currentRevision(store.db), load: () => loadConfigDocument(store.db, secrets, config.upstreamAllowPrivate) },
+    {
+      store,
+      secrets,
+      upstreamAllowPrivate: config.upstreamAllowPrivate,
+      ...(config.databaseUrl ? { postgres: { url: config.databaseUrl, kek, kekPrevious: config.kekPrevious } } : {}),
+      timing: { pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs, fullSyncEvery: config.fullSyncEveryNDriftTicks },
+      listen: config.workerListen,
+    },
     snapshots,
     getAdapter,
-    { pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs },
   );
   // PostgreSQL: records are written by a thread with its own connection; PGlite: by the main
   // thread, its only owner (stack-notes §3).
@@ -121,8 +129,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     counters,
     upstreamAllowPrivate: config.upstreamAllowPrivate,
     embeddedStore: !config.databaseUrl,
-    // The embedded data plane is woken at once; remote ones poll.
-    changed: () => controller.sync().catch(() => undefined),
+    // Held pulls of separate data planes wait on it (woken by NOTIFY, or by the worker's poll).
+    configChanged: controller.signal,
   };
 
   // Audit forwarding (telemetry configs of type audit_logs) runs in the management process.
@@ -225,8 +233,10 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         return stopping;
       }
       stopping = (async () => {
+        // Held pulls answer at once instead of holding the drain.
+        controller.signal.close();
         await drain(graceMs);
-        controller.stop();
+        await controller.stop();
         await conversationStore.stop();
         await Promise.all([sealer?.stop(), forwarder?.stop()]);
         await records.stop().catch((e: unknown) => log.error('writing the queued request records failed', { error: describeError(e) }));

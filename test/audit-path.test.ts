@@ -23,7 +23,7 @@ let tg: TestGateway;
 let fx: Fx;
 let aliceToken = '';
 const secrets: string[] = [ADMIN_TOKEN];
-const mutations: OpDef[] = managementOps({ db: null as never, secrets: null as never, changed: async () => {} }, { flushRecords: async () => {}, localStatus: () => undefined }).filter(
+const mutations: OpDef[] = managementOps({ db: null as never, secrets: null as never }, { flushRecords: async () => {}, localStatus: () => undefined }).filter(
   (d) => d.audit !== undefined,
 );
 
@@ -279,7 +279,7 @@ describe('the entry is part of the change', () => {
   });
 
   test('a change that fails after writing leaves only the refusal entry', async () => {
-    const deps = { db: tg.gw.store.db, secrets: null as never, changed: async () => {} };
+    const deps = { db: tg.gw.store.db, secrets: null as never };
     const def = mutation(deps, {
       action: 'CREATE',
       resource: 'customer',

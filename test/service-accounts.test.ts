@@ -170,6 +170,34 @@ describe('the data plane protocol', () => {
     expect(Number(next.body.revision)).toBeGreaterThan(Number(rev));
   });
 
+  test('Pull with waitSeconds: held until a change for the data plane commits (or the wait ends); a bad wait is refused', async () => {
+    const { sa } = await create();
+    const rev = String((await pull(await jwtOf(sa), { full: true })).body.revision);
+    const bad = await pull(await jwtOf(sa), { knownRevision: rev, waitSeconds: 31 });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'invalid_argument' });
+    expect(String(bad.body.message)).toContain('waitSeconds');
+    // Nothing changes: answered unchanged once the wait ends.
+    const t0 = Date.now();
+    const idle = await pull(await jwtOf(sa), { knownRevision: rev, appliedRevision: rev, waitSeconds: 1 });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    expect(idle.body).toMatchObject({ unchanged: true, revision: rev });
+    // A change for this data plane commits while the pull is held: answered at once with it.
+    const held = pull(await jwtOf(sa), { knownRevision: rev, appliedRevision: rev, waitSeconds: 25 });
+    await Bun.sleep(300);
+    const t1 = Date.now();
+    await tg.must(A('CreateProviderConnection'), { customerId: 'acme', projectId: 'web', name: `held${Date.now()}`, provider: 'openai', apiKey: 'sk-held' });
+    const answered = await held;
+    expect(Date.now() - t1).toBeLessThan(10_000);
+    expect(answered.body.unchanged).toBe(false);
+    expect(Number(answered.body.revision)).toBeGreaterThan(Number(rev));
+    // A change for another customer does not answer it: the hold re-reads its own revision.
+    const now = String(answered.body.revision);
+    const other = pull(await jwtOf(sa), { knownRevision: now, appliedRevision: now, waitSeconds: 1 });
+    await tg.must(A('CreateProviderConnection'), { customerId: 'globex', projectId: 'shop', name: `x${Date.now()}`, provider: 'openai', apiKey: 'sk-other' });
+    expect((await other).body).toMatchObject({ unchanged: true, revision: now });
+  });
+
   test('Pull and PushRecords refuse a revoked account with its reason; records of its customer are stored, others rejected', async () => {
     const { sa } = await create();
     const id = crypto.randomUUID();

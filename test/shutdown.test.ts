@@ -6,6 +6,7 @@ import { generateKek } from '../src/core/secrets.ts';
 import { openStore, type Store } from '../src/store/db.ts';
 import { requestRecords } from '../src/store/schema/index.ts';
 import { testDatabase, type TestDatabase } from './support/db.ts';
+import { waitServing } from './support/gateway.ts';
 import { type MockUpstream, startMockUpstream } from './support/mock-upstreams.ts';
 
 /**
@@ -91,6 +92,8 @@ const provision = async (adminUrl: string, upstream: MockUpstream): Promise<stri
   await op(a('CreateProviderConnection'), { customerId: 'acme', projectId: 'default', name: 'mock-openai', provider: 'openai', baseUrl: `${upstream.url}/v1`, apiKey: 'sk-upstream-secret' });
   await op(a('CreateRoute'), { customerId: 'acme', projectId: 'default', model: 'gpt-mini', targets: [{ connection: 'mock-openai', model: 'gpt-4o-mini' }] });
   const key = (await op('/apikey.v1.ApiKeyService/CreateApiKey', { name: 't', userId: 'u1', enterpriseContext: { customerId: 'acme', projectId: 'default' } })) as { apiKey: string };
+  // Writes return at commit: wait until the gateway's embedded data plane serves them.
+  await waitServing(adminUrl, ADMIN);
   return key.apiKey;
 };
 

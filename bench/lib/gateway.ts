@@ -3,8 +3,9 @@
  * provisions a realistic configuration through the management API: 10 customers, 100 routes,
  * 1,000 API keys.
  *
- * Provisioning 1,000 keys one by one through the API takes ~20-30 s on a 2-core machine (every
- * change waits until the data plane serves it). So the provisioned store is kept as a template in
+ * Provisioning 1,000 keys one by one through the API takes ~20-30 s on a 2-core machine. A write
+ * returns at commit, before the data plane serves it: provisioning ends by waiting until the
+ * embedded data plane serves the newest revision (`waitServing`). So the provisioned store is kept as a template in
  * $TMPDIR (keyed by the migrations and this file); `--quick` reuses it, a full run provisions
  * afresh (and reports how long that took) unless told otherwise. Either way the gateway under test
  * is a fresh `serve` process on its own copy of a store that was provisioned through the API.
@@ -53,6 +54,8 @@ export interface LaunchedGateway {
   adminUrl: string;
   startMs: number;
   call(path: string, body: unknown): Promise<Record<string, unknown>>;
+  /** Resolves once the embedded data plane serves every write made so far. */
+  converged(): Promise<void>;
 }
 
 /** `bun src/main.ts serve` on the setup's data directory; resolves once it printed "ready". */
@@ -99,7 +102,26 @@ export const launchGateway = async (
     if (res.status !== 200) throw new Error(`${path} → ${res.status} ${text}`);
     return JSON.parse(text) as Record<string, unknown>;
   };
-  return { service, url, adminUrl, startMs, call };
+  return { service, url, adminUrl, startMs, call, converged: () => waitServing(adminUrl, setup.adminToken) };
+};
+
+/**
+ * Polls GetConfigStatus until the data plane (default the embedded `local`) serves the newest
+ * committed revision: management writes return at commit, before propagation.
+ */
+export const waitServing = async (adminUrl: string, adminToken: string, dataplaneId = 'local', timeoutMs = 60_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await fetch(`${adminUrl}/admin.v1.AdminService/GetConfigStatus`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+      body: JSON.stringify({ dataplaneId }),
+    });
+    const body = (await res.json()) as { dataplanes?: { stage: string }[] };
+    if (res.status === 200 && body.dataplanes?.[0]?.stage === 'serving') return;
+    if (Date.now() > deadline) throw new Error(`data plane '${dataplaneId}' not serving after ${timeoutMs} ms: ${JSON.stringify(body)}`);
+    await Bun.sleep(20);
+  }
 };
 
 const PRICES = { inputPricePerMillion: 0.15, outputPricePerMillion: 0.6, cachedPricePerMillion: 0.075 };
@@ -197,6 +219,7 @@ export const provision = async (gw: LaunchedGateway, mock: string, keysPerCustom
     })) as { apiKey: string };
     if (c === BENCH_CUSTOMER) keys.push(r.apiKey);
   });
+  await gw.converged();
   return { keys, timings: { configMs, keysMs: performance.now() - t0 - configMs } };
 };
 
@@ -207,6 +230,7 @@ export const repoint = async (gw: LaunchedGateway, mock: string): Promise<void> 
       await gw.call('/admin.v1.AdminService/UpdateProviderConnection', { customerId, projectId: 'default', name: c.name, baseUrl: c.baseUrl });
     }
   }
+  await gw.converged();
 };
 
 // ---- an external PostgreSQL store (optional variant) ----------------------------------------------

@@ -20,6 +20,8 @@ export interface GatewayConfig {
   pollIntervalMs: number;
   driftSweepIntervalMs: number;
   fullSyncEveryNDriftTicks: number;
+  /** WORKER_LISTEN (default on): committed changes wake propagation by LISTEN/NOTIFY (management plane) and held pulls (data plane); `0`: polling only. */
+  workerListen: boolean;
   serviceAccountFile: string | undefined;
   /** Batching of request records. */
   recordFlushMs: number;
@@ -170,6 +172,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     pollIntervalMs: duration(env, 'WORKER_POLL_INTERVAL', '10s'),
     driftSweepIntervalMs: duration(env, 'WORKER_DRIFT_SWEEP_INTERVAL', '5m'),
     fullSyncEveryNDriftTicks: positiveInt(env, 'WORKER_FULL_SYNC_EVERY_N_DRIFT_TICKS', 6),
+    workerListen: env.WORKER_LISTEN !== '0',
     serviceAccountFile,
     recordFlushMs: duration(env, 'GATEWAY_RECORD_FLUSH_INTERVAL', '250ms'),
     recordBodies: env.GATEWAY_RECORD_BODIES !== '0',

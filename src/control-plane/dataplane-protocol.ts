@@ -15,9 +15,11 @@ import { conversationRoutes } from './dataplane-conversations.ts';
 /**
  * The data plane protocol (contract §5), on the management listener:
  *
- * - `POST /dataplane.v1.DataplaneService/Pull` `{knownRevision?, appliedRevision?, full?}` →
+ * - `POST /dataplane.v1.DataplaneService/Pull` `{knownRevision?, appliedRevision?, full?, waitSeconds?}` →
  *   `{dataplaneId, revision, unchanged: true}` when `knownRevision` is the data plane's desired
- *   revision (and `full` is not set), else `{dataplaneId, revision, unchanged: false, document,
+ *   revision (and `full` is not set) — with `waitSeconds` (at most 30) the call is held until that
+ *   revision moves (woken by the configuration channel's NOTIFY, or the propagation worker's poll)
+ *   or the wait ends, so a data plane converges at once without polling often — else `{dataplaneId, revision, unchanged: false, document,
  *   sealedSecrets}`: the configuration of the workspace's project and of the projects attached to
  *   project gateways hosted on it, provider keys removed from the document and sealed for the
  *   account (see seal.ts). Records the data plane's applied revision and poll in `dataplane_status`.
@@ -145,6 +147,40 @@ const entryOf = (v: unknown, customerId: string): RecordEntry | undefined => {
   };
 };
 
+/** The longest a Pull is held (`waitSeconds`). */
+export const MAX_PULL_WAIT_S = 30;
+
+const waitOf = (v: unknown): number => {
+  if (v === undefined || v === null) return 0;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > MAX_PULL_WAIT_S) throw connectError('invalid_argument', `waitSeconds: a number of seconds from 0 to ${MAX_PULL_WAIT_S}`, 'waitSeconds');
+  return v;
+};
+
+/**
+ * Holds until the data plane's desired revision is no longer `known` or `waitMs` passed; returns
+ * the desired revision then. The waiter is armed before each read, so a change committed in between
+ * is not missed.
+ */
+const holdWhileUnchanged = async (deps: ControlDeps, targets: string[], known: number, revision: number, waitMs: number): Promise<number> => {
+  const signal = deps.configChanged;
+  if (!signal || waitMs <= 0 || revision !== known) return revision;
+  const deadline = Date.now() + waitMs;
+  let current = revision;
+  while (current === known) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    const w = signal.waiter(left);
+    current = await desiredRevisionOf(deps, targets);
+    if (current !== known) {
+      w.cancel();
+      break;
+    }
+    if (!(await w.fired)) break;
+    current = await desiredRevisionOf(deps, targets);
+  }
+  return current;
+};
+
 const handlers = (deps: ControlDeps, records: RecordWriter) => ({
   pull: async (req: Request): Promise<Response> => {
     try {
@@ -154,9 +190,19 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
       const known = revisionOf(b.knownRevision, 'knownRevision');
       const applied = revisionOf(b.appliedRevision, 'appliedRevision');
       const full = b.full === true;
-      const plane = await planeOf(deps, a);
-      const revision = await desiredRevisionOf(deps, plane.targets);
+      const waitMs = waitOf(b.waitSeconds) * 1000;
+      let plane = await planeOf(deps, a);
       await recordPoll(deps, plane.ws.id, applied, full);
+      const first = await desiredRevisionOf(deps, plane.targets);
+      let revision = full || known === undefined ? first : await holdWhileUnchanged(deps, plane.targets, known, first, waitMs);
+      if (revision !== first) {
+        // Held while something changed: the account may have been revoked (its revocation is a change
+        // that wakes the hold), and what the data plane serves (its gateways, their projects) may have moved.
+        const still = await authenticate(deps, req);
+        if (still instanceof Response) return still;
+        plane = await planeOf(deps, a);
+        revision = await desiredRevisionOf(deps, plane.targets);
+      }
       const head = { dataplaneId: a.workspaceId, customerId: a.customerId, revision: String(revision) };
       if (!full && known === revision) return json(200, { ...head, unchanged: true });
       const doc = await loadConfigDocument(deps.db, deps.secrets, deps.upstreamAllowPrivate, {

@@ -1,6 +1,7 @@
 import type { Counters } from '../governance/counters.ts';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { SecretBox } from '../core/secrets.ts';
+import type { ChangeSignal } from '../propagation/signal.ts';
 import type { Db } from '../store/db.ts';
 import { configChanges, dataplanes, projectGatewayProjects, projectGateways } from '../store/schema/index.ts';
 
@@ -12,8 +13,12 @@ export interface ControlDeps {
   upstreamAllowPrivate?: boolean;
   /** The embedded store (PGlite): secrets given in plaintext where PostgreSQL mode demands a reference are accepted (and wrapped). */
   embeddedStore?: boolean;
-  /** Called after a committed change; resolves when the local data plane serves it (or soon after). */
-  changed: () => Promise<void>;
+  /**
+   * Fired when the configuration revision may have moved (a NOTIFY heard, or a poll saw it); the
+   * pull protocol's held calls wait on it. A write never waits for propagation: it commits and
+   * NOTIFYs (mutation.ts).
+   */
+  configChanged?: ChangeSignal;
   /** The budget counters the data planes charge (Redis, or the embedded data plane's); read by GetBudget. */
   counters?: Counters;
 }

@@ -1,6 +1,8 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { asGatewayError, databaseUnavailable, GatewayError, isDatabaseUnavailable, toConnectBody } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
+import { sql } from 'drizzle-orm';
+import { CONFIG_CHANNEL } from '../propagation/signal.ts';
 import { auditLogs } from '../store/schema/audit.ts';
 import { type Actor, actorOf, auditRow, type AuditTarget, type CallInfo, recordedBody, SYSTEM_ACTOR } from './audit-record.ts';
 import type { Principal } from './auth.ts';
@@ -12,7 +14,9 @@ import { type Change, type ControlDeps, recordChange, type Tx } from './deps.ts'
  * which owns, in this order: (authentication, authorization and validation run before, in
  * connect.ts) one transaction in which the handler locks and checks the parents and applies the
  * change, the configuration-change rows for every affected data plane (`m.change`), and the audit
- * entry with the actor — all committed together; then propagation is woken. A call refused at any
+ * entry with the actor — all committed together, with a NOTIFY on the configuration channel that
+ * PostgreSQL (and PGlite) delivers at commit to whoever LISTENs (the propagation worker, held
+ * pulls). The call returns at commit: it never waits for a snapshot to be built. A call refused at any
  * step (authentication, permission, validation, a failed check in the handler, a conflict) rolls
  * back and is audited on its own, outside the failed transaction (`recordRefusal`).
  *
@@ -93,6 +97,21 @@ interface UntypedMutation {
   handler: (input: never, m: MutationCtx) => Promise<object>;
 }
 
+/**
+ * `m.change` inside one transaction: writes the change rows and, once per transaction, a NOTIFY
+ * (delivered at commit, dropped on rollback; its payload is informative only — the listener reads
+ * the revision itself).
+ */
+const changeIn = (tx: Tx): MutationCtx['change'] => {
+  let notified = false;
+  return async (c, targets, extra) => {
+    await recordChange(tx, c, targets, extra);
+    if (notified) return;
+    notified = true;
+    await tx.execute(sql`select pg_notify(${CONFIG_CHANNEL}, '')`);
+  };
+};
+
 const build = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' | 'audit' | 'scope'> & Pick<OpDef, 'scope'>): OpDef => {
   const { action, resource, resourceId, before, handler, ...rest } = def;
   const prepare = before as ((input: unknown, ctx: OpContext) => Promise<void>) | undefined;
@@ -105,24 +124,14 @@ const build = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' |
       writeRefusal(deps, call, actorOf(principal), { actionType: action, resourceType: resource, resourceId: audit.resourceId(body) }, body, error),
   };
   const run = async (input: unknown, ctx: OpContext): Promise<object> => {
-    let changed = false;
     if (prepare) await prepare(input, ctx);
-    const out = await deps.db.transaction(async (tx) => {
-      const m: MutationCtx = {
-        ...ctx,
-        tx,
-        change: async (c, targets, extra) => {
-          changed = true;
-          await recordChange(tx, c, targets, extra);
-        },
-      };
+    return deps.db.transaction(async (tx) => {
+      const m: MutationCtx = { ...ctx, tx, change: changeIn(tx) };
       const result = await apply(input, m);
       const target = { actionType: action, resourceType: resource, resourceId: audit.resourceId(input, result) };
       await tx.insert(auditLogs).values(auditRow(ctx.call, actorOf(ctx.principal), target, input, { statusCode: 200, success: true, errorMessage: '', responseData: recordedBody(result) }));
       return result;
     });
-    if (changed) await deps.changed();
-    return out;
   };
   return { ...rest, audit, handler: run as OpDef['handler'] };
 };
@@ -154,21 +163,12 @@ export const systemMutation = async <T>(
   apply: (m: Pick<MutationCtx, 'tx' | 'change'>) => Promise<T | undefined>,
   cause?: CallInfo,
 ): Promise<T | undefined> => {
-  let changed = false;
-  const out = await deps.db.transaction(async (tx) => {
-    const result = await apply({
-      tx,
-      change: async (c, targets, extra) => {
-        changed = true;
-        await recordChange(tx, c, targets, extra);
-      },
-    });
+  return deps.db.transaction(async (tx) => {
+    const result = await apply({ tx, change: changeIn(tx) });
     // Nothing applied (another replica did it first): nothing to audit.
     if (result === undefined) return undefined;
     const extra = cause ? { cause: { requestId: cause.requestId, endpoint: cause.endpoint } } : {};
     await tx.insert(auditLogs).values(auditRow(undefined, SYSTEM_ACTOR, target, {}, { statusCode: 200, success: true, errorMessage: '', responseData: {} }, extra));
     return result;
   });
-  if (changed) await deps.changed();
-  return out;
 };

@@ -9,6 +9,11 @@ export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export interface Store {
   db: Db;
   driver: 'pglite' | 'postgres';
+  /**
+   * LISTEN on the embedded PGlite (its one owner, this thread, relays what it hears; stack-notes
+   * §3). Undefined on PostgreSQL: there a thread with its own connection listens (propagation/worker.ts).
+   */
+  listen?: (channel: string, onNotify: (payload: string) => void) => Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -40,7 +45,15 @@ export const openStore = async (target: StoreTarget): Promise<Store> => {
     const client = await PGlite.create(where, options);
     const db = drizzle(client, { schema });
     await migrate(db, { migrationsFolder: MIGRATIONS });
-    return { db: db as unknown as Db, driver: 'pglite', close: () => client.close() };
+    return {
+      db: db as unknown as Db,
+      driver: 'pglite',
+      listen: async (channel, onNotify) => {
+        const unlisten = await client.listen(channel, onNotify);
+        return () => unlisten();
+      },
+      close: () => client.close(),
+    };
   }
   const postgres = (await import('postgres')).default;
   const { drizzle } = await import('drizzle-orm/postgres-js');

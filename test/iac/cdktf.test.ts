@@ -67,6 +67,8 @@ describe.skipIf(!ready)('cdktf deploy of the example', () => {
     expect(first.code, first.out).toBe(0);
     const key = (JSON.parse(readFileSync(outputs, 'utf8')) as Record<string, { api_key: string }>)['gateway-example']?.api_key ?? '';
     expect(key).toMatch(/^sk-/);
+    // The provider's writes return at commit: wait until the embedded data plane serves them.
+    await g.settle();
     const res = await chat(key);
     expect(res.status, await res.clone().text()).toBe(200);
 

@@ -53,6 +53,8 @@ const call = async (gw: Gateway, path: string, body: unknown, token = ADMIN_TOKE
   const r = await fetch(`${gw.adminUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
   const json = (await r.json()) as Record<string, unknown>;
   if (r.status !== 200) throw new Error(`${path} → ${r.status} ${JSON.stringify(json)}`);
+  // A write returns at commit: wait until the embedded data plane serves it.
+  await gw.controller.settled();
   return json;
 };
 /** One inference call with the user token; returns the credential the upstream received. */

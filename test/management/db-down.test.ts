@@ -91,7 +91,7 @@ describe('PGlite closed under the running gateway', () => {
     try {
       if (tg.gw.store.driver !== 'pglite') throw new Error('expected the embedded store');
       const user = await userToken(tg);
-      tg.gw.controller.stop();
+      await tg.gw.controller.stop();
       await tg.gw.store.close();
       expect(await sweep(tg, user)).toEqual(allUnavailable());
       expect(await readyz(tg)).toEqual({ status: 503, body: { status: 'unavailable', database: 'unreachable' } });

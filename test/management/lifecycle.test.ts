@@ -19,7 +19,7 @@ const problems: string[] = [];
 beforeAll(async () => {
   tg = await startTestGateway();
   // Schemas only (handlers are never called here).
-  for (const d of managementOps({ db: null as never, secrets: null as never, changed: async () => {} }, { flushRecords: async () => {}, localStatus: () => undefined }))
+  for (const d of managementOps({ db: null as never, secrets: null as never }, { flushRecords: async () => {}, localStatus: () => undefined }))
     defs.set(`/${d.service}/${d.name}`, d);
 }, 60_000);
 afterAll(async () => {

@@ -134,7 +134,8 @@ describe('no secret anywhere', () => {
     await keep(byokOp('Register'), { customerId: 'acme', provider: 'PROVIDER_NONE', name: 'p', secret: projectByok });
     await keep(byokOp('Register'), { customerId: 'ghost', provider: 'PROVIDER_OPENAI', name: 'p', secret: userByok });
     await keep(admin('CreateProviderConnection'), { customerId: 'acme', projectId: 'default', name: 'bad name!', provider: 'openai', apiKey: connKey });
-    // inference with each credential; the upstream answers errors that quote the credential it got
+    // inference with each credential (once the writes above are served); the upstream answers errors that quote the credential it got
+    await w.tg.settle();
     w.oa.script((req) => ({ status: 401, errorBody: JSON.stringify({ error: { message: `bad key ${req.headers.authorization}`, type: 'invalid_request_error' } }) }));
     try {
       for (const token of [samToken, String(k.body.apiKey), w.p.apiKey]) {

@@ -6,9 +6,9 @@ import { connectError } from '../../core/errors.ts';
 import { randomToken, sha256Hex } from '../../core/ids.ts';
 import { dataplanes, serviceAccounts, type ServiceAccountRow, type StoredTelemetry } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
-import type { ControlDeps } from '../deps.ts';
+import type { ControlDeps, Tx } from '../deps.ts';
 import { lockCustomer } from '../lookups.ts';
-import { mutation } from '../mutation.ts';
+import { mutation, type MutationCtx } from '../mutation.ts';
 import { Int64, int64Value, Nullable, OptTimestamp, PATTERNS, Str, StringMap, Timestamp, ts, Uuid } from '../schemas.ts';
 import { checkSecretRef, isSecretRef, resolveSecretRef, storeSecret } from '../secret-refs.ts';
 import { accountStatus } from '../service-account-auth.ts';
@@ -250,12 +250,13 @@ export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
     permission: 'platform_admin',
     input: t.Object({ id: Uuid('service account id'), reason: Reason() }, { additionalProperties: false }),
     output: t.Object({ revokedAt: Timestamp(), success: t.Boolean() }),
-    handler: async (input, { tx }) => {
+    handler: async (input, { tx, change }) => {
       const [row] = await tx.select().from(serviceAccounts).where(eq(serviceAccounts.id, input.id)).limit(1).for('update');
       if (!row) throw connectError('not_found', `service account '${input.id}' not found`, 'id');
       if (row.revokedAt) throw connectError('failed_precondition', 'the service account is already revoked', 'id');
       const revokedAt = new Date();
       await tx.update(serviceAccounts).set({ revokedAt, revokeReason: input.reason ?? null }).where(eq(serviceAccounts.id, input.id));
+      await accountChange(tx, row, change);
       return { revokedAt: ts(revokedAt), success: true };
     },
   }),
@@ -271,16 +272,30 @@ export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
     permission: 'platform_admin',
     input: t.Object({ id: Uuid('service account id'), reason: Reason() }, { additionalProperties: false }),
     output: t.Object({ serviceAccount: ServiceAccountInfo, success: t.Boolean() }),
-    handler: async (input, { tx }) => {
+    handler: async (input, { tx, change }) => {
       const [row] = await tx.select().from(serviceAccounts).where(eq(serviceAccounts.id, input.id)).limit(1).for('update');
       if (!row) throw connectError('not_found', `service account '${input.id}' not found`, 'id');
       if (!row.revokedAt) throw connectError('failed_precondition', 'the service account is not revoked', 'id');
       const [updated] = await tx.update(serviceAccounts).set({ revokedAt: null, revokeReason: null }).where(eq(serviceAccounts.id, input.id)).returning();
       if (!updated) throw new Error('service account not updated');
+      await accountChange(tx, updated, change);
       return { serviceAccount: infoOf(updated), success: true };
     },
   }),
 ];
+
+/**
+ * A revocation or restore is a change for the account's data plane: its change record (and the
+ * NOTIFY that goes with it) answers the data plane's held Pull at once, so it learns of it at once.
+ */
+const accountChange = async (tx: Tx, row: ServiceAccountRow, change: MutationCtx['change']): Promise<void> => {
+  const [plane] = await tx
+    .select({ id: dataplanes.id })
+    .from(dataplanes)
+    .where(and(eq(dataplanes.customerUuid, row.customerUuid), eq(dataplanes.slug, row.workspaceId), isNull(dataplanes.deletedAt)))
+    .limit(1);
+  if (plane) await change({ kind: 'SERVICE_ACCOUNT', entity: 'service_account', entityId: row.id, customerId: row.customerId }, [plane.id]);
+};
 
 /** Public keys of the live service accounts, as JWKs (published at /.well-known/jwks.json). */
 export const serviceAccountJwks = async (deps: Pick<ControlDeps, 'db'>): Promise<object[]> => {

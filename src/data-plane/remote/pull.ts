@@ -13,6 +13,8 @@ import type { ServiceAccountFile } from './service-account-file.ts';
 /** Lifetime of the JWT signed for each call to the management plane. */
 const TOKEN_LIFETIME_S = 120;
 const CALL_TIMEOUT_MS = 10_000;
+/** How long a held Pull waits for a change (`waitSeconds`; the management plane holds at most 30). */
+export const PULL_WAIT_S = 20;
 
 export interface PullStatus {
   /** The revision served (-1 before the first configuration). */
@@ -37,8 +39,12 @@ interface PullResponse {
 
 /**
  * The controller of a separate data plane: pulls its configuration from the management plane
- * (contract §5) at start (full sync), every poll interval (only when the revision moved) and on
- * every drift sweep (full), reporting the revision it serves. The last good response is kept on
+ * (contract §5) at start (full sync) and on every drift sweep (full), reporting the revision it
+ * serves. Between them, with `longPoll` (WORKER_LISTEN, the default) one Pull is always held open
+ * (`waitSeconds`): the management plane answers it as soon as a change for this data plane commits,
+ * so a change is served in milliseconds without frequent polling; a failed call is retried every
+ * poll interval (at most 5 s). Without `longPoll`, it pulls every poll interval (only a revision
+ * check unless it moved). The last good response is kept on
  * disk (GATEWAY_DATA_DIR/config-cache.json) as it came — provider keys sealed for this account —
  * so a restart while the management plane is away serves the last configuration.
  */
@@ -47,14 +53,15 @@ export class PullController {
   #key: Promise<CryptoKey> | undefined;
   #token: { jwt: Promise<string>; renewAt: number } | undefined;
   #timers: ReturnType<typeof setInterval>[] = [];
-  #running: Promise<void> | undefined;
+  #running: Promise<boolean> | undefined;
   readonly #cacheFile: string;
+  readonly #stop = new AbortController();
 
   constructor(
     private readonly sa: ServiceAccountFile,
     private readonly holder: SnapshotHolder,
     private readonly getAdapter: (id: string) => ProviderAdapter | undefined,
-    private readonly opts: { dataDir: string; pollMs: number; driftSweepMs: number },
+    private readonly opts: { dataDir: string; pollMs: number; driftSweepMs: number; longPoll?: boolean },
   ) {
     this.#cacheFile = join(opts.dataDir, 'config-cache.json');
   }
@@ -93,41 +100,66 @@ export class PullController {
       method: 'POST',
       headers: { authorization: `Bearer ${await this.token()}`, 'content-type': 'application/json' },
       body,
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), this.#stop.signal]),
     });
   }
 
   async start(): Promise<void> {
     await this.pull(true);
     if (!this.holder.current) await this.#loadCache();
-    const poll = setInterval(() => void this.pull(false), this.opts.pollMs);
     const sweep = setInterval(() => void this.pull(true), this.opts.driftSweepMs);
-    for (const t of [poll, sweep]) t.unref?.();
-    this.#timers = [poll, sweep];
+    this.#timers = [sweep];
+    if (this.opts.longPoll) void this.#hold();
+    else this.#timers.push(setInterval(() => void this.pull(false), this.opts.pollMs));
+    for (const t of this.#timers) t.unref?.();
   }
 
   stop(): void {
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];
+    this.#stop.abort();
   }
 
   /** One pull (coalesced with one already running). `full` asks for the whole document whatever the revision. */
-  pull(full: boolean): Promise<void> {
-    this.#running ??= this.#pull(full || !this.holder.current).finally(() => {
+  pull(full: boolean): Promise<boolean> {
+    this.#running ??= this.#pull(full || !this.holder.current, 0).finally(() => {
       this.#running = undefined;
     });
     return this.#running;
   }
 
-  async #pull(full: boolean): Promise<void> {
+  /** Keeps one held Pull open while running (not coalesced: a full pull may run beside it). */
+  async #hold(): Promise<void> {
+    while (!this.#stop.signal.aborted) {
+      const answered = await this.#pull(!this.holder.current, this.holder.current ? PULL_WAIT_S : 0);
+      if (!answered) await this.#pause(Math.min(this.opts.pollMs, 5_000));
+    }
+  }
+
+  #pause(ms: number): Promise<void> {
+    const stop = this.#stop.signal;
+    if (stop.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        stop.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      stop.addEventListener('abort', done);
+    });
+  }
+
+  /** Resolves true when the management plane answered 200. */
+  async #pull(full: boolean, waitSeconds: number): Promise<boolean> {
     const applied = this.status.appliedRevision;
-    const req = JSON.stringify({ ...(applied >= 0 ? { knownRevision: String(applied), appliedRevision: String(applied) } : {}), full });
+    const req = JSON.stringify({ ...(applied >= 0 ? { knownRevision: String(applied), appliedRevision: String(applied) } : {}), full, ...(waitSeconds > 0 ? { waitSeconds } : {}) });
     let res: Response;
     try {
-      res = await this.call('/dataplane.v1.DataplaneService/Pull', req);
+      res = await this.call('/dataplane.v1.DataplaneService/Pull', req, CALL_TIMEOUT_MS + waitSeconds * 1000);
     } catch (e) {
-      this.#unreachable(describeError(e));
-      return;
+      if (!this.#stop.signal.aborted) this.#unreachable(describeError(e));
+      return false;
     }
     this.status.lastPullAt = new Date();
     const text = await res.text().catch(() => '');
@@ -136,17 +168,17 @@ export class PullController {
       this.status.reachable = true;
       this.status.refused = typeof why?.message === 'string' ? why.message : `refused (${res.status})`;
       log.every('dataplane-refused', 'error', 'the management plane refused this data plane’s service account; serving the last configuration', { reason: this.status.refused }, 60_000);
-      return;
+      return false;
     }
     if (res.status !== 200) {
       this.#unreachable(`management plane answered ${res.status}`);
-      return;
+      return false;
     }
     this.status.reachable = true;
     this.status.refused = undefined;
     try {
       const body = JSON.parse(text) as PullResponse;
-      if (body.unchanged) return;
+      if (body.unchanged) return true;
       await this.#apply(body);
       if (full) this.status.lastFullSyncAt = new Date();
       this.#writeCache(text);
@@ -155,6 +187,7 @@ export class PullController {
       this.status.lastError = describeError(e);
       log.every('dataplane-apply-failed', 'error', 'applying the pulled configuration failed; still serving the previous one', { error: this.status.lastError });
     }
+    return true;
   }
 
   async #apply(body: PullResponse): Promise<void> {
