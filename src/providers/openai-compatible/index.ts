@@ -5,7 +5,7 @@
 import type { HttpProviderAdapter } from '../types.ts';
 import { parseOpenAIError } from './errors.ts';
 import { createResponsesPassThrough } from '../openai-responses/index.ts';
-import { buildChatCompletionsRequest, buildChatPassThrough, buildExtraRequest, openAIHeaders, resolveBaseUrl } from './request.ts';
+import { buildChatCompletionsRequest, buildChatPassThrough, buildExtraRequest, chatPassesThrough, openAIHeaders, resolveBaseUrl } from './request.ts';
 import { parseChatCompletion } from './response.ts';
 import type { OpenAICompatibleSpec } from './spec.ts';
 import { createChatCompletionsStreamDecoder } from './stream.ts';
@@ -21,17 +21,22 @@ export const createOpenAICompatibleAdapter = (spec: OpenAICompatibleSpec): HttpP
   parseError: (status, body, headers) => parseOpenAIError(spec.id, status, body, headers),
   createStreamDecoder: () => createChatCompletionsStreamDecoder(spec.id),
   buildExtraRequest: (endpoint, body, target) => buildExtraRequest(spec, endpoint, body, target),
-  // Only OpenAI itself: the compatible providers differ in fields they accept (quirks), and of
-  // those whose API documents /responses (xAI) none is verified to take every Responses field.
-  ...(spec.id === 'openai' && spec.quirks === undefined
+  // Chat: OpenAI and the compatible upstreams without field quirks (request.ts chatPassesThrough).
+  // Responses: only OpenAI itself; of the compatible providers whose API documents /responses
+  // (xAI), none is verified to take every Responses field.
+  ...(chatPassesThrough(spec)
     ? {
         passThrough: {
           chat: { build: (body, target, stream) => buildChatPassThrough(spec, body, target, stream) },
-          responses: createResponsesPassThrough(spec.id, (target) => ({
-            url: `${resolveBaseUrl(spec, target)}/responses`,
-            headers: openAIHeaders(spec, target, false),
-            model: target.upstreamModel,
-          })),
+          ...(spec.id === 'openai' && spec.quirks === undefined
+            ? {
+                responses: createResponsesPassThrough(spec.id, (target) => ({
+                  url: `${resolveBaseUrl(spec, target)}/responses`,
+                  headers: openAIHeaders(spec, target, false),
+                  model: target.upstreamModel,
+                })),
+              }
+            : {}),
         },
       }
     : {}),

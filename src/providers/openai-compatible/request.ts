@@ -198,14 +198,33 @@ const cachedWire = (spec: OpenAICompatibleSpec, target: UpstreamTarget) => {
 };
 
 /**
- * Pass-through of a Chat Completions body to OpenAI itself: the client's JSON with the upstream
- * model, and for streams `stream_options.include_usage` on (the gateway always needs usage). Not
- * for connections whose options change the body (`maxTokensField`).
+ * Whether Chat Completions requests to this upstream are passed through (the client's JSON, not a
+ * rebuilt one): OpenAI and every compatible upstream whose only quirk, if any, is accepting `top_k`.
+ * Upstreams that rename fields, rewrite tool-call ids or refuse fields (Mistral, watsonx) are
+ * translated.
+ */
+export const chatPassesThrough = (spec: OpenAICompatibleSpec): boolean => spec.quirks === undefined || Object.keys(spec.quirks).every((k) => k === 'topK');
+
+/**
+ * Pass-through of a Chat Completions body: the client's JSON with the upstream model, and for
+ * streams `stream_options.include_usage` on (the gateway always needs usage). Compatible upstreams
+ * other than OpenAI get the output limit in the field the translated path uses (`max_tokens`, or
+ * the connection's `maxTokensField`), since many do not know `max_completion_tokens`. Not for
+ * OpenAI connections whose options change the body (`maxTokensField`): those are translated.
  */
 export const buildChatPassThrough = (spec: OpenAICompatibleSpec, body: JsonObject, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest | undefined => {
-  if (optionString(target.connection.options, 'maxTokensField') !== undefined) return undefined;
+  const field = optionString(target.connection.options, 'maxTokensField');
+  if (spec.id === 'openai' && field !== undefined) return undefined;
   const w = cachedWire(spec, target);
   const out: JsonObject = { ...body, model: target.upstreamModel };
+  if (spec.id !== 'openai') {
+    const want = field === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens';
+    const other = want === 'max_tokens' ? 'max_completion_tokens' : 'max_tokens';
+    if (out[other] !== undefined && out[want] === undefined) {
+      out[want] = out[other] as JsonValue;
+      delete out[other];
+    }
+  }
   if (stream) {
     const so = body.stream_options;
     out.stream_options = so !== null && typeof so === 'object' && !Array.isArray(so) ? { ...so, include_usage: true } : { include_usage: true };
