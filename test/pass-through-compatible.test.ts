@@ -27,6 +27,12 @@ beforeAll(async () => {
   await addModel(world, 'groq-mini', 'groq', 'llama-3.3-70b-versatile');
   await addModel(world, 'together-mini', 'together', 'meta-llama/Llama-3.3-70B-Instruct-Turbo');
   await addModel(world, 'mistral-mini', 'mistral', 'mistral-small-latest');
+  for (const [name, baseUrl] of [['az-dated', `${world.oa.url}/openai`], ['az-v1', `${world.oa.url}/openai/v1`]] as const) {
+    const created = (await world.tg.must(admin('CreateModel'), { model: `${name}-chat`, provider: 'azure-openai', mode: 'chat', capabilities: ['chat', 'tools'], contextWindow: 128000, maxOutputTokens: 8192, inputPricePerMillion: 0.1, outputPricePerMillion: 0.2 })) as { model: { id: string } };
+    await world.tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: created.model.id });
+    await world.tg.must(admin('CreateProviderConnection'), { customerId: 'acme', projectId: 'default', name, provider: 'azure-openai', baseUrl, apiKey: 'azure-upstream-key', options: { deployments: { 'gpt-4o': 'my-deployment' } } });
+    await world.tg.must(admin('CreateRoute'), { customerId: 'acme', projectId: 'default', model: `${name}-chat`, targets: [{ connection: name, model: 'gpt-4o' }] });
+  }
   openai = new OpenAI({ baseURL: `${world.tg.url}/v1`, apiKey: world.p.apiKey, maxRetries: 0 });
 }, 60_000);
 
@@ -103,4 +109,22 @@ test('Mistral (renames and refuses fields) is still translated: seed → random_
   expect(sent.x_vendor_extension).toBeUndefined();
   expect(sent.reasoning_format).toBeUndefined();
   expect(JSON.stringify(sent.messages)).not.toContain('call_abc_123_long');
+});
+
+test('Azure OpenAI chat is passed through on the dated and v1 paths: the client JSON (max_completion_tokens kept), the deployment as model, api-key', async () => {
+  world?.oa.script(() => ({ text: 'ok', usage: { input: 5, output: 1 } }));
+  const res = await post({ model: 'az-dated-chat', ...FULL, max_completion_tokens: 30 });
+  expect(res.status).toBe(200);
+  const dated = world?.oa.requests.at(-1);
+  expect(dated?.path).toBe('/openai/deployments/my-deployment/chat/completions');
+  expect(dated?.search).toBe('?api-version=2024-10-21');
+  expect(dated?.headers['api-key']).toBe('azure-upstream-key');
+  expect(dated?.body).toEqual({ ...FULL, model: 'my-deployment', max_completion_tokens: 30 });
+  const s = await openai.chat.completions.create({ model: 'az-v1-chat', messages: [{ role: 'user', content: 'hi' }], stream: true });
+  let text = '';
+  for await (const ch of s) text += ch.choices[0]?.delta.content ?? '';
+  expect(text).toBe('ok');
+  const v1 = world?.oa.requests.at(-1);
+  expect(v1?.path).toBe('/openai/v1/chat/completions');
+  expect(v1?.body).toMatchObject({ model: 'my-deployment', stream: true, stream_options: { include_usage: true } });
 });

@@ -9,6 +9,8 @@
  *   supports `stream_options.include_usage`).
  * - A `baseUrl` ending in `/openai/v1` uses Azure's versionless v1 API instead:
  *   `{baseUrl}/chat/completions`, the deployment as `model`, no `api-version`.
+ * - Chat Completions requests are passed through (the client's JSON, the deployment as `model`)
+ *   unless the connection sets `options.maxTokensField` (then translated).
  * - Responses requests are sent natively (openai-responses/): `{baseUrl}/responses?api-version=…`
  *   (`options.responsesApiVersion`, default `AZURE_RESPONSES_API_VERSION`), or `{baseUrl}/responses`
  *   with a `/openai/v1` base; the deployment goes in the body's `model`, as Azure documents.
@@ -21,7 +23,8 @@ import { buildChatCompletionsBody, resolveBaseUrl } from '../openai-compatible/r
 import { parseChatCompletion } from '../openai-compatible/response.ts';
 import type { OpenAICompatibleSpec } from '../openai-compatible/spec.ts';
 import { createChatCompletionsStreamDecoder } from '../openai-compatible/stream.ts';
-import { EXTRA_ENDPOINT_PATHS, type HttpProviderAdapter, type UpstreamTarget } from '../types.ts';
+import type { JsonObject } from '../../canonical/types.ts';
+import { EXTRA_ENDPOINT_PATHS, type HttpProviderAdapter, type PassThrough, type UpstreamTarget } from '../types.ts';
 import { mapUpstreamError } from '../upstream-error.ts';
 import { createResponsesPassThrough } from '../openai-responses/index.ts';
 
@@ -54,22 +57,37 @@ export const createAzureOpenAIAdapter = (id = 'azure-openai'): HttpProviderAdapt
     const url = /\/openai\/v1$/.test(base) ? `${base}/responses` : `${base}/responses?api-version=${encodeURIComponent(version)}`;
     return { url, headers: azureHeaders(target), model: azureDeployment(target) };
   });
+  const chatUrl = (target: UpstreamTarget): string => {
+    const base = resolveBaseUrl(s, target);
+    if (/\/openai\/v1$/.test(base)) return `${base}/chat/completions`;
+    const version = optionString(target.connection.options, 'apiVersion') ?? AZURE_DEFAULT_API_VERSION;
+    return `${base}/deployments/${encodeURIComponent(azureDeployment(target))}/chat/completions?api-version=${encodeURIComponent(version)}`;
+  };
+  // Chat passed through as on OpenAI (the client's JSON, the deployment as `model`, usage asked
+  // for on streams); connections with `options.maxTokensField` are translated.
+  const chat: PassThrough = {
+    build: (body, target, stream) => {
+      if (optionString(target.connection.options, 'maxTokensField') !== undefined) return undefined;
+      const out: JsonObject = { ...body, model: azureDeployment(target) };
+      const headers = azureHeaders(target);
+      if (stream) {
+        headers['accept'] = 'text/event-stream';
+        const so = body.stream_options;
+        out.stream_options = isRecord(so) ? { ...so, include_usage: true } : { include_usage: true };
+      }
+      return { url: chatUrl(target), method: 'POST', headers, body: JSON.stringify(out) };
+    },
+  };
   return {
     kind: 'http',
     id,
     framing: 'sse',
     buildRequest: (request, target) => {
-      const { connection } = target;
-      const base = resolveBaseUrl(s, target);
       const deployment = azureDeployment(target);
-      const v1 = /\/openai\/v1$/.test(base);
-      const url = v1
-        ? `${base}/chat/completions`
-        : `${base}/deployments/${encodeURIComponent(deployment)}/chat/completions?api-version=${encodeURIComponent(optionString(connection.options, 'apiVersion') ?? AZURE_DEFAULT_API_VERSION)}`;
       const headers = azureHeaders(target);
       if (request.stream) headers['accept'] = 'text/event-stream';
       const body = buildChatCompletionsBody(s, request, { ...target, upstreamModel: deployment });
-      return { url, method: 'POST', headers, body: JSON.stringify(body) };
+      return { url: chatUrl(target), method: 'POST', headers, body: JSON.stringify(body) };
     },
     parseResponse: (body) => parseChatCompletion(id, body),
     parseError: (status, body, headers) => {
@@ -78,7 +96,7 @@ export const createAzureOpenAIAdapter = (id = 'azure-openai'): HttpProviderAdapt
       return mapUpstreamError({ provider: id, status, body, headers, ...e, code: e.code === 'DeploymentNotFound' ? 'model_not_found' : e.code });
     },
     createStreamDecoder: () => createChatCompletionsStreamDecoder(id),
-    passThrough: { responses },
+    passThrough: { chat, responses },
     buildExtraRequest: (endpoint, body, target) => {
       if (endpoint === 'rerank') return undefined;
       const { connection } = target;
