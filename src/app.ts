@@ -24,6 +24,7 @@ import { setMaxUpstreamResponse } from './data-plane/upstream.ts';
 import { seedDemo } from './demo.ts';
 import { SnapshotController } from './propagation/controller.ts';
 import { SnapshotHolder } from './propagation/holder.ts';
+import { readYourWrites } from './propagation/read-your-writes.ts';
 import { getAdapter } from './providers/registry.ts';
 import { directStore, workerStore } from './records/backend.ts';
 import { RecordWriter } from './records/writer.ts';
@@ -115,6 +116,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     snapshots,
     getAdapter,
   );
+  const ryw = readYourWrites(controller, snapshots);
   // PostgreSQL: records are written by a thread with its own connection; PGlite: by the main
   // thread, its only owner (stack-notes §3).
   const records = new RecordWriter(config.databaseUrl ? workerStore(config.databaseUrl) : directStore(store.db), { flushMs: config.recordFlushMs });
@@ -131,6 +133,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     embeddedStore: !config.databaseUrl,
     // Held pulls of separate data planes wait on it (woken by NOTIFY, or by the worker's poll).
     configChanged: controller.signal,
+    changeRecorded: ryw.changeRecorded,
   };
 
   // Audit forwarding (telemetry configs of type audit_logs) runs in the management process.
@@ -156,7 +159,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       inference = startDataPlaneServer({
         host: config.host,
         port: config.port,
-        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits, policies, conversations: new Conversations(conversationStore) },
+        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits, policies, conversations: new Conversations(conversationStore), catchUp: ryw.catchUp },
         limits: config.limits,
         ready,
         readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats }),

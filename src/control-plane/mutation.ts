@@ -102,12 +102,13 @@ interface UntypedMutation {
  * (delivered at commit, dropped on rollback; its payload is informative only — the listener reads
  * the revision itself).
  */
-const changeIn = (tx: Tx): MutationCtx['change'] => {
+const changeIn = (deps: ControlDeps, tx: Tx): MutationCtx['change'] => {
   let notified = false;
   return async (c, targets, extra) => {
     await recordChange(tx, c, targets, extra);
     if (notified) return;
     notified = true;
+    deps.changeRecorded?.();
     await tx.execute(sql`select pg_notify(${CONFIG_CHANNEL}, '')`);
   };
 };
@@ -126,7 +127,7 @@ const build = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' |
   const run = async (input: unknown, ctx: OpContext): Promise<object> => {
     if (prepare) await prepare(input, ctx);
     return deps.db.transaction(async (tx) => {
-      const m: MutationCtx = { ...ctx, tx, change: changeIn(tx) };
+      const m: MutationCtx = { ...ctx, tx, change: changeIn(deps, tx) };
       const result = await apply(input, m);
       const target = { actionType: action, resourceType: resource, resourceId: audit.resourceId(input, result) };
       await tx.insert(auditLogs).values(auditRow(ctx.call, actorOf(ctx.principal), target, input, { statusCode: 200, success: true, errorMessage: '', responseData: recordedBody(result) }));
@@ -164,7 +165,7 @@ export const systemMutation = async <T>(
   cause?: CallInfo,
 ): Promise<T | undefined> => {
   return deps.db.transaction(async (tx) => {
-    const result = await apply({ tx, change: changeIn(tx) });
+    const result = await apply({ tx, change: changeIn(deps, tx) });
     // Nothing applied (another replica did it first): nothing to audit.
     if (result === undefined) return undefined;
     const extra = cause ? { cause: { requestId: cause.requestId, endpoint: cause.endpoint } } : {};

@@ -51,6 +51,13 @@ export interface InferenceDeps {
   conversations?: Conversations;
   /** The request path's policies; none when absent. */
   policies?: Policies;
+  /**
+   * Read-your-writes for a data plane in the management process: resolves true when the served
+   * snapshot moved to catch up with a configuration change committed moments ago (so a caller or
+   * model that was not found is looked up once more); false at once when nothing was committed
+   * recently. Absent on separate data planes.
+   */
+  catchUp?: () => Promise<boolean>;
 }
 
 /** One request as it goes through the stages; each stage fills in what it learnt. */

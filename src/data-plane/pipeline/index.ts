@@ -1,4 +1,5 @@
 import { asGatewayError, GatewayError } from '../../core/errors.ts';
+import type { ConfigSnapshot } from '../../propagation/snapshot.ts';
 import type { Plan } from '../resolve.ts';
 import type { Keeper, Prepared } from '../stateful.ts';
 import type { RequestIds } from '../respond.ts';
@@ -87,6 +88,20 @@ const maxOutputOf = (body: unknown): number | undefined => {
   return undefined;
 };
 
+/** Errors a configuration change committed moments ago may cure: an unknown caller, a model not there yet. */
+const CURABLE = new Set(['authentication', 'permission', 'model_not_found', 'model_not_routed']);
+
+/**
+ * The snapshot to look the request up in once more, after the plane caught up with a change
+ * committed moments ago (InferenceDeps.catchUp); rethrows `e` when there is none or nothing moved.
+ */
+const caughtUp = async (deps: InferenceDeps, e: unknown): Promise<ConfigSnapshot> => {
+  if (!(e instanceof GatewayError) || !CURABLE.has(e.kind) || !deps.catchUp || !(await deps.catchUp())) throw e;
+  const now = deps.snapshots.current;
+  if (!now) throw e;
+  return now;
+};
+
 export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>, req: Request, ids: RequestIds): Promise<Response> => {
   const ctx = openContext(spec.path, ids);
   ctx.headers = req.headers;
@@ -94,17 +109,31 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
   const policies = deps.policies ?? NO_POLICIES;
   let keeper: Keeper | undefined;
   try {
-    const snapshot = deps.snapshots.current;
+    let snapshot = deps.snapshots.current;
     if (!snapshot) throw noSnapshot();
-    const authed = authenticate(ctx, req, snapshot);
-    if (authed) await authed;
+    try {
+      const authed = authenticate(ctx, req, snapshot);
+      if (authed) await authed;
+    } catch (e) {
+      snapshot = await caughtUp(deps, e);
+      const authed = authenticate(ctx, req, snapshot);
+      if (authed) await authed;
+    }
     const body = await readJsonBody(req, deps.bodyLimits);
     ctx.bodyText = body.text;
     const prepared: Prepared = spec.prepare ? await spec.prepare(body.value, ctx, deps) : { body: body.value };
     keeper = prepared.keeper;
     let value = prepared.body;
     let read = spec.read(value);
-    const plan = resolve(ctx, snapshot, read.model, read.stream);
+    let plan: Plan;
+    try {
+      plan = resolve(ctx, snapshot, read.model, read.stream);
+    } catch (e) {
+      snapshot = await caughtUp(deps, e);
+      const authed = authenticate(ctx, req, snapshot);
+      if (authed) await authed;
+      plan = resolve(ctx, snapshot, read.model, read.stream);
+    }
     ctx.maxOutputTokens = maxOutputOf(value);
     if (policies.input.length > 0) {
       const inspected = inspectInput(policies.input, ctx, value);
