@@ -17,6 +17,7 @@
  * collapse into one more step.
  */
 import type { Db } from '../store/db.ts';
+import { reconnectBackoff } from '../store/reconnect.ts';
 import type { FromWorker, ToWorker, WorkerRequest, WorkerSource, WorkerStatus, WorkerTiming } from './worker-protocol.ts';
 
 declare const self: Worker;
@@ -66,8 +67,7 @@ const postgresSource = async (s: Extract<WorkerSource, { kind: 'postgres' }>, li
   const { currentRevision, loadConfigDocument } = await import('./load.ts');
   const { SecretBox } = await import('../core/secrets.ts');
   const { CONFIG_CHANNEL } = await import('./signal.ts');
-  const backoff = (retries: number): number => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 1);
-  const client = postgres(s.url, { max: 2, onnotice: () => undefined, connect_timeout: 10, backoff });
+  const client = postgres(s.url, { max: 2, onnotice: () => undefined, connect_timeout: 10, backoff: reconnectBackoff });
   const db = drizzle(client, { schema }) as unknown as Db;
   const secrets = new SecretBox(s.kek, s.kekPrevious);
   if (listen) {

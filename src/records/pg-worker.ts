@@ -5,6 +5,7 @@
  * only (never the statement or its parameters).
  */
 import postgres from 'postgres';
+import { reconnectBackoff } from '../store/reconnect.ts';
 import { INSERT_SQL, type WorkerReply } from './backend.ts';
 
 declare const self: Worker;
@@ -16,7 +17,7 @@ const firstLine = (m: string): string => (m.split('\n', 1)[0] ?? '').slice(0, 20
 self.onmessage = async (ev: MessageEvent<{ type: 'open'; url: string } | { type: 'insert'; id: number; batch: string } | { type: 'close' }>) => {
   const msg = ev.data;
   if (msg.type === 'open') {
-    sql = postgres(msg.url, { max: 1, onnotice: () => undefined, connect_timeout: 5 });
+    sql = postgres(msg.url, { max: 1, onnotice: () => undefined, connect_timeout: 5, backoff: reconnectBackoff });
     return;
   }
   if (msg.type === 'close') {

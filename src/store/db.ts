@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { reconnectBackoff } from './reconnect.ts';
 import * as schema from './schema/index.ts';
 
 export type Schema = typeof schema;
@@ -58,10 +59,9 @@ export const openStore = async (target: StoreTarget): Promise<Store> => {
   const postgres = (await import('postgres')).default;
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
-  // Reconnect back-off capped at 1 s (the driver's default grows to 20 s): while the server is down a
-  // query fails within about a second (503 on the management API), and service resumes as quickly.
-  const backoff = (retries: number): number => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 1);
-  const client = postgres(target.url, { max: 10, onnotice: () => {}, connect_timeout: 10, backoff });
+  // Reconnect back-off capped at 1 s: a query fails within about a second while the server is down
+  // (503 on the management API), and service resumes as quickly.
+  const client = postgres(target.url, { max: 10, onnotice: () => {}, connect_timeout: 10, backoff: reconnectBackoff });
   const db = drizzle(client, { schema });
   await migrate(db, { migrationsFolder: MIGRATIONS });
   return { db: db as unknown as Db, driver: 'postgres', close: () => client.end({ timeout: 5 }) };
