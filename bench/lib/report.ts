@@ -147,7 +147,7 @@ export const renderMarkdown = (r: Results, plotFile: string): string => {
   out.push('Scenarios:');
   out.push('');
   for (const k of Object.keys(r.max) as Kind[]) out.push(`- \`${k}\`: ${KIND_LABEL[k]}`);
-  if (r.churn) out.push(`- \`churn-json\`: ${KIND_LABEL['churn-json']}; ${r.churn.changes} route updates, each served by the data plane after p50 ${fmtMs(r.churn.changeMs.p50)} ms / p99 ${fmtMs(r.churn.changeMs.p99)} ms`);
+  if (r.churn) out.push(`- \`churn-json\`: ${KIND_LABEL['churn-json']}; ${r.churn.changes} route updates, each served by the data plane (GetConfigStatus \`serving\`, polled every 20 ms) after p50 ${fmtMs(r.churn.changeMs.p50)} ms / p99 ${fmtMs(r.churn.changeMs.p99)} ms`);
   if (r.slow) out.push(`- \`slow-sse\`: ${KIND_LABEL['slow-sse']}. Ideal stream time 450 ms; p99 close to p50 means every stream is served fairly.`);
   out.push('');
   if (r.fixed) {
