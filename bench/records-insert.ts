@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RecordEntry } from '../src/data-plane/records.ts';
 import { directStore, jsonStore, type RecordStore } from '../src/records/backend.ts';
+import { BodyFiles } from '../src/records/body-files.ts';
 import { entryOf } from '../src/records/entry.ts';
 import { RecordWriter } from '../src/records/writer.ts';
 import { openStore, type Store } from '../src/store/db.ts';
@@ -58,11 +59,14 @@ interface Variant {
   store: (s: Store) => RecordStore;
   bodies: boolean;
   sharedBuffersKb?: number;
+  /** Bodies kept beside the rows (src/records/body-files.ts), as the gateway does with a data directory. */
+  beside?: boolean;
 }
 const all: Variant[] = [
   { name: 'json', store: (s) => jsonStore(s.db), bodies: true },
   { name: 'copy', store: (s) => directStore(s.db), bodies: true },
   { name: 'copy-nobodies', store: (s) => directStore(s.db), bodies: false },
+  { name: 'copy-beside', store: (s) => directStore(s.db), bodies: true, beside: true },
   { name: 'copy-sb128', store: (s) => directStore(s.db), bodies: true, sharedBuffersKb: 131072 },
   { name: 'copy-sb16', store: (s) => directStore(s.db), bodies: true, sharedBuffersKb: 16384 },
 ];
@@ -73,7 +77,8 @@ const runs = await Promise.all(
     const dir = mkdtempSync(join(tmpdir(), 'records-insert-'));
     dirs.push(dir);
     const store = await openStore({ driver: 'pglite', dataDir: dir, sharedBuffersKb: v.sharedBuffersKb ?? 32768 });
-    return { v, store, writer: new RecordWriter(v.store(store), { maxBatch: BATCH * 2 }), us: [] as number[] };
+    const bodyFiles = v.beside ? new BodyFiles(join(dir, 'record-bodies')) : undefined;
+    return { v, store, writer: new RecordWriter(v.store(store), { maxBatch: BATCH * 2, ...(bodyFiles ? { bodyFiles } : {}) }), us: [] as number[] };
   }),
 );
 for (let r = 0; r < ROUNDS + 2; r++) {

@@ -27,6 +27,7 @@ import { SnapshotHolder } from './propagation/holder.ts';
 import { readYourWrites } from './propagation/read-your-writes.ts';
 import { getAdapter } from './providers/registry.ts';
 import { directStore, workerStore } from './records/backend.ts';
+import { BodyFiles, readBodies } from './records/body-files.ts';
 import { RecordWriter } from './records/writer.ts';
 import { type Counters, MemoryCounters } from './governance/counters.ts';
 import { RedisCounters } from './governance/redis-counters.ts';
@@ -61,6 +62,8 @@ export interface Gateway {
 
 /** `GATEWAY_DATA_DIR=memory://` keeps the embedded database in memory (tests, throw-away runs). */
 const MEMORY = 'memory://';
+/** Request/response bodies kept beside the embedded store's records (src/records/body-files.ts). */
+const RECORD_BODIES_DIR = 'record-bodies';
 
 /** The KEK: from GATEWAY_KEK, or (embedded mode only) generated once into the data dir. */
 const loadKek = (config: GatewayConfig): string => {
@@ -119,7 +122,12 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   const ryw = readYourWrites(controller, snapshots);
   // PostgreSQL: records are written by a thread with its own connection; PGlite: by the main
   // thread, its only owner (stack-notes §3).
-  const records = new RecordWriter(config.databaseUrl ? workerStore(config.databaseUrl) : directStore(store.db), { flushMs: config.recordFlushMs });
+  // With the embedded store in a directory, bodies go to files beside the rows (body-files.ts).
+  const bodyFiles = !config.databaseUrl && config.dataDir !== MEMORY && config.recordBodies ? new BodyFiles(join(config.dataDir, RECORD_BODIES_DIR)) : undefined;
+  const records = new RecordWriter(config.databaseUrl ? workerStore(config.databaseUrl) : directStore(store.db), {
+    flushMs: config.recordFlushMs,
+    ...(bodyFiles ? { bodyFiles } : {}),
+  });
   const telemetry = startTelemetry(config.telemetry, pkg.version);
   // Rate-limit and budget counters: Redis when REDIS_URL is set (shared by every data plane), else
   // this process's own (the embedded data plane's, read by GetBudget too).
@@ -131,6 +139,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     counters,
     upstreamAllowPrivate: config.upstreamAllowPrivate,
     embeddedStore: !config.databaseUrl,
+    ...(config.databaseUrl || config.dataDir === MEMORY ? {} : { recordBodies: (at: string) => readBodies(join(config.dataDir, RECORD_BODIES_DIR), at) }),
     // Held pulls of separate data planes wait on it (woken by NOTIFY, or by the worker's poll).
     configChanged: controller.signal,
     changeRecorded: ryw.changeRecorded,

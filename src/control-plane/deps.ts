@@ -26,6 +26,8 @@ export interface ControlDeps {
   changeRecorded?: () => void;
   /** The budget counters the data planes charge (Redis, or the embedded data plane's); read by GetBudget. */
   counters?: Counters;
+  /** Reads request/response bodies kept beside a record (`bodies_at`, src/records/body-files.ts). */
+  recordBodies?: (at: string) => Promise<{ requestBody: unknown; responseBody: unknown }>;
 }
 
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];

@@ -1,6 +1,7 @@
 import { describeError, log } from '../core/log.ts';
 import type { RecordEntry, RecordSink, RecordSinkStats } from '../data-plane/records.ts';
 import type { RecordStore } from './backend.ts';
+import type { BodyFiles } from './body-files.ts';
 import { bodyChars, cleanEntry, hasDeepBody, withoutBodies } from './entry.ts';
 
 /** What a body becomes when it cannot be stored or kept. */
@@ -48,6 +49,8 @@ export interface RecordWriterOptions {
   maxQueued?: number;
   /** Characters of request/response bodies kept in memory at most; past it the oldest rows lose their bodies. */
   maxBodyChars?: number;
+  /** Bodies kept beside the rows (body-files.ts) rather than in them: taken at once, never queued. */
+  bodyFiles?: BodyFiles;
 }
 
 const MAX_BACKOFF_MS = 2_000;
@@ -78,6 +81,7 @@ export class RecordWriter implements RecordSink {
   readonly #maxBatchChars: number;
   readonly #maxQueued: number;
   readonly #maxBodyChars: number;
+  readonly #bodyFiles: BodyFiles | undefined;
 
   constructor(store: RecordStore, opts: RecordWriterOptions = {}) {
     this.#store = store;
@@ -86,6 +90,7 @@ export class RecordWriter implements RecordSink {
     this.#maxBatchChars = opts.maxBatchChars ?? 1024 * 1024;
     this.#maxQueued = opts.maxQueued ?? 50_000;
     this.#maxBodyChars = opts.maxBodyChars ?? 64 * 1024 * 1024;
+    this.#bodyFiles = opts.bodyFiles;
   }
 
   get stats(): RecordSinkStats {
@@ -99,12 +104,13 @@ export class RecordWriter implements RecordSink {
     this.#timer.unref?.();
   }
 
-  add(entry: RecordEntry): void {
+  add(added: RecordEntry): void {
     if (this.#queue.length >= this.#maxQueued) {
       this.#stats.dropped++;
       log.every('records-queue-full', 'error', 'request records dropped: the record queue is full', { queued: this.#queue.length, dropped: this.#stats.dropped });
       return;
     }
+    const entry = this.#bodyFiles ? this.#bodyFiles.keep(added) : added;
     const chars = bodyChars(entry);
     this.#queue.push({ entry, chars, checked: chars === 0, done: false });
     this.#chars += chars;
@@ -159,6 +165,8 @@ export class RecordWriter implements RecordSink {
     while (this.#queue.length > 0) {
       const batch = this.#nextBatch();
       for (const q of batch) if (!q.checked) this.#checkDepth(q);
+      // The rows of this batch may point at bodies appended beside them: those reach the OS first.
+      await this.#bodyFiles?.flush();
       const result = await this.#write(batch);
       // Only this method removes from the front; add() appends behind the batch.
       this.#queue.splice(0, batch.length, ...batch.filter((q) => !q.done));
@@ -250,6 +258,7 @@ export class RecordWriter implements RecordSink {
       this.#stats.dropped += this.#queue.length;
       log.error('request records not written before the shutdown deadline', { rows: this.#queue.length });
     } finally {
+      await this.#bodyFiles?.close();
       await this.#store.close?.().catch(() => undefined);
     }
   }

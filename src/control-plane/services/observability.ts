@@ -149,7 +149,10 @@ export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<
       const items = rows.slice(0, size);
       const last = items.at(-1);
       const nextPageToken = rows.length > size && last ? encodeToken({ createdAt: last.receivedAt, id: last.requestId }) : '';
-      return { records: items.map(recordView), nextPageToken };
+      // Bodies kept beside the row (the embedded store in a directory) are read from their files.
+      const read = deps.recordBodies;
+      const views = await Promise.all(items.map(async (r) => recordView(r.bodiesAt && read ? { ...r, ...(await read(r.bodiesAt)) } : r)));
+      return { records: views, nextPageToken };
     },
   }),
   op({

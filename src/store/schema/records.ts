@@ -38,6 +38,12 @@ export const requestRecords = pgTable(
     sanitized: text('sanitized'),
     /** Guardrails whose `flag` action matched (names, comma-separated); null when none did. */
     guardrailFlags: text('guardrail_flags'),
+    /**
+     * Where the bodies are when they are kept beside the row rather than in it (the embedded store
+     * with a data directory, src/records/body-files.ts): `segment:offset:requestBytes:responseBytes`,
+     * -1 for a body not kept. Null when the bodies are in request_body/response_body.
+     */
+    bodiesAt: text('bodies_at'),
   },
   (t) => [
     index('request_records_client_id').on(t.clientRequestId),
