@@ -11,7 +11,7 @@
  * median µs/request per tree and kind, and their difference, and each side's peak RSS.
  */
 import { join, resolve } from 'node:path';
-import { launchGateway, prepareStore, repoint } from './lib/gateway.ts';
+import { launchGateway, prepareStore, removeScratchDirs, repoint } from './lib/gateway.ts';
 import { cpuMs, pinned, planCores, rssSampler, settle, spawnService } from './lib/proc.ts';
 import { gatewayRequests, type Kind } from './lib/requests.ts';
 import { median } from './lib/stats.ts';
@@ -69,4 +69,5 @@ try {
 } finally {
   for (const g of gateways) await g.gw.service.stop();
   await mock.service.stop();
+  removeScratchDirs();
 }

@@ -21,8 +21,6 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import {
   createPostgresDatabase,
   CUSTOMERS,
@@ -32,6 +30,8 @@ import {
   MODELS,
   type PostgresStore,
   prepareStore,
+  removeScratchDirs,
+  scratchDir,
   provision,
   repoint,
   ROUTES_PER_CUSTOMER,
@@ -140,7 +140,7 @@ const main = async (): Promise<void> => {
       let db: PostgresStore | undefined;
       try {
         db = await createPostgresDatabase(opts.postgres);
-        const setup = { dataDir: mkdtempSync(join(tmpdir(), 'bench-gw-pg-')), kek: randomBytes(32).toString('base64'), adminToken: `bench-admin-${randomBytes(12).toString('hex')}` };
+        const setup = { dataDir: scratchDir('bench-gw-pg-'), kek: randomBytes(32).toString('base64'), adminToken: `bench-admin-${randomBytes(12).toString('hex')}` };
         log('postgres: starting the gateway on a fresh database and provisioning it through the API…');
         const pgw = await launchGateway(setup, { cpu: cores.server, env: { DATABASE_URL: db.url } });
         services.push(pgw.service);
@@ -459,6 +459,7 @@ const main = async (): Promise<void> => {
   } finally {
     await stopAll();
     await pgDrop?.().catch(() => undefined);
+    removeScratchDirs();
   }
 };
 

@@ -290,10 +290,23 @@ export interface PreparedStore {
  * `fresh` is false, else provisioned now through a gateway started on an empty data directory
  * (which is then stopped; the template is refreshed from it).
  */
+/** Data directories made for gateways under test (copies of the template: 50–300 MB each). */
+const scratchDirs: string[] = [];
+/** A new data directory for a gateway under test, removed by removeScratchDirs. */
+export const scratchDir = (prefix = 'bench-gw-'): string => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  scratchDirs.push(d);
+  return d;
+};
+/** Removes the data directories of this run (after its gateways stopped). */
+export const removeScratchDirs = (): void => {
+  for (const d of scratchDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+};
+
 export const prepareStore = async (opts: { mock: string; cpu: string | undefined; fresh: boolean; log: (s: string) => void }): Promise<PreparedStore> => {
   const tdir = templateDir();
   const metaFile = `${tdir}.json`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-gw-'));
+  const dataDir = scratchDir();
   if (!opts.fresh && existsSync(metaFile) && existsSync(tdir)) {
     const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as TemplateMeta;
     rmSync(dataDir, { recursive: true, force: true });
