@@ -64,6 +64,8 @@ export interface Gateway {
 const MEMORY = 'memory://';
 /** Request/response bodies kept beside the embedded store's records (src/records/body-files.ts). */
 const RECORD_BODIES_DIR = 'record-bodies';
+/** Rows per COPY with the embedded store. */
+const EMBEDDED_RECORD_BATCH = 128;
 
 /** The KEK: from GATEWAY_KEK, or (embedded mode only) generated once into the data dir. */
 const loadKek = (config: GatewayConfig): string => {
@@ -126,6 +128,9 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   const bodyFiles = !config.databaseUrl && config.dataDir !== MEMORY && config.recordBodies ? new BodyFiles(join(config.dataDir, RECORD_BODIES_DIR)) : undefined;
   const records = new RecordWriter(config.databaseUrl ? workerStore(config.databaseUrl) : directStore(store.db), {
     flushMs: config.recordFlushMs,
+    // PGlite holds the event loop for each batch (~0.2 ms + ~20 µs per row): smaller batches keep
+    // requests from waiting behind one (docs/benchmarks.md); PostgreSQL batches go to a thread.
+    ...(config.databaseUrl ? {} : { maxBatch: EMBEDDED_RECORD_BATCH }),
     ...(bodyFiles ? { bodyFiles } : {}),
   });
   const telemetry = startTelemetry(config.telemetry, pkg.version);

@@ -181,6 +181,9 @@ export class RecordWriter implements RecordSink {
       this.#down = false;
       this.#backoffMs = 0;
       this.#retryAt = 0;
+      // Back to the event loop between batches: an insert on this thread (PGlite) runs
+      // synchronously, and requests waiting for I/O must not queue behind a whole backlog.
+      if (this.#queue.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 
