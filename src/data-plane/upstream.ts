@@ -132,13 +132,26 @@ const tooLargeUpstream = (max: number): GatewayError =>
 /**
  * Reads an upstream answer as text, refusing (502) one larger than the limit: by Content-Length
  * before reading, else by counting while reading (the upstream request is then cancelled).
+ * An answer whose declared length is within the limit and that is not compressed (fetch
+ * decompresses, and Content-Length then counts the compressed bytes) is read natively
+ * (`res.text()`): the HTTP client delivers no more than the declared length.
  */
 export const readUpstreamText = async (res: Response, signal: AbortSignal): Promise<string> => {
   const max = maxUpstreamResponseBytes;
   const declared = res.headers.get('content-length');
-  if (declared !== null && Number(declared) > max) {
-    res.body?.cancel().catch(() => undefined);
-    throw tooLargeUpstream(max);
+  if (declared !== null) {
+    const length = Number(declared);
+    if (length > max) {
+      res.body?.cancel().catch(() => undefined);
+      throw tooLargeUpstream(max);
+    }
+    if (length >= 0 && !res.headers.has('content-encoding')) {
+      try {
+        return await res.text();
+      } catch (e) {
+        throw upstreamFailure(e, signal);
+      }
+    }
   }
   if (!res.body) return '';
   try {
