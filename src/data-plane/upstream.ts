@@ -1,4 +1,4 @@
-import { inwardAddress } from '../core/addresses.ts';
+import { inwardAddress, knownInward } from '../core/addresses.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { CanonicalRequest } from '../canonical/types.ts';
 import { attemptSecrets, maskSecrets, secretForms } from '../providers/redact.ts';
@@ -26,25 +26,40 @@ const forbiddenAddress = (connection: ConnectionConfig, what: string): GatewayEr
 
 const unreachable = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'Could not reach the upstream provider.', retryable: true });
 
-/** Refuses an inward address unless the connection (or the operator, via the snapshot) allows it. */
-export const checkAddress = async (url: string, connection: ConnectionConfig): Promise<void> => {
-  if (connection.allowPrivate === true) return;
-  let inward: Awaited<ReturnType<typeof inwardAddress>>;
-  try {
-    inward = await inwardAddress(url);
-  } catch {
-    throw unreachable();
-  }
-  if (inward) throw forbiddenAddress(connection, `a ${inward.class} address`);
+/**
+ * Refuses an inward address unless the connection (or the operator, via the snapshot) allows it.
+ * Undefined when the request may go at once (allowed, or a fresh verdict says public); otherwise
+ * the check in flight, rejected with the refusal.
+ */
+export const checkAddress = (url: string, connection: ConnectionConfig): Promise<void> | undefined => {
+  if (connection.allowPrivate === true) return undefined;
+  const known = knownInward(url);
+  if (known) return known.inward ? Promise.reject(forbiddenAddress(connection, `a ${known.inward.class} address`)) : undefined;
+  return inwardAddress(url).then(
+    (inward) => {
+      if (inward) throw forbiddenAddress(connection, `a ${inward.class} address`);
+    },
+    () => {
+      throw unreachable();
+    },
+  );
 };
 
-export const sendUpstream = async (req: UpstreamHttpRequest, signal: AbortSignal, connection: ConnectionConfig): Promise<Response> => {
-  await checkAddress(req.url, connection);
+const post = (req: UpstreamHttpRequest, signal: AbortSignal): Promise<Response> => {
+  let sent: Promise<Response>;
   try {
-    return await fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal, redirect: 'manual' });
+    sent = fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal, redirect: 'manual' });
   } catch (e) {
-    throw upstreamFailure(e, signal);
+    return Promise.reject(upstreamFailure(e, signal));
   }
+  return sent.catch((e: unknown) => {
+    throw upstreamFailure(e, signal);
+  });
+};
+
+export const sendUpstream = (req: UpstreamHttpRequest, signal: AbortSignal, connection: ConnectionConfig): Promise<Response> => {
+  const checking = checkAddress(req.url, connection);
+  return checking ? checking.then(() => post(req, signal)) : post(req, signal);
 };
 
 /** Maps an abort or network error to the right GatewayError. */
