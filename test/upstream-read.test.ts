@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import { type AddressInfo, createServer, type Server } from 'node:net';
 import { GatewayError } from '../src/core/errors.ts';
-import { readUpstreamText, setMaxUpstreamResponse } from '../src/data-plane/upstream.ts';
+import { knownInward, RESOLUTION_TTL_MS, setResolver } from '../src/core/addresses.ts';
+import { checkAddress, readUpstreamText, setMaxUpstreamResponse } from '../src/data-plane/upstream.ts';
+import type { ConnectionConfig } from '../src/providers/types.ts';
 
 /**
  * How an upstream answer is read (GATEWAY_MAX_UPSTREAM_RESPONSE), against a real listener and
@@ -142,5 +144,73 @@ describe('reading an upstream answer', () => {
     const reason = new GatewayError({ kind: 'timeout', message: 'The upstream provider did not respond within 300 ms.', retryable: true });
     setTimeout(() => controller.abort(reason), 300);
     expect(await refusal(read())).toBe(reason);
+  });
+});
+
+describe('the address check before every upstream request', () => {
+  const lookups: string[] = [];
+  const dns = new Map<string, string[]>([
+    ['public.example.test', ['93.184.216.34']],
+    ['inward.example.test', ['93.184.216.34', '10.0.0.7']],
+  ]);
+  const conn = (allowPrivate: boolean): ConnectionConfig => ({ id: 'c1', name: 'c1', provider: 'openai', options: {}, allowPrivate });
+
+  beforeAll(() =>
+    setResolver(async (host) => {
+      lookups.push(host);
+      const a = dns.get(host);
+      if (!a) throw new Error('ENOTFOUND');
+      return a;
+    }),
+  );
+  afterAll(() => setResolver(undefined));
+
+  const outcome = async (p: Promise<void> | undefined): Promise<string> => {
+    if (p === undefined) return 'at once';
+    try {
+      await p;
+      return 'after the check';
+    } catch (e) {
+      return e instanceof GatewayError ? `${e.status} ${e.errorCode ?? e.kind}` : 'other';
+    }
+  };
+
+  test('allowed connections go at once without a lookup', async () => {
+    expect(await outcome(checkAddress('http://inward.example.test/v1/chat/completions', conn(true)))).toBe('at once');
+    expect(lookups).toEqual([]);
+  });
+
+  test('a verdict is established once, then reused without waiting: public goes, inward is refused', async () => {
+    const pub = 'http://public.example.test/v1/chat/completions';
+    const inward = 'http://inward.example.test/v1/chat/completions';
+    expect(await outcome(checkAddress(pub, conn(false)))).toBe('after the check');
+    expect(await outcome(checkAddress(pub, conn(false)))).toBe('at once');
+    expect(await outcome(checkAddress(inward, conn(false)))).toBe('502 upstream_address_forbidden');
+    expect(await outcome(checkAddress(inward, conn(false)))).toBe('502 upstream_address_forbidden');
+    expect(lookups.filter((h) => h === 'public.example.test')).toHaveLength(1);
+    expect(lookups.filter((h) => h === 'inward.example.test')).toHaveLength(1);
+    // A literal inward address needs no lookup and is refused every time.
+    expect(await outcome(checkAddress('http://127.0.0.1:9/v1', conn(false)))).toBe('502 upstream_address_forbidden');
+    expect(await outcome(checkAddress('http://127.0.0.1:9/v1', conn(false)))).toBe('502 upstream_address_forbidden');
+  });
+
+  test('a name that does not resolve is unavailable (retryable) and asked again next time', async () => {
+    const url = 'http://nowhere.example.test/v1';
+    expect(await outcome(checkAddress(url, conn(false)))).toBe('503 service_unavailable');
+    expect(await outcome(checkAddress(url, conn(false)))).toBe('503 service_unavailable');
+    expect(lookups.filter((h) => h === 'nowhere.example.test')).toHaveLength(2);
+  });
+
+  test('a new resolver (or an expired resolution) forgets the verdicts', async () => {
+    const pub = 'http://public.example.test/v2';
+    expect(await outcome(checkAddress(pub, conn(false)))).toBe('after the check');
+    expect(await outcome(checkAddress(pub, conn(false)))).toBe('at once');
+    // A verdict lasts as long as the resolution it rests on.
+    expect(knownInward(pub)?.inward).toBeUndefined();
+    expect(knownInward(pub)).toBeDefined();
+    expect(knownInward(pub, Date.now() + RESOLUTION_TTL_MS + 1)).toBeUndefined();
+    dns.set('public.example.test', ['127.0.0.1']);
+    setResolver(async (host) => dns.get(host) ?? []);
+    expect(await outcome(checkAddress(pub, conn(false)))).toBe('502 upstream_address_forbidden');
   });
 });
