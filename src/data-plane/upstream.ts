@@ -101,14 +101,22 @@ export class UpstreamCall {
   }
 
   /** Token exchanges for adapters (`authorize`); a failed exchange's body is scrubbed before the adapter sees it. */
-  readonly tokenHttp: TokenHttp = async (req) => {
+  async exchange(req: UpstreamHttpRequest): Promise<{ status: number; body: string }> {
     const res = await this.send(req);
     const body = await res.text();
     return { status: res.status, body: res.ok ? body : this.scrub(body) };
-  };
+  }
 
-  /** Builds the upstream request, running the adapter's async credential step when it has one. */
-  async prepare(built: UpstreamHttpRequest, adapter: HttpProviderAdapter, target: UpstreamTarget): Promise<UpstreamHttpRequest> {
+  /** `exchange` as the adapter's TokenHttp, made only for adapters with a credential step. */
+  get tokenHttp(): TokenHttp {
+    return (req) => this.exchange(req);
+  }
+
+  /**
+   * Builds the upstream request, running the adapter's async credential step when it has one;
+   * without one the request is used as built (no promise).
+   */
+  prepare(built: UpstreamHttpRequest, adapter: HttpProviderAdapter, target: UpstreamTarget): UpstreamHttpRequest | Promise<UpstreamHttpRequest> {
     return adapter.authorize ? adapter.authorize(built, target, this.tokenHttp) : built;
   }
 
@@ -132,7 +140,7 @@ export class UpstreamCall {
 }
 
 /** Builds the upstream request of a chat call, credentials included. */
-export const prepareRequest = (adapter: HttpProviderAdapter, request: CanonicalRequest, target: UpstreamTarget, call: UpstreamCall): Promise<UpstreamHttpRequest> =>
+export const prepareRequest = (adapter: HttpProviderAdapter, request: CanonicalRequest, target: UpstreamTarget, call: UpstreamCall): UpstreamHttpRequest | Promise<UpstreamHttpRequest> =>
   call.prepare(adapter.buildRequest(request, target), adapter, target);
 
 /** Largest upstream answer read into memory (GATEWAY_MAX_UPSTREAM_RESPONSE); set at start-up. */
