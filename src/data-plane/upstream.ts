@@ -159,27 +159,24 @@ const tooLargeUpstream = (max: number): GatewayError =>
  * decompresses, and Content-Length then counts the compressed bytes) is read natively
  * (`res.text()`): the HTTP client delivers no more than the declared length.
  */
-export const readUpstreamText = async (res: Response, signal: AbortSignal): Promise<string> => {
+export const readUpstreamText = (res: Response, signal: AbortSignal): Promise<string> => {
   const max = maxUpstreamResponseBytes;
-  const declared = res.headers.get('content-length');
-  if (declared !== null) {
-    const length = Number(declared);
-    if (length > max) {
-      res.body?.cancel().catch(() => undefined);
-      throw tooLargeUpstream(max);
-    }
-    if (length >= 0 && !res.headers.has('content-encoding')) {
-      try {
-        return await res.text();
-      } catch (e) {
-        throw upstreamFailure(e, signal);
-      }
-    }
-  }
-  if (!res.body) return '';
-  try {
-    return await readBounded(res.body, max, () => tooLargeUpstream(max));
-  } catch (e) {
+  const failed = (e: unknown): never => {
     throw upstreamFailure(e, signal);
+  };
+  try {
+    const declared = res.headers.get('content-length');
+    if (declared !== null) {
+      const length = Number(declared);
+      if (length > max) {
+        res.body?.cancel().catch(() => undefined);
+        return Promise.reject(tooLargeUpstream(max));
+      }
+      if (length >= 0 && !res.headers.has('content-encoding')) return res.text().catch(failed);
+    }
+    if (!res.body) return Promise.resolve('');
+    return readBounded(res.body, max, () => tooLargeUpstream(max)).catch(failed);
+  } catch (e) {
+    return Promise.reject(upstreamFailure(e, signal));
   }
 };

@@ -84,8 +84,9 @@ const readBody = (req: Request, limits: BodyLimits): Promise<string> => {
  * invalid_json, nested deeper than MAX_JSON_DEPTH → 400 naming the parameter. Returns the text as
  * received (kept for the record) and the parsed value.
  */
-export const readJsonBody = async (req: Request, limits: BodyLimits = DEFAULT_BODY_LIMITS): Promise<{ text: string; value: unknown }> => {
-  const text = await readBody(req, limits);
+export const readJsonBody = (req: Request, limits: BodyLimits = DEFAULT_BODY_LIMITS): Promise<{ text: string; value: unknown }> => readBody(req, limits).then(parseBody);
+
+const parseBody = (text: string): { text: string; value: unknown } => {
   if (text.trim() === '') throw invalidRequest('The request body is empty; send a JSON object.', null, 'invalid_json');
   checkNesting(text);
   try {
