@@ -129,24 +129,11 @@ let resolver: Resolver = systemResolver;
 /** Resolutions are reused this long, so that the hot path does not pay a DNS lookup per request. */
 export const RESOLUTION_TTL_MS = 30_000;
 const MAX_CACHED = 1024;
-const cache = new Map<string, { addresses: Promise<string[]>; at: number }>();
-
-/** Replaces the resolver (tests), or restores the system one; clears the cache either way. */
-export const setResolver = (r: Resolver | undefined): void => {
-  resolver = r ?? systemResolver;
-  cache.clear();
-};
-
-/** Every address `host` resolves to, cached for `RESOLUTION_TTL_MS`; failed lookups are not cached. */
-export const resolveHost = (host: string, now: number = Date.now()): Promise<string[]> => {
-  const hit = cache.get(host);
-  if (hit && now - hit.at < RESOLUTION_TTL_MS) return hit.addresses;
-  if (cache.size >= MAX_CACHED) cache.clear();
-  const addresses = resolver(host);
-  cache.set(host, { addresses, at: now });
-  addresses.catch(() => cache.delete(host));
-  return addresses;
-};
+interface Resolution {
+  addresses: Promise<string[]>;
+  at: number;
+}
+const cache = new Map<string, Resolution>();
 
 /** Why a host is inward: its own class, or the first inward address it resolves to. */
 export interface Inward {
@@ -154,18 +141,59 @@ export interface Inward {
   class: AddressClass;
 }
 
+/** Verdicts of `inwardAddress` per URL, each valid as long as the resolution it rests on. */
+const verdicts = new Map<string, { inward: Inward | undefined; until: number }>();
+
+/** Replaces the resolver (tests), or restores the system one; clears the caches either way. */
+export const setResolver = (r: Resolver | undefined): void => {
+  resolver = r ?? systemResolver;
+  cache.clear();
+  verdicts.clear();
+};
+
+const resolution = (host: string, now: number): Resolution => {
+  const hit = cache.get(host);
+  if (hit && now - hit.at < RESOLUTION_TTL_MS) return hit;
+  if (cache.size >= MAX_CACHED) cache.clear();
+  const addresses = resolver(host);
+  const entry = { addresses, at: now };
+  cache.set(host, entry);
+  addresses.catch(() => cache.delete(host));
+  return entry;
+};
+
+/** Every address `host` resolves to, cached for `RESOLUTION_TTL_MS`; failed lookups are not cached. */
+export const resolveHost = (host: string, now: number = Date.now()): Promise<string[]> => resolution(host, now).addresses;
+
+const remember = (url: string, inward: Inward | undefined, until: number): Inward | undefined => {
+  if (verdicts.size >= MAX_CACHED) verdicts.clear();
+  verdicts.set(url, { inward, until });
+  return inward;
+};
+
+/**
+ * The verdict of `inwardAddress(url)` when one is known and its resolution is still fresh, without
+ * waiting (the hot path); undefined when it has to be established.
+ */
+export const knownInward = (url: string, now: number = Date.now()): { inward: Inward | undefined } | undefined => {
+  const v = verdicts.get(url);
+  return v && now < v.until ? v : undefined;
+};
+
 /**
  * Whether `url`'s host is or resolves to an inward address; undefined when every address is
  * public. Throws what the resolver throws when a name does not resolve.
  */
 export const inwardAddress = async (url: string): Promise<Inward | undefined> => {
+  const now = Date.now();
   const host = urlHost(url);
   if (host === undefined || host === '') return { address: url, class: 'reserved' };
   const direct = classifyIp(host) ?? classifyName(host);
-  if (direct !== undefined) return direct === 'public' ? undefined : { address: host, class: direct };
-  for (const address of await resolveHost(host)) {
+  if (direct !== undefined) return remember(url, direct === 'public' ? undefined : { address: host, class: direct }, now + RESOLUTION_TTL_MS);
+  const r = resolution(host, now);
+  for (const address of await r.addresses) {
     const c = classifyIp(address) ?? 'reserved';
-    if (c !== 'public') return { address, class: c };
+    if (c !== 'public') return remember(url, { address, class: c }, r.at + RESOLUTION_TTL_MS);
   }
-  return undefined;
+  return remember(url, undefined, r.at + RESOLUTION_TTL_MS);
 };

@@ -143,14 +143,11 @@ const begin = (target: ResolvedTarget, route: RouteSnapshot, clientSignal: Abort
   return t;
 };
 
-const attemptOf = (t: Try, status: number, error?: GatewayError): Attempt => ({
-  connection: t.target.connection.name,
-  provider: t.target.connection.provider,
-  upstreamModel: t.target.upstreamModel,
-  status,
-  ...(error ? { errorCode: error.errorCode } : {}),
-  ms: Math.round(performance.now() - t.started),
-});
+const attemptOf = (t: Try, status: number, error?: GatewayError): Attempt => {
+  const { connection: c, upstreamModel } = t.target;
+  const ms = Math.round(performance.now() - t.started);
+  return error ? { connection: c.name, provider: c.provider, upstreamModel, status, errorCode: error.errorCode, ms } : { connection: c.name, provider: c.provider, upstreamModel, status, ms };
+};
 
 const shouldFallBack = (e: GatewayError, clientSignal: AbortSignal): boolean => e.retryable && !clientSignal.aborted;
 
@@ -216,9 +213,11 @@ export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapsh
     if (adapter.kind === 'local') return req.nativeOnly ? undefined : { value: { response: adapter.complete(req, withTarget(target)) }, status: 200 };
     const signal = t.controller.signal;
     const native = nativeOf(adapter, pass);
-    const direct = native && pass ? native.build(pass.body, withTarget(target), false, req) : undefined;
+    // The resolved target is the UpstreamTarget (connection, upstreamModel) the adapters read.
+    const direct = native && pass ? native.build(pass.body, target, false, req) : undefined;
     if (!direct && req.nativeOnly) return undefined;
-    const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
+    const built = direct ? t.call.prepare(direct, adapter, target) : prepareRequest(adapter, req, target, t.call);
+    const upstream = await t.call.send(built instanceof Promise ? await built : built);
     const text = await readUpstreamText(upstream, signal);
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(text), upstream.headers);
     // Parsed either way: it validates the answer and gives usage and finish for the record.

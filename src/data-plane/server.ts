@@ -58,7 +58,7 @@ type Handler = (req: Request, ids: RequestIds) => Response | Promise<Response>;
  * has its own deadline, the upstream its own time-outs) and armed again once the response is
  * handed over — for a stream, when the stream ends — so idle kept-alive connections are closed.
  */
-const guardFor = (idleSeconds: number, maxBodyBytes: number) => (handler: Handler) => async (req: Request, server: Server<undefined>): Promise<Response> => {
+const guardFor = (idleSeconds: number, maxBodyBytes: number) => (handler: Handler) => (req: Request, server: Server<undefined>): Response | Promise<Response> => {
   const ids = idsOf(req);
   server.timeout(req, 0);
   let rearmed = false;
@@ -72,16 +72,23 @@ const guardFor = (idleSeconds: number, maxBodyBytes: number) => (handler: Handle
     }
   };
   ids.streamEnded = rearm;
-  let res: Response;
+  const failed = (e: unknown): Response => {
+    log.error('unhandled error in the inference listener', { requestId: ids.requestId, error: describeError(e) });
+    return errorResponse(asGatewayError(e), ids);
+  };
+  const handed = (res: Response): Response => {
+    if (!isGatewayStream(res)) rearm();
+    return res;
+  };
+  let out: Response | Promise<Response>;
   try {
     const declared = req.headers.get('content-length');
-    res = declared !== null && Number(declared) > maxBodyBytes ? errorResponse(bodyTooLarge(maxBodyBytes), ids) : await handler(req, ids);
+    out = declared !== null && Number(declared) > maxBodyBytes ? errorResponse(bodyTooLarge(maxBodyBytes), ids) : handler(req, ids);
   } catch (e) {
-    log.error('unhandled error in the inference listener', { requestId: ids.requestId, error: describeError(e) });
-    res = errorResponse(asGatewayError(e), ids);
+    out = failed(e);
   }
-  if (!isGatewayStream(res)) rearm();
-  return res;
+  // No async frame of its own: the handler's promise is chained.
+  return out instanceof Promise ? out.then(handed, (e: unknown) => handed(failed(e))) : handed(out);
 };
 
 export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {

@@ -1,4 +1,4 @@
-import { inwardAddress } from '../core/addresses.ts';
+import { inwardAddress, knownInward } from '../core/addresses.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { CanonicalRequest } from '../canonical/types.ts';
 import { attemptSecrets, maskSecrets, secretForms } from '../providers/redact.ts';
@@ -26,25 +26,40 @@ const forbiddenAddress = (connection: ConnectionConfig, what: string): GatewayEr
 
 const unreachable = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'Could not reach the upstream provider.', retryable: true });
 
-/** Refuses an inward address unless the connection (or the operator, via the snapshot) allows it. */
-export const checkAddress = async (url: string, connection: ConnectionConfig): Promise<void> => {
-  if (connection.allowPrivate === true) return;
-  let inward: Awaited<ReturnType<typeof inwardAddress>>;
-  try {
-    inward = await inwardAddress(url);
-  } catch {
-    throw unreachable();
-  }
-  if (inward) throw forbiddenAddress(connection, `a ${inward.class} address`);
+/**
+ * Refuses an inward address unless the connection (or the operator, via the snapshot) allows it.
+ * Undefined when the request may go at once (allowed, or a fresh verdict says public); otherwise
+ * the check in flight, rejected with the refusal.
+ */
+export const checkAddress = (url: string, connection: ConnectionConfig): Promise<void> | undefined => {
+  if (connection.allowPrivate === true) return undefined;
+  const known = knownInward(url);
+  if (known) return known.inward ? Promise.reject(forbiddenAddress(connection, `a ${known.inward.class} address`)) : undefined;
+  return inwardAddress(url).then(
+    (inward) => {
+      if (inward) throw forbiddenAddress(connection, `a ${inward.class} address`);
+    },
+    () => {
+      throw unreachable();
+    },
+  );
 };
 
-export const sendUpstream = async (req: UpstreamHttpRequest, signal: AbortSignal, connection: ConnectionConfig): Promise<Response> => {
-  await checkAddress(req.url, connection);
+const post = (req: UpstreamHttpRequest, signal: AbortSignal): Promise<Response> => {
+  let sent: Promise<Response>;
   try {
-    return await fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal, redirect: 'manual' });
+    sent = fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal, redirect: 'manual' });
   } catch (e) {
-    throw upstreamFailure(e, signal);
+    return Promise.reject(upstreamFailure(e, signal));
   }
+  return sent.catch((e: unknown) => {
+    throw upstreamFailure(e, signal);
+  });
+};
+
+export const sendUpstream = (req: UpstreamHttpRequest, signal: AbortSignal, connection: ConnectionConfig): Promise<Response> => {
+  const checking = checkAddress(req.url, connection);
+  return checking ? checking.then(() => post(req, signal)) : post(req, signal);
 };
 
 /** Maps an abort or network error to the right GatewayError. */
@@ -86,14 +101,22 @@ export class UpstreamCall {
   }
 
   /** Token exchanges for adapters (`authorize`); a failed exchange's body is scrubbed before the adapter sees it. */
-  readonly tokenHttp: TokenHttp = async (req) => {
+  async exchange(req: UpstreamHttpRequest): Promise<{ status: number; body: string }> {
     const res = await this.send(req);
     const body = await res.text();
     return { status: res.status, body: res.ok ? body : this.scrub(body) };
-  };
+  }
 
-  /** Builds the upstream request, running the adapter's async credential step when it has one. */
-  async prepare(built: UpstreamHttpRequest, adapter: HttpProviderAdapter, target: UpstreamTarget): Promise<UpstreamHttpRequest> {
+  /** `exchange` as the adapter's TokenHttp, made only for adapters with a credential step. */
+  get tokenHttp(): TokenHttp {
+    return (req) => this.exchange(req);
+  }
+
+  /**
+   * Builds the upstream request, running the adapter's async credential step when it has one;
+   * without one the request is used as built (no promise).
+   */
+  prepare(built: UpstreamHttpRequest, adapter: HttpProviderAdapter, target: UpstreamTarget): UpstreamHttpRequest | Promise<UpstreamHttpRequest> {
     return adapter.authorize ? adapter.authorize(built, target, this.tokenHttp) : built;
   }
 
@@ -117,7 +140,7 @@ export class UpstreamCall {
 }
 
 /** Builds the upstream request of a chat call, credentials included. */
-export const prepareRequest = (adapter: HttpProviderAdapter, request: CanonicalRequest, target: UpstreamTarget, call: UpstreamCall): Promise<UpstreamHttpRequest> =>
+export const prepareRequest = (adapter: HttpProviderAdapter, request: CanonicalRequest, target: UpstreamTarget, call: UpstreamCall): UpstreamHttpRequest | Promise<UpstreamHttpRequest> =>
   call.prepare(adapter.buildRequest(request, target), adapter, target);
 
 /** Largest upstream answer read into memory (GATEWAY_MAX_UPSTREAM_RESPONSE); set at start-up. */
@@ -132,18 +155,28 @@ const tooLargeUpstream = (max: number): GatewayError =>
 /**
  * Reads an upstream answer as text, refusing (502) one larger than the limit: by Content-Length
  * before reading, else by counting while reading (the upstream request is then cancelled).
+ * An answer whose declared length is within the limit and that is not compressed (fetch
+ * decompresses, and Content-Length then counts the compressed bytes) is read natively
+ * (`res.text()`): the HTTP client delivers no more than the declared length.
  */
-export const readUpstreamText = async (res: Response, signal: AbortSignal): Promise<string> => {
+export const readUpstreamText = (res: Response, signal: AbortSignal): Promise<string> => {
   const max = maxUpstreamResponseBytes;
-  const declared = res.headers.get('content-length');
-  if (declared !== null && Number(declared) > max) {
-    res.body?.cancel().catch(() => undefined);
-    throw tooLargeUpstream(max);
-  }
-  if (!res.body) return '';
-  try {
-    return await readBounded(res.body, max, () => tooLargeUpstream(max));
-  } catch (e) {
+  const failed = (e: unknown): never => {
     throw upstreamFailure(e, signal);
+  };
+  try {
+    const declared = res.headers.get('content-length');
+    if (declared !== null) {
+      const length = Number(declared);
+      if (length > max) {
+        res.body?.cancel().catch(() => undefined);
+        return Promise.reject(tooLargeUpstream(max));
+      }
+      if (length >= 0 && !res.headers.has('content-encoding')) return res.text().catch(failed);
+    }
+    if (!res.body) return Promise.resolve('');
+    return readBounded(res.body, max, () => tooLargeUpstream(max)).catch(failed);
+  } catch (e) {
+    return Promise.reject(upstreamFailure(e, signal));
   }
 };

@@ -225,7 +225,33 @@ const keyAt = (text: string, from: number, to: number): string => {
  * valid JSON is left to JSON.parse.
  */
 export const checkNesting = (text: string, limit = MAX_JSON_DEPTH): void => {
-  if (text.length <= limit) return;
+  if (text.length <= limit || !deeperThan(text, limit)) return;
+  refuseNesting(text, limit);
+};
+
+/** Whether `text` nests objects and arrays deeper than `limit` (strings skipped); no allocation. */
+const deeperThan = (text: string, limit: number): boolean => {
+  let depth = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+    } else if (c === 123 || c === 91) {
+      if (++depth > limit) return true;
+    } else if (c === 125 || c === 93) {
+      depth--;
+    }
+  }
+  return false;
+};
+
+/** The scan of a text found too deep, again, tracking the path to name the parameter in the 400. */
+const refuseNesting = (text: string, limit: number): void => {
   let depth = 0;
   // Per level (up to PATH_LEVELS): the current key or index, and whether the level is an array.
   const segs: (string | number)[] = [];

@@ -18,23 +18,65 @@ const bodyTimedOut = (ms: number): GatewayError =>
 /** A body without Content-Length (chunked): counted as it arrives, refused past the limit. */
 const readCounted = (body: ReadableStream<Uint8Array>, max: number): Promise<string> => readBounded(body, max, () => bodyTooLarge(max));
 
-/** Reads the body within the size and time limits. */
-const readBody = async (req: Request, limits: BodyLimits): Promise<string> => {
-  const declared = req.headers.get('content-length');
-  if (declared !== null && Number(declared) > limits.maxBodyBytes) throw bodyTooLarge(limits.maxBodyBytes);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(bodyTimedOut(limits.bodyTimeoutMs)), limits.bodyTimeoutMs);
-  });
-  try {
-    const reading = declared !== null || !req.body ? req.text() : readCounted(req.body, limits.maxBodyBytes);
-    return await Promise.race([reading, deadline]);
-  } catch (e) {
-    if (e instanceof GatewayError) throw e;
-    throw invalidRequest('The request body could not be read.', null, 'invalid_body');
-  } finally {
-    clearTimeout(timer);
+/**
+ * Body deadlines: one shared sweep over the reads in progress instead of a timer and a race per
+ * request. A read still going at its deadline is answered 408 within SWEEP_MS of it.
+ */
+const SWEEP_MS = 100;
+interface Pending {
+  deadline: number;
+  ms: number;
+  fail(e: GatewayError): void;
+}
+const pending = new Set<Pending>();
+let sweeper: ReturnType<typeof setInterval> | undefined;
+const sweep = (): void => {
+  if (pending.size === 0) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+    return;
   }
+  const now = performance.now();
+  for (const p of pending) {
+    if (now >= p.deadline) {
+      pending.delete(p);
+      p.fail(bodyTimedOut(p.ms));
+    }
+  }
+};
+
+/** `reading`, or the 408 once `ms` passed first. */
+const within = (reading: Promise<string>, ms: number): Promise<string> =>
+  new Promise<string>((resolve, reject) => {
+    const p: Pending = { deadline: performance.now() + ms, ms, fail: reject };
+    pending.add(p);
+    if (!sweeper) {
+      sweeper = setInterval(sweep, SWEEP_MS);
+      sweeper.unref?.();
+    }
+    reading.then(
+      (text) => {
+        pending.delete(p);
+        resolve(text);
+      },
+      (e: unknown) => {
+        pending.delete(p);
+        reject(e instanceof GatewayError ? e : invalidRequest('The request body could not be read.', null, 'invalid_body'));
+      },
+    );
+  });
+
+/** Reads the body within the size and time limits. */
+const readBody = (req: Request, limits: BodyLimits): Promise<string> => {
+  const declared = req.headers.get('content-length');
+  if (declared !== null && Number(declared) > limits.maxBodyBytes) return Promise.reject(bodyTooLarge(limits.maxBodyBytes));
+  let reading: Promise<string>;
+  try {
+    reading = declared !== null || !req.body ? req.text() : readCounted(req.body, limits.maxBodyBytes);
+  } catch {
+    return Promise.reject(invalidRequest('The request body could not be read.', null, 'invalid_body'));
+  }
+  return within(reading, limits.bodyTimeoutMs);
 };
 
 /**
@@ -42,8 +84,9 @@ const readBody = async (req: Request, limits: BodyLimits): Promise<string> => {
  * invalid_json, nested deeper than MAX_JSON_DEPTH → 400 naming the parameter. Returns the text as
  * received (kept for the record) and the parsed value.
  */
-export const readJsonBody = async (req: Request, limits: BodyLimits = DEFAULT_BODY_LIMITS): Promise<{ text: string; value: unknown }> => {
-  const text = await readBody(req, limits);
+export const readJsonBody = (req: Request, limits: BodyLimits = DEFAULT_BODY_LIMITS): Promise<{ text: string; value: unknown }> => readBody(req, limits).then(parseBody);
+
+const parseBody = (text: string): { text: string; value: unknown } => {
   if (text.trim() === '') throw invalidRequest('The request body is empty; send a JSON object.', null, 'invalid_json');
   checkNesting(text);
   try {
