@@ -80,7 +80,7 @@ export type ReadEvents = () => Promise<StreamEvent[] | null>;
  * event; otherwise (a withheld usage chunk, `event:` lines toward a chat client, framing that is
  * not plain) per frame: the client gets the same bytes either way.
  */
-export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay): ReadEvents => {
+export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay, fail?: (e: unknown) => unknown): ReadEvents => {
   const reader = body.getReader();
   const input = new TextDecoder('utf-8');
   /** The generic parser: for events not in the plain form, and for the whole stream once a CR shows. */
@@ -161,27 +161,32 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
     return fast(text);
   };
 
+  /** Errors leave through `fail` (the attempt's mapping), in this same async layer. */
   return async (): Promise<StreamEvent[] | null> => {
-    while (!done) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        chunk = await reader.read();
-      } catch (e) {
-        throw upstreamFailure(e, signal);
+    try {
+      while (!done) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (e) {
+          throw upstreamFailure(e, signal);
+        }
+        if (chunk.done) {
+          done = true;
+          const tail: StreamEvent[] = [];
+          const rest = input.decode() + buffer;
+          buffer = '';
+          const p = parser();
+          reframe(rest === '' ? p.flush() : [...p.push(rest), ...p.flush()], tail);
+          for (const ev of decoder.end()) tail.push(ev);
+          return tail;
+        }
+        const events = push(chunk.value);
+        if (events.length > 0) return events;
       }
-      if (chunk.done) {
-        done = true;
-        const tail: StreamEvent[] = [];
-        const rest = input.decode() + buffer;
-        buffer = '';
-        const p = parser();
-        reframe(rest === '' ? p.flush() : [...p.push(rest), ...p.flush()], tail);
-        for (const ev of decoder.end()) tail.push(ev);
-        return tail;
-      }
-      const events = push(chunk.value);
-      if (events.length > 0) return events;
+      return null;
+    } catch (e) {
+      throw fail ? fail(e) : e;
     }
-    return null;
   };
 };
