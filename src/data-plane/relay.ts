@@ -88,8 +88,6 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
   let crlf = false;
   let buffer = '';
   let done = false;
-  /** A chunk's failure held back while the events of the chunks before it are returned. */
-  let failed: unknown;
   const parser = (): FrameParser => (generic ??= createFrameParser('sse'));
 
   const reframe = (frames: readonly UpstreamFrame[], out: StreamEvent[]): void => {
@@ -166,40 +164,24 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
   /** Errors leave through `fail` (the attempt's mapping), in this same async layer. */
   return async (): Promise<StreamEvent[] | null> => {
     try {
-      if (failed !== undefined) throw failed;
       while (!done) {
-        // Every chunk already received in one go (Bun's readMany: no promise when data is queued).
-        let got = reader.readMany();
-        if (got instanceof Promise) {
-          try {
-            got = await got;
-          } catch (e) {
-            throw upstreamFailure(e, signal);
-          }
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (e) {
+          throw upstreamFailure(e, signal);
         }
-        const chunks = got.value;
-        let events = chunks.length === 0 ? [] : push(chunks[0] as Uint8Array);
-        for (let i = 1; i < chunks.length; i++) {
-          let more: StreamEvent[];
-          try {
-            more = push(chunks[i] as Uint8Array);
-          } catch (e) {
-            // What the earlier chunks gave goes out first, as if they had been read one by one.
-            if (events.length === 0) throw e;
-            failed = e;
-            return events;
-          }
-          if (more.length > 0) events = events.length === 0 ? more : events.concat(more);
-        }
-        if (got.done) {
+        if (chunk.done) {
           done = true;
+          const tail: StreamEvent[] = [];
           const rest = input.decode() + buffer;
           buffer = '';
           const p = parser();
-          reframe(rest === '' ? p.flush() : [...p.push(rest), ...p.flush()], events);
-          for (const ev of decoder.end()) events.push(ev);
-          return events;
+          reframe(rest === '' ? p.flush() : [...p.push(rest), ...p.flush()], tail);
+          for (const ev of decoder.end()) tail.push(ev);
+          return tail;
         }
+        const events = push(chunk.value);
         if (events.length > 0) return events;
       }
       return null;
