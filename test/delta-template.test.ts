@@ -1,6 +1,7 @@
 import { expect, test } from 'bun:test';
 import type { StreamEvent } from '../src/canonical/types.ts';
-import { learnDeltaTemplate, templateText } from '../src/providers/openai-compatible/delta-template.ts';
+import { learnDeltaTemplate, templateText } from '../src/providers/delta-template.ts';
+import { createMessagesStreamDecoder } from '../src/providers/anthropic/stream.ts';
 import { createChatCompletionsStreamDecoder } from '../src/providers/openai-compatible/stream.ts';
 import { mulberry32 } from './support/fuzz-bodies.ts';
 
@@ -101,4 +102,47 @@ test('a whole stream through the template: same events as decoding every chunk i
   // The reference restarts per chunk: only the first start event is the stream's.
   expect(events).toEqual(want.filter((e, i) => e.type !== 'start' || i === 0));
   expect(events.filter((e) => e.type === 'text').map((e) => (e.type === 'text' ? e.text : ''))).toEqual(['He', 'llo', ' "wo\\nrld"', ' ✓', 'x']);
+});
+
+// ---- Anthropic Messages: `content_block_delta` text deltas --------------------------------------
+
+const aHead = (index: number) => `{"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":`;
+const aDelta = (token: string, index = 0): string => `${aHead(index)}${token}}}`;
+const aStart = '{"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":3,"output_tokens":1}}}';
+
+const aFull = (data: string): Outcome => {
+  const d = createMessagesStreamDecoder('anthropic');
+  d.push({ data: aStart });
+  return run(() => d.push({ data }));
+};
+const aTemplated = (data: string): Outcome => {
+  const d = createMessagesStreamDecoder('anthropic');
+  d.push({ data: aStart });
+  d.push({ data: aDelta('"x"') });
+  return run(() => d.push({ data }));
+};
+
+test('Anthropic text deltas: the template path gives what the full path gives', () => {
+  const rnd = mulberry32(7);
+  const alphabet = ['a', 'é', '👋', '"', '\\', '\n', '\u0001', ' ', '\ud800'];
+  const tokens = ['"x"', '""', '"a","x":"b"', '"abc\\"', '"raw\nnl"', 'null', '"a"  ', '"\\u00e9"'];
+  for (let i = 0; i < 200; i++) {
+    let s = '';
+    for (let j = Math.floor(rnd() * 10); j > 0; j--) s += alphabet[Math.floor(rnd() * alphabet.length)];
+    tokens.push(JSON.stringify(s));
+  }
+  for (const token of tokens) expect({ token, out: aTemplated(aDelta(token)) }).toEqual({ token, out: aFull(aDelta(token)) });
+  // Another block's index, a duplicate text member, a thinking delta with the same tail: the full path.
+  for (const data of [aDelta('"y"', 1), `${aHead(0)}"x","text":"y"}}`, '{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"x"}}', `${aDelta('"x"')}x`]) {
+    expect({ data, out: aTemplated(data) }).toEqual({ data, out: aFull(data) });
+  }
+});
+
+test('Anthropic: a stream over two text blocks gives the same events as decoding each event in full', () => {
+  const evs = [aStart, aDelta('"He"'), aDelta('"llo"'), aDelta('" \\"q\\""'), '{"type":"content_block_stop","index":0}', aDelta('"B"', 1), aDelta('"C"', 1), '{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}'];
+  const d = createMessagesStreamDecoder('anthropic');
+  const got = evs.flatMap((data) => d.push({ data }));
+  const want = evs.flatMap((data) => (data === aStart ? [] : (aFull(data) as { events: StreamEvent[] }).events));
+  expect(got).toEqual([...createMessagesStreamDecoder('anthropic').push({ data: aStart }), ...want]);
+  expect(got.filter((e) => e.type === 'text').map((e) => (e.type === 'text' ? e.text : ''))).toEqual(['He', 'llo', ' "q"', 'B', 'C']);
 });

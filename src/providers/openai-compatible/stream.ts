@@ -3,7 +3,7 @@ import type { StreamEvent } from '../../canonical/types.ts';
 import { asArray, asNumber, asRecord, asString, isRecord, parseJson, type UnknownRecord } from '../json.ts';
 import type { StreamDecoder, UpstreamFrame } from '../types.ts';
 import { badGateway, streamEndedEarly } from '../upstream-error.ts';
-import { type DeltaTemplate, learnDeltaTemplate, templateText } from './delta-template.ts';
+import { type DeltaTemplate, learnDeltaTemplate, templateText } from '../delta-template.ts';
 import { argumentsText, mapFinishReason, parseUsage, throwIfErrorPayload } from './response.ts';
 
 interface OpenCall {

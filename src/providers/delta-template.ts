@@ -1,18 +1,18 @@
 /**
- * The per-token chunk of a Chat Completions stream as a template: upstreams send every content
- * delta with the same bytes around the text (`{"id":…,"model":…,"choices":[{"index":0,"delta":
- * {"content":` … `},"logprobs":null,"finish_reason":null}]…}`). Once a chunk of that shape has been
- * decoded in full, later chunks with the same prefix and suffix are decoded by reading the one JSON
- * string between them, without `JSON.parse` of the whole chunk or the generic decoding.
+ * A stream's per-token event as a template: upstreams send every text delta with the same bytes
+ * around the text (Chat Completions: `{"id":…,"model":…,"choices":[{"index":0,"delta":{"content":`
+ * … `},"logprobs":null,"finish_reason":null}]…}`; Anthropic: `{"type":"content_block_delta",
+ * "index":0,"delta":{"type":"text_delta","text":` … `}}`). Once an event of that shape has been
+ * decoded in full, later events with the same prefix and suffix are decoded by reading the one JSON
+ * string between them, without `JSON.parse` of the whole event or the generic decoding.
  *
- * Same result as the full path by construction: the template is adopted only when a probe (the
- * learnt prefix and suffix around a marker string) parses as JSON with the marker as the only
- * member of the first and only choice's delta and nothing else that decodes to an event, so any
- * valid JSON string in that slot gives a valid chunk whose only event is that text. A slot that is
- * not exactly one valid JSON string token takes the full path (which fails the stream as before
- * when the chunk is not JSON).
+ * Same result as the full path by construction: a template is adopted only when a probe (the
+ * learnt prefix and suffix around a marker string) parses as JSON with the marker in the decoded
+ * text's place and nothing else that decodes to an event, so any valid JSON string in that slot
+ * gives a valid event whose only meaning is that text. A slot that is not exactly one valid JSON
+ * string token takes the full path (which fails the stream as before when the event is not JSON).
  */
-import { asArray, asRecord, isRecord, parseJson, type UnknownRecord } from '../json.ts';
+import { asArray, asRecord, isRecord, parseJson, type UnknownRecord } from './json.ts';
 
 export interface DeltaTemplate {
   readonly prefix: string;
@@ -50,21 +50,28 @@ const onlyContent = (chunk: UnknownRecord, content: unknown): boolean => {
 };
 
 /**
- * The template of a chunk (trimmed `data`) whose full decoding gave exactly one text event, or
- * undefined when the chunk does not have the template's shape.
+ * A template around the JSON string token that follows `locator` (which ends with its opening
+ * quote) in `data`, adopted only if the probe (the marker in the token's place) parses and
+ * `fits` it: then every valid JSON string in that slot gives the same decoding with that text.
  */
-export const learnDeltaTemplate = (data: string, chunk: UnknownRecord): DeltaTemplate | undefined => {
-  const at = data.indexOf(LOCATOR);
-  if (at === -1 || data.indexOf(LOCATOR, at + 1) !== -1 || !onlyContent(chunk, asRecord(asRecord(asArray(chunk['choices'])?.[0])?.['delta'])?.['content'])) return undefined;
-  const start = at + LOCATOR.length - 1;
+export const learnTemplate = (data: string, locator: string, fits: (probe: UnknownRecord, marker: string) => boolean): DeltaTemplate | undefined => {
+  const at = data.indexOf(locator);
+  if (at === -1) return undefined;
+  const start = at + locator.length - 1;
   const end = tokenEnd(data, start);
-  if (end === -1 || data.charCodeAt(end) !== 125 /* } */) return undefined;
+  if (end === -1) return undefined;
   const prefix = data.slice(0, start);
   const suffix = data.slice(end);
   const probe = parseJson(prefix + MARKER_TOKEN + suffix);
-  if (!probe.ok || !isRecord(probe.value) || !onlyContent(probe.value, MARKER)) return undefined;
-  return { prefix, suffix };
+  return probe.ok && isRecord(probe.value) && fits(probe.value, MARKER) ? { prefix, suffix } : undefined;
 };
+
+/**
+ * The Chat Completions template of a chunk (trimmed `data`) whose full decoding gave at most its
+ * text, or undefined when the chunk does not have the template's shape.
+ */
+export const learnDeltaTemplate = (data: string, chunk: UnknownRecord): DeltaTemplate | undefined =>
+  onlyContent(chunk, asRecord(asRecord(asArray(chunk['choices'])?.[0])?.['delta'])?.['content']) ? learnTemplate(data, LOCATOR, onlyContent) : undefined;
 
 /**
  * The text of a chunk (trimmed `data`) that fits the template, or undefined when it does not (the
