@@ -233,7 +233,7 @@ const MODEL_MEMBER = /"model"\s*:\s*"(?:[^"\\]|\\.)*"/;
 const spliceFirstModel = (text: string, model: string): string => text.replace(MODEL_MEMBER, () => `"model":${JSON.stringify(model)}`);
 
 /** Pull-based reader of an upstream body: bytes → frames → canonical events. */
-const eventReader = (adapter: HttpProviderAdapter, decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay) => {
+const eventReader = (adapter: HttpProviderAdapter, decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay, fail?: (e: unknown) => unknown) => {
   const reader = body.getReader();
   const framer = createFrameParser(adapter.framing);
   let done = false;
@@ -247,23 +247,27 @@ const eventReader = (adapter: HttpProviderAdapter, decoder: StreamDecoder, body:
     return out;
   };
   return async (): Promise<StreamEvent[] | null> => {
-    while (!done) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        chunk = await reader.read();
-      } catch (e) {
-        throw upstreamFailure(e, signal);
+    try {
+      while (!done) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (e) {
+          throw upstreamFailure(e, signal);
+        }
+        if (chunk.done) {
+          done = true;
+          const tail = decode(framer.flush());
+          for (const ev of decoder.end()) tail.push(ev);
+          return tail;
+        }
+        const events = decode(framer.push(chunk.value));
+        if (events.length > 0) return events;
       }
-      if (chunk.done) {
-        done = true;
-        const tail = decode(framer.flush());
-        for (const ev of decoder.end()) tail.push(ev);
-        return tail;
-      }
-      const events = decode(framer.push(chunk.value));
-      if (events.length > 0) return events;
+      return null;
+    } catch (e) {
+      throw fail ? fail(e) : e;
     }
-    return null;
   };
 };
 
@@ -294,19 +298,15 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
     const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
     if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
-    const read = adapter.framing === 'sse' ? sseReader(decoder, upstream.body, signal, relay) : eventReader(adapter, decoder, upstream.body, signal, relay);
+    // Errors after the stream opened (in-stream error events, cuts) leave mapped by the attempt;
+    // before, failover() maps them. The reader returns null again once it ended.
+    let opened = false;
+    const fail = (e: unknown): unknown => (opened ? t.call.fail(e) : e);
+    const read = adapter.framing === 'sse' ? sseReader(decoder, upstream.body, signal, relay, fail) : eventReader(adapter, decoder, upstream.body, signal, relay, fail);
     let first: StreamEvent[] | null = [];
     while (first !== null && first.length === 0) first = await read();
-    let ended = first === null;
-    const next = async (): Promise<StreamEvent[] | null> => {
-      if (ended) return null;
-      try {
-        return (await read()) ?? ((ended = true), null);
-      } catch (e) {
-        // Errors after the stream opened (in-stream error events, cuts) leave through here.
-        throw t.call.fail(e);
-      }
-    };
+    opened = true;
+    const next = read;
     const relayed = relay ? { takeRelay: () => relay.take(), relayDone: () => relay.done, ...(collector ? { relayFinal: () => collector.final() } : {}) } : {};
     return { value: { first: first ?? [], next, abort, controller: t.controller, ...relayed }, status: upstream.status };
   });

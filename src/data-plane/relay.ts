@@ -33,7 +33,8 @@ export class Relay {
     this.collector = options.collector;
   }
   #spliced(text: string): string {
-    const t = text.includes(this.needle) ? text.replaceAll(this.needle, this.model) : text;
+    // One search: replaceAll gives the text back unchanged when the needle is absent.
+    const t = text.replaceAll(this.needle, this.model);
     return this.splice ? this.splice(t) : t;
   }
   /** Feeds the collector with an event's data as the client gets it. */
@@ -80,7 +81,7 @@ export type ReadEvents = () => Promise<StreamEvent[] | null>;
  * event; otherwise (a withheld usage chunk, `event:` lines toward a chat client, framing that is
  * not plain) per frame: the client gets the same bytes either way.
  */
-export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay): ReadEvents => {
+export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay, fail?: (e: unknown) => unknown): ReadEvents => {
   const reader = body.getReader();
   const input = new TextDecoder('utf-8');
   /** The generic parser: for events not in the plain form, and for the whole stream once a CR shows. */
@@ -98,13 +99,27 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
     }
   };
 
-  /** The plain form's frame of one event text (no blank line inside), or undefined. */
-  const plain = (ev: string): UpstreamFrame | undefined => {
-    if (ev.startsWith('data: ')) return ev.indexOf('\n') === -1 ? { data: ev.slice(6) } : undefined;
-    if (!ev.startsWith('event: ')) return undefined;
-    const nl = ev.indexOf('\n');
-    if (nl <= 7 || !ev.startsWith('data: ', nl + 1) || ev.indexOf('\n', nl + 1) !== -1) return undefined;
-    return { event: ev.slice(7, nl), data: ev.slice(nl + 7) };
+  /** End of the event at `pos` in `complete` (the index of its blank line), and its plain-form frame if it has one. */
+  let stop = 0;
+  /**
+   * The plain form's frame of the event starting at `pos` (`data: …` alone, or `event: …` then
+   * `data: …`), or undefined; sets `stop`. One scan per line: the event's own line ends tell
+   * whether a blank line follows.
+   */
+  const plain = (complete: string, pos: number): UpstreamFrame | undefined => {
+    const nl = complete.indexOf('\n', pos);
+    if (complete.charCodeAt(nl + 1) === 10) {
+      stop = nl;
+      return complete.startsWith('data: ', pos) ? { data: complete.slice(pos + 6, nl) } : undefined;
+    }
+    const nl2 = complete.indexOf('\n', nl + 1);
+    if (complete.charCodeAt(nl2 + 1) !== 10) {
+      stop = complete.indexOf('\n\n', nl2);
+      return undefined;
+    }
+    stop = nl2;
+    if (nl - pos <= 7 || !complete.startsWith('event: ', pos) || !complete.startsWith('data: ', nl + 1)) return undefined;
+    return { event: complete.slice(pos + 7, nl), data: complete.slice(nl + 7, nl2) };
   };
 
   const fast = (text: string): StreamEvent[] => {
@@ -118,11 +133,9 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
     const decoded: StreamEvent[][] = [];
     let whole = true;
     for (let pos = 0; pos < complete.length; ) {
-      const stop = complete.indexOf('\n\n', pos);
-      const ev = complete.slice(pos, stop);
+      const f = plain(complete, pos);
+      const fs = f ? [f] : parser().push(complete.slice(pos, stop + 2));
       pos = stop + 2;
-      const f = plain(ev);
-      const fs = f ? [f] : parser().push(`${ev}\n\n`);
       // A chat relay writes no `event:` lines: such an event is re-framed.
       if (!f || (f.event !== undefined && relay?.format === 'chat')) whole = false;
       for (const frame of fs) {
@@ -161,27 +174,32 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
     return fast(text);
   };
 
+  /** Errors leave through `fail` (the attempt's mapping), in this same async layer. */
   return async (): Promise<StreamEvent[] | null> => {
-    while (!done) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        chunk = await reader.read();
-      } catch (e) {
-        throw upstreamFailure(e, signal);
+    try {
+      while (!done) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (e) {
+          throw upstreamFailure(e, signal);
+        }
+        if (chunk.done) {
+          done = true;
+          const tail: StreamEvent[] = [];
+          const rest = input.decode() + buffer;
+          buffer = '';
+          const p = parser();
+          reframe(rest === '' ? p.flush() : [...p.push(rest), ...p.flush()], tail);
+          for (const ev of decoder.end()) tail.push(ev);
+          return tail;
+        }
+        const events = push(chunk.value);
+        if (events.length > 0) return events;
       }
-      if (chunk.done) {
-        done = true;
-        const tail: StreamEvent[] = [];
-        const rest = input.decode() + buffer;
-        buffer = '';
-        const p = parser();
-        reframe(rest === '' ? p.flush() : [...p.push(rest), ...p.flush()], tail);
-        for (const ev of decoder.end()) tail.push(ev);
-        return tail;
-      }
-      const events = push(chunk.value);
-      if (events.length > 0) return events;
+      return null;
+    } catch (e) {
+      throw fail ? fail(e) : e;
     }
-    return null;
   };
 };

@@ -272,6 +272,8 @@ export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: Reque
       try {
         const head = encode(open.first);
         if (head) await drain(write(head));
+        // Per chunk: drain() only when the socket did not take the write (no promise otherwise).
+        let pending: Promise<unknown> | undefined;
         for (;;) {
           if (finished) return;
           const events = await open.next();
@@ -287,7 +289,7 @@ export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: Reque
             return;
           }
           const out = encode(events);
-          if (out) await drain(write(out));
+          if (out && (pending = write(out)) !== undefined) await drain(pending);
         }
       } catch (e) {
         if (finished) return;

@@ -1,10 +1,20 @@
 /** Anthropic Messages SSE events → canonical stream events. Dispatches on `data.type`, not `event:`. */
 import type { StreamEvent } from '../../canonical/types.ts';
-import { asNumber, asRecord, asString, isRecord, parseJson } from '../json.ts';
+import { type DeltaTemplate, learnTemplate, templateText } from '../delta-template.ts';
+import { asNumber, asRecord, asString, isRecord, parseJson, type UnknownRecord } from '../json.ts';
 import type { StreamDecoder, UpstreamFrame } from '../types.ts';
 import { badGateway, streamEndedEarly } from '../upstream-error.ts';
 import { anthropicInStreamError } from './errors.ts';
 import { mapStopReason, mergeRawUsage, readRawUsage, toUsage, type RawAnthropicUsage } from './response.ts';
+
+/** A text delta's text slot (delta-template.ts): the probe must be a text delta with the marker as its text. */
+const TEXT_LOCATOR = '"type":"text_delta","text":"';
+const isTextDelta = (o: UnknownRecord, marker: string): boolean => {
+  const d = asRecord(o['delta']);
+  return o['type'] === 'content_block_delta' && d !== undefined && d['type'] === 'text_delta' && d['text'] === marker;
+};
+/** Attempts to learn a template per stream at most (one per text block: the block's index is part of it). */
+const MAX_LEARNT = 4;
 
 export const createMessagesStreamDecoder = (provider: string): StreamDecoder => {
   let started = false;
@@ -13,6 +23,9 @@ export const createMessagesStreamDecoder = (provider: string): StreamDecoder => 
   let usage: RawAnthropicUsage = {};
   /** Content-block index → tool-call index (tool blocks only, 0, 1, 2…). */
   const toolOf = new Map<number, number>();
+  /** The current text block's delta template (delta-template.ts). */
+  let template: DeltaTemplate | undefined;
+  let learnt = 0;
 
   const onEvent = (o: Record<string, unknown>, raw: string): StreamEvent[] => {
     switch (o['type']) {
@@ -93,9 +106,18 @@ export const createMessagesStreamDecoder = (provider: string): StreamDecoder => 
     push(frame: UpstreamFrame): StreamEvent[] {
       const data = frame.data.trim();
       if (stopped || data === '') return [];
+      if (template !== undefined) {
+        const text = templateText(template, data);
+        if (text !== undefined) return text === '' ? [] : [{ type: 'text', text }];
+      }
       const parsed = parseJson(data);
       if (!parsed.ok || !isRecord(parsed.value)) throw badGateway(provider, 'sent a stream event that is not JSON.', data);
-      return onEvent(parsed.value, data);
+      const out = onEvent(parsed.value, data);
+      if (learnt < MAX_LEARNT && parsed.value['type'] === 'content_block_delta' && asRecord(parsed.value['delta'])?.['type'] === 'text_delta') {
+        learnt++;
+        template = learnTemplate(data, TEXT_LOCATOR, isTextDelta) ?? template;
+      }
+      return out;
     },
     end(): StreamEvent[] {
       if (!finished) throw streamEndedEarly(provider);

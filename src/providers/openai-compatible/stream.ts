@@ -3,6 +3,7 @@ import type { StreamEvent } from '../../canonical/types.ts';
 import { asArray, asNumber, asRecord, asString, isRecord, parseJson, type UnknownRecord } from '../json.ts';
 import type { StreamDecoder, UpstreamFrame } from '../types.ts';
 import { badGateway, streamEndedEarly } from '../upstream-error.ts';
+import { type DeltaTemplate, learnDeltaTemplate, templateText } from '../delta-template.ts';
 import { argumentsText, mapFinishReason, parseUsage, throwIfErrorPayload } from './response.ts';
 
 interface OpenCall {
@@ -17,6 +18,9 @@ export const createChatCompletionsStreamDecoder = (provider: string): StreamDeco
   /** Upstream tool-call slot (`delta.tool_calls[].index`) → the call currently open there. */
   const slots = new Map<number, OpenCall>();
   let toolCount = 0;
+  /** The per-token chunk's template, learnt from the first one decoded in full (delta-template.ts). */
+  let template: DeltaTemplate | undefined;
+  let learnt = false;
 
   const start = (chunk: UnknownRecord, out: StreamEvent[]): void => {
     if (started) return;
@@ -90,10 +94,21 @@ export const createChatCompletionsStreamDecoder = (provider: string): StreamDeco
         done = true;
         return [];
       }
+      if (template !== undefined) {
+        const text = templateText(template, data);
+        if (text !== undefined) return text === '' ? [] : [{ type: 'text', text }];
+      }
       const parsed = parseJson(data);
       if (!parsed.ok || !isRecord(parsed.value)) throw badGateway(provider, 'sent a stream event that is not JSON.', data);
       throwIfErrorPayload(provider, parsed.value, data);
-      return chunkEvents(parsed.value);
+      const wasStarted = started;
+      const out = chunkEvents(parsed.value);
+      // Learnt once per stream, from a chunk after the start whose only event is its text.
+      if (!learnt && wasStarted && (out.length === 0 || (out.length === 1 && out[0]?.type === 'text'))) {
+        template = learnDeltaTemplate(data, parsed.value);
+        learnt = template !== undefined;
+      }
+      return out;
     },
     end(): StreamEvent[] {
       if (!finished) throw streamEndedEarly(provider);
