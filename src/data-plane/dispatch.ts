@@ -1,3 +1,4 @@
+import { Sweep } from '../core/sweep.ts';
 import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject, StreamEvent } from '../canonical/types.ts';
 import { GatewayError, invalidRequest } from '../core/errors.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
@@ -88,35 +89,14 @@ interface Try {
  * by the response's cancel).
  */
 const SWEEP_MS = 25;
-const armed = new Set<Try>();
-let sweeper: ReturnType<typeof setInterval> | undefined;
-const sweep = (): void => {
-  if (armed.size === 0) {
-    clearInterval(sweeper);
-    sweeper = undefined;
-    return;
-  }
-  const now = performance.now();
-  for (const t of armed) {
-    if (t.client.aborted) {
-      armed.delete(t);
-      t.controller.abort(clientClosed());
-    } else if (now >= t.deadline) {
-      armed.delete(t);
-      t.controller.abort(timeoutError(t.timeoutMs));
-    }
-  }
-};
-const arm = (t: Try): void => {
-  armed.add(t);
-  if (!sweeper) {
-    sweeper = setInterval(sweep, SWEEP_MS);
-    sweeper.unref?.();
-  }
-};
-const disarm = (t: Try): void => {
-  armed.delete(t);
-};
+const armed = new Sweep<Try>(SWEEP_MS, (t, now) => {
+  if (t.client.aborted) t.controller.abort(clientClosed());
+  else if (now >= t.deadline) t.controller.abort(timeoutError(t.timeoutMs));
+  else return false;
+  return true;
+});
+const arm = (t: Try): void => armed.add(t);
+const disarm = (t: Try): void => armed.delete(t);
 
 /**
  * Every (target, retry) pair in the order they are tried. Routes without a weighted choice always

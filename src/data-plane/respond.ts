@@ -1,3 +1,4 @@
+import { Sweep } from '../core/sweep.ts';
 import type { StreamEvent, ToolCall, Usage } from '../canonical/types.ts';
 import { asGatewayError, GatewayError, toInferenceBody } from '../core/errors.ts';
 import type { ClientFormatCodec, StreamEncoder } from '../formats/types.ts';
@@ -130,30 +131,19 @@ export const gatewayShutdown = (): GatewayError =>
  * while streams are open.
  */
 const WATCH_MS = 50;
-const watched = new Set<Watched>();
-let watchdog: ReturnType<typeof setInterval> | undefined;
-const watch = (): void => {
-  if (watched.size === 0) {
-    clearInterval(watchdog);
-    watchdog = undefined;
-    return;
-  }
-  const now = Date.now();
-  for (const w of watched) {
+const watched = new Sweep<Watched>(
+  WATCH_MS,
+  (w, now) => {
     // While the client is not reading, the upstream is not read either: that is not upstream idleness.
     if (w.stalledSince !== 0) {
       if (now - w.stalledSince > w.stallTimeoutMs) w.stalled();
     } else if (now - w.lastUpstream > w.idleTimeoutMs) w.idle();
     else if (now - w.lastWrite >= w.keepAliveMs) w.keepAlive();
-  }
-};
-const startWatching = (w: Watched): void => {
-  watched.add(w);
-  if (!watchdog) {
-    watchdog = setInterval(watch, WATCH_MS);
-    watchdog.unref?.();
-  }
-};
+    return false;
+  },
+  Date.now,
+);
+const startWatching = (w: Watched): void => watched.add(w);
 
 /** Responses written by sseResponse (they re-arm the connection's idle time-out when they end). */
 const gatewayStreams = new WeakSet<Response>();
@@ -164,7 +154,7 @@ export const openStreamCount = (): number => watched.size;
 
 /** Ends every open stream with `error` as the format's error event (used at the shutdown deadline). */
 export const cutOpenStreams = (error: GatewayError): number => {
-  const all = [...watched];
+  const all = watched.items();
   for (const w of all) w.cut(error);
   return all.length;
 };

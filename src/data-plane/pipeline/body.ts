@@ -1,4 +1,5 @@
 import { GatewayError, invalidRequest } from '../../core/errors.ts';
+import { Sweep } from '../../core/sweep.ts';
 import { checkNesting } from '../../formats/validate.ts';
 import { readBounded } from '../bounded-read.ts';
 
@@ -28,32 +29,17 @@ interface Pending {
   ms: number;
   fail(e: GatewayError): void;
 }
-const pending = new Set<Pending>();
-let sweeper: ReturnType<typeof setInterval> | undefined;
-const sweep = (): void => {
-  if (pending.size === 0) {
-    clearInterval(sweeper);
-    sweeper = undefined;
-    return;
-  }
-  const now = performance.now();
-  for (const p of pending) {
-    if (now >= p.deadline) {
-      pending.delete(p);
-      p.fail(bodyTimedOut(p.ms));
-    }
-  }
-};
+const pending = new Sweep<Pending>(SWEEP_MS, (p, now) => {
+  if (now < p.deadline) return false;
+  p.fail(bodyTimedOut(p.ms));
+  return true;
+});
 
 /** `reading`, or the 408 once `ms` passed first. */
 const within = (reading: Promise<string>, ms: number): Promise<string> =>
   new Promise<string>((resolve, reject) => {
     const p: Pending = { deadline: performance.now() + ms, ms, fail: reject };
     pending.add(p);
-    if (!sweeper) {
-      sweeper = setInterval(sweep, SWEEP_MS);
-      sweeper.unref?.();
-    }
     reading.then(
       (text) => {
         pending.delete(p);
