@@ -27,7 +27,6 @@ import {
   KEYS_PER_CUSTOMER,
   launchGateway,
   type LaunchedGateway,
-  MODELS,
   type PostgresStore,
   prepareStore,
   removeScratchDirs,
@@ -37,14 +36,15 @@ import {
   ROUTES_PER_CUSTOMER,
 } from './lib/gateway.ts';
 import { findPeer, startPeer, peerDir, type RunningPeer } from './lib/peer.ts';
-import { checkBody, type ProbeResult, runProbe } from './lib/probe.ts';
+import { checkBody } from './lib/probe.ts';
 import { cpuMs, pinned, pinSelf, planCores, rssMb, rssSampler, type Service, settle, spawnService } from './lib/proc.ts';
 import { evaluateGoals, gitCommit, quickSummary, totalErrors } from './lib/goals.ts';
 import { renderMarkdown, renderPlot, renderTable } from './lib/report.ts';
-import type { FirstEvent, Results, Run } from './lib/results.ts';
+import type { Results, Run } from './lib/results.ts';
 import { gatewayRequests, type Kind, peerRequests, streamKind, type TargetName, upstreamRequests } from './lib/requests.ts';
-import { median, medianOf, slope } from './lib/stats.ts';
-import { runWrk, type WrkRequest } from './lib/wrk.ts';
+import { medianOf } from './lib/stats.ts';
+import { runWrk } from './lib/wrk.ts';
+import { runChurn, runFirstEvent, runSoak, type Target } from './lib/scenarios.ts';
 
 const ROOT = resolve(import.meta.dir, '..');
 const RESULTS = join(import.meta.dir, 'results');
@@ -72,12 +72,6 @@ const log = (s: string) => process.stderr.write(`${s}\n`);
 
 // ---- targets --------------------------------------------------------------------------------------
 
-interface Target {
-  name: TargetName;
-  url: string;
-  pid: number;
-  requests(kind: Kind): WrkRequest[] | undefined;
-}
 
 const main = async (): Promise<void> => {
   const t0 = performance.now();
@@ -320,71 +314,10 @@ const main = async (): Promise<void> => {
     }
 
     // ---- first-event latency at 100 streams/s ----
-    if (groupOn('first', true)) {
-      log('first-event latency at 100 streams/s…');
-      const probes: [TargetName, Kind][] = quick
-        ? [
-            ['direct', 'chat-sse'],
-            ['gateway', 'chat-sse'],
-          ]
-        : [
-            ['direct', 'chat-sse'],
-            ['bare', 'chat-sse'],
-            ['gateway', 'chat-sse'],
-            ['gateway-pg', 'chat-sse'],
-            ['portkey', 'chat-sse'],
-          ];
-      if (!quick) probes.push(['direct', 'messages-sse'], ['gateway', 'messages-sse'], ['gateway', 'messages-x-sse'], ['gateway', 'responses-sse']);
-      const base: Partial<Record<string, ProbeResult>> = {};
-      for (const [n, kind] of probes) {
-        const t = target(n);
-        const requests = t?.requests(kind);
-        if (!t || !requests) continue;
-        await settle(targets.map((x) => x.pid));
-        const result = await runProbe({ url: t.url, requests, rate: 100, durationS: quick ? 2 : 5, kind: streamKind(kind) });
-        const wire = kind === 'messages-sse' ? 'messages' : 'chat';
-        if (n === 'direct') base[wire] = result;
-        const d = base[wire];
-        const fe: FirstEvent = { target: n, kind, result, addedP50: d ? result.ttfb.p50 - d.ttfb.p50 : Number.NaN, addedP99: d ? result.ttfb.p99 - d.ttfb.p99 : Number.NaN };
-        results.firstEvent.push(fe);
-        log(
-          `  ${kind.padEnd(16)} ${n.padEnd(8)} first event p50 ${result.ttfb.p50.toFixed(2)} ms p99 ${result.ttfb.p99.toFixed(2)} ms (added ${fe.addedP50.toFixed(2)} / ${fe.addedP99.toFixed(2)})  errors ${result.errors}${result.firstError ? ` (${result.firstError})` : ''}`,
-        );
-      }
-    }
+    if (groupOn('first', true)) results.firstEvent.push(...(await runFirstEvent(target, () => settle(targets.map((x) => x.pid)), quick, log)));
 
     // ---- configuration churn under load ----
-    if (groupOn('churn', false)) {
-      log('configuration churn: route updates every 100 ms under load…');
-      const t = target('gateway') as Target;
-      const steady = await measure(t, 'churn-json', { connections: 64, durationS: opts.durationS });
-      say('churn steady', 'gateway', steady);
-      const changeMs: number[] = [];
-      let stop = false;
-      const changer = (async () => {
-        let i = 0;
-        while (!stop) {
-          const targetsA = [{ connection: 'mock-openai', model: 'gpt-4o-mini', priority: 0, weight: 1 }];
-          const targetsB = [
-            { connection: 'mock-openai', model: 'gpt-4o-mini', priority: 0, weight: 3 },
-            { connection: 'mock-openai', model: 'gpt-4o-mini-2024-07-18', priority: 0, weight: 1 },
-          ];
-          const c0 = performance.now();
-          await gw.call('/admin.v1.AdminService/UpdateRoute', { customerId: 'bench-00', projectId: 'default', model: MODELS.churn, targets: i++ % 2 ? targetsA : targetsB });
-          // The write returns at commit; the change counts once the embedded plane serves it.
-          await gw.converged();
-          changeMs.push(performance.now() - c0);
-          await Bun.sleep(100);
-        }
-      })();
-      const churn = await measure(t, 'churn-json', { connections: 64, durationS: opts.durationS });
-      stop = true;
-      await changer;
-      say('churn', 'gateway', churn);
-      const { percentiles } = await import('./lib/probe.ts');
-      results.churn = { steady, churn, changes: changeMs.length, changeMs: percentiles(changeMs) };
-      log(`  ${changeMs.length} route updates, each served (GetConfigStatus: serving, polled every 20 ms) after p50 ${median(changeMs).toFixed(0)} ms`);
-    }
+    if (groupOn('churn', false)) results.churn = await runChurn(measure, target('gateway') as Target, gw, opts.durationS, say, log);
 
     // ---- slow upstream, 1k concurrent streams ----
     if (groupOn('slow', false)) {
@@ -414,28 +347,7 @@ const main = async (): Promise<void> => {
     }
 
     // ---- soak ----
-    if (opts.soakS > 0) {
-      log(`soak: ${opts.soakS} s of mixed traffic (chat, chat SSE, Messages cross-format, Responses) at 32 connections…`);
-      const t = target('gateway') as Target;
-      const mix: WrkRequest[] = [];
-      const parts = (['chat-json', 'chat-sse', 'messages-x-sse', 'responses-sse'] as Kind[]).map((k) => gatewayRequests(k, store.keys));
-      for (let i = 0; i < store.keys.length; i++) for (const p of parts) mix.push(p[i] as WrkRequest);
-      const mixed: Target = { ...t, requests: () => mix };
-      const segments: { t: number; rssMb: number; rps: number; errors: number }[] = [];
-      const segS = 15;
-      const start = performance.now();
-      while ((performance.now() - start) / 1000 < opts.soakS - 1) {
-        const run = await measure(mixed, 'chat-json', { connections: 32, durationS: Math.min(segS, Math.max(2, opts.soakS - (performance.now() - start) / 1000)) });
-        segments.push({ t: (performance.now() - start) / 1000, rssMb: run.rssMb, rps: run.rps, errors: run.errors });
-        log(`  t=${segments.at(-1)?.t.toFixed(0)} s  ${run.rps.toFixed(0)} req/s  rss ${run.rssMb.toFixed(0)} MB  errors ${run.errors}`);
-      }
-      const half = segments.slice(Math.floor(segments.length / 2));
-      results.soak = {
-        segments,
-        slopeMbPerMin: slope(half.map((s) => s.t / 60), half.map((s) => s.rssMb)),
-        growthMb: (segments.at(-1)?.rssMb ?? 0) - (segments[0]?.rssMb ?? 0),
-      };
-    }
+    if (opts.soakS > 0) results.soak = await runSoak(measure, target('gateway') as Target, store.keys, opts.soakS, log);
 
     // ---- totals, goals, output ----
     const errors = totalErrors(results);
