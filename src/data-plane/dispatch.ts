@@ -4,11 +4,11 @@ import { GatewayError, invalidRequest } from '../core/errors.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import { createFrameParser } from '../providers/framing.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, PassThrough, StreamDecoder, UpstreamFrame, UpstreamHttpRequest } from '../providers/types.ts';
-import { Relay, sseReader } from './relay.ts';
+import { pullEvents, Relay, sseReader } from './relay.ts';
 import { finalCollector } from './relay-final.ts';
 import type { NativeAnswer } from './responses-native.ts';
 import { targetOrder } from './resolve.ts';
-import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall, upstreamFailure } from './upstream.ts';
+import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall } from './upstream.ts';
 
 /** One try against one target, for the request record and the span. */
 export interface Attempt {
@@ -216,7 +216,6 @@ const spliceFirstModel = (text: string, model: string): string => text.replace(M
 const eventReader = (adapter: HttpProviderAdapter, decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay, fail?: (e: unknown) => unknown) => {
   const reader = body.getReader();
   const framer = createFrameParser(adapter.framing);
-  let done = false;
   const decode = (frames: UpstreamFrame[]): StreamEvent[] => {
     const out: StreamEvent[] = [];
     for (const f of frames) {
@@ -226,29 +225,11 @@ const eventReader = (adapter: HttpProviderAdapter, decoder: StreamDecoder, body:
     }
     return out;
   };
-  return async (): Promise<StreamEvent[] | null> => {
-    try {
-      while (!done) {
-        let chunk: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          chunk = await reader.read();
-        } catch (e) {
-          throw upstreamFailure(e, signal);
-        }
-        if (chunk.done) {
-          done = true;
-          const tail = decode(framer.flush());
-          for (const ev of decoder.end()) tail.push(ev);
-          return tail;
-        }
-        const events = decode(framer.push(chunk.value));
-        if (events.length > 0) return events;
-      }
-      return null;
-    } catch (e) {
-      throw fail ? fail(e) : e;
-    }
-  };
+  return pullEvents(reader, signal, (chunk) => decode(framer.push(chunk)), () => {
+    const tail = decode(framer.flush());
+    for (const ev of decoder.end()) tail.push(ev);
+    return tail;
+  }, fail);
 };
 
 /**

@@ -70,6 +70,42 @@ export class Relay {
 export type ReadEvents = () => Promise<StreamEvent[] | null>;
 
 /**
+ * The pull loop of every upstream stream reader: reads chunks until `push` gives events (or the
+ * body ends: `end` gives the tail, then null). A read failure becomes the abort's or network's
+ * GatewayError; every error leaves through `fail` (the attempt's mapping), in this one async layer.
+ */
+export const pullEvents = (
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  signal: AbortSignal,
+  push: (chunk: Uint8Array) => StreamEvent[],
+  end: () => StreamEvent[],
+  fail?: (e: unknown) => unknown,
+): ReadEvents => {
+  let done = false;
+  return async () => {
+    try {
+      while (!done) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (e) {
+          throw upstreamFailure(e, signal);
+        }
+        if (chunk.done) {
+          done = true;
+          return end();
+        }
+        const events = push(chunk.value);
+        if (events.length > 0) return events;
+      }
+      return null;
+    } catch (e) {
+      throw fail ? fail(e) : e;
+    }
+  };
+};
+
+/**
  * The reader of an upstream SSE stream: bytes → canonical events, with a direct slice on blank
  * lines for events in the plain form (`data: …`, or `event: …` + `data: …`, LF line ends); other
  * framing (CR line ends, comments, multi-line data, the unterminated tail) takes the generic frame
@@ -88,7 +124,6 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
   let generic: FrameParser | undefined;
   let crlf = false;
   let buffer = '';
-  let done = false;
   const parser = (): FrameParser => (generic ??= createFrameParser('sse'));
 
   const reframe = (frames: readonly UpstreamFrame[], out: StreamEvent[]): void => {
@@ -174,32 +209,13 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
     return fast(text);
   };
 
-  /** Errors leave through `fail` (the attempt's mapping), in this same async layer. */
-  return async (): Promise<StreamEvent[] | null> => {
-    try {
-      while (!done) {
-        let chunk: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          chunk = await reader.read();
-        } catch (e) {
-          throw upstreamFailure(e, signal);
-        }
-        if (chunk.done) {
-          done = true;
-          const tail: StreamEvent[] = [];
-          const rest = input.decode() + buffer;
-          buffer = '';
-          const p = parser();
-          reframe(rest === '' ? p.flush() : [...p.push(rest), ...p.flush()], tail);
-          for (const ev of decoder.end()) tail.push(ev);
-          return tail;
-        }
-        const events = push(chunk.value);
-        if (events.length > 0) return events;
-      }
-      return null;
-    } catch (e) {
-      throw fail ? fail(e) : e;
-    }
-  };
+  return pullEvents(reader, signal, push, () => {
+    const tail: StreamEvent[] = [];
+    const rest = input.decode() + buffer;
+    buffer = '';
+    const p = parser();
+    reframe(rest === '' ? p.flush() : [...p.push(rest), ...p.flush()], tail);
+    for (const ev of decoder.end()) tail.push(ev);
+    return tail;
+  }, fail);
 };
