@@ -23,12 +23,20 @@ const keys: Record<'web' | 'api' | 'other', string> = { web: '', api: '', other:
 let gatewayId = '';
 let workspaceUuid = '';
 
+/** Where both planes stand (a timed-out wait says it: a propagation failure is then readable from the log). */
+const planes = async (): Promise<string> => {
+  const embedded = tg?.gw.controller.status;
+  const separate = node?.controller.status;
+  const readiness = node ? await readyz().catch((e: unknown) => String(e)) : undefined;
+  return JSON.stringify({ embedded, separate, readiness });
+};
+
 const until = async <T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> => {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn().catch(() => undefined);
     if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
+    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}; ${await planes()}`);
     await Bun.sleep(50);
   }
 };

@@ -98,6 +98,17 @@ interface UntypedMutation {
 }
 
 /**
+ * Held by every management write from its first statement to its commit. A data plane's revision is
+ * the highest change row id it has seen (a NOTIFY or a poll reads it); ids come from a sequence,
+ * which numbers rows when they are inserted, not when they commit. Two writes committing out of
+ * order (B numbered after A, committed before it) would leave A's change behind a revision the
+ * planes already serve, unseen until a full sync. Serialising the writes makes ids follow commit
+ * order; taken first, before any row lock, it cannot deadlock with them. Management writes take
+ * milliseconds, so the queue it forms is short.
+ */
+const CHANGE_ORDER_LOCK = 0x63686731; // 'chg1'
+
+/**
  * `m.change` inside one transaction: writes the change rows and, once per transaction, a NOTIFY
  * (delivered at commit, dropped on rollback; its payload is informative only — the listener reads
  * the revision itself).
@@ -127,6 +138,8 @@ const build = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' |
   const run = async (input: unknown, ctx: OpContext): Promise<object> => {
     if (prepare) await prepare(input, ctx);
     return deps.db.transaction(async (tx) => {
+      // Writes commit in the order their change rows are numbered (see CHANGE_ORDER_LOCK).
+      await tx.execute(sql`select pg_advisory_xact_lock(${CHANGE_ORDER_LOCK})`);
       const m: MutationCtx = { ...ctx, tx, change: changeIn(deps, tx) };
       const result = await apply(input, m);
       const target = { actionType: action, resourceType: resource, resourceId: audit.resourceId(input, result) };

@@ -205,6 +205,9 @@ export class SnapshotController {
     const served = this.holder.current?.revision ?? -1;
     if (force || doc.revision > served) this.holder.swap(buildSnapshot(doc, this.getAdapter));
     this.status.appliedRevision = this.holder.current?.revision ?? -1;
+    // Held Pulls of separate data planes wake on every revision this plane moves to, whoever noticed
+    // it (a NOTIFY, a poll, a fresh worker's first sync): a wake-up never depends on one path alone.
+    if (this.status.appliedRevision > served) this.signal.fire();
     return this.status.appliedRevision;
   }
 }
