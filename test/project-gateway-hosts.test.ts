@@ -31,7 +31,11 @@ const planes = async (): Promise<string> => {
   return JSON.stringify({ embedded, separate, readiness });
 };
 
-const until = async <T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> => {
+/**
+ * Waits for a propagated change. A held Pull answers when a change commits (milliseconds); its
+ * wait ends after 20 s in any case, so 25 s still proves the change arrives even on a slow machine.
+ */
+const until = async <T>(what: string, fn: () => Promise<T | undefined>, ms = 25_000): Promise<T> => {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn().catch(() => undefined);
@@ -147,7 +151,7 @@ describe('project gateways served by host', () => {
     expect((await chat(tg.url, keys.web, 'api.example.com')).status).toBe(200);
     expect((await chat(node.inferenceUrl, keys.api, 'api.example.com')).status).toBe(404);
     expect((await chat(node.inferenceUrl, keys.web, 'api.example.com')).status).toBe(200);
-  }, 30_000);
+  }, 120_000);
 
   test('PROXY_URL: a workspace URL set with triggerUpdate is adopted by the data plane; without it, only stored', async () => {
     await tg.must(admin('SetWorkspaceURL'), { id: workspaceUuid, url: 'https://edge.example.net', triggerUpdate: false });
@@ -170,7 +174,7 @@ describe('project gateways served by host', () => {
     // The separate plane: its own host serves its workspace's project.
     expect((await chat(node.inferenceUrl, keys.web, 'edge.example.net')).status).toBe(200);
     expect((await chat(node.inferenceUrl, keys.api, 'edge.example.net')).status).toBe(404);
-  }, 30_000);
+  }, 120_000);
 });
 
 test('host normalisation: the Host header and a stored URL meet on the same key', () => {

@@ -1,6 +1,6 @@
 import type { Server } from 'bun';
 import { asGatewayError, GatewayError } from '../core/errors.ts';
-import { uuid } from '../core/ids.ts';
+import { requestUuid } from '../core/ids.ts';
 import { describeError, log } from '../core/log.ts';
 import type { ExtraEndpoint } from '../providers/types.ts';
 import { handleExtra } from './extra.ts';
@@ -17,7 +17,7 @@ import { handleCountTokens } from './count-tokens.ts';
 
 const idsOf = (req: Request): RequestIds => {
   const client = req.headers.get('x-client-request-id') ?? req.headers.get('x-request-id') ?? undefined;
-  return { requestId: uuid(), clientRequestId: client === undefined ? undefined : client.slice(0, 256) };
+  return { requestId: requestUuid(), clientRequestId: client === undefined ? undefined : client.slice(0, 256) };
 };
 
 const unsupported = (ids: RequestIds): Response =>
@@ -144,6 +144,6 @@ export const startDataPlaneServer = (opts: DataPlaneServerOptions): Server<undef
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     routes: buildInferenceRoutes(opts),
     fetch: guard(unknownEndpoint),
-    error: (e) => errorResponse(asGatewayError(e), { requestId: uuid(), clientRequestId: undefined }),
+    error: (e) => errorResponse(asGatewayError(e), { requestId: requestUuid(), clientRequestId: undefined }),
   });
 };
