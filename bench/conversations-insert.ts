@@ -7,6 +7,12 @@
  * Measured on the shared, loaded 2-core machine (2026-11-25), 4000 writes at 64 in flight:
  *   a transaction of two drizzle inserts per answer (the former path)   2,174–2,902 µs/write
  *   batched: one transaction per batch, jsonb_to_recordset of one text   285–491 µs/write
+ * 2026-11-26 (CI running beside it), the batch as one `exec` of both statements (simple protocol,
+ * dollar-quoted JSON) instead of drizzle's BEGIN + 2 inserts + COMMIT (four extended-protocol calls):
+ *   writes/in flight   before (transaction)   after (one exec)
+ *   2000/1             3,677 µs               1,299 µs
+ *   2000/4             1,464 µs                 568 µs
+ *   8000/64              248 µs                 201 µs
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

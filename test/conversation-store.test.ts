@@ -65,10 +65,21 @@ test('a row the database refuses fails only itself; the others of its batch land
   expect(await cs.get(project, 'resp_1000')).toBeUndefined();
 });
 
+test('any text round-trips: quotes, dollar-quote tags, SQL, NUL-free control characters, astral characters', async () => {
+  // On PGlite the JSON travels as a dollar-quoted literal of the simple protocol: a text holding the tag must not end it.
+  const texts = ["it's", '$gw$', 'a $gw$ b $gwx$ c', "'; drop table stored_conversations; --", '$$ $tag$ \\ \n', '\u0001\t\r', '👋 é ✓'];
+  await Promise.all(texts.map((t, i) => cs.put(project, response(3000 + i, t))));
+  for (const [i, t] of texts.entries()) {
+    const got = (await cs.get(project, `resp_${3000 + i}`)) as StoredResponse | undefined;
+    expect(JSON.stringify(got?.response)).toContain(JSON.stringify(t).slice(1, -1));
+  }
+  expect(await cs.getItem(project, 'msg_out_3001')).toMatchObject({ content: [{ type: 'output_text', text: '$gw$' }] });
+});
+
 test('stop() writes what is queued', async () => {
   const writes = Array.from({ length: 50 }, (_, n) => cs.put(project, response(2000 + n)));
   await cs.stop();
   const [c] = await store.db.select({ n: count() }).from(storedConversations).where(eq(storedConversations.projectId, project));
-  expect(c?.n).toBe(300 + 1 + 2 + 50);
+  expect(c?.n).toBe(300 + 1 + 2 + 7 + 50);
   await Promise.all(writes);
 });

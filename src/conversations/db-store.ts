@@ -1,9 +1,11 @@
-import { and, eq, gt, lt, sql } from 'drizzle-orm';
+import { and, eq, gt, lt, type SQL, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import type { JsonObject } from '../canonical/types.ts';
 import { isDatabaseUnavailable } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import { type ConversationStore, itemIdsOf, type StoredConversation } from '../data-plane/conversations.ts';
 import type { Db } from '../store/db.ts';
+import { dollarQuoted, type PgliteClient, pgliteOf } from '../store/pglite.ts';
 import { storedConversationItems, storedConversations } from '../store/schema/index.ts';
 
 /**
@@ -22,16 +24,36 @@ interface QueuedPut {
 /** Conversations written in one transaction at most. */
 const MAX_BATCH = 200;
 
+const dialect = new PgDialect();
+
+/** One row per conversation (a JSON array text of them, `rows`), replacing the body of an id already there. */
+const insertConversations = (rows: SQL, expiresAt: SQL): SQL => sql`
+  insert into stored_conversations (project_id, id, kind, body, expires_at)
+  select project_id, id, kind, body, ${expiresAt}::timestamptz
+  from jsonb_to_recordset(${rows}::jsonb) as x(project_id uuid, id text, kind text, body jsonb)
+  on conflict (project_id, id) do update set kind = excluded.kind, body = excluded.body, expires_at = excluded.expires_at`;
+
+/** The referable items (immutable: the first one of an id stays). */
+const insertItems = (items: SQL, expiresAt: SQL): SQL => sql`
+  insert into stored_conversation_items (project_id, item_id, conversation_id, item, expires_at)
+  select project_id, item_id, conversation_id, item, ${expiresAt}::timestamptz
+  from jsonb_to_recordset(${items}::jsonb) as x(project_id uuid, item_id text, conversation_id text, item jsonb)
+  on conflict do nothing`;
+
 export class DbConversationStore implements ConversationStore {
   #timer: ReturnType<typeof setInterval> | undefined;
   readonly #queue: QueuedPut[] = [];
   #scheduled = false;
   #writing = false;
+  /** The embedded PGlite client (writes skip drizzle there), or undefined on PostgreSQL. */
+  readonly #pglite: PgliteClient | undefined;
 
   constructor(
     private readonly db: Db,
     private readonly retentionMs: number,
-  ) {}
+  ) {
+    this.#pglite = pgliteOf(db);
+  }
 
   async get(projectId: string, id: string): Promise<StoredConversation | undefined> {
     const rows = await this.db
@@ -104,18 +126,22 @@ export class DbConversationStore implements ConversationStore {
         for (const item of itemIdsOf(c)) items.push(JSON.stringify({ project_id: projectId, item_id: String(item.id), conversation_id: c.id, item }));
       }
     }
+    const rowsJson = `[${[...rows.values()].join(',')}]`;
+    const itemsJson = items.length === 0 ? undefined : `[${items.join(',')}]`;
+    const pglite = this.#pglite;
+    if (pglite) {
+      // The embedded store: both statements in one round trip of the simple protocol (an implicit
+      // transaction: both or neither), the JSON as dollar-quoted literals.
+      const expires = sql.raw(`'${expiresAt}'`);
+      const text = [insertConversations(sql.raw(dollarQuoted(rowsJson)), expires), ...(itemsJson ? [insertItems(sql.raw(dollarQuoted(itemsJson)), expires)] : [])]
+        .map((q) => dialect.sqlToQuery(q).sql)
+        .join(';\n');
+      await pglite.exec(text);
+      return;
+    }
     await this.db.transaction(async (tx) => {
-      await tx.execute(sql`
-        insert into stored_conversations (project_id, id, kind, body, expires_at)
-        select project_id, id, kind, body, ${expiresAt}::timestamptz
-        from jsonb_to_recordset(${`[${[...rows.values()].join(',')}]`}::jsonb) as x(project_id uuid, id text, kind text, body jsonb)
-        on conflict (project_id, id) do update set kind = excluded.kind, body = excluded.body, expires_at = excluded.expires_at`);
-      if (items.length === 0) return;
-      await tx.execute(sql`
-        insert into stored_conversation_items (project_id, item_id, conversation_id, item, expires_at)
-        select project_id, item_id, conversation_id, item, ${expiresAt}::timestamptz
-        from jsonb_to_recordset(${`[${items.join(',')}]`}::jsonb) as x(project_id uuid, item_id text, conversation_id text, item jsonb)
-        on conflict do nothing`);
+      await tx.execute(insertConversations(sql`${rowsJson}`, sql`${expiresAt}`));
+      if (itemsJson) await tx.execute(insertItems(sql`${itemsJson}`, sql`${expiresAt}`));
     });
   }
 

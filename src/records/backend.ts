@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { RecordEntry } from '../data-plane/records.ts';
 import type { Db } from '../store/db.ts';
+import { pgliteOf } from '../store/pglite.ts';
 import { requestRecords } from '../store/schema/index.ts';
 import { COPY_SQL, entryCsv, entryJson } from './entry.ts';
 
@@ -18,23 +19,6 @@ export const batchJson = (entries: readonly RecordEntry[]): string => {
   let text = '[';
   for (let i = 0; i < entries.length; i++) text += (i === 0 ? '' : ',') + entryJson(entries[i] as RecordEntry);
   return `${text}]`;
-};
-
-/**
- * What directStore needs of the embedded PGlite client: `exec` (the simple query protocol) of
- * `copy … from '/dev/blob'`. One round trip into the WebAssembly instance instead of the extended
- * protocol's parse/bind/describe/execute: ~0.2–0.4 ms less per batch on the event loop.
- */
-interface PgliteClient {
-  exec(query: string, options: { blob: Blob }): Promise<unknown>;
-  dumpDataDir(...args: never[]): unknown;
-}
-
-const pgliteOf = (db: Db): PgliteClient | undefined => {
-  const client = (db as unknown as { $client?: unknown }).$client;
-  if (typeof client !== 'object' || client === null) return undefined;
-  const c = client as Partial<PgliteClient>;
-  return typeof c.exec === 'function' && typeof c.dumpDataDir === 'function' ? (client as PgliteClient) : undefined;
 };
 
 const UNIQUE_VIOLATION = '23505';
