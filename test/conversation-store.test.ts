@@ -76,10 +76,21 @@ test('any text round-trips: quotes, dollar-quote tags, SQL, NUL-free control cha
   expect(await cs.getItem(project, 'msg_out_3001')).toMatchObject({ content: [{ type: 'output_text', text: '$gw$' }] });
 });
 
+test('an expired conversation and its items are not read', async () => {
+  const brief = new DbConversationStore(store.db, 1);
+  await brief.put(project, response(4000));
+  await Bun.sleep(10);
+  expect(await brief.get(project, 'resp_4000')).toBeUndefined();
+  expect(await brief.getItem(project, 'msg_out_4000')).toBeUndefined();
+  // A project id that is not a uuid is refused as the parameterised query refuses it.
+  await expect(cs.get('not-a-uuid', 'resp_1')).rejects.toThrow();
+  await brief.stop();
+});
+
 test('stop() writes what is queued', async () => {
   const writes = Array.from({ length: 50 }, (_, n) => cs.put(project, response(2000 + n)));
   await cs.stop();
   const [c] = await store.db.select({ n: count() }).from(storedConversations).where(eq(storedConversations.projectId, project));
-  expect(c?.n).toBe(300 + 1 + 2 + 7 + 50);
+  expect(c?.n).toBe(300 + 1 + 2 + 7 + 1 + 50);
   await Promise.all(writes);
 });

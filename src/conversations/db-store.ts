@@ -56,6 +56,7 @@ export class DbConversationStore implements ConversationStore {
   }
 
   async get(projectId: string, id: string): Promise<StoredConversation | undefined> {
+    if (this.#pglite) return this.#one<StoredConversation>('body', 'stored_conversations', projectId, 'id', id);
     const rows = await this.db
       .select({ body: storedConversations.body })
       .from(storedConversations)
@@ -65,12 +66,25 @@ export class DbConversationStore implements ConversationStore {
   }
 
   async getItem(projectId: string, itemId: string): Promise<JsonObject | undefined> {
+    if (this.#pglite) return this.#one<JsonObject>('item', 'stored_conversation_items', projectId, 'item_id', itemId);
     const rows = await this.db
       .select({ item: storedConversationItems.item })
       .from(storedConversationItems)
       .where(and(eq(storedConversationItems.projectId, projectId), eq(storedConversationItems.itemId, itemId), gt(storedConversationItems.expiresAt, new Date())))
       .limit(1);
     return rows[0]?.item;
+  }
+
+  /**
+   * A live row's jsonb column on PGlite, in one `exec` (the simple protocol: one round trip into
+   * WebAssembly instead of the extended protocol's four). Values are dollar-quoted literals; the
+   * casts refuse what the parameterised query refuses (a project id that is not a uuid).
+   */
+  async #one<T>(column: 'body' | 'item', table: 'stored_conversations' | 'stored_conversation_items', projectId: string, key: 'id' | 'item_id', value: string): Promise<T | undefined> {
+    const [result] = (await (this.#pglite as PgliteClient).exec(
+      `select ${column} as v from ${table} where project_id = ${dollarQuoted(projectId)}::uuid and ${key} = ${dollarQuoted(value)} and expires_at > ${dollarQuoted(new Date().toISOString())}::timestamptz limit 1`,
+    )) as { rows: { v: T }[] }[];
+    return result?.rows[0]?.v;
   }
 
   /**
