@@ -1,8 +1,8 @@
 import { expect, spyOn, test } from 'bun:test';
-import type { StreamEvent } from '../src/canonical/types.ts';
 import { learnDeltaTemplate, templateText } from '../src/providers/delta-template.ts';
 import { createChatCompletionsStreamDecoder } from '../src/providers/openai-compatible/stream.ts';
 import { mulberry32 } from './support/fuzz-bodies.ts';
+import { chatAfter, chatStreamBothWays, type Outcome } from './support/decode-outcome.ts';
 
 /**
  * OpenAI streams carry `obfuscation` (random characters, a different length per event) in every
@@ -17,26 +17,9 @@ const end = '}';
 const role = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"finish_reason":null}],"usage":null,"obfuscation":"Xk"}';
 const chunk = (token: string, pad: string): string => `${head}${token}${mid}${pad}${end}`;
 
-type Outcome = { events: StreamEvent[] } | { error: string };
-const run = (f: () => StreamEvent[]): Outcome => {
-  try {
-    return { events: f() };
-  } catch (e) {
-    return { error: String(e) };
-  }
-};
-const full = (data: string): Outcome => {
-  const d = createChatCompletionsStreamDecoder('openai');
-  d.push({ data: role });
-  return run(() => d.push({ data }));
-};
+const full = (data: string): Outcome => chatAfter([role], data);
 /** A decoder that learnt its template from a chunk with another text and another padding. */
-const templated = (data: string): Outcome => {
-  const d = createChatCompletionsStreamDecoder('openai');
-  d.push({ data: role });
-  d.push({ data: chunk('"x"', '"aBcD3"') });
-  return run(() => d.push({ data }));
-};
+const templated = (data: string): Outcome => chatAfter([role, chunk('"x"', '"aBcD3"')], data);
 
 test('a padded chunk teaches a template with a padding slot; the text is read whatever the padding', () => {
   const first = chunk('"x"', '"aBcD3"');
@@ -90,16 +73,11 @@ test('random texts and paddings: same events on both paths', () => {
 });
 
 test('a whole padded stream: same events as decoding every chunk in full', () => {
-  const texts = ['He', 'llo', ' "wo\\nrld"', '', ' ✓'];
-  const chunks = [role, ...texts.map((t, i) => chunk(JSON.stringify(t), JSON.stringify('p'.repeat(i * 3)))), chunk('"x"', '"zz"').replace('"finish_reason":null', '"finish_reason":"stop"'), '[DONE]'];
-  const d = createChatCompletionsStreamDecoder('openai');
-  const events = chunks.flatMap((data) => d.push({ data }));
-  const want = chunks.flatMap((data) => {
-    const f = createChatCompletionsStreamDecoder('openai');
-    return data === role ? f.push({ data }) : (f.push({ data: role }), f.push({ data }));
-  });
-  expect(events).toEqual(want.filter((e, i) => e.type !== 'start' || i === 0));
-  expect(events.filter((e) => e.type === 'text').map((e) => (e.type === 'text' ? e.text : ''))).toEqual(['He', 'llo', ' "wo\\nrld"', ' ✓', 'x']);
+  const sent = ['He', 'llo', ' "wo\\nrld"', '', ' ✓'];
+  const chunks = [role, ...sent.map((t, i) => chunk(JSON.stringify(t), JSON.stringify('p'.repeat(i * 3)))), chunk('"x"', '"zz"').replace('"finish_reason":null', '"finish_reason":"stop"'), '[DONE]'];
+  const { events, want, texts } = chatStreamBothWays(chunks);
+  expect(events).toEqual(want);
+  expect(texts).toEqual(['He', 'llo', ' "wo\\nrld"', ' ✓', 'x']);
 });
 
 test('after the first padded chunk, plain ones are read without parsing the event', () => {

@@ -2,8 +2,8 @@ import { expect, test } from 'bun:test';
 import type { StreamEvent } from '../src/canonical/types.ts';
 import { learnDeltaTemplate, templateText } from '../src/providers/delta-template.ts';
 import { createMessagesStreamDecoder } from '../src/providers/anthropic/stream.ts';
-import { createChatCompletionsStreamDecoder } from '../src/providers/openai-compatible/stream.ts';
 import { mulberry32 } from './support/fuzz-bodies.ts';
+import { chatAfter, chatStreamBothWays, type Outcome, run } from './support/decode-outcome.ts';
 
 /**
  * The Chat Completions decoder reads per-token chunks through a template learnt from the first one
@@ -16,29 +16,11 @@ const tail = '},"logprobs":null,"finish_reason":null}],"usage":null}';
 const role = '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}';
 const content = (token: string): string => `${head}${token}${tail}`;
 
-type Outcome = { events: StreamEvent[] } | { error: string };
-const run = (f: () => StreamEvent[]): Outcome => {
-  try {
-    return { events: f() };
-  } catch (e) {
-    return { error: String(e) };
-  }
-};
-
 /** The full path: a fresh decoder's second chunk is always decoded in full (templates are learnt from it). */
-const full = (data: string): Outcome => {
-  const d = createChatCompletionsStreamDecoder('openai');
-  d.push({ data: role });
-  return run(() => d.push({ data }));
-};
+const full = (data: string): Outcome => chatAfter([role], data);
 
 /** A decoder that learnt the template from `content("x")`, then decodes `data`. */
-const templated = (data: string): Outcome => {
-  const d = createChatCompletionsStreamDecoder('openai');
-  d.push({ data: role });
-  d.push({ data: content('"x"') });
-  return run(() => d.push({ data }));
-};
+const templated = (data: string): Outcome => chatAfter([role, content('"x"')], data);
 
 test('the template is learnt from a plain content chunk and reads its text', () => {
   const t = learnDeltaTemplate(content('"x"'), JSON.parse(content('"x"')) as Record<string, unknown>);
@@ -93,15 +75,9 @@ test('random texts (escapes, controls, quotes, astral characters): same events o
 
 test('a whole stream through the template: same events as decoding every chunk in full', () => {
   const chunks = [role, ...['He', 'llo', ' "wo\\nrld"', '', ' ✓'].map((t) => content(JSON.stringify(t))), content('"x"').replace('"finish_reason":null', '"finish_reason":"stop"'), '[DONE]'];
-  const d = createChatCompletionsStreamDecoder('openai');
-  const events = chunks.flatMap((data) => d.push({ data }));
-  const want = chunks.flatMap((data) => {
-    const f = createChatCompletionsStreamDecoder('openai');
-    return data === role ? f.push({ data }) : (f.push({ data: role }), f.push({ data }));
-  });
-  // The reference restarts per chunk: only the first start event is the stream's.
-  expect(events).toEqual(want.filter((e, i) => e.type !== 'start' || i === 0));
-  expect(events.filter((e) => e.type === 'text').map((e) => (e.type === 'text' ? e.text : ''))).toEqual(['He', 'llo', ' "wo\\nrld"', ' ✓', 'x']);
+  const { events, want, texts } = chatStreamBothWays(chunks);
+  expect(events).toEqual(want);
+  expect(texts).toEqual(['He', 'llo', ' "wo\\nrld"', ' ✓', 'x']);
 });
 
 // ---- Anthropic Messages: `content_block_delta` text deltas --------------------------------------

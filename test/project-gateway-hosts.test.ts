@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type DataNode, startDataNode } from '../src/app-data.ts';
-import { loadConfig } from '../src/config/env.ts';
+import type { DataNode } from '../src/app-data.ts';
 import { hostOfUrl, normalizeHost } from '../src/core/hosts.ts';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
+import { startSeparatePlane } from './support/data-node.ts';
 
 /**
  * Project gateways served by host (contract §5, issue 13 item 7), on the embedded data plane and on
@@ -76,19 +76,7 @@ beforeAll(async () => {
   const gw = (await tg.must(admin('CreateProjectGateway'), { customerId: 'acme', workspaceId: 'edge', projectGatewayId: 'gw-api', url: 'https://API.Example.com:8443/v1' })).projectGateway as Body;
   gatewayId = String(gw.id);
   await tg.must(admin('AttachProjectGatewayProject'), { id: gatewayId, projectId: 'api' });
-  const created = await tg.must(admin('CreateServiceAccount'), { customerId: 'acme', workspaceId: 'edge', apiUri: tg.adminUrl });
-  const file = join(dir, 'sa.json');
-  writeFileSync(file, JSON.stringify(created), { mode: 0o600 });
-  node = await startDataNode(
-    loadConfig(['serve', '--role', 'data', '--service-account', file], {
-      GATEWAY_PORT: '0',
-      GATEWAY_HOST: '127.0.0.1',
-      GATEWAY_DATA_DIR: join(dir, 'node'),
-      WORKER_POLL_INTERVAL: '100ms',
-      GATEWAY_LOG_LEVEL: 'error',
-      GATEWAY_SHUTDOWN_GRACE: '1s',
-    }),
-  );
+  node = await startSeparatePlane(tg, dir, 'acme', 'edge', '100ms');
   // Both planes serve the attachment before the tests start.
   await until('gateway host served', async () => ((await chat(tg.url, keys.api, 'api.example.com')).status === 200 && (await chat(node.inferenceUrl, keys.api, 'api.example.com')).status === 200 ? true : undefined));
 }, 60_000);

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type DataNode, startDataNode } from '../src/app-data.ts';
+import type { DataNode } from '../src/app-data.ts';
 import postgres from 'postgres';
-import { loadConfig } from '../src/config/env.ts';
 import { ADMIN_TOKEN, admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
+import { startSeparatePlane } from './support/data-node.ts';
 
 /**
  * Concurrent management writes reach every data plane. A plane's revision is the highest change row
@@ -62,19 +62,7 @@ beforeAll(async () => {
   // The data plane serves every project: they are attached to a gateway it hosts.
   const gw = (await tg.must(admin('CreateProjectGateway'), { customerId: 'acme', workspaceId: 'edge', projectGatewayId: 'all', url: 'https://all.example.com' })).projectGateway as Body;
   for (const projectId of PROJECTS) await tg.must(admin('AttachProjectGatewayProject'), { id: gw.id, projectId });
-  const created = await tg.must(admin('CreateServiceAccount'), { customerId: 'acme', workspaceId: 'edge', apiUri: tg.adminUrl });
-  const file = join(dir, 'sa.json');
-  writeFileSync(file, JSON.stringify(created), { mode: 0o600 });
-  node = await startDataNode(
-    loadConfig(['serve', '--role', 'data', '--service-account', file], {
-      GATEWAY_PORT: '0',
-      GATEWAY_HOST: '127.0.0.1',
-      GATEWAY_DATA_DIR: join(dir, 'node'),
-      WORKER_POLL_INTERVAL: '30s',
-      GATEWAY_LOG_LEVEL: 'error',
-      GATEWAY_SHUTDOWN_GRACE: '1s',
-    }),
-  );
+  node = await startSeparatePlane(tg, dir, 'acme', 'edge', '30s');
 }, 60_000);
 
 afterAll(async () => {
