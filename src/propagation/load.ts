@@ -25,6 +25,7 @@ import {
   signingKeys,
   userTokens,
 } from '../store/schema/index.ts';
+import { pgliteTxExec, selectMany } from '../store/pglite-select.ts';
 import type { ConfigDocument } from './document.ts';
 
 /** The newest configuration revision (the highest change-record id; 0 before any change). */
@@ -47,8 +48,10 @@ export interface DocumentScope {
   workspace?: { id: string; slug: string; projectUuid: string };
 }
 
-export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAllowPrivate = false, scope?: DocumentScope): Promise<ConfigDocument> =>
+export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAllowPrivate = false, scope?: DocumentScope, opts: { batched?: boolean } = {}): Promise<ConfigDocument> =>
   db.transaction(async (tx) => {
+    // On PGlite the selects go in one round trip (store/pglite-select.ts); `batched: false` (tests) reads them one by one.
+    const exec = opts.batched === false ? undefined : pgliteTxExec(tx);
     const [revRow] = await tx.select({ rev: max(configChanges.id) }).from(configChanges);
     const now = new Date();
     const live = () =>
@@ -64,27 +67,27 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
             scope ? inArray(projects.id, scope.projectUuids.length > 0 ? [...scope.projectUuids] : ['00000000-0000-0000-0000-000000000000']) : undefined,
           ),
         );
-    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows, byokRows] = [
-      await tx
+    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows, byokRows, settingRows, budgetRows, guardrailRows] = await selectMany(exec, [
+      tx
         .select({ id: projects.id, customerUuid: projects.customerUuid, customerId: projects.customerId, projectId: projects.projectId })
         .from(projects)
         .where(inArray(projects.id, live())),
-      await tx.select().from(aiModels).where(isNull(aiModels.deletedAt)),
-      await tx.select().from(projectModels).where(inArray(projectModels.projectUuid, live())),
-      await tx.select().from(projectProviders).where(inArray(projectProviders.projectUuid, live())),
-      await tx
+      tx.select().from(aiModels).where(isNull(aiModels.deletedAt)),
+      tx.select().from(projectModels).where(inArray(projectModels.projectUuid, live())),
+      tx.select().from(projectProviders).where(inArray(projectProviders.projectUuid, live())),
+      tx
         .select({ projectUuid: projectMembers.projectUuid, userId: projectMembers.userId })
         .from(projectMembers)
         .where(inArray(projectMembers.projectUuid, live())),
-      await tx
+      tx
         .select()
         .from(providerConnections)
         .where(and(isNull(providerConnections.deletedAt), inArray(providerConnections.projectUuid, live()))),
-      await tx
+      tx
         .select()
         .from(routes)
         .where(and(isNull(routes.deletedAt), inArray(routes.projectUuid, live()))),
-      await tx
+      tx
         .select({
           id: apiKeys.id,
           projectUuid: apiKeys.projectUuid,
@@ -95,26 +98,25 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         })
         .from(apiKeys)
         .where(and(isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)), inArray(apiKeys.projectUuid, live()))),
-      await tx.select({ kid: signingKeys.kid, publicKeyPem: signingKeys.publicKeyPem }).from(signingKeys).where(eq(signingKeys.purpose, 'user_token')),
-      await tx
+      tx.select({ kid: signingKeys.kid, publicKeyPem: signingKeys.publicKeyPem }).from(signingKeys).where(eq(signingKeys.purpose, 'user_token')),
+      tx
         .select({ jti: userTokens.jti })
         .from(userTokens)
         .where(and(isNotNull(userTokens.revokedAt), gt(userTokens.expiresAt, now), scope ? eq(userTokens.customerUuid, scope.customerUuid) : undefined)),
-      await tx
+      tx
         .select({ id: byokKeys.id, projectUuid: byokKeys.projectUuid, provider: byokKeys.provider, userId: byokKeys.scopeUserId, secretWrapped: byokKeys.secretWrapped })
         .from(byokKeys)
         .where(and(isNull(byokKeys.revokedAt), inArray(byokKeys.projectUuid, live())))
         .orderBy(asc(byokKeys.createdAt), asc(byokKeys.id)),
-    ];
-    const settingRows = await tx
+      tx
       .select({ projectUuid: projectSettings.projectUuid, name: projectSettings.settingName, value: projectSettings.settingValue })
       .from(projectSettings)
-      .where(inArray(projectSettings.projectUuid, live()));
-    const budgetRows = await tx
+      .where(inArray(projectSettings.projectUuid, live())),
+      tx
       .select({ id: budgets.id, projectUuid: budgets.projectUuid, apiKeyId: budgets.apiKeyId, name: budgets.name, limitNanoUsd: budgets.limitNanoUsd, period: budgets.period })
       .from(budgets)
-      .where(inArray(budgets.projectUuid, live()));
-    const guardrailRows = await tx
+      .where(inArray(budgets.projectUuid, live())),
+      tx
       .select({
         id: guardrails.id,
         projectUuid: guardrails.projectUuid,
@@ -128,7 +130,8 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
       })
       .from(guardrails)
       .where(inArray(guardrails.projectUuid, live()))
-      .orderBy(guardrails.name);
+      .orderBy(guardrails.name),
+    ] as const);
     const hosting = await hostingOf(tx, new Set(projectRows.map((p) => p.id)), scope);
     return {
       revision: Number(revRow?.rev ?? 0),
