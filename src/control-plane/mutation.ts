@@ -3,6 +3,7 @@ import { asGatewayError, databaseUnavailable, GatewayError, isDatabaseUnavailabl
 import { describeError, log } from '../core/log.ts';
 import { sql } from 'drizzle-orm';
 import { CONFIG_CHANNEL } from '../propagation/signal.ts';
+import { pgliteOf } from '../store/pglite.ts';
 import { auditLogs } from '../store/schema/audit.ts';
 import { type Actor, actorOf, auditRow, type AuditTarget, type CallInfo, recordedBody, SYSTEM_ACTOR } from './audit-record.ts';
 import type { Principal } from './auth.ts';
@@ -106,7 +107,7 @@ interface UntypedMutation {
  * order; taken first, before any row lock, it cannot deadlock with them. Management writes take
  * milliseconds, so the queue it forms is short.
  */
-const CHANGE_ORDER_LOCK = 0x63686731; // 'chg1'
+const CHANGE_ORDER_LOCK = 0x63686731; // 'chg1' (on PostgreSQL; PGlite runs one transaction at a time)
 
 /**
  * `m.change` inside one transaction: writes the change rows and, once per transaction, a NOTIFY
@@ -136,10 +137,12 @@ const build = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' |
       writeRefusal(deps, call, actorOf(principal), { actionType: action, resourceType: resource, resourceId: audit.resourceId(body) }, body, error),
   };
   const run = async (input: unknown, ctx: OpContext): Promise<object> => {
+    // PGlite runs one transaction at a time (its single connection): commits already follow ids there.
+    const ordering = pgliteOf(deps.db) === undefined;
     if (prepare) await prepare(input, ctx);
     return deps.db.transaction(async (tx) => {
       // Writes commit in the order their change rows are numbered (see CHANGE_ORDER_LOCK).
-      await tx.execute(sql`select pg_advisory_xact_lock(${CHANGE_ORDER_LOCK})`);
+      if (ordering) await tx.execute(sql`select pg_advisory_xact_lock(${CHANGE_ORDER_LOCK})`);
       const m: MutationCtx = { ...ctx, tx, change: changeIn(deps, tx) };
       const result = await apply(input, m);
       const target = { actionType: action, resourceType: resource, resourceId: audit.resourceId(input, result) };
@@ -177,7 +180,11 @@ export const systemMutation = async <T>(
   apply: (m: Pick<MutationCtx, 'tx' | 'change'>) => Promise<T | undefined>,
   cause?: CallInfo,
 ): Promise<T | undefined> => {
+  // Never called inside a mutation's transaction (a signing key is made in the operation's `before`):
+  // it takes the same ordering lock, which that transaction would hold.
+  const ordering = pgliteOf(deps.db) === undefined;
   return deps.db.transaction(async (tx) => {
+    if (ordering) await tx.execute(sql`select pg_advisory_xact_lock(${CHANGE_ORDER_LOCK})`);
     const result = await apply({ tx, change: changeIn(deps, tx) });
     // Nothing applied (another replica did it first): nothing to audit.
     if (result === undefined) return undefined;

@@ -13,7 +13,7 @@ export interface PgliteClient {
 
 /** The PGlite client of `db`, or undefined on PostgreSQL. */
 export const pgliteOf = (db: Db): PgliteClient | undefined => {
-  const client = (db as unknown as { $client?: unknown }).$client;
+  const client = (db as unknown as { $client?: unknown } | null | undefined)?.$client;
   if (typeof client !== 'object' || client === null) return undefined;
   const c = client as Partial<PgliteClient>;
   return typeof c.exec === 'function' && typeof c.dumpDataDir === 'function' ? (client as PgliteClient) : undefined;
