@@ -21,10 +21,12 @@ export const pgliteOf = (db: Db): PgliteClient | undefined => {
 
 /**
  * `text` as a dollar-quoted SQL string literal: taken as is (no escaping), with a tag that does not
- * occur in it. For the simple protocol, which has no parameters.
+ * occur in it — nor across its end (a text ending in `$gw` would close early against `$gw$`). For
+ * the simple protocol, which has no parameters.
  */
 export const dollarQuoted = (text: string): string => {
+  const closed = `${text}$`;
   let tag = 'gw';
-  while (text.includes(`$${tag}$`)) tag = `gw${Math.random().toString(36).slice(2, 8)}`;
+  while (closed.includes(`$${tag}$`)) tag = `gw${Math.random().toString(36).slice(2, 8)}`;
   return `$${tag}$${text}$${tag}$`;
 };
