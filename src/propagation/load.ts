@@ -109,28 +109,28 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         .where(and(isNull(byokKeys.revokedAt), inArray(byokKeys.projectUuid, live())))
         .orderBy(asc(byokKeys.createdAt), asc(byokKeys.id)),
       tx
-      .select({ projectUuid: projectSettings.projectUuid, name: projectSettings.settingName, value: projectSettings.settingValue })
-      .from(projectSettings)
-      .where(inArray(projectSettings.projectUuid, live())),
+        .select({ projectUuid: projectSettings.projectUuid, name: projectSettings.settingName, value: projectSettings.settingValue })
+        .from(projectSettings)
+        .where(inArray(projectSettings.projectUuid, live())),
       tx
-      .select({ id: budgets.id, projectUuid: budgets.projectUuid, apiKeyId: budgets.apiKeyId, name: budgets.name, limitNanoUsd: budgets.limitNanoUsd, period: budgets.period })
-      .from(budgets)
-      .where(inArray(budgets.projectUuid, live())),
+        .select({ id: budgets.id, projectUuid: budgets.projectUuid, apiKeyId: budgets.apiKeyId, name: budgets.name, limitNanoUsd: budgets.limitNanoUsd, period: budgets.period })
+        .from(budgets)
+        .where(inArray(budgets.projectUuid, live())),
       tx
-      .select({
-        id: guardrails.id,
-        projectUuid: guardrails.projectUuid,
-        name: guardrails.name,
-        stage: guardrails.stage,
-        kind: guardrails.kind,
-        pattern: guardrails.pattern,
-        piiTypes: guardrails.piiTypes,
-        maxTokens: guardrails.maxTokens,
-        action: guardrails.action,
-      })
-      .from(guardrails)
-      .where(inArray(guardrails.projectUuid, live()))
-      .orderBy(guardrails.name),
+        .select({
+          id: guardrails.id,
+          projectUuid: guardrails.projectUuid,
+          name: guardrails.name,
+          stage: guardrails.stage,
+          kind: guardrails.kind,
+          pattern: guardrails.pattern,
+          piiTypes: guardrails.piiTypes,
+          maxTokens: guardrails.maxTokens,
+          action: guardrails.action,
+        })
+        .from(guardrails)
+        .where(inArray(guardrails.projectUuid, live()))
+        .orderBy(guardrails.name),
     ] as const);
     const hosting = await hostingOf(tx, new Set(projectRows.map((p) => p.id)), scope);
     return {
