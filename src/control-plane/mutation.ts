@@ -107,7 +107,12 @@ interface UntypedMutation {
  * order; taken first, before any row lock, it cannot deadlock with them. Management writes take
  * milliseconds, so the queue it forms is short.
  */
-const CHANGE_ORDER_LOCK = 0x63686731; // 'chg1' (on PostgreSQL; PGlite runs one transaction at a time)
+const CHANGE_ORDER_LOCK = 0x63686731; // 'chg1'
+
+/** Takes CHANGE_ORDER_LOCK on PostgreSQL; PGlite runs one transaction at a time, so commits already follow ids there. */
+const orderWrites = async (deps: ControlDeps, tx: Tx): Promise<void> => {
+  if (pgliteOf(deps.db) === undefined) await tx.execute(sql`select pg_advisory_xact_lock(${CHANGE_ORDER_LOCK})`);
+};
 
 /**
  * `m.change` inside one transaction: writes the change rows and, once per transaction, a NOTIFY
@@ -137,12 +142,9 @@ const build = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' |
       writeRefusal(deps, call, actorOf(principal), { actionType: action, resourceType: resource, resourceId: audit.resourceId(body) }, body, error),
   };
   const run = async (input: unknown, ctx: OpContext): Promise<object> => {
-    // PGlite runs one transaction at a time (its single connection): commits already follow ids there.
-    const ordering = pgliteOf(deps.db) === undefined;
     if (prepare) await prepare(input, ctx);
     return deps.db.transaction(async (tx) => {
-      // Writes commit in the order their change rows are numbered (see CHANGE_ORDER_LOCK).
-      if (ordering) await tx.execute(sql`select pg_advisory_xact_lock(${CHANGE_ORDER_LOCK})`);
+      await orderWrites(deps, tx);
       const m: MutationCtx = { ...ctx, tx, change: changeIn(deps, tx) };
       const result = await apply(input, m);
       const target = { actionType: action, resourceType: resource, resourceId: audit.resourceId(input, result) };
@@ -182,9 +184,8 @@ export const systemMutation = async <T>(
 ): Promise<T | undefined> => {
   // Never called inside a mutation's transaction (a signing key is made in the operation's `before`):
   // it takes the same ordering lock, which that transaction would hold.
-  const ordering = pgliteOf(deps.db) === undefined;
   return deps.db.transaction(async (tx) => {
-    if (ordering) await tx.execute(sql`select pg_advisory_xact_lock(${CHANGE_ORDER_LOCK})`);
+    await orderWrites(deps, tx);
     const result = await apply({ tx, change: changeIn(deps, tx) });
     // Nothing applied (another replica did it first): nothing to audit.
     if (result === undefined) return undefined;

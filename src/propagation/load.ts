@@ -25,7 +25,8 @@ import {
   signingKeys,
   userTokens,
 } from '../store/schema/index.ts';
-import { pgliteTxExec, selectMany } from '../store/pglite-select.ts';
+import { pgliteTxExec } from '../store/pglite.ts';
+import { selectMany } from '../store/pglite-select.ts';
 import type { ConfigDocument } from './document.ts';
 
 /** The newest configuration revision (the highest change-record id; 0 before any change). */

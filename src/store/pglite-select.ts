@@ -1,5 +1,5 @@
 import { Column, is } from 'drizzle-orm';
-import { dollarQuoted } from './pglite.ts';
+import { dollarQuoted, type Exec } from './pglite.ts';
 
 /**
  * Many drizzle selects read from the embedded PGlite in one round trip, each as one JSON text.
@@ -23,9 +23,6 @@ export interface JsonSelectable {
   /** drizzle's builder state: the selected fields by result key. */
   readonly _: { readonly selectedFields: unknown };
 }
-
-/** The PGlite transaction under a drizzle transaction: its `exec` (simple protocol). */
-export type Exec = (query: string) => Promise<unknown>;
 
 /** A parameter as an SQL literal, or undefined when it has no safe literal form here. */
 const literal = (v: unknown): string | undefined => {
@@ -97,12 +94,4 @@ export const selectMany = async <T extends readonly (JsonSelectable & PromiseLik
   }
   for (let i = 0; i < queries.length; i++) if (!plans[i]) out[i] = await queries[i];
   return out as { -readonly [K in keyof T]: Awaited<T[K]> };
-};
-
-/** The `exec` of the PGlite transaction under a drizzle transaction on PGlite; undefined elsewhere. */
-export const pgliteTxExec = (tx: unknown): Exec | undefined => {
-  const client = (tx as { session?: { client?: unknown } } | undefined)?.session?.client as { exec?: unknown; query?: unknown; unsafe?: unknown } | undefined;
-  if (!client || typeof client.exec !== 'function' || typeof client.query !== 'function' || 'unsafe' in client) return undefined;
-  const exec = client.exec as (q: string) => Promise<unknown>;
-  return (q) => exec.call(client, q);
 };

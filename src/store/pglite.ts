@@ -19,6 +19,23 @@ export const pgliteOf = (db: Db): PgliteClient | undefined => {
   return typeof c.exec === 'function' && typeof c.dumpDataDir === 'function' ? (client as PgliteClient) : undefined;
 };
 
+/** `exec` of the simple protocol: any number of statements, one round trip, one implicit transaction. */
+export type Exec = (query: string) => Promise<unknown>;
+
+/** The `exec` of `db`'s PGlite client; undefined on PostgreSQL. */
+export const execOf = (db: Db): Exec | undefined => {
+  const client = pgliteOf(db);
+  return client ? (q) => client.exec(q) : undefined;
+};
+
+/** The `exec` of the PGlite transaction under a drizzle transaction on PGlite; undefined elsewhere. */
+export const pgliteTxExec = (tx: unknown): Exec | undefined => {
+  const client = (tx as { session?: { client?: unknown } } | undefined)?.session?.client as { exec?: unknown; query?: unknown; unsafe?: unknown } | undefined;
+  if (!client || typeof client.exec !== 'function' || typeof client.query !== 'function' || 'unsafe' in client) return undefined;
+  const exec = client.exec as Exec;
+  return (q) => exec.call(client, q);
+};
+
 /**
  * `text` as a dollar-quoted SQL string literal: taken as is (no escaping), with a tag that does not
  * occur in it — nor across its end (a text ending in `$gw` would close early against `$gw$`). For
