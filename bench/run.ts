@@ -304,7 +304,8 @@ const main = async (): Promise<void> => {
       log(`fixed rate ${rate} req/s (${conns} connections, paced)…`);
       const runs: Partial<Record<TargetName, Run>> = {};
       for (const t of targets) {
-        if (quick && t.name !== 'direct' && t.name !== 'gateway') continue;
+        // The bare proxy too: the same Bun fetch path, so "added over bare" is the gateway's own share.
+        if (quick && t.name !== 'direct' && t.name !== 'bare' && t.name !== 'gateway') continue;
         // Pace each connection so that conns / (delay + latency) ≈ rate.
         const run = await measure(t, 'chat-json', { connections: conns, durationS: quick ? 3 : Math.max(8, opts.durationS), delayMs: (conns * 1000) / rate - 0.3 });
         say('fixed 200/s', t.name, run);

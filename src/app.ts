@@ -64,8 +64,14 @@ export interface Gateway {
 const MEMORY = 'memory://';
 /** Request/response bodies kept beside the embedded store's records (src/records/body-files.ts). */
 const RECORD_BODIES_DIR = 'record-bodies';
-/** Rows per COPY with the embedded store. */
-const EMBEDDED_RECORD_BATCH = 128;
+/**
+ * Rows per COPY with the embedded store. A COPY on PGlite has a fixed cost of its own (parse,
+ * commit, WAL, in WebAssembly): per row 55–57 µs in batches of 128 or 256, 40–41 at 512, 35 at
+ * 1,000–2,000 (`bun bench/records-insert.ts 7 N copy-beside`). 512 keeps most of that and holds the
+ * event loop ~20 ms at most per batch under saturation; at moderate rates batches are smaller
+ * anyway (the flush interval fires first).
+ */
+const EMBEDDED_RECORD_BATCH = 512;
 
 /** The KEK: from GATEWAY_KEK, or (embedded mode only) generated once into the data dir. */
 const loadKek = (config: GatewayConfig): string => {
@@ -128,8 +134,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   const bodyFiles = !config.databaseUrl && config.dataDir !== MEMORY && config.recordBodies ? new BodyFiles(join(config.dataDir, RECORD_BODIES_DIR)) : undefined;
   const records = new RecordWriter(config.databaseUrl ? workerStore(config.databaseUrl) : directStore(store.db), {
     flushMs: config.recordFlushMs,
-    // PGlite holds the event loop for each batch (~0.2 ms + ~20 µs per row): smaller batches keep
-    // requests from waiting behind one (docs/benchmarks.md); PostgreSQL batches go to a thread.
+    // PGlite holds the event loop for each batch: bounded rows per COPY keep requests from waiting
+    // behind a whole backlog (docs/benchmarks.md); PostgreSQL batches go to a thread.
     ...(config.databaseUrl ? {} : { maxBatch: EMBEDDED_RECORD_BATCH }),
     ...(bodyFiles ? { bodyFiles } : {}),
   });
