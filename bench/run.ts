@@ -37,7 +37,7 @@ import {
 } from './lib/gateway.ts';
 import { findPeer, startPeer, peerDir, type RunningPeer } from './lib/peer.ts';
 import { checkBody } from './lib/probe.ts';
-import { cpuMs, pinned, pinSelf, planCores, rssMb, rssSampler, type Service, settle, spawnService } from './lib/proc.ts';
+import { ALLOCATOR_PURGE_DELAY, cpuMs, pinned, pinSelf, planCores, rssMb, rssSampler, settle, spawnService, type Service } from './lib/proc.ts';
 import { evaluateGoals, gitCommit, quickSummary, totalErrors } from './lib/goals.ts';
 import { renderMarkdown, renderPlot, renderTable } from './lib/report.ts';
 import type { Results, Run } from './lib/results.ts';
@@ -224,6 +224,7 @@ const main = async (): Promise<void> => {
         quick,
         machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', cores: cores.note },
         bun: Bun.version,
+        allocatorPurgeDelay: ALLOCATOR_PURGE_DELAY,
         commit: gitCommit(),
         durationS: opts.durationS,
         rounds: opts.rounds,

@@ -41,6 +41,15 @@ export interface Service {
 }
 
 /**
+ * Bun's allocator (mimalloc) setting every process under test runs with: what `bun run start` sets
+ * (package.json) unless the environment says otherwise — freed memory is kept for reuse instead of
+ * being returned to the OS 10 ms later (docs/benchmarks.md, "The allocator"). The bare proxy, the
+ * mock and Portkey get the same setting, so ratios compare like with like.
+ * `MIMALLOC_PURGE_DELAY=10 bun run bench …` measures mimalloc's own default instead.
+ */
+export const ALLOCATOR_PURGE_DELAY = process.env.MIMALLOC_PURGE_DELAY ?? '-1';
+
+/**
  * Spawns `args` and resolves once a stdout line matches `ready` (its match is returned), or fails
  * with the output so far when the process exits or `timeoutMs` passes.
  */
@@ -50,7 +59,7 @@ export const spawnService = async (
   opts: { env?: Record<string, string | undefined>; cwd?: string; ready: RegExp; timeoutMs?: number },
 ): Promise<{ service: Service; match: RegExpExecArray }> => {
   const proc = Bun.spawn(args, {
-    env: { ...process.env, ...opts.env },
+    env: { ...process.env, MIMALLOC_PURGE_DELAY: ALLOCATOR_PURGE_DELAY, ...opts.env },
     cwd: opts.cwd,
     stdin: 'ignore',
     stdout: 'pipe',

@@ -34,6 +34,8 @@ export interface Results {
     quick: boolean;
     machine: { cpus: number; model: string; cores: string };
     bun: string;
+    /** MIMALLOC_PURGE_DELAY every Bun process under test ran with (absent in results written before it was recorded). */
+    allocatorPurgeDelay?: string;
     commit: string | undefined;
     durationS: number;
     rounds: number;
