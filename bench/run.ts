@@ -40,7 +40,7 @@ import { checkBody } from './lib/probe.ts';
 import { ALLOCATOR_PURGE_DELAY, cpuMs, pinned, pinSelf, planCores, rssMb, rssSampler, settle, spawnService, type Service } from './lib/proc.ts';
 import { evaluateGoals, gitCommit, quickSummary, totalErrors } from './lib/goals.ts';
 import { renderMarkdown, renderPlot, renderTable } from './lib/report.ts';
-import type { Results, Run } from './lib/results.ts';
+import { emptyResults, type Results, type Run } from './lib/results.ts';
 import { gatewayRequests, type Kind, peerRequests, streamKind, type TargetName, upstreamRequests } from './lib/requests.ts';
 import { medianOf } from './lib/stats.ts';
 import { runWrk } from './lib/wrk.ts';
@@ -218,8 +218,7 @@ const main = async (): Promise<void> => {
       for (const t of targets) for (const k of kinds) if (t.requests(k)) await measure(t, k, { connections: 64, durationS: seconds });
     };
 
-    const results: Results = {
-      meta: {
+    const results: Results = emptyResults({
         date: new Date().toISOString(),
         quick,
         machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', cores: cores.note },
@@ -241,18 +240,7 @@ const main = async (): Promise<void> => {
         peer: peerStatus,
         postgres: pgStatus,
         elapsedS: 0,
-      },
-      max: {},
-      rounds: {},
-      fixed: undefined,
-      firstEvent: [],
-      churn: undefined,
-      slow: undefined,
-      sweep: undefined,
-      soak: undefined,
-      errorsTotal: 0,
-      goals: [],
-    };
+    });
 
     // ---- warm-up: JIT, connection pools ----
     log('warm-up…');

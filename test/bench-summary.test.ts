@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { evaluateGoals, quickSummary } from '../bench/lib/goals.ts';
-import type { Results, Run } from '../bench/lib/results.ts';
+import { emptyResults, type Results, type Run } from '../bench/lib/results.ts';
 
 /** The bench's one-line summary and goal table from a results object (no load is generated). */
 
@@ -20,7 +20,7 @@ const run = (rps: number, p50: number, p99: number, cpuUs = 100): Run => ({
 });
 
 const results = (fixed: Results['fixed']): Results => ({
-  meta: {
+  ...emptyResults({
     date: '2026-11-26T00:00:00.000Z',
     quick: true,
     machine: { cpus: 2, model: 'test', cores: '2' },
@@ -35,17 +35,9 @@ const results = (fixed: Results['fixed']): Results => ({
     peer: { status: 'skipped', message: '' },
     postgres: { status: 'skipped', message: '' },
     elapsedS: 1,
-  },
+  }),
   max: { 'chat-json': { direct: run(30000, 2, 4, 20), bare: run(15000, 3, 9, 60), gateway: run(4500, 13, 35, 220) } },
-  rounds: {},
   fixed,
-  firstEvent: [],
-  churn: undefined,
-  slow: undefined,
-  sweep: undefined,
-  soak: undefined,
-  errorsTotal: 0,
-  goals: [],
 });
 
 describe('bench summary: latency at the fixed rate', () => {

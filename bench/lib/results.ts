@@ -59,3 +59,18 @@ export interface Results {
   errorsTotal: number;
   goals: { goal: string; target: string; value: string; met: boolean | undefined }[];
 }
+
+/** A run's results before any measurement: every scenario empty. */
+export const emptyResults = (meta: Results['meta']): Results => ({
+  meta,
+  max: {},
+  rounds: {},
+  fixed: undefined,
+  firstEvent: [],
+  churn: undefined,
+  slow: undefined,
+  sweep: undefined,
+  soak: undefined,
+  errorsTotal: 0,
+  goals: [],
+});
