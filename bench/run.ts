@@ -219,27 +219,27 @@ const main = async (): Promise<void> => {
     };
 
     const results: Results = emptyResults({
-        date: new Date().toISOString(),
-        quick,
-        machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', cores: cores.note },
-        bun: Bun.version,
-        allocatorPurgeDelay: ALLOCATOR_PURGE_DELAY,
-        commit: gitCommit(),
-        durationS: opts.durationS,
-        rounds: opts.rounds,
-        snapshot: {
-          customers: CUSTOMERS,
-          routes: CUSTOMERS * ROUTES_PER_CUSTOMER,
-          keys: CUSTOMERS * KEYS_PER_CUSTOMER,
-          source: store.source === 'fresh' ? 'provisioned in this run' : 'copy of a store provisioned through the API by an earlier run',
-          templateCreatedAt: store.templateCreatedAt,
-        },
-        provisioning: store.timings,
-        gatewayStartMs: gw.startMs,
-        gatewayIdleRssMb,
-        peer: peerStatus,
-        postgres: pgStatus,
-        elapsedS: 0,
+      date: new Date().toISOString(),
+      quick,
+      machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', cores: cores.note },
+      bun: Bun.version,
+      allocatorPurgeDelay: ALLOCATOR_PURGE_DELAY,
+      commit: gitCommit(),
+      durationS: opts.durationS,
+      rounds: opts.rounds,
+      snapshot: {
+        customers: CUSTOMERS,
+        routes: CUSTOMERS * ROUTES_PER_CUSTOMER,
+        keys: CUSTOMERS * KEYS_PER_CUSTOMER,
+        source: store.source === 'fresh' ? 'provisioned in this run' : 'copy of a store provisioned through the API by an earlier run',
+        templateCreatedAt: store.templateCreatedAt,
+      },
+      provisioning: store.timings,
+      gatewayStartMs: gw.startMs,
+      gatewayIdleRssMb,
+      peer: peerStatus,
+      postgres: pgStatus,
+      elapsedS: 0,
     });
 
     // ---- warm-up: JIT, connection pools ----
