@@ -5,8 +5,13 @@
  * no records. Every gateway figure in the report is also given as a ratio to this one, measured in
  * the same run on the same core.
  *
- * Usage: bun bench/bare-proxy.ts --upstream http://127.0.0.1:PORT [--port 0]
+ * Usage: bun bench/bare-proxy.ts --upstream http://127.0.0.1:PORT [--port 0] [--relay native|js|jstext]
  * Prints one JSON line {"port":N} when listening.
+ *
+ * `--relay` (bench/relay-floor.ts) says how the answer's body is handed back: `native` (the
+ * default) gives the upstream body to the Response and Bun pipes it; `js` reads it in JavaScript
+ * (reader.read() per chunk) and writes each chunk to a direct stream, flushed; `jstext` the same
+ * with each chunk decoded to text first (what any relay that looks at events must do).
  */
 
 const flag = (name: string): string | undefined => {
@@ -21,6 +26,33 @@ if (!upstream) {
   process.exit(2);
 }
 
+const relay = flag('relay') ?? 'native';
+if (!['native', 'js', 'jstext'].includes(relay)) {
+  process.stderr.write('--relay: native, js or jstext\n');
+  process.exit(2);
+}
+
+/** Bun's direct stream controller (lib.dom's typing lacks the variant). */
+type Direct = { write(c: string | Uint8Array): unknown; flush(): unknown; close(): void };
+
+/** The upstream body relayed in JavaScript: read per chunk, written to a direct stream. */
+const relayed = (body: ReadableStream<Uint8Array>, asText: boolean): ReadableStream<Uint8Array> => {
+  const reader = body.getReader();
+  const td = new TextDecoder();
+  return new ReadableStream({
+    type: 'direct',
+    async pull(c: Direct) {
+      for (;;) {
+        const r = await reader.read();
+        if (r.done) break;
+        c.write(asText ? td.decode(r.value, { stream: true }) : r.value);
+        c.flush();
+      }
+      c.close();
+    },
+  } as unknown as UnderlyingDefaultSource<Uint8Array>);
+};
+
 const server = Bun.serve({
   port: Number(flag('port') ?? 0),
   hostname: '127.0.0.1',
@@ -34,7 +66,8 @@ const server = Bun.serve({
       body: await req.arrayBuffer(),
       signal: req.signal,
     });
-    return new Response(up.body, { status: up.status, headers: { 'content-type': up.headers.get('content-type') ?? 'application/json' } });
+    if (relay === 'native' || !up.body) return new Response(up.body, { status: up.status, headers: { 'content-type': up.headers.get('content-type') ?? 'application/json' } });
+    return new Response(relayed(up.body, relay === 'jstext'), { status: up.status, headers: { 'content-type': up.headers.get('content-type') ?? 'application/json' } });
   },
 });
 

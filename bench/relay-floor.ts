@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * What relaying a stream in JavaScript costs on Bun, before any gateway work: bench/relay-proxy.ts
+ * What relaying a stream in JavaScript costs on Bun, before any gateway work: bench/bare-proxy.ts
  * in its three modes under wrk (chat-sse, 21 events, 32 connections), pinned like the main bench,
  * interleaved rounds; CPU µs per stream of the proxy process (all threads), medians.
  *   bun bench/relay-floor.ts [--rounds=5] [--duration=3]
@@ -20,7 +20,7 @@ const mockUrl = `http://127.0.0.1:${mock.match[1]}`;
 const modes = ['native', 'js', 'jstext'];
 const proxies = [] as { mode: string; s: Awaited<ReturnType<typeof spawnService>>; us: number[] }[];
 for (const mode of modes) {
-  const s = await spawnService(mode, pinned(cores.server, ['bun', join(import.meta.dir, 'relay-proxy.ts'), mockUrl]), { ready: /"port":(\d+)/, env: { MODE: mode } });
+  const s = await spawnService(mode, pinned(cores.server, ['bun', join(import.meta.dir, 'bare-proxy.ts'), '--upstream', mockUrl, '--relay', mode]), { ready: /"port":(\d+)/ });
   proxies.push({ mode, s, us: [] });
 }
 const reqs = upstreamRequests('chat-sse');
