@@ -11,6 +11,8 @@
  *            --postgres[=URL]     also measure the gateway on an external PostgreSQL store (a fresh
  *                                 database on the server at URL; default $BENCH_DATABASE_URL or
  *                                 postgres://gateway:gateway@127.0.0.1:5432/postgres)
+ *            --no-dataplane       skip the separate data plane (`serve --role data` fed by the gateway
+ *                                 as its management plane; measured by default)
  *            --reuse              full run on the provisioned template instead of provisioning anew
  *            --render             only rewrite the report and plot from the latest results JSON
  *            --only=a,b           run only these scenario groups (max,fixed,first,formats,fallback,churn,slow,sweep)
@@ -35,6 +37,7 @@ import {
   repoint,
   ROUTES_PER_CUSTOMER,
 } from './lib/gateway.ts';
+import { startDataplane } from './lib/dataplane.ts';
 import { findPeer, startPeer, peerDir, type RunningPeer } from './lib/peer.ts';
 import { checkBody } from './lib/probe.ts';
 import { ALLOCATOR_PURGE_DELAY, cpuMs, pinned, pinSelf, planCores, rssMb, rssSampler, settle, spawnService, type Service } from './lib/proc.ts';
@@ -64,6 +67,7 @@ const opts = {
   durationS: Number(value('duration') ?? (quick ? 3 : 5)),
   rounds: Number(value('rounds') ?? (quick ? 1 : 3)),
   only: value('only')?.split(',') ?? undefined,
+  dataplane: !has('no-dataplane'),
   postgres: has('postgres') ? (value('postgres') ?? process.env.BENCH_DATABASE_URL ?? 'postgres://gateway:gateway@127.0.0.1:5432/postgres') : undefined,
 };
 const groupOn = (g: string, inQuick: boolean): boolean => (opts.only ? opts.only.includes(g) : quick ? inQuick : true);
@@ -151,6 +155,21 @@ const main = async (): Promise<void> => {
       log(`postgres: ${pgStatus.message}`);
     }
 
+    // The lean deployment: a separate data plane of the bench customer, the gateway as its management plane.
+    let dp: { url: string; pid: number } | undefined;
+    let dpStatus: NonNullable<Results['meta']['dataplane']> = { status: 'skipped', message: 'not run (--no-dataplane)' };
+    if (opts.dataplane) {
+      try {
+        const d = await startDataplane(gw, cores.server, store.keys[0] as string);
+        services.push(d.service);
+        dp = { url: d.url, pid: d.service.pid };
+        dpStatus = { status: 'ran', message: `\`serve --role data\` with the gateway as its management plane (records shipped to it; both pinned to the server core), serving after ${(d.startMs / 1000).toFixed(1)} s`, startMs: d.startMs };
+      } catch (e) {
+        dpStatus = { status: 'failed', message: `separate data plane skipped: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}` };
+      }
+      log(`dataplane: ${dpStatus.message}`);
+    }
+
     const targets: Target[] = [
       { name: 'direct', url: mockUrl, pid: mockStart.service.pid, requests: upstreamRequests },
       { name: 'bare', url: `http://127.0.0.1:${bareStart.match[1]}`, pid: bareStart.service.pid, requests: upstreamRequests },
@@ -159,6 +178,10 @@ const main = async (): Promise<void> => {
     if (pg) {
       const p = pg;
       targets.push({ name: 'gateway-pg', url: p.gw.url, pid: p.gw.service.pid, requests: (k) => gatewayRequests(k, p.keys) });
+    }
+    if (dp) {
+      const d = dp;
+      targets.push({ name: 'dataplane', url: d.url, pid: d.pid, requests: (k) => gatewayRequests(k, store.keys) });
     }
     if (peer) {
       const p = peer;
@@ -170,7 +193,7 @@ const main = async (): Promise<void> => {
     const KINDS: Kind[] = ['chat-json', 'chat-sse', 'messages-sse', 'messages-x-sse', 'responses-sse', 'fallback-json', 'churn-json', 'slow-sse'];
     for (const t of targets) {
       for (const k of KINDS) {
-        if (!t.name.startsWith('gateway') && (k === 'messages-x-sse' || k === 'responses-sse' || k === 'fallback-json' || k === 'churn-json')) continue;
+        if (!t.name.startsWith('gateway') && t.name !== 'dataplane' && (k === 'messages-x-sse' || k === 'responses-sse' || k === 'fallback-json' || k === 'churn-json')) continue;
         const r = t.requests(k)?.[0];
         if (!r) continue;
         const res = await fetch(`${t.url}${r.path}`, { method: 'POST', headers: r.headers, body: r.body });
@@ -180,6 +203,7 @@ const main = async (): Promise<void> => {
     }
     const gatewayIdleRssMb = rssMb(gw.service.pid);
     if (pg) pgStatus.idleRssMb = rssMb(pg.gw.service.pid);
+    if (dp) dpStatus.idleRssMb = rssMb(dp.pid);
 
     // One wrk run against a target, with the target's CPU and memory.
     const measure = async (t: Target, kind: Kind, o: { connections: number; durationS: number; delayMs?: number; timeoutS?: number }): Promise<Run> => {
@@ -239,6 +263,7 @@ const main = async (): Promise<void> => {
       gatewayIdleRssMb,
       peer: peerStatus,
       postgres: pgStatus,
+      dataplane: dpStatus,
       elapsedS: 0,
     });
 
@@ -265,8 +290,8 @@ const main = async (): Promise<void> => {
     };
     if (groupOn('max', true)) {
       log('max rate @64 connections…');
-      await maxRate('chat-json', ['direct', 'bare', 'gateway', 'gateway-pg', 'portkey'], opts.rounds);
-      await maxRate('chat-sse', ['direct', 'bare', 'gateway', 'gateway-pg', 'portkey'], opts.rounds);
+      await maxRate('chat-json', ['direct', 'bare', 'gateway', 'gateway-pg', 'dataplane', 'portkey'], opts.rounds);
+      await maxRate('chat-sse', ['direct', 'bare', 'gateway', 'gateway-pg', 'dataplane', 'portkey'], opts.rounds);
       // Cross-format streaming (Messages client → OpenAI upstream): the bare proxy's request for it
       // is the same-wire chat stream, so its chat-sse figure of this run is the reference.
       if (quick) await maxRate('messages-x-sse', ['gateway'], opts.rounds);
@@ -356,7 +381,7 @@ const main = async (): Promise<void> => {
     process.stdout.write(`${renderTable(results)}\n`);
     log(`results: bench/results/${name}-latest.json, bench/results/${quick ? 'quick.md' : 'REPORT.md'}, bench/results/${plotFile} (${results.meta.elapsedS.toFixed(0)} s)`);
 
-    const summary = quickSummary(results, { peer: peer !== undefined, pg: pg !== undefined });
+    const summary = quickSummary(results, { peer: peer !== undefined, pg: pg !== undefined, dataplane: dp !== undefined });
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
     await stopAll();

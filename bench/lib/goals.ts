@@ -48,6 +48,12 @@ export const evaluateGoals = (r: Results): Results['goals'] => {
     const pgRatio = ratio(j?.['gateway-pg']?.rps, j?.bare?.rps);
     out.push({ goal: 'Non-streaming req/s vs bare, external Postgres store', target: '≥ 80%', value: `${pct(pgRatio)} (${j?.['gateway-pg']?.cpuUs.toFixed(0)} µs/req)`, met: check(pgRatio, (v) => v >= 0.8) });
   }
+  const dpRss = Math.max(j?.dataplane?.rssPeakMb ?? 0, s?.dataplane?.rssPeakMb ?? 0);
+  if (dpRss) {
+    const dpRatio = ratio(j?.dataplane?.rps, j?.bare?.rps);
+    out.push({ goal: 'Non-streaming req/s vs bare, separate data plane', target: '≥ 80%', value: `${pct(dpRatio)} (${j?.dataplane?.cpuUs.toFixed(0)} µs/req)`, met: check(dpRatio, (v) => v >= 0.8) });
+    out.push({ goal: 'Separate data plane RSS under load (no database in the process)', target: '≤ 120 MB', value: `${dpRss.toFixed(0)} MB (idle ${r.meta.dataplane?.idleRssMb?.toFixed(0) ?? '—'} MB)`, met: dpRss <= 120 });
+  }
   if (r.soak) {
     out.push({
       goal: `No memory growth over a ${Math.round(r.soak.segments.at(-1)?.t ?? 0)} s soak`,
@@ -74,7 +80,7 @@ export const totalErrors = (res: Results): number => {
 };
 
 /** The one-line JSON summary printed last by `bench -- --quick` (and by full runs). */
-export const quickSummary = (r: Results, ran: { peer: boolean; pg: boolean }): Record<string, number | null> => {
+export const quickSummary = (r: Results, ran: { peer: boolean; pg: boolean; dataplane?: boolean }): Record<string, number | null> => {
   const g = r.max['chat-json'];
   const s = r.max['chat-sse'];
   return {
@@ -97,6 +103,14 @@ export const quickSummary = (r: Results, ran: { peer: boolean; pg: boolean }): R
     rss_mb: Math.round(Math.max(g?.gateway?.rssPeakMb ?? 0, s?.gateway?.rssPeakMb ?? 0)),
     portkey_rps: ran.peer ? Math.round(g?.portkey?.rps ?? Number.NaN) : null,
     ...(ran.pg ? { gateway_pg_rps: Math.round(g?.['gateway-pg']?.rps ?? Number.NaN), gateway_pg_rss_mb: Math.round(g?.['gateway-pg']?.rssPeakMb ?? Number.NaN) } : {}),
+    ...(ran.dataplane
+      ? {
+          dataplane_ratio: round3(ratio(g?.dataplane?.rps, g?.bare?.rps)),
+          dataplane_stream_ratio: round3(ratio(s?.dataplane?.rps, s?.bare?.rps)),
+          dataplane_cpu_us_per_req: round3(g?.dataplane?.cpuUs ?? Number.NaN),
+          dataplane_rss_mb: Math.round(Math.max(g?.dataplane?.rssPeakMb ?? 0, s?.dataplane?.rssPeakMb ?? 0)),
+        }
+      : {}),
     errors: r.errorsTotal,
   };
 };

@@ -8,9 +8,10 @@ const TARGET_LABEL: Record<TargetName, string> = {
   bare: 'bare Bun proxy',
   gateway: 'gateway',
   'gateway-pg': 'gateway, Postgres store',
+  dataplane: 'separate data plane',
   portkey: 'Portkey',
 };
-const ORDER: TargetName[] = ['direct', 'bare', 'gateway', 'gateway-pg', 'portkey'];
+const ORDER: TargetName[] = ['direct', 'bare', 'gateway', 'gateway-pg', 'dataplane', 'portkey'];
 
 /** The bare-proxy run each gateway figure is compared with. */
 const comparator = (r: Results, kind: Kind): Run | undefined => {
@@ -133,6 +134,7 @@ export const renderMarkdown = (r: Results, plotFile: string): string => {
   }
   out.push(`- Peer: ${m.peer.message}${m.peer.honoNodeServer ? ` (@hono/node-server ${m.peer.honoNodeServer})` : ''}.`);
   out.push(`- Postgres variant: ${m.postgres.message}.`);
+  if (m.dataplane) out.push(`- Separate data plane: ${m.dataplane.message}.`);
   out.push('');
   out.push('## Goals');
   out.push('');
@@ -199,7 +201,7 @@ export const renderMarkdown = (r: Results, plotFile: string): string => {
 
 // ---- SVG plot: latency (p50 solid, p99 dashed, log scale) vs achieved throughput ----------------
 
-const COLORS: Record<TargetName, string> = { direct: '#6b7280', bare: '#2563eb', gateway: '#dc2626', 'gateway-pg': '#f59e0b', portkey: '#16a34a' };
+const COLORS: Record<TargetName, string> = { direct: '#6b7280', bare: '#2563eb', gateway: '#dc2626', 'gateway-pg': '#f59e0b', dataplane: '#7c3aed', portkey: '#16a34a' };
 
 export const renderPlot = (r: Results): string => {
   const series: { name: TargetName; points: { x: number; p50: number; p99: number; c: number }[] }[] = [];

@@ -10,7 +10,7 @@ import type { WrkRequest } from './wrk.ts';
 
 export type Kind = 'chat-json' | 'chat-sse' | 'messages-sse' | 'messages-x-sse' | 'responses-sse' | 'fallback-json' | 'churn-json' | 'slow-sse';
 
-export type TargetName = 'direct' | 'bare' | 'gateway' | 'gateway-pg' | 'portkey';
+export type TargetName = 'direct' | 'bare' | 'gateway' | 'gateway-pg' | 'dataplane' | 'portkey';
 
 export const KIND_LABEL: Record<Kind, string> = {
   'chat-json': 'Chat Completions, non-streaming',

@@ -45,6 +45,8 @@ export interface Results {
     gatewayIdleRssMb: number;
     peer: { status: 'ran' | 'skipped'; message: string; version?: string; honoNodeServer?: string };
     postgres: { status: 'ran' | 'skipped' | 'failed'; message: string; provisionMs?: number; idleRssMb?: number };
+    /** The separate data plane (`serve --role data`, bench/lib/dataplane.ts); absent in results written before it was measured. */
+    dataplane?: { status: 'ran' | 'skipped' | 'failed'; message: string; startMs?: number; idleRssMb?: number };
     elapsedS: number;
   };
   /** scenario kind → target → median run. */

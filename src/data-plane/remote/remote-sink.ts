@@ -55,7 +55,10 @@ export class RemoteRecordSink implements RecordSink {
 
   add(entry: RecordEntry): void {
     this.#queue.push(entry);
-    if (this.#queue.length >= (this.opts.maxBatch ?? 1000)) void this.flush();
+    // A flush in progress takes whatever is queued until the queue is empty: starting another per
+    // request while it sends (the queue stays over the batch size under load) would only pile up
+    // waiters, each listing the spool again once it ends.
+    if (this.#queue.length >= (this.opts.maxBatch ?? 1000) && !this.#flushing) void this.flush();
   }
 
   /** Sends the spool, then what is queued; what cannot be sent is spooled. */
