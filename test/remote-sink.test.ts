@@ -6,11 +6,12 @@ import { RemoteRecordSink } from '../src/data-plane/remote/remote-sink.ts';
 import type { RecordEntry } from '../src/data-plane/records.ts';
 
 /**
- * The separate data plane's record sink under load: while one batch is being sent, requests keep
- * adding records past the batch size. The flush in progress takes them all (batches of at most
- * maxBatch, each record once); no further flush is started per request meanwhile (that piled up
- * one waiter per request, each listing the spool again: measured at ~25 % of a data plane's CPU).
- * The management plane's side of PushRecords is covered with real processes in
+ * The separate data plane's record sink under load. While one batch is being sent, requests keep
+ * adding records: no further flush is started per request meanwhile (that piled up one waiter per
+ * request, each listing the spool again), and what arrived goes in full batches once the send
+ * ends, or with the next interval — not as a trickle of small pushes right after every push (each
+ * push costs the management plane a token check, an account lookup and a COPY). Every record is
+ * sent once. The management plane's side of PushRecords is covered with real processes in
  * dataplanes-remote.test.ts.
  */
 
@@ -27,7 +28,7 @@ const dataDir = (): string => {
 const entry = (i: number): RecordEntry => ({ fields: `"request_id":"r-${i}","endpoint":"/v1/chat/completions"`, requestBody: null, responseBody: null, sanitized: null });
 const idsOf = (json: string): string[] => (JSON.parse(json) as { request_id: string }[]).map((r) => r.request_id);
 
-test('records added while a batch is in flight are sent by that flush, in bounded batches, each once, with no flush per request', async () => {
+test('records added while a batch is in flight start no flush per request, and go in full batches once it ends, each once', async () => {
   const sent: string[][] = [];
   let release: (() => void) | undefined;
   const sink = new RemoteRecordSink(
@@ -55,6 +56,8 @@ test('records added while a batch is in flight are sent by that flush, in bounde
   expect(flushes).toBe(1);
   release?.();
   await sink.flush();
+  // The batch in flight, then the 2,450 that arrived meanwhile in full batches of 100 (and the half one).
+  expect(sent.map((b) => b.length)).toEqual([100, ...Array.from({ length: 24 }, () => 100), 50]);
   const all = sent.flat();
   expect(all).toHaveLength(2550);
   expect(new Set(all).size).toBe(2550);
@@ -86,4 +89,32 @@ test('a management plane that does not take the batch: it is spooled whole and r
   expect(sent.flat()).toEqual(Array.from({ length: 30 }, (_, i) => `r-${i}`));
   expect(readdirSync(join(dir, 'record-spool')).filter((f) => f.endsWith('.json'))).toHaveLength(0);
   await sink.stop();
+});
+
+test('a steady trickle of records is sent once per interval, not as a push after every push', async () => {
+  const sent: number[] = [];
+  const sink = new RemoteRecordSink(
+    async (json) => {
+      sent.push(idsOf(json).length);
+      // Each push takes a while (a management plane writing the batch).
+      await Bun.sleep(15);
+      return 'ok';
+    },
+    dataDir(),
+    { flushMs: 100, maxBatch: 1000 },
+  );
+  sink.start();
+  let i = 0;
+  // ~2 records every millisecond for 600 ms: about 6 intervals.
+  const producer = setInterval(() => {
+    sink.add(entry(i++));
+    sink.add(entry(i++));
+  }, 1);
+  await Bun.sleep(600);
+  clearInterval(producer);
+  await sink.stop();
+  expect(sent.reduce((a, b) => a + b, 0)).toBe(i);
+  // One push per interval (≈ 6, and the final one at stop); sending every trickle at once made
+  // a push every ~15 ms here (≈ 40).
+  expect(sent.length).toBeLessThanOrEqual(12);
 });
