@@ -57,6 +57,8 @@ export class SnapshotController {
   #stopping = false;
   #unlisten: (() => Promise<void>) | undefined;
   #restart: ReturnType<typeof setTimeout> | undefined;
+  /** The document last loaded here (PGlite): the next load that is not forced reads only what changed since (load.ts). */
+  #doc: ConfigDocument | undefined;
 
   constructor(
     private readonly opts: ControllerOptions,
@@ -201,7 +203,8 @@ export class SnapshotController {
 
   /** Builds and swaps a snapshot (loading the document here when none is given); returns the revision served. */
   async #apply(force: boolean, given: ConfigDocument | undefined): Promise<number> {
-    const doc = given ?? (await loadConfigDocument(this.opts.store.db as Db, this.opts.secrets, this.opts.upstreamAllowPrivate));
+    const doc = given ?? (await loadConfigDocument(this.opts.store.db as Db, this.opts.secrets, this.opts.upstreamAllowPrivate, undefined, force ? {} : { previous: this.#doc }));
+    if (!given) this.#doc = doc;
     const served = this.holder.current?.revision ?? -1;
     if (force || doc.revision > served) this.holder.swap(buildSnapshot(doc, this.getAdapter));
     this.status.appliedRevision = this.holder.current?.revision ?? -1;

@@ -16,6 +16,7 @@
  * swaps; on PGlite it asks the main thread to load. Steps never overlap: wake-ups during a step
  * collapse into one more step.
  */
+import type { ConfigDocument } from './document.ts';
 import type { Db } from '../store/db.ts';
 import { reconnectBackoff } from '../store/reconnect.ts';
 import type { FromWorker, ToWorker, WorkerRequest, WorkerSource, WorkerStatus, WorkerTiming } from './worker-protocol.ts';
@@ -70,6 +71,8 @@ const postgresSource = async (s: Extract<WorkerSource, { kind: 'postgres' }>, li
   const client = postgres(s.url, { max: 2, onnotice: () => undefined, connect_timeout: 10, backoff: reconnectBackoff });
   const db = drizzle(client, { schema }) as unknown as Db;
   const secrets = new SecretBox(s.kek, s.kekPrevious);
+  /** The document this thread loaded last (the next load that is not forced reads only the keys changed since). */
+  let last: ConfigDocument | undefined;
   if (listen) {
     // onlisten runs on every (re)connect: a check then covers what was said while disconnected. A
     // LISTEN that cannot start (the database down at start-up) is retried; polling covers the gap.
@@ -94,7 +97,12 @@ const postgresSource = async (s: Extract<WorkerSource, { kind: 'postgres' }>, li
   return {
     applyOnWake: false,
     revision: () => currentRevision(db),
-    apply: async (force) => ask({ op: 'apply', force, doc: await loadConfigDocument(db, secrets, s.upstreamAllowPrivate) }),
+    apply: async (force) => {
+      // Not forced: only the keys changed since the last document are read (load.ts).
+      const doc = await loadConfigDocument(db, secrets, s.upstreamAllowPrivate, undefined, force ? {} : { previous: last });
+      last = doc;
+      return ask({ op: 'apply', force, doc });
+    },
     close: () => client.end({ timeout: 1 }),
   };
 };
