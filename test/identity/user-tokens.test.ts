@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { authenticate } from '../../src/data-plane/auth.ts';
 import { signingKeys, userTokens } from '../../src/store/schema/index.ts';
 import { admin, apikeyOp } from '../support/gateway.ts';
 import { startWorld, stopWorld, type World } from '../support/provision.ts';
@@ -166,5 +167,38 @@ describe('impersonation and signing keys', () => {
     expect(r2.deletedKids).toEqual([oldKid]);
     expect(r2.retiredKid).toBe(String(r.kid));
     expect((await w.tg.call(admin('GetProject'), { customerId: 'acme', projectId: 'default' }, fresh.accessToken)).status).toBe(200);
+  });
+});
+
+describe('verified tokens are remembered, not trusted blindly', () => {
+  test('the signature is checked once per token; expiry still holds on every use, and a changed token is checked anew', async () => {
+    const t = await create('bob');
+    const snapshot = w.tg.gw.snapshots.current;
+    if (!snapshot) throw new Error('no snapshot');
+    const token = t.accessToken as string;
+    const headers = (tok: string) => new Headers({ authorization: `Bearer ${tok}` });
+    const now = Date.now();
+    const first = await authenticate(headers(token), snapshot, now);
+    expect(first).toMatchObject({ userId: 'bob', projectId: 'default' });
+    // Remembered: the same answer again.
+    expect((await authenticate(headers(token), snapshot, now)).id).toBe(first.id);
+    // A snapshot without its signing key (the key deleted after a rotation): refused, remembered or not.
+    const keyless = { ...snapshot, userTokenKeys: new Map<string, string>() };
+    await expect(Promise.resolve().then(() => authenticate(headers(token), keyless, now))).rejects.toMatchObject({ message: 'Invalid API key or user token.' });
+    // Past its exp the remembered token is refused like any other.
+    const exp = Number(decodeJwt(token).exp) * 1000;
+    await expect(Promise.resolve().then(() => authenticate(headers(token), snapshot, exp + 1000))).rejects.toMatchObject({ message: 'Invalid or expired user token.' });
+    // A token never seen, presented after its exp: refused by the signature check's own time test.
+    const late = (await create('bob')).accessToken as string;
+    await expect(Promise.resolve().then(() => authenticate(headers(late), snapshot, Number(decodeJwt(late).exp) * 1000 + 1000))).rejects.toMatchObject({ message: 'Invalid or expired user token.' });
+    // The remembered token with its signature altered is another string: checked, and refused.
+    const [h, p, sig] = token.split('.');
+    const forged = `${h}.${p}.${(sig as string).slice(0, -4)}${(sig as string).endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
+    await expect(Promise.resolve().then(() => authenticate(headers(forged), snapshot, now))).rejects.toMatchObject({ message: 'Invalid or expired user token.' });
+    // Revocation is read from the snapshot on every use, remembered or not.
+    await w.tg.must(admin('RevokeUserToken'), { jti: t.jti });
+    const after = w.tg.gw.snapshots.current;
+    if (!after) throw new Error('no snapshot');
+    await expect(Promise.resolve().then(() => authenticate(headers(token), after, Date.now()))).rejects.toMatchObject({ message: 'This user token has been revoked.' });
   });
 });
