@@ -28,12 +28,12 @@ afterAll(() => {
 });
 
 const entry = (requestBody: string | null, responseBody: string | null, sanitized: string | null = null): RecordEntry => ({
-  fields: '"request_id":"00000000-0000-4000-8000-000000000001","endpoint":"/v1/chat/completions"',
+  row: { request_id: '00000000-0000-4000-8000-000000000001', endpoint: '/v1/chat/completions' },
   requestBody,
   responseBody,
   sanitized,
 });
-const atOf = (e: RecordEntry): string => (JSON.parse(`{${e.fields}}`) as { bodies_at: string }).bodies_at;
+const atOf = (e: RecordEntry): string => String(e.row.bodies_at);
 
 describe('BodyFiles', () => {
   test('bodies are appended, the row keeps where they are, and they read back as sent (UTF-8, a body not kept is null)', async () => {

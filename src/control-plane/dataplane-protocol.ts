@@ -4,7 +4,8 @@ import { connectError, GatewayError, isDatabaseUnavailable, databaseUnavailable,
 import { describeError, log } from '../core/log.ts';
 import { loadConfigDocument } from '../propagation/load.ts';
 import { sealFor } from '../propagation/seal.ts';
-import type { RecordEntry } from '../data-plane/records.ts';
+import type { RecordEntry, RecordValue } from '../data-plane/records.ts';
+import { valueOf } from '../records/entry.ts';
 import { configChanges, dataplanes, dataplaneStatus, projectGatewayProjects, projectGateways, requestRecords, type ServiceAccountRow } from '../store/schema/index.ts';
 import { bearer } from './auth.ts';
 import type { ControlDeps } from './deps.ts';
@@ -121,7 +122,7 @@ const COLUMNS = new Set(Object.values(getTableColumns(requestRecords)).map((c) =
 /** NOT NULL columns with a constant default, filled in when a pushed record leaves them out. */
 const DEFAULTS = Object.values(getTableColumns(requestRecords))
   .filter((c) => c.notNull && c.hasDefault && ['number', 'boolean', 'string'].includes(typeof c.default))
-  .map((c) => [c.name, c.default] as const);
+  .map((c) => [c.name, c.default as RecordValue] as const);
 const BODIES = new Set(['request_body', 'response_body', 'sanitized']);
 
 /**
@@ -135,12 +136,12 @@ const entryOf = (v: unknown, customerId: string): RecordEntry | undefined => {
   if (typeof o.request_id !== 'string' || typeof o.endpoint !== 'string' || typeof o.received_at !== 'string') return undefined;
   if (o.customer_id !== undefined && o.customer_id !== null && o.customer_id !== customerId) return undefined;
   if (Number.isNaN(new Date(o.received_at).getTime())) return undefined;
-  const fields: Record<string, unknown> = {};
-  for (const [k, val] of DEFAULTS) fields[k] = val;
-  for (const [k, val] of Object.entries(o)) if (COLUMNS.has(k) && !BODIES.has(k) && val !== undefined) fields[k] = val;
+  const row: Record<string, RecordValue> = {};
+  for (const [k, val] of DEFAULTS) row[k] = val;
+  for (const k in o) if (COLUMNS.has(k) && !BODIES.has(k) && o[k] !== undefined) row[k] = valueOf(o[k]);
   const body = (x: unknown): string | null => (x === undefined || x === null ? null : JSON.stringify(x));
   return {
-    fields: JSON.stringify(fields).slice(1, -1),
+    row,
     requestBody: body(o.request_body),
     responseBody: body(o.response_body),
     sanitized: typeof o.sanitized === 'string' && o.sanitized !== '' ? o.sanitized : null,

@@ -4,19 +4,31 @@
  * database lives in src/records/ and is composed in src/app.ts.
  */
 
+/** A column value of a request record as the store takes it (numbers and flags as they are, time as ISO text). */
+export type RecordValue = string | number | boolean | null;
+
 /**
- * One request record, serialised once on the request path. `fields` is the body of a JSON object
- * (no braces) whose keys are the request_records column names, every column but the bodies and
- * `sanitized`; the bodies are JSON texts as the retention setting keeps them (null when not kept).
- * Nothing else of the request is held until the record is written.
+ * One request record, built once on the request path. `row` holds the request_records columns by
+ * their SQL names (every column but the bodies and `sanitized`; a column left out is NULL or its
+ * default); the bodies are JSON texts as the retention setting keeps them (null when not kept),
+ * never parsed or serialised again. Each sink serialises the row in one native step (a JSON line,
+ * a COPY line): a row pre-serialised as JSON text had to be parsed again by every sink and cost
+ * more than the object (docs/benchmarks.md, session 9). Nothing else of the request is held until
+ * the record is written.
  */
 export interface RecordEntry {
-  readonly fields: string;
+  readonly row: Readonly<Record<string, RecordValue>>;
   readonly requestBody: string | null;
   readonly responseBody: string | null;
   /** Comma-separated flags of what was adjusted for the record (`usage`), or null. */
   readonly sanitized: string | null;
 }
+
+/** The row's JSON object text with `more` (`"key":value` pairs, JSON already) added before the closing brace. */
+export const rowJsonWith = (row: RecordEntry['row'], more: string): string => {
+  const json = JSON.stringify(row);
+  return json.length > 2 ? `${json.slice(0, -1)},${more}}` : `{${more}}`;
+};
 
 export interface RecordSinkStats {
   /** Rows waiting to be written. */

@@ -102,7 +102,7 @@ export class BodyFiles {
     }
     const at = `${this.#segment}:${this.#offset}:${req === null ? -1 : reqBytes}:${res === null ? -1 : resBytes}`;
     this.#offset += reqBytes + resBytes;
-    return { fields: `${e.fields},"bodies_at":"${at}"`, requestBody: null, responseBody: null, sanitized: cleaned ? addFlag(e.sanitized, 'text') : e.sanitized };
+    return { row: { ...e.row, bodies_at: at }, requestBody: null, responseBody: null, sanitized: cleaned ? addFlag(e.sanitized, 'text') : e.sanitized };
   }
 
   /** Hands everything appended so far to the operating system (before rows pointing at it are written). */

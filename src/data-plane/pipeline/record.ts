@@ -4,8 +4,6 @@ import type { Settlement } from './settle.ts';
 
 const MAX_BODY_CHARS = 256 * 1024;
 
-const str = (s: string | null | undefined): string => (s === null || s === undefined ? 'null' : JSON.stringify(s));
-
 /**
  * A body as the record keeps it: JSON text, never parsed or serialised again. Text the database
  * refuses (lone surrogates, NUL) is cleaned by the writer only when a write fails.
@@ -28,25 +26,41 @@ const responseBody = (outcome: Outcome): string | null => {
 };
 
 /**
- * The record stage: one pre-serialised entry per request (column names of request_records, see
- * records.ts), bodies only when the retention setting keeps them, handed to the sink.
+ * The record stage: one entry per request (the request_records columns as one flat object, the
+ * bodies as the JSON texts they are and only when the retention setting keeps them), handed to the
+ * sink.
  */
 export const record = (sink: RecordSink, keepBodies: boolean, ctx: RequestContext, outcome: Outcome, s: Settlement): void => {
   const last = outcome.attempts?.at(-1);
   const key = ctx.key;
-  const fields =
-    `"request_id":${str(ctx.ids.requestId)},"client_request_id":${str(ctx.ids.clientRequestId)},` +
-    `"received_at":"${new Date(ctx.receivedAt).toISOString()}","customer_id":${str(key?.customerId)},` +
-    `"project_id":${str(key?.projectId)},"api_key_id":${str(key?.id)},"endpoint":${str(ctx.endpoint)},` +
-    `"model":${str(ctx.model)},"provider":${str(last?.provider)},"connection":${str(last?.connection)},` +
-    `"upstream_model":${str(last?.upstreamModel)},"http_status":${outcome.status},` +
-    `"latency_ms":${Math.round(performance.now() - ctx.t0)},"ttfb_ms":${outcome.ttfbMs ?? 'null'},"stream":${ctx.stream},` +
-    `"input_tokens":${s.inputTokens},"output_tokens":${s.outputTokens},"total_tokens":${s.totalTokens},` +
-    `"cached_input_tokens":${s.cachedInputTokens},"cache_write_tokens":${s.cacheWriteTokens},` +
-    `"cost_nano_usd":${s.costNanoUsd},"attempts":${outcome.attempts?.length ?? 0},"error_code":${str(outcome.error?.errorCode)}` +
-    (ctx.flags ? `,"guardrail_flags":${str([...ctx.flags].join(','))}` : '');
+  const row = {
+    request_id: ctx.ids.requestId,
+    client_request_id: ctx.ids.clientRequestId ?? null,
+    received_at: new Date(ctx.receivedAt).toISOString(),
+    customer_id: key?.customerId ?? null,
+    project_id: key?.projectId ?? null,
+    api_key_id: key?.id ?? null,
+    endpoint: ctx.endpoint,
+    model: ctx.model ?? null,
+    provider: last?.provider ?? null,
+    connection: last?.connection ?? null,
+    upstream_model: last?.upstreamModel ?? null,
+    http_status: outcome.status,
+    latency_ms: Math.round(performance.now() - ctx.t0),
+    ttfb_ms: outcome.ttfbMs ?? null,
+    stream: ctx.stream,
+    input_tokens: s.inputTokens,
+    output_tokens: s.outputTokens,
+    total_tokens: s.totalTokens,
+    cached_input_tokens: s.cachedInputTokens,
+    cache_write_tokens: s.cacheWriteTokens,
+    cost_nano_usd: s.costNanoUsd,
+    attempts: outcome.attempts?.length ?? 0,
+    error_code: outcome.error?.errorCode ?? null,
+    guardrail_flags: ctx.flags ? [...ctx.flags].join(',') : null,
+  };
   const entry: RecordEntry = {
-    fields,
+    row,
     requestBody: keepBodies && ctx.bodyText !== undefined ? keepText(ctx.bodyText) : null,
     responseBody: keepBodies ? responseBody(outcome) : null,
     sanitized: s.adjusted ? 'usage' : null,

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeError, log } from '../../core/log.ts';
-import type { RecordEntry, RecordSink, RecordSinkStats } from '../records.ts';
+import { type RecordEntry, type RecordSink, type RecordSinkStats, rowJsonWith } from '../records.ts';
 
 /**
  * The request-record sink of a separate data plane: records are shipped to the management plane
@@ -22,7 +22,7 @@ export interface RemoteSinkStats extends RecordSinkStats {
 
 /** A record entry as one JSON object keyed by column names (bodies embedded as the JSON they are). */
 export const recordJson = (e: RecordEntry): string =>
-  `{${e.fields},"request_body":${e.requestBody ?? 'null'},"response_body":${e.responseBody ?? 'null'},"sanitized":${e.sanitized === null ? 'null' : JSON.stringify(e.sanitized)}}`;
+  rowJsonWith(e.row, `"request_body":${e.requestBody ?? 'null'},"response_body":${e.responseBody ?? 'null'},"sanitized":${e.sanitized === null ? 'null' : JSON.stringify(e.sanitized)}`);
 
 export class RemoteRecordSink implements RecordSink {
   #queue: RecordEntry[] = [];
