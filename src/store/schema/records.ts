@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { bigint, boolean, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 /** One row per inference request, written in batches off the hot path. */
@@ -46,7 +47,9 @@ export const requestRecords = pgTable(
     bodiesAt: text('bodies_at'),
   },
   (t) => [
-    index('request_records_client_id').on(t.clientRequestId),
+    // Only rows that carry a client id (most requests do not): a NULL entry per row cost ~2 µs of
+    // every embedded insert; an equality search on the column still uses it.
+    index('request_records_client_id').on(t.clientRequestId).where(sql`client_request_id is not null`),
     index('request_records_time').on(t.receivedAt),
     index('request_records_key_time').on(t.apiKeyId, t.receivedAt),
   ],
