@@ -267,9 +267,10 @@ const main = async (): Promise<void> => {
       elapsedS: 0,
     });
 
-    // ---- warm-up: JIT, connection pools ----
+    // ---- warm-up: JIT, connection pools — every path the headline measures (the cross-format
+    // stream's code was cold in its first round before, its JIT compiling inside the window) ----
     log('warm-up…');
-    await warm(['chat-json', 'chat-sse'], quick ? 2 : 3);
+    await warm(['chat-json', 'chat-sse', 'messages-x-sse'], 3);
 
     // ---- max rate, headline: rounds interleaved across targets ----
     const maxRate = async (kind: Kind, names: TargetName[], rounds: number) => {
