@@ -50,7 +50,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
     config.dataDir,
     { flushMs: config.recordFlushMs },
   );
-  const telemetry = startTelemetry(config.telemetry, pkg.version);
+  const telemetry = await startTelemetry(config.telemetry, pkg.version);
   await controller.start();
   records.start();
   setMaxUpstreamResponse(config.limits.maxUpstreamResponseBytes);

@@ -139,7 +139,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     ...(config.databaseUrl ? {} : { maxBatch: EMBEDDED_RECORD_BATCH }),
     ...(bodyFiles ? { bodyFiles } : {}),
   });
-  const telemetry = startTelemetry(config.telemetry, pkg.version);
+  const telemetry = await startTelemetry(config.telemetry, pkg.version);
   // Rate-limit and budget counters: Redis when REDIS_URL is set (shared by every data plane), else
   // this process's own (the embedded data plane's, read by GetBudget too).
   const counters: Counters = config.redisUrl ? new RedisCounters(config.redisUrl) : new MemoryCounters();
