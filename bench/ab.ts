@@ -8,7 +8,8 @@
  * Each tree is a checkout of this repository (with node_modules). Every round runs every kind on
  * every tree in rotating order against the same mock upstream with wrk; the gateway under test is
  * pinned to one core and its CPU (all threads, /proc) is divided by the requests served. Prints the
- * median µs/request per tree and kind, and their difference, and each side's peak RSS.
+ * median µs/request per tree and kind, their difference and the median of the per-round
+ * differences (robust when the machine's speed drifts during the run), and each side's peak RSS.
  */
 import { join, resolve } from 'node:path';
 import { launchGateway, prepareStore, removeScratchDirs, repoint } from './lib/gateway.ts';
@@ -62,7 +63,12 @@ try {
   const rows = kinds.map((k) => {
     const m = gateways.map((g) => median(g.us.get(k) ?? []));
     const all = gateways.map((g) => (g.us.get(k) ?? []).map((x) => x.toFixed(0)).join(',')).join(' | ');
-    return `${k.padEnd(16)} ${m.map((x) => `${x.toFixed(1).padStart(8)} µs`).join('  ')}${m.length === 2 ? `   Δ ${((m[1] as number) - (m[0] as number)).toFixed(1)} µs` : ''}   (${all})`;
+    // Δ of the medians, and the median of the per-round differences (each round runs both sides
+    // back to back, so it holds when this machine's speed drifts between rounds).
+    const [a, b] = gateways.map((g) => g.us.get(k) ?? []);
+    const paired = a && b ? median(b.map((x, i) => x - (a[i] as number))) : undefined;
+    const delta = m.length === 2 ? `   Δ ${((m[1] as number) - (m[0] as number)).toFixed(1)} µs, paired Δ ${(paired ?? 0).toFixed(1)} µs` : '';
+    return `${k.padEnd(16)} ${m.map((x) => `${x.toFixed(1).padStart(8)} µs`).join('  ')}${delta}   (${all})`;
   });
   const peaks = gateways.map((g) => `${g.rssPeakMb.toFixed(0)} MB`).join('  |  ');
   console.log(`trees: ${trees.join('  |  ')}\n${rows.join('\n')}\npeak RSS: ${peaks}`);
