@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { COPY_SQL, entryCsv, entryOf } from '../src/records/entry.ts';
 import { openStore } from '../src/store/db.ts';
 import { pgliteOf } from '../src/store/pglite.ts';
+import { sampleRecordRow } from './lib/record-sample.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 14);
 const BATCH = Number(process.argv[3] ?? 500);
@@ -44,29 +45,7 @@ for (const [name, ddl] of Object.entries(variants)) {
   await pg.exec(`create table ${name} as select * from request_records where false`);
   for (const d of ddl) await pg.exec(d.replace('X', name));
 }
-const row = (i: number) =>
-  entryOf({
-    requestId: Bun.randomUUIDv7(),
-    clientRequestId: i % 10 === 0 ? `c-${Math.random()}` : null,
-    receivedAt: new Date(),
-    customerId: 'acme',
-    projectId: 'default',
-    apiKeyId: `k${i % 20}`,
-    endpoint: '/v1/chat/completions',
-    model: 'gpt',
-    provider: 'openai',
-    connection: 'c',
-    upstreamModel: 'gpt-4o-mini',
-    httpStatus: 200,
-    latencyMs: 12,
-    ttfbMs: 10,
-    inputTokens: 10,
-    outputTokens: 20,
-    totalTokens: 30,
-    costNanoUsd: 1,
-    attempts: 1,
-    bodiesAt: 'seg:1:2:3',
-  });
+const row = (i: number) => entryOf(sampleRecordRow({ clientRequestId: i % 10 === 0 ? `c-${Math.random()}` : null, apiKeyId: `k${i % 20}`, bodiesAt: 'seg:1:2:3' }));
 const cpuUs = (): number => {
   const c = process.cpuUsage();
   return c.user + c.system;

@@ -22,6 +22,7 @@ import { BodyFiles } from '../src/records/body-files.ts';
 import { entryOf } from '../src/records/entry.ts';
 import { RecordWriter } from '../src/records/writer.ts';
 import { openStore, type Store } from '../src/store/db.ts';
+import { sampleRecordRow } from './lib/record-sample.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 15);
 const BATCH = Number(process.argv[3] ?? 500);
@@ -31,25 +32,7 @@ const reqBody = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'syste
 const resBody = JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'z'.repeat(350) }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 } });
 const entry = (bodies: boolean): RecordEntry =>
   entryOf({
-    requestId: crypto.randomUUID(),
-    clientRequestId: `c-${Math.random()}`,
-    receivedAt: new Date(),
-    customerId: 'acme',
-    projectId: 'default',
-    apiKeyId: 'k1',
-    endpoint: '/v1/chat/completions',
-    model: 'gpt',
-    provider: 'openai',
-    connection: 'c',
-    upstreamModel: 'gpt-4o-mini',
-    httpStatus: 200,
-    latencyMs: 12,
-    ttfbMs: 10,
-    inputTokens: 10,
-    outputTokens: 20,
-    totalTokens: 30,
-    costNanoUsd: 12345,
-    attempts: 1,
+    ...sampleRecordRow({ requestId: crypto.randomUUID(), clientRequestId: `c-${Math.random()}` }),
     requestBody: bodies ? reqBody : undefined,
     responseBody: bodies ? resBody : undefined,
   });
