@@ -1,12 +1,11 @@
 import { and, eq, inArray, isNull, max } from 'drizzle-orm';
-import { getTableColumns } from 'drizzle-orm';
 import { connectError, GatewayError, isDatabaseUnavailable, databaseUnavailable, toConnectBody } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import { loadConfigDocument } from '../propagation/load.ts';
 import { sealFor } from '../propagation/seal.ts';
 import type { RecordEntry, RecordValue } from '../data-plane/records.ts';
-import { valueOf } from '../records/entry.ts';
-import { configChanges, dataplanes, dataplaneStatus, projectGatewayProjects, projectGateways, requestRecords, type ServiceAccountRow } from '../store/schema/index.ts';
+import { COLUMNS as RECORD_COLUMNS, valueOf } from '../records/entry.ts';
+import { configChanges, dataplanes, dataplaneStatus, projectGatewayProjects, projectGateways, type ServiceAccountRow } from '../store/schema/index.ts';
 import { bearer } from './auth.ts';
 import type { ControlDeps } from './deps.ts';
 import { verifyServiceAccountJwt } from './service-account-auth.ts';
@@ -117,12 +116,10 @@ const recordPoll = async (deps: ControlDeps, planeId: string, applied: number | 
     .onConflictDoUpdate({ target: dataplaneStatus.dataplaneId, set });
 };
 
-/** The request_records column names (what a record entry's fields are keyed by). */
-const COLUMNS = new Set(Object.values(getTableColumns(requestRecords)).map((c) => c.name));
+/** The request_records column names (what a record entry's row is keyed by). */
+const COLUMN_NAMES = new Set(RECORD_COLUMNS.map((c) => c.name));
 /** NOT NULL columns with a constant default, filled in when a pushed record leaves them out. */
-const DEFAULTS = Object.values(getTableColumns(requestRecords))
-  .filter((c) => c.notNull && c.hasDefault && ['number', 'boolean', 'string'].includes(typeof c.default))
-  .map((c) => [c.name, c.default as RecordValue] as const);
+const DEFAULTS = RECORD_COLUMNS.filter((c) => c.notNull && c.fallback !== null).map((c) => [c.name, c.fallback as RecordValue] as const);
 const BODIES = new Set(['request_body', 'response_body', 'sanitized']);
 
 /**
@@ -138,7 +135,7 @@ const entryOf = (v: unknown, customerId: string): RecordEntry | undefined => {
   if (Number.isNaN(new Date(o.received_at).getTime())) return undefined;
   const row: Record<string, RecordValue> = {};
   for (const [k, val] of DEFAULTS) row[k] = val;
-  for (const k in o) if (COLUMNS.has(k) && !BODIES.has(k) && o[k] !== undefined) row[k] = valueOf(o[k]);
+  for (const k in o) if (COLUMN_NAMES.has(k) && !BODIES.has(k) && o[k] !== undefined) row[k] = valueOf(o[k]);
   const body = (x: unknown): string | null => (x === undefined || x === null ? null : JSON.stringify(x));
   return {
     row,
