@@ -293,7 +293,7 @@ describe('the entry is part of the change', () => {
       output: t.Object({}),
       handler: async (input, { tx, change }) => {
         await tx.insert(customers).values({ customerId: input.customerId, labels: {} });
-        await change({ kind: 'CUSTOMER', entity: 'customer', entityId: input.customerId, customerId: input.customerId });
+        await change({ resource: 'customer', entityId: input.customerId, customerId: input.customerId });
         throw connectError('failed_precondition', 'refused after writing');
       },
     });

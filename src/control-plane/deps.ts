@@ -1,3 +1,4 @@
+import { type ResourceName, RESOURCES } from '../api/resources.ts';
 import type { Counters } from '../governance/counters.ts';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { SecretBox } from '../core/secrets.ts';
@@ -36,9 +37,9 @@ export type Reader = Db | Tx;
 /** The embedded data plane's change-record target. */
 export const LOCAL_TARGET = 'local';
 
+/** A configuration change: which resource (its kind and entity follow from src/api/resources.ts) and which one of it. */
 export interface Change {
-  kind: string;
-  entity: string;
+  resource: ResourceName;
   entityId: string;
   customerId?: string | null;
   projectId?: string | null;
@@ -93,8 +94,8 @@ export const recordChange = async (tx: Tx, change: Change, targets?: readonly st
   await tx.insert(configChanges).values(
     [...all].map((target) => ({
       target,
-      kind: change.kind,
-      entity: change.entity,
+      kind: RESOURCES[change.resource].kind,
+      entity: RESOURCES[change.resource].entity,
       entityId: change.entityId,
       customerId: change.customerId ?? null,
       projectId: change.projectId ?? null,

@@ -1,4 +1,4 @@
-import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { Static, TObject } from '@sinclair/typebox';
 import { asGatewayError, databaseUnavailable, GatewayError, isDatabaseUnavailable, toConnectBody } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import { sql } from 'drizzle-orm';
@@ -7,7 +7,8 @@ import { pgliteOf } from '../store/pglite.ts';
 import { auditLogs } from '../store/schema/audit.ts';
 import { type Actor, actorOf, auditRow, type AuditTarget, type CallInfo, recordedBody, SYSTEM_ACTOR } from './audit-record.ts';
 import type { Principal } from './auth.ts';
-import type { OpContext, OpDef, Scope, TypedOp } from './connect.ts';
+import type { ActionType, OpSpec } from '../api/op.ts';
+import { checkedInput, type OpContext, type OpDef, type OpImpl, type Scope, type TypedOp, type Unchecked } from './connect.ts';
 import { type Change, type ControlDeps, recordChange, type Tx } from './deps.ts';
 
 /**
@@ -25,11 +26,7 @@ import { type Change, type ControlDeps, recordChange, type Tx } from './deps.ts'
  * propagation itself.
  */
 
-/**
- * What an entry's `actionType` says. CREATE/UPDATE/DELETE as the seed; REVOKE for credentials
- * (API keys, tokens) that stay on record; ISSUE for credentials minted without a stored resource.
- */
-export type ActionType = 'CREATE' | 'UPDATE' | 'DELETE' | 'REVOKE' | 'ISSUE';
+export type { ActionType } from '../api/op.ts';
 
 /** What a handler may do inside the mutation's transaction. */
 export interface MutationCtx extends OpContext {
@@ -48,7 +45,7 @@ export interface AuditSpec {
   refused: (call: CallInfo, principal: Principal | undefined, body: unknown, error: unknown) => Promise<void>;
 }
 
-export interface TypedMutation<S extends TObject, O extends TSchema> extends Omit<TypedOp<S, O>, 'handler'> {
+export interface TypedMutation<S extends TObject, O extends TObject> extends Omit<TypedOp<S, O>, 'handler'> {
   action: ActionType;
   resource: string;
   /** The affected resource's id from the (validated) input and, once applied, the output. */
@@ -130,34 +127,103 @@ const changeIn = (deps: ControlDeps, tx: Tx): MutationCtx['change'] => {
   };
 };
 
-const build = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' | 'audit' | 'scope'> & Pick<OpDef, 'scope'>): OpDef => {
-  const { action, resource, resourceId, before, handler, ...rest } = def;
-  const prepare = before as ((input: unknown, ctx: OpContext) => Promise<void>) | undefined;
-  const apply = handler as (input: unknown, m: MutationCtx) => Promise<object>;
+/** A mutation with its types checked at its edges: what `build` mounts. */
+interface MutationCore {
+  spec: OpSpec & { mutates: { action: ActionType; resource: string } };
+  scope?: OpDef['scope'];
+  sessionDefaults?: OpDef['sessionDefaults'];
+  /** The resource id read off a body that may not have passed validation (a refused call); '' when unknown. */
+  idOfBody: (body: unknown) => string;
+  before?: (input: unknown, ctx: OpContext) => Promise<void>;
+  /** Applies the change in the transaction; answers the result and the affected resource's id. */
+  apply: (input: unknown, m: MutationCtx) => Promise<{ result: object; id: string }>;
+}
+
+const build = (deps: ControlDeps, core: MutationCore): OpDef => {
+  const { spec, scope, sessionDefaults, idOfBody, before, apply } = core;
+  const { action, resource } = spec.mutates;
   const audit: AuditSpec = {
     actionType: action,
     resourceType: resource,
-    resourceId: (input, output) => safeResourceId(resourceId as (i: unknown, o?: unknown) => string | undefined, input, output),
+    resourceId: idOfBody,
     refused: (call, principal, body, error) =>
-      writeRefusal(deps, call, actorOf(principal), { actionType: action, resourceType: resource, resourceId: audit.resourceId(body) }, body, error),
+      writeRefusal(deps, call, actorOf(principal), { actionType: action, resourceType: resource, resourceId: idOfBody(body) }, body, error),
   };
   const run = async (input: unknown, ctx: OpContext): Promise<object> => {
-    if (prepare) await prepare(input, ctx);
+    if (before) await before(input, ctx);
     return deps.db.transaction(async (tx) => {
       await orderWrites(deps, tx);
       const m: MutationCtx = { ...ctx, tx, change: changeIn(deps, tx) };
-      const result = await apply(input, m);
-      const target = { actionType: action, resourceType: resource, resourceId: audit.resourceId(input, result) };
+      const { result, id } = await apply(input, m);
+      const target = { actionType: action, resourceType: resource, resourceId: id };
       await tx.insert(auditLogs).values(auditRow(ctx.call, actorOf(ctx.principal), target, input, { statusCode: 200, success: true, errorMessage: '', responseData: recordedBody(result) }));
       return result;
     });
   };
-  return { ...rest, audit, handler: run as OpDef['handler'] };
+  return { ...spec, ...(scope ? { scope } : {}), ...(sessionDefaults ? { sessionDefaults } : {}), audit, handler: run };
 };
 
+/** An operation spec that changes state (`mutates` says how its calls are audited). */
+export type MutationSpec<S extends TObject, O extends TObject> = OpSpec<S, O> & { mutates: { action: ActionType; resource: string } };
+
+/** What the server adds to a state-changing operation's spec. */
+export interface MutationImpl<S extends TObject, O extends TObject> extends Omit<OpImpl<S, O>, 'handler'> {
+  /** The affected resource's id from the input (as sent, for a refused call) and, once applied, the output. */
+  resourceId: (input: Unchecked<Static<S>>, output?: Static<O>) => string | undefined;
+  /** Work that must happen before the transaction opens and is no part of this change. A failure here is a refused call. */
+  before?: (input: Static<S>, ctx: OpContext) => Promise<void>;
+  handler: (input: Static<S>, m: MutationCtx) => Promise<Static<O>>;
+}
+
+const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 /** Declares a state-changing operation: its handler runs on the mutation path. */
-export const mutation = <S extends TObject, O extends TSchema>(deps: ControlDeps, def: TypedMutation<S, O>): OpDef =>
-  build(deps, def as unknown as UntypedMutation & OpDef);
+export function mutation<S extends TObject, O extends TObject>(deps: ControlDeps, spec: MutationSpec<S, O>, impl: MutationImpl<S, O>): OpDef;
+/** @deprecated the operation's schemas belong in src/api/ops: `mutation(deps, spec, impl)`. */
+export function mutation<S extends TObject, O extends TObject>(deps: ControlDeps, def: TypedMutation<S, O>): OpDef;
+export function mutation<S extends TObject, O extends TObject>(deps: ControlDeps, a: MutationSpec<S, O> | TypedMutation<S, O>, impl?: MutationImpl<S, O>): OpDef {
+  if (!impl) return legacy(deps, a as unknown as UntypedMutation & OpDef);
+  const spec = a as MutationSpec<S, O>;
+  const { scope, sessionDefaults, resourceId, before, handler } = impl;
+  return build(deps, {
+    spec,
+    ...(scope ? { scope: (i: Readonly<Record<string, unknown>>) => scope(i) } : {}),
+    ...(sessionDefaults ? { sessionDefaults } : {}),
+    idOfBody: (body) => (isRecord(body) ? safeId(() => resourceId(body)) : ''),
+    ...(before ? { before: (i: unknown, ctx: OpContext) => before(checkedInput(spec.input, i), ctx) } : {}),
+    apply: async (i, m) => {
+      const input = checkedInput(spec.input, i);
+      const result = await handler(input, m);
+      return { result, id: safeId(() => resourceId(input, result)) };
+    },
+  });
+}
+
+const safeId = (fn: () => string | undefined): string => {
+  try {
+    return str(fn());
+  } catch {
+    return '';
+  }
+};
+
+/** The mutations declared before their specs moved to src/api (removed once none is left). */
+const legacy = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' | 'audit' | 'scope'> & Pick<OpDef, 'scope'>): OpDef => {
+  const { action, resource, resourceId, before, handler, scope, sessionDefaults, ...rest } = def;
+  const prepare = before as ((input: unknown, ctx: OpContext) => Promise<void>) | undefined;
+  const apply = handler as (input: unknown, m: MutationCtx) => Promise<object>;
+  return build(deps, {
+    spec: { ...rest, mutates: { action, resource } },
+    ...(scope ? { scope } : {}),
+    ...(sessionDefaults ? { sessionDefaults } : {}),
+    idOfBody: (body) => safeResourceId(resourceId as (i: unknown, o?: unknown) => string | undefined, body),
+    ...(prepare ? { before: prepare } : {}),
+    apply: async (input, m) => {
+      const result = await apply(input, m);
+      return { result, id: safeResourceId(resourceId as (i: unknown, o?: unknown) => string | undefined, input, result) };
+    },
+  });
+};
 
 /** `mutation` for operations generated from a template (see `templatedOp`): the input type is given by hand. */
 export const templatedMutation = <I, O extends object = object>(
@@ -169,7 +235,7 @@ export const templatedMutation = <I, O extends object = object>(
     scope?: (input: I) => Scope | undefined | Promise<Scope | undefined>;
     handler: (input: I, m: MutationCtx) => Promise<O>;
   },
-): OpDef => build(deps, def as unknown as UntypedMutation & OpDef);
+): OpDef => legacy(deps, def as unknown as UntypedMutation & OpDef);
 
 /**
  * The same path for work the gateway does on its own (no caller: e.g. creating a signing key on

@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, max, or } from 'drizzle-orm';
+import { ENTITIES_KEEPING_API_KEYS, RESOURCES } from '../api/resources.ts';
 import { hostOfUrl } from '../core/hosts.ts';
 import { byokProviderId } from '../core/byok.ts';
 import type { JsonObject } from '../canonical/types.ts';
@@ -60,32 +61,6 @@ export interface LoadOptions {
   previous?: ConfigDocument;
 }
 
-/**
- * Entities whose changes leave the API key rows and the set of live projects as they were. A load
- * that follows only such changes and `api_key` ones keeps the previous document's keys and reads
- * just the changed ones: the keys are most of a document (1,000 keys: ~20 of a load's ~35 ms on
- * PGlite, where every row costs ~20 µs in WebAssembly), and most changes (routes, connections,
- * settings) do not touch them. Anything else — a project or customer deleted (its keys revoked by
- * the cascade), an entity not listed — reads every key again.
- */
-const KEYS_KEPT_BY = new Set([
-  'route',
-  'model',
-  'connection',
-  'signing_key',
-  'project_provider',
-  'project_model',
-  'project_mcp_server',
-  'byok_key',
-  'user_token',
-  'service_account',
-  'project_setting',
-  'project_member',
-  'project_gateway',
-  'guardrail',
-  'dataplane',
-  'budget',
-]);
 /** More changes than this since the previous document: read every key (one select is then cheaper). */
 const MAX_FOLLOWED_CHANGES = 500;
 const NO_ID = '00000000-0000-0000-0000-000000000000';
@@ -110,8 +85,8 @@ const keysSince = async (tx: Tx, previous: ConfigDocument | undefined, revision:
   if (rows.length > MAX_FOLLOWED_CHANGES) return undefined;
   const changed = new Set<string>();
   for (const r of rows) {
-    if (r.entity === 'api_key' && UUID.test(r.entityId)) changed.add(r.entityId);
-    else if (!KEYS_KEPT_BY.has(r.entity)) return undefined;
+    if (r.entity === RESOURCES.apiKey.entity && UUID.test(r.entityId)) changed.add(r.entityId);
+    else if (!ENTITIES_KEEPING_API_KEYS.has(r.entity)) return undefined;
   }
   return [...changed];
 };

@@ -112,7 +112,7 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
           })
           .returning();
       const row = k as ApiKeyRow;
-      await change({ kind: 'API_KEY', entity: 'api_key', entityId: row.id, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'apiKey' as const, entityId: row.id, customerId: project.customerId, projectId: project.projectId });
       return { apiKey: key, ...apiKeyView(row) };
     },
   }),
@@ -167,7 +167,7 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
       // Revoking a revoked key changes nothing (idempotent): audited, no change rows.
       if (!row.revokedAt) {
         await tx.update(apiKeys).set({ revokedAt }).where(eq(apiKeys.id, row.id));
-        await change({ kind: 'API_KEY', entity: 'api_key', entityId: row.id, customerId: row.customerId, projectId: row.projectId });
+        await change({ resource: 'apiKey' as const, entityId: row.id, customerId: row.customerId, projectId: row.projectId });
       }
       return { revokedAt: ts(revokedAt), success: true };
     },

@@ -72,7 +72,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         `model '${model.model}' is already assigned to project '${input.projectId}'`,
         'modelId',
       );
-      await change({ kind: 'PROJECT_MODEL', entity: 'project_model', entityId: model.id, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'projectModel' as const, entityId: model.id, customerId: project.customerId, projectId: project.projectId });
       return {
         entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, modelId: model.id, model: modelView(model), createdAt: ts(row.createdAt) },
       };
@@ -97,7 +97,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         .where(and(eq(projectModels.projectUuid, project.id), eq(projectModels.modelId, input.modelId)))
         .returning({ id: projectModels.id });
       if (gone.length === 0) throw notAssigned(`model '${input.modelId}'`, project.projectId, 'modelId');
-      await change({ kind: 'PROJECT_MODEL', entity: 'project_model', entityId: input.modelId, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'projectModel' as const, entityId: input.modelId, customerId: project.customerId, projectId: project.projectId });
       return { success: true };
     },
   }),
@@ -166,7 +166,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         `provider '${input.providerName}' is already enabled for project '${input.projectId}'`,
         'providerName',
       );
-      await change({ kind: 'PROJECT_PROVIDER', entity: 'project_provider', entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'projectProvider' as const, entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
       return { entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, providerName: row.providerName, createdAt: ts(row.createdAt) } };
     },
   }),
@@ -189,7 +189,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         .where(and(eq(projectProviders.projectUuid, project.id), eq(projectProviders.providerName, input.providerName)))
         .returning({ id: projectProviders.id });
       if (gone.length === 0) throw notAssigned(`provider '${input.providerName}'`, project.projectId, 'providerName');
-      await change({ kind: 'PROJECT_PROVIDER', entity: 'project_provider', entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'projectProvider' as const, entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
       return { success: true };
     },
   }),
@@ -246,7 +246,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         `MCP server '${input.serverId}' is already assigned to project '${input.projectId}'`,
         'serverId',
       );
-      await change({ kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'projectMcpServer' as const, entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
       return { entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, serverId: row.serverId, createdAt: ts(row.createdAt) } };
     },
   }),
@@ -269,7 +269,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         .where(and(eq(projectMcpServers.projectUuid, project.id), eq(projectMcpServers.serverId, input.serverId)))
         .returning({ id: projectMcpServers.id });
       if (gone.length === 0) throw notAssigned(`MCP server '${input.serverId}'`, project.projectId, 'serverId');
-      await change({ kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'projectMcpServer' as const, entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
       return { success: true };
     },
   }),

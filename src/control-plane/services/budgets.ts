@@ -98,7 +98,7 @@ export const budgetOps = (deps: ControlDeps): OpDef[] => {
   );
   /** The scope of a by-reference call: the budget's project when the caller named it. */
   const refScope = (i: { customerId?: string; projectId?: string }) => (i.customerId !== undefined && i.projectId !== undefined ? { customerId: i.customerId, projectId: i.projectId } : undefined);
-  const change = (customerId: string, projectId: string, name: string) => ({ kind: 'BUDGET', entity: 'budget', entityId: name, customerId, projectId });
+  const change = (customerId: string, projectId: string, name: string) => ({ resource: 'budget' as const, entityId: name, customerId, projectId });
 
   return [
     mutation(deps, {

@@ -155,7 +155,7 @@ export const byokOps = (deps: ControlDeps): OpDef[] => [
           displaySuffix: input.secret.slice(-4),
         })
         .returning();
-      await change({ kind: 'BYOK_KEY', entity: 'byok_key', entityId: id, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'byokKey' as const, entityId: id, customerId: project.customerId, projectId: project.projectId });
       return { key: view(row as ByokKeyRow) };
     },
   }),
@@ -224,7 +224,7 @@ export const byokOps = (deps: ControlDeps): OpDef[] => [
       if (!row.revokedAt) {
         const at = new Date();
         await tx.update(byokKeys).set({ revokedAt: at, updatedAt: at }).where(eq(byokKeys.id, row.id));
-        await change({ kind: 'BYOK_KEY', entity: 'byok_key', entityId: row.id, customerId: row.customerId, projectId: row.projectId });
+        await change({ resource: 'byokKey' as const, entityId: row.id, customerId: row.customerId, projectId: row.projectId });
       }
       return {};
     },

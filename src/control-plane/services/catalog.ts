@@ -132,7 +132,7 @@ export const catalogOps = (deps: ControlDeps): OpDef[] => [
         `catalog model '${input.model}' of provider '${input.provider}' already exists`,
         'model',
       );
-      await change({ kind: 'CATALOG', entity: 'model', entityId: row.id });
+      await change({ resource: 'catalog' as const, entityId: row.id });
       return { model: modelView(row) };
     },
   }),
@@ -190,7 +190,7 @@ export const catalogOps = (deps: ControlDeps): OpDef[] => [
         .set({ ...patch, updatedAt: new Date() })
         .where(eq(aiModels.id, modelId))
         .returning();
-      await change({ kind: 'CATALOG', entity: 'model', entityId: modelId });
+      await change({ resource: 'catalog' as const, entityId: modelId });
       return { model: modelView(row as AiModelRow) };
     },
   }),
@@ -209,7 +209,7 @@ export const catalogOps = (deps: ControlDeps): OpDef[] => [
       await findModel(tx, input.modelId, 'update');
       const deletedAt = new Date();
       await tx.update(aiModels).set({ deletedAt }).where(eq(aiModels.id, input.modelId));
-      await change({ kind: 'CATALOG', entity: 'model', entityId: input.modelId });
+      await change({ resource: 'catalog' as const, entityId: input.modelId });
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),

@@ -146,7 +146,7 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
         'name',
       );
       await enableProvider(tx, project, input.provider);
-      await change({ kind: 'PROVIDER', entity: 'connection', entityId: row.id, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'connection' as const, entityId: row.id, customerId: project.customerId, projectId: project.projectId });
       return { connection: connectionView(row) };
     },
   }),
@@ -215,7 +215,7 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
       if (input.apiKey != null) patch.apiKeyWrapped = deps.secrets.wrap(input.apiKey);
       if (input.options != null) patch.options = input.options;
       const [row] = await tx.update(providerConnections).set(patch).where(eq(providerConnections.id, current.id)).returning();
-      await change({ kind: 'PROVIDER', entity: 'connection', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
+      await change({ resource: 'connection' as const, entityId: current.id, customerId: current.customerId, projectId: current.projectId });
       return { connection: connectionView(row as ProviderConnectionRow) };
     },
   }),
@@ -235,7 +235,7 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
       const current = await lockConnection(tx, input);
       const deletedAt = new Date();
       await tx.update(providerConnections).set({ deletedAt }).where(eq(providerConnections.id, current.id));
-      await change({ kind: 'PROVIDER', entity: 'connection', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
+      await change({ resource: 'connection' as const, entityId: current.id, customerId: current.customerId, projectId: current.projectId });
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),

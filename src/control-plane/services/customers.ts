@@ -80,7 +80,7 @@ export const customerOps = (deps: ControlDeps): OpDef[] => [
         'customerId',
       );
       await tx.insert(projects).values({ customerUuid: row.id, customerId: input.customerId, projectId: DEFAULT_PROJECT, name: 'Default project' });
-      await change({ kind: 'CUSTOMER', entity: 'customer', entityId: input.customerId, customerId: input.customerId });
+      await change({ resource: 'customer' as const, entityId: input.customerId, customerId: input.customerId });
       return { customer: customerView(row) };
     },
   }),
@@ -158,7 +158,7 @@ export const customerOps = (deps: ControlDeps): OpDef[] => [
       // Targets before the cascade: the customer's data planes and gateways learn of their own deletion.
       const targets = await targetsOf(tx, { customerId: input.customerId });
       await cascadeCustomerDelete(tx, input.customerId, deletedAt);
-      await change({ kind: 'CUSTOMER', entity: 'customer', entityId: input.customerId, customerId: input.customerId }, targets);
+      await change({ resource: 'customer' as const, entityId: input.customerId, customerId: input.customerId }, targets);
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),

@@ -3,7 +3,7 @@ import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
 import { type DataplaneRow, dataplanes, projectGateways } from '../../store/schema/index.ts';
 import { type OpDef, templatedOp } from '../connect.ts';
-import { type ControlDeps, LOCAL_TARGET, type Reader, type Tx } from '../deps.ts';
+import { type Change, type ControlDeps, LOCAL_TARGET, type Reader, type Tx } from '../deps.ts';
 import { findCustomer, lockProject, uniquely } from '../lookups.ts';
 import { templatedMutation } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
@@ -145,8 +145,8 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
   const wrap = (d: DataplaneRow) => ({ [f.envelope]: view(d) });
   const ById = { id: Uuid(`${f.noun.toLowerCase()} UUID (the internal id, not the slug)`) };
   const byIdScope = async (i: { id: string }) => ({ customerId: (await findDataplane(deps.db, i.id)).customerId });
-  const change = (d: DataplaneRow, kind = 'DATAPLANE', payload: Record<string, unknown> = {}) =>
-    ({ kind, entity: 'dataplane', entityId: d.id, customerId: d.customerId, projectId: d.projectId, payload });
+  const change = (d: DataplaneRow, resource: 'dataplane' | 'proxyUrl' = 'dataplane', payload: Record<string, unknown> = {}): Change =>
+    ({ resource, entityId: d.id, customerId: d.customerId, projectId: d.projectId, payload });
 
   return [
     templatedMutation<CreateIn>(deps, {
@@ -325,7 +325,7 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
         checkUrl(input.url);
         const [d] = await tx.update(dataplanes).set({ url: input.url, updatedAt: new Date() }).where(eq(dataplanes.id, current.id)).returning();
         const updated = d as DataplaneRow;
-        if (input.triggerUpdate) await record(change(updated, 'PROXY_URL', { url: input.url }), [LOCAL_TARGET, updated.id]);
+        if (input.triggerUpdate) await record(change(updated, 'proxyUrl', { url: input.url }), [LOCAL_TARGET, updated.id]);
         return wrap(updated);
       },
     }),

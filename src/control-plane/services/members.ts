@@ -40,7 +40,7 @@ const memberView = (m: ProjectMemberRow) => ({
   updatedAt: ts(m.updatedAt),
 });
 
-const change = (customerId: string, projectId: string, userId: string) => ({ kind: 'PROJECT_MEMBER', entity: 'project_member', entityId: userId, customerId, projectId });
+const change = (customerId: string, projectId: string, userId: string) => ({ resource: 'projectMember' as const, entityId: userId, customerId, projectId });
 
 export const memberOps = (deps: ControlDeps): OpDef[] => [
   mutation(deps, {

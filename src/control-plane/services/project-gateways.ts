@@ -88,7 +88,7 @@ const recordGatewayChange = async (m: Pick<MutationCtx, 'tx' | 'change'>, g: Pro
     const dp = await findDataplaneBySlug(m.tx, g.customerId, ws).catch(() => undefined);
     if (dp) planes.push(dp.id);
   }
-  await m.change({ kind: 'PROJECT_GATEWAY', entity: 'project_gateway', entityId: g.id, customerId: g.customerId, payload }, [LOCAL_TARGET, g.id, ...planes]);
+  await m.change({ resource: 'projectGateway' as const, entityId: g.id, customerId: g.customerId, payload }, [LOCAL_TARGET, g.id, ...planes]);
 };
 
 export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [

@@ -97,7 +97,7 @@ export const projectOps = (deps: ControlDeps): OpDef[] => [
         `project '${input.projectId}' already exists in customer '${input.customerId}'`,
         'projectId',
       );
-      await change({ kind: 'PROJECT', entity: 'project', entityId: input.projectId, customerId: input.customerId, projectId: input.projectId });
+      await change({ resource: 'project' as const, entityId: input.projectId, customerId: input.customerId, projectId: input.projectId });
       return { project: projectView(row) };
     },
   }),
@@ -185,7 +185,7 @@ export const projectOps = (deps: ControlDeps): OpDef[] => [
         throw connectError('failed_precondition', "the default project cannot be deleted; it is deleted with its customer", 'projectId');
       const targets = await targetsOf(tx, { customerId: project.customerId, projectId: project.projectId });
       await cascadeProjectDelete(tx, project.customerId, project.projectId, deletedAt);
-      await change({ kind: 'PROJECT', entity: 'project', entityId: project.projectId, customerId: project.customerId, projectId: project.projectId }, targets);
+      await change({ resource: 'project' as const, entityId: project.projectId, customerId: project.customerId, projectId: project.projectId }, targets);
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),

@@ -152,7 +152,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
         `a route for '${input.model}' already exists in project '${projectOrDefault(input.projectId)}'`,
         'model',
       );
-      await change({ kind: 'ROUTE', entity: 'route', entityId: row.id, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'route' as const, entityId: row.id, customerId: project.customerId, projectId: project.projectId });
       return { route: routeView(row) };
     },
   }),
@@ -212,7 +212,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
       if (input.timeoutMs != null) patch.timeoutMs = input.timeoutMs;
       if (input.maxRetries != null) patch.maxRetries = input.maxRetries;
       const [row] = await tx.update(routes).set(patch).where(eq(routes.id, current.id)).returning();
-      await change({ kind: 'ROUTE', entity: 'route', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
+      await change({ resource: 'route' as const, entityId: current.id, customerId: current.customerId, projectId: current.projectId });
       return { route: routeView(row as RouteRow) };
     },
   }),
@@ -232,7 +232,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
       const current = await lockRoute(tx, input);
       const deletedAt = new Date();
       await tx.update(routes).set({ deletedAt }).where(eq(routes.id, current.id));
-      await change({ kind: 'ROUTE', entity: 'route', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
+      await change({ resource: 'route' as const, entityId: current.id, customerId: current.customerId, projectId: current.projectId });
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),

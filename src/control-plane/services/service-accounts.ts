@@ -294,7 +294,7 @@ const accountChange = async (tx: Tx, row: ServiceAccountRow, change: MutationCtx
     .from(dataplanes)
     .where(and(eq(dataplanes.customerUuid, row.customerUuid), eq(dataplanes.slug, row.workspaceId), isNull(dataplanes.deletedAt)))
     .limit(1);
-  if (plane) await change({ kind: 'SERVICE_ACCOUNT', entity: 'service_account', entityId: row.id, customerId: row.customerId }, [plane.id]);
+  if (plane) await change({ resource: 'serviceAccount' as const, entityId: row.id, customerId: row.customerId }, [plane.id]);
 };
 
 /** Public keys of the live service accounts, as JWKs (published at /.well-known/jwks.json). */

@@ -20,7 +20,7 @@ export const SettingOut = t.Object(
   { description: 'ProjectSetting' },
 );
 const settingView = (s: ProjectSettingRow) => ({ settingName: s.settingName, settingValue: s.settingValue, updatedAt: ts(s.updatedAt) });
-const change = (customerId: string, projectId: string, name: string) => ({ kind: 'PROJECT_SETTING', entity: 'project_setting', entityId: name, customerId, projectId });
+const change = (customerId: string, projectId: string, name: string) => ({ resource: 'projectSetting' as const, entityId: name, customerId, projectId });
 
 export const settingOps = (deps: ControlDeps): OpDef[] => [
   op({

@@ -114,7 +114,7 @@ export const userTokenAdminOps = (deps: ControlDeps, flushRecords: () => Promise
       const at = new Date();
       await tx.update(userTokens).set({ revokedAt: at, revokedReason: input.reason ?? null }).where(eq(userTokens.jti, row.jti));
       // Data planes hold the revoked, unexpired jtis: the customer's configuration changed.
-      await change({ kind: 'USER_TOKEN', entity: 'user_token', entityId: row.jti, customerId: row.customerId });
+      await change({ resource: 'userToken' as const, entityId: row.jti, customerId: row.customerId });
       return { revokedAt: ts(at), success: true };
     },
   }),
@@ -137,7 +137,7 @@ export const userTokenAdminOps = (deps: ControlDeps, flushRecords: () => Promise
     }),
     handler: async (_input, { tx, change }) => {
       const r = await rotateSigningKey(deps, tx, new Date());
-      await change({ kind: 'SIGNING_KEY', entity: 'signing_key', entityId: r.kid });
+      await change({ resource: 'signingKey' as const, entityId: r.kid });
       ringOf(deps).reset();
       return r;
     },
