@@ -19,7 +19,7 @@ const fromResource = (type: string, inputs: string[], get: string, envelope: str
     attrs,
     read: async (c: GatewayClient, config: CtyObject) => {
       const body: JsonObject = Object.fromEntries(attrs.filter((a) => inputs.includes(a.tf)).map((a) => [a.api, str(config[a.tf])]));
-      const r = await c.call(get, body);
+      const r = await c.callJson(get, body);
       return stateFrom({ ...res, attrs }, r[envelope] as JsonObject, config);
     },
   };
@@ -61,7 +61,7 @@ const models: DataSourceDef = {
     const rows: CtyObject[] = [];
     let token = '';
     do {
-      const r = await c.call('ListModels', { pageSize: 1000, ...(config.provider_name ? { provider: str(config.provider_name) } : {}), ...(token ? { pageToken: token } : {}) });
+      const r = await c.callJson('ListModels', { pageSize: 1000, ...(config.provider_name ? { provider: str(config.provider_name) } : {}), ...(token ? { pageToken: token } : {}) });
       for (const m of Array.isArray(r.models) ? r.models : []) if (m && typeof m === 'object' && !Array.isArray(m)) rows.push(modelRow(m));
       token = typeof r.nextPageToken === 'string' ? r.nextPageToken : '';
     } while (token);

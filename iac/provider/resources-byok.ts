@@ -13,7 +13,7 @@ import { computed, field } from './schema.ts';
 export const BYOK = 'byok.v1.ByokService';
 
 const key = (c: GatewayClient, s: { id?: unknown; customer_id?: unknown; project_id?: unknown }): Promise<JsonObject | null> =>
-  orGone(c.call('Get', { id: str(s.id as string), customerId: str(s.customer_id as string), projectId: str(s.project_id as string) }, BYOK), 'key');
+  orGone(c.callJson('Get', { id: str(s.id as string), customerId: str(s.customer_id as string), projectId: str(s.project_id as string) }, BYOK), 'key');
 
 export const byokKey: ResourceDef = {
   type: 'gateway_byok_key',
@@ -29,13 +29,13 @@ export const byokKey: ResourceDef = {
     computed('secret_ref', 'secretRef', 'string', 'reference to the stored wrapped secret'),
   ],
   importKeys: ['customer_id', 'project_id', 'id'],
-  create: async (c, body) => envelopeOf(await c.call('Register', { ...body, userScope: false }, BYOK), 'key'),
+  create: async (c, body) => envelopeOf(await c.callJson('Register', { ...body, userScope: false }, BYOK), 'key'),
   read: async (c, s) => {
     const k = await key(c, s);
     // A revoked key reads as gone, so the next plan registers it again.
     return k && !(typeof k.revokedAt === 'string' && k.revokedAt !== '') ? k : null;
   },
   delete: async (c, s) => {
-    await c.call('Revoke', { id: str(s.id), customerId: str(s.customer_id), projectId: str(s.project_id) }, BYOK);
+    await c.callJson('Revoke', { id: str(s.id), customerId: str(s.customer_id), projectId: str(s.project_id) }, BYOK);
   },
 };

@@ -61,7 +61,7 @@ const setting = keyed({
   keys: [...projectKeys('UpsertProjectSetting'), field('UpsertProjectSetting', 'settingName')],
   fields: [field('UpsertProjectSetting', 'settingValue', { update: 'UpsertProjectSetting' })],
   read: async (c, s) => {
-    const r = await c.call('GetProjectSettings', inProject(s)).catch((e: unknown) => {
+    const r = await c.callJson('GetProjectSettings', inProject(s)).catch((e: unknown) => {
       if (e instanceof Error && 'code' in e && (e as { code: string }).code === 'not_found') return { settings: [] };
       throw e;
     });
@@ -71,12 +71,12 @@ const setting = keyed({
   },
 });
 setting.create = async (c, body) => {
-  const r = await c.call('UpsertProjectSetting', body);
+  const r = await c.callJson('UpsertProjectSetting', body);
   const v = r.setting as JsonObject;
   return { ...v, id: `${str(body.customerId as string)}/${str(body.projectId as string)}/${str(body.settingName as string)}` };
 };
 setting.update = async (c, body) => {
-  const r = await c.call('UpsertProjectSetting', body);
+  const r = await c.callJson('UpsertProjectSetting', body);
   const v = r.setting as JsonObject;
   return { ...v, id: `${str(body.customerId as string)}/${str(body.projectId as string)}/${str(body.settingName as string)}` };
 };
@@ -122,10 +122,10 @@ const findKey = async (c: GatewayClient, s: CtyObject): Promise<JsonObject | nul
   if (s.customer_id) return findInList(c, 'ListApiKeys', { customerId: str(s.customer_id), projectId: str(s.project_id) }, 'apiKeys', match, APIKEY);
   let token = '';
   do {
-    const page = await c.call('ListCustomers', { pageSize: 1000, ...(token ? { pageToken: token } : {}) });
+    const page = await c.callJson('ListCustomers', { pageSize: 1000, ...(token ? { pageToken: token } : {}) });
     for (const cust of Array.isArray(page.customers) ? page.customers : []) {
       const customerId = str((cust as JsonObject).customerId as string);
-      const projects = await c.call('ListProjects', { customerId, pageSize: 1000 });
+      const projects = await c.callJson('ListProjects', { customerId, pageSize: 1000 });
       for (const p of Array.isArray(projects.projects) ? projects.projects : []) {
         const hit = await findInList(c, 'ListApiKeys', { customerId, projectId: str((p as JsonObject).projectId as string) }, 'apiKeys', match, APIKEY);
         if (hit) return hit;
@@ -157,7 +157,7 @@ const apiKey: ResourceDef = {
   importKeys: ['customer_id', 'project_id', 'id'],
   parseImport: (id) => (/^[0-9a-f-]{36}$/.test(id) ? { id } : undefined),
   create: async (c, body) => {
-    const r = await c.call('CreateApiKey', body, APIKEY);
+    const r = await c.callJson('CreateApiKey', body, APIKEY);
     return { ...r, expiresAt: typeof r.expiresAt === 'string' ? r.expiresAt : '' };
   },
   read: async (c, s) => {
@@ -165,7 +165,7 @@ const apiKey: ResourceDef = {
     return k ? { ...k, expiresAt: typeof k.expiresAt === 'string' ? k.expiresAt : '' } : null;
   },
   delete: async (c, s) => {
-    await c.call('RevokeApiKey', { id: str(s.id), customerId: str(s.customer_id), projectId: str(s.project_id) }, APIKEY);
+    await c.callJson('RevokeApiKey', { id: str(s.id), customerId: str(s.customer_id), projectId: str(s.project_id) }, APIKEY);
   },
 };
 

@@ -59,17 +59,17 @@ export const serviceAccount: ResourceDef = {
   ],
   importKeys: ['id'],
   create: async (c, body) => {
-    const r = await c.call(C, body);
+    const r = await c.callJson(C, body);
     const sa = envelopeOf(r, 'serviceAccount');
-    const info = envelopeOf(await c.call('GetServiceAccount', { id: str(sa.id as string) }), 'serviceAccount');
+    const info = envelopeOf(await c.callJson('GetServiceAccount', { id: str(sa.id as string) }), 'serviceAccount');
     const out: JsonObject = { ...info, privateKey: sa.privateKey ?? '', privateKeyId: sa.privateKeyId ?? '', checksum: r.checksum ?? '', credentialsJson: JSON.stringify(r) };
     return out;
   },
   read: async (c, s) => {
-    const info = await orGone(c.call('GetServiceAccount', { id: str(s.id) }), 'serviceAccount');
+    const info = await orGone(c.callJson('GetServiceAccount', { id: str(s.id) }), 'serviceAccount');
     return info && info.status === ACTIVE ? info : null;
   },
   delete: async (c, s) => {
-    await c.call('RevokeServiceAccount', { id: str(s.id), reason: 'terraform destroy' });
+    await c.callJson('RevokeServiceAccount', { id: str(s.id), reason: 'terraform destroy' });
   },
 };

@@ -33,11 +33,11 @@ const keyed = (o: {
     attrs: [ID, ...o.keys, ...o.fields],
     ...(o.blocks ? { blocks: o.blocks } : {}),
     importKeys: o.keys.map((k) => k.tf),
-    create: async (c, body) => envelopeOf(await c.call(o.create, body), o.envelope),
-    read: o.read ?? ((c, s) => orGone(c.call(o.get, keyBody(s)), o.envelope)),
-    ...(o.update ? { update: async (c: GatewayClient, body: JsonObject) => envelopeOf(await c.call(o.update ?? '', body), o.envelope) } : {}),
+    create: async (c, body) => envelopeOf(await c.callJson(o.create, body), o.envelope),
+    read: o.read ?? ((c, s) => orGone(c.callJson(o.get, keyBody(s)), o.envelope)),
+    ...(o.update ? { update: async (c: GatewayClient, body: JsonObject) => envelopeOf(await c.callJson(o.update ?? '', body), o.envelope) } : {}),
     delete: async (c, s) => {
-      await c.call(o.del, keyBody(s));
+      await c.callJson(o.del, keyBody(s));
     },
   };
 };
@@ -58,18 +58,18 @@ const byId = (o: {
   description: o.description,
   attrs: [ID, ...o.fields],
   importKeys: ['id'],
-  create: async (c, body) => envelopeOf(await c.call(o.create, body), o.envelope),
-  read: (c, s) => orGone(c.call(o.get, { [o.idField]: str(s.id) }), o.envelope),
+  create: async (c, body) => envelopeOf(await c.callJson(o.create, body), o.envelope),
+  read: (c, s) => orGone(c.callJson(o.get, { [o.idField]: str(s.id) }), o.envelope),
   ...(o.update
     ? {
         update: async (c: GatewayClient, body: JsonObject, prior: CtyObject) => {
           const { id: _id, ...rest } = body;
-          return envelopeOf(await c.call(o.update ?? '', { ...rest, [o.idField]: str(prior.id) }), o.envelope);
+          return envelopeOf(await c.callJson(o.update ?? '', { ...rest, [o.idField]: str(prior.id) }), o.envelope);
         },
       }
     : {}),
   delete: async (c, s) => {
-    await c.call(o.del, { [o.idField]: str(s.id) });
+    await c.callJson(o.del, { [o.idField]: str(s.id) });
   },
 });
 

@@ -1,3 +1,4 @@
+import type { Static } from '@sinclair/typebox';
 import type { OpSpec } from './op.ts';
 import { GuardrailOps } from './ops/guardrails.ts';
 
@@ -11,4 +12,6 @@ export const OPS = {
 } as const satisfies Record<string, OpSpec>;
 
 export type OpName = keyof typeof OPS;
+export type OpInput<N extends OpName> = Static<(typeof OPS)[N]['input']>;
+export type OpOutput<N extends OpName> = Static<(typeof OPS)[N]['output']>;
 export type { InputOf, OutputOf, OpSpec, Permission, ServiceName } from './op.ts';
