@@ -1,6 +1,12 @@
 import type { Static } from '@sinclair/typebox';
 import type { OpSpec } from './op.ts';
+import { AssignmentOps } from './ops/assignments.ts';
+import { CatalogOps } from './ops/catalog.ts';
+import { CustomerOps } from './ops/customers.ts';
 import { GuardrailOps } from './ops/guardrails.ts';
+import { MemberOps } from './ops/members.ts';
+import { ProjectOps } from './ops/projects.ts';
+import { SettingOps } from './ops/settings.ts';
 
 /**
  * The management API as data: every operation's spec by name (src/api/ops/*). Imports no store,
@@ -8,6 +14,12 @@ import { GuardrailOps } from './ops/guardrails.ts';
  * handlers to these, the typed client (client.ts) and the Terraform provider read them.
  */
 export const OPS = {
+  ...CatalogOps,
+  ...CustomerOps,
+  ...ProjectOps,
+  ...MemberOps,
+  ...AssignmentOps,
+  ...SettingOps,
   ...GuardrailOps,
 } as const satisfies Record<string, OpSpec>;
 

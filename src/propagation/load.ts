@@ -28,6 +28,7 @@ import {
 } from '../store/schema/index.ts';
 import { pgliteTxExec } from '../store/pglite.ts';
 import { selectMany } from '../store/pglite-select.ts';
+import { catalogEntry } from '../store/views/catalog.ts';
 import type { ConfigDocument } from './document.ts';
 
 /** The newest configuration revision (the highest change-record id; 0 before any change). */
@@ -198,21 +199,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
     return {
       revision,
       projects: projectRows,
-      catalog: catalogRows.map((m) => ({
-        id: m.id,
-        model: m.model,
-        provider: m.provider,
-        mode: m.mode,
-        capabilities: m.capabilities,
-        contextWindow: m.contextWindow,
-        maxOutputTokens: m.maxOutputTokens,
-        inputPricePerMillion: m.inputPricePerMillion,
-        outputPricePerMillion: m.outputPricePerMillion,
-        cachedPricePerMillion: m.cachedPricePerMillion,
-        cacheWritePricePerMillion: m.cacheWritePricePerMillion,
-        isEnabled: m.isEnabled,
-        createdAt: m.createdAt.toISOString(),
-      })),
+      catalog: catalogRows.map(catalogEntry),
       projectModels: pmRows.map((r) => ({ projectUuid: r.projectUuid, modelId: r.modelId })),
       projectProviders: ppRows.map((r) => ({ projectUuid: r.projectUuid, providerName: r.providerName })),
       projectMembers: memberRows,

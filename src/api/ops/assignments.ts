@@ -1,0 +1,124 @@
+import { Type as t } from '@sinclair/typebox';
+import { CustomerRef, One, PATTERNS, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp, Uuid } from '../kit.ts';
+import { defineOp } from '../op.ts';
+import { AIModelOut } from './catalog.ts';
+
+/** Project assignments: the catalog models, providers and MCP servers a project may use. */
+
+const ADMIN = 'admin.v1.AdminService';
+const GROUP = 'Project assignments';
+const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
+const Listing = t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false });
+
+const ModelRef = () => Uuid('catalog entry UUID');
+const ProviderName = () => Str(1, 63, { description: 'provider (adapter) id, e.g. openai, anthropic, echo (1-63)' });
+const ServerId = () => Str(1, 253, { pattern: PATTERNS.SERVER, description: 'catalog MCP server id (SERVER, 1-253)' });
+
+export const ModelEntryOut = t.Object(
+  { id: t.String(), customerId: t.String(), projectId: t.String(), modelId: t.String({ description: 'catalog UUID' }), model: AIModelOut, createdAt: Timestamp() },
+  { description: 'ProjectModelEntry' },
+);
+export const ProviderEntryOut = t.Object(
+  { id: t.String(), customerId: t.String(), projectId: t.String(), providerName: t.String(), createdAt: Timestamp() },
+  { description: 'ProjectProviderEntry' },
+);
+export const McpServerEntryOut = t.Object(
+  { id: t.String(), customerId: t.String(), projectId: t.String(), serverId: t.String(), createdAt: Timestamp() },
+  { description: 'ProjectMcpServerEntry' },
+);
+
+export const AssignmentOps = {
+  // ---- models
+  AddProjectModel: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'AddProjectModel',
+    summary: 'Assign a catalog model to a project',
+    notes: 'A model already assigned is already_exists; a deleted catalog model is not_found.',
+    permission: 'project_admin',
+    mutates: { action: 'CREATE', resource: 'project_model' },
+    input: t.Object({ ...Addr, modelId: ModelRef() }, { additionalProperties: false }),
+    output: One('entry', ModelEntryOut),
+  }),
+  RemoveProjectModel: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'RemoveProjectModel',
+    summary: 'Unassign a catalog model from a project',
+    permission: 'project_admin',
+    mutates: { action: 'DELETE', resource: 'project_model' },
+    input: t.Object({ ...Addr, modelId: ModelRef() }, { additionalProperties: false }),
+    output: Success(),
+  }),
+  ListProjectModels: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'ListProjectModels',
+    summary: "List a project's assigned models (deleted catalog entries are left out) — an addition: the seed does not show it",
+    permission: 'project_member',
+    input: Listing,
+    output: Page('entries', ModelEntryOut),
+  }),
+  // ---- providers
+  AddProjectProvider: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'AddProjectProvider',
+    summary: 'Enable a provider for a project',
+    notes: 'providerName must be a provider this gateway has an adapter for. Already enabled is already_exists.',
+    permission: 'project_admin',
+    mutates: { action: 'CREATE', resource: 'project_provider' },
+    input: t.Object({ ...Addr, providerName: ProviderName() }, { additionalProperties: false }),
+    output: One('entry', ProviderEntryOut),
+  }),
+  RemoveProjectProvider: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'RemoveProjectProvider',
+    summary: 'Disable a provider for a project (routes through its connections become not active)',
+    permission: 'project_admin',
+    mutates: { action: 'DELETE', resource: 'project_provider' },
+    input: t.Object({ ...Addr, providerName: ProviderName() }, { additionalProperties: false }),
+    output: Success(),
+  }),
+  ListProjectProviders: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'ListProjectProviders',
+    summary: "List a project's enabled providers — an addition: the seed does not show it",
+    permission: 'project_member',
+    input: Listing,
+    output: Page('entries', ProviderEntryOut),
+  }),
+  // ---- MCP servers
+  AddProjectMcpServer: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'AddProjectMcpServer',
+    summary: 'Assign an MCP server to a project',
+    notes: 'The MCP server catalog arrives with its own issue; until then serverId is stored as given. Already assigned is already_exists.',
+    permission: 'project_admin',
+    mutates: { action: 'CREATE', resource: 'project_mcp_server' },
+    input: t.Object({ ...Addr, serverId: ServerId() }, { additionalProperties: false }),
+    output: One('entry', McpServerEntryOut),
+  }),
+  RemoveProjectMcpServer: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'RemoveProjectMcpServer',
+    summary: 'Unassign an MCP server from a project',
+    permission: 'project_admin',
+    mutates: { action: 'DELETE', resource: 'project_mcp_server' },
+    input: t.Object({ ...Addr, serverId: ServerId() }, { additionalProperties: false }),
+    output: Success(),
+  }),
+  ListProjectMcpServers: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'ListProjectMcpServers',
+    summary: "List a project's MCP servers — an addition: the seed does not show it",
+    permission: 'project_member',
+    input: Listing,
+    output: Page('entries', McpServerEntryOut),
+  }),
+};
