@@ -13,6 +13,7 @@ export interface ImportGraph {
 
 export const importGraph = (...entries: string[]): ImportGraph => {
   const transpiler = new Bun.Transpiler({ loader: 'ts' });
+  const source = (abs: string) => readFileSync(abs, 'utf8').replace(/^#!.*/, '');
   const edges = new Map<string, string[]>();
   const packages = new Set<string>();
   const rel = (abs: string) => abs.slice(ROOT.length + 1);
@@ -21,7 +22,7 @@ export const importGraph = (...entries: string[]): ImportGraph => {
     if (edges.has(file)) return;
     const out: string[] = [];
     edges.set(file, out);
-    for (const imp of transpiler.scanImports(readFileSync(abs, 'utf8'))) {
+    for (const imp of transpiler.scanImports(source(abs))) {
       if (imp.path.startsWith('.') && imp.path.endsWith('.ts')) {
         const target = resolve(dirname(abs), imp.path);
         out.push(rel(target));
