@@ -66,7 +66,36 @@ const fold = (s: string): string => {
   return out;
 };
 
-const isContinuation = (ch: string, cp: number): boolean => MARK.test(ch) || (cp >= 0x1160 && cp <= 0x11ff);
+/** What a character is to the normaliser: 0 a base, 1 ignorable, 2 a continuation of the cluster before it. */
+const kinds = new Map<number, 0 | 1 | 2>();
+const kindOf = (cp: number, ch: string): 0 | 1 | 2 => {
+  let k = kinds.get(cp);
+  if (k === undefined) {
+    k = IGNORABLE.test(ch) ? 1 : MARK.test(ch) || (cp >= 0x1160 && cp <= 0x11ff) ? 2 : 0;
+    if (kinds.size < 65536) kinds.set(cp, k);
+  }
+  return k;
+};
+
+/** A cluster's normal form: folded, NFKC, folded again; marks left on an ASCII base dropped. */
+const clusterForm = (cluster: string): string => {
+  const norm = fold(fold(cluster).normalize('NFKC'));
+  if (norm.length <= 1 || norm.charCodeAt(0) >= 0x80) return norm;
+  let kept = '';
+  for (const c of norm) if (!MARK.test(c)) kept += c;
+  return kept;
+};
+
+/** Normal forms of single characters (the common cluster), memoised. */
+const singles = new Map<string, string>();
+const singleForm = (ch: string): string => {
+  let f = singles.get(ch);
+  if (f === undefined) {
+    f = clusterForm(ch);
+    if (singles.size < 65536) singles.set(ch, f);
+  }
+  return f;
+};
 
 /** The normal form of `text` (see the module comment) with its map back to `text`. */
 export const normalise = (text: string): Normalised => {
@@ -74,44 +103,34 @@ export const normalise = (text: string): Normalised => {
   // Already NFKC, nothing to drop: folding alone, one unit for one unit (the common non-ASCII case).
   if (!ANY_IGNORABLE.test(text) && !ASCII_MARK.test(text) && text.normalize('NFKC') === text)
     return { text: text.replace(ANY_CONFUSABLE, (c) => CONFUSABLES.get(c) ?? c), starts: null, ends: null };
-  let out = '';
+  const parts: string[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
   let i = 0;
   while (i < text.length) {
     const cp = text.codePointAt(i) as number;
-    const ch = String.fromCodePoint(cp);
-    if (IGNORABLE.test(ch)) {
-      i += ch.length;
-      continue;
-    }
-    // The cluster: this character and the combining marks (and ignorables) after it.
-    const from = i;
-    let cluster = ch;
+    const ch = cp < 0x10000 ? (text[i] as string) : String.fromCodePoint(cp);
     i += ch.length;
+    if (kindOf(cp, ch) === 1) continue;
+    // The cluster: this character and the combining marks (and ignorables) after it.
+    const from = i - ch.length;
+    let cluster = ch;
     while (i < text.length) {
       const ncp = text.codePointAt(i) as number;
-      const nch = String.fromCodePoint(ncp);
-      if (IGNORABLE.test(nch)) i += nch.length;
-      else if (isContinuation(nch, ncp)) {
-        cluster += nch;
-        i += nch.length;
-      } else break;
+      const nch = ncp < 0x10000 ? (text[i] as string) : String.fromCodePoint(ncp);
+      const k = kindOf(ncp, nch);
+      if (k === 0) break;
+      if (k === 2) cluster += nch;
+      i += nch.length;
     }
-    let norm = fold(fold(cluster).normalize('NFKC'));
-    if (norm.length > 1 && norm.charCodeAt(0) < 0x80) {
-      // Marks left on an ASCII base are dropped (the base stays).
-      let kept = '';
-      for (const c of norm) if (!MARK.test(c)) kept += c;
-      norm = kept;
-    }
-    out += norm;
-    for (let k = 0; k < norm.length; k++) {
+    const norm = cluster === ch ? singleForm(ch) : clusterForm(cluster);
+    parts.push(norm);
+    for (let u = 0; u < norm.length; u++) {
       starts.push(from);
       ends.push(i);
     }
   }
-  return { text: out, starts: Int32Array.from(starts), ends: Int32Array.from(ends) };
+  return { text: parts.join(''), starts: Int32Array.from(starts), ends: Int32Array.from(ends) };
 };
 
 /** The original span of the normalised span [start, end) (end > start). */

@@ -191,13 +191,31 @@ describe('evasions: guardrails match normalised text (contract §3.2)', () => {
     expect(out).not.toContain('RET-7');
   });
 
-  test('output: streamed tool-call arguments split across deltas are scanned as one text', async () => {
-    oa.script(() => ({ toolCall: { id: 'call_9', name: 'lookup', arguments: '{"code":"TOPSECRET-9"}' }, usage: { input: 5, output: 5 } }));
-    const r = await post('/v1/chat/completions', chat([user('call it')], true));
-    oa.script(undefined);
+  test.each([
+    ['chat', '/v1/chat/completions'],
+    ['messages', '/v1/messages'],
+  ])('output (%s): streamed tool-call arguments split across deltas are scanned as one text', async (name, path) => {
+    const up = name === 'messages' ? an : oa;
+    up.script(() => ({ toolCall: { id: 'call_9', name: 'lookup', arguments: '{"code":"TOPSECRET-9"}' }, usage: { input: 5, output: 5 } }));
+    const body = name === 'messages' ? { model: 'claude-mini', max_tokens: 50, stream: true, messages: [user('call it')] } : chat([user('call it')], true);
+    const r = await post(path, body);
+    up.script(undefined);
     const out = await r.text();
-    expect(out).toContain('guardrail_blocked');
+    expect(out).toContain(name === 'messages' ? "blocked by the guardrail 'no-secrets'" : 'guardrail_blocked');
     expect(out).not.toContain('SECRET-9');
+  });
+
+  test('output: streamed tool-call arguments with a redacted match arrive whole, redacted', async () => {
+    oa.script(() => ({ toolCall: { id: 'call_8', name: 'mail', arguments: '{"to":"bob@example.com"}' }, usage: { input: 5, output: 5 } }));
+    const r = await post('/v1/chat/completions', chat([user('mail it')], true));
+    oa.script(undefined);
+    let args = '';
+    for (const line of (await r.text()).split('\n')) {
+      if (!line.startsWith('data: {')) continue;
+      const chunk = JSON.parse(line.slice(6)) as { choices: { delta: { tool_calls?: { function?: { arguments?: string } }[] } }[] };
+      args += chunk.choices[0]?.delta.tool_calls?.[0]?.function?.arguments ?? '';
+    }
+    expect(args).toBe('{"to":"[REDACTED:email]"}');
   });
 
   test('output: a look-alike email in a whole answer is redacted in place', async () => {
