@@ -2,7 +2,7 @@ import { and, eq, inArray, isNull, max } from 'drizzle-orm';
 import { connectError, GatewayError, isDatabaseUnavailable, databaseUnavailable, toConnectBody } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import { loadConfigDocument } from '../propagation/load.ts';
-import { sealFor } from '../propagation/seal.ts';
+import { sealDocument } from '../propagation/seal.ts';
 import type { RecordEntry, RecordValue } from '../data-plane/records.ts';
 import { COLUMNS as RECORD_COLUMNS, valueOf } from '../records/entry.ts';
 import { configChanges, dataplanes, dataplaneStatus, projectGatewayProjects, projectGateways, type ServiceAccountRow } from '../store/schema/index.ts';
@@ -20,8 +20,8 @@ import { conversationRoutes } from './dataplane-conversations.ts';
  *   revision (and `full` is not set) — with `waitSeconds` (at most 30) the call is held until that
  *   revision moves (woken by the configuration channel's NOTIFY, or the propagation worker's poll)
  *   or the wait ends, so a data plane converges at once without polling often — else `{dataplaneId, revision, unchanged: false, document,
- *   sealedSecrets}`: the configuration of the workspace's project and of the projects attached to
- *   project gateways hosted on it, provider keys removed from the document and sealed for the
+ *   sealedKey}`: the configuration of the workspace's project and of the projects attached to
+ *   project gateways hosted on it, every secret field of the document (document.ts) sealed for the
  *   account (see seal.ts). Records the data plane's applied revision and poll in `dataplane_status`.
  * - `POST /dataplane.v1.DataplaneService/PushRecords` `{records: [...]}` → `{accepted, rejected}`:
  *   request records of the data plane's customer, written by the management plane's record writer
@@ -208,10 +208,8 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
         projectUuids: plane.projectUuids,
         workspace: { id: plane.ws.id, slug: plane.ws.slug, projectUuid: plane.ws.projectUuid },
       });
-      const secrets: Record<string, string> = {};
-      for (const c of doc.connections) if (c.apiKey !== null) secrets[c.id] = c.apiKey;
-      const document = { ...doc, revision, connections: doc.connections.map((c) => ({ ...c, apiKey: null })) };
-      return json(200, { ...head, unchanged: false, document, sealedSecrets: await sealFor(a.publicKeyPem, secrets) });
+      const sealed = await sealDocument({ ...doc, revision }, a.publicKeyPem);
+      return json(200, { ...head, unchanged: false, document: sealed.document, sealedKey: sealed.sealedKey });
     } catch (e) {
       return fail(e);
     }
