@@ -10,6 +10,7 @@ import { ConfigError, type GatewayConfig } from './config/env.ts';
 import { sha256Hex, randomToken } from './core/ids.ts';
 import { describeError, log } from './core/log.ts';
 import { generateKek, SecretBox } from './core/secrets.ts';
+import { Spool } from './core/spool.ts';
 import { ManagementAuth } from './control-plane/auth.ts';
 import type { OpDef } from './control-plane/connect.ts';
 import type { ControlDeps } from './control-plane/deps.ts';
@@ -64,6 +65,8 @@ export interface Gateway {
 const MEMORY = 'memory://';
 /** Request/response bodies kept beside the embedded store's records (src/records/body-files.ts). */
 const RECORD_BODIES_DIR = 'record-bodies';
+/** Request records waiting on disk for the store (the same spool a separate data plane keeps). */
+const RECORD_SPOOL_DIR = 'record-spool';
 /**
  * Rows per COPY with the embedded store. A COPY on PGlite has a fixed cost of its own (parse,
  * commit, WAL, in WebAssembly): per row 55–57 µs in batches of 128 or 256, 40–41 at 512, 35 at
@@ -138,6 +141,9 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     // behind a whole backlog (docs/benchmarks.md); PostgreSQL batches go to a thread.
     ...(config.databaseUrl ? {} : { maxBatch: EMBEDDED_RECORD_BATCH }),
     ...(bodyFiles ? { bodyFiles } : {}),
+    maxQueued: config.recordQueueMax,
+    // With a data directory, records the store cannot take now wait on disk (core/spool.ts).
+    ...(config.dataDir === MEMORY ? {} : { spool: new Spool(join(config.dataDir, RECORD_SPOOL_DIR)) }),
   });
   const telemetry = await startTelemetry(config.telemetry, pkg.version);
   // Rate-limit and budget counters: Redis when REDIS_URL is set (shared by every data plane), else

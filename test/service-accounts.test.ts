@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
 import { importPKCS8, SignJWT } from 'jose';
 import { jcs } from '../src/audit/entry.ts';
 import { sha256Hex } from '../src/core/ids.ts';
 import { flushLastUsed } from '../src/control-plane/service-account-auth.ts';
-import { unseal } from '../src/propagation/seal.ts';
+import { openPull } from '../src/propagation/seal.ts';
+import { requestRecords } from '../src/store/schema/index.ts';
 import { admin, startTestGateway, type TestGateway } from './support/gateway.ts';
 
 /**
@@ -151,9 +153,10 @@ describe('the data plane protocol', () => {
     expect(first.text).not.toContain('sk-secret-of-');
     const doc = first.body.document as { projects: { customerId: string; projectId: string }[]; connections: { id: string; customerId: string; apiKey: string | null }[] };
     expect(doc.projects.map((p) => `${p.customerId}/${p.projectId}`)).toEqual(['acme/web']);
-    expect(doc.connections.map((c) => [c.customerId, c.apiKey])).toEqual([['acme', null]]);
-    const secrets = await unseal(sa.privateKey, String(first.body.sealedSecrets));
-    expect(Object.values(secrets)).toEqual(['sk-secret-of-acme']);
+    expect(doc.connections.map((c) => c.customerId)).toEqual(['acme']);
+    expect(doc.connections[0]?.apiKey).toStartWith('eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..');
+    const { doc: opened } = await openPull(first.body, sa.privateKey);
+    expect(opened.connections.map((c) => c.apiKey)).toEqual(['sk-secret-of-acme']);
     const rev = String(first.body.revision);
     const again = await pull(await jwtOf(sa), { knownRevision: rev, appliedRevision: rev });
     expect(again.body).toMatchObject({ unchanged: true, revision: rev, dataplaneId: 'edge' });
@@ -209,7 +212,7 @@ describe('the data plane protocol', () => {
       fetch(`${tg.adminUrl}/dataplane.v1.DataplaneService/PushRecords`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ records: rows }) });
     const r = await push(await jwtOf(sa));
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ accepted: 1, rejected: 1 });
+    expect(await r.json()).toEqual({ accepted: 1, rejected: 1, errors: [{ index: 1, message: "customer_id: records of another customer than the service account's ('acme') are refused" }] });
     const again = await push(await jwtOf(sa));
     expect(again.status).toBe(200);
     const found = (await tg.must(A('SearchRequestRecords'), { customerId: 'acme', projectId: 'web', requestId: id })) as Body;
@@ -221,5 +224,24 @@ describe('the data plane protocol', () => {
     expect((await push(await jwtOf(sa))).status).toBe(401);
     // A management credential is no data plane credential.
     expect((await pull('test-admin-token-0123456789')).status).toBe(401);
+  });
+
+  test('PushRecords: a record naming no customer is stored as the account\'s customer, never lost (issue 22, item 7)', async () => {
+    const { sa } = await create();
+    const [none, empty] = [crypto.randomUUID(), crypto.randomUUID()];
+    const base = { received_at: new Date().toISOString(), project_id: 'web', endpoint: '/v1/chat/completions', http_status: 200, latency_ms: 5 };
+    const res = await fetch(`${tg.adminUrl}/dataplane.v1.DataplaneService/PushRecords`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await jwtOf(sa)}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ records: [{ ...base, request_id: none }, { ...base, request_id: empty, customer_id: '' }, { ...base, request_id: crypto.randomUUID(), customer_id: null }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ accepted: 3, rejected: 0 });
+    for (const id of [none, empty]) {
+      const found = (await tg.must(A('SearchRequestRecords'), { customerId: 'acme', projectId: 'web', requestId: id })) as Body;
+      expect(JSON.stringify(found)).toContain(id);
+      const rows = await tg.gw.store.db.select({ customerId: requestRecords.customerId }).from(requestRecords).where(eq(requestRecords.requestId, id));
+      expect(rows.map((r) => r.customerId)).toEqual(['acme']);
+    }
   });
 });

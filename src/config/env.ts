@@ -27,6 +27,8 @@ export interface GatewayConfig {
   recordFlushMs: number;
   /** Keep request and response bodies in records (data retention). */
   recordBodies: boolean;
+  /** GATEWAY_RECORD_QUEUE_MAX: request records held in memory at most (past it they go to the spool, or are dropped without one). */
+  recordQueueMax: number;
   /** GATEWAY_UPSTREAM_ALLOW_PRIVATE=1: connections may point at private addresses whoever saves them. */
   upstreamAllowPrivate: boolean;
   /** Downstream silence after which a stream gets a keep-alive comment. */
@@ -88,6 +90,13 @@ const positiveInt = (env: Record<string, string | undefined>, name: string, fall
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new ConfigError(name, `'${raw}' is not a positive integer`);
+  return n;
+};
+
+/** At least two insert batches (500 rows each): the one being written and room behind it. */
+const recordQueueMax = (env: Record<string, string | undefined>): number => {
+  const n = positiveInt(env, 'GATEWAY_RECORD_QUEUE_MAX', 50_000);
+  if (n < 1_000) throw new ConfigError('GATEWAY_RECORD_QUEUE_MAX', `'${n}' is below the minimum of 1000`);
   return n;
 };
 
@@ -176,6 +185,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     serviceAccountFile,
     recordFlushMs: duration(env, 'GATEWAY_RECORD_FLUSH_INTERVAL', '250ms'),
     recordBodies: env.GATEWAY_RECORD_BODIES !== '0',
+    recordQueueMax: recordQueueMax(env),
     redisUrl: env.REDIS_URL || undefined,
     limitsOnRedisError: onRedisError(env.GATEWAY_LIMITS_ON_REDIS_ERROR),
     upstreamAllowPrivate: env.GATEWAY_UPSTREAM_ALLOW_PRIVATE === '1' || env.GATEWAY_UPSTREAM_ALLOW_PRIVATE === 'true',

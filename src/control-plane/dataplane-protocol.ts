@@ -2,7 +2,7 @@ import { and, eq, inArray, isNull, max } from 'drizzle-orm';
 import { connectError, GatewayError, isDatabaseUnavailable, databaseUnavailable, toConnectBody } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import { loadConfigDocument } from '../propagation/load.ts';
-import { sealFor } from '../propagation/seal.ts';
+import { sealDocument } from '../propagation/seal.ts';
 import type { RecordEntry, RecordValue } from '../data-plane/records.ts';
 import { COLUMNS as RECORD_COLUMNS, valueOf } from '../records/entry.ts';
 import { configChanges, dataplanes, dataplaneStatus, projectGatewayProjects, projectGateways, type ServiceAccountRow } from '../store/schema/index.ts';
@@ -20,12 +20,14 @@ import { conversationRoutes } from './dataplane-conversations.ts';
  *   revision (and `full` is not set) — with `waitSeconds` (at most 30) the call is held until that
  *   revision moves (woken by the configuration channel's NOTIFY, or the propagation worker's poll)
  *   or the wait ends, so a data plane converges at once without polling often — else `{dataplaneId, revision, unchanged: false, document,
- *   sealedSecrets}`: the configuration of the workspace's project and of the projects attached to
- *   project gateways hosted on it, provider keys removed from the document and sealed for the
+ *   sealedKey}`: the configuration of the workspace's project and of the projects attached to
+ *   project gateways hosted on it, every secret field of the document (document.ts) sealed for the
  *   account (see seal.ts). Records the data plane's applied revision and poll in `dataplane_status`.
- * - `POST /dataplane.v1.DataplaneService/PushRecords` `{records: [...]}` → `{accepted, rejected}`:
- *   request records of the data plane's customer, written by the management plane's record writer
- *   (idempotent by requestId); `unavailable` (503) while the store is down, so the data plane keeps them.
+ * - `POST /dataplane.v1.DataplaneService/PushRecords` `{records: [...]}` → `{accepted, rejected, errors?}`:
+ *   request records of the data plane's customer (a record naming no customer is attributed to it;
+ *   one naming another is refused, `errors` saying which and why), written by the management plane's
+ *   record writer (idempotent by requestId); `unavailable` (503) while the store is down, so the data
+ *   plane keeps them.
  *
  * - `POST /dataplane.v1.DataplaneService/{Get,Put,Delete}Conversation`, `GetConversationItem`: the
  *   stored Responses and Messages threads of the projects the data plane serves (see
@@ -124,18 +126,21 @@ const BODIES = new Set(['request_body', 'response_body', 'sanitized']);
 
 /**
  * A pushed record (the data plane's RecordEntry as one JSON object keyed by column names): known
- * columns only, its customer the account's (or none), a request id, an endpoint and a valid time.
- * Anything else the database refuses is split out, cleaned or dropped by the record writer.
+ * columns only, a request id, an endpoint and a valid time. Its customer is the account's: a record
+ * that names none is attributed to it, one that names another customer is refused (a data plane
+ * never writes records of another customer). Anything else the database refuses is split out,
+ * cleaned or dropped by the record writer. The refusal's reason otherwise.
  */
-const entryOf = (v: unknown, customerId: string): RecordEntry | undefined => {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+const entryOf = (v: unknown, customerId: string): RecordEntry | string => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'not a JSON object';
   const o = v as Record<string, unknown>;
-  if (typeof o.request_id !== 'string' || typeof o.endpoint !== 'string' || typeof o.received_at !== 'string') return undefined;
-  if (o.customer_id !== undefined && o.customer_id !== null && o.customer_id !== customerId) return undefined;
-  if (Number.isNaN(new Date(o.received_at).getTime())) return undefined;
+  if (typeof o.request_id !== 'string' || typeof o.endpoint !== 'string' || typeof o.received_at !== 'string') return 'request_id, endpoint and received_at are required strings';
+  if (o.customer_id !== undefined && o.customer_id !== null && o.customer_id !== '' && o.customer_id !== customerId) return `customer_id: records of another customer than the service account's ('${customerId}') are refused`;
+  if (Number.isNaN(new Date(o.received_at).getTime())) return 'received_at: not a valid time';
   const row: Record<string, RecordValue> = {};
   for (const [k, val] of DEFAULTS) row[k] = val;
   for (const k in o) if (COLUMN_NAMES.has(k) && !BODIES.has(k) && o[k] !== undefined) row[k] = valueOf(o[k]);
+  row.customer_id = customerId;
   const body = (x: unknown): string | null => (x === undefined || x === null ? null : JSON.stringify(x));
   return {
     row,
@@ -144,6 +149,9 @@ const entryOf = (v: unknown, customerId: string): RecordEntry | undefined => {
     sanitized: typeof o.sanitized === 'string' && o.sanitized !== '' ? o.sanitized : null,
   };
 };
+
+/** At most this many refusals are described in a PushRecords answer. */
+const MAX_PUSH_ERRORS = 20;
 
 /** The longest a Pull is held (`waitSeconds`). */
 export const MAX_PULL_WAIT_S = 30;
@@ -208,10 +216,8 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
         projectUuids: plane.projectUuids,
         workspace: { id: plane.ws.id, slug: plane.ws.slug, projectUuid: plane.ws.projectUuid },
       });
-      const secrets: Record<string, string> = {};
-      for (const c of doc.connections) if (c.apiKey !== null) secrets[c.id] = c.apiKey;
-      const document = { ...doc, revision, connections: doc.connections.map((c) => ({ ...c, apiKey: null })) };
-      return json(200, { ...head, unchanged: false, document, sealedSecrets: await sealFor(a.publicKeyPem, secrets) });
+      const sealed = await sealDocument({ ...doc, revision }, a.publicKeyPem);
+      return json(200, { ...head, unchanged: false, document: sealed.document, sealedKey: sealed.sealedKey });
     } catch (e) {
       return fail(e);
     }
@@ -222,20 +228,24 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
       if (a instanceof Response) return a;
       const b = await body(req);
       if (!Array.isArray(b.records) || b.records.length > MAX_RECORDS_PER_PUSH) throw connectError('invalid_argument', `records: an array of at most ${MAX_RECORDS_PER_PUSH}`, 'records');
-      let rejected = 0;
       let accepted = 0;
-      for (const r of b.records) {
+      const errors: { index: number; message: string }[] = [];
+      let rejected = 0;
+      b.records.forEach((r: unknown, index: number) => {
         const entry = entryOf(r, a.customerId);
-        if (!entry) rejected++;
-        else {
+        if (typeof entry !== 'string') {
           records.add(entry);
           accepted++;
+          return;
         }
-      }
+        rejected++;
+        if (errors.length < MAX_PUSH_ERRORS) errors.push({ index, message: entry });
+      });
+      if (rejected > 0) log.every('dataplane-push-rejected', 'warn', 'a data plane pushed records that were refused', { dataplaneId: a.workspaceId, customerId: a.customerId, rejected, first: errors[0]?.message });
       await records.flush();
       // Rows stay queued in this process too; the data plane re-sends them (idempotent by requestId).
       if (records.stats.storeDown) return json(503, { code: 'unavailable', message: 'the record store is unavailable; retry' });
-      return json(200, { accepted, rejected });
+      return json(200, { accepted, rejected, ...(errors.length > 0 ? { errors } : {}) });
     } catch (e) {
       return fail(e);
     }

@@ -82,7 +82,8 @@ const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pa
     ...(filter ? { filter: (events, final) => filter.events(events, final) } : {}),
     onDone: (sum: StreamSummary) => {
       const response = { text: sum.text, toolCalls: sum.toolCalls.filter(Boolean), finishReason: sum.finishReason ?? null };
-      s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...(sum.error ? { error: sum.error } : {}), response, ttfbMs });
+      const ended = sum.error ? { error: sum.error, partial: { outputChars: sum.outputChars } } : {};
+      s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...ended, response, ttfbMs });
       if (s.keeper && !sum.error) void s.keeper.keep(outcome.stream.relayFinal?.() ?? canonical.final?.() ?? streamedMessage(sum, encodeContext(s)));
     },
   });

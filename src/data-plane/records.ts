@@ -39,8 +39,12 @@ export interface RecordSinkStats {
   sanitized: number;
   /** Rows stored without their bodies (unstorable bodies, or the queue's body bound). */
   bodiesDropped: number;
-  /** Rows lost: the queue was full, the database refused even the cleaned row, or shutdown's deadline passed. */
+  /** Rows lost: the queue was full and could not be spooled, the database refused even the cleaned row, or shutdown's deadline passed without a spool. */
   dropped: number;
+  /** Rows waiting in the on-disk spool (GATEWAY_DATA_DIR/record-spool), written after those in memory went. */
+  spooled: number;
+  /** Bytes of the spool's files. */
+  spooledBytes: number;
   /** Whether the last write found the store unavailable (rows are kept and retried with backoff). */
   storeDown: boolean;
 }

@@ -40,13 +40,15 @@ export interface StreamSummary {
   toolCalls: ToolCall[];
   finishReason: string | undefined;
   error: GatewayError | undefined;
+  /** UTF-16 code units of text, reasoning and tool-call arguments streamed (not capped like `text`). */
+  outputChars: number;
   /** ms from request receipt to the first byte sent. */
   firstByteAt: number;
 }
 
 /** Accumulates what went by, bounded, for the request record. */
 const observer = (maxText: number) => {
-  const s: StreamSummary = { id: '', usage: undefined, text: '', toolCalls: [], finishReason: undefined, error: undefined, firstByteAt: 0 };
+  const s: StreamSummary = { id: '', usage: undefined, text: '', toolCalls: [], finishReason: undefined, error: undefined, outputChars: 0, firstByteAt: 0 };
   return {
     summary: s,
     see(ev: StreamEvent): void {
@@ -59,12 +61,17 @@ const observer = (maxText: number) => {
           s.usage = ev.usage;
           break;
         case 'text':
+          s.outputChars += ev.text.length;
           if (s.text.length < maxText) s.text += ev.text;
+          break;
+        case 'reasoning':
+          s.outputChars += ev.text.length;
           break;
         case 'tool_call_start':
           s.toolCalls[ev.index] = { id: ev.id, name: ev.name, arguments: '' };
           break;
         case 'tool_call_delta': {
+          s.outputChars += ev.arguments.length;
           const call = s.toolCalls[ev.index];
           if (call && call.arguments.length < maxText) call.arguments += ev.arguments;
           break;

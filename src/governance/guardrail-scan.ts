@@ -1,8 +1,15 @@
+import { type Normalised, normalise, originalSpan } from './normalize.ts';
 import { DETECTORS, type PiiType } from './pii.ts';
 
 /**
- * The guardrail engine, framework-free: finds what a rule matches in a text and applies its
+ * The guardrail engine, framework-free: finds what a rule matches in a set of texts and applies its
  * action. Used by the data plane's input and output stages (src/data-plane/policies/guardrails.ts).
+ *
+ * Rules match normalised text (./normalize.ts), never the raw text. The texts of one request (or
+ * of one answer) are matched in two views: each text alone (so `^`, `$` and `\b` hold at its own
+ * edges), and all of them concatenated in order with nothing between them (so a match split across
+ * content parts, messages, system text or tool arguments is caught). Base64 runs are decoded and
+ * matched too (see `decodedRuns`). Every match is mapped back to spans of the original texts.
  */
 
 export type GuardrailStage = 'input' | 'output' | 'both';
@@ -53,6 +60,148 @@ export const findMatches = (rule: GuardrailRule, text: string): Match[] => {
   return kept;
 };
 
+/** A match in the original texts: text `part`, units [start, end). */
+export interface Hit extends Match {
+  part: number;
+}
+
+/** Base64 runs: at least MIN_B64 characters of one alphabet (standard or URL-safe), optional padding. */
+const MIN_B64 = 12;
+const B64_RUNS = [/[A-Za-z0-9+/]{12,}={0,2}/g, /[A-Za-z0-9_-]{12,}={0,2}/g];
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The text a base64 run decodes to, when it is valid UTF-8 without control characters. */
+const decodeRun = (run: string): string | undefined => {
+  const body = run.replace(/=+$/, '');
+  if (body.length < MIN_B64 || body.length % 4 === 1) return undefined;
+  let text: string;
+  try {
+    text = utf8.decode(Buffer.from(body, body.includes('-') || body.includes('_') ? 'base64url' : 'base64'));
+  } catch {
+    return undefined;
+  }
+  return text.length > 0 && !CONTROL.test(text) ? text : undefined;
+};
+
+interface Decoded {
+  start: number;
+  end: number;
+  /** The run's decoded text, normalised. */
+  text: string;
+}
+
+/** The base64 runs of a (normalised) text that decode to text, with that text normalised. */
+const decodedRuns = (text: string, keep: (start: number, end: number) => boolean): Decoded[] => {
+  const out: Decoded[] = [];
+  const seen = new Set<string>();
+  for (const re of B64_RUNS) {
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      const start = m.index;
+      const end = start + m[0].length;
+      const key = `${start}:${end}`;
+      if (seen.has(key) || !keep(start, end)) continue;
+      seen.add(key);
+      const decoded = decodeRun(m[0]);
+      if (decoded !== undefined) out.push({ start, end, text: normalise(decoded).text });
+    }
+  }
+  return out;
+};
+
+interface View {
+  text: string;
+  decoded: Decoded[];
+  /** The original spans of the view's span [start, end). */
+  locate(start: number, end: number, label: string): Hit[];
+}
+
+/** Texts prepared for scanning with any number of rules. */
+export interface Prepared {
+  /** Each text, normalised. */
+  readonly parts: readonly Normalised[];
+  readonly views: readonly View[];
+}
+
+const partView = (n: Normalised, part: number): View => ({
+  text: n.text,
+  decoded: decodedRuns(n.text, () => true),
+  locate: (start, end, label) => [{ part, ...originalSpan(n, start, end), label }],
+});
+
+const joinedView = (parts: readonly Normalised[]): View => {
+  const offsets: number[] = [];
+  let text = '';
+  for (const n of parts) {
+    offsets.push(text.length);
+    text += n.text;
+  }
+  /** The last part starting at or before `at` (binary search). */
+  const partOf = (at: number): number => {
+    let lo = 0;
+    let hi = parts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((offsets[mid] as number) <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const spansParts = (start: number, end: number): boolean => partOf(start) !== partOf(end - 1);
+  const locate = (start: number, end: number, label: string): Hit[] => {
+    const out: Hit[] = [];
+    for (let p = partOf(start); p < parts.length && (offsets[p] as number) < end; p++) {
+      const n = parts[p] as Normalised;
+      const from = Math.max(start - (offsets[p] as number), 0);
+      const to = Math.min(end - (offsets[p] as number), n.text.length);
+      if (to > from) out.push({ part: p, ...originalSpan(n, from, to), label });
+    }
+    return out;
+  };
+  // Runs inside one part are decoded by that part's view already.
+  return { text, decoded: decodedRuns(text, spansParts), locate };
+};
+
+export const prepare = (texts: readonly string[]): Prepared => {
+  const parts = texts.map(normalise);
+  const views = parts.map(partView);
+  if (parts.length > 1) views.push(joinedView(parts));
+  return { parts, views };
+};
+
+/** Every match of a rule in prepared texts, as spans of the original texts: sorted, overlaps merged. */
+export const scan = (rule: GuardrailRule, prepared: Prepared): Hit[] => {
+  const hits: Hit[] = [];
+  for (const view of prepared.views) {
+    for (const m of findMatches(rule, view.text)) hits.push(...view.locate(m.start, m.end, m.label));
+    for (const d of view.decoded) {
+      const [first] = findMatches(rule, d.text);
+      if (first) hits.push(...view.locate(d.start, d.end, first.label));
+    }
+  }
+  return mergeHits(hits);
+};
+
+/** Hits sorted by text and start, overlapping ones merged into one (the earlier one's label). */
+export const mergeHits = (hits: Hit[]): Hit[] => {
+  hits.sort((a, b) => a.part - b.part || a.start - b.start || b.end - a.end);
+  const out: Hit[] = [];
+  for (const h of hits) {
+    const last = out.at(-1);
+    if (last && last.part === h.part && h.start < last.end) last.end = Math.max(last.end, h.end);
+    else out.push({ ...h });
+  }
+  return out;
+};
+
+/** The texts with every hit replaced by `[REDACTED:<label>]`; the same array when there is none. */
+export const redactParts = (texts: readonly string[], hits: Hit[]): readonly string[] => {
+  if (hits.length === 0) return texts;
+  const merged = mergeHits(hits);
+  return texts.map((t, i) => redact(t, merged.filter((h) => h.part === i)));
+};
+
 export const redact = (text: string, matches: readonly Match[]): string => {
   if (matches.length === 0) return text;
   let out = '';
@@ -64,7 +213,7 @@ export const redact = (text: string, matches: readonly Match[]): string => {
   return out + text.slice(at);
 };
 
-/** The estimate of `max_input_tokens` rules and of token reservations: one token per 4 characters. */
+/** The estimate of `max_input_tokens` rules: one token per 4 characters (reservations use governance/token-bound.ts, an upper bound). */
 export const estimateTokens = (chars: number): number => Math.ceil(chars / 4);
 
 export const appliesTo = (rule: GuardrailRule, stage: 'input' | 'output'): boolean => rule.stage === 'both' || rule.stage === stage;

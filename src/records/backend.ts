@@ -11,8 +11,28 @@ import { COPY_SQL, entryCsv, entryJson } from './entry.ts';
  */
 export interface RecordStore {
   insert(entries: readonly RecordEntry[]): Promise<unknown>;
+  /** The same for a batch already serialised by batchJson (a spooled batch); duplicates are skipped. */
+  insertJson(batch: string): Promise<unknown>;
   close?(): Promise<void>;
 }
+
+/** The driver's own error under drizzle's wrapper (whose message quotes the query and its parameters). */
+export const rootCause = (e: unknown): unknown => {
+  let cur = e;
+  for (let i = 0; i < 5 && cur instanceof Error && cur.cause !== undefined; i++) cur = cur.cause;
+  return cur;
+};
+
+/**
+ * A data error: the database answered and refused these rows (SQLSTATE other than connection
+ * exception 08, insufficient resources 53, operator intervention 57, system error 58). Anything
+ * else — no connection, a closed pool, an unknown failure — counts as the store being down: the
+ * rows stay queued (or spooled) and nothing is split, cleaned or dropped for it.
+ */
+export const isDataError = (e: unknown): boolean => {
+  const code = (rootCause(e) as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^[0-9][0-9A-Z]{4}$/.test(code) && !/^(08|53|57|58)/.test(code);
+};
 
 /** The batch as one JSON array text with SQL column names (jsonb_populate_recordset). */
 export const batchJson = (entries: readonly RecordEntry[]): string => {
@@ -27,16 +47,17 @@ export const INSERT_SQL =
   'insert into request_records select * from jsonb_populate_recordset(null::request_records, $1::text::jsonb) on conflict do nothing';
 
 /** The JSON insert (jsonb_populate_recordset; duplicates skipped) through this thread's handle. */
-export const jsonStore = (db: Db): RecordStore => ({
-  async insert(entries) {
+export const jsonStore = (db: Db): RecordStore => {
+  const insertJson = async (batch: string): Promise<unknown> => {
     try {
-      await db.execute(sql`insert into ${requestRecords} select * from jsonb_populate_recordset(null::${requestRecords}, ${batchJson(entries)}::jsonb) on conflict do nothing`);
+      await db.execute(sql`insert into ${requestRecords} select * from jsonb_populate_recordset(null::${requestRecords}, ${batch}::jsonb) on conflict do nothing`);
       return undefined;
     } catch (e) {
       return e ?? new Error('insert failed');
     }
-  },
-});
+  };
+  return { insert: (entries) => insertJson(batchJson(entries)), insertJson };
+};
 
 /**
  * The database handle of this thread (the embedded PGlite, whose single owner is the main thread,
@@ -60,6 +81,7 @@ export const directStore = (db: Db): RecordStore => {
         return e ?? new Error('insert failed');
       }
     },
+    insertJson: json.insertJson,
   };
 };
 
@@ -87,21 +109,23 @@ export const workerStore = (url: string): RecordStore => {
     pending.clear();
   });
   worker.postMessage({ type: 'open', url });
-  return {
-    insert(entries) {
-      if (closed) return Promise.resolve(new Error('record writer closed'));
-      const id = next++;
-      return new Promise<unknown>((resolve) => {
-        pending.set(id, (r) => {
-          if (r.ok) return resolve(undefined);
-          const e = new Error(r.message);
-          e.name = r.name;
-          if (r.code !== undefined) Object.assign(e, { code: r.code });
-          resolve(e);
-        });
-        worker.postMessage({ type: 'insert', id, batch: batchJson(entries) });
+  const insertJson = (batch: string): Promise<unknown> => {
+    if (closed) return Promise.resolve(new Error('record writer closed'));
+    const id = next++;
+    return new Promise<unknown>((resolve) => {
+      pending.set(id, (r) => {
+        if (r.ok) return resolve(undefined);
+        const e = new Error(r.message);
+        e.name = r.name;
+        if (r.code !== undefined) Object.assign(e, { code: r.code });
+        resolve(e);
       });
-    },
+      worker.postMessage({ type: 'insert', id, batch });
+    });
+  };
+  return {
+    insert: (entries) => insertJson(batchJson(entries)),
+    insertJson,
     async close() {
       if (closed) return;
       closed = true;

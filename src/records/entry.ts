@@ -50,6 +50,24 @@ export const valueOf = (v: unknown): RecordValue => {
 export const entryJson = (e: RecordEntry): string =>
   rowJsonWith(e.row, `"sanitized":${e.sanitized === null ? 'null' : JSON.stringify(e.sanitized)},"request_body":${e.requestBody ?? 'null'},"response_body":${e.responseBody ?? 'null'}`);
 
+/**
+ * A batch as batchJson wrote it (a spooled batch) as entries again. Only for a spooled batch the
+ * database refused, which is then split and cleaned row by row; a batch that is not a JSON array
+ * of objects throws (SyntaxError).
+ */
+export const entriesOfBatch = (text: string): RecordEntry[] => {
+  const parsed: unknown = JSON.parse(text);
+  if (!Array.isArray(parsed)) throw new SyntaxError('a record batch is a JSON array');
+  const body = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
+  return parsed.map((o: unknown): RecordEntry => {
+    if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new SyntaxError('a record is a JSON object');
+    const fields = o as Record<string, unknown>;
+    const row: Record<string, RecordValue> = {};
+    for (const k in fields) if (k !== 'request_body' && k !== 'response_body' && k !== 'sanitized') row[k] = valueOf(fields[k]);
+    return { row, requestBody: body(fields.request_body), responseBody: body(fields.response_body), sanitized: typeof fields.sanitized === 'string' ? fields.sanitized : null };
+  });
+};
+
 export const bodyChars = (e: RecordEntry): number => (e.requestBody?.length ?? 0) + (e.responseBody?.length ?? 0);
 
 export const addFlag = (sanitized: string | null, flag: string): string => {

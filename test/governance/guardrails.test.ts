@@ -118,3 +118,111 @@ test('max_input_tokens blocks large inputs; management validates kinds', async (
   expect(list.guardrails.map((g) => g.name)).toEqual(['no-secrets', 'pii', 'watch-ssn']);
   expect(((await tg.must(admin('GetGuardrail'), { ...at(), name: 'pii' })) as { guardrail: { kind: string } }).guardrail.kind).toBe('pii');
 });
+
+describe('evasions: guardrails match normalised text (contract §3.2)', () => {
+  const chat = (messages: unknown[], stream = false) => ({ model: 'metered', stream, messages });
+  const user = (content: unknown) => ({ role: 'user', content });
+  const toolCall = (args: string) => ({ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: args } }] });
+  const BLOCKED: [string, string, Record<string, unknown>][] = [
+    ['zero-width characters', '/v1/chat/completions', chat([user('here is TOP\u200bSECRET\u200d-42 ok')])],
+    ['a soft hyphen', '/v1/chat/completions', chat([user('here is TOPSE\u00adCRET-42 ok')])],
+    ['fullwidth letters', '/v1/chat/completions', chat([user('here is ＴＯＰＳＥＣＲＥＴ－４２ ok')])],
+    ['a Cyrillic look-alike', '/v1/chat/completions', chat([user('here is TOPS\u0415CRET-42 ok')])],
+    ['two content parts', '/v1/chat/completions', chat([user([{ type: 'text', text: 'here is TOPSEC' }, { type: 'text', text: 'RET-42 ok' }])])],
+    ['two messages', '/v1/chat/completions', chat([user('here is TOPSEC'), user('RET-42 ok')])],
+    ['base64', '/v1/chat/completions', chat([user('decode VE9QU0VDUkVULTQy please')])],
+    ['system text', '/v1/chat/completions', chat([{ role: 'system', content: 'TOPSECRET-42' }, user('hi')])],
+    ['developer text', '/v1/chat/completions', chat([{ role: 'developer', content: 'TOPSECRET-42' }, user('hi')])],
+    ['tool arguments', '/v1/chat/completions', chat([user('hi'), toolCall('{"q":"TOPSECRET-42"}'), { role: 'tool', tool_call_id: 'call_1', content: 'ok' }])],
+    ['a tool result', '/v1/chat/completions', chat([user('hi'), toolCall('{}'), { role: 'tool', tool_call_id: 'call_1', content: 'TOPSECRET-42' }])],
+    ['Messages system blocks', '/v1/messages', { model: 'claude-mini', max_tokens: 50, system: [{ type: 'text', text: 'TOPSEC' }, { type: 'text', text: 'RET-42' }], messages: [user('hi')] }],
+    [
+      'a Messages tool_use input and tool_result',
+      '/v1/messages',
+      {
+        model: 'claude-mini',
+        max_tokens: 50,
+        messages: [
+          user('hi'),
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { q: 'ТОР' } }] },
+          user([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'SECRET-42' }]),
+        ],
+      },
+    ],
+    ['a Responses function_call_output', '/v1/responses', { model: 'metered', input: [{ type: 'function_call', call_id: 'c1', name: 'lookup', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: 'TOPSECRET-42' }] }],
+  ];
+  test.each(BLOCKED)('blocked through %s', async (_what, path, body) => {
+    const up = path === '/v1/messages' ? an : oa;
+    const before = up.requests.length;
+    const r = await post(path, body);
+    const text = await r.text();
+    expect(r.status).toBe(400);
+    expect(text).toContain('guardrail_blocked');
+    expect(text).toContain("'no-secrets'");
+    expect(text).not.toContain('SECRET-42');
+    expect(text).not.toContain('SECRET\u200d-42');
+    expect(up.requests.length).toBe(before);
+  });
+
+  const REDACTED: [string, unknown[], string[], string[]][] = [
+    ['a dotted card number', [user('card 4111.1111.1111.1111 thanks')], ['card [REDACTED:credit_card] thanks'], ['4111']],
+    ['a card with zero-width characters and a soft hyphen', [user('card 4111\u200b 1111 11\u00ad11 1111!')], ['card [REDACTED:credit_card]!'], ['4111', '\u200b']],
+    ['a fullwidth email', [user('mail ｍｅ@ｃｏｒｐ.ｉｏ now')], ['mail [REDACTED:email] now'], ['ｃｏｒｐ']],
+    ['an email with a Cyrillic look-alike', [user('mail m\u0435@c\u043erp.io now')], ['mail [REDACTED:email] now'], ['rp.io']],
+    ['a base64 email', [user('mail bWVAY29ycC5pbw== now')], ['mail [REDACTED:email] now'], ['bWVAY29ycC5pbw']],
+    ['a card split across two messages', [user('card 4111 1111'), user(' 1111 1111 end')], ['card [REDACTED:credit_card]', '[REDACTED:credit_card] end'], ['4111', '1111']],
+    ['a dashed IBAN in a tool result', [user('hi'), toolCall('{}'), { role: 'tool', tool_call_id: 'call_1', content: 'iban GB82-WEST-1234-5698-7654-32.' }], ['hi', '{}', 'iban [REDACTED:iban].'], ['WEST']],
+  ];
+  test.each(REDACTED)('redacted at the original span: %s', async (_what, messages, expected, gone) => {
+    const r = await post('/v1/chat/completions', chat(messages));
+    expect(r.status).toBe(200);
+    const sent = oa.requests.at(-1)?.body as { messages: { content: unknown; tool_calls?: { function: { arguments: string } }[] }[] };
+    const texts = sent.messages.map((m) => (typeof m.content === 'string' ? m.content : (m.tool_calls?.[0]?.function.arguments ?? '')));
+    expect(texts).toEqual(expected);
+    for (const g of gone) expect(JSON.stringify(sent)).not.toContain(g);
+  });
+
+  test('output: a streamed secret with zero-width characters split across chunks ends the stream', async () => {
+    oa.script(() => ({ text: 'the code is TOP\u200bSECRET-7 ok', textChunks: ['the code is TOP\u200b', 'SEC\u200bRET-7 ok'], usage: { input: 5, output: 5 } }));
+    const r = await post('/v1/chat/completions', chat([user('tell me')], true));
+    oa.script(undefined);
+    const out = await r.text();
+    expect(out).toContain('guardrail_blocked');
+    expect(out).not.toContain('RET-7');
+  });
+
+  test.each([
+    ['chat', '/v1/chat/completions'],
+    ['messages', '/v1/messages'],
+  ])('output (%s): streamed tool-call arguments split across deltas are scanned as one text', async (name, path) => {
+    const up = name === 'messages' ? an : oa;
+    up.script(() => ({ toolCall: { id: 'call_9', name: 'lookup', arguments: '{"code":"TOPSECRET-9"}' }, usage: { input: 5, output: 5 } }));
+    const body = name === 'messages' ? { model: 'claude-mini', max_tokens: 50, stream: true, messages: [user('call it')] } : chat([user('call it')], true);
+    const r = await post(path, body);
+    up.script(undefined);
+    const out = await r.text();
+    expect(out).toContain(name === 'messages' ? "blocked by the guardrail 'no-secrets'" : 'guardrail_blocked');
+    expect(out).not.toContain('SECRET-9');
+  });
+
+  test('output: streamed tool-call arguments with a redacted match arrive whole, redacted', async () => {
+    oa.script(() => ({ toolCall: { id: 'call_8', name: 'mail', arguments: '{"to":"bob@example.com"}' }, usage: { input: 5, output: 5 } }));
+    const r = await post('/v1/chat/completions', chat([user('mail it')], true));
+    oa.script(undefined);
+    let args = '';
+    for (const line of (await r.text()).split('\n')) {
+      if (!line.startsWith('data: {')) continue;
+      const chunk = JSON.parse(line.slice(6)) as { choices: { delta: { tool_calls?: { function?: { arguments?: string } }[] } }[] };
+      args += chunk.choices[0]?.delta.tool_calls?.[0]?.function?.arguments ?? '';
+    }
+    expect(args).toBe('{"to":"[REDACTED:email]"}');
+  });
+
+  test('output: a look-alike email in a whole answer is redacted in place', async () => {
+    oa.script(() => ({ text: 'mail b\u043eb@\u0435xample.com now', usage: { input: 5, output: 5 } }));
+    const r = await post('/v1/chat/completions', chat([user('who')]));
+    oa.script(undefined);
+    const body = (await r.json()) as { choices: { message: { content: string } }[] };
+    expect(body.choices[0]?.message.content).toBe('mail [REDACTED:email] now');
+  });
+});

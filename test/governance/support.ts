@@ -40,18 +40,28 @@ export interface World {
   keyId: string;
 }
 
+export interface WorldOptions {
+  /** USD per million tokens (default 0 input, 1 output). */
+  prices?: { input: number; output: number };
+  /** Appended to the model names (catalog models are shared: a second world in one gateway needs its own). */
+  suffix?: string;
+}
+
 /**
- * A customer and project with the model `metered` on the mock OpenAI upstream, priced 0 per input
- * token and 1 USD per million output tokens (so a request's cost is its output tokens × 1000 nano-USD),
- * and `claude-mini` on the mock Anthropic upstream.
+ * A customer and project with the model `metered` on the mock OpenAI upstream, priced (by default)
+ * 0 per input token and 1 USD per million output tokens (so a request's cost is its output tokens ×
+ * 1000 nano-USD), and `claude-mini` on the mock Anthropic upstream.
  */
-export const meteredWorld = async (tg: TestGateway, openaiUrl: string, anthropicUrl: string, customerId = 'gov'): Promise<World> => {
+export const meteredWorld = async (tg: TestGateway, openaiUrl: string, anthropicUrl: string, customerId = 'gov', options: WorldOptions = {}): Promise<World> => {
+  const prices = options.prices ?? { input: 0, output: 1 };
+  const suffix = options.suffix ?? '';
   const projectId = 'default';
   await tg.must(admin('CreateCustomer'), { customerId, name: 'Governed' });
-  for (const [model, provider, upstream, base] of [
+  for (const [name, provider, upstream, base] of [
     ['metered', 'openai', 'gpt-4o-mini', `${openaiUrl}/v1`],
     ['claude-mini', 'anthropic', 'claude-haiku-4-5', anthropicUrl],
   ] as const) {
+    const model = `${name}${suffix}`;
     const created = (await tg.must(admin('CreateModel'), {
       model,
       provider,
@@ -59,8 +69,8 @@ export const meteredWorld = async (tg: TestGateway, openaiUrl: string, anthropic
       capabilities: ['chat'],
       contextWindow: 128000,
       maxOutputTokens: 1000,
-      inputPricePerMillion: 0,
-      outputPricePerMillion: 1,
+      inputPricePerMillion: prices.input,
+      outputPricePerMillion: prices.output,
     })) as { model: { id: string } };
     await tg.must(admin('AddProjectModel'), { customerId, projectId, modelId: created.model.id });
     await tg.must(admin('CreateProviderConnection'), { customerId, projectId, name: `mock-${provider}`, provider, baseUrl: base, apiKey: 'sk-upstream' });

@@ -97,6 +97,12 @@ export interface Outcome {
   responseText?: string;
   response?: unknown;
   ttfbMs?: number;
+  /**
+   * Set for a stream that ended before the upstream finished it (the client went away, the
+   * upstream broke, a time-out or guardrail cut it): what had been streamed, so that settlement
+   * charges the usage seen so far, never 0 (settle.ts).
+   */
+  partial?: { outputChars: number };
 }
 
 export const openContext = (endpoint: string, ids: RequestIds): RequestContext => ({ ids, receivedAt: Date.now(), t0: performance.now(), endpoint, stream: false });

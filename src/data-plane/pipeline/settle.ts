@@ -1,5 +1,6 @@
 import type { Usage } from '../../canonical/types.ts';
 import { describeError, log } from '../../core/log.ts';
+import { inputTokenBound } from '../../governance/token-bound.ts';
 import { costNanoUsd } from '../cost.ts';
 import type { Outcome, RequestContext } from './context.ts';
 
@@ -13,12 +14,18 @@ export interface Settlement {
   costNanoUsd: number;
   /** Whether a reported count had to be clamped or rounded to fit its column. */
   adjusted: boolean;
+  /**
+   * A stream that ended early without any usage reported: charged at its reservation (the counts
+   * above are the budgets' reservation), so admission holds stand as reserved.
+   */
+  atReservation: boolean;
 }
 
 /**
  * Settlement: after the answer went out (for a stream, once it ended), the request's usage and
- * cost are final. A policy charges them (budgets, quotas); it runs once per request, success or
- * failure, must not throw (an exception is logged and ignored) and must not block.
+ * cost are final (a stream that ended early: see `chargedUsage`). A policy charges them (budgets,
+ * quotas); it runs once per request, success or failure, must not throw (an exception is logged
+ * and ignored) and must not block.
  */
 export interface SettlementPolicy {
   readonly name: string;
@@ -36,7 +43,31 @@ const tokens = (n: number | undefined): number => {
   return n > 0 ? Math.min(Math.round(n), INT4_MAX) : 0;
 };
 
-export const settlementOf = (ctx: RequestContext, u: Usage | undefined): Settlement => {
+/** The input a request reserves: the upper-bound token count of its body (governance/token-bound.ts). */
+export const reservedInput = (ctx: Readonly<RequestContext>): number => inputTokenBound(ctx.bodyText ?? '');
+
+/** The output a budget reserves: the request's maximum (`max_tokens` and kin), else the model's. */
+export const reservedOutput = (ctx: Readonly<RequestContext>): number => ctx.maxOutputTokens ?? ctx.plan?.catalog.maxOutputTokens ?? 0;
+
+/**
+ * The usage a request is charged. A finished request: what the upstream reported (none → 0). A
+ * stream that ended early (`outcome.partial`): the usage the upstream reported so far, its output
+ * raised to what was streamed (one token per character, up to the reserved output) — e.g. an
+ * Anthropic-family stream's `message_start` counts the input and one output token — or, when the
+ * upstream reported nothing yet, the reservation: never 0.
+ */
+const chargedUsage = (ctx: Readonly<RequestContext>, outcome: Readonly<Outcome>): { usage: Usage | undefined; atReservation: boolean } => {
+  const u = outcome.usage;
+  const partial = outcome.partial;
+  if (!partial) return { usage: u, atReservation: false };
+  const maxOut = reservedOutput(ctx);
+  if (!u) return { usage: { inputTokens: reservedInput(ctx), outputTokens: maxOut }, atReservation: true };
+  const streamed = maxOut > 0 ? Math.min(partial.outputChars, maxOut) : partial.outputChars;
+  return { usage: streamed > u.outputTokens ? { ...u, outputTokens: streamed } : u, atReservation: false };
+};
+
+export const settlementOf = (ctx: RequestContext, outcome: Readonly<Outcome>): Settlement => {
+  const { usage: u, atReservation } = chargedUsage(ctx, outcome);
   const inputTokens = tokens(u?.inputTokens);
   const outputTokens = tokens(u?.outputTokens);
   const cachedInputTokens = tokens(u?.cachedInputTokens);
@@ -50,12 +81,12 @@ export const settlementOf = (ctx: RequestContext, u: Usage | undefined): Settlem
       cacheWriteTokens !== (u.cacheWriteTokens ?? 0) ||
       sum > INT4_MAX);
   const totals = { inputTokens, outputTokens, totalTokens: Math.min(sum, INT4_MAX), cachedInputTokens, cacheWriteTokens };
-  return { ...totals, costNanoUsd: u && ctx.plan ? costNanoUsd(totals, ctx.plan.catalog.prices) : 0, adjusted };
+  return { ...totals, costNanoUsd: u && ctx.plan ? costNanoUsd(totals, ctx.plan.catalog.prices) : 0, adjusted, atReservation };
 };
 
 /** Computes the settlement and runs the settlement policies. */
 export const settle = (policies: readonly SettlementPolicy[], ctx: RequestContext, outcome: Outcome): Settlement => {
-  const s = settlementOf(ctx, outcome.usage);
+  const s = settlementOf(ctx, outcome);
   for (const p of policies) {
     try {
       p.settle(ctx, outcome, s);

@@ -1,21 +1,25 @@
 import type { StreamEvent, ToolCall } from '../../canonical/types.ts';
 import { GatewayError } from '../../core/errors.ts';
-import { estimateTokens, findMatches, type GuardrailRule, type Match, redact } from '../../governance/guardrail-scan.ts';
+import { estimateTokens, type GuardrailRule, type Hit, mergeHits, type Prepared, prepare, redact, redactParts, scan } from '../../governance/guardrail-scan.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { AnswerView, InputGuardrail, OutputFilter, OutputGuardrail } from '../pipeline/guardrails.ts';
 
 /**
  * Guardrails (contract §3.2) on every inference endpoint, from the project's snapshot.
  *
- * Input: every content string of the client's body (message text, instructions, prompts, inputs —
- * not structural fields such as `model`, `role`, ids, tool schemas or base64 data) is scanned; a
- * `block` match refuses the request (400 `guardrail_blocked`, before anything is admitted or sent
- * upstream), `redact` replaces the match with `[REDACTED:<type>]`, `flag` records the guardrail's
- * name on the request record. `max_input_tokens` estimates the content's tokens (characters / 4).
+ * Input: every content string of the client's body (message text, instructions, system and
+ * developer text, prompts, inputs, tool-call arguments, tool results — not structural fields such as
+ * `model`, `role`, ids, tool schemas or binary `data`) is scanned, normalised, each alone and all of
+ * them as one text (governance/guardrail-scan.ts); a `block` match refuses the request (400
+ * `guardrail_blocked`, before anything is admitted or sent upstream), `redact` replaces the match in
+ * the original text with `[REDACTED:<type>]` (a match spanning two strings: each piece), `flag`
+ * records the guardrail's name on the request record. `max_input_tokens` estimates the content's
+ * tokens (characters / 4).
  *
- * Output: whole answers are scanned before they are sent. Streams are scanned as they flow: the
- * last HOLD characters of text are held back until more text arrives (or the stream ends), so a
- * match split across upstream chunks is caught and redacted before the client sees any of it.
+ * Output: whole answers (text and tool-call arguments as one set of texts) are scanned before they
+ * are sent. Streams are scanned as they flow: per channel (text, reasoning, each tool call's
+ * arguments) the last HOLD characters are held back until more arrives (or the channel changes or
+ * the stream ends), so a match split across upstream chunks is caught before the client sees any of it.
  */
 
 /** Text held back in a stream (the longest match caught across chunks). */
@@ -35,19 +39,26 @@ const flag = (ctx: RequestContext, rule: GuardrailRule): void => {
   (ctx.flags ??= new Set()).add(rule.name);
 };
 
-/** Applies the rules to one text: throws on block, records flags, returns the redacted text. */
-const applyRules = (rules: readonly GuardrailRule[], ctx: RequestContext, text: string, what: 'request' | 'response'): string => {
-  let out = text;
+/** Scans prepared texts with the rules: throws on block, records flags, returns what to redact. */
+const findHits = (rules: readonly GuardrailRule[], ctx: RequestContext, prepared: Prepared, what: 'request' | 'response'): Hit[] => {
+  const hits: Hit[] = [];
   for (const rule of rules) {
     if (rule.kind === 'max_input_tokens') continue;
-    const matches = findMatches(rule, out);
-    if (matches.length === 0) continue;
+    const found = scan(rule, prepared);
+    if (found.length === 0) continue;
     if (rule.action === 'block') throw blocked(rule, what);
     if (rule.action === 'flag') flag(ctx, rule);
-    else out = redact(out, matches);
+    else hits.push(...found);
   }
-  return out;
+  return mergeHits(hits);
 };
+
+/**
+ * Applies the rules to a set of texts (one request's or one answer's): throws on block, records
+ * flags, returns the texts redacted (the same array when nothing was).
+ */
+const applyRules = (rules: readonly GuardrailRule[], ctx: RequestContext, texts: readonly string[], what: 'request' | 'response'): readonly string[] =>
+  texts.length === 0 ? texts : redactParts(texts, findHits(rules, ctx, prepare(texts), what));
 
 /** The value with every content string passed through `fn`; the same object when nothing changed. */
 const mapStrings = (value: unknown, fn: (s: string) => string, depth = 0): unknown => {
@@ -71,6 +82,31 @@ const mapStrings = (value: unknown, fn: (s: string) => string, depth = 0): unkno
   return copy ?? o;
 };
 
+const contentStrings = (value: unknown): string[] => {
+  const out: string[] = [];
+  mapStrings(value, (s) => {
+    out.push(s);
+    return s;
+  });
+  return out;
+};
+
+/** The value with its content strings (as `contentStrings` lists them) replaced by `texts`. */
+const replaceStrings = (value: unknown, texts: readonly string[]): unknown => {
+  let i = 0;
+  return mapStrings(value, (s) => {
+    const t = texts[i++] as string;
+    return t === s ? s : t;
+  });
+};
+
+/** Applies the rules to every content string of a JSON value as one set of texts. */
+const applyToJson = (rules: readonly GuardrailRule[], ctx: RequestContext, value: unknown, what: 'request' | 'response'): unknown => {
+  const texts = contentStrings(value);
+  const out = applyRules(rules, ctx, texts, what);
+  return out === texts ? value : replaceStrings(value, out);
+};
+
 const contentChars = (value: unknown): number => {
   let n = 0;
   mapStrings(value, (s) => {
@@ -91,45 +127,40 @@ export const inputGuardrail: InputGuardrail = {
       if (rule.action === 'flag') flag(ctx, rule);
       else throw blocked(rule, 'request');
     }
-    const out = mapStrings(body, (s) => applyRules(rules, ctx, s, 'request'));
+    const out = applyToJson(rules, ctx, body, 'request');
     return out === body ? undefined : out;
   },
 };
 
-/** One stream's text channel: scans pending text with the held-back tail. */
+/** The stream event carrying a piece of a channel's text. */
+type Piece = (text: string) => StreamEvent;
+
+/** One stream channel (text, reasoning, one tool call's arguments): scans pending text with the held-back tail. */
 class HeldText {
   private pending = '';
   constructor(
     private readonly rules: readonly GuardrailRule[],
     private readonly ctx: RequestContext,
+    readonly channel: string,
+    readonly piece: Piece,
   ) {}
 
-  private scan(text: string): Match[] {
-    const all: Match[] = [];
-    for (const rule of this.rules) {
-      if (rule.kind === 'max_input_tokens') continue;
-      const ms = findMatches(rule, text);
-      if (ms.length === 0) continue;
-      if (rule.action === 'block') throw blocked(rule, 'response');
-      if (rule.action === 'flag') flag(this.ctx, rule);
-      else all.push(...ms);
-    }
-    all.sort((a, b) => a.start - b.start || b.end - a.end);
-    const kept: Match[] = [];
-    for (const m of all) if (kept.length === 0 || m.start >= (kept.at(-1) as Match).end) kept.push(m);
-    return kept;
-  }
-
-  /** Adds text; returns what can be sent now (everything but the held-back tail). */
+  /** Adds text; returns what can be sent now (everything but the last HOLD normalised characters). */
   push(delta: string): string {
     this.pending += delta;
-    const matches = this.scan(this.pending);
-    let safe = this.pending.length - HOLD;
+    const prepared = prepare([this.pending]);
+    const hits = findHits(this.rules, this.ctx, prepared, 'response');
+    const n = prepared.parts[0];
+    const keep = n ? n.text.length - HOLD : 0;
+    if (!n || keep <= 0) return '';
+    let safe = n.starts ? (n.starts[keep] as number) : keep;
+    for (const h of hits) if (h.end > safe && h.start < safe) safe = h.start;
+    const c = this.pending.charCodeAt(safe - 1);
+    if (c >= 0xd800 && c <= 0xdbff) safe--;
     if (safe <= 0) return '';
-    for (const m of matches) if (m.end > safe && m.start < safe) safe = m.start;
     const out = redact(
       this.pending.slice(0, safe),
-      matches.filter((m) => m.end <= safe),
+      hits.filter((h) => h.end <= safe),
     );
     this.pending = this.pending.slice(safe);
     return out;
@@ -137,63 +168,60 @@ class HeldText {
 
   flush(): string {
     if (this.pending === '') return '';
-    const out = redact(this.pending, this.scan(this.pending));
+    const [out] = applyRules(this.rules, this.ctx, [this.pending], 'response');
     this.pending = '';
-    return out;
+    return out ?? '';
   }
 }
 
+const channelOf = (ev: StreamEvent): { channel: string; text: string; piece: Piece } | undefined => {
+  if (ev.type === 'text') return { channel: 'text', text: ev.text, piece: (text) => ({ type: 'text', text }) };
+  if (ev.type === 'reasoning') return { channel: 'reasoning', text: ev.text, piece: (text) => ({ type: 'reasoning', text }) };
+  if (ev.type === 'tool_call_delta') {
+    const { index } = ev;
+    return { channel: `tool:${index}`, text: ev.arguments, piece: (args) => ({ type: 'tool_call_delta', index, arguments: args }) };
+  }
+  return undefined;
+};
+
 class Filter implements OutputFilter {
-  private readonly text: HeldText;
+  private held: HeldText | undefined;
   constructor(
     private readonly rules: readonly GuardrailRule[],
     private readonly ctx: RequestContext,
-  ) {
-    this.text = new HeldText(rules, ctx);
-  }
+  ) {}
 
   answer(view: AnswerView): AnswerView {
-    const apply = (s: string): string => applyRules(this.rules, this.ctx, s, 'response');
     if (view.kind === 'extra') {
       if (view.json === undefined) return view;
-      return { ...view, json: mapStrings(view.json, apply) };
+      return { ...view, json: applyToJson(this.rules, this.ctx, view.json, 'response') };
     }
-    const text = apply(view.text);
-    let toolCalls: readonly ToolCall[] = view.toolCalls;
-    view.toolCalls.forEach((c, i) => {
-      const args = apply(c.arguments);
-      if (args !== c.arguments) {
-        if (toolCalls === view.toolCalls) toolCalls = [...view.toolCalls];
-        (toolCalls as ToolCall[])[i] = { ...c, arguments: args };
-      }
-    });
-    return text === view.text && toolCalls === view.toolCalls ? view : { ...view, text, toolCalls };
+    const texts = [view.text, ...view.toolCalls.map((c) => c.arguments)];
+    const out = applyRules(this.rules, this.ctx, texts, 'response');
+    if (out === texts) return view;
+    const toolCalls: ToolCall[] = view.toolCalls.map((c, i) => (out[i + 1] === c.arguments ? c : { ...c, arguments: out[i + 1] as string }));
+    return { ...view, text: out[0] as string, toolCalls };
   }
 
   events(events: readonly StreamEvent[], final: boolean): readonly StreamEvent[] {
     const out: StreamEvent[] = [];
     const release = (): void => {
-      const t = this.text.flush();
-      if (t) out.push({ type: 'text', text: t });
+      if (!this.held) return;
+      const t = this.held.flush();
+      if (t) out.push(this.held.piece(t));
+      this.held = undefined;
     };
     for (const ev of events) {
-      if (ev.type === 'text') {
-        const t = this.text.push(ev.text);
-        if (t) out.push({ type: 'text', text: t });
-        continue;
-      }
-      if (ev.type === 'start') {
+      const ch = channelOf(ev);
+      if (!ch) {
+        if (ev.type !== 'start') release();
         out.push(ev);
         continue;
       }
-      release();
-      if (ev.type === 'tool_call_delta') {
-        const args = applyRules(this.rules, this.ctx, ev.arguments, 'response');
-        out.push(args === ev.arguments ? ev : { ...ev, arguments: args });
-      } else if (ev.type === 'reasoning') {
-        const t = applyRules(this.rules, this.ctx, ev.text, 'response');
-        out.push(t === ev.text ? ev : { ...ev, text: t });
-      } else out.push(ev);
+      if (this.held && this.held.channel !== ch.channel) release();
+      this.held ??= new HeldText(this.rules, this.ctx, ch.channel, ch.piece);
+      const t = this.held.push(ch.text);
+      if (t) out.push(this.held.piece(t));
     }
     if (final) release();
     return out;

@@ -1,28 +1,30 @@
 import { GatewayError } from '../../core/errors.ts';
 import { describeError, log } from '../../core/log.ts';
 import type { CounterAdd, Counters, Refused } from '../../governance/counters.ts';
-import { estimateTokens } from '../../governance/guardrail-scan.ts';
 import { budgetCounterKey, budgetCounterTtlMs, MINUTE, minuteWindow, periodBounds, secondsUntil } from '../../governance/periods.ts';
 import type { BudgetSnapshot } from '../../propagation/snapshot.ts';
 import { costNanoUsd } from '../cost.ts';
 import type { AdmissionPolicy } from '../pipeline/admit.ts';
 import type { Hold, RequestContext } from '../pipeline/context.ts';
-import type { SettlementPolicy } from '../pipeline/settle.ts';
+import { reservedInput, reservedOutput, type SettlementPolicy } from '../pipeline/settle.ts';
 
 /**
  * Rate limits (`rate-limit` setting) and budgets, admitted in ONE atomic check-and-reserve on the
  * shared counters (in process, or one Redis script call):
  *
  * - requests per minute: +1 in the current one-minute window (UTC, fixed windows);
- * - tokens per minute: the estimated input (request body characters / 4) plus the requested
- *   maximum output (`max_tokens` and kin; none → 0) is reserved in the window and corrected to the
- *   upstream's usage at settlement; a request whose estimate alone exceeds the limit passes only
- *   in an empty window;
- * - budgets (the project's, and those of the calling key): the catalog prices × (estimated input
- *   + maximum output: the request's, else the model's `maxOutputTokens`) in nano-USD is reserved
+ * - tokens per minute: the input bound (the request body's upper-bound token count:
+ *   governance/token-bound.ts) plus the requested maximum output (`max_tokens` and kin; none → 0)
+ *   is reserved in the window and corrected to the upstream's usage at settlement; a request whose
+ *   estimate alone exceeds the limit passes only in an empty window;
+ * - budgets (the project's, and those of the calling key): the catalog prices × (input bound +
+ *   maximum output: the request's, else the model's `maxOutputTokens`) in nano-USD is reserved
  *   when it fits under the limit and corrected to the exact cost at settlement. Reservations never
  *   pass the limit, so concurrent requests overshoot it by at most what one request's real cost
  *   exceeds its reservation.
+ *
+ * A stream that ended early is settled at the usage seen so far (pipeline/settle.ts); when the
+ * upstream reported none, every hold stays at its reservation.
  *
  * When the counters fail (Redis unreachable), `onError` decides: `closed` (default) refuses
  * requests of projects that have limits with 503 `limits_unavailable`; `open` serves them
@@ -76,7 +78,7 @@ export const limitsPolicies = (o: LimitsOptions): { admit: AdmissionPolicy; sett
       const entries: CounterAdd[] = [];
       const refusals: Refusal[] = [];
       const holds: Hold[] = [];
-      const inputEstimate = estimateTokens(ctx.bodyText?.length ?? 0);
+      const inputEstimate = reservedInput(ctx);
       if (rl) {
         const win = minuteWindow(t);
         const scope = rl.per === 'project' ? `p:${project.id}` : `k:${key.id}`;
@@ -93,7 +95,7 @@ export const limitsPolicies = (o: LimitsOptions): { admit: AdmissionPolicy; sett
         }
       }
       if (budgets) {
-        const maxOut = ctx.maxOutputTokens ?? plan.catalog.maxOutputTokens;
+        const maxOut = reservedOutput(ctx);
         const cost = costNanoUsd({ inputTokens: inputEstimate, outputTokens: maxOut }, plan.catalog.prices);
         for (const b of budgets) {
           const k = budgetCounterKey(b.id, b.period, t);
@@ -124,7 +126,7 @@ export const limitsPolicies = (o: LimitsOptions): { admit: AdmissionPolicy; sett
     name: 'limits',
     settle(ctx, _outcome, s) {
       const holds = ctx.holds;
-      if (!holds || holds.length === 0) return;
+      if (!holds || holds.length === 0 || s.atReservation) return;
       const corrections = holds.map((h) => ({ key: h.key, delta: (h.measure === 'tokens' ? s.totalTokens : s.costNanoUsd) - h.reserved }));
       const done = o.counters.adjust(corrections);
       if (done instanceof Promise) done.catch((e: unknown) => log.every('limits-settle', 'error', 'correcting a rate-limit or budget reservation failed', { error: describeError(e) }, 10_000));

@@ -1,12 +1,12 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { importPKCS8, SignJWT } from 'jose';
 import { uuid } from '../../core/ids.ts';
 import { describeError, log } from '../../core/log.ts';
 import { buildSnapshot } from '../../propagation/build.ts';
-import type { ConfigDocument } from '../../propagation/document.ts';
+import type { SealedPull } from '../../propagation/document.ts';
 import type { SnapshotHolder } from '../../propagation/holder.ts';
-import { unseal } from '../../propagation/seal.ts';
+import { openPull } from '../../propagation/seal.ts';
 import type { ProviderAdapter } from '../../providers/types.ts';
 import type { ServiceAccountFile } from './service-account-file.ts';
 
@@ -30,13 +30,6 @@ export interface PullStatus {
   source: 'none' | 'management-plane' | 'disk-cache';
 }
 
-interface PullResponse {
-  revision: string;
-  unchanged: boolean;
-  document?: ConfigDocument;
-  sealedSecrets?: string;
-}
-
 /**
  * The controller of a separate data plane: pulls its configuration from the management plane
  * (contract §5) at start (full sync) and on every drift sweep (full), reporting the revision it
@@ -44,9 +37,10 @@ interface PullResponse {
  * (`waitSeconds`): the management plane answers it as soon as a change for this data plane commits,
  * so a change is served in milliseconds without frequent polling; a failed call is retried every
  * poll interval (at most 5 s). Without `longPoll`, it pulls every poll interval (only a revision
- * check unless it moved). The last good response is kept on
- * disk (GATEWAY_DATA_DIR/config-cache.json) as it came — provider keys sealed for this account —
- * so a restart while the management plane is away serves the last configuration.
+ * check unless it moved). The last good document is kept on disk (GATEWAY_DATA_DIR/config-cache.json)
+ * sealed as it came (`SealedPull`: every secret sealed for this account, so the file cannot hold a
+ * plaintext secret), so a restart while the management plane is away serves the last configuration.
+ * A document with a secret not sealed is refused, neither served nor kept.
  */
 export class PullController {
   readonly status: PullStatus = { appliedRevision: -1, lastPullAt: undefined, lastFullSyncAt: undefined, reachable: false, refused: undefined, lastError: undefined, source: 'none' };
@@ -177,11 +171,11 @@ export class PullController {
     this.status.reachable = true;
     this.status.refused = undefined;
     try {
-      const body = JSON.parse(text) as PullResponse;
-      if (body.unchanged) return true;
-      await this.#apply(body);
+      const body: unknown = JSON.parse(text);
+      if (isUnchanged(body)) return true;
+      const sealed = await this.#apply(body);
       if (full) this.status.lastFullSyncAt = new Date();
-      this.#writeCache(text);
+      this.#writeCache(sealed);
       this.status.lastError = undefined;
     } catch (e) {
       this.status.lastError = describeError(e);
@@ -190,15 +184,15 @@ export class PullController {
     return true;
   }
 
-  async #apply(body: PullResponse): Promise<void> {
-    if (!body.document) throw new Error('pull response without a document');
-    const secrets = body.sealedSecrets ? await unseal(this.sa.privateKey, body.sealedSecrets) : {};
-    const doc: ConfigDocument = { ...body.document, connections: body.document.connections.map((c) => ({ ...c, apiKey: secrets[c.id] ?? null })) };
+  /** Opens a pulled (or cached) answer and serves it; resolves what may be kept on disk. */
+  async #apply(body: unknown): Promise<SealedPull> {
+    const { sealed, doc } = await openPull(body, this.sa.privateKey);
     const current = this.holder.current;
     // A full sync at the same revision replaces the snapshot (drift repair); an older one never does.
-    if (current && doc.revision < current.revision) return;
+    if (current && doc.revision < current.revision) return sealed;
     this.holder.swap(buildSnapshot(doc, this.getAdapter));
     this.status.appliedRevision = doc.revision;
+    return sealed;
   }
 
   #unreachable(error: string): void {
@@ -207,9 +201,9 @@ export class PullController {
     log.every('dataplane-unreachable', 'warn', 'the management plane is unreachable; serving the last configuration', { error, revision: this.status.appliedRevision }, 30_000);
   }
 
-  #writeCache(text: string): void {
+  #writeCache(sealed: SealedPull): void {
     try {
-      writeFileSync(`${this.#cacheFile}.tmp`, text, { mode: 0o600 });
+      writeFileSync(`${this.#cacheFile}.tmp`, JSON.stringify(sealed), { mode: 0o600 });
       renameSync(`${this.#cacheFile}.tmp`, this.#cacheFile);
       this.status.source = 'management-plane';
     } catch (e) {
@@ -220,14 +214,19 @@ export class PullController {
   async #loadCache(): Promise<void> {
     if (!existsSync(this.#cacheFile)) return;
     try {
-      await this.#apply(JSON.parse(readFileSync(this.#cacheFile, 'utf8')) as PullResponse);
+      const kept: unknown = JSON.parse(readFileSync(this.#cacheFile, 'utf8'));
+      await this.#apply(kept);
       this.status.source = 'disk-cache';
       log.warn('serving the configuration kept on disk until the management plane answers', { revision: this.status.appliedRevision });
     } catch (e) {
-      log.error('the configuration kept on disk is unusable', { error: describeError(e) });
+      // Unusable — possibly kept by an earlier version with secrets not sealed: removed, never served.
+      rmSync(this.#cacheFile, { force: true });
+      log.error('the configuration kept on disk is unusable; removed', { error: describeError(e) });
     }
   }
 }
+
+const isUnchanged = (body: unknown): boolean => typeof body === 'object' && body !== null && 'unchanged' in body && body.unchanged === true;
 
 const safeJson = (text: string): Record<string, unknown> | undefined => {
   try {

@@ -1,12 +1,13 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeError, log } from '../../core/log.ts';
+import { Spool } from '../../core/spool.ts';
 import { type RecordEntry, type RecordSink, type RecordSinkStats, rowJsonWith } from '../records.ts';
 
 /**
  * The request-record sink of a separate data plane: records are shipped to the management plane
  * in batches (`PushRecords`, see control-plane/dataplane-protocol.ts). A batch that cannot be sent
- * is written to the spool directory (GATEWAY_DATA_DIR/record-spool, one JSON file per batch) and
+ * is written to the spool (core/spool.ts: GATEWAY_DATA_DIR/record-spool, one JSON file per batch) and
  * re-sent, oldest first, once the management plane answers — across outages and restarts. The
  * management plane stores rows idempotently (by requestId), so a batch sent twice is stored once.
  */
@@ -29,24 +30,36 @@ export class RemoteRecordSink implements RecordSink {
   #timer: ReturnType<typeof setInterval> | undefined;
   #flushing: Promise<void> | undefined;
   #down = false;
-  #seq = 0;
   #stopped = false;
   #stats = { sent: 0, dropped: 0 };
-  readonly #dir: string;
+  readonly #spool: Spool;
 
   constructor(
     private readonly send: BatchSender,
     dataDir: string,
     private readonly opts: { flushMs: number; maxBatch?: number } = { flushMs: 250 },
   ) {
-    this.#dir = join(dataDir, 'record-spool');
-    mkdirSync(this.#dir, { recursive: true });
+    const dir = join(dataDir, 'record-spool');
+    mkdirSync(dir, { recursive: true });
+    // Batches spooled by versions whose file names did not carry their row count.
+    this.#spool = new Spool(dir, (text) => (text.match(/"request_id":/g) ?? []).length);
   }
 
   get stats(): RemoteSinkStats {
     let queuedBodyChars = 0;
     for (const e of this.#queue) queuedBodyChars += (e.requestBody?.length ?? 0) + (e.responseBody?.length ?? 0);
-    return { queued: this.#queue.length, queuedBodyChars, sanitized: 0, bodiesDropped: 0, spooledBatches: this.#spoolFiles().length, ...this.#stats, storeDown: this.#down };
+    const spooled = this.#spool.stats;
+    return {
+      queued: this.#queue.length,
+      queuedBodyChars,
+      sanitized: 0,
+      bodiesDropped: 0,
+      spooled: spooled.rows,
+      spooledBytes: spooled.bytes,
+      spooledBatches: spooled.batches,
+      ...this.#stats,
+      storeDown: this.#down,
+    };
   }
 
   start(): void {
@@ -80,23 +93,6 @@ export class RemoteRecordSink implements RecordSink {
     return this.#flushing;
   }
 
-  #spoolFiles(): string[] {
-    try {
-      return readdirSync(this.#dir)
-        .filter((f) => f.endsWith('.json'))
-        .sort();
-    } catch {
-      return [];
-    }
-  }
-
-  #spool(text: string): void {
-    const name = `${Date.now().toString().padStart(15, '0')}-${process.pid}-${String(++this.#seq).padStart(6, '0')}.json`;
-    // Written whole, then renamed: a crash never leaves a half batch under a .json name.
-    writeFileSync(join(this.#dir, `${name}.tmp`), text);
-    renameSync(join(this.#dir, `${name}.tmp`), join(this.#dir, name));
-  }
-
   async #sendCounted(text: string, rows: number): Promise<'ok' | 'retry' | 'refused'> {
     let r: 'ok' | 'retry' | 'refused';
     try {
@@ -110,34 +106,28 @@ export class RemoteRecordSink implements RecordSink {
       this.#stats.dropped += rows;
       log.every('records-remote-refused', 'error', 'the management plane refused a batch of request records; dropped', { rows });
     }
-    if (r === 'retry' && !this.#down) log.warn('the management plane does not take request records now; spooling them to disk', { dir: this.#dir });
+    if (r === 'retry' && !this.#down) log.warn('the management plane does not take request records now; spooling them to disk', { dir: this.#spool.dir });
     if (r !== 'retry' && this.#down) log.info('the management plane takes request records again', {});
     this.#down = r === 'retry';
     return r;
   }
 
   async #drain(): Promise<void> {
-    for (const f of this.#spoolFiles()) {
-      const path = join(this.#dir, f);
-      let text: string;
-      try {
-        text = readFileSync(path, 'utf8');
-      } catch {
-        continue;
-      }
-      const rows = (text.match(/"request_id":/g) ?? []).length;
-      if ((await this.#sendCounted(text, rows)) === 'retry') break;
-      unlinkSync(path);
+    for (let b = this.#spool.oldest(); b; b = this.#spool.oldest()) {
+      if ((await this.#sendCounted(b.text, b.rows)) === 'retry') break;
+      this.#spool.remove(b.name);
     }
     for (let left = this.#queue.length; left > 0 && this.#queue.length > 0; ) {
       const batch = this.#queue.splice(0, Math.min(left, this.#maxBatch));
       left -= batch.length;
       const text = `[${batch.map(recordJson).join(',')}]`;
       if (this.#down) {
-        this.#spool(text);
+        this.#spool.put(text, batch.length);
         continue;
       }
-      if ((await this.#sendCounted(text, batch.length)) === 'retry') this.#spool(text);
+      // Named now: spooled after a failed send, it still goes before what stop() spools meanwhile.
+      const name = this.#spool.reserve();
+      if ((await this.#sendCounted(text, batch.length)) === 'retry') this.#spool.put(text, batch.length, name);
     }
   }
 
@@ -149,7 +139,7 @@ export class RemoteRecordSink implements RecordSink {
     await Promise.race([this.flush(), Bun.sleep(withinMs)]);
     if (this.#queue.length > 0) {
       const rest = this.#queue.splice(0);
-      this.#spool(`[${rest.map(recordJson).join(',')}]`);
+      this.#spool.put(`[${rest.map(recordJson).join(',')}]`, rest.length);
     }
   }
 }
