@@ -143,6 +143,10 @@ const apiKey: ResourceDef = {
     ID,
     field('CreateApiKey', 'name'),
     field('CreateApiKey', 'userId'),
+    {
+      ...field('CreateApiKey', 'userKeyAddress', { keep: true }),
+      description: "the owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an imported key has none in state)",
+    },
     ctx('customerId'),
     ctx('projectId'),
     ctx('workspaceId'),

@@ -1,3 +1,5 @@
+import { LOG_LEVELS, readSetting } from '../config/settings.ts';
+
 /**
  * Minimal structured logger: one JSON line per event on stderr.
  *
@@ -8,9 +10,17 @@
  * is ever printed. A condition that can repeat per request or per tick is logged with `log.every`,
  * once per interval with a count of what was suppressed.
  */
-type Level = 'debug' | 'info' | 'warn' | 'error';
+type Level = (typeof LOG_LEVELS)[number];
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-let threshold: Level = (process.env.GATEWAY_LOG_LEVEL as Level | undefined) ?? 'info';
+// Until start-up has checked GATEWAY_LOG_LEVEL (main.ts sets it), a bad value reads as `info`.
+const initialLevel = (): Level => {
+  try {
+    return readSetting('GATEWAY_LOG_LEVEL', process.env);
+  } catch {
+    return 'info';
+  }
+};
+let threshold: Level = initialLevel();
 
 export const setLogLevel = (level: Level): void => {
   threshold = level;

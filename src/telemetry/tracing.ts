@@ -2,7 +2,7 @@ import type { Attributes, Span, Tracer } from '@opentelemetry/api';
 
 /**
  * OpenTelemetry traces over OTLP/HTTP (JSON). Enabled only when an endpoint is configured with the
- * standard variables; otherwise every call here is a no-op that costs nothing on the hot path.
+ * standard variables (declared in config/settings.ts); otherwise every call here is a no-op that costs nothing on the hot path.
  */
 
 export interface TelemetryConfig {
@@ -13,28 +13,6 @@ export interface TelemetryConfig {
   /** Request headers copied onto spans as `gateway.header.<name>` (session, user, workflow ids). */
   spanHeaders: readonly string[];
 }
-
-const parseHeaders = (raw: string | undefined): Record<string, string> => {
-  const out: Record<string, string> = {};
-  for (const part of (raw ?? '').split(',')) {
-    const i = part.indexOf('=');
-    if (i > 0) out[decodeURIComponent(part.slice(0, i).trim())] = decodeURIComponent(part.slice(i + 1).trim());
-  }
-  return out;
-};
-
-export const telemetryConfigFromEnv = (env: Record<string, string | undefined>): TelemetryConfig => {
-  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
-  return {
-    tracesUrl: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (base ? `${base}/v1/traces` : undefined),
-    headers: { ...parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
-    serviceName: env.OTEL_SERVICE_NAME || 'ai-gateway',
-    spanHeaders: (env.GATEWAY_SPAN_HEADERS ?? 'x-session-id,x-user-id,x-workflow-run-id,x-trace-tag')
-      .split(',')
-      .map((h) => h.trim().toLowerCase())
-      .filter(Boolean),
-  };
-};
 
 export interface Telemetry {
   readonly enabled: boolean;

@@ -1,0 +1,146 @@
+import { type Env, flag, headers, integer, isKey32, key, list, oneOf, optionalText, port, type Setting, type SettingSpec, size, duration, text, url, type ValueOf } from './setting-kinds.ts';
+
+/**
+ * Every environment variable the gateway reads, declared once: type, default, unit, bounds and
+ * meaning. `parseSettings` checks them all at start (a bad value stops start-up with one line
+ * naming it); `bun run docs:settings` writes the table in docs/operating.md from here. Importing
+ * this module reads nothing and starts nothing (the Helm chart's values will come from it too).
+ */
+
+export { ConfigError } from './setting-kinds.ts';
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+export const SETTINGS = {
+  // listeners
+  GATEWAY_HOST: text({ default: '127.0.0.1', description: 'address both listeners bind to' }),
+  GATEWAY_PORT: port({ default: '8080', description: 'inference API listener (`0`: any free port)' }),
+  GATEWAY_ADMIN_PORT: port({ default: '8081', description: 'management API listener (`0`: any free port)' }),
+  // store
+  GATEWAY_DATA_DIR: text({
+    default: './data',
+    description: 'embedded PGlite directory (`memory://` for a throw-away in-memory store); a separate data plane spools request records here',
+  }),
+  GATEWAY_PGLITE_SHARED_BUFFERS: size({
+    default: '32MiB',
+    min: '1MiB',
+    max: '4GiB',
+    description: "embedded PGlite's `shared_buffers`; PostgreSQL's own 128 MB costs ~96 MB more RSS for ~10% cheaper record inserts at large tables",
+  }),
+  DATABASE_URL: url({ schemes: ['postgres', 'postgresql'], secret: true, unset: 'embedded PGlite', description: 'PostgreSQL instead of PGlite (requires `GATEWAY_KEK`; no demo)' }),
+  // secrets
+  GATEWAY_KEK: key({
+    unset: 'generated into the data dir (embedded only)',
+    description: 'the current key-encryption key; wraps provider keys, BYOK keys and signing keys (required with `DATABASE_URL`)',
+  }),
+  GATEWAY_KEK_PREVIOUS: list({
+    secret: true,
+    check: (k) => (isKey32(k) ? undefined : 'each key must be the base64 of exactly 32 bytes (comma-separated)'),
+    description: 'older KEKs (comma-separated base64 keys) still read during a rotation; `bun run kek:rotate` re-wraps the store; needs `GATEWAY_KEK`',
+  }),
+  GATEWAY_ADMIN_TOKEN: optionalText({ secret: true, unset: 'generated on first start (printed once)', description: 'platform-admin bearer token' }),
+  GATEWAY_DEMO: flag({ default: '1', description: '`0` disables the demo seed' }),
+  // propagation
+  WORKER_POLL_INTERVAL: duration({ default: '10s', description: 'how often the propagation worker checks the revision when no notification woke it' }),
+  WORKER_DRIFT_SWEEP_INTERVAL: duration({ default: '5m', description: 'how often the worker compares data planes with the store (drift sweep)' }),
+  WORKER_FULL_SYNC_EVERY_N_DRIFT_TICKS: integer({ default: '6', min: 1, unit: 'drift sweeps', description: 'every Nth drift sweep loads the whole configuration' }),
+  WORKER_LISTEN: flag({ default: '1', description: '`0`: no LISTEN/NOTIFY wake-ups nor held pulls, polling only' }),
+  // records
+  GATEWAY_RECORD_FLUSH_INTERVAL: duration({ default: '250ms', description: 'how often queued request records are written' }),
+  GATEWAY_RECORD_QUEUE_MAX: integer({
+    default: '50000',
+    min: 1000,
+    unit: 'records',
+    description: 'request records held in memory at most; past it, and while the store is down, they wait in `GATEWAY_DATA_DIR/record-spool` (dropped only with `memory://` or a disk that refuses them)',
+  }),
+  GATEWAY_RECORD_BODIES: flag({ default: '1', description: '`0` keeps request/response bodies out of records (data retention)' }),
+  GATEWAY_RESPONSE_RETENTION: duration({ default: '30d', description: 'how long stored Responses and Messages threads are kept' }),
+  GATEWAY_AUDIT_CHECKPOINT_INTERVAL: duration({ default: '5m', description: 'closed windows of audit entries are sealed into signed, chained checkpoints this often (docs/audit.md)' }),
+  GATEWAY_LOG_LEVEL: oneOf({ values: LOG_LEVELS, default: 'info', description: 'JSON lines on stderr; secrets are never logged' }),
+  // listener limits and shutdown
+  GATEWAY_SHUTDOWN_GRACE: duration({
+    default: '30s',
+    description: 'on SIGTERM/SIGINT, how long requests and streams in flight may finish before streams are ended with a `gateway_shutdown` error event',
+  }),
+  GATEWAY_MAX_BODY: size({ default: '32MiB', description: 'largest request body; larger → 413 `request_too_large`' }),
+  GATEWAY_BODY_TIMEOUT: duration({ default: '30s', description: 'time to receive a request body once its headers arrived; slower → 408 `request_timeout`' }),
+  GATEWAY_IDLE_TIMEOUT: duration({ default: '10s', max: '255s', description: 'kept-alive connections idle this long are closed (rounded up to whole seconds)' }),
+  GATEWAY_STREAM_STALL_TIMEOUT: duration({ default: '60s', description: 'a stream whose client reads nothing this long is ended and its upstream call cancelled (`client_stalled`)' }),
+  GATEWAY_MAX_UPSTREAM_RESPONSE: size({ default: '16MiB', description: 'largest upstream JSON answer relayed; larger → 502 `bad_gateway`' }),
+  GATEWAY_KEEPALIVE_INTERVAL: duration({ default: '15s', description: 'downstream silence after which a stream gets a `: keep-alive` comment' }),
+  // governance and upstreams
+  REDIS_URL: url({
+    schemes: ['redis', 'rediss', 'redis+tls', 'redis+unix', 'redis+tls+unix'],
+    secret: true,
+    unset: 'counters per process',
+    description: "rate-limit and budget counters shared by every data plane (atomic Lua scripts on Bun's Redis client; docs/governance.md)",
+  }),
+  GATEWAY_LIMITS_ON_REDIS_ERROR: oneOf({
+    values: ['closed', 'open'],
+    default: 'closed',
+    description: 'while Redis fails, requests of projects with rate limits or budgets get 503 `limits_unavailable` (`closed`) or are served unlimited (`open`); logged once per 10 s',
+  }),
+  GATEWAY_UPSTREAM_ALLOW_PRIVATE: flag({
+    default: '0',
+    description: '`1` lets anyone save connections whose URLs reach loopback, private, link-local, CGNAT or metadata addresses (otherwise only the platform admin may)',
+  }),
+  // telemetry (the standard OpenTelemetry variables)
+  OTEL_EXPORTER_OTLP_ENDPOINT: url({ schemes: ['http', 'https'], parseable: true, unset: 'no traces', description: 'OTLP/HTTP base URL; traces go to `<base>/v1/traces`' }),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url({ schemes: ['http', 'https'], parseable: true, description: 'full OTLP/HTTP traces URL (wins over `OTEL_EXPORTER_OTLP_ENDPOINT`)' }),
+  OTEL_EXPORTER_OTLP_HEADERS: headers({ description: 'headers sent with every export, `name=value,…` (URL-encoded)' }),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: headers({ description: 'headers sent with trace exports (win over `OTEL_EXPORTER_OTLP_HEADERS`)' }),
+  OTEL_SERVICE_NAME: text({ default: 'ai-gateway', description: "spans' `service.name`" }),
+  GATEWAY_SPAN_HEADERS: list({
+    default: 'x-session-id,x-user-id,x-workflow-run-id,x-trace-tag',
+    lower: true,
+    check: (h) => (/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(h) ? undefined : `'${h}' is not a header name`),
+    description: 'request headers copied onto spans as `gateway.header.<name>` (comma-separated; empty: none)',
+  }),
+  // read by Bun itself (`bun run start` sets both)
+  BUN_CONFIG_MAX_HTTP_REQUESTS: integer({
+    default: '256',
+    min: 1,
+    max: 65535,
+    unit: 'requests',
+    readBy: 'bun',
+    description: "Bun's cap on concurrent `fetch` requests (upstream calls); `bun run start` sets 2048",
+  }),
+  MIMALLOC_PURGE_DELAY: integer({
+    default: '10',
+    min: -1,
+    unit: 'ms',
+    readBy: 'bun',
+    description:
+      "how long Bun's allocator keeps freed memory before returning it to the OS; `bun run start` sets -1 (never: 23–27 % less CPU per request under load, RSS stays at its high-water mark)",
+  }),
+} as const satisfies Record<string, Setting<unknown>>;
+
+export type SettingName = keyof typeof SETTINGS;
+export type Settings = { readonly [K in SettingName]: ValueOf<(typeof SETTINGS)[K]> };
+
+/** An empty value counts as unset, except for lists, where it is the empty list. */
+const rawOf = (spec: SettingSpec, env: Env, name: string): string | undefined => {
+  const v = env[name];
+  return v === '' && spec.type !== 'list' ? undefined : v;
+};
+
+/** Parses and checks every setting; the first bad one throws a ConfigError naming it. */
+export const parseSettings = (env: Env): Settings => {
+  const out: Partial<Record<SettingName, unknown>> = {};
+  for (const name of Object.keys(SETTINGS) as SettingName[]) out[name] = SETTINGS[name].parse(rawOf(SETTINGS[name], env, name), name);
+  // Each value above is the parse result of its own declaration, which is what Settings states.
+  return out as Settings;
+};
+
+/** One setting, for a tool that needs only it (a bad value throws, like at start; the others take their defaults). */
+export const readSetting = <K extends SettingName>(name: K, env: Env): Settings[K] => parseSettings({ [name]: env[name] })[name];
+
+/** Every setting as plain data, in declaration order (docs table, Helm values). */
+export const settingSpecs = (): (SettingSpec & { name: SettingName })[] =>
+  (Object.keys(SETTINGS) as SettingName[]).map((name) => {
+    const { parse: _parse, ...spec } = SETTINGS[name];
+    return { name, ...spec };
+  });
+
+export const isSetting = (name: string): name is SettingName => Object.hasOwn(SETTINGS, name);
+
