@@ -1,6 +1,6 @@
 import type { JsonObject } from '../canonical/types.ts';
 import { connectError } from '../core/errors.ts';
-import type { ConversationStore, StoredConversation } from '../data-plane/conversations.ts';
+import type { ConversationStore, StoredConversation } from '../core/conversation-store.ts';
 import type { ControlDeps } from './deps.ts';
 import { authenticate, body, fail, json, planeOf } from './dataplane-protocol.ts';
 

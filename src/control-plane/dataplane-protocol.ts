@@ -3,13 +3,13 @@ import { connectError, GatewayError, isDatabaseUnavailable, databaseUnavailable,
 import { describeError, log } from '../core/log.ts';
 import { loadConfigDocument } from '../propagation/load.ts';
 import { sealDocument } from '../propagation/seal.ts';
-import type { RecordEntry, RecordValue } from '../data-plane/records.ts';
+import type { RecordEntry, RecordValue } from '../core/records.ts';
 import { COLUMNS as RECORD_COLUMNS, valueOf } from '../records/entry.ts';
 import { configChanges, dataplanes, dataplaneStatus, projectGatewayProjects, projectGateways, type ServiceAccountRow } from '../store/schema/index.ts';
 import { bearer } from './auth.ts';
 import type { ControlDeps } from './deps.ts';
 import { verifyServiceAccountJwt } from './service-account-auth.ts';
-import type { ConversationStore } from '../data-plane/conversations.ts';
+import type { ConversationStore } from '../core/conversation-store.ts';
 import { conversationRoutes } from './dataplane-conversations.ts';
 
 /**

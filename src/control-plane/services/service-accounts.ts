@@ -1,7 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { t } from 'elysia';
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, exportSPKI, generateKeyPair, importSPKI } from 'jose';
-import { jcs } from '../../audit/entry.ts';
+import { jcs } from '../../core/jcs.ts';
 import { connectError } from '../../core/errors.ts';
 import { randomToken, sha256Hex } from '../../core/ids.ts';
 import { dataplanes, serviceAccounts, type ServiceAccountRow, type StoredTelemetry } from '../../store/schema/index.ts';

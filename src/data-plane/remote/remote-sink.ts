@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeError, log } from '../../core/log.ts';
 import { Spool } from '../../core/spool.ts';
-import { type RecordEntry, type RecordSink, type RecordSinkStats, rowJsonWith } from '../records.ts';
+import { type RecordEntry, type RecordSink, type RecordSinkStats, rowJsonWith } from '../../core/records.ts';
 
 /**
  * The request-record sink of a separate data plane: records are shipped to the management plane
