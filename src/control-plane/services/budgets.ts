@@ -1,7 +1,7 @@
 import { and, asc, eq } from 'drizzle-orm';
 import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
-import { formatUsd } from '../../data-plane/cost.ts';
+import { formatUsd } from '../../core/money.ts';
 import { BUDGET_PERIODS, type BudgetPeriod, budgetCounterKey, parseUsd, periodBounds } from '../../governance/periods.ts';
 import { apiKeys, type BudgetRow, budgets } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
