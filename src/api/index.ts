@@ -1,5 +1,10 @@
 import type { OpSpec } from './op.ts';
+import { ApiKeyOps } from './ops/apikeys.ts';
+import { BudgetOps } from './ops/budgets.ts';
+import { ConnectionOps } from './ops/connections.ts';
 import { GuardrailOps } from './ops/guardrails.ts';
+import { ProjectGatewayOps } from './ops/project-gateways.ts';
+import { RouteOps } from './ops/routes.ts';
 
 /**
  * The management API as data: every operation's spec by name (src/api/ops/*). Imports no store,
@@ -8,6 +13,11 @@ import { GuardrailOps } from './ops/guardrails.ts';
  */
 export const OPS = {
   ...GuardrailOps,
+  ...BudgetOps,
+  ...ProjectGatewayOps,
+  ...ConnectionOps,
+  ...RouteOps,
+  ...ApiKeyOps,
 } as const satisfies Record<string, OpSpec>;
 
 export type OpName = keyof typeof OPS;
