@@ -2,6 +2,7 @@ import type { OpSpec } from './op.ts';
 import { ApiKeyOps } from './ops/apikeys.ts';
 import { BudgetOps } from './ops/budgets.ts';
 import { ConnectionOps } from './ops/connections.ts';
+import { DataplaneOps, WorkspaceOps } from './ops/dataplanes.ts';
 import { GuardrailOps } from './ops/guardrails.ts';
 import { ProjectGatewayOps } from './ops/project-gateways.ts';
 import { RouteOps } from './ops/routes.ts';
@@ -14,6 +15,8 @@ import { RouteOps } from './ops/routes.ts';
 export const OPS = {
   ...GuardrailOps,
   ...BudgetOps,
+  ...DataplaneOps,
+  ...WorkspaceOps,
   ...ProjectGatewayOps,
   ...ConnectionOps,
   ...RouteOps,
