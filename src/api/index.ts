@@ -1,11 +1,17 @@
 import type { Static } from '@sinclair/typebox';
 import type { OpSpec } from './op.ts';
+import { ApiKeyOps } from './ops/apikeys.ts';
 import { AssignmentOps } from './ops/assignments.ts';
+import { BudgetOps } from './ops/budgets.ts';
 import { CatalogOps } from './ops/catalog.ts';
+import { ConnectionOps } from './ops/connections.ts';
 import { CustomerOps } from './ops/customers.ts';
+import { DataplaneOps, WorkspaceOps } from './ops/dataplanes.ts';
 import { GuardrailOps } from './ops/guardrails.ts';
 import { MemberOps } from './ops/members.ts';
+import { ProjectGatewayOps } from './ops/project-gateways.ts';
 import { ProjectOps } from './ops/projects.ts';
+import { RouteOps } from './ops/routes.ts';
 import { SettingOps } from './ops/settings.ts';
 
 /**
@@ -21,6 +27,13 @@ export const OPS = {
   ...AssignmentOps,
   ...SettingOps,
   ...GuardrailOps,
+  ...BudgetOps,
+  ...DataplaneOps,
+  ...WorkspaceOps,
+  ...ProjectGatewayOps,
+  ...ConnectionOps,
+  ...RouteOps,
+  ...ApiKeyOps,
 } as const satisfies Record<string, OpSpec>;
 
 export type OpName = keyof typeof OPS;

@@ -104,17 +104,6 @@ export function op<S extends TObject, O extends TObject>(a: OpSpec<S, O> | Typed
   };
 }
 
-/**
- * For operations generated from a template whose property names vary (Dataplane/Workspace): the
- * handler's input type is declared by hand instead of inferred from the schema.
- */
-export const templatedOp = <I>(
-  def: Omit<OpDef, 'scope' | 'handler'> & {
-    scope?: (input: I) => Scope | undefined | Promise<Scope | undefined>;
-    handler: (input: I, ctx: OpContext) => Promise<object>;
-  },
-): OpDef => def as unknown as OpDef;
-
 const camel = (k: string): string => k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
 interface SchemaLike {

@@ -8,7 +8,7 @@ import { auditLogs } from '../store/schema/audit.ts';
 import { type Actor, actorOf, auditRow, type AuditTarget, type CallInfo, recordedBody, SYSTEM_ACTOR } from './audit-record.ts';
 import type { Principal } from './auth.ts';
 import type { ActionType, OpSpec } from '../api/op.ts';
-import { checkedInput, type OpContext, type OpDef, type OpImpl, type Scope, type TypedOp, type Unchecked } from './connect.ts';
+import { checkedInput, type OpContext, type OpDef, type OpImpl, type TypedOp, type Unchecked } from './connect.ts';
 import { type Change, type ControlDeps, recordChange, type Tx } from './deps.ts';
 
 /**
@@ -224,18 +224,6 @@ const legacy = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' 
     },
   });
 };
-
-/** `mutation` for operations generated from a template (see `templatedOp`): the input type is given by hand. */
-export const templatedMutation = <I, O extends object = object>(
-  deps: ControlDeps,
-  def: Omit<OpDef, 'scope' | 'handler' | 'audit'> & {
-    action: ActionType;
-    resource: string;
-    resourceId: (input: I, output?: O) => string | undefined;
-    scope?: (input: I) => Scope | undefined | Promise<Scope | undefined>;
-    handler: (input: I, m: MutationCtx) => Promise<O>;
-  },
-): OpDef => legacy(deps, def as unknown as UntypedMutation & OpDef);
 
 /**
  * The same path for work the gateway does on its own (no caller: e.g. creating a signing key on

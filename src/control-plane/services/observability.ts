@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, lt, or, type SQL, sql } from 'drizzle-orm';
 import { t } from 'elysia';
-import { formatUsd } from '../../data-plane/cost.ts';
+import { formatUsd } from '../../core/money.ts';
 import { type RequestRecordRow, requestRecords } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps } from '../deps.ts';
