@@ -14,7 +14,7 @@ import { ManagementAuth } from './control-plane/auth.ts';
 import type { OpDef } from './control-plane/connect.ts';
 import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
-import { managementOps, serviceAccountJwks, serviceAccountVerifier, userTokenVerifier } from './control-plane/index.ts';
+import { liveCustomerId, managementOps, serviceAccountJwks, serviceAccountVerifier, userTokenVerifier } from './control-plane/index.ts';
 import { dataplaneProtocol } from './control-plane/dataplane-protocol.ts';
 import { DbConversationStore } from './conversations/db-store.ts';
 import { Conversations } from './data-plane/conversations.ts';
@@ -186,7 +186,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       });
     }
     if (config.role === 'all' || config.role === 'control') {
-      const auth = new ManagementAuth(admin.hashes);
+      const auth = new ManagementAuth(admin.hashes, (slug) => liveCustomerId(store.db, slug));
       auth.addVerifier(userTokenVerifier(deps));
       auth.addVerifier(serviceAccountVerifier(deps));
       const protocol = dataplaneProtocol(deps, records, conversationStore);
