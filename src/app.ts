@@ -157,7 +157,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   };
 
   // Audit forwarding (telemetry configs of type audit_logs) runs in the management process.
-  const forwarder = config.role === 'all' || config.role === 'control' ? new AuditForwarder(store.db, secrets, { lagMs: sealLagMs(config.auditCheckpointIntervalMs), version: pkg.version }) : undefined;
+  const forwarder = config.role === 'all' || config.role === 'control' ? new AuditForwarder(store.db, secrets, { lagMs: sealLagMs(config.auditCheckpointIntervalMs), version: pkg.version, allowInward: config.upstreamAllowPrivate }) : undefined;
   const ops: OpDef[] = managementOps(deps, { flushRecords: () => records.flush(), localStatus: () => controller.status, ...(forwarder ? { auditForwarder: forwarder } : {}) });
   const firstStart = (await store.db.select({ id: customers.id }).from(customers).limit(1)).length === 0;
   const demo = !config.databaseUrl && config.demo && firstStart ? await seedDemo(ops) : undefined;
