@@ -37,6 +37,8 @@ export const PERMISSION_TEXT: Record<Permission, string> = {
 /** The customer (and project) an operation acts on, for scoped permissions. */
 export interface Scope {
   customerId: string;
+  /** The customer's row id, when the scope function read the target row (see ManagementAuth.authorize). */
+  customerUuid?: string;
   projectId?: string;
 }
 

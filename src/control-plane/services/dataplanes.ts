@@ -4,6 +4,7 @@ import { connectError } from '../../core/errors.ts';
 import { type DataplaneRow, dataplanes, projectGateways } from '../../store/schema/index.ts';
 import { type OpDef, templatedOp } from '../connect.ts';
 import { type ControlDeps, LOCAL_TARGET, type Reader, type Tx } from '../deps.ts';
+import { revokeWorkspaceAccounts } from '../cascade.ts';
 import { findCustomer, lockProject, uniquely } from '../lookups.ts';
 import { templatedMutation } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
@@ -144,7 +145,10 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
   const One = t.Object({ [f.envelope]: Out });
   const wrap = (d: DataplaneRow) => ({ [f.envelope]: view(d) });
   const ById = { id: Uuid(`${f.noun.toLowerCase()} UUID (the internal id, not the slug)`) };
-  const byIdScope = async (i: { id: string }) => ({ customerId: (await findDataplane(deps.db, i.id)).customerId });
+  const byIdScope = async (i: { id: string }) => {
+    const d = await findDataplane(deps.db, i.id);
+    return { customerId: d.customerId, customerUuid: d.customerUuid };
+  };
   const change = (d: DataplaneRow, kind = 'DATAPLANE', payload: Record<string, unknown> = {}) =>
     ({ kind, entity: 'dataplane', entityId: d.id, customerId: d.customerId, projectId: d.projectId, payload });
 
@@ -260,7 +264,7 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
       group,
       name: `Delete${f.noun}`,
       summary: `Delete a ${f.noun.toLowerCase()} (soft delete)`,
-      notes: 'A data plane that still hosts active project gateways is failed_precondition: delete or move them first.',
+      notes: "A data plane that still hosts active project gateways is failed_precondition: delete or move them first. Its service accounts are revoked: their JWTs are refused at once and their keys leave the JWKS.",
       permission: 'platform_admin',
       input: t.Object(ById, { additionalProperties: false }),
       output: Deleted(),
@@ -275,6 +279,7 @@ const flavorOps = (deps: ControlDeps, f: Flavor<'dataplaneId' | 'workspaceId'>):
         if (hosted.length > 0)
           throw connectError('failed_precondition', `${f.noun.toLowerCase()} '${current.slug}' hosts project gateways; delete them or move them to another workspace first`, 'id');
         await tx.update(dataplanes).set({ deletedAt, updatedAt: deletedAt }).where(eq(dataplanes.id, current.id));
+        await revokeWorkspaceAccounts(tx, current.customerUuid, current.slug, deletedAt, `${f.noun.toLowerCase()} deleted`);
         await record(change(current), [LOCAL_TARGET, current.id]);
         return { deletedAt: ts(deletedAt), success: true };
       },

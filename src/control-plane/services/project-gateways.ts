@@ -284,7 +284,10 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
     summary: 'Attach a project to a gateway (idempotent)',
     notes: 'The project must exist in the gateway\'s customer. Warns when the project has no assigned models (the gateway then serves an empty route map and answers 404).',
     permission: 'project_admin',
-    scope: async (i) => ({ customerId: (await findGateway(deps.db, i.id)).customerId, projectId: i.projectId }),
+    scope: async (i) => {
+      const gw = await findGateway(deps.db, i.id);
+      return { customerId: gw.customerId, customerUuid: gw.customerUuid, projectId: i.projectId };
+    },
     input: t.Object({ ...ById, projectId: Slug('project to attach') }, { additionalProperties: false }),
     output: WithWarnings,
     handler: async (input, m) => {
@@ -312,7 +315,10 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => [
     name: 'DetachProjectGatewayProject',
     summary: 'Detach a project from a gateway (not attached: not_found)',
     permission: 'project_admin',
-    scope: async (i) => ({ customerId: (await findGateway(deps.db, i.id)).customerId, projectId: i.projectId }),
+    scope: async (i) => {
+      const gw = await findGateway(deps.db, i.id);
+      return { customerId: gw.customerId, customerUuid: gw.customerUuid, projectId: i.projectId };
+    },
     input: t.Object({ ...ById, projectId: Slug('project to detach') }, { additionalProperties: false }),
     output: Success(),
     handler: async (input, m) => {
