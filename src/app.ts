@@ -15,7 +15,7 @@ import { ManagementAuth } from './control-plane/auth.ts';
 import type { OpDef } from './control-plane/connect.ts';
 import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
-import { managementOps, serviceAccountJwks, serviceAccountVerifier, userTokenVerifier } from './control-plane/index.ts';
+import { liveCustomerId, managementOps, serviceAccountJwks, serviceAccountVerifier, userTokenVerifier } from './control-plane/index.ts';
 import { dataplaneProtocol } from './control-plane/dataplane-protocol.ts';
 import { DbConversationStore } from './conversations/db-store.ts';
 import { Conversations } from './data-plane/conversations.ts';
@@ -163,7 +163,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   };
 
   // Audit forwarding (telemetry configs of type audit_logs) runs in the management process.
-  const forwarder = config.role === 'all' || config.role === 'control' ? new AuditForwarder(store.db, secrets, { lagMs: sealLagMs(config.auditCheckpointIntervalMs), version: pkg.version }) : undefined;
+  const forwarder = config.role === 'all' || config.role === 'control' ? new AuditForwarder(store.db, secrets, { lagMs: sealLagMs(config.auditCheckpointIntervalMs), version: pkg.version, allowInward: config.upstreamAllowPrivate }) : undefined;
   const ops: OpDef[] = managementOps(deps, { flushRecords: () => records.flush(), localStatus: () => controller.status, ...(forwarder ? { auditForwarder: forwarder } : {}) });
   const firstStart = (await store.db.select({ id: customers.id }).from(customers).limit(1)).length === 0;
   const demo = !config.databaseUrl && config.demo && firstStart ? await seedDemo(ops) : undefined;
@@ -192,7 +192,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       });
     }
     if (config.role === 'all' || config.role === 'control') {
-      const auth = new ManagementAuth(admin.hashes);
+      const auth = new ManagementAuth(admin.hashes, (slug) => liveCustomerId(store.db, slug));
       auth.addVerifier(userTokenVerifier(deps));
       auth.addVerifier(serviceAccountVerifier(deps));
       const protocol = dataplaneProtocol(deps, records, conversationStore);

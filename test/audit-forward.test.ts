@@ -14,7 +14,9 @@ import { ADMIN_TOKEN, admin } from './support/gateway.ts';
 /**
  * Audit forwarding (issue 10, deliver 6): telemetry configs of type audit_logs send new entries as
  * OTLP/JSON logs to a sink — here a local receiver that fails on purpose — exactly once across
- * sink failures and a gateway restart on the same database.
+ * sink failures and a gateway restart on the same database. The receiver is on loopback, so the
+ * gateway runs with GATEWAY_UPSTREAM_ALLOW_PRIVATE=1; without it an inward sink is refused
+ * (issue 22, defect 7: the upstream address rule applies to sinkUrl).
  */
 
 interface Receiver {
@@ -70,6 +72,7 @@ const start = async (): Promise<Gateway> =>
       GATEWAY_SHUTDOWN_GRACE: '1s',
       GATEWAY_AUDIT_CHECKPOINT_INTERVAL: '1s',
       ...(target.url ? { DATABASE_URL: target.url } : {}),
+      GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1',
     }),
   );
 
@@ -211,8 +214,8 @@ describe('audit forwarding', () => {
     await pastLag();
     const db = (gw as Gateway).store.db;
     const secrets = new SecretBox(KEK);
-    const a = new AuditForwarder(db, secrets, { lagMs: 1_000, version: 'test' });
-    const b = new AuditForwarder(db, secrets, { lagMs: 1_000, version: 'test' });
+    const a = new AuditForwarder(db, secrets, { lagMs: 1_000, version: 'test', allowInward: true });
+    const b = new AuditForwarder(db, secrets, { lagMs: 1_000, version: 'test', allowInward: true });
     await Promise.all([a.drainAll(), b.drainAll(), a.drainAll(), b.drainAll(), must('TriggerAuditForward', {})]);
     const got = rx.uids.slice(before);
     expect(got.length).toBe(new Set(got).size);
@@ -230,5 +233,79 @@ describe('audit forwarding', () => {
     await must('TriggerAuditForward', {});
     expect(rx.uids.slice(before).sort()).toEqual(expect.arrayContaining(later.sort()));
     expect(new Set(rx.uids).size).toBe(rx.uids.length);
+  });
+});
+
+describe('sinkUrl and the upstream address rule (contract §3.1), without GATEWAY_UPSTREAM_ALLOW_PRIVATE', () => {
+  let strictDb: TestDatabase;
+  let strict: Gateway;
+  beforeAll(async () => {
+    // The receiver hears only from the gateway under test from here on.
+    await (gw as Gateway).store.db.update(telemetryConfigs).set({ enabled: false });
+    strictDb = await testDatabase();
+    strict = await startGateway(
+      loadConfig([], {
+        GATEWAY_PORT: '0',
+        GATEWAY_ADMIN_PORT: '0',
+        GATEWAY_DATA_DIR: 'memory://',
+        GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+        GATEWAY_DEMO: '0',
+        GATEWAY_KEK: KEK,
+        GATEWAY_LOG_LEVEL: 'error',
+        GATEWAY_SHUTDOWN_GRACE: '1s',
+        GATEWAY_AUDIT_CHECKPOINT_INTERVAL: '1s',
+        ...(strictDb.url ? { DATABASE_URL: strictDb.url } : {}),
+      }),
+    );
+  });
+  afterAll(async () => {
+    await strict?.stop();
+    await strictDb?.drop();
+  });
+  const on = (op: string, body: unknown) => call(op, body, strict);
+
+  test('TestAuditForward: an inward sink is permission_denied naming sinkUrl, the same answer for an open and a closed port; nothing is sent', async () => {
+    const before = rx.requests.length;
+    const open = await on('TestAuditForward', { sinkUrl: rx.url, protocol: 'http/json', authType: 'none' });
+    const closed = await on('TestAuditForward', { sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none' });
+    for (const r of [open, closed]) {
+      expect(r.status).toBe(403);
+      expect(r.body).toMatchObject({ code: 'permission_denied' });
+      expect(String(r.body.message)).toContain("'sinkUrl'");
+    }
+    expect(open.body).toEqual(closed.body);
+    for (const url of ['http://[::ffff:127.0.0.1]:1', 'http://10.1.2.3', 'http://169.254.169.254', 'http://localhost:1', 'http://[::ffff:0:7f00:1]:1'])
+      expect((await on('TestAuditForward', { sinkUrl: url, protocol: 'http/json', authType: 'none' })).body.code).toBe('permission_denied');
+    expect(rx.requests.length).toBe(before);
+  });
+
+  test('Create/UpdateTelemetryConfig: an inward audit_logs sink is refused (other types are only stored)', async () => {
+    const created = await on('CreateTelemetryConfig', { userId: 'ops', telemetryType: 'audit_logs', sinkUrl: rx.url, protocol: 'http/json', authType: 'none' });
+    expect(created.status).toBe(403);
+    expect(created.body.code).toBe('permission_denied');
+    expect((await on('CreateTelemetryConfig', { userId: 'ops', telemetryType: 'traces', sinkUrl: 'http://127.0.0.1:1', protocol: 'grpc', authType: 'none' })).status).toBe(200);
+    // A config stored while inward sinks were allowed (the operator has since turned the setting off).
+    const [row] = await strict.store.db
+      .insert(telemetryConfigs)
+      .values({ id: crypto.randomUUID(), userId: 'ops', telemetryType: 'audit_logs', sinkUrl: rx.url, protocol: 'http/json', authType: 'none', enabled: true, forwardIntervalSeconds: 1, cursorTs: new Date(0) })
+      .returning();
+    const moved = await on('UpdateTelemetryConfig', { id: row?.id, sinkUrl: 'http://127.0.0.1:1' });
+    expect(moved.status).toBe(403);
+    expect(moved.body.code).toBe('permission_denied');
+  });
+
+  test('the forwarder re-checks before every send: a stored inward sink gets nothing, status error', async () => {
+    const before = rx.requests.length;
+    await strict.store.db.insert(auditLogs).values({ timestamp: new Date(Date.now() - 5_000), actorType: 'user', actionType: 'UPDATE', statusCode: 200, success: true, resourceId: 'r-strict' });
+    await (strict.audit.forwarder as AuditForwarder).drainAll();
+    const fw = new AuditForwarder(strict.store.db, new SecretBox(KEK), { lagMs: 1_000, version: 'test' });
+    await fw.drainAll();
+    expect(rx.requests.length).toBe(before);
+    const rows = await strict.store.db.select().from(telemetryConfigs).where(eq(telemetryConfigs.telemetryType, 'audit_logs'));
+    expect(rows.map((r) => r.status)).toEqual(['error']);
+    // The same store with the setting on: delivered.
+    await strict.store.db.update(telemetryConfigs).set({ nextAttemptAt: new Date(0) });
+    await new AuditForwarder(strict.store.db, new SecretBox(KEK), { lagMs: 1_000, version: 'test', allowInward: true }).drainAll();
+    expect(rx.requests.length).toBeGreaterThan(before);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { setResolver } from '../src/core/addresses.ts';
+import { classifyIp, setResolver } from '../src/core/addresses.ts';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
 import { type MockUpstream, startMockUpstream } from './support/mock-upstreams.ts';
 
@@ -72,6 +72,19 @@ afterAll(async () => {
   up?.stop();
 });
 
+describe('classifyIp: IPv4 embedded in IPv6', () => {
+  test('IPv4-translated (::ffff:0:0/96, RFC 2765/6145) is classified by its IPv4, like mapped and compatible', () => {
+    expect(classifyIp('::ffff:0:127.0.0.1')).toBe('loopback');
+    expect(classifyIp('::ffff:0:7f00:1')).toBe('loopback');
+    expect(classifyIp('0:0:0:0:ffff:0:a00:1')).toBe('private');
+    expect(classifyIp('[::ffff:0:169.254.169.254]')).toBe('metadata');
+    expect(classifyIp('::ffff:0:192.168.1.1')).toBe('private');
+    expect(classifyIp('::ffff:0:0.0.0.0')).toBe('unspecified');
+    expect(classifyIp('::ffff:0:93.184.216.34')).toBe('public');
+    expect(classifyIp('::ffff:127.0.0.1')).toBe('loopback');
+  });
+});
+
 describe('save time', () => {
   const port = () => new URL(up.url).port;
   const refused: [string, Record<string, unknown>, string][] = [
@@ -81,6 +94,8 @@ describe('save time', () => {
     ['cloud metadata', { provider: 'openai', baseUrl: 'http://169.254.169.254/latest/meta-data' }, 'baseUrl'],
     ['IPv6 loopback', { provider: 'openai', baseUrl: 'http://[::1]:8080/v1' }, 'baseUrl'],
     ['IPv4-mapped IPv6', { provider: 'openai', baseUrl: 'http://[::ffff:127.0.0.1]/v1' }, 'baseUrl'],
+    ['IPv4-translated IPv6 (::ffff:0:0/96)', { provider: 'openai', baseUrl: 'http://[::ffff:0:127.0.0.1]/v1' }, 'baseUrl'],
+    ['IPv4-translated IPv6, metadata', { provider: 'openai', baseUrl: 'http://[::ffff:0:a9fe:a9fe]/latest/meta-data' }, 'baseUrl'],
     ['CGNAT', { provider: 'openai', baseUrl: 'http://100.64.0.1/v1' }, 'baseUrl'],
     ['unspecified', { provider: 'openai', baseUrl: 'http://0.0.0.0:80/v1' }, 'baseUrl'],
     ['localhost', { provider: 'openai', baseUrl: 'http://localhost:8080/v1' }, 'baseUrl'],

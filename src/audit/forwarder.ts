@@ -6,7 +6,7 @@ import type { SecretBox } from '../core/secrets.ts';
 import type { Db } from '../store/db.ts';
 import { auditLogs, type TelemetryConfigRow, telemetryConfigs } from '../store/schema/index.ts';
 import { auditEntryView } from './entry.ts';
-import { logsUrl, otlpLogs, sendOtlp } from './otlp.ts';
+import { inwardSink, logsUrl, otlpLogs, sendOtlp } from './otlp.ts';
 
 /**
  * Forwards audit entries to every enabled telemetry config of type `audit_logs` (protocol
@@ -35,6 +35,8 @@ export interface ForwarderOptions {
   version: string;
   /** How often due configs are looked for (default 1 s). */
   tickMs?: number;
+  /** GATEWAY_UPSTREAM_ALLOW_PRIVATE: sinks at inward addresses are used (else refused at every send, see inwardSink). */
+  allowInward?: boolean;
 }
 
 export const backoffSeconds = (failures: number): number => Math.min(MAX_BACKOFF_S, 2 ** Math.max(0, failures - 1));
@@ -134,6 +136,14 @@ export class AuditForwarder {
       }
       const auth = { authType: cfg.authType, authValue: cfg.authValueWrapped ? this.secrets.unwrap(cfg.authValueWrapped) : null, apiKeyHeader: cfg.apiKeyHeader };
       const url = logsUrl(cfg.sinkUrl);
+      // Checked at every drain, as the data plane checks its upstreams: a name may resolve inward later.
+      const inward = this.opts.allowInward === true ? undefined : await inwardSink(url);
+      if (inward) {
+        const failures = cfg.failures + 1;
+        await this.#update(id, { ...release, status: 'error', failures, lastCheckedAt: new Date(), nextAttemptAt: new Date(Date.now() + backoffSeconds(failures) * 1000) });
+        log.every(`audit.forward.inward.${id}`, 'warn', 'audit sink is at an inward address; not forwarded (GATEWAY_UPSTREAM_ALLOW_PRIVATE=1 allows it)', { config: id, class: inward.class });
+        return;
+      }
       let cursor = { ts: cfg.cursorTs, id: cfg.cursorId };
       for (;;) {
         if (this.#stopped) break;

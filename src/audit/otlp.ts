@@ -1,3 +1,4 @@
+import { type Inward, inwardAddress } from '../core/addresses.ts';
 import type { AuditLogEntry } from './entry.ts';
 
 /**
@@ -24,6 +25,15 @@ export const logsUrl = (sinkUrl: string): string => {
   if (!u.pathname.replace(/\/+$/, '').endsWith('/v1/logs')) u.pathname = `${u.pathname.replace(/\/+$/, '')}/v1/logs`;
   return u.toString();
 };
+
+/**
+ * Contract §3.1's upstream address rule applied to a sink: whether `url`'s host is, or resolves to,
+ * a loopback, private, link-local, shared or metadata address (undefined when public, or when the
+ * name does not resolve — the send then fails as unreachable). An inward sink is used only when the
+ * operator allows inward upstreams (GATEWAY_UPSTREAM_ALLOW_PRIVATE=1): otherwise a sink's answer
+ * would tell whoever configures it which ports of the gateway's own network are open.
+ */
+export const inwardSink = (url: string): Promise<Inward | undefined> => inwardAddress(url).catch(() => undefined);
 
 /** Request headers for the auth type: bearer token, basic (`user:password`), or the API key header. */
 export const authHeaders = (a: SinkAuth): Record<string, string> => {

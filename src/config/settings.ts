@@ -82,7 +82,7 @@ export const SETTINGS = {
   }),
   GATEWAY_UPSTREAM_ALLOW_PRIVATE: flag({
     default: '0',
-    description: '`1` lets anyone save connections whose URLs reach loopback, private, link-local, CGNAT or metadata addresses (otherwise only the platform admin may)',
+    description: '`1` lets anyone save connections whose URLs reach loopback, private, link-local, CGNAT or metadata addresses (otherwise only the platform admin may), and allows audit sinks at such addresses (otherwise refused for everyone)',
   }),
   // telemetry (the standard OpenTelemetry variables)
   OTEL_EXPORTER_OTLP_ENDPOINT: url({ schemes: ['http', 'https'], parseable: true, unset: 'no traces', description: 'OTLP/HTTP base URL; traces go to `<base>/v1/traces`' }),

@@ -1,3 +1,4 @@
+import { isRecord } from '../core/json.ts';
 import { timingSafeEqual } from 'node:crypto';
 import { connectError, databaseUnavailable, GatewayError, isDatabaseUnavailable } from '../core/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
@@ -14,7 +15,10 @@ export type Principal =
   | {
       kind: 'user';
       userId: string;
+      /** The customer's slug (for messages and audit entries; never compared for access). */
       customerId: string;
+      /** The customer's row id, live when the credential was checked: what access is decided on. */
+      customerUuid: string;
       /** The session's project (the token's `project` claim; the default project when it has none). */
       projectId?: string;
       /** The user token's id (for lastUsedAt), when the credential is a persisted user token. */
@@ -36,6 +40,9 @@ export const bearer = (request: Request): string | undefined => {
 /** Extra credential kinds (user tokens, service accounts) plug in here. */
 export type TokenVerifier = (token: string) => Promise<Principal | undefined>;
 
+/** The row id of the live customer with this slug (undefined when none is live). */
+export type LiveCustomer = (customerId: string) => Promise<string | undefined>;
+
 /**
  * Management authentication and authorization. The platform-admin token may call everything; a
  * user token (see user-tokens.ts) may call what its project roles allow: `admin` manages its
@@ -44,9 +51,11 @@ export type TokenVerifier = (token: string) => Promise<Principal | undefined>;
 export class ManagementAuth {
   readonly #adminHashes: string[];
   readonly #verifiers: TokenVerifier[] = [];
+  readonly #liveCustomer: LiveCustomer;
 
-  constructor(adminTokenHashes: readonly string[]) {
+  constructor(adminTokenHashes: readonly string[], liveCustomer: LiveCustomer) {
     this.#adminHashes = [...adminTokenHashes];
+    this.#liveCustomer = liveCustomer;
   }
 
   addVerifier(v: TokenVerifier): void {
@@ -70,7 +79,10 @@ export class ManagementAuth {
    * only), so a scope function may meet any JSON value. A scope that cannot be determined — the
    * function fails on the body, or yields something that is not a customer (and project) slug —
    * is no access: `permission_denied`. A missing resource (`not_found`) and an unreachable
-   * database (`unavailable`) are reported as such.
+   * database (`unavailable`) are reported as such. Access is decided on the customer's ROW id, never
+   * its slug: the scope's row id when the scope function read it from the target, else the row id
+   * of the live customer with the scope's slug — so a credential of a deleted customer never reaches
+   * a new customer of the same slug, nor a new customer's credential the old customer's rows.
    */
   authorize = async (principal: Principal, def: OpDef, input: unknown): Promise<void> => {
     if (principal.kind === 'platform_admin' || principal.kind === 'system' || def.permission === 'authenticated') return;
@@ -78,7 +90,7 @@ export class ManagementAuth {
     const denied = () => connectError('permission_denied', 'no access to this resource');
     let scope: Scope | undefined;
     try {
-      scope = await def.scope?.(input as never);
+      scope = def.scope && isRecord(input) ? await def.scope(input) : undefined;
     } catch (e) {
       if (e instanceof GatewayError && (e.connectCode === 'permission_denied' || e.connectCode === 'not_found' || e.connectCode === 'unavailable')) throw e;
       if (isDatabaseUnavailable(e)) throw databaseUnavailable();
@@ -86,6 +98,13 @@ export class ManagementAuth {
     }
     if (!scope || typeof scope.customerId !== 'string' || scope.customerId !== principal.customerId) throw denied();
     if (scope.projectId !== undefined && typeof scope.projectId !== 'string') throw denied();
+    let owner: string | undefined;
+    try {
+      owner = typeof scope.customerUuid === 'string' ? scope.customerUuid : await this.#liveCustomer(scope.customerId);
+    } catch (e) {
+      throw isDatabaseUnavailable(e) ? databaseUnavailable() : e;
+    }
+    if (owner === undefined || owner !== principal.customerUuid) throw denied();
     if (def.permission === 'customer_member') return;
     const project = scope.projectId === undefined || scope.projectId === '' ? DEFAULT_PROJECT : scope.projectId;
     const role = principal.roles.get(project);

@@ -18,6 +18,7 @@ import {
   guardrails,
   providerConnections,
   routes,
+  serviceAccounts,
   userTokens,
 } from '../store/schema/index.ts';
 import type { Tx } from './deps.ts';
@@ -63,8 +64,20 @@ export const cascadeProjectDelete = async (tx: Tx, customerId: string, projectId
 };
 
 /**
+ * Revokes the live service accounts of a workspace (data plane) being deleted: its JWTs are refused
+ * at once and its key leaves the JWKS, and a workspace later re-created with the same slug does not
+ * take the old accounts.
+ */
+export const revokeWorkspaceAccounts = async (tx: Tx, customerUuid: string, workspaceId: string, at: Date, reason: string): Promise<void> => {
+  await tx
+    .update(serviceAccounts)
+    .set({ revokedAt: at, revokeReason: reason })
+    .where(and(eq(serviceAccounts.customerUuid, customerUuid), eq(serviceAccounts.workspaceId, workspaceId), isNull(serviceAccounts.revokedAt)));
+};
+
+/**
  * Deleting a customer soft-deletes it and everything it owns: its projects (with their cascade),
- * data planes / workspaces and project gateways, and revokes its user tokens. The customer and all
+ * data planes / workspaces and project gateways, and revokes its user tokens and service accounts. The customer and all
  * its live projects are locked FOR UPDATE before anything is read. The slug may then be reused by a
  * new customer (another row: nothing of the old one attaches to it).
  */
@@ -91,6 +104,10 @@ export const cascadeCustomerDelete = async (tx: Tx, customerId: string, at: Date
     .update(userTokens)
     .set({ revokedAt: at, revokedReason: 'customer deleted' })
     .where(and(eq(userTokens.customerUuid, customer.id), isNull(userTokens.revokedAt)));
+  await tx
+    .update(serviceAccounts)
+    .set({ revokedAt: at, revokeReason: 'customer deleted' })
+    .where(and(eq(serviceAccounts.customerUuid, customer.id), isNull(serviceAccounts.revokedAt)));
   await tx.update(customers).set({ deletedAt: at, updatedAt: at }).where(eq(customers.id, customer.id));
   return customer;
 };

@@ -28,6 +28,8 @@ export { PERMISSION_TEXT };
  */
 export interface Scope {
   customerId: unknown;
+  /** The customer's row id, when the scope function read the target row (see ManagementAuth.authorize). */
+  customerUuid?: unknown;
   projectId?: unknown;
 }
 

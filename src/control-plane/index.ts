@@ -28,6 +28,7 @@ import { userTokenOps } from './services/user-tokens.ts';
 export { userTokenVerifier } from './user-token-auth.ts';
 export { serviceAccountVerifier } from './service-account-auth.ts';
 export { serviceAccountJwks } from './services/service-accounts.ts';
+export { liveCustomerId } from './lookups.ts';
 
 export interface ManagementHooks {
   /** Flushes batched request records before a search. */

@@ -16,6 +16,16 @@ export const findCustomer = async (db: Reader, customerId: string, field = 'cust
   return row;
 };
 
+/** The row id of the active customer with this slug, or undefined (ManagementAuth's access check). */
+export const liveCustomerId = async (db: Reader, customerId: string): Promise<string | undefined> => {
+  const [row] = await db
+    .select({ id: customers.id })
+    .from(customers)
+    .where(and(eq(customers.customerId, customerId), isNull(customers.deletedAt)))
+    .limit(1);
+  return row?.id;
+};
+
 /** An active project of an active customer; empty projectId means the default project. */
 export const findProject = async (db: Reader, customerId: string, projectId: string | null | undefined, field = 'projectId'): Promise<ProjectRow> => {
   const customer = await findCustomer(db, customerId);

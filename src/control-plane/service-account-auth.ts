@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
 import { describeError, log } from '../core/log.ts';
-import { projects, serviceAccounts, type ServiceAccountRow } from '../store/schema/index.ts';
+import { customers, projects, serviceAccounts, type ServiceAccountRow } from '../store/schema/index.ts';
 import type { ProjectRole, TokenVerifier } from './auth.ts';
 import type { ControlDeps } from './deps.ts';
 
@@ -9,7 +9,9 @@ import type { ControlDeps } from './deps.ts';
  * Service-account JWTs: RS256, signed with the account's private key, `kid` = privateKeyId,
  * `sub` = clientEmail, `iss` = the account's issuer, `aud` = the account's audience, and short-lived
  * (`exp` required, at most MAX_TOKEN_LIFETIME_S after now). The account must be ACTIVE (neither
- * revoked nor past its expiry).
+ * revoked nor past its expiry) and its customer ROW live: deleting the customer revokes its accounts
+ * (cascade.ts), and an account of a deleted customer is refused as revoked even if it was not — it
+ * never acts for a new customer of the same slug.
  *
  * Scopes → what the token may do (docs/operating.md, "Service accounts"):
  * - `admin`: the management API with the `admin` role in every project of the account's customer;
@@ -80,8 +82,14 @@ export const verifyServiceAccountJwt = async (deps: ControlDeps, token: string):
   } catch {
     return undefined;
   }
-  const [row] = await deps.db.select().from(serviceAccounts).where(eq(serviceAccounts.kid, kid)).limit(1);
-  if (!row) return undefined;
+  const [found] = await deps.db
+    .select({ account: serviceAccounts, customerDeletedAt: customers.deletedAt })
+    .from(serviceAccounts)
+    .innerJoin(customers, eq(customers.id, serviceAccounts.customerUuid))
+    .where(eq(serviceAccounts.kid, kid))
+    .limit(1);
+  if (!found) return undefined;
+  const row = found.account;
   const st = stateOf(deps);
   let key = st.keys.get(kid);
   if (!key) {
@@ -101,7 +109,7 @@ export const verifyServiceAccountJwt = async (deps: ControlDeps, token: string):
   } catch {
     return undefined;
   }
-  const status = accountStatus(row);
+  const status = found.customerDeletedAt ? 'REVOKED' : accountStatus(row);
   if (status === 'REVOKED') return { ok: false, reason: 'revoked' };
   if (status === 'EXPIRED') return { ok: false, reason: 'expired' };
   st.lastUsed.mark(row.id);
@@ -110,7 +118,11 @@ export const verifyServiceAccountJwt = async (deps: ControlDeps, token: string):
 
 const roleOf = (scopes: readonly string[]): ProjectRole | undefined => (scopes.includes('admin') ? 'admin' : scopes.includes('read') ? 'member' : undefined);
 
-/** The management API's verifier: a service account with scope `admin` or `read` acts as a user of its customer. */
+/**
+ * The management API's verifier: a service account with scope `admin` or `read` acts as a user of
+ * its customer — the customer ROW it was created for (live: checked above), with a role in that
+ * row's live projects.
+ */
 export const serviceAccountVerifier =
   (deps: ControlDeps): TokenVerifier =>
   async (token) => {
@@ -126,6 +138,7 @@ export const serviceAccountVerifier =
       kind: 'user',
       userId: v.account.clientEmail,
       customerId: v.account.customerId,
+      customerUuid: v.account.customerUuid,
       roles: new Map<string, ProjectRole>(rows.map((r) => [r.projectId, role])),
       serviceAccountId: v.account.id,
     };

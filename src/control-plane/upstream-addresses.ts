@@ -1,10 +1,12 @@
 /**
- * Save-time half of contract §3.1 "Upstream addresses": a connection's `baseUrl` and every URL
+ * Save-time half of contract §3.1 "Upstream addresses" (and the same rule for audit sinks,
+ * `checkSinkUrl`): a connection's `baseUrl` and every URL
  * inside its credentials (`apiKey` JSON such as a service account's `token_uri`) or options (watsonx
  * `iamUrl`, …) must not be, or resolve to, an inward address unless the platform admin saves it or
  * the operator allows it (GATEWAY_UPSTREAM_ALLOW_PRIVATE). The data plane checks again at connect
  * time (data-plane/upstream.ts), so a name that later resolves inward is refused there.
  */
+import { inwardSink } from '../audit/otlp.ts';
 import { inwardAddress } from '../core/addresses.ts';
 import { connectError } from '../core/errors.ts';
 import type { Principal } from './auth.ts';
@@ -72,4 +74,22 @@ export const checkConnectionUrls = async (
   }
   // Stored only for what the platform admin approved (now or before); the operator setting is applied live.
   return anyInward && (admin || current?.allowPrivate === true);
+};
+
+/**
+ * The upstream address rule for an audit sink (`sinkUrl`): the management process itself connects
+ * there, and only the platform admin configures sinks, so the platform-admin allowance of
+ * connections cannot apply — an inward sink is accepted only when the operator allows inward
+ * upstreams (GATEWAY_UPSTREAM_ALLOW_PRIVATE=1); otherwise `permission_denied` naming `sinkUrl`, the
+ * same answer whatever listens there. The forwarder checks again before every send.
+ */
+export const checkSinkUrl = async (url: string, operatorAllows: boolean): Promise<void> => {
+  if (operatorAllows) return;
+  const inward = await inwardSink(url);
+  if (inward)
+    throw connectError(
+      'permission_denied',
+      `field 'sinkUrl' points at a ${inward.class} address; loopback, private, link-local, shared and metadata sinks need GATEWAY_UPSTREAM_ALLOW_PRIVATE=1`,
+      'sinkUrl',
+    );
 };

@@ -67,7 +67,7 @@ export const usageOf = (deps: ControlDeps): TokenUsage => {
 /**
  * Verifies user tokens for the management API: signature (a kid of ours, RS256 only: `alg: none`
  * and HMAC are refused), issuer, audience, expiry; a persisted token must not be revoked (checked
- * on every call: revocation is refused at once); its customer must be active. The principal's roles
+ * on every call: revocation is refused at once); its customer row (the `tenant` claim) must be live. The principal's roles
  * are the user's current project memberships in that customer; its session project is the
  * token's `project` claim (else the default project).
  */
@@ -97,8 +97,9 @@ export const userTokenVerifier =
       .from(customers)
       .where(and(eq(customers.customerId, customer), isNull(customers.deletedAt)))
       .limit(1);
-    // A token of a deleted customer never works for a new customer of the same slug.
-    if (!c || (tenant !== undefined && tenant !== c.id)) return undefined;
+    // Bound to the customer's row id (the `tenant` claim, on every token issued): a token of a deleted
+    // customer never works for a new customer of the same slug.
+    if (!c || tenant !== c.id) return undefined;
     const persisted = claims.imp !== true;
     if (persisted) {
       const [row] = await deps.db.select().from(userTokens).where(eq(userTokens.jti, jti)).limit(1);
@@ -114,6 +115,7 @@ export const userTokenVerifier =
       kind: 'user',
       userId: sub,
       customerId: customer,
+      customerUuid: c.id,
       projectId: typeof project === 'string' && project !== '' ? project : DEFAULT_PROJECT,
       ...(persisted ? { jti } : {}),
       roles: new Map<string, ProjectRole>(memberships.map((m) => [m.projectId, m.role])),

@@ -6,7 +6,8 @@
  * "Inward" addresses: loopback (127/8, ::1), private (10/8, 172.16/12, 192.168/16, fc00::/7),
  * link-local (169.254/16, fe80::/10), shared CGNAT (100.64/10), unspecified (0.0.0.0/8, ::),
  * multicast/reserved/broadcast, cloud metadata (169.254.169.254, fd00:ec2::254, 100.100.100.200,
- * metadata.google.internal, …), IPv4 embedded in IPv6 (mapped, compatible, NAT64, 6to4) of those,
+ * metadata.google.internal, …), IPv4 embedded in IPv6 (mapped, compatible, translated, NAT64,
+ * 6to4) of those,
  * and host names that mean the machine itself or its cloud (localhost, *.localhost, *.internal).
  */
 import { lookup } from 'node:dns/promises';
@@ -71,8 +72,10 @@ const classifyV6 = (g: readonly number[]): AddressClass => {
   const zeroUpTo = (n: number): boolean => g.slice(0, n).every((x) => x === 0);
   if (zeroUpTo(8)) return 'unspecified';
   if (zeroUpTo(7) && at(7) === 1) return 'loopback';
-  // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible), 64:ff9b::a.b.c.d (NAT64): the IPv4 decides.
+  // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible), ::ffff:0:a.b.c.d (translated, RFC 2765/6145),
+  // 64:ff9b::a.b.c.d (NAT64): the IPv4 decides.
   if (zeroUpTo(5) && (at(5) === 0xffff || at(5) === 0)) return classifyV4(embeddedV4(at(6), at(7)));
+  if (zeroUpTo(4) && at(4) === 0xffff && at(5) === 0) return classifyV4(embeddedV4(at(6), at(7)));
   if (at(0) === 0x64 && at(1) === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return classifyV4(embeddedV4(at(6), at(7)));
   if (at(0) === 0x2002) return classifyV4(embeddedV4(at(1), at(2)));
   if (at(0) === 0xfd00 && at(1) === 0x0ec2 && g.slice(2, 7).every((x) => x === 0) && at(7) === 0x254) return 'metadata';

@@ -38,12 +38,47 @@ const MAX_MESSAGE = 160;
 /**
  * A safe, short description of an error for a log line: `Class[code]: first line of the message`,
  * at most 160 characters of message. Never the stack, the query, parameters or driver detail.
+ *
+ * Never a query: drizzle wraps a driver error in one whose message IS the statement ("Failed query:
+ * <sql>\nparams: …"), and driver errors carry the statement in `query`. Such a wrapper is named
+ * without its message and its cause (the driver's error: the class, code and message worth
+ * reading — "connect ECONNREFUSED …", "terminating connection …") is described after it; any text
+ * of a statement found in the chain is cut out of every message.
  */
 export const describeError = (e: unknown): string => {
   if (!(e instanceof Error)) return typeof e === 'string' ? `error: ${cut(e)}` : `non-error value (${typeof e})`;
-  const code = (e as { code?: unknown }).code;
-  const tag = typeof code === 'string' || typeof code === 'number' ? `[${String(code)}]` : '';
-  return `${e.name}${tag}: ${cut(e.message)}`;
+  const chain: Error[] = [];
+  for (let cur: unknown = e; cur instanceof Error && chain.length < MAX_CAUSES; cur = cur.cause) chain.push(cur);
+  const queries = chain.map((x) => (x as { query?: unknown }).query).filter((q): q is string => typeof q === 'string' && q.trim() !== '');
+  const parts: string[] = [];
+  for (const x of chain) {
+    const code = (x as { code?: unknown }).code;
+    const tag = typeof code === 'string' || typeof code === 'number' ? `[${String(code)}]` : '';
+    const message = withoutQueries(x.message, queries);
+    // drizzle's wrapper keeps the name `Error`: its class says more.
+    const name = x.name === 'Error' && x.constructor !== Error && x.constructor.name ? x.constructor.name : x.name;
+    parts.push(message === '' ? `${name}${tag}` : `${name}${tag}: ${message}`);
+    // A wrapper that said nothing of its own (its message was the query): its cause says what happened.
+    if (message !== '') break;
+  }
+  return parts.join(' ← ');
+};
+
+/** How deep a cause chain is followed. */
+const MAX_CAUSES = 4;
+const FAILED_QUERY = /^\s*Failed query:/i;
+/** Statement text shorter than this is not searched for (a message may share a word with it). */
+const MIN_QUERY_TEXT = 12;
+
+/** The message's first line, cut short, with no statement text in it ('' when it was one). */
+const withoutQueries = (message: string, queries: readonly string[]): string => {
+  if (FAILED_QUERY.test(message)) return '';
+  let first = message.split('\n', 1)[0] ?? '';
+  for (const q of queries) {
+    // The statement, or its first line (a message may quote it cut or on one line).
+    for (const text of [q.trim(), q.trim().split('\n', 1)[0] ?? '']) if (text.length >= MIN_QUERY_TEXT) first = first.split(text).join('<query>');
+  }
+  return cut(first);
 };
 
 const cut = (message: string): string => {

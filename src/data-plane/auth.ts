@@ -114,8 +114,9 @@ const byUserToken = async (jwt: string, snapshot: ConfigSnapshot, now: number): 
   const projectId = typeof project === 'string' && project !== '' ? project : DEFAULT_PROJECT;
   const p = snapshot.projects.get(projectKey(customer, projectId));
   if (!p) throw invalidApiKey("The user token's project does not exist.");
-  // Issued to a deleted customer of the same slug: not this tenant's token.
-  if (tenant !== undefined && tenant !== p.customerUuid) throw invalidApiKey('Invalid user token.');
+  // Bound to the customer's row id: a token without it, or issued to a deleted customer of the same
+  // slug, is not this tenant's token.
+  if (tenant !== p.customerUuid) throw invalidApiKey('Invalid user token.');
   // A project other than the default one serves only its current members (membership arrives with
   // the snapshot, so a removed member is refused within the propagation time). The default project
   // is the customer-wide one: CreateUserToken issues tokens for it without a membership, so the

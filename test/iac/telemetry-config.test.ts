@@ -33,7 +33,8 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: gateway_telemetry_config', () => {
   const get = async (cid: string) => (await g.must(admin('GetTelemetryConfig'), { id: cid })).config as Record<string, unknown>;
 
   beforeAll(async () => {
-    const [built, gw] = await Promise.all([providerInstalled(), startTestGateway()]);
+    // The sink is on loopback (it refuses connections): inward sinks need the operator setting.
+    const [built, gw] = await Promise.all([providerInstalled(), startTestGateway({ GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1' })]);
     g = gw;
     env = { TF_CLI_CONFIG_FILE: built.rc, GATEWAY_ENDPOINT: g.adminUrl, GATEWAY_TOKEN: ADMIN_TOKEN };
     dir = workdir({ 'main.tf': config(600) });

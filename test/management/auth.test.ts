@@ -172,11 +172,11 @@ const MATRIX: Row[] = [
   [A('ListAuditCheckpoints'), 'platform_admin', () => ({})],
   [A('GetAuditInclusionProof'), 'platform_admin', () => ({ auditLogId: U0 })],
   [A('RotateAuditSigningKey'), 'platform_admin', () => ({})],
-  [A('CreateTelemetryConfig'), 'platform_admin', () => ({ userId: 'ops', telemetryType: 'traces', sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none' })],
+  [A('CreateTelemetryConfig'), 'platform_admin', () => ({ userId: 'ops', telemetryType: 'traces', sinkUrl: 'http://sink.invalid:1', protocol: 'http/json', authType: 'none' })],
   [A('GetTelemetryConfig'), 'platform_admin', () => ({ id: U0 })],
   [A('UpdateTelemetryConfig'), 'platform_admin', () => ({ id: U0, enabled: false })],
   [A('DeleteTelemetryConfig'), 'platform_admin', () => ({ id: U0 })],
-  [A('TestAuditForward'), 'platform_admin', () => ({ sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none' })],
+  [A('TestAuditForward'), 'platform_admin', () => ({ sinkUrl: 'http://sink.invalid:1', protocol: 'http/json', authType: 'none' })],
   [A('TriggerAuditForward'), 'platform_admin', () => ({})],
 ];
 

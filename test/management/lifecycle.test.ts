@@ -168,10 +168,10 @@ describe('worked example: customer → served request', () => {
     await call(A('ListAuditCheckpoints'), { rebuild: true });
     await call(A('GetAuditInclusionProof'), { auditLogId: '00000000-0000-4000-8000-000000000000' });
     await call(A('RotateAuditSigningKey'), { reason: 'worked example' });
-    const tc = (await call(A('CreateTelemetryConfig'), { userId: 'ops', telemetryType: 'audit_logs', sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'bearer', authValue: 't' })).config as Body;
+    const tc = (await call(A('CreateTelemetryConfig'), { userId: 'ops', telemetryType: 'audit_logs', sinkUrl: 'http://sink.invalid:1', protocol: 'http/json', authType: 'bearer', authValue: 't' })).config as Body;
     await call(A('GetTelemetryConfig'), { id: tc.id });
     await call(A('UpdateTelemetryConfig'), { id: tc.id, enabled: false });
-    await call(A('TestAuditForward'), { sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none' });
+    await call(A('TestAuditForward'), { sinkUrl: 'http://sink.invalid:1', protocol: 'http/json', authType: 'none' });
     await call(A('TriggerAuditForward'), {});
     await call(A('DeleteTelemetryConfig'), { id: tc.id });
   });

@@ -429,10 +429,10 @@ export const OPS: OpCase[] = [
   },
   { path: `${A}GetAuditInclusionProof`, base: () => ({ auditLogId: U0 }), fields: { auditLogId: str(1, 64) } },
   { path: `${A}RotateAuditSigningKey`, base: () => ({}), fields: { reason: str(0, 500, undefined, true) } },
-  // ---- telemetry forwarding (the sink refuses connections: nothing leaves the machine)
+  // ---- telemetry forwarding (the sink's name does not resolve, RFC 6761 .invalid: nothing leaves the machine; an inward sink is refused)
   {
     path: `${A}CreateTelemetryConfig`,
-    base: () => ({ userId: 'ops', telemetryType: 'traces', sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none', authValue: 'tok' }),
+    base: () => ({ userId: 'ops', telemetryType: 'traces', sinkUrl: 'http://sink.invalid:1', protocol: 'http/json', authType: 'none', authValue: 'tok' }),
     fields: {
       userId: str(1, 255),
       telemetryType: { kind: 'enum', values: ['traces', 'metrics', 'logs', 'audit_logs'] },
@@ -464,7 +464,7 @@ export const OPS: OpCase[] = [
   { path: `${A}DeleteTelemetryConfig`, base: () => ({ id: U0 }), fields: { id: str(1, 64) } },
   {
     path: `${A}TestAuditForward`,
-    base: () => ({ sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none' }),
+    base: () => ({ sinkUrl: 'http://sink.invalid:1', protocol: 'http/json', authType: 'none' }),
     fields: {
       sinkUrl: str(1, 2048, 'HTTP'),
       protocol: { kind: 'enum', values: ['grpc', 'http/json', 'http/protobuf'] },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
-import { exportPKCS8, generateKeyPair, importPKCS8, SignJWT } from 'jose';
+import { decodeJwt, exportPKCS8, generateKeyPair, importPKCS8, SignJWT } from 'jose';
 import { setLogLevel, setLogSink } from '../../src/core/log.ts';
 import { SecretBox } from '../../src/core/secrets.ts';
 import { signingKeys } from '../../src/store/schema/index.ts';
@@ -62,7 +62,8 @@ beforeAll(async () => {
   const kid = String(row?.kid);
   const ours = await importPKCS8(new SecretBox(w.tg.gw.config.kek as string).unwrap(String(row?.privateKeyWrapped)), 'RS256');
   const now = Math.floor(Date.now() / 1000);
-  const claims = { customer: 'acme', scopes: [] };
+  // The customer's row id (`tenant`): a token without it is refused (see recreated-tenant.test.ts).
+  const claims = { customer: 'acme', tenant: decodeJwt(String(issued.accessToken)).tenant, scopes: [] };
   const sign = (key: CryptoKey, o: { aud?: string; exp?: number; kid?: string } = {}) =>
     new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', kid: o.kid ?? kid })

@@ -68,7 +68,7 @@ export const CustomerOps = {
     name: 'DeleteCustomer',
     summary: 'Delete a customer (soft delete, cascading)',
     notes:
-      'Soft-deletes the customer and everything it owns: projects (their routes and connections are soft-deleted, API keys revoked, assignments removed), data planes / workspaces and project gateways.',
+      'Soft-deletes the customer and everything it owns: projects (their routes and connections are soft-deleted, API keys revoked, assignments removed), data planes / workspaces and project gateways; its user tokens and service accounts are revoked (refused at once, their keys leave the JWKS). A customer re-created with the same slug is another row: no credential of the old one works for it.',
     permission: 'platform_admin',
     mutates: { action: 'DELETE', resource: 'customer' },
     input: t.Object({ customerId: CustomerRef() }, { additionalProperties: false }),

@@ -131,7 +131,7 @@ export const flavorSpecs = <K extends string, E extends string, L extends string
       group,
       name: `Delete${f.noun}`,
       summary: `Delete a ${lower} (soft delete)`,
-      notes: 'A data plane that still hosts active project gateways is failed_precondition: delete or move them first.',
+      notes: 'A data plane that still hosts active project gateways is failed_precondition: delete or move them first. Its service accounts are revoked: their JWTs are refused at once and their keys leave the JWKS.',
       permission: 'platform_admin',
       mutates: { action: 'DELETE', resource: 'dataplane' },
       input: t.Object(ById, { additionalProperties: false }),

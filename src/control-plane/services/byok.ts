@@ -239,8 +239,12 @@ export const byokOps = (deps: ControlDeps): OpDef[] => [
     permission: 'project_member',
     // The key names its project: the scope is looked up (an unknown id is no access for a user).
     scope: async (i) => {
-      const [row] = await deps.db.select({ customerId: byokKeys.customerId, projectId: byokKeys.projectId }).from(byokKeys).where(eq(byokKeys.id, i.id)).limit(1);
-      return row ? { customerId: row.customerId, projectId: row.projectId } : undefined;
+      const [row] = await deps.db
+        .select({ customerId: byokKeys.customerId, customerUuid: byokKeys.customerUuid, projectId: byokKeys.projectId })
+        .from(byokKeys)
+        .where(eq(byokKeys.id, i.id))
+        .limit(1);
+      return row ? { customerId: row.customerId, customerUuid: row.customerUuid, projectId: row.projectId } : undefined;
     },
     input: t.Object({ id: Str(1, 64, { description: 'byok_… id' }) }, { additionalProperties: false }),
     output: t.Object({ provider: t.String(), displaySuffix: t.String(), secret: t.String({ description: 'decrypted plaintext' }) }),

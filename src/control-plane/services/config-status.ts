@@ -78,7 +78,7 @@ export const configStatusOps = (deps: ControlDeps, local: () => ControllerStatus
         .where(
           and(
             isNull(dataplanes.deletedAt),
-            ctx.principal.kind === 'user' ? eq(dataplanes.customerId, ctx.principal.customerId) : undefined,
+            ctx.principal.kind === 'user' ? eq(dataplanes.customerUuid, ctx.principal.customerUuid) : undefined,
             want !== '' ? eq(dataplanes.slug, want) : undefined,
           ),
         )

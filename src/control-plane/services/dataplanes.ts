@@ -5,6 +5,7 @@ import { connectError } from '../../core/errors.ts';
 import { type DataplaneRow, dataplanes, projectGateways } from '../../store/schema/index.ts';
 import { op, type OpDef, type Unchecked } from '../connect.ts';
 import { type Change, type ControlDeps, LOCAL_TARGET, type Reader, type Tx } from '../deps.ts';
+import { revokeWorkspaceAccounts } from '../cascade.ts';
 import { findCustomer, lockProject, uniquely } from '../lookups.ts';
 import { mutation, type MutationCtx, rid } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
@@ -92,7 +93,11 @@ interface Meta {
  */
 const behaviour = (deps: ControlDeps, noun: 'Dataplane' | 'Workspace', key: 'dataplaneId' | 'workspaceId') => ({
   /** The customer of the data plane `id` (the permission scope of Get). */
-  scopeOfId: async (i: Unchecked<{ id: string }>) => (typeof i.id === 'string' ? { customerId: (await findDataplane(deps.db, i.id)).customerId } : undefined),
+  scopeOfId: async (i: Unchecked<{ id: string }>) => {
+    if (typeof i.id !== 'string') return undefined;
+    const d = await findDataplane(deps.db, i.id);
+    return { customerId: d.customerId, customerUuid: d.customerUuid };
+  },
   create: async ({ tx, change: record }: MutationCtx, input: Meta & { customerId: string; projectId?: string }, slug: string): Promise<DataplaneRow> => {
     const project = await lockProject(tx, input.customerId, input.projectId);
     const row = await uniquely(
@@ -155,6 +160,7 @@ const behaviour = (deps: ControlDeps, noun: 'Dataplane' | 'Workspace', key: 'dat
     if (hosted.length > 0)
       throw connectError('failed_precondition', `${noun.toLowerCase()} '${current.slug}' hosts project gateways; delete them or move them to another workspace first`, 'id');
     await tx.update(dataplanes).set({ deletedAt, updatedAt: deletedAt }).where(eq(dataplanes.id, current.id));
+    await revokeWorkspaceAccounts(tx, current.customerUuid, current.slug, deletedAt, `${noun.toLowerCase()} deleted`);
     await record(change(current), [LOCAL_TARGET, current.id]);
     return { deletedAt: ts(deletedAt), success: true };
   },

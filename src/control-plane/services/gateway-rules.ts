@@ -117,7 +117,7 @@ export const ownerScope =
     if (!i.projectId) throw connectError('permission_denied', 'a project owner must pass projectId: a project it owns that this gateway serves', 'projectId');
     if (!(await attachedProjects(deps.db, gw.id)).includes(i.projectId))
       throw connectError('permission_denied', `project gateway '${gw.projectGatewayId}' does not serve project '${i.projectId}'`, 'projectId');
-    return { customerId: gw.customerId, projectId: i.projectId };
+    return { customerId: gw.customerId, customerUuid: gw.customerUuid, projectId: i.projectId };
   };
 
 /** The projects a user token may see (undefined: all, for platform admins). */

@@ -56,7 +56,11 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => {
   /** Owner scope of a body as sent (see `ownerScope`): an id that is no string has no gateway; a projectId that is no string is none. */
   const ownerOf = (i: ById) => (typeof i.id === 'string' ? owner({ id: i.id, ...(typeof i.projectId === 'string' ? { projectId: i.projectId } : {}) }) : undefined);
   /** The gateway's customer, and the project named in the body (Attach/Detach). */
-  const attachScope = async (i: ById) => (typeof i.id === 'string' ? { customerId: (await findGateway(deps.db, i.id)).customerId, projectId: i.projectId } : undefined);
+  const attachScope = async (i: ById) => {
+    if (typeof i.id !== 'string') return undefined;
+    const gw = await findGateway(deps.db, i.id);
+    return { customerId: gw.customerId, customerUuid: gw.customerUuid, projectId: i.projectId };
+  };
   return [
     mutation(deps, CreateProjectGateway, {
       resourceId: (_i, o) => o?.projectGateway.id ?? '',

@@ -4,7 +4,7 @@ import { calculateJwkThumbprint, exportJWK, exportPKCS8, exportSPKI, generateKey
 import { jcs } from '../../core/jcs.ts';
 import { connectError } from '../../core/errors.ts';
 import { randomToken, sha256Hex } from '../../core/ids.ts';
-import { dataplanes, serviceAccounts, type ServiceAccountRow, type StoredTelemetry } from '../../store/schema/index.ts';
+import { customers, dataplanes, serviceAccounts, type ServiceAccountRow, type StoredTelemetry } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Tx } from '../deps.ts';
 import { lockCustomer } from '../lookups.ts';
@@ -83,9 +83,34 @@ export const infoOf = (a: ServiceAccountRow) => ({
 });
 
 const findAccount = async (deps: ControlDeps, id: string): Promise<ServiceAccountRow> => {
-  const [row] = await deps.db.select().from(serviceAccounts).where(eq(serviceAccounts.id, id)).limit(1);
-  if (!row) throw connectError('not_found', `service account '${id}' not found`, 'id');
-  return row;
+  const [found] = await deps.db
+    .select({ account: serviceAccounts, customerDeletedAt: customers.deletedAt })
+    .from(serviceAccounts)
+    .innerJoin(customers, eq(customers.id, serviceAccounts.customerUuid))
+    .where(eq(serviceAccounts.id, id))
+    .limit(1);
+  if (!found) throw connectError('not_found', `service account '${id}' not found`, 'id');
+  const { account, customerDeletedAt } = found;
+  // An account its customer's delete did not revoke (deleted before deletes revoked accounts) reads as what it is.
+  return customerDeletedAt && !account.revokedAt ? { ...account, revokedAt: customerDeletedAt, revokeReason: 'customer deleted' } : account;
+};
+
+/** Restoring needs the account's customer row and its workspace live (held FOR SHARE until the restore commits). */
+const lockOwners = async (tx: Tx, row: ServiceAccountRow): Promise<void> => {
+  const [customer] = await tx
+    .select({ id: customers.id })
+    .from(customers)
+    .where(and(eq(customers.id, row.customerUuid), isNull(customers.deletedAt)))
+    .for('share');
+  if (!customer) throw connectError('failed_precondition', `the service account's customer '${row.customerId}' was deleted`, 'id');
+  const [ws] = await tx
+    .select({ id: dataplanes.id, createdAt: dataplanes.createdAt })
+    .from(dataplanes)
+    .where(and(eq(dataplanes.customerUuid, row.customerUuid), eq(dataplanes.slug, row.workspaceId), isNull(dataplanes.deletedAt)))
+    .limit(1)
+    .for('share');
+  // A workspace created after the account is a re-created slug: not the account's workspace.
+  if (!ws || ws.createdAt.getTime() > row.createdAt.getTime()) throw connectError('failed_precondition', `the service account's workspace '${row.workspaceId}' was deleted`, 'id');
 };
 
 const publicKeyOf = (a: Pick<ServiceAccountRow, 'kid' | 'publicKeyPem'>) => ({ alg: 'RS256', key: a.publicKeyPem, kid: a.kid, use: 'sig' });
@@ -235,7 +260,10 @@ export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
     permission: 'customer_member',
     input: t.Object({ id: Uuid('service account id') }, { additionalProperties: false }),
     output: t.Object({ serviceAccount: ServiceAccountInfo }),
-    scope: async (input) => ({ customerId: (await findAccount(deps, input.id)).customerId }),
+    scope: async (input) => {
+      const a = await findAccount(deps, input.id);
+      return { customerId: a.customerId, customerUuid: a.customerUuid };
+    },
     handler: async (input) => ({ serviceAccount: infoOf(await findAccount(deps, input.id)) }),
   }),
   mutation(deps, {
@@ -268,11 +296,16 @@ export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
     group: 'Service accounts',
     name: 'RestoreServiceAccount',
     summary: 'Restore a revoked service account (ACTIVE again unless past its expiry)',
-    notes: 'Only a REVOKED account may be restored (failed_precondition otherwise). The reason is kept in the audit entry.',
+    notes: 'Only a REVOKED account may be restored, and only while its customer and workspace exist (failed_precondition otherwise): an account revoked by their delete stays revoked. The reason is kept in the audit entry.',
     permission: 'platform_admin',
     input: t.Object({ id: Uuid('service account id'), reason: Reason() }, { additionalProperties: false }),
     output: t.Object({ serviceAccount: ServiceAccountInfo, success: t.Boolean() }),
     handler: async (input, { tx, change }) => {
+      const [owner] = await tx.select().from(serviceAccounts).where(eq(serviceAccounts.id, input.id)).limit(1);
+      if (!owner) throw connectError('not_found', `service account '${input.id}' not found`, 'id');
+      // Parents first, as every delete locks them (customer, then its rows): a concurrent delete either
+      // commits first (refused here) or waits for this restore and then revokes the account again.
+      await lockOwners(tx, owner);
       const [row] = await tx.select().from(serviceAccounts).where(eq(serviceAccounts.id, input.id)).limit(1).for('update');
       if (!row) throw connectError('not_found', `service account '${input.id}' not found`, 'id');
       if (!row.revokedAt) throw connectError('failed_precondition', 'the service account is not revoked', 'id');
@@ -297,9 +330,13 @@ const accountChange = async (tx: Tx, row: ServiceAccountRow, change: MutationCtx
   if (plane) await change({ resource: 'serviceAccount' as const, entityId: row.id, customerId: row.customerId }, [plane.id]);
 };
 
-/** Public keys of the live service accounts, as JWKs (published at /.well-known/jwks.json). */
+/** Public keys of the live service accounts of live customers, as JWKs (published at /.well-known/jwks.json). */
 export const serviceAccountJwks = async (deps: Pick<ControlDeps, 'db'>): Promise<object[]> => {
-  const rows = await deps.db.select().from(serviceAccounts).where(isNull(serviceAccounts.revokedAt));
+  const rows = await deps.db
+    .select({ kid: serviceAccounts.kid, publicKeyPem: serviceAccounts.publicKeyPem, expiresAt: serviceAccounts.expiresAt })
+    .from(serviceAccounts)
+    .innerJoin(customers, and(eq(customers.id, serviceAccounts.customerUuid), isNull(customers.deletedAt)))
+    .where(isNull(serviceAccounts.revokedAt));
   const out: object[] = [];
   for (const r of rows) {
     if (r.expiresAt.getTime() <= Date.now()) continue;

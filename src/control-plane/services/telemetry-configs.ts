@@ -9,6 +9,7 @@ import { type TelemetryConfigRow, telemetryConfigs } from '../../store/schema/in
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Reader } from '../deps.ts';
 import { mutation } from '../mutation.ts';
+import { checkSinkUrl } from '../upstream-addresses.ts';
 import { Enum, Int32, OptTimestamp, Str, Success, Timestamp, optTs, ts } from '../schemas.ts';
 
 /**
@@ -87,6 +88,9 @@ export const telemetryConfigOps = (deps: ControlDeps, forwarder: () => AuditForw
       throw connectError('invalid_argument', "invalid field 'sinkUrl': not a valid URL", 'sinkUrl');
     }
   };
+  /** An audit_logs sink (the gateway connects there) and TestAuditForward's: the upstream address rule (checkSinkUrl). */
+  const checkSink = (url: string | undefined, telemetryType: string): Promise<void> | undefined =>
+    url !== undefined && telemetryType === 'audit_logs' ? checkSinkUrl(url, deps.upstreamAllowPrivate === true) : undefined;
   /** Rules across fields: a secret for every auth type but none; audit forwarding speaks http/json only. */
   const check = (c: { telemetryType: string; protocol: string; authType: string; authValue: string | null }) => {
     if (c.authType !== 'none' && !c.authValue) throw connectError('invalid_argument', `invalid field 'authValue': required with authType '${c.authType}'`, 'authValue');
@@ -104,7 +108,7 @@ export const telemetryConfigOps = (deps: ControlDeps, forwarder: () => AuditForw
       name: 'CreateTelemetryConfig',
       summary: 'Create a telemetry forwarding config (returns authValue decrypted)',
       notes:
-        "enabled defaults to true, forwardIntervalSeconds to 300, status starts 'disconnected'. authType other than 'none' needs authValue. audit_logs configs need protocol 'http/json' and forward the audit entries written from their creation on (docs/audit.md).",
+        "enabled defaults to true, forwardIntervalSeconds to 300, status starts 'disconnected'. authType other than 'none' needs authValue. audit_logs configs need protocol 'http/json' and forward the audit entries written from their creation on (docs/audit.md); their sinkUrl must not be, or resolve to, a loopback, private, link-local, shared or metadata address unless GATEWAY_UPSTREAM_ALLOW_PRIVATE=1 (permission_denied naming sinkUrl).",
       permission: 'platform_admin',
       input: t.Object(
         {
@@ -125,6 +129,7 @@ export const telemetryConfigOps = (deps: ControlDeps, forwarder: () => AuditForw
         const authValue = input.authValue ?? null;
         checkUrl(input.sinkUrl);
         check({ ...input, authValue });
+        await checkSink(input.sinkUrl, input.telemetryType);
         const now = new Date();
         const [row] = await tx
           .insert(telemetryConfigs)
@@ -188,6 +193,7 @@ export const telemetryConfigOps = (deps: ControlDeps, forwarder: () => AuditForw
         const current = await find(input.id, tx, true);
         const authValue = input.authValue !== undefined ? input.authValue || null : current.authValueWrapped ? deps.secrets.unwrap(current.authValueWrapped) : null;
         check({ telemetryType: current.telemetryType, protocol: input.protocol ?? current.protocol, authType: input.authType ?? current.authType, authValue });
+        await checkSink(input.sinkUrl, current.telemetryType);
         const patch: Partial<typeof telemetryConfigs.$inferInsert> = { updatedAt: new Date() };
         if (input.apiKeyHeader !== undefined) patch.apiKeyHeader = input.apiKeyHeader || null;
         if (input.authType !== undefined) patch.authType = input.authType;
@@ -226,7 +232,7 @@ export const telemetryConfigOps = (deps: ControlDeps, forwarder: () => AuditForw
       name: 'TestAuditForward',
       summary: 'Send one synthetic audit record to a sink (OTLP logs over HTTP/JSON)',
       notes:
-        "The sink URL gets /v1/logs appended when absent. Only protocol 'http/json' is supported (others answer ok false). authValue is plaintext. ok is true when the sink answered 2xx (within 10 s); otherwise message says why (status code or network error, never the sink's body). Nothing is stored.",
+        "The sink URL gets /v1/logs appended when absent. Only protocol 'http/json' is supported (others answer ok false). authValue is plaintext. ok is true when the sink answered 2xx (within 10 s); otherwise message says why (status code or network error, never the sink's body). Nothing is stored. A sinkUrl that is, or resolves to, a loopback, private, link-local, shared or metadata address is permission_denied naming sinkUrl unless GATEWAY_UPSTREAM_ALLOW_PRIVATE=1 (the test is not a port scanner).",
       permission: 'platform_admin',
       input: t.Object(
         {
@@ -242,6 +248,7 @@ export const telemetryConfigOps = (deps: ControlDeps, forwarder: () => AuditForw
       output: t.Object({ ok: t.Boolean(), message: t.String({ description: 'diagnostic when ok is false; empty otherwise' }) }),
       handler: async (input) => {
         checkUrl(input.sinkUrl);
+        await checkSink(input.sinkUrl, 'audit_logs');
         if (input.protocol !== 'http/json') return { ok: false, message: "only protocol 'http/json' is supported for audit-log forwarding" };
         const now = new Date().toISOString();
         const synthetic = {

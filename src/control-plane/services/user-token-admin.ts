@@ -49,12 +49,12 @@ const Jti = () => Str(1, 64, { description: 'the token id (1-64)' });
 /** Scope of a token operation: the token's customer (looked up; an unknown jti is no access for a user). */
 const tokenScope = (deps: ControlDeps) => async (i: { jti: string }) => {
   if (typeof i.jti !== 'string') return undefined;
-  const [row] = await deps.db.select({ customerId: userTokens.customerId }).from(userTokens).where(eq(userTokens.jti, i.jti)).limit(1);
-  return row ? { customerId: row.customerId } : undefined;
+  const [row] = await deps.db.select({ customerId: userTokens.customerId, customerUuid: userTokens.customerUuid }).from(userTokens).where(eq(userTokens.jti, i.jti)).limit(1);
+  return row ? { customerId: row.customerId, customerUuid: row.customerUuid } : undefined;
 };
 
 const ownToken = (p: Principal, row: UserTokenRow | undefined): row is UserTokenRow =>
-  row !== undefined && (p.kind !== 'user' || (p.userId === row.userId && p.customerId === row.customerId));
+  row !== undefined && (p.kind !== 'user' || (p.userId === row.userId && p.customerUuid === row.customerUuid));
 
 export const userTokenAdminOps = (deps: ControlDeps, flushRecords: () => Promise<void>): OpDef[] => [
   op({
