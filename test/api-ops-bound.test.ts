@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { OPS } from '../src/api/index.ts';
+import { bodyScope, namedScope, projectScope } from '../src/control-plane/connect.ts';
 import { managementOps } from '../src/control-plane/index.ts';
 
 /**
@@ -12,12 +13,12 @@ import { managementOps } from '../src/control-plane/index.ts';
 
 const ROOT = join(import.meta.dir, '..');
 const mounted = managementOps({ db: null as never, secrets: null as never }, { flushRecords: async () => {}, localStatus: () => undefined });
-const CONVERTED_GROUPS = ['Guardrails', 'Budgets', 'Data planes', 'Workspaces', 'Project gateways', 'Provider connections', 'Routes', 'API keys'];
+const CONVERTED_GROUPS = ['Guardrails', 'Budgets', 'Data planes', 'Workspaces', 'Project gateways', 'Provider connections', 'Routes', 'API keys', 'BYOK keys', 'Observability', 'Configuration status', 'Audit'];
 
 describe('operations served from the API module', () => {
   test('every operation of a converted group is declared in OPS', () => {
     const served = mounted.filter((d) => CONVERTED_GROUPS.includes(d.group)).map((d) => d.name);
-    expect(served.length).toBeGreaterThanOrEqual(45);
+    expect(served.length).toBeGreaterThanOrEqual(58);
     expect(served.filter((name) => !Object.hasOwn(OPS, name))).toEqual([]);
   });
 
@@ -64,6 +65,18 @@ describe('layering', () => {
     expect(outside).toEqual([]);
     expect([...packages].filter((p) => !p.startsWith('@sinclair/typebox'))).toEqual([]);
     expect([...files].map((f) => relative(ROOT, f))).toContain('src/api/ops/dataplanes.ts');
+  });
+
+  test("a body's project scope is read in one place: connect.ts projectScope ('default' when absent, null or empty)", () => {
+    expect([undefined, null, ''].map((p) => projectScope('acme', p))).toEqual(Array(3).fill({ customerId: 'acme', projectId: 'default' }));
+    expect(projectScope('acme', 'web')).toEqual({ customerId: 'acme', projectId: 'web' });
+    // Anything else is passed on as sent, for authorization to refuse.
+    expect(bodyScope({ customerId: 7, projectId: 5 })).toEqual({ customerId: 7, projectId: 5 });
+    expect([{}, { customerId: null }, { customerId: '', projectId: 'web' }].map(namedScope)).toEqual([undefined, undefined, undefined]);
+    expect(namedScope({ customerId: 'acme' })).toEqual({ customerId: 'acme', projectId: 'default' });
+    const dir = join(ROOT, 'src', 'control-plane', 'services');
+    const copies = readdirSync(dir).filter((f) => f.endsWith('.ts') && /=== '' \? DEFAULT_PROJECT/.test(readFileSync(join(dir, f), 'utf8')));
+    expect(copies).toEqual([]);
   });
 
   test('no management service imports the data plane (money formatting lives in src/core/money.ts)', () => {

@@ -2,13 +2,18 @@ import type { Static } from '@sinclair/typebox';
 import type { OpSpec } from './op.ts';
 import { ApiKeyOps } from './ops/apikeys.ts';
 import { AssignmentOps } from './ops/assignments.ts';
+import { AuditOps } from './ops/audit.ts';
+import { AuditCheckpointOps } from './ops/audit-checkpoints.ts';
 import { BudgetOps } from './ops/budgets.ts';
+import { ByokOps } from './ops/byok.ts';
 import { CatalogOps } from './ops/catalog.ts';
+import { ConfigStatusOps } from './ops/config-status.ts';
 import { ConnectionOps } from './ops/connections.ts';
 import { CustomerOps } from './ops/customers.ts';
 import { DataplaneOps, WorkspaceOps } from './ops/dataplanes.ts';
 import { GuardrailOps } from './ops/guardrails.ts';
 import { MemberOps } from './ops/members.ts';
+import { ObservabilityOps } from './ops/observability.ts';
 import { ProjectGatewayOps } from './ops/project-gateways.ts';
 import { ProjectOps } from './ops/projects.ts';
 import { RouteOps } from './ops/routes.ts';
@@ -34,6 +39,11 @@ export const OPS = {
   ...ConnectionOps,
   ...RouteOps,
   ...ApiKeyOps,
+  ...ByokOps,
+  ...ObservabilityOps,
+  ...ConfigStatusOps,
+  ...AuditOps,
+  ...AuditCheckpointOps,
 } as const satisfies Record<string, OpSpec>;
 
 export type OpName = keyof typeof OPS;

@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { connectError, databaseUnavailable, GatewayError, isDatabaseUnavailable } from '../core/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
 import type { OpDef, Scope } from './connect.ts';
-import { DEFAULT_PROJECT } from './schemas.ts';
+import { projectOrDefault } from '../api/kit.ts';
 
 export type ProjectRole = 'admin' | 'member';
 
@@ -106,7 +106,7 @@ export class ManagementAuth {
     }
     if (owner === undefined || owner !== principal.customerUuid) throw denied();
     if (def.permission === 'customer_member') return;
-    const project = scope.projectId === undefined || scope.projectId === '' ? DEFAULT_PROJECT : scope.projectId;
+    const project = projectOrDefault(scope.projectId);
     const role = principal.roles.get(project);
     if (!role) throw connectError('permission_denied', `not a member of project '${project}'`);
     if (def.permission === 'project_admin' && role !== 'admin') throw connectError('permission_denied', `${def.name} requires the admin role in project '${project}'`);

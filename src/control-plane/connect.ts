@@ -1,6 +1,7 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
+import { projectOrDefault } from '../api/kit.ts';
 import { type OpSpec } from '../api/op.ts';
 import { Elysia } from 'elysia';
 import { asGatewayError, connectError, databaseUnavailable, GatewayError, isDatabaseUnavailable, toConnectBody } from '../core/errors.ts';
@@ -35,6 +36,22 @@ export interface Scope {
 
 /** The body as sent, before validation: any property may be missing or of any JSON type. */
 export type Unchecked<T> = { readonly [K in keyof T]?: unknown };
+
+/** The scope a customer and project name as sent: the project is 'default' when absent, null or empty. */
+export const projectScope = (customerId: unknown, projectId: unknown): Scope => ({
+  customerId,
+  projectId: projectId === undefined || projectId === null || typeof projectId === 'string' ? projectOrDefault(projectId) : projectId,
+});
+
+/** The scope of a body as sent: its `customerId`, and its `projectId` ('default' when empty). */
+export const bodyScope = (i: Unchecked<{ customerId: string; projectId: string }>): Scope => projectScope(i.customerId, i.projectId);
+
+/**
+ * `bodyScope`, or none when the body names no customer (a resource addressed by id alone, or a
+ * platform-wide query): then only the platform admin may call.
+ */
+export const namedScope = (i: Unchecked<{ customerId: string; projectId: string }>): Scope | undefined =>
+  i.customerId === undefined || i.customerId === null || i.customerId === '' ? undefined : bodyScope(i);
 
 export interface OpContext {
   principal: Principal;

@@ -1,10 +1,10 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { ApiKeyOps } from '../../api/ops/apikeys.ts';
-import { DEFAULT_PROJECT, int64Value, optTs, projectOrDefault, ts } from '../../api/kit.ts';
+import { int64Value, optTs, projectOrDefault, ts } from '../../api/kit.ts';
 import { connectError } from '../../core/errors.ts';
 import { newApiKey, sha256Hex } from '../../core/ids.ts';
 import { type ApiKeyRow, apiKeys } from '../../store/schema/index.ts';
-import { op, type OpDef, type Scope } from '../connect.ts';
+import { bodyScope, namedScope, op, type OpDef, projectScope } from '../connect.ts';
 import type { ControlDeps } from '../deps.ts';
 import { mutation, rid } from '../mutation.ts';
 import { inLiveProject, lockProject } from '../lookups.ts';
@@ -15,8 +15,6 @@ const { CreateApiKey, ListApiKeys, RevokeApiKey } = ApiKeyOps;
 /** xxHash64 of a string as 16 hex digits (the key address of a user). */
 export const xxhash64Hex = (s: string): string => Bun.hash.xxHash64(s).toString(16).padStart(16, '0');
 
-/** The scope of a body as sent: its customer, and its project ('default' when empty). */
-const projectScope = (customerId: unknown, projectId: unknown): Scope => ({ customerId, projectId: projectId === undefined || projectId === null || projectId === '' ? DEFAULT_PROJECT : projectId });
 /** A property of a value as sent (undefined unless the value is an object). */
 const prop = (v: unknown, key: string): unknown => (typeof v === 'object' && v !== null ? Object.getOwnPropertyDescriptor(v, key)?.value : undefined);
 
@@ -73,7 +71,7 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
     },
   }),
   op(ListApiKeys, {
-    scope: (i) => projectScope(i.customerId, i.projectId),
+    scope: bodyScope,
     handler: async (input) => {
       const size = pageSizeOf(input.pageSize);
       const k = keyset(apiKeys.createdAt, apiKeys.id, input.pageToken);
@@ -95,7 +93,7 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
   }),
   mutation(deps, RevokeApiKey, {
     resourceId: (i) => rid(i.id),
-    scope: (i) => (i.customerId ? projectScope(i.customerId, i.projectId) : undefined),
+    scope: namedScope,
     handler: async (input, { tx, change }) => {
       const [row] = await tx.select().from(apiKeys).where(eq(apiKeys.id, input.id)).limit(1).for('update');
       if (!row || (input.customerId && (row.customerId !== input.customerId || row.projectId !== projectOrDefault(input.projectId))))

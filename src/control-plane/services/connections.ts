@@ -1,10 +1,10 @@
 import { and, eq, isNull, type SQL } from 'drizzle-orm';
 import { ConnectionOps } from '../../api/ops/connections.ts';
-import { DEFAULT_PROJECT, projectOrDefault, ts } from '../../api/kit.ts';
+import { projectOrDefault, ts } from '../../api/kit.ts';
 import { connectError } from '../../core/errors.ts';
 import { getAdapter } from '../../providers/registry.ts';
 import { type ProviderConnectionRow, providerConnections } from '../../store/schema/index.ts';
-import { op, type OpDef, type Scope, type Unchecked } from '../connect.ts';
+import { bodyScope, namedScope, op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Reader, Tx } from '../deps.ts';
 import { inLiveProject, lockProject, uniquely } from '../lookups.ts';
 import { mutation, rid } from '../mutation.ts';
@@ -28,12 +28,6 @@ export const connectionView = (c: ProviderConnectionRow) => ({
   updatedAt: ts(c.updatedAt),
 });
 
-/** The scope of a body as sent: its customer, and its project ('default' when empty). */
-const projectScope = (i: Unchecked<{ customerId: string; projectId: string }>): Scope => ({
-  customerId: i.customerId,
-  projectId: i.projectId === undefined || i.projectId === null || i.projectId === '' ? DEFAULT_PROJECT : i.projectId,
-});
-const refScope = (i: Unchecked<{ customerId: string; projectId: string }>) => (i.customerId === undefined ? undefined : projectScope(i));
 
 type ConnectionAddr = { id?: string; customerId?: string; projectId?: string; name?: string };
 
@@ -73,7 +67,7 @@ const checkProvider = (provider: string): void => {
 export const connectionOps = (deps: ControlDeps): OpDef[] => [
   mutation(deps, CreateProviderConnection, {
     resourceId: (_i, o) => o?.connection.id ?? '',
-    scope: projectScope,
+    scope: bodyScope,
     handler: async (input, { tx, change, principal }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
       checkProvider(input.provider);
@@ -105,11 +99,11 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
     },
   }),
   op(GetProviderConnection, {
-    scope: refScope,
+    scope: namedScope,
     handler: async (input) => ({ connection: connectionView(await findConnection(deps.db, input)) }),
   }),
   op(ListProviderConnections, {
-    scope: projectScope,
+    scope: bodyScope,
     handler: async (input) => {
       const size = pageSizeOf(input.pageSize);
       const k = keyset(providerConnections.createdAt, providerConnections.id, input.pageToken);
@@ -131,7 +125,7 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
   }),
   mutation(deps, UpdateProviderConnection, {
     resourceId: (i, o) => o?.connection.id ?? rid(i.id),
-    scope: refScope,
+    scope: namedScope,
     handler: async (input, { tx, change, principal }) => {
       const current = await lockConnection(tx, input);
       const patch: Partial<typeof providerConnections.$inferInsert> = { updatedAt: new Date() };
@@ -152,7 +146,7 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
   }),
   mutation(deps, DeleteProviderConnection, {
     resourceId: (i) => rid(i.id),
-    scope: refScope,
+    scope: namedScope,
     handler: async (input, { tx, change }) => {
       const current = await lockConnection(tx, input);
       const deletedAt = new Date();

@@ -1,9 +1,9 @@
 import { and, eq, isNull, type SQL } from 'drizzle-orm';
 import { RouteOps } from '../../api/ops/routes.ts';
-import { DEFAULT_PROJECT, projectOrDefault, ts } from '../../api/kit.ts';
+import { projectOrDefault, ts } from '../../api/kit.ts';
 import { connectError } from '../../core/errors.ts';
 import { aiModels, type RouteRow, routes, type RouteTarget } from '../../store/schema/index.ts';
-import { op, type OpDef, type Scope, type Unchecked } from '../connect.ts';
+import { bodyScope, namedScope, op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Reader, Tx } from '../deps.ts';
 import { inLiveProject, lockProject, uniquely } from '../lookups.ts';
 import { mutation, rid } from '../mutation.ts';
@@ -63,17 +63,11 @@ const lockRoute = async (tx: Tx, ref: RouteAddr): Promise<RouteRow> => {
   return findRoute(tx, { id: found.id }, 'update');
 };
 
-/** The scope of a body as sent: its customer, and its project ('default' when empty). */
-const projectScope = (i: Unchecked<{ customerId: string; projectId: string }>): Scope => ({
-  customerId: i.customerId,
-  projectId: i.projectId === undefined || i.projectId === null || i.projectId === '' ? DEFAULT_PROJECT : i.projectId,
-});
-const refScope = (i: Unchecked<{ customerId: string; projectId: string }>) => (i.customerId === undefined ? undefined : projectScope(i));
 
 export const routeOps = (deps: ControlDeps): OpDef[] => [
   mutation(deps, CreateRoute, {
     resourceId: (_i, o) => o?.route.id ?? '',
-    scope: projectScope,
+    scope: bodyScope,
     handler: async (input, { tx, change }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
       await requireCatalogModel(tx, input.model);
@@ -102,11 +96,11 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
     },
   }),
   op(GetRoute, {
-    scope: refScope,
+    scope: namedScope,
     handler: async (input) => ({ route: routeView(await findRoute(deps.db, input)) }),
   }),
   op(ListRoutes, {
-    scope: projectScope,
+    scope: bodyScope,
     handler: async (input) => {
       const size = pageSizeOf(input.pageSize);
       const k = keyset(routes.createdAt, routes.id, input.pageToken);
@@ -122,7 +116,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
   }),
   mutation(deps, UpdateRoute, {
     resourceId: (i, o) => o?.route.id ?? rid(i.id),
-    scope: refScope,
+    scope: namedScope,
     handler: async (input, { tx, change }) => {
       const current = await lockRoute(tx, input);
       const patch: Partial<typeof routes.$inferInsert> = { updatedAt: new Date() };
@@ -137,7 +131,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
   }),
   mutation(deps, DeleteRoute, {
     resourceId: (i) => rid(i.id),
-    scope: refScope,
+    scope: namedScope,
     handler: async (input, { tx, change }) => {
       const current = await lockRoute(tx, input);
       const deletedAt = new Date();
