@@ -12,7 +12,10 @@ import { MemberOps } from './ops/members.ts';
 import { ProjectGatewayOps } from './ops/project-gateways.ts';
 import { ProjectOps } from './ops/projects.ts';
 import { RouteOps } from './ops/routes.ts';
+import { ServiceAccountOps } from './ops/service-accounts.ts';
 import { SettingOps } from './ops/settings.ts';
+import { TelemetryConfigOps } from './ops/telemetry-configs.ts';
+import { UserTokenOps } from './ops/user-tokens.ts';
 
 /**
  * The management API as data: every operation's spec by name (src/api/ops/*). Imports no store,
@@ -34,6 +37,9 @@ export const OPS = {
   ...ConnectionOps,
   ...RouteOps,
   ...ApiKeyOps,
+  ...ServiceAccountOps,
+  ...UserTokenOps,
+  ...TelemetryConfigOps,
 } as const satisfies Record<string, OpSpec>;
 
 export type OpName = keyof typeof OPS;
