@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { OPS } from '../src/api/index.ts';
 import { bodyScope, namedScope, projectScope } from '../src/control-plane/connect.ts';
 import { managementOps } from '../src/control-plane/index.ts';
+import { opInput } from '../iac/provider/api-schemas.ts';
 
 /**
  * Issue 23, item 1: the converted resource groups are declared in the API module (src/api/ops) and
@@ -13,13 +14,12 @@ import { managementOps } from '../src/control-plane/index.ts';
 
 const ROOT = join(import.meta.dir, '..');
 const mounted = managementOps({ db: null as never, secrets: null as never }, { flushRecords: async () => {}, localStatus: () => undefined });
-const CONVERTED_GROUPS = ['Guardrails', 'Budgets', 'Data planes', 'Workspaces', 'Project gateways', 'Provider connections', 'Routes', 'API keys', 'BYOK keys', 'Observability', 'Configuration status', 'Audit'];
-
 describe('operations served from the API module', () => {
-  test('every operation of a converted group is declared in OPS', () => {
-    const served = mounted.filter((d) => CONVERTED_GROUPS.includes(d.group)).map((d) => d.name);
-    expect(served.length).toBeGreaterThanOrEqual(58);
+  test('every operation the server mounts is declared in OPS, and every spec of OPS is mounted once', () => {
+    const served = mounted.map((d) => d.name);
+    expect(served.length).toBeGreaterThanOrEqual(100);
     expect(served.filter((name) => !Object.hasOwn(OPS, name))).toEqual([]);
+    expect(Object.keys(OPS).filter((name) => served.filter((s) => s === name).length !== 1)).toEqual([]);
   });
 
   test('the server mounts each spec as declared: the same schemas, permission and audit', () => {
@@ -42,6 +42,16 @@ describe('operations served from the API module', () => {
     expect(Object.keys(OPS.ListWorkspaces.output.properties)).toEqual(['workspaces', 'nextPageToken']);
     expect(Object.keys(OPS.GetDataplane.output.properties)).toEqual(['dataplane']);
     expect(OPS.SetWorkspaceURL.mutates).toEqual({ action: 'UPDATE', resource: 'dataplane' });
+  });
+});
+
+describe('the Terraform provider reads the same schemas', () => {
+  test('its request schemas are the API module\'s specs', () => {
+    for (const name of ['CreateServiceAccount', 'CreateTelemetryConfig', 'UpdateTelemetryConfig', 'CreateApiKey', 'CreateGuardrail'] as const) expect(opInput(name)).toBe(OPS[name].input);
+  });
+
+  test('every operation the provider reads has a spec in OPS', () => {
+    for (const name of ['Register', 'CreateMcpServer'].filter((n) => Object.hasOwn(OPS, n))) expect(opInput(name)).toBe(OPS[name as keyof typeof OPS].input);
   });
 });
 

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
+import { defineOp } from '../src/api/op.ts';
 import { connectError } from '../src/core/errors.ts';
 import { callInfo, PLATFORM_ADMIN_USER } from '../src/control-plane/audit-record.ts';
 import type { OpDef } from '../src/control-plane/connect.ts';
 import { managementOps } from '../src/control-plane/index.ts';
-import { mutation } from '../src/control-plane/mutation.ts';
+import { mutation, rid } from '../src/control-plane/mutation.ts';
 import { customers } from '../src/store/schema/index.ts';
 import { OPS, GHOST } from './management/op-table.ts';
 import { type Body, liveFixture } from './management/support.ts';
@@ -280,17 +281,18 @@ describe('the entry is part of the change', () => {
 
   test('a change that fails after writing leaves only the refusal entry', async () => {
     const deps = { db: tg.gw.store.db, secrets: null as never };
-    const def = mutation(deps, {
-      action: 'CREATE',
-      resource: 'customer',
-      resourceId: (i) => i.customerId,
+    const spec = defineOp({
       service: 'admin.v1.AdminService',
       group: 'test',
       name: 'FailingCreate',
       summary: 'writes, records a change, then fails',
       permission: 'platform_admin',
+      mutates: { action: 'CREATE', resource: 'customer' },
       input: t.Object({ customerId: t.String() }),
       output: t.Object({}),
+    });
+    const def = mutation(deps, spec, {
+      resourceId: (i) => rid(i.customerId),
       handler: async (input, { tx, change }) => {
         await tx.insert(customers).values({ customerId: input.customerId, labels: {} });
         await change({ resource: 'customer', entityId: input.customerId, customerId: input.customerId });
@@ -300,7 +302,7 @@ describe('the entry is part of the change', () => {
     const request = new Request('http://localhost/admin.v1.AdminService/FailingCreate', { method: 'POST' });
     const call = callInfo(request);
     const principal = { kind: 'platform_admin' } as const;
-    const error = await def.handler({ customerId: 'half-done' } as never, { principal, request, call }).catch((e: unknown) => e);
+    const error = await def.handler({ customerId: 'half-done' }, { principal, request, call }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     await def.audit?.refused(call, principal, { customerId: 'half-done' }, error);
     expect(await rows(sql`select 1 from customers where customer_id = 'half-done'`)).toEqual([]);

@@ -17,7 +17,10 @@ import { ObservabilityOps } from './ops/observability.ts';
 import { ProjectGatewayOps } from './ops/project-gateways.ts';
 import { ProjectOps } from './ops/projects.ts';
 import { RouteOps } from './ops/routes.ts';
+import { ServiceAccountOps } from './ops/service-accounts.ts';
 import { SettingOps } from './ops/settings.ts';
+import { TelemetryConfigOps } from './ops/telemetry-configs.ts';
+import { UserTokenOps } from './ops/user-tokens.ts';
 
 /**
  * The management API as data: every operation's spec by name (src/api/ops/*). Imports no store,
@@ -44,6 +47,9 @@ export const OPS = {
   ...ConfigStatusOps,
   ...AuditOps,
   ...AuditCheckpointOps,
+  ...ServiceAccountOps,
+  ...UserTokenOps,
+  ...TelemetryConfigOps,
 } as const satisfies Record<string, OpSpec>;
 
 export type OpName = keyof typeof OPS;

@@ -69,13 +69,6 @@ export interface OpImpl<S extends TObject, O extends TObject> {
   sessionDefaults?: (body: Record<string, unknown>, principal: Principal) => Record<string, unknown>;
 }
 
-/** An operation as written before src/api held its spec (`input`, `output` and `handler` agree on their schema types). */
-export interface TypedOp<S extends TObject, O extends TObject> extends Omit<OpSpec<S, O>, 'mutates'> {
-  scope?: (input: Static<S>) => Scope | undefined | Promise<Scope | undefined>;
-  handler: (input: Static<S>, ctx: OpContext) => Promise<Static<O>>;
-  sessionDefaults?: (body: Record<string, unknown>, principal: Principal) => Record<string, unknown>;
-}
-
 /** An operation as mounted: its spec, and closures that check what they are given. */
 export interface OpDef extends OpSpec {
   scope?: (input: Readonly<Record<string, unknown>>) => Scope | undefined | Promise<Scope | undefined>;
@@ -109,19 +102,15 @@ export const checkedInput = <S extends TSchema>(schema: S, input: unknown): Stat
 };
 
 /** Binds a handler to an operation's spec (src/api/ops); the handler's input and output follow from it. */
-export function op<S extends TObject, O extends TObject>(spec: OpSpec<S, O>, impl: OpImpl<S, O>): OpDef;
-/** @deprecated the operation's schemas belong in src/api/ops: `op(spec, impl)`. */
-export function op<S extends TObject, O extends TObject>(def: TypedOp<S, O>): OpDef;
-export function op<S extends TObject, O extends TObject>(a: OpSpec<S, O> | TypedOp<S, O>, impl?: OpImpl<S, O>): OpDef {
-  if (!impl) return a as unknown as OpDef;
+export const op = <S extends TObject, O extends TObject>(spec: OpSpec<S, O>, impl: OpImpl<S, O>): OpDef => {
   const { scope, handler, sessionDefaults } = impl;
   return {
-    ...a,
+    ...spec,
     ...(scope ? { scope: (input: Readonly<Record<string, unknown>>) => scope(input) } : {}),
-    handler: (input: unknown, ctx: OpContext) => handler(checkedInput(a.input, input), ctx),
+    handler: (input: unknown, ctx: OpContext) => handler(checkedInput(spec.input, input), ctx),
     ...(sessionDefaults ? { sessionDefaults } : {}),
   };
-}
+};
 
 const camel = (k: string): string => k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
@@ -381,7 +370,7 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
         if (!principal) throw connectError('unauthenticated', 'missing credentials');
         const call = callInfo(request, (ctx as unknown as ServerCtx).server);
         set.headers['x-request-id'] = call.requestId;
-        return def.handler(body as never, { principal, request, call });
+        return def.handler(body, { principal, request, call });
       },
       {
         body: def.input,

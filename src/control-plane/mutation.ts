@@ -8,7 +8,7 @@ import { auditLogs } from '../store/schema/audit.ts';
 import { type Actor, actorOf, auditRow, type AuditTarget, type CallInfo, recordedBody, SYSTEM_ACTOR } from './audit-record.ts';
 import type { Principal } from './auth.ts';
 import type { ActionType, OpSpec } from '../api/op.ts';
-import { checkedInput, type OpContext, type OpDef, type OpImpl, type TypedOp, type Unchecked } from './connect.ts';
+import { checkedInput, type OpContext, type OpDef, type OpImpl, type Unchecked } from './connect.ts';
 import { type Change, type ControlDeps, recordChange, type Tx } from './deps.ts';
 
 /**
@@ -45,32 +45,10 @@ export interface AuditSpec {
   refused: (call: CallInfo, principal: Principal | undefined, body: unknown, error: unknown) => Promise<void>;
 }
 
-export interface TypedMutation<S extends TObject, O extends TObject> extends Omit<TypedOp<S, O>, 'handler'> {
-  action: ActionType;
-  resource: string;
-  /** The affected resource's id from the (validated) input and, once applied, the output. */
-  resourceId: (input: Static<S>, output?: Static<O>) => string | undefined;
-  /**
-   * Work that must happen before the transaction opens and is no part of this change (e.g. the
-   * signing key's own creation, itself a system mutation). A failure here is a refused call.
-   */
-  before?: (input: Static<S>, ctx: OpContext) => Promise<void>;
-  handler: (input: Static<S>, m: MutationCtx) => Promise<Static<O>>;
-}
-
 /** A composite resource id (`acme/web`): '' unless every part is a non-empty string (a refused body may hold anything). */
 export const rid = (...parts: unknown[]): string => (parts.every((p) => typeof p === 'string' && p !== '') ? parts.join('/') : '');
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
-
-/** Reads a resource id off an input that may not have passed validation (a refused call). */
-const safeResourceId = <I, O>(fn: (input: I, output?: O) => string | undefined, input: unknown, output?: unknown): string => {
-  try {
-    return str(fn(input as I, output as O));
-  } catch {
-    return '';
-  }
-};
 
 /** The wire outcome of a failure: the status and message the caller saw (never a driver's text). */
 const failureOf = (error: unknown): { statusCode: number; errorMessage: string } => {
@@ -86,14 +64,6 @@ const writeRefusal = async (deps: ControlDeps, call: CallInfo, actor: Actor, tar
     log.every('audit-refusal-unwritten', isDatabaseUnavailable(e) ? 'warn' : 'error', 'a refused management call could not be audited', { endpoint: call.endpoint, requestId: call.requestId, error: describeError(e) }, 5_000);
   }
 };
-
-interface UntypedMutation {
-  action: ActionType;
-  resource: string;
-  resourceId: (input: never, output?: never) => string | undefined;
-  before?: (input: never, ctx: OpContext) => Promise<void>;
-  handler: (input: never, m: MutationCtx) => Promise<object>;
-}
 
 /**
  * Held by every management write from its first statement to its commit. A data plane's revision is
@@ -178,12 +148,7 @@ export interface MutationImpl<S extends TObject, O extends TObject> extends Omit
 const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Declares a state-changing operation: its handler runs on the mutation path. */
-export function mutation<S extends TObject, O extends TObject>(deps: ControlDeps, spec: MutationSpec<S, O>, impl: MutationImpl<S, O>): OpDef;
-/** @deprecated the operation's schemas belong in src/api/ops: `mutation(deps, spec, impl)`. */
-export function mutation<S extends TObject, O extends TObject>(deps: ControlDeps, def: TypedMutation<S, O>): OpDef;
-export function mutation<S extends TObject, O extends TObject>(deps: ControlDeps, a: MutationSpec<S, O> | TypedMutation<S, O>, impl?: MutationImpl<S, O>): OpDef {
-  if (!impl) return legacy(deps, a as unknown as UntypedMutation & OpDef);
-  const spec = a as MutationSpec<S, O>;
+export const mutation = <S extends TObject, O extends TObject>(deps: ControlDeps, spec: MutationSpec<S, O>, impl: MutationImpl<S, O>): OpDef => {
   const { scope, sessionDefaults, resourceId, before, handler } = impl;
   return build(deps, {
     spec,
@@ -197,7 +162,7 @@ export function mutation<S extends TObject, O extends TObject>(deps: ControlDeps
       return { result, id: safeId(() => resourceId(input, result)) };
     },
   });
-}
+};
 
 const safeId = (fn: () => string | undefined): string => {
   try {
@@ -205,24 +170,6 @@ const safeId = (fn: () => string | undefined): string => {
   } catch {
     return '';
   }
-};
-
-/** The mutations declared before their specs moved to src/api (removed once none is left). */
-const legacy = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' | 'audit' | 'scope'> & Pick<OpDef, 'scope'>): OpDef => {
-  const { action, resource, resourceId, before, handler, scope, sessionDefaults, ...rest } = def;
-  const prepare = before as ((input: unknown, ctx: OpContext) => Promise<void>) | undefined;
-  const apply = handler as (input: unknown, m: MutationCtx) => Promise<object>;
-  return build(deps, {
-    spec: { ...rest, mutates: { action, resource } },
-    ...(scope ? { scope } : {}),
-    ...(sessionDefaults ? { sessionDefaults } : {}),
-    idOfBody: (body) => safeResourceId(resourceId as (i: unknown, o?: unknown) => string | undefined, body),
-    ...(prepare ? { before: prepare } : {}),
-    apply: async (input, m) => {
-      const result = await apply(input, m);
-      return { result, id: safeResourceId(resourceId as (i: unknown, o?: unknown) => string | undefined, input, result) };
-    },
-  });
 };
 
 /**
