@@ -4,6 +4,7 @@ import { AssignmentOps } from './ops/assignments.ts';
 import { CatalogOps } from './ops/catalog.ts';
 import { CustomerOps } from './ops/customers.ts';
 import { GuardrailOps } from './ops/guardrails.ts';
+import { McpOps } from './ops/mcp.ts';
 import { MemberOps } from './ops/members.ts';
 import { ProjectOps } from './ops/projects.ts';
 import { SettingOps } from './ops/settings.ts';
@@ -21,6 +22,7 @@ export const OPS = {
   ...AssignmentOps,
   ...SettingOps,
   ...GuardrailOps,
+  ...McpOps,
 } as const satisfies Record<string, OpSpec>;
 
 export type OpName = keyof typeof OPS;
