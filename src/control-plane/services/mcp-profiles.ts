@@ -112,9 +112,9 @@ export const mcpProfileOps = (deps: ControlDeps): OpDef[] => [
   op(ListMcpProfiles, {
     scope,
     handler: async (input) => {
+      const k = keyset(mcpProfiles.createdAt, mcpProfiles.id, input.pageToken);
       const project = await findProject(deps.db, input.customerId, input.projectId);
       const size = pageSizeOf(input.pageSize);
-      const k = keyset(mcpProfiles.createdAt, mcpProfiles.id, input.pageToken);
       const rows = await deps.db
         .select()
         .from(mcpProfiles)
