@@ -48,7 +48,7 @@ const serversFor = async (tx: Tx, project: ProjectRow, given: readonly McpProfil
   if (i >= 0)
     throw connectError(
       'failed_precondition',
-      `MCP server '${servers[i]?.serverId}' is not assigned to project '${project.projectId}' (AddProjectMcpServer first)`,
+      `field 'servers.${i}.serverId': MCP server '${servers[i]?.serverId}' is not assigned to project '${project.projectId}' (AddProjectMcpServer first)`,
       `servers.${i}.serverId`,
     );
   return servers;
