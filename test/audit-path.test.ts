@@ -72,6 +72,8 @@ afterAll(async () => {
 const SECRET_KEY = 'sk-upstream-secret-0123456789abcdef';
 const SECRET_HEADER = 'header-secret-value-42';
 const SECRET_KEY2 = 'rotated-upstream-secret-value-9876';
+const SECRET_MCP = 'mcp-catalog-secret-value-5521';
+const SECRET_MCP2 = 'mcp-catalog-rotated-secret-8810';
 
 /** A body that succeeds for each operation, in an order where each finds what it needs; ids filled from earlier answers. */
 const script = (): [string, (ids: Record<string, string>) => Body][] => {
@@ -92,8 +94,14 @@ const script = (): [string, (ids: Record<string, string>) => Body][] => {
     ['DeleteModel', (ids) => ({ modelId: ids.model })],
     ['AddProjectProvider', () => ({ customerId: c, projectId: p, providerName: 'openai' })],
     ['RemoveProjectProvider', () => ({ customerId: c, projectId: p, providerName: 'openai' })],
+    ['CreateMcpServer', () => ({ serverId: 'srv1', url: 'https://93.184.216.34/mcp', authType: 'bearer', authValue: SECRET_MCP })],
+    ['UpdateMcpServer', () => ({ serverId: 'srv1', authType: 'header', authHeader: 'X-Api-Key', authValue: SECRET_MCP2 })],
     ['AddProjectMcpServer', () => ({ customerId: c, projectId: p, serverId: 'srv1' })],
+    ['CreateMcpProfile', () => ({ customerId: c, projectId: p, profileId: 'prof1', servers: [{ serverId: 'srv1' }] })],
+    ['UpdateMcpProfile', () => ({ customerId: c, projectId: p, profileId: 'prof1', description: 'tools' })],
+    ['DeleteMcpProfile', () => ({ customerId: c, projectId: p, profileId: 'prof1' })],
     ['RemoveProjectMcpServer', () => ({ customerId: c, projectId: p, serverId: 'srv1' })],
+    ['DeleteMcpServer', () => ({ serverId: 'srv1' })],
     ['UpsertProjectSetting', () => ({ customerId: c, projectId: p, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":10}' })],
     ['DeleteProjectSetting', () => ({ customerId: c, projectId: p, settingName: 'rate-limit' })],
     ['CreateDataplane', () => ({ customerId: c, dataplaneId: 'dp9' })],
@@ -190,7 +198,7 @@ describe('every state-changing operation, from the registry', () => {
     expect(problems).toEqual([]);
     // Every secret sent or returned above is absent from every entry.
     const all = JSON.stringify(await rows(sql`select * from audit_logs`));
-    for (const s of [...secrets, SECRET_KEY, SECRET_HEADER, SECRET_KEY2]) expect(all.includes(s)).toBe(false);
+    for (const s of [...secrets, SECRET_KEY, SECRET_HEADER, SECRET_KEY2, SECRET_MCP, SECRET_MCP2]) expect(all.includes(s)).toBe(false);
     const created = (await entriesOf((await post(admin('QueryAuditLogs'), {})).requestId)).length;
     expect(created).toBe(0); // reads leave nothing
   }, 120_000);

@@ -1017,6 +1017,144 @@ export class ServiceAccount extends GatewayResource<ServiceAccountProps> {
   }
 }
 
+export interface McpServerProps extends Meta {
+  /** Catalog MCP server id (SERVER, 1-253). */
+  readonly serverId: string;
+  /** The server's MCP endpoint (http or https URL; Streamable HTTP, or the SSE endpoint for transport 'sse'). */
+  readonly url: string;
+  /** 'streamable-http' (default) or 'sse' (the 2024-11-05 HTTP+SSE transport). */
+  readonly transport?: 'streamable-http' | 'sse';
+  /** Description (0-1000). */
+  readonly description?: string;
+  /** 'none' (default), 'bearer' (Authorization: Bearer <authValue>) or 'header' (<authHeader>: <authValue>). */
+  readonly authType?: 'none' | 'bearer' | 'header';
+  /** Header name for authType 'header'. */
+  readonly authHeader?: string;
+  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
+  readonly labels?: Record<string, string>;
+  /** The credential (bearer token or header value); kept in state as given, never read back (an out-of-band change is not detected). Sensitive. */
+  readonly authValue?: string;
+  /** Write-only form of auth_value (Terraform >= 1.11): never stored in state; bump auth_value_wo_version to send a new one. Sensitive. */
+  readonly authValueWo?: string;
+  /** Change it to send auth_value_wo again. */
+  readonly authValueWoVersion?: number;
+}
+/** `gateway_mcp_server`: A catalog MCP server (platform admin): its endpoint, transport and the credential the gateway sends it. Import id: `<serverId>`. */
+export class McpServer extends GatewayResource<McpServerProps> {
+  static readonly tfResourceType = 'gateway_mcp_server';
+  constructor(scope: Construct, id: string, props: McpServerProps) {
+    super(scope, id, 'gateway_mcp_server', props);
+  }
+  /** Catalog MCP server id (SERVER, 1-253). */
+  get serverId(): string {
+    return this.getStringAttribute('server_id');
+  }
+  /** The server's MCP endpoint (http or https URL; Streamable HTTP, or the SSE endpoint for transport 'sse'). */
+  get url(): string {
+    return this.getStringAttribute('url');
+  }
+  /** 'streamable-http' (default) or 'sse' (the 2024-11-05 HTTP+SSE transport). */
+  get transport(): string {
+    return this.getStringAttribute('transport');
+  }
+  /** Description (0-1000). */
+  get description(): string {
+    return this.getStringAttribute('description');
+  }
+  /** 'none' (default), 'bearer' (Authorization: Bearer <authValue>) or 'header' (<authHeader>: <authValue>). */
+  get authType(): string {
+    return this.getStringAttribute('auth_type');
+  }
+  /** Header name for authType 'header'. */
+  get authHeader(): string {
+    return this.getStringAttribute('auth_header');
+  }
+  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
+  get labels(): Record<string, string> {
+    return this.getStringMapAttribute('labels');
+  }
+  /** The credential (bearer token or header value); kept in state as given, never read back (an out-of-band change is not detected). Sensitive. */
+  get authValue(): string {
+    return this.getStringAttribute('auth_value');
+  }
+  /** Change it to send auth_value_wo again. */
+  get authValueWoVersion(): number {
+    return this.getNumberAttribute('auth_value_wo_version');
+  }
+}
+
+export interface ProjectMcpServerProps extends Meta {
+  /** Customer slug (1-63). */
+  readonly customerId: string;
+  /** Project slug (1-253); 'default' is the default project. */
+  readonly projectId: string;
+  /** Catalog MCP server id (SERVER, 1-253). */
+  readonly serverId: string;
+}
+/** `gateway_project_mcp_server`: A catalog MCP server assigned to a project (its profiles may then serve it). Import id: `<customerId>/<projectId>/<serverId>`. */
+export class ProjectMcpServer extends GatewayResource<ProjectMcpServerProps> {
+  static readonly tfResourceType = 'gateway_project_mcp_server';
+  constructor(scope: Construct, id: string, props: ProjectMcpServerProps) {
+    super(scope, id, 'gateway_project_mcp_server', props);
+  }
+  /** Customer slug (1-63). */
+  get customerId(): string {
+    return this.getStringAttribute('customer_id');
+  }
+  /** Project slug (1-253); 'default' is the default project. */
+  get projectId(): string {
+    return this.getStringAttribute('project_id');
+  }
+  /** Catalog MCP server id (SERVER, 1-253). */
+  get serverId(): string {
+    return this.getStringAttribute('server_id');
+  }
+}
+
+export interface McpProfileServer {
+  /** Catalog MCP server id (SERVER, 1-253). */
+  readonly serverId: string;
+  /** Tool names or `*` globs; absent = every tool. */
+  readonly tools?: string[];
+  /** Listed names are '{prefix}__{name}'; default: the serverId; '' = no prefix. */
+  readonly prefix?: string;
+}
+export interface McpProfileProps extends Meta {
+  /** Customer slug (1-63). */
+  readonly customerId: string;
+  /** Project slug (1-253); 'default' is the default project. */
+  readonly projectId: string;
+  /** Profile id (ID, 1-64), unique within the project; served at /mcp/{profileId}. */
+  readonly profileId: string;
+  /** Description (0-1000). */
+  readonly description?: string;
+  /** A server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none). 1-64 `server` blocks, kept in the order given. */
+  readonly servers: McpProfileServer[];
+}
+/** `gateway_mcp_profile`: An MCP profile of a project, served at /mcp/{profile_id}: some of the project's MCP servers, filtered and prefixed. Import id: `<customerId>/<projectId>/<profileId>`. */
+export class McpProfile extends GatewayResource<McpProfileProps> {
+  static readonly tfResourceType = 'gateway_mcp_profile';
+  constructor(scope: Construct, id: string, props: McpProfileProps) {
+    super(scope, id, 'gateway_mcp_profile', props, { servers: 'server' });
+  }
+  /** Customer slug (1-63). */
+  get customerId(): string {
+    return this.getStringAttribute('customer_id');
+  }
+  /** Project slug (1-253); 'default' is the default project. */
+  get projectId(): string {
+    return this.getStringAttribute('project_id');
+  }
+  /** Profile id (ID, 1-64), unique within the project; served at /mcp/{profileId}. */
+  get profileId(): string {
+    return this.getStringAttribute('profile_id');
+  }
+  /** Description (0-1000). */
+  get description(): string {
+    return this.getStringAttribute('description');
+  }
+}
+
 export interface DataCustomerProps extends Meta {
   /** Customer slug (SLUG, 1-63). */
   readonly customerId: string;

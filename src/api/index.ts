@@ -12,6 +12,7 @@ import { ConnectionOps } from './ops/connections.ts';
 import { CustomerOps } from './ops/customers.ts';
 import { DataplaneOps, WorkspaceOps } from './ops/dataplanes.ts';
 import { GuardrailOps } from './ops/guardrails.ts';
+import { McpOps } from './ops/mcp.ts';
 import { MemberOps } from './ops/members.ts';
 import { ObservabilityOps } from './ops/observability.ts';
 import { ProjectGatewayOps } from './ops/project-gateways.ts';
@@ -50,6 +51,7 @@ export const OPS = {
   ...ServiceAccountOps,
   ...UserTokenOps,
   ...TelemetryConfigOps,
+  ...McpOps,
 } as const satisfies Record<string, OpSpec>;
 
 export type OpName = keyof typeof OPS;

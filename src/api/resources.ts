@@ -24,6 +24,9 @@ export const RESOURCES = {
   projectModel: { kind: 'PROJECT_MODEL', entity: 'project_model', keepsApiKeys: true },
   projectProvider: { kind: 'PROJECT_PROVIDER', entity: 'project_provider', keepsApiKeys: true },
   projectMcpServer: { kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', keepsApiKeys: true },
+  /** A catalog MCP server: global, like the model catalog. */
+  mcpServer: { kind: 'MCP_SERVER', entity: 'mcp_server', keepsApiKeys: true },
+  mcpProfile: { kind: 'MCP_PROFILE', entity: 'mcp_profile', keepsApiKeys: true },
   projectSetting: { kind: 'PROJECT_SETTING', entity: 'project_setting', keepsApiKeys: true },
   projectGateway: { kind: 'PROJECT_GATEWAY', entity: 'project_gateway', keepsApiKeys: true },
   budget: { kind: 'BUDGET', entity: 'budget', keepsApiKeys: true },

@@ -13,6 +13,8 @@ import { configStatusOps } from './services/config-status.ts';
 import { connectionOps } from './services/connections.ts';
 import { customerOps } from './services/customers.ts';
 import { dataplaneOps } from './services/dataplanes.ts';
+import { mcpProfileOps } from './services/mcp-profiles.ts';
+import { mcpServerOps } from './services/mcp-servers.ts';
 import { memberOps } from './services/members.ts';
 import { observabilityOps } from './services/observability.ts';
 import { projectGatewayOps } from './services/project-gateways.ts';
@@ -45,7 +47,9 @@ export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[
   ...customerOps(deps),
   ...projectOps(deps),
   ...memberOps(deps),
+  ...mcpServerOps(deps),
   ...assignmentOps(deps),
+  ...mcpProfileOps(deps),
   ...settingOps(deps),
   ...budgetOps(deps),
   ...guardrailOps(deps),

@@ -11,6 +11,9 @@ import {
   budgets,
   guardrails,
   byokKeys,
+  mcpProfiles,
+  mcpServers,
+  projectMcpServers,
   configChanges,
   customers,
   dataplanes,
@@ -30,6 +33,7 @@ import { pgliteTxExec } from '../store/pglite.ts';
 import { selectMany } from '../store/pglite-select.ts';
 import { catalogEntry } from '../store/views/catalog.ts';
 import type { ConfigDocument } from './document.ts';
+import { mcpSections } from './load-mcp.ts';
 
 /** The newest configuration revision (the highest change-record id; 0 before any change). */
 export const currentRevision = async (db: Db): Promise<number> => {
@@ -122,7 +126,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
             scope ? inArray(projects.id, scope.projectUuids.length > 0 ? [...scope.projectUuids] : ['00000000-0000-0000-0000-000000000000']) : undefined,
           ),
         );
-    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows, byokRows, settingRows, budgetRows, guardrailRows] = await selectMany(exec, [
+    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows, byokRows, settingRows, budgetRows, guardrailRows, mcpServerRows, mcpAssignmentRows, mcpProfileRows] = await selectMany(exec, [
       tx
         .select({ id: projects.id, customerUuid: projects.customerUuid, customerId: projects.customerId, projectId: projects.projectId })
         .from(projects)
@@ -193,6 +197,28 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         .from(guardrails)
         .where(inArray(guardrails.projectUuid, live()))
         .orderBy(guardrails.name),
+      tx
+        .select({
+          serverId: mcpServers.serverId,
+          url: mcpServers.url,
+          transport: mcpServers.transport,
+          authType: mcpServers.authType,
+          authHeader: mcpServers.authHeader,
+          authValueWrapped: mcpServers.authValueWrapped,
+          allowPrivate: mcpServers.allowPrivate,
+        })
+        .from(mcpServers)
+        .where(isNull(mcpServers.deletedAt))
+        .orderBy(mcpServers.serverId),
+      tx
+        .select({ projectUuid: projectMcpServers.projectUuid, serverId: projectMcpServers.serverId })
+        .from(projectMcpServers)
+        .where(inArray(projectMcpServers.projectUuid, live())),
+      tx
+        .select({ id: mcpProfiles.id, projectUuid: mcpProfiles.projectUuid, profileId: mcpProfiles.profileId, servers: mcpProfiles.servers })
+        .from(mcpProfiles)
+        .where(inArray(mcpProfiles.projectUuid, live()))
+        .orderBy(mcpProfiles.profileId),
     ] as const);
     const hosting = await hostingOf(tx, new Set(projectRows.map((p) => p.id)), scope);
     const keyDocs: KeyDoc[] = keyRows.map((k) => ({ ...k, expiresAt: k.expiresAt ? k.expiresAt.toISOString() : null }));
@@ -236,6 +262,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         const provider = byokProviderId(k.provider);
         return provider ? [{ id: k.id, projectUuid: k.projectUuid, provider, userId: k.userId, secret: secrets.unwrap(k.secretWrapped) }] : [];
       }),
+      ...mcpSections({ servers: mcpServerRows, assignments: mcpAssignmentRows, profiles: mcpProfileRows }, secrets, upstreamAllowPrivate),
       ...hosting,
       ...(scope?.workspace ? { self: { workspaceUuid: scope.workspace.id, workspaceId: scope.workspace.slug, projectUuid: scope.workspace.projectUuid } } : {}),
     };

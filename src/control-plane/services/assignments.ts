@@ -11,6 +11,7 @@ import { findProject, lockProject, uniquely } from '../lookups.ts';
 import { mutation, rid } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { findModel } from './catalog.ts';
+import { findMcpServer } from './mcp-servers.ts';
 
 const {
   AddProjectModel,
@@ -165,6 +166,8 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     scope,
     handler: async (input, { tx, change }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
+      // Held FOR SHARE to the commit: a concurrent DeleteMcpServer waits, then sees the assignment.
+      await findMcpServer(tx, input.serverId, 'share');
       const row = await uniquely(
         async () => {
           const [r] = await tx

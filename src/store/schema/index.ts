@@ -13,3 +13,4 @@ export * from './governance.ts';
 export * from './byok.ts';
 export * from './service-accounts.ts';
 export * from './conversations.ts';
+export * from './mcp.ts';
