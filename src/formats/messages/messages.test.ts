@@ -60,6 +60,7 @@ describe('messages decodeRequest validation', () => {
   const nativeOnly: [string, unknown, string][] = [
     ['unsupported block', turn([{ type: 'search_result', source: 'x', title: 't', content: [] }]), 'messages.0.content.0.type'],
     ['document file source', turn([{ type: 'document', source: { type: 'file', file_id: 'file_1' } }]), 'messages.0.content.0.source.type'],
+    ['document context', turn([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBE' }, context: 'Q3' }]), 'messages.0.content.0.context'],
     ['document citations', turn([{ type: 'document', source: { type: 'url', url: 'https://x.test/a.pdf' }, citations: { enabled: true } }]), 'messages.0.content.0.citations'],
     ['image source type', turn([{ type: 'image', source: { type: 'file', file_id: 'f' } }]), 'messages.0.content.0.source.type'],
     ['tool_result in assistant turn', turn([{ type: 'tool_result', tool_use_id: 't' }], 'assistant'), 'messages.0.content.0.type'],
