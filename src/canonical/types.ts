@@ -9,10 +9,18 @@ export type JsonObject = { [key: string]: JsonValue };
 
 export type ClientFormat = 'chat' | 'responses' | 'messages';
 
+/** Where a document's bytes are: inline (base64 with its media type) or at an http(s) URL. */
+export type DocumentSource = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };
+
 export type ContentPart =
   | { type: 'text'; text: string }
   /** `url` is an http(s) URL or a `data:<mediaType>;base64,<data>` URL. */
-  | { type: 'image'; url: string; detail?: 'auto' | 'low' | 'high' };
+  | { type: 'image'; url: string; detail?: 'auto' | 'low' | 'high' }
+  /**
+   * A file the model reads (a PDF; plain text arrives as a text part). Only user turns and tool
+   * results carry one. `param` is where the client sent it (`messages.0.content.1`), for refusals.
+   */
+  | { type: 'document'; source: DocumentSource; filename?: string; param: string };
 
 export interface ToolCall {
   id: string;

@@ -3,6 +3,7 @@
  * formats, record what the gateway sent, and answer as scripted. Only upstreams are simulated.
  */
 
+import { anthropicContentRefusal, chatContentRefusal } from './mock-content.ts';
 import { isResponsesPath, responsesBody, responsesEvents, responsesRefusal, responsesView } from './mock-responses.ts';
 
 export interface Recorded {
@@ -220,9 +221,9 @@ const extraAnswer = (path: string, body: Record<string, unknown>): Response => {
 /** The mock models' output limit (both families), as the real APIs enforce theirs. */
 export const MOCK_MAX_OUTPUT_TOKENS = 64000;
 
-const invalid = (kind: 'openai' | 'anthropic', message: string): Response =>
+const invalid = (kind: 'openai' | 'anthropic', message: string, param: string | null = null): Response =>
   Response.json(
-    kind === 'openai' ? { error: { message, type: 'invalid_request_error', param: null, code: null } } : { type: 'error', error: { type: 'invalid_request_error', message } },
+    kind === 'openai' ? { error: { message, type: 'invalid_request_error', param, code: null } } : { type: 'error', error: { type: 'invalid_request_error', message } },
     { status: 400 },
   );
 
@@ -236,6 +237,8 @@ const refusal = (kind: 'openai' | 'anthropic', path: string, body: Record<string
     if (typeof body.max_tokens !== 'number') return invalid(kind, 'max_tokens: Field required');
     if (body.max_tokens > MOCK_MAX_OUTPUT_TOKENS) return invalid(kind, `max_tokens: ${body.max_tokens} > ${MOCK_MAX_OUTPUT_TOKENS}, which is the maximum allowed number of output tokens for this model`);
     if (body.thread !== undefined) return invalid(kind, 'thread: Extra inputs are not permitted');
+    const badBlock = anthropicContentRefusal(messages);
+    if (badBlock) return invalid(kind, badBlock);
     // With thinking on, an assistant turn that used a tool must start with its (signed) thinking block.
     const thinking = (body.thinking as { type?: string } | undefined)?.type === 'enabled';
     for (let i = 0; thinking && i < messages.length; i++) {
@@ -263,6 +266,8 @@ const refusal = (kind: 'openai' | 'anthropic', path: string, body: Record<string
   }
   const max = body.max_completion_tokens ?? body.max_tokens;
   if (typeof max === 'number' && max > MOCK_MAX_OUTPUT_TOKENS) return invalid(kind, `max_tokens is too large: ${max}. This model supports at most ${MOCK_MAX_OUTPUT_TOKENS} completion tokens.`);
+  const badPart = chatContentRefusal(messages);
+  if (badPart) return invalid(kind, badPart[0], badPart[1]);
   const calls = new Set<string | undefined>();
   for (const m of messages) {
     for (const c of m.tool_calls ?? []) calls.add(c.id);

@@ -8,6 +8,7 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from '../../canonical/types.ts';
+import { fileDataDocument } from '../documents.ts';
 import { textParts } from '../shared.ts';
 import {
   compact,
@@ -46,8 +47,25 @@ const EMPTY_SCHEMA = { type: 'object', properties: {} };
  */
 type Note = (param: string, message: string) => void;
 
-/** `content` as a string or an array of parts (text, image_url; refusal on assistant turns). */
-const decodeContent = (msg: UnknownRecord, base: string, required: boolean, note: Note): ContentPart[] => {
+/**
+ * A `file` part: `file_data` (a base64 data URL) becomes a document; a `file_id` names a file
+ * uploaded to OpenAI, which only OpenAI can read (native-only).
+ */
+const decodeFile = (part: UnknownRecord, partPath: string, note: Note): ContentPart[] => {
+  const filePath = joinPath(partPath, 'file');
+  const file = requireRecord(part, 'file', partPath);
+  const filename = optionalString(file, 'filename', filePath);
+  const data = optionalString(file, 'file_data', filePath);
+  if (data !== undefined) return fileDataDocument(data, filename, joinPath(filePath, 'file_data'), partPath);
+  if (optionalString(file, 'file_id', filePath) !== undefined) {
+    note(joinPath(filePath, 'file_id'), 'A file_id names a file uploaded to OpenAI, which the gateway cannot read for another provider; send the file as file_data.');
+    return [];
+  }
+  throw missingParam(joinPath(filePath, 'file_data'));
+};
+
+/** `content` as a string or an array of parts (text, image_url, file on user turns; refusal on assistant turns). */
+const decodeContent = (msg: UnknownRecord, base: string, required: boolean, note: Note, files = false): ContentPart[] => {
   const path = joinPath(base, 'content');
   const v = msg.content;
   if (v === undefined || v === null) {
@@ -70,6 +88,7 @@ const decodeContent = (msg: UnknownRecord, base: string, required: boolean, note
       const detail = optionalEnum(img, 'detail', DETAILS, imgPath);
       return [detail ? { type: 'image', url, detail } : { type: 'image', url }];
     }
+    if (type === 'file' && files) return decodeFile(part, partPath, note);
     note(joinPath(partPath, 'type'), `Content part type '${type}' cannot be translated.`);
     return [];
   });
@@ -102,7 +121,7 @@ const decodeMessage = (raw: unknown, i: number, note: Note): Message => {
     case 'developer':
       return { role: 'system', content: decodeContent(msg, base, true, note) };
     case 'user':
-      return { role: 'user', content: decodeContent(msg, base, true, note) };
+      return { role: 'user', content: decodeContent(msg, base, true, note, true) };
     case 'assistant': {
       const toolCalls = decodeToolCalls(msg, base);
       const content = decodeContent(msg, base, false, note);

@@ -1,5 +1,6 @@
 /** Anthropic Messages request body → canonical request. */
 import type { CanonicalRequest, ContentPart, Message, ResponseFormat, ToolCall, ToolChoice, ToolDefinition } from '../../canonical/types.ts';
+import { inlineDocument, urlDocument } from '../documents.ts';
 import { textParts } from '../shared.ts';
 import {
   compact,
@@ -58,10 +59,40 @@ const decodeImage = ({ block, path }: Block, note: Note): ContentPart[] => {
   return [];
 };
 
-/** Text and image blocks (user turns, tool results). */
+/**
+ * A `document` block: a base64 PDF or a URL becomes a document part (its `title` the file name),
+ * plain text a text part. File-id and content sources, `context` and enabled citations have no
+ * canonical form (native-only).
+ */
+const decodeDocument = ({ block, path }: Block, note: Note): ContentPart[] => {
+  const source = requireRecord(block, 'source', path);
+  const srcPath = joinPath(path, 'source');
+  const type = requireString(source, 'type', srcPath);
+  const title = optionalString(block, 'title', path);
+  const citations = optionalRecord(block, 'citations', path);
+  if (citations && optionalBoolean(citations, 'enabled', joinPath(path, 'citations')) === true) {
+    note(joinPath(path, 'citations'), 'Document citations cannot be translated: other providers return no citations.');
+    return [];
+  }
+  if (optionalString(block, 'context', path)) {
+    note(joinPath(path, 'context'), 'Document context cannot be translated.');
+    return [];
+  }
+  if (type === 'base64') {
+    const mediaType = requireString(source, 'media_type', srcPath, { nonEmpty: true });
+    return inlineDocument(mediaType, requireString(source, 'data', srcPath, { nonEmpty: true }), title, path);
+  }
+  if (type === 'url') return urlDocument(requireString(source, 'url', srcPath, { nonEmpty: true }), title, joinPath(srcPath, 'url'), path);
+  if (type === 'text') return textParts(requireString(source, 'data', srcPath));
+  note(joinPath(srcPath, 'type'), `Document source type '${type}' cannot be translated.`);
+  return [];
+};
+
+/** Text, image and document blocks (user turns, tool results). */
 const decodePart = (b: Block, note: Note): ContentPart[] => {
   if (b.type === 'text') return [{ type: 'text', text: requireString(b.block, 'text', b.path) }];
   if (b.type === 'image') return decodeImage(b, note);
+  if (b.type === 'document') return decodeDocument(b, note);
   note(joinPath(b.path, 'type'), `Content block type '${b.type}' cannot be translated.`);
   return [];
 };

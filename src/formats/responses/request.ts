@@ -8,6 +8,7 @@ import type {
   ToolDefinition,
 } from '../../canonical/types.ts';
 import { REASONING_EFFORTS } from '../chat-completions/request.ts';
+import { fileDataDocument, urlDocument } from '../documents.ts';
 import { textParts } from '../shared.ts';
 import {
   compact,
@@ -41,8 +42,30 @@ const DETAILS = ['auto', 'low', 'high'] as const;
  */
 type Note = (param: string, message: string) => void;
 
-/** Message content: a string or input_text / output_text / input_image / refusal parts. */
-const decodeContent = (v: unknown, path: string, note: Note): ContentPart[] => {
+/**
+ * An `input_file`: `file_data` (a base64 data URL) or `file_url` becomes a document; a `file_id`
+ * names a file uploaded to OpenAI (native-only), as does a `detail` other than `auto`.
+ */
+const decodeInputFile = (part: UnknownRecord, partPath: string, note: Note): ContentPart[] => {
+  const filename = optionalString(part, 'filename', partPath);
+  const detail = optionalEnum(part, 'detail', DETAILS, partPath);
+  if (detail !== undefined && detail !== 'auto') {
+    note(joinPath(partPath, 'detail'), `An input_file detail of '${detail}' cannot be translated: other providers have no rendering detail for files.`);
+    return [];
+  }
+  const data = optionalString(part, 'file_data', partPath);
+  if (data !== undefined) return fileDataDocument(data, filename, joinPath(partPath, 'file_data'), partPath);
+  const url = optionalString(part, 'file_url', partPath);
+  if (url !== undefined) return urlDocument(url, filename, joinPath(partPath, 'file_url'), partPath);
+  if (optionalString(part, 'file_id', partPath) !== undefined) {
+    note(joinPath(partPath, 'file_id'), 'A file_id names a file uploaded to OpenAI, which the gateway cannot read for another provider; send file_data or file_url.');
+    return [];
+  }
+  throw missingParam(joinPath(partPath, 'file_data'));
+};
+
+/** Message content: a string or input_text / output_text / input_image / refusal parts (input_file on user turns). */
+const decodeContent = (v: unknown, path: string, note: Note, files = false): ContentPart[] => {
   if (typeof v === 'string') return textParts(v);
   if (!Array.isArray(v)) throw invalidType(path, 'a string or an array of content parts', v);
   return v.flatMap((raw, j): ContentPart[] => {
@@ -64,6 +87,10 @@ const decodeContent = (v: unknown, path: string, note: Note): ContentPart[] => {
         const detail = optionalEnum(part, 'detail', DETAILS, partPath);
         return [detail ? { type: 'image', url, detail } : { type: 'image', url }];
       }
+      case 'input_file':
+        if (files) return decodeInputFile(part, partPath, note);
+        note(joinPath(partPath, 'type'), 'An input_file outside a user message cannot be translated.');
+        return [];
       default:
         note(joinPath(partPath, 'type'), `Content part type '${type}' cannot be translated.`);
         return [];
@@ -75,7 +102,7 @@ const decodeMessageItem = (item: UnknownRecord, path: string, note: Note): Messa
   const role = optionalEnum(item, 'role', ROLES, path);
   if (role === undefined) throw missingParam(joinPath(path, 'role'));
   if (item.content === undefined || item.content === null) throw missingParam(joinPath(path, 'content'));
-  const content = decodeContent(item.content, joinPath(path, 'content'), note);
+  const content = decodeContent(item.content, joinPath(path, 'content'), note, role === 'user');
   return { role: role === 'developer' ? 'system' : role, content };
 };
 

@@ -1,6 +1,7 @@
 /** Canonical request → Anthropic Messages wire request. */
 import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, ToolChoice } from '../../canonical/types.ts';
 import { invalidRequest } from '../../core/errors.ts';
+import { type DocumentPart, documentRefused } from '../mapping.ts';
 import { compact, isJsonObject, optionHeaders, optionNumber, optionString, optionStringList, parseJson, setHeader, trimTrailingSlash } from '../json.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 
@@ -24,10 +25,21 @@ const imageBlock = (url: string): Block => {
   throw invalidRequest('Image URLs must be http(s) URLs or base64 data URLs.', 'messages');
 };
 
+/** A PDF → a `document` block (base64 or URL source); the file name becomes its `title`. */
+const documentBlock = (d: DocumentPart): Block => {
+  const { source } = d;
+  if (source.kind === 'url') return compact({ type: 'document', source: { type: 'url', url: source.url }, title: d.filename });
+  if (source.mediaType !== 'application/pdf') {
+    throw documentRefused(d, `Anthropic reads documents as PDF (application/pdf) or plain text, not '${source.mediaType}'.`);
+  }
+  return compact({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: source.data }, title: d.filename });
+};
+
 const partBlocks = (parts: readonly ContentPart[]): Block[] => {
   const out: Block[] = [];
   for (const p of parts) {
     if (p.type === 'image') out.push(imageBlock(p.url));
+    else if (p.type === 'document') out.push(documentBlock(p));
     else if (p.text !== '') out.push({ type: 'text', text: p.text }); // empty text blocks are rejected upstream
   }
   return out;

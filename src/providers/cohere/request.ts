@@ -10,7 +10,7 @@ import type { ExtraEndpoint, UpstreamHttpRequest, UpstreamTarget } from '../type
 
 export const COHERE_DEFAULT_BASE_URL = 'https://api.cohere.com';
 
-const STYLE: MessageWireStyle = { toolId: (id) => id, imageDetail: false, emptyToolTurnContent: 'omit' };
+const STYLE: MessageWireStyle = { toolId: (id) => id, imageDetail: false, emptyToolTurnContent: 'omit', provider: 'cohere', files: false };
 const toWire = (m: Message): JsonObject => toWireMessage(m, STYLE);
 
 export const buildCohereBody = (request: CanonicalRequest, target: UpstreamTarget): JsonObject => {

@@ -11,7 +11,7 @@
 import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, ToolChoice } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, isJsonObject, optionHeaders, parseJson, setHeader, trimTrailingSlash } from '../json.ts';
-import { argumentsObject, parseDataUrl, systemTexts, toolNamesById, toolResultName } from '../mapping.ts';
+import { argumentsObject, type DocumentPart, parseDataUrl, refuseDocuments, systemTexts, toolNamesById, toolResultName } from '../mapping.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 
 export const GEMINI_DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
@@ -41,16 +41,22 @@ const imagePart = (url: string): JsonObject => {
   return { fileData: { mimeType: EXT_MIME[ext] ?? 'image/jpeg', fileUri: url } };
 };
 
+/** A PDF: inline bytes, or a URL as `fileData` (Gemini fetches it, as for image URLs). */
+const documentPart = ({ source }: DocumentPart): JsonObject =>
+  source.kind === 'base64' ? { inlineData: { mimeType: source.mediaType, data: source.data } } : { fileData: { mimeType: 'application/pdf', fileUri: source.url } };
+
 const parts = (content: readonly ContentPart[]): JsonObject[] => {
   const out: JsonObject[] = [];
   for (const p of content) {
     if (p.type === 'image') out.push(imagePart(p.url));
+    else if (p.type === 'document') out.push(documentPart(p));
     else if (p.text !== '') out.push({ text: p.text });
   }
   return out;
 };
 
 const functionResponse = (m: Extract<Message, { role: 'tool' }>, names: ReadonlyMap<string, string>): JsonObject => {
+  refuseDocuments(m.content, 'Gemini takes only text in a function response, not a document.');
   const text = textOf(m.content);
   const parsed = parseJson(text);
   const response: JsonObject = m.isError

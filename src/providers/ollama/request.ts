@@ -8,12 +8,13 @@
 import type { CanonicalRequest, JsonObject, Message } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, optionHeaders, setHeader, trimTrailingSlash } from '../json.ts';
-import { argumentsObject, requireDataUrl, toolNamesById, toolResultName } from '../mapping.ts';
+import { argumentsObject, refuseDocuments, requireDataUrl, toolNamesById, toolResultName } from '../mapping.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 
 export const OLLAMA_DEFAULT_BASE_URL = 'http://localhost:11434';
 
 const toWire = (provider: string, m: Message, names: ReadonlyMap<string, string>): JsonObject => {
+  refuseDocuments(m.content, `Provider '${provider}' reads no documents (PDF files).`);
   switch (m.role) {
     case 'system':
       return { role: 'system', content: textOf(m.content) };
