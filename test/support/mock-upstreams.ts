@@ -93,9 +93,9 @@ const openaiBody = (model: string, s: Scripted, body: Record<string, unknown>) =
   object: 'chat.completion',
   created: 1_700_000_000,
   model,
-  choices: [
-    {
-      index: 0,
+  // As many choices as `n` asks for (the same answer each time).
+  choices: Array.from({ length: typeof body.n === 'number' ? body.n : 1 }, (_, index) => ({
+      index,
       message: {
         role: 'assistant',
         content: s.toolCall ? null : (s.text ?? ''),
@@ -105,8 +105,7 @@ const openaiBody = (model: string, s: Scripted, body: Record<string, unknown>) =
       },
       logprobs: null,
       finish_reason: s.toolCall ? 'tool_calls' : 'stop',
-    },
-  ],
+  })),
   usage: {
     prompt_tokens: s.usage?.input ?? 0,
     completion_tokens: s.usage?.output ?? 0,
