@@ -13,8 +13,7 @@ import { startWorld, stopWorld, type World } from './support/provision.ts';
  * mapped (effort ↔ budget, max_tokens raised to fit) and the upstream's reasoning comes back in
  * the client's format (Chat `reasoning_content`, Responses reasoning items, Messages thinking
  * blocks), streaming too. The mocks refuse what the real APIs refuse (thinking without its
- * signature on a tool-use turn, a modified signed thinking, reasoning_effort on a non-reasoning
- * OpenAI model, max_tokens on a reasoning one).
+ * signature on a tool-use turn, a modified signed thinking, max_tokens on an OpenAI reasoning model).
  */
 
 let w: World;

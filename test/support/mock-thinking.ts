@@ -2,8 +2,7 @@
  * Reasoning in the mock upstreams, as the real APIs behave: Anthropic answers a request with
  * `thinking` enabled with a signed thinking block first (streamed as thinking_delta and
  * signature_delta), and refuses what the real API refuses around it; OpenAI refuses
- * `reasoning_effort` on a non-reasoning model and `max_tokens` on a reasoning one, and an
- * OpenAI-compatible answer may carry `reasoning_content` (DeepSeek's) when scripted.
+ * `max_tokens` on a reasoning model, and an OpenAI-compatible answer may carry `reasoning_content` (DeepSeek's) when scripted.
  */
 import { isReasoningModel } from './mock-responses.ts';
 
@@ -39,7 +38,6 @@ export const anthropicThinkingRefusal = (body: Obj): string | undefined => {
 /** A reasoning-related request the real OpenAI Chat Completions API answers with 400: its message, or undefined. */
 export const openaiReasoningRefusal = (body: Obj): string | undefined => {
   const model = String(body.model ?? '');
-  if (body.reasoning_effort !== undefined && !isReasoningModel(model)) return `Unrecognized request argument supplied: reasoning_effort (model ${model} does not support reasoning).`;
   if (isReasoningModel(model) && body.max_tokens !== undefined) return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
   return undefined;
 };
