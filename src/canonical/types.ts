@@ -32,8 +32,15 @@ export interface ToolCall {
 export type Message =
   | { role: 'system'; content: ContentPart[] }
   | { role: 'user'; content: ContentPart[] }
-  | { role: 'assistant'; content: ContentPart[]; toolCalls?: ToolCall[] }
+  /** `reasoning`: the model's signed thinking of that turn, when the client sent it back (Anthropic requires it on tool-use turns). */
+  | { role: 'assistant'; content: ContentPart[]; toolCalls?: ToolCall[]; reasoning?: Reasoning }
   | { role: 'tool'; toolCallId: string; name?: string; content: ContentPart[]; isError?: boolean };
+
+/** Reasoning text with the upstream's signature (Anthropic thinking blocks must be sent back signed). */
+export interface Reasoning {
+  text: string;
+  signature: string;
+}
 
 export interface ToolDefinition {
   name: string;
@@ -48,7 +55,15 @@ export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
 export type ResponseFormat =
   | { type: 'text' }
   | { type: 'json_object' }
-  | { type: 'json_schema'; name: string; schema: JsonObject; strict?: boolean; description?: string };
+  | {
+      type: 'json_schema';
+      name: string;
+      schema: JsonObject;
+      strict?: boolean;
+      description?: string;
+      /** Where the client put the schema (`output_config.format.schema`, …), for refusals naming a keyword in it. */
+      param?: string;
+    };
 
 export interface CanonicalRequest {
   /** The public model id the client sent (route key). Providers use `target.upstreamModel`. */
@@ -72,6 +87,15 @@ export interface CanonicalRequest {
   parallelToolCalls?: boolean;
   responseFormat?: ResponseFormat;
   reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
+  /** An exact thinking budget in tokens (Messages `thinking.budget_tokens`); see src/providers/reasoning.ts. */
+  reasoningBudget?: number;
+  /** The client's member that asked for reasoning (`reasoning_effort`, `reasoning.effort`, `thinking`…), for refusals. */
+  reasoningParam?: string;
+  /**
+   * Whether the model's catalog entry has the `reasoning` capability (set by the gateway, never by a
+   * client): a translated request asking for reasoning of a model without it is refused.
+   */
+  modelReasons?: boolean;
   metadata?: Record<string, string>;
   /**
    * The catalog's `maxOutputTokens` for the model (set by the gateway, never by a client): an
@@ -111,6 +135,8 @@ export interface CanonicalResponse {
   text: string;
   toolCalls: ToolCall[];
   reasoning?: string;
+  /** The signature of the reasoning (Anthropic thinking blocks), when the upstream gave one. */
+  reasoningSignature?: string;
   finishReason: FinishReason;
   usage: Usage;
 }
@@ -124,6 +150,8 @@ export type StreamEvent =
   | { type: 'start'; id: string; model: string; usage?: Usage }
   | { type: 'text'; text: string }
   | { type: 'reasoning'; text: string }
+  /** The signature of the reasoning streamed so far (Anthropic `signature_delta`). */
+  | { type: 'reasoning_signature'; signature: string }
   /** `index` counts tool calls only (0, 1, 2…), across the whole response. */
   | { type: 'tool_call_start'; index: number; id: string; name: string }
   | { type: 'tool_call_delta'; index: number; arguments: string }

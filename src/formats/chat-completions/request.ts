@@ -172,6 +172,19 @@ const decodeToolChoice = (body: UnknownRecord, note: Note): ToolChoice | undefin
   return { name: requireString(fn, 'name', 'tool_choice.function', { nonEmpty: true }) };
 };
 
+/**
+ * Fields only a Chat Completions upstream honours (the canonical answer carries one choice and no
+ * log probabilities): noted, so OpenAI-compatible pass-through serves them and translating targets
+ * (Anthropic, Gemini, …) are skipped, with a 400 naming the field when none is left.
+ */
+const noteChatOnly = (b: UnknownRecord, note: Note): void => {
+  const n = optionalInteger(b, 'n', '', { min: 1 });
+  if (n !== undefined && n > 1) note('n', `'n' > 1 (several choices) cannot be honoured by a translated upstream.`);
+  if (optionalBoolean(b, 'logprobs') === true) note('logprobs', `'logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
+  const top = optionalInteger(b, 'top_logprobs', '', { min: 0 });
+  if (top !== undefined && top > 0) note('top_logprobs', `'top_logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
+};
+
 const decodeResponseFormat = (body: UnknownRecord): ResponseFormat | undefined => {
   const rf = optionalRecord(body, 'response_format');
   if (rf === undefined) return undefined;
@@ -186,6 +199,7 @@ const decodeResponseFormat = (body: UnknownRecord): ResponseFormat | undefined =
     schema: optionalJsonObject(js, 'schema', base) ?? {},
     strict: optionalBoolean(js, 'strict', base),
     description: optionalString(js, 'description', base),
+    param: `${base}.schema`,
   });
 };
 
@@ -200,6 +214,8 @@ export const decodeChatRequest = (body: unknown): CanonicalRequest => {
   const streamOptions = optionalRecord(b, 'stream_options');
   const maxCompletion = optionalInteger(b, 'max_completion_tokens', '', { min: 1 });
   const maxTokens = optionalInteger(b, 'max_tokens', '', { min: 1 });
+  noteChatOnly(b, note);
+  const reasoningEffort = optionalEnum(b, 'reasoning_effort', REASONING_EFFORTS);
   return compact<CanonicalRequest>({
     model,
     messages,
@@ -218,7 +234,8 @@ export const decodeChatRequest = (body: unknown): CanonicalRequest => {
     toolChoice: decodeToolChoice(b, note),
     parallelToolCalls: optionalBoolean(b, 'parallel_tool_calls'),
     responseFormat: decodeResponseFormat(b),
-    reasoningEffort: optionalEnum(b, 'reasoning_effort', REASONING_EFFORTS),
+    reasoningEffort,
+    reasoningParam: reasoningEffort !== undefined ? 'reasoning_effort' : undefined,
     metadata: optionalStringMap(b, 'metadata'),
     ...(nativeOnly ? { nativeOnly } : {}),
   });

@@ -87,7 +87,8 @@ describe('messages decodeRequest validation', () => {
 
   test('output_config json_schema becomes a response format', () => {
     const req = codec.decodeRequest({ ...ok, output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } });
-    expect(req.responseFormat).toEqual({ type: 'json_schema', name: 'response', schema: { type: 'object' } });
+    // Anthropic's structured output always follows the schema: strict wherever the family has the choice.
+    expect(req.responseFormat).toEqual({ type: 'json_schema', name: 'response', schema: { type: 'object' }, strict: true, param: 'output_config.format.schema' });
   });
 });
 

@@ -3,13 +3,14 @@ import type {
   CanonicalRequest,
   ContentPart,
   Message,
+  Reasoning,
   ResponseFormat,
   ToolChoice,
   ToolDefinition,
 } from '../../canonical/types.ts';
 import { REASONING_EFFORTS } from '../chat-completions/request.ts';
 import { fileDataDocument, urlDocument } from '../documents.ts';
-import { textParts } from '../shared.ts';
+import { openThinking, textParts } from '../shared.ts';
 import {
   compact,
   invalidType,
@@ -114,13 +115,21 @@ const decodeOutput = (item: UnknownRecord, path: string, note: Note): ContentPar
 };
 
 const decodeInput = (input: unknown[], messages: Message[], note: Note): void => {
+  /** Signed thinking from a reasoning item (shared.ts sealThinking): it belongs to the assistant turn that follows. */
+  let thinking: Reasoning | undefined;
+  const withThinking = (m: Message): Message => {
+    if (m.role !== 'assistant' || thinking === undefined) return m;
+    const out: Message = { ...m, reasoning: thinking };
+    thinking = undefined;
+    return out;
+  };
   input.forEach((raw, i) => {
     const path = `input.${i}`;
     const item = recordAt(raw, path);
     const type = optionalString(item, 'type', path) ?? 'message';
     switch (type) {
       case 'message':
-        messages.push(decodeMessageItem(item, path, note));
+        messages.push(withThinking(decodeMessageItem(item, path, note)));
         return;
       case 'function_call': {
         const call = {
@@ -131,7 +140,7 @@ const decodeInput = (input: unknown[], messages: Message[], note: Note): void =>
         // Consecutive calls (and calls right after the assistant's text) form one assistant turn.
         const last = messages[messages.length - 1];
         if (last?.role === 'assistant') last.toolCalls = [...(last.toolCalls ?? []), call];
-        else messages.push({ role: 'assistant', content: [], toolCalls: [call] });
+        else messages.push(withThinking({ role: 'assistant', content: [], toolCalls: [call] }));
         return;
       }
       case 'function_call_output':
@@ -141,8 +150,13 @@ const decodeInput = (input: unknown[], messages: Message[], note: Note): void =>
           content: decodeOutput(item, path, note),
         });
         return;
-      case 'reasoning':
-        return; // opaque reasoning items from earlier turns are not translated
+      case 'reasoning': {
+        // Opaque reasoning from OpenAI is not translated; signed thinking the gateway sealed is.
+        const sealed = optionalString(item, 'encrypted_content', path);
+        const opened = sealed === undefined ? undefined : openThinking(sealed);
+        if (opened) thinking = opened;
+        return;
+      }
       default:
         note(joinPath(path, 'type'), `Input item type '${type}' cannot be translated.`);
     }
@@ -197,7 +211,17 @@ const decodeTextFormat = (body: UnknownRecord): ResponseFormat | undefined => {
     schema: optionalJsonObject(format, 'schema', base) ?? {},
     strict: optionalBoolean(format, 'strict', base),
     description: optionalString(format, 'description', base),
+    param: `${base}.schema`,
   });
+};
+
+/** Log probabilities: only OpenAI's own Responses API returns them (noted: native targets serve them, translated ones are skipped). */
+const noteLogprobs = (b: UnknownRecord, note: Note): void => {
+  const top = optionalInteger(b, 'top_logprobs', '', { min: 0 });
+  if (top !== undefined && top > 0) note('top_logprobs', `'top_logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
+  const include = optionalArray(b, 'include') ?? [];
+  const at = include.indexOf('message.output_text.logprobs');
+  if (at !== -1) note(`include.${at}`, `'message.output_text.logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
 };
 
 export const decodeResponsesRequest = (body: unknown): CanonicalRequest => {
@@ -221,6 +245,8 @@ export const decodeResponsesRequest = (body: unknown): CanonicalRequest => {
   else throw invalidType('input', 'a string or an array', input);
 
   const reasoning = optionalRecord(b, 'reasoning');
+  const reasoningEffort = reasoning && optionalEnum(reasoning, 'effort', REASONING_EFFORTS, 'reasoning');
+  noteLogprobs(b, note);
   return compact<CanonicalRequest>({
     model,
     messages,
@@ -234,7 +260,8 @@ export const decodeResponsesRequest = (body: unknown): CanonicalRequest => {
     toolChoice: decodeToolChoice(b, note),
     parallelToolCalls: optionalBoolean(b, 'parallel_tool_calls'),
     responseFormat: decodeTextFormat(b),
-    reasoningEffort: reasoning && optionalEnum(reasoning, 'effort', REASONING_EFFORTS, 'reasoning'),
+    reasoningEffort,
+    reasoningParam: reasoningEffort !== undefined ? 'reasoning.effort' : undefined,
     metadata: optionalStringMap(b, 'metadata'),
     ...(nativeOnly ? { nativeOnly } : {}),
   });

@@ -7,6 +7,7 @@
  * emulated with a forced tool (`JSON_TOOL`), turned back into text by the response and stream
  * mappers.
  */
+import { refuseReasoning } from '../reasoning.ts';
 import type { CanonicalRequest, ContentPart, JsonObject, Message, ToolChoice } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, optionHeaders, optionString, setHeader, trimTrailingSlash } from '../json.ts';
@@ -152,6 +153,7 @@ const toolConfig = (request: CanonicalRequest): JsonObject | undefined => {
 };
 
 export const buildConverseBody = (provider: string, request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
+  refuseReasoning(request, 'Bedrock');
   const system = systemTexts(request.messages).map((text) => ({ text }));
   const inference = compact({
     maxTokens: request.maxTokens,

@@ -8,6 +8,7 @@
  * `thoughtSignature` travels inside the canonical tool-call id (see `THOUGHT_SEPARATOR`) and is
  * echoed back, as Gemini 3 requires.
  */
+import { assertModelReasons, thinkingBudgetOf } from '../reasoning.ts';
 import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, ToolChoice } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, isJsonObject, optionHeaders, parseJson, setHeader, trimTrailingSlash } from '../json.ts';
@@ -24,13 +25,6 @@ export const splitToolCallId = (id: string): { id: string; signature?: string } 
   return at === -1 ? { id } : { id: id.slice(0, at), signature: id.slice(at + THOUGHT_SEPARATOR.length) };
 };
 
-/** Reasoning effort → `thinkingConfig.thinkingBudget` (Google's own OpenAI-compatibility mapping). */
-const THINKING_BUDGET: Record<NonNullable<CanonicalRequest['reasoningEffort']>, number> = {
-  minimal: 1024,
-  low: 1024,
-  medium: 8192,
-  high: 24576,
-};
 
 const EXT_MIME: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', heic: 'image/heic', heif: 'image/heif' };
 
@@ -115,6 +109,8 @@ const responseFields = (request: CanonicalRequest): Record<string, JsonValue | u
 };
 
 export const buildGenerateContentBody = (request: CanonicalRequest): JsonObject => {
+  assertModelReasons(request);
+  const budget = thinkingBudgetOf(request);
   const system = systemTexts(request.messages);
   const tools = request.tools ?? [];
   const generationConfig = compact({
@@ -128,7 +124,8 @@ export const buildGenerateContentBody = (request: CanonicalRequest): JsonObject 
     presencePenalty: request.presencePenalty,
     frequencyPenalty: request.frequencyPenalty,
     ...responseFields(request),
-    thinkingConfig: request.reasoningEffort ? { thinkingBudget: THINKING_BUDGET[request.reasoningEffort], includeThoughts: true } : undefined,
+    // Effort → budget by the shared table (Google's own OpenAI-compatibility mapping); a Messages budget as given.
+    thinkingConfig: budget !== undefined ? { thinkingBudget: budget, includeThoughts: true } : undefined,
   });
   return compact({
     contents: toGeminiContents(request.messages),

@@ -5,6 +5,7 @@
  * sent, because Ollama streams by default. There is no `tool_choice`: `none` drops the tools, the
  * other choices are left to the model.
  */
+import { assertModelReasons, reasoningEffortOf } from '../reasoning.ts';
 import type { CanonicalRequest, JsonObject, Message } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, optionHeaders, setHeader, trimTrailingSlash } from '../json.ts';
@@ -36,6 +37,8 @@ const toWire = (provider: string, m: Message, names: ReadonlyMap<string, string>
 };
 
 export const buildOllamaBody = (provider: string, request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
+  assertModelReasons(request);
+  const effort = reasoningEffortOf(request);
   const names = toolNamesById(request.messages);
   const tools = request.toolChoice === 'none' ? [] : (request.tools ?? []);
   const rf = request.responseFormat;
@@ -59,7 +62,7 @@ export const buildOllamaBody = (provider: string, request: CanonicalRequest, tar
         : undefined,
     format: rf === undefined || rf.type === 'text' ? undefined : rf.type === 'json_schema' ? rf.schema : 'json',
     options: Object.keys(options).length > 0 ? options : undefined,
-    think: request.reasoningEffort === undefined ? undefined : request.reasoningEffort !== 'minimal',
+    think: effort === undefined ? undefined : effort !== 'minimal',
   });
 };
 

@@ -4,8 +4,10 @@ import { textOf } from '../../canonical/types.ts';
 import { type DocumentPart, documentRefused, NO_URL_FETCH, refuseDocuments } from '../mapping.ts';
 import { compact, optionHeaders, optionString, setHeader, trimTrailingSlash } from '../json.ts';
 import { EXTRA_ENDPOINT_PATHS, type ExtraEndpoint, type UpstreamHttpRequest, type UpstreamTarget } from '../types.ts';
+import { assertModelReasons, reasoningEffortOf } from '../reasoning.ts';
 import { providerMisconfigured } from '../upstream-error.ts';
 import type { OpenAICompatibleSpec } from './spec.ts';
+import { strictSchema } from './strict-schema.ts';
 
 export const resolveBaseUrl = (spec: OpenAICompatibleSpec, target: UpstreamTarget): string => {
   const { connection } = target;
@@ -124,6 +126,7 @@ export const buildChatCompletionsBody = (
         : (q.maxTokensField ?? 'max_tokens');
   const tools = request.tools ?? [];
   const rf = request.responseFormat;
+  assertModelReasons(request);
 
   const body = compact({
     model: target.upstreamModel,
@@ -153,10 +156,16 @@ export const buildChatCompletionsBody = (
         : rf.type === 'json_schema'
           ? {
               type: 'json_schema',
-              json_schema: compact({ name: rf.name, schema: rf.schema, strict: rf.strict, description: rf.description }),
+              json_schema: compact({
+                name: rf.name,
+                schema: rf.strict === true ? strictSchema(rf.schema, rf.param ?? 'response_format.json_schema.schema') : rf.schema,
+                strict: rf.strict,
+                description: rf.description,
+              }),
             }
           : { type: rf.type },
-    reasoning_effort: request.reasoningEffort,
+    // An effort as sent, or a Messages thinking budget as the effort of the shared table (reasoning.ts).
+    reasoning_effort: reasoningEffortOf(request),
     // The gateway always wants usage, whatever the client asked for.
     stream: request.stream ? true : undefined,
     stream_options: request.stream ? { include_usage: true } : undefined,
