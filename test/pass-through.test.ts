@@ -230,7 +230,7 @@ test('Messages server tools, documents and their blocks reach Anthropic as sent;
   expect(refused.status).toBe(400);
   const err = ((await refused.json()) as { error: { type: string; message: string } }).error;
   expect(err.type).toBe('invalid_request_error');
-  expect(err.message).toContain("'document'");
+  expect(err.message).toContain('citations');
   expect(oa.requests.length).toBe(before);
 });
 

@@ -9,10 +9,18 @@ export type JsonObject = { [key: string]: JsonValue };
 
 export type ClientFormat = 'chat' | 'responses' | 'messages';
 
+/** Where a document's bytes are: inline (base64 with its media type) or at an http(s) URL. */
+export type DocumentSource = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };
+
 export type ContentPart =
   | { type: 'text'; text: string }
   /** `url` is an http(s) URL or a `data:<mediaType>;base64,<data>` URL. */
-  | { type: 'image'; url: string; detail?: 'auto' | 'low' | 'high' };
+  | { type: 'image'; url: string; detail?: 'auto' | 'low' | 'high' }
+  /**
+   * A file the model reads (a PDF; plain text arrives as a text part). Only user turns and tool
+   * results carry one. `param` is where the client sent it (`messages.0.content.1`), for refusals.
+   */
+  | { type: 'document'; source: DocumentSource; filename?: string; param: string };
 
 export interface ToolCall {
   id: string;
@@ -24,8 +32,15 @@ export interface ToolCall {
 export type Message =
   | { role: 'system'; content: ContentPart[] }
   | { role: 'user'; content: ContentPart[] }
-  | { role: 'assistant'; content: ContentPart[]; toolCalls?: ToolCall[] }
+  /** `reasoning`: the model's signed thinking of that turn, when the client sent it back (Anthropic requires it on tool-use turns). */
+  | { role: 'assistant'; content: ContentPart[]; toolCalls?: ToolCall[]; reasoning?: Reasoning }
   | { role: 'tool'; toolCallId: string; name?: string; content: ContentPart[]; isError?: boolean };
+
+/** Reasoning text with the upstream's signature (Anthropic thinking blocks must be sent back signed). */
+export interface Reasoning {
+  text: string;
+  signature: string;
+}
 
 export interface ToolDefinition {
   name: string;
@@ -40,7 +55,15 @@ export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
 export type ResponseFormat =
   | { type: 'text' }
   | { type: 'json_object' }
-  | { type: 'json_schema'; name: string; schema: JsonObject; strict?: boolean; description?: string };
+  | {
+      type: 'json_schema';
+      name: string;
+      schema: JsonObject;
+      strict?: boolean;
+      description?: string;
+      /** Where the client put the schema (`output_config.format.schema`, …), for refusals naming a keyword in it. */
+      param?: string;
+    };
 
 export interface CanonicalRequest {
   /** The public model id the client sent (route key). Providers use `target.upstreamModel`. */
@@ -64,6 +87,15 @@ export interface CanonicalRequest {
   parallelToolCalls?: boolean;
   responseFormat?: ResponseFormat;
   reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
+  /** An exact thinking budget in tokens (Messages `thinking.budget_tokens`); see src/providers/reasoning.ts. */
+  reasoningBudget?: number;
+  /** The client's member that asked for reasoning (`reasoning_effort`, `reasoning.effort`, `thinking`…), for refusals. */
+  reasoningParam?: string;
+  /**
+   * Whether the model's catalog entry has the `reasoning` capability (set by the gateway, never by a
+   * client): a translated request asking for reasoning of a model without it is refused.
+   */
+  modelReasons?: boolean;
   metadata?: Record<string, string>;
   /**
    * The catalog's `maxOutputTokens` for the model (set by the gateway, never by a client): an
@@ -103,6 +135,8 @@ export interface CanonicalResponse {
   text: string;
   toolCalls: ToolCall[];
   reasoning?: string;
+  /** The signature of the reasoning (Anthropic thinking blocks), when the upstream gave one. */
+  reasoningSignature?: string;
   finishReason: FinishReason;
   usage: Usage;
 }
@@ -116,6 +150,8 @@ export type StreamEvent =
   | { type: 'start'; id: string; model: string; usage?: Usage }
   | { type: 'text'; text: string }
   | { type: 'reasoning'; text: string }
+  /** The signature of the reasoning streamed so far (Anthropic `signature_delta`). */
+  | { type: 'reasoning_signature'; signature: string }
   /** `index` counts tool calls only (0, 1, 2…), across the whole response. */
   | { type: 'tool_call_start'; index: number; id: string; name: string }
   | { type: 'tool_call_delta'; index: number; arguments: string }

@@ -147,6 +147,8 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
       },
       serve: (s) => {
         clampOutput(format, s);
+        // Translated requests asking for reasoning are refused for a model that does not reason (providers/reasoning.ts).
+        s.request.modelReasons = s.plan.catalog.capabilities.includes('reasoning');
         const beta = s.ctx.headers?.get('anthropic-beta');
         if (beta) s.request.anthropicBeta = beta.split(',').map((b) => b.trim()).filter((b) => b !== '');
         const pass = passThroughOf(format, s, s.body);

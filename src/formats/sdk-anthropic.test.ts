@@ -49,7 +49,11 @@ describe('@anthropic-ai/sdk — Messages', () => {
     const msg = await anthropic.messages.stream({ model: 'gw-model', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
     expect(msg.usage).toMatchObject({ input_tokens: 25, output_tokens: 15, cache_creation_input_tokens: 100, cache_read_input_tokens: 200 });
     expect(msg.stop_reason).toBe('max_tokens');
-    expect<unknown>(msg.content).toEqual([{ type: 'text', text: 'Hi there' }]);
+    // The upstream's reasoning comes back as a thinking block (unsigned: this upstream gives no signature).
+    expect<unknown>(msg.content).toEqual([
+      { type: 'thinking', thinking: 'hmm', signature: '' },
+      { type: 'text', text: 'Hi there' },
+    ]);
   });
 
   test('OpenAI-style usage after finish still reaches message_delta', async () => {

@@ -1,5 +1,5 @@
 /** Small helpers shared by the three client formats. */
-import type { ContentPart, FinishReason, JsonObject, StreamEvent, Usage } from '../canonical/types.ts';
+import type { ContentPart, FinishReason, JsonObject, Reasoning, StreamEvent, Usage } from '../canonical/types.ts';
 import type { EncodeContext } from './types.ts';
 
 /** The request id without dashes, for ids like `resp_<hex>`. */
@@ -46,9 +46,11 @@ export interface BlockHooks {
   text(text: string): string;
   toolStart(index: number, id: string, name: string): string;
   toolDelta(index: number, fragment: string): string;
+  reasoning(text: string): string;
+  reasoningSignature(signature: string): string;
 }
 
-/** Routes one canonical event to the hooks; finish and usage are held, reasoning is not surfaced. */
+/** Routes one canonical event to the hooks; finish and usage are held. */
 export const pushBlockEvent = (event: StreamEvent, hooks: BlockHooks, held: HeldState): string => {
   switch (event.type) {
     case 'start':
@@ -57,7 +59,9 @@ export const pushBlockEvent = (event: StreamEvent, hooks: BlockHooks, held: Held
     case 'text':
       return event.text === '' ? hooks.start() : hooks.text(event.text);
     case 'reasoning':
-      return hooks.start();
+      return event.text === '' ? hooks.start() : hooks.reasoning(event.text);
+    case 'reasoning_signature':
+      return hooks.reasoningSignature(event.signature);
     case 'tool_call_start':
       return hooks.toolStart(event.index, event.id, event.name);
     case 'tool_call_delta':
@@ -69,4 +73,25 @@ export const pushBlockEvent = (event: StreamEvent, hooks: BlockHooks, held: Held
       held.usage = event.usage;
       return hooks.start();
   }
+};
+
+/**
+ * Signed reasoning (Anthropic thinking) carried through a Responses reasoning item's
+ * `encrypted_content`, so that a client replaying the item (or `previous_response_id`) sends the
+ * thinking back signed, as Anthropic requires on tool-use turns. Marked, so that OpenAI's own
+ * encrypted reasoning is never mistaken for it.
+ */
+const THINKING_MARK = 'gw-thinking.';
+
+export const sealThinking = (r: Reasoning): string => THINKING_MARK + Buffer.from(JSON.stringify([r.text, r.signature])).toString('base64url');
+
+export const openThinking = (sealed: string): Reasoning | undefined => {
+  if (!sealed.startsWith(THINKING_MARK)) return undefined;
+  try {
+    const v: unknown = JSON.parse(Buffer.from(sealed.slice(THINKING_MARK.length), 'base64url').toString('utf8'));
+    if (Array.isArray(v) && typeof v[0] === 'string' && typeof v[1] === 'string') return { text: v[0], signature: v[1] };
+  } catch {
+    // not ours after all: ignored like any other opaque reasoning
+  }
+  return undefined;
 };

@@ -1,7 +1,7 @@
 /** Small canonical-request readers shared by the non-OpenAI families (Gemini, Bedrock, Cohere, Ollama). */
-import type { JsonObject, Message } from '../canonical/types.ts';
+import type { ContentPart, JsonObject, Message } from '../canonical/types.ts';
 import { textOf } from '../canonical/types.ts';
-import { invalidRequest } from '../core/errors.ts';
+import { type GatewayError, invalidRequest } from '../core/errors.ts';
 import { isJsonObject, parseJson } from './json.ts';
 
 /** The text of each non-empty system message, in order. */
@@ -48,4 +48,18 @@ export const requireDataUrl = (url: string, provider: string): InlineData => {
 export const unixSeconds = (iso: string | undefined): number => {
   const t = iso === undefined ? Number.NaN : Date.parse(iso);
   return Math.floor((Number.isNaN(t) ? Date.now() : t) / 1000);
+};
+
+export type DocumentPart = Extract<ContentPart, { type: 'document' }>;
+
+/** Why a document URL is refused where the upstream takes only inline bytes. */
+export const NO_URL_FETCH = 'the gateway does not fetch URLs for an upstream; send the file as base64 data';
+
+/** A document this upstream cannot take: a 400 naming where the client sent it. */
+export const documentRefused = (d: DocumentPart, message: string): GatewayError => invalidRequest(message, d.param);
+
+/** Where an upstream reads only text (tool results, some families): a document is refused, never dropped. */
+export const refuseDocuments = (parts: readonly ContentPart[], message: string): void => {
+  const d = parts.find((p): p is DocumentPart => p.type === 'document');
+  if (d) throw documentRefused(d, message);
 };

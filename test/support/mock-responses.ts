@@ -4,6 +4,7 @@
  * parameters, server-side state with `store: false`, encrypted reasoning on a non-reasoning model,
  * tool outputs without their call).
  */
+import { responsesFileRefusal } from './mock-content.ts';
 import type { Recorded, Scripted } from './mock-upstreams.ts';
 
 type Obj = Record<string, unknown>;
@@ -55,6 +56,8 @@ export const responsesRefusal = (body: Obj, maxOutput: number): Response | undef
   const include = Array.isArray(body.include) ? body.include : [];
   if (include.includes('reasoning.encrypted_content') && !isReasoningModel(model)) return err(400, 'Encrypted content is not supported with this model.', 'include');
   if (typeof body.max_output_tokens === 'number' && body.max_output_tokens > maxOutput) return err(400, `max_output_tokens is too large: ${body.max_output_tokens}.`, 'max_output_tokens');
+  const badFile = responsesFileRefusal(body.input);
+  if (badFile) return err(400, badFile[0], badFile[1]);
   const calls = new Set<unknown>();
   const input = Array.isArray(body.input) ? body.input : [];
   for (let i = 0; i < input.length; i++) {

@@ -3,7 +3,9 @@
  * formats, record what the gateway sent, and answer as scripted. Only upstreams are simulated.
  */
 
+import { anthropicContentRefusal, chatContentRefusal } from './mock-content.ts';
 import { isResponsesPath, responsesBody, responsesEvents, responsesRefusal, responsesView } from './mock-responses.ts';
+import { anthropicThinking, anthropicThinkingRefusal, mockSignature, openaiReasoningRefusal, openaiReasoningTokens } from './mock-thinking.ts';
 
 export interface Recorded {
   path: string;
@@ -19,6 +21,8 @@ export interface Scripted {
   textChunks?: string[];
   toolCall?: { id: string; name: string; arguments: string };
   usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
+  /** OpenAI: `reasoning_content` in the answer (as DeepSeek sends); Anthropic: the thinking text when thinking is enabled. */
+  reasoning?: string;
   /** Non-2xx answer with this raw body. */
   status?: number;
   errorBody?: string;
@@ -85,37 +89,39 @@ const split = (text: string): string[] => text.match(/\S+\s*/g) ?? [text];
 
 // ---- OpenAI Chat Completions wire ---------------------------------------------------------------
 
-const openaiBody = (model: string, s: Scripted) => ({
+const openaiBody = (model: string, s: Scripted, body: Record<string, unknown>) => ({
   id: 'chatcmpl-mock1',
   object: 'chat.completion',
   created: 1_700_000_000,
   model,
-  choices: [
-    {
-      index: 0,
+  // As many choices as `n` asks for (the same answer each time).
+  choices: Array.from({ length: typeof body.n === 'number' ? body.n : 1 }, (_, index) => ({
+      index,
       message: {
         role: 'assistant',
         content: s.toolCall ? null : (s.text ?? ''),
+        ...(s.reasoning !== undefined ? { reasoning_content: s.reasoning } : {}),
         ...(s.toolCall ? { tool_calls: [{ id: s.toolCall.id, type: 'function', function: { name: s.toolCall.name, arguments: s.toolCall.arguments } }] } : {}),
         refusal: null,
       },
       logprobs: null,
       finish_reason: s.toolCall ? 'tool_calls' : 'stop',
-    },
-  ],
+  })),
   usage: {
     prompt_tokens: s.usage?.input ?? 0,
     completion_tokens: s.usage?.output ?? 0,
     total_tokens: (s.usage?.input ?? 0) + (s.usage?.output ?? 0),
     prompt_tokens_details: { cached_tokens: s.usage?.cacheRead ?? 0 },
+    completion_tokens_details: { reasoning_tokens: openaiReasoningTokens(body) },
   },
 });
 
-const openaiChunks = (model: string, s: Scripted, includeUsage: boolean): string[] => {
+const openaiChunks = (model: string, s: Scripted, includeUsage: boolean, body: Record<string, unknown>): string[] => {
   const base = { id: 'chatcmpl-mock1', object: 'chat.completion.chunk', created: 1_700_000_000, model };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
     `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(includeUsage ? { usage: null } : {}) })}\n\n`;
   const out = [chunk({ role: 'assistant', content: '' })];
+  if (s.reasoning !== undefined) for (const w of split(s.reasoning)) out.push(chunk({ reasoning_content: w }));
   if (s.toolCall) {
     out.push(chunk({ tool_calls: [{ index: 0, id: s.toolCall.id, type: 'function', function: { name: s.toolCall.name, arguments: '' } }] }));
     const a = s.toolCall.arguments;
@@ -129,7 +135,7 @@ const openaiChunks = (model: string, s: Scripted, includeUsage: boolean): string
   if (includeUsage) {
     const u = s.usage ?? { input: 0, output: 0 };
     out.push(
-      `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output, prompt_tokens_details: { cached_tokens: u.cacheRead ?? 0 } } })}\n\n`,
+      `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output, prompt_tokens_details: { cached_tokens: u.cacheRead ?? 0 }, completion_tokens_details: { reasoning_tokens: openaiReasoningTokens(body) } } })}\n\n`,
     );
   }
   out.push('data: [DONE]\n\n');
@@ -148,20 +154,25 @@ const anthropicUsage = (s: Scripted) => ({
 /** Message ids are unique per answer, as Anthropic's are (threads are keyed by them). */
 let messageSeq = 0;
 
-const anthropicBody = (model: string, s: Scripted) => ({
+const anthropicBody = (model: string, s: Scripted, body: Record<string, unknown>) => ({
   id: `msg_mock${++messageSeq}`,
   type: 'message',
   role: 'assistant',
   model,
-  content: s.toolCall
-    ? [{ type: 'tool_use', id: s.toolCall.id, name: s.toolCall.name, input: JSON.parse(s.toolCall.arguments) as unknown }]
-    : [{ type: 'text', text: s.text ?? '' }],
+  content: [
+    ...thinkingBlocks(anthropicThinking(body, s.reasoning)),
+    ...(s.toolCall
+      ? [{ type: 'tool_use', id: s.toolCall.id, name: s.toolCall.name, input: JSON.parse(s.toolCall.arguments) as unknown }]
+      : [{ type: 'text', text: s.text ?? '' }]),
+  ],
   stop_reason: s.toolCall ? 'tool_use' : 'end_turn',
   stop_sequence: null,
   usage: anthropicUsage(s),
 });
 
-const anthropicEvents = (model: string, s: Scripted): string[] => {
+const thinkingBlocks = (text: string | undefined) => (text === undefined ? [] : [{ type: 'thinking', thinking: text, signature: mockSignature(text) }]);
+
+const anthropicEvents = (model: string, s: Scripted, body: Record<string, unknown>): string[] => {
   const ev = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
   const usage = anthropicUsage(s);
   const out = [
@@ -171,16 +182,24 @@ const anthropicEvents = (model: string, s: Scripted): string[] => {
     }),
     ev({ type: 'ping' }),
   ];
+  const thinking = anthropicThinking(body, s.reasoning);
+  if (thinking !== undefined) {
+    out.push(ev({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }));
+    for (const w of split(thinking)) out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: w } }));
+    out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: mockSignature(thinking) } }));
+    out.push(ev({ type: 'content_block_stop', index: 0 }));
+  }
+  const index = thinking === undefined ? 0 : 1;
   if (s.toolCall) {
-    out.push(ev({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: s.toolCall.id, name: s.toolCall.name, input: {} } }));
+    out.push(ev({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: s.toolCall.id, name: s.toolCall.name, input: {} } }));
     const a = s.toolCall.arguments;
     const mid = Math.floor(a.length / 2);
-    for (const part of [a.slice(0, mid), a.slice(mid)]) out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: part } }));
+    for (const part of [a.slice(0, mid), a.slice(mid)]) out.push(ev({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: part } }));
   } else {
-    out.push(ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }));
-    for (const w of s.textChunks ?? split(s.text ?? '')) out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: w } }));
+    out.push(ev({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
+    for (const w of s.textChunks ?? split(s.text ?? '')) out.push(ev({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: w } }));
   }
-  out.push(ev({ type: 'content_block_stop', index: 0 }));
+  out.push(ev({ type: 'content_block_stop', index }));
   out.push(ev({ type: 'message_delta', delta: { stop_reason: s.toolCall ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }));
   out.push(ev({ type: 'message_stop' }));
   return out;
@@ -220,9 +239,9 @@ const extraAnswer = (path: string, body: Record<string, unknown>): Response => {
 /** The mock models' output limit (both families), as the real APIs enforce theirs. */
 export const MOCK_MAX_OUTPUT_TOKENS = 64000;
 
-const invalid = (kind: 'openai' | 'anthropic', message: string): Response =>
+const invalid = (kind: 'openai' | 'anthropic', message: string, param: string | null = null): Response =>
   Response.json(
-    kind === 'openai' ? { error: { message, type: 'invalid_request_error', param: null, code: null } } : { type: 'error', error: { type: 'invalid_request_error', message } },
+    kind === 'openai' ? { error: { message, type: 'invalid_request_error', param, code: null } } : { type: 'error', error: { type: 'invalid_request_error', message } },
     { status: 400 },
   );
 
@@ -236,6 +255,10 @@ const refusal = (kind: 'openai' | 'anthropic', path: string, body: Record<string
     if (typeof body.max_tokens !== 'number') return invalid(kind, 'max_tokens: Field required');
     if (body.max_tokens > MOCK_MAX_OUTPUT_TOKENS) return invalid(kind, `max_tokens: ${body.max_tokens} > ${MOCK_MAX_OUTPUT_TOKENS}, which is the maximum allowed number of output tokens for this model`);
     if (body.thread !== undefined) return invalid(kind, 'thread: Extra inputs are not permitted');
+    const badBlock = anthropicContentRefusal(messages);
+    if (badBlock) return invalid(kind, badBlock);
+    const thinkingRefused = anthropicThinkingRefusal(body);
+    if (thinkingRefused !== undefined) return invalid(kind, thinkingRefused);
     // With thinking on, an assistant turn that used a tool must start with its (signed) thinking block.
     const thinking = (body.thinking as { type?: string } | undefined)?.type === 'enabled';
     for (let i = 0; thinking && i < messages.length; i++) {
@@ -261,8 +284,12 @@ const refusal = (kind: 'openai' | 'anthropic', path: string, body: Record<string
     }
     return undefined;
   }
+  const reasoningRefused = openaiReasoningRefusal(body);
+  if (reasoningRefused !== undefined) return invalid(kind, reasoningRefused);
   const max = body.max_completion_tokens ?? body.max_tokens;
   if (typeof max === 'number' && max > MOCK_MAX_OUTPUT_TOKENS) return invalid(kind, `max_tokens is too large: ${max}. This model supports at most ${MOCK_MAX_OUTPUT_TOKENS} completion tokens.`);
+  const badPart = chatContentRefusal(messages);
+  if (badPart) return invalid(kind, badPart[0], badPart[1]);
   const calls = new Set<string | undefined>();
   for (const m of messages) {
     for (const c of m.tool_calls ?? []) calls.add(c.id);
@@ -312,11 +339,11 @@ export const startMockUpstream = (kind: 'openai' | 'anthropic'): MockUpstream =>
       if (s.status && s.status >= 400) return new Response(s.errorBody ?? '', { status: s.status, headers: { 'content-type': 'application/json', ...s.headers } });
       if (s.raw !== undefined) return new Response(s.raw, { headers: { 'content-type': body.stream ? 'text/event-stream' : 'application/json' } });
       if (!body.stream) {
-        const json = responses ? responsesBody(model, s, body) : kind === 'openai' ? openaiBody(model, s) : anthropicBody(model, s);
+        const json = responses ? responsesBody(model, s, body) : kind === 'openai' ? openaiBody(model, s, body) : anthropicBody(model, s, body);
         return Response.json(json, { headers: s.headers });
       }
       const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-      let chunks = responses ? responsesEvents(model, s, body, s.midStreamError) : kind === 'openai' ? openaiChunks(model, s, includeUsage) : anthropicEvents(model, s);
+      let chunks = responses ? responsesEvents(model, s, body, s.midStreamError) : kind === 'openai' ? openaiChunks(model, s, includeUsage, body) : anthropicEvents(model, s, body);
       if (s.midStreamError && !responses) {
         const err =
           kind === 'openai'

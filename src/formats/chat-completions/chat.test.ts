@@ -90,6 +90,16 @@ describe('chat decodeRequest validation', () => {
     expect(expectInvalid(() => codec.decodeRequest({ model: 'm' }), 'messages').message).toContain("'messages'");
   });
 
+  test('file parts: a PDF data URL is a document, plain text becomes text, a file_id or a non-user file is native only', () => {
+    const pdf = codec.decodeRequest(msg({ role: 'user', content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBE', filename: 'a.pdf' } }] }));
+    expect(pdf.messages[0]?.content).toEqual([{ type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBE' }, filename: 'a.pdf', param: 'messages.0.content.0' }]);
+    const text = codec.decodeRequest(msg({ role: 'user', content: [{ type: 'file', file: { file_data: `data:text/plain;base64,${btoa('hello')}` } }] }));
+    expect(text.messages[0]?.content).toEqual([{ type: 'text', text: 'hello' }]);
+    expect(codec.decodeRequest(msg({ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] })).nativeOnly?.param).toBe('messages.0.content.0.file.file_id');
+    expect(codec.decodeRequest(msg({ role: 'system', content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBE' } }] })).nativeOnly?.param).toBe('messages.0.content.0.type');
+    expectInvalid(() => codec.decodeRequest(msg({ role: 'user', content: [{ type: 'file', file: {} }] })), 'messages.0.content.0.file.file_data');
+  });
+
   test('assistant tool call arguments given as an object are serialised', () => {
     const req = codec.decodeRequest(
       msg({ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: { a: 1 } } }] }),

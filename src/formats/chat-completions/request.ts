@@ -8,6 +8,7 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from '../../canonical/types.ts';
+import { fileDataDocument } from '../documents.ts';
 import { textParts } from '../shared.ts';
 import {
   compact,
@@ -46,8 +47,25 @@ const EMPTY_SCHEMA = { type: 'object', properties: {} };
  */
 type Note = (param: string, message: string) => void;
 
-/** `content` as a string or an array of parts (text, image_url; refusal on assistant turns). */
-const decodeContent = (msg: UnknownRecord, base: string, required: boolean, note: Note): ContentPart[] => {
+/**
+ * A `file` part: `file_data` (a base64 data URL) becomes a document; a `file_id` names a file
+ * uploaded to OpenAI, which only OpenAI can read (native-only).
+ */
+const decodeFile = (part: UnknownRecord, partPath: string, note: Note): ContentPart[] => {
+  const filePath = joinPath(partPath, 'file');
+  const file = requireRecord(part, 'file', partPath);
+  const filename = optionalString(file, 'filename', filePath);
+  const data = optionalString(file, 'file_data', filePath);
+  if (data !== undefined) return fileDataDocument(data, filename, joinPath(filePath, 'file_data'), partPath);
+  if (optionalString(file, 'file_id', filePath) !== undefined) {
+    note(joinPath(filePath, 'file_id'), 'A file_id names a file uploaded to OpenAI, which the gateway cannot read for another provider; send the file as file_data.');
+    return [];
+  }
+  throw missingParam(joinPath(filePath, 'file_data'));
+};
+
+/** `content` as a string or an array of parts (text, image_url, file on user turns; refusal on assistant turns). */
+const decodeContent = (msg: UnknownRecord, base: string, required: boolean, note: Note, files = false): ContentPart[] => {
   const path = joinPath(base, 'content');
   const v = msg.content;
   if (v === undefined || v === null) {
@@ -70,6 +88,7 @@ const decodeContent = (msg: UnknownRecord, base: string, required: boolean, note
       const detail = optionalEnum(img, 'detail', DETAILS, imgPath);
       return [detail ? { type: 'image', url, detail } : { type: 'image', url }];
     }
+    if (type === 'file' && files) return decodeFile(part, partPath, note);
     note(joinPath(partPath, 'type'), `Content part type '${type}' cannot be translated.`);
     return [];
   });
@@ -102,7 +121,7 @@ const decodeMessage = (raw: unknown, i: number, note: Note): Message => {
     case 'developer':
       return { role: 'system', content: decodeContent(msg, base, true, note) };
     case 'user':
-      return { role: 'user', content: decodeContent(msg, base, true, note) };
+      return { role: 'user', content: decodeContent(msg, base, true, note, true) };
     case 'assistant': {
       const toolCalls = decodeToolCalls(msg, base);
       const content = decodeContent(msg, base, false, note);
@@ -153,6 +172,19 @@ const decodeToolChoice = (body: UnknownRecord, note: Note): ToolChoice | undefin
   return { name: requireString(fn, 'name', 'tool_choice.function', { nonEmpty: true }) };
 };
 
+/**
+ * Fields only a Chat Completions upstream honours (the canonical answer carries one choice and no
+ * log probabilities): noted, so OpenAI-compatible pass-through serves them and translating targets
+ * (Anthropic, Gemini, …) are skipped, with a 400 naming the field when none is left.
+ */
+const noteChatOnly = (b: UnknownRecord, note: Note): void => {
+  const n = optionalInteger(b, 'n', '', { min: 1 });
+  if (n !== undefined && n > 1) note('n', `'n' > 1 (several choices) cannot be honoured by a translated upstream.`);
+  if (optionalBoolean(b, 'logprobs') === true) note('logprobs', `'logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
+  const top = optionalInteger(b, 'top_logprobs', '', { min: 0 });
+  if (top !== undefined && top > 0) note('top_logprobs', `'top_logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
+};
+
 const decodeResponseFormat = (body: UnknownRecord): ResponseFormat | undefined => {
   const rf = optionalRecord(body, 'response_format');
   if (rf === undefined) return undefined;
@@ -167,6 +199,7 @@ const decodeResponseFormat = (body: UnknownRecord): ResponseFormat | undefined =
     schema: optionalJsonObject(js, 'schema', base) ?? {},
     strict: optionalBoolean(js, 'strict', base),
     description: optionalString(js, 'description', base),
+    param: `${base}.schema`,
   });
 };
 
@@ -181,6 +214,8 @@ export const decodeChatRequest = (body: unknown): CanonicalRequest => {
   const streamOptions = optionalRecord(b, 'stream_options');
   const maxCompletion = optionalInteger(b, 'max_completion_tokens', '', { min: 1 });
   const maxTokens = optionalInteger(b, 'max_tokens', '', { min: 1 });
+  noteChatOnly(b, note);
+  const reasoningEffort = optionalEnum(b, 'reasoning_effort', REASONING_EFFORTS);
   return compact<CanonicalRequest>({
     model,
     messages,
@@ -199,7 +234,8 @@ export const decodeChatRequest = (body: unknown): CanonicalRequest => {
     toolChoice: decodeToolChoice(b, note),
     parallelToolCalls: optionalBoolean(b, 'parallel_tool_calls'),
     responseFormat: decodeResponseFormat(b),
-    reasoningEffort: optionalEnum(b, 'reasoning_effort', REASONING_EFFORTS),
+    reasoningEffort,
+    reasoningParam: reasoningEffort !== undefined ? 'reasoning_effort' : undefined,
     metadata: optionalStringMap(b, 'metadata'),
     ...(nativeOnly ? { nativeOnly } : {}),
   });

@@ -26,6 +26,8 @@ export const encodeChatResponse = (res: CanonicalResponse, ctx: EncodeContext): 
     content: res.text === '' && res.toolCalls.length > 0 ? null : res.text,
     refusal: null,
   };
+  // The model's reasoning as the non-standard `reasoning_content` (DeepSeek's; what OpenAI-compatible clients read).
+  if (res.reasoning !== undefined && res.reasoning !== '') message.reasoning_content = res.reasoning;
   if (res.toolCalls.length > 0) message.tool_calls = res.toolCalls.map(toolCallJson);
   return {
     id: chatId(res.id, ctx),

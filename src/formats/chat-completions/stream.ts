@@ -48,6 +48,10 @@ export const createChatStreamEncoder = (ctx: EncodeContext): StreamEncoder => {
           if (event.text === '') return start();
           return start() + chunk(choice(`{"content":${JSON.stringify(event.text)}}`));
         case 'reasoning':
+          // The non-standard `reasoning_content` delta (DeepSeek's; what OpenAI-compatible clients read).
+          if (event.text === '') return start();
+          return start() + chunk(choice(`{"reasoning_content":${JSON.stringify(event.text)}}`));
+        case 'reasoning_signature':
           return start();
         case 'tool_call_start':
           return (

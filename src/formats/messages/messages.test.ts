@@ -58,7 +58,10 @@ describe('messages decodeRequest validation', () => {
 
   // What has no canonical form is noted, not refused: an Anthropic upstream takes it as sent.
   const nativeOnly: [string, unknown, string][] = [
-    ['unsupported block', turn([{ type: 'document', source: {} }]), 'messages.0.content.0.type'],
+    ['unsupported block', turn([{ type: 'search_result', source: 'x', title: 't', content: [] }]), 'messages.0.content.0.type'],
+    ['document file source', turn([{ type: 'document', source: { type: 'file', file_id: 'file_1' } }]), 'messages.0.content.0.source.type'],
+    ['document context', turn([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBE' }, context: 'Q3' }]), 'messages.0.content.0.context'],
+    ['document citations', turn([{ type: 'document', source: { type: 'url', url: 'https://x.test/a.pdf' }, citations: { enabled: true } }]), 'messages.0.content.0.citations'],
     ['image source type', turn([{ type: 'image', source: { type: 'file', file_id: 'f' } }]), 'messages.0.content.0.source.type'],
     ['tool_result in assistant turn', turn([{ type: 'tool_result', tool_use_id: 't' }], 'assistant'), 'messages.0.content.0.type'],
     ['tool_result bad block', turn([{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'search_result' }] }]), 'messages.0.content.0.content.0.type'],
@@ -84,7 +87,8 @@ describe('messages decodeRequest validation', () => {
 
   test('output_config json_schema becomes a response format', () => {
     const req = codec.decodeRequest({ ...ok, output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } });
-    expect(req.responseFormat).toEqual({ type: 'json_schema', name: 'response', schema: { type: 'object' } });
+    // Anthropic's structured output always follows the schema: strict wherever the family has the choice.
+    expect(req.responseFormat).toEqual({ type: 'json_schema', name: 'response', schema: { type: 'object' }, strict: true, param: 'output_config.format.schema' });
   });
 });
 

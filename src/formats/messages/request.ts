@@ -1,5 +1,6 @@
 /** Anthropic Messages request body → canonical request. */
 import type { CanonicalRequest, ContentPart, Message, ResponseFormat, ToolCall, ToolChoice, ToolDefinition } from '../../canonical/types.ts';
+import { inlineDocument, urlDocument } from '../documents.ts';
 import { textParts } from '../shared.ts';
 import {
   compact,
@@ -58,10 +59,40 @@ const decodeImage = ({ block, path }: Block, note: Note): ContentPart[] => {
   return [];
 };
 
-/** Text and image blocks (user turns, tool results). */
+/**
+ * A `document` block: a base64 PDF or a URL becomes a document part (its `title` the file name),
+ * plain text a text part. File-id and content sources, `context` and enabled citations have no
+ * canonical form (native-only).
+ */
+const decodeDocument = ({ block, path }: Block, note: Note): ContentPart[] => {
+  const source = requireRecord(block, 'source', path);
+  const srcPath = joinPath(path, 'source');
+  const type = requireString(source, 'type', srcPath);
+  const title = optionalString(block, 'title', path);
+  const citations = optionalRecord(block, 'citations', path);
+  if (citations && optionalBoolean(citations, 'enabled', joinPath(path, 'citations')) === true) {
+    note(joinPath(path, 'citations'), 'Document citations cannot be translated: other providers return no citations.');
+    return [];
+  }
+  if (optionalString(block, 'context', path)) {
+    note(joinPath(path, 'context'), 'Document context cannot be translated.');
+    return [];
+  }
+  if (type === 'base64') {
+    const mediaType = requireString(source, 'media_type', srcPath, { nonEmpty: true });
+    return inlineDocument(mediaType, requireString(source, 'data', srcPath, { nonEmpty: true }), title, path);
+  }
+  if (type === 'url') return urlDocument(requireString(source, 'url', srcPath, { nonEmpty: true }), title, joinPath(srcPath, 'url'), path);
+  if (type === 'text') return textParts(requireString(source, 'data', srcPath));
+  note(joinPath(srcPath, 'type'), `Document source type '${type}' cannot be translated.`);
+  return [];
+};
+
+/** Text, image and document blocks (user turns, tool results). */
 const decodePart = (b: Block, note: Note): ContentPart[] => {
   if (b.type === 'text') return [{ type: 'text', text: requireString(b.block, 'text', b.path) }];
   if (b.type === 'image') return decodeImage(b, note);
+  if (b.type === 'document') return decodeDocument(b, note);
   note(joinPath(b.path, 'type'), `Content block type '${b.type}' cannot be translated.`);
   return [];
 };
@@ -174,7 +205,39 @@ const decodeOutputFormat = (body: UnknownRecord): ResponseFormat | undefined => 
   if (format === undefined) return undefined;
   const type = requireString(format, 'type', 'output_config.format');
   if (type !== 'json_schema') throw invalidValue('output_config.format.type', `unsupported format type '${type}'.`);
-  return { type: 'json_schema', name: 'response', schema: optionalJsonObject(format, 'schema', 'output_config.format') ?? {} };
+  // Anthropic's structured output always follows the schema: strict wherever the family has the choice.
+  const schema = optionalJsonObject(format, 'schema', 'output_config.format') ?? {};
+  return { type: 'json_schema', name: 'response', schema, strict: true, param: 'output_config.format.schema' };
+};
+
+const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
+
+/**
+ * `thinking` and `output_config.effort` → canonical reasoning: an enabled budget is kept exactly
+ * (families that take an effort get it through src/providers/reasoning.ts), `output_config.effort`
+ * is the effort (`xhigh` and `max` as `high`, the highest other families have); `disabled` and
+ * `adaptive` without an effort ask for nothing beyond the model's default. Other thinking types
+ * only Anthropic knows are noted (served natively, refused when translated).
+ */
+const decodeReasoning = (
+  body: UnknownRecord,
+  maxTokens: number,
+  note: Note,
+): Pick<CanonicalRequest, 'reasoningEffort' | 'reasoningBudget' | 'reasoningParam'> => {
+  const oc = optionalRecord(body, 'output_config');
+  const effort = oc && optionalEnum(oc, 'effort', EFFORTS, 'output_config');
+  const thinking = optionalRecord(body, 'thinking');
+  const type = thinking && requireString(thinking, 'type', 'thinking');
+  let budget: number | undefined;
+  if (thinking && type === 'enabled') {
+    budget = requireInteger(thinking, 'budget_tokens', 'thinking', { min: 1024 });
+    if (budget >= maxTokens) throw invalidValue('thinking.budget_tokens', `must be less than max_tokens (${maxTokens}).`);
+  } else if (type !== undefined && type !== 'disabled' && type !== 'adaptive') note('thinking.type', `Thinking type '${type}' cannot be translated.`);
+  return compact({
+    reasoningEffort: effort === undefined ? undefined : effort === 'xhigh' || effort === 'max' ? 'high' : effort,
+    reasoningBudget: budget,
+    reasoningParam: budget !== undefined ? 'thinking.budget_tokens' : effort !== undefined ? 'output_config.effort' : undefined,
+  });
 };
 
 export const decodeMessagesRequest = (body: unknown): CanonicalRequest => {
@@ -208,6 +271,7 @@ export const decodeMessagesRequest = (body: unknown): CanonicalRequest => {
     toolChoice: choice,
     parallelToolCalls: parallel,
     responseFormat: decodeOutputFormat(b),
+    ...decodeReasoning(b, maxTokens, note),
     ...(nativeOnly ? { nativeOnly } : {}),
   });
 };

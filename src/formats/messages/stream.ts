@@ -7,7 +7,7 @@ import { sseEvent } from '../sse.ts';
 import type { EncodeContext, StreamEncoder } from '../types.ts';
 import { messageId, messagesUsage, stopReason } from './response.ts';
 
-type Block = { index: number; kind: 'text' | 'tool_use' };
+type Block = { index: number; kind: 'text' | 'tool_use' | 'thinking' };
 
 export const createMessagesStreamEncoder = (ctx: EncodeContext): StreamEncoder => {
   let started = false;
@@ -58,6 +58,18 @@ export const createMessagesStreamEncoder = (ctx: EncodeContext): StreamEncoder =
     return `${out}event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${JSON.stringify(t)}}}\n\n`;
   };
 
+  /** Reasoning as a thinking block (signature_delta before it closes, when the upstream signed it). */
+  const reasoning = (t: string): string => {
+    let out = start();
+    if (open?.kind !== 'thinking') out += openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+    return out + emit('content_block_delta', { index: open?.index ?? 0, delta: { type: 'thinking_delta', thinking: t } });
+  };
+
+  const reasoningSignature = (signature: string): string => {
+    if (open?.kind !== 'thinking') return start();
+    return start() + emit('content_block_delta', { index: open.index, delta: { type: 'signature_delta', signature } });
+  };
+
   const toolStart = (toolIndex: number, id: string, name: string): string => {
     const out = start() + openBlock('tool_use', { type: 'tool_use', id, name, input: {} });
     toolBlocks.set(toolIndex, nextIndex - 1);
@@ -73,7 +85,7 @@ export const createMessagesStreamEncoder = (ctx: EncodeContext): StreamEncoder =
 
   return {
     push(event: StreamEvent): string {
-      return closed ? '' : pushBlockEvent(event, { start, text, toolStart, toolDelta }, held);
+      return closed ? '' : pushBlockEvent(event, { start, text, toolStart, toolDelta, reasoning, reasoningSignature }, held);
     },
 
     end(): string {

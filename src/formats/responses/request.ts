@@ -3,12 +3,14 @@ import type {
   CanonicalRequest,
   ContentPart,
   Message,
+  Reasoning,
   ResponseFormat,
   ToolChoice,
   ToolDefinition,
 } from '../../canonical/types.ts';
 import { REASONING_EFFORTS } from '../chat-completions/request.ts';
-import { textParts } from '../shared.ts';
+import { fileDataDocument, urlDocument } from '../documents.ts';
+import { openThinking, textParts } from '../shared.ts';
 import {
   compact,
   invalidType,
@@ -41,8 +43,30 @@ const DETAILS = ['auto', 'low', 'high'] as const;
  */
 type Note = (param: string, message: string) => void;
 
-/** Message content: a string or input_text / output_text / input_image / refusal parts. */
-const decodeContent = (v: unknown, path: string, note: Note): ContentPart[] => {
+/**
+ * An `input_file`: `file_data` (a base64 data URL) or `file_url` becomes a document; a `file_id`
+ * names a file uploaded to OpenAI (native-only), as does a `detail` other than `auto`.
+ */
+const decodeInputFile = (part: UnknownRecord, partPath: string, note: Note): ContentPart[] => {
+  const filename = optionalString(part, 'filename', partPath);
+  const detail = optionalEnum(part, 'detail', DETAILS, partPath);
+  if (detail !== undefined && detail !== 'auto') {
+    note(joinPath(partPath, 'detail'), `An input_file detail of '${detail}' cannot be translated: other providers have no rendering detail for files.`);
+    return [];
+  }
+  const data = optionalString(part, 'file_data', partPath);
+  if (data !== undefined) return fileDataDocument(data, filename, joinPath(partPath, 'file_data'), partPath);
+  const url = optionalString(part, 'file_url', partPath);
+  if (url !== undefined) return urlDocument(url, filename, joinPath(partPath, 'file_url'), partPath);
+  if (optionalString(part, 'file_id', partPath) !== undefined) {
+    note(joinPath(partPath, 'file_id'), 'A file_id names a file uploaded to OpenAI, which the gateway cannot read for another provider; send file_data or file_url.');
+    return [];
+  }
+  throw missingParam(joinPath(partPath, 'file_data'));
+};
+
+/** Message content: a string or input_text / output_text / input_image / refusal parts (input_file on user turns). */
+const decodeContent = (v: unknown, path: string, note: Note, files = false): ContentPart[] => {
   if (typeof v === 'string') return textParts(v);
   if (!Array.isArray(v)) throw invalidType(path, 'a string or an array of content parts', v);
   return v.flatMap((raw, j): ContentPart[] => {
@@ -64,6 +88,10 @@ const decodeContent = (v: unknown, path: string, note: Note): ContentPart[] => {
         const detail = optionalEnum(part, 'detail', DETAILS, partPath);
         return [detail ? { type: 'image', url, detail } : { type: 'image', url }];
       }
+      case 'input_file':
+        if (files) return decodeInputFile(part, partPath, note);
+        note(joinPath(partPath, 'type'), 'An input_file outside a user message cannot be translated.');
+        return [];
       default:
         note(joinPath(partPath, 'type'), `Content part type '${type}' cannot be translated.`);
         return [];
@@ -75,7 +103,7 @@ const decodeMessageItem = (item: UnknownRecord, path: string, note: Note): Messa
   const role = optionalEnum(item, 'role', ROLES, path);
   if (role === undefined) throw missingParam(joinPath(path, 'role'));
   if (item.content === undefined || item.content === null) throw missingParam(joinPath(path, 'content'));
-  const content = decodeContent(item.content, joinPath(path, 'content'), note);
+  const content = decodeContent(item.content, joinPath(path, 'content'), note, role === 'user');
   return { role: role === 'developer' ? 'system' : role, content };
 };
 
@@ -87,13 +115,21 @@ const decodeOutput = (item: UnknownRecord, path: string, note: Note): ContentPar
 };
 
 const decodeInput = (input: unknown[], messages: Message[], note: Note): void => {
+  /** Signed thinking from a reasoning item (shared.ts sealThinking): it belongs to the assistant turn that follows. */
+  let thinking: Reasoning | undefined;
+  const withThinking = (m: Message): Message => {
+    if (m.role !== 'assistant' || thinking === undefined) return m;
+    const out: Message = { ...m, reasoning: thinking };
+    thinking = undefined;
+    return out;
+  };
   input.forEach((raw, i) => {
     const path = `input.${i}`;
     const item = recordAt(raw, path);
     const type = optionalString(item, 'type', path) ?? 'message';
     switch (type) {
       case 'message':
-        messages.push(decodeMessageItem(item, path, note));
+        messages.push(withThinking(decodeMessageItem(item, path, note)));
         return;
       case 'function_call': {
         const call = {
@@ -104,7 +140,7 @@ const decodeInput = (input: unknown[], messages: Message[], note: Note): void =>
         // Consecutive calls (and calls right after the assistant's text) form one assistant turn.
         const last = messages[messages.length - 1];
         if (last?.role === 'assistant') last.toolCalls = [...(last.toolCalls ?? []), call];
-        else messages.push({ role: 'assistant', content: [], toolCalls: [call] });
+        else messages.push(withThinking({ role: 'assistant', content: [], toolCalls: [call] }));
         return;
       }
       case 'function_call_output':
@@ -114,8 +150,13 @@ const decodeInput = (input: unknown[], messages: Message[], note: Note): void =>
           content: decodeOutput(item, path, note),
         });
         return;
-      case 'reasoning':
-        return; // opaque reasoning items from earlier turns are not translated
+      case 'reasoning': {
+        // Opaque reasoning from OpenAI is not translated; signed thinking the gateway sealed is.
+        const sealed = optionalString(item, 'encrypted_content', path);
+        const opened = sealed === undefined ? undefined : openThinking(sealed);
+        if (opened) thinking = opened;
+        return;
+      }
       default:
         note(joinPath(path, 'type'), `Input item type '${type}' cannot be translated.`);
     }
@@ -170,7 +211,17 @@ const decodeTextFormat = (body: UnknownRecord): ResponseFormat | undefined => {
     schema: optionalJsonObject(format, 'schema', base) ?? {},
     strict: optionalBoolean(format, 'strict', base),
     description: optionalString(format, 'description', base),
+    param: `${base}.schema`,
   });
+};
+
+/** Log probabilities: only OpenAI's own Responses API returns them (noted: native targets serve them, translated ones are skipped). */
+const noteLogprobs = (b: UnknownRecord, note: Note): void => {
+  const top = optionalInteger(b, 'top_logprobs', '', { min: 0 });
+  if (top !== undefined && top > 0) note('top_logprobs', `'top_logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
+  const include = optionalArray(b, 'include') ?? [];
+  const at = include.indexOf('message.output_text.logprobs');
+  if (at !== -1) note(`include.${at}`, `'message.output_text.logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
 };
 
 export const decodeResponsesRequest = (body: unknown): CanonicalRequest => {
@@ -194,6 +245,8 @@ export const decodeResponsesRequest = (body: unknown): CanonicalRequest => {
   else throw invalidType('input', 'a string or an array', input);
 
   const reasoning = optionalRecord(b, 'reasoning');
+  const reasoningEffort = reasoning && optionalEnum(reasoning, 'effort', REASONING_EFFORTS, 'reasoning');
+  noteLogprobs(b, note);
   return compact<CanonicalRequest>({
     model,
     messages,
@@ -207,7 +260,8 @@ export const decodeResponsesRequest = (body: unknown): CanonicalRequest => {
     toolChoice: decodeToolChoice(b, note),
     parallelToolCalls: optionalBoolean(b, 'parallel_tool_calls'),
     responseFormat: decodeTextFormat(b),
-    reasoningEffort: reasoning && optionalEnum(reasoning, 'effort', REASONING_EFFORTS, 'reasoning'),
+    reasoningEffort,
+    reasoningParam: reasoningEffort !== undefined ? 'reasoning.effort' : undefined,
     metadata: optionalStringMap(b, 'metadata'),
     ...(nativeOnly ? { nativeOnly } : {}),
   });

@@ -1,6 +1,6 @@
 /** Canonical response → OpenAI Responses `response` object (shared with the stream's lifecycle events). */
 import type { CanonicalResponse, FinishReason, JsonObject, JsonValue, ToolCall, Usage } from '../../canonical/types.ts';
-import { cachedTokens, idSuffix, prefixedId, reasoningTokens } from '../shared.ts';
+import { cachedTokens, idSuffix, prefixedId, reasoningTokens, sealThinking } from '../shared.ts';
 import type { EncodeContext } from '../types.ts';
 
 export const responsesUsage = (u: Usage): JsonObject => ({
@@ -16,6 +16,21 @@ export const responseId = (id: string, ctx: EncodeContext): string => prefixedId
 /** Output item ids: `msg_<hex>` (then `msg_<hex>_1`…) and `fc_<hex>_<tool index>`. */
 export const messageItemId = (ctx: EncodeContext, n: number): string => `msg_${idSuffix(ctx)}${n === 0 ? '' : `_${n}`}`;
 export const functionItemId = (ctx: EncodeContext, toolIndex: number): string => `fc_${idSuffix(ctx)}_${toolIndex}`;
+export const reasoningItemId = (ctx: EncodeContext, n: number): string => `rs_${idSuffix(ctx)}${n === 0 ? '' : `_${n}`}`;
+
+export const summaryTextPart = (text: string): JsonObject => ({ type: 'summary_text', text });
+
+/**
+ * The upstream's reasoning as a reasoning item: its text as the summary (what clients display;
+ * Claude's thinking is itself a summary), and, when the upstream signed it, the signed thinking in
+ * `encrypted_content` (shared.ts sealThinking) so that replaying the item sends it back.
+ */
+export const reasoningItem = (id: string, text: string, signature: string | undefined, status: 'in_progress' | 'completed'): JsonObject => ({
+  id,
+  type: 'reasoning',
+  summary: status === 'completed' && text !== '' ? [summaryTextPart(text)] : [],
+  ...(status === 'completed' && signature !== undefined && signature !== '' ? { encrypted_content: sealThinking({ text, signature }) } : {}),
+});
 
 export const outputTextPart = (text: string): JsonObject => ({ type: 'output_text', text, annotations: [] });
 
@@ -93,6 +108,7 @@ export const responseObject = (init: ResponseObjectInit): JsonObject => {
 
 export const encodeResponsesResponse = (res: CanonicalResponse, ctx: EncodeContext): JsonObject => {
   const output: JsonObject[] = [];
+  if (res.reasoning !== undefined && res.reasoning !== '') output.push(reasoningItem(reasoningItemId(ctx, 0), res.reasoning, res.reasoningSignature, 'completed'));
   if (res.text !== '') output.push(messageItem(messageItemId(ctx, 0), res.text, 'completed'));
   res.toolCalls.forEach((call, i) => output.push(functionCallItem(functionItemId(ctx, i), call, 'completed')));
   return responseObject({

@@ -12,13 +12,24 @@ import {
   messageItem,
   messageItemId,
   outputTextPart,
+  reasoningItem,
+  reasoningItemId,
   responseId,
   responseObject,
+  summaryTextPart,
 } from './response.ts';
 
 type Item =
   | { kind: 'message'; id: string; text: string; open: boolean }
-  | { kind: 'function_call'; id: string; call: ToolCall; open: boolean };
+  | { kind: 'function_call'; id: string; call: ToolCall; open: boolean }
+  | { kind: 'reasoning'; id: string; text: string; signature?: string; open: boolean };
+
+const itemJson = (item: Item, status: 'in_progress' | 'completed'): JsonObject =>
+  item.kind === 'message'
+    ? messageItem(item.id, item.text, status)
+    : item.kind === 'function_call'
+      ? functionCallItem(item.id, item.call, status)
+      : reasoningItem(item.id, item.text, item.signature, status);
 
 export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder => {
   const createdAt = nowSeconds(ctx);
@@ -27,6 +38,7 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
   let started = false;
   let closed = false;
   let messageCount = 0;
+  let reasoningCount = 0;
   let final: JsonObject | undefined;
   const fields = ctx.responseFields ? { fields: ctx.responseFields } : {};
   const held: HeldState = { finishReason: 'stop', usage: undefined };
@@ -54,6 +66,14 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
     if (!item) return '';
     item.open = false;
     const outputIndex = items.length - 1;
+    if (item.kind === 'reasoning') {
+      const where = { item_id: item.id, output_index: outputIndex, summary_index: 0 };
+      return (
+        emit('response.reasoning_summary_text.done', { ...where, text: item.text }) +
+        emit('response.reasoning_summary_part.done', { ...where, part: summaryTextPart(item.text) }) +
+        emit('response.output_item.done', { output_index: outputIndex, item: itemJson(item, 'completed') })
+      );
+    }
     if (item.kind === 'message') {
       const where = { item_id: item.id, output_index: outputIndex, content_index: 0 };
       return (
@@ -85,6 +105,28 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
     return `${out}event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${seq++},"item_id":${JSON.stringify(item.id)},"output_index":${items.length - 1},"content_index":0,"delta":${JSON.stringify(delta)},"logprobs":[]}\n\n`;
   };
 
+  const reasoning = (delta: string): string => {
+    let out = start();
+    let item = current();
+    if (item?.kind !== 'reasoning') {
+      out += closeCurrent();
+      item = { kind: 'reasoning', id: reasoningItemId(ctx, reasoningCount++), text: '', open: true };
+      items.push(item);
+      const outputIndex = items.length - 1;
+      out +=
+        emit('response.output_item.added', { output_index: outputIndex, item: itemJson(item, 'in_progress') }) +
+        emit('response.reasoning_summary_part.added', { item_id: item.id, output_index: outputIndex, summary_index: 0, part: summaryTextPart('') });
+    }
+    item.text += delta;
+    return out + emit('response.reasoning_summary_text.delta', { item_id: item.id, output_index: items.length - 1, summary_index: 0, delta });
+  };
+
+  const reasoningSignature = (signature: string): string => {
+    const item = current();
+    if (item?.kind === 'reasoning') item.signature = (item.signature ?? '') + signature;
+    return start();
+  };
+
   const toolStart = (index: number, callId: string, name: string): string => {
     const out = start() + closeCurrent();
     const item: Item = { kind: 'function_call', id: functionItemId(ctx, index), call: { id: callId, name, arguments: '' }, open: true };
@@ -105,16 +147,14 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
 
   return {
     push(event: StreamEvent): string {
-      return closed ? '' : pushBlockEvent(event, { start, text, toolStart, toolDelta }, held);
+      return closed ? '' : pushBlockEvent(event, { start, text, toolStart, toolDelta, reasoning, reasoningSignature }, held);
     },
 
     end(): string {
       if (closed) return '';
       closed = true;
       const out = start() + closeCurrent();
-      const output = items.map((item) =>
-        item.kind === 'message' ? messageItem(item.id, item.text, 'completed') : functionCallItem(item.id, item.call, 'completed'),
-      );
+      const output = items.map((item) => itemJson(item, 'completed'));
       const outputText = items.map((item) => (item.kind === 'message' ? item.text : '')).join('');
       const response = responseObject({
         id,

@@ -1,7 +1,9 @@
 /** Canonical request → Anthropic Messages wire request. */
 import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, ToolChoice } from '../../canonical/types.ts';
 import { invalidRequest } from '../../core/errors.ts';
+import { type DocumentPart, documentRefused } from '../mapping.ts';
 import { compact, isJsonObject, optionHeaders, optionNumber, optionString, optionStringList, parseJson, setHeader, trimTrailingSlash } from '../json.ts';
+import { assertModelReasons, MIN_THINKING_BUDGET, thinkingBudgetOf } from '../reasoning.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -24,10 +26,21 @@ const imageBlock = (url: string): Block => {
   throw invalidRequest('Image URLs must be http(s) URLs or base64 data URLs.', 'messages');
 };
 
+/** A PDF → a `document` block (base64 or URL source); the file name becomes its `title`. */
+const documentBlock = (d: DocumentPart): Block => {
+  const { source } = d;
+  if (source.kind === 'url') return compact({ type: 'document', source: { type: 'url', url: source.url }, title: d.filename });
+  if (source.mediaType !== 'application/pdf') {
+    throw documentRefused(d, `Anthropic reads documents as PDF (application/pdf) or plain text, not '${source.mediaType}'.`);
+  }
+  return compact({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: source.data }, title: d.filename });
+};
+
 const partBlocks = (parts: readonly ContentPart[]): Block[] => {
   const out: Block[] = [];
   for (const p of parts) {
     if (p.type === 'image') out.push(imageBlock(p.url));
+    else if (p.type === 'document') out.push(documentBlock(p));
     else if (p.text !== '') out.push({ type: 'text', text: p.text }); // empty text blocks are rejected upstream
   }
   return out;
@@ -46,6 +59,8 @@ const toTurn = (m: Exclude<Message, { role: 'system' }>): Turn => {
       return {
         role: 'assistant',
         content: [
+          // Signed thinking the client sent back (Responses reasoning items): first, as Anthropic requires.
+          ...(m.reasoning ? [{ type: 'thinking', thinking: m.reasoning.text, signature: m.reasoning.signature }] : []),
           ...partBlocks(m.content),
           ...(m.toolCalls ?? []).map((c): Block => ({ type: 'tool_use', id: c.id, name: c.name, input: toolInput(c.arguments) })),
         ],
@@ -102,6 +117,33 @@ const clamp01 = (t: number): number => Math.min(1, Math.max(0, t));
 /** What `response_format: {type: "json_object"}` becomes toward Anthropic (documented in docs/operating.md). */
 export const JSON_OBJECT_INSTRUCTION = 'Respond with a single valid JSON object and nothing else: no prose, no code fences.';
 
+/**
+ * `thinking` for a request asking for reasoning (src/providers/reasoning.ts), with `max_tokens`
+ * raised to fit the budget (Anthropic requires max_tokens > budget_tokens; the client's limit then
+ * counts the answer on top of the thinking), within the model's output limit.
+ */
+const thinkingOf = (request: CanonicalRequest, maxTokens: number): { thinking?: JsonObject; maxTokens: number } => {
+  assertModelReasons(request);
+  let budget = thinkingBudgetOf(request);
+  if (budget === undefined) return { maxTokens };
+  const param = request.reasoningParam ?? 'reasoning_effort';
+  // With thinking on, Anthropic refuses a tool-use turn whose signed thinking is not sent back.
+  const lastTurn = [...request.messages].reverse().find((m) => m.role === 'assistant');
+  if (lastTurn?.role === 'assistant' && (lastTurn.toolCalls?.length ?? 0) > 0 && lastTurn.reasoning === undefined) {
+    throw invalidRequest(
+      `'${param}' cannot be honoured on this turn: with thinking on, Anthropic requires the signed thinking of the tool-use turn back with its tool results, and this request does not carry it (Chat Completions cannot; a Responses reasoning item from the gateway carries it in encrypted_content). Send the turn without '${param}', or use the Responses or Messages API.`,
+      param,
+    );
+  }
+  let max = maxTokens;
+  if (max <= budget) max = Math.min(budget + max, request.outputLimit ?? Number.MAX_SAFE_INTEGER);
+  if (max <= budget) budget = max - 1;
+  if (budget < MIN_THINKING_BUDGET) {
+    throw invalidRequest(`'${param}' needs a thinking budget of at least ${MIN_THINKING_BUDGET} tokens below the output limit (${max}).`, param);
+  }
+  return { thinking: { type: 'enabled', budget_tokens: budget }, maxTokens: max };
+};
+
 export const buildMessagesBody = (request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
   const system = request.messages
     .filter((m) => m.role === 'system')
@@ -112,11 +154,16 @@ export const buildMessagesBody = (request: CanonicalRequest, target: UpstreamTar
   const rf = request.responseFormat;
   // json_object has no Anthropic field: it becomes an instruction (json_schema maps to output_config).
   const instructed = rf?.type === 'json_object' ? (system === '' ? JSON_OBJECT_INSTRUCTION : `${system}\n\n${JSON_OBJECT_INSTRUCTION}`) : system;
+  const { thinking, maxTokens } = thinkingOf(
+    request,
+    request.maxTokens ?? optionNumber(target.connection.options, 'defaultMaxTokens') ?? request.outputLimit ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+  );
   return compact({
     model: target.upstreamModel,
     system: instructed === '' ? undefined : instructed,
     messages: toAnthropicMessages(request.messages),
-    max_tokens: request.maxTokens ?? optionNumber(target.connection.options, 'defaultMaxTokens') ?? request.outputLimit ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+    max_tokens: maxTokens,
+    thinking,
     temperature: request.temperature === undefined ? undefined : clamp01(request.temperature),
     top_p: request.topP,
     top_k: request.topK,

@@ -72,12 +72,16 @@ export const parseMessagesResponse = (provider: string, body: string): Canonical
 
   let text = '';
   let reasoning = '';
+  let signature = '';
   const toolCalls: ToolCall[] = [];
   for (const item of content) {
     const b = asRecord(item);
     if (!b) continue;
     if (b['type'] === 'text') text += asString(b['text']) ?? '';
-    else if (b['type'] === 'thinking') reasoning += asString(b['thinking']) ?? '';
+    else if (b['type'] === 'thinking') {
+      reasoning += asString(b['thinking']) ?? '';
+      signature = asString(b['signature']) ?? signature;
+    }
     else if (b['type'] === 'tool_use') {
       toolCalls.push({
         id: asString(b['id']) ?? `toolu_${toolCalls.length}`,
@@ -97,5 +101,6 @@ export const parseMessagesResponse = (provider: string, body: string): Canonical
     usage: toUsage(readRawUsage(o['usage'])),
   };
   if (reasoning !== '') response.reasoning = reasoning;
+  if (signature !== '') response.reasoningSignature = signature;
   return response;
 };

@@ -70,8 +70,12 @@ export const createMessagesStreamDecoder = (provider: string): StreamDecoder => 
             const args = asString(d['partial_json']) ?? '';
             return tool === undefined || args === '' ? [] : [{ type: 'tool_call_delta', index: tool, arguments: args }];
           }
+          case 'signature_delta': {
+            const signature = asString(d['signature']) ?? '';
+            return signature === '' ? [] : [{ type: 'reasoning_signature', signature }];
+          }
           default:
-            return []; // signature_delta, citations_delta, future types
+            return []; // citations_delta, future types
         }
       }
       case 'message_delta': {

@@ -7,10 +7,11 @@
  * emulated with a forced tool (`JSON_TOOL`), turned back into text by the response and stream
  * mappers.
  */
+import { refuseReasoning } from '../reasoning.ts';
 import type { CanonicalRequest, ContentPart, JsonObject, Message, ToolChoice } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, optionHeaders, optionString, setHeader, trimTrailingSlash } from '../json.ts';
-import { argumentsObject, requireDataUrl, systemTexts } from '../mapping.ts';
+import { argumentsObject, type DocumentPart, documentRefused, NO_URL_FETCH, refuseDocuments, requireDataUrl, systemTexts } from '../mapping.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 import { providerMisconfigured } from '../upstream-error.ts';
 
@@ -25,11 +26,45 @@ interface Turn {
 
 const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
 
-const partBlocks = (provider: string, parts: readonly ContentPart[]): Block[] => {
+/** Converse `document.format` by media type. */
+const DOCUMENT_FORMATS: Record<string, string> = {
+  'application/pdf': 'pdf',
+  'text/csv': 'csv',
+  'text/html': 'html',
+  'text/markdown': 'md',
+  'application/msword': 'doc',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
+  'application/vnd.ms-excel': 'xls',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
+};
+
+/**
+ * Converse names a document (alphanumerics, single spaces, hyphens, parentheses, square brackets;
+ * unique in the request): the file name without its extension, else `document-<n>`.
+ */
+const documentName = (filename: string | undefined, n: number): string => {
+  const base = (filename ?? '').replace(/\.[A-Za-z0-9]{1,5}$/, '').replace(/[^A-Za-z0-9\-()[\] ]/g, '-').replace(/\s+/g, ' ').trim();
+  return base === '' ? `document-${n}` : `${base}-${n}`;
+};
+
+/** A document → a Converse `document` block (inline bytes only: Converse reads S3, not URLs). */
+const documentBlock = (provider: string, d: DocumentPart, n: number): Block => {
+  const { source } = d;
+  if (source.kind === 'url') throw documentRefused(d, `Provider '${provider}' (Converse) takes documents only as bytes; ${NO_URL_FETCH}.`);
+  const format = DOCUMENT_FORMATS[source.mediaType];
+  if (format === undefined) throw documentRefused(d, `Provider '${provider}' (Converse) reads no documents of type '${source.mediaType}'.`);
+  return { document: { format, name: documentName(d.filename, n), source: { bytes: source.data } } };
+};
+
+const partBlocks = (provider: string, parts: readonly ContentPart[], docs: { n: number }): Block[] => {
   const out: Block[] = [];
   for (const p of parts) {
     if (p.type === 'text') {
       if (p.text !== '') out.push({ text: p.text }); // blank text blocks are rejected upstream
+      continue;
+    }
+    if (p.type === 'document') {
+      out.push(documentBlock(provider, p, ++docs.n));
       continue;
     }
     const img = requireDataUrl(p.url, provider);
@@ -38,19 +73,20 @@ const partBlocks = (provider: string, parts: readonly ContentPart[]): Block[] =>
   return out;
 };
 
-const toTurn = (provider: string, m: Exclude<Message, { role: 'system' }>): Turn => {
+const toTurn = (provider: string, m: Exclude<Message, { role: 'system' }>, docs: { n: number }): Turn => {
   switch (m.role) {
     case 'user':
-      return { role: 'user', content: partBlocks(provider, m.content) };
+      return { role: 'user', content: partBlocks(provider, m.content, docs) };
     case 'assistant':
       return {
         role: 'assistant',
         content: [
-          ...partBlocks(provider, m.content),
+          ...partBlocks(provider, m.content, docs),
           ...(m.toolCalls ?? []).map((c): Block => ({ toolUse: { toolUseId: c.id, name: c.name, input: argumentsObject(c.arguments) } })),
         ],
       };
     case 'tool': {
+      refuseDocuments(m.content, `Provider '${provider}' takes only text in a tool result, not a document.`);
       const text = textOf(m.content);
       const result = compact({
         toolUseId: m.toolCallId,
@@ -65,9 +101,10 @@ const toTurn = (provider: string, m: Exclude<Message, { role: 'system' }>): Turn
 /** Alternating turns, consecutive same-role messages merged, tool results first in their user turn. */
 export const toConverseMessages = (provider: string, messages: readonly Message[]): JsonObject[] => {
   const turns: Turn[] = [];
+  const docs = { n: 0 };
   for (const m of messages) {
     if (m.role === 'system') continue;
-    const turn = toTurn(provider, m);
+    const turn = toTurn(provider, m, docs);
     if (turn.content.length === 0) continue;
     const last = turns[turns.length - 1];
     if (last && last.role === turn.role) last.content.push(...turn.content);
@@ -116,6 +153,7 @@ const toolConfig = (request: CanonicalRequest): JsonObject | undefined => {
 };
 
 export const buildConverseBody = (provider: string, request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
+  refuseReasoning(request, 'Bedrock');
   const system = systemTexts(request.messages).map((text) => ({ text }));
   const inference = compact({
     maxTokens: request.maxTokens,

@@ -3,6 +3,7 @@
  * inline); sampling is `p`/`k`; `tool_choice` is `REQUIRED`/`NONE` (a named function narrows
  * `tools` to that one and requires it); JSON Schema output is `json_object` + `json_schema`.
  */
+import { refuseReasoning } from '../reasoning.ts';
 import type { CanonicalRequest, JsonObject, Message } from '../../canonical/types.ts';
 import { compact, optionHeaders, setHeader, trimTrailingSlash } from '../json.ts';
 import { type MessageWireStyle, toWireMessage } from '../openai-compatible/request.ts';
@@ -10,10 +11,11 @@ import type { ExtraEndpoint, UpstreamHttpRequest, UpstreamTarget } from '../type
 
 export const COHERE_DEFAULT_BASE_URL = 'https://api.cohere.com';
 
-const STYLE: MessageWireStyle = { toolId: (id) => id, imageDetail: false, emptyToolTurnContent: 'omit' };
+const STYLE: MessageWireStyle = { toolId: (id) => id, imageDetail: false, emptyToolTurnContent: 'omit', provider: 'cohere', files: false };
 const toWire = (m: Message): JsonObject => toWireMessage(m, STYLE);
 
 export const buildCohereBody = (request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
+  refuseReasoning(request, 'Cohere');
   const choice = request.toolChoice;
   const all = request.tools ?? [];
   const tools = typeof choice === 'object' ? all.filter((t) => t.name === choice.name) : all;

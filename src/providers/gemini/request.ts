@@ -8,10 +8,11 @@
  * `thoughtSignature` travels inside the canonical tool-call id (see `THOUGHT_SEPARATOR`) and is
  * echoed back, as Gemini 3 requires.
  */
+import { assertModelReasons, thinkingBudgetOf } from '../reasoning.ts';
 import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, ToolChoice } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, isJsonObject, optionHeaders, parseJson, setHeader, trimTrailingSlash } from '../json.ts';
-import { argumentsObject, parseDataUrl, systemTexts, toolNamesById, toolResultName } from '../mapping.ts';
+import { argumentsObject, type DocumentPart, parseDataUrl, refuseDocuments, systemTexts, toolNamesById, toolResultName } from '../mapping.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 
 export const GEMINI_DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
@@ -24,13 +25,6 @@ export const splitToolCallId = (id: string): { id: string; signature?: string } 
   return at === -1 ? { id } : { id: id.slice(0, at), signature: id.slice(at + THOUGHT_SEPARATOR.length) };
 };
 
-/** Reasoning effort → `thinkingConfig.thinkingBudget` (Google's own OpenAI-compatibility mapping). */
-const THINKING_BUDGET: Record<NonNullable<CanonicalRequest['reasoningEffort']>, number> = {
-  minimal: 1024,
-  low: 1024,
-  medium: 8192,
-  high: 24576,
-};
 
 const EXT_MIME: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', heic: 'image/heic', heif: 'image/heif' };
 
@@ -41,16 +35,22 @@ const imagePart = (url: string): JsonObject => {
   return { fileData: { mimeType: EXT_MIME[ext] ?? 'image/jpeg', fileUri: url } };
 };
 
+/** A PDF: inline bytes, or a URL as `fileData` (Gemini fetches it, as for image URLs). */
+const documentPart = ({ source }: DocumentPart): JsonObject =>
+  source.kind === 'base64' ? { inlineData: { mimeType: source.mediaType, data: source.data } } : { fileData: { mimeType: 'application/pdf', fileUri: source.url } };
+
 const parts = (content: readonly ContentPart[]): JsonObject[] => {
   const out: JsonObject[] = [];
   for (const p of content) {
     if (p.type === 'image') out.push(imagePart(p.url));
+    else if (p.type === 'document') out.push(documentPart(p));
     else if (p.text !== '') out.push({ text: p.text });
   }
   return out;
 };
 
 const functionResponse = (m: Extract<Message, { role: 'tool' }>, names: ReadonlyMap<string, string>): JsonObject => {
+  refuseDocuments(m.content, 'Gemini takes only text in a function response, not a document.');
   const text = textOf(m.content);
   const parsed = parseJson(text);
   const response: JsonObject = m.isError
@@ -109,6 +109,8 @@ const responseFields = (request: CanonicalRequest): Record<string, JsonValue | u
 };
 
 export const buildGenerateContentBody = (request: CanonicalRequest): JsonObject => {
+  assertModelReasons(request);
+  const budget = thinkingBudgetOf(request);
   const system = systemTexts(request.messages);
   const tools = request.tools ?? [];
   const generationConfig = compact({
@@ -122,7 +124,8 @@ export const buildGenerateContentBody = (request: CanonicalRequest): JsonObject 
     presencePenalty: request.presencePenalty,
     frequencyPenalty: request.frequencyPenalty,
     ...responseFields(request),
-    thinkingConfig: request.reasoningEffort ? { thinkingBudget: THINKING_BUDGET[request.reasoningEffort], includeThoughts: true } : undefined,
+    // Effort → budget by the shared table (Google's own OpenAI-compatibility mapping); a Messages budget as given.
+    thinkingConfig: budget !== undefined ? { thinkingBudget: budget, includeThoughts: true } : undefined,
   });
   return compact({
     contents: toGeminiContents(request.messages),

@@ -5,15 +5,17 @@
  * sent, because Ollama streams by default. There is no `tool_choice`: `none` drops the tools, the
  * other choices are left to the model.
  */
+import { assertModelReasons, reasoningEffortOf } from '../reasoning.ts';
 import type { CanonicalRequest, JsonObject, Message } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, optionHeaders, setHeader, trimTrailingSlash } from '../json.ts';
-import { argumentsObject, requireDataUrl, toolNamesById, toolResultName } from '../mapping.ts';
+import { argumentsObject, refuseDocuments, requireDataUrl, toolNamesById, toolResultName } from '../mapping.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 
 export const OLLAMA_DEFAULT_BASE_URL = 'http://localhost:11434';
 
 const toWire = (provider: string, m: Message, names: ReadonlyMap<string, string>): JsonObject => {
+  refuseDocuments(m.content, `Provider '${provider}' reads no documents (PDF files).`);
   switch (m.role) {
     case 'system':
       return { role: 'system', content: textOf(m.content) };
@@ -35,6 +37,8 @@ const toWire = (provider: string, m: Message, names: ReadonlyMap<string, string>
 };
 
 export const buildOllamaBody = (provider: string, request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
+  assertModelReasons(request);
+  const effort = reasoningEffortOf(request);
   const names = toolNamesById(request.messages);
   const tools = request.toolChoice === 'none' ? [] : (request.tools ?? []);
   const rf = request.responseFormat;
@@ -58,7 +62,7 @@ export const buildOllamaBody = (provider: string, request: CanonicalRequest, tar
         : undefined,
     format: rf === undefined || rf.type === 'text' ? undefined : rf.type === 'json_schema' ? rf.schema : 'json',
     options: Object.keys(options).length > 0 ? options : undefined,
-    think: request.reasoningEffort === undefined ? undefined : request.reasoningEffort !== 'minimal',
+    think: effort === undefined ? undefined : effort !== 'minimal',
   });
 };
 

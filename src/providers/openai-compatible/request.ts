@@ -1,10 +1,13 @@
 /** Canonical request → OpenAI Chat Completions wire request. */
 import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, ToolChoice } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
+import { type DocumentPart, documentRefused, NO_URL_FETCH, refuseDocuments } from '../mapping.ts';
 import { compact, optionHeaders, optionString, setHeader, trimTrailingSlash } from '../json.ts';
 import { EXTRA_ENDPOINT_PATHS, type ExtraEndpoint, type UpstreamHttpRequest, type UpstreamTarget } from '../types.ts';
+import { assertModelReasons, reasoningEffortOf } from '../reasoning.ts';
 import { providerMisconfigured } from '../upstream-error.ts';
 import type { OpenAICompatibleSpec } from './spec.ts';
+import { strictSchema } from './strict-schema.ts';
 
 export const resolveBaseUrl = (spec: OpenAICompatibleSpec, target: UpstreamTarget): string => {
   const { connection } = target;
@@ -47,14 +50,33 @@ export interface MessageWireStyle {
   imageDetail: boolean;
   /** An assistant turn with tool calls and no text: `content: null` (OpenAI) or no content (Cohere). */
   emptyToolTurnContent: 'null' | 'omit';
+  /** The upstream, for refusals. */
+  provider: string;
+  /** Send documents as Chat `file` parts (OpenAI does); without, a document is refused (Cohere). */
+  files: boolean;
 }
+
+/**
+ * A document → a Chat `file` part with `file_data` as a base64 data URL. Chat Completions takes
+ * no file URL, and the gateway fetches none: a URL document is refused.
+ */
+const filePart = (d: DocumentPart, style: MessageWireStyle): JsonObject => {
+  if (!style.files) throw documentRefused(d, `Provider '${style.provider}' reads no documents (PDF files).`);
+  const { source } = d;
+  if (source.kind === 'url') {
+    throw documentRefused(d, `Provider '${style.provider}' (Chat Completions) takes files only as base64 file_data, not by URL; ${NO_URL_FETCH}.`);
+  }
+  return { type: 'file', file: { file_data: `data:${source.mediaType};base64,${source.data}`, filename: d.filename ?? 'document.pdf' } };
+};
 
 const userContent = (parts: readonly ContentPart[], style: MessageWireStyle): JsonValue => {
   if (parts.every((p) => p.type === 'text')) return textOf(parts);
   return parts.map((p): JsonObject =>
     p.type === 'text'
       ? { type: 'text', text: p.text }
-      : { type: 'image_url', image_url: style.imageDetail ? compact({ url: p.url, detail: p.detail }) : { url: p.url } },
+      : p.type === 'document'
+        ? filePart(p, style)
+        : { type: 'image_url', image_url: style.imageDetail ? compact({ url: p.url, detail: p.detail }) : { url: p.url } },
   );
 };
 
@@ -80,6 +102,7 @@ export const toWireMessage = (m: Message, style: MessageWireStyle): JsonObject =
       });
     }
     case 'tool':
+      refuseDocuments(m.content, `Provider '${style.provider}' takes only text in a tool result, not a document.`);
       return { role: 'tool', tool_call_id: style.toolId(m.toolCallId), content: textOf(m.content) };
   }
 };
@@ -103,10 +126,11 @@ export const buildChatCompletionsBody = (
         : (q.maxTokensField ?? 'max_tokens');
   const tools = request.tools ?? [];
   const rf = request.responseFormat;
+  assertModelReasons(request);
 
   const body = compact({
     model: target.upstreamModel,
-    messages: request.messages.map((m) => toWireMessage(m, { toolId, imageDetail: true, emptyToolTurnContent: 'null' })),
+    messages: request.messages.map((m) => toWireMessage(m, { toolId, imageDetail: true, emptyToolTurnContent: 'null', provider: spec.id, files: true })),
     [maxField]: request.maxTokens,
     temperature: request.temperature,
     top_p: request.topP,
@@ -132,10 +156,16 @@ export const buildChatCompletionsBody = (
         : rf.type === 'json_schema'
           ? {
               type: 'json_schema',
-              json_schema: compact({ name: rf.name, schema: rf.schema, strict: rf.strict, description: rf.description }),
+              json_schema: compact({
+                name: rf.name,
+                schema: rf.strict === true ? strictSchema(rf.schema, rf.param ?? 'response_format.json_schema.schema') : rf.schema,
+                strict: rf.strict,
+                description: rf.description,
+              }),
             }
           : { type: rf.type },
-    reasoning_effort: request.reasoningEffort,
+    // An effort as sent, or a Messages thinking budget as the effort of the shared table (reasoning.ts).
+    reasoning_effort: reasoningEffortOf(request),
     // The gateway always wants usage, whatever the client asked for.
     stream: request.stream ? true : undefined,
     stream_options: request.stream ? { include_usage: true } : undefined,

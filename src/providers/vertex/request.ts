@@ -11,6 +11,7 @@
 import type { CanonicalRequest } from '../../canonical/types.ts';
 import { buildMessagesBody } from '../anthropic/request.ts';
 import { buildGenerateContentBody, generateContentMethod } from '../gemini/request.ts';
+import { documentRefused, NO_URL_FETCH } from '../mapping.ts';
 import { optionHeaders, optionString, optionStringList, setHeader, trimTrailingSlash } from '../json.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 import { providerMisconfigured } from '../upstream-error.ts';
@@ -54,6 +55,10 @@ export const buildVertexRequest = (provider: string, request: CanonicalRequest, 
   let url: string;
   let body: string;
   if (publisher === 'anthropic') {
+    // Claude on Vertex takes no URL document source (providers.md): refused, not fetched.
+    for (const m of request.messages) {
+      for (const p of m.content) if (p.type === 'document' && p.source.kind === 'url') throw documentRefused(p, `Claude on Vertex AI takes no document URL; ${NO_URL_FETCH}.`);
+    }
     const messages = buildMessagesBody(request, target);
     delete messages['model']; // the model is in the path
     body = JSON.stringify({ anthropic_version: optionString(connection.options, 'anthropicVersion') ?? VERTEX_ANTHROPIC_VERSION, ...messages });
