@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DataNode, startDataNode } from '../src/app-data.ts';
 import { loadConfig } from '../src/config/env.ts';
-import { SEALED_PATTERN } from '../src/propagation/document.ts';
+import { SEALED_PATTERN } from '../src/api/config-document.ts';
 import { startSeparatePlane } from './support/data-node.ts';
 import { admin, byokOp } from './support/gateway.ts';
 import { startWorld, stopWorld, type World } from './support/provision.ts';

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import type { DataNode } from '../src/app-data.ts';
 import { setLogSink } from '../src/core/log.ts';
 import type { McpSnapshot } from '../src/mcp/config.ts';
-import { SEALED_PATTERN } from '../src/propagation/document.ts';
+import { SEALED_PATTERN } from '../src/api/config-document.ts';
 import { startSeparatePlane } from './support/data-node.ts';
 import { admin, startTestGateway, type TestGateway } from './support/gateway.ts';
 

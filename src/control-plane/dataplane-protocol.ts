@@ -21,7 +21,7 @@ import { conversationRoutes } from './dataplane-conversations.ts';
  *   revision moves (woken by the configuration channel's NOTIFY, or the propagation worker's poll)
  *   or the wait ends, so a data plane converges at once without polling often — else `{dataplaneId, revision, unchanged: false, document,
  *   sealedKey}`: the configuration of the workspace's project and of the projects attached to
- *   project gateways hosted on it, every secret field of the document (document.ts) sealed for the
+ *   project gateways hosted on it, every secret field of the document (api/config-document.ts) sealed for the
  *   account (see seal.ts). Records the data plane's applied revision and poll in `dataplane_status`.
  * - `POST /dataplane.v1.DataplaneService/PushRecords` `{records: [...]}` → `{accepted, rejected, errors?}`:
  *   request records of the data plane's customer (a record naming no customer is attributed to it;

@@ -4,7 +4,7 @@ import { importPKCS8, SignJWT } from 'jose';
 import { uuid } from '../../core/ids.ts';
 import { describeError, log } from '../../core/log.ts';
 import { buildSnapshot } from '../../propagation/build.ts';
-import type { SealedPull } from '../../propagation/document.ts';
+import type { SealedPull } from '../../api/config-document.ts';
 import type { SnapshotHolder } from '../../propagation/holder.ts';
 import { openPull } from '../../propagation/seal.ts';
 import type { ProviderAdapter } from '../../providers/types.ts';
