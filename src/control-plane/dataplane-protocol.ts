@@ -155,6 +155,9 @@ const COLUMN_NAMES = new Set(RECORD_COLUMNS.map((c) => c.name));
 const DEFAULTS = RECORD_COLUMNS.filter((c) => c.notNull && c.fallback !== null).map((c) => [c.name, c.fallback as RecordValue] as const);
 const BODIES = new Set(['request_body', 'response_body', 'sanitized']);
 
+const PushedRecord = compiled(PushedRecordSchema);
+const REQUIRED_COLUMNS = new Set(['request_id', 'endpoint', 'received_at']);
+
 /**
  * A pushed record (the data plane's RecordEntry as one JSON object keyed by column names): known
  * columns only, a request id, an endpoint and a valid time. Its customer is the account's: a record
@@ -162,9 +165,6 @@ const BODIES = new Set(['request_body', 'response_body', 'sanitized']);
  * never writes records of another customer). Anything else the database refuses is split out,
  * cleaned or dropped by the record writer. The refusal's reason otherwise.
  */
-const PushedRecord = compiled(PushedRecordSchema);
-const REQUIRED_COLUMNS = new Set(['request_id', 'endpoint', 'received_at']);
-
 const entryOf = (v: unknown, customerId: string): RecordEntry | string => {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'not a JSON object';
   if (!PushedRecord.Check(v)) {
