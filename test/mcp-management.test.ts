@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import type { DataNode } from '../src/app-data.ts';
 import { setLogSink } from '../src/core/log.ts';
 import type { McpSnapshot } from '../src/mcp/config.ts';
-import { SEALED_PATTERN } from '../src/propagation/document.ts';
+import { SEALED_PATTERN } from '../src/api/config-document.ts';
 import { startSeparatePlane } from './support/data-node.ts';
 import { admin, startTestGateway, type TestGateway } from './support/gateway.ts';
 
@@ -221,9 +221,9 @@ describe('what the data planes serve', () => {
         await Bun.sleep(100);
       }
       expect([...(plane.snapshots.current?.mcp.profiles.values() ?? [])].flatMap((m) => [...m.keys()])).toEqual(['dev']);
-      const res = await plane.controller.call('/dataplane.v1.DataplaneService/Pull', JSON.stringify({ full: true }));
-      const text = await res.text();
-      expect(res.status).toBe(200);
+      const answer = await plane.controller.client.protocol('Pull', { full: true });
+      const text = JSON.stringify(answer);
+      expect(answer.unchanged).toBe(false);
       expect(SECRETS.filter((s) => text.includes(s) || text.includes(Buffer.from(s).toString('base64')))).toEqual([]);
       const doc = (JSON.parse(text) as { document: { mcpServers: Body[] } }).document;
       expect(doc.mcpServers.map((s) => s.serverId).sort()).toEqual(['docs', 'github']);

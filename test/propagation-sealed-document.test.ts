@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { KindGuard, type TSchema } from '@sinclair/typebox';
 import { compactDecrypt } from 'jose';
-import { type ConfigDocument, ConfigDocumentSchema, SEALED_PATTERN, type SealedConfigDocument, SealedConfigDocumentSchema } from '../src/propagation/document.ts';
+import { type ConfigDocument, ConfigDocumentSchema, SEALED_PATTERN, type SealedConfigDocument, SealedConfigDocumentSchema } from '../src/api/config-document.ts';
 import { isSecretNode, openPull, sealDocument, sealText } from '../src/propagation/seal.ts';
 
 /**

@@ -1,11 +1,13 @@
 import type { Static, TSchema } from '@sinclair/typebox';
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { compiled, departure } from './check.ts';
+import { PROTOCOL, protocolPath, type ProtocolInput, type ProtocolName, type ProtocolOutput } from './dataplane.ts';
 import { OPS, type OpInput, type OpName, type OpOutput } from './index.ts';
 
 /**
  * The one client of the management API (Connect JSON: `POST {endpoint}/{service}/{Operation}`),
  * built on the operation specs of src/api: the Terraform provider, `audit:verify`, the data
- * plane's pull and record shipping, the install command and the console use it. Connection errors
+ * plane's pull, record shipping and stored conversations (the data plane protocol of
+ * dataplane.ts, `protocol`), the install command and the console use it. Connection errors
  * and 5xx answers are retried with exponential backoff and jitter; any other refusal is an
  * `ApiError` carrying the Connect code (so a read can tell `not_found` from a failure). Typed calls
  * check the answer against the operation's response schema, so what they return is what the type says.
@@ -21,6 +23,8 @@ export class ApiError extends Error {
     message: string,
     /** The HTTP status (0 when no answer came). */
     readonly status: number,
+    /** What the refusal said: its `message` as sent and, for a refused service account, its `reason` (`revoked`, `expired`). */
+    readonly detail: { message?: string; reason?: string } = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -44,17 +48,15 @@ export interface ClientOptions {
   signal?: AbortSignal;
 }
 
+/** What one call may set differently from the client's options. */
+export interface CallOptions {
+  /** Per attempt (e.g. longer for a held Pull). */
+  timeoutMs?: number;
+  attempts?: number;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-const checks = new WeakMap<TSchema, TypeCheck<TSchema>>();
-const compiled = <S extends TSchema>(schema: S): TypeCheck<S> => {
-  const known = checks.get(schema) as TypeCheck<S> | undefined;
-  if (known) return known;
-  const check = TypeCompiler.Compile(schema);
-  checks.set(schema, check);
-  return check;
-};
 
 const isOpName = (s: string): s is OpName => Object.hasOwn(OPS, s);
 const serviceOf = (operation: string): string => (isOpName(operation) ? OPS[operation].service : 'admin.v1.AdminService');
@@ -113,6 +115,26 @@ export class ManagementClient {
     }
   }
 
+  /**
+   * A call of the data plane protocol (dataplane.ts): the body as its request schema types it, the
+   * answer checked against its response schema. Refusals are `ApiError`s as for `call` (a 503 of
+   * PushRecords: the management plane did not store the records; a 401: the account is refused,
+   * `detail.reason` says why).
+   */
+  async protocol<N extends ProtocolName>(name: N, input: ProtocolInput<N>, o: CallOptions = {}): Promise<ProtocolOutput<N>> {
+    return this.protocolText(name, JSON.stringify(input), o);
+  }
+
+  /**
+   * `protocol` with a body already serialised (record batches are kept on disk as JSON text and
+   * sent as they are, not parsed again).
+   */
+  async protocolText<N extends ProtocolName>(name: N, body: string, o: CallOptions = {}): Promise<ProtocolOutput<N>> {
+    const output: (typeof PROTOCOL)[N]['output'] = PROTOCOL[name].output;
+    const answer = await this.#send(protocolPath(name), { method: 'POST', body }, name, o);
+    return this.#checked(output, answer, name);
+  }
+
   /** A GET of a JSON document of the management listener (e.g. `/.well-known/jwks.json`). */
   async getJson(path: string): Promise<JsonObject> {
     return this.#send(path, { method: 'GET' }, `GET ${path}`);
@@ -126,17 +148,18 @@ export class ManagementClient {
   #checked<S extends TSchema>(schema: S, body: JsonObject, operation: string): Static<S> {
     const check = compiled(schema);
     if (check.Check(body)) return body;
-    const first = check.Errors(body).First();
-    throw new ApiError('internal', `${operation}: the answer does not match its schema (${first ? `${first.path || '/'}: ${first.message}` : 'invalid'})`, 200);
+    const at = departure(check, body);
+    throw new ApiError('internal', `${operation}: the answer does not match its schema (${at.path}: ${at.message})`, 200);
   }
 
-  async #send(path: string, init: { method: string; body?: string }, what: string): Promise<JsonObject> {
+  async #send(path: string, init: { method: string; body?: string }, what: string, o: CallOptions = {}): Promise<JsonObject> {
     let last: ApiError | undefined;
-    for (let attempt = 0; attempt < this.#attempts; attempt++) {
+    const attempts = o.attempts ?? this.#attempts;
+    for (let attempt = 0; attempt < attempts; attempt++) {
       if (attempt > 0) await sleep(this.#baseDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() / 2));
       if (this.#signal?.aborted) break;
       const token = typeof this.#token === 'string' ? this.#token : await this.#token();
-      const timeout = AbortSignal.timeout(this.#timeoutMs);
+      const timeout = AbortSignal.timeout(o.timeoutMs ?? this.#timeoutMs);
       let res: Response;
       try {
         res = await fetch(`${this.endpoint}${path}`, {
@@ -159,7 +182,10 @@ export class ManagementClient {
       if (res.status === 200 && isObject(parsed)) return parsed;
       const code = typeof obj.code === 'string' ? obj.code : res.status === 200 ? 'internal' : `http_${res.status}`;
       const message = typeof obj.message === 'string' ? obj.message : res.status === 200 ? 'the answer is not a JSON object' : `HTTP ${res.status}`;
-      last = new ApiError(code, `${what}: ${code}: ${message}`, res.status);
+      last = new ApiError(code, `${what}: ${code}: ${message}`, res.status, {
+        ...(typeof obj.message === 'string' ? { message: obj.message } : {}),
+        ...(typeof obj.reason === 'string' ? { reason: obj.reason } : {}),
+      });
       if (res.status < 500) throw last;
     }
     throw last ?? new ApiError('unavailable', `${what}: aborted`, 0);

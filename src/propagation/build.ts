@@ -1,5 +1,5 @@
 import type { ProviderAdapter } from '../providers/types.ts';
-import type { ConfigDocument } from './document.ts';
+import type { ConfigDocument } from '../api/config-document.ts';
 import { projectGovernance } from './governance.ts';
 import { mcpSnapshotOf } from './mcp.ts';
 import {

@@ -1,6 +1,6 @@
 import type { SecretBox } from '../core/secrets.ts';
 import type { McpProfileServerRow } from '../store/schema/index.ts';
-import type { ConfigDocument } from './document.ts';
+import type { ConfigDocument } from '../api/config-document.ts';
 
 /** The rows the loader reads for the MCP gateway (live projects only; catalog servers not deleted). */
 export interface McpRows {

@@ -32,7 +32,7 @@ import {
 import { pgliteTxExec } from '../store/pglite.ts';
 import { selectMany } from '../store/pglite-select.ts';
 import { catalogEntry } from '../store/views/catalog.ts';
-import type { ConfigDocument } from './document.ts';
+import type { ConfigDocument } from '../api/config-document.ts';
 import { mcpSections } from './load-mcp.ts';
 
 /** The newest configuration revision (the highest change-record id; 0 before any change). */

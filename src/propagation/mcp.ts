@@ -1,5 +1,5 @@
 import { EMPTY_MCP, type McpProfileConfig, type McpServerConfig, type McpSnapshot } from '../mcp/config.ts';
-import type { ConfigDocument } from './document.ts';
+import type { ConfigDocument } from '../api/config-document.ts';
 
 const isTransport = (v: string): v is McpServerConfig['transport'] => v === 'streamable-http' || v === 'sse';
 const isAuthType = (v: string): v is McpServerConfig['authType'] => v === 'none' || v === 'bearer' || v === 'header';
