@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderRegistries } from '../scripts/gen-registries.ts';
 import { DECLARATIONS, OPS } from '../src/api/index.ts';
+import type { TerraformDecl } from '../src/api/resource.ts';
 import { ENTITIES_KEEPING_API_KEYS, RESOURCES } from '../src/api/resources.ts';
 import { RESOURCES as PROVIDER_RESOURCES } from '../iac/provider/registry.ts';
 import { HOOKS } from '../iac/provider/hooks.ts';
@@ -34,7 +35,7 @@ test('every change kind is declared once, and RESOURCES is the declarations’ c
 });
 
 test('the provider serves exactly the declared Terraform mappings, through declared operations', () => {
-  const declared = Object.values(DECLARATIONS).flatMap((d) => ('terraform' in d ? [d.terraform] : []));
+  const declared: TerraformDecl[] = Object.values(DECLARATIONS).flatMap((d): TerraformDecl[] => ('terraform' in d ? [d.terraform] : []));
   expect(PROVIDER_RESOURCES.map((r) => r.type)).toEqual(declared.map((d) => d.type).sort());
   const specs = new Set<object>(Object.values(OPS));
   for (const d of declared) {
