@@ -99,7 +99,8 @@ const blockOf = (d: TerraformDecl, b: TfBlock): BlockDef => {
 /** The CRUD a resource's hooks supply when the declaration has neither a key nor an id field. */
 export type Hooks = Partial<Pick<ResourceDef, 'create' | 'read' | 'update' | 'delete' | 'amend' | 'check' | 'parseImport'>>;
 
-const opName = (d: TerraformDecl, which: 'get' | 'update' | 'delete'): string => {
+/** The name of a declared operation; a mapping that lacks one it needs fails when the provider loads. */
+const opName = (d: TerraformDecl, which: 'get' | 'delete'): string => {
   const spec = d[which];
   if (!spec) throw new Error(`${d.type} declares no ${which} operation`);
   return spec.name;
@@ -112,31 +113,37 @@ const keyedCrud = (d: TerraformDecl, keys: Attr[]): Pick<ResourceDef, 'read' | '
   const last = keys[keys.length - 1];
   // A list is read within the key's leading fields (customer, project); the last one picks the item.
   const scopeBody = (s: CtyObject): JsonObject => Object.fromEntries(keys.slice(0, -1).map((k) => [k.api, str(s[k.tf])]));
+  const get = list ? '' : opName(d, 'get');
+  const del = opName(d, 'delete');
+  const update = d.update?.name;
   return {
     read: list
       ? (c, s) => findInList(c, list.op.name, scopeBody(s), list.field, (e) => !!last && e[last.api] === str(s[last.tf]))
-      : (c, s) => orGone(c.callJson(opName(d, 'get'), keyBody(s)), envelope),
-    ...(d.update ? { update: async (c: GatewayClient, body: JsonObject) => envelopeOf(await c.callJson(opName(d, 'update'), body), envelope) } : {}),
+      : (c, s) => orGone(c.callJson(get, keyBody(s)), envelope),
+    ...(update ? { update: async (c: GatewayClient, body: JsonObject) => envelopeOf(await c.callJson(update, body), envelope) } : {}),
     delete: async (c, s) => {
-      await c.callJson(opName(d, 'delete'), keyBody(s));
+      await c.callJson(del, keyBody(s));
     },
   };
 };
 
 const byIdCrud = (d: TerraformDecl, idField: string): Pick<ResourceDef, 'read' | 'delete' | 'update'> => {
   const envelope = d.envelope ?? '';
+  const get = opName(d, 'get');
+  const del = opName(d, 'delete');
+  const update = d.update?.name;
   return {
-    read: (c, s) => orGone(c.callJson(opName(d, 'get'), { [idField]: str(s.id) }), envelope),
-    ...(d.update
+    read: (c, s) => orGone(c.callJson(get, { [idField]: str(s.id) }), envelope),
+    ...(update
       ? {
           update: async (c: GatewayClient, body: JsonObject, prior: CtyObject) => {
             const { id: _id, ...rest } = body;
-            return envelopeOf(await c.callJson(opName(d, 'update'), { ...rest, [idField]: str(prior.id) }), envelope);
+            return envelopeOf(await c.callJson(update, { ...rest, [idField]: str(prior.id) }), envelope);
           },
         }
       : {}),
     delete: async (c, s) => {
-      await c.callJson(opName(d, 'delete'), { [idField]: str(s.id) });
+      await c.callJson(del, { [idField]: str(s.id) });
     },
   };
 };
