@@ -1,6 +1,6 @@
 import type { GatewayClient, JsonObject } from './client.ts';
 import { type DataSourceDef, stateFrom, str } from './resource.ts';
-import { RESOURCES_CORE } from './resources.ts';
+import { RESOURCES_DECLARED } from './resources.ts';
 import { type Attr, computed, field } from './schema.ts';
 import type { Cty, CtyObject } from './wire.ts';
 
@@ -10,7 +10,7 @@ const asComputed = (attrs: Attr[], inputs: string[]): Attr[] =>
   attrs.map((a) => (inputs.includes(a.tf) ? { ...a, required: true, optional: false, computed: false } : { ...a, required: false, optional: false, computed: true }));
 
 const fromResource = (type: string, inputs: string[], get: string, envelope: string): DataSourceDef => {
-  const res = RESOURCES_CORE.find((r) => r.type === type);
+  const res = RESOURCES_DECLARED.find((r) => r.type === type);
   if (!res) throw new Error(`no resource ${type}`);
   const attrs = asComputed(res.attrs, inputs);
   return {

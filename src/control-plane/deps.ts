@@ -1,10 +1,22 @@
 import { type ResourceName, RESOURCES } from '../api/resources.ts';
+import type { AuditForwarder } from '../audit/forwarder.ts';
 import type { Counters } from '../governance/counters.ts';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { SecretBox } from '../core/secrets.ts';
+import type { ControllerStatus } from '../propagation/controller.ts';
 import type { ChangeSignal } from '../propagation/signal.ts';
 import type { Db } from '../store/db.ts';
 import { configChanges, dataplanes, projectGatewayProjects, projectGateways } from '../store/schema/index.ts';
+
+/** What some management services need of the process beyond the store (passed as `hooks`). */
+export interface ManagementHooks {
+  /** Flushes batched request records before a search. */
+  flushRecords: () => Promise<void>;
+  /** The embedded data plane's controller status. */
+  localStatus: () => ControllerStatus | undefined;
+  /** The audit forwarder of this management process (TriggerAuditForward). */
+  auditForwarder?: AuditForwarder;
+}
 
 /** What every management service needs. */
 export interface ControlDeps {

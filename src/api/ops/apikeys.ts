@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox';
 import { CustomerRef, Int64, OptTimestamp, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * Inference API keys (contract §3.1, the seed's ApiKeyService): created once with the key in the
@@ -81,5 +82,39 @@ export const ApiKeyOps = {
     mutates: { action: 'REVOKE', resource: 'api_key' },
     input: t.Object({ id: Uuid('API key id'), customerId: t.Optional(CustomerRef()), projectId: t.Optional(ProjectRef()) }, { additionalProperties: false }),
     output: t.Object({ revokedAt: Timestamp(), success: t.Boolean() }),
+  }),
+};
+
+/** Custom in Terraform: read by listing the project's keys, delete revokes (iac/provider/hooks.ts). */
+export const ApiKeyResources = {
+  /** An API key change names the key's id: the load reads just that key. */
+  apiKey: defineResource({
+    change: { kind: 'API_KEY', entity: 'api_key', keepsApiKeys: false },
+    terraform: {
+      type: 'gateway_api_key',
+      description: 'An inference API key. The key is known once, at creation, and kept (sensitive) in state; destroy revokes it.',
+      create: ApiKeyOps.CreateApiKey,
+      delete: ApiKeyOps.RevokeApiKey,
+      args: [
+        { api: 'name' },
+        { api: 'userId' },
+        {
+          api: 'userKeyAddress',
+          keep: true,
+          description: "the owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an imported key has none in state)",
+        },
+        { api: 'enterpriseContext.customerId' },
+        { api: 'enterpriseContext.projectId' },
+        { api: 'enterpriseContext.workspaceId' },
+        { api: 'enterpriseContext.role' },
+        { api: 'enterpriseContext.organizationUnit' },
+        { api: 'enterpriseContext.scopes' },
+        { api: 'enterpriseContext.expiresInDays', keep: true },
+        { computed: 'key', api: 'apiKey', description: 'the key (sk-…); known once, at creation', sensitive: true },
+        { computed: 'key_prefix', api: 'keyPrefix', description: 'first characters of the key, for display' },
+        { computed: 'expires_at', api: 'expiresAt', description: 'RFC 3339; empty when the key never expires' },
+      ],
+      importId: ['customer_id', 'project_id', 'id'],
+    },
   }),
 };

@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox';
 import { CustomerRef, One, PATTERNS, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp, Uuid } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 import { AIModelOut } from './catalog.ts';
 
 /** Project assignments: the catalog models, providers and MCP servers a project may use. */
@@ -121,5 +122,48 @@ export const AssignmentOps = {
     permission: 'project_member',
     input: Listing,
     output: Page('entries', McpServerEntryOut),
+  }),
+};
+
+const A = AssignmentOps;
+export const AssignmentResources = {
+  projectModel: defineResource({
+    change: { kind: 'PROJECT_MODEL', entity: 'project_model', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_project_model',
+      description: 'A catalog model enabled for a project.',
+      create: A.AddProjectModel,
+      delete: A.RemoveProjectModel,
+      envelope: 'entry',
+      list: { op: A.ListProjectModels, field: 'entries' },
+      key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'modelId' }],
+      args: [],
+    },
+  }),
+  projectProvider: defineResource({
+    change: { kind: 'PROJECT_PROVIDER', entity: 'project_provider', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_project_provider',
+      description: 'A provider (adapter) enabled for a project.',
+      create: A.AddProjectProvider,
+      delete: A.RemoveProjectProvider,
+      envelope: 'entry',
+      list: { op: A.ListProjectProviders, field: 'entries' },
+      key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'providerName' }],
+      args: [],
+    },
+  }),
+  projectMcpServer: defineResource({
+    change: { kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_project_mcp_server',
+      description: 'A catalog MCP server assigned to a project (its profiles may then serve it).',
+      create: A.AddProjectMcpServer,
+      delete: A.RemoveProjectMcpServer,
+      envelope: 'entry',
+      list: { op: A.ListProjectMcpServers, field: 'entries' },
+      key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'serverId' }],
+      args: [],
+    },
   }),
 };

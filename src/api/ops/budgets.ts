@@ -3,6 +3,7 @@ import { connectError } from '../../core/errors.ts';
 import { BUDGET_PERIODS, parseUsd } from '../../governance/periods.ts';
 import { CustomerRef, Enum, PATTERNS, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * Budgets (contract §3.2): spend limits per project or per API key over a UTC day / ISO week /
@@ -101,5 +102,28 @@ export const BudgetOps = {
     mutates: { action: 'DELETE', resource: 'budget' },
     input: ByRef,
     output: Success(),
+  }),
+};
+
+export const BudgetResources = {
+  budget: defineResource({
+    change: { kind: 'BUDGET', entity: 'budget', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_budget',
+      description: 'A spend budget of a project (or of one of its API keys) over a day, week, month or in total.',
+      create: BudgetOps.UpsertBudget,
+      get: BudgetOps.GetBudget,
+      update: BudgetOps.UpsertBudget,
+      delete: BudgetOps.DeleteBudget,
+      envelope: 'budget',
+      key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'name' }],
+      args: [
+        { api: 'apiKeyId', update: true },
+        { api: 'limitUsd', update: true },
+        { api: 'period', update: true },
+        { computed: 'spent_usd', api: 'spentUsd', description: 'spend in the current period (decimal USD, reservations in flight included)', volatile: true },
+        { computed: 'resets_at', api: 'resetsAt', description: 'RFC 3339; empty for a total budget', volatile: true },
+      ],
+    },
   }),
 };

@@ -2,6 +2,7 @@ import { Type as t } from '@sinclair/typebox';
 import { BYOK_PROVIDER_NAMES } from '../../core/byok.ts';
 import { CustomerRef, Enum, OptTimestamp, ProjectRef, Str, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * BYOK provider keys (byok.v1.ByokService). The seed's five providers — two general LLM vendors,
@@ -111,5 +112,30 @@ export const ByokOps = {
     permission: 'project_member',
     input: t.Object({ id: KeyId() }, { additionalProperties: false }),
     output: t.Object({ provider: t.String(), displaySuffix: t.String(), secret: t.String({ description: 'decrypted plaintext' }) }),
+  }),
+};
+
+/** Custom in Terraform: Register/Get/Revoke on the BYOK service, no update (iac/provider/hooks.ts). */
+export const ByokResources = {
+  byokKey: defineResource({
+    change: { kind: 'BYOK_KEY', entity: 'byok_key', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_byok_key',
+      description: 'A project-level provider key (BYOK); inference prefers it over the route connection key of the same provider.',
+      create: ByokOps.Register,
+      get: ByokOps.Get,
+      delete: ByokOps.Revoke,
+      envelope: 'key',
+      args: [
+        { api: 'customerId', required: true },
+        { api: 'projectId', required: true },
+        { api: 'provider', tf: 'provider_name' },
+        { api: 'name' },
+        { api: 'secret', optionalComputed: false, sensitive: true, keep: true },
+        { computed: 'display_suffix', api: 'displaySuffix', description: 'last 4 characters of the secret' },
+        { computed: 'secret_ref', api: 'secretRef', description: 'reference to the stored wrapped secret' },
+      ],
+      importId: ['customer_id', 'project_id', 'id'],
+    },
   }),
 };

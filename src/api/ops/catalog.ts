@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox';
 import { Deleted, Enum, Int32, ModelId, One, Page, PageSize, PageToken, Timestamp, Uuid } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /** The model catalog: the models the gateway knows, with their capabilities and prices (platform admin's). */
 
@@ -109,5 +110,35 @@ export const CatalogOps = {
     mutates: { action: 'DELETE', resource: 'model' },
     input: t.Object({ modelId: ModelRef() }, { additionalProperties: false }),
     output: Deleted(),
+  }),
+};
+
+const M = CatalogOps;
+export const CatalogResources = {
+  catalog: defineResource({
+    change: { kind: 'CATALOG', entity: 'model', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_model',
+      description: 'A catalog model (AIModel).',
+      create: M.CreateModel,
+      get: M.GetModel,
+      update: M.UpdateModel,
+      delete: M.DeleteModel,
+      envelope: 'model',
+      idField: 'modelId',
+      args: [
+        { api: 'model', update: true },
+        { api: 'provider', tf: 'provider_name', update: true },
+        { api: 'mode', update: true },
+        { api: 'capabilities', update: true },
+        { api: 'contextWindow', update: true },
+        { api: 'maxOutputTokens', update: true },
+        { api: 'inputPricePerMillion', update: true },
+        { api: 'outputPricePerMillion', update: true },
+        { api: 'cachedPricePerMillion', update: true },
+        { api: 'cacheWritePricePerMillion', update: true },
+        { api: 'isEnabled', update: true },
+      ],
+    },
   }),
 };

@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox';
 import { CustomerRef, Deleted, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * Provider connections (contract §3.2): a project's account at an upstream provider — its
@@ -99,5 +100,36 @@ export const ConnectionOps = {
     mutates: { action: 'DELETE', resource: 'provider_connection' },
     input: t.Object(ConnectionRef, { additionalProperties: false }),
     output: Deleted(),
+  }),
+};
+
+const C = ConnectionOps;
+export const ConnectionResources = {
+  connection: defineResource({
+    change: { kind: 'PROVIDER', entity: 'connection', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_provider_connection',
+      description: 'A provider connection (credentials and settings of one upstream provider) in a project.',
+      create: C.CreateProviderConnection,
+      get: C.GetProviderConnection,
+      update: C.UpdateProviderConnection,
+      delete: C.DeleteProviderConnection,
+      envelope: 'connection',
+      key: [{ api: 'customerId' }, { api: 'projectId', forceNew: true, description: "project slug; unset means the customer's default project" }, { api: 'name' }],
+      args: [
+        { api: 'provider', tf: 'provider_name', update: true },
+        { api: 'baseUrl', update: true },
+        { api: 'options', update: true },
+        {
+          api: 'apiKey',
+          update: true,
+          optionalComputed: false,
+          sensitive: true,
+          keep: true,
+          writeOnlyForm: true,
+          description: 'the secret; kept in state as given, never read back (an out-of-band change is not detected)',
+        },
+      ],
+    },
   }),
 };

@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox';
 import { CustomerRef, CustomerSlug, Deleted, Description, Labels, LabelsOut, Name, One, OptTimestamp, Page, PageSize, PageToken, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /** Customers (tenants): each owns its projects, data planes and project gateways. */
 
@@ -73,5 +74,23 @@ export const CustomerOps = {
     mutates: { action: 'DELETE', resource: 'customer' },
     input: t.Object({ customerId: CustomerRef() }, { additionalProperties: false }),
     output: Deleted(),
+  }),
+};
+
+const C = CustomerOps;
+export const CustomerResources = {
+  customer: defineResource({
+    change: { kind: 'CUSTOMER', entity: 'customer', keepsApiKeys: false },
+    terraform: {
+      type: 'gateway_customer',
+      description: 'A customer (tenant); created with its default project.',
+      create: C.CreateCustomer,
+      get: C.GetCustomer,
+      update: C.UpdateCustomer,
+      delete: C.DeleteCustomer,
+      envelope: 'customer',
+      key: [{ api: 'customerId' }],
+      args: [{ api: 'name', update: true }, { api: 'description', update: true }, { api: 'labels', update: true }],
+    },
   }),
 };

@@ -20,6 +20,7 @@ import {
   Uuid,
 } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * Data planes and workspaces: one resource (a workspace IS a data plane), one table, two sets of
@@ -186,4 +187,37 @@ export const WorkspaceOps = {
   DeleteWorkspace: W.Delete,
   SetWorkspaceProject: W.SetProject,
   SetWorkspaceURL: W.SetURL,
+};
+
+export const DataplaneResources = {
+  dataplane: defineResource({
+    change: { kind: 'DATAPLANE', entity: 'dataplane', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_dataplane',
+      description: 'A data plane of a customer.',
+      create: D.Create,
+      get: D.Get,
+      update: D.Update,
+      delete: D.Delete,
+      envelope: 'dataplane',
+      idField: 'id',
+      args: [{ api: 'customerId' }, { api: 'dataplaneId' }, { api: 'projectId' }, { api: 'name', update: true }, { api: 'description', update: true }, { api: 'labels', update: true }],
+    },
+  }),
+  /** A workspace is a data plane: its changes are the data plane's. */
+  workspace: defineResource({
+    terraform: {
+      type: 'gateway_workspace',
+      description: 'A workspace (a data plane) of a customer.',
+      create: W.Create,
+      get: W.Get,
+      update: W.Update,
+      delete: W.Delete,
+      envelope: 'workspace',
+      idField: 'id',
+      args: [{ api: 'customerId' }, { api: 'workspaceId' }, { api: 'projectId' }, { api: 'name', update: true }, { api: 'description', update: true }, { api: 'labels', update: true }],
+    },
+  }),
+  /** A workspace URL adopted through a PROXY_URL event (SetWorkspaceURL with triggerUpdate). */
+  proxyUrl: defineResource({ change: { kind: 'PROXY_URL', entity: 'dataplane', keepsApiKeys: true } }),
 };

@@ -3,6 +3,7 @@ import { connectError } from '../../core/errors.ts';
 import { PII_TYPES } from '../../governance/pii.ts';
 import { CustomerRef, Enum, Int32, PATTERNS, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * Guardrails (contract §3.2): checks of a project's requests (input) and answers (output) —
@@ -144,5 +145,30 @@ export const GuardrailOps = {
     mutates: { action: 'DELETE', resource: 'guardrail' },
     input: t.Object({ ...Addr, name: GuardrailName() }, { additionalProperties: false }),
     output: Success(),
+  }),
+};
+
+const G = GuardrailOps;
+export const GuardrailResources = {
+  guardrail: defineResource({
+    change: { kind: 'GUARDRAIL', entity: 'guardrail', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_guardrail',
+      description: 'A guardrail of a project: regex, PII or maximum input tokens; block, redact or flag; on input, output or both.',
+      create: G.CreateGuardrail,
+      get: G.GetGuardrail,
+      update: G.UpdateGuardrail,
+      delete: G.DeleteGuardrail,
+      envelope: 'guardrail',
+      key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'name' }],
+      args: [
+        { api: 'stage', update: true },
+        { api: 'kind', update: true },
+        { api: 'pattern', update: true },
+        { api: 'piiTypes', update: true },
+        { api: 'maxTokens', update: true },
+        { api: 'action', update: true },
+      ],
+    },
   }),
 };

@@ -2,6 +2,7 @@ import { Type as t } from '@sinclair/typebox';
 import { connectError } from '../../core/errors.ts';
 import { CustomerRef, Deleted, Description, Enum, Labels, LabelsOut, Nullable, One, PATTERNS, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * The MCP gateway's configuration (contract §7): the catalog of MCP servers (platform admin's) and
@@ -245,5 +246,65 @@ export const McpOps = {
     mutates: { action: 'DELETE', resource: 'mcp_profile' },
     input: ProfileKey,
     output: Success(),
+  }),
+};
+
+const M = McpOps;
+export const McpResources = {
+  /** A catalog MCP server: global, like the model catalog. */
+  mcpServer: defineResource({
+    change: { kind: 'MCP_SERVER', entity: 'mcp_server', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_mcp_server',
+      description: 'A catalog MCP server (platform admin): its endpoint, transport and the credential the gateway sends it.',
+      create: M.CreateMcpServer,
+      get: M.GetMcpServer,
+      update: M.UpdateMcpServer,
+      delete: M.DeleteMcpServer,
+      envelope: 'server',
+      key: [{ api: 'serverId' }],
+      args: [
+        { api: 'url', update: true },
+        { api: 'transport', update: true },
+        { api: 'description', update: true },
+        { api: 'authType', update: true },
+        { api: 'authHeader', update: true },
+        { api: 'labels', update: true },
+        {
+          api: 'authValue',
+          update: true,
+          optionalComputed: false,
+          sensitive: true,
+          keep: true,
+          writeOnlyForm: true,
+          description: 'the credential (bearer token or header value); kept in state as given, never read back (an out-of-band change is not detected)',
+        },
+      ],
+    },
+  }),
+  mcpProfile: defineResource({
+    change: { kind: 'MCP_PROFILE', entity: 'mcp_profile', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_mcp_profile',
+      description: "An MCP profile of a project, served at /mcp/{profile_id}: some of the project's MCP servers, filtered and prefixed.",
+      create: M.CreateMcpProfile,
+      get: M.GetMcpProfile,
+      update: M.UpdateMcpProfile,
+      delete: M.DeleteMcpProfile,
+      envelope: 'profile',
+      key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'profileId' }],
+      args: [{ api: 'description', update: true }],
+      blocks: [
+        {
+          tf: 'server',
+          api: 'servers',
+          // The prefix defaults to the serverId (the server answers it); absent tools mean every tool.
+          attrs: [{ api: 'serverId', tf: 'server_id', required: true }, { api: 'tools' }, { api: 'prefix', computed: true }],
+          minItems: 1,
+          maxItems: 64,
+          description: 'a server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none)',
+        },
+      ],
+    },
   }),
 };

@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox';
 import { CustomerRef, Enum, One, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /** Project members: users of the identity provider with a role ('admin' or 'member') in a project. */
 
@@ -65,5 +66,23 @@ export const MemberOps = {
     permission: 'project_member',
     input: t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
     output: Page('members', MemberOut),
+  }),
+};
+
+const M = MemberOps;
+export const MemberResources = {
+  projectMember: defineResource({
+    change: { kind: 'PROJECT_MEMBER', entity: 'project_member', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_project_member',
+      description: "A user's role in a project.",
+      create: M.AddProjectMember,
+      update: M.UpdateProjectMember,
+      delete: M.RemoveProjectMember,
+      envelope: 'member',
+      list: { op: M.ListProjectMembers, field: 'members' },
+      key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'userId' }],
+      args: [{ api: 'role', update: true }],
+    },
   }),
 };

@@ -20,6 +20,7 @@ import {
   Warnings,
 } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * Project gateways (contract §3.2): a customer-facing endpoint hosted on a workspace (data
@@ -179,5 +180,23 @@ export const ProjectGatewayOps = {
     mutates: { action: 'UPDATE', resource: 'project_gateway' },
     input: t.Object({ ...ById, workspaceId: Slug('target workspace slug') }, { additionalProperties: false }),
     output: WithWarnings,
+  }),
+};
+
+const G = ProjectGatewayOps;
+export const ProjectGatewayResources = {
+  projectGateway: defineResource({
+    change: { kind: 'PROJECT_GATEWAY', entity: 'project_gateway', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_project_gateway',
+      description: 'A project gateway hosted on a workspace.',
+      create: G.CreateProjectGateway,
+      get: G.GetProjectGateway,
+      update: G.UpdateProjectGateway,
+      delete: G.DeleteProjectGateway,
+      envelope: 'projectGateway',
+      idField: 'id',
+      args: [{ api: 'customerId' }, { api: 'workspaceId' }, { api: 'projectGatewayId' }, { api: 'url', update: true }, { api: 'name', update: true }, { api: 'description', update: true }, { api: 'labels', update: true }],
+    },
   }),
 };

@@ -16,6 +16,7 @@ import {
   Timestamp,
 } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /** Projects of a customer: what routes, keys, members, assignments and settings belong to. */
 
@@ -93,5 +94,23 @@ export const ProjectOps = {
     mutates: { action: 'DELETE', resource: 'project' },
     input: t.Object(ProjectAddr, { additionalProperties: false }),
     output: Deleted(),
+  }),
+};
+
+const P = ProjectOps;
+export const ProjectResources = {
+  project: defineResource({
+    change: { kind: 'PROJECT', entity: 'project', keepsApiKeys: false },
+    terraform: {
+      type: 'gateway_project',
+      description: 'A project of a customer.',
+      create: P.CreateProject,
+      get: P.GetProject,
+      update: P.UpdateProject,
+      delete: P.DeleteProject,
+      envelope: 'project',
+      key: [{ api: 'customerId' }, { api: 'projectId' }],
+      args: [{ api: 'name', update: true }, { api: 'description', update: true }, { api: 'labels', update: true }],
+    },
   }),
 };

@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox';
 import { CustomerRef, Deleted, Int32, ModelId, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * Routes (contract §3.2): how a project serves a public model — its targets (a provider
@@ -111,5 +112,33 @@ export const RouteOps = {
     mutates: { action: 'DELETE', resource: 'route' },
     input: t.Object(RouteRef, { additionalProperties: false }),
     output: Deleted(),
+  }),
+};
+
+const R = RouteOps;
+export const RouteResources = {
+  route: defineResource({
+    change: { kind: 'ROUTE', entity: 'route', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_route',
+      description: 'The route of a public model in a project: ordered targets, fallback by priority, weighted split within one.',
+      create: R.CreateRoute,
+      get: R.GetRoute,
+      update: R.UpdateRoute,
+      delete: R.DeleteRoute,
+      envelope: 'route',
+      key: [{ api: 'customerId' }, { api: 'projectId', forceNew: true, description: "project slug; unset means the customer's default project" }, { api: 'model' }],
+      args: [{ api: 'enabled', update: true }, { api: 'timeoutMs', update: true }, { api: 'maxRetries', update: true }],
+      blocks: [
+        {
+          tf: 'target',
+          api: 'targets',
+          attrs: [{ api: 'connection', required: true }, { api: 'model', required: true }, { api: 'priority', computed: true }, { api: 'weight', computed: true }],
+          minItems: 0,
+          maxItems: 0,
+          description: 'a target, in order: connection (name), upstream model, priority (0 = primary), weight',
+        },
+      ],
+    },
   }),
 };

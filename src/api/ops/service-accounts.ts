@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox';
 import { Int64, Nullable, OptTimestamp, PATTERNS, Str, StringMap, Timestamp, Uuid } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * Service accounts (issue 13): an RSA key pair, the identity of a separate data plane or of
@@ -129,5 +130,58 @@ export const ServiceAccountOps = {
     mutates: { action: 'UPDATE', resource: 'service_account' },
     input: t.Object({ id: AccountId(), reason: Reason() }, { additionalProperties: false }),
     output: t.Object({ serviceAccount: ServiceAccountInfo, success: t.Boolean() }),
+  }),
+};
+
+/** A create argument: optional without a server-filled value, kept in state as written. */
+const ARG = { optionalComputed: false, keep: true } as const;
+
+/** Custom in Terraform: no update (every argument replaces the account), read drops a revoked one (iac/provider/hooks.ts). */
+export const ServiceAccountResources = {
+  serviceAccount: defineResource({
+    change: { kind: 'SERVICE_ACCOUNT', entity: 'service_account', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_service_account',
+      description:
+        'A service account (RSA key pair) for a workspace: the identity a separate data plane pulls its configuration with. The private key is known once, at creation, and kept (sensitive) in state; destroy revokes the account.',
+      create: ServiceAccountOps.CreateServiceAccount,
+      get: ServiceAccountOps.GetServiceAccount,
+      delete: ServiceAccountOps.RevokeServiceAccount,
+      envelope: 'serviceAccount',
+      args: [
+        { api: 'customerId' },
+        { api: 'workspaceId' },
+        { api: 'apiUri', ...ARG },
+        { api: 'audience', ...ARG },
+        { api: 'issuer', ...ARG },
+        { api: 'jwksUri', ...ARG },
+        { api: 'serveUrl', ...ARG },
+        { api: 'scopes', ...ARG },
+        { api: 'validityDays', ...ARG },
+        { api: 'internalApiKey', ...ARG, sensitive: true },
+        { api: 'routerUrl', ...ARG },
+        { api: 'routerKey', ...ARG, sensitive: true },
+        { api: 'telemetryEndpoint', ...ARG },
+        { api: 'telemetryHeaders', ...ARG, sensitive: true },
+        { api: 'telemetryInsecure', ...ARG },
+        { api: 'telemetryLocalVars', ...ARG, sensitive: true },
+        { api: 'telemetryProtocol', ...ARG },
+        { api: 'telemetryTimeout', ...ARG },
+        { computed: 'email', api: 'email', description: 'the client email (JWT sub)' },
+        { computed: 'private_key_id', api: 'privateKeyId', description: 'the key id (JWT kid)' },
+        { computed: 'private_key', api: 'privateKey', description: 'PEM (PKCS#8) RSA private key; returned once by the API, kept in state', sensitive: true },
+        {
+          computed: 'credentials_json',
+          api: 'credentialsJson',
+          description: 'the CreateServiceAccount answer (serviceAccount, checksum): the file `serve --role data --service-account FILE` reads',
+          sensitive: true,
+        },
+        { computed: 'checksum', api: 'checksum', description: 'sha256 (hex) over the RFC 8785 canonical JSON of the service account' },
+        { computed: 'public_key_fingerprint', api: 'publicKeyFingerprint', description: 'RFC 7638 JWK thumbprint (SHA-256) of the public key' },
+        { computed: 'status', api: 'status', description: 'SERVICE_ACCOUNT_STATUS_ACTIVE (a revoked or expired account reads as gone)' },
+        { computed: 'created_at', api: 'createdAt', description: 'RFC 3339' },
+        { computed: 'expires_at', api: 'expiresAt', description: 'RFC 3339' },
+      ],
+    },
   }),
 };

@@ -3,6 +3,7 @@ import { connectError } from '../../core/errors.ts';
 import { parseSettingValue, type SettingName } from '../../governance/setting-values.ts';
 import { CustomerRef, Enum, One, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /** Project settings: `rate-limit` and `global-fallback`, JSON text in the formats of governance/setting-values.ts. */
 
@@ -64,5 +65,23 @@ export const SettingOps = {
     mutates: { action: 'DELETE', resource: 'project_setting' },
     input: t.Object({ ...Addr, settingName: SettingNameField() }, { additionalProperties: false }),
     output: Success(),
+  }),
+};
+
+const S = SettingOps;
+export const SettingResources = {
+  projectSetting: defineResource({
+    change: { kind: 'PROJECT_SETTING', entity: 'project_setting', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_project_setting',
+      description: "A project setting ('global-fallback' or 'rate-limit'; the value is JSON text).",
+      create: S.UpsertProjectSetting,
+      get: S.GetProjectSettings,
+      update: S.UpsertProjectSetting,
+      delete: S.DeleteProjectSetting,
+      envelope: 'setting',
+      key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'settingName' }],
+      args: [{ api: 'settingValue', update: true }],
+    },
   }),
 };

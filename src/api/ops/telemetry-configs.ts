@@ -2,6 +2,7 @@ import { Type as t } from '@sinclair/typebox';
 import { connectError } from '../../core/errors.ts';
 import { Enum, Int32, OptTimestamp, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * Telemetry forwarding configs (the seed's TelemetryForwardingConfig) and the audit forwarder's
@@ -158,5 +159,34 @@ export const TelemetryConfigOps = {
     mutates: { action: 'UPDATE', resource: 'audit_forwarding' },
     input: t.Object({ owner: t.Optional(Owner()) }, { additionalProperties: false }),
     output: t.Object({}),
+  }),
+};
+
+const T = TelemetryConfigOps;
+export const TelemetryConfigResources = {
+  /** Not configuration the data planes serve: no change kind. */
+  telemetryConfig: defineResource({
+    terraform: {
+      type: 'gateway_telemetry_config',
+      description: 'A telemetry forwarding config (OTLP sink); type audit_logs forwards the audit log.',
+      create: T.CreateTelemetryConfig,
+      get: T.GetTelemetryConfig,
+      update: T.UpdateTelemetryConfig,
+      delete: T.DeleteTelemetryConfig,
+      envelope: 'config',
+      idField: 'id',
+      args: [
+        { api: 'userId' },
+        { api: 'telemetryType' },
+        { api: 'sinkUrl', update: true },
+        { api: 'protocol', update: true },
+        { api: 'authType', update: true },
+        { api: 'authValue', update: true, optionalComputed: false, sensitive: true, keep: true },
+        { api: 'apiKeyHeader', update: true },
+        { api: 'enabled', update: true },
+        { api: 'forwardIntervalSeconds', update: true },
+        { computed: 'status', api: 'status', description: 'connected, disconnected, error or testing (set by the forwarder)' },
+      ],
+    },
   }),
 };

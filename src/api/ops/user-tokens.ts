@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox';
 import { Int64, Nullable, OptTimestamp, PATTERNS, Str, StringMap, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * User tokens: RS256 JWTs issued by CreateUserToken that call the management API with the user's
@@ -116,4 +117,9 @@ export const UserTokenOps = {
       deletedKids: t.Array(t.String(), { description: 'retired keys past the longest token lifetime, removed' }),
     }),
   }),
+};
+
+export const UserTokenResources = {
+  userToken: defineResource({ change: { kind: 'USER_TOKEN', entity: 'user_token', keepsApiKeys: true } }),
+  signingKey: defineResource({ change: { kind: 'SIGNING_KEY', entity: 'signing_key', keepsApiKeys: true } }),
 };

@@ -2,9 +2,8 @@ import { and, asc, eq, gt, inArray, isNull, min, sql } from 'drizzle-orm';
 import { ts } from '../../api/kit.ts';
 import { ConfigStatusOps } from '../../api/ops/config-status.ts';
 import { op, type OpDef } from '../connect.ts';
-import type { ControlDeps } from '../deps.ts';
+import type { ControlDeps, ManagementHooks } from '../deps.ts';
 import { currentRevision } from '../../propagation/load.ts';
-import type { ControllerStatus } from '../../propagation/controller.ts';
 import { configChanges, dataplanes, dataplaneStatus, projectGateways } from '../../store/schema/index.ts';
 import { desiredRevisionOf } from '../dataplane-protocol.ts';
 
@@ -28,11 +27,11 @@ const faultOf = async (deps: ControlDeps, targets: string[], applied: number): P
 };
 
 /** Propagation status. Stages: saved → recorded → pending → serving (see the inference seed). */
-export const configStatusOps = (deps: ControlDeps, local: () => ControllerStatus | undefined): OpDef[] => [
+export const configStatusOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => [
   op(ConfigStatusOps.GetConfigStatus, {
     handler: async (input, ctx) => {
       const want = input.dataplaneId ?? '';
-      const s = local();
+      const s = hooks.localStatus();
       const planes = [];
       if (s && (want === '' || want === 'local')) {
         const desired = await currentRevision(deps.db);

@@ -4,7 +4,7 @@ import { ObservabilityOps } from '../../api/ops/observability.ts';
 import { formatUsd } from '../../core/money.ts';
 import { type RequestRecordRow, requestRecords } from '../../store/schema/index.ts';
 import { bodyScope, namedScope, op, type OpDef } from '../connect.ts';
-import type { ControlDeps } from '../deps.ts';
+import type { ControlDeps, ManagementHooks } from '../deps.ts';
 import { decodeToken, encodeToken } from '../paging.ts';
 
 const { SearchRequestRecords, GetUsage } = ObservabilityOps;
@@ -52,11 +52,11 @@ const recordCursor = (token: string | undefined): SQL | undefined => {
   return or(lt(requestRecords.receivedAt, d), and(eq(requestRecords.receivedAt, d), lt(requestRecords.requestId, cur.i)));
 };
 
-export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<void>): OpDef[] => [
+export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => [
   op(SearchRequestRecords, {
     scope: namedScope,
     handler: async (input, ctx) => {
-      await flushRecords();
+      await hooks.flushRecords();
       // A user (scoped to one project) sees that project only; a platform admin may omit projectId for all.
       const project = input.customerId && (input.projectId !== undefined || ctx.principal.kind === 'user') ? projectOrDefault(input.projectId) : undefined;
       const size = input.pageSize ? Math.min(input.pageSize, 1000) : 50;
@@ -92,7 +92,7 @@ export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<
   op(GetUsage, {
     scope: bodyScope,
     handler: async (input, ctx) => {
-      await flushRecords();
+      await hooks.flushRecords();
       const project = input.projectId !== undefined || ctx.principal.kind === 'user' ? projectOrDefault(input.projectId) : undefined;
       const start = parseTime(input.startTime, 'startTime');
       const end = parseTime(input.endTime, 'endTime');

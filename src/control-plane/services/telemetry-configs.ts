@@ -1,6 +1,5 @@
 import { eq } from 'drizzle-orm';
 import pkg from '../../../package.json' with { type: 'json' };
-import type { AuditForwarder } from '../../audit/forwarder.ts';
 import { logsUrl, otlpLogs, sendOtlp } from '../../audit/otlp.ts';
 import { optTs, ts } from '../../api/kit.ts';
 import { checkTelemetryConfig, TelemetryConfigOps } from '../../api/ops/telemetry-configs.ts';
@@ -8,7 +7,7 @@ import { connectError } from '../../core/errors.ts';
 import { uuid } from '../../core/ids.ts';
 import { type TelemetryConfigRow, telemetryConfigs } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
-import type { ControlDeps, Reader } from '../deps.ts';
+import type { ControlDeps, ManagementHooks, Reader } from '../deps.ts';
 import { mutation, rid } from '../mutation.ts';
 import { checkSinkUrl } from '../upstream-addresses.ts';
 
@@ -22,7 +21,11 @@ import { checkSinkUrl } from '../upstream-addresses.ts';
 const { CreateTelemetryConfig, GetTelemetryConfig, UpdateTelemetryConfig, DeleteTelemetryConfig, TestAuditForward, TriggerAuditForward } = TelemetryConfigOps;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export const telemetryConfigOps = (deps: ControlDeps, forwarder: () => AuditForwarder): OpDef[] => {
+export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => {
+  const forwarder = () => {
+    if (!hooks.auditForwarder) throw connectError('unavailable', 'audit forwarding does not run in this process');
+    return hooks.auditForwarder;
+  };
   const view = (r: TelemetryConfigRow, withSecret: boolean) => ({
     id: r.id,
     userId: r.userId,

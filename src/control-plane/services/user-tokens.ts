@@ -6,7 +6,7 @@ import { connectError } from '../../core/errors.ts';
 import { uuid } from '../../core/ids.ts';
 import { projectMembers } from '../../store/schema/index.ts';
 import type { OpDef } from '../connect.ts';
-import type { ControlDeps } from '../deps.ts';
+import type { ControlDeps, ManagementHooks } from '../deps.ts';
 import { lockCustomer, lockProject } from '../lookups.ts';
 import { mutation } from '../mutation.ts';
 import { ringOf } from '../signing-keys.ts';
@@ -46,7 +46,7 @@ export const DEFAULT_TOKEN_DAYS = 30;
 
 const { CreateUserToken } = UserTokenOps;
 
-export const userTokenOps = (deps: ControlDeps, flushRecords: () => Promise<void>): OpDef[] => [
+export const userTokenOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => [
   mutation(deps, CreateUserToken, {
     resourceId: (_i, o) => o?.jti ?? '',
     // The signing key is created (on first use) in its own transaction, before this one.
@@ -123,5 +123,5 @@ export const userTokenOps = (deps: ControlDeps, flushRecords: () => Promise<void
       };
     },
   }),
-  ...userTokenAdminOps(deps, flushRecords),
+  ...userTokenAdminOps(deps, hooks.flushRecords),
 ];
