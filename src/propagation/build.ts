@@ -1,7 +1,7 @@
-import { EMPTY_MCP } from '../mcp/config.ts';
 import type { ProviderAdapter } from '../providers/types.ts';
 import type { ConfigDocument } from './document.ts';
 import { projectGovernance } from './governance.ts';
+import { mcpSnapshotOf } from './mcp.ts';
 import {
   type ByokSnapshot,
   type CatalogEntry,
@@ -205,7 +205,7 @@ export const buildSnapshot = (
     userTokenKeys: new Map(doc.userTokenKeys.map((k) => [k.kid, k.publicKeyPem])),
     revokedTokenIds: new Set(doc.revokedTokenIds),
     ...hostsOf(doc),
-    mcp: EMPTY_MCP,
+    mcp: mcpSnapshotOf(doc),
   });
 };
 
