@@ -11,6 +11,7 @@ import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpGatewayDeps, McpRequestView } from './aggregate.ts';
 import type { McpProfileConfig } from './config.ts';
 import { Links } from './links.ts';
+import { deliverReply, isReply, RelayTransport } from './relay.ts';
 import { buildServer } from './serve.ts';
 import { newNonce, openSessionId, type SessionState, sessionIdOf } from './session.ts';
 import { DEFAULT_UPSTREAM_LIMITS, UpstreamPool, type UpstreamLimits, upstreamCapabilities } from './upstream.ts';
@@ -219,10 +220,16 @@ export class McpGateway {
         return { requestId: requestUuid(), clientRequestId: ids.clientRequestId };
       },
     };
+    // Answers to the gateway's own requests (sampling, elicitation, roots passed through) go to the Server that asked.
+    const messages: unknown[] = Array.isArray(body) ? body : [body];
+    if (req.method === 'POST' && messages.length > 0 && messages.every(isReply)) {
+      for (const m of messages) if (isReply(m) && !deliverReply(m)) log.debug('mcp client answer to an unknown request', { profile: profile.profileId });
+      return new Response(null, { status: 202, headers: idHeaders(ids) });
+    }
     const server = buildServer(this.m, view, this.opts.version);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, keepAliveMs: this.opts.deps.keepAliveMs });
     server.onerror = (e) => log.debug('mcp gateway protocol error', { profile: profile.profileId, error: describeError(e) });
-    await server.connect(transport);
+    await server.connect(new RelayTransport(transport));
     const unlink = req.method === 'GET' && sessionId ? this.links.stream(session, server) : undefined;
     let res: Response;
     try {
