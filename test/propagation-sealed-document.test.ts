@@ -25,6 +25,9 @@ const NOT_SECRET: Record<string, string> = {
   'guardrails[].maxTokens': 'a token count',
   'catalog[].maxOutputTokens': 'a token count',
   'connections[].allowPrivate': 'a flag (private addresses allowed)',
+  'mcpServers[].authType': 'the kind of credential (none, bearer, header), not the credential',
+  'mcpServers[].authHeader': 'the header name the credential is sent in, not its value',
+  'mcpServers[].allowPrivate': 'a flag (private addresses allowed)',
 };
 const SEALED = new RegExp(SEALED_PATTERN);
 
