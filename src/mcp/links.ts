@@ -71,6 +71,11 @@ export class Links {
     return this.sessions.has(session);
   }
 
+  /** Whether the session has a `GET` stream open on this replica. */
+  hasStream(session: string): boolean {
+    return (this.sessions.get(session)?.streams.size ?? 0) > 0;
+  }
+
   get openStreams(): number {
     let n = 0;
     for (const s of this.sessions.values()) n += s.streams.size;

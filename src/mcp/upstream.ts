@@ -64,10 +64,16 @@ const sameServer = (a: McpServerConfig, b: McpServerConfig): boolean =>
 const forbidden = (serverId: string, what: string): McpError =>
   new McpError(ErrorCode.InternalError, `The address of MCP server '${serverId}' is ${what}; only the platform admin may allow such addresses.`);
 
-/** fetch with the address rule and no redirects. */
+/**
+ * fetch with the address rule and no redirects. The SDK opens a standing `GET` stream for every
+ * upstream session; it is opened only when `wantsStream()` (the gateway session has a stream of
+ * its own open here to carry what comes on it), else answered 405 here, which the SDK takes as
+ * "the server offers no stream": a thousand sessions do not hold a thousand idle connections.
+ */
 const guardedFetch =
-  (server: McpServerConfig): FetchLike =>
+  (server: McpServerConfig, wantsStream: () => boolean): FetchLike =>
   async (url, init) => {
+    if ((init?.method ?? 'GET') === 'GET' && !wantsStream()) return new Response(null, { status: 405 });
     const href = url.toString();
     if (!server.allowPrivate) {
       const known = knownInward(href);
@@ -84,10 +90,12 @@ const authHeaders = (server: McpServerConfig): Record<string, string> => {
   return {};
 };
 
-const transportFor = (server: McpServerConfig): Transport => {
+const transportFor = (server: McpServerConfig, wantsStream: () => boolean): Transport => {
   const url = new URL(server.url);
-  const opts = { requestInit: { headers: authHeaders(server) }, fetch: guardedFetch(server) };
-  return server.transport === 'sse' ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
+  const headers = authHeaders(server);
+  // HTTP+SSE lives on its GET stream: always opened.
+  if (server.transport === 'sse') return new SSEClientTransport(url, { requestInit: { headers }, fetch: guardedFetch(server, () => true) });
+  return new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: guardedFetch(server, wantsStream) });
 };
 
 /** Only what a client may be asked through the gateway: sampling, elicitation and roots, as the downstream client declared them. */
@@ -159,7 +167,7 @@ export class UpstreamPool {
       if (this.conns.get(key) === conn) this.conns.delete(key);
     };
     client.onerror = (e) => log.debug('mcp upstream transport error', { server: server.serverId, error: describeError(e) });
-    const ready = withTimeout(client.connect(transportFor(server)), this.limits.connectTimeoutMs, `connecting to MCP server '${server.serverId}'`).then(
+    const ready = withTimeout(client.connect(transportFor(server, () => this.links.hasStream(session))), this.limits.connectTimeoutMs, `connecting to MCP server '${server.serverId}'`).then(
       () => client,
       (e: unknown) => {
         conn.closed = true;
