@@ -9,7 +9,7 @@ const isAuthType = (v: string): v is McpServerConfig['authType'] => v === 'none'
  * unknown transport or auth type is left out (and with it every profile entry naming it), as is a
  * profile entry whose server is not in the document: a profile only ever fronts catalog servers.
  */
-export const mcpSnapshotOf = (doc: ConfigDocument): McpSnapshot => {
+export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfiles'>): McpSnapshot => {
   if (!doc.mcpServers?.length && !doc.mcpProfiles?.length) return EMPTY_MCP;
   const servers = new Map<string, McpServerConfig>();
   for (const s of doc.mcpServers ?? []) {
