@@ -16,7 +16,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RecordEntry } from '../src/data-plane/records.ts';
+import type { RecordEntry } from '../src/core/records.ts';
 import { directStore, jsonStore, type RecordStore } from '../src/records/backend.ts';
 import { BodyFiles } from '../src/records/body-files.ts';
 import { entryOf } from '../src/records/entry.ts';

@@ -7,7 +7,7 @@ import { describeError, log } from './core/log.ts';
 import { Conversations } from './data-plane/conversations.ts';
 import { RemoteConversationStore } from './data-plane/remote/conversations.ts';
 import { PullController } from './data-plane/remote/pull.ts';
-import { RemoteRecordSink } from './data-plane/remote/remote-sink.ts';
+import { pushRecordsWith, RemoteRecordSink } from './data-plane/remote/remote-sink.ts';
 import { readServiceAccountFile, type ServiceAccountFile } from './data-plane/remote/service-account-file.ts';
 import { cutOpenStreams, gatewayShutdown, setStreamStallTimeout } from './data-plane/respond.ts';
 import { startDataPlaneServer } from './data-plane/server.ts';
@@ -39,17 +39,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
   mkdirSync(config.dataDir, { recursive: true });
   const snapshots = new SnapshotHolder();
   const controller = new PullController(account, snapshots, getAdapter, { dataDir: config.dataDir, pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs, longPoll: config.workerListen });
-  const records = new RemoteRecordSink(
-    async (recordsJson) => {
-      const res = await controller.call('/dataplane.v1.DataplaneService/PushRecords', `{"records":${recordsJson}}`);
-      await res.body?.cancel();
-      if (res.status === 200) return 'ok';
-      // 400: a batch the management plane cannot read (never retried); everything else is kept.
-      return res.status === 400 ? 'refused' : 'retry';
-    },
-    config.dataDir,
-    { flushMs: config.recordFlushMs },
-  );
+  const records = new RemoteRecordSink(pushRecordsWith(controller.client), config.dataDir, { flushMs: config.recordFlushMs });
   const telemetry = await startTelemetry(config.telemetry, pkg.version);
   await controller.start();
   records.start();
@@ -69,7 +59,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         keepAliveMs: config.keepAliveMs,
         bodyLimits: config.limits,
         // Stored Responses and threads live in the management plane's store (usable through any data plane of the customer).
-        conversations: new Conversations(new RemoteConversationStore((path, body, timeoutMs) => controller.call(path, body, timeoutMs))),
+        conversations: new Conversations(new RemoteConversationStore(controller.client)),
       },
       limits: config.limits,
       ready: () => snapshots.current !== undefined,

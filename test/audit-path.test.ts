@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
+import { defineOp } from '../src/api/op.ts';
 import { connectError } from '../src/core/errors.ts';
 import { callInfo, PLATFORM_ADMIN_USER } from '../src/control-plane/audit-record.ts';
 import type { OpDef } from '../src/control-plane/connect.ts';
 import { managementOps } from '../src/control-plane/index.ts';
-import { mutation } from '../src/control-plane/mutation.ts';
+import { mutation, rid } from '../src/control-plane/mutation.ts';
 import { customers } from '../src/store/schema/index.ts';
 import { OPS, GHOST } from './management/op-table.ts';
 import { type Body, liveFixture } from './management/support.ts';
@@ -71,6 +72,8 @@ afterAll(async () => {
 const SECRET_KEY = 'sk-upstream-secret-0123456789abcdef';
 const SECRET_HEADER = 'header-secret-value-42';
 const SECRET_KEY2 = 'rotated-upstream-secret-value-9876';
+const SECRET_MCP = 'mcp-catalog-secret-value-5521';
+const SECRET_MCP2 = 'mcp-catalog-rotated-secret-8810';
 
 /** A body that succeeds for each operation, in an order where each finds what it needs; ids filled from earlier answers. */
 const script = (): [string, (ids: Record<string, string>) => Body][] => {
@@ -91,8 +94,14 @@ const script = (): [string, (ids: Record<string, string>) => Body][] => {
     ['DeleteModel', (ids) => ({ modelId: ids.model })],
     ['AddProjectProvider', () => ({ customerId: c, projectId: p, providerName: 'openai' })],
     ['RemoveProjectProvider', () => ({ customerId: c, projectId: p, providerName: 'openai' })],
+    ['CreateMcpServer', () => ({ serverId: 'srv1', url: 'https://93.184.216.34/mcp', authType: 'bearer', authValue: SECRET_MCP })],
+    ['UpdateMcpServer', () => ({ serverId: 'srv1', authType: 'header', authHeader: 'X-Api-Key', authValue: SECRET_MCP2 })],
     ['AddProjectMcpServer', () => ({ customerId: c, projectId: p, serverId: 'srv1' })],
+    ['CreateMcpProfile', () => ({ customerId: c, projectId: p, profileId: 'prof1', servers: [{ serverId: 'srv1' }] })],
+    ['UpdateMcpProfile', () => ({ customerId: c, projectId: p, profileId: 'prof1', description: 'tools' })],
+    ['DeleteMcpProfile', () => ({ customerId: c, projectId: p, profileId: 'prof1' })],
     ['RemoveProjectMcpServer', () => ({ customerId: c, projectId: p, serverId: 'srv1' })],
+    ['DeleteMcpServer', () => ({ serverId: 'srv1' })],
     ['UpsertProjectSetting', () => ({ customerId: c, projectId: p, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":10}' })],
     ['DeleteProjectSetting', () => ({ customerId: c, projectId: p, settingName: 'rate-limit' })],
     ['CreateDataplane', () => ({ customerId: c, dataplaneId: 'dp9' })],
@@ -189,7 +198,7 @@ describe('every state-changing operation, from the registry', () => {
     expect(problems).toEqual([]);
     // Every secret sent or returned above is absent from every entry.
     const all = JSON.stringify(await rows(sql`select * from audit_logs`));
-    for (const s of [...secrets, SECRET_KEY, SECRET_HEADER, SECRET_KEY2]) expect(all.includes(s)).toBe(false);
+    for (const s of [...secrets, SECRET_KEY, SECRET_HEADER, SECRET_KEY2, SECRET_MCP, SECRET_MCP2]) expect(all.includes(s)).toBe(false);
     const created = (await entriesOf((await post(admin('QueryAuditLogs'), {})).requestId)).length;
     expect(created).toBe(0); // reads leave nothing
   }, 120_000);
@@ -280,27 +289,28 @@ describe('the entry is part of the change', () => {
 
   test('a change that fails after writing leaves only the refusal entry', async () => {
     const deps = { db: tg.gw.store.db, secrets: null as never };
-    const def = mutation(deps, {
-      action: 'CREATE',
-      resource: 'customer',
-      resourceId: (i) => i.customerId,
+    const spec = defineOp({
       service: 'admin.v1.AdminService',
       group: 'test',
       name: 'FailingCreate',
       summary: 'writes, records a change, then fails',
       permission: 'platform_admin',
+      mutates: { action: 'CREATE', resource: 'customer' },
       input: t.Object({ customerId: t.String() }),
       output: t.Object({}),
+    });
+    const def = mutation(deps, spec, {
+      resourceId: (i) => rid(i.customerId),
       handler: async (input, { tx, change }) => {
         await tx.insert(customers).values({ customerId: input.customerId, labels: {} });
-        await change({ kind: 'CUSTOMER', entity: 'customer', entityId: input.customerId, customerId: input.customerId });
+        await change({ resource: 'customer', entityId: input.customerId, customerId: input.customerId });
         throw connectError('failed_precondition', 'refused after writing');
       },
     });
     const request = new Request('http://localhost/admin.v1.AdminService/FailingCreate', { method: 'POST' });
     const call = callInfo(request);
     const principal = { kind: 'platform_admin' } as const;
-    const error = await def.handler({ customerId: 'half-done' } as never, { principal, request, call }).catch((e: unknown) => e);
+    const error = await def.handler({ customerId: 'half-done' }, { principal, request, call }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     await def.audit?.refused(call, principal, { customerId: 'half-done' }, error);
     expect(await rows(sql`select 1 from customers where customer_id = 'half-done'`)).toEqual([]);

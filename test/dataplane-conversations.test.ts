@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Server } from 'bun';
 import OpenAI from 'openai';
+import { ApiError } from '../src/api/client.ts';
 import { type DataNode, startDataNode } from '../src/app-data.ts';
 import { loadConfig } from '../src/config/env.ts';
 import { PullController } from '../src/data-plane/remote/pull.ts';
@@ -131,9 +132,12 @@ describe('stored conversations through separate data planes', () => {
     const stored = await sdk('a').responses.create({ model: 'gpt-mini', input: 'private' });
     const projectId = String(((await w.tg.must(admin('GetProject'), { customerId: 'acme', projectId: 'default' })).project as Body).id);
     const other = new PullController(readServiceAccountFile(otherFile), new SnapshotHolder(), getAdapter, { dataDir: dir, pollMs: 60_000, driftSweepMs: 60_000 });
-    const res = await other.call('/dataplane.v1.DataplaneService/GetConversation', JSON.stringify({ projectId, id: stored.id }));
-    expect(res.status).toBe(403);
-    expect(((await res.json()) as Body).code).toBe('permission_denied');
+    const refused = await other.client.protocol('GetConversation', { projectId, id: stored.id }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ status: 403, code: 'permission_denied' });
     const unauth = await fetch(`${w.tg.adminUrl}/dataplane.v1.DataplaneService/GetConversation`, { method: 'POST', body: JSON.stringify({ projectId, id: stored.id }) });
     expect(unauth.status).toBe(401);
   });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DataNode, startDataNode } from '../src/app-data.ts';
 import { loadConfig } from '../src/config/env.ts';
-import { SEALED_PATTERN } from '../src/propagation/document.ts';
+import { SEALED_PATTERN } from '../src/api/config-document.ts';
 import { startSeparatePlane } from './support/data-node.ts';
 import { admin, byokOp } from './support/gateway.ts';
 import { startWorld, stopWorld, type World } from './support/provision.ts';
@@ -98,9 +98,9 @@ describe('secrets on a separate data plane (issue 22, defect 1)', () => {
   });
 
   test('the raw Pull answer holds no secret: every secret field is a sealed value', async () => {
-    const res = await (node as DataNode).controller.call('/dataplane.v1.DataplaneService/Pull', JSON.stringify({ full: true }));
-    const text = await res.text();
-    expect(res.status).toBe(200);
+    const answer = await (node as DataNode).controller.client.protocol('Pull', { full: true });
+    const text = JSON.stringify(answer);
+    expect(answer.unchanged).toBe(false);
     expect(leaked(text)).toEqual([]);
     const doc = (JSON.parse(text) as { document: { byokKeys: Body[]; connections: Body[] } }).document;
     expect(doc.byokKeys).toHaveLength(3);

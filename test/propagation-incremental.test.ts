@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { generateKek, SecretBox } from '../src/core/secrets.ts';
-import type { ConfigDocument } from '../src/propagation/document.ts';
+import type { ConfigDocument } from '../src/api/config-document.ts';
 import { loadConfigDocument } from '../src/propagation/load.ts';
 import type { Db } from '../src/store/db.ts';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';

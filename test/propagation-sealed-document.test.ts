@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { KindGuard, type TSchema } from '@sinclair/typebox';
 import { compactDecrypt } from 'jose';
-import { type ConfigDocument, ConfigDocumentSchema, SEALED_PATTERN, type SealedConfigDocument, SealedConfigDocumentSchema } from '../src/propagation/document.ts';
+import { type ConfigDocument, ConfigDocumentSchema, SEALED_PATTERN, type SealedConfigDocument, SealedConfigDocumentSchema } from '../src/api/config-document.ts';
 import { isSecretNode, openPull, sealDocument, sealText } from '../src/propagation/seal.ts';
 
 /**
@@ -25,6 +25,9 @@ const NOT_SECRET: Record<string, string> = {
   'guardrails[].maxTokens': 'a token count',
   'catalog[].maxOutputTokens': 'a token count',
   'connections[].allowPrivate': 'a flag (private addresses allowed)',
+  'mcpServers[].allowPrivate': 'a flag (private addresses allowed)',
+  'mcpServers[].authType': "how the credential is sent ('none', 'bearer', 'header'), not the credential",
+  'mcpServers[].authHeader': 'the name of the header that carries the credential, not its value',
 };
 const SEALED = new RegExp(SEALED_PATTERN);
 
@@ -54,7 +57,7 @@ describe('the document schema: every secret-like field is sealed', () => {
     expect(Object.keys(NOT_SECRET).filter((p) => !paths.has(p))).toEqual([]);
     // The fields known secret today are declared so.
     const declared = plain.filter((f) => declaredSecret(f.schema)).map((f) => f.path);
-    expect(declared).toEqual(expect.arrayContaining(['connections[].apiKey', 'connections[].options', 'byokKeys[].secret']));
+    expect(declared).toEqual(expect.arrayContaining(['connections[].apiKey', 'connections[].options', 'byokKeys[].secret', 'mcpServers[].authValue']));
   });
 
   test('in the sealed form every secret field is a sealed value, and only those differ', () => {
@@ -115,6 +118,8 @@ describe('sealing a document filled from its schema', () => {
     const plainValues = JSON.stringify(doc).match(/v[0-9a-f]{12}-[^"]+/g) ?? [];
     expect(plainValues.filter((v) => !secrets.includes(v) && !text.includes(v))).toEqual([]);
     for (const k of pull.document.byokKeys) expect(k.secret).toMatch(SEALED);
+    expect(pull.document.mcpServers?.length).toBe(2);
+    for (const m of pull.document.mcpServers ?? []) expect(m.authValue).toMatch(SEALED);
     const opened = await openPull(JSON.parse(text), privateKey);
     expect(opened.doc).toEqual(doc);
     // Each document has its own key: sealing again gives other ciphertexts.

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import type { RecordEntry } from '../src/data-plane/records.ts';
+import type { RecordEntry } from '../src/core/records.ts';
 import { recordJson } from '../src/data-plane/remote/remote-sink.ts';
 import { COLUMNS, entryCsv, entryJson, entryOf, UnstorableText } from '../src/records/entry.ts';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import type { RecordEntry } from '../src/data-plane/records.ts';
+import type { RecordEntry } from '../src/core/records.ts';
 import { generateKek } from '../src/core/secrets.ts';
 import { BodyFiles, parseBodiesAt, readBodies } from '../src/records/body-files.ts';
 import { admin } from './support/gateway.ts';

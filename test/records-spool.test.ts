@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { inArray } from 'drizzle-orm';
 import { setLogLevel, setLogSink } from '../src/core/log.ts';
 import { Spool } from '../src/core/spool.ts';
-import type { RecordEntry } from '../src/data-plane/records.ts';
+import type { RecordEntry } from '../src/core/records.ts';
 import { directStore, type RecordStore } from '../src/records/backend.ts';
 import { entryOf } from '../src/records/entry.ts';
 import { RecordWriter } from '../src/records/writer.ts';

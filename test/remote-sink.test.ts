@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RemoteRecordSink } from '../src/data-plane/remote/remote-sink.ts';
-import type { RecordEntry } from '../src/data-plane/records.ts';
+import type { RecordEntry } from '../src/core/records.ts';
 
 /**
  * The separate data plane's record sink under load. While one batch is being sent, requests keep

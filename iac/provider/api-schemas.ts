@@ -1,26 +1,17 @@
-import type { TSchema } from '@sinclair/typebox';
-import type { OpDef } from '../../src/control-plane/connect.ts';
-import { managementOps } from '../../src/control-plane/index.ts';
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { OPS } from '../../src/api/index.ts';
 
 /**
  * The management API's own operation schemas, by operation name: the single source of every
- * bound, pattern and enum the provider checks. The operation factories only build schemas and
- * closures, so they are called with inert dependencies (no handler ever runs here).
+ * bound, pattern and enum the provider checks. Read from the API module (src/api), which holds
+ * the specs the server binds its handlers to; the provider loads no server code.
  */
-let index: Map<string, OpDef> | undefined;
+const INPUTS: ReadonlyMap<string, TObject> = new Map([...Object.values(OPS).map((spec): [string, TObject] => [spec.name, spec.input])]);
 
-const ops = (): Map<string, OpDef> => {
-  if (!index) {
-    const list = managementOps({} as never, { flushRecords: async () => {}, localStatus: () => undefined });
-    index = new Map(list.map((o) => [o.name, o]));
-  }
-  return index;
-};
-
-export const opInput = (name: string): TSchema & { properties: Record<string, TSchema>; required?: string[] } => {
-  const o = ops().get(name);
-  if (!o) throw new Error(`management operation ${name} is not defined`);
-  return o.input as TSchema & { properties: Record<string, TSchema>; required?: string[] };
+export const opInput = (name: string): TObject => {
+  const input = INPUTS.get(name);
+  if (!input) throw new Error(`management operation ${name} is not defined`);
+  return input;
 };
 
 /** The schema of one request field (`path` walks nested objects, e.g. enterpriseContext.scopes). */

@@ -1,6 +1,6 @@
 import type { GatewayClient, JsonObject } from './client.ts';
 import { type DataSourceDef, stateFrom, str } from './resource.ts';
-import { RESOURCES_CORE } from './resources.ts';
+import { RESOURCES_DECLARED } from './resources.ts';
 import { type Attr, computed, field } from './schema.ts';
 import type { Cty, CtyObject } from './wire.ts';
 
@@ -10,7 +10,7 @@ const asComputed = (attrs: Attr[], inputs: string[]): Attr[] =>
   attrs.map((a) => (inputs.includes(a.tf) ? { ...a, required: true, optional: false, computed: false } : { ...a, required: false, optional: false, computed: true }));
 
 const fromResource = (type: string, inputs: string[], get: string, envelope: string): DataSourceDef => {
-  const res = RESOURCES_CORE.find((r) => r.type === type);
+  const res = RESOURCES_DECLARED.find((r) => r.type === type);
   if (!res) throw new Error(`no resource ${type}`);
   const attrs = asComputed(res.attrs, inputs);
   return {
@@ -19,7 +19,7 @@ const fromResource = (type: string, inputs: string[], get: string, envelope: str
     attrs,
     read: async (c: GatewayClient, config: CtyObject) => {
       const body: JsonObject = Object.fromEntries(attrs.filter((a) => inputs.includes(a.tf)).map((a) => [a.api, str(config[a.tf])]));
-      const r = await c.call(get, body);
+      const r = await c.callJson(get, body);
       return stateFrom({ ...res, attrs }, r[envelope] as JsonObject, config);
     },
   };
@@ -61,7 +61,7 @@ const models: DataSourceDef = {
     const rows: CtyObject[] = [];
     let token = '';
     do {
-      const r = await c.call('ListModels', { pageSize: 1000, ...(config.provider_name ? { provider: str(config.provider_name) } : {}), ...(token ? { pageToken: token } : {}) });
+      const r = await c.callJson('ListModels', { pageSize: 1000, ...(config.provider_name ? { provider: str(config.provider_name) } : {}), ...(token ? { pageToken: token } : {}) });
       for (const m of Array.isArray(r.models) ? r.models : []) if (m && typeof m === 'object' && !Array.isArray(m)) rows.push(modelRow(m));
       token = typeof r.nextPageToken === 'string' ? r.nextPageToken : '';
     } while (token);

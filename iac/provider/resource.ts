@@ -168,7 +168,7 @@ export const findInList = async (
   for (let i = 0; i < 1000; i++) {
     let r: JsonObject;
     try {
-      r = await c.call(op, { ...body, pageSize: 1000, ...(pageToken ? { pageToken } : {}) }, service);
+      r = await c.callJson(op, { ...body, pageSize: 1000, ...(pageToken ? { pageToken } : {}) }, service);
     } catch (e) {
       if (isNotFound(e)) return null;
       throw e;

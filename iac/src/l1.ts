@@ -11,6 +11,190 @@ import { GatewayDataSource, GatewayResource } from './base.ts';
 
 type Meta = TerraformMetaArguments;
 
+export interface ApiKeyProps extends Meta {
+  /** 0-255 characters. */
+  readonly name?: string;
+  /** 0-255 characters. */
+  readonly userId?: string;
+  /** The owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an imported key has none in state). */
+  readonly userKeyAddress?: string;
+  /** Customer slug (1-63). */
+  readonly customerId: string;
+  /** Project slug; empty or 'default' means the default project. */
+  readonly projectId?: string;
+  /** 0-253 characters. */
+  readonly workspaceId?: string;
+  /** 0-100 characters. */
+  readonly role?: string;
+  /** 0-255 characters. */
+  readonly organizationUnit?: string;
+  /** At most 10 items, each 0-50 characters, matching `^[a-z_]+$`. */
+  readonly scopes?: string[];
+  /** Days until the key expires (int64); unset = no expiry. */
+  readonly expiresInDays?: number;
+}
+/** `gateway_api_key`: An inference API key. The key is known once, at creation, and kept (sensitive) in state; destroy revokes it. Import id: `<customerId>/<projectId>/<UUID>` or the bare UUID. */
+export class ApiKey extends GatewayResource<ApiKeyProps> {
+  static readonly tfResourceType = 'gateway_api_key';
+  constructor(scope: Construct, id: string, props: ApiKeyProps) {
+    super(scope, id, 'gateway_api_key', props);
+  }
+  /** 0-255 characters. */
+  get name(): string {
+    return this.getStringAttribute('name');
+  }
+  /** 0-255 characters. */
+  get userId(): string {
+    return this.getStringAttribute('user_id');
+  }
+  /** The owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an imported key has none in state). */
+  get userKeyAddress(): string {
+    return this.getStringAttribute('user_key_address');
+  }
+  /** Customer slug (1-63). */
+  get customerId(): string {
+    return this.getStringAttribute('customer_id');
+  }
+  /** Project slug; empty or 'default' means the default project. */
+  get projectId(): string {
+    return this.getStringAttribute('project_id');
+  }
+  /** 0-253 characters. */
+  get workspaceId(): string {
+    return this.getStringAttribute('workspace_id');
+  }
+  /** 0-100 characters. */
+  get role(): string {
+    return this.getStringAttribute('role');
+  }
+  /** 0-255 characters. */
+  get organizationUnit(): string {
+    return this.getStringAttribute('organization_unit');
+  }
+  /** At most 10 items, each 0-50 characters, matching `^[a-z_]+$`. */
+  get scopes(): string[] {
+    return this.getListAttribute('scopes');
+  }
+  /** Days until the key expires (int64); unset = no expiry. */
+  get expiresInDays(): number {
+    return this.getNumberAttribute('expires_in_days');
+  }
+  /** The key (sk-…); known once, at creation. Sensitive. */
+  get key(): string {
+    return this.getStringAttribute('key');
+  }
+  /** First characters of the key, for display. */
+  get keyPrefix(): string {
+    return this.getStringAttribute('key_prefix');
+  }
+  /** RFC 3339; empty when the key never expires. */
+  get expiresAt(): string {
+    return this.getStringAttribute('expires_at');
+  }
+}
+
+export interface BudgetProps extends Meta {
+  /** Customer slug (1-63). */
+  readonly customerId: string;
+  /** Project slug (1-253); 'default' is the default project. */
+  readonly projectId: string;
+  /** Budget name (ID, 1-253), unique within the project. */
+  readonly name: string;
+  /** API key id (empty or absent: the whole project). */
+  readonly apiKeyId?: string;
+  /** Decimal string, e.g. "25" or "0.5". */
+  readonly limitUsd: string;
+  /** Day, week, month or total. */
+  readonly period: 'day' | 'week' | 'month' | 'total';
+}
+/** `gateway_budget`: A spend budget of a project (or of one of its API keys) over a day, week, month or in total. Import id: `<customerId>/<projectId>/<name>`. */
+export class Budget extends GatewayResource<BudgetProps> {
+  static readonly tfResourceType = 'gateway_budget';
+  constructor(scope: Construct, id: string, props: BudgetProps) {
+    super(scope, id, 'gateway_budget', props);
+  }
+  /** Customer slug (1-63). */
+  get customerId(): string {
+    return this.getStringAttribute('customer_id');
+  }
+  /** Project slug (1-253); 'default' is the default project. */
+  get projectId(): string {
+    return this.getStringAttribute('project_id');
+  }
+  /** Budget name (ID, 1-253), unique within the project. */
+  get name(): string {
+    return this.getStringAttribute('name');
+  }
+  /** API key id (empty or absent: the whole project). */
+  get apiKeyId(): string {
+    return this.getStringAttribute('api_key_id');
+  }
+  /** Decimal string, e.g. "25" or "0.5". */
+  get limitUsd(): string {
+    return this.getStringAttribute('limit_usd');
+  }
+  /** Day, week, month or total. */
+  get period(): string {
+    return this.getStringAttribute('period');
+  }
+  /** Spend in the current period (decimal USD, reservations in flight included). */
+  get spentUsd(): string {
+    return this.getStringAttribute('spent_usd');
+  }
+  /** RFC 3339; empty for a total budget. */
+  get resetsAt(): string {
+    return this.getStringAttribute('resets_at');
+  }
+}
+
+export interface ByokKeyProps extends Meta {
+  /** Customer slug (1-63). */
+  readonly customerId: string;
+  /** Project slug; empty or 'default' means the default project. */
+  readonly projectId: string;
+  /** One of PROVIDER_OPENAI, PROVIDER_ANTHROPIC, PROVIDER_AZURE_OPENAI, PROVIDER_BEDROCK, PROVIDER_VERTEX (PROVIDER_UNSPECIFIED is refused). */
+  readonly providerName: 'PROVIDER_OPENAI' | 'PROVIDER_ANTHROPIC' | 'PROVIDER_AZURE_OPENAI' | 'PROVIDER_BEDROCK' | 'PROVIDER_VERTEX';
+  /** Operator label (1-255). */
+  readonly name: string;
+  /** Plaintext provider key; wrapped immediately, never returned except by Fetch. Sensitive. */
+  readonly secret: string;
+}
+/** `gateway_byok_key`: A project-level provider key (BYOK); inference prefers it over the route connection key of the same provider. Import id: `<customerId>/<projectId>/<UUID>`. */
+export class ByokKey extends GatewayResource<ByokKeyProps> {
+  static readonly tfResourceType = 'gateway_byok_key';
+  constructor(scope: Construct, id: string, props: ByokKeyProps) {
+    super(scope, id, 'gateway_byok_key', props);
+  }
+  /** Customer slug (1-63). */
+  get customerId(): string {
+    return this.getStringAttribute('customer_id');
+  }
+  /** Project slug; empty or 'default' means the default project. */
+  get projectId(): string {
+    return this.getStringAttribute('project_id');
+  }
+  /** One of PROVIDER_OPENAI, PROVIDER_ANTHROPIC, PROVIDER_AZURE_OPENAI, PROVIDER_BEDROCK, PROVIDER_VERTEX (PROVIDER_UNSPECIFIED is refused). */
+  get providerName(): string {
+    return this.getStringAttribute('provider_name');
+  }
+  /** Operator label (1-255). */
+  get name(): string {
+    return this.getStringAttribute('name');
+  }
+  /** Plaintext provider key; wrapped immediately, never returned except by Fetch. Sensitive. */
+  get secret(): string {
+    return this.getStringAttribute('secret');
+  }
+  /** Last 4 characters of the secret. */
+  get displaySuffix(): string {
+    return this.getStringAttribute('display_suffix');
+  }
+  /** Reference to the stored wrapped secret. */
+  get secretRef(): string {
+    return this.getStringAttribute('secret_ref');
+  }
+}
+
 export interface CustomerProps extends Meta {
   /** Customer slug (SLUG, 1-63). */
   readonly customerId: string;
@@ -45,11 +229,13 @@ export class Customer extends GatewayResource<CustomerProps> {
   }
 }
 
-export interface ProjectProps extends Meta {
-  /** Customer slug (1-63). */
+export interface DataplaneProps extends Meta {
+  /** Customer slug (SLUG, 1-63). */
   readonly customerId: string;
-  /** Project slug (PROJ, 1-253), unique within the customer. */
-  readonly projectId: string;
+  /** The customer-chosen slug (ID, 1-253), unique within the customer. */
+  readonly dataplaneId: string;
+  /** Project slug; empty or 'default' means the default project. */
+  readonly projectId?: string;
   /** Display name (0-255). */
   readonly name?: string;
   /** Description (0-1000). */
@@ -57,17 +243,21 @@ export interface ProjectProps extends Meta {
   /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
   readonly labels?: Record<string, string>;
 }
-/** `gateway_project`: A project of a customer. Import id: `<customerId>/<projectId>`. */
-export class Project extends GatewayResource<ProjectProps> {
-  static readonly tfResourceType = 'gateway_project';
-  constructor(scope: Construct, id: string, props: ProjectProps) {
-    super(scope, id, 'gateway_project', props);
+/** `gateway_dataplane`: A data plane of a customer. Import id: `<UUID>`. */
+export class Dataplane extends GatewayResource<DataplaneProps> {
+  static readonly tfResourceType = 'gateway_dataplane';
+  constructor(scope: Construct, id: string, props: DataplaneProps) {
+    super(scope, id, 'gateway_dataplane', props);
   }
-  /** Customer slug (1-63). */
+  /** Customer slug (SLUG, 1-63). */
   get customerId(): string {
     return this.getStringAttribute('customer_id');
   }
-  /** Project slug (PROJ, 1-253), unique within the customer. */
+  /** The customer-chosen slug (ID, 1-253), unique within the customer. */
+  get dataplaneId(): string {
+    return this.getStringAttribute('dataplane_id');
+  }
+  /** Project slug; empty or 'default' means the default project. */
   get projectId(): string {
     return this.getStringAttribute('project_id');
   }
@@ -82,6 +272,180 @@ export class Project extends GatewayResource<ProjectProps> {
   /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
   get labels(): Record<string, string> {
     return this.getStringMapAttribute('labels');
+  }
+}
+
+export interface GuardrailProps extends Meta {
+  /** Customer slug (1-63). */
+  readonly customerId: string;
+  /** Project slug (1-253); 'default' is the default project. */
+  readonly projectId: string;
+  /** Guardrail name (ID, 1-253), unique within the project. */
+  readonly name: string;
+  /** Input, output or both. */
+  readonly stage: 'input' | 'output' | 'both';
+  /** Regex, pii or max_input_tokens. */
+  readonly kind: 'regex' | 'pii' | 'max_input_tokens';
+  /** Regex kind: an ECMAScript regular expression (1-1024), matched with the u flag. */
+  readonly pattern?: string;
+  /** Pii kind: the types to detect (at least one). */
+  readonly piiTypes?: ('email' | 'phone' | 'credit_card' | 'iban' | 'ssn' | 'ip_address')[];
+  /** Max_input_tokens kind: the largest estimated input (1..2000000). */
+  readonly maxTokens?: number;
+  /** Block, redact or flag (max_input_tokens: block or flag). */
+  readonly action: 'block' | 'redact' | 'flag';
+}
+/** `gateway_guardrail`: A guardrail of a project: regex, PII or maximum input tokens; block, redact or flag; on input, output or both. Import id: `<customerId>/<projectId>/<name>`. */
+export class Guardrail extends GatewayResource<GuardrailProps> {
+  static readonly tfResourceType = 'gateway_guardrail';
+  constructor(scope: Construct, id: string, props: GuardrailProps) {
+    super(scope, id, 'gateway_guardrail', props);
+  }
+  /** Customer slug (1-63). */
+  get customerId(): string {
+    return this.getStringAttribute('customer_id');
+  }
+  /** Project slug (1-253); 'default' is the default project. */
+  get projectId(): string {
+    return this.getStringAttribute('project_id');
+  }
+  /** Guardrail name (ID, 1-253), unique within the project. */
+  get name(): string {
+    return this.getStringAttribute('name');
+  }
+  /** Input, output or both. */
+  get stage(): string {
+    return this.getStringAttribute('stage');
+  }
+  /** Regex, pii or max_input_tokens. */
+  get kind(): string {
+    return this.getStringAttribute('kind');
+  }
+  /** Regex kind: an ECMAScript regular expression (1-1024), matched with the u flag. */
+  get pattern(): string {
+    return this.getStringAttribute('pattern');
+  }
+  /** Pii kind: the types to detect (at least one). */
+  get piiTypes(): string[] {
+    return this.getListAttribute('pii_types');
+  }
+  /** Max_input_tokens kind: the largest estimated input (1..2000000). */
+  get maxTokens(): number {
+    return this.getNumberAttribute('max_tokens');
+  }
+  /** Block, redact or flag (max_input_tokens: block or flag). */
+  get action(): string {
+    return this.getStringAttribute('action');
+  }
+}
+
+export interface McpProfileServer {
+  /** Catalog MCP server id (SERVER, 1-253). */
+  readonly serverId: string;
+  /** Tool names or `*` globs; absent = every tool. */
+  readonly tools?: string[];
+  /** Listed names are '{prefix}__{name}'; default: the serverId; '' = no prefix. */
+  readonly prefix?: string;
+}
+export interface McpProfileProps extends Meta {
+  /** Customer slug (1-63). */
+  readonly customerId: string;
+  /** Project slug (1-253); 'default' is the default project. */
+  readonly projectId: string;
+  /** Profile id (ID, 1-64), unique within the project; served at /mcp/{profileId}. */
+  readonly profileId: string;
+  /** Description (0-1000). */
+  readonly description?: string;
+  /** A server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none). 1-64 `server` blocks, kept in the order given. */
+  readonly servers: McpProfileServer[];
+}
+/** `gateway_mcp_profile`: An MCP profile of a project, served at /mcp/{profile_id}: some of the project's MCP servers, filtered and prefixed. Import id: `<customerId>/<projectId>/<profileId>`. */
+export class McpProfile extends GatewayResource<McpProfileProps> {
+  static readonly tfResourceType = 'gateway_mcp_profile';
+  constructor(scope: Construct, id: string, props: McpProfileProps) {
+    super(scope, id, 'gateway_mcp_profile', props, { servers: 'server' });
+  }
+  /** Customer slug (1-63). */
+  get customerId(): string {
+    return this.getStringAttribute('customer_id');
+  }
+  /** Project slug (1-253); 'default' is the default project. */
+  get projectId(): string {
+    return this.getStringAttribute('project_id');
+  }
+  /** Profile id (ID, 1-64), unique within the project; served at /mcp/{profileId}. */
+  get profileId(): string {
+    return this.getStringAttribute('profile_id');
+  }
+  /** Description (0-1000). */
+  get description(): string {
+    return this.getStringAttribute('description');
+  }
+}
+
+export interface McpServerProps extends Meta {
+  /** Catalog MCP server id (SERVER, 1-253). */
+  readonly serverId: string;
+  /** The server's MCP endpoint (http or https URL; Streamable HTTP, or the SSE endpoint for transport 'sse'). */
+  readonly url: string;
+  /** 'streamable-http' (default) or 'sse' (the 2024-11-05 HTTP+SSE transport). */
+  readonly transport?: 'streamable-http' | 'sse';
+  /** Description (0-1000). */
+  readonly description?: string;
+  /** 'none' (default), 'bearer' (Authorization: Bearer <authValue>) or 'header' (<authHeader>: <authValue>). */
+  readonly authType?: 'none' | 'bearer' | 'header';
+  /** Header name for authType 'header'. */
+  readonly authHeader?: string;
+  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
+  readonly labels?: Record<string, string>;
+  /** The credential (bearer token or header value); kept in state as given, never read back (an out-of-band change is not detected). Sensitive. */
+  readonly authValue?: string;
+  /** Write-only form of auth_value (Terraform >= 1.11): never stored in state; bump auth_value_wo_version to send a new one. Sensitive. */
+  readonly authValueWo?: string;
+  /** Change it to send auth_value_wo again. */
+  readonly authValueWoVersion?: number;
+}
+/** `gateway_mcp_server`: A catalog MCP server (platform admin): its endpoint, transport and the credential the gateway sends it. Import id: `<serverId>`. */
+export class McpServer extends GatewayResource<McpServerProps> {
+  static readonly tfResourceType = 'gateway_mcp_server';
+  constructor(scope: Construct, id: string, props: McpServerProps) {
+    super(scope, id, 'gateway_mcp_server', props);
+  }
+  /** Catalog MCP server id (SERVER, 1-253). */
+  get serverId(): string {
+    return this.getStringAttribute('server_id');
+  }
+  /** The server's MCP endpoint (http or https URL; Streamable HTTP, or the SSE endpoint for transport 'sse'). */
+  get url(): string {
+    return this.getStringAttribute('url');
+  }
+  /** 'streamable-http' (default) or 'sse' (the 2024-11-05 HTTP+SSE transport). */
+  get transport(): string {
+    return this.getStringAttribute('transport');
+  }
+  /** Description (0-1000). */
+  get description(): string {
+    return this.getStringAttribute('description');
+  }
+  /** 'none' (default), 'bearer' (Authorization: Bearer <authValue>) or 'header' (<authHeader>: <authValue>). */
+  get authType(): string {
+    return this.getStringAttribute('auth_type');
+  }
+  /** Header name for authType 'header'. */
+  get authHeader(): string {
+    return this.getStringAttribute('auth_header');
+  }
+  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
+  get labels(): Record<string, string> {
+    return this.getStringMapAttribute('labels');
+  }
+  /** The credential (bearer token or header value); kept in state as given, never read back (an out-of-band change is not detected). Sensitive. */
+  get authValue(): string {
+    return this.getStringAttribute('auth_value');
+  }
+  /** Change it to send auth_value_wo again. */
+  get authValueWoVersion(): number {
+    return this.getNumberAttribute('auth_value_wo_version');
   }
 }
 
@@ -161,121 +525,123 @@ export class Model extends GatewayResource<ModelProps> {
   }
 }
 
-export interface ProviderConnectionProps extends Meta {
+export interface ProjectProps extends Meta {
   /** Customer slug (1-63). */
   readonly customerId: string;
-  /** Project slug; unset means the customer's default project. */
-  readonly projectId?: string;
-  /** Connection name (ID pattern), unique within the project. */
-  readonly name: string;
-  /** 1-63 characters. */
-  readonly providerName: string;
-  /** Overrides the public default. */
-  readonly baseUrl?: string;
-  /** Provider options (Struct): region, apiVersion, deployments, headers, …. */
-  readonly options?: Record<string, unknown>;
-  /** The secret; kept in state as given, never read back (an out-of-band change is not detected). Sensitive. */
-  readonly apiKey?: string;
-  /** Write-only form of api_key (Terraform >= 1.11): never stored in state; bump api_key_wo_version to send a new one. Sensitive. */
-  readonly apiKeyWo?: string;
-  /** Change it to send api_key_wo again. */
-  readonly apiKeyWoVersion?: number;
+  /** Project slug (PROJ, 1-253), unique within the customer. */
+  readonly projectId: string;
+  /** Display name (0-255). */
+  readonly name?: string;
+  /** Description (0-1000). */
+  readonly description?: string;
+  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
+  readonly labels?: Record<string, string>;
 }
-/** `gateway_provider_connection`: A provider connection (credentials and settings of one upstream provider) in a project. Import id: `<customerId>/<projectId>/<name>`. */
-export class ProviderConnection extends GatewayResource<ProviderConnectionProps> {
-  static readonly tfResourceType = 'gateway_provider_connection';
-  constructor(scope: Construct, id: string, props: ProviderConnectionProps) {
-    super(scope, id, 'gateway_provider_connection', props);
+/** `gateway_project`: A project of a customer. Import id: `<customerId>/<projectId>`. */
+export class Project extends GatewayResource<ProjectProps> {
+  static readonly tfResourceType = 'gateway_project';
+  constructor(scope: Construct, id: string, props: ProjectProps) {
+    super(scope, id, 'gateway_project', props);
   }
   /** Customer slug (1-63). */
   get customerId(): string {
     return this.getStringAttribute('customer_id');
   }
-  /** Project slug; unset means the customer's default project. */
+  /** Project slug (PROJ, 1-253), unique within the customer. */
   get projectId(): string {
     return this.getStringAttribute('project_id');
   }
-  /** Connection name (ID pattern), unique within the project. */
+  /** Display name (0-255). */
   get name(): string {
     return this.getStringAttribute('name');
   }
-  /** 1-63 characters. */
-  get providerName(): string {
-    return this.getStringAttribute('provider_name');
+  /** Description (0-1000). */
+  get description(): string {
+    return this.getStringAttribute('description');
   }
-  /** Overrides the public default. */
-  get baseUrl(): string {
-    return this.getStringAttribute('base_url');
-  }
-  /** Provider options (Struct): region, apiVersion, deployments, headers, …. */
-  get options(): string {
-    return this.getStringAttribute('options');
-  }
-  /** The secret; kept in state as given, never read back (an out-of-band change is not detected). Sensitive. */
-  get apiKey(): string {
-    return this.getStringAttribute('api_key');
-  }
-  /** Change it to send api_key_wo again. */
-  get apiKeyWoVersion(): number {
-    return this.getNumberAttribute('api_key_wo_version');
+  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
+  get labels(): Record<string, string> {
+    return this.getStringMapAttribute('labels');
   }
 }
 
-export interface RouteTarget {
-  /** Provider connection name in the same project. */
-  readonly connection: string;
-  /** Upstream model id; letters, digits and - _ . : / @ + (1-253). */
-  readonly model: string;
-  /** 0 = primary, 1 = first backup, … (default 0). */
-  readonly priority?: number;
-  /** Traffic split within a priority (default 1). */
-  readonly weight?: number;
+export interface ProjectGatewayProps extends Meta {
+  /** Customer slug (SLUG, 1-63). */
+  readonly customerId: string;
+  /** Hosting workspace slug; must exist (ID, 1-253). */
+  readonly workspaceId: string;
+  /** Gateway slug, unique within the workspace (ID, 1-253). */
+  readonly projectGatewayId: string;
+  /** Customer-facing URL or hostname (max 2048). */
+  readonly url?: string;
+  /** Display name (0-255). */
+  readonly name?: string;
+  /** Description (0-1000). */
+  readonly description?: string;
+  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
+  readonly labels?: Record<string, string>;
 }
-export interface RouteProps extends Meta {
+/** `gateway_project_gateway`: A project gateway hosted on a workspace. Import id: `<UUID>`. */
+export class ProjectGateway extends GatewayResource<ProjectGatewayProps> {
+  static readonly tfResourceType = 'gateway_project_gateway';
+  constructor(scope: Construct, id: string, props: ProjectGatewayProps) {
+    super(scope, id, 'gateway_project_gateway', props);
+  }
+  /** Customer slug (SLUG, 1-63). */
+  get customerId(): string {
+    return this.getStringAttribute('customer_id');
+  }
+  /** Hosting workspace slug; must exist (ID, 1-253). */
+  get workspaceId(): string {
+    return this.getStringAttribute('workspace_id');
+  }
+  /** Gateway slug, unique within the workspace (ID, 1-253). */
+  get projectGatewayId(): string {
+    return this.getStringAttribute('project_gateway_id');
+  }
+  /** Customer-facing URL or hostname (max 2048). */
+  get url(): string {
+    return this.getStringAttribute('url');
+  }
+  /** Display name (0-255). */
+  get name(): string {
+    return this.getStringAttribute('name');
+  }
+  /** Description (0-1000). */
+  get description(): string {
+    return this.getStringAttribute('description');
+  }
+  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
+  get labels(): Record<string, string> {
+    return this.getStringMapAttribute('labels');
+  }
+}
+
+export interface ProjectMcpServerProps extends Meta {
   /** Customer slug (1-63). */
   readonly customerId: string;
-  /** Project slug; unset means the customer's default project. */
-  readonly projectId?: string;
-  /** Public model id (a catalog model); letters, digits and - _ . : / @ + (1-253). */
-  readonly model: string;
-  /** Default true. */
-  readonly enabled?: boolean;
-  /** Per-attempt time-out in ms (default 120000). */
-  readonly timeoutMs?: number;
-  /** Retries of the same target before the next (default 0). */
-  readonly maxRetries?: number;
-  /** A target, in order: connection (name), upstream model, priority (0 = primary), weight. 1-32 `target` blocks, kept in the order given. */
-  readonly targets: RouteTarget[];
+  /** Project slug (1-253); 'default' is the default project. */
+  readonly projectId: string;
+  /** Catalog MCP server id (SERVER, 1-253). */
+  readonly serverId: string;
 }
-/** `gateway_route`: The route of a public model in a project: ordered targets, fallback by priority, weighted split within one. Import id: `<customerId>/<projectId>/<model>`. */
-export class Route extends GatewayResource<RouteProps> {
-  static readonly tfResourceType = 'gateway_route';
-  constructor(scope: Construct, id: string, props: RouteProps) {
-    super(scope, id, 'gateway_route', props, { targets: 'target' });
+/** `gateway_project_mcp_server`: A catalog MCP server assigned to a project (its profiles may then serve it). Import id: `<customerId>/<projectId>/<serverId>`. */
+export class ProjectMcpServer extends GatewayResource<ProjectMcpServerProps> {
+  static readonly tfResourceType = 'gateway_project_mcp_server';
+  constructor(scope: Construct, id: string, props: ProjectMcpServerProps) {
+    super(scope, id, 'gateway_project_mcp_server', props);
   }
   /** Customer slug (1-63). */
   get customerId(): string {
     return this.getStringAttribute('customer_id');
   }
-  /** Project slug; unset means the customer's default project. */
+  /** Project slug (1-253); 'default' is the default project. */
   get projectId(): string {
     return this.getStringAttribute('project_id');
   }
-  /** Public model id (a catalog model); letters, digits and - _ . : / @ + (1-253). */
-  get model(): string {
-    return this.getStringAttribute('model');
-  }
-  /** Default true. */
-  get enabled(): IResolvable {
-    return this.getBooleanAttribute('enabled');
-  }
-  /** Per-attempt time-out in ms (default 120000). */
-  get timeoutMs(): number {
-    return this.getNumberAttribute('timeout_ms');
-  }
-  /** Retries of the same target before the next (default 0). */
-  get maxRetries(): number {
-    return this.getNumberAttribute('max_retries');
+  /** Catalog MCP server id (SERVER, 1-253). */
+  get serverId(): string {
+    return this.getStringAttribute('server_id');
   }
 }
 
@@ -403,463 +769,121 @@ export class ProjectSetting extends GatewayResource<ProjectSettingProps> {
   }
 }
 
-export interface DataplaneProps extends Meta {
-  /** Customer slug (SLUG, 1-63). */
-  readonly customerId: string;
-  /** The customer-chosen slug (ID, 1-253), unique within the customer. */
-  readonly dataplaneId: string;
-  /** Project slug; empty or 'default' means the default project. */
-  readonly projectId?: string;
-  /** Display name (0-255). */
-  readonly name?: string;
-  /** Description (0-1000). */
-  readonly description?: string;
-  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
-  readonly labels?: Record<string, string>;
-}
-/** `gateway_dataplane`: A data plane of a customer. Import id: `<UUID>`. */
-export class Dataplane extends GatewayResource<DataplaneProps> {
-  static readonly tfResourceType = 'gateway_dataplane';
-  constructor(scope: Construct, id: string, props: DataplaneProps) {
-    super(scope, id, 'gateway_dataplane', props);
-  }
-  /** Customer slug (SLUG, 1-63). */
-  get customerId(): string {
-    return this.getStringAttribute('customer_id');
-  }
-  /** The customer-chosen slug (ID, 1-253), unique within the customer. */
-  get dataplaneId(): string {
-    return this.getStringAttribute('dataplane_id');
-  }
-  /** Project slug; empty or 'default' means the default project. */
-  get projectId(): string {
-    return this.getStringAttribute('project_id');
-  }
-  /** Display name (0-255). */
-  get name(): string {
-    return this.getStringAttribute('name');
-  }
-  /** Description (0-1000). */
-  get description(): string {
-    return this.getStringAttribute('description');
-  }
-  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
-  get labels(): Record<string, string> {
-    return this.getStringMapAttribute('labels');
-  }
-}
-
-export interface WorkspaceProps extends Meta {
-  /** Customer slug (SLUG, 1-63). */
-  readonly customerId: string;
-  /** The customer-chosen slug (ID, 1-253), unique within the customer. */
-  readonly workspaceId: string;
-  /** Project slug; empty or 'default' means the default project. */
-  readonly projectId?: string;
-  /** Display name (0-255). */
-  readonly name?: string;
-  /** Description (0-1000). */
-  readonly description?: string;
-  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
-  readonly labels?: Record<string, string>;
-}
-/** `gateway_workspace`: A workspace (a data plane) of a customer. Import id: `<UUID>`. */
-export class Workspace extends GatewayResource<WorkspaceProps> {
-  static readonly tfResourceType = 'gateway_workspace';
-  constructor(scope: Construct, id: string, props: WorkspaceProps) {
-    super(scope, id, 'gateway_workspace', props);
-  }
-  /** Customer slug (SLUG, 1-63). */
-  get customerId(): string {
-    return this.getStringAttribute('customer_id');
-  }
-  /** The customer-chosen slug (ID, 1-253), unique within the customer. */
-  get workspaceId(): string {
-    return this.getStringAttribute('workspace_id');
-  }
-  /** Project slug; empty or 'default' means the default project. */
-  get projectId(): string {
-    return this.getStringAttribute('project_id');
-  }
-  /** Display name (0-255). */
-  get name(): string {
-    return this.getStringAttribute('name');
-  }
-  /** Description (0-1000). */
-  get description(): string {
-    return this.getStringAttribute('description');
-  }
-  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
-  get labels(): Record<string, string> {
-    return this.getStringMapAttribute('labels');
-  }
-}
-
-export interface ProjectGatewayProps extends Meta {
-  /** Customer slug (SLUG, 1-63). */
-  readonly customerId: string;
-  /** Hosting workspace slug; must exist (ID, 1-253). */
-  readonly workspaceId: string;
-  /** Gateway slug, unique within the workspace (ID, 1-253). */
-  readonly projectGatewayId: string;
-  /** Customer-facing URL or hostname (max 2048). */
-  readonly url?: string;
-  /** Display name (0-255). */
-  readonly name?: string;
-  /** Description (0-1000). */
-  readonly description?: string;
-  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
-  readonly labels?: Record<string, string>;
-}
-/** `gateway_project_gateway`: A project gateway hosted on a workspace. Import id: `<UUID>`. */
-export class ProjectGateway extends GatewayResource<ProjectGatewayProps> {
-  static readonly tfResourceType = 'gateway_project_gateway';
-  constructor(scope: Construct, id: string, props: ProjectGatewayProps) {
-    super(scope, id, 'gateway_project_gateway', props);
-  }
-  /** Customer slug (SLUG, 1-63). */
-  get customerId(): string {
-    return this.getStringAttribute('customer_id');
-  }
-  /** Hosting workspace slug; must exist (ID, 1-253). */
-  get workspaceId(): string {
-    return this.getStringAttribute('workspace_id');
-  }
-  /** Gateway slug, unique within the workspace (ID, 1-253). */
-  get projectGatewayId(): string {
-    return this.getStringAttribute('project_gateway_id');
-  }
-  /** Customer-facing URL or hostname (max 2048). */
-  get url(): string {
-    return this.getStringAttribute('url');
-  }
-  /** Display name (0-255). */
-  get name(): string {
-    return this.getStringAttribute('name');
-  }
-  /** Description (0-1000). */
-  get description(): string {
-    return this.getStringAttribute('description');
-  }
-  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
-  get labels(): Record<string, string> {
-    return this.getStringMapAttribute('labels');
-  }
-}
-
-export interface ApiKeyProps extends Meta {
-  /** 0-255 characters. */
-  readonly name?: string;
-  /** 0-255 characters. */
-  readonly userId?: string;
-  /** The owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an imported key has none in state). */
-  readonly userKeyAddress?: string;
+export interface ProviderConnectionProps extends Meta {
   /** Customer slug (1-63). */
   readonly customerId: string;
-  /** Project slug; empty or 'default' means the default project. */
+  /** Project slug; unset means the customer's default project. */
   readonly projectId?: string;
-  /** 0-253 characters. */
-  readonly workspaceId?: string;
-  /** 0-100 characters. */
-  readonly role?: string;
-  /** 0-255 characters. */
-  readonly organizationUnit?: string;
-  /** At most 10 items, each 0-50 characters, matching `^[a-z_]+$`. */
-  readonly scopes?: string[];
-  /** Days until the key expires (int64); unset = no expiry. */
-  readonly expiresInDays?: number;
+  /** Connection name (ID pattern), unique within the project. */
+  readonly name: string;
+  /** 1-63 characters. */
+  readonly providerName: string;
+  /** Overrides the public default. */
+  readonly baseUrl?: string;
+  /** Provider options (Struct): region, apiVersion, deployments, headers, …. */
+  readonly options?: Record<string, unknown>;
+  /** The secret; kept in state as given, never read back (an out-of-band change is not detected). Sensitive. */
+  readonly apiKey?: string;
+  /** Write-only form of api_key (Terraform >= 1.11): never stored in state; bump api_key_wo_version to send a new one. Sensitive. */
+  readonly apiKeyWo?: string;
+  /** Change it to send api_key_wo again. */
+  readonly apiKeyWoVersion?: number;
 }
-/** `gateway_api_key`: An inference API key. The key is known once, at creation, and kept (sensitive) in state; destroy revokes it. Import id: `<customerId>/<projectId>/<UUID>` or the bare UUID. */
-export class ApiKey extends GatewayResource<ApiKeyProps> {
-  static readonly tfResourceType = 'gateway_api_key';
-  constructor(scope: Construct, id: string, props: ApiKeyProps) {
-    super(scope, id, 'gateway_api_key', props);
-  }
-  /** 0-255 characters. */
-  get name(): string {
-    return this.getStringAttribute('name');
-  }
-  /** 0-255 characters. */
-  get userId(): string {
-    return this.getStringAttribute('user_id');
-  }
-  /** The owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an imported key has none in state). */
-  get userKeyAddress(): string {
-    return this.getStringAttribute('user_key_address');
+/** `gateway_provider_connection`: A provider connection (credentials and settings of one upstream provider) in a project. Import id: `<customerId>/<projectId>/<name>`. */
+export class ProviderConnection extends GatewayResource<ProviderConnectionProps> {
+  static readonly tfResourceType = 'gateway_provider_connection';
+  constructor(scope: Construct, id: string, props: ProviderConnectionProps) {
+    super(scope, id, 'gateway_provider_connection', props);
   }
   /** Customer slug (1-63). */
   get customerId(): string {
     return this.getStringAttribute('customer_id');
   }
-  /** Project slug; empty or 'default' means the default project. */
+  /** Project slug; unset means the customer's default project. */
   get projectId(): string {
     return this.getStringAttribute('project_id');
   }
-  /** 0-253 characters. */
-  get workspaceId(): string {
-    return this.getStringAttribute('workspace_id');
+  /** Connection name (ID pattern), unique within the project. */
+  get name(): string {
+    return this.getStringAttribute('name');
   }
-  /** 0-100 characters. */
-  get role(): string {
-    return this.getStringAttribute('role');
+  /** 1-63 characters. */
+  get providerName(): string {
+    return this.getStringAttribute('provider_name');
   }
-  /** 0-255 characters. */
-  get organizationUnit(): string {
-    return this.getStringAttribute('organization_unit');
+  /** Overrides the public default. */
+  get baseUrl(): string {
+    return this.getStringAttribute('base_url');
   }
-  /** At most 10 items, each 0-50 characters, matching `^[a-z_]+$`. */
-  get scopes(): string[] {
-    return this.getListAttribute('scopes');
+  /** Provider options (Struct): region, apiVersion, deployments, headers, …. */
+  get options(): string {
+    return this.getStringAttribute('options');
   }
-  /** Days until the key expires (int64); unset = no expiry. */
-  get expiresInDays(): number {
-    return this.getNumberAttribute('expires_in_days');
+  /** The secret; kept in state as given, never read back (an out-of-band change is not detected). Sensitive. */
+  get apiKey(): string {
+    return this.getStringAttribute('api_key');
   }
-  /** The key (sk-…); known once, at creation. Sensitive. */
-  get key(): string {
-    return this.getStringAttribute('key');
-  }
-  /** First characters of the key, for display. */
-  get keyPrefix(): string {
-    return this.getStringAttribute('key_prefix');
-  }
-  /** RFC 3339; empty when the key never expires. */
-  get expiresAt(): string {
-    return this.getStringAttribute('expires_at');
+  /** Change it to send api_key_wo again. */
+  get apiKeyWoVersion(): number {
+    return this.getNumberAttribute('api_key_wo_version');
   }
 }
 
-export interface TelemetryConfigProps extends Meta {
-  /** Owner (1-255). */
-  readonly userId: string;
-  /** One of: traces, metrics, logs, audit_logs. */
-  readonly telemetryType: 'traces' | 'metrics' | 'logs' | 'audit_logs';
-  /** Http(s) URL of the sink (1-2048); for audit_logs the OTLP/HTTP base, /v1/logs is appended when absent. */
-  readonly sinkUrl: string;
-  /** One of: grpc, http/json, http/protobuf. */
-  readonly protocol: 'grpc' | 'http/json' | 'http/protobuf';
-  /** One of: none, bearer, basic, api_key. */
-  readonly authType: 'none' | 'bearer' | 'basic' | 'api_key';
-  /** Plaintext secret (0-4096): the bearer token, `user:password` for basic, or the API key; stored encrypted. Sensitive. */
-  readonly authValue?: string;
-  /** Header carrying the API key for api_key auth (0-256, an HTTP header name; empty = x-api-key). */
-  readonly apiKeyHeader?: string;
+export interface RouteTarget {
+  /** Provider connection name in the same project. */
+  readonly connection: string;
+  /** Upstream model id; letters, digits and - _ . : / @ + (1-253). */
+  readonly model: string;
+  /** 0 = primary, 1 = first backup, … (default 0). */
+  readonly priority?: number;
+  /** Traffic split within a priority (default 1). */
+  readonly weight?: number;
+}
+export interface RouteProps extends Meta {
+  /** Customer slug (1-63). */
+  readonly customerId: string;
+  /** Project slug; unset means the customer's default project. */
+  readonly projectId?: string;
+  /** Public model id (a catalog model); letters, digits and - _ . : / @ + (1-253). */
+  readonly model: string;
   /** Default true. */
   readonly enabled?: boolean;
-  /** Int32 0..86400 (default 300): seconds between forwards of audit_logs; 0 = every second. */
-  readonly forwardIntervalSeconds?: number;
+  /** Per-attempt time-out in ms (default 120000). */
+  readonly timeoutMs?: number;
+  /** Retries of the same target before the next (default 0). */
+  readonly maxRetries?: number;
+  /** A target, in order: connection (name), upstream model, priority (0 = primary), weight. 1-32 `target` blocks, kept in the order given. */
+  readonly targets: RouteTarget[];
 }
-/** `gateway_telemetry_config`: A telemetry forwarding config (OTLP sink); type audit_logs forwards the audit log. Import id: `<UUID>`. */
-export class TelemetryConfig extends GatewayResource<TelemetryConfigProps> {
-  static readonly tfResourceType = 'gateway_telemetry_config';
-  constructor(scope: Construct, id: string, props: TelemetryConfigProps) {
-    super(scope, id, 'gateway_telemetry_config', props);
+/** `gateway_route`: The route of a public model in a project: ordered targets, fallback by priority, weighted split within one. Import id: `<customerId>/<projectId>/<model>`. */
+export class Route extends GatewayResource<RouteProps> {
+  static readonly tfResourceType = 'gateway_route';
+  constructor(scope: Construct, id: string, props: RouteProps) {
+    super(scope, id, 'gateway_route', props, { targets: 'target' });
   }
-  /** Owner (1-255). */
-  get userId(): string {
-    return this.getStringAttribute('user_id');
+  /** Customer slug (1-63). */
+  get customerId(): string {
+    return this.getStringAttribute('customer_id');
   }
-  /** One of: traces, metrics, logs, audit_logs. */
-  get telemetryType(): string {
-    return this.getStringAttribute('telemetry_type');
+  /** Project slug; unset means the customer's default project. */
+  get projectId(): string {
+    return this.getStringAttribute('project_id');
   }
-  /** Http(s) URL of the sink (1-2048); for audit_logs the OTLP/HTTP base, /v1/logs is appended when absent. */
-  get sinkUrl(): string {
-    return this.getStringAttribute('sink_url');
-  }
-  /** One of: grpc, http/json, http/protobuf. */
-  get protocol(): string {
-    return this.getStringAttribute('protocol');
-  }
-  /** One of: none, bearer, basic, api_key. */
-  get authType(): string {
-    return this.getStringAttribute('auth_type');
-  }
-  /** Plaintext secret (0-4096): the bearer token, `user:password` for basic, or the API key; stored encrypted. Sensitive. */
-  get authValue(): string {
-    return this.getStringAttribute('auth_value');
-  }
-  /** Header carrying the API key for api_key auth (0-256, an HTTP header name; empty = x-api-key). */
-  get apiKeyHeader(): string {
-    return this.getStringAttribute('api_key_header');
+  /** Public model id (a catalog model); letters, digits and - _ . : / @ + (1-253). */
+  get model(): string {
+    return this.getStringAttribute('model');
   }
   /** Default true. */
   get enabled(): IResolvable {
     return this.getBooleanAttribute('enabled');
   }
-  /** Int32 0..86400 (default 300): seconds between forwards of audit_logs; 0 = every second. */
-  get forwardIntervalSeconds(): number {
-    return this.getNumberAttribute('forward_interval_seconds');
+  /** Per-attempt time-out in ms (default 120000). */
+  get timeoutMs(): number {
+    return this.getNumberAttribute('timeout_ms');
   }
-  /** Connected, disconnected, error or testing (set by the forwarder). */
-  get status(): string {
-    return this.getStringAttribute('status');
-  }
-}
-
-export interface ByokKeyProps extends Meta {
-  /** Customer slug (1-63). */
-  readonly customerId: string;
-  /** Project slug; empty or 'default' means the default project. */
-  readonly projectId: string;
-  /** One of PROVIDER_OPENAI, PROVIDER_ANTHROPIC, PROVIDER_AZURE_OPENAI, PROVIDER_BEDROCK, PROVIDER_VERTEX (PROVIDER_UNSPECIFIED is refused). */
-  readonly providerName: 'PROVIDER_OPENAI' | 'PROVIDER_ANTHROPIC' | 'PROVIDER_AZURE_OPENAI' | 'PROVIDER_BEDROCK' | 'PROVIDER_VERTEX';
-  /** Operator label (1-255). */
-  readonly name: string;
-  /** Plaintext provider key; wrapped immediately, never returned except by Fetch. Sensitive. */
-  readonly secret: string;
-}
-/** `gateway_byok_key`: A project-level provider key (BYOK); inference prefers it over the route connection key of the same provider. Import id: `<customerId>/<projectId>/<UUID>`. */
-export class ByokKey extends GatewayResource<ByokKeyProps> {
-  static readonly tfResourceType = 'gateway_byok_key';
-  constructor(scope: Construct, id: string, props: ByokKeyProps) {
-    super(scope, id, 'gateway_byok_key', props);
-  }
-  /** Customer slug (1-63). */
-  get customerId(): string {
-    return this.getStringAttribute('customer_id');
-  }
-  /** Project slug; empty or 'default' means the default project. */
-  get projectId(): string {
-    return this.getStringAttribute('project_id');
-  }
-  /** One of PROVIDER_OPENAI, PROVIDER_ANTHROPIC, PROVIDER_AZURE_OPENAI, PROVIDER_BEDROCK, PROVIDER_VERTEX (PROVIDER_UNSPECIFIED is refused). */
-  get providerName(): string {
-    return this.getStringAttribute('provider_name');
-  }
-  /** Operator label (1-255). */
-  get name(): string {
-    return this.getStringAttribute('name');
-  }
-  /** Plaintext provider key; wrapped immediately, never returned except by Fetch. Sensitive. */
-  get secret(): string {
-    return this.getStringAttribute('secret');
-  }
-  /** Last 4 characters of the secret. */
-  get displaySuffix(): string {
-    return this.getStringAttribute('display_suffix');
-  }
-  /** Reference to the stored wrapped secret. */
-  get secretRef(): string {
-    return this.getStringAttribute('secret_ref');
-  }
-}
-
-export interface BudgetProps extends Meta {
-  /** Customer slug (1-63). */
-  readonly customerId: string;
-  /** Project slug (1-253); 'default' is the default project. */
-  readonly projectId: string;
-  /** Budget name (ID, 1-253), unique within the project. */
-  readonly name: string;
-  /** API key id (empty or absent: the whole project). */
-  readonly apiKeyId?: string;
-  /** Decimal string, e.g. "25" or "0.5". */
-  readonly limitUsd: string;
-  /** Day, week, month or total. */
-  readonly period: 'day' | 'week' | 'month' | 'total';
-}
-/** `gateway_budget`: A spend budget of a project (or of one of its API keys) over a day, week, month or in total. Import id: `<customerId>/<projectId>/<name>`. */
-export class Budget extends GatewayResource<BudgetProps> {
-  static readonly tfResourceType = 'gateway_budget';
-  constructor(scope: Construct, id: string, props: BudgetProps) {
-    super(scope, id, 'gateway_budget', props);
-  }
-  /** Customer slug (1-63). */
-  get customerId(): string {
-    return this.getStringAttribute('customer_id');
-  }
-  /** Project slug (1-253); 'default' is the default project. */
-  get projectId(): string {
-    return this.getStringAttribute('project_id');
-  }
-  /** Budget name (ID, 1-253), unique within the project. */
-  get name(): string {
-    return this.getStringAttribute('name');
-  }
-  /** API key id (empty or absent: the whole project). */
-  get apiKeyId(): string {
-    return this.getStringAttribute('api_key_id');
-  }
-  /** Decimal string, e.g. "25" or "0.5". */
-  get limitUsd(): string {
-    return this.getStringAttribute('limit_usd');
-  }
-  /** Day, week, month or total. */
-  get period(): string {
-    return this.getStringAttribute('period');
-  }
-  /** Spend in the current period (decimal USD, reservations in flight included). */
-  get spentUsd(): string {
-    return this.getStringAttribute('spent_usd');
-  }
-  /** RFC 3339; empty for a total budget. */
-  get resetsAt(): string {
-    return this.getStringAttribute('resets_at');
-  }
-}
-
-export interface GuardrailProps extends Meta {
-  /** Customer slug (1-63). */
-  readonly customerId: string;
-  /** Project slug (1-253); 'default' is the default project. */
-  readonly projectId: string;
-  /** Guardrail name (ID, 1-253), unique within the project. */
-  readonly name: string;
-  /** Input, output or both. */
-  readonly stage: 'input' | 'output' | 'both';
-  /** Regex, pii or max_input_tokens. */
-  readonly kind: 'regex' | 'pii' | 'max_input_tokens';
-  /** Regex kind: an ECMAScript regular expression (1-1024), matched with the u flag. */
-  readonly pattern?: string;
-  /** Pii kind: the types to detect (at least one). */
-  readonly piiTypes?: ('email' | 'phone' | 'credit_card' | 'iban' | 'ssn' | 'ip_address')[];
-  /** Max_input_tokens kind: the largest estimated input (1..2000000). */
-  readonly maxTokens?: number;
-  /** Block, redact or flag (max_input_tokens: block or flag). */
-  readonly action: 'block' | 'redact' | 'flag';
-}
-/** `gateway_guardrail`: A guardrail of a project: regex, PII or maximum input tokens; block, redact or flag; on input, output or both. Import id: `<customerId>/<projectId>/<name>`. */
-export class Guardrail extends GatewayResource<GuardrailProps> {
-  static readonly tfResourceType = 'gateway_guardrail';
-  constructor(scope: Construct, id: string, props: GuardrailProps) {
-    super(scope, id, 'gateway_guardrail', props);
-  }
-  /** Customer slug (1-63). */
-  get customerId(): string {
-    return this.getStringAttribute('customer_id');
-  }
-  /** Project slug (1-253); 'default' is the default project. */
-  get projectId(): string {
-    return this.getStringAttribute('project_id');
-  }
-  /** Guardrail name (ID, 1-253), unique within the project. */
-  get name(): string {
-    return this.getStringAttribute('name');
-  }
-  /** Input, output or both. */
-  get stage(): string {
-    return this.getStringAttribute('stage');
-  }
-  /** Regex, pii or max_input_tokens. */
-  get kind(): string {
-    return this.getStringAttribute('kind');
-  }
-  /** Regex kind: an ECMAScript regular expression (1-1024), matched with the u flag. */
-  get pattern(): string {
-    return this.getStringAttribute('pattern');
-  }
-  /** Pii kind: the types to detect (at least one). */
-  get piiTypes(): string[] {
-    return this.getListAttribute('pii_types');
-  }
-  /** Max_input_tokens kind: the largest estimated input (1..2000000). */
-  get maxTokens(): number {
-    return this.getNumberAttribute('max_tokens');
-  }
-  /** Block, redact or flag (max_input_tokens: block or flag). */
-  get action(): string {
-    return this.getStringAttribute('action');
+  /** Retries of the same target before the next (default 0). */
+  get maxRetries(): number {
+    return this.getNumberAttribute('max_retries');
   }
 }
 
@@ -1014,6 +1038,120 @@ export class ServiceAccount extends GatewayResource<ServiceAccountProps> {
   /** RFC 3339. */
   get expiresAt(): string {
     return this.getStringAttribute('expires_at');
+  }
+}
+
+export interface TelemetryConfigProps extends Meta {
+  /** Owner (1-255). */
+  readonly userId: string;
+  /** One of: traces, metrics, logs, audit_logs. */
+  readonly telemetryType: 'traces' | 'metrics' | 'logs' | 'audit_logs';
+  /** Http(s) URL of the sink (1-2048); for audit_logs the OTLP/HTTP base, /v1/logs is appended when absent. */
+  readonly sinkUrl: string;
+  /** One of: grpc, http/json, http/protobuf. */
+  readonly protocol: 'grpc' | 'http/json' | 'http/protobuf';
+  /** One of: none, bearer, basic, api_key. */
+  readonly authType: 'none' | 'bearer' | 'basic' | 'api_key';
+  /** Plaintext secret (0-4096): the bearer token, `user:password` for basic, or the API key; stored encrypted. Sensitive. */
+  readonly authValue?: string;
+  /** Header carrying the API key for api_key auth (0-256, an HTTP header name; empty = x-api-key). */
+  readonly apiKeyHeader?: string;
+  /** Default true. */
+  readonly enabled?: boolean;
+  /** Int32 0..86400 (default 300): seconds between forwards of audit_logs; 0 = every second. */
+  readonly forwardIntervalSeconds?: number;
+}
+/** `gateway_telemetry_config`: A telemetry forwarding config (OTLP sink); type audit_logs forwards the audit log. Import id: `<UUID>`. */
+export class TelemetryConfig extends GatewayResource<TelemetryConfigProps> {
+  static readonly tfResourceType = 'gateway_telemetry_config';
+  constructor(scope: Construct, id: string, props: TelemetryConfigProps) {
+    super(scope, id, 'gateway_telemetry_config', props);
+  }
+  /** Owner (1-255). */
+  get userId(): string {
+    return this.getStringAttribute('user_id');
+  }
+  /** One of: traces, metrics, logs, audit_logs. */
+  get telemetryType(): string {
+    return this.getStringAttribute('telemetry_type');
+  }
+  /** Http(s) URL of the sink (1-2048); for audit_logs the OTLP/HTTP base, /v1/logs is appended when absent. */
+  get sinkUrl(): string {
+    return this.getStringAttribute('sink_url');
+  }
+  /** One of: grpc, http/json, http/protobuf. */
+  get protocol(): string {
+    return this.getStringAttribute('protocol');
+  }
+  /** One of: none, bearer, basic, api_key. */
+  get authType(): string {
+    return this.getStringAttribute('auth_type');
+  }
+  /** Plaintext secret (0-4096): the bearer token, `user:password` for basic, or the API key; stored encrypted. Sensitive. */
+  get authValue(): string {
+    return this.getStringAttribute('auth_value');
+  }
+  /** Header carrying the API key for api_key auth (0-256, an HTTP header name; empty = x-api-key). */
+  get apiKeyHeader(): string {
+    return this.getStringAttribute('api_key_header');
+  }
+  /** Default true. */
+  get enabled(): IResolvable {
+    return this.getBooleanAttribute('enabled');
+  }
+  /** Int32 0..86400 (default 300): seconds between forwards of audit_logs; 0 = every second. */
+  get forwardIntervalSeconds(): number {
+    return this.getNumberAttribute('forward_interval_seconds');
+  }
+  /** Connected, disconnected, error or testing (set by the forwarder). */
+  get status(): string {
+    return this.getStringAttribute('status');
+  }
+}
+
+export interface WorkspaceProps extends Meta {
+  /** Customer slug (SLUG, 1-63). */
+  readonly customerId: string;
+  /** The customer-chosen slug (ID, 1-253), unique within the customer. */
+  readonly workspaceId: string;
+  /** Project slug; empty or 'default' means the default project. */
+  readonly projectId?: string;
+  /** Display name (0-255). */
+  readonly name?: string;
+  /** Description (0-1000). */
+  readonly description?: string;
+  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
+  readonly labels?: Record<string, string>;
+}
+/** `gateway_workspace`: A workspace (a data plane) of a customer. Import id: `<UUID>`. */
+export class Workspace extends GatewayResource<WorkspaceProps> {
+  static readonly tfResourceType = 'gateway_workspace';
+  constructor(scope: Construct, id: string, props: WorkspaceProps) {
+    super(scope, id, 'gateway_workspace', props);
+  }
+  /** Customer slug (SLUG, 1-63). */
+  get customerId(): string {
+    return this.getStringAttribute('customer_id');
+  }
+  /** The customer-chosen slug (ID, 1-253), unique within the customer. */
+  get workspaceId(): string {
+    return this.getStringAttribute('workspace_id');
+  }
+  /** Project slug; empty or 'default' means the default project. */
+  get projectId(): string {
+    return this.getStringAttribute('project_id');
+  }
+  /** Display name (0-255). */
+  get name(): string {
+    return this.getStringAttribute('name');
+  }
+  /** Description (0-1000). */
+  get description(): string {
+    return this.getStringAttribute('description');
+  }
+  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
+  get labels(): Record<string, string> {
+    return this.getStringMapAttribute('labels');
   }
 }
 

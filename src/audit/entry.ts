@@ -1,4 +1,4 @@
-import canonicalize from 'canonicalize';
+import { jcs } from '../core/jcs.ts';
 import type { AuditLogRow } from '../store/schema/audit.ts';
 
 /**
@@ -55,12 +55,7 @@ export const auditEntryView = (r: AuditLogRow): AuditLogEntry => ({
   responseData: r.responseData,
 });
 
-/** RFC 8785 canonical JSON (the `canonicalize` library). */
-export const jcs = (value: unknown): string => {
-  const out = canonicalize(value);
-  if (out === undefined) throw new TypeError('value cannot be canonicalised');
-  return out;
-};
+export { jcs };
 
 const sha256 = (parts: readonly Uint8Array[]): Uint8Array => {
   const h = new Bun.CryptoHasher('sha256');

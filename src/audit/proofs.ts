@@ -3,10 +3,8 @@ import type { Db } from '../store/db.ts';
 import { auditCheckpoints, auditLogs } from '../store/schema/index.ts';
 import { type CheckpointWire, checkpointView, windowLeaves } from './checkpoint.ts';
 import { auditPath, merkleRoot } from './merkle.ts';
-
-/** ListAuditCheckpoints: default page and hard cap (a rebuild reads every entry of each window). */
-export const CHECKPOINT_PAGE_DEFAULT = 100;
-export const CHECKPOINT_PAGE_MAX = 1000;
+// ListAuditCheckpoints' default page and hard cap (a rebuild reads every entry of each window), declared with its spec.
+import { CHECKPOINT_PAGE_DEFAULT, CHECKPOINT_PAGE_MAX } from '../api/ops/audit-checkpoints.ts';
 
 type Reader = Pick<Db, 'select'>;
 

@@ -1,6 +1,7 @@
-import { createPublicKey, verify as verifySignature } from 'node:crypto';
+import { createPublicKey, type KeyObject, verify as verifySignature } from 'node:crypto';
+import { ApiError, type JsonObject, ManagementClient } from '../api/client.ts';
 import { type CheckpointWire, CHECKPOINT_ALGO, checkpointMessage } from './checkpoint.ts';
-import { type AuditLogEntry, leafHash } from './entry.ts';
+import { leafHash } from './entry.ts';
 import { rootFromPath, sameBytes } from './merkle.ts';
 
 /**
@@ -14,6 +15,9 @@ import { rootFromPath, sameBytes } from './merkle.ts';
  * - with an entry id: the entry (GetAuditLog) hashes to the proof's leaf, and its audit path
  *   leads to the root of its checkpoint, whose window holds as many entries as when sealed.
  * Every failure is named (checkpoint seq and window, or the entry); the first is the headline.
+ * It talks to the server through the one management client (src/api/client.ts): typed calls whose
+ * answers are checked against the operations' response schemas, retried when the server is
+ * unreachable or answers 5xx.
  */
 
 export interface VerifyOptions {
@@ -22,6 +26,8 @@ export interface VerifyOptions {
   entry?: string;
   /** Checkpoints fetched per ListAuditCheckpoints call (default 100). */
   pageSize?: number;
+  /** Attempts per call when the server is unreachable or answers 5xx (the client's default: 5). */
+  attempts?: number;
 }
 
 export interface VerifyResult {
@@ -34,64 +40,36 @@ export interface VerifyResult {
   notes: string[];
 }
 
-interface JwkIn {
-  kty?: string;
-  crv?: string;
-  kid?: string;
-  x?: string;
-}
-
-interface ProofWire {
-  found: boolean;
-  reason: string;
-  checkpoint?: CheckpointWire;
-  leafHash: string;
-  leafIndex: string;
-  proof: string[];
-  treeSize: string;
-}
-
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: Record<string, unknown>,
-    what: string,
-  ) {
-    super(`${what}: HTTP ${status} ${typeof body.code === 'string' ? `${body.code}: ${String(body.message ?? '')}` : ''}`.trim());
+/** Ed25519 public keys by kid, from the JWKS document (other keys — the user-token RSA keys — are skipped). */
+const ed25519Keys = (doc: JsonObject): Map<string, KeyObject> => {
+  const keys = new Map<string, KeyObject>();
+  for (const k of Array.isArray(doc.keys) ? doc.keys : []) {
+    if (k === null || typeof k !== 'object' || Array.isArray(k)) continue;
+    const { kty, crv, kid, x } = k;
+    if (kty === 'OKP' && crv === 'Ed25519' && typeof kid === 'string' && typeof x === 'string' && !keys.has(kid))
+      keys.set(kid, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' }));
   }
-}
+  return keys;
+};
+
+/** An answer of a server that has no such operation (an older server). */
+const isUnknownOperation = (e: unknown): boolean => e instanceof ApiError && e.code === 'not_found' && e.status === 404 && e.message.endsWith(': unknown operation');
 
 const bytes = (b64: string): Uint8Array => new Uint8Array(Buffer.from(b64, 'base64'));
 const windowName = (c: CheckpointWire): string => `checkpoint seq ${c.seq} (window ${c.rangeStartTs} .. ${c.rangeEndTs})`;
 
 export const verifyAuditLog = async (o: VerifyOptions): Promise<VerifyResult> => {
-  const base = o.endpoint.replace(/\/+$/, '');
-  const call = async <T>(operation: string, body: unknown): Promise<T> => {
-    const res = await fetch(`${base}/admin.v1.AdminService/${operation}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${o.token}` },
-      body: JSON.stringify(body),
-    });
-    const parsed = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-    if (res.status !== 200) throw new ApiError(res.status, parsed, operation);
-    return parsed as T;
-  };
+  const client = new ManagementClient({ endpoint: o.endpoint, token: o.token, ...(o.attempts !== undefined ? { attempts: o.attempts } : {}) });
   const failures: string[] = [];
   const notes: string[] = [];
   const fail = (m: string) => failures.push(m);
 
-  const jwksRes = await fetch(`${base}/.well-known/jwks.json`);
-  if (jwksRes.status !== 200) throw new Error(`GET /.well-known/jwks.json: HTTP ${jwksRes.status}`);
-  const jwks = ((await jwksRes.json()) as { keys?: JwkIn[] }).keys ?? [];
-  const keyOf = (kid: string) => {
-    const jwk = jwks.find((k) => k.kid === kid && k.kty === 'OKP' && k.crv === 'Ed25519' && typeof k.x === 'string');
-    return jwk ? createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x as string }, format: 'jwk' }) : undefined;
-  };
+  const keys = ed25519Keys(await client.getJson('/.well-known/jwks.json'));
 
   const checkpoints: CheckpointWire[] = [];
   const limit = o.pageSize ?? 100;
   for (let after = '0'; ; ) {
-    const page = await call<{ checkpoints: CheckpointWire[] }>('ListAuditCheckpoints', { afterSeq: after, limit, rebuild: true });
+    const page = await client.call('ListAuditCheckpoints', { afterSeq: after, limit, rebuild: true });
     checkpoints.push(...page.checkpoints);
     const last = page.checkpoints.at(-1);
     if (!last || page.checkpoints.length < limit) break;
@@ -107,7 +85,7 @@ export const verifyAuditLog = async (o: VerifyOptions): Promise<VerifyResult> =>
     if (c.prevRootHash !== (prev ? prev.rootHash : '')) fail(`${name}: prevRootHash is not the root of ${prev ? `seq ${prev.seq}` : 'nothing (first checkpoint)'} — the chain is broken`);
     if (prev && c.rangeStartTs !== prev.rangeEndTs) fail(`${name}: the window does not start where seq ${prev.seq} ended (${prev.rangeEndTs})`);
     if (Date.parse(c.rangeStartTs) >= Date.parse(c.rangeEndTs)) fail(`${name}: empty or inverted window`);
-    const key = keyOf(c.signingKid);
+    const key = keys.get(c.signingKid);
     if (!key) fail(`${name}: signing key '${c.signingKid}' is not published in the JWKS`);
     else if (!verifySignature(null, checkpointMessage(c), key, bytes(c.signature))) fail(`${name}: bad signature (kid ${c.signingKid})`);
     if (c.contentRootHash === undefined || c.contentLeafCount === undefined) fail(`${name}: the server did not rebuild the window`);
@@ -118,23 +96,24 @@ export const verifyAuditLog = async (o: VerifyOptions): Promise<VerifyResult> =>
 
   if (o.entry !== undefined) {
     const id = o.entry;
-    const p = await call<ProofWire>('GetAuditInclusionProof', { auditLogId: id });
+    const p = await client.call('GetAuditInclusionProof', { auditLogId: id });
     if (!p.found || !p.checkpoint) fail(`entry ${id}: no inclusion proof (${p.reason || 'not found'})`);
     else {
-      const cp = checkpoints.find((c) => c.seq === p.checkpoint?.seq);
-      const name = windowName(p.checkpoint);
+      const proven = p.checkpoint;
+      const cp = checkpoints.find((c) => c.seq === proven.seq);
+      const name = windowName(proven);
       if (!cp) fail(`entry ${id}: ${name} is not in the checkpoint list`);
-      else if (cp.rootHash !== p.checkpoint.rootHash || cp.leafCount !== p.checkpoint.leafCount) fail(`entry ${id}: the proof names ${name} with another root than the list`);
+      else if (cp.rootHash !== proven.rootHash || cp.leafCount !== proven.leafCount) fail(`entry ${id}: the proof names ${name} with another root than the list`);
       else {
         const leaf = bytes(p.leafHash);
         const root = rootFromPath(leaf, Number(p.leafIndex), Number(p.treeSize), p.proof.map(bytes));
         if (p.treeSize !== cp.leafCount) fail(`entry ${id} in ${name}: the window holds ${p.treeSize} entries now, ${cp.leafCount} when sealed`);
         else if (!root || !sameBytes(root, bytes(cp.rootHash))) fail(`entry ${id} in ${name}: the audit path does not lead to the sealed root (the entry or its window changed)`);
         try {
-          const got = await call<{ log: AuditLogEntry }>('GetAuditLog', { id });
+          const got = await client.call('GetAuditLog', { id });
           if (!sameBytes(leafHash(got.log), leaf)) fail(`entry ${id} in ${name}: the entry as GetAuditLog returns it does not hash to the proven leaf`);
         } catch (e) {
-          if (e instanceof ApiError && e.status === 404 && String(e.body.message ?? '').startsWith('unknown operation')) notes.push('this server has no GetAuditLog: the leaf hash was taken from the proof');
+          if (isUnknownOperation(e)) notes.push('this server has no GetAuditLog: the leaf hash was taken from the proof');
           else throw e;
         }
       }

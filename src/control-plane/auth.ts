@@ -1,8 +1,9 @@
+import { isRecord } from '../core/json.ts';
 import { timingSafeEqual } from 'node:crypto';
 import { connectError, databaseUnavailable, GatewayError, isDatabaseUnavailable } from '../core/errors.ts';
 import { sha256Hex } from '../core/ids.ts';
 import type { OpDef, Scope } from './connect.ts';
-import { DEFAULT_PROJECT } from './schemas.ts';
+import { projectOrDefault } from '../api/kit.ts';
 
 export type ProjectRole = 'admin' | 'member';
 
@@ -89,7 +90,7 @@ export class ManagementAuth {
     const denied = () => connectError('permission_denied', 'no access to this resource');
     let scope: Scope | undefined;
     try {
-      scope = await def.scope?.(input as never);
+      scope = def.scope && isRecord(input) ? await def.scope(input) : undefined;
     } catch (e) {
       if (e instanceof GatewayError && (e.connectCode === 'permission_denied' || e.connectCode === 'not_found' || e.connectCode === 'unavailable')) throw e;
       if (isDatabaseUnavailable(e)) throw databaseUnavailable();
@@ -99,13 +100,13 @@ export class ManagementAuth {
     if (scope.projectId !== undefined && typeof scope.projectId !== 'string') throw denied();
     let owner: string | undefined;
     try {
-      owner = scope.customerUuid ?? (await this.#liveCustomer(scope.customerId));
+      owner = typeof scope.customerUuid === 'string' ? scope.customerUuid : await this.#liveCustomer(scope.customerId);
     } catch (e) {
       throw isDatabaseUnavailable(e) ? databaseUnavailable() : e;
     }
     if (owner === undefined || owner !== principal.customerUuid) throw denied();
     if (def.permission === 'customer_member') return;
-    const project = scope.projectId === undefined || scope.projectId === '' ? DEFAULT_PROJECT : scope.projectId;
+    const project = projectOrDefault(scope.projectId);
     const role = principal.roles.get(project);
     if (!role) throw connectError('permission_denied', `not a member of project '${project}'`);
     if (def.permission === 'project_admin' && role !== 'admin') throw connectError('permission_denied', `${def.name} requires the admin role in project '${project}'`);

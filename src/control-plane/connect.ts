@@ -1,5 +1,8 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
+import { projectOrDefault } from '../api/kit.ts';
+import { type OpSpec } from '../api/op.ts';
 import { Elysia } from 'elysia';
 import { asGatewayError, connectError, databaseUnavailable, GatewayError, isDatabaseUnavailable, toConnectBody } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
@@ -15,32 +18,40 @@ import type { AuditSpec } from './mutation.ts';
  * its response.
  */
 
-export type ServiceName = 'admin.v1.AdminService' | 'apikey.v1.ApiKeyService' | 'byok.v1.ByokService';
+export type { Permission, ServiceName } from '../api/op.ts';
+import { PERMISSION_TEXT } from '../api/op.ts';
+export { PERMISSION_TEXT };
 
 /**
- * Who may call an operation (a platform admin may call everything):
- * - `platform_admin`: only the platform-admin token;
- * - `customer_member`: any user of the customer named by `scope`;
- * - `project_admin` / `project_member`: a user with that role (admin ⊇ member) in the scoped project;
- * - `authenticated`: any valid credential.
+ * The customer (and project) an operation acts on, for scoped permissions. A scope function runs
+ * on the body as sent (authorization comes before validation), so what it returns is checked
+ * (control-plane/auth.ts): anything but strings is a denial.
  */
-export type Permission = 'platform_admin' | 'customer_member' | 'project_admin' | 'project_member' | 'authenticated';
-
-export const PERMISSION_TEXT: Record<Permission, string> = {
-  platform_admin: 'platform admin only',
-  customer_member: 'platform admin, or a user token of the customer',
-  project_admin: "platform admin, or a user with the 'admin' role in the project",
-  project_member: "platform admin, or a user with the 'admin' or 'member' role in the project",
-  authenticated: 'any valid credential',
-};
-
-/** The customer (and project) an operation acts on, for scoped permissions. */
 export interface Scope {
-  customerId: string;
+  customerId: unknown;
   /** The customer's row id, when the scope function read the target row (see ManagementAuth.authorize). */
-  customerUuid?: string;
-  projectId?: string;
+  customerUuid?: unknown;
+  projectId?: unknown;
 }
+
+/** The body as sent, before validation: any property may be missing or of any JSON type. */
+export type Unchecked<T> = { readonly [K in keyof T]?: unknown };
+
+/** The scope a customer and project name as sent: the project is 'default' when absent, null or empty. */
+export const projectScope = (customerId: unknown, projectId: unknown): Scope => ({
+  customerId,
+  projectId: projectId === undefined || projectId === null || typeof projectId === 'string' ? projectOrDefault(projectId) : projectId,
+});
+
+/** The scope of a body as sent: its `customerId`, and its `projectId` ('default' when empty). */
+export const bodyScope = (i: Unchecked<{ customerId: string; projectId: string }>): Scope => projectScope(i.customerId, i.projectId);
+
+/**
+ * `bodyScope`, or none when the body names no customer (a resource addressed by id alone, or a
+ * platform-wide query): then only the platform admin may call.
+ */
+export const namedScope = (i: Unchecked<{ customerId: string; projectId: string }>): Scope | undefined =>
+  i.customerId === undefined || i.customerId === null || i.customerId === '' ? undefined : bodyScope(i);
 
 export interface OpContext {
   principal: Principal;
@@ -49,37 +60,19 @@ export interface OpContext {
   call: CallInfo;
 }
 
-/** An operation as written: `input`, `output` and `handler` agree on their schema types. */
-export interface TypedOp<S extends TObject, O extends TSchema> {
-  service: ServiceName;
-  /** OpenAPI tag: the resource group. */
-  group: string;
-  name: string;
-  summary: string;
-  /** Extra documentation (rules, defaults, errors). */
-  notes?: string;
-  permission: Permission;
-  input: S;
-  output: O;
-  /** The customer/project an operation acts on; called for user principals only (may look up the target). */
-  scope?: (input: Static<S>) => Scope | undefined | Promise<Scope | undefined>;
+/** What the server adds to an operation's spec (src/api): who it acts on and what it does. */
+export interface OpImpl<S extends TObject, O extends TObject> {
+  /** The customer/project an operation acts on; called for user principals only, on the body as sent. */
+  scope?: (input: Unchecked<Static<S>>) => Scope | undefined | Promise<Scope | undefined>;
   handler: (input: Static<S>, ctx: OpContext) => Promise<Static<O>>;
   /** See OpDef.sessionDefaults. */
   sessionDefaults?: (body: Record<string, unknown>, principal: Principal) => Record<string, unknown>;
 }
 
-/** An operation as mounted: its types erased (input is validated against `input` before the call). */
-export interface OpDef {
-  service: ServiceName;
-  group: string;
-  name: string;
-  summary: string;
-  notes?: string;
-  permission: Permission;
-  input: TObject;
-  output: TSchema;
-  scope?: (input: never) => Scope | undefined | Promise<Scope | undefined>;
-  handler: (input: never, ctx: OpContext) => Promise<object>;
+/** An operation as mounted: its spec, and closures that check what they are given. */
+export interface OpDef extends OpSpec {
+  scope?: (input: Readonly<Record<string, unknown>>) => Scope | undefined | Promise<Scope | undefined>;
+  handler: (input: unknown, ctx: OpContext) => Promise<object>;
   /** Set for state-changing operations (declared with `mutation`, see mutation.ts): audited. */
   audit?: AuditSpec;
   /**
@@ -89,19 +82,35 @@ export interface OpDef {
   sessionDefaults?: (body: Record<string, unknown>, principal: Principal) => Record<string, unknown>;
 }
 
-/** Typed constructor: keeps `input`, `output` and `handler` in agreement. */
-export const op = <S extends TObject, O extends TSchema>(def: TypedOp<S, O>): OpDef => def as unknown as OpDef;
+const checkers = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
 /**
- * For operations generated from a template whose property names vary (Dataplane/Workspace): the
- * handler's input type is declared by hand instead of inferred from the schema.
+ * The input as its schema types it. Elysia validated it already before the handler runs; this
+ * second (compiled, cached) check is what lets the handler's type follow from the schema without a
+ * cast, and refuses anything that reached a handler some other way.
  */
-export const templatedOp = <I>(
-  def: Omit<OpDef, 'scope' | 'handler'> & {
-    scope?: (input: I) => Scope | undefined | Promise<Scope | undefined>;
-    handler: (input: I, ctx: OpContext) => Promise<object>;
-  },
-): OpDef => def as unknown as OpDef;
+export const checkedInput = <S extends TSchema>(schema: S, input: unknown): Static<S> => {
+  let check = checkers.get(schema) as TypeCheck<S> | undefined;
+  if (!check) {
+    check = TypeCompiler.Compile(schema);
+    checkers.set(schema, check);
+  }
+  if (check.Check(input)) return input;
+  const first = check.Errors(input).First();
+  const field = first ? first.path.split('/').filter(Boolean).join('.') || 'body' : 'body';
+  throw connectError('invalid_argument', `invalid field '${field}': ${first?.message ?? 'invalid value'}`, field);
+};
+
+/** Binds a handler to an operation's spec (src/api/ops); the handler's input and output follow from it. */
+export const op = <S extends TObject, O extends TObject>(spec: OpSpec<S, O>, impl: OpImpl<S, O>): OpDef => {
+  const { scope, handler, sessionDefaults } = impl;
+  return {
+    ...spec,
+    ...(scope ? { scope: (input: Readonly<Record<string, unknown>>) => scope(input) } : {}),
+    handler: (input: unknown, ctx: OpContext) => handler(checkedInput(spec.input, input), ctx),
+    ...(sessionDefaults ? { sessionDefaults } : {}),
+  };
+};
 
 const camel = (k: string): string => k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
@@ -361,7 +370,7 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
         if (!principal) throw connectError('unauthenticated', 'missing credentials');
         const call = callInfo(request, (ctx as unknown as ServerCtx).server);
         set.headers['x-request-id'] = call.requestId;
-        return def.handler(body as never, { principal, request, call });
+        return def.handler(body, { principal, request, call });
       },
       {
         body: def.input,

@@ -1,13 +1,15 @@
-import type { JsonObject } from '../canonical/types.ts';
+import { MAX_CONVERSATION_ID, PROTOCOL, type ProtocolInput, type ProtocolOutput, protocolPath } from '../api/dataplane.ts';
 import { connectError } from '../core/errors.ts';
-import type { ConversationStore, StoredConversation } from '../data-plane/conversations.ts';
+import type { ConversationStore } from '../core/conversation-store.ts';
 import type { ControlDeps } from './deps.ts';
-import { authenticate, body, fail, json, planeOf } from './dataplane-protocol.ts';
+import { answer, authenticate, body, fail, planeOf, valid } from './dataplane-protocol.ts';
 
 /**
  * Stored Responses and Messages threads for separate data planes (contract §2 and §5): the store
  * is the management plane's (the same ConversationStore the embedded data plane uses), so what a
  * customer's data plane stored is usable through any other data plane serving the same project.
+ *
+ * Request and response schemas: src/api/dataplane.ts.
  *
  * - `GetConversation` `{projectId, id}` → `{conversation}` (null when not held)
  * - `GetConversationItem` `{projectId, itemId}` → `{item}` (null when not held)
@@ -19,51 +21,38 @@ import { authenticate, body, fail, json, planeOf } from './dataplane-protocol.ts
  * gateway hosted on it), else `permission_denied`.
  */
 
-const PREFIX = '/dataplane.v1.DataplaneService';
-const MAX_ID = 256;
-
-const text = (b: Record<string, unknown>, field: string): string => {
-  const v = b[field];
-  if (typeof v !== 'string' || v === '' || v.length > MAX_ID) throw connectError('invalid_argument', `${field}: a non-empty string (max ${MAX_ID})`, field);
-  return v;
+const REFUSALS: Record<string, string> = {
+  projectId: `projectId: a non-empty string (max ${MAX_CONVERSATION_ID})`,
+  id: `id: a non-empty string (max ${MAX_CONVERSATION_ID})`,
+  itemId: `itemId: a non-empty string (max ${MAX_CONVERSATION_ID})`,
+  conversation: 'conversation: a stored response {kind: "response", id, createdAt, response, input} or thread {kind: "thread", id, createdAt, messages}',
 };
 
-const conversationOf = (v: unknown): StoredConversation => {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw connectError('invalid_argument', 'conversation: an object', 'conversation');
-  const c = v as JsonObject;
-  if ((c.kind !== 'response' && c.kind !== 'thread') || typeof c.id !== 'string' || c.id === '' || c.id.length > MAX_ID || typeof c.createdAt !== 'number')
-    throw connectError('invalid_argument', 'conversation: kind (response or thread), id and createdAt are required', 'conversation');
-  if (c.kind === 'response' && (typeof c.response !== 'object' || c.response === null || !Array.isArray(c.input)))
-    throw connectError('invalid_argument', 'conversation: a response needs response and input', 'conversation');
-  if (c.kind === 'thread' && !Array.isArray(c.messages)) throw connectError('invalid_argument', 'conversation: a thread needs messages', 'conversation');
-  return c as unknown as StoredConversation;
-};
-
-type Op = (store: ConversationStore, projectId: string, b: Record<string, unknown>) => Promise<unknown>;
+type ConversationCall = 'GetConversation' | 'GetConversationItem' | 'PutConversation' | 'DeleteConversation';
 
 export const conversationRoutes = (deps: ControlDeps, store: ConversationStore): Record<string, (req: Request) => Promise<Response>> => {
+  /** Authenticates, validates the request against the call's schema and checks the project is served by the calling data plane. */
   const handle =
-    (op: Op) =>
+    <N extends ConversationCall>(name: N, op: (input: ProtocolInput<N>) => Promise<ProtocolOutput<N>>) =>
     async (req: Request): Promise<Response> => {
       try {
         const a = await authenticate(deps, req);
         if (a instanceof Response) return a;
-        const b = await body(req);
-        const projectId = text(b, 'projectId');
+        const input: ProtocolInput<N> = valid(PROTOCOL[name].input, await body(req), REFUSALS);
         const plane = await planeOf(deps, a);
-        if (!plane.projectUuids.includes(projectId)) throw connectError('permission_denied', 'the project is not served by this data plane', 'projectId');
-        return json(200, await op(store, projectId, b));
+        if (!plane.projectUuids.includes(input.projectId)) throw connectError('permission_denied', 'the project is not served by this data plane', 'projectId');
+        return answer<N>(await op(input));
       } catch (e) {
         return fail(e);
       }
     };
   return {
-    [`${PREFIX}/GetConversation`]: handle(async (s, p, b) => ({ conversation: (await s.get(p, text(b, 'id'))) ?? null })),
-    [`${PREFIX}/GetConversationItem`]: handle(async (s, p, b) => ({ item: (await s.getItem(p, text(b, 'itemId'))) ?? null })),
-    [`${PREFIX}/PutConversation`]: handle(async (s, p, b) => {
-      await s.put(p, conversationOf(b.conversation));
+    [protocolPath('GetConversation')]: handle('GetConversation', async (b) => ({ conversation: (await store.get(b.projectId, b.id)) ?? null })),
+    [protocolPath('GetConversationItem')]: handle('GetConversationItem', async (b) => ({ item: (await store.getItem(b.projectId, b.itemId)) ?? null })),
+    [protocolPath('PutConversation')]: handle('PutConversation', async (b) => {
+      await store.put(b.projectId, b.conversation);
       return {};
     }),
-    [`${PREFIX}/DeleteConversation`]: handle(async (s, p, b) => ({ deleted: await s.delete(p, text(b, 'id')) })),
+    [protocolPath('DeleteConversation')]: handle('DeleteConversation', async (b) => ({ deleted: await store.delete(b.projectId, b.id) })),
   };
 };

@@ -1,19 +1,31 @@
+import type { Static, TObject } from '@sinclair/typebox';
 import { and, eq, inArray, isNull, max } from 'drizzle-orm';
+import { compiled, departure } from '../api/check.ts';
+import {
+  MAX_PULL_WAIT_S,
+  MAX_RECORDS_PER_PUSH,
+  type ProtocolName,
+  type ProtocolOutput,
+  PullRequestSchema,
+  PushedRecordSchema,
+  PushRecordsRequestSchema,
+} from '../api/dataplane.ts';
 import { connectError, GatewayError, isDatabaseUnavailable, databaseUnavailable, toConnectBody } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import { loadConfigDocument } from '../propagation/load.ts';
 import { sealDocument } from '../propagation/seal.ts';
-import type { RecordEntry, RecordValue } from '../data-plane/records.ts';
+import type { RecordEntry, RecordValue } from '../core/records.ts';
 import { COLUMNS as RECORD_COLUMNS, valueOf } from '../records/entry.ts';
 import { configChanges, dataplanes, dataplaneStatus, projectGatewayProjects, projectGateways, type ServiceAccountRow } from '../store/schema/index.ts';
 import { bearer } from './auth.ts';
 import type { ControlDeps } from './deps.ts';
 import { verifyServiceAccountJwt } from './service-account-auth.ts';
-import type { ConversationStore } from '../data-plane/conversations.ts';
+import type { ConversationStore } from '../core/conversation-store.ts';
 import { conversationRoutes } from './dataplane-conversations.ts';
 
 /**
- * The data plane protocol (contract §5), on the management listener:
+ * The data plane protocol (contract §5), on the management listener; its request and response
+ * schemas are src/api/dataplane.ts (requests are validated against them, answers typed by them):
  *
  * - `POST /dataplane.v1.DataplaneService/Pull` `{knownRevision?, appliedRevision?, full?, waitSeconds?}` →
  *   `{dataplaneId, revision, unchanged: true}` when `knownRevision` is the data plane's desired
@@ -21,7 +33,7 @@ import { conversationRoutes } from './dataplane-conversations.ts';
  *   revision moves (woken by the configuration channel's NOTIFY, or the propagation worker's poll)
  *   or the wait ends, so a data plane converges at once without polling often — else `{dataplaneId, revision, unchanged: false, document,
  *   sealedKey}`: the configuration of the workspace's project and of the projects attached to
- *   project gateways hosted on it, every secret field of the document (document.ts) sealed for the
+ *   project gateways hosted on it, every secret field of the document (api/config-document.ts) sealed for the
  *   account (see seal.ts). Records the data plane's applied revision and poll in `dataplane_status`.
  * - `POST /dataplane.v1.DataplaneService/PushRecords` `{records: [...]}` → `{accepted, rejected, errors?}`:
  *   request records of the data plane's customer (a record naming no customer is attributed to it;
@@ -42,8 +54,6 @@ export interface RecordWriter {
   flush(): Promise<void>;
   readonly stats: { storeDown: boolean };
 }
-
-const MAX_RECORDS_PER_PUSH = 5000;
 
 export const json = (status: number, body: unknown): Response => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 export const fail = (e: unknown): Response => {
@@ -74,9 +84,30 @@ export const body = async (req: Request): Promise<Record<string, unknown>> => {
   throw connectError('invalid_argument', 'the body must be a JSON object');
 };
 
-const revisionOf = (v: unknown, field: string): number | undefined => {
+/** How a field's refusal is worded (the protocol's fields; others say what the schema wants). */
+const REFUSALS: Record<string, string> = {
+  knownRevision: 'knownRevision: an int64',
+  appliedRevision: 'appliedRevision: an int64',
+  full: 'full: a boolean',
+  waitSeconds: `waitSeconds: a number of seconds from 0 to ${MAX_PULL_WAIT_S}`,
+  records: `records: an array of at most ${MAX_RECORDS_PER_PUSH}`,
+};
+
+/** A request body checked against its schema (src/api/dataplane.ts); a departure is `invalid_argument` naming the field. */
+export const valid = <S extends TObject>(schema: S, b: Record<string, unknown>, refusals: Record<string, string> = {}): Static<S> => {
+  const check = compiled(schema);
+  if (check.Check(b)) return b;
+  const at = departure(check, b);
+  const field = at.path.split('/')[1] ?? '';
+  throw connectError('invalid_argument', refusals[field] ?? REFUSALS[field] ?? `${field || 'body'}: ${at.message}`, field || undefined);
+};
+
+/** A 200 answer of a protocol call, typed by its response schema. */
+export const answer = <N extends ProtocolName>(value: ProtocolOutput<N>): Response => json(200, value);
+
+const revisionOf = (v: number | string | null | undefined, field: string): number | undefined => {
   if (v === undefined || v === null || v === '') return undefined;
-  const n = typeof v === 'number' ? v : typeof v === 'string' && /^-?\d{1,18}$/.test(v) ? Number(v) : Number.NaN;
+  const n = Number(v);
   if (!Number.isSafeInteger(n)) throw connectError('invalid_argument', `${field}: an int64`, field);
   return n;
 };
@@ -124,6 +155,9 @@ const COLUMN_NAMES = new Set(RECORD_COLUMNS.map((c) => c.name));
 const DEFAULTS = RECORD_COLUMNS.filter((c) => c.notNull && c.fallback !== null).map((c) => [c.name, c.fallback as RecordValue] as const);
 const BODIES = new Set(['request_body', 'response_body', 'sanitized']);
 
+const PushedRecord = compiled(PushedRecordSchema);
+const REQUIRED_COLUMNS = new Set(['request_id', 'endpoint', 'received_at']);
+
 /**
  * A pushed record (the data plane's RecordEntry as one JSON object keyed by column names): known
  * columns only, a request id, an endpoint and a valid time. Its customer is the account's: a record
@@ -133,10 +167,14 @@ const BODIES = new Set(['request_body', 'response_body', 'sanitized']);
  */
 const entryOf = (v: unknown, customerId: string): RecordEntry | string => {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'not a JSON object';
-  const o = v as Record<string, unknown>;
-  if (typeof o.request_id !== 'string' || typeof o.endpoint !== 'string' || typeof o.received_at !== 'string') return 'request_id, endpoint and received_at are required strings';
+  if (!PushedRecord.Check(v)) {
+    const at = departure(PushedRecord, v);
+    const column = at.path.split('/')[1] ?? '';
+    return REQUIRED_COLUMNS.has(column) ? 'request_id, endpoint and received_at are required strings' : `${column}: ${at.message}`;
+  }
+  const o: Record<string, unknown> = v;
   if (o.customer_id !== undefined && o.customer_id !== null && o.customer_id !== '' && o.customer_id !== customerId) return `customer_id: records of another customer than the service account's ('${customerId}') are refused`;
-  if (Number.isNaN(new Date(o.received_at).getTime())) return 'received_at: not a valid time';
+  if (Number.isNaN(new Date(v.received_at).getTime())) return 'received_at: not a valid time';
   const row: Record<string, RecordValue> = {};
   for (const [k, val] of DEFAULTS) row[k] = val;
   for (const k in o) if (COLUMN_NAMES.has(k) && !BODIES.has(k) && o[k] !== undefined) row[k] = valueOf(o[k]);
@@ -152,15 +190,6 @@ const entryOf = (v: unknown, customerId: string): RecordEntry | string => {
 
 /** At most this many refusals are described in a PushRecords answer. */
 const MAX_PUSH_ERRORS = 20;
-
-/** The longest a Pull is held (`waitSeconds`). */
-export const MAX_PULL_WAIT_S = 30;
-
-const waitOf = (v: unknown): number => {
-  if (v === undefined || v === null) return 0;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > MAX_PULL_WAIT_S) throw connectError('invalid_argument', `waitSeconds: a number of seconds from 0 to ${MAX_PULL_WAIT_S}`, 'waitSeconds');
-  return v;
-};
 
 /**
  * Holds until the data plane's desired revision is no longer `known` or `waitMs` passed; returns
@@ -192,11 +221,11 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
     try {
       const a = await authenticate(deps, req);
       if (a instanceof Response) return a;
-      const b = await body(req);
+      const b = valid(PullRequestSchema, await body(req));
       const known = revisionOf(b.knownRevision, 'knownRevision');
       const applied = revisionOf(b.appliedRevision, 'appliedRevision');
       const full = b.full === true;
-      const waitMs = waitOf(b.waitSeconds) * 1000;
+      const waitMs = (b.waitSeconds ?? 0) * 1000;
       let plane = await planeOf(deps, a);
       await recordPoll(deps, plane.ws.id, applied, full);
       const first = await desiredRevisionOf(deps, plane.targets);
@@ -210,14 +239,14 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
         revision = await desiredRevisionOf(deps, plane.targets);
       }
       const head = { dataplaneId: a.workspaceId, customerId: a.customerId, revision: String(revision) };
-      if (!full && known === revision) return json(200, { ...head, unchanged: true });
+      if (!full && known === revision) return answer<'Pull'>({ ...head, unchanged: true });
       const doc = await loadConfigDocument(deps.db, deps.secrets, deps.upstreamAllowPrivate, {
         customerUuid: a.customerUuid,
         projectUuids: plane.projectUuids,
         workspace: { id: plane.ws.id, slug: plane.ws.slug, projectUuid: plane.ws.projectUuid },
       });
       const sealed = await sealDocument({ ...doc, revision }, a.publicKeyPem);
-      return json(200, { ...head, unchanged: false, document: sealed.document, sealedKey: sealed.sealedKey });
+      return answer<'Pull'>({ ...head, unchanged: false, document: sealed.document, sealedKey: sealed.sealedKey });
     } catch (e) {
       return fail(e);
     }
@@ -226,8 +255,7 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
     try {
       const a = await authenticate(deps, req);
       if (a instanceof Response) return a;
-      const b = await body(req);
-      if (!Array.isArray(b.records) || b.records.length > MAX_RECORDS_PER_PUSH) throw connectError('invalid_argument', `records: an array of at most ${MAX_RECORDS_PER_PUSH}`, 'records');
+      const b = valid(PushRecordsRequestSchema, await body(req));
       let accepted = 0;
       const errors: { index: number; message: string }[] = [];
       let rejected = 0;
@@ -245,7 +273,7 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
       await records.flush();
       // Rows stay queued in this process too; the data plane re-sends them (idempotent by requestId).
       if (records.stats.storeDown) return json(503, { code: 'unavailable', message: 'the record store is unavailable; retry' });
-      return json(200, { accepted, rejected, ...(errors.length > 0 ? { errors } : {}) });
+      return answer<'PushRecords'>({ accepted, rejected, ...(errors.length > 0 ? { errors } : {}) });
     } catch (e) {
       return fail(e);
     }

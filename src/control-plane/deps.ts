@@ -1,9 +1,22 @@
+import { type ResourceName, RESOURCES } from '../api/resources.ts';
+import type { AuditForwarder } from '../audit/forwarder.ts';
 import type { Counters } from '../governance/counters.ts';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { SecretBox } from '../core/secrets.ts';
+import type { ControllerStatus } from '../propagation/controller.ts';
 import type { ChangeSignal } from '../propagation/signal.ts';
 import type { Db } from '../store/db.ts';
 import { configChanges, dataplanes, projectGatewayProjects, projectGateways } from '../store/schema/index.ts';
+
+/** What some management services need of the process beyond the store (passed as `hooks`). */
+export interface ManagementHooks {
+  /** Flushes batched request records before a search. */
+  flushRecords: () => Promise<void>;
+  /** The embedded data plane's controller status. */
+  localStatus: () => ControllerStatus | undefined;
+  /** The audit forwarder of this management process (TriggerAuditForward). */
+  auditForwarder?: AuditForwarder;
+}
 
 /** What every management service needs. */
 export interface ControlDeps {
@@ -36,9 +49,9 @@ export type Reader = Db | Tx;
 /** The embedded data plane's change-record target. */
 export const LOCAL_TARGET = 'local';
 
+/** A configuration change: which resource (its kind and entity follow from src/api/resources.ts) and which one of it. */
 export interface Change {
-  kind: string;
-  entity: string;
+  resource: ResourceName;
   entityId: string;
   customerId?: string | null;
   projectId?: string | null;
@@ -93,8 +106,8 @@ export const recordChange = async (tx: Tx, change: Change, targets?: readonly st
   await tx.insert(configChanges).values(
     [...all].map((target) => ({
       target,
-      kind: change.kind,
-      entity: change.entity,
+      kind: RESOURCES[change.resource].kind,
+      entity: RESOURCES[change.resource].entity,
       entityId: change.entityId,
       customerId: change.customerId ?? null,
       projectId: change.projectId ?? null,

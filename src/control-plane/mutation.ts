@@ -1,4 +1,4 @@
-import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { Static, TObject } from '@sinclair/typebox';
 import { asGatewayError, databaseUnavailable, GatewayError, isDatabaseUnavailable, toConnectBody } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import { sql } from 'drizzle-orm';
@@ -7,7 +7,8 @@ import { pgliteOf } from '../store/pglite.ts';
 import { auditLogs } from '../store/schema/audit.ts';
 import { type Actor, actorOf, auditRow, type AuditTarget, type CallInfo, recordedBody, SYSTEM_ACTOR } from './audit-record.ts';
 import type { Principal } from './auth.ts';
-import type { OpContext, OpDef, Scope, TypedOp } from './connect.ts';
+import type { ActionType, OpSpec } from '../api/op.ts';
+import { checkedInput, type OpContext, type OpDef, type OpImpl, type Unchecked } from './connect.ts';
 import { type Change, type ControlDeps, recordChange, type Tx } from './deps.ts';
 
 /**
@@ -25,11 +26,7 @@ import { type Change, type ControlDeps, recordChange, type Tx } from './deps.ts'
  * propagation itself.
  */
 
-/**
- * What an entry's `actionType` says. CREATE/UPDATE/DELETE as the seed; REVOKE for credentials
- * (API keys, tokens) that stay on record; ISSUE for credentials minted without a stored resource.
- */
-export type ActionType = 'CREATE' | 'UPDATE' | 'DELETE' | 'REVOKE' | 'ISSUE';
+export type { ActionType } from '../api/op.ts';
 
 /** What a handler may do inside the mutation's transaction. */
 export interface MutationCtx extends OpContext {
@@ -48,32 +45,10 @@ export interface AuditSpec {
   refused: (call: CallInfo, principal: Principal | undefined, body: unknown, error: unknown) => Promise<void>;
 }
 
-export interface TypedMutation<S extends TObject, O extends TSchema> extends Omit<TypedOp<S, O>, 'handler'> {
-  action: ActionType;
-  resource: string;
-  /** The affected resource's id from the (validated) input and, once applied, the output. */
-  resourceId: (input: Static<S>, output?: Static<O>) => string | undefined;
-  /**
-   * Work that must happen before the transaction opens and is no part of this change (e.g. the
-   * signing key's own creation, itself a system mutation). A failure here is a refused call.
-   */
-  before?: (input: Static<S>, ctx: OpContext) => Promise<void>;
-  handler: (input: Static<S>, m: MutationCtx) => Promise<Static<O>>;
-}
-
 /** A composite resource id (`acme/web`): '' unless every part is a non-empty string (a refused body may hold anything). */
 export const rid = (...parts: unknown[]): string => (parts.every((p) => typeof p === 'string' && p !== '') ? parts.join('/') : '');
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
-
-/** Reads a resource id off an input that may not have passed validation (a refused call). */
-const safeResourceId = <I, O>(fn: (input: I, output?: O) => string | undefined, input: unknown, output?: unknown): string => {
-  try {
-    return str(fn(input as I, output as O));
-  } catch {
-    return '';
-  }
-};
 
 /** The wire outcome of a failure: the status and message the caller saw (never a driver's text). */
 const failureOf = (error: unknown): { statusCode: number; errorMessage: string } => {
@@ -89,14 +64,6 @@ const writeRefusal = async (deps: ControlDeps, call: CallInfo, actor: Actor, tar
     log.every('audit-refusal-unwritten', isDatabaseUnavailable(e) ? 'warn' : 'error', 'a refused management call could not be audited', { endpoint: call.endpoint, requestId: call.requestId, error: describeError(e) }, 5_000);
   }
 };
-
-interface UntypedMutation {
-  action: ActionType;
-  resource: string;
-  resourceId: (input: never, output?: never) => string | undefined;
-  before?: (input: never, ctx: OpContext) => Promise<void>;
-  handler: (input: never, m: MutationCtx) => Promise<object>;
-}
 
 /**
  * Held by every management write from its first statement to its commit. A data plane's revision is
@@ -130,46 +97,80 @@ const changeIn = (deps: ControlDeps, tx: Tx): MutationCtx['change'] => {
   };
 };
 
-const build = (deps: ControlDeps, def: UntypedMutation & Omit<OpDef, 'handler' | 'audit' | 'scope'> & Pick<OpDef, 'scope'>): OpDef => {
-  const { action, resource, resourceId, before, handler, ...rest } = def;
-  const prepare = before as ((input: unknown, ctx: OpContext) => Promise<void>) | undefined;
-  const apply = handler as (input: unknown, m: MutationCtx) => Promise<object>;
+/** A mutation with its types checked at its edges: what `build` mounts. */
+interface MutationCore {
+  spec: OpSpec & { mutates: { action: ActionType; resource: string } };
+  scope?: OpDef['scope'];
+  sessionDefaults?: OpDef['sessionDefaults'];
+  /** The resource id read off a body that may not have passed validation (a refused call); '' when unknown. */
+  idOfBody: (body: unknown) => string;
+  before?: (input: unknown, ctx: OpContext) => Promise<void>;
+  /** Applies the change in the transaction; answers the result and the affected resource's id. */
+  apply: (input: unknown, m: MutationCtx) => Promise<{ result: object; id: string }>;
+}
+
+const build = (deps: ControlDeps, core: MutationCore): OpDef => {
+  const { spec, scope, sessionDefaults, idOfBody, before, apply } = core;
+  const { action, resource } = spec.mutates;
   const audit: AuditSpec = {
     actionType: action,
     resourceType: resource,
-    resourceId: (input, output) => safeResourceId(resourceId as (i: unknown, o?: unknown) => string | undefined, input, output),
+    resourceId: idOfBody,
     refused: (call, principal, body, error) =>
-      writeRefusal(deps, call, actorOf(principal), { actionType: action, resourceType: resource, resourceId: audit.resourceId(body) }, body, error),
+      writeRefusal(deps, call, actorOf(principal), { actionType: action, resourceType: resource, resourceId: idOfBody(body) }, body, error),
   };
   const run = async (input: unknown, ctx: OpContext): Promise<object> => {
-    if (prepare) await prepare(input, ctx);
+    if (before) await before(input, ctx);
     return deps.db.transaction(async (tx) => {
       await orderWrites(deps, tx);
       const m: MutationCtx = { ...ctx, tx, change: changeIn(deps, tx) };
-      const result = await apply(input, m);
-      const target = { actionType: action, resourceType: resource, resourceId: audit.resourceId(input, result) };
+      const { result, id } = await apply(input, m);
+      const target = { actionType: action, resourceType: resource, resourceId: id };
       await tx.insert(auditLogs).values(auditRow(ctx.call, actorOf(ctx.principal), target, input, { statusCode: 200, success: true, errorMessage: '', responseData: recordedBody(result) }));
       return result;
     });
   };
-  return { ...rest, audit, handler: run as OpDef['handler'] };
+  return { ...spec, ...(scope ? { scope } : {}), ...(sessionDefaults ? { sessionDefaults } : {}), audit, handler: run };
 };
 
-/** Declares a state-changing operation: its handler runs on the mutation path. */
-export const mutation = <S extends TObject, O extends TSchema>(deps: ControlDeps, def: TypedMutation<S, O>): OpDef =>
-  build(deps, def as unknown as UntypedMutation & OpDef);
+/** An operation spec that changes state (`mutates` says how its calls are audited). */
+export type MutationSpec<S extends TObject, O extends TObject> = OpSpec<S, O> & { mutates: { action: ActionType; resource: string } };
 
-/** `mutation` for operations generated from a template (see `templatedOp`): the input type is given by hand. */
-export const templatedMutation = <I, O extends object = object>(
-  deps: ControlDeps,
-  def: Omit<OpDef, 'scope' | 'handler' | 'audit'> & {
-    action: ActionType;
-    resource: string;
-    resourceId: (input: I, output?: O) => string | undefined;
-    scope?: (input: I) => Scope | undefined | Promise<Scope | undefined>;
-    handler: (input: I, m: MutationCtx) => Promise<O>;
-  },
-): OpDef => build(deps, def as unknown as UntypedMutation & OpDef);
+/** What the server adds to a state-changing operation's spec. */
+export interface MutationImpl<S extends TObject, O extends TObject> extends Omit<OpImpl<S, O>, 'handler'> {
+  /** The affected resource's id from the input (as sent, for a refused call) and, once applied, the output. */
+  resourceId: (input: Unchecked<Static<S>>, output?: Static<O>) => string | undefined;
+  /** Work that must happen before the transaction opens and is no part of this change. A failure here is a refused call. */
+  before?: (input: Static<S>, ctx: OpContext) => Promise<void>;
+  handler: (input: Static<S>, m: MutationCtx) => Promise<Static<O>>;
+}
+
+const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Declares a state-changing operation: its handler runs on the mutation path. */
+export const mutation = <S extends TObject, O extends TObject>(deps: ControlDeps, spec: MutationSpec<S, O>, impl: MutationImpl<S, O>): OpDef => {
+  const { scope, sessionDefaults, resourceId, before, handler } = impl;
+  return build(deps, {
+    spec,
+    ...(scope ? { scope: (i: Readonly<Record<string, unknown>>) => scope(i) } : {}),
+    ...(sessionDefaults ? { sessionDefaults } : {}),
+    idOfBody: (body) => (isRecord(body) ? safeId(() => resourceId(body)) : ''),
+    ...(before ? { before: (i: unknown, ctx: OpContext) => before(checkedInput(spec.input, i), ctx) } : {}),
+    apply: async (i, m) => {
+      const input = checkedInput(spec.input, i);
+      const result = await handler(input, m);
+      return { result, id: safeId(() => resourceId(input, result)) };
+    },
+  });
+};
+
+const safeId = (fn: () => string | undefined): string => {
+  try {
+    return str(fn());
+  } catch {
+    return '';
+  }
+};
 
 /**
  * The same path for work the gateway does on its own (no caller: e.g. creating a signing key on

@@ -99,7 +99,7 @@ export class SigningKeys {
             .onConflictDoNothing()
             .returning({ kid: signingKeys.kid });
           if (inserted.length === 0) return undefined;
-          await change({ kind: 'SIGNING_KEY', entity: 'signing_key', entityId: k.kid });
+          await change({ resource: 'signingKey' as const, entityId: k.kid });
           return k.kid;
         },
         cause,

@@ -2,7 +2,7 @@
  * Save-time half of contract §3.1 "Upstream addresses" (and the same rule for audit sinks,
  * `checkSinkUrl`): a connection's `baseUrl` and every URL
  * inside its credentials (`apiKey` JSON such as a service account's `token_uri`) or options (watsonx
- * `iamUrl`, …) must not be, or resolve to, an inward address unless the platform admin saves it or
+ * `iamUrl`, …), and a catalog MCP server's `url` (contract §7), must not be, or resolve to, an inward address unless the platform admin saves it or
  * the operator allows it (GATEWAY_UPSTREAM_ALLOW_PRIVATE). The data plane checks again at connect
  * time (data-plane/upstream.ts), so a name that later resolves inward is refused there.
  */
@@ -48,20 +48,32 @@ export const connectionUrls = (c: ConnectionUrls): Map<string, string> => {
 
 /**
  * Checks the connection as it will be stored (`next`) and returns whether it carries the
- * private-address allowance. An inward field is accepted from the platform admin, under the
- * operator setting, or when it is unchanged from an already allowed connection (`current`); anyone
- * else gets `permission_denied` naming the field. Names are resolved now; a name that does not
- * resolve is accepted here and checked again when the data plane connects.
+ * private-address allowance (see `checkUpstreamUrls`).
  */
 export const checkConnectionUrls = async (
   principal: Principal,
   operatorAllows: boolean,
   next: ConnectionUrls,
   current?: { urls: Map<string, string>; allowPrivate: boolean },
+): Promise<boolean> => checkUpstreamUrls(principal, operatorAllows, connectionUrls(next), current);
+
+/**
+ * Checks the upstream URLs of a resource as it will be stored (by field name: a connection's, or an
+ * MCP server's `url`) and returns whether it carries the private-address allowance. An inward
+ * field is accepted from the platform admin, under the operator setting, or when it is unchanged
+ * from an already allowed resource (`current`); anyone else gets `permission_denied` naming the
+ * field. Names are resolved now; a name that does not resolve is accepted here and checked again
+ * when the data plane connects.
+ */
+export const checkUpstreamUrls = async (
+  principal: Principal,
+  operatorAllows: boolean,
+  urls: ReadonlyMap<string, string>,
+  current?: { urls: ReadonlyMap<string, string>; allowPrivate: boolean },
 ): Promise<boolean> => {
   const admin = principal.kind === 'platform_admin';
   let anyInward = false;
-  for (const [field, url] of connectionUrls(next)) {
+  for (const [field, url] of urls) {
     const inward = await inwardAddress(url).catch(() => undefined);
     if (!inward) continue;
     anyInward = true;

@@ -3,7 +3,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import type { JsonObject } from '../canonical/types.ts';
 import { isDatabaseUnavailable } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
-import { type ConversationStore, itemIdsOf, type StoredConversation } from '../data-plane/conversations.ts';
+import { type ConversationStore, itemIdsOf, type StoredConversation } from '../core/conversation-store.ts';
 import type { Db } from '../store/db.ts';
 import { dollarQuoted, type Exec, execOf } from '../store/pglite.ts';
 import { storedConversationItems, storedConversations } from '../store/schema/index.ts';

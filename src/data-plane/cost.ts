@@ -17,13 +17,3 @@ export const costNanoUsd = (usage: Usage, prices: Prices): number => {
   const nano = Math.round((plainInput * prices.input + cached * prices.cached + written * prices.cacheWrite + count(usage.outputTokens) * prices.output) * 1000);
   return nano > 0 ? Math.min(nano, Number.MAX_SAFE_INTEGER) : 0;
 };
-
-/** nano-USD → a plain decimal string in USD (`"0.000123"`, never exponent notation). */
-export const formatUsd = (nano: number | bigint): string => {
-  const n = BigInt(nano);
-  const neg = n < 0n;
-  const abs = neg ? -n : n;
-  const whole = abs / 1_000_000_000n;
-  const frac = (abs % 1_000_000_000n).toString().padStart(9, '0').replace(/0+$/, '');
-  return `${neg ? '-' : ''}${whole}${frac ? `.${frac}` : ''}`;
-};

@@ -155,6 +155,11 @@ const startWatching = (w: Watched): void => watched.add(w);
 /** Responses written by sseResponse (they re-arm the connection's idle time-out when they end). */
 const gatewayStreams = new WeakSet<Response>();
 export const isGatewayStream = (res: Response): boolean => gatewayStreams.has(res);
+/** Marks a stream written elsewhere (the MCP gateway's) as one that calls `ids.streamEnded` itself when it ends. */
+export const markGatewayStream = (res: Response): Response => {
+  gatewayStreams.add(res);
+  return res;
+};
 
 /** Number of streams being written now. */
 export const openStreamCount = (): number => watched.size;

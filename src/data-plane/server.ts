@@ -9,6 +9,7 @@ import { errorResponse, isGatewayStream, jsonResponse, type RequestIds } from '.
 import { bodyTooLarge } from './pipeline/body.ts';
 import { handleStoredResponse } from './stored-responses.ts';
 import { handleCountTokens } from './count-tokens.ts';
+import { McpGateway } from '../mcp/http.ts';
 
 /**
  * The inference listener. Plain `Bun.serve` with its static route table: the hot path pays for no
@@ -47,7 +48,13 @@ export interface DataPlaneServerOptions {
   /** Health: true once migrations ran and a snapshot is being served. */
   ready: () => boolean;
   readiness: () => Record<string, unknown>;
+  /** The MCP gateway serving `/mcp/{profileId}` (one is made from `deps` when absent). */
+  mcp?: McpGateway;
+  /** The gateway's version, as the MCP gateway tells clients. */
+  version?: string;
 }
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 type Handler = (req: Request, ids: RequestIds) => Response | Promise<Response>;
 
@@ -100,7 +107,10 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
   });
   const stored: Handler = (req, ids) => handleStoredResponse(deps, req, ids);
   const extra = (endpoint: ExtraEndpoint, path: string) => post((req, ids) => handleExtra(deps, endpoint, path, req, ids));
+  const mcp = opts.mcp ?? new McpGateway({ deps, version: opts.version ?? '0.0.0', loopbackOnly: LOOPBACK_HOSTS.has(opts.host) });
+  const mcpHandler = guard((req, ids) => mcp.handle(req, ids, decodeURIComponent(new URL(req.url).pathname.slice('/mcp/'.length))));
   return {
+    '/mcp/:profileId': { POST: mcpHandler, GET: mcpHandler, DELETE: mcpHandler },
     '/v1/chat/completions': post((req, ids) => handleInference(deps, 'chat', req, ids)),
     '/v1/responses': post((req, ids) => handleInference(deps, 'responses', req, ids)),
     '/v1/messages': post((req, ids) => handleInference(deps, 'messages', req, ids)),

@@ -1,6 +1,7 @@
 import type { ProviderAdapter } from '../providers/types.ts';
-import type { ConfigDocument } from './document.ts';
+import type { ConfigDocument } from '../api/config-document.ts';
 import { projectGovernance } from './governance.ts';
+import { mcpSnapshotOf } from './mcp.ts';
 import {
   type ByokSnapshot,
   type CatalogEntry,
@@ -204,6 +205,7 @@ export const buildSnapshot = (
     userTokenKeys: new Map(doc.userTokenKeys.map((k) => [k.kid, k.publicKeyPem])),
     revokedTokenIds: new Set(doc.revokedTokenIds),
     ...hostsOf(doc),
+    mcp: mcpSnapshotOf(doc),
   });
 };
 

@@ -3,7 +3,7 @@ import { describeError, log } from '../core/log.ts';
 import type { ProviderAdapter } from '../providers/types.ts';
 import type { Db, Store } from '../store/db.ts';
 import { buildSnapshot } from './build.ts';
-import type { ConfigDocument } from './document.ts';
+import type { ConfigDocument } from '../api/config-document.ts';
 import type { SnapshotHolder } from './holder.ts';
 import { currentRevision, loadConfigDocument } from './load.ts';
 import { CONFIG_CHANNEL, ChangeSignal } from './signal.ts';

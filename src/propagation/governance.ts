@@ -3,7 +3,7 @@ import type { BudgetPeriod } from '../governance/periods.ts';
 import { PII_TYPES, type PiiType } from '../governance/pii.ts';
 import { parseGlobalFallback, parseRateLimit, type RateLimitSetting } from '../governance/setting-values.ts';
 import { describeError, log } from '../core/log.ts';
-import type { ConfigDocument } from './document.ts';
+import type { ConfigDocument } from '../api/config-document.ts';
 import type { BudgetSnapshot, ResolvedTarget } from './snapshot.ts';
 
 /**

@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, max, or } from 'drizzle-orm';
+import { ENTITIES_KEEPING_API_KEYS, RESOURCES } from '../api/resources.ts';
 import { hostOfUrl } from '../core/hosts.ts';
 import { byokProviderId } from '../core/byok.ts';
 import type { JsonObject } from '../canonical/types.ts';
@@ -10,6 +11,9 @@ import {
   budgets,
   guardrails,
   byokKeys,
+  mcpProfiles,
+  mcpServers,
+  projectMcpServers,
   configChanges,
   customers,
   dataplanes,
@@ -27,7 +31,9 @@ import {
 } from '../store/schema/index.ts';
 import { pgliteTxExec } from '../store/pglite.ts';
 import { selectMany } from '../store/pglite-select.ts';
-import type { ConfigDocument } from './document.ts';
+import { catalogEntry } from '../store/views/catalog.ts';
+import type { ConfigDocument } from '../api/config-document.ts';
+import { mcpSections } from './load-mcp.ts';
 
 /** The newest configuration revision (the highest change-record id; 0 before any change). */
 export const currentRevision = async (db: Db): Promise<number> => {
@@ -60,32 +66,6 @@ export interface LoadOptions {
   previous?: ConfigDocument;
 }
 
-/**
- * Entities whose changes leave the API key rows and the set of live projects as they were. A load
- * that follows only such changes and `api_key` ones keeps the previous document's keys and reads
- * just the changed ones: the keys are most of a document (1,000 keys: ~20 of a load's ~35 ms on
- * PGlite, where every row costs ~20 µs in WebAssembly), and most changes (routes, connections,
- * settings) do not touch them. Anything else — a project or customer deleted (its keys revoked by
- * the cascade), an entity not listed — reads every key again.
- */
-const KEYS_KEPT_BY = new Set([
-  'route',
-  'model',
-  'connection',
-  'signing_key',
-  'project_provider',
-  'project_model',
-  'project_mcp_server',
-  'byok_key',
-  'user_token',
-  'service_account',
-  'project_setting',
-  'project_member',
-  'project_gateway',
-  'guardrail',
-  'dataplane',
-  'budget',
-]);
 /** More changes than this since the previous document: read every key (one select is then cheaper). */
 const MAX_FOLLOWED_CHANGES = 500;
 const NO_ID = '00000000-0000-0000-0000-000000000000';
@@ -110,8 +90,8 @@ const keysSince = async (tx: Tx, previous: ConfigDocument | undefined, revision:
   if (rows.length > MAX_FOLLOWED_CHANGES) return undefined;
   const changed = new Set<string>();
   for (const r of rows) {
-    if (r.entity === 'api_key' && UUID.test(r.entityId)) changed.add(r.entityId);
-    else if (!KEYS_KEPT_BY.has(r.entity)) return undefined;
+    if (r.entity === RESOURCES.apiKey.entity && UUID.test(r.entityId)) changed.add(r.entityId);
+    else if (!ENTITIES_KEEPING_API_KEYS.has(r.entity)) return undefined;
   }
   return [...changed];
 };
@@ -146,7 +126,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
             scope ? inArray(projects.id, scope.projectUuids.length > 0 ? [...scope.projectUuids] : ['00000000-0000-0000-0000-000000000000']) : undefined,
           ),
         );
-    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows, byokRows, settingRows, budgetRows, guardrailRows] = await selectMany(exec, [
+    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows, byokRows, settingRows, budgetRows, guardrailRows, mcpServerRows, mcpAssignmentRows, mcpProfileRows] = await selectMany(exec, [
       tx
         .select({ id: projects.id, customerUuid: projects.customerUuid, customerId: projects.customerId, projectId: projects.projectId })
         .from(projects)
@@ -217,27 +197,35 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         .from(guardrails)
         .where(inArray(guardrails.projectUuid, live()))
         .orderBy(guardrails.name),
+      tx
+        .select({
+          serverId: mcpServers.serverId,
+          url: mcpServers.url,
+          transport: mcpServers.transport,
+          authType: mcpServers.authType,
+          authHeader: mcpServers.authHeader,
+          authValueWrapped: mcpServers.authValueWrapped,
+          allowPrivate: mcpServers.allowPrivate,
+        })
+        .from(mcpServers)
+        .where(isNull(mcpServers.deletedAt))
+        .orderBy(mcpServers.serverId),
+      tx
+        .select({ projectUuid: projectMcpServers.projectUuid, serverId: projectMcpServers.serverId })
+        .from(projectMcpServers)
+        .where(inArray(projectMcpServers.projectUuid, live())),
+      tx
+        .select({ id: mcpProfiles.id, projectUuid: mcpProfiles.projectUuid, profileId: mcpProfiles.profileId, servers: mcpProfiles.servers })
+        .from(mcpProfiles)
+        .where(inArray(mcpProfiles.projectUuid, live()))
+        .orderBy(mcpProfiles.profileId),
     ] as const);
     const hosting = await hostingOf(tx, new Set(projectRows.map((p) => p.id)), scope);
     const keyDocs: KeyDoc[] = keyRows.map((k) => ({ ...k, expiresAt: k.expiresAt ? k.expiresAt.toISOString() : null }));
     return {
       revision,
       projects: projectRows,
-      catalog: catalogRows.map((m) => ({
-        id: m.id,
-        model: m.model,
-        provider: m.provider,
-        mode: m.mode,
-        capabilities: m.capabilities,
-        contextWindow: m.contextWindow,
-        maxOutputTokens: m.maxOutputTokens,
-        inputPricePerMillion: m.inputPricePerMillion,
-        outputPricePerMillion: m.outputPricePerMillion,
-        cachedPricePerMillion: m.cachedPricePerMillion,
-        cacheWritePricePerMillion: m.cacheWritePricePerMillion,
-        isEnabled: m.isEnabled,
-        createdAt: m.createdAt.toISOString(),
-      })),
+      catalog: catalogRows.map(catalogEntry),
       projectModels: pmRows.map((r) => ({ projectUuid: r.projectUuid, modelId: r.modelId })),
       projectProviders: ppRows.map((r) => ({ projectUuid: r.projectUuid, providerName: r.providerName })),
       projectMembers: memberRows,
@@ -274,6 +262,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         const provider = byokProviderId(k.provider);
         return provider ? [{ id: k.id, projectUuid: k.projectUuid, provider, userId: k.userId, secret: secrets.unwrap(k.secretWrapped) }] : [];
       }),
+      ...mcpSections({ servers: mcpServerRows, assignments: mcpAssignmentRows, profiles: mcpProfileRows }, secrets, upstreamAllowPrivate),
       ...hosting,
       ...(scope?.workspace ? { self: { workspaceUuid: scope.workspace.id, workspaceId: scope.workspace.slug, projectUuid: scope.workspace.projectUuid } } : {}),
     };

@@ -3,11 +3,11 @@ import { KindGuard, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { CompactEncrypt, compactDecrypt, importPKCS8, importSPKI } from 'jose';
 import { GatewayError } from '../core/errors.ts';
-import { type ConfigDocument, ConfigDocumentSchema, SEALED_PATTERN, type Sealed, type SealedPull, SealedPullSchema } from './document.ts';
+import { type ConfigDocument, ConfigDocumentSchema, SEALED_PATTERN, type Sealed, type SealedPull, SealedPullSchema } from '../api/config-document.ts';
 
 /**
  * Secrets sealed for one data plane. Every secret field of the configuration document (the fields
- * document.ts declares secret: provider keys, provider options, BYOK keys, …) is replaced by a
+ * api/config-document.ts declares secret: provider keys, provider options, BYOK keys, …) is replaced by a
  * compact JWE (`dir` + A256GCM) under a fresh per-document key, and that key travels as a JWE
  * (RSA-OAEP-256 key wrap, A256GCM content) to the public key of the data plane's service account.
  * Only the holder of that account's private key can open them; the document is cached on the data
@@ -58,7 +58,7 @@ export const openText = (key: Uint8Array, sealed: string): string => {
 
 // ---- the document: its schema walked -----------------------------------------------------------
 
-/** A schema node declared secret (document.ts: `secret: true`). */
+/** A schema node declared secret (api/config-document.ts: `secret: true`). */
 export const isSecretNode = (s: TSchema): boolean => s.secret === true;
 const holdsSecret = (s: TSchema): boolean =>
   isSecretNode(s) ||

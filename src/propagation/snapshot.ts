@@ -1,6 +1,7 @@
 import type { GuardrailRule } from '../governance/guardrail-scan.ts';
 import type { BudgetPeriod } from '../governance/periods.ts';
 import type { RateLimitSetting } from '../governance/setting-values.ts';
+import type { McpSnapshot } from '../mcp/config.ts';
 import type { ConnectionConfig, ProviderAdapter } from '../providers/types.ts';
 
 /**
@@ -126,6 +127,8 @@ export interface ConfigSnapshot {
   defaultProjects: ReadonlySet<string> | undefined;
   /** A separate data plane's public base URL, adopted from its workspace's newest PROXY_URL event. */
   publicUrl: string | undefined;
+  /** The MCP gateway's catalog servers and profiles (src/mcp/config.ts). */
+  mcp: McpSnapshot;
 }
 
 export interface HostScope {

@@ -1,4 +1,4 @@
-import type { ConfigDocument } from './document.ts';
+import type { ConfigDocument } from '../api/config-document.ts';
 
 /**
  * Messages between the main thread (controller.ts: owns the snapshot holder and, with PGlite, the

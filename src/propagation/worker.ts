@@ -16,7 +16,7 @@
  * swaps; on PGlite it asks the main thread to load. Steps never overlap: wake-ups during a step
  * collapse into one more step.
  */
-import type { ConfigDocument } from './document.ts';
+import type { ConfigDocument } from '../api/config-document.ts';
 import type { Db } from '../store/db.ts';
 import { reconnectBackoff } from '../store/reconnect.ts';
 import type { FromWorker, ToWorker, WorkerRequest, WorkerSource, WorkerStatus, WorkerTiming } from './worker-protocol.ts';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { RecordEntry } from '../data-plane/records.ts';
+import type { RecordEntry } from '../core/records.ts';
 import type { Db } from '../store/db.ts';
 import { pgliteOf } from '../store/pglite.ts';
 import { requestRecords } from '../store/schema/index.ts';

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FileSink } from 'bun';
 import { describeError, log } from '../core/log.ts';
-import type { RecordEntry } from '../data-plane/records.ts';
+import type { RecordEntry } from '../core/records.ts';
 import { addFlag } from './entry.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { getTableColumns } from 'drizzle-orm';
-import { type RecordEntry, type RecordValue, rowJsonWith } from '../data-plane/records.ts';
+import { type RecordEntry, type RecordValue, rowJsonWith } from '../core/records.ts';
 import { type NewRequestRecord, requestRecords } from '../store/schema/index.ts';
 
 declare global {

@@ -1,6 +1,6 @@
 import { describeError, log } from '../core/log.ts';
 import type { Spool, SpooledBatch } from '../core/spool.ts';
-import type { RecordEntry, RecordSink, RecordSinkStats } from '../data-plane/records.ts';
+import type { RecordEntry, RecordSink, RecordSinkStats } from '../core/records.ts';
 import { batchJson, isDataError, type RecordStore, rootCause } from './backend.ts';
 import type { BodyFiles } from './body-files.ts';
 import { bodyChars, cleanEntry, entriesOfBatch, hasDeepBody, withoutBodies } from './entry.ts';

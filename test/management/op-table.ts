@@ -103,6 +103,17 @@ const flavor = (noun: 'Dataplane' | 'Workspace', key: 'dataplaneId' | 'workspace
 const target = () => ({ connection: 'c1', model: 'up-1' });
 /** A valid `rate-limit` setting value. */
 const RATE = '{"requestsPerMinute":100}';
+/** A profile's `servers` (1-64 entries) and an entry's fields. */
+const profileServerFields: Record<string, Spec> = {
+  servers: { kind: 'array', min: 1, max: 64, item: () => ({ serverId: 's' }) },
+  'servers.0.serverId': str(1, 253, 'SERVER'),
+  'servers.0.tools': {
+    kind: 'cases',
+    valid: [['search'], ['get_*', 'a.b/c-d'], Array.from({ length: 256 }, (_, i) => `t${i}`), ['x'.repeat(128)]],
+    invalid: [[], ['a b'], ['x'.repeat(129)], ['dup', 'dup'], Array.from({ length: 257 }, (_, i) => `t${i}`), 'a', [5]],
+  },
+  'servers.0.prefix': { kind: 'cases', valid: ['', 'p', 'a.b-c_9', 'x'.repeat(253)], invalid: ['-a', 'a b', 'x'.repeat(254), 5, null] },
+};
 const routeRef = { id: uuid, customerId: customerRef, projectId: projectRef, model: str(1, 253) };
 const connRef = { id: uuid, customerId: customerRef, projectId: projectRef, name: str(1, 253, 'ID') };
 
@@ -140,6 +151,52 @@ export const OPS: OpCase[] = [
   { path: `${A}AddProjectMcpServer`, base: (fx) => ({ ...addr(fx), serverId: 'srv.1' }), fields: { ...addrFields, serverId: str(1, 253, 'SERVER') } },
   { path: `${A}RemoveProjectMcpServer`, base: (fx) => ({ ...addr(fx), serverId: 'srv.1' }), fields: { ...addrFields, serverId: str(1, 253, 'SERVER') } },
   { path: `${A}ListProjectMcpServers`, base: addr, fields: { ...addrFields, ...paging } },
+  // ---- MCP catalog and profiles (contract §7)
+  {
+    path: `${A}CreateMcpServer`,
+    base: () => ({ serverId: 'srv.new', url: 'https://x.example/mcp', authType: 'header', authHeader: 'X-Key', authValue: 'v' }),
+    fields: {
+      serverId: str(1, 253, 'SERVER'),
+      url: str(1, 2048, 'HTTP'),
+      transport: { kind: 'enum', values: ['streamable-http', 'sse'] },
+      description,
+      // The base uses 'header' auth: 'none' and 'bearer' are valid values refused across fields (authHeader given).
+      authType: { kind: 'cases', valid: ['header'], invalid: ['basic', '', 5, null] },
+      authHeader: { kind: 'cases', valid: ['X-Api-Key', 'a'.repeat(255)], invalid: ['', 'a'.repeat(256), 'bad header', 'Host', 5] },
+      authValue: { kind: 'cases', valid: ['v', 'x'.repeat(16384)], invalid: ['', 'x'.repeat(16385), 5] },
+      labels,
+    },
+  },
+  { path: `${A}GetMcpServer`, base: () => ({ serverId: 'srv.ghost' }), fields: { serverId: str(1, 253, 'SERVER') } },
+  { path: `${A}ListMcpServers`, base: () => ({}), fields: paging },
+  {
+    path: `${A}UpdateMcpServer`,
+    base: () => ({ serverId: 'srv.ghost' }),
+    fields: {
+      serverId: str(1, 253, 'SERVER'),
+      url: str(1, 2048, 'HTTP'),
+      transport: { kind: 'enum', values: ['streamable-http', 'sse'] },
+      description,
+      authType: { kind: 'enum', values: ['none', 'bearer', 'header'] },
+      authHeader: { kind: 'cases', valid: ['X-Api-Key', 'a'.repeat(255), null], invalid: ['', 'a'.repeat(256), 'bad header', 5] },
+      authValue: str(1, 16384, undefined, true),
+      labels,
+    },
+  },
+  { path: `${A}DeleteMcpServer`, base: () => ({ serverId: 'srv.ghost' }), fields: { serverId: str(1, 253, 'SERVER') } },
+  {
+    path: `${A}CreateMcpProfile`,
+    base: (fx) => ({ ...addr(fx), profileId: 'p1', servers: [{ serverId: 'srv.1' }] }),
+    fields: { ...addrFields, profileId: str(1, 64, 'ID'), description, ...profileServerFields },
+  },
+  { path: `${A}GetMcpProfile`, base: (fx) => ({ ...addr(fx), profileId: 'p1' }), fields: { ...addrFields, profileId: str(1, 64, 'ID') } },
+  { path: `${A}ListMcpProfiles`, base: addr, fields: { ...addrFields, ...paging } },
+  {
+    path: `${A}UpdateMcpProfile`,
+    base: (fx) => ({ ...addr(fx), profileId: 'p1' }),
+    fields: { ...addrFields, profileId: str(1, 64, 'ID'), description, ...profileServerFields },
+  },
+  { path: `${A}DeleteMcpProfile`, base: (fx) => ({ ...addr(fx), profileId: 'p1' }), fields: { ...addrFields, profileId: str(1, 64, 'ID') } },
   // ---- settings
   { path: `${A}GetProjectSettings`, base: addr, fields: addrFields },
   {

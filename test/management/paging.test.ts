@@ -108,7 +108,9 @@ describe('every list operation pages the same way', () => {
       const m = (await tg.must(admin('CreateModel'), { model: `pager-${i}`, provider: 'echo' })) as { model: { id: string } };
       await tg.must(admin('AddProjectModel'), { ...c, modelId: m.model.id });
       await tg.must(admin('AddProjectMember'), { ...c, userId: `user-${i}`, role: 'member' });
+      await tg.must(admin('CreateMcpServer'), { serverId: `srv-${i}`, url: 'https://93.184.216.34/mcp' });
       await tg.must(admin('AddProjectMcpServer'), { ...c, serverId: `srv-${i}` });
+      await tg.must(admin('CreateMcpProfile'), { ...c, profileId: `prof-${i}`, servers: [{ serverId: `srv-${i}` }] });
       await tg.must(admin('CreateWorkspace'), { customerId: 'pager', workspaceId: `ws-${i}` });
       await tg.must(admin('CreateProviderConnection'), { ...c, name: `conn-${i}`, provider: ['echo', 'openai', 'anthropic'][i] });
       await tg.must(admin('CreateRoute'), { ...c, model: `pager-${i}`, targets: [{ connection: `conn-${i}`, model: 'x' }] });
@@ -121,6 +123,7 @@ describe('every list operation pages the same way', () => {
       [admin('ListProjectModels'), c, 'entries', 3],
       [admin('ListProjectProviders'), c, 'entries', 3],
       [admin('ListProjectMcpServers'), c, 'entries', 3],
+      [admin('ListMcpProfiles'), c, 'profiles', 3],
       [admin('ListWorkspaces'), { customerId: 'pager' }, 'workspaces', 3],
       [admin('ListDataplanes'), { customerId: 'pager' }, 'dataplanes', 3],
       [admin('ListProjectGateways'), { customerId: 'pager' }, 'projectGateways', 3],

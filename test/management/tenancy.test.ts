@@ -210,6 +210,8 @@ describe('assignments', () => {
     await ok('RemoveProjectProvider', { ...at, providerName: 'openai' });
     await fail('RemoveProjectProvider', { ...at, providerName: 'openai' }, 'not_found');
 
+    await fail('AddProjectMcpServer', { ...at, serverId: 'github.tools' }, 'not_found');
+    await ok('CreateMcpServer', { serverId: 'github.tools', url: 'https://93.184.216.34/mcp' });
     expect(((await ok('AddProjectMcpServer', { ...at, serverId: 'github.tools' })).entry as Body).serverId).toBe('github.tools');
     await fail('AddProjectMcpServer', { ...at, serverId: 'github.tools' }, 'already_exists');
     expect(((await ok('ListProjectMcpServers', at)).entries as unknown as Body[]).length).toBe(1);
@@ -276,8 +278,9 @@ describe('configuration-change records', () => {
       kinds.push(...new Set(rows.map((r) => r.kind)));
     };
     await track(() => servedProject('cfg2', 'default'));
+    await track(() => ok('CreateMcpServer', { serverId: 's1', url: 'https://93.184.216.34/mcp' }));
     await track(() => ok('AddProjectMcpServer', { customerId: 'cfg2', projectId: 'default', serverId: 's1' }));
     await track(() => ok('UpdateRoute', { customerId: 'cfg2', projectId: 'default', model: 'echo-cfg2-default', enabled: false }));
-    expect(kinds).toEqual(expect.arrayContaining(['CATALOG', 'PROJECT_MODEL', 'PROVIDER', 'ROUTE', 'API_KEY', 'PROJECT_MCP_SERVER']));
+    expect(kinds).toEqual(expect.arrayContaining(['CATALOG', 'PROJECT_MODEL', 'PROVIDER', 'ROUTE', 'API_KEY', 'MCP_SERVER', 'PROJECT_MCP_SERVER']));
   });
 });

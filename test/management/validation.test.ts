@@ -28,6 +28,7 @@ const PARENTS: Record<string, Body> = {
   impersonationMetadata: { impersonatorKey: 'imp-1' },
   enterpriseContext: { customerId: 'ghost-customer' },
   targets: [{ connection: 'c1', model: 'up-1' }] as unknown as Body,
+  servers: [{ serverId: 's' }] as unknown as Body,
 };
 
 interface Case {

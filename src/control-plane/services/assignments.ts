@@ -1,37 +1,30 @@
 import { and, eq, isNull } from 'drizzle-orm';
-import { t } from 'elysia';
+import { ts } from '../../api/kit.ts';
+import { AssignmentOps } from '../../api/ops/assignments.ts';
 import { connectError } from '../../core/errors.ts';
 import { getAdapter } from '../../providers/registry.ts';
 import { aiModels, projectMcpServers, projectModels, projectProviders, type ProjectRow } from '../../store/schema/index.ts';
+import { modelView } from '../../store/views/catalog.ts';
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Tx } from '../deps.ts';
 import { findProject, lockProject, uniquely } from '../lookups.ts';
 import { mutation, rid } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
-import { CustomerRef, One, PATTERNS, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp, Uuid, ts } from '../schemas.ts';
-import { AIModelOut, findModel, modelView } from './catalog.ts';
+import { findModel } from './catalog.ts';
+import { findMcpServer } from './mcp-servers.ts';
 
-const ADMIN = 'admin.v1.AdminService' as const;
-const GROUP = 'Project assignments';
-const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
-const scope = (i: { customerId: string; projectId: string }) => ({ customerId: i.customerId, projectId: i.projectId });
-const Listing = t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false });
-
-const ProviderName = () => Str(1, 63, { description: 'provider (adapter) id, e.g. openai, anthropic, echo (1-63)' });
-const ServerId = () => Str(1, 253, { pattern: PATTERNS.SERVER, description: 'catalog MCP server id (SERVER, 1-253)' });
-
-export const ModelEntryOut = t.Object(
-  { id: t.String(), customerId: t.String(), projectId: t.String(), modelId: t.String({ description: 'catalog UUID' }), model: AIModelOut, createdAt: Timestamp() },
-  { description: 'ProjectModelEntry' },
-);
-export const ProviderEntryOut = t.Object(
-  { id: t.String(), customerId: t.String(), projectId: t.String(), providerName: t.String(), createdAt: Timestamp() },
-  { description: 'ProjectProviderEntry' },
-);
-export const McpServerEntryOut = t.Object(
-  { id: t.String(), customerId: t.String(), projectId: t.String(), serverId: t.String(), createdAt: Timestamp() },
-  { description: 'ProjectMcpServerEntry' },
-);
+const {
+  AddProjectModel,
+  RemoveProjectModel,
+  ListProjectModels,
+  AddProjectProvider,
+  RemoveProjectProvider,
+  ListProjectProviders,
+  AddProjectMcpServer,
+  RemoveProjectMcpServer,
+  ListProjectMcpServers,
+} = AssignmentOps;
+const scope = (i: { customerId?: unknown; projectId?: unknown }) => ({ customerId: i.customerId, projectId: i.projectId });
 
 /** Enables a provider for a (locked, see lockProject) project; idempotent. Used by connections. */
 export const enableProvider = async (tx: Tx, project: ProjectRow, providerName: string): Promise<void> => {
@@ -45,19 +38,9 @@ const notAssigned = (what: string, project: string, field: string) => connectErr
 
 export const assignmentOps = (deps: ControlDeps): OpDef[] => [
   // ---- models
-  mutation(deps, {
-    action: 'CREATE',
-    resource: 'project_model',
+  mutation(deps, AddProjectModel, {
     resourceId: (i) => rid(i.customerId, i.projectId, i.modelId),
-    service: ADMIN,
-    group: GROUP,
-    name: 'AddProjectModel',
-    summary: 'Assign a catalog model to a project',
-    notes: 'A model already assigned is already_exists; a deleted catalog model is not_found.',
-    permission: 'project_admin',
     scope,
-    input: t.Object({ ...Addr, modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
-    output: One('entry', ModelEntryOut),
     handler: async (input, { tx, change }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
       const model = await findModel(tx, input.modelId, 'share');
@@ -72,24 +55,15 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         `model '${model.model}' is already assigned to project '${input.projectId}'`,
         'modelId',
       );
-      await change({ kind: 'PROJECT_MODEL', entity: 'project_model', entityId: model.id, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'projectModel' as const, entityId: model.id, customerId: project.customerId, projectId: project.projectId });
       return {
         entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, modelId: model.id, model: modelView(model), createdAt: ts(row.createdAt) },
       };
     },
   }),
-  mutation(deps, {
-    action: 'DELETE',
-    resource: 'project_model',
+  mutation(deps, RemoveProjectModel, {
     resourceId: (i) => rid(i.customerId, i.projectId, i.modelId),
-    service: ADMIN,
-    group: GROUP,
-    name: 'RemoveProjectModel',
-    summary: 'Unassign a catalog model from a project',
-    permission: 'project_admin',
     scope,
-    input: t.Object({ ...Addr, modelId: Uuid('catalog entry UUID') }, { additionalProperties: false }),
-    output: Success(),
     handler: async (input, { tx, change }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
       const gone = await tx
@@ -97,19 +71,12 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         .where(and(eq(projectModels.projectUuid, project.id), eq(projectModels.modelId, input.modelId)))
         .returning({ id: projectModels.id });
       if (gone.length === 0) throw notAssigned(`model '${input.modelId}'`, project.projectId, 'modelId');
-      await change({ kind: 'PROJECT_MODEL', entity: 'project_model', entityId: input.modelId, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'projectModel' as const, entityId: input.modelId, customerId: project.customerId, projectId: project.projectId });
       return { success: true };
     },
   }),
-  op({
-    service: ADMIN,
-    group: GROUP,
-    name: 'ListProjectModels',
-    summary: "List a project's assigned models (deleted catalog entries are left out) — an addition: the seed does not show it",
-    permission: 'project_member',
+  op(ListProjectModels, {
     scope,
-    input: Listing,
-    output: Page('entries', ModelEntryOut),
     handler: async (input) => {
       const k = keyset(projectModels.createdAt, projectModels.id, input.pageToken);
       const project = await findProject(deps.db, input.customerId, input.projectId);
@@ -139,19 +106,9 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     },
   }),
   // ---- providers
-  mutation(deps, {
-    action: 'CREATE',
-    resource: 'project_provider',
+  mutation(deps, AddProjectProvider, {
     resourceId: (i) => rid(i.customerId, i.projectId, i.providerName),
-    service: ADMIN,
-    group: GROUP,
-    name: 'AddProjectProvider',
-    summary: 'Enable a provider for a project',
-    notes: 'providerName must be a provider this gateway has an adapter for. Already enabled is already_exists.',
-    permission: 'project_admin',
     scope,
-    input: t.Object({ ...Addr, providerName: ProviderName() }, { additionalProperties: false }),
-    output: One('entry', ProviderEntryOut),
     handler: async (input, { tx, change }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
       if (!getAdapter(input.providerName)) throw connectError('invalid_argument', `invalid field 'providerName': unknown provider '${input.providerName}'`, 'providerName');
@@ -166,22 +123,13 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         `provider '${input.providerName}' is already enabled for project '${input.projectId}'`,
         'providerName',
       );
-      await change({ kind: 'PROJECT_PROVIDER', entity: 'project_provider', entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'projectProvider' as const, entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
       return { entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, providerName: row.providerName, createdAt: ts(row.createdAt) } };
     },
   }),
-  mutation(deps, {
-    action: 'DELETE',
-    resource: 'project_provider',
+  mutation(deps, RemoveProjectProvider, {
     resourceId: (i) => rid(i.customerId, i.projectId, i.providerName),
-    service: ADMIN,
-    group: GROUP,
-    name: 'RemoveProjectProvider',
-    summary: 'Disable a provider for a project (routes through its connections become not active)',
-    permission: 'project_admin',
     scope,
-    input: t.Object({ ...Addr, providerName: ProviderName() }, { additionalProperties: false }),
-    output: Success(),
     handler: async (input, { tx, change }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
       const gone = await tx
@@ -189,19 +137,12 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         .where(and(eq(projectProviders.projectUuid, project.id), eq(projectProviders.providerName, input.providerName)))
         .returning({ id: projectProviders.id });
       if (gone.length === 0) throw notAssigned(`provider '${input.providerName}'`, project.projectId, 'providerName');
-      await change({ kind: 'PROJECT_PROVIDER', entity: 'project_provider', entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'projectProvider' as const, entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
       return { success: true };
     },
   }),
-  op({
-    service: ADMIN,
-    group: GROUP,
-    name: 'ListProjectProviders',
-    summary: "List a project's enabled providers — an addition: the seed does not show it",
-    permission: 'project_member',
+  op(ListProjectProviders, {
     scope,
-    input: Listing,
-    output: Page('entries', ProviderEntryOut),
     handler: async (input) => {
       const k = keyset(projectProviders.createdAt, projectProviders.id, input.pageToken);
       const project = await findProject(deps.db, input.customerId, input.projectId);
@@ -220,21 +161,13 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     },
   }),
   // ---- MCP servers
-  mutation(deps, {
-    action: 'CREATE',
-    resource: 'project_mcp_server',
+  mutation(deps, AddProjectMcpServer, {
     resourceId: (i) => rid(i.customerId, i.projectId, i.serverId),
-    service: ADMIN,
-    group: GROUP,
-    name: 'AddProjectMcpServer',
-    summary: 'Assign an MCP server to a project',
-    notes: 'The MCP server catalog arrives with its own issue; until then serverId is stored as given. Already assigned is already_exists.',
-    permission: 'project_admin',
     scope,
-    input: t.Object({ ...Addr, serverId: ServerId() }, { additionalProperties: false }),
-    output: One('entry', McpServerEntryOut),
     handler: async (input, { tx, change }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
+      // Held FOR SHARE to the commit: a concurrent DeleteMcpServer waits, then sees the assignment.
+      await findMcpServer(tx, input.serverId, 'share');
       const row = await uniquely(
         async () => {
           const [r] = await tx
@@ -246,22 +179,13 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         `MCP server '${input.serverId}' is already assigned to project '${input.projectId}'`,
         'serverId',
       );
-      await change({ kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'projectMcpServer' as const, entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
       return { entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, serverId: row.serverId, createdAt: ts(row.createdAt) } };
     },
   }),
-  mutation(deps, {
-    action: 'DELETE',
-    resource: 'project_mcp_server',
+  mutation(deps, RemoveProjectMcpServer, {
     resourceId: (i) => rid(i.customerId, i.projectId, i.serverId),
-    service: ADMIN,
-    group: GROUP,
-    name: 'RemoveProjectMcpServer',
-    summary: 'Unassign an MCP server from a project',
-    permission: 'project_admin',
     scope,
-    input: t.Object({ ...Addr, serverId: ServerId() }, { additionalProperties: false }),
-    output: Success(),
     handler: async (input, { tx, change }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
       const gone = await tx
@@ -269,19 +193,12 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         .where(and(eq(projectMcpServers.projectUuid, project.id), eq(projectMcpServers.serverId, input.serverId)))
         .returning({ id: projectMcpServers.id });
       if (gone.length === 0) throw notAssigned(`MCP server '${input.serverId}'`, project.projectId, 'serverId');
-      await change({ kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'projectMcpServer' as const, entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
       return { success: true };
     },
   }),
-  op({
-    service: ADMIN,
-    group: GROUP,
-    name: 'ListProjectMcpServers',
-    summary: "List a project's MCP servers — an addition: the seed does not show it",
-    permission: 'project_member',
+  op(ListProjectMcpServers, {
     scope,
-    input: Listing,
-    output: Page('entries', McpServerEntryOut),
     handler: async (input) => {
       const k = keyset(projectMcpServers.createdAt, projectMcpServers.id, input.pageToken);
       const project = await findProject(deps.db, input.customerId, input.projectId);

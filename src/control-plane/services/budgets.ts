@@ -1,14 +1,14 @@
 import { and, asc, eq } from 'drizzle-orm';
-import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
-import { formatUsd } from '../../data-plane/cost.ts';
-import { BUDGET_PERIODS, type BudgetPeriod, budgetCounterKey, parseUsd, periodBounds } from '../../governance/periods.ts';
+import { formatUsd } from '../../core/money.ts';
+import { BudgetOps, checkLimitUsd } from '../../api/ops/budgets.ts';
+import { PATTERNS, ts } from '../../api/kit.ts';
+import { type BudgetPeriod, budgetCounterKey, periodBounds } from '../../governance/periods.ts';
 import { apiKeys, type BudgetRow, budgets } from '../../store/schema/index.ts';
-import { op, type OpDef } from '../connect.ts';
+import { op, type OpDef, type Unchecked } from '../connect.ts';
 import type { ControlDeps, Reader } from '../deps.ts';
 import { findProject, lockProject } from '../lookups.ts';
 import { mutation, rid } from '../mutation.ts';
-import { CustomerRef, Enum, PATTERNS, ProjectKey, Str, Success, Timestamp, ts } from '../schemas.ts';
 
 /**
  * Budgets (contract §3.2): spend limits per project or per API key over a UTC day / ISO week /
@@ -18,30 +18,12 @@ import { CustomerRef, Enum, PATTERNS, ProjectKey, Str, Success, Timestamp, ts } 
  * requests in flight.
  */
 
-const ADMIN = 'admin.v1.AdminService' as const;
-const GROUP = 'Budgets';
-/** The largest limit: the counters compare exact integers of nano-USD (2^53 nano-USD ≈ 9 M USD). */
-const MAX_LIMIT_NANO = 9_000_000 * 1_000_000_000;
-const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
-const scope = (i: { customerId: string; projectId: string }) => ({ customerId: i.customerId, projectId: i.projectId });
-const BudgetName = () => Str(1, 253, { pattern: PATTERNS.ID, description: 'budget name (ID, 1-253), unique within the project' });
-
-const BudgetOut = t.Object(
-  {
-    id: t.String({ description: 'UUID' }),
-    customerId: t.String(),
-    projectId: t.String(),
-    apiKeyId: t.Optional(t.String({ description: 'the API key covered; absent: the whole project' })),
-    name: t.String(),
-    limitUsd: t.String({ description: 'decimal string' }),
-    period: t.String({ description: 'day, week, month or total' }),
-    spentUsd: t.String({ description: 'decimal string: spend of the current period, reservations in flight included' }),
-    resetsAt: t.Optional(Timestamp('start of the next period; absent for total')),
-    createdAt: Timestamp(),
-    updatedAt: Timestamp(),
-  },
-  { description: 'Budget' },
-);
+const { UpsertBudget, GetBudget, ListBudgets, DeleteBudget } = BudgetOps;
+type Addr = Unchecked<{ customerId: string; projectId: string }>;
+type Ref = Unchecked<{ id: string; customerId: string; projectId: string; name: string }>;
+const scope = (i: Addr) => ({ customerId: i.customerId, projectId: i.projectId });
+/** The scope of a by-reference call: the budget's project when the caller named it. */
+const refScope = (i: Addr) => (i.customerId !== undefined && i.projectId !== undefined ? { customerId: i.customerId, projectId: i.projectId } : undefined);
 
 export const budgetOps = (deps: ControlDeps): OpDef[] => {
   const view = async (rows: readonly BudgetRow[]) => {
@@ -87,46 +69,15 @@ export const budgetOps = (deps: ControlDeps): OpDef[] => {
     if (!row) throw connectError('not_found', `budget '${i.id ?? i.name}' not found`, i.id !== undefined ? 'id' : 'name');
     return row;
   };
-  const ByRef = t.Object(
-    {
-      id: t.Optional(Str(1, 64, { description: 'budget id; or give customerId, projectId and name' })),
-      customerId: t.Optional(CustomerRef()),
-      projectId: t.Optional(ProjectKey()),
-      name: t.Optional(BudgetName()),
-    },
-    { additionalProperties: false },
-  );
-  /** The scope of a by-reference call: the budget's project when the caller named it. */
-  const refScope = (i: { customerId?: string; projectId?: string }) => (i.customerId !== undefined && i.projectId !== undefined ? { customerId: i.customerId, projectId: i.projectId } : undefined);
-  const change = (customerId: string, projectId: string, name: string) => ({ kind: 'BUDGET', entity: 'budget', entityId: name, customerId, projectId });
+  const change = (customerId: string, projectId: string, name: string) => ({ resource: 'budget' as const, entityId: name, customerId, projectId });
+  const byRefScope = async (i: Ref) => (typeof i.id === 'string' ? scopeOfId(deps.db, i.id) : i.id !== undefined ? undefined : refScope(i));
 
   return [
-    mutation(deps, {
-      action: 'UPDATE',
-      resource: 'budget',
+    mutation(deps, UpsertBudget, {
       resourceId: (i) => rid(i.customerId, i.projectId, i.name),
-      service: ADMIN,
-      group: GROUP,
-      name: 'UpsertBudget',
-      summary: 'Create or replace a spend budget of a project or of one of its API keys',
-      notes:
-        "limitUsd: a decimal string (up to 9 fractional digits, at most 9000000). period: day (UTC), week (ISO, from Monday UTC), month (UTC) or total. Without apiKeyId the budget covers the whole project. Replacing a budget keeps its spend. Over the budget, requests get 429 rate_limit_error / budget_exceeded with Retry-After until resetsAt (none for total).",
-      permission: 'project_admin',
       scope,
-      input: t.Object(
-        {
-          ...Addr,
-          apiKeyId: t.Optional(Str(0, 64, { description: 'API key id (empty or absent: the whole project)' })),
-          name: BudgetName(),
-          limitUsd: Str(1, 32, { description: 'decimal string, e.g. "25" or "0.5"' }),
-          period: Enum(BUDGET_PERIODS, 'day, week, month or total'),
-        },
-        { additionalProperties: false },
-      ),
-      output: t.Object({ budget: BudgetOut }),
       handler: async (input, { tx, change: record }) => {
-        const limit = parseUsd(input.limitUsd, MAX_LIMIT_NANO);
-        if (limit === undefined) throw connectError('invalid_argument', "invalid field 'limitUsd': a decimal string such as \"25\" or \"0.5\" (at most 9 fractional digits, at most 9000000)", 'limitUsd');
+        const limit = checkLimitUsd(input.limitUsd);
         const project = await lockProject(tx, input.customerId, input.projectId);
         const apiKeyId = input.apiKeyId ? input.apiKeyId : null;
         if (apiKeyId !== null) {
@@ -143,44 +94,21 @@ export const budgetOps = (deps: ControlDeps): OpDef[] => {
         return one(row as BudgetRow);
       },
     }),
-    op({
-      service: ADMIN,
-      group: GROUP,
-      name: 'GetBudget',
-      summary: 'A budget with its current spend (by id, or by customerId, projectId and name)',
-      permission: 'project_member',
-      scope: async (i: { id?: string; customerId?: string; projectId?: string }) => (i.id !== undefined ? scopeOfId(deps.db, i.id) : refScope(i)),
-      input: ByRef,
-      output: t.Object({ budget: BudgetOut }),
+    op(GetBudget, {
+      scope: byRefScope,
       handler: async (input) => one(await find(deps.db, input)),
     }),
-    op({
-      service: ADMIN,
-      group: GROUP,
-      name: 'ListBudgets',
-      summary: "A project's budgets with their current spend (ordered by name)",
-      permission: 'project_member',
+    op(ListBudgets, {
       scope,
-      input: t.Object(Addr, { additionalProperties: false }),
-      output: t.Object({ budgets: t.Array(BudgetOut) }),
       handler: async (input) => {
         const project = await findProject(deps.db, input.customerId, input.projectId);
         const rows = await deps.db.select().from(budgets).where(eq(budgets.projectUuid, project.id)).orderBy(asc(budgets.name));
         return { budgets: await view(rows) };
       },
     }),
-    mutation(deps, {
-      action: 'DELETE',
-      resource: 'budget',
-      resourceId: (i) => i.id ?? rid(i.customerId, i.projectId, i.name),
-      service: ADMIN,
-      group: GROUP,
-      name: 'DeleteBudget',
-      summary: 'Delete a budget (by id, or by customerId, projectId and name)',
-      permission: 'project_admin',
-      scope: async (i: { id?: string; customerId?: string; projectId?: string }) => (i.id !== undefined ? scopeOfId(deps.db, i.id) : refScope(i)),
-      input: ByRef,
-      output: Success(),
+    mutation(deps, DeleteBudget, {
+      resourceId: (i) => (i.id === undefined || i.id === null ? rid(i.customerId, i.projectId, i.name) : rid(i.id)),
+      scope: byRefScope,
       handler: async (input, { tx, change: record }) => {
         const row = await find(tx, input, true);
         await lockProject(tx, row.customerId, row.projectId);

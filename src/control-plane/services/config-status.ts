@@ -1,12 +1,11 @@
 import { and, asc, eq, gt, inArray, isNull, min, sql } from 'drizzle-orm';
-import { t } from 'elysia';
+import { ts } from '../../api/kit.ts';
+import { ConfigStatusOps } from '../../api/ops/config-status.ts';
 import { op, type OpDef } from '../connect.ts';
-import type { ControlDeps } from '../deps.ts';
+import type { ControlDeps, ManagementHooks } from '../deps.ts';
 import { currentRevision } from '../../propagation/load.ts';
-import type { ControllerStatus } from '../../propagation/controller.ts';
 import { configChanges, dataplanes, dataplaneStatus, projectGateways } from '../../store/schema/index.ts';
 import { desiredRevisionOf } from '../dataplane-protocol.ts';
-import { OptTimestamp, ts } from '../schemas.ts';
 
 /** A change not applied after this long is a fault (the seed's outer bound). */
 export const FAULT_AFTER_MS = 30 * 60_000;
@@ -28,33 +27,11 @@ const faultOf = async (deps: ControlDeps, targets: string[], applied: number): P
 };
 
 /** Propagation status. Stages: saved → recorded → pending → serving (see the inference seed). */
-export const configStatusOps = (deps: ControlDeps, local: () => ControllerStatus | undefined): OpDef[] => [
-  op({
-    service: 'admin.v1.AdminService',
-    group: 'Configuration status',
-    name: 'GetConfigStatus',
-    summary: 'Desired and applied configuration revision per data plane (the embedded `local` and every workspace), and the stage of the newest change',
-    notes:
-      "Lists the embedded data plane ('local') and every live data plane (workspace) the caller may see: desiredRevision is the newest change record addressed to it, appliedRevision what it reported at its last pull, stage serving / pending (polling, not applied yet) / recorded (never polled). A change not applied after 30 minutes is a fault.",
-    permission: 'authenticated',
-    input: t.Object({ dataplaneId: t.Optional(t.String({ maxLength: 253 })) }, { additionalProperties: false }),
-    output: t.Object({
-      dataplanes: t.Array(
-        t.Object({
-          dataplaneId: t.String({ description: "'local' for the embedded data plane, else the workspace slug" }),
-          customerId: t.Optional(t.String()),
-          desiredRevision: t.String({ description: 'int64' }),
-          appliedRevision: t.String({ description: 'int64' }),
-          stage: t.String({ description: 'saved, recorded, pending or serving' }),
-          lastPollAt: OptTimestamp(),
-          lastDriftSweepAt: OptTimestamp(),
-          faults: t.Array(t.String()),
-        }),
-      ),
-    }),
+export const configStatusOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => [
+  op(ConfigStatusOps.GetConfigStatus, {
     handler: async (input, ctx) => {
       const want = input.dataplaneId ?? '';
-      const s = local();
+      const s = hooks.localStatus();
       const planes = [];
       if (s && (want === '' || want === 'local')) {
         const desired = await currentRevision(deps.db);

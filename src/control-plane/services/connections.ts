@@ -1,48 +1,18 @@
 import { and, eq, isNull, type SQL } from 'drizzle-orm';
-import { t } from 'elysia';
+import { ConnectionOps } from '../../api/ops/connections.ts';
+import { projectOrDefault, ts } from '../../api/kit.ts';
 import { connectError } from '../../core/errors.ts';
 import { getAdapter } from '../../providers/registry.ts';
 import { type ProviderConnectionRow, providerConnections } from '../../store/schema/index.ts';
-import { op, type OpDef } from '../connect.ts';
+import { bodyScope, namedScope, op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Reader, Tx } from '../deps.ts';
 import { inLiveProject, lockProject, uniquely } from '../lookups.ts';
-import { mutation } from '../mutation.ts';
+import { mutation, rid } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
-import { CustomerRef, Deleted, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid, projectOrDefault, ts } from '../schemas.ts';
 import { checkConnectionUrls, connectionUrls } from '../upstream-addresses.ts';
 import { enableProvider } from './assignments.ts';
 
-const ADMIN = 'admin.v1.AdminService' as const;
-const GROUP = 'Provider connections';
-
-const ConnectionName = () => t.String({ minLength: 1, maxLength: 253, pattern: PATTERNS.ID, description: 'connection name (ID pattern), unique within the project' });
-const BaseUrl = () => t.Optional(t.Union([t.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }), t.Null()], { description: 'overrides the public default' }));
-const ApiKey = () => t.Optional(t.Union([t.String({ minLength: 1, maxLength: 16384 }), t.Null()], { description: 'secret; wrapped at rest, never returned' }));
-const Options = () => t.Optional(t.Record(t.String(), t.Unknown(), { description: 'provider options (Struct): region, apiVersion, deployments, headers, …' }));
-
-/** Identifies a connection by `id`, or by (customerId, projectId, name). */
-const ConnectionRef = {
-  id: t.Optional(Uuid('connection UUID')),
-  customerId: t.Optional(CustomerRef()),
-  projectId: t.Optional(ProjectRef()),
-  name: t.Optional(ConnectionName()),
-};
-
-export const ConnectionOut = t.Object(
-  {
-    id: t.String({ description: 'server-generated UUID' }),
-    customerId: t.String(),
-    projectId: t.String(),
-    name: t.String({ description: 'unique within the project; route targets refer to it' }),
-    provider: t.String({ description: 'adapter id' }),
-    baseUrl: t.String({ description: 'empty: the provider default' }),
-    hasApiKey: t.Boolean({ description: 'whether an API key is stored (the key itself is never returned)' }),
-    options: t.Record(t.String(), t.Unknown()),
-    createdAt: Timestamp(),
-    updatedAt: Timestamp(),
-  },
-  { description: 'Provider connection' },
-);
+const { CreateProviderConnection, GetProviderConnection, ListProviderConnections, UpdateProviderConnection, DeleteProviderConnection } = ConnectionOps;
 
 /** The API never returns the key: only whether one is set. */
 export const connectionView = (c: ProviderConnectionRow) => ({
@@ -58,8 +28,6 @@ export const connectionView = (c: ProviderConnectionRow) => ({
   updatedAt: ts(c.updatedAt),
 });
 
-const refScope = (i: { customerId?: string; projectId?: string }) =>
-  i.customerId === undefined ? undefined : { customerId: i.customerId, projectId: projectOrDefault(i.projectId) };
 
 type ConnectionAddr = { id?: string; customerId?: string; projectId?: string; name?: string };
 
@@ -97,29 +65,9 @@ const checkProvider = (provider: string): void => {
 };
 
 export const connectionOps = (deps: ControlDeps): OpDef[] => [
-  mutation(deps, {
-    action: 'CREATE',
-    resource: 'provider_connection',
-    resourceId: (i, o) => o?.connection.id ?? '',
-    service: ADMIN,
-    group: GROUP,
-    name: 'CreateProviderConnection',
-    summary: 'Create a provider connection (and enable its provider for the project)',
-    permission: 'project_admin',
-    scope: (i) => ({ customerId: i.customerId, projectId: projectOrDefault(i.projectId) }),
-    input: t.Object(
-      {
-        customerId: CustomerRef(),
-        projectId: t.Optional(ProjectRef()),
-        name: ConnectionName(),
-        provider: t.String({ minLength: 1, maxLength: 63 }),
-        baseUrl: BaseUrl(),
-        apiKey: ApiKey(),
-        options: Options(),
-      },
-      { additionalProperties: false },
-    ),
-    output: One('connection', ConnectionOut),
+  mutation(deps, CreateProviderConnection, {
+    resourceId: (_i, o) => o?.connection.id ?? '',
+    scope: bodyScope,
     handler: async (input, { tx, change, principal }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
       checkProvider(input.provider);
@@ -146,30 +94,16 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
         'name',
       );
       await enableProvider(tx, project, input.provider);
-      await change({ kind: 'PROVIDER', entity: 'connection', entityId: row.id, customerId: project.customerId, projectId: project.projectId });
+      await change({ resource: 'connection' as const, entityId: row.id, customerId: project.customerId, projectId: project.projectId });
       return { connection: connectionView(row) };
     },
   }),
-  op({
-    service: ADMIN,
-    group: GROUP,
-    name: 'GetProviderConnection',
-    summary: 'Get a provider connection (the API key is never returned)',
-    permission: 'project_member',
-    scope: refScope,
-    input: t.Object(ConnectionRef, { additionalProperties: false }),
-    output: One('connection', ConnectionOut),
+  op(GetProviderConnection, {
+    scope: namedScope,
     handler: async (input) => ({ connection: connectionView(await findConnection(deps.db, input)) }),
   }),
-  op({
-    service: ADMIN,
-    group: GROUP,
-    name: 'ListProviderConnections',
-    summary: 'List the provider connections of a project',
-    permission: 'project_member',
-    scope: (i) => ({ customerId: i.customerId, projectId: projectOrDefault(i.projectId) }),
-    input: t.Object({ customerId: CustomerRef(), projectId: t.Optional(ProjectRef()), pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
-    output: Page('connections', ConnectionOut),
+  op(ListProviderConnections, {
+    scope: bodyScope,
     handler: async (input) => {
       const size = pageSizeOf(input.pageSize);
       const k = keyset(providerConnections.createdAt, providerConnections.id, input.pageToken);
@@ -189,18 +123,9 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
       return { connections: p.items.map(connectionView), nextPageToken: p.nextPageToken };
     },
   }),
-  mutation(deps, {
-    action: 'UPDATE',
-    resource: 'provider_connection',
-    resourceId: (i, o) => o?.connection.id ?? i.id ?? '',
-    service: ADMIN,
-    group: GROUP,
-    name: 'UpdateProviderConnection',
-    summary: 'Update a provider connection (unset fields stay unchanged; options replaces the whole object)',
-    permission: 'project_admin',
-    scope: refScope,
-    input: t.Object({ ...ConnectionRef, baseUrl: BaseUrl(), apiKey: ApiKey(), options: Options() }, { additionalProperties: false }),
-    output: One('connection', ConnectionOut),
+  mutation(deps, UpdateProviderConnection, {
+    resourceId: (i, o) => o?.connection.id ?? rid(i.id),
+    scope: namedScope,
     handler: async (input, { tx, change, principal }) => {
       const current = await lockConnection(tx, input);
       const patch: Partial<typeof providerConnections.$inferInsert> = { updatedAt: new Date() };
@@ -215,27 +140,18 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
       if (input.apiKey != null) patch.apiKeyWrapped = deps.secrets.wrap(input.apiKey);
       if (input.options != null) patch.options = input.options;
       const [row] = await tx.update(providerConnections).set(patch).where(eq(providerConnections.id, current.id)).returning();
-      await change({ kind: 'PROVIDER', entity: 'connection', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
+      await change({ resource: 'connection' as const, entityId: current.id, customerId: current.customerId, projectId: current.projectId });
       return { connection: connectionView(row as ProviderConnectionRow) };
     },
   }),
-  mutation(deps, {
-    action: 'DELETE',
-    resource: 'provider_connection',
-    resourceId: (i) => i.id ?? '',
-    service: ADMIN,
-    group: GROUP,
-    name: 'DeleteProviderConnection',
-    summary: 'Delete a provider connection (soft delete); routes through it become not active',
-    permission: 'project_admin',
-    scope: refScope,
-    input: t.Object(ConnectionRef, { additionalProperties: false }),
-    output: Deleted(),
+  mutation(deps, DeleteProviderConnection, {
+    resourceId: (i) => rid(i.id),
+    scope: namedScope,
     handler: async (input, { tx, change }) => {
       const current = await lockConnection(tx, input);
       const deletedAt = new Date();
       await tx.update(providerConnections).set({ deletedAt }).where(eq(providerConnections.id, current.id));
-      await change({ kind: 'PROVIDER', entity: 'connection', entityId: current.id, customerId: current.customerId, projectId: current.projectId });
+      await change({ resource: 'connection' as const, entityId: current.id, customerId: current.customerId, projectId: current.projectId });
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),

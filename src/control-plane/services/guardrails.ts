@@ -1,13 +1,12 @@
 import { and, asc, eq } from 'drizzle-orm';
-import { t } from 'elysia';
 import { connectError } from '../../core/errors.ts';
-import { PII_TYPES } from '../../governance/pii.ts';
+import { checkGuardrail, GuardrailOps } from '../../api/ops/guardrails.ts';
 import { type GuardrailRow, guardrails } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Tx } from '../deps.ts';
 import { findProject, lockProject, uniquely } from '../lookups.ts';
 import { mutation, rid } from '../mutation.ts';
-import { CustomerRef, Enum, Int32, PATTERNS, ProjectKey, Str, Success, Timestamp, ts } from '../schemas.ts';
+import { ts } from '../../api/kit.ts';
 
 /**
  * Guardrails (contract §3.2): checks of a project's requests (input) and answers (output) —
@@ -16,71 +15,9 @@ import { CustomerRef, Enum, Int32, PATTERNS, ProjectKey, Str, Success, Timestamp
  * (src/data-plane/policies/guardrails.ts); docs/governance.md.
  */
 
-const ADMIN = 'admin.v1.AdminService' as const;
-const GROUP = 'Guardrails';
-const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
-const scope = (i: { customerId: string; projectId: string }) => ({ customerId: i.customerId, projectId: i.projectId });
-const STAGES = ['input', 'output', 'both'] as const;
-const KINDS = ['regex', 'pii', 'max_input_tokens'] as const;
-const ACTIONS = ['block', 'redact', 'flag'] as const;
-const GuardrailName = () => Str(1, 253, { pattern: PATTERNS.ID, description: 'guardrail name (ID, 1-253), unique within the project' });
-
-const Fields = {
-  stage: Enum(STAGES, 'input, output or both'),
-  kind: Enum(KINDS, 'regex, pii or max_input_tokens'),
-  pattern: t.Optional(Str(0, 1024, { description: 'regex kind: an ECMAScript regular expression (1-1024), matched with the u flag' })),
-  piiTypes: t.Optional(t.Array(Enum(PII_TYPES), { maxItems: PII_TYPES.length, uniqueItems: true, description: 'pii kind: the types to detect (at least one)' })),
-  maxTokens: t.Optional(Int32({ minimum: 1, maximum: 2_000_000, description: 'max_input_tokens kind: the largest estimated input (1..2000000)' })),
-  action: Enum(ACTIONS, 'block, redact or flag (max_input_tokens: block or flag)'),
-};
-
-const GuardrailOut = t.Object(
-  {
-    id: t.String({ description: 'UUID' }),
-    customerId: t.String(),
-    projectId: t.String(),
-    name: t.String(),
-    stage: t.String(),
-    kind: t.String(),
-    pattern: t.Optional(t.String()),
-    piiTypes: t.Array(t.String()),
-    maxTokens: t.Optional(t.Integer()),
-    action: t.String(),
-    createdAt: Timestamp(),
-    updatedAt: Timestamp(),
-  },
-  { description: 'Guardrail' },
-);
-
-interface Shape {
-  stage: string;
-  kind: string;
-  pattern: string | null;
-  piiTypes: string[];
-  maxTokens: number | null;
-  action: string;
-}
-
-/** The rules across fields; returns the normalised shape. */
-const checked = (g: Shape): Shape => {
-  if (g.kind === 'regex') {
-    if (!g.pattern) throw connectError('invalid_argument', "invalid field 'pattern': required for kind 'regex'", 'pattern');
-    try {
-      new RegExp(g.pattern, 'gu');
-    } catch {
-      throw connectError('invalid_argument', "invalid field 'pattern': not a valid regular expression", 'pattern');
-    }
-    return { ...g, piiTypes: [], maxTokens: null };
-  }
-  if (g.kind === 'pii') {
-    if (g.piiTypes.length === 0) throw connectError('invalid_argument', "invalid field 'piiTypes': give at least one type for kind 'pii'", 'piiTypes');
-    return { ...g, pattern: null, maxTokens: null };
-  }
-  if (g.maxTokens === null) throw connectError('invalid_argument', "invalid field 'maxTokens': required for kind 'max_input_tokens'", 'maxTokens');
-  if (g.action === 'redact') throw connectError('invalid_argument', "invalid field 'action': max_input_tokens can block or flag, not redact", 'action');
-  if (g.stage !== 'input') throw connectError('invalid_argument', "invalid field 'stage': max_input_tokens applies to the input only", 'stage');
-  return { ...g, pattern: null, piiTypes: [] };
-};
+const { CreateGuardrail, GetGuardrail, ListGuardrails, UpdateGuardrail, DeleteGuardrail } = GuardrailOps;
+const scope = (i: { customerId?: unknown; projectId?: unknown }) => ({ customerId: i.customerId, projectId: i.projectId });
+const idOf = (i: { customerId?: unknown; projectId?: unknown; name?: unknown }) => rid(i.customerId, i.projectId, i.name);
 
 const view = (r: GuardrailRow) => ({
   id: r.id,
@@ -97,7 +34,7 @@ const view = (r: GuardrailRow) => ({
   updatedAt: ts(r.updatedAt),
 });
 
-const change = (customerId: string, projectId: string, name: string) => ({ kind: 'GUARDRAIL', entity: 'guardrail', entityId: name, customerId, projectId });
+const change = (customerId: string, projectId: string, name: string) => ({ resource: 'guardrail' as const, entityId: name, customerId, projectId });
 
 const lockGuardrail = async (tx: Tx, projectUuid: string, name: string): Promise<GuardrailRow> => {
   const [row] = await tx.select().from(guardrails).where(and(eq(guardrails.projectUuid, projectUuid), eq(guardrails.name, name))).for('update');
@@ -106,22 +43,11 @@ const lockGuardrail = async (tx: Tx, projectUuid: string, name: string): Promise
 };
 
 export const guardrailOps = (deps: ControlDeps): OpDef[] => [
-  mutation(deps, {
-    action: 'CREATE',
-    resource: 'guardrail',
-    resourceId: (i) => rid(i.customerId, i.projectId, i.name),
-    service: ADMIN,
-    group: GROUP,
-    name: 'CreateGuardrail',
-    summary: 'Create a guardrail of a project',
-    notes:
-      "kind regex needs pattern; pii needs piiTypes; max_input_tokens needs maxTokens, stage 'input' and action block or flag. A blocked request is 400 invalid_request_error / guardrail_blocked naming the guardrail; redact replaces a match with [REDACTED:<type>] (the guardrail's name for regex); flag records the guardrail's name on the request record (guardrail_flags). Names are unique within the project (already_exists).",
-    permission: 'project_admin',
+  mutation(deps, CreateGuardrail, {
+    resourceId: idOf,
     scope,
-    input: t.Object({ ...Addr, name: GuardrailName(), ...Fields }, { additionalProperties: false }),
-    output: t.Object({ guardrail: GuardrailOut }),
     handler: async (input, { tx, change: record }) => {
-      const shape = checked({ stage: input.stage, kind: input.kind, pattern: input.pattern || null, piiTypes: input.piiTypes ?? [], maxTokens: input.maxTokens ?? null, action: input.action });
+      const shape = checkGuardrail({ stage: input.stage, kind: input.kind, pattern: input.pattern || null, piiTypes: input.piiTypes ?? [], maxTokens: input.maxTokens ?? null, action: input.action });
       const project = await lockProject(tx, input.customerId, input.projectId);
       const now = new Date();
       const [row] = await uniquely(
@@ -137,15 +63,8 @@ export const guardrailOps = (deps: ControlDeps): OpDef[] => [
       return { guardrail: view(row as GuardrailRow) };
     },
   }),
-  op({
-    service: ADMIN,
-    group: GROUP,
-    name: 'GetGuardrail',
-    summary: 'A guardrail by name',
-    permission: 'project_member',
+  op(GetGuardrail, {
     scope,
-    input: t.Object({ ...Addr, name: GuardrailName() }, { additionalProperties: false }),
-    output: t.Object({ guardrail: GuardrailOut }),
     handler: async (input) => {
       const project = await findProject(deps.db, input.customerId, input.projectId);
       const [row] = await deps.db.select().from(guardrails).where(and(eq(guardrails.projectUuid, project.id), eq(guardrails.name, input.name)));
@@ -153,49 +72,21 @@ export const guardrailOps = (deps: ControlDeps): OpDef[] => [
       return { guardrail: view(row) };
     },
   }),
-  op({
-    service: ADMIN,
-    group: GROUP,
-    name: 'ListGuardrails',
-    summary: "A project's guardrails (ordered by name)",
-    permission: 'project_member',
+  op(ListGuardrails, {
     scope,
-    input: t.Object(Addr, { additionalProperties: false }),
-    output: t.Object({ guardrails: t.Array(GuardrailOut) }),
     handler: async (input) => {
       const project = await findProject(deps.db, input.customerId, input.projectId);
       const rows = await deps.db.select().from(guardrails).where(eq(guardrails.projectUuid, project.id)).orderBy(asc(guardrails.name));
       return { guardrails: rows.map(view) };
     },
   }),
-  mutation(deps, {
-    action: 'UPDATE',
-    resource: 'guardrail',
-    resourceId: (i) => rid(i.customerId, i.projectId, i.name),
-    service: ADMIN,
-    group: GROUP,
-    name: 'UpdateGuardrail',
-    summary: 'Update a guardrail (unset fields stay unchanged; the same rules as CreateGuardrail apply to the result)',
-    permission: 'project_admin',
+  mutation(deps, UpdateGuardrail, {
+    resourceId: idOf,
     scope,
-    input: t.Object(
-      {
-        ...Addr,
-        name: GuardrailName(),
-        stage: t.Optional(Fields.stage),
-        kind: t.Optional(Fields.kind),
-        pattern: Fields.pattern,
-        piiTypes: Fields.piiTypes,
-        maxTokens: Fields.maxTokens,
-        action: t.Optional(Fields.action),
-      },
-      { additionalProperties: false },
-    ),
-    output: t.Object({ guardrail: GuardrailOut }),
     handler: async (input, { tx, change: record }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
       const cur = await lockGuardrail(tx, project.id, input.name);
-      const shape = checked({
+      const shape = checkGuardrail({
         stage: input.stage ?? cur.stage,
         kind: input.kind ?? cur.kind,
         pattern: input.pattern !== undefined ? input.pattern || null : cur.pattern,
@@ -208,18 +99,9 @@ export const guardrailOps = (deps: ControlDeps): OpDef[] => [
       return { guardrail: view(row as GuardrailRow) };
     },
   }),
-  mutation(deps, {
-    action: 'DELETE',
-    resource: 'guardrail',
-    resourceId: (i) => rid(i.customerId, i.projectId, i.name),
-    service: ADMIN,
-    group: GROUP,
-    name: 'DeleteGuardrail',
-    summary: 'Delete a guardrail',
-    permission: 'project_admin',
+  mutation(deps, DeleteGuardrail, {
+    resourceId: idOf,
     scope,
-    input: t.Object({ ...Addr, name: GuardrailName() }, { additionalProperties: false }),
-    output: Success(),
     handler: async (input, { tx, change: record }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
       const cur = await lockGuardrail(tx, project.id, input.name);

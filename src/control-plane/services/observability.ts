@@ -1,59 +1,15 @@
 import { and, desc, eq, gte, lt, or, type SQL, sql } from 'drizzle-orm';
-import { t } from 'elysia';
-import { formatUsd } from '../../data-plane/cost.ts';
+import { parseTimestamp, projectOrDefault, ts } from '../../api/kit.ts';
+import { ObservabilityOps } from '../../api/ops/observability.ts';
+import { formatUsd } from '../../core/money.ts';
 import { type RequestRecordRow, requestRecords } from '../../store/schema/index.ts';
-import { op, type OpDef } from '../connect.ts';
-import type { ControlDeps } from '../deps.ts';
+import { bodyScope, namedScope, op, type OpDef } from '../connect.ts';
+import type { ControlDeps, ManagementHooks } from '../deps.ts';
 import { decodeToken, encodeToken } from '../paging.ts';
-import { CustomerRef, PageSize, PageToken, ProjectRef, parseTimestamp, Timestamp, TimestampIn, projectOrDefault, ts } from '../schemas.ts';
 
-const ADMIN = 'admin.v1.AdminService' as const;
-const GROUP = 'Observability';
+const { SearchRequestRecords, GetUsage } = ObservabilityOps;
 
-const Time = (description: string) => t.Optional(TimestampIn(description));
 const parseTime = (v: string | undefined, field: string): Date | undefined => (v === undefined ? undefined : parseTimestamp(v, field));
-
-const Usage = t.Object({ promptTokens: t.Number(), completionTokens: t.Number(), totalTokens: t.Number(), cachedInputTokens: t.Number(), cacheWriteTokens: t.Number() });
-export const RecordOut = t.Object(
-  {
-    requestId: t.String({ description: 'X-Request-ID' }),
-    clientRequestId: t.Optional(t.String({ description: 'X-Client-Request-ID, when the client sent one' })),
-    timestamp: Timestamp(),
-    customerId: t.String(),
-    projectId: t.String(),
-    apiKeyId: t.String(),
-    endpoint: t.String(),
-    model: t.String(),
-    provider: t.String(),
-    connection: t.String(),
-    upstreamModel: t.String(),
-    httpStatus: t.Number(),
-    latencyMs: t.Number(),
-    ttfbMs: t.Optional(t.Number()),
-    stream: t.Boolean(),
-    usage: Usage,
-    cost: t.String({ description: 'USD, decimal string' }),
-    attempts: t.Number(),
-    errorCode: t.Optional(t.String()),
-    requestBody: t.Unknown(),
-    responseBody: t.Unknown(),
-    sanitized: t.Optional(
-      t.Array(t.String(), {
-        description: 'Present when the record had to be changed to be stored: usage (token counts clamped or rounded), text (ill-formed text or NUL cleaned), numbers, bodies (bodies left out)',
-      }),
-    ),
-  },
-  { description: 'Request record' },
-);
-const UsageGroup = t.Object({
-  key: t.String(),
-  requests: t.Number(),
-  inputTokens: t.Number(),
-  outputTokens: t.Number(),
-  cachedInputTokens: t.Number(),
-  cacheWriteTokens: t.Number(),
-  cost: t.String({ description: 'USD, decimal string' }),
-});
 
 export const recordView = (r: RequestRecordRow) => ({
   requestId: r.requestId,
@@ -96,33 +52,11 @@ const recordCursor = (token: string | undefined): SQL | undefined => {
   return or(lt(requestRecords.receivedAt, d), and(eq(requestRecords.receivedAt, d), lt(requestRecords.requestId, cur.i)));
 };
 
-const GROUP_BY = ['api_key', 'model', 'provider', 'day'] as const;
-
-export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<void>): OpDef[] => [
-  op({
-    service: ADMIN,
-    group: GROUP,
-    name: 'SearchRequestRecords',
-    summary: 'Search per-request records by X-Request-ID, X-Client-Request-ID, tenant, key and time',
-    permission: 'project_member',
-    scope: (i) => (i.customerId ? { customerId: i.customerId, projectId: projectOrDefault(i.projectId) } : undefined),
-    input: t.Object(
-      {
-        requestId: t.Optional(t.String({ maxLength: 64 })),
-        clientRequestId: t.Optional(t.String({ maxLength: 256 })),
-        customerId: t.Optional(CustomerRef()),
-        projectId: t.Optional(ProjectRef()),
-        apiKeyId: t.Optional(t.String({ maxLength: 64 })),
-        startTime: Time('inclusive'),
-        endTime: Time('exclusive'),
-        pageSize: PageSize(),
-        pageToken: PageToken(),
-      },
-      { additionalProperties: false },
-    ),
-    output: t.Object({ records: t.Array(RecordOut), nextPageToken: t.String() }),
+export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => [
+  op(SearchRequestRecords, {
+    scope: namedScope,
     handler: async (input, ctx) => {
-      await flushRecords();
+      await hooks.flushRecords();
       // A user (scoped to one project) sees that project only; a platform admin may omit projectId for all.
       const project = input.customerId && (input.projectId !== undefined || ctx.principal.kind === 'user') ? projectOrDefault(input.projectId) : undefined;
       const size = input.pageSize ? Math.min(input.pageSize, 1000) : 50;
@@ -155,27 +89,10 @@ export const observabilityOps = (deps: ControlDeps, flushRecords: () => Promise<
       return { records: views, nextPageToken };
     },
   }),
-  op({
-    service: ADMIN,
-    group: GROUP,
-    name: 'GetUsage',
-    summary: 'Requests, tokens and cost per API key, model, provider or day',
-    permission: 'project_member',
-    scope: (i) => ({ customerId: i.customerId, projectId: projectOrDefault(i.projectId) }),
-    input: t.Object(
-      {
-        customerId: CustomerRef(),
-        projectId: t.Optional(ProjectRef()),
-        apiKeyId: t.Optional(t.String({ maxLength: 64 })),
-        startTime: Time('inclusive'),
-        endTime: Time('exclusive'),
-        groupBy: t.Optional(t.Union(GROUP_BY.map((g) => t.Literal(g)))),
-      },
-      { additionalProperties: false },
-    ),
-    output: t.Object({ groups: t.Array(UsageGroup), total: UsageGroup }),
+  op(GetUsage, {
+    scope: bodyScope,
     handler: async (input, ctx) => {
-      await flushRecords();
+      await hooks.flushRecords();
       const project = input.projectId !== undefined || ctx.principal.kind === 'user' ? projectOrDefault(input.projectId) : undefined;
       const start = parseTime(input.startTime, 'startTime');
       const end = parseTime(input.endTime, 'endTime');

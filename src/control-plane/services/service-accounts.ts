@@ -1,15 +1,15 @@
 import { and, eq, isNull } from 'drizzle-orm';
-import { t } from 'elysia';
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, exportSPKI, generateKeyPair, importSPKI } from 'jose';
-import { jcs } from '../../audit/entry.ts';
+import { int64Value, ts } from '../../api/kit.ts';
+import { ServiceAccountOps } from '../../api/ops/service-accounts.ts';
+import { jcs } from '../../core/jcs.ts';
 import { connectError } from '../../core/errors.ts';
 import { randomToken, sha256Hex } from '../../core/ids.ts';
 import { customers, dataplanes, serviceAccounts, type ServiceAccountRow, type StoredTelemetry } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Tx } from '../deps.ts';
 import { lockCustomer } from '../lookups.ts';
-import { mutation, type MutationCtx } from '../mutation.ts';
-import { Int64, int64Value, Nullable, OptTimestamp, PATTERNS, Str, StringMap, Timestamp, ts, Uuid } from '../schemas.ts';
+import { mutation, type MutationCtx, rid } from '../mutation.ts';
 import { checkSecretRef, isSecretRef, resolveSecretRef, storeSecret } from '../secret-refs.ts';
 import { accountStatus } from '../service-account-auth.ts';
 
@@ -19,54 +19,7 @@ export const DEFAULT_AUDIENCE = 'ai-gateway';
 /** Scopes when none are given: the data plane protocol only. */
 export const DEFAULT_SCOPES = ['dataplane'];
 
-const Uri = (description: string) => Nullable(Str(1, 2048, { pattern: '^https?://', description: `${description} (http(s) URI, max 2048)` }));
-const Reason = () => t.Optional(t.Union([Str(0, 500), t.Null()], { description: 'kept in the audit trail (0-500)' }));
-
-const PublicKey = t.Object({ alg: t.String(), key: t.String({ description: 'SPKI PEM' }), kid: t.String(), use: t.String() });
-const Telemetry = t.Object({
-  endpoint: t.String(),
-  headers: t.Record(t.String(), t.String()),
-  insecure: t.Boolean(),
-  protocol: t.String(),
-  timeout: t.String(),
-  localVars: t.Record(t.String(), t.String({ description: 'internal secret reference' })),
-});
-const ServiceAccount = t.Object({
-  id: t.String(),
-  type: t.Literal('service_account'),
-  customerId: t.String(),
-  workspaceId: t.String(),
-  clientEmail: t.String(),
-  privateKey: t.String({ description: 'PEM (PKCS#8) RSA private key: returned only here, never stored' }),
-  privateKeyId: t.String(),
-  apiUri: t.String(),
-  serveUrl: t.String(),
-  scopes: t.Array(t.String()),
-  authServer: t.Object({ audience: t.String(), issuer: t.String(), jwksUri: t.String(), publicKeys: t.Array(PublicKey) }),
-  gatekeeper: t.Object({
-    audience: t.String(),
-    issuer: t.String(),
-    publicKeys: t.Array(PublicKey),
-    router: t.Optional(t.Object({ url: t.String(), key: t.String({ description: 'secret reference' }) })),
-  }),
-  dataExports: t.Object({ telemetry: Telemetry }),
-  internalApiKey: t.Optional(t.String({ description: 'secret reference' })),
-  createdAt: Timestamp(),
-  expiresAt: Timestamp(),
-});
-const ServiceAccountInfo = t.Object({
-  id: t.String(),
-  customerId: t.String(),
-  workspaceId: t.String(),
-  email: t.String(),
-  status: t.String({ description: 'SERVICE_ACCOUNT_STATUS_ACTIVE, _REVOKED or _EXPIRED' }),
-  createdAt: Timestamp(),
-  expiresAt: Timestamp(),
-  lastUsedAt: OptTimestamp('absent until first used (written in batches, within seconds)'),
-  revokedAt: OptTimestamp(),
-  publicKeyFingerprint: t.String({ description: 'RFC 7638 JWK thumbprint (SHA-256) of the public key' }),
-  metadata: t.Record(t.String(), t.String()),
-});
+const { CreateServiceAccount, GetServiceAccount, RevokeServiceAccount, RestoreServiceAccount } = ServiceAccountOps;
 
 export const infoOf = (a: ServiceAccountRow) => ({
   id: a.id,
@@ -116,41 +69,8 @@ const lockOwners = async (tx: Tx, row: ServiceAccountRow): Promise<void> => {
 const publicKeyOf = (a: Pick<ServiceAccountRow, 'kid' | 'publicKeyPem'>) => ({ alg: 'RS256', key: a.publicKeyPem, kid: a.kid, use: 'sig' });
 
 export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
-  mutation(deps, {
-    action: 'CREATE',
-    resource: 'service_account',
+  mutation(deps, CreateServiceAccount, {
     resourceId: (_i, o) => o?.serviceAccount.id,
-    service: 'admin.v1.AdminService',
-    group: 'Service accounts',
-    name: 'CreateServiceAccount',
-    summary: 'Create a service account: an RSA key pair (private key returned once), the identity of a data plane or of automation',
-    notes:
-      "The private key is generated on the server, returned only in this response and never stored. checksum = sha256 (hex) over the RFC 8785 canonical JSON of the returned serviceAccount. validityDays defaults to 365. scopes default to ['dataplane']: `dataplane` may pull configuration and push records for its workspace; `read`/`admin` may call the management API as a member/admin of every project of the customer. routerKey and telemetryLocalVars values may be plaintext (stored wrapped, replaced by `secret://internal/<uuid>`) or a secret reference (`secret://internal/<uuid>`, `secret://env/<NAME>`); internalApiKey must be a reference with PostgreSQL, plaintext is accepted with the embedded store. The workspace must exist.",
-    permission: 'platform_admin',
-    input: t.Object(
-      {
-        customerId: Str(1, 63, { pattern: PATTERNS.SLUG, description: 'customer slug (SLUG, 1-63)' }),
-        workspaceId: Str(1, 253, { pattern: PATTERNS.ID, description: 'workspace (data plane) slug (ID, 1-253)' }),
-        apiUri: Uri('management-plane API base URI; default: the URI this call was made to'),
-        audience: Nullable(Str(1, 253, { pattern: PATTERNS.ID, description: "expected aud (max 253, ^[a-zA-Z0-9._-]+$); default 'ai-gateway'" })),
-        issuer: Uri('expected iss; default: the account’s clientEmail as a mailto: URI'),
-        jwksUri: Uri('default: {apiUri}/.well-known/jwks.json'),
-        serveUrl: Uri('customer-facing data plane serve URL'),
-        scopes: t.Optional(t.Array(Str(0, 50, { pattern: PATTERNS.SCOPE }), { maxItems: 10, description: "at most 10, each SCOPE, max 50; default ['dataplane']" })),
-        validityDays: t.Optional(t.Union([Int64({ minimum: 1, maximum: 3650, description: 'int64 1..3650; default 365' }), t.Null()])),
-        internalApiKey: Nullable(Str(1, 4096, { description: 'data plane → management plane key: a secret reference with PostgreSQL; plaintext allowed with the embedded store' })),
-        routerUrl: Uri('router configuration to embed'),
-        routerKey: Nullable(Str(1, 4096, { description: 'plaintext (stored wrapped, replaced by a reference) or a secret reference' })),
-        telemetryEndpoint: Nullable(Str(0, 2048, { description: 'OTLP exporter endpoint' })),
-        telemetryHeaders: t.Optional(StringMap('extra telemetry export headers')),
-        telemetryInsecure: Nullable(t.Boolean()),
-        telemetryLocalVars: t.Optional(StringMap('local telemetry environment overrides: plaintext or secret references, re-stored as internal references')),
-        telemetryProtocol: Nullable(t.Union([t.Literal(''), t.Literal('grpc'), t.Literal('http/protobuf'), t.Literal('http/json')], { description: "'', grpc, http/protobuf or http/json" })),
-        telemetryTimeout: Nullable(Str(0, 32, { pattern: '^[0-9]+(ns|us|ms|s|m|h)$', description: 'duration ^[0-9]+(ns|us|ms|s|m|h)$' })),
-      },
-      { additionalProperties: false },
-    ),
-    output: t.Object({ serviceAccount: ServiceAccount, checksum: t.String(), checksumAlgorithm: t.String() }),
     handler: async (input, { tx, request }) => {
       const customer = await lockCustomer(tx, input.customerId);
       const [ws] = await tx
@@ -252,32 +172,16 @@ export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
       return { serviceAccount, checksum: sha256Hex(jcs(serviceAccount)), checksumAlgorithm: 'sha256' };
     },
   }),
-  op({
-    service: 'admin.v1.AdminService',
-    group: 'Service accounts',
-    name: 'GetServiceAccount',
-    summary: 'A service account’s summary (status, expiry, last use, key fingerprint); never the private key',
-    permission: 'customer_member',
-    input: t.Object({ id: Uuid('service account id') }, { additionalProperties: false }),
-    output: t.Object({ serviceAccount: ServiceAccountInfo }),
+  op(GetServiceAccount, {
     scope: async (input) => {
+      if (typeof input.id !== 'string') return undefined;
       const a = await findAccount(deps, input.id);
       return { customerId: a.customerId, customerUuid: a.customerUuid };
     },
     handler: async (input) => ({ serviceAccount: infoOf(await findAccount(deps, input.id)) }),
   }),
-  mutation(deps, {
-    action: 'REVOKE',
-    resource: 'service_account',
-    resourceId: (i) => i.id,
-    service: 'admin.v1.AdminService',
-    group: 'Service accounts',
-    name: 'RevokeServiceAccount',
-    summary: 'Revoke a service account: its JWTs are refused at once (its data plane at its next pull)',
-    notes: 'An ACTIVE or EXPIRED account may be revoked; revoking a REVOKED one is failed_precondition. The reason is kept in the audit entry.',
-    permission: 'platform_admin',
-    input: t.Object({ id: Uuid('service account id'), reason: Reason() }, { additionalProperties: false }),
-    output: t.Object({ revokedAt: Timestamp(), success: t.Boolean() }),
+  mutation(deps, RevokeServiceAccount, {
+    resourceId: (i) => rid(i.id),
     handler: async (input, { tx, change }) => {
       const [row] = await tx.select().from(serviceAccounts).where(eq(serviceAccounts.id, input.id)).limit(1).for('update');
       if (!row) throw connectError('not_found', `service account '${input.id}' not found`, 'id');
@@ -288,18 +192,8 @@ export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
       return { revokedAt: ts(revokedAt), success: true };
     },
   }),
-  mutation(deps, {
-    action: 'UPDATE',
-    resource: 'service_account',
-    resourceId: (i) => i.id,
-    service: 'admin.v1.AdminService',
-    group: 'Service accounts',
-    name: 'RestoreServiceAccount',
-    summary: 'Restore a revoked service account (ACTIVE again unless past its expiry)',
-    notes: 'Only a REVOKED account may be restored, and only while its customer and workspace exist (failed_precondition otherwise): an account revoked by their delete stays revoked. The reason is kept in the audit entry.',
-    permission: 'platform_admin',
-    input: t.Object({ id: Uuid('service account id'), reason: Reason() }, { additionalProperties: false }),
-    output: t.Object({ serviceAccount: ServiceAccountInfo, success: t.Boolean() }),
+  mutation(deps, RestoreServiceAccount, {
+    resourceId: (i) => rid(i.id),
     handler: async (input, { tx, change }) => {
       const [owner] = await tx.select().from(serviceAccounts).where(eq(serviceAccounts.id, input.id)).limit(1);
       if (!owner) throw connectError('not_found', `service account '${input.id}' not found`, 'id');
@@ -327,7 +221,7 @@ const accountChange = async (tx: Tx, row: ServiceAccountRow, change: MutationCtx
     .from(dataplanes)
     .where(and(eq(dataplanes.customerUuid, row.customerUuid), eq(dataplanes.slug, row.workspaceId), isNull(dataplanes.deletedAt)))
     .limit(1);
-  if (plane) await change({ kind: 'SERVICE_ACCOUNT', entity: 'service_account', entityId: row.id, customerId: row.customerId }, [plane.id]);
+  if (plane) await change({ resource: 'serviceAccount' as const, entityId: row.id, customerId: row.customerId }, [plane.id]);
 };
 
 /** Public keys of the live service accounts of live customers, as JWKs (published at /.well-known/jwks.json). */

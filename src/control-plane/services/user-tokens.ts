@@ -1,14 +1,14 @@
 import { and, eq } from 'drizzle-orm';
-import { t } from 'elysia';
 import { SignJWT } from 'jose';
+import { DEFAULT_PROJECT, int64Value, ts } from '../../api/kit.ts';
+import { UserTokenOps } from '../../api/ops/user-tokens.ts';
 import { connectError } from '../../core/errors.ts';
 import { uuid } from '../../core/ids.ts';
 import { projectMembers } from '../../store/schema/index.ts';
 import type { OpDef } from '../connect.ts';
-import type { ControlDeps } from '../deps.ts';
+import type { ControlDeps, ManagementHooks } from '../deps.ts';
 import { lockCustomer, lockProject } from '../lookups.ts';
 import { mutation } from '../mutation.ts';
-import { DEFAULT_PROJECT, Int64, Nullable, PATTERNS, Str, StringMap, Timestamp, int64Value, ts } from '../schemas.ts';
 import { ringOf } from '../signing-keys.ts';
 import { TOKEN_AUDIENCE, TOKEN_ISSUER } from '../user-token-auth.ts';
 import { xxhash64Hex } from './apikeys.ts';
@@ -44,55 +44,11 @@ const impersonationClaim = (m: ImpersonationIn | null | undefined): Record<strin
 /** expiresInDays when unset. */
 export const DEFAULT_TOKEN_DAYS = 30;
 
-const TokenSlug = (what: string) => Str(1, 100, { pattern: '^[a-z0-9_-]+$', description: `${what} (1-100, ^[a-z0-9_-]+$)` });
+const { CreateUserToken } = UserTokenOps;
 
-export const userTokenOps = (deps: ControlDeps, flushRecords: () => Promise<void>): OpDef[] => [
-  mutation(deps, {
-    action: 'ISSUE',
-    resource: 'user_token',
-    resourceId: (i, o) => o?.jti ?? '',
-    service: 'admin.v1.AdminService',
-    group: 'User tokens',
-    name: 'CreateUserToken',
-    summary: 'Issue a user token (RS256 JWT signed with the active signing key; kid in /.well-known/jwks.json)',
-    notes:
-      "A user token authenticates to the management API with the user's project roles (project members: 'admin' manages its project, 'member' reads it) and carries the `project` claim when projectId is set. projectId unset means the default project; for another project the user must be a member (failed_precondition). expiresInDays defaults to 30 (1..365). impersonate true: the token is not persisted (so GetUserToken/RevokeUserToken do not know it) and carries `imp: true` and `act: {sub: impersonatorKey, reason?, ctx?}`; impersonationMetadata is required with it. keyAddress = xxhash64(userId) hex, keyHash = jti, keyPrefix = first 12 hex digits of xxhash64(jti).",
-    permission: 'platform_admin',
-    input: t.Object(
-      {
-        customerId: TokenSlug('customer slug'),
-        workspaceId: TokenSlug('workspace slug'),
-        userId: Str(1, 255, { description: 'opaque user id from the identity provider (1-255)' }),
-        organizationUnit: Str(1, 255),
-        role: Str(1, 100),
-        scopes: t.Optional(t.Array(Str(0, 50, { pattern: PATTERNS.SCOPE }), { maxItems: 10, description: 'at most 10, each SCOPE, max 50' })),
-        name: Nullable(Str(0, 255)),
-        expiresInDays: t.Optional(t.Union([Int64({ minimum: 1, maximum: 365, description: 'int64 1..365; default 30' }), t.Null()])),
-        projectId: Nullable(Str(0, 253, { pattern: `^$|${PATTERNS.PROJ}`, description: 'PROJ, max 253; unset or empty = the default project' })),
-        impersonate: Nullable(t.Boolean({ description: 'true: the token is not persisted' })),
-        impersonationMetadata: Nullable(
-          t.Object(
-            {
-              impersonatorKey: Str(1, 255, { description: 'id or key hash of the impersonator' }),
-              reason: Nullable(Str(0, 500)),
-              context: t.Optional(StringMap('context: at most 50 entries; keys 1-255 characters, values at most 255')),
-            },
-            { additionalProperties: false },
-          ),
-        ),
-      },
-      { additionalProperties: false },
-    ),
-    output: t.Object({
-      accessToken: t.String({ description: 'signed JWT (RS256)' }),
-      tokenType: t.String({ description: 'Bearer' }),
-      expiresAt: Timestamp(),
-      expiresIn: t.String({ description: 'int64 seconds' }),
-      jti: t.String(),
-      keyAddress: t.String({ description: 'xxhash64 of userId, hex' }),
-      keyHash: t.String({ description: 'the jti, for revocation lookups' }),
-      keyPrefix: t.String({ description: 'first 12 characters of xxhash64 of the jti' }),
-    }),
+export const userTokenOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => [
+  mutation(deps, CreateUserToken, {
+    resourceId: (_i, o) => o?.jti ?? '',
     // The signing key is created (on first use) in its own transaction, before this one.
     before: async (_input, ctx) => {
       await ringOf(deps).active(ctx.call);
@@ -167,5 +123,5 @@ export const userTokenOps = (deps: ControlDeps, flushRecords: () => Promise<void
       };
     },
   }),
-  ...userTokenAdminOps(deps, flushRecords),
+  ...userTokenAdminOps(deps, hooks.flushRecords),
 ];

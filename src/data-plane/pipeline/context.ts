@@ -6,7 +6,7 @@ import type { KeySnapshot } from '../../propagation/snapshot.ts';
 import type { Telemetry } from '../../telemetry/tracing.ts';
 import type { Conversations } from '../conversations.ts';
 import type { Attempt } from '../dispatch.ts';
-import type { RecordSink } from '../records.ts';
+import type { RecordSink } from '../../core/records.ts';
 import type { Plan } from '../resolve.ts';
 import type { RequestIds } from '../respond.ts';
 import type { AdmissionPolicy } from './admit.ts';

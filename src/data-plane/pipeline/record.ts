@@ -1,4 +1,4 @@
-import type { RecordEntry, RecordSink } from '../records.ts';
+import type { RecordEntry, RecordSink } from '../../core/records.ts';
 import type { Outcome, RequestContext } from './context.ts';
 import type { Settlement } from './settle.ts';
 

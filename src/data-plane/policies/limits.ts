@@ -23,6 +23,8 @@ import { reservedInput, reservedOutput, type SettlementPolicy } from '../pipelin
  *   pass the limit, so concurrent requests overshoot it by at most what one request's real cost
  *   exceeds its reservation.
  *
+ * An MCP call (no plan: no model, no tokens, no price) counts one request per minute and nothing else.
+ *
  * A stream that ended early is settled at the usage seen so far (pipeline/settle.ts); when the
  * upstream reported none, every hold stays at its reservation.
  *
@@ -68,11 +70,12 @@ export const limitsPolicies = (o: LimitsOptions): { admit: AdmissionPolicy; sett
     admit(ctx) {
       const key = ctx.key;
       const plan = ctx.plan;
-      if (!key || !plan) return undefined;
+      if (!key) return undefined;
       const project = key.project;
       const rl = project.rateLimit;
+      // Without a plan (an MCP call: no model, no tokens, no price) only requests per minute count.
       let budgets: BudgetSnapshot[] | undefined;
-      for (const b of project.budgets) if (b.apiKeyId === null || b.apiKeyId === key.id) (budgets ??= []).push(b);
+      if (plan) for (const b of project.budgets) if (b.apiKeyId === null || b.apiKeyId === key.id) (budgets ??= []).push(b);
       if (!rl && !budgets) return undefined;
       const t = now();
       const entries: CounterAdd[] = [];
@@ -86,7 +89,7 @@ export const limitsPolicies = (o: LimitsOptions): { admit: AdmissionPolicy; sett
           entries.push({ key: `gw:rl:${scope}:r:${win.start}`, add: 1, limit: rl.requestsPerMinute, ttlMs: 2 * MINUTE });
           refusals.push((n) => rateLimited(`${rl.requestsPerMinute} requests per minute`, secondsUntil(win.end, n)));
         }
-        if (rl.tokensPerMinute !== undefined) {
+        if (rl.tokensPerMinute !== undefined && plan) {
           const k = `gw:rl:${scope}:t:${win.start}`;
           const reserved = inputEstimate + (ctx.maxOutputTokens ?? 0);
           entries.push({ key: k, add: reserved, limit: rl.tokensPerMinute, ttlMs: 2 * MINUTE, orEmpty: true });
@@ -94,7 +97,7 @@ export const limitsPolicies = (o: LimitsOptions): { admit: AdmissionPolicy; sett
           holds.push({ key: k, reserved, measure: 'tokens' });
         }
       }
-      if (budgets) {
+      if (budgets && plan) {
         const maxOut = reservedOutput(ctx);
         const cost = costNanoUsd({ inputTokens: inputEstimate, outputTokens: maxOut }, plan.catalog.prices);
         for (const b of budgets) {

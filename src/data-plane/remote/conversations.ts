@@ -1,3 +1,5 @@
+import { ApiError, type ManagementClient } from '../../api/client.ts';
+import type { ProtocolInput, ProtocolName, ProtocolOutput } from '../../api/dataplane.ts';
 import type { JsonObject } from '../../canonical/types.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { describeError, log } from '../../core/log.ts';
@@ -6,8 +8,9 @@ import type { ConversationStore, StoredConversation } from '../conversations.ts'
 /**
  * The ConversationStore of a separate data plane: the management plane's store, reached over the
  * data plane protocol (`/dataplane.v1.DataplaneService/{Get,Put,Delete}Conversation`,
- * `GetConversationItem`) with the service account's JWT. Nothing is kept locally, so a response
- * stored through one data plane of a customer is usable through any other serving its project.
+ * `GetConversationItem`, src/api/dataplane.ts) through the management client, as the service
+ * account. Nothing is kept locally, so a response stored through one data plane of a customer is
+ * usable through any other serving its project.
  *
  * Each call has a short deadline (CONVERSATION_CALL_TIMEOUT_MS). When the management plane cannot
  * be reached, or answers with an error, the request that needed the conversation fails with 503
@@ -16,9 +19,10 @@ import type { ConversationStore, StoredConversation } from '../conversations.ts'
 
 export const CONVERSATION_CALL_TIMEOUT_MS = 5_000;
 
-export type ProtocolCall = (path: string, body: string, timeoutMs: number) => Promise<Response>;
+type ConversationCall = Extract<ProtocolName, 'GetConversation' | 'GetConversationItem' | 'PutConversation' | 'DeleteConversation'>;
 
-const PREFIX = '/dataplane.v1.DataplaneService';
+/** What the store needs of the management client (client.ts `ManagementClient`). */
+export type ProtocolClient = Pick<ManagementClient, 'protocol'>;
 
 export const conversationStoreUnavailable = (): GatewayError =>
   new GatewayError({
@@ -29,50 +33,33 @@ export const conversationStoreUnavailable = (): GatewayError =>
 
 export class RemoteConversationStore implements ConversationStore {
   constructor(
-    private readonly call: ProtocolCall,
+    private readonly client: ProtocolClient,
     private readonly timeoutMs = CONVERSATION_CALL_TIMEOUT_MS,
   ) {}
 
-  async #post(op: string, payload: JsonObject): Promise<JsonObject> {
-    let res: Response;
+  async #call<N extends ConversationCall>(name: N, input: ProtocolInput<N>): Promise<ProtocolOutput<N>> {
     try {
-      res = await this.call(`${PREFIX}/${op}`, JSON.stringify(payload), this.timeoutMs);
+      return await this.client.protocol(name, input, { timeoutMs: this.timeoutMs, attempts: 1 });
     } catch (e) {
-      log.every('conversation-store-unreachable', 'warn', 'the management plane is unreachable for stored conversations', { op, error: describeError(e) }, 30_000);
+      if (e instanceof ApiError && e.status !== 0) log.every('conversation-store-refused', 'warn', 'the management plane refused a stored-conversation call', { op: name, status: e.status, code: e.code }, 30_000);
+      else log.every('conversation-store-unreachable', 'warn', 'the management plane is unreachable for stored conversations', { op: name, error: describeError(e) }, 30_000);
       throw conversationStoreUnavailable();
     }
-    const text = await res.text().catch(() => '');
-    if (res.status !== 200) {
-      log.every('conversation-store-refused', 'warn', 'the management plane refused a stored-conversation call', { op, status: res.status }, 30_000);
-      throw conversationStoreUnavailable();
-    }
-    try {
-      const v: unknown = JSON.parse(text);
-      if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as JsonObject;
-    } catch {
-      // falls through
-    }
-    throw conversationStoreUnavailable();
   }
 
   async get(projectId: string, id: string): Promise<StoredConversation | undefined> {
-    const r = await this.#post('GetConversation', { projectId, id });
-    const c = r.conversation;
-    return c !== null && typeof c === 'object' && !Array.isArray(c) ? (c as unknown as StoredConversation) : undefined;
+    return (await this.#call('GetConversation', { projectId, id })).conversation ?? undefined;
   }
 
   async getItem(projectId: string, itemId: string): Promise<JsonObject | undefined> {
-    const r = await this.#post('GetConversationItem', { projectId, itemId });
-    const item = r.item;
-    return item !== null && typeof item === 'object' && !Array.isArray(item) ? item : undefined;
+    return (await this.#call('GetConversationItem', { projectId, itemId })).item ?? undefined;
   }
 
   async put(projectId: string, conversation: StoredConversation): Promise<void> {
-    await this.#post('PutConversation', { projectId, conversation: conversation as unknown as JsonObject });
+    await this.#call('PutConversation', { projectId, conversation });
   }
 
   async delete(projectId: string, id: string): Promise<boolean> {
-    const r = await this.#post('DeleteConversation', { projectId, id });
-    return r.deleted === true;
+    return (await this.#call('DeleteConversation', { projectId, id })).deleted;
   }
 }

@@ -1,10 +1,12 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { importPKCS8, SignJWT } from 'jose';
+import { ApiError, ManagementClient } from '../../api/client.ts';
+import type { SealedPull } from '../../api/config-document.ts';
+import type { ProtocolInput, ProtocolOutput } from '../../api/dataplane.ts';
 import { uuid } from '../../core/ids.ts';
 import { describeError, log } from '../../core/log.ts';
 import { buildSnapshot } from '../../propagation/build.ts';
-import type { SealedPull } from '../../propagation/document.ts';
 import type { SnapshotHolder } from '../../propagation/holder.ts';
 import { openPull } from '../../propagation/seal.ts';
 import type { ProviderAdapter } from '../../providers/types.ts';
@@ -50,6 +52,12 @@ export class PullController {
   #running: Promise<boolean> | undefined;
   readonly #cacheFile: string;
   readonly #stop = new AbortController();
+  /**
+   * The management plane, as this data plane's service account (a fresh JWT per call, aborted at
+   * stop): pulls, record shipping and stored conversations go through it. One attempt per call —
+   * each caller has its own retry (the next pull, the record spool, the client's retry).
+   */
+  readonly client: ManagementClient;
 
   constructor(
     private readonly sa: ServiceAccountFile,
@@ -58,6 +66,7 @@ export class PullController {
     private readonly opts: { dataDir: string; pollMs: number; driftSweepMs: number; longPoll?: boolean },
   ) {
     this.#cacheFile = join(opts.dataDir, 'config-cache.json');
+    this.client = new ManagementClient({ endpoint: sa.apiUri, token: () => this.token(), attempts: 1, timeoutMs: CALL_TIMEOUT_MS, signal: this.#stop.signal });
   }
 
   /**
@@ -86,16 +95,6 @@ export class PullController {
       .setIssuedAt(now)
       .setExpirationTime(now + TOKEN_LIFETIME_S)
       .sign(await this.#key);
-  }
-
-  /** POSTs to the management plane with a current token. */
-  async call(path: string, body: string, timeoutMs = CALL_TIMEOUT_MS): Promise<Response> {
-    return fetch(`${this.sa.apiUri}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${await this.token()}`, 'content-type': 'application/json' },
-      body,
-      signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), this.#stop.signal]),
-    });
   }
 
   async start(): Promise<void> {
@@ -147,40 +146,58 @@ export class PullController {
   /** Resolves true when the management plane answered 200. */
   async #pull(full: boolean, waitSeconds: number): Promise<boolean> {
     const applied = this.status.appliedRevision;
-    const req = JSON.stringify({ ...(applied >= 0 ? { knownRevision: String(applied), appliedRevision: String(applied) } : {}), full, ...(waitSeconds > 0 ? { waitSeconds } : {}) });
-    let res: Response;
+    const req: ProtocolInput<'Pull'> = { ...(applied >= 0 ? { knownRevision: String(applied), appliedRevision: String(applied) } : {}), full, ...(waitSeconds > 0 ? { waitSeconds } : {}) };
+    let answer: ProtocolOutput<'Pull'>;
     try {
-      res = await this.call('/dataplane.v1.DataplaneService/Pull', req, CALL_TIMEOUT_MS + waitSeconds * 1000);
+      answer = await this.client.protocol('Pull', req, { timeoutMs: CALL_TIMEOUT_MS + waitSeconds * 1000 });
     } catch (e) {
-      if (!this.#stop.signal.aborted) this.#unreachable(describeError(e));
-      return false;
+      return this.#failed(e);
     }
     this.status.lastPullAt = new Date();
-    const text = await res.text().catch(() => '');
-    if (res.status === 401 || res.status === 403) {
-      const why = safeJson(text);
-      this.status.reachable = true;
-      this.status.refused = typeof why?.message === 'string' ? why.message : `refused (${res.status})`;
-      log.every('dataplane-refused', 'error', 'the management plane refused this data plane’s service account; serving the last configuration', { reason: this.status.refused }, 60_000);
-      return false;
-    }
-    if (res.status !== 200) {
-      this.#unreachable(`management plane answered ${res.status}`);
-      return false;
-    }
-    this.status.reachable = true;
-    this.status.refused = undefined;
+    this.#answered();
+    if (answer.unchanged) return true;
     try {
-      const body: unknown = JSON.parse(text);
-      if (isUnchanged(body)) return true;
-      const sealed = await this.#apply(body);
+      const sealed = await this.#apply(answer);
       if (full) this.status.lastFullSyncAt = new Date();
       this.#writeCache(sealed);
       this.status.lastError = undefined;
     } catch (e) {
-      this.status.lastError = describeError(e);
-      log.every('dataplane-apply-failed', 'error', 'applying the pulled configuration failed; still serving the previous one', { error: this.status.lastError });
+      this.#applyFailed(describeError(e));
     }
+    return true;
+  }
+
+  #answered(): void {
+    this.status.reachable = true;
+    this.status.refused = undefined;
+  }
+
+  #applyFailed(error: string): void {
+    this.status.lastError = error;
+    log.every('dataplane-apply-failed', 'error', 'applying the pulled configuration failed; still serving the previous one', { error });
+  }
+
+  /** A Pull that brought no configuration: refused (401/403), unreachable, or an answer not in the protocol's shape. */
+  #failed(e: unknown): boolean {
+    if (this.#stop.signal.aborted) return false;
+    if (!(e instanceof ApiError) || e.status === 0) {
+      this.#unreachable(describeError(e));
+      return false;
+    }
+    this.status.lastPullAt = new Date();
+    if (e.status === 401 || e.status === 403) {
+      this.status.reachable = true;
+      this.status.refused = e.detail.message ?? `refused (${e.status})`;
+      log.every('dataplane-refused', 'error', 'the management plane refused this data plane’s service account; serving the last configuration', { reason: this.status.refused, ...(e.detail.reason ? { why: e.detail.reason } : {}) }, 60_000);
+      return false;
+    }
+    if (e.status !== 200) {
+      this.#unreachable(`management plane answered ${e.status}`);
+      return false;
+    }
+    // Answered, but not with a configuration this version reads (or with a secret not sealed).
+    this.#answered();
+    this.#applyFailed(e.message);
     return true;
   }
 
@@ -226,13 +243,3 @@ export class PullController {
   }
 }
 
-const isUnchanged = (body: unknown): boolean => typeof body === 'object' && body !== null && 'unchanged' in body && body.unchanged === true;
-
-const safeJson = (text: string): Record<string, unknown> | undefined => {
-  try {
-    const v: unknown = JSON.parse(text);
-    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-};

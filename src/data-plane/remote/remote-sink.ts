@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ApiError, type ManagementClient } from '../../api/client.ts';
 import { describeError, log } from '../../core/log.ts';
 import { Spool } from '../../core/spool.ts';
-import { type RecordEntry, type RecordSink, type RecordSinkStats, rowJsonWith } from '../records.ts';
+import { type RecordEntry, type RecordSink, type RecordSinkStats, rowJsonWith } from '../../core/records.ts';
 
 /**
  * The request-record sink of a separate data plane: records are shipped to the management plane
@@ -14,6 +15,28 @@ import { type RecordEntry, type RecordSink, type RecordSinkStats, rowJsonWith } 
 
 /** Sends one batch (a JSON array text); 'ok', 'retry' (keep it) or 'refused' (a permanent 4xx: drop it). */
 export type BatchSender = (recordsJson: string) => Promise<'ok' | 'retry' | 'refused'>;
+
+/**
+ * Ships batches with `PushRecords` through the management client. Only a 400 (a batch the
+ * management plane cannot read) drops a batch; everything else — unreachable, 503 while its record
+ * store is down, a refused account — keeps it for later. A 200 whose answer is not in the
+ * protocol's shape still means the batch was taken.
+ */
+export const pushRecordsWith =
+  (client: Pick<ManagementClient, 'protocolText'>): BatchSender =>
+  async (recordsJson) => {
+    try {
+      await client.protocolText('PushRecords', `{"records":${recordsJson}}`);
+      return 'ok';
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      if (e.status === 200) {
+        log.every('records-remote-answer', 'warn', 'the management plane took a batch of request records with an unexpected answer', { error: e.message }, 60_000);
+        return 'ok';
+      }
+      return e.status === 400 ? 'refused' : 'retry';
+    }
+  };
 
 export interface RemoteSinkStats extends RecordSinkStats {
   /** Batches on disk waiting for the management plane. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../config/env.ts';
-import { jcs } from '../../audit/entry.ts';
+import { jcs } from '../../core/jcs.ts';
 import { sha256Hex } from '../../core/ids.ts';
 
 /** What a data plane needs from the `serviceAccount` of CreateServiceAccount. */

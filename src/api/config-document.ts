@@ -142,6 +142,34 @@ const documentSchema = <T extends TSchema, J extends TSchema>(secret: SecretForm
      * newest event's URL of each live workspace, its host normalised like a gateway's.
      */
     workspaceUrls: Type.Optional(Type.Array(Type.Object({ id: Str, customerUuid: Str, workspaceId: Str, projectUuid: Str, url: Str, host: Str }))),
+    /**
+     * The MCP catalog servers a profile of this document uses (contract §7): `authValue` is the
+     * upstream credential (bearer token or header value), sealed like every secret.
+     */
+    mcpServers: Type.Optional(
+      Type.Array(
+        Type.Object({
+          serverId: Str,
+          url: Str,
+          transport: Str,
+          authType: Str,
+          authHeader: NullableStr,
+          authValue: Type.Union([secret.text, Type.Null()]),
+          allowPrivate: Type.Boolean(),
+        }),
+      ),
+    ),
+    /** MCP profiles of live projects; `servers` lists only servers assigned to the project (`tools`: names or `*` globs). */
+    mcpProfiles: Type.Optional(
+      Type.Array(
+        Type.Object({
+          id: Str,
+          projectUuid: Str,
+          profileId: Str,
+          servers: Type.Array(Type.Object({ serverId: Str, tools: Type.Optional(Type.Array(Str)), prefix: Str })),
+        }),
+      ),
+    ),
     /** A separate data plane's own workspace (absent for the embedded data plane, which serves every project). */
     self: Type.Optional(Type.Object({ workspaceUuid: Str, workspaceId: Str, projectUuid: Str })),
   });

@@ -1,7 +1,8 @@
 /**
- * The data plane's side of request records: what one request hands over, and the interface of
- * whatever takes it. The data plane knows no store — the writer that puts records into the
- * database lives in src/records/ and is composed in src/app.ts.
+ * Request records as both planes see them: what one request hands over, and the interface of
+ * whatever takes it. The data plane knows no store (the writer that puts records into the database
+ * lives in src/records/, composed in src/app.ts); the management plane takes pushed records in the
+ * same shape. Framework-free, imported by both.
  */
 
 /** A column value of a request record as the store takes it (numbers and flags as they are, time as ISO text). */

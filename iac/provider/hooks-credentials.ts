@@ -1,0 +1,89 @@
+import { APIKEY, type GatewayClient, type JsonObject } from './client.ts';
+import type { Hooks } from './declared.ts';
+import { envelopeOf, findInList, orGone, str } from './resource.ts';
+import type { CtyObject } from './wire.ts';
+
+/**
+ * The credentials' own CRUD (their declarations have neither a natural key nor an id-addressed Get):
+ * - gateway_api_key: read by listing the project's keys (or, imported by bare UUID, every
+ *   customer's); destroy revokes. The key is known once, at creation.
+ * - gateway_byok_key: a project-level key of byok.v1.ByokService; the `secret` is sent once and
+ *   kept in state as given. Keys cannot be edited: any change replaces the key. A revoked key reads
+ *   as gone. User-scoped keys belong to one user's own session and are not managed by Terraform.
+ * - gateway_service_account: no update (every argument replaces the account: a new key pair, the
+ *   old account revoked). The private key is returned once, by the create call: kept in state as
+ *   the sensitive `private_key`, and `credentials_json` holds the whole CreateServiceAccount answer
+ *   as `serve --role data --service-account FILE` reads it (keep state in an encrypted backend).
+ *   A revoked or expired account reads as gone: the next plan creates a new one.
+ */
+
+const BYOK = 'byok.v1.ByokService';
+const ACTIVE = 'SERVICE_ACCOUNT_STATUS_ACTIVE';
+
+/** Finds a key by id; with no customer known (import by bare UUID) every customer's projects are searched. */
+const findKey = async (c: GatewayClient, s: CtyObject): Promise<JsonObject | null> => {
+  const id = str(s.id);
+  const match = (k: JsonObject) => k.id === id;
+  if (s.customer_id) return findInList(c, 'ListApiKeys', { customerId: str(s.customer_id), projectId: str(s.project_id) }, 'apiKeys', match, APIKEY);
+  let token = '';
+  do {
+    const page = await c.callJson('ListCustomers', { pageSize: 1000, ...(token ? { pageToken: token } : {}) });
+    for (const cust of Array.isArray(page.customers) ? page.customers : []) {
+      const customerId = str((cust as JsonObject).customerId as string);
+      const projects = await c.callJson('ListProjects', { customerId, pageSize: 1000 });
+      for (const p of Array.isArray(projects.projects) ? projects.projects : []) {
+        const hit = await findInList(c, 'ListApiKeys', { customerId, projectId: str((p as JsonObject).projectId as string) }, 'apiKeys', match, APIKEY);
+        if (hit) return hit;
+      }
+    }
+    token = typeof page.nextPageToken === 'string' ? page.nextPageToken : '';
+  } while (token);
+  return null;
+};
+
+const byokKey = (c: GatewayClient, s: { id?: unknown; customer_id?: unknown; project_id?: unknown }): Promise<JsonObject | null> =>
+  orGone(c.callJson('Get', { id: str(s.id as string), customerId: str(s.customer_id as string), projectId: str(s.project_id as string) }, BYOK), 'key');
+
+export const CREDENTIAL_HOOKS: Record<string, Hooks> = {
+  gateway_api_key: {
+    parseImport: (id) => (/^[0-9a-f-]{36}$/.test(id) ? { id } : undefined),
+    create: async (c, body) => {
+      const r = await c.callJson('CreateApiKey', body, APIKEY);
+      return { ...r, expiresAt: typeof r.expiresAt === 'string' ? r.expiresAt : '' };
+    },
+    read: async (c, s) => {
+      const k = await findKey(c, s);
+      return k ? { ...k, expiresAt: typeof k.expiresAt === 'string' ? k.expiresAt : '' } : null;
+    },
+    delete: async (c, s) => {
+      await c.callJson('RevokeApiKey', { id: str(s.id), customerId: str(s.customer_id), projectId: str(s.project_id) }, APIKEY);
+    },
+  },
+  gateway_byok_key: {
+    create: async (c, body) => envelopeOf(await c.callJson('Register', { ...body, userScope: false }, BYOK), 'key'),
+    read: async (c, s) => {
+      const k = await byokKey(c, s);
+      // A revoked key reads as gone, so the next plan registers it again.
+      return k && !(typeof k.revokedAt === 'string' && k.revokedAt !== '') ? k : null;
+    },
+    delete: async (c, s) => {
+      await c.callJson('Revoke', { id: str(s.id), customerId: str(s.customer_id), projectId: str(s.project_id) }, BYOK);
+    },
+  },
+  gateway_service_account: {
+    create: async (c, body) => {
+      const r = await c.callJson('CreateServiceAccount', body);
+      const sa = envelopeOf(r, 'serviceAccount');
+      const info = envelopeOf(await c.callJson('GetServiceAccount', { id: str(sa.id as string) }), 'serviceAccount');
+      const out: JsonObject = { ...info, privateKey: sa.privateKey ?? '', privateKeyId: sa.privateKeyId ?? '', checksum: r.checksum ?? '', credentialsJson: JSON.stringify(r) };
+      return out;
+    },
+    read: async (c, s) => {
+      const info = await orGone(c.callJson('GetServiceAccount', { id: str(s.id) }), 'serviceAccount');
+      return info && info.status === ACTIVE ? info : null;
+    },
+    delete: async (c, s) => {
+      await c.callJson('RevokeServiceAccount', { id: str(s.id), reason: 'terraform destroy' });
+    },
+  },
+};

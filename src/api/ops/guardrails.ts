@@ -1,0 +1,174 @@
+import { Type as t } from '@sinclair/typebox';
+import { connectError } from '../../core/errors.ts';
+import { PII_TYPES } from '../../governance/pii.ts';
+import { CustomerRef, Enum, Int32, PATTERNS, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
+import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
+
+/**
+ * Guardrails (contract §3.2): checks of a project's requests (input) and answers (output) —
+ * `regex`, `pii` (email, phone, credit_card with Luhn, iban with checksum, ssn, ip_address) and
+ * `max_input_tokens` — that block, redact or flag. Enforced by the data planes
+ * (src/data-plane/policies/guardrails.ts); docs/governance.md.
+ */
+
+const ADMIN = 'admin.v1.AdminService';
+const GROUP = 'Guardrails';
+const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
+export const GUARDRAIL_STAGES = ['input', 'output', 'both'] as const;
+export const GUARDRAIL_KINDS = ['regex', 'pii', 'max_input_tokens'] as const;
+export const GUARDRAIL_ACTIONS = ['block', 'redact', 'flag'] as const;
+const GuardrailName = () => Str(1, 253, { pattern: PATTERNS.ID, description: 'guardrail name (ID, 1-253), unique within the project' });
+
+const Fields = {
+  stage: Enum(GUARDRAIL_STAGES, 'input, output or both'),
+  kind: Enum(GUARDRAIL_KINDS, 'regex, pii or max_input_tokens'),
+  pattern: t.Optional(Str(0, 1024, { description: 'regex kind: an ECMAScript regular expression (1-1024), matched with the u flag' })),
+  piiTypes: t.Optional(t.Array(Enum(PII_TYPES), { maxItems: PII_TYPES.length, uniqueItems: true, description: 'pii kind: the types to detect (at least one)' })),
+  maxTokens: t.Optional(Int32({ minimum: 1, maximum: 2_000_000, description: 'max_input_tokens kind: the largest estimated input (1..2000000)' })),
+  action: Enum(GUARDRAIL_ACTIONS, 'block, redact or flag (max_input_tokens: block or flag)'),
+};
+
+export const GuardrailOut = t.Object(
+  {
+    id: t.String({ description: 'UUID' }),
+    customerId: t.String(),
+    projectId: t.String(),
+    name: t.String(),
+    stage: t.String(),
+    kind: t.String(),
+    pattern: t.Optional(t.String()),
+    piiTypes: t.Array(t.String()),
+    maxTokens: t.Optional(t.Integer()),
+    action: t.String(),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  },
+  { description: 'Guardrail' },
+);
+
+/** A guardrail's rule fields, as stored. */
+export interface GuardrailShape {
+  stage: string;
+  kind: string;
+  pattern: string | null;
+  piiTypes: string[];
+  maxTokens: number | null;
+  action: string;
+}
+
+/**
+ * The rules across fields (the management API and the Terraform provider's plan-time check run this
+ * same function); returns the normalised shape or throws `invalid_argument` naming the field.
+ */
+export const checkGuardrail = (g: GuardrailShape): GuardrailShape => {
+  if (g.kind === 'regex') {
+    if (!g.pattern) throw connectError('invalid_argument', "invalid field 'pattern': required for kind 'regex'", 'pattern');
+    try {
+      new RegExp(g.pattern, 'gu');
+    } catch {
+      throw connectError('invalid_argument', "invalid field 'pattern': not a valid regular expression", 'pattern');
+    }
+    return { ...g, piiTypes: [], maxTokens: null };
+  }
+  if (g.kind === 'pii') {
+    if (g.piiTypes.length === 0) throw connectError('invalid_argument', "invalid field 'piiTypes': give at least one type for kind 'pii'", 'piiTypes');
+    return { ...g, pattern: null, maxTokens: null };
+  }
+  if (g.maxTokens === null) throw connectError('invalid_argument', "invalid field 'maxTokens': required for kind 'max_input_tokens'", 'maxTokens');
+  if (g.action === 'redact') throw connectError('invalid_argument', "invalid field 'action': max_input_tokens can block or flag, not redact", 'action');
+  if (g.stage !== 'input') throw connectError('invalid_argument', "invalid field 'stage': max_input_tokens applies to the input only", 'stage');
+  return { ...g, pattern: null, piiTypes: [] };
+};
+
+const One = t.Object({ guardrail: GuardrailOut });
+
+export const GuardrailOps = {
+  CreateGuardrail: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'CreateGuardrail',
+    summary: 'Create a guardrail of a project',
+    notes:
+      "kind regex needs pattern; pii needs piiTypes; max_input_tokens needs maxTokens, stage 'input' and action block or flag. A blocked request is 400 invalid_request_error / guardrail_blocked naming the guardrail; redact replaces a match with [REDACTED:<type>] (the guardrail's name for regex); flag records the guardrail's name on the request record (guardrail_flags). Names are unique within the project (already_exists).",
+    permission: 'project_admin',
+    mutates: { action: 'CREATE', resource: 'guardrail' },
+    input: t.Object({ ...Addr, name: GuardrailName(), ...Fields }, { additionalProperties: false }),
+    output: One,
+  }),
+  GetGuardrail: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'GetGuardrail',
+    summary: 'A guardrail by name',
+    permission: 'project_member',
+    input: t.Object({ ...Addr, name: GuardrailName() }, { additionalProperties: false }),
+    output: One,
+  }),
+  ListGuardrails: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'ListGuardrails',
+    summary: "A project's guardrails (ordered by name)",
+    permission: 'project_member',
+    input: t.Object(Addr, { additionalProperties: false }),
+    output: t.Object({ guardrails: t.Array(GuardrailOut) }),
+  }),
+  UpdateGuardrail: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'UpdateGuardrail',
+    summary: 'Update a guardrail (unset fields stay unchanged; the same rules as CreateGuardrail apply to the result)',
+    permission: 'project_admin',
+    mutates: { action: 'UPDATE', resource: 'guardrail' },
+    input: t.Object(
+      {
+        ...Addr,
+        name: GuardrailName(),
+        stage: t.Optional(Fields.stage),
+        kind: t.Optional(Fields.kind),
+        pattern: Fields.pattern,
+        piiTypes: Fields.piiTypes,
+        maxTokens: Fields.maxTokens,
+        action: t.Optional(Fields.action),
+      },
+      { additionalProperties: false },
+    ),
+    output: One,
+  }),
+  DeleteGuardrail: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'DeleteGuardrail',
+    summary: 'Delete a guardrail',
+    permission: 'project_admin',
+    mutates: { action: 'DELETE', resource: 'guardrail' },
+    input: t.Object({ ...Addr, name: GuardrailName() }, { additionalProperties: false }),
+    output: Success(),
+  }),
+};
+
+const G = GuardrailOps;
+export const GuardrailResources = {
+  guardrail: defineResource({
+    change: { kind: 'GUARDRAIL', entity: 'guardrail', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_guardrail',
+      description: 'A guardrail of a project: regex, PII or maximum input tokens; block, redact or flag; on input, output or both.',
+      create: G.CreateGuardrail,
+      get: G.GetGuardrail,
+      update: G.UpdateGuardrail,
+      delete: G.DeleteGuardrail,
+      envelope: 'guardrail',
+      key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'name' }],
+      args: [
+        { api: 'stage', update: true },
+        { api: 'kind', update: true },
+        { api: 'pattern', update: true },
+        { api: 'piiTypes', update: true },
+        { api: 'maxTokens', update: true },
+        { api: 'action', update: true },
+      ],
+    },
+  }),
+};

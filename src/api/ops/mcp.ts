@@ -1,0 +1,310 @@
+import { Type as t } from '@sinclair/typebox';
+import { connectError } from '../../core/errors.ts';
+import { CustomerRef, Deleted, Description, Enum, Labels, LabelsOut, Nullable, One, PATTERNS, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
+import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
+
+/**
+ * The MCP gateway's configuration (contract §7): the catalog of MCP servers (platform admin's) and
+ * the MCP profiles of a project (its admins'): each profile serves, at `/mcp/{profileId}`, the
+ * tools of some of the project's assigned servers, filtered and prefixed. The assignments
+ * themselves are in assignments.ts.
+ */
+
+const ADMIN = 'admin.v1.AdminService';
+const CATALOG = 'MCP servers';
+const PROFILES = 'MCP profiles';
+
+export const MCP_TRANSPORTS = ['streamable-http', 'sse'] as const;
+export const MCP_AUTH_TYPES = ['none', 'bearer', 'header'] as const;
+/** Header names the gateway sets itself on an upstream MCP request: never a catalog credential's header. */
+export const MCP_RESERVED_HEADERS: ReadonlySet<string> = new Set([
+  'accept',
+  'connection',
+  'content-length',
+  'content-type',
+  'host',
+  'last-event-id',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'te',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+export const ServerId = () => Str(1, 253, { pattern: PATTERNS.SERVER, description: 'catalog MCP server id (SERVER, 1-253)' });
+const ProfileId = () => Str(1, 64, { pattern: PATTERNS.ID, description: 'profile id (ID, 1-64), unique within the project; served at /mcp/{profileId}' });
+const ServerUrl = () => Str(1, 2048, { pattern: '^https?://', description: "the server's MCP endpoint (http or https URL; Streamable HTTP, or the SSE endpoint for transport 'sse')" });
+const AuthHeader = () => Str(1, 255, { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", description: "header name for authType 'header' (an HTTP token, 1-255)" });
+const AuthValue = () => Str(1, 16384, { description: 'the credential (bearer token or header value); secret: wrapped at rest, never returned' });
+/** `*` matches any run of characters; names follow the MCP tool-name rule (plus `/`). */
+const ToolName = () => Str(1, 128, { pattern: '^[A-Za-z0-9_.*/-]+$', description: 'a tool name, or a glob with `*` (1-128)' });
+const Prefix = () =>
+  Str(0, 253, { pattern: '^([a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?)?$', description: "listed names are '{prefix}__{name}'; default: the serverId; '' = no prefix" });
+
+const serverFields = {
+  transport: t.Optional(Enum(MCP_TRANSPORTS, "'streamable-http' (default) or 'sse' (the 2024-11-05 HTTP+SSE transport)")),
+  description: Description(),
+  authType: t.Optional(Enum(MCP_AUTH_TYPES, "'none' (default), 'bearer' (Authorization: Bearer <authValue>) or 'header' (<authHeader>: <authValue>)")),
+  authHeader: Nullable(AuthHeader(), "header name for authType 'header'"),
+  authValue: Nullable(AuthValue(), 'the credential; secret: wrapped at rest, never returned'),
+  labels: Labels(),
+};
+
+export const McpServerOut = t.Object(
+  {
+    id: t.String({ description: 'server-generated UUID' }),
+    serverId: t.String(),
+    url: t.String(),
+    transport: t.String(),
+    description: t.String(),
+    authType: t.String(),
+    authHeader: t.String({ description: "empty unless authType is 'header'" }),
+    hasAuthValue: t.Boolean({ description: 'whether a credential is stored (it is never returned)' }),
+    labels: LabelsOut(),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  },
+  { description: 'McpServer (catalog entry)' },
+);
+
+const ProfileServer = t.Object(
+  {
+    serverId: ServerId(),
+    tools: t.Optional(t.Array(ToolName(), { minItems: 1, maxItems: 256, uniqueItems: true, description: 'tool names or `*` globs; absent = every tool' })),
+    prefix: t.Optional(Prefix()),
+  },
+  { additionalProperties: false },
+);
+const ProfileServers = () => t.Array(ProfileServer, { minItems: 1, maxItems: 64, description: 'the servers the profile fronts, in order (each at most once, prefixes distinct)' });
+
+export const McpProfileOut = t.Object(
+  {
+    id: t.String({ description: 'server-generated UUID' }),
+    customerId: t.String(),
+    projectId: t.String(),
+    profileId: t.String(),
+    description: t.String(),
+    servers: t.Array(t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String() })),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  },
+  { description: 'McpProfile' },
+);
+
+/** A catalog server's authentication as it will be stored. */
+export interface McpAuthShape {
+  authType: (typeof MCP_AUTH_TYPES)[number];
+  authHeader: string | null;
+  /** Whether a credential will be stored. */
+  hasValue: boolean;
+}
+
+/**
+ * The rules across a catalog server's authentication fields (the management API and the Terraform
+ * provider's plan-time check run this same function); throws `invalid_argument` naming the field.
+ */
+export const checkMcpAuth = (a: McpAuthShape): void => {
+  if (a.authType === 'header') {
+    if (!a.authHeader) throw connectError('invalid_argument', "invalid field 'authHeader': required for authType 'header'", 'authHeader');
+    if (MCP_RESERVED_HEADERS.has(a.authHeader.toLowerCase())) throw connectError('invalid_argument', `invalid field 'authHeader': '${a.authHeader}' is set by the gateway itself`, 'authHeader');
+  } else if (a.authHeader) throw connectError('invalid_argument', "invalid field 'authHeader': only for authType 'header'", 'authHeader');
+  if (a.authType === 'none' && a.hasValue) throw connectError('invalid_argument', "invalid field 'authValue': authType 'none' takes no credential", 'authValue');
+  if (a.authType !== 'none' && !a.hasValue) throw connectError('invalid_argument', `invalid field 'authValue': required for authType '${a.authType}'`, 'authValue');
+};
+
+export interface McpProfileServerShape {
+  serverId: string;
+  tools?: readonly string[] | undefined;
+  prefix?: string | undefined;
+}
+
+/**
+ * A profile's server list with the default prefixes filled in (the serverId), or `invalid_argument`
+ * naming the entry: a server listed twice, two entries with one prefix (their names would
+ * collide), a prefix with `__` (the separator: `a` + `b__x` and `a__b` + `x` would collide).
+ */
+export const checkMcpProfileServers = (servers: readonly McpProfileServerShape[]): { serverId: string; tools?: string[]; prefix: string }[] => {
+  const ids = new Set<string>();
+  const prefixes = new Set<string>();
+  return servers.map((s, i) => {
+    const prefix = s.prefix ?? s.serverId;
+    if (ids.has(s.serverId)) throw connectError('invalid_argument', `invalid field 'servers.${i}.serverId': server '${s.serverId}' is listed twice`, `servers.${i}.serverId`);
+    if (prefix.includes('__')) throw connectError('invalid_argument', `invalid field 'servers.${i}.prefix': '__' separates the prefix from the name; a prefix cannot contain it`, `servers.${i}.prefix`);
+    if (prefixes.has(prefix))
+      throw connectError('invalid_argument', `invalid field 'servers.${i}.prefix': prefix '${prefix}' is used by another server of the profile`, `servers.${i}.prefix`);
+    ids.add(s.serverId);
+    prefixes.add(prefix);
+    return { serverId: s.serverId, ...(s.tools ? { tools: [...s.tools] } : {}), prefix };
+  });
+};
+
+const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
+const ProfileKey = t.Object({ ...Addr, profileId: ProfileId() }, { additionalProperties: false });
+
+export const McpOps = {
+  // ---- the catalog
+  CreateMcpServer: defineOp({
+    service: ADMIN,
+    group: CATALOG,
+    name: 'CreateMcpServer',
+    summary: 'Add an MCP server to the catalog',
+    notes:
+      "`url` follows the upstream address rule (contract §3.1): a loopback, private, link-local or metadata address is kept only from the platform admin's save (or under GATEWAY_UPSTREAM_ALLOW_PRIVATE). authType 'bearer' and 'header' need authValue; 'header' needs authHeader. A serverId in use is already_exists.",
+    permission: 'platform_admin',
+    mutates: { action: 'CREATE', resource: 'mcp_server' },
+    input: t.Object({ serverId: ServerId(), url: ServerUrl(), ...serverFields }, { additionalProperties: false }),
+    output: One('server', McpServerOut),
+  }),
+  GetMcpServer: defineOp({
+    service: ADMIN,
+    group: CATALOG,
+    name: 'GetMcpServer',
+    summary: 'Get a catalog MCP server (the credential is never returned)',
+    permission: 'authenticated',
+    input: t.Object({ serverId: ServerId() }, { additionalProperties: false }),
+    output: One('server', McpServerOut),
+  }),
+  ListMcpServers: defineOp({
+    service: ADMIN,
+    group: CATALOG,
+    name: 'ListMcpServers',
+    summary: 'List the catalog MCP servers (oldest first)',
+    permission: 'authenticated',
+    input: t.Object({ pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    output: Page('servers', McpServerOut),
+  }),
+  UpdateMcpServer: defineOp({
+    service: ADMIN,
+    group: CATALOG,
+    name: 'UpdateMcpServer',
+    summary: 'Update a catalog MCP server (unset fields stay unchanged; labels replaces the set)',
+    notes: "Changing authType to 'none' drops the stored credential; to 'bearer' or 'header' needs a credential (given now or already stored).",
+    permission: 'platform_admin',
+    mutates: { action: 'UPDATE', resource: 'mcp_server' },
+    input: t.Object({ serverId: ServerId(), url: t.Optional(ServerUrl()), ...serverFields }, { additionalProperties: false }),
+    output: One('server', McpServerOut),
+  }),
+  DeleteMcpServer: defineOp({
+    service: ADMIN,
+    group: CATALOG,
+    name: 'DeleteMcpServer',
+    summary: 'Delete a catalog MCP server (soft delete)',
+    notes: 'Refused (failed_precondition, naming them) while a project has it assigned or a profile lists it: remove those first.',
+    permission: 'platform_admin',
+    mutates: { action: 'DELETE', resource: 'mcp_server' },
+    input: t.Object({ serverId: ServerId() }, { additionalProperties: false }),
+    output: Deleted(),
+  }),
+  // ---- profiles
+  CreateMcpProfile: defineOp({
+    service: ADMIN,
+    group: PROFILES,
+    name: 'CreateMcpProfile',
+    summary: 'Create an MCP profile of a project (served at /mcp/{profileId})',
+    notes:
+      'Every server must be assigned to the project (failed_precondition otherwise). A server removed from the project later drops out of the profiles that list it (they keep the entry and serve it again if it is re-assigned).',
+    permission: 'project_admin',
+    mutates: { action: 'CREATE', resource: 'mcp_profile' },
+    input: t.Object({ ...Addr, profileId: ProfileId(), description: Description(), servers: ProfileServers() }, { additionalProperties: false }),
+    output: One('profile', McpProfileOut),
+  }),
+  GetMcpProfile: defineOp({
+    service: ADMIN,
+    group: PROFILES,
+    name: 'GetMcpProfile',
+    summary: 'Get an MCP profile',
+    permission: 'project_member',
+    input: ProfileKey,
+    output: One('profile', McpProfileOut),
+  }),
+  ListMcpProfiles: defineOp({
+    service: ADMIN,
+    group: PROFILES,
+    name: 'ListMcpProfiles',
+    summary: 'List the MCP profiles of a project (oldest first)',
+    permission: 'project_member',
+    input: t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    output: Page('profiles', McpProfileOut),
+  }),
+  UpdateMcpProfile: defineOp({
+    service: ADMIN,
+    group: PROFILES,
+    name: 'UpdateMcpProfile',
+    summary: 'Update an MCP profile (unset fields stay unchanged; servers given replaces the list)',
+    permission: 'project_admin',
+    mutates: { action: 'UPDATE', resource: 'mcp_profile' },
+    input: t.Object({ ...Addr, profileId: ProfileId(), description: Description(), servers: t.Optional(ProfileServers()) }, { additionalProperties: false }),
+    output: One('profile', McpProfileOut),
+  }),
+  DeleteMcpProfile: defineOp({
+    service: ADMIN,
+    group: PROFILES,
+    name: 'DeleteMcpProfile',
+    summary: 'Delete an MCP profile',
+    permission: 'project_admin',
+    mutates: { action: 'DELETE', resource: 'mcp_profile' },
+    input: ProfileKey,
+    output: Success(),
+  }),
+};
+
+const M = McpOps;
+export const McpResources = {
+  /** A catalog MCP server: global, like the model catalog. */
+  mcpServer: defineResource({
+    change: { kind: 'MCP_SERVER', entity: 'mcp_server', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_mcp_server',
+      description: 'A catalog MCP server (platform admin): its endpoint, transport and the credential the gateway sends it.',
+      create: M.CreateMcpServer,
+      get: M.GetMcpServer,
+      update: M.UpdateMcpServer,
+      delete: M.DeleteMcpServer,
+      envelope: 'server',
+      key: [{ api: 'serverId' }],
+      args: [
+        { api: 'url', update: true },
+        { api: 'transport', update: true },
+        { api: 'description', update: true },
+        { api: 'authType', update: true },
+        { api: 'authHeader', update: true },
+        { api: 'labels', update: true },
+        {
+          api: 'authValue',
+          update: true,
+          optionalComputed: false,
+          sensitive: true,
+          keep: true,
+          writeOnlyForm: true,
+          description: 'the credential (bearer token or header value); kept in state as given, never read back (an out-of-band change is not detected)',
+        },
+      ],
+    },
+  }),
+  mcpProfile: defineResource({
+    change: { kind: 'MCP_PROFILE', entity: 'mcp_profile', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_mcp_profile',
+      description: "An MCP profile of a project, served at /mcp/{profile_id}: some of the project's MCP servers, filtered and prefixed.",
+      create: M.CreateMcpProfile,
+      get: M.GetMcpProfile,
+      update: M.UpdateMcpProfile,
+      delete: M.DeleteMcpProfile,
+      envelope: 'profile',
+      key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'profileId' }],
+      args: [{ api: 'description', update: true }],
+      blocks: [
+        {
+          tf: 'server',
+          api: 'servers',
+          // The prefix defaults to the serverId (the server answers it); absent tools mean every tool.
+          attrs: [{ api: 'serverId', tf: 'server_id', required: true }, { api: 'tools' }, { api: 'prefix', computed: true }],
+          minItems: 1,
+          maxItems: 64,
+          description: 'a server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none)',
+        },
+      ],
+    },
+  }),
+};

@@ -1,0 +1,87 @@
+import { Type as t } from '@sinclair/typebox';
+import { connectError } from '../../core/errors.ts';
+import { parseSettingValue, type SettingName } from '../../governance/setting-values.ts';
+import { CustomerRef, Enum, One, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
+import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
+
+/** Project settings: `rate-limit` and `global-fallback`, JSON text in the formats of governance/setting-values.ts. */
+
+const ADMIN = 'admin.v1.AdminService';
+const GROUP = 'Project settings';
+const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
+
+export const SETTING_NAMES = ['global-fallback', 'rate-limit'] as const satisfies readonly SettingName[];
+const SettingNameField = () => Enum(SETTING_NAMES, "setting name: 'global-fallback' or 'rate-limit'");
+
+export const SettingOut = t.Object(
+  { settingName: t.String(), settingValue: t.String({ description: 'string-encoded value' }), updatedAt: Timestamp() },
+  { description: 'ProjectSetting' },
+);
+
+/**
+ * A setting's value against the format of its setting (the management API and the Terraform
+ * provider's plan-time check run this same function); throws `invalid_argument` naming settingValue.
+ */
+export const checkSettingValue = (settingName: SettingName, settingValue: string): void => {
+  const parsed = parseSettingValue(settingName, settingValue);
+  if (!parsed.ok) throw connectError('invalid_argument', `invalid field 'settingValue': not a valid '${settingName}' value: ${parsed.reason}`, 'settingValue');
+};
+
+export const SettingOps = {
+  GetProjectSettings: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'GetProjectSettings',
+    summary: "A project's settings (ordered by name)",
+    permission: 'project_member',
+    input: t.Object(Addr, { additionalProperties: false }),
+    output: t.Object({ settings: t.Array(SettingOut) }),
+  }),
+  UpsertProjectSetting: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'UpsertProjectSetting',
+    summary: 'Create or replace a project setting',
+    notes: [
+      'settingValue is JSON text (1-1024 characters), checked against the format of its setting and stored as given; a value that does not parse or breaks the format is invalid_argument naming settingValue.',
+      '- `rate-limit`: `{"requestsPerMinute"?: int, "tokensPerMinute"?: int, "per"?: "project" | "api_key"}` — at least one limit, each a positive integer; `per` defaults to `api_key`; no other keys.',
+      '- `global-fallback`: `{"targets": [{"connection": "<connection name>", "model": "<upstream model id>"}, …]}` — 1-32 targets, tried in order after every target of a route has failed retryably; no other keys.',
+    ].join('\n'),
+    permission: 'project_admin',
+    mutates: { action: 'UPDATE', resource: 'project_setting' },
+    input: t.Object(
+      { ...Addr, settingName: SettingNameField(), settingValue: Str(1, 1024, { description: 'string-encoded value (1-1024)' }) },
+      { additionalProperties: false },
+    ),
+    output: One('setting', SettingOut),
+  }),
+  DeleteProjectSetting: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'DeleteProjectSetting',
+    summary: 'Delete a project setting (not set: not_found)',
+    permission: 'project_admin',
+    mutates: { action: 'DELETE', resource: 'project_setting' },
+    input: t.Object({ ...Addr, settingName: SettingNameField() }, { additionalProperties: false }),
+    output: Success(),
+  }),
+};
+
+const S = SettingOps;
+export const SettingResources = {
+  projectSetting: defineResource({
+    change: { kind: 'PROJECT_SETTING', entity: 'project_setting', keepsApiKeys: true },
+    terraform: {
+      type: 'gateway_project_setting',
+      description: "A project setting ('global-fallback' or 'rate-limit'; the value is JSON text).",
+      create: S.UpsertProjectSetting,
+      get: S.GetProjectSettings,
+      update: S.UpsertProjectSetting,
+      delete: S.DeleteProjectSetting,
+      envelope: 'setting',
+      key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'settingName' }],
+      args: [{ api: 'settingValue', update: true }],
+    },
+  }),
+};

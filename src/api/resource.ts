@@ -1,0 +1,109 @@
+import type { OpSpec } from './op.ts';
+
+/**
+ * A configuration resource declared once, beside its operation specs (src/api/ops/*): the change
+ * it records for the data planes and its Terraform mapping, both as data. The registries read
+ * these (src/api/registry.ts, generated): `RESOURCES` (resources.ts) collects the changes, the
+ * Terraform provider (iac/provider/declared.ts) builds its resources from the mappings. What a
+ * mapping cannot say stays in the provider as a hook (iac/provider/hooks.ts).
+ */
+
+/** What a write of the resource records (`config_changes`), read by control-plane/deps.ts `recordChange`. */
+export interface ChangeDecl {
+  /** `config_changes.kind`. */
+  kind: string;
+  /** `config_changes.entity`: what `entityId` identifies. */
+  entity: string;
+  /**
+   * A change of this resource leaves the API key rows and the set of live projects as they were:
+   * a load that follows only such changes keeps the previous document's keys (propagation/load.ts).
+   */
+  keepsApiKeys: boolean;
+}
+
+/** A Terraform argument: a request field of the create operation, typed and bounded by its schema. */
+export interface TfArg {
+  /** The request field (camelCase; dotted for a nested one, e.g. enterpriseContext.scopes). */
+  api: string;
+  /** The attribute name; default: the field's last part in snake_case. */
+  tf?: string;
+  /** Changes in place through the update operation when its request has the field; otherwise a change replaces. */
+  update?: true;
+  /** Required/optional; default: as in the create request. */
+  required?: boolean;
+  /** `false`: optional without a server-filled value (not computed). */
+  optionalComputed?: false;
+  forceNew?: boolean;
+  sensitive?: true;
+  /** Not returned by the API: state keeps what was planned. */
+  keep?: true;
+  /** The response field when it differs from the request field. */
+  read?: string;
+  /** Replaces the schema's description. */
+  description?: string;
+  /**
+   * A secret that may also be given write-only (Terraform >= 1.11): adds `<tf>_wo` (never stored in
+   * state, sent on create and whenever `<tf>_wo_version` changes) and `<tf>_wo_version`.
+   */
+  writeOnlyForm?: true;
+}
+
+/** A read-only attribute the server computes (a response field). */
+export interface TfComputed {
+  computed: string;
+  api: string;
+  description: string;
+  sensitive?: true;
+  /** The server may change it on any update (unknown in an update's plan). */
+  volatile?: true;
+}
+
+/** An attribute of a nested block: a field of the list items' schema. */
+export interface TfBlockAttr {
+  api: string;
+  tf?: string;
+  required?: true;
+  /** Optional with a server-filled default. */
+  computed?: true;
+}
+
+/** A list of nested blocks kept in the order given (a request field holding a list of objects). */
+export interface TfBlock {
+  tf: string;
+  api: string;
+  attrs: TfBlockAttr[];
+  description: string;
+  /** Bounds when the schema has none. */
+  minItems?: number;
+  maxItems?: number;
+}
+
+export interface TerraformDecl {
+  type: `gateway_${string}`;
+  description: string;
+  /** Its arguments' schemas are the create request's fields. */
+  create: OpSpec;
+  get?: OpSpec;
+  update?: OpSpec;
+  delete?: OpSpec;
+  /** The response field holding the object. */
+  envelope?: string;
+  /** The natural key: Get/Update/Delete take these fields; the import id is their values joined by '/'. */
+  key?: TfArg[];
+  /** Or the UUID: Get/Update/Delete take it in this request field; the import id is the UUID. */
+  idField?: string;
+  /** No Get: read by paging this list operation for the item whose last key field matches. */
+  list?: { op: OpSpec; field: string };
+  args: (TfArg | TfComputed)[];
+  blocks?: TfBlock[];
+  /** The import id's parts (attribute names joined by '/') when neither the key nor the UUID. */
+  importId?: string[];
+}
+
+export interface ResourceDecl {
+  change?: ChangeDecl;
+  terraform?: TerraformDecl;
+}
+
+/** Declares a resource; keeps its literal kinds and entities (ChangeKind is their union). */
+export const defineResource = <const D extends ResourceDecl>(decl: D): D => decl;

@@ -1,0 +1,129 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { asGatewayError, GatewayError } from '../core/errors.ts';
+import { admit } from '../data-plane/pipeline/admit.ts';
+import { type InferenceDeps, NO_POLICIES, openContext, type Outcome, type RequestContext } from '../data-plane/pipeline/context.ts';
+import { inspectInput, openOutput } from '../data-plane/pipeline/guardrails.ts';
+import { finish } from '../data-plane/pipeline/index.ts';
+import type { RequestIds } from '../data-plane/respond.ts';
+import type { KeySnapshot } from '../propagation/snapshot.ts';
+
+/**
+ * The governed MCP calls — `tools/call`, `prompts/get`, `resources/read` — run through the
+ * request stages every inference request runs through (data-plane/pipeline): input guardrails on
+ * what is sent (tool arguments, prompt arguments), admission (the project's `rate-limit`
+ * requests per minute: one call is one request), the call, output guardrails on what comes back
+ * (the result's content strings), then settle → record → span, once. The record: endpoint
+ * `/mcp/{profileId}`, `model` the method, `provider` `mcp`, `connection` the server id,
+ * `upstream_model` the tool or prompt name at the server (or the resource URI), the status and
+ * latency, and the bodies under the project's retention.
+ */
+
+export type GovernedMethod = 'tools/call' | 'prompts/get' | 'resources/read';
+
+export interface GovernedCall {
+  deps: InferenceDeps;
+  key: KeySnapshot;
+  ids: RequestIds;
+  headers: Headers;
+  profileId: string;
+  method: GovernedMethod;
+  serverId: string;
+  /** The name at the server (tool, prompt) or the resource URI. */
+  target: string;
+  /** The name the client used (prefixed). */
+  listed: string;
+  /** What input guardrails look at: tool or prompt arguments (undefined for resources). */
+  input: Record<string, unknown> | undefined;
+  /** The whole params as the record keeps them. */
+  params: unknown;
+}
+
+const JSON_CT = 'application/json';
+
+/** The JSON-RPC error a refusal of the gateway becomes (the code the SDK client raises as McpError). */
+export const refusal = (e: GatewayError): McpError =>
+  new McpError(e.status === 429 ? -32029 : e.status >= 500 ? ErrorCode.InternalError : ErrorCode.InvalidRequest, e.message, {
+    type: e.type,
+    code: e.errorCode,
+    ...(e.retryAfterSeconds !== undefined ? { retryAfterSeconds: e.retryAfterSeconds } : {}),
+  });
+
+/** An upstream failure as the record keeps it (the client gets the upstream's own JSON-RPC error). */
+const upstreamFailure = (e: unknown, serverId: string): GatewayError => {
+  if (e instanceof McpError && e.code === ErrorCode.RequestTimeout)
+    return new GatewayError({ kind: 'timeout', status: 504, errorCode: 'upstream_timeout', message: `MCP server '${serverId}' did not answer in time.` });
+  const detail = e instanceof McpError ? ` (JSON-RPC ${e.code})` : '';
+  return new GatewayError({ kind: 'upstream_error', status: 502, errorCode: 'mcp_upstream_error', message: `MCP server '${serverId}' failed${detail}.` });
+};
+
+const openMcpSpan = (c: GovernedCall, ctx: RequestContext): void => {
+  const t = c.deps.telemetry;
+  if (!t.enabled) return;
+  ctx.span = t.startRequest(`${c.method} ${c.listed}`, c.headers, {
+    'gateway.request_id': ctx.ids.requestId,
+    ...(ctx.ids.clientRequestId !== undefined ? { 'gateway.client_request_id': ctx.ids.clientRequestId } : {}),
+    'mcp.method.name': c.method,
+    ...(c.method === 'tools/call' ? { 'gen_ai.tool.name': c.listed, 'gen_ai.operation.name': 'execute_tool' } : {}),
+    ...(c.method === 'prompts/get' ? { 'gen_ai.prompt.name': c.listed } : {}),
+    ...(c.method === 'resources/read' ? { 'mcp.resource.uri': c.target } : {}),
+    'mcp.server': c.serverId,
+    'url.path': ctx.endpoint,
+  });
+};
+
+/**
+ * Runs one governed call: `run` gets the (possibly redacted) input and returns the upstream's
+ * result; the result handed back is the output-guarded one. Refusals and failures are thrown as
+ * McpError (the record is written either way).
+ */
+export const governed = async <R extends Record<string, unknown>>(c: GovernedCall, run: (input: Record<string, unknown> | undefined) => Promise<R>): Promise<R> => {
+  const ctx = openContext(`/mcp/${c.profileId}`, c.ids);
+  ctx.headers = c.headers;
+  ctx.key = c.key;
+  ctx.model = c.method;
+  ctx.bodyText = JSON.stringify(c.params ?? null);
+  openMcpSpan(c, ctx);
+  const policies = c.deps.policies ?? NO_POLICIES;
+  const attempt = (status: number, ms: number, errorCode?: string) => ({ connection: c.serverId, provider: 'mcp', upstreamModel: c.target, status, ms, ...(errorCode ? { errorCode } : {}) });
+  const done = (o: Outcome): void => finish(c.deps, ctx, o);
+  let input = c.input;
+  try {
+    if (input !== undefined && policies.input.length > 0) {
+      const inspected = inspectInput(policies.input, ctx, input);
+      if (inspected.changed && typeof inspected.body === 'object' && inspected.body !== null && !Array.isArray(inspected.body)) {
+        input = Object.fromEntries(Object.entries(inspected.body));
+        ctx.bodyText = JSON.stringify({ ...(typeof c.params === 'object' && c.params !== null ? c.params : {}), arguments: input });
+      }
+    }
+    if (policies.admit.length > 0) await admit(policies.admit, ctx);
+  } catch (e) {
+    const err = asGatewayError(e);
+    done({ status: err.status, error: err });
+    throw refusal(err);
+  }
+  const t0 = performance.now();
+  let result: R;
+  try {
+    result = await run(input);
+  } catch (e) {
+    const ms = Math.round(performance.now() - t0);
+    const err = upstreamFailure(e, c.serverId);
+    done({ status: err.status, error: err, attempts: [attempt(err.status, ms, err.errorCode)] });
+    throw e instanceof McpError ? e : new McpError(ErrorCode.InternalError, err.message);
+  }
+  const ms = Math.round(performance.now() - t0);
+  try {
+    const output = policies.guardrails.length > 0 ? openOutput(policies.guardrails, ctx) : undefined;
+    if (output) {
+      const view = output.answer({ kind: 'extra', json: result, contentType: JSON_CT });
+      if (view.kind === 'extra' && view.json !== result && typeof view.json === 'object' && view.json !== null && !Array.isArray(view.json)) result = { ...result, ...view.json };
+    }
+  } catch (e) {
+    const err = asGatewayError(e);
+    done({ status: err.status, error: err, attempts: [attempt(200, ms)] });
+    throw refusal(err);
+  }
+  const toolError = result.isError === true;
+  done({ status: 200, response: result, attempts: [attempt(200, ms, toolError ? 'tool_error' : undefined)] });
+  return result;
+};

@@ -1,0 +1,247 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  type ClientCapabilities,
+  ClientCapabilitiesSchema,
+  CreateMessageRequestSchema,
+  CreateMessageResultSchema,
+  CreateMessageResultWithToolsSchema,
+  ElicitRequestSchema,
+  ElicitResultSchema,
+  ErrorCode,
+  ListRootsRequestSchema,
+  ListRootsResultSchema,
+  McpError,
+  ServerNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { inwardAddress, knownInward } from '../core/addresses.ts';
+import { describeError, log } from '../core/log.ts';
+import type { McpServerConfig } from './config.ts';
+import type { Links } from './links.ts';
+
+/**
+ * Upstream MCP sessions: one SDK `Client` per (gateway session, catalog server) on this replica,
+ * opened lazily on first use (so any replica can serve any session), closed when idle, and opened
+ * again when the upstream says the session is gone (HTTP 404) or the connection closed. The
+ * catalog's credential (authType/authValue) is the only one sent; the caller's never is. Before
+ * every upstream HTTP request the address rule of contract §3.1 is applied (no inward address
+ * unless the server allows private addresses), and redirects are not followed.
+ */
+
+export interface UpstreamLimits {
+  /** Connecting and `initialize` (ms). */
+  connectTimeoutMs: number;
+  /** An upstream session unused this long is closed (ms). */
+  idleMs: number;
+  /** Upstream sessions held at most; the least recently used are closed beyond it. */
+  maxSessions: number;
+}
+
+export const DEFAULT_UPSTREAM_LIMITS: UpstreamLimits = { connectTimeoutMs: 10_000, idleMs: 10 * 60_000, maxSessions: 10_000 };
+
+/** What a session's upstream client listed last (for routing names and URIs back). */
+export interface Listed {
+  tools?: ReadonlySet<string>;
+  prompts?: ReadonlySet<string>;
+  resources?: ReadonlySet<string>;
+  templates?: readonly string[];
+}
+
+interface Conn {
+  readonly key: string;
+  readonly server: McpServerConfig;
+  ready: Promise<Client>;
+  lastUsed: number;
+  closed: boolean;
+  listed: Listed;
+}
+
+const sameServer = (a: McpServerConfig, b: McpServerConfig): boolean =>
+  a.url === b.url && a.transport === b.transport && a.authType === b.authType && a.authHeader === b.authHeader && a.authValue === b.authValue && a.allowPrivate === b.allowPrivate;
+
+const forbidden = (serverId: string, what: string): McpError =>
+  new McpError(ErrorCode.InternalError, `The address of MCP server '${serverId}' is ${what}; only the platform admin may allow such addresses.`);
+
+/**
+ * fetch with the address rule and no redirects. The SDK opens a standing `GET` stream for every
+ * upstream session; it is opened only when `wantsStream()` (the gateway session has a stream of
+ * its own open here to carry what comes on it), else answered 405 here, which the SDK takes as
+ * "the server offers no stream": a thousand sessions do not hold a thousand idle connections.
+ */
+const guardedFetch =
+  (server: McpServerConfig, wantsStream: () => boolean): FetchLike =>
+  async (url, init) => {
+    if ((init?.method ?? 'GET') === 'GET' && !wantsStream()) return new Response(null, { status: 405 });
+    const href = url.toString();
+    if (!server.allowPrivate) {
+      const known = knownInward(href);
+      const inward = known ? known.inward : await inwardAddress(href);
+      if (inward) throw forbidden(server.serverId, `a ${inward.class} address`);
+    }
+    return fetch(url, { ...init, redirect: 'manual' });
+  };
+
+const authHeaders = (server: McpServerConfig): Record<string, string> => {
+  if (server.authValue === null) return {};
+  if (server.authType === 'bearer') return { authorization: `Bearer ${server.authValue}` };
+  if (server.authType === 'header' && server.authHeader) return { [server.authHeader]: server.authValue };
+  return {};
+};
+
+const transportFor = (server: McpServerConfig, wantsStream: () => boolean): Transport => {
+  const url = new URL(server.url);
+  const headers = authHeaders(server);
+  // HTTP+SSE lives on its GET stream: always opened.
+  if (server.transport === 'sse') return new SSEClientTransport(url, { requestInit: { headers }, fetch: guardedFetch(server, () => true) });
+  return new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: guardedFetch(server, wantsStream) });
+};
+
+/** Only what a client may be asked through the gateway: sampling, elicitation and roots, as the downstream client declared them. */
+export const upstreamCapabilities = (declared: Record<string, unknown>): ClientCapabilities => {
+  const parsed = ClientCapabilitiesSchema.safeParse(declared);
+  if (!parsed.success) return {};
+  const { sampling, elicitation, roots } = parsed.data;
+  return { ...(sampling ? { sampling } : {}), ...(elicitation ? { elicitation } : {}), ...(roots ? { roots } : {}) };
+};
+
+/** Whether an upstream failure means its session is gone (so the request never ran there): re-open and retry once. */
+const sessionGone = (e: unknown): boolean =>
+  (e instanceof StreamableHTTPError && e.code === 404) || (e instanceof McpError && e.code === ErrorCode.ConnectionClosed && /not connected|closed/i.test(e.message)) || (e instanceof Error && /^Not connected$/.test(e.message));
+
+const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new McpError(ErrorCode.RequestTimeout, `${what} timed out after ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+
+export class UpstreamPool {
+  private readonly conns = new Map<string, Conn>();
+  private readonly sweeper: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly links: Links,
+    private readonly limits: UpstreamLimits = DEFAULT_UPSTREAM_LIMITS,
+    private readonly version = '1.0.0',
+  ) {
+    this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, Math.max(1000, limits.idleMs / 2)));
+    this.sweeper.unref?.();
+  }
+
+  get size(): number {
+    return this.conns.size;
+  }
+
+  private open(session: string, server: McpServerConfig, caps: ClientCapabilities): Conn {
+    const key = `${session}\n${server.serverId}`;
+    const client = new Client({ name: 'ai-gateway', version: this.version }, { capabilities: caps });
+    const route = { session, serverId: server.serverId };
+    if (caps.sampling)
+      client.setRequestHandler(CreateMessageRequestSchema, (req, extra) =>
+        this.links.request(route, req, req.params.tools ? CreateMessageResultWithToolsSchema : CreateMessageResultSchema, extra.signal),
+      );
+    if (caps.elicitation) client.setRequestHandler(ElicitRequestSchema, (req, extra) => this.links.request(route, req, ElicitResultSchema, extra.signal));
+    if (caps.roots) client.setRequestHandler(ListRootsRequestSchema, (req, extra) => this.links.request(route, req, ListRootsResultSchema, extra.signal));
+    const conn: Conn = { key, server, lastUsed: Date.now(), closed: false, listed: {}, ready: Promise.resolve(client) };
+    client.fallbackNotificationHandler = async (n) => {
+      const parsed = ServerNotificationSchema.safeParse(n);
+      if (!parsed.success) return;
+      const m = parsed.data.method;
+      if (m === 'notifications/tools/list_changed') conn.listed = { ...conn.listed, tools: undefined };
+      else if (m === 'notifications/prompts/list_changed') conn.listed = { ...conn.listed, prompts: undefined };
+      else if (m === 'notifications/resources/list_changed') conn.listed = { ...conn.listed, resources: undefined, templates: undefined };
+      this.links.notify(route, parsed.data);
+    };
+    client.onclose = () => {
+      conn.closed = true;
+      if (this.conns.get(key) === conn) this.conns.delete(key);
+    };
+    client.onerror = (e) => log.debug('mcp upstream transport error', { server: server.serverId, error: describeError(e) });
+    const ready = withTimeout(client.connect(transportFor(server, () => this.links.hasStream(session))), this.limits.connectTimeoutMs, `connecting to MCP server '${server.serverId}'`).then(
+      () => client,
+      (e: unknown) => {
+        conn.closed = true;
+        if (this.conns.get(key) === conn) this.conns.delete(key);
+        void client.close().catch(() => undefined);
+        throw e;
+      },
+    );
+    ready.catch(() => undefined);
+    conn.ready = ready;
+    this.conns.set(key, conn);
+    if (this.conns.size > this.limits.maxSessions) this.evictOldest();
+    return conn;
+  }
+
+  /** The session's upstream session with `server` (opened when there is none, or when the server's address or credential changed). */
+  conn(session: string, server: McpServerConfig, caps: ClientCapabilities): Conn {
+    const key = `${session}\n${server.serverId}`;
+    const have = this.conns.get(key);
+    if (have && !have.closed && sameServer(have.server, server)) {
+      have.lastUsed = Date.now();
+      return have;
+    }
+    if (have) this.drop(have);
+    return this.open(session, server, caps);
+  }
+
+  /** Runs `fn` on the session's client for `server`; an upstream session found gone is re-opened and `fn` run once more. */
+  async use<T>(session: string, server: McpServerConfig, caps: ClientCapabilities, fn: (client: Client, conn: Conn) => Promise<T>): Promise<T> {
+    const conn = this.conn(session, server, caps);
+    try {
+      return await fn(await conn.ready, conn);
+    } catch (e) {
+      if (!sessionGone(e)) throw e;
+      log.info('mcp upstream session gone; opening a new one', { server: server.serverId });
+      this.drop(conn);
+      const again = this.conn(session, server, caps);
+      return fn(await again.ready, again);
+    }
+  }
+
+  /** Closes the session's upstream sessions on this replica (DELETE of the gateway session). */
+  closeSession(session: string): void {
+    const head = `${session}\n`;
+    for (const c of [...this.conns.values()]) if (c.key.startsWith(head)) this.drop(c, true);
+  }
+
+  private drop(conn: Conn, terminate = false): void {
+    conn.closed = true;
+    if (this.conns.get(conn.key) === conn) this.conns.delete(conn.key);
+    void conn.ready.then(
+      async (client) => {
+        const t = client.transport;
+        if (terminate && t instanceof StreamableHTTPClientTransport && t.sessionId) await t.terminateSession().catch(() => undefined);
+        await client.close();
+      },
+      () => undefined,
+    );
+  }
+
+  private evictOldest(): void {
+    let oldest: Conn | undefined;
+    for (const c of this.conns.values()) if (!oldest || c.lastUsed < oldest.lastUsed) oldest = c;
+    if (oldest) this.drop(oldest);
+  }
+
+  sweep(now = Date.now()): void {
+    for (const c of [...this.conns.values()]) if (now - c.lastUsed > this.limits.idleMs && !this.links.busy(c.key.slice(0, c.key.indexOf('\n')))) this.drop(c);
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+    for (const c of [...this.conns.values()]) this.drop(c);
+  }
+}
+
+export type { Conn };

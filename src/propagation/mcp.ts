@@ -1,0 +1,32 @@
+import { EMPTY_MCP, type McpProfileConfig, type McpServerConfig, type McpSnapshot } from '../mcp/config.ts';
+import type { ConfigDocument } from '../api/config-document.ts';
+
+const isTransport = (v: string): v is McpServerConfig['transport'] => v === 'streamable-http' || v === 'sse';
+const isAuthType = (v: string): v is McpServerConfig['authType'] => v === 'none' || v === 'bearer' || v === 'header';
+
+/**
+ * The document's MCP sections as the snapshot carries them (src/mcp/config.ts). A server of an
+ * unknown transport or auth type is left out (and with it every profile entry naming it), as is a
+ * profile entry whose server is not in the document: a profile only ever fronts catalog servers.
+ */
+export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfiles'>): McpSnapshot => {
+  if (!doc.mcpServers?.length && !doc.mcpProfiles?.length) return EMPTY_MCP;
+  const servers = new Map<string, McpServerConfig>();
+  for (const s of doc.mcpServers ?? []) {
+    if (!isTransport(s.transport) || !isAuthType(s.authType)) continue;
+    servers.set(
+      s.serverId,
+      Object.freeze({ serverId: s.serverId, url: s.url, transport: s.transport, authType: s.authType, authHeader: s.authHeader, authValue: s.authValue, allowPrivate: s.allowPrivate }),
+    );
+  }
+  const profiles = new Map<string, Map<string, McpProfileConfig>>();
+  for (const p of doc.mcpProfiles ?? []) {
+    let byId = profiles.get(p.projectUuid);
+    if (!byId) profiles.set(p.projectUuid, (byId = new Map()));
+    const entries = p.servers
+      .filter((e) => servers.has(e.serverId))
+      .map((e) => Object.freeze({ serverId: e.serverId, prefix: e.prefix, ...(e.tools ? { tools: Object.freeze([...e.tools]) } : {}) }));
+    byId.set(p.profileId, Object.freeze({ id: p.id, projectUuid: p.projectUuid, profileId: p.profileId, servers: Object.freeze(entries) }));
+  }
+  return Object.freeze({ servers, profiles });
+};

@@ -1,0 +1,61 @@
+import { sql } from 'drizzle-orm';
+import { boolean, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { createdAt, deletedAt, idColumn, labelsColumn, updatedAt } from './columns.ts';
+import { projects } from './tenancy.ts';
+
+/**
+ * The MCP gateway (contract §7): the catalog of MCP servers and the MCP profiles of projects.
+ * A project's assigned servers are `project_mcp_servers` (assignments.ts), by `server_id`.
+ */
+
+/** Catalog MCP servers (platform admin's). `server_id` is unique among live rows; deletes are soft. */
+export const mcpServers = pgTable(
+  'mcp_servers',
+  {
+    id: idColumn(),
+    serverId: text('server_id').notNull(),
+    url: text('url').notNull(),
+    transport: text('transport').$type<'streamable-http' | 'sse'>().notNull(),
+    description: text('description'),
+    authType: text('auth_type').$type<'none' | 'bearer' | 'header'>().notNull(),
+    authHeader: text('auth_header'),
+    /** The credential, wrapped by the SecretBox (a `*_wrapped` column: KEK rotation re-wraps it). */
+    authValueWrapped: text('auth_value_wrapped'),
+    /** The URL is (or resolved to) an inward address and the platform admin saved it. */
+    allowPrivate: boolean('allow_private').notNull().default(false),
+    labels: labelsColumn(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: deletedAt(),
+  },
+  (t) => [uniqueIndex('mcp_servers_server_id_active').on(t.serverId).where(sql`${t.deletedAt} is null`)],
+);
+
+/** One server of a profile: `prefix` is stored resolved (the serverId unless given). */
+export interface McpProfileServerRow {
+  serverId: string;
+  tools?: string[];
+  prefix: string;
+}
+
+/** MCP profiles of a project; removed with the project (see control-plane/cascade.ts). */
+export const mcpProfiles = pgTable(
+  'mcp_profiles',
+  {
+    id: idColumn(),
+    projectUuid: uuid('project_uuid')
+      .notNull()
+      .references(() => projects.id),
+    customerId: text('customer_id').notNull(),
+    projectId: text('project_id').notNull(),
+    profileId: text('profile_id').notNull(),
+    description: text('description'),
+    servers: jsonb('servers').$type<McpProfileServerRow[]>().notNull().default([]),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('mcp_profiles_unique').on(t.projectUuid, t.profileId)],
+);
+
+export type McpServerRow = typeof mcpServers.$inferSelect;
+export type McpProfileRow = typeof mcpProfiles.$inferSelect;
