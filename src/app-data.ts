@@ -14,6 +14,8 @@ import { startDataPlaneServer } from './data-plane/server.ts';
 import { setMaxUpstreamResponse } from './data-plane/upstream.ts';
 import { SnapshotHolder } from './propagation/holder.ts';
 import { getAdapter } from './providers/registry.ts';
+import { Observers } from './data-plane/pipeline/observe.ts';
+import { recordsObserver } from './data-plane/pipeline/record.ts';
 import { startTelemetry } from './telemetry/tracing.ts';
 
 /**
@@ -51,6 +53,10 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
     { flushMs: config.recordFlushMs },
   );
   const telemetry = await startTelemetry(config.telemetry, pkg.version);
+  telemetry.watchMetrics({
+    recordsQueued: () => records.stats.queued,
+    revisions: () => [{ dataplane: account.workspaceId, desired: null, applied: snapshots.current?.revision ?? null }],
+  });
   await controller.start();
   records.start();
   setMaxUpstreamResponse(config.limits.maxUpstreamResponseBytes);
@@ -63,8 +69,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
       // The request path takes the embedded writer's type; the remote sink has the same add() contract.
       deps: {
         snapshots,
-        records,
-        telemetry,
+        observers: new Observers([...telemetry.observers, recordsObserver(records)]),
         recordBodies: config.recordBodies,
         keepAliveMs: config.keepAliveMs,
         bodyLimits: config.limits,

@@ -33,6 +33,8 @@ import { RecordWriter } from './records/writer.ts';
 import { type Counters, MemoryCounters } from './governance/counters.ts';
 import { RedisCounters } from './governance/redis-counters.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
+import { Observers } from './data-plane/pipeline/observe.ts';
+import { recordsObserver } from './data-plane/pipeline/record.ts';
 import { startTelemetry } from './telemetry/tracing.ts';
 import { openStore, type Store } from './store/db.ts';
 import { adminTokens, customers } from './store/schema/index.ts';
@@ -146,6 +148,10 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     ...(config.dataDir === MEMORY ? {} : { spool: new Spool(join(config.dataDir, RECORD_SPOOL_DIR)) }),
   });
   const telemetry = await startTelemetry(config.telemetry, pkg.version);
+  telemetry.watchMetrics({
+    recordsQueued: () => records.stats.queued,
+    revisions: () => [{ dataplane: 'local', desired: snapshots.current?.revision ?? null, applied: snapshots.current?.revision ?? null }],
+  });
   // Rate-limit and budget counters: Redis when REDIS_URL is set (shared by every data plane), else
   // this process's own (the embedded data plane's, read by GetBudget too).
   const counters: Counters = config.redisUrl ? new RedisCounters(config.redisUrl) : new MemoryCounters();
@@ -185,7 +191,16 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       inference = startDataPlaneServer({
         host: config.host,
         port: config.port,
-        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits, policies, conversations: new Conversations(conversationStore), catchUp: ryw.catchUp },
+        deps: {
+          snapshots,
+          observers: new Observers([...telemetry.observers, recordsObserver(records)]),
+          recordBodies: config.recordBodies,
+          keepAliveMs: config.keepAliveMs,
+          bodyLimits: config.limits,
+          policies,
+          conversations: new Conversations(conversationStore),
+          catchUp: ryw.catchUp,
+        },
         limits: config.limits,
         ready,
         readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats }),

@@ -1,5 +1,6 @@
 import type { RecordEntry, RecordSink } from '../../core/records.ts';
 import type { Outcome, RequestContext } from './context.ts';
+import type { RequestObserver } from './observe.ts';
 import type { Settlement } from './settle.ts';
 
 const MAX_BODY_CHARS = 256 * 1024;
@@ -27,10 +28,10 @@ const responseBody = (outcome: Outcome): string | null => {
 
 /**
  * The record stage: one entry per request (the request_records columns as one flat object, the
- * bodies as the JSON texts they are and only when the retention setting keeps them), handed to the
- * sink.
+ * bodies as the JSON texts they are and only when the retention setting keeps them), reported to
+ * the observers that take records (pipeline/index.ts `finish`).
  */
-export const record = (sink: RecordSink, keepBodies: boolean, ctx: RequestContext, outcome: Outcome, s: Settlement): void => {
+export const recordEntry = (keepBodies: boolean, ctx: RequestContext, outcome: Outcome, s: Settlement): RecordEntry => {
   const last = outcome.attempts?.at(-1);
   const key = ctx.key;
   const row = {
@@ -59,11 +60,13 @@ export const record = (sink: RecordSink, keepBodies: boolean, ctx: RequestContex
     error_code: outcome.error?.errorCode ?? null,
     guardrail_flags: ctx.flags ? [...ctx.flags].join(',') : null,
   };
-  const entry: RecordEntry = {
+  return {
     row,
     requestBody: keepBodies && ctx.bodyText !== undefined ? keepText(ctx.bodyText) : null,
     responseBody: keepBodies ? responseBody(outcome) : null,
     sanitized: s.adjusted ? 'usage' : null,
   };
-  sink.add(entry);
 };
+
+/** The request records as an observer: each record goes to the sink (the writer, or a data plane's remote sink). */
+export const recordsObserver = (sink: RecordSink): RequestObserver => ({ name: 'records', record: (_ctx, entry) => sink.add(entry) });
