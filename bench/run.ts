@@ -42,6 +42,7 @@ import { findPeer, startPeer, peerDir, type RunningPeer } from './lib/peer.ts';
 import { checkBody } from './lib/probe.ts';
 import { ALLOCATOR_PURGE_DELAY, cpuMs, pinned, pinSelf, planCores, rssMb, rssSampler, settle, spawnService, type Service } from './lib/proc.ts';
 import { evaluateGoals, gitCommit, quickSummary, totalErrors } from './lib/goals.ts';
+import { measureMetricsCost } from './lib/metrics-cost.ts';
 import { renderMarkdown, renderPlot, renderTable } from './lib/report.ts';
 import { emptyResults, type Results, type Run } from './lib/results.ts';
 import { gatewayRequests, type Kind, peerRequests, streamKind, type TargetName, upstreamRequests } from './lib/requests.ts';
@@ -369,6 +370,8 @@ const main = async (): Promise<void> => {
     const errors = totalErrors(results);
     results.errorsTotal = errors;
     results.goals = evaluateGoals(results);
+    // In this process, after the load runs: what the metrics observer adds per request.
+    results.meta.metricsCpuUsPerReq = await measureMetricsCost();
     results.meta.elapsedS = (performance.now() - t0) / 1000;
 
     mkdirSync(RESULTS, { recursive: true });

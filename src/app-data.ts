@@ -14,6 +14,8 @@ import { startDataPlaneServer } from './data-plane/server.ts';
 import { setMaxUpstreamResponse } from './data-plane/upstream.ts';
 import { SnapshotHolder } from './propagation/holder.ts';
 import { getAdapter } from './providers/registry.ts';
+import { Observers } from './data-plane/pipeline/observe.ts';
+import { recordsObserver } from './data-plane/pipeline/record.ts';
 import { startTelemetry } from './telemetry/tracing.ts';
 
 /**
@@ -41,6 +43,10 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
   const controller = new PullController(account, snapshots, getAdapter, { dataDir: config.dataDir, pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs, longPoll: config.workerListen });
   const records = new RemoteRecordSink(pushRecordsWith(controller.client), config.dataDir, { flushMs: config.recordFlushMs });
   const telemetry = await startTelemetry(config.telemetry, pkg.version);
+  telemetry.watchMetrics({
+    recordsQueued: () => records.stats.queued,
+    revisions: () => [{ dataplane: account.workspaceId, desired: null, applied: snapshots.current?.revision ?? null }],
+  });
   await controller.start();
   records.start();
   setMaxUpstreamResponse(config.limits.maxUpstreamResponseBytes);
@@ -53,8 +59,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
       // The request path takes the embedded writer's type; the remote sink has the same add() contract.
       deps: {
         snapshots,
-        records,
-        telemetry,
+        observers: new Observers([...telemetry.observers, recordsObserver(records)]),
         recordBodies: config.recordBodies,
         keepAliveMs: config.keepAliveMs,
         bodyLimits: config.limits,

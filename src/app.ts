@@ -33,6 +33,9 @@ import { RecordWriter } from './records/writer.ts';
 import { type Counters, MemoryCounters } from './governance/counters.ts';
 import { RedisCounters } from './governance/redis-counters.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
+import { Observers } from './data-plane/pipeline/observe.ts';
+import { recordsObserver } from './data-plane/pipeline/record.ts';
+import { RecordRetention } from './records/retention.ts';
 import { startTelemetry } from './telemetry/tracing.ts';
 import { openStore, type Store } from './store/db.ts';
 import { adminTokens, customers } from './store/schema/index.ts';
@@ -58,6 +61,8 @@ export interface Gateway {
   demo: { apiKey: string; curl: string } | undefined;
   /** The audit checkpoint sealer (management roles). */
   audit: { sealer: AuditSealer | undefined; forwarder: AuditForwarder | undefined };
+  /** The `record-retention` purge (runs every 10 minutes; `purge()` runs a sweep now). */
+  retention: RecordRetention;
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -146,6 +151,10 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     ...(config.dataDir === MEMORY ? {} : { spool: new Spool(join(config.dataDir, RECORD_SPOOL_DIR)) }),
   });
   const telemetry = await startTelemetry(config.telemetry, pkg.version);
+  telemetry.watchMetrics({
+    recordsQueued: () => records.stats.queued,
+    revisions: () => [{ dataplane: 'local', desired: snapshots.current?.revision ?? null, applied: snapshots.current?.revision ?? null }],
+  });
   // Rate-limit and budget counters: Redis when REDIS_URL is set (shared by every data plane), else
   // this process's own (the embedded data plane's, read by GetBudget too).
   const counters: Counters = config.redisUrl ? new RedisCounters(config.redisUrl) : new MemoryCounters();
@@ -177,6 +186,12 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   // Stored Responses and Messages threads: in the management plane's database (contract §2).
   const conversationStore = new DbConversationStore(store.db, config.responseRetentionMs);
   conversationStore.start(Math.min(config.responseRetentionMs, 3_600_000));
+  // The `record-retention` setting's `days` (contract §8): expired records, bodies and stored conversations purged every 10 minutes.
+  const retention = new RecordRetention(store.db, {
+    responseRetentionMs: config.responseRetentionMs,
+    ...(config.databaseUrl || config.dataDir === MEMORY ? {} : { bodiesDir: join(config.dataDir, RECORD_BODIES_DIR) }),
+  });
+  retention.start();
   const ready = () => snapshots.current !== undefined;
   let inference: Server<undefined> | undefined;
   let adminApp: ReturnType<typeof startControlServer> | undefined;
@@ -185,7 +200,16 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       inference = startDataPlaneServer({
         host: config.host,
         port: config.port,
-        deps: { snapshots, records, telemetry, recordBodies: config.recordBodies, keepAliveMs: config.keepAliveMs, bodyLimits: config.limits, policies, conversations: new Conversations(conversationStore), catchUp: ryw.catchUp },
+        deps: {
+          snapshots,
+          observers: new Observers([...telemetry.observers, recordsObserver(records)]),
+          recordBodies: config.recordBodies,
+          keepAliveMs: config.keepAliveMs,
+          bodyLimits: config.limits,
+          policies,
+          conversations: new Conversations(conversationStore),
+          catchUp: ryw.catchUp,
+        },
         limits: config.limits,
         ready,
         readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats }),
@@ -256,6 +280,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     adminToken: admin.generated ?? config.adminToken,
     demo: demo ? { apiKey: demo.apiKey, curl: demo.curl(inferenceUrl) } : undefined,
     audit: { sealer, forwarder },
+    retention,
     stop(graceMs = config.shutdownGraceMs) {
       if (stopping) {
         hurry?.();
@@ -267,6 +292,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         await drain(graceMs);
         await controller.stop();
         await conversationStore.stop();
+        await retention.stop();
         await Promise.all([sealer?.stop(), forwarder?.stop()]);
         await records.stop().catch((e: unknown) => log.error('writing the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);

@@ -28,5 +28,16 @@ test('the data-plane composition imports neither PGlite, postgres.js, the store 
   // The OpenTelemetry SDK and exporter (most of a data plane's module memory) load only when traces
   // are exported: reached by dynamic import only.
   expect([...loadedAtStart].filter((p) => p.startsWith('@opentelemetry/'))).toEqual([]);
-  expect([...packages].filter((p) => p.startsWith('@opentelemetry/')).sort()).toEqual(['@opentelemetry/api', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources', '@opentelemetry/sdk-trace-base']);
+  expect([...packages].filter((p) => p.startsWith('@opentelemetry/')).sort()).toEqual([
+    '@opentelemetry/api',
+    '@opentelemetry/exporter-trace-otlp-grpc',
+    '@opentelemetry/exporter-trace-otlp-http',
+    '@opentelemetry/exporter-trace-otlp-proto',
+    '@opentelemetry/otlp-exporter-base/node-http',
+    '@opentelemetry/otlp-grpc-exporter-base',
+    '@opentelemetry/otlp-transformer',
+    '@opentelemetry/resources',
+    '@opentelemetry/sdk-metrics',
+    '@opentelemetry/sdk-trace-base',
+  ]);
 });

@@ -66,7 +66,14 @@ describe('settings schema', () => {
       keepAliveMs: 15_000,
       limits: { maxBodyBytes: 32 * 1024 ** 2, bodyTimeoutMs: 30_000, idleTimeoutSeconds: 10, streamStallMs: 60_000, maxUpstreamResponseBytes: 16 * 1024 ** 2 },
       shutdownGraceMs: 30_000,
-      telemetry: { tracesUrl: undefined, headers: {}, serviceName: 'ai-gateway', spanHeaders: ['x-session-id', 'x-user-id', 'x-workflow-run-id', 'x-trace-tag'] },
+      telemetry: {
+        protocol: 'http/json',
+        tracesUrl: undefined,
+        headers: {},
+        serviceName: 'ai-gateway',
+        spanHeaders: ['x-session-id', 'x-user-id', 'x-workflow-run-id', 'x-trace-tag'],
+        metrics: { port: 9464, host: '127.0.0.1', url: undefined, intervalMs: 60_000 },
+      },
       auditCheckpointIntervalMs: 300_000,
       logLevel: 'info',
       limitsOnRedisError: 'closed',
@@ -102,10 +109,12 @@ describe('settings schema', () => {
     expect(c.limits.bodyTimeoutMs).toBe(30_000);
     expect(c.logLevel).toBe('info');
     expect(c.telemetry).toEqual({
+      protocol: 'http/json',
       tracesUrl: 'http://collector:4318/v1/traces',
       headers: { authorization: 'Bearer abc', 'x-a': '2' },
       serviceName: 'ai-gateway',
       spanHeaders: ['x-one', 'x-two'],
+      metrics: { port: 9464, host: '127.0.0.1', url: 'http://collector:4318/v1/metrics', intervalMs: 60_000 },
     });
     expect(c.limitsOnRedisError).toBe('open');
     expect(c.redisUrl).toBe('redis://127.0.0.1:6379');

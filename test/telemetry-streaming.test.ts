@@ -96,8 +96,8 @@ test('each request is a span carrying both ids, the model, usage and forwarded a
   expect(span).toMatchObject({
     'gateway.client_request_id': 'span-client-1',
     'gateway.header.x-session-id': 'sess-42',
-    'gateway.model': 'gpt-mini',
-    'gateway.provider': 'openai',
+    'gen_ai.request.model': 'gpt-mini',
+    'gen_ai.provider.name': 'openai',
   });
   expect(Number(span?.['gen_ai.usage.input_tokens'])).toBe(1);
   expect(Number(span?.['http.response.status_code'])).toBe(200);

@@ -93,6 +93,7 @@ export const quickSummary = (r: Results, ran: { peer: boolean; pg: boolean; data
     stream_ratio: round3(ratio(s?.gateway?.rps, s?.bare?.rps)),
     cross_stream_ratio: round3(ratio(r.max['messages-x-sse']?.gateway?.rps, r.max['messages-x-sse']?.bare?.rps ?? s?.bare?.rps)),
     cpu_us_per_req: round3(g?.gateway?.cpuUs ?? Number.NaN),
+    metrics_cpu_us_per_req: round3(r.meta.metricsCpuUsPerReq ?? Number.NaN),
     bare_cpu_us_per_req: round3(g?.bare?.cpuUs ?? Number.NaN),
     added_p50_ms: round3((r.fixed?.runs.gateway?.p50 ?? Number.NaN) - (r.fixed?.runs.direct?.p50 ?? Number.NaN)),
     added_p99_ms: round3((r.fixed?.runs.gateway?.p99 ?? Number.NaN) - (r.fixed?.runs.direct?.p99 ?? Number.NaN)),

@@ -47,6 +47,8 @@ export interface Results {
     postgres: { status: 'ran' | 'skipped' | 'failed'; message: string; provisionMs?: number; idleRssMb?: number };
     /** The separate data plane (`serve --role data`, bench/lib/dataplane.ts); absent in results written before it was measured. */
     dataplane?: { status: 'ran' | 'skipped' | 'failed'; message: string; startMs?: number; idleRssMb?: number };
+    /** CPU µs the metrics observer adds per request (bench/lib/metrics-cost.ts); absent in results written before it was measured. */
+    metricsCpuUsPerReq?: number;
     elapsedS: number;
   };
   /** scenario kind → target → median run. */

@@ -121,13 +121,22 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
   };
 };
 
-/** Traces are exported when an OTLP endpoint is set (the standard OTEL_* variables). */
+/** Traces and OTLP metrics are exported when an OTLP endpoint is set (the standard OTEL_* variables); gRPC takes the base as is. */
 const telemetryConfig = (s: Settings): TelemetryConfig => {
   const base = s.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
+  const grpc = s.OTEL_EXPORTER_OTLP_PROTOCOL === 'grpc';
+  const signal = (path: string): string | undefined => (base ? (grpc ? base : `${base}/${path}`) : undefined);
   return {
-    tracesUrl: s.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base ? `${base}/v1/traces` : undefined),
+    protocol: s.OTEL_EXPORTER_OTLP_PROTOCOL,
+    tracesUrl: s.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? signal('v1/traces'),
     headers: { ...s.OTEL_EXPORTER_OTLP_HEADERS, ...s.OTEL_EXPORTER_OTLP_TRACES_HEADERS },
     serviceName: s.OTEL_SERVICE_NAME,
     spanHeaders: s.GATEWAY_SPAN_HEADERS,
+    metrics: {
+      port: s.GATEWAY_METRICS_PORT,
+      host: s.GATEWAY_HOST,
+      url: s.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ?? signal('v1/metrics'),
+      intervalMs: s.OTEL_METRIC_EXPORT_INTERVAL,
+    },
   };
 };

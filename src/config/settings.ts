@@ -1,3 +1,4 @@
+import { OTLP_PROTOCOLS } from '../telemetry/otlp.ts';
 import { type Env, flag, headers, integer, isKey32, key, list, oneOf, optionalText, port, type Setting, type SettingSpec, size, duration, text, url, type ValueOf } from './setting-kinds.ts';
 
 /**
@@ -16,6 +17,7 @@ export const SETTINGS = {
   GATEWAY_HOST: text({ default: '127.0.0.1', description: 'address both listeners bind to' }),
   GATEWAY_PORT: port({ default: '8080', description: 'inference API listener (`0`: any free port)' }),
   GATEWAY_ADMIN_PORT: port({ default: '8081', description: 'management API listener (`0`: any free port)' }),
+  GATEWAY_METRICS_PORT: port({ default: '9464', description: 'metrics listener: Prometheus text on `GET /metrics` (`0`: off); never on the inference port' }),
   // store
   GATEWAY_DATA_DIR: text({
     default: './data',
@@ -85,8 +87,16 @@ export const SETTINGS = {
     description: '`1` lets anyone save connections whose URLs reach loopback, private, link-local, CGNAT or metadata addresses (otherwise only the platform admin may), and allows audit sinks at such addresses (otherwise refused for everyone)',
   }),
   // telemetry (the standard OpenTelemetry variables)
-  OTEL_EXPORTER_OTLP_ENDPOINT: url({ schemes: ['http', 'https'], parseable: true, unset: 'no traces', description: 'OTLP/HTTP base URL; traces go to `<base>/v1/traces`' }),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url({ schemes: ['http', 'https'], parseable: true, description: 'full OTLP/HTTP traces URL (wins over `OTEL_EXPORTER_OTLP_ENDPOINT`)' }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url({
+    schemes: ['http', 'https'],
+    parseable: true,
+    unset: 'no traces, no OTLP metrics',
+    description: 'OTLP base URL; over HTTP traces go to `<base>/v1/traces` and metrics to `<base>/v1/metrics`, over gRPC both to the base',
+  }),
+  OTEL_EXPORTER_OTLP_PROTOCOL: oneOf({ values: OTLP_PROTOCOLS, default: 'http/json', description: 'OTLP transport of traces and metrics: `grpc`, `http/protobuf` or `http/json`' }),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url({ schemes: ['http', 'https'], parseable: true, description: 'full OTLP traces URL (wins over `OTEL_EXPORTER_OTLP_ENDPOINT`)' }),
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: url({ schemes: ['http', 'https'], parseable: true, description: 'full OTLP metrics URL (wins over `OTEL_EXPORTER_OTLP_ENDPOINT`)' }),
+  OTEL_METRIC_EXPORT_INTERVAL: integer({ default: '60000', min: 100, unit: 'ms', description: 'how often metrics are exported over OTLP' }),
   OTEL_EXPORTER_OTLP_HEADERS: headers({ description: 'headers sent with every export, `name=value,…` (URL-encoded)' }),
   OTEL_EXPORTER_OTLP_TRACES_HEADERS: headers({ description: 'headers sent with trace exports (win over `OTEL_EXPORTER_OTLP_HEADERS`)' }),
   OTEL_SERVICE_NAME: text({ default: 'ai-gateway', description: "spans' `service.name`" }),

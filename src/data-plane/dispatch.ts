@@ -6,11 +6,12 @@ import { createFrameParser } from '../providers/framing.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, PassThrough, StreamDecoder, UpstreamFrame, UpstreamHttpRequest } from '../providers/types.ts';
 import { pullEvents, Relay, sseReader } from './relay.ts';
 import { finalCollector } from './relay-final.ts';
+import type { RequestContext } from './pipeline/context.ts';
 import type { NativeAnswer } from './responses-native.ts';
 import { targetOrder } from './resolve.ts';
 import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall } from './upstream.ts';
 
-/** One try against one target, for the request record and the span. */
+/** One try against one target, for the request record and the observers. */
 export interface Attempt {
   connection: string;
   provider: string;
@@ -145,28 +146,49 @@ const failover = async <T>(
   clientSignal: AbortSignal,
   none: () => GatewayError,
   step: (target: ResolvedTarget, t: Try) => Promise<{ value: T; status: number } | undefined>,
+  ctx: RequestContext | undefined,
 ): Promise<Success<T> | DispatchFailure> => {
   const attempts: Attempt[] = [];
   let last: GatewayError | undefined;
   let lastTarget: ResolvedTarget | undefined;
+  // The attempts are reported only to observers that take them (no closure per attempt otherwise).
+  const watch = ctx?.observers.wantsAttempts ? ctx : undefined;
   for (const target of plan(route)) {
     const t = begin(target, route, clientSignal);
+    if (watch) t.call.beforeFirstSend = () => reportStart(watch, t);
     try {
       const r = await step(target, t);
       if (!r) continue;
-      attempts.push(attemptOf(t, r.status));
+      const a = attemptOf(t, r.status);
+      attempts.push(a);
+      if (watch) reportEnd(watch, t, a, undefined);
       return { ok: true, value: r.value, target, attempts };
     } catch (e) {
       lastTarget = target;
       last = t.call.fail(e);
       t.controller.abort(last);
-      attempts.push(attemptOf(t, last.status, last));
+      const a = attemptOf(t, last.status, last);
+      attempts.push(a);
+      if (watch) reportEnd(watch, t, a, last);
       if (!shouldFallBack(last, clientSignal)) break;
     } finally {
       disarm(t);
     }
   }
   return { ok: false, error: last ?? none(), attempts, target: lastTarget };
+};
+
+/** An attempt's start, reported when its first upstream request goes out (or at its end, for a target that sends none). */
+const reportStart = (ctx: RequestContext, t: Try): void => {
+  t.call.beforeFirstSend = undefined;
+  ctx.upstreamHeaders = undefined;
+  ctx.observers.attemptStart(ctx, t);
+  t.call.headers = ctx.upstreamHeaders;
+};
+
+const reportEnd = (ctx: RequestContext, t: Try, a: Attempt, error: GatewayError | undefined): void => {
+  if (t.call.beforeFirstSend) reportStart(ctx, t);
+  ctx.observers.attemptEnd(ctx, t, a, error);
 };
 
 const noTarget = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'No upstream target is available.' });
@@ -186,7 +208,7 @@ const nativeOnlyError = (req: CanonicalRequest): (() => GatewayError) => {
 const nativeOf = (adapter: HttpProviderAdapter, pass: PassThroughRequest | undefined): PassThrough | undefined => (pass ? adapter.passThrough?.[pass.format] : undefined);
 
 /** Non-streaming: try targets in order until one answers or a non-retryable error occurs. */
-export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal, pass?: PassThroughRequest): Promise<CompleteOutcome> => {
+export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal, pass?: PassThroughRequest, ctx?: RequestContext): Promise<CompleteOutcome> => {
   const r = await failover<{ response: CanonicalResponse; relayText?: string }>(route, clientSignal, nativeOnlyError(req), async (target, t) => {
     const adapter = target.adapter;
     // A feature only the client's own API has: targets that would translate are skipped.
@@ -204,7 +226,7 @@ export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapsh
     const response = direct && native?.parseResponse ? native.parseResponse(text) : adapter.parseResponse(text);
     if (!direct || !pass) return { value: { response }, status: upstream.status };
     return { value: { response, relayText: pass.answer ? pass.answer.json(text) : spliceFirstModel(text, pass.clientModel) }, status: upstream.status };
-  });
+  }, ctx);
   return r.ok ? { ok: true, response: r.value.response, ...(r.value.relayText !== undefined ? { relayText: r.value.relayText } : {}), target: r.target, attempts: r.attempts } : r;
 };
 
@@ -237,7 +259,7 @@ const eventReader = (adapter: HttpProviderAdapter, decoder: StreamDecoder, body:
  * before the stream opens (HTTP errors, an error as the first event) still fall back to the next
  * target and reach the client as a plain HTTP error.
  */
-export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal, pass?: PassThroughRequest): Promise<StreamOutcome> => {
+export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal, pass?: PassThroughRequest, ctx?: RequestContext): Promise<StreamOutcome> => {
   type Opened = Omit<OpenStream, 'attempts' | 'target'>;
   const r = await failover<Opened>(route, clientSignal, nativeOnlyError(req), async (target, t) => {
     const adapter = target.adapter;
@@ -270,7 +292,7 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
     const next = read;
     const relayed = relay ? { takeRelay: () => relay.take(), relayDone: () => relay.done, ...(collector ? { relayFinal: () => collector.final() } : {}) } : {};
     return { value: { first: first ?? [], next, abort, controller: t.controller, ...relayed }, status: upstream.status };
-  });
+  }, ctx);
   return r.ok ? { ok: true, stream: { ...r.value, target: r.target, attempts: r.attempts } } : r;
 };
 
@@ -289,7 +311,7 @@ const notOffered = (endpoint: ExtraEndpoint): GatewayError =>
  * time-outs as chat. JSON answers are read within the time-out; binary or streamed answers are
  * handed on as they arrive. Targets whose provider lacks the endpoint are skipped.
  */
-export const dispatchExtra = async (endpoint: ExtraEndpoint, body: JsonObject, route: RouteSnapshot, clientSignal: AbortSignal): Promise<ExtraOutcome> => {
+export const dispatchExtra = async (endpoint: ExtraEndpoint, body: JsonObject, route: RouteSnapshot, clientSignal: AbortSignal, ctx?: RequestContext): Promise<ExtraOutcome> => {
   const r = await failover(route, clientSignal, () => notOffered(endpoint), async (target, t) => {
     const adapter = target.adapter;
     if (adapter.kind === 'local') {
@@ -305,6 +327,6 @@ export const dispatchExtra = async (endpoint: ExtraEndpoint, body: JsonObject, r
     if (!type.includes('json')) return { value: upstream, status: upstream.status };
     const text = await readUpstreamText(upstream, signal);
     return { value: new Response(text, { status: upstream.status, headers: { 'content-type': type } }), status: upstream.status };
-  });
+  }, ctx);
   return r.ok ? { ok: true, response: r.value, target: r.target, attempts: r.attempts } : r;
 };

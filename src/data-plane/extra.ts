@@ -21,7 +21,7 @@ const usageOf = (json: JsonObject): Usage | undefined => {
 const serve = async (endpoint: ExtraEndpoint, s: Serving<JsonObject>): Promise<Response> => {
   const { ctx, request: body } = s;
   const ids = ctx.ids;
-  const outcome = await dispatchExtra(endpoint, body, s.plan.route, s.signal);
+  const outcome = await dispatchExtra(endpoint, body, s.plan.route, s.signal, ctx);
   if (!outcome.ok) {
     s.finish({ status: outcome.error.status, attempts: outcome.attempts, error: outcome.error });
     return errorResponse(outcome.error, ids);

@@ -42,7 +42,7 @@ const relayEncoder = (format: ClientFormat, open: OpenStream, inner: StreamEncod
 
 const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined): Promise<Response> => {
   const { ctx, request: creq } = s;
-  const outcome = await dispatchComplete(creq, s.plan.route, s.signal, pass);
+  const outcome = await dispatchComplete(creq, s.plan.route, s.signal, pass, ctx);
   if (!outcome.ok) {
     s.finish({ status: outcome.error.status, attempts: outcome.attempts, error: outcome.error });
     return errorResponse(outcome.error, ctx.ids, codec);
@@ -59,7 +59,7 @@ const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, 
     return errorResponse(err, ctx.ids, codec);
   }
   const body = outcome.relayText ?? JSON.stringify(codec.encodeResponse(r, encodeContext(s)));
-  s.finish({ status: 200, usage: r.usage, attempts: outcome.attempts, responseText: body });
+  s.finish({ status: 200, usage: r.usage, attempts: outcome.attempts, responseText: body, responseId: r.id, responseModel: r.model, finishReason: r.finishReason });
   // Kept before answering: the client's next turn may follow at once.
   if (s.keeper) await s.keeper.keep(JSON.parse(body) as JsonObject);
   return jsonResponse(200, body, ctx.ids);
@@ -67,7 +67,7 @@ const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, 
 
 const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined): Promise<Response> => {
   const { ctx, request: creq, deps } = s;
-  const outcome = await dispatchStream(creq, s.plan.route, s.signal, pass);
+  const outcome = await dispatchStream(creq, s.plan.route, s.signal, pass, ctx);
   if (!outcome.ok) {
     s.finish({ status: outcome.error.status, attempts: outcome.attempts, error: outcome.error });
     return errorResponse(outcome.error, ctx.ids, codec);
@@ -75,6 +75,7 @@ const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pa
   const canonical = codec.createStreamEncoder(encodeContext(s));
   const encoder = outcome.stream.takeRelay ? relayEncoder(codec.id, outcome.stream, canonical) : canonical;
   const ttfbMs = Math.round(performance.now() - ctx.t0);
+  ctx.observers.firstByte(ctx, ttfbMs);
   const filter = s.output;
   return sseResponse(outcome.stream, encoder, ctx.ids, {
     idleTimeoutMs: s.plan.route.timeoutMs,
@@ -83,7 +84,7 @@ const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pa
     onDone: (sum: StreamSummary) => {
       const response = { text: sum.text, toolCalls: sum.toolCalls.filter(Boolean), finishReason: sum.finishReason ?? null };
       const ended = sum.error ? { error: sum.error, partial: { outputChars: sum.outputChars } } : {};
-      s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...ended, response, ttfbMs });
+      s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...ended, response, ttfbMs, responseId: sum.id, ...(sum.finishReason ? { finishReason: sum.finishReason } : {}) });
       if (s.keeper && !sum.error) void s.keeper.keep(outcome.stream.relayFinal?.() ?? canonical.final?.() ?? streamedMessage(sum, encodeContext(s)));
     },
   });

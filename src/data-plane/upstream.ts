@@ -89,6 +89,10 @@ export class UpstreamCall {
   readonly #sent: UpstreamHttpRequest[] = [];
   #forms: string[] | undefined;
   #formsFor = -1;
+  /** Called once, before the first request goes out (the attempt is reported to the observers then). */
+  beforeFirstSend: (() => void) | undefined;
+  /** Headers every request of this attempt carries besides its own (W3C trace context), set by observers. */
+  headers: Record<string, string> | undefined;
 
   constructor(
     readonly connection: ConnectionConfig,
@@ -96,8 +100,19 @@ export class UpstreamCall {
   ) {}
 
   send(req: UpstreamHttpRequest): Promise<Response> {
-    this.#sent.push(req);
-    return sendUpstream(req, this.signal, this.connection);
+    const before = this.beforeFirstSend;
+    if (before) {
+      this.beforeFirstSend = undefined;
+      before();
+    }
+    const sent = this.headers ? { ...req, headers: { ...req.headers, ...this.headers } } : req;
+    this.#sent.push(sent);
+    return sendUpstream(sent, this.signal, this.connection);
+  }
+
+  /** The URL of the last request sent (the attempt's own call after any token exchange). */
+  get url(): string | undefined {
+    return this.#sent.at(-1)?.url;
   }
 
   /** Token exchanges for adapters (`authorize`); a failed exchange's body is scrubbed before the adapter sees it. */

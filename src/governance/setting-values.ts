@@ -8,6 +8,11 @@
  * - `global-fallback`: `{"targets": [{"connection": "<name>", "model": "<upstream model id>"}, …]}`
  *   — 1 to 32 targets, tried in order; `connection` is a connection name (ID pattern), `model` a
  *   model id (see `MODEL_ID_PATTERN`); no other keys.
+ * - `trace-content` (contract §8): `true` or `false` — whether prompt and completion text go on
+ *   the project's spans (default false).
+ * - `record-retention` (contract §8): `{"bodies": "full" | "truncated" | "none", "maxBodyBytes"?: int,
+ *   "days"?: int}` — `none` stores no body, `truncated` cuts each body at `maxBodyBytes` (default
+ *   4096), `days` purges records (and their bodies) older than that many days; no other keys.
  */
 
 /** A provider connection name (the ID pattern of the management API), 1-253 characters. */
@@ -43,11 +48,26 @@ export interface GlobalFallbackSetting {
   targets: FallbackTarget[];
 }
 
-export type SettingName = 'rate-limit' | 'global-fallback';
+export type RetentionBodies = 'full' | 'truncated' | 'none';
+
+export interface RecordRetentionSetting {
+  bodies: RetentionBodies;
+  /** `truncated`: bytes of each body kept at most (UTF-8). */
+  maxBodyBytes: number;
+  /** Records older than this many days are purged; undefined: kept. */
+  days?: number;
+}
+
+/** The default: full bodies, kept forever. */
+export const FULL_RETENTION: RecordRetentionSetting = Object.freeze({ bodies: 'full', maxBodyBytes: 4096 });
+
+export type SettingName = 'rate-limit' | 'global-fallback' | 'trace-content' | 'record-retention';
 
 export interface SettingValues {
   'rate-limit': RateLimitSetting;
   'global-fallback': GlobalFallbackSetting;
+  'trace-content': boolean;
+  'record-retention': RecordRetentionSetting;
 }
 
 /** A parsed value, or why the text is not one (a sentence fit for an error message). */
@@ -118,6 +138,40 @@ export const parseGlobalFallback = (text: string): Parsed<GlobalFallbackSetting>
   return { ok: true, value: { targets } };
 };
 
+export const parseTraceContent = (text: string): Parsed<boolean> => {
+  const t = text.trim();
+  return t === 'true' ? { ok: true, value: true } : t === 'false' ? { ok: true, value: false } : fail("must be 'true' or 'false'");
+};
+
+const MAX_RETENTION_DAYS = 36_500;
+const MAX_BODY_BYTES = 256 * 1024;
+
+export const parseRecordRetention = (text: string): Parsed<RecordRetentionSetting> => {
+  const j = parseJsonObject(text);
+  if (!j.ok) return j;
+  const o = j.value;
+  const extra = unknownKey(o, ['bodies', 'maxBodyBytes', 'days']);
+  if (extra !== undefined) return fail(`unknown key '${extra.slice(0, 40)}' (allowed: bodies, maxBodyBytes, days)`);
+  if (o.bodies !== 'full' && o.bodies !== 'truncated' && o.bodies !== 'none') return fail("'bodies' must be 'full', 'truncated' or 'none'");
+  if (o.maxBodyBytes !== undefined && (!positiveInt(o.maxBodyBytes) || (o.maxBodyBytes as number) > MAX_BODY_BYTES)) return fail(`'maxBodyBytes' must be an integer from 1 to ${MAX_BODY_BYTES}`);
+  if (o.days !== undefined && (!positiveInt(o.days) || (o.days as number) > MAX_RETENTION_DAYS)) return fail(`'days' must be an integer from 1 to ${MAX_RETENTION_DAYS}`);
+  return {
+    ok: true,
+    value: {
+      bodies: o.bodies,
+      maxBodyBytes: (o.maxBodyBytes as number | undefined) ?? FULL_RETENTION.maxBodyBytes,
+      ...(o.days !== undefined ? { days: o.days as number } : {}),
+    },
+  };
+};
+
 /** Parses a setting value by its setting name. */
-export const parseSettingValue = <N extends SettingName>(name: N, text: string): Parsed<SettingValues[N]> =>
-  (name === 'rate-limit' ? parseRateLimit(text) : parseGlobalFallback(text)) as Parsed<SettingValues[N]>;
+export const parseSettingValue = <N extends SettingName>(name: N, text: string): Parsed<SettingValues[N]> => {
+  const parsers: { [K in SettingName]: (t: string) => Parsed<SettingValues[K]> } = {
+    'rate-limit': parseRateLimit,
+    'global-fallback': parseGlobalFallback,
+    'trace-content': parseTraceContent,
+    'record-retention': parseRecordRetention,
+  };
+  return parsers[name](text);
+};

@@ -1,7 +1,15 @@
 import type { GuardrailAction, GuardrailKind, GuardrailRule, GuardrailStage } from '../governance/guardrail-scan.ts';
 import type { BudgetPeriod } from '../governance/periods.ts';
 import { PII_TYPES, type PiiType } from '../governance/pii.ts';
-import { parseGlobalFallback, parseRateLimit, type RateLimitSetting } from '../governance/setting-values.ts';
+import {
+  FULL_RETENTION,
+  parseGlobalFallback,
+  parseRateLimit,
+  parseRecordRetention,
+  parseTraceContent,
+  type RateLimitSetting,
+  type RecordRetentionSetting,
+} from '../governance/setting-values.ts';
 import { describeError, log } from '../core/log.ts';
 import type { ConfigDocument } from '../api/config-document.ts';
 import type { BudgetSnapshot, ResolvedTarget } from './snapshot.ts';
@@ -14,6 +22,8 @@ import type { BudgetSnapshot, ResolvedTarget } from './snapshot.ts';
 
 export interface ProjectGovernance {
   rateLimit: RateLimitSetting | undefined;
+  traceContent: boolean;
+  retention: RecordRetentionSetting;
   fallback: readonly ResolvedTarget[];
   budgets: readonly BudgetSnapshot[];
   guardrails: { input: readonly GuardrailRule[]; output: readonly GuardrailRule[] };
@@ -47,12 +57,22 @@ export const projectGovernance = (
   target: (connection: string, model: string) => ResolvedTarget | undefined,
 ): ProjectGovernance => {
   let rateLimit: RateLimitSetting | undefined;
+  let traceContent = false;
+  let retention = FULL_RETENTION;
   const fallback: ResolvedTarget[] = [];
   for (const s of settings) {
     if (s.name === 'rate-limit') {
       const p = parseRateLimit(s.value);
       if (p.ok) rateLimit = Object.freeze(p.value);
       else log.every('setting-unparsed', 'warn', 'a stored rate-limit setting does not parse; it is ignored', { reason: p.reason });
+    } else if (s.name === 'trace-content') {
+      const p = parseTraceContent(s.value);
+      if (p.ok) traceContent = p.value;
+      else log.every('setting-unparsed', 'warn', 'a stored trace-content setting does not parse; it is ignored', { reason: p.reason });
+    } else if (s.name === 'record-retention') {
+      const p = parseRecordRetention(s.value);
+      if (p.ok) retention = Object.freeze(p.value);
+      else log.every('setting-unparsed', 'warn', 'a stored record-retention setting does not parse; it is ignored', { reason: p.reason });
     } else if (s.name === 'global-fallback') {
       const p = parseGlobalFallback(s.value);
       if (p.ok) {
@@ -66,6 +86,8 @@ export const projectGovernance = (
   const rules = guardrails.map(compile).filter((r): r is GuardrailRule => r !== undefined);
   return {
     rateLimit,
+    traceContent,
+    retention,
     fallback: Object.freeze(fallback),
     budgets: Object.freeze(
       budgets.map((b) => Object.freeze({ id: b.id, name: b.name, apiKeyId: b.apiKeyId, limitNanoUsd: b.limitNanoUsd, period: b.period as BudgetPeriod })),

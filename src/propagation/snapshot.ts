@@ -1,6 +1,6 @@
 import type { GuardrailRule } from '../governance/guardrail-scan.ts';
 import type { BudgetPeriod } from '../governance/periods.ts';
-import type { RateLimitSetting } from '../governance/setting-values.ts';
+import type { RateLimitSetting, RecordRetentionSetting } from '../governance/setting-values.ts';
 import type { McpSnapshot } from '../mcp/config.ts';
 import type { ConnectionConfig, ProviderAdapter } from '../providers/types.ts';
 
@@ -67,6 +67,10 @@ export interface ProjectSnapshot {
   modelListJson: string;
   /** The `rate-limit` setting, when set. */
   rateLimit: RateLimitSetting | undefined;
+  /** The `trace-content` setting: prompt and completion text on spans (default false). */
+  traceContent: boolean;
+  /** The `record-retention` setting (default full bodies, kept forever). */
+  retention: RecordRetentionSetting;
   /** The `global-fallback` setting's targets (those this data plane can serve), tried after a route's own. */
   fallback: readonly ResolvedTarget[];
   budgets: readonly BudgetSnapshot[];

@@ -1,68 +1,66 @@
-import type { Attributes, Span, Tracer } from '@opentelemetry/api';
+import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
+import type { MetricsConfig, MetricSources } from './metrics.ts';
+import { type OtlpProtocol, spanExporter } from './otlp.ts';
 
 /**
- * OpenTelemetry traces over OTLP/HTTP (JSON). Enabled only when an endpoint is configured with the
- * standard variables (declared in config/settings.ts); otherwise every call here is a no-op that costs nothing on the hot path.
+ * OpenTelemetry for the data plane: traces over OTLP (grpc, http/protobuf or http/json) when an
+ * endpoint is configured with the standard variables (declared in config/settings.ts), and
+ * metrics (telemetry/metrics.ts). Both are request observers (data-plane/pipeline/observe.ts);
+ * with neither on, no observer is added and nothing of them runs on the hot path.
  */
 
 export interface TelemetryConfig {
-  /** Full traces URL (`…/v1/traces`), or undefined for no export. */
+  protocol: OtlpProtocol;
+  /** Traces URL (`…/v1/traces` for HTTP, the collector's address for gRPC), or undefined for no export. */
   tracesUrl: string | undefined;
   headers: Record<string, string>;
   serviceName: string;
   /** Request headers copied onto spans as `gateway.header.<name>` (session, user, workflow ids). */
   spanHeaders: readonly string[];
+  metrics: MetricsConfig;
 }
 
 export interface Telemetry {
-  readonly enabled: boolean;
-  /** Starts the span of one inference request; undefined when tracing is off. */
-  startRequest(name: string, headers: Headers, attributes: Attributes): Span | undefined;
-  endRequest(span: Span | undefined, status: number, attributes: Attributes): void;
+  /** The observers to add to the request path (none when nothing is exported). */
+  readonly observers: readonly RequestObserver[];
+  /** The metrics listener's port, when it listens. */
+  readonly metricsPort: number | undefined;
+  /** Tells the metrics what their gauges read (records queue, configuration revisions). */
+  watchMetrics(sources: MetricSources): void;
   shutdown(): Promise<void>;
 }
-
-const DISABLED: Telemetry = {
-  enabled: false,
-  startRequest: () => undefined,
-  endRequest: () => undefined,
-  shutdown: async () => undefined,
-};
 
 /**
  * Tracing when a traces URL is configured. The OpenTelemetry SDK and its OTLP exporter are loaded
  * only then: they are ~15–20 MB of a process's memory (most of a data plane's modules) and nothing
  * of them runs when no span is exported.
  */
-export const startTelemetry = async (cfg: TelemetryConfig, version: string): Promise<Telemetry> => {
-  if (!cfg.tracesUrl) return DISABLED;
-  const [{ SpanKind, SpanStatusCode }, { OTLPTraceExporter }, { resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor }] = await Promise.all([
+const startTracing = async (cfg: TelemetryConfig, version: string): Promise<{ observer: RequestObserver; shutdown(): Promise<void> } | undefined> => {
+  if (!cfg.tracesUrl) return undefined;
+  const [api, { resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor }, { traceObserver }, exporter] = await Promise.all([
     import('@opentelemetry/api'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/resources'),
     import('@opentelemetry/sdk-trace-base'),
+    import('./trace-observer.ts'),
+    spanExporter(cfg.protocol, cfg.tracesUrl, cfg.headers),
   ]);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': cfg.serviceName, 'service.version': version }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: cfg.tracesUrl, headers: cfg.headers }), { scheduledDelayMillis: 500 })],
+    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 500 })],
   });
-  const tracer: Tracer = provider.getTracer('ai-gateway', version);
+  return { observer: traceObserver(api, provider.getTracer('ai-gateway', version), cfg.spanHeaders), shutdown: () => provider.shutdown() };
+};
+
+export const startTelemetry = async (cfg: TelemetryConfig, version: string): Promise<Telemetry> => {
+  const tracing = await startTracing(cfg, version);
+  const metrics = cfg.metrics.port !== 0 || cfg.metrics.url ? await (await import('./metrics.ts')).startMetrics(cfg, version) : undefined;
+  const observers = [...(tracing ? [tracing.observer] : []), ...(metrics ? [metrics.observer] : [])];
   return {
-    enabled: true,
-    startRequest(name, headers, attributes) {
-      const span: Span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes });
-      for (const h of cfg.spanHeaders) {
-        const v = headers.get(h);
-        if (v !== null) span.setAttribute(`gateway.header.${h}`, v.slice(0, 256));
-      }
-      return span;
+    observers,
+    metricsPort: metrics?.port,
+    watchMetrics: (sources) => metrics?.watch(sources),
+    shutdown: async () => {
+      await Promise.all([tracing?.shutdown(), metrics?.shutdown()]);
     },
-    endRequest(span, status, attributes) {
-      if (!span) return;
-      span.setAttributes({ ...attributes, 'http.response.status_code': status });
-      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-    },
-    shutdown: () => provider.shutdown(),
   };
 };

@@ -209,7 +209,7 @@ export const OPS: OpCase[] = [
       settingValue: { kind: 'cases', valid: [RATE, RATE.padEnd(1024, ' ')], invalid: ['', RATE.padEnd(1025, ' '), '100/m', '{}', 12345, null] },
     },
   },
-  { path: `${A}DeleteProjectSetting`, base: (fx) => ({ ...addr(fx), settingName: 'rate-limit' }), fields: { ...addrFields, settingName: { kind: 'enum', values: ['global-fallback', 'rate-limit'] } } },
+  { path: `${A}DeleteProjectSetting`, base: (fx) => ({ ...addr(fx), settingName: 'rate-limit' }), fields: { ...addrFields, settingName: { kind: 'enum', values: ['global-fallback', 'rate-limit', 'record-retention', 'trace-content'] } } },
   // ---- budgets and guardrails (contract §3.2)
   {
     path: `${A}UpsertBudget`,

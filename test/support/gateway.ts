@@ -30,6 +30,7 @@ export const startTestGateway = async (env: Record<string, string> = {}): Promis
   const db = await testDatabase();
   const config = loadConfig([], {
     GATEWAY_PORT: '0',
+    GATEWAY_METRICS_PORT: '0',
     GATEWAY_ADMIN_PORT: '0',
     GATEWAY_DATA_DIR: 'memory://',
     GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,

@@ -5,14 +5,14 @@ import { CustomerRef, Enum, One, ProjectKey, Str, Success, Timestamp } from '../
 import { defineOp } from '../op.ts';
 import { defineResource } from '../resource.ts';
 
-/** Project settings: `rate-limit` and `global-fallback`, JSON text in the formats of governance/setting-values.ts. */
+/** Project settings: `rate-limit`, `global-fallback`, `trace-content` and `record-retention`, JSON text in the formats of governance/setting-values.ts. */
 
 const ADMIN = 'admin.v1.AdminService';
 const GROUP = 'Project settings';
 const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
 
-export const SETTING_NAMES = ['global-fallback', 'rate-limit'] as const satisfies readonly SettingName[];
-const SettingNameField = () => Enum(SETTING_NAMES, "setting name: 'global-fallback' or 'rate-limit'");
+export const SETTING_NAMES = ['global-fallback', 'rate-limit', 'record-retention', 'trace-content'] as const satisfies readonly SettingName[];
+const SettingNameField = () => Enum(SETTING_NAMES, "setting name: 'global-fallback', 'rate-limit', 'record-retention' or 'trace-content'");
 
 export const SettingOut = t.Object(
   { settingName: t.String(), settingValue: t.String({ description: 'string-encoded value' }), updatedAt: Timestamp() },
@@ -47,6 +47,8 @@ export const SettingOps = {
       'settingValue is JSON text (1-1024 characters), checked against the format of its setting and stored as given; a value that does not parse or breaks the format is invalid_argument naming settingValue.',
       '- `rate-limit`: `{"requestsPerMinute"?: int, "tokensPerMinute"?: int, "per"?: "project" | "api_key"}` — at least one limit, each a positive integer; `per` defaults to `api_key`; no other keys.',
       '- `global-fallback`: `{"targets": [{"connection": "<connection name>", "model": "<upstream model id>"}, …]}` — 1-32 targets, tried in order after every target of a route has failed retryably; no other keys.',
+      '- `trace-content`: `true` or `false` (default) — whether prompt and completion text go on the project\'s spans.',
+      '- `record-retention`: `{"bodies": "full" | "truncated" | "none", "maxBodyBytes"?: int, "days"?: int}` — `none` stores no body, `truncated` cuts each body at `maxBodyBytes` (default 4096), `days` purges records and their bodies (and stored Responses) older than that; default full bodies, kept forever.',
     ].join('\n'),
     permission: 'project_admin',
     mutates: { action: 'UPDATE', resource: 'project_setting' },

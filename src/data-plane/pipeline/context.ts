@@ -3,15 +3,14 @@ import type { Usage } from '../../canonical/types.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import type { SnapshotHolder } from '../../propagation/holder.ts';
 import type { KeySnapshot } from '../../propagation/snapshot.ts';
-import type { Telemetry } from '../../telemetry/tracing.ts';
 import type { Conversations } from '../conversations.ts';
 import type { Attempt } from '../dispatch.ts';
-import type { RecordSink } from '../../core/records.ts';
 import type { Plan } from '../resolve.ts';
 import type { RequestIds } from '../respond.ts';
 import type { AdmissionPolicy } from './admit.ts';
 import type { BodyLimits } from './body.ts';
 import type { InputGuardrail, OutputGuardrail } from './guardrails.ts';
+import { NO_OBSERVERS, type Observers } from './observe.ts';
 import type { SettlementPolicy } from './settle.ts';
 
 /**
@@ -40,9 +39,9 @@ export interface Hold {
 
 export interface InferenceDeps {
   snapshots: SnapshotHolder;
-  telemetry: Telemetry;
-  records: RecordSink | undefined;
-  /** Whether request and response bodies are kept in records (data-retention setting). */
+  /** Who watches each request's stages (tracing, metrics, records): pipeline/observe.ts. */
+  observers: Observers;
+  /** Whether request and response bodies may be kept in records at all (GATEWAY_RECORD_BODIES; the project's `record-retention` narrows it). */
   recordBodies: boolean;
   keepAliveMs: number;
   /** Request-body limits; the defaults when absent. */
@@ -76,15 +75,38 @@ export interface RequestContext {
   plan?: Plan;
   /** The request body as received (kept in the record as is, per the retention setting). */
   bodyText?: string;
-  span?: Span;
+  /** The observers this request's stages are reported to (deps.observers; none for a bare context). */
+  observers: Observers;
+  /** The tracing observer's spans of this request (telemetry/trace-observer.ts); absent while tracing is off. */
+  trace?: TraceState;
+  /** Headers the current upstream attempt sends besides its own (W3C `traceparent` of its span); set by observers at attempt start. */
+  upstreamHeaders?: Record<string, string>;
+  /** An MCP call observed like an inference request (src/mcp): the span and metrics follow the MCP conventions. */
+  mcp?: McpCall;
   /** The output the client asked for at most (max_tokens and its kin), when it said. */
   maxOutputTokens?: number;
+  /** The request's `temperature`, when it gave a number. */
+  temperature?: number;
   /** Reservations of the admission policies (settled once). */
   holds?: Hold[];
   /** Names of `flag` guardrails that matched (kept on the record). */
   flags?: Set<string>;
   /** Set once the request was settled and recorded (it happens exactly once). */
   finished?: boolean;
+}
+
+/** The SERVER span of a request and the CLIENT span of its upstream attempt in flight (or of the one that answered, until finish). */
+export interface TraceState {
+  server: Span;
+  attempt: Span | undefined;
+}
+
+/** What an observed MCP call is (contract §7/§8): `mcp.method.name`, the tool, the server. */
+export interface McpCall {
+  method: string;
+  /** Tool or prompt name as the client called it (`gen_ai.tool.name` for tools/call). */
+  name?: string;
+  server: string;
 }
 
 /** How a request ended, as the settle and record stages see it. */
@@ -97,6 +119,12 @@ export interface Outcome {
   responseText?: string;
   response?: unknown;
   ttfbMs?: number;
+  /** The upstream's id of the answer (`gen_ai.response.id`), when known. */
+  responseId?: string;
+  /** The answer's finish reason (`gen_ai.response.finish_reasons`), when known. */
+  finishReason?: string;
+  /** The model the upstream says answered (`gen_ai.response.model`), when known. */
+  responseModel?: string;
   /**
    * Set for a stream that ended before the upstream finished it (the client went away, the
    * upstream broke, a time-out or guardrail cut it): what had been streamed, so that settlement
@@ -105,4 +133,11 @@ export interface Outcome {
   partial?: { outputChars: number };
 }
 
-export const openContext = (endpoint: string, ids: RequestIds): RequestContext => ({ ids, receivedAt: Date.now(), t0: performance.now(), endpoint, stream: false });
+export const openContext = (endpoint: string, ids: RequestIds, observers: Observers = NO_OBSERVERS): RequestContext => ({
+  ids,
+  receivedAt: Date.now(),
+  t0: performance.now(),
+  endpoint,
+  stream: false,
+  observers,
+});

@@ -1,15 +1,15 @@
 import { asGatewayError, GatewayError } from '../../core/errors.ts';
+import { isRecord } from '../../core/json.ts';
 import type { ConfigSnapshot } from '../../propagation/snapshot.ts';
 import type { Plan } from '../resolve.ts';
 import type { Keeper, Prepared } from '../stateful.ts';
 import type { RequestIds } from '../respond.ts';
-import { endSpan, openSpan } from '../trace.ts';
 import { admit } from './admit.ts';
 import { authenticate } from './authenticate.ts';
 import { readJsonBody } from './body.ts';
 import { type InferenceDeps, NO_POLICIES, type Outcome, openContext, type Policies, type RequestContext } from './context.ts';
 import { inspectInput, openOutput, type OutputFilter } from './guardrails.ts';
-import { record } from './record.ts';
+import { recordEntry } from './record.ts';
 import { resolve } from './resolve.ts';
 import { settle } from './settle.ts';
 
@@ -21,7 +21,8 @@ import { settle } from './settle.ts';
  * The pipeline runs authenticate (auth.ts via ./authenticate.ts), reads the body, resolves the
  * route and runs admission; the endpoint's `serve` dispatches and responds (output guardrails
  * apply to what it is about to send); `finish` settles and records exactly once — at once for a
- * JSON answer or an error, when the stream ended for a stream. Tracing only opens and ends the span.
+ * JSON answer or an error, when the stream ended for a stream. Each stage is reported to the
+ * observers (./observe.ts: tracing, metrics, records) and to nothing else.
  */
 
 export type { InferenceDeps, Outcome, Policies, RequestContext } from './context.ts';
@@ -47,7 +48,7 @@ export interface Serving<T> {
   /** The request's output guardrails, when any applies (then no same-format pass-through). */
   output: OutputFilter | undefined;
   signal: AbortSignal;
-  /** Settle, record and end the span (once; later calls are ignored). */
+  /** Settle and report finish and record to the observers (once; later calls are ignored). */
   finish(outcome: Outcome): void;
 }
 
@@ -68,13 +69,20 @@ export interface EndpointSpec<T> {
 
 export const noSnapshot = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'The data plane has no configuration yet.' });
 
-/** settle → record → end span, once per request. */
+/** settle → finish → record (to the request's observers), once per request. */
 export const finish = (deps: InferenceDeps, ctx: RequestContext, outcome: Outcome): void => {
   if (ctx.finished) return;
   ctx.finished = true;
   const s = settle((deps.policies ?? NO_POLICIES).settle, ctx, outcome);
-  if (deps.records) record(deps.records, deps.recordBodies, ctx, outcome, s);
-  endSpan(deps.telemetry, ctx, outcome, s);
+  const observers = ctx.observers;
+  observers.finish(ctx, outcome, s);
+  if (observers.wantsRecord) observers.record(ctx, recordEntry(deps.recordBodies, ctx, outcome, s));
+};
+
+/** The request's `temperature`, when a finite number. */
+const temperatureOf = (body: unknown): number | undefined => {
+  const v = isRecord(body) ? body.temperature : undefined;
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 };
 
 /** max_tokens, max_completion_tokens or max_output_tokens of a request body, when a positive integer. */
@@ -103,9 +111,9 @@ const caughtUp = async (deps: InferenceDeps, e: unknown): Promise<ConfigSnapshot
 };
 
 export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>, req: Request, ids: RequestIds): Promise<Response> => {
-  const ctx = openContext(spec.path, ids);
+  const ctx = openContext(spec.path, ids, deps.observers);
   ctx.headers = req.headers;
-  openSpan(deps.telemetry, ctx, req);
+  deps.observers.start(ctx);
   const policies = deps.policies ?? NO_POLICIES;
   let keeper: Keeper | undefined;
   try {
@@ -135,6 +143,7 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
       plan = resolve(ctx, snapshot, read.model, read.stream);
     }
     ctx.maxOutputTokens = maxOutputOf(value);
+    ctx.temperature = temperatureOf(value);
     if (policies.input.length > 0) {
       const inspected = inspectInput(policies.input, ctx, value);
       if (inspected.changed) {

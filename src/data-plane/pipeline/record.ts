@@ -1,5 +1,7 @@
 import type { RecordEntry, RecordSink } from '../../core/records.ts';
+import { FULL_RETENTION, type RecordRetentionSetting } from '../../governance/setting-values.ts';
 import type { Outcome, RequestContext } from './context.ts';
+import type { RequestObserver } from './observe.ts';
 import type { Settlement } from './settle.ts';
 
 const MAX_BODY_CHARS = 256 * 1024;
@@ -25,12 +27,25 @@ const responseBody = (outcome: Outcome): string | null => {
   return keepValue(outcome.response);
 };
 
+/** A body cut to at most `max` UTF-8 bytes, kept as JSON (the column is jsonb): the cut text and the original size. */
+const truncated = (text: string, max: number): string => {
+  if (text.length * 3 <= max) return text;
+  const bytes = Buffer.byteLength(text);
+  if (bytes <= max) return text;
+  const cut = Buffer.from(text).subarray(0, max).toString('utf8');
+  return JSON.stringify({ truncated: true, bytes, text: cut });
+};
+
+/** A body as the project's `record-retention` keeps it: not at all, cut, or whole (up to the record's bound). */
+const retained = (text: string | null, r: RecordRetentionSetting): string | null =>
+  text === null || r.bodies === 'none' ? null : r.bodies === 'truncated' ? truncated(text, r.maxBodyBytes) : text;
+
 /**
  * The record stage: one entry per request (the request_records columns as one flat object, the
- * bodies as the JSON texts they are and only when the retention setting keeps them), handed to the
- * sink.
+ * bodies as the JSON texts they are and only when the retention setting keeps them), reported to
+ * the observers that take records (pipeline/index.ts `finish`).
  */
-export const record = (sink: RecordSink, keepBodies: boolean, ctx: RequestContext, outcome: Outcome, s: Settlement): void => {
+export const recordEntry = (keepBodies: boolean, ctx: RequestContext, outcome: Outcome, s: Settlement): RecordEntry => {
   const last = outcome.attempts?.at(-1);
   const key = ctx.key;
   const row = {
@@ -59,11 +74,15 @@ export const record = (sink: RecordSink, keepBodies: boolean, ctx: RequestContex
     error_code: outcome.error?.errorCode ?? null,
     guardrail_flags: ctx.flags ? [...ctx.flags].join(',') : null,
   };
-  const entry: RecordEntry = {
+  const retention = key?.project.retention ?? FULL_RETENTION;
+  const keep = keepBodies && retention.bodies !== 'none';
+  return {
     row,
-    requestBody: keepBodies && ctx.bodyText !== undefined ? keepText(ctx.bodyText) : null,
-    responseBody: keepBodies ? responseBody(outcome) : null,
+    requestBody: keep && ctx.bodyText !== undefined ? retained(keepText(ctx.bodyText), retention) : null,
+    responseBody: keep ? retained(responseBody(outcome), retention) : null,
     sanitized: s.adjusted ? 'usage' : null,
   };
-  sink.add(entry);
 };
+
+/** The request records as an observer: each record goes to the sink (the writer, or a data plane's remote sink). */
+export const recordsObserver = (sink: RecordSink): RequestObserver => ({ name: 'records', record: (_ctx, entry) => sink.add(entry) });

@@ -1,0 +1,36 @@
+/**
+ * The OpenTelemetry GenAI names (contract §8) the gateway's spans and metrics use, free of the SDK:
+ * `gen_ai.operation.name` per endpoint and `gen_ai.provider.name` per provider adapter.
+ */
+
+const OPERATIONS: Readonly<Record<string, string>> = {
+  '/v1/chat/completions': 'chat',
+  '/v1/responses': 'chat',
+  '/v1/messages': 'chat',
+  '/v1/embeddings': 'embeddings',
+  '/v1/completions': 'text_completion',
+  '/v1/images/generations': 'image_generation',
+  '/v1/images': 'image_generation',
+  '/v1/audio/speech': 'text_to_speech',
+  '/v1/rerank': 'rerank',
+};
+
+/** `gen_ai.operation.name` of an inference endpoint (`chat`, `embeddings`, …); MCP tool calls are `execute_tool`. */
+export const operationOf = (endpoint: string, mcpMethod?: string): string => {
+  if (mcpMethod !== undefined) return mcpMethod === 'tools/call' ? 'execute_tool' : mcpMethod;
+  return OPERATIONS[endpoint] ?? 'other';
+};
+
+/** Adapter ids whose GenAI provider name differs from the id. */
+const PROVIDERS: Readonly<Record<string, string>> = {
+  'azure-openai': 'azure.ai.openai',
+  bedrock: 'aws.bedrock',
+  vertex: 'gcp.vertex_ai',
+  gemini: 'gcp.gemini',
+  watsonx: 'ibm.watsonx.ai',
+  mistral: 'mistral_ai',
+  xai: 'x_ai',
+};
+
+/** `gen_ai.provider.name` of a provider adapter id (bounded: adapter ids are fixed in code). */
+export const providerNameOf = (adapterId: string): string => PROVIDERS[adapterId] ?? adapterId;

@@ -1,0 +1,166 @@
+import protobuf from 'protobufjs';
+
+/**
+ * A local OTLP receiver for tests: takes `POST /v1/traces` and `/v1/metrics` as OTLP/JSON or
+ * OTLP/protobuf (decoded with the subset of the OTLP protos below) and keeps what it got.
+ */
+
+const PROTO = `
+syntax = "proto3";
+package otlp;
+message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; ArrayValue array_value = 5; } }
+message ArrayValue { repeated AnyValue values = 1; }
+message KeyValue { string key = 1; AnyValue value = 2; }
+message Resource { repeated KeyValue attributes = 1; }
+message Status { string message = 2; int32 code = 3; }
+message Span { bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4; string name = 5; int32 kind = 6;
+  fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8; repeated KeyValue attributes = 9; Status status = 15; }
+message ScopeSpans { repeated Span spans = 2; }
+message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
+message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
+message NumberDataPoint { repeated KeyValue attributes = 7; double as_double = 4; sfixed64 as_int = 6; }
+message HistogramDataPoint { repeated KeyValue attributes = 9; fixed64 count = 4; double sum = 5; }
+message Gauge { repeated NumberDataPoint data_points = 1; }
+message Sum { repeated NumberDataPoint data_points = 1; bool is_monotonic = 3; }
+message Histogram { repeated HistogramDataPoint data_points = 1; }
+message Metric { string name = 1; string unit = 3; Gauge gauge = 5; Sum sum = 7; Histogram histogram = 9; }
+message ScopeMetrics { repeated Metric metrics = 2; }
+message ResourceMetrics { Resource resource = 1; repeated ScopeMetrics scope_metrics = 2; }
+message ExportMetricsServiceRequest { repeated ResourceMetrics resource_metrics = 1; }
+`;
+
+const root = protobuf.parse(PROTO, { keepCase: false }).root;
+const TraceRequest = root.lookupType('otlp.ExportTraceServiceRequest');
+const MetricsRequest = root.lookupType('otlp.ExportMetricsServiceRequest');
+
+export type AttrValue = string | number | boolean | AttrValue[];
+
+export interface ReceivedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  /** OTLP SpanKind: 2 SERVER, 3 CLIENT. */
+  kind: number;
+  /** OTLP status code: 2 ERROR. */
+  statusCode: number;
+  attributes: Record<string, AttrValue>;
+}
+
+export interface ReceivedPoint {
+  metric: string;
+  attributes: Record<string, AttrValue>;
+  /** Counter or gauge value; a histogram's count. */
+  value: number;
+  sum?: number;
+}
+
+interface JsonAny {
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: string | number;
+  doubleValue?: number;
+  arrayValue?: { values?: JsonAny[] };
+}
+
+const anyValue = (v: JsonAny | undefined): AttrValue => {
+  if (!v) return '';
+  if (v.stringValue !== undefined) return v.stringValue;
+  if (v.boolValue !== undefined) return v.boolValue;
+  if (v.intValue !== undefined) return Number(v.intValue);
+  if (v.doubleValue !== undefined) return v.doubleValue;
+  if (v.arrayValue) return (v.arrayValue.values ?? []).map(anyValue);
+  return '';
+};
+
+const attrs = (list: { key: string; value?: JsonAny }[] | undefined): Record<string, AttrValue> => Object.fromEntries((list ?? []).map((a) => [a.key, anyValue(a.value)]));
+
+/** Hex of an id: OTLP/JSON sends hex already; protobuf decoded to JSON gives base64. */
+const hex = (id: string | undefined, json: boolean): string => (id === undefined || id === '' ? '' : json ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex'));
+
+interface SpanIn {
+  traceId?: string;
+  spanId?: string;
+  parentSpanId?: string;
+  name: string;
+  kind?: number;
+  status?: { code?: number };
+  attributes?: { key: string; value?: JsonAny }[];
+}
+
+interface MetricIn {
+  name: string;
+  sum?: { dataPoints?: PointIn[] };
+  gauge?: { dataPoints?: PointIn[] };
+  histogram?: { dataPoints?: PointIn[] };
+}
+interface PointIn {
+  attributes?: { key: string; value?: JsonAny }[];
+  asDouble?: number;
+  asInt?: string | number;
+  count?: string | number;
+  sum?: number;
+}
+
+export interface OtlpReceiver {
+  url: string;
+  spans: ReceivedSpan[];
+  points: ReceivedPoint[];
+  /** Content types of the requests received, per path. */
+  contentTypes: Map<string, Set<string>>;
+  stop(): void;
+}
+
+export const startOtlpReceiver = (): OtlpReceiver => {
+  const spans: ReceivedSpan[] = [];
+  const points: ReceivedPoint[] = [];
+  const contentTypes = new Map<string, Set<string>>();
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      const type = req.headers.get('content-type') ?? '';
+      contentTypes.set(path, (contentTypes.get(path) ?? new Set()).add(type));
+      const json = type.includes('json');
+      const decode = (t: protobuf.Type, bytes: Uint8Array): unknown => t.toObject(t.decode(bytes), { longs: String, bytes: String, defaults: false, oneofs: false });
+      const body: unknown = json ? await req.json() : decode(path === '/v1/traces' ? TraceRequest : MetricsRequest, new Uint8Array(await req.arrayBuffer()));
+      if (path === '/v1/traces') {
+        const b = body as { resourceSpans?: { scopeSpans?: { spans?: SpanIn[] }[] }[] };
+        for (const rs of b.resourceSpans ?? [])
+          for (const ss of rs.scopeSpans ?? [])
+            for (const s of ss.spans ?? [])
+              spans.push({
+                traceId: hex(s.traceId, json),
+                spanId: hex(s.spanId, json),
+                parentSpanId: hex(s.parentSpanId, json),
+                name: s.name,
+                kind: s.kind ?? 0,
+                statusCode: s.status?.code ?? 0,
+                attributes: attrs(s.attributes),
+              });
+      } else if (path === '/v1/metrics') {
+        const b = body as { resourceMetrics?: { scopeMetrics?: { metrics?: MetricIn[] }[] }[] };
+        for (const rm of b.resourceMetrics ?? [])
+          for (const sm of rm.scopeMetrics ?? [])
+            for (const m of sm.metrics ?? []) {
+              for (const p of m.sum?.dataPoints ?? m.gauge?.dataPoints ?? []) points.push({ metric: m.name, attributes: attrs(p.attributes), value: Number(p.asDouble ?? p.asInt ?? 0) });
+              for (const p of m.histogram?.dataPoints ?? []) points.push({ metric: m.name, attributes: attrs(p.attributes), value: Number(p.count ?? 0), ...(p.sum !== undefined ? { sum: p.sum } : {}) });
+            }
+      }
+      return json ? Response.json({}) : new Response(new Uint8Array(0), { headers: { 'content-type': 'application/x-protobuf' } });
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}`, spans, points, contentTypes, stop: () => void server.stop(true) };
+};
+
+/** Polls until `check` gives a value (spans and metrics are exported in batches). */
+export const eventually = async <T>(check: () => T | undefined, timeoutMs = 10_000): Promise<T> => {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error('timed out waiting for telemetry');
+    await Bun.sleep(50);
+  }
+};
