@@ -1,3 +1,4 @@
+import { NO_OBSERVERS } from '../src/data-plane/pipeline/observe.ts';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
@@ -165,7 +166,7 @@ describe('sessions without stickiness', () => {
     const replica = startDataPlaneServer({
       host: '127.0.0.1',
       port: 0,
-      deps: { snapshots: tg.gw.snapshots, records: undefined, telemetry: { enabled: false, startRequest: () => undefined, endRequest: () => undefined, shutdown: async () => undefined }, recordBodies: false, keepAliveMs: 15_000 },
+      deps: { snapshots: tg.gw.snapshots, observers: NO_OBSERVERS, recordBodies: false, keepAliveMs: 15_000 },
       limits: { maxBodyBytes: 1 << 20, idleTimeoutSeconds: 30 },
       ready: () => true,
       readiness: () => ({}),

@@ -236,3 +236,7 @@ export const headers = (o: Common): Setting<Record<string, string>> => ({
     return out;
   },
 });
+
+/** The OTLP transports (`OTEL_EXPORTER_OTLP_PROTOCOL`, telemetry forwarding configs, a data plane's export). */
+export const OTLP_PROTOCOLS = ['http/json', 'http/protobuf', 'grpc'] as const;
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];

@@ -1,5 +1,5 @@
-import { OTLP_PROTOCOLS } from '../telemetry/otlp.ts';
 import { type Env, flag, headers, integer, isKey32, key, list, oneOf, optionalText, port, type Setting, type SettingSpec, size, duration, text, url, type ValueOf } from './setting-kinds.ts';
+import { OTLP_PROTOCOLS } from './setting-kinds.ts';
 
 /**
  * Every environment variable the gateway reads, declared once: type, default, unit, bounds and

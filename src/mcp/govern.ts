@@ -1,7 +1,7 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { asGatewayError, GatewayError } from '../core/errors.ts';
 import { admit } from '../data-plane/pipeline/admit.ts';
-import { type InferenceDeps, NO_POLICIES, openContext, type Outcome, type RequestContext } from '../data-plane/pipeline/context.ts';
+import { type InferenceDeps, NO_POLICIES, openContext, type Outcome } from '../data-plane/pipeline/context.ts';
 import { inspectInput, openOutput } from '../data-plane/pipeline/guardrails.ts';
 import { finish } from '../data-plane/pipeline/index.ts';
 import type { RequestIds } from '../data-plane/respond.ts';
@@ -12,7 +12,8 @@ import type { KeySnapshot } from '../propagation/snapshot.ts';
  * request stages every inference request runs through (data-plane/pipeline): input guardrails on
  * what is sent (tool arguments, prompt arguments), admission (the project's `rate-limit`
  * requests per minute: one call is one request), the call, output guardrails on what comes back
- * (the result's content strings), then settle → record → span, once. The record: endpoint
+ * (the result's content strings), then settle → record, once; every stage is reported to the
+ * data plane's observers (pipeline/observe.ts: spans and metrics by the MCP conventions). The record: endpoint
  * `/mcp/{profileId}`, `model` the method, `provider` `mcp`, `connection` the server id,
  * `upstream_model` the tool or prompt name at the server (or the resource URI), the status and
  * latency, and the bodies under the project's retention.
@@ -56,34 +57,22 @@ const upstreamFailure = (e: unknown, serverId: string): GatewayError => {
   return new GatewayError({ kind: 'upstream_error', status: 502, errorCode: 'mcp_upstream_error', message: `MCP server '${serverId}' failed${detail}.` });
 };
 
-const openMcpSpan = (c: GovernedCall, ctx: RequestContext): void => {
-  const t = c.deps.telemetry;
-  if (!t.enabled) return;
-  ctx.span = t.startRequest(`${c.method} ${c.listed}`, c.headers, {
-    'gateway.request_id': ctx.ids.requestId,
-    ...(ctx.ids.clientRequestId !== undefined ? { 'gateway.client_request_id': ctx.ids.clientRequestId } : {}),
-    'mcp.method.name': c.method,
-    ...(c.method === 'tools/call' ? { 'gen_ai.tool.name': c.listed, 'gen_ai.operation.name': 'execute_tool' } : {}),
-    ...(c.method === 'prompts/get' ? { 'gen_ai.prompt.name': c.listed } : {}),
-    ...(c.method === 'resources/read' ? { 'mcp.resource.uri': c.target } : {}),
-    'mcp.server': c.serverId,
-    'url.path': ctx.endpoint,
-  });
-};
-
 /**
  * Runs one governed call: `run` gets the (possibly redacted) input and returns the upstream's
  * result; the result handed back is the output-guarded one. Refusals and failures are thrown as
  * McpError (the record is written either way).
  */
 export const governed = async <R extends Record<string, unknown>>(c: GovernedCall, run: (input: Record<string, unknown> | undefined) => Promise<R>): Promise<R> => {
-  const ctx = openContext(`/mcp/${c.profileId}`, c.ids);
+  const ctx = openContext(`/mcp/${c.profileId}`, c.ids, c.deps.observers);
   ctx.headers = c.headers;
   ctx.key = c.key;
   ctx.model = c.method;
   ctx.bodyText = JSON.stringify(c.params ?? null);
-  openMcpSpan(c, ctx);
+  ctx.mcp = { method: c.method, server: c.serverId, ...(c.method === 'resources/read' ? {} : { name: c.listed }) };
+  ctx.observers.start(ctx);
   const policies = c.deps.policies ?? NO_POLICIES;
+  // The call to the MCP server is the request's one upstream attempt, reported like an inference attempt.
+  const view = { target: { connection: { name: c.serverId, provider: 'mcp' }, upstreamModel: c.target } };
   const attempt = (status: number, ms: number, errorCode?: string) => ({ connection: c.serverId, provider: 'mcp', upstreamModel: c.target, status, ms, ...(errorCode ? { errorCode } : {}) });
   const done = (o: Outcome): void => finish(c.deps, ctx, o);
   let input = c.input;
@@ -103,15 +92,20 @@ export const governed = async <R extends Record<string, unknown>>(c: GovernedCal
   }
   const t0 = performance.now();
   let result: R;
+  ctx.observers.attemptStart(ctx, view);
   try {
     result = await run(input);
   } catch (e) {
     const ms = Math.round(performance.now() - t0);
     const err = upstreamFailure(e, c.serverId);
-    done({ status: err.status, error: err, attempts: [attempt(err.status, ms, err.errorCode)] });
+    const failed = attempt(err.status, ms, err.errorCode);
+    ctx.observers.attemptEnd(ctx, view, failed, err);
+    done({ status: err.status, error: err, attempts: [failed] });
     throw e instanceof McpError ? e : new McpError(ErrorCode.InternalError, err.message);
   }
   const ms = Math.round(performance.now() - t0);
+  const answered = attempt(200, ms, result.isError === true ? 'tool_error' : undefined);
+  ctx.observers.attemptEnd(ctx, view, answered, undefined);
   try {
     const output = policies.guardrails.length > 0 ? openOutput(policies.guardrails, ctx) : undefined;
     if (output) {
@@ -120,10 +114,9 @@ export const governed = async <R extends Record<string, unknown>>(c: GovernedCal
     }
   } catch (e) {
     const err = asGatewayError(e);
-    done({ status: err.status, error: err, attempts: [attempt(200, ms)] });
+    done({ status: err.status, error: err, attempts: [answered] });
     throw refusal(err);
   }
-  const toolError = result.isError === true;
-  done({ status: 200, response: result, attempts: [attempt(200, ms, toolError ? 'tool_error' : undefined)] });
+  done({ status: 200, response: result, attempts: [answered] });
   return result;
 };

@@ -5,8 +5,9 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
  * Every exporter package is loaded by dynamic import, and only the one the protocol names.
  */
 
-export const OTLP_PROTOCOLS = ['http/json', 'http/protobuf', 'grpc'] as const;
-export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
+import { OTLP_PROTOCOLS, type OtlpProtocol } from '../config/setting-kinds.ts';
+
+export { OTLP_PROTOCOLS, type OtlpProtocol };
 
 /** gRPC metadata from header pairs (keys lower-cased, as gRPC requires). */
 export const grpcMetadata = async (headers: Record<string, string>) => {
