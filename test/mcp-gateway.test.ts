@@ -74,6 +74,9 @@ describe('listing and routing back', () => {
     expect(hidden).toBeInstanceOf(McpError);
     expect(alpha.seen.length).toBeGreaterThan(0);
     await client.close();
+    // A finished call is not cancelled upstream when the client's HTTP request ends (the SDK keeps its abort listener).
+    await Bun.sleep(200);
+    expect(alpha.seen.filter((h) => h.rpc === 'notifications/cancelled')).toEqual([]);
   });
 
   test('no prefix: names as the server lists them', async () => {
