@@ -108,9 +108,10 @@ export const mcpCredentialOps = (deps: ControlDeps): OpDef[] => [
   op(ListMcpServerCredentials, {
     scope: bodyScope,
     handler: async (input, { principal }) => {
-      const project = await findProject(deps.db, input.customerId, input.projectId);
-      const size = pageSizeOf(input.pageSize);
+      // The page token is checked before anything is looked up (invalid_argument over not_found).
       const k = keyset(mcpServerCredentials.createdAt, mcpServerCredentials.id, input.pageToken);
+      const size = pageSizeOf(input.pageSize);
+      const project = await findProject(deps.db, input.customerId, input.projectId);
       const own = principal.kind === 'user' ? or(eq(mcpServerCredentials.userId, ''), eq(mcpServerCredentials.userId, principal.userId)) : undefined;
       const rows = await deps.db
         .select()
