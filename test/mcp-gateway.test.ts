@@ -2,13 +2,14 @@ import { NO_OBSERVERS } from '../src/data-plane/pipeline/observe.ts';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
-import { applyMcp, connectMcp, type McpSections, projectUuid, textOf } from './support/mcp-gateway.ts';
+import { connectMcp, textOf } from './support/mcp-gateway.ts';
 import { startSseServer, startStreamableServer, type TestMcpServer } from './support/mcp-servers.ts';
 
 /**
  * The MCP gateway (contract §7) with the SDK's own client, against a profile fronting two SDK-built
  * servers: `alpha` over Streamable HTTP (bearer credential) and `beta` over HTTP+SSE (a header
- * credential).
+ * credential). Everything is configured through the management API (CreateMcpServer,
+ * AddProjectMcpServer, CreateMcpProfile, …) and reaches the embedded data plane by propagation.
  */
 
 const ALPHA_SECRET = 'alpha-upstream-secret';
@@ -20,7 +21,12 @@ let beta: TestMcpServer;
 let apiKey: string;
 let keyId: string;
 let otherKey: string;
-let sections: McpSections;
+const acme = { customerId: 'acme', projectId: 'default' };
+const TOOLS_SERVERS = [
+  { serverId: 'alpha', tools: ['echo', 'add*', 'progress', 'ask'] },
+  { serverId: 'beta' },
+  { serverId: 'down' },
+];
 
 const url = (profile: string): string => `${tg.url}/mcp/${profile}`;
 
@@ -34,30 +40,13 @@ beforeAll(async () => {
   apiKey = k.apiKey;
   keyId = k.id;
   otherKey = ((await tg.must(apikeyOp('CreateApiKey'), { name: 'mcp', userId: 'u2', enterpriseContext: { customerId: 'other', projectId: 'default' } })) as { apiKey: string }).apiKey;
-  await tg.settle();
-  const acme = projectUuid(tg, 'acme', 'default');
-  sections = {
-    mcpServers: [
-      { serverId: 'alpha', url: alpha.url, transport: 'streamable-http', authType: 'bearer', authHeader: null, authValue: ALPHA_SECRET, allowPrivate: true },
-      { serverId: 'beta', url: beta.url, transport: 'sse', authType: 'header', authHeader: 'x-api-token', authValue: BETA_SECRET, allowPrivate: true },
-      // Nothing listens there: a server that is down.
-      { serverId: 'down', url: 'http://127.0.0.1:9/mcp', transport: 'streamable-http', authType: 'none', authHeader: null, authValue: null, allowPrivate: true },
-    ],
-    mcpProfiles: [
-      {
-        id: '00000000-0000-4000-8000-000000000001',
-        projectUuid: acme,
-        profileId: 'tools',
-        servers: [
-          { serverId: 'alpha', prefix: 'alpha', tools: ['echo', 'add*', 'progress', 'ask'] },
-          { serverId: 'beta', prefix: 'beta' },
-          { serverId: 'down', prefix: 'down' },
-        ],
-      },
-      { id: '00000000-0000-4000-8000-000000000002', projectUuid: acme, profileId: 'flat', servers: [{ serverId: 'alpha', prefix: '' }] },
-    ],
-  };
-  await applyMcp(tg, sections);
+  await tg.must(admin('CreateMcpServer'), { serverId: 'alpha', url: alpha.url, authType: 'bearer', authValue: ALPHA_SECRET });
+  await tg.must(admin('CreateMcpServer'), { serverId: 'beta', url: beta.url, transport: 'sse', authType: 'header', authHeader: 'x-api-token', authValue: BETA_SECRET });
+  // Nothing listens there: a server that is down.
+  await tg.must(admin('CreateMcpServer'), { serverId: 'down', url: 'http://127.0.0.1:9/mcp' });
+  for (const serverId of ['alpha', 'beta', 'down']) await tg.must(admin('AddProjectMcpServer'), { ...acme, serverId });
+  await tg.must(admin('CreateMcpProfile'), { ...acme, profileId: 'tools', servers: TOOLS_SERVERS });
+  await tg.must(admin('CreateMcpProfile'), { ...acme, profileId: 'flat', servers: [{ serverId: 'alpha', prefix: '' }] });
 });
 
 afterAll(async () => {
@@ -86,6 +75,9 @@ describe('listing and routing back', () => {
     expect(hidden).toBeInstanceOf(McpError);
     expect(alpha.seen.length).toBeGreaterThan(0);
     await client.close();
+    // A finished call is not cancelled upstream when the client's HTTP request ends (the SDK keeps its abort listener).
+    await Bun.sleep(200);
+    expect(alpha.seen.filter((h) => h.rpc === 'notifications/cancelled')).toEqual([]);
   });
 
   test('no prefix: names as the server lists them', async () => {
@@ -214,7 +206,6 @@ describe('governance', () => {
   test('guardrails: input on tool arguments, output on tool results', async () => {
     await tg.must(admin('CreateGuardrail'), { customerId: 'acme', projectId: 'default', name: 'no-secret-in', stage: 'input', kind: 'regex', pattern: 'forbidden-word', action: 'block' });
     await tg.must(admin('CreateGuardrail'), { customerId: 'acme', projectId: 'default', name: 'redact-out', stage: 'output', kind: 'regex', pattern: 'a:leak\\S*', action: 'redact' });
-    await applyMcp(tg, sections);
     const { client } = await connectMcp(url('tools'), apiKey);
     const blocked = await client.callTool({ name: 'alpha__echo', arguments: { text: 'a forbidden-word here' } }).then(
       () => undefined,
@@ -230,7 +221,6 @@ describe('governance', () => {
 
   test('a tool call counts against the rate limit', async () => {
     await tg.must(admin('UpsertProjectSetting'), { customerId: 'acme', projectId: 'default', settingName: 'rate-limit', settingValue: '{"requestsPerMinute":2}' });
-    await applyMcp(tg, sections);
     const { client } = await connectMcp(url('flat'), apiKey);
     // Listing is not a governed call; calls are.
     await client.listTools();
@@ -242,5 +232,58 @@ describe('governance', () => {
     expect(String(refused[0])).toContain('Rate limit');
     await client.close();
     await tg.must(admin('DeleteProjectSetting'), { customerId: 'acme', projectId: 'default', settingName: 'rate-limit' });
+  });
+});
+
+describe('removal and revocation take effect within the propagation time', () => {
+  const rejection = (p: Promise<unknown>): Promise<unknown> =>
+    p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+
+  test('a server removed from the profile: no longer listed nor callable, on a session opened before', async () => {
+    const { client } = await connectMcp(url('tools'), apiKey);
+    expect(textOf(await client.callTool({ name: 'beta__echo', arguments: { text: 'before' } }))).toBe('b:before');
+    await tg.must(admin('UpdateMcpProfile'), { ...acme, profileId: 'tools', servers: TOOLS_SERVERS.filter((s) => s.serverId !== 'beta') });
+    expect((await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('beta__'))).toEqual([]);
+    expect(await rejection(client.callTool({ name: 'beta__echo', arguments: { text: 'after' } }))).toBeInstanceOf(McpError);
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(['alpha__greet']);
+    await tg.must(admin('UpdateMcpProfile'), { ...acme, profileId: 'tools', servers: TOOLS_SERVERS });
+    expect(textOf(await client.callTool({ name: 'beta__echo', arguments: { text: 'back' } }))).toBe('b:back');
+    await client.close();
+  });
+
+  test('a server removed from the project drops out of its profiles; assigned again, it is served again', async () => {
+    const { client } = await connectMcp(url('tools'), apiKey);
+    await tg.must(admin('RemoveProjectMcpServer'), { ...acme, serverId: 'beta' });
+    expect((await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('beta__'))).toEqual([]);
+    expect(await rejection(client.callTool({ name: 'beta__echo', arguments: { text: 'gone' } }))).toBeInstanceOf(McpError);
+    expect(await rejection(client.readResource({ uri: 'mem://b/readme' }))).toBeInstanceOf(McpError);
+    // The profile keeps its entry: assigned again, the server is back.
+    await tg.must(admin('AddProjectMcpServer'), { ...acme, serverId: 'beta' });
+    expect(textOf(await client.callTool({ name: 'beta__echo', arguments: { text: 'again' } }))).toBe('b:again');
+    await client.close();
+  });
+
+  test('a deleted profile answers 404; a revoked key is refused (401), its open session too', async () => {
+    await tg.must(admin('CreateMcpProfile'), { ...acme, profileId: 'temp', servers: [{ serverId: 'alpha' }] });
+    const k = (await tg.must(apikeyOp('CreateApiKey'), { name: 'short-lived', enterpriseContext: acme })) as { apiKey: string; id: string };
+    const { client, transport } = await connectMcp(url('temp'), k.apiKey);
+    expect(textOf(await client.callTool({ name: 'alpha__echo', arguments: { text: 'ok' } }))).toBe('a:ok');
+    const raw = (key: string, profile: string) =>
+      fetch(url(profile), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key}`, 'mcp-session-id': transport.sessionId ?? '', 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }),
+      });
+    await tg.must(apikeyOp('RevokeApiKey'), { id: k.id, ...acme });
+    const revoked = await raw(k.apiKey, 'temp');
+    expect(revoked.status).toBe(401);
+    expect(revoked.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await rejection(client.callTool({ name: 'alpha__echo', arguments: { text: 'no' } }))).toBeInstanceOf(Error);
+    await tg.must(admin('DeleteMcpProfile'), { ...acme, profileId: 'temp' });
+    expect((await raw(apiKey, 'temp')).status).toBe(404);
+    await client.close().catch(() => undefined);
   });
 });

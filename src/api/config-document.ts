@@ -170,6 +170,12 @@ const documentSchema = <T extends TSchema, J extends TSchema>(secret: SecretForm
         }),
       ),
     ),
+    /**
+     * Projects' and members' own credentials for the catalog servers their profiles serve (sent
+     * instead of the catalog's `authValue`: the member's, then the project's); `userId` '' is the
+     * project's. Absent in documents written before they existed.
+     */
+    mcpCredentials: Type.Optional(Type.Array(Type.Object({ projectUuid: Str, serverId: Str, userId: Str, authValue: secret.text }))),
     /** A separate data plane's own workspace (absent for the embedded data plane, which serves every project). */
     self: Type.Optional(Type.Object({ workspaceUuid: Str, workspaceId: Str, projectUuid: Str })),
   });

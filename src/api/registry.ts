@@ -88,6 +88,7 @@ export const CHANGES = {
   proxyUrl: DataplaneResources.proxyUrl.change,
   guardrail: GuardrailResources.guardrail.change,
   mcpServer: McpResources.mcpServer.change,
+  mcpServerCredential: McpResources.mcpServerCredential.change,
   mcpProfile: McpResources.mcpProfile.change,
   projectMember: MemberResources.projectMember.change,
   projectGateway: ProjectGatewayResources.projectGateway.change,

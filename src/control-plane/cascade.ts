@@ -17,6 +17,7 @@ import {
   budgets,
   guardrails,
   mcpProfiles,
+  mcpServerCredentials,
   providerConnections,
   routes,
   serviceAccounts,
@@ -32,7 +33,7 @@ import { lockCustomer, lockProject } from './lookups.ts';
  * committed before the cascade reads (and is cascaded) or refused after it (the parent is gone).
  *
  * Deleting a project: its routes and provider connections are soft-deleted, its API keys, BYOK keys and user
- * tokens revoked, its assignments (members, models, providers, MCP servers, settings), MCP profiles and gateway
+ * tokens revoked, its assignments (members, models, providers, MCP servers, settings), MCP profiles, MCP server credentials and gateway
  * attachments removed — so the project's keys stop working, and a project later re-created with
  * the same slug (another row) starts empty.
  */
@@ -51,6 +52,7 @@ const cascadeProject = async (tx: Tx, project: ProjectRow, at: Date): Promise<vo
   await tx.delete(projectProviders).where(eq(projectProviders.projectUuid, id));
   await tx.delete(projectMcpServers).where(eq(projectMcpServers.projectUuid, id));
   await tx.delete(mcpProfiles).where(eq(mcpProfiles.projectUuid, id));
+  await tx.delete(mcpServerCredentials).where(eq(mcpServerCredentials.projectUuid, id));
   await tx.delete(projectSettings).where(eq(projectSettings.projectUuid, id));
   await tx.delete(budgets).where(eq(budgets.projectUuid, id));
   await tx.delete(guardrails).where(eq(guardrails.projectUuid, id));

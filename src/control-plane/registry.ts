@@ -13,6 +13,7 @@ import { connectionOps } from './services/connections.ts';
 import { customerOps } from './services/customers.ts';
 import { dataplaneOps } from './services/dataplanes.ts';
 import { guardrailOps } from './services/guardrails.ts';
+import { mcpCredentialOps } from './services/mcp-credentials.ts';
 import { mcpProfileOps } from './services/mcp-profiles.ts';
 import { mcpServerOps } from './services/mcp-servers.ts';
 import { memberOps } from './services/members.ts';
@@ -39,6 +40,7 @@ export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[
   ...customerOps(deps),
   ...dataplaneOps(deps),
   ...guardrailOps(deps),
+  ...mcpCredentialOps(deps),
   ...mcpProfileOps(deps),
   ...mcpServerOps(deps),
   ...memberOps(deps),

@@ -18,7 +18,7 @@ import type { InferenceDeps } from '../data-plane/pipeline/context.ts';
 import type { RequestIds } from '../data-plane/respond.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpProfileConfig, McpProfileServer, McpServerConfig } from './config.ts';
-import type { Links } from './links.ts';
+import { type Links, whileInFlight } from './links.ts';
 import { candidatesFor, listedName, toolAllowed } from './names.ts';
 import type { Conn, UpstreamPool } from './upstream.ts';
 
@@ -119,7 +119,7 @@ const fetchList = async (client: Client, what: Listing, signal: AbortSignal | un
 const listOne = async (m: McpGatewayDeps, v: McpRequestView, entry: McpProfileServer, server: McpServerConfig, what: Listing, signal?: AbortSignal): Promise<unknown[]> =>
   m.pool.use(v.session, server, v.caps, async (client, conn) => {
     if (!client.getServerCapabilities()?.[CAPABILITY[what]]) return [];
-    const items = await fetchList(client, what, signal);
+    const items = await whileInFlight(signal, (s) => fetchList(client, what, s));
     remember(conn, entry, what, items);
     return items;
   });

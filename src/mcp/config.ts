@@ -30,11 +30,20 @@ export interface McpProfileConfig {
   profileId: string;
   servers: readonly McpProfileServer[]; // only servers assigned to the project AND present in the catalog
 }
+/** A project's own credentials for one catalog server (sent instead of the catalog's `authValue`). */
+export interface McpOwnCredentials {
+  /** The project's. */
+  project?: string;
+  /** Members' own, by user id (user tokens' callers). */
+  users: ReadonlyMap<string, string>;
+}
 /** What ConfigSnapshot carries for MCP. */
 export interface McpSnapshot {
   /** By serverId. */
   servers: ReadonlyMap<string, McpServerConfig>;
   /** By projectUuid, then profileId. */
   profiles: ReadonlyMap<string, ReadonlyMap<string, McpProfileConfig>>;
+  /** By projectUuid, then serverId. */
+  credentials: ReadonlyMap<string, ReadonlyMap<string, McpOwnCredentials>>;
 }
-export const EMPTY_MCP: McpSnapshot = { servers: new Map(), profiles: new Map() };
+export const EMPTY_MCP: McpSnapshot = { servers: new Map(), profiles: new Map(), credentials: new Map() };

@@ -10,6 +10,7 @@ import { idHeaders, markGatewayStream, type RequestIds } from '../data-plane/res
 import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpGatewayDeps, McpRequestView } from './aggregate.ts';
 import type { McpProfileConfig } from './config.ts';
+import { serversFor } from './credentials.ts';
 import { Links } from './links.ts';
 import { deliverReply, isReply, RelayTransport } from './relay.ts';
 import { buildServer } from './serve.ts';
@@ -209,7 +210,7 @@ export class McpGateway {
       session,
       caps: upstreamCapabilities(state?.capabilities ?? {}),
       profile,
-      servers: snapshot.mcp.servers,
+      servers: serversFor(snapshot.mcp, key),
       key,
       headers: req.headers,
       nextIds: () => {

@@ -26,6 +26,25 @@ interface SessionLinks {
   streams: Set<Server>;
 }
 
+/**
+ * Runs an upstream request with a signal that follows `signal` only while the request is in
+ * flight. The SDK's `request` never removes its abort listener: handed the client's own signal,
+ * which aborts when the client's HTTP request ends (after the answer), it would send the server a
+ * `notifications/cancelled` for every finished request.
+ */
+export const whileInFlight = async <T>(signal: AbortSignal | undefined, fn: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> => {
+  if (!signal) return fn(undefined);
+  const own = new AbortController();
+  const follow = (): void => own.abort(signal.reason);
+  if (signal.aborted) follow();
+  else signal.addEventListener('abort', follow, { once: true });
+  try {
+    return await fn(own.signal);
+  } finally {
+    signal.removeEventListener('abort', follow);
+  }
+};
+
 const UNRELATED = new Set(['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed', 'notifications/resources/updated']);
 
 export class Links {

@@ -23,7 +23,7 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { listPrompts, listResources, listTemplates, listTools, type McpGatewayDeps, type McpRequestView, routeName, routeUri, type Target } from './aggregate.ts';
 import { type GovernedCall, type GovernedMethod, governed } from './govern.ts';
-import type { Extra } from './links.ts';
+import { type Extra, whileInFlight } from './links.ts';
 
 /**
  * The client-facing side: the SDK's low-level `Server`, one per HTTP request (state lives in the
@@ -45,10 +45,10 @@ export const SERVER_CAPABILITIES = {
 /** One validator for every Server and Client (the SDK builds an Ajv instance per object otherwise). */
 export const validator = new AjvJsonSchemaValidator();
 
-const callOptions = (m: McpGatewayDeps, extra: Extra): RequestOptions => {
+const callOptions = (m: McpGatewayDeps, extra: Extra, signal: AbortSignal | undefined): RequestOptions => {
   const token = extra._meta?.progressToken;
   return {
-    signal: extra.signal,
+    ...(signal ? { signal } : {}),
     timeout: m.callTimeoutMs,
     resetTimeoutOnProgress: true,
     maxTotalTimeout: m.maxCallMs,
@@ -61,7 +61,7 @@ const callOptions = (m: McpGatewayDeps, extra: Extra): RequestOptions => {
 /** Runs `fn` on the target's upstream client with the request registered as in flight to it. */
 const forward = <T>(m: McpGatewayDeps, v: McpRequestView, t: Target, extra: Extra, fn: (client: Client, opts: RequestOptions) => Promise<T>): Promise<T> => {
   const end = m.links.begin({ session: v.session, serverId: t.server.serverId }, extra);
-  return m.pool.use(v.session, t.server, v.caps, (client) => fn(client, callOptions(m, extra))).finally(end);
+  return whileInFlight(extra.signal, (signal) => m.pool.use(v.session, t.server, v.caps, (client) => fn(client, callOptions(m, extra, signal)))).finally(end);
 };
 
 const call = (m: McpGatewayDeps, v: McpRequestView, method: GovernedMethod, t: Target, listed: string, input: Record<string, unknown> | undefined, params: unknown): GovernedCall => ({

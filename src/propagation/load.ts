@@ -12,6 +12,7 @@ import {
   guardrails,
   byokKeys,
   mcpProfiles,
+  mcpServerCredentials,
   mcpServers,
   projectMcpServers,
   configChanges,
@@ -126,7 +127,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
             scope ? inArray(projects.id, scope.projectUuids.length > 0 ? [...scope.projectUuids] : ['00000000-0000-0000-0000-000000000000']) : undefined,
           ),
         );
-    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows, byokRows, settingRows, budgetRows, guardrailRows, mcpServerRows, mcpAssignmentRows, mcpProfileRows] = await selectMany(exec, [
+    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows, byokRows, settingRows, budgetRows, guardrailRows, mcpServerRows, mcpAssignmentRows, mcpProfileRows, mcpCredentialRows] = await selectMany(exec, [
       tx
         .select({ id: projects.id, customerUuid: projects.customerUuid, customerId: projects.customerId, projectId: projects.projectId })
         .from(projects)
@@ -219,6 +220,11 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         .from(mcpProfiles)
         .where(inArray(mcpProfiles.projectUuid, live()))
         .orderBy(mcpProfiles.profileId),
+      tx
+        .select({ projectUuid: mcpServerCredentials.projectUuid, serverId: mcpServerCredentials.serverId, userId: mcpServerCredentials.userId, authValueWrapped: mcpServerCredentials.authValueWrapped })
+        .from(mcpServerCredentials)
+        .where(inArray(mcpServerCredentials.projectUuid, live()))
+        .orderBy(mcpServerCredentials.serverId, mcpServerCredentials.userId),
     ] as const);
     const hosting = await hostingOf(tx, new Set(projectRows.map((p) => p.id)), scope);
     const keyDocs: KeyDoc[] = keyRows.map((k) => ({ ...k, expiresAt: k.expiresAt ? k.expiresAt.toISOString() : null }));
@@ -262,7 +268,7 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         const provider = byokProviderId(k.provider);
         return provider ? [{ id: k.id, projectUuid: k.projectUuid, provider, userId: k.userId, secret: secrets.unwrap(k.secretWrapped) }] : [];
       }),
-      ...mcpSections({ servers: mcpServerRows, assignments: mcpAssignmentRows, profiles: mcpProfileRows }, secrets, upstreamAllowPrivate),
+      ...mcpSections({ servers: mcpServerRows, assignments: mcpAssignmentRows, profiles: mcpProfileRows, credentials: mcpCredentialRows }, secrets, upstreamAllowPrivate),
       ...hosting,
       ...(scope?.workspace ? { self: { workspaceUuid: scope.workspace.id, workspaceId: scope.workspace.slug, projectUuid: scope.workspace.projectUuid } } : {}),
     };

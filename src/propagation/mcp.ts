@@ -1,4 +1,4 @@
-import { EMPTY_MCP, type McpProfileConfig, type McpServerConfig, type McpSnapshot } from '../mcp/config.ts';
+import { EMPTY_MCP, type McpOwnCredentials, type McpProfileConfig, type McpServerConfig, type McpSnapshot } from '../mcp/config.ts';
 import type { ConfigDocument } from '../api/config-document.ts';
 
 const isTransport = (v: string): v is McpServerConfig['transport'] => v === 'streamable-http' || v === 'sse';
@@ -9,7 +9,7 @@ const isAuthType = (v: string): v is McpServerConfig['authType'] => v === 'none'
  * unknown transport or auth type is left out (and with it every profile entry naming it), as is a
  * profile entry whose server is not in the document: a profile only ever fronts catalog servers.
  */
-export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfiles'>): McpSnapshot => {
+export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfiles' | 'mcpCredentials'>): McpSnapshot => {
   if (!doc.mcpServers?.length && !doc.mcpProfiles?.length) return EMPTY_MCP;
   const servers = new Map<string, McpServerConfig>();
   for (const s of doc.mcpServers ?? []) {
@@ -28,5 +28,16 @@ export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfi
       .map((e) => Object.freeze({ serverId: e.serverId, prefix: e.prefix, ...(e.tools ? { tools: Object.freeze([...e.tools]) } : {}) }));
     byId.set(p.profileId, Object.freeze({ id: p.id, projectUuid: p.projectUuid, profileId: p.profileId, servers: Object.freeze(entries) }));
   }
-  return Object.freeze({ servers, profiles });
+  const credentials = new Map<string, Map<string, { project?: string; users: Map<string, string> }>>();
+  for (const c of doc.mcpCredentials ?? []) {
+    if (!servers.has(c.serverId)) continue;
+    let byServer = credentials.get(c.projectUuid);
+    if (!byServer) credentials.set(c.projectUuid, (byServer = new Map()));
+    let own = byServer.get(c.serverId);
+    if (!own) byServer.set(c.serverId, (own = { users: new Map() }));
+    if (c.userId === '') own.project = c.authValue;
+    else own.users.set(c.userId, c.authValue);
+  }
+  const frozen: Map<string, ReadonlyMap<string, McpOwnCredentials>> = new Map([...credentials].map(([p, m]) => [p, new Map([...m].map(([sid, o]) => [sid, Object.freeze(o)]))]));
+  return Object.freeze({ servers, profiles, credentials: frozen });
 };

@@ -113,7 +113,7 @@ test('rotate, restart, every wrapped secret still decrypts, the old KEK no longe
   const report = await rewrapStore(gw.store.db, ringB);
   expect(await serving).toEqual(Array(5).fill(`Bearer ${BYOK_2}`));
   expect(report.failed).toEqual([]);
-  expect(report.columns.map((c) => `${c.table}.${c.column}`)).toEqual(expect.arrayContaining(['byok_keys.secret_wrapped', 'mcp_servers.auth_value_wrapped', 'provider_connections.api_key_wrapped', 'signing_keys.private_key_wrapped']));
+  expect(report.columns.map((c) => `${c.table}.${c.column}`)).toEqual(expect.arrayContaining(['byok_keys.secret_wrapped', 'mcp_server_credentials.auth_value_wrapped', 'mcp_servers.auth_value_wrapped', 'provider_connections.api_key_wrapped', 'signing_keys.private_key_wrapped']));
   expect(await staleWrapped(gw.store.db, ringB)).toBe(0);
   for (const v of await allWrapped(gw)) expect(() => new SecretBox(B).unwrap(v)).not.toThrow();
   await gw.stop();

@@ -125,6 +125,10 @@ const MATRIX: Row[] = [
   [A('ListMcpProfiles'), 'project_member', () => web],
   [A('UpdateMcpProfile'), 'project_admin', () => ({ ...web, profileId: 'none' })],
   [A('DeleteMcpProfile'), 'project_admin', () => ({ ...web, profileId: 'none' })],
+  // The project's credential: its admins (a member's own: that member; see test/mcp-credentials.test.ts).
+  [A('SetMcpServerCredential'), 'project_member', () => ({ ...web, serverId: 'none', authValue: 'matrix-credential' }), ['admin', 'alice']],
+  [A('DeleteMcpServerCredential'), 'project_member', () => ({ ...web, serverId: 'none' }), ['admin', 'alice']],
+  [A('ListMcpServerCredentials'), 'project_member', () => web],
   [A('GetProjectSettings'), 'project_member', () => web],
   [A('UpsertProjectSetting'), 'project_admin', () => ({ ...web, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":300}' })],
   [A('DeleteProjectSetting'), 'project_admin', () => ({ ...web, settingName: 'global-fallback' })],

@@ -197,6 +197,18 @@ export const OPS: OpCase[] = [
     fields: { ...addrFields, profileId: str(1, 64, 'ID'), description, ...profileServerFields },
   },
   { path: `${A}DeleteMcpProfile`, base: (fx) => ({ ...addr(fx), profileId: 'p1' }), fields: { ...addrFields, profileId: str(1, 64, 'ID') } },
+  {
+    path: `${A}SetMcpServerCredential`,
+    base: (fx) => ({ ...addr(fx), serverId: 'srv.1', authValue: 'v' }),
+    fields: {
+      ...addrFields,
+      serverId: str(1, 253, 'SERVER'),
+      userId: str(0, 255),
+      authValue: { kind: 'cases', valid: ['v', 'x'.repeat(16384)], invalid: ['', 'x'.repeat(16385), 5, null] },
+    },
+  },
+  { path: `${A}DeleteMcpServerCredential`, base: (fx) => ({ ...addr(fx), serverId: 'srv.1' }), fields: { ...addrFields, serverId: str(1, 253, 'SERVER'), userId: str(0, 255) } },
+  { path: `${A}ListMcpServerCredentials`, base: addr, fields: { ...addrFields, ...paging } },
   // ---- settings
   { path: `${A}GetProjectSettings`, base: addr, fields: addrFields },
   {

@@ -1,33 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { ConfigDocument } from '../../src/api/config-document.ts';
-import { mcpSnapshotOf } from '../../src/propagation/mcp.ts';
-import type { TestGateway } from './gateway.ts';
 
-/**
- * MCP configuration for tests, until the management operations (CreateMcpServer,
- * AddProjectMcpServer, CreateMcpProfile) land: the document's MCP sections are built by the real
- * snapshot builder (propagation/mcp.ts) and put into the served snapshot. Call `apply` again after
- * any management change (the next snapshot is built from the store, without them). Switching to
- * the management API means replacing `apply` with those calls.
- */
-export type McpSections = Required<Pick<ConfigDocument, 'mcpServers' | 'mcpProfiles'>>;
-
-export const applyMcp = async (tg: TestGateway, sections: McpSections): Promise<void> => {
-  await tg.settle();
-  const current = tg.gw.snapshots.current;
-  if (!current) throw new Error('no snapshot');
-  tg.gw.snapshots.swap({ ...current, mcp: mcpSnapshotOf(sections) });
-};
-
-/** The project's row id (profiles attach by it). */
-export const projectUuid = (tg: TestGateway, customerId: string, projectId: string): string => {
-  const p = tg.gw.snapshots.current?.projects.get(`${customerId}/${projectId}`);
-  if (!p) throw new Error(`no project ${customerId}/${projectId}`);
-  return p.id;
-};
-
+/** The SDK's own client on a gateway profile (configured through the management API by the tests). */
 export interface Connected {
   client: Client;
   transport: StreamableHTTPClientTransport;

@@ -14,8 +14,8 @@ import { z } from 'zod';
 
 export interface TestMcpServer {
   url: string;
-  /** `authorization` and `x-api-token` headers of every HTTP request, as received. */
-  seen: { authorization: string | null; token: string | null }[];
+  /** `authorization` and `x-api-token` headers of every HTTP request, as received, with its method (and the JSON-RPC method of a Streamable HTTP POST). */
+  seen: { authorization: string | null; token: string | null; method: string; rpc?: string }[];
   /** Drops every upstream session (as a restarted or expiring server would). */
   forgetSessions(): void;
   sessions(): number;
@@ -55,8 +55,10 @@ export const startStreamableServer = (tag: string, auth: { bearer?: string; toke
     port: 0,
     idleTimeout: 0,
     fetch: async (req) => {
-      const h = { authorization: req.headers.get('authorization'), token: req.headers.get('x-api-token') };
-      seen.push(h);
+      const h = { authorization: req.headers.get('authorization'), token: req.headers.get('x-api-token'), method: req.method };
+      const body: unknown = req.method === 'POST' ? await req.clone().json().catch(() => undefined) : undefined;
+      const rpc = typeof body === 'object' && body !== null && 'method' in body && typeof body.method === 'string' ? body.method : undefined;
+      seen.push(rpc ? { ...h, rpc } : h);
       if (!authorized(h, auth)) return new Response('unauthorized', { status: 401 });
       const sid = req.headers.get('mcp-session-id');
       const existing = sid ? sessions.get(sid) : undefined;
@@ -90,7 +92,7 @@ export const startSseServer = async (tag: string, auth: { bearer?: string; token
     return typeof v === 'string' ? v : null;
   };
   const http: HttpServer = createServer((req, res) => {
-    const h = { authorization: header(req, 'authorization'), token: header(req, 'x-api-token') };
+    const h = { authorization: header(req, 'authorization'), token: header(req, 'x-api-token'), method: req.method ?? '' };
     seen.push(h);
     if (!authorized(h, auth)) {
       res.writeHead(401).end('unauthorized');

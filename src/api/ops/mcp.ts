@@ -14,6 +14,7 @@ import { defineResource } from '../resource.ts';
 const ADMIN = 'admin.v1.AdminService';
 const CATALOG = 'MCP servers';
 const PROFILES = 'MCP profiles';
+const CREDENTIALS = 'MCP server credentials';
 
 export const MCP_TRANSPORTS = ['streamable-http', 'sse'] as const;
 export const MCP_AUTH_TYPES = ['none', 'bearer', 'header'] as const;
@@ -140,6 +141,22 @@ export const checkMcpProfileServers = (servers: readonly McpProfileServerShape[]
 };
 
 const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
+const CredentialUser = () =>
+  t.Optional(Str(0, 255, { description: "the project member whose own credential it is (the user id of their user tokens); absent or '' = the project's credential" }));
+const CredentialKey = t.Object({ ...Addr, serverId: ServerId(), userId: CredentialUser() }, { additionalProperties: false });
+
+export const McpCredentialOut = t.Object(
+  {
+    id: t.String({ description: 'server-generated UUID' }),
+    customerId: t.String(),
+    projectId: t.String(),
+    serverId: t.String(),
+    userId: t.String({ description: "the member whose credential it is; '' for the project's" }),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  },
+  { description: 'McpServerCredential (the credential itself is never returned)' },
+);
 const ProfileKey = t.Object({ ...Addr, profileId: ProfileId() }, { additionalProperties: false });
 
 export const McpOps = {
@@ -247,6 +264,39 @@ export const McpOps = {
     input: ProfileKey,
     output: Success(),
   }),
+  // ---- a project's or a member's own credential for a catalog server
+  SetMcpServerCredential: defineOp({
+    service: ADMIN,
+    group: CREDENTIALS,
+    name: 'SetMcpServerCredential',
+    summary: "Set the project's, or a member's own, credential for a catalog MCP server (replaces the one set before)",
+    notes:
+      "Sent upstream in the catalog server's authType/authHeader instead of the catalog's authValue, per call: the calling member's own (user tokens; API keys have no authenticated user), else the project's, else the catalog's — as BYOK keys for providers. The project's (no userId): the project's admins or the platform admin. A member's (userId): that member themself, or the platform admin (the user must be a member of the project). The server must be assigned to the project and take a credential (authType 'bearer' or 'header'): failed_precondition otherwise. Wrapped at rest, never returned.",
+    permission: 'project_member',
+    mutates: { action: 'UPDATE', resource: 'mcp_server_credential' },
+    input: t.Object({ ...Addr, serverId: ServerId(), userId: CredentialUser(), authValue: AuthValue() }, { additionalProperties: false }),
+    output: One('credential', McpCredentialOut),
+  }),
+  DeleteMcpServerCredential: defineOp({
+    service: ADMIN,
+    group: CREDENTIALS,
+    name: 'DeleteMcpServerCredential',
+    summary: "Delete the project's, or a member's own, credential for a catalog MCP server",
+    notes: "Who may: as for SetMcpServerCredential. Calls use the next credential in line (the project's, then the catalog's) within the propagation time. None set: not_found.",
+    permission: 'project_member',
+    mutates: { action: 'DELETE', resource: 'mcp_server_credential' },
+    input: CredentialKey,
+    output: Success(),
+  }),
+  ListMcpServerCredentials: defineOp({
+    service: ADMIN,
+    group: CREDENTIALS,
+    name: 'ListMcpServerCredentials',
+    summary: "The project's MCP server credentials (metadata only): the project's and the caller's own (every member's for the platform admin)",
+    permission: 'project_member',
+    input: t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    output: Page('credentials', McpCredentialOut),
+  }),
 };
 
 const M = McpOps;
@@ -282,6 +332,8 @@ export const McpResources = {
       ],
     },
   }),
+  /** Managed with the API only (a member's own credential is set with that member's token). */
+  mcpServerCredential: defineResource({ change: { kind: 'MCP_SERVER_CREDENTIAL', entity: 'mcp_server_credential', keepsApiKeys: true } }),
   mcpProfile: defineResource({
     change: { kind: 'MCP_PROFILE', entity: 'mcp_profile', keepsApiKeys: true },
     terraform: {

@@ -2,7 +2,7 @@ import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { ts } from '../../api/kit.ts';
 import { checkMcpAuth, McpOps } from '../../api/ops/mcp.ts';
 import { connectError } from '../../core/errors.ts';
-import { customers, mcpProfiles, mcpServers, type McpServerRow, projectMcpServers, projects } from '../../store/schema/index.ts';
+import { customers, mcpProfiles, mcpServerCredentials, mcpServers, type McpServerRow, projectMcpServers, projects } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Reader, Tx } from '../deps.ts';
 import { uniquely } from '../lookups.ts';
@@ -164,6 +164,8 @@ export const mcpServerOps = (deps: ControlDeps): OpDef[] => [
         throw connectError('failed_precondition', `MCP server '${current.serverId}' is in use: ${parts.join('; ')} (remove those first)`, 'serverId');
       }
       const deletedAt = new Date();
+      // Projects' and members' own credentials for it go with it (a server re-created under this id starts without them).
+      await tx.delete(mcpServerCredentials).where(eq(mcpServerCredentials.serverUuid, current.id));
       await tx.update(mcpServers).set({ deletedAt }).where(eq(mcpServers.id, current.id));
       await record(change(current.serverId));
       return { deletedAt: ts(deletedAt), success: true };

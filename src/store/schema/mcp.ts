@@ -57,5 +57,35 @@ export const mcpProfiles = pgTable(
   (t) => [uniqueIndex('mcp_profiles_unique').on(t.projectUuid, t.profileId)],
 );
 
+/**
+ * A project's or a member's own credential for a catalog server (as BYOK keys are for providers):
+ * sent upstream instead of the catalog's, the member's first, then the project's. `user_id` is ''
+ * for the project's credential. Tied to the catalog row (`server_uuid`): deleting the server
+ * deletes them, so a server re-created under the same serverId starts without them. Removed with
+ * the project (control-plane/cascade.ts).
+ */
+export const mcpServerCredentials = pgTable(
+  'mcp_server_credentials',
+  {
+    id: idColumn(),
+    projectUuid: uuid('project_uuid')
+      .notNull()
+      .references(() => projects.id),
+    customerId: text('customer_id').notNull(),
+    projectId: text('project_id').notNull(),
+    serverUuid: uuid('server_uuid')
+      .notNull()
+      .references(() => mcpServers.id),
+    serverId: text('server_id').notNull(),
+    userId: text('user_id').notNull().default(''),
+    /** The credential, wrapped by the SecretBox (a `*_wrapped` column: KEK rotation re-wraps it). */
+    authValueWrapped: text('auth_value_wrapped').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('mcp_server_credentials_unique').on(t.projectUuid, t.serverUuid, t.userId)],
+);
+
 export type McpServerRow = typeof mcpServers.$inferSelect;
+export type McpServerCredentialRow = typeof mcpServerCredentials.$inferSelect;
 export type McpProfileRow = typeof mcpProfiles.$inferSelect;
