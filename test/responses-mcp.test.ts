@@ -178,6 +178,21 @@ describe('an mcp tool naming a profile of this gateway', () => {
     expect(sent).toContain('denied');
   });
 
+  test('the rounds are bounded: the 8th upstream request must answer (tool_choice none)', async () => {
+    const before = w.an.requests.length;
+    w.an.script(() => ({ toolCall: { id: `toolu_${Math.random().toString(36).slice(2)}`, name: 'alpha__echo', arguments: '{"text":"again"}' }, usage: { input: 1, output: 1 } }));
+    try {
+      const r = await sdk().responses.create({ model: 'claude-mini', input: 'loop', tools: [tool()] });
+      expect(w.an.requests.length - before).toBe(8);
+      expect(w.an.requests.at(-1)?.body.tool_choice).toEqual({ type: 'none' });
+      expect(w.an.requests.at(-2)?.body.tool_choice).toBeUndefined();
+      expect(r.output.filter((o) => o.type === 'mcp_call').length).toBe(8);
+      expect(r.usage).toMatchObject({ input_tokens: 8, output_tokens: 8 });
+    } finally {
+      w.an.script(undefined);
+    }
+  });
+
   test('an approval response for an unknown request is a 400', async () => {
     const err = await sdk()
       .responses.create({ model: 'claude-mini', input: [{ type: 'mcp_approval_response', approve: true, approval_request_id: 'mcpr_nope' }], tools: [tool()] })
