@@ -10,6 +10,8 @@ import { type EndpointSpec, noSnapshot, runPipeline, type Serving } from './pipe
 import type { InferenceDeps } from './pipeline/context.ts';
 import { errorResponse, jsonResponse, type RequestIds, sseResponse, type StreamSummary } from './respond.ts';
 import { nativeAnswer, nativeResponsesBody } from './responses-native.ts';
+import { prepareHosted } from './hosted-mcp/prepare.ts';
+import { serveHosted } from './hosted-mcp/run.ts';
 import { prepareResponses, prepareThread } from './stateful.ts';
 
 export type { InferenceDeps } from './pipeline/context.ts';
@@ -138,7 +140,10 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
     spec = {
       path: ENDPOINT[format],
       ...(format === 'responses'
-        ? { prepare: (body, ctx, deps) => prepareResponses(deps.conversations, projectOf(ctx), body, ctx.ids.requestId.replace(/-/g, '')) }
+        ? {
+            prepare: async (body, ctx, deps) =>
+              prepareHosted(await prepareResponses(deps.conversations, projectOf(ctx), body, ctx.ids.requestId.replace(/-/g, '')), ctx.key, ctx.headers, deps.snapshots.current),
+          }
         : format === 'messages'
           ? { prepare: (body, ctx, deps) => prepareThread(deps.conversations, projectOf(ctx), body) }
           : {}),
@@ -152,6 +157,8 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
         s.request.modelReasons = s.plan.catalog.capabilities.includes('reasoning');
         const beta = s.ctx.headers?.get('anthropic-beta');
         if (beta) s.request.anthropicBeta = beta.split(',').map((b) => b.trim()).filter((b) => b !== '');
+        // The gateway's own MCP tools: served through the canonical path, round after round (hosted-mcp/run.ts).
+        if (s.hosted) return serveHosted(codec, s, s.hosted, encodeContext(s));
         const pass = passThroughOf(format, s, s.body);
         return s.request.stream ? stream(codec, s, pass) : complete(codec, s, pass);
       },

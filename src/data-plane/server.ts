@@ -99,7 +99,9 @@ const guardFor = (idleSeconds: number, maxBodyBytes: number) => (handler: Handle
 };
 
 export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
-  const { deps } = opts;
+  const mcp = opts.mcp ?? new McpGateway({ deps: opts.deps, version: opts.version ?? '0.0.0', loopbackOnly: LOOPBACK_HOSTS.has(opts.host) });
+  // Responses `mcp` tools naming one of the caller's profiles run through this gateway in process.
+  const deps: InferenceDeps = opts.deps.mcpTools ? opts.deps : { ...opts.deps, mcpTools: mcp };
   const guard = guardFor(opts.limits.idleTimeoutSeconds, opts.limits.maxBodyBytes);
   const post = (handler: Handler) => ({
     POST: guard(handler),
@@ -107,7 +109,6 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
   });
   const stored: Handler = (req, ids) => handleStoredResponse(deps, req, ids);
   const extra = (endpoint: ExtraEndpoint, path: string) => post((req, ids) => handleExtra(deps, endpoint, path, req, ids));
-  const mcp = opts.mcp ?? new McpGateway({ deps, version: opts.version ?? '0.0.0', loopbackOnly: LOOPBACK_HOSTS.has(opts.host) });
   const mcpHandler = guard((req, ids) => mcp.handle(req, ids, decodeURIComponent(new URL(req.url).pathname.slice('/mcp/'.length))));
   return {
     '/mcp/:profileId': { POST: mcpHandler, GET: mcpHandler, DELETE: mcpHandler },

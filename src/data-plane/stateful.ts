@@ -1,5 +1,6 @@
 import type { JsonObject, JsonValue } from '../canonical/types.ts';
 import { GatewayError, invalidRequest } from '../core/errors.ts';
+import type { HostedMcp } from './hosted-mcp/prepare.ts';
 import { type Conversations, notStored, type StoredThread, storeUnavailable } from './conversations.ts';
 
 /**
@@ -22,6 +23,8 @@ export interface Keeper {
 export interface Prepared {
   body: unknown;
   keeper?: Keeper;
+  /** Responses `mcp` tools the gateway runs itself (data-plane/hosted-mcp). */
+  hosted?: HostedMcp;
 }
 
 const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -9,8 +9,9 @@ import type { InferenceDeps } from '../data-plane/pipeline/context.ts';
 import { idHeaders, markGatewayStream, type RequestIds } from '../data-plane/respond.ts';
 import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpGatewayDeps, McpRequestView } from './aggregate.ts';
-import type { McpProfileConfig } from './config.ts';
+import type { McpProfileConfig, McpServerConfig } from './config.ts';
 import { serversFor } from './credentials.ts';
+import { type McpToolHost, type McpToolSession, openInProcess } from './in-process.ts';
 import { Links } from './links.ts';
 import { deliverReply, isReply, RelayTransport } from './relay.ts';
 import { buildServer } from './serve.ts';
@@ -102,7 +103,7 @@ const watched = (res: Response, headers: Record<string, string>, onEnd: () => vo
   return markGatewayStream(new Response(body, { status: res.status, headers: all }));
 };
 
-export class McpGateway {
+export class McpGateway implements McpToolHost {
   readonly links = new Links();
   readonly pool: UpstreamPool;
   private readonly m: McpGatewayDeps;
@@ -121,6 +122,11 @@ export class McpGateway {
 
   close(): void {
     this.pool.close();
+  }
+
+  /** The profile served in process (mcp/in-process.ts): Responses `mcp` tools run through it. */
+  open(key: KeySnapshot, profile: McpProfileConfig, servers: ReadonlyMap<string, McpServerConfig>, headers: Headers, ids: RequestIds): Promise<McpToolSession> {
+    return openInProcess(this.m, this.opts.version, key, profile, servers, headers, ids);
   }
 
   /** The caller and the profile, on the snapshot (once more after a catch-up, for a change committed moments ago). */

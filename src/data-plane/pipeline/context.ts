@@ -3,6 +3,7 @@ import type { Usage } from '../../canonical/types.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import type { SnapshotHolder } from '../../propagation/holder.ts';
 import type { KeySnapshot } from '../../propagation/snapshot.ts';
+import type { McpToolHost } from '../../mcp/in-process.ts';
 import type { Conversations } from '../conversations.ts';
 import type { Attempt } from '../dispatch.ts';
 import type { Plan } from '../resolve.ts';
@@ -57,6 +58,8 @@ export interface InferenceDeps {
    * recently. Absent on separate data planes.
    */
   catchUp?: () => Promise<boolean>;
+  /** The MCP gateway in process: Responses `mcp` tools naming one of the caller's profiles run through it (data-plane/hosted-mcp). */
+  mcpTools?: McpToolHost;
 }
 
 /** One request as it goes through the stages; each stage fills in what it learnt. */

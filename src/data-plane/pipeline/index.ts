@@ -1,6 +1,7 @@
 import { asGatewayError, GatewayError } from '../../core/errors.ts';
 import { isRecord } from '../../core/json.ts';
 import type { ConfigSnapshot } from '../../propagation/snapshot.ts';
+import type { HostedMcp } from '../hosted-mcp/prepare.ts';
 import type { Plan } from '../resolve.ts';
 import type { Keeper, Prepared } from '../stateful.ts';
 import type { RequestIds } from '../respond.ts';
@@ -44,6 +45,8 @@ export interface Serving<T> {
   plan: Plan;
   /** Keeps the answer (stored Responses, Messages threads), when the request asked for it. */
   keeper: Keeper | undefined;
+  /** Responses `mcp` tools the gateway runs itself, when the request has any. */
+  hosted?: HostedMcp;
   policies: Policies;
   /** The request's output guardrails, when any applies (then no same-format pass-through). */
   output: OutputFilter | undefined;
@@ -162,7 +165,7 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
       // Once per request. The answer's keep() (if any) is called in the same tick, right after.
       kept?.release?.();
     };
-    return await spec.serve({ deps, ctx, request: read.request, body: value, plan, keeper: kept, policies, output, signal: req.signal, finish: done });
+    return await spec.serve({ deps, ctx, request: read.request, body: value, plan, keeper: kept, ...(prepared.hosted ? { hosted: prepared.hosted } : {}), policies, output, signal: req.signal, finish: done });
   } catch (e) {
     const err = asGatewayError(e);
     if (!ctx.finished) keeper?.release?.();
