@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { migrationsFolder, pgliteAssets } from './embedded.ts';
 import { reconnectBackoff } from './reconnect.ts';
 import * as schema from './schema/index.ts';
 
@@ -21,8 +22,6 @@ export interface Store {
 /** `sharedBuffers`: PGlite's `shared_buffers` in kB (PostgreSQL's own default, 128 MB, when absent). */
 export type StoreTarget = { driver: 'pglite'; dataDir: string | 'memory'; sharedBuffersKb?: number } | { driver: 'postgres'; url: string };
 
-const MIGRATIONS = join(import.meta.dir, '..', '..', 'drizzle');
-
 /**
  * Opens the store and runs migrations. The driver is chosen explicitly by the caller: PGlite in a
  * data directory (or in memory, for tests) or postgres.js. Unused drivers are never loaded.
@@ -33,19 +32,19 @@ export const openStore = async (target: StoreTarget): Promise<Store> => {
     const { drizzle } = await import('drizzle-orm/pglite');
     const { migrate } = await import('drizzle-orm/pglite/migrator');
     const where = target.dataDir === 'memory' ? 'memory://' : join(target.dataDir, 'pg');
-    const options = target.sharedBuffersKb ? { postgresqlconf: [`shared_buffers = ${target.sharedBuffersKb}kB`] } : {};
+    const options = { ...(await pgliteAssets()), ...(target.sharedBuffersKb ? { postgresqlconf: [`shared_buffers = ${target.sharedBuffersKb}kB`] } : {}) };
     if (target.dataDir !== 'memory' && !existsSync(join(where, 'PG_VERSION'))) {
       // A new directory: initdb runs inside PGlite's WebAssembly memory, grows it to ~700 MB, and
       // WebAssembly memory never shrinks. Create and migrate in a first instance, close it (its
       // memory goes with it), and serve from a second one that opens the existing directory.
       mkdirSync(target.dataDir, { recursive: true });
       const init = await PGlite.create(where, options);
-      await migrate(drizzle(init, { schema }), { migrationsFolder: MIGRATIONS });
+      await migrate(drizzle(init, { schema }), { migrationsFolder: migrationsFolder() });
       await init.close();
     }
     const client = await PGlite.create(where, options);
     const db = drizzle(client, { schema });
-    await migrate(db, { migrationsFolder: MIGRATIONS });
+    await migrate(db, { migrationsFolder: migrationsFolder() });
     return {
       db: db as unknown as Db,
       driver: 'pglite',
@@ -63,6 +62,6 @@ export const openStore = async (target: StoreTarget): Promise<Store> => {
   // (503 on the management API), and service resumes as quickly.
   const client = postgres(target.url, { max: 10, onnotice: () => {}, connect_timeout: 10, backoff: reconnectBackoff });
   const db = drizzle(client, { schema });
-  await migrate(db, { migrationsFolder: MIGRATIONS });
+  await migrate(db, { migrationsFolder: migrationsFolder() });
   return { db: db as unknown as Db, driver: 'postgres', close: () => client.end({ timeout: 5 }) };
 };
