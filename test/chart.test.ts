@@ -52,17 +52,17 @@ const render = (values: unknown, revision = 1): Obj[] => {
 };
 
 const VALIDATORS: Record<string, (o: Obj) => { validate(): void }> = {
-  'apps/v1/Deployment': (o) => new Deployment(o),
-  'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o),
-  'batch/v1/Job': (o) => new Job(o),
-  'v1/Namespace': (o) => new Namespace(o),
-  'v1/Secret': (o) => new Secret(o),
-  'v1/Service': (o) => new Service(o),
-  'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o),
-  'gateway.networking.k8s.io/v1/Gateway': (o) => new Gateway(o),
-  'gateway.networking.k8s.io/v1/HTTPRoute': (o) => new HTTPRoute(o),
-  'gateway.networking.k8s.io/v1beta1/ReferenceGrant': (o) => new ReferenceGrant(o),
-  'monitoring.coreos.com/v1/ServiceMonitor': (o) => new ServiceMonitor(o),
+  'apps/v1/Deployment': (o) => Object.assign(new Deployment(), o),
+  'autoscaling/v2/HorizontalPodAutoscaler': (o) => Object.assign(new HorizontalPodAutoscaler(), o),
+  'batch/v1/Job': (o) => Object.assign(new Job(), o),
+  'v1/Namespace': (o) => Object.assign(new Namespace(), o),
+  'v1/Secret': (o) => Object.assign(new Secret(), o),
+  'v1/Service': (o) => Object.assign(new Service(), o),
+  'policy/v1/PodDisruptionBudget': (o) => Object.assign(new PodDisruptionBudget(), o),
+  'gateway.networking.k8s.io/v1/Gateway': (o) => Object.assign(new Gateway(), o),
+  'gateway.networking.k8s.io/v1/HTTPRoute': (o) => Object.assign(new HTTPRoute(), o),
+  'gateway.networking.k8s.io/v1beta1/ReferenceGrant': (o) => Object.assign(new ReferenceGrant(), o),
+  'monitoring.coreos.com/v1/ServiceMonitor': (o) => Object.assign(new ServiceMonitor(), o),
 };
 
 /** GKE's policy CRDs (no published model): the fields GKE requires. */
