@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
  * subset"). Go text/template syntax: `{{ }}` with `{{-`/`-}}` trimming, comments, pipelines,
  * parenthesised calls, variables (`$x :=`, `$`), `if`/`else if`/`else`, `range` (lists and maps,
  * keys in sorted order as Go does), `with`, `define`/`template`; Helm's `include`; and only these
- * functions: default quote toYaml toJson nindent indent b64enc required printf eq ne lt le gt ge
+ * functions: default quote toYaml toJson nindent indent b64enc required printf (not %d) eq ne
+ * (strings and booleans: numbers in values are float64, and Go will not compare them to literals)
  * not and or empty hasKey hasSuffix trimSuffix trimPrefix lower trunc urlParse int add mul div max
  * list dict len sha256sum print toString. Variables are declared (`:=`), never re-assigned (`=`). Field access on a missing value fails as in Go ("nil pointer
  * evaluating"); a missing map key is empty, as Helm's `missingkey=zero`. test/chart-render.test.ts
@@ -238,11 +239,15 @@ const sprintf = (fmt: string, args: Value[]): string => {
     if (verb === '%') return '%';
     const a = args[n++];
     if (verb === 'q') return JSON.stringify(printValue(a));
-    if (verb === 'd') return String(Math.trunc(Number(a)));
+    if (verb === 'd') throw new TemplateError('printf %d is not in the subset: Helm values are float64 and Go prints %!d(float64=…); use %v');
     return printValue(a);
   });
 };
 
+/** Go refuses to compare a value's number (float64) with a literal one (int): the subset compares no numbers. */
+const noNumbers = (a: Value, b: Value): void => {
+  if (typeof a === 'number' || typeof b === 'number') throw new TemplateError('comparing numbers is not in the subset (Helm values are float64, template literals int: Go refuses the mix)');
+};
 const num = (v: Value): number => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v)) ? Number(v) : 0);
 const eq = (a: Value, b: Value): boolean => a === b || (a === undefined && b === null) || (a === null && b === undefined);
 
@@ -302,12 +307,8 @@ export class Renderer {
       printf: (f, ...a) => sprintf(printValue(f), a),
       print: (...a) => a.map(printValue).join(''),
       toString: (v: Value) => printValue(v),
-      eq: (a, ...bs) => bs.some((b) => eq(a, b)),
-      ne: (a, b) => !eq(a, b),
-      lt: (a, b) => num(a) < num(b),
-      le: (a, b) => num(a) <= num(b),
-      gt: (a, b) => num(a) > num(b),
-      ge: (a, b) => num(a) >= num(b),
+      eq: (a, ...bs) => bs.some((b) => (noNumbers(a, b), eq(a, b))),
+      ne: (a, b) => (noNumbers(a, b), !eq(a, b)),
       not: (v) => !truthy(v),
       and: (...a) => a.find((v) => !truthy(v)) ?? a[a.length - 1],
       or: (...a) => a.find((v) => truthy(v)) ?? a[a.length - 1],
