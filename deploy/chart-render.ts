@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
  * functions: default quote toYaml toJson nindent indent b64enc required printf (not %d) eq ne
  * (strings and booleans: numbers in values are float64, and Go will not compare them to literals)
  * not and or empty hasKey hasSuffix trimSuffix trimPrefix lower trunc urlParse int add mul div max
- * list dict len sha256sum print toString. Variables are declared (`:=`), never re-assigned (`=`). Field access on a missing value fails as in Go ("nil pointer
+ * list dict index len sha256sum print toString. Variables are declared (`:=`), never re-assigned (`=`). Field access on a missing value fails as in Go ("nil pointer
  * evaluating"); a missing map key is empty, as Helm's `missingkey=zero`. test/chart-render.test.ts
  * runs the syntax part against Go's own text/template (compiled to WebAssembly) to keep it honest.
  */
@@ -334,6 +334,7 @@ export class Renderer {
         for (let i = 0; i + 1 < a.length; i += 2) d[printValue(a[i])] = a[i + 1];
         return d;
       },
+      index: (v, ...keys) => keys.reduce((x: Value, k) => (Array.isArray(x) ? x[num(k)] : isMap(x) ? x[printValue(k)] : undefined), v),
       len: (v) => (typeof v === 'string' || Array.isArray(v) ? v.length : isMap(v) ? Object.keys(v).length : 0),
       sha256sum: (s) => createHash('sha256').update(printValue(s)).digest('hex'),
       include: (name, ctx) => this.#include(printValue(name), ctx, vars),
