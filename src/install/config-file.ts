@@ -71,6 +71,8 @@ export const parseConfig = (json: unknown, file: string): DeployConfig => {
   };
   for (const [k, v] of Object.entries(json)) {
     if (!GROUPS.has(k)) {
+      // A dotted key is written nested ({"certificateMap": {"name": …}}), never literally.
+      if (k.includes('.')) throw new ConfigError(flag, `${file}: unknown key '${k}' (write dotted keys as nested objects)`);
       leaf(k, v);
       continue;
     }
