@@ -106,8 +106,8 @@ const loadAdminHashes = async (store: Store, config: GatewayConfig): Promise<{ h
 
 const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
   try {
-    if (config.databaseUrl) return await openStore({ driver: 'postgres', url: config.databaseUrl });
-    return await openStore({ driver: 'pglite', dataDir: config.dataDir === MEMORY ? 'memory' : config.dataDir, sharedBuffersKb: config.pgliteSharedBuffersKb });
+    if (config.databaseUrl) return await openStore({ driver: 'postgres', url: config.databaseUrl }, { migrate: config.migrate });
+    return await openStore({ driver: 'pglite', dataDir: config.dataDir === MEMORY ? 'memory' : config.dataDir, sharedBuffersKb: config.pgliteSharedBuffersKb }, { migrate: config.migrate });
   } catch (e) {
     const why = e instanceof Error ? e.message.split('\n')[0] : String(e);
     throw new ConfigError(config.databaseUrl ? 'DATABASE_URL' : 'GATEWAY_DATA_DIR', `cannot open the database (${why})`);

@@ -1,11 +1,25 @@
 #!/usr/bin/env bun
 import { ConfigError, loadConfig } from './config/env.ts';
+import { readSetting } from './config/settings.ts';
 import { describeError, log, setLogLevel } from './core/log.ts';
 
-/** CLI: `bun src/main.ts serve [--role all|control|data] [--service-account FILE]`. */
+const USAGE = `usage: gateway <command> (from source: bun src/main.ts <command>)
+  serve [--role all|control|data] [--service-account FILE]   run the gateway (default command)
+  migrate                                                    apply pending database migrations and exit
+  install --platform gcp [options]                           GCP prerequisites and the Helm release (install --help)
+  help                                                       this text
+Settings are environment variables: docs/operating.md.`;
+
+/** CLI: `serve` (default), `migrate`, `install`, `help`. */
 const main = async (): Promise<void> => {
   const [command = 'serve', ...rest] = process.argv.slice(2);
-  if (command !== 'serve') throw new ConfigError('command', `unknown command '${command}' (expected: serve)`);
+  if (command === 'help' || command === '--help' || command === '-h') return void process.stdout.write(`${USAGE}\n`);
+  if (command === 'migrate') return migrateOnly();
+  if (command === 'install') {
+    const { runInstall } = await import('./install/index.ts');
+    return process.exit(await runInstall(rest, { env: process.env, cwd: process.cwd(), out: process.stdout, err: process.stderr }));
+  }
+  if (command !== 'serve') throw new ConfigError('command', `unknown command '${command}' (expected: serve, migrate, install, help)`);
   const config = loadConfig(rest, process.env);
   setLogLevel(config.logLevel);
   const t0 = performance.now();
@@ -51,6 +65,25 @@ const onSignals = (graceMs: number, stop: () => Promise<void>, hurry: () => void
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+};
+
+/**
+ * `migrate`: applies pending migrations to DATABASE_URL (or the embedded store in GATEWAY_DATA_DIR)
+ * and exits: the Helm chart runs it once per upgrade, replicas run with GATEWAY_MIGRATE=0.
+ */
+const migrateOnly = async (): Promise<void> => {
+  const databaseUrl = readSetting('DATABASE_URL', process.env);
+  const dataDir = readSetting('GATEWAY_DATA_DIR', process.env);
+  const { openStore } = await import('./store/db.ts');
+  const t0 = performance.now();
+  let store: Awaited<ReturnType<typeof openStore>>;
+  try {
+    store = databaseUrl ? await openStore({ driver: 'postgres', url: databaseUrl }) : await openStore({ driver: 'pglite', dataDir: dataDir === 'memory://' ? 'memory' : dataDir });
+  } catch (e) {
+    throw new ConfigError(databaseUrl ? 'DATABASE_URL' : 'GATEWAY_DATA_DIR', `cannot migrate the database (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`);
+  }
+  await store.close();
+  process.stdout.write(`gateway: migrations applied (${store.driver}) in ${Math.round(performance.now() - t0)} ms\n`);
 };
 
 /** `serve --role data --service-account FILE`: a data plane that pulls from its management plane. */

@@ -11,6 +11,8 @@ export interface GatewayConfig {
   port: number;
   adminPort: number;
   dataDir: string;
+  /** GATEWAY_MIGRATE (default on): apply pending migrations at start; `0`: only check none is pending. */
+  migrate: boolean;
   /** PGlite's shared_buffers in kB (GATEWAY_PGLITE_SHARED_BUFFERS). */
   pgliteSharedBuffersKb: number;
   databaseUrl: string | undefined;
@@ -88,6 +90,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     port: s.GATEWAY_PORT,
     adminPort: s.GATEWAY_ADMIN_PORT,
     dataDir: s.GATEWAY_DATA_DIR,
+    migrate: s.GATEWAY_MIGRATE,
     pgliteSharedBuffersKb: Math.floor(s.GATEWAY_PGLITE_SHARED_BUFFERS / 1024),
     databaseUrl: s.DATABASE_URL,
     adminToken: s.GATEWAY_ADMIN_TOKEN,

@@ -23,6 +23,11 @@ export const SETTINGS = {
     default: './data',
     description: 'embedded PGlite directory (`memory://` for a throw-away in-memory store); a separate data plane spools request records here',
   }),
+  GATEWAY_MIGRATE: flag({
+    default: '1',
+    description:
+      '`0`: start-up applies no database migration and refuses to start while one is pending (run `gateway migrate` once per upgrade first: the Helm chart\'s migrations Job does, so replicas never race on the schema)',
+  }),
   GATEWAY_PGLITE_SHARED_BUFFERS: size({
     default: '32MiB',
     min: '1MiB',

@@ -1,6 +1,8 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { type SQL, sql } from 'drizzle-orm';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { migrationsFolder, pgliteAssets } from './embedded.ts';
 import { reconnectBackoff } from './reconnect.ts';
 import * as schema from './schema/index.ts';
 
@@ -21,31 +23,62 @@ export interface Store {
 /** `sharedBuffers`: PGlite's `shared_buffers` in kB (PostgreSQL's own default, 128 MB, when absent). */
 export type StoreTarget = { driver: 'pglite'; dataDir: string | 'memory'; sharedBuffersKb?: number } | { driver: 'postgres'; url: string };
 
-const MIGRATIONS = join(import.meta.dir, '..', '..', 'drizzle');
+export interface OpenOptions {
+  /** false (GATEWAY_MIGRATE=0): apply nothing, refuse to open while a migration is pending. Default true. */
+  migrate?: boolean;
+}
+
+/** The newest migration drizzle/ holds (its journal's `when`, which drizzle records as `created_at`). */
+const newestMigration = (): number => {
+  const journal: unknown = JSON.parse(readFileSync(join(migrationsFolder(), 'meta', '_journal.json'), 'utf8'));
+  const entries = typeof journal === 'object' && journal !== null && 'entries' in journal && Array.isArray(journal.entries) ? journal.entries : [];
+  return entries.reduce((max: number, e: unknown) => (typeof e === 'object' && e !== null && 'when' in e && typeof e.when === 'number' ? Math.max(max, e.when) : max), 0);
+};
+
+/** What the check needs of either driver's drizzle database. */
+interface Executes {
+  execute(query: SQL): Promise<unknown>;
+}
+
+/** PGlite answers `{rows}`, postgres.js an array of rows. */
+const firstRow = (r: unknown): unknown => (Array.isArray(r) ? r[0] : typeof r === 'object' && r !== null && 'rows' in r && Array.isArray(r.rows) ? r.rows[0] : undefined);
+
+/** Throws unless every migration of drizzle/ was applied (by `gateway migrate` or a gateway with GATEWAY_MIGRATE=1). */
+export const assertMigrated = async (db: Executes): Promise<void> => {
+  let applied = 0;
+  try {
+    const row = firstRow(await db.execute(sql`select max(created_at) as last from drizzle.__drizzle_migrations`));
+    applied = typeof row === 'object' && row !== null && 'last' in row ? Number(row.last ?? 0) : 0;
+  } catch {
+    applied = 0; // no migrations table: nothing was ever applied
+  }
+  if (applied < newestMigration()) throw new Error("the database schema is behind this version and GATEWAY_MIGRATE=0: run `gateway migrate` (the chart's migrations Job) first");
+};
 
 /**
  * Opens the store and runs migrations. The driver is chosen explicitly by the caller: PGlite in a
  * data directory (or in memory, for tests) or postgres.js. Unused drivers are never loaded.
  */
-export const openStore = async (target: StoreTarget): Promise<Store> => {
+export const openStore = async (target: StoreTarget, opts: OpenOptions = {}): Promise<Store> => {
+  const migrateOr = async (db: Executes, run: () => Promise<void>): Promise<void> => (opts.migrate === false ? assertMigrated(db) : run());
   if (target.driver === 'pglite') {
     const { PGlite } = await import('@electric-sql/pglite');
     const { drizzle } = await import('drizzle-orm/pglite');
     const { migrate } = await import('drizzle-orm/pglite/migrator');
     const where = target.dataDir === 'memory' ? 'memory://' : join(target.dataDir, 'pg');
-    const options = target.sharedBuffersKb ? { postgresqlconf: [`shared_buffers = ${target.sharedBuffersKb}kB`] } : {};
+    const options = { ...(await pgliteAssets()), ...(target.sharedBuffersKb ? { postgresqlconf: [`shared_buffers = ${target.sharedBuffersKb}kB`] } : {}) };
     if (target.dataDir !== 'memory' && !existsSync(join(where, 'PG_VERSION'))) {
       // A new directory: initdb runs inside PGlite's WebAssembly memory, grows it to ~700 MB, and
       // WebAssembly memory never shrinks. Create and migrate in a first instance, close it (its
       // memory goes with it), and serve from a second one that opens the existing directory.
       mkdirSync(target.dataDir, { recursive: true });
       const init = await PGlite.create(where, options);
-      await migrate(drizzle(init, { schema }), { migrationsFolder: MIGRATIONS });
+      await migrate(drizzle(init, { schema }), { migrationsFolder: migrationsFolder() });
       await init.close();
     }
     const client = await PGlite.create(where, options);
     const db = drizzle(client, { schema });
-    await migrate(db, { migrationsFolder: MIGRATIONS });
+    await migrateOr(db, () => migrate(db, { migrationsFolder: migrationsFolder() }));
     return {
       db: db as unknown as Db,
       driver: 'pglite',
@@ -63,6 +96,11 @@ export const openStore = async (target: StoreTarget): Promise<Store> => {
   // (503 on the management API), and service resumes as quickly.
   const client = postgres(target.url, { max: 10, onnotice: () => {}, connect_timeout: 10, backoff: reconnectBackoff });
   const db = drizzle(client, { schema });
-  await migrate(db, { migrationsFolder: MIGRATIONS });
+  try {
+    await migrateOr(db, () => migrate(db, { migrationsFolder: migrationsFolder() }));
+  } catch (e) {
+    await client.end({ timeout: 1 });
+    throw e;
+  }
   return { db: db as unknown as Db, driver: 'postgres', close: () => client.end({ timeout: 5 }) };
 };
