@@ -40,7 +40,7 @@ const headers = (type: string) => ({
 
 export const consoleRoutes = () =>
   new Elysia({ name: 'console' })
-    .get('/console', () => new Response(null, { status: 308, headers: { location: '/console/' } }), { detail: { hide: true } })
+    // `/console` and `/console/` alike (Elysia matches either); the page's assets are absolute paths.
     .get('/console/', () => new Response(PAGE, { headers: headers('text/html; charset=utf-8') }), { detail: { hide: true } })
     .get('/console/console.js', async () => new Response((await load()).js, { headers: headers('text/javascript; charset=utf-8') }), { detail: { hide: true } })
     .get('/console/console.css', async () => new Response((await load()).css, { headers: headers('text/css; charset=utf-8') }), { detail: { hide: true } });

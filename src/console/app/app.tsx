@@ -31,7 +31,13 @@ const PAGES: PageEntry[] = [
   { id: 'audit', title: 'Audit log', adminOnly: true },
 ];
 
-const pageOfHash = (): string => location.hash.replace(/^#\/?/, '') || 'status';
+/** `#/page/customer/project`: the page and the customer and project in view, so a reload or a link keeps them. */
+const fromHash = (): { page: string; customerId?: string; projectId?: string } => {
+  const [page, customerId, projectId] = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  return { page: page || 'status', ...(customerId ? { customerId } : {}), ...(projectId ? { projectId } : {}) };
+};
+const hashOf = (page: string, customerId: string, projectId: string): string =>
+  `#/${[page, customerId, projectId].filter(Boolean).map(encodeURIComponent).join('/')}`;
 
 function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   const [token, setToken] = useState('');
@@ -75,7 +81,7 @@ function Picker({ id, label, options, value, onChange }: { id: string; label: st
   return (
     <span class="picker">
       <label for={id}>{label}</label>
-      <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+      <select id={id} value={options.includes(value) ? value : ''} onChange={(e) => onChange(e.currentTarget.value)}>
         {options.length === 0 ? <option value="">(none)</option> : null}
         {options.map((o) => (
           <option key={o} value={o}>
@@ -88,14 +94,14 @@ function Picker({ id, label, options, value, onChange }: { id: string; label: st
 }
 
 function Console({ session, signOut }: { session: Session; signOut: () => void }) {
-  const [page, setPage] = useState(pageOfHash());
+  const [page, setPage] = useState(fromHash().page);
   const [customers, setCustomers] = useState<string[]>(session.customerId ? [session.customerId] : []);
-  const [customerId, setCustomerId] = useState(session.customerId ?? '');
+  const [customerId, setCustomerId] = useState(session.customerId ?? fromHash().customerId ?? '');
   const [projects, setProjects] = useState<string[]>([]);
-  const [projectId, setProjectId] = useState(session.projectId ?? 'default');
+  const [projectId, setProjectId] = useState(fromHash().projectId ?? session.projectId ?? 'default');
   const [tick, setTick] = useState(0);
   useEffect(() => {
-    const onHash = () => setPage(pageOfHash());
+    const onHash = () => setPage(fromHash().page);
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);
@@ -121,6 +127,10 @@ function Console({ session, signOut }: { session: Session; signOut: () => void }
       () => setProjects([]),
     );
   }, [session, customerId, tick]);
+  useEffect(() => {
+    const hash = hashOf(page, customerId, projectId);
+    if (location.hash !== hash) history.replaceState(null, '', hash);
+  }, [page, customerId, projectId]);
   const scope: Scope = useMemo(() => ({ session, customerId, projectId }), [session, customerId, projectId]);
   const visible = PAGES.filter((p) => session.admin || !p.adminOnly);
   const current = visible.find((p) => p.id === page) ?? visible[0];
@@ -147,7 +157,7 @@ function Console({ session, signOut }: { session: Session; signOut: () => void }
         <ul>
           {visible.map((p) => (
             <li key={p.id}>
-              <a href={`#/${p.id}`} aria-current={current?.id === p.id ? 'page' : undefined}>
+              <a href={hashOf(p.id, customerId, projectId)} aria-current={current?.id === p.id ? 'page' : undefined}>
                 {p.title}
               </a>
             </li>

@@ -48,12 +48,17 @@ export const labelOf = (name: string): string => {
 
 const SECRET = /^(apiKey|secret|password|clientSecret|token|privateKey)$/;
 
-const compiles = (pattern: string): boolean => {
+/**
+ * A JSON Schema pattern (matched anywhere in the value) as an HTML `pattern` (which must match the
+ * whole value, compiled with the `v` flag); undefined when the browser could not compile it.
+ */
+export const htmlPattern = (pattern: string): string | undefined => {
+  const whole = `[\\s\\S]*(?:${pattern})[\\s\\S]*`;
   try {
-    new RegExp(pattern, 'v');
-    return true;
+    new RegExp(`^(?:${whole})$`, 'v');
+    return whole;
   } catch {
-    return false;
+    return undefined;
   }
 };
 
@@ -80,7 +85,7 @@ const fieldOf = (name: string, path: string, raw: TSchema, required: boolean): F
   const choices = literals(s);
   if (choices) return { ...base, kind: 'choice', choices };
   if (TypeGuard.IsString(s)) {
-    const pattern = typeof s.pattern === 'string' && compiles(s.pattern) ? s.pattern : undefined;
+    const pattern = typeof s.pattern === 'string' ? htmlPattern(s.pattern) : undefined;
     return {
       ...base,
       kind: SECRET.test(name) ? 'secret' : 'text',

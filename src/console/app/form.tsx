@@ -147,10 +147,14 @@ export function SchemaForm(p: FormProps) {
       );
     return (
       <div class={`field${err ? ' invalid' : ''}`} key={f.path}>
-        <label for={id}>
-          {f.label}
-          {f.required ? <span aria-hidden="true"> *</span> : null}
-        </label>
+        <span class="label-row">
+          <label for={id}>{f.label}</label>
+          {f.required ? (
+            <span class="req" aria-hidden="true">
+              *
+            </span>
+          ) : null}
+        </span>
         {control}
         {help}
         {errorText}

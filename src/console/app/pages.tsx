@@ -30,7 +30,7 @@ function Chain({ targets }: { targets: { connection: string; model: string; prio
           {step.targets.map((t) => (
             <span class="target" key={`${t.connection}/${t.model}`}>
               {t.connection}/{t.model}
-              <span class="bar" aria-label={`weight ${t.weight}, ${t.share}%`}>
+              <span class="bar" role="img" aria-label={`weight ${t.weight}, ${t.share}%`}>
                 <span style={{ width: `${t.share}%` }} />
               </span>
               <span class="muted">{t.share}%</span>
@@ -104,7 +104,9 @@ export const PROJECT_MODELS: ResourceDef = {
   list: 'ListProjectModels',
   create: 'AddProjectModel',
   createLabel: 'Assign model',
-  rowKey: (row) => str(row.modelId ?? row.model),
+  columns: ['model', 'modelId'],
+  cells: { model: (row) => (isObj(row.model) ? `${str(row.model.model)} (${str(row.model.provider)})` : str(row.model)) },
+  rowKey: (row) => str(row.modelId),
   choices: async (s) => {
     const page = await s.session.client.callJson('ListModels', { pageSize: 1000 });
     const models = Array.isArray(page.models) ? page.models.filter(isObj) : [];

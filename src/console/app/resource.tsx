@@ -131,7 +131,7 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
       )}
       {shown && def.created ? def.created(shown) : null}
       {def.create ? (
-        <details class="create" open={rows !== undefined && rows.length === 0}>
+        <details class="create">
           <summary>{def.createLabel ?? `Create`}</summary>
           <SchemaForm
             key={formKey}
