@@ -49,11 +49,52 @@ export const labelOf = (name: string): string => {
 const SECRET = /^(apiKey|secret|password|clientSecret|token|privateKey)$/;
 
 /**
+ * Inside character classes the `v` flag reserves `( ) [ { } / | -` as syntax: a literal one is
+ * escaped (`[a-z0-9-]` → `[a-z0-9\\-]`); a `-` between two characters stays a range.
+ */
+const forVFlag = (p: string): string => {
+  let out = '';
+  let inClass = false;
+  let rangeStart = false;
+  for (let i = 0; i < p.length; i++) {
+    const c = p.charAt(i);
+    if (c === '\\') {
+      out += c + p.charAt(i + 1);
+      i++;
+      rangeStart = inClass;
+    } else if (!inClass) {
+      out += c;
+      if (c === '[') {
+        inClass = true;
+        rangeStart = false;
+        if (p.charAt(i + 1) === '^') (out += '^'), i++;
+      }
+    } else if (c === ']') {
+      out += c;
+      inClass = false;
+    } else if (c === '-' && rangeStart && i + 1 < p.length && p.charAt(i + 1) !== ']') {
+      out += c;
+      rangeStart = false;
+      const end = p.charAt(i + 1);
+      out += end === '\\' ? end + p.charAt(i + 2) : end;
+      i += end === '\\' ? 2 : 1;
+    } else if ('()[{}/|-'.includes(c)) {
+      out += `\\${c}`;
+      rangeStart = false;
+    } else {
+      out += c;
+      rangeStart = true;
+    }
+  }
+  return out;
+};
+
+/**
  * A JSON Schema pattern (matched anywhere in the value) as an HTML `pattern` (which must match the
  * whole value, compiled with the `v` flag); undefined when the browser could not compile it.
  */
 export const htmlPattern = (pattern: string): string | undefined => {
-  const whole = `[\\s\\S]*(?:${pattern})[\\s\\S]*`;
+  const whole = `[\\s\\S]*(?:${forVFlag(pattern)})[\\s\\S]*`;
   try {
     new RegExp(`^(?:${whole})$`, 'v');
     return whole;
