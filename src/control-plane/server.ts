@@ -1,5 +1,6 @@
 import { openapi } from '@elysiajs/openapi';
 import { Elysia } from 'elysia';
+import { consoleRoutes } from '../console/serve.ts';
 import { callInfo } from './audit-record.ts';
 import type { ManagementAuth } from './auth.ts';
 import { mountOperations, type OpDef } from './connect.ts';
@@ -108,6 +109,7 @@ export const buildControlApp = (opts: ControlServerOptions) =>
       },
       { detail: { hide: true } },
     )
+    .use(consoleRoutes())
     .use((app) => {
       for (const [path, handle] of Object.entries(opts.rawRoutes ?? {})) app.post(path, ({ request }) => handle(request), { parse: 'none', detail: { hide: true } });
       return app;
