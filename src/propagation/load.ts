@@ -9,8 +9,6 @@ import type { ConfigDocument, DocumentSections } from '../api/config-document.ts
 import { batchedSelect, type DocumentScope, type LoadContext, liveProjects, type Tx } from './loader.ts';
 import { loadSections } from './sections/index.ts';
 
-export type { DocumentScope } from './loader.ts';
-
 /** The newest configuration revision (the highest change-record id; 0 before any change). */
 export const currentRevision = async (db: Db): Promise<number> => {
   const [row] = await db.select({ rev: max(configChanges.id) }).from(configChanges);
