@@ -353,11 +353,7 @@ export const McpResources = {
   /** Managed with the API only (a member's own credential is set with that member's token). */
   mcpServerCredential: defineResource({
     change: { kind: 'MCP_SERVER_CREDENTIAL', entity: 'mcp_server_credential', keepsApiKeys: true },
-    /**
-     * Projects' and members' own credentials for the catalog servers their profiles serve (sent
-     * instead of the catalog's `authValue`: the member's, then the project's); `userId` '' is the
-     * project's.
-     */
+    /** Own credentials for the servers the project's profiles serve (used before the catalog's); `userId` '' is the project's. */
     document: {
       section: 'mcpCredentials',
       optional: true,
@@ -370,13 +366,10 @@ export const McpResources = {
     document: {
       section: 'mcpProfiles',
       optional: true,
-      row: () =>
-        t.Object({
-          id: t.String(),
-          projectUuid: t.String(),
-          profileId: t.String(),
-          servers: t.Array(t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String() })),
-        }),
+      row: () => {
+        const server = t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String() });
+        return t.Object({ id: t.String(), projectUuid: t.String(), profileId: t.String(), servers: t.Array(server) });
+      },
     },
     terraform: {
       type: 'gateway_mcp_profile',
