@@ -74,6 +74,8 @@ const S = SettingOps;
 export const SettingResources = {
   projectSetting: defineResource({
     change: { kind: 'PROJECT_SETTING', entity: 'project_setting', keepsApiKeys: true },
+    /** Project settings (`rate-limit`, `global-fallback`, …) as the JSON text stored. */
+    document: { section: 'settings', row: () => t.Object({ projectUuid: t.String(), name: t.String(), value: t.String() }) },
     terraform: {
       type: 'gateway_project_setting',
       description: "A project setting ('global-fallback' or 'rate-limit'; the value is JSON text).",
