@@ -64,7 +64,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         keepAliveMs: config.keepAliveMs,
         bodyLimits: config.limits,
         // Stored Responses and threads live in the management plane's store (usable through any data plane of the customer).
-        conversations: new Conversations(new RemoteConversationStore(controller.client)),
+        conversations: new Conversations(new RemoteConversationStore(controller.client), { backgroundLeaseMs: config.backgroundLeaseMs }),
       },
       limits: config.limits,
       ready: () => snapshots.current !== undefined,

@@ -207,7 +207,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
           keepAliveMs: config.keepAliveMs,
           bodyLimits: config.limits,
           policies,
-          conversations: new Conversations(conversationStore),
+          conversations: new Conversations(conversationStore, { backgroundLeaseMs: config.backgroundLeaseMs }),
           catchUp: ryw.catchUp,
         },
         limits: config.limits,
