@@ -87,6 +87,26 @@ describe('Responses background: true', () => {
       }
     });
 
+    test(`cancelling a streamed run cancels the upstream stream (${family})`, async () => {
+      upstream(family).script(() => ({ text: Array.from({ length: 100 }, (_, i) => `w${i}`).join(' '), chunkDelayMs: 100 }));
+      try {
+        const cancelledBefore = upstream(family).cancelled;
+        const stream = await sdk().responses.create({ model, input: 'a long stream', background: true, stream: true });
+        let id = '';
+        for await (const e of stream) {
+          if (e.type === 'response.output_text.delta') break;
+          if (e.type === 'response.created') id = e.response.id;
+        }
+        const cancelled = await sdk().responses.cancel(id);
+        expect(cancelled.status).toBe('cancelled');
+        for (let i = 0; i < 40 && upstream(family).cancelled === cancelledBefore; i++) await Bun.sleep(50);
+        expect(upstream(family).cancelled).toBeGreaterThan(cancelledBefore);
+        expect((await sdk().responses.retrieve(id)).status).toBe('cancelled');
+      } finally {
+        upstream(family).script(undefined);
+      }
+    });
+
     test(`stream: true with background streams and resumes from starting_after (${family})`, async () => {
       upstream(family).script(() => ({ text: 'one two three four five six', chunkDelayMs: 60 }));
       try {

@@ -11,6 +11,8 @@ export const DEFAULT_BACKGROUND_LEASE_MS = 30_000;
 
 /** Why a background run's upstream call was aborted by a cancel. */
 export const CANCELLED = 'background response cancelled';
+/** Why it was aborted at shutdown (the run then reads failed, saying so). */
+export const SHUTDOWN = 'data plane shutting down';
 
 export class BackgroundJob {
   readonly controller = new AbortController();
@@ -84,8 +86,17 @@ export class BackgroundRuns {
     if (this.#jobs.get(k) === job) this.#jobs.delete(k);
   }
 
-  /** Runs in flight (aborted on shutdown, so that their stored state says so at once). */
-  all(): BackgroundJob[] {
-    return [...this.#jobs.values()];
+  /**
+   * Shutdown: runs still going after `graceMs` are aborted and stored failed (saying the data plane
+   * shut down), so that no reader waits for their lease to end; resolves once that is stored (at
+   * most 5 s later).
+   */
+  async drain(graceMs: number): Promise<void> {
+    const all = [...this.#jobs.values()];
+    if (all.length === 0) return;
+    const settled = Promise.all(all.map((j) => j.stored));
+    await Promise.race([settled, Bun.sleep(graceMs)]);
+    for (const j of all) if (!j.finished) j.controller.abort(SHUTDOWN);
+    await Promise.race([settled, Bun.sleep(5_000)]);
   }
 }

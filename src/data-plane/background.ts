@@ -2,7 +2,7 @@ import type { CanonicalRequest, JsonObject } from '../canonical/types.ts';
 import { asGatewayError } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import { responseObject } from '../formats/responses/response.ts';
-import { type BackgroundJob, CANCELLED } from './background-runs.ts';
+import { type BackgroundJob, CANCELLED, SHUTDOWN } from './background-runs.ts';
 import { type BackgroundRun, type Conversations, storeUnavailable, type StoredResponse } from './conversations.ts';
 import type { Serving } from './pipeline/index.ts';
 import { idHeaders, jsonResponse, markGatewayStream, type RequestIds } from './respond.ts';
@@ -36,6 +36,11 @@ export const workerLost = (): JsonObject => ({
   message: 'The gateway worker running this background response stopped (its data plane restarted or was lost) before it finished; the response was not completed. Create it again.',
 });
 
+const shutDown = (): JsonObject => ({
+  code: 'server_error',
+  message: 'The gateway data plane running this background response shut down before it finished; the response was not completed. Create it again.',
+});
+
 /** The error a failed run's answer or stream carried, as a Responses `error` object. */
 const errorOf = (value: unknown): JsonObject => {
   const e = isObject(value) && isObject(value.error) ? value.error : isObject(value) ? value : {};
@@ -43,8 +48,11 @@ const errorOf = (value: unknown): JsonObject => {
   return { code: typeof e.code === 'string' ? e.code : 'server_error', message };
 };
 
-/** SSE frames of a stream body, each event's JSON (comments and `[DONE]` skipped). */
-const readEvents = async (body: ReadableStream<Uint8Array>, each: (event: JsonObject) => void): Promise<void> => {
+/**
+ * SSE frames of a stream body, each event's JSON (comments and `[DONE]` skipped). An abort cancels
+ * the body, which cancels the upstream stream (respond.ts sseResponse), as a client going away does.
+ */
+const readEvents = async (body: ReadableStream<Uint8Array>, signal: AbortSignal, each: (event: JsonObject) => void): Promise<void> => {
   const decoder = new TextDecoder();
   let buffer = '';
   const frame = (text: string): void => {
@@ -61,7 +69,13 @@ const readEvents = async (body: ReadableStream<Uint8Array>, each: (event: JsonOb
       // Not an event (the gateway writes JSON only).
     }
   };
-  for await (const chunk of body) {
+  const reader = body.getReader();
+  const stop = (): void => void reader.cancel(signal.reason).catch(() => undefined);
+  if (signal.aborted) stop();
+  else signal.addEventListener('abort', stop, { once: true });
+  for (;;) {
+    const { done, value: chunk } = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+    if (done) break;
     buffer += decoder.decode(chunk, { stream: true }).replaceAll('\r\n', '\n');
     let at = buffer.indexOf('\n\n');
     while (at >= 0) {
@@ -163,7 +177,7 @@ const work = async (w: Work): Promise<void> => {
     };
     const res = await w.run(inner);
     if (streamed && res.status === 200 && res.body) {
-      await readEvents(res.body, (event) => {
+      await readEvents(res.body, job.controller.signal, (event) => {
         const e: JsonObject = { ...event, sequence_number: job.events.length };
         if (isObject(e.response) && (e.type === 'response.created' || e.type === 'response.in_progress')) current = { ...e.response, status: 'in_progress' };
         if (e.type === 'error' || e.type === 'response.failed') failure = errorOf(isObject(e.response) ? e.response : e);
@@ -186,6 +200,7 @@ const work = async (w: Work): Promise<void> => {
     const done: BackgroundRun = { owner: runs.owner, leaseUntil: 0, ...(streamed ? { events: job.events } : {}) };
     const cancelled = job.controller.signal.reason === CANCELLED || cancelRequested(await storedResponse(conv, projectId, id));
     if (cancelled) await w.hold({ ...current, status: 'cancelled' }, done);
+    else if (job.controller.signal.reason === SHUTDOWN) await w.hold({ ...current, status: 'failed', error: shutDown() }, done);
     else if (answer && !failure) await w.keep({ ...answer, background: true }, done);
     else await w.hold({ ...current, status: 'failed', error: failure ?? { code: 'server_error', message: 'The background response ended without an answer.' } }, done);
   } catch (e) {
