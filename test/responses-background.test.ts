@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
+import { admin } from './support/gateway.ts';
 import { startWorld, stopWorld, type World } from './support/provision.ts';
 
 /**
@@ -25,6 +26,15 @@ afterAll(() => stopWorld(w));
 const sdk = () => new OpenAI({ baseURL: `${w.tg.url}/v1`, apiKey: w.p.apiKey, maxRetries: 0 });
 const upstream = (family: Family) => (family === 'openai' ? w.oa : w.an);
 
+const records = async (query: Record<string, string>): Promise<Record<string, unknown>[]> => {
+  for (let i = 0; i < 50; i++) {
+    const found = ((await w.tg.must(admin('SearchRequestRecords'), query)) as { records: Record<string, unknown>[] }).records;
+    if (found.length > 0) return found;
+    await Bun.sleep(50);
+  }
+  return [];
+};
+
 /** Polls until the response leaves queued / in_progress; returns every status seen. */
 const pollUntilDone = async (id: string, timeoutMs = 20_000) => {
   const seen: string[] = [];
@@ -41,10 +51,10 @@ const pollUntilDone = async (id: string, timeoutMs = 20_000) => {
 describe('Responses background: true', () => {
   for (const [model, family] of UPSTREAMS) {
     test(`answered queued at once, polled to completed (${family})`, async () => {
-      upstream(family).script(() => ({ text: `${family} took its time`, delayMs: 600 }));
+      upstream(family).script(() => ({ text: `${family} took its time`, delayMs: 600, usage: { input: 11, output: 7 } }));
       try {
         const t0 = performance.now();
-        const created = await sdk().responses.create({ model, input: 'think slowly', background: true });
+        const { data: created, response: http } = await sdk().responses.create({ model, input: 'think slowly', background: true }).withResponse();
         expect(performance.now() - t0).toBeLessThan(500);
         expect(created.status).toBe('queued');
         expect(created.background).toBe(true);
@@ -55,6 +65,12 @@ describe('Responses background: true', () => {
         expect(response.output_text).toBe(`${family} took its time`);
         expect(seen).toContain('in_progress');
         expect(seen.at(-1)).toBe('completed');
+        // Recorded as a foreground request is, once it ran: one record with the answer's usage.
+        const requestId = http.headers.get('x-request-id') ?? '';
+        const recorded = await records({ requestId });
+        expect(recorded.length).toBe(1);
+        expect(recorded[0]).toMatchObject({ endpoint: '/v1/responses', httpStatus: 200, usage: { promptTokens: 11, completionTokens: 7 } });
+        expect(response.usage).toMatchObject({ input_tokens: 11, output_tokens: 7 });
         // The upstream got the request once, without `background` (the gateway ran it).
         const sent = upstream(family).requests.at(-1)?.body ?? {};
         expect(sent.background).toBeUndefined();
