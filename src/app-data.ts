@@ -49,6 +49,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
   });
   await controller.start();
   records.start();
+  const conversations = new Conversations(new RemoteConversationStore(controller.client), { backgroundLeaseMs: config.backgroundLeaseMs });
   setMaxUpstreamResponse(config.limits.maxUpstreamResponseBytes);
   setStreamStallTimeout(config.limits.streamStallMs);
   let inference: Server<undefined>;
@@ -64,7 +65,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         keepAliveMs: config.keepAliveMs,
         bodyLimits: config.limits,
         // Stored Responses and threads live in the management plane's store (usable through any data plane of the customer).
-        conversations: new Conversations(new RemoteConversationStore(controller.client)),
+        conversations,
       },
       limits: config.limits,
       ready: () => snapshots.current !== undefined,
@@ -99,12 +100,15 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
     inferenceUrl: `http://${config.host}:${inference.port}`,
     stop(graceMs = config.shutdownGraceMs) {
       stopping ??= (async () => {
+        const background = conversations.runs.drain(graceMs);
         const drained = await Promise.race([inference.stop(false).then(() => true), Bun.sleep(graceMs).then(() => false)]);
         if (!drained) {
           cutOpenStreams(gatewayShutdown());
           await Bun.sleep(200);
           inference.stop(true);
         }
+        // Background responses still running after the grace are stored failed before the store goes.
+        await background;
         controller.stop();
         await records.stop(5_000).catch((e: unknown) => log.error('spooling the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);

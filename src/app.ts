@@ -186,6 +186,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   // Stored Responses and Messages threads: in the management plane's database (contract §2).
   const conversationStore = new DbConversationStore(store.db, config.responseRetentionMs);
   conversationStore.start(Math.min(config.responseRetentionMs, 3_600_000));
+  const conversations = new Conversations(conversationStore, { backgroundLeaseMs: config.backgroundLeaseMs });
   // The `record-retention` setting's `days` (contract §8): expired records, bodies and stored conversations purged every 10 minutes.
   const retention = new RecordRetention(store.db, {
     responseRetentionMs: config.responseRetentionMs,
@@ -207,7 +208,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
           keepAliveMs: config.keepAliveMs,
           bodyLimits: config.limits,
           policies,
-          conversations: new Conversations(conversationStore),
+          conversations,
           catchUp: ryw.catchUp,
         },
         limits: config.limits,
@@ -289,7 +290,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       stopping = (async () => {
         // Held pulls answer at once instead of holding the drain.
         controller.signal.close();
-        await drain(graceMs);
+        // Background responses get the same grace; those still running then are stored failed.
+        await Promise.all([drain(graceMs), conversations.runs.drain(graceMs)]);
         await controller.stop();
         await conversationStore.stop();
         await retention.stop();

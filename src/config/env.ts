@@ -51,6 +51,8 @@ export interface GatewayConfig {
   limitsOnRedisError: 'open' | 'closed';
   /** GATEWAY_RESPONSE_RETENTION: how long stored Responses and Messages threads are kept (default 30d). */
   responseRetentionMs: number;
+  /** GATEWAY_BACKGROUND_LEASE: a background response's lease (data-plane/background.ts). */
+  backgroundLeaseMs: number;
 }
 
 export interface ListenerLimits {
@@ -121,6 +123,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     auditCheckpointIntervalMs: s.GATEWAY_AUDIT_CHECKPOINT_INTERVAL,
     logLevel: s.GATEWAY_LOG_LEVEL,
     responseRetentionMs: s.GATEWAY_RESPONSE_RETENTION,
+    backgroundLeaseMs: s.GATEWAY_BACKGROUND_LEASE,
   };
 };
 

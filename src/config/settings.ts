@@ -61,7 +61,11 @@ export const SETTINGS = {
     description: 'request records held in memory at most; past it, and while the store is down, they wait in `GATEWAY_DATA_DIR/record-spool` (dropped only with `memory://` or a disk that refuses them)',
   }),
   GATEWAY_RECORD_BODIES: flag({ default: '1', description: '`0` keeps request/response bodies out of records (data retention)' }),
-  GATEWAY_RESPONSE_RETENTION: duration({ default: '30d', description: 'how long stored Responses and Messages threads are kept' }),
+  GATEWAY_RESPONSE_RETENTION: duration({ default: '30d', description: 'how long stored Responses, Messages threads and conversations are kept' }),
+  GATEWAY_BACKGROUND_LEASE: duration({
+    default: '30s',
+    description: 'a Responses `background` run renews its lease this often (a third of it); one found unfinished past its lease (its data plane stopped or was lost) reads `failed`',
+  }),
   GATEWAY_AUDIT_CHECKPOINT_INTERVAL: duration({ default: '5m', description: 'closed windows of audit entries are sealed into signed, chained checkpoints this often (docs/audit.md)' }),
   GATEWAY_LOG_LEVEL: oneOf({ values: LOG_LEVELS, default: 'info', description: 'JSON lines on stderr; secrets are never logged' }),
   // listener limits and shutdown

@@ -13,6 +13,7 @@ import { nativeAnswer, nativeResponsesBody } from './responses-native.ts';
 import { prepareHosted } from './hosted-mcp/prepare.ts';
 import { serveHosted } from './hosted-mcp/run.ts';
 import { prepareResponses, prepareThread } from './stateful.ts';
+import { serveBackground } from './background.ts';
 
 export type { InferenceDeps } from './pipeline/context.ts';
 
@@ -157,10 +158,14 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
         s.request.modelReasons = s.plan.catalog.capabilities.includes('reasoning');
         const beta = s.ctx.headers?.get('anthropic-beta');
         if (beta) s.request.anthropicBeta = beta.split(',').map((b) => b.trim()).filter((b) => b !== '');
-        // The gateway's own MCP tools: served through the canonical path, round after round (hosted-mcp/run.ts).
-        if (s.hosted) return serveHosted(codec, s, s.hosted, encodeContext(s));
-        const pass = passThroughOf(format, s, s.body);
-        return s.request.stream ? stream(codec, s, pass) : complete(codec, s, pass);
+        const run = (r: Serving<CanonicalRequest>): Promise<Response> => {
+          // The gateway's own MCP tools: served through the canonical path, round after round (hosted-mcp/run.ts).
+          if (r.hosted) return serveHosted(codec, r, r.hosted, encodeContext(r));
+          const pass = passThroughOf(format, r, r.body);
+          return r.request.stream ? stream(codec, r, pass) : complete(codec, r, pass);
+        };
+        // Responses `background: true`: answered at once, run by the gateway (background.ts).
+        return s.background ? serveBackground(s, run) : run(s);
       },
       fail: (err, ids) => errorResponse(err, ids, codec),
     };

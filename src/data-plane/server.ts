@@ -8,6 +8,7 @@ import { handleInference, handleModels, type InferenceDeps } from './inference.t
 import { errorResponse, isGatewayStream, jsonResponse, type RequestIds } from './respond.ts';
 import { bodyTooLarge } from './pipeline/body.ts';
 import { handleStoredResponse } from './stored-responses.ts';
+import { handleConversations } from './conversations-api.ts';
 import { handleCountTokens } from './count-tokens.ts';
 import { McpGateway } from '../mcp/http.ts';
 
@@ -108,6 +109,7 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
     GET: guard(methodNotAllowed),
   });
   const stored: Handler = (req, ids) => handleStoredResponse(deps, req, ids);
+  const conversations: Handler = (req, ids) => handleConversations(deps, req, ids);
   const extra = (endpoint: ExtraEndpoint, path: string) => post((req, ids) => handleExtra(deps, endpoint, path, req, ids));
   const mcpHandler = guard((req, ids) => mcp.handle(req, ids, decodeURIComponent(new URL(req.url).pathname.slice('/mcp/'.length))));
   return {
@@ -119,6 +121,11 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
     '/v1/responses/input_tokens': post((req, ids) => handleCountTokens(deps, 'responses', req, ids)),
     '/v1/responses/:id': { GET: guard(stored), DELETE: guard(stored), POST: guard(methodNotAllowed) },
     '/v1/responses/:id/input_items': { GET: guard(stored), POST: guard(methodNotAllowed) },
+    '/v1/responses/:id/cancel': { POST: guard(stored), GET: guard(methodNotAllowed) },
+    '/v1/conversations': { POST: guard(conversations), GET: guard(methodNotAllowed) },
+    '/v1/conversations/:id': { GET: guard(conversations), POST: guard(conversations), DELETE: guard(conversations) },
+    '/v1/conversations/:id/items': { GET: guard(conversations), POST: guard(conversations) },
+    '/v1/conversations/:id/items/:itemId': { GET: guard(conversations), DELETE: guard(conversations), POST: guard(methodNotAllowed) },
     '/v1/models': { GET: guard((req, ids) => handleModels(deps, req, ids)), POST: guard(methodNotAllowed) },
     '/v1/audio/transcriptions': { POST: guard((_r, ids) => unsupported(ids)), GET: guard((_r, ids) => unsupported(ids)) },
     '/v1/completions': extra('completions', '/v1/completions'),

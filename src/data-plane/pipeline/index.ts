@@ -47,6 +47,8 @@ export interface Serving<T> {
   keeper: Keeper | undefined;
   /** Responses `mcp` tools the gateway runs itself, when the request has any. */
   hosted?: HostedMcp;
+  /** Responses `background: true`: run by the gateway, answered at once (data-plane/background.ts). */
+  background?: boolean;
   policies: Policies;
   /** The request's output guardrails, when any applies (then no same-format pass-through). */
   output: OutputFilter | undefined;
@@ -165,7 +167,7 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
       // Once per request. The answer's keep() (if any) is called in the same tick, right after.
       kept?.release?.();
     };
-    return await spec.serve({ deps, ctx, request: read.request, body: value, plan, keeper: kept, ...(prepared.hosted ? { hosted: prepared.hosted } : {}), policies, output, signal: req.signal, finish: done });
+    return await spec.serve({ deps, ctx, request: read.request, body: value, plan, keeper: kept, ...(prepared.hosted ? { hosted: prepared.hosted } : {}), ...(prepared.background ? { background: true } : {}), policies, output, signal: req.signal, finish: done });
   } catch (e) {
     const err = asGatewayError(e);
     if (!ctx.finished) keeper?.release?.();
