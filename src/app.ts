@@ -33,6 +33,7 @@ import { RecordWriter } from './records/writer.ts';
 import { type Counters, MemoryCounters } from './governance/counters.ts';
 import { RedisCounters } from './governance/redis-counters.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
+import { responseCacheStore } from './data-plane/cache/store.ts';
 import { Observers } from './data-plane/pipeline/observe.ts';
 import { recordsObserver } from './data-plane/pipeline/record.ts';
 import { RecordRetention } from './records/retention.ts';
@@ -159,6 +160,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   // this process's own (the embedded data plane's, read by GetBudget too).
   const counters: Counters = config.redisUrl ? new RedisCounters(config.redisUrl) : new MemoryCounters();
   const policies = governancePolicies(counters, config.limitsOnRedisError);
+  const responseCache = responseCacheStore(config);
   const deps: ControlDeps = {
     db: store.db,
     secrets,
@@ -207,6 +209,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
           keepAliveMs: config.keepAliveMs,
           bodyLimits: config.limits,
           policies,
+          responseCache,
           conversations: new Conversations(conversationStore),
           catchUp: ryw.catchUp,
         },
@@ -298,6 +301,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         await telemetry.shutdown().catch(() => undefined);
         await store.close();
         counters.close();
+        responseCache.close();
       })();
       return stopping;
     },

@@ -1,4 +1,6 @@
-import type { CanonicalRequest, ClientFormat, JsonObject } from '../canonical/types.ts';
+import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject } from '../canonical/types.ts';
+import { answerOfStream, type LiveServe, serveCached } from './cache/serve.ts';
+import { requestCache } from './pipeline/cache.ts';
 import { asGatewayError } from '../core/errors.ts';
 import { codecFor } from '../formats/registry.ts';
 import { argumentsObject } from '../formats/shared.ts';
@@ -42,7 +44,10 @@ const relayEncoder = (format: ClientFormat, open: OpenStream, inner: StreamEncod
   error: (e) => inner.error(e),
 });
 
-const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined): Promise<Response> => {
+/** Receives the answer for the response cache (a miss of a project with the `response-cache` setting). */
+type KeepAnswer = ((r: CanonicalResponse) => void) | undefined;
+
+const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined, cache?: KeepAnswer): Promise<Response> => {
   const { ctx, request: creq } = s;
   const outcome = await dispatchComplete(creq, s.plan.route, s.signal, pass, ctx);
   if (!outcome.ok) {
@@ -62,12 +67,13 @@ const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, 
   }
   const body = outcome.relayText ?? JSON.stringify(codec.encodeResponse(r, encodeContext(s)));
   s.finish({ status: 200, usage: r.usage, attempts: outcome.attempts, responseText: body, responseId: r.id, responseModel: r.model, finishReason: r.finishReason });
+  cache?.(r);
   // Kept before answering: the client's next turn may follow at once.
   if (s.keeper) await s.keeper.keep(JSON.parse(body) as JsonObject);
   return jsonResponse(200, body, ctx.ids);
 };
 
-const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined): Promise<Response> => {
+const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined, cache?: KeepAnswer): Promise<Response> => {
   const { ctx, request: creq, deps } = s;
   const outcome = await dispatchStream(creq, s.plan.route, s.signal, pass, ctx);
   if (!outcome.ok) {
@@ -88,6 +94,10 @@ const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pa
       const ended = sum.error ? { error: sum.error, partial: { outputChars: sum.outputChars } } : {};
       s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...ended, response, ttfbMs, responseId: sum.id, ...(sum.finishReason ? { finishReason: sum.finishReason } : {}) });
       if (s.keeper && !sum.error) void s.keeper.keep(outcome.stream.relayFinal?.() ?? canonical.final?.() ?? streamedMessage(sum, encodeContext(s)));
+      if (cache) {
+        const answer = answerOfStream(sum, s.request.model);
+        if (answer) cache(answer);
+      }
     },
   });
 };
@@ -157,9 +167,17 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
         s.request.modelReasons = s.plan.catalog.capabilities.includes('reasoning');
         const beta = s.ctx.headers?.get('anthropic-beta');
         if (beta) s.request.anthropicBeta = beta.split(',').map((b) => b.trim()).filter((b) => b !== '');
-        // The gateway's own MCP tools: served through the canonical path, round after round (hosted-mcp/run.ts).
+        // The gateway's own MCP tools: served through the canonical path, round after round (hosted-mcp/run.ts); never cached.
         if (s.hosted) return serveHosted(codec, s, s.hosted, encodeContext(s));
         const pass = passThroughOf(format, s, s.body);
+        // The response cache (contract §11): one property read for projects without the setting.
+        if (s.ctx.key?.project.responseCache) {
+          const cache = requestCache(s.deps.responseCache, s.ctx.key, format, s.request.model, s.body, s.ctx.headers);
+          if (cache) {
+            const live: LiveServe = (c, keep) => (c.request.stream ? stream(codec, c, pass, keep) : complete(codec, c, pass, keep));
+            return serveCached(codec, s, cache, encodeContext(s), live, (sum) => streamedMessage(sum, encodeContext(s)));
+          }
+        }
         return s.request.stream ? stream(codec, s, pass) : complete(codec, s, pass);
       },
       fail: (err, ids) => errorResponse(err, ids, codec),
