@@ -34,6 +34,10 @@ import { type Counters, MemoryCounters } from './governance/counters.ts';
 import { RedisCounters } from './governance/redis-counters.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
 import { responseCacheStore } from './data-plane/cache/store.ts';
+import { batchLineRunner } from './data-plane/batches.ts';
+import type { InferenceDeps } from './data-plane/pipeline/context.ts';
+import { BatchRunner } from './batches/runner.ts';
+import { DbBatchService } from './batches/service.ts';
 import { Observers } from './data-plane/pipeline/observe.ts';
 import { recordsObserver } from './data-plane/pipeline/record.ts';
 import { RecordRetention } from './records/retention.ts';
@@ -196,23 +200,29 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   retention.start();
   const ready = () => snapshots.current !== undefined;
   let inference: Server<undefined> | undefined;
+  let batchRunner: BatchRunner | undefined;
   let adminApp: ReturnType<typeof startControlServer> | undefined;
   try {
     if (config.role === 'all') {
+      const inferenceDeps: InferenceDeps = {
+        snapshots,
+        observers: new Observers([...telemetry.observers, recordsObserver(records)]),
+        recordBodies: config.recordBodies,
+        keepAliveMs: config.keepAliveMs,
+        bodyLimits: config.limits,
+        policies,
+        responseCache,
+        conversations: new Conversations(conversationStore),
+        catchUp: ryw.catchUp,
+      };
+      // Files and batches (contract §11): in this store, run through this data plane's pipeline.
+      batchRunner = new BatchRunner(store.db, batchLineRunner(inferenceDeps), { concurrency: config.batchConcurrency });
+      const runner = batchRunner;
+      inferenceDeps.batches = { service: new DbBatchService(store.db, () => runner.wake()), maxFileBytes: config.fileMaxBytes };
       inference = startDataPlaneServer({
         host: config.host,
         port: config.port,
-        deps: {
-          snapshots,
-          observers: new Observers([...telemetry.observers, recordsObserver(records)]),
-          recordBodies: config.recordBodies,
-          keepAliveMs: config.keepAliveMs,
-          bodyLimits: config.limits,
-          policies,
-          responseCache,
-          conversations: new Conversations(conversationStore),
-          catchUp: ryw.catchUp,
-        },
+        deps: inferenceDeps,
         limits: config.limits,
         ready,
         readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats }),
@@ -246,6 +256,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   const sealer = adminApp ? new AuditSealer(store.db, secrets, { intervalMs: config.auditCheckpointIntervalMs }) : undefined;
   sealer?.start();
   if (adminApp) forwarder?.start();
+  batchRunner?.start();
 
   const inferenceUrl = inference ? `http://${config.host}:${inference.port}` : '';
   const adminUrl = adminApp?.server ? `http://${config.host}:${adminApp.server.port}` : '';
@@ -293,6 +304,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         // Held pulls answer at once instead of holding the drain.
         controller.signal.close();
         await drain(graceMs);
+        await batchRunner?.stop();
         await controller.stop();
         await conversationStore.stop();
         await retention.stop();

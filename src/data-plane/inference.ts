@@ -8,7 +8,7 @@ import { messageId } from '../formats/messages/response.ts';
 import type { ClientFormatCodec, EncodeContext, StreamEncoder } from '../formats/types.ts';
 import { authenticate } from './auth.ts';
 import { dispatchComplete, dispatchStream, type OpenStream, type PassThroughRequest } from './dispatch.ts';
-import { type EndpointSpec, noSnapshot, runPipeline, type Serving } from './pipeline/index.ts';
+import { type EndpointSpec, type InternalCaller, noSnapshot, runPipeline, type Serving } from './pipeline/index.ts';
 import type { InferenceDeps } from './pipeline/context.ts';
 import { errorResponse, jsonResponse, type RequestIds, sseResponse, type StreamSummary } from './respond.ts';
 import { nativeAnswer, nativeResponsesBody } from './responses-native.ts';
@@ -188,7 +188,8 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
 };
 
 /** One inference request in any of the three client formats, end to end. */
-export const handleInference = (deps: InferenceDeps, format: ClientFormat, req: Request, ids: RequestIds): Promise<Response> => runPipeline(deps, specFor(format), req, ids);
+export const handleInference = (deps: InferenceDeps, format: ClientFormat, req: Request, ids: RequestIds, as?: InternalCaller): Promise<Response> =>
+  runPipeline(deps, specFor(format), req, ids, as);
 
 /** `GET /v1/models`: the key's routable models, serialised once per snapshot revision. */
 export const handleModels = async (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> => {

@@ -8,6 +8,7 @@ import type { Conversations } from '../conversations.ts';
 import type { Attempt } from '../dispatch.ts';
 import type { Plan } from '../resolve.ts';
 import type { RequestIds } from '../respond.ts';
+import type { BatchDeps } from '../batches.ts';
 import type { ResponseCacheStore } from '../cache/store.ts';
 import type { AdmissionPolicy } from './admit.ts';
 import type { BodyLimits } from './body.ts';
@@ -61,6 +62,8 @@ export interface InferenceDeps {
   catchUp?: () => Promise<boolean>;
   /** Where cached answers live (project setting `response-cache`, contract §11); no cache when absent. */
   responseCache?: ResponseCacheStore;
+  /** `/v1/files` and `/v1/batches` (contract §11): the embedded plane's store-backed service; 501 when absent (separate data planes). */
+  batches?: BatchDeps;
   /** The MCP gateway in process: Responses `mcp` tools naming one of the caller's profiles run through it (data-plane/hosted-mcp). */
   mcpTools?: McpToolHost;
 }
