@@ -16,6 +16,7 @@ import { SnapshotHolder } from './propagation/holder.ts';
 import { getAdapter } from './providers/registry.ts';
 import { Observers } from './data-plane/pipeline/observe.ts';
 import { recordsObserver } from './data-plane/pipeline/record.ts';
+import { responseCacheStore } from './data-plane/cache/store.ts';
 import { startTelemetry } from './telemetry/tracing.ts';
 
 /**
@@ -52,6 +53,8 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
   const conversations = new Conversations(new RemoteConversationStore(controller.client), { backgroundLeaseMs: config.backgroundLeaseMs });
   setMaxUpstreamResponse(config.limits.maxUpstreamResponseBytes);
   setStreamStallTimeout(config.limits.streamStallMs);
+  // The response cache (contract §11): on Redis when REDIS_URL is set (shared with the other data planes), else in process.
+  const responseCache = responseCacheStore(config);
   let inference: Server<undefined>;
   try {
     inference = startDataPlaneServer({
@@ -64,6 +67,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         recordBodies: config.recordBodies,
         keepAliveMs: config.keepAliveMs,
         bodyLimits: config.limits,
+        responseCache,
         // Stored Responses and threads live in the management plane's store (usable through any data plane of the customer).
         conversations,
       },
@@ -110,6 +114,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         // Background responses still running after the grace are stored failed before the store goes.
         await background;
         controller.stop();
+        responseCache.close();
         await records.stop(5_000).catch((e: unknown) => log.error('spooling the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);
       })();

@@ -33,6 +33,11 @@ import { RecordWriter } from './records/writer.ts';
 import { type Counters, MemoryCounters } from './governance/counters.ts';
 import { RedisCounters } from './governance/redis-counters.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
+import { responseCacheStore } from './data-plane/cache/store.ts';
+import { batchLineRunner } from './data-plane/batches.ts';
+import type { InferenceDeps } from './data-plane/pipeline/context.ts';
+import { BatchRunner } from './batches/runner.ts';
+import { DbBatchService } from './batches/service.ts';
 import { Observers } from './data-plane/pipeline/observe.ts';
 import { recordsObserver } from './data-plane/pipeline/record.ts';
 import { RecordRetention } from './records/retention.ts';
@@ -159,6 +164,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   // this process's own (the embedded data plane's, read by GetBudget too).
   const counters: Counters = config.redisUrl ? new RedisCounters(config.redisUrl) : new MemoryCounters();
   const policies = governancePolicies(counters, config.limitsOnRedisError);
+  const responseCache = responseCacheStore(config);
   const deps: ControlDeps = {
     db: store.db,
     secrets,
@@ -195,22 +201,29 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   retention.start();
   const ready = () => snapshots.current !== undefined;
   let inference: Server<undefined> | undefined;
+  let batchRunner: BatchRunner | undefined;
   let adminApp: ReturnType<typeof startControlServer> | undefined;
   try {
     if (config.role === 'all') {
+      const inferenceDeps: InferenceDeps = {
+        snapshots,
+        observers: new Observers([...telemetry.observers, recordsObserver(records)]),
+        recordBodies: config.recordBodies,
+        keepAliveMs: config.keepAliveMs,
+        bodyLimits: config.limits,
+        policies,
+        responseCache,
+        conversations,
+        catchUp: ryw.catchUp,
+      };
+      // Files and batches (contract §11): in this store, run through this data plane's pipeline.
+      batchRunner = new BatchRunner(store.db, batchLineRunner(inferenceDeps), { concurrency: config.batchConcurrency });
+      const runner = batchRunner;
+      inferenceDeps.batches = { service: new DbBatchService(store.db, () => runner.wake()), maxFileBytes: config.fileMaxBytes };
       inference = startDataPlaneServer({
         host: config.host,
         port: config.port,
-        deps: {
-          snapshots,
-          observers: new Observers([...telemetry.observers, recordsObserver(records)]),
-          recordBodies: config.recordBodies,
-          keepAliveMs: config.keepAliveMs,
-          bodyLimits: config.limits,
-          policies,
-          conversations,
-          catchUp: ryw.catchUp,
-        },
+        deps: inferenceDeps,
         limits: config.limits,
         ready,
         readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats }),
@@ -244,6 +257,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   const sealer = adminApp ? new AuditSealer(store.db, secrets, { intervalMs: config.auditCheckpointIntervalMs }) : undefined;
   sealer?.start();
   if (adminApp) forwarder?.start();
+  batchRunner?.start();
 
   const inferenceUrl = inference ? `http://${config.host}:${inference.port}` : '';
   const adminUrl = adminApp?.server ? `http://${config.host}:${adminApp.server.port}` : '';
@@ -292,6 +306,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         controller.signal.close();
         // Background responses get the same grace; those still running then are stored failed.
         await Promise.all([drain(graceMs), conversations.runs.drain(graceMs)]);
+        await batchRunner?.stop();
         await controller.stop();
         await conversationStore.stop();
         await retention.stop();
@@ -300,6 +315,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         await telemetry.shutdown().catch(() => undefined);
         await store.close();
         counters.close();
+        responseCache.close();
       })();
       return stopping;
     },

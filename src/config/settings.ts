@@ -86,6 +86,13 @@ export const SETTINGS = {
     unset: 'counters per process',
     description: "rate-limit and budget counters shared by every data plane (atomic Lua scripts on Bun's Redis client; docs/governance.md)",
   }),
+  GATEWAY_RESPONSE_CACHE_MAX: size({
+    default: '64MiB',
+    min: '1KiB',
+    description: 'bytes of cached answers (project setting `response-cache`) the in-process cache holds, least recently used evicted first; an answer over 1/16 of it is not cached (with REDIS_URL answers go to Redis instead: bound it with its `maxmemory`)',
+  }),
+  GATEWAY_FILE_MAX: size({ default: '200MB', min: '1KiB', description: 'largest file uploaded to `/v1/files` (batch input); larger → 413 `request_too_large`' }),
+  GATEWAY_BATCH_CONCURRENCY: integer({ default: '8', min: 1, max: 256, description: 'lines of one batch run at the same time through the project\'s routes (`/v1/batches`)' }),
   GATEWAY_LIMITS_ON_REDIS_ERROR: oneOf({
     values: ['closed', 'open'],
     default: 'closed',
