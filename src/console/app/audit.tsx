@@ -105,7 +105,7 @@ export function AuditPage({ session }: { session: Session }) {
                 class: log.success ? '' : 'refused',
                 cells: [
                   ...COLUMNS.map((c) => String(log[c])),
-                  <button type="button" class="secondary" aria-expanded={open === log.id} aria-label={`Details of ${log.actionType} ${log.resourceType} ${log.timestamp}`} onClick={() => setOpen(open === log.id ? undefined : log.id)}>
+                  <button type="button" class="secondary" aria-expanded={open === log.id} aria-label={`${open === log.id ? 'Hide' : 'Show'} details of ${log.actionType} ${log.resourceType} ${log.timestamp}`} onClick={() => setOpen(open === log.id ? undefined : log.id)}>
                     {open === log.id ? 'Hide' : 'Show'}
                   </button>,
                 ],

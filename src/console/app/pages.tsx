@@ -110,6 +110,7 @@ export const PROJECT_MODELS: ResourceDef = {
   columns: ['model', 'modelId'],
   cells: { model: (row) => (isObj(row.model) ? `${str(row.model.model)} (${str(row.model.provider)})` : str(row.model)) },
   rowKey: (row) => str(row.modelId),
+  rowName: (row) => (isObj(row.model) ? str(row.model.model) : str(row.modelId)),
   choices: async (s) => {
     const page = await s.session.client.callJson('ListModels', { pageSize: 1000 });
     const models = Array.isArray(page.models) ? page.models.filter(isObj) : [];

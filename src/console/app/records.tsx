@@ -66,7 +66,7 @@ export function RecordsPage({ scope }: { scope: Scope }) {
                     r.latencyMs,
                     `${r.usage.promptTokens} in / ${r.usage.completionTokens} out`,
                     `$${r.cost}`,
-                    <button type="button" class="secondary" aria-expanded={open === r.requestId} aria-label={`Bodies of ${r.requestId}`} onClick={() => setOpen(open === r.requestId ? undefined : r.requestId)}>
+                    <button type="button" class="secondary" aria-expanded={open === r.requestId} aria-label={`${open === r.requestId ? 'Hide' : 'Show'} bodies of ${r.requestId}`} onClick={() => setOpen(open === r.requestId ? undefined : r.requestId)}>
                       {open === r.requestId ? 'Hide' : 'Show'}
                     </button>,
                   ],

@@ -1,5 +1,5 @@
 import { type TObject, TypeGuard } from '@sinclair/typebox';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError, type Json, type JsonObject } from '../../api/client.ts';
 import { OPS, type OpName } from '../../api/index.ts';
 import { fieldsOf, messageOfError, valuesOf } from './fields.ts';
@@ -42,6 +42,8 @@ export interface ResourceDef {
   rowsExtra?: FormProps['rowsExtra'];
   /** The row's key in the table. */
   rowKey?: (row: JsonObject) => string;
+  /** The row's name in its buttons' names ("Edit <name>"); default: its first column. */
+  rowName?: (row: JsonObject) => string;
 }
 
 const HIDDEN = new Set(['id', 'customerId', 'projectId', 'createdAt', 'updatedAt', 'deletedAt', 'labels', 'options']);
@@ -61,7 +63,7 @@ export const text = (v: Json | undefined): string =>
 
 const isObj = (v: Json | undefined): v is JsonObject => v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v);
 
-const nameOf = (def: ResourceDef, row: JsonObject): string => text(row[def.columns?.[0] ?? 'name'] ?? row.id);
+const nameOf = (def: ResourceDef, row: JsonObject): string => def.rowName?.(row) ?? text(row[def.columns?.[0] ?? 'name'] ?? row.id);
 
 export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scope: Scope; onChanged?: () => void }) {
   const { key, item } = itemsOf(def.list);
@@ -114,7 +116,7 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
           {error}
         </p>
       ) : null}
-      {changeId > 0 ? <StageLine session={session} changeId={changeId} /> : null}
+      {changeId > 0 ? <StageLine key={changeId} session={session} changeId={changeId} /> : null}
       {rows === undefined ? (
         <p aria-busy="true">Loading…</p>
       ) : rows.length === 0 ? (
@@ -180,9 +182,10 @@ function EditForm({ def, update, row, scope, choices, write, close }: { def: Res
   const fields = fieldsOf(OPS[update.op].input).filter((f) => !hide.has(f.name));
   const { values, rows } = valuesOf(fields, row);
   const id = `edit-${update.op}`;
-  useEffect(() => {
+  // Focus moves into the form as it appears (a layout effect: before any key press can land elsewhere).
+  useLayoutEffect(() => {
     document.getElementById(id)?.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea')?.focus();
-  }, [row]);
+  }, []);
   return (
     <section class="edit" aria-labelledby={`${id}-h`}>
       <h3 id={`${id}-h`}>

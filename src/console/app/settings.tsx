@@ -121,7 +121,7 @@ export function SettingsPage({ scope }: { scope: Scope }) {
           {error}
         </p>
       ) : null}
-      {changeId > 0 ? <StageLine session={session} changeId={changeId} /> : null}
+      {changeId > 0 ? <StageLine key={changeId} session={session} changeId={changeId} /> : null}
       {current === undefined ? (
         <p aria-busy="true">Loading…</p>
       ) : (

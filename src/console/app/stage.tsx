@@ -15,7 +15,7 @@ const POLL_MS = 500;
 const GIVE_UP_MS = 60_000;
 
 /** GetConfigStatus, polled while `live` (or until `until` says the planes are where they should be). */
-export function usePlanes(session: Session, live: boolean, until?: (planes: readonly Plane[]) => boolean): { planes: Plane[] | undefined; error: string } {
+export function usePlanes(session: Session, live: boolean, until?: (planes: readonly Plane[]) => boolean, restart = 0): { planes: Plane[] | undefined; error: string } {
   const [planes, setPlanes] = useState<Plane[] | undefined>(undefined);
   const [error, setError] = useState('');
   useEffect(() => {
@@ -40,7 +40,7 @@ export function usePlanes(session: Session, live: boolean, until?: (planes: read
       stopped = true;
       clearTimeout(timer);
     };
-  }, [session, live]);
+  }, [session, live, restart]);
   return { planes, error };
 }
 
@@ -74,7 +74,7 @@ export function StageLine({ session, changeId }: { session: Session; changeId: n
   const { planes, error } = usePlanes(session, false, (ps) => {
     const c = session.changes.get(changeId);
     return c !== undefined && settled(c, ps);
-  });
+  }, changeId);
   if (!change) return null;
   return (
     <p class="stage" role="status" aria-live="polite" data-change={change.id}>

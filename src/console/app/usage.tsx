@@ -21,6 +21,17 @@ const MEASURES: Record<Measure, { label: string; value: (g: Group) => number; sh
 const day = (d: Date): string => d.toISOString().slice(0, 10);
 const DAY_MS = 86_400_000;
 
+/** The day groups (`YYYY-MM-DD`) with a zero group for each day from `from` to `to` that had no request. */
+export const everyDay = (groups: readonly Group[], from: string, to: string): Group[] => {
+  const byDay = new Map(groups.map((g) => [g.key, g]));
+  const out: Group[] = [];
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`) && out.length < 400; t += DAY_MS) {
+    const key = day(new Date(t));
+    out.push(byDay.get(key) ?? { key, requests: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, cost: '0' });
+  }
+  return out;
+};
+
 export function UsagePage({ scope }: { scope: Scope }) {
   const session = scope.session;
   const [from, setFrom] = useState(() => day(new Date(Date.now() - 29 * DAY_MS)));
@@ -60,7 +71,7 @@ export function UsagePage({ scope }: { scope: Scope }) {
   }, [session, scope.customerId, scope.projectId, from, to, tick]);
 
   const m = MEASURES[measure];
-  const bars = (u: Usage, name: (k: string) => string = (k) => k): Bar[] => u.groups.map((g) => ({ label: name(g.key), value: m.value(g), shown: m.shown(g) }));
+  const bars = (groups: readonly Group[], name: (k: string) => string = (k) => k): Bar[] => groups.map((g) => ({ label: name(g.key), value: m.value(g), shown: m.shown(g) }));
   const keyName = (k: string) => data?.names[k] ?? k;
   return (
     <section aria-labelledby="h-usage">
@@ -101,15 +112,15 @@ export function UsagePage({ scope }: { scope: Scope }) {
           <div class="charts">
             <figure>
               <figcaption>By API key</figcaption>
-              <HBarChart id="chart-keys" title={`${m.label} by API key`} bars={bars(data.keys, keyName)} />
+              <HBarChart id="chart-keys" title={`${m.label} by API key`} bars={bars(data.keys.groups, keyName)} />
             </figure>
             <figure>
               <figcaption>By model</figcaption>
-              <HBarChart id="chart-models" title={`${m.label} by model`} bars={bars(data.models)} />
+              <HBarChart id="chart-models" title={`${m.label} by model`} bars={bars(data.models.groups)} />
             </figure>
             <figure class="wide">
               <figcaption>By day</figcaption>
-              <DayChart id="chart-days" title={`${m.label} by day`} bars={bars(data.days)} />
+              <DayChart id="chart-days" title={`${m.label} by day`} bars={bars(everyDay(data.days.groups, from, to))} />
             </figure>
           </div>
           <h3>Figures by model</h3>
