@@ -18,25 +18,27 @@ const W = 640;
 /** Horizontal bars, one per group (keys, models). */
 export function HBarChart({ id, title, bars }: { id: string; title: string; bars: Bar[] }) {
   const max = Math.max(0, ...bars.map((b) => b.value));
+  // Drawn at about the width it is shown at (a column of the charts grid), so its text stays legible.
+  const w = 400;
   const row = 26;
-  const labelW = 190;
-  const valueW = 90;
+  const labelW = 150;
+  const valueW = 80;
   const h = Math.max(1, bars.length) * row + 8;
-  const span = W - labelW - valueW;
+  const span = w - labelW - valueW;
   return (
-    <svg class="chart" viewBox={`0 0 ${W} ${h}`} role="img" aria-labelledby={`${id}-t ${id}-d`} preserveAspectRatio="xMinYMin meet">
+    <svg class="chart" viewBox={`0 0 ${w} ${h}`} role="img" aria-labelledby={`${id}-t ${id}-d`} preserveAspectRatio="xMinYMin meet">
       <title id={`${id}-t`}>{title}</title>
       <desc id={`${id}-d`}>{bars.length === 0 ? 'No data.' : bars.map((b) => `${b.label}: ${b.shown}`).join('; ')}</desc>
       {bars.map((b, i) => {
         const y = 4 + i * row;
-        const w = max > 0 ? Math.max(b.value > 0 ? 2 : 0, (b.value / max) * span) : 0;
+        const bw = max > 0 ? Math.max(b.value > 0 ? 2 : 0, (b.value / max) * span) : 0;
         return (
           <g key={b.label}>
             <text class="chart-label" x={labelW - 8} y={y + 16} text-anchor="end">
-              {b.label.length > 26 ? `${b.label.slice(0, 25)}…` : b.label}
+              {b.label.length > 19 ? `${b.label.slice(0, 18)}…` : b.label}
             </text>
-            <rect class="chart-bar" x={labelW} y={y + 3} width={w} height={row - 8} rx={3} />
-            <text class="chart-value" x={labelW + w + 6} y={y + 16}>
+            <rect class="chart-bar" x={labelW} y={y + 3} width={bw} height={row - 8} rx={3} />
+            <text class="chart-value" x={labelW + bw + 6} y={y + 16}>
               {b.shown}
             </text>
           </g>
@@ -54,7 +56,7 @@ export function DayChart({ id, title, bars }: { id: string; title: string; bars:
   const n = Math.max(1, bars.length);
   const slot = (W - 20) / n;
   return (
-    <svg class="chart" viewBox={`0 0 ${W} ${h}`} role="img" aria-labelledby={`${id}-t ${id}-d`} preserveAspectRatio="xMinYMin meet">
+    <svg class="chart days" viewBox={`0 0 ${W} ${h}`} role="img" aria-labelledby={`${id}-t ${id}-d`} preserveAspectRatio="xMinYMin meet">
       <title id={`${id}-t`}>{title}</title>
       <desc id={`${id}-d`}>{bars.length === 0 ? 'No data.' : bars.map((b) => `${b.label}: ${b.shown}`).join('; ')}</desc>
       <line class="chart-axis" x1={10} y1={base} x2={W - 10} y2={base} />
