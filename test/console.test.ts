@@ -152,7 +152,7 @@ test.skipIf(!run)(
     await page.getByRole('button', { name: 'Create route' }).click();
     await page.getByRole('cell', { name: 'gpt-mini', exact: true }).waitFor();
     await expect(page.getByRole('list', { name: 'fallback chain' }).first().textContent()).resolves.toContain('fallback 1');
-    await page.locator('.stage .stage-serving').waitFor({ timeout: 20_000 });
+    await page.locator('.stage .stage-serving').waitFor({ timeout: 60_000 });
     await c.axe('05-routes');
   },
   120_000,
@@ -171,7 +171,7 @@ test.skipIf(!run)('a route edit: the weights drawn as they are typed, the change
   await c.axe('06-route-edit');
   await c.watchStages();
   await page.getByRole('button', { name: 'Save changes' }).click();
-  await page.locator('.stage .stage-serving').waitFor({ timeout: 20_000 });
+  await page.locator('.stage .stage-serving').waitFor({ timeout: 60_000 });
   const seen = await c.stagesSeen();
   // Shown at once as saved (before any data plane has it), then where it is, ending serving.
   expect(seen[0]).toContain('Saved: UpdateRoute gpt-mini.');
@@ -249,7 +249,7 @@ test.skipIf(!run)('settings, a field error next to its field, a key that serves 
   const search = page.locator('#form-SearchRequestRecords');
   await search.getByLabel('Client request ID', { exact: true }).fill('console-client-1');
   await page.getByRole('button', { name: 'Search records' }).click();
-  await page.getByRole('cell', { name: requestId, exact: true }).waitFor({ timeout: 15_000 });
+  await page.getByRole('cell', { name: requestId, exact: true }).waitFor({ timeout: 45_000 });
   await page.getByRole('button', { name: `Show bodies of ${requestId}` }).click();
   await page.getByText('hi from the console').first().waitFor();
   await c.axe('11-records');
@@ -297,7 +297,7 @@ test.skipIf(!run)('data planes and project gateways with their stages; MCP serve
   const planes = page.getByRole('region', { name: 'Data planes table' }).last();
   await planes.getByRole('cell', { name: 'edge', exact: true }).waitFor();
   // Never polled by a data plane: its newest change is recorded, not pending or serving.
-  await planes.locator('tr', { hasText: 'Edge plane' }).locator('.stage-recorded').waitFor({ timeout: 10_000 });
+  await planes.locator('tr', { hasText: 'Edge plane' }).locator('.stage-recorded').waitFor({ timeout: 30_000 });
   await c.openCreate('Create project gateway');
   const pg = page.locator('#form-CreateProjectGateway');
   await pg.getByLabel('Workspace ID', { exact: true }).fill('edge');
