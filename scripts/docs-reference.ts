@@ -48,6 +48,8 @@ const fieldRows = (schema: TSchema): string[] => {
   return Object.entries(view.properties ?? {}).map(([name, f]) => `| \`${name}\` | ${cell(typeName(f))} | ${required.has(name) ? 'yes' : ''} | ${cell(f.description ?? '')} |`);
 };
 
+const PERMISSIONS = Object.keys(PERMISSION_TEXT) as (keyof typeof PERMISSION_TEXT)[];
+
 const opSection = (op: OpSpec): string[] => {
   const out = [`### ${op.name}`, '', `\`POST /${op.service}/${op.name}\` — ${op.summary}.`, ''];
   out.push(`- **Permission:** \`${op.permission}\` (${PERMISSION_TEXT[op.permission]}).`);
@@ -85,6 +87,12 @@ export const renderManagementReference = (): string => {
     ...Object.entries(PERMISSION_TEXT).map(([p, text]) => `| \`${p}\` | ${text} |`),
     '',
     'A service account with scope `admin` acts as an admin, and with scope `read` as a member, of every project of its customer; with the default scope `dataplane` it may only call the data plane protocol.',
+    '',
+    '## Who may do what, by family',
+    '',
+    `| Family | ${PERMISSIONS.map((p) => `\`${p}\``).join(' | ')} |`,
+    `|---|${PERMISSIONS.map(() => '---').join('|')}|`,
+    ...[...groups].map(([group, list]) => `| ${group} | ${PERMISSIONS.map((p) => list.filter((op) => op.permission === p).map((op) => op.name).join(', ')).join(' | ')} |`),
     '',
     '## Operations',
     '',

@@ -63,4 +63,27 @@ describe('product docs', () => {
       expect(found).toEqual([]);
     });
   }
+
+  test('relative links of the product docs point at files that exist (and at headings that exist)', () => {
+    const broken: string[] = [];
+    const slug = (h: string) =>
+      h
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .trim()
+        .replace(/ /g, '-');
+    const headings = (file: string) => new Set(readFileSync(join(ROOT, file), 'utf8').split('\n').filter((l) => /^#{1,6} /.test(l)).map((l) => slug(l.replace(/^#+ /, ''))));
+    for (const file of productDocs()) {
+      const text = prose(readFileSync(join(ROOT, file), 'utf8')).join('\n');
+      for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = m[1] ?? '';
+        if (/^[a-z]+:/.test(target)) continue;
+        const [path = '', anchor] = target.split('#');
+        const resolved = path === '' ? file : join(file, '..', path);
+        if (!existsSync(join(ROOT, resolved))) broken.push(`${file}: ${target}`);
+        else if (anchor && resolved.endsWith('.md') && !headings(resolved).has(anchor)) broken.push(`${file}: ${target} (no such heading)`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
 });
