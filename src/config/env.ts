@@ -59,8 +59,16 @@ export interface GatewayConfig {
   redisUrl: string | undefined;
   /** GATEWAY_LIMITS_ON_REDIS_ERROR (`closed` default, or `open`): what limits do while Redis fails. */
   limitsOnRedisError: 'open' | 'closed';
+  /** GATEWAY_RESPONSE_CACHE_MAX: bytes of the in-process response cache. */
+  responseCacheMaxBytes: number;
+  /** GATEWAY_FILE_MAX: largest `/v1/files` upload. */
+  fileMaxBytes: number;
+  /** GATEWAY_BATCH_CONCURRENCY: lines of one batch in flight at once. */
+  batchConcurrency: number;
   /** GATEWAY_RESPONSE_RETENTION: how long stored Responses and Messages threads are kept (default 30d). */
   responseRetentionMs: number;
+  /** GATEWAY_BACKGROUND_LEASE: a background response's lease (data-plane/background.ts). */
+  backgroundLeaseMs: number;
 }
 
 export interface ListenerLimits {
@@ -142,6 +150,10 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     auditCheckpointIntervalMs: s.GATEWAY_AUDIT_CHECKPOINT_INTERVAL,
     logLevel: s.GATEWAY_LOG_LEVEL,
     responseRetentionMs: s.GATEWAY_RESPONSE_RETENTION,
+    backgroundLeaseMs: s.GATEWAY_BACKGROUND_LEASE,
+    responseCacheMaxBytes: s.GATEWAY_RESPONSE_CACHE_MAX,
+    fileMaxBytes: s.GATEWAY_FILE_MAX,
+    batchConcurrency: s.GATEWAY_BATCH_CONCURRENCY,
   };
 };
 

@@ -78,7 +78,11 @@ export const SETTINGS = {
     description: 'request records held in memory at most; past it, and while the store is down, they wait in `GATEWAY_DATA_DIR/record-spool` (dropped only with `memory://` or a disk that refuses them)',
   }),
   GATEWAY_RECORD_BODIES: flag({ default: '1', description: '`0` keeps request/response bodies out of records (data retention)' }),
-  GATEWAY_RESPONSE_RETENTION: duration({ default: '30d', description: 'how long stored Responses and Messages threads are kept' }),
+  GATEWAY_RESPONSE_RETENTION: duration({ default: '30d', description: 'how long stored Responses, Messages threads and conversations are kept' }),
+  GATEWAY_BACKGROUND_LEASE: duration({
+    default: '30s',
+    description: 'a Responses `background` run renews its lease this often (a third of it); one found unfinished past its lease (its data plane stopped or was lost) reads `failed`',
+  }),
   GATEWAY_AUDIT_CHECKPOINT_INTERVAL: duration({ default: '5m', description: 'closed windows of audit entries are sealed into signed, chained checkpoints this often (docs/audit.md)' }),
   GATEWAY_LOG_LEVEL: oneOf({ values: LOG_LEVELS, default: 'info', description: 'JSON lines on stderr; secrets are never logged' }),
   // listener limits and shutdown
@@ -100,6 +104,13 @@ export const SETTINGS = {
     unset: 'counters per process',
     description: "rate-limit and budget counters shared by every data plane (atomic Lua scripts on Bun's Redis client; docs/governance.md)",
   }),
+  GATEWAY_RESPONSE_CACHE_MAX: size({
+    default: '64MiB',
+    min: '1KiB',
+    description: 'bytes of cached answers (project setting `response-cache`) the in-process cache holds, least recently used evicted first; an answer over 1/16 of it is not cached (with REDIS_URL answers go to Redis instead: bound it with its `maxmemory`)',
+  }),
+  GATEWAY_FILE_MAX: size({ default: '200MB', min: '1KiB', description: 'largest file uploaded to `/v1/files` (batch input); larger → 413 `request_too_large`' }),
+  GATEWAY_BATCH_CONCURRENCY: integer({ default: '8', min: 1, max: 256, description: 'lines of one batch run at the same time through the project\'s routes (`/v1/batches`)' }),
   GATEWAY_LIMITS_ON_REDIS_ERROR: oneOf({
     values: ['closed', 'open'],
     default: 'closed',

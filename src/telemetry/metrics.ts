@@ -93,6 +93,8 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
     cost: meter.createCounter('gateway.cost', { unit: 'USD', description: 'Cost of requests in USD by project and model' }),
     mcpCalls: meter.createCounter('gateway.mcp.calls', { description: 'Governed MCP calls by server and outcome' }),
     refusals: meter.createCounter('gateway.policy.refusals', { description: 'Requests refused by rate limits, budgets or guardrails, by reason and project' }),
+    cache: meter.createCounter('gateway.cache.requests', { description: 'Requests of projects with a response cache by outcome (hit, miss, bypass) and project' }),
+    costSaved: meter.createCounter('gateway.cache.cost_saved', { unit: 'USD', description: 'Cost of the answers served from the response cache, in USD by project and model' }),
   });
 
   let sources: MetricSources = {};

@@ -100,6 +100,9 @@ describe('worked example: customer → served request', () => {
     await call(A('GetMcpProfile'), { ...web, profileId: 'dev' });
     await call(A('ListMcpProfiles'), web);
     await call(A('UpdateMcpProfile'), { ...web, profileId: 'dev', servers: [{ serverId: 'github', prefix: '' }] });
+    await call(A('SetMcpServerCredential'), { ...web, serverId: 'github', authValue: 'ghp-project-credential' });
+    await call(A('ListMcpServerCredentials'), web);
+    await call(A('DeleteMcpServerCredential'), { ...web, serverId: 'github' });
     await call(A('DeleteMcpProfile'), { ...web, profileId: 'dev' });
     await call(A('RemoveProjectMcpServer'), { ...web, serverId: 'github' });
     await call(A('DeleteMcpServer'), { serverId: 'github' });

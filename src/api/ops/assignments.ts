@@ -129,6 +129,7 @@ const A = AssignmentOps;
 export const AssignmentResources = {
   projectModel: defineResource({
     change: { kind: 'PROJECT_MODEL', entity: 'project_model', keepsApiKeys: true },
+    document: { section: 'projectModels', row: () => t.Object({ projectUuid: t.String(), modelId: t.String() }) },
     terraform: {
       type: 'gateway_project_model',
       description: 'A catalog model enabled for a project.',
@@ -142,6 +143,7 @@ export const AssignmentResources = {
   }),
   projectProvider: defineResource({
     change: { kind: 'PROJECT_PROVIDER', entity: 'project_provider', keepsApiKeys: true },
+    document: { section: 'projectProviders', row: () => t.Object({ projectUuid: t.String(), providerName: t.String() }) },
     terraform: {
       type: 'gateway_project_provider',
       description: 'A provider (adapter) enabled for a project.',

@@ -73,6 +73,8 @@ const M = MemberOps;
 export const MemberResources = {
   projectMember: defineResource({
     change: { kind: 'PROJECT_MEMBER', entity: 'project_member', keepsApiKeys: true },
+    /** Project members (user ids) by project row: user tokens for a project need a current membership. */
+    document: { section: 'projectMembers', row: () => t.Object({ projectUuid: t.String(), userId: t.String() }) },
     terraform: {
       type: 'gateway_project_member',
       description: "A user's role in a project.",
