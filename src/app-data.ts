@@ -1,4 +1,5 @@
 import type { Server } from 'bun';
+import { schemeOf } from './core/tls.ts';
 import { mkdirSync } from 'node:fs';
 import pkg from '../package.json' with { type: 'json' };
 import type { GatewayConfig } from './config/env.ts';
@@ -60,6 +61,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
     inference = startDataPlaneServer({
       host: config.host,
       port: config.port,
+      ...(config.tls.inference ? { tls: config.tls.inference } : {}),
       // The request path takes the embedded writer's type; the remote sink has the same add() contract.
       deps: {
         snapshots,
@@ -101,7 +103,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
     controller,
     records,
     inference,
-    inferenceUrl: `http://${config.host}:${inference.port}`,
+    inferenceUrl: `${schemeOf(config.tls.inference)}://${config.host}:${inference.port}`,
     stop(graceMs = config.shutdownGraceMs) {
       stopping ??= (async () => {
         const background = conversations.runs.drain(graceMs);

@@ -42,6 +42,7 @@ import { Observers } from './data-plane/pipeline/observe.ts';
 import { recordsObserver } from './data-plane/pipeline/record.ts';
 import { RecordRetention } from './records/retention.ts';
 import { startTelemetry } from './telemetry/tracing.ts';
+import { schemeOf } from './core/tls.ts';
 import { openStore, type Store } from './store/db.ts';
 import { adminTokens, customers } from './store/schema/index.ts';
 
@@ -111,7 +112,7 @@ const loadAdminHashes = async (store: Store, config: GatewayConfig): Promise<{ h
 
 const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
   try {
-    if (config.databaseUrl) return await openStore({ driver: 'postgres', url: config.databaseUrl }, { migrate: config.migrate });
+    if (config.databaseUrl) return await openStore({ driver: 'postgres', url: config.databaseUrl, poolMax: config.dbPoolMax }, { migrate: config.migrate });
     return await openStore({ driver: 'pglite', dataDir: config.dataDir === MEMORY ? 'memory' : config.dataDir, sharedBuffersKb: config.pgliteSharedBuffersKb }, { migrate: config.migrate });
   } catch (e) {
     const why = e instanceof Error ? e.message.split('\n')[0] : String(e);
@@ -223,6 +224,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       inference = startDataPlaneServer({
         host: config.host,
         port: config.port,
+        ...(config.tls.inference ? { tls: config.tls.inference } : {}),
         deps: inferenceDeps,
         limits: config.limits,
         ready,
@@ -235,8 +237,10 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       auth.addVerifier(serviceAccountVerifier(deps));
       const protocol = dataplaneProtocol(deps, records, conversationStore);
       adminApp = startControlServer({
-        host: config.host,
+        host: config.adminHost,
         port: config.adminPort,
+        ...(config.tls.admin ? { tls: config.tls.admin } : {}),
+        maxBodyBytes: config.adminMaxBodyBytes,
         ops,
         auth,
         ready,
@@ -259,8 +263,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   if (adminApp) forwarder?.start();
   batchRunner?.start();
 
-  const inferenceUrl = inference ? `http://${config.host}:${inference.port}` : '';
-  const adminUrl = adminApp?.server ? `http://${config.host}:${adminApp.server.port}` : '';
+  const inferenceUrl = inference ? `${schemeOf(config.tls.inference)}://${config.host}:${inference.port}` : '';
+  const adminUrl = adminApp?.server ? `${schemeOf(config.tls.admin)}://${config.adminHost}:${adminApp.server.port}` : '';
   let stopping: Promise<void> | undefined;
   let hurry: (() => void) | undefined;
   const drain = async (graceMs: number): Promise<void> => {

@@ -1,4 +1,5 @@
 import type { Server } from 'bun';
+import { type TlsFiles, tlsOption } from '../core/tls.ts';
 import { asGatewayError, GatewayError } from '../core/errors.ts';
 import { requestUuid } from '../core/ids.ts';
 import { describeError, log } from '../core/log.ts';
@@ -44,6 +45,8 @@ const methodNotAllowed = (req: Request, ids: RequestIds): Response =>
 export interface DataPlaneServerOptions {
   host: string;
   port: number;
+  /** GATEWAY_TLS_*: serve HTTPS. */
+  tls?: TlsFiles;
   deps: InferenceDeps;
   /** GATEWAY_MAX_BODY (checked on Content-Length here; counted by the body reader) and the idle time-out of kept-alive connections. */
   limits: { maxBodyBytes: number; idleTimeoutSeconds: number };
@@ -168,6 +171,7 @@ export const startDataPlaneServer = (opts: DataPlaneServerOptions): Server<undef
   return Bun.serve({
     hostname: opts.host,
     port: opts.port,
+    ...tlsOption(opts.tls),
     idleTimeout: opts.limits.idleTimeoutSeconds,
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     routes: buildInferenceRoutes(opts),

@@ -167,7 +167,7 @@ export const McpOps = {
     name: 'CreateMcpServer',
     summary: 'Add an MCP server to the catalog',
     notes:
-      "`url` follows the upstream address rule (contract §3.1): a loopback, private, link-local or metadata address is kept only from the platform admin's save (or under GATEWAY_UPSTREAM_ALLOW_PRIVATE). authType 'bearer' and 'header' need authValue; 'header' needs authHeader. A serverId in use is already_exists.",
+      "`url` follows the upstream address rule: a loopback, private, link-local or metadata address is kept only from the platform admin's save (or under GATEWAY_UPSTREAM_ALLOW_PRIVATE). authType 'bearer' and 'header' need authValue; 'header' needs authHeader. A serverId in use is already_exists.",
     permission: 'platform_admin',
     mutates: { action: 'CREATE', resource: 'mcp_server' },
     input: t.Object({ serverId: ServerId(), url: ServerUrl(), ...serverFields }, { additionalProperties: false }),

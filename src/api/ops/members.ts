@@ -62,7 +62,7 @@ export const MemberOps = {
     service: ADMIN,
     group: GROUP,
     name: 'ListProjectMembers',
-    summary: "List a project's members — an addition: the seed does not show it",
+    summary: "List a project's members",
     permission: 'project_member',
     input: t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
     output: Page('members', MemberOut),
