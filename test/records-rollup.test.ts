@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
-import { directStore, jsonStore } from '../src/records/backend.ts';
+import { batchJson, directStore, isDataError, jsonStore, workerStore } from '../src/records/backend.ts';
 import { entryOf } from '../src/records/entry.ts';
 import { RecordRetention } from '../src/records/retention.ts';
 import { searchRecordsQuery } from '../src/records/search.ts';
@@ -218,4 +218,26 @@ test('SearchRequestRecords by request id and by client request id, and GetUsage 
   expect(partialPlan).toMatch(/Index[^\n]*request_records_(time|key_time)/);
   expect(partialPlan).not.toContain('Seq Scan on request_records');
   expect((await usageSums(store.db, partial)).reduce((n, g) => n + g.requests, 0)).toBe((partial.end.getTime() - partial.start.getTime()) / 60_000);
+}, 60_000);
+
+test.skipIf(!process.env.TEST_DATABASE_URL)('the PostgreSQL writer thread COPYs batches; a batch with a request id already stored is written again skipping it; the rollup counts each row once', async () => {
+  const ws = workerStore(tdb.url as string);
+  try {
+    const rows = Array.from({ length: 300 }, randomRow);
+    const ids = rows.map((r) => r.requestId as string);
+    expect(await ws.insert(rows.slice(0, 200).map((r) => entryOf(r)))).toBeUndefined();
+    // 100 already stored, 100 new: COPY refuses the batch (23505), the JSON insert stores the new ones.
+    expect(await ws.insert(rows.slice(100).map((r) => entryOf(r)))).toBeUndefined();
+    const stored = await store.db.select({ id: requestRecords.requestId }).from(requestRecords).where(inArray(requestRecords.requestId, ids));
+    expect(stored).toHaveLength(300);
+    const { kept, scanned } = await rollupAndScan();
+    expect(kept).toEqual(scanned);
+    // A field the database cannot hold is refused as the database would (a data error, split and cleaned by the writer).
+    const bad = await ws.insert([entryOf({ ...randomRow(), errorCode: 'x\uD800y' })]);
+    expect(isDataError(bad)).toBe(true);
+    const refused = await ws.insertJson(batchJson([entryOf({ ...randomRow(), endpoint: 'x'.repeat(10), httpStatus: 2 ** 40 })]));
+    expect(isDataError(refused)).toBe(true);
+  } finally {
+    await ws.close?.();
+  }
 }, 60_000);
