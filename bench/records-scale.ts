@@ -1,7 +1,7 @@
 /**
  * Request records at scale (issue 25 item 6), on PostgreSQL: loads N records into a fresh database
- * through the gateway's own insert path (the writer thread's jsonb_populate_recordset insert, batches
- * of 500, one in flight, the rollup triggers firing), then reports
+ * through the gateway's own insert path (the writer thread's COPY FROM STDIN, records/pg-worker.ts,
+ * batches of 500, one in flight, the rollup triggers firing), then reports
  *   - insert rate (rows/s, overall and per slice of the load),
  *   - SearchRequestRecords by request id and by client request id: p50/p99 (its query, records/search.ts),
  *   - GetUsage for a calendar month by key and by model: p50/p99 (records/usage.ts); and for a

@@ -29,6 +29,11 @@ END $$;
 --> statement-breakpoint
 CREATE FUNCTION "request_usage_daily_remove"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+	-- Rows locked in key order, as the insert trigger's upsert takes them: no deadlock between the two.
+	PERFORM 1 FROM request_usage_daily AS u
+	WHERE (u.customer_id, u.project_id, u.day, u.api_key_id, u.model, u.provider) IN (
+		SELECT coalesce(customer_id, ''), coalesce(project_id, ''), (received_at AT TIME ZONE 'UTC')::date, coalesce(api_key_id, ''), coalesce(model, ''), coalesce(provider, '') FROM request_usage_old)
+	ORDER BY u.customer_id, u.project_id, u.day, u.api_key_id, u.model, u.provider FOR UPDATE;
 	UPDATE request_usage_daily AS u SET
 		requests = u.requests - d.requests, input_tokens = u.input_tokens - d.input_tokens, output_tokens = u.output_tokens - d.output_tokens,
 		cached_input_tokens = u.cached_input_tokens - d.cached_input_tokens, cache_write_tokens = u.cache_write_tokens - d.cache_write_tokens,
