@@ -5,11 +5,13 @@
  *   trigger  the statement-level triggers of migration 0014 (transition table, one upsert per batch)
  *   writer   the writer does it: PGlite — COPY, then one upsert of the batch summed in JS, in one
  *            transaction; PostgreSQL — the JSON insert as a CTE feeding the upsert (one statement)
- * Measured on the shared 2-core machine (2026-11-27, load ~3, 10 rounds of 500 rows): PGlite
- * none 22.2, trigger 26.9, writer 31.3 µs/row CPU; PostgreSQL none 36.9, trigger 47.0, writer
- * 46.6 µs/row wall. The triggers were kept: cheaper on the embedded COPY path, the same on
- * PostgreSQL (where the writer thread now COPYs too, which a CTE cannot wrap), and they follow
- * every delete (retention purges) and truncate without the callers knowing.
+ * On PostgreSQL also the writer thread's COPY (workerStore) without and with the trigger.
+ * Measured on the shared 2-core machine (2026-11-27, load ~3–8, 10 rounds of 500 rows): PGlite
+ * none 22.3, trigger 25.3, writer 32.8 µs/row CPU; PostgreSQL (wall, so the machine's load moves
+ * it run to run) json 68.2, json+trigger 71.6, json+writer 68.1, copy 48.6, copy+trigger 55.3 µs/row.
+ * The triggers were kept: cheaper on the embedded COPY path, as cheap as the CTE on PostgreSQL,
+ * they work under COPY (which a CTE cannot wrap), and they follow every delete (retention purges)
+ * and truncate without the callers knowing.
  * PGlite (a data directory, as embedded): CPU µs per row of this process. PostgreSQL
  * (postgres://gateway:gateway@127.0.0.1:5432, database records_rollup_cost): wall µs per row.
  *   bun bench/records-rollup-cost.ts [rounds=12] [rows-per-batch=500]
@@ -21,7 +23,7 @@ import { join } from 'node:path';
 import { sql as q } from 'drizzle-orm';
 import postgres from 'postgres';
 import type { RecordEntry } from '../src/core/records.ts';
-import { batchJson, INSERT_SQL } from '../src/records/backend.ts';
+import { batchJson, INSERT_SQL, workerStore } from '../src/records/backend.ts';
 import { COPY_SQL, entryCsv, entryOf } from '../src/records/entry.ts';
 import { openStore } from '../src/store/db.ts';
 import { pgliteOf } from '../src/store/pglite.ts';
@@ -117,25 +119,32 @@ const url = `${PG_URL}/records_rollup_cost`;
 await (await openStore({ driver: 'postgres', url })).close();
 const sql = postgres(url, { max: 1, onnotice: () => undefined });
 for (const d of DROP) await sql.unsafe(d.replace('X', 'request_records')).catch(() => undefined);
+// The JSON insert (the former path), the writer thread's COPY (the current one, through the real
+// workerStore: CSV built here, COPY in its thread), each without and with the insert trigger; and
+// the writer variant (a CTE around the JSON insert; a COPY cannot be wrapped so).
+const ws = workerStore(url);
+const ADD = 'create trigger request_usage_daily_add after insert on request_records referencing new table as request_usage_new for each statement execute function request_usage_daily_add()';
 const pgVariants = [
-  { name: 'none', sql: INSERT_SQL, triggered: false },
-  { name: 'trigger', sql: INSERT_SQL, triggered: true },
-  { name: 'writer', sql: CTE_SQL, triggered: false },
+  { name: 'json', run: (b: RecordEntry[]) => sql.unsafe(INSERT_SQL, [batchJson(b)]), triggered: false },
+  { name: 'json+trigger', run: (b: RecordEntry[]) => sql.unsafe(INSERT_SQL, [batchJson(b)]), triggered: true },
+  { name: 'json+writer', run: (b: RecordEntry[]) => sql.unsafe(CTE_SQL, [batchJson(b)]), triggered: false },
+  { name: 'copy', run: (b: RecordEntry[]) => ws.insert(b), triggered: false },
+  { name: 'copy+trigger', run: (b: RecordEntry[]) => ws.insert(b), triggered: true },
 ];
 const pgUs: Record<string, number[]> = {};
 for (let r = 0; r < ROUNDS + 2; r++) {
   for (let k = 0; k < pgVariants.length; k++) {
     const v = pgVariants[(k + r) % pgVariants.length] as (typeof pgVariants)[number];
-    if (v.triggered) {
-      await sql.unsafe('create trigger request_usage_daily_add after insert on request_records referencing new table as request_usage_new for each statement execute function request_usage_daily_add()');
-    }
-    const text = batchJson(batch());
+    if (v.triggered) await sql.unsafe(ADD);
+    const b = batch();
     const t = performance.now();
-    await sql.unsafe(v.sql, [text]);
+    const e = await v.run(b);
+    if (e instanceof Error) throw e;
     if (r >= 2) (pgUs[v.name] ??= []).push(((performance.now() - t) * 1000) / BATCH);
     if (v.triggered) await sql.unsafe('drop trigger request_usage_daily_add on request_records');
   }
 }
+await ws.close?.();
 for (const [name, a] of Object.entries(pgUs)) console.log(`postgres ${name.padEnd(8)} ${median(a).toFixed(1)} µs/row wall`);
 await sql.end();
 await admin.unsafe('drop database records_rollup_cost');
