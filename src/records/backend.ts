@@ -5,6 +5,9 @@ import { pgliteOf } from '../store/pglite.ts';
 import { requestRecords } from '../store/schema/index.ts';
 import { COPY_SQL, entryCsv, entryJson } from './entry.ts';
 
+/** What the writer thread (pg-worker.ts) answers for a COPY the server refused. */
+export const COPY_REFUSED = 'CopyRefused';
+
 /**
  * Where a batch of records goes: one insert of all of them. Resolves to undefined when stored,
  * else to the error (an object with the driver's `code` when it has one).
@@ -91,7 +94,9 @@ export type WorkerReply = { id: number; ok: true } | { id: number; ok: false; co
 /**
  * PostgreSQL: the inserts run in a worker thread with its own postgres.js connection
  * (stack-notes §3), so neither the driver's encoding nor its protocol work is on the event loop.
- * The main thread only sends the batch text.
+ * The main thread only sends the batch text: CSV lines for `COPY … FROM STDIN`, the JSON insert for
+ * a spooled batch. As on PGlite, a COPY refused for a duplicate request id is written again
+ * through the JSON insert, which skips duplicates.
  */
 export const workerStore = (url: string): RecordStore => {
   const worker = new Worker(new URL('./pg-worker.ts', import.meta.url).href);
@@ -109,7 +114,7 @@ export const workerStore = (url: string): RecordStore => {
     pending.clear();
   });
   worker.postMessage({ type: 'open', url });
-  const insertJson = (batch: string): Promise<unknown> => {
+  const send = (type: 'insert' | 'copy', batch: string): Promise<unknown> => {
     if (closed) return Promise.resolve(new Error('record writer closed'));
     const id = next++;
     return new Promise<unknown>((resolve) => {
@@ -120,11 +125,24 @@ export const workerStore = (url: string): RecordStore => {
         if (r.code !== undefined) Object.assign(e, { code: r.code });
         resolve(e);
       });
-      worker.postMessage({ type: 'insert', id, batch });
+      worker.postMessage({ type, id, batch });
     });
   };
+  const insertJson = (batch: string): Promise<unknown> => send('insert', batch);
   return {
-    insert: (entries) => insertJson(batchJson(entries)),
+    async insert(entries) {
+      let csv = '';
+      try {
+        // entryCsv throws UnstorableText (a data error, as the database's own) for a field it must refuse.
+        for (const e of entries) csv += entryCsv(e);
+      } catch (e) {
+        return e;
+      }
+      const e = await send('copy', csv);
+      // Refused (a duplicate request id, or a value the database will not take): the JSON insert
+      // skips duplicates and answers the database's own error for the rest.
+      return e instanceof Error && (e.name === COPY_REFUSED || isDataError(e)) ? insertJson(batchJson(entries)) : e;
+    },
     insertJson,
     async close() {
       if (closed) return;

@@ -170,6 +170,8 @@ const quoted = (s: string): string => (s.includes(Q) ? `${Q}${s.replaceAll(Q, Q 
 /** Columns in table order: the COPY column list, and the order of every CSV line. */
 const COPY_COLUMNS = COLUMNS.map((c) => c.name);
 export const COPY_SQL = `copy request_records (${COPY_COLUMNS.join(',')}) from '/dev/blob' with (format csv, quote e'\\x01')`;
+/** The same from the client's stream (PostgreSQL: the record writer thread, pg-worker.ts). */
+export const COPY_STDIN_SQL = `copy request_records (${COPY_COLUMNS.join(',')}) from stdin with (format csv, quote e'\\x01')`;
 
 /**
  * Text a column cannot hold (a lone surrogate, NUL). On the JSON path the database refuses it;

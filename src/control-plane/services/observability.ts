@@ -1,8 +1,9 @@
-import { and, desc, eq, gte, lt, or, type SQL, sql } from 'drizzle-orm';
 import { parseTimestamp, projectOrDefault, ts } from '../../api/kit.ts';
 import { ObservabilityOps } from '../../api/ops/observability.ts';
 import { formatUsd } from '../../core/money.ts';
-import { type RequestRecordRow, requestRecords } from '../../store/schema/index.ts';
+import { searchRecordsQuery } from '../../records/search.ts';
+import { usageSums } from '../../records/usage.ts';
+import type { RequestRecordRow } from '../../store/schema/index.ts';
 import { bodyScope, namedScope, op, type OpDef } from '../connect.ts';
 import type { ControlDeps, ManagementHooks } from '../deps.ts';
 import { decodeToken, encodeToken } from '../paging.ts';
@@ -42,16 +43,6 @@ export const recordView = (r: RequestRecordRow) => ({
   ...(r.sanitized ? { sanitized: r.sanitized.split(',') } : {}),
 });
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Offset-free paging for records: newest first, cursor = (receivedAt, requestId), same token format as other lists. */
-const recordCursor = (token: string | undefined): SQL | undefined => {
-  if (!token) return undefined;
-  const cur = decodeToken(token);
-  const d = new Date(cur.c);
-  return or(lt(requestRecords.receivedAt, d), and(eq(requestRecords.receivedAt, d), lt(requestRecords.requestId, cur.i)));
-};
-
 export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => [
   op(SearchRequestRecords, {
     scope: namedScope,
@@ -62,24 +53,18 @@ export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpD
       const size = input.pageSize ? Math.min(input.pageSize, 1000) : 50;
       const start = parseTime(input.startTime, 'startTime');
       const end = parseTime(input.endTime, 'endTime');
-      const rows = await deps.db
-        .select()
-        .from(requestRecords)
-        .where(
-          and(
-            // A UUID is compared as one (the primary key serves it); anything else matches nothing.
-            input.requestId ? (UUID_RE.test(input.requestId) ? eq(requestRecords.requestId, input.requestId.toLowerCase()) : sql`false`) : undefined,
-            input.clientRequestId ? eq(requestRecords.clientRequestId, input.clientRequestId) : undefined,
-            input.customerId ? eq(requestRecords.customerId, input.customerId) : undefined,
-            project ? eq(requestRecords.projectId, project) : undefined,
-            input.apiKeyId ? eq(requestRecords.apiKeyId, input.apiKeyId) : undefined,
-            start ? gte(requestRecords.receivedAt, start) : undefined,
-            end ? lt(requestRecords.receivedAt, end) : undefined,
-            recordCursor(input.pageToken),
-          ),
-        )
-        .orderBy(desc(requestRecords.receivedAt), desc(requestRecords.requestId))
-        .limit(size + 1);
+      const cur = input.pageToken ? decodeToken(input.pageToken) : undefined;
+      const rows = await searchRecordsQuery(deps.db, {
+        requestId: input.requestId || undefined,
+        clientRequestId: input.clientRequestId || undefined,
+        customerId: input.customerId,
+        projectId: project,
+        apiKeyId: input.apiKeyId,
+        start,
+        end,
+        after: cur ? { receivedAt: new Date(cur.c), requestId: cur.i } : undefined,
+        limit: size + 1,
+      });
       const items = rows.slice(0, size);
       const last = items.at(-1);
       const nextPageToken = rows.length > size && last ? encodeToken({ createdAt: last.receivedAt, id: last.requestId }) : '';
@@ -96,37 +81,7 @@ export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpD
       const project = input.projectId !== undefined || ctx.principal.kind === 'user' ? projectOrDefault(input.projectId) : undefined;
       const start = parseTime(input.startTime, 'startTime');
       const end = parseTime(input.endTime, 'endTime');
-      const by = input.groupBy ?? 'api_key';
-      const keyExpr =
-        by === 'api_key'
-          ? sql<string>`coalesce(${requestRecords.apiKeyId}, '')`
-          : by === 'model'
-            ? sql<string>`coalesce(${requestRecords.model}, '')`
-            : by === 'provider'
-              ? sql<string>`coalesce(${requestRecords.provider}, '')`
-              : sql<string>`to_char(${requestRecords.receivedAt} at time zone 'UTC', 'YYYY-MM-DD')`;
-      const rows = await deps.db
-        .select({
-          key: keyExpr.as('k'),
-          requests: sql`count(*)`.mapWith(Number),
-          inputTokens: sql`coalesce(sum(${requestRecords.inputTokens}), 0)`.mapWith(Number),
-          outputTokens: sql`coalesce(sum(${requestRecords.outputTokens}), 0)`.mapWith(Number),
-          cachedInputTokens: sql`coalesce(sum(${requestRecords.cachedInputTokens}), 0)`.mapWith(Number),
-          cacheWriteTokens: sql`coalesce(sum(${requestRecords.cacheWriteTokens}), 0)`.mapWith(Number),
-          costNano: sql`coalesce(sum(${requestRecords.costNanoUsd}), 0)::text`.mapWith(String),
-        })
-        .from(requestRecords)
-        .where(
-          and(
-            eq(requestRecords.customerId, input.customerId),
-            project ? eq(requestRecords.projectId, project) : undefined,
-            input.apiKeyId ? eq(requestRecords.apiKeyId, input.apiKeyId) : undefined,
-            start ? gte(requestRecords.receivedAt, start) : undefined,
-            end ? lt(requestRecords.receivedAt, end) : undefined,
-          ),
-        )
-        .groupBy(sql`1`)
-        .orderBy(sql`1`);
+      const rows = await usageSums(deps.db, { customerId: input.customerId, projectId: project, apiKeyId: input.apiKeyId, start, end, groupBy: input.groupBy ?? 'api_key' });
       const groups = rows.map((r) => ({
         key: r.key,
         requests: r.requests,
@@ -134,7 +89,7 @@ export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpD
         outputTokens: r.outputTokens,
         cachedInputTokens: r.cachedInputTokens,
         cacheWriteTokens: r.cacheWriteTokens,
-        cost: formatUsd(BigInt(r.costNano)),
+        cost: formatUsd(r.costNano),
       }));
       const total = rows.reduce(
         (acc, r) => ({
@@ -143,7 +98,7 @@ export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpD
           outputTokens: acc.outputTokens + r.outputTokens,
           cachedInputTokens: acc.cachedInputTokens + r.cachedInputTokens,
           cacheWriteTokens: acc.cacheWriteTokens + r.cacheWriteTokens,
-          nano: acc.nano + BigInt(r.costNano),
+          nano: acc.nano + r.costNano,
         }),
         { requests: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, nano: 0n },
       );

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 /** One row per inference request, written in batches off the hot path. */
 export const requestRecords = pgTable(
@@ -61,3 +61,29 @@ export const requestRecords = pgTable(
 
 export type RequestRecordRow = typeof requestRecords.$inferSelect;
 export type NewRequestRecord = typeof requestRecords.$inferInsert;
+
+/**
+ * Usage per UTC day, customer, project, API key, model and provider, summed from request_records
+ * and kept equal to them by statement-level triggers on that table (migration 0014): every insert
+ * (the JSON insert, the embedded COPY, a spooled batch written again) adds the rows it stored, every
+ * delete (retention purges) takes its rows away. GetUsage answers whole days from here and reads
+ * records only for the partial days at the ends of its range. Absent values are ''.
+ */
+export const requestUsageDaily = pgTable(
+  'request_usage_daily',
+  {
+    customerId: text('customer_id').notNull(),
+    projectId: text('project_id').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    apiKeyId: text('api_key_id').notNull(),
+    model: text('model').notNull(),
+    provider: text('provider').notNull(),
+    requests: bigint('requests', { mode: 'number' }).notNull(),
+    inputTokens: bigint('input_tokens', { mode: 'number' }).notNull(),
+    outputTokens: bigint('output_tokens', { mode: 'number' }).notNull(),
+    cachedInputTokens: bigint('cached_input_tokens', { mode: 'number' }).notNull(),
+    cacheWriteTokens: bigint('cache_write_tokens', { mode: 'number' }).notNull(),
+    costNanoUsd: bigint('cost_nano_usd', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ name: 'request_usage_daily_pk', columns: [t.customerId, t.projectId, t.day, t.apiKeyId, t.model, t.provider] })],
+);

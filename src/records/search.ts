@@ -1,0 +1,51 @@
+import { and, desc, eq, gte, lt, or, type SQL, sql } from 'drizzle-orm';
+import type { Db } from '../store/db.ts';
+import { requestRecords } from '../store/schema/index.ts';
+
+/**
+ * SearchRequestRecords' query: newest first, one page. By request id it is a primary key lookup;
+ * by client request id the partial index request_records_client_id serves it; by key and time the
+ * (api_key_id, received_at) index; by time alone received_at's (test/records-search-index.test.ts
+ * checks the plans on a table of thousands of rows).
+ */
+export interface RecordFilter {
+  requestId?: string | undefined;
+  clientRequestId?: string | undefined;
+  customerId?: string | undefined;
+  projectId?: string | undefined;
+  apiKeyId?: string | undefined;
+  start?: Date | undefined;
+  end?: Date | undefined;
+  /** Strictly older than this (receivedAt, requestId): the page after the one that ended there. */
+  after?: { receivedAt: Date; requestId: string } | undefined;
+  limit: number;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const olderThan = (after: RecordFilter['after']): SQL | undefined =>
+  after
+    ? or(lt(requestRecords.receivedAt, after.receivedAt), and(eq(requestRecords.receivedAt, after.receivedAt), lt(requestRecords.requestId, after.requestId)))
+    : undefined;
+
+export const searchRecordsQuery = (db: Db, f: RecordFilter) => {
+  const r = requestRecords;
+  return db
+    .select()
+    .from(r)
+    .where(
+      and(
+        // A UUID is compared as one (the primary key serves it); anything else matches nothing.
+        f.requestId !== undefined ? (UUID_RE.test(f.requestId) ? eq(r.requestId, f.requestId.toLowerCase()) : sql`false`) : undefined,
+        f.clientRequestId !== undefined ? eq(r.clientRequestId, f.clientRequestId) : undefined,
+        f.customerId ? eq(r.customerId, f.customerId) : undefined,
+        f.projectId ? eq(r.projectId, f.projectId) : undefined,
+        f.apiKeyId ? eq(r.apiKeyId, f.apiKeyId) : undefined,
+        f.start ? gte(r.receivedAt, f.start) : undefined,
+        f.end ? lt(r.receivedAt, f.end) : undefined,
+        olderThan(f.after),
+      ),
+    )
+    .orderBy(desc(r.receivedAt), desc(r.requestId))
+    .limit(f.limit);
+};
