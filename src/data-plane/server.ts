@@ -11,7 +11,8 @@ import { bodyTooLarge } from './pipeline/body.ts';
 import { handleStoredResponse } from './stored-responses.ts';
 import { handleConversations } from './conversations-api.ts';
 import { handleCountTokens } from './count-tokens.ts';
-import { McpGateway } from '../mcp/http.ts';
+import type { McpGateway } from '../mcp/http.ts';
+import type { McpToolHost } from '../mcp/in-process.ts';
 import { batchRoute, cancelBatch, createBatch, deleteFile, fileContent, getBatch, getFile, listBatches, listFiles, uploadFile } from './batches.ts';
 
 /**
@@ -103,8 +104,30 @@ const guardFor = (idleSeconds: number, maxBodyBytes: number) => (handler: Handle
   return out instanceof Promise ? out.then(handed, (e: unknown) => handed(failed(e))) : handed(out);
 };
 
+/** What the routes need of the MCP gateway. */
+type McpServing = Pick<McpGateway, 'handle'> & McpToolHost;
+
+/**
+ * The MCP gateway, loaded on its first use (an `/mcp/…` call, or a Responses `mcp` tool naming a
+ * profile): a data plane that serves no MCP loads none of the MCP SDK (its validators and schemas
+ * are most of a data plane's module memory).
+ */
+const lazyMcp = (make: () => Promise<McpGateway>): McpServing => {
+  let loading: Promise<McpGateway> | undefined;
+  const get = () => (loading ??= make());
+  return {
+    handle: async (req, ids, profileId) => (await get()).handle(req, ids, profileId),
+    open: async (key, profile, servers, headers, ids) => (await get()).open(key, profile, servers, headers, ids),
+  };
+};
+
 export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
-  const mcp = opts.mcp ?? new McpGateway({ deps: opts.deps, version: opts.version ?? '0.0.0', loopbackOnly: LOOPBACK_HOSTS.has(opts.host) });
+  const mcp: McpServing =
+    opts.mcp ??
+    lazyMcp(async () => {
+      const { McpGateway: Gateway } = await import('../mcp/http.ts');
+      return new Gateway({ deps: opts.deps, version: opts.version ?? '0.0.0', loopbackOnly: LOOPBACK_HOSTS.has(opts.host) });
+    });
   // Responses `mcp` tools naming one of the caller's profiles run through this gateway in process.
   const deps: InferenceDeps = opts.deps.mcpTools ? opts.deps : { ...opts.deps, mcpTools: mcp };
   const guard = guardFor(opts.limits.idleTimeoutSeconds, opts.limits.maxBodyBytes);

@@ -1,5 +1,5 @@
 import { serversFor } from '../../mcp/credentials.ts';
-import { McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { CanonicalRequest, CanonicalResponse, JsonObject, JsonValue, StreamEvent, ToolDefinition, Usage } from '../../canonical/types.ts';
 import { emptyUsage } from '../../canonical/types.ts';
 import { asGatewayError, GatewayError } from '../../core/errors.ts';
@@ -60,6 +60,9 @@ const addUsage = (a: Usage, b: Usage): Usage => {
 };
 
 /** A tool result as text: its text content, else its structured content, else its content as JSON. */
+/** A JSON-RPC error answered by the MCP server (the SDK's McpError), told apart without loading the SDK here. */
+const isJsonRpcError = (e: unknown): e is Error & { code: number } => e instanceof Error && e.name === 'McpError' && 'code' in e && typeof e.code === 'number';
+
 const resultText = (r: CallToolResult): string => {
   const texts = r.content.flatMap((c) => (c.type === 'text' ? [c.text] : []));
   if (texts.length > 0) return texts.join('\n');
@@ -159,7 +162,7 @@ class HostedRun {
       else this.writer.callDone(item, text, null);
       return { text, isError: r.isError === true };
     } catch (e) {
-      if (this.abort.signal.aborted || !(e instanceof McpError)) throw e;
+      if (this.abort.signal.aborted || !isJsonRpcError(e)) throw e;
       this.writer.callDone(item, null, { type: 'mcp_protocol_error', code: e.code, message: e.message });
       return { text: `Error: ${e.message}`, isError: true };
     }
