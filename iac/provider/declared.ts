@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { TerraformDecl, TfArg, TfBlock, TfComputed } from '../../src/api/resource.ts';
 import { fieldSchema } from './api-schemas.ts';
 import type { GatewayClient, JsonObject } from './client.ts';
+import { declCheck } from './plan-checks.ts';
 import { type BlockDef, envelopeOf, findInList, orGone, type ResourceDef, str } from './resource.ts';
 import { type Attr, computed, field, kindOf } from './schema.ts';
 import type { CtyObject } from './wire.ts';
@@ -197,7 +198,7 @@ export const fromDecl = (d: TerraformDecl, hooks: Hooks = {}): ResourceDef => {
   const update = hooks.update ?? crud?.update;
   const wo = writeOnlyHooks(attrs);
   const amend = both(wo?.amend, hooks.amend);
-  const check = chain(wo?.check, hooks.check);
+  const check = chain(chain(wo?.check, declCheck(d, [...keys, ...args])), hooks.check);
   const blocks = (d.blocks ?? []).map((b) => blockOf(d, b));
   return {
     type: d.type,

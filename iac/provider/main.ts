@@ -106,6 +106,10 @@ const providerService: Record<string, Handler> = {
     const def = resourceOf(req.type_name);
     const prior = obj(decodeDynamic(req.prior_state as DynamicValue));
     const proposed = obj(decodeDynamic(req.proposed_new_state as DynamicValue));
+    // The checks again, now that values from other resources are known (validate saw them unknown).
+    const config = obj(decodeDynamic(req.config as DynamicValue));
+    const refused = proposed && config ? validateConfig(def, config) : [];
+    if (refused.length > 0) return { planned_state: req.proposed_new_state, requires_replace: [], planned_private: req.prior_private ?? Buffer.alloc(0), diagnostics: refused };
     const p = plan(def, prior, proposed);
     return { planned_state: encodeDynamic(complete(def, p.planned)), requires_replace: p.requiresReplace.map((steps) => ({ steps })), planned_private: req.prior_private ?? Buffer.alloc(0), diagnostics: [] };
   },

@@ -2,7 +2,7 @@ import { Type as t } from '@sinclair/typebox';
 import { connectError } from '../../core/errors.ts';
 import { Enum, Int32, OptTimestamp, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
-import { defineResource } from '../resource.ts';
+import { defineResource, reqText } from '../resource.ts';
 
 /**
  * Telemetry forwarding configs (the seed's TelemetryForwardingConfig) and the audit forwarder's
@@ -187,6 +187,8 @@ export const TelemetryConfigResources = {
         { api: 'forwardIntervalSeconds', update: true },
         { computed: 'status', api: 'status', description: 'connected, disconnected, error or testing (set by the forwarder)' },
       ],
+      check: (r) =>
+        checkTelemetryConfig({ telemetryType: reqText(r.telemetryType) ?? '', protocol: reqText(r.protocol) ?? '', authType: reqText(r.authType) ?? 'none', authValue: reqText(r.authValue) }),
     },
   }),
 };
