@@ -28,6 +28,8 @@ export interface Attr {
   computed?: boolean;
   sensitive?: boolean;
   writeOnly?: boolean;
+  /** Optional in the schema because a write-only form may stand in for it; one of the two is required. */
+  eitherRequired?: boolean;
   /** A change replaces the object (the API cannot update it). */
   forceNew?: boolean;
   /** Never sent to the API (provider-side bookkeeping such as api_key_wo_version). */
