@@ -90,7 +90,13 @@ export const CREDENTIAL_HOOKS: Record<string, Hooks> = {
       return info && info.status === ACTIVE ? info : null;
     },
     delete: async (c, s) => {
-      await c.callJson('RevokeServiceAccount', { id: str(s.id), reason: 'terraform destroy' });
+      try {
+        await c.callJson('RevokeServiceAccount', { id: str(s.id), reason: 'terraform destroy' });
+      } catch (e) {
+        // Already revoked with what it depended on (its workspace's or customer's delete): gone is done.
+        const info = await orGone(c.callJson('GetServiceAccount', { id: str(s.id) }), 'serviceAccount');
+        if (info && info.status === ACTIVE) throw e;
+      }
     },
   },
 };
