@@ -45,6 +45,9 @@ const PATTERN_WORDS: Record<string, string> = {
 /** A plain boolean (Value.Check's type guard would narrow an unknown value to never). */
 const valid = (s: TSchema, v: unknown): boolean => Value.Check(s, v);
 
+/** Markdown code for text that may itself hold a backtick. */
+const code = (s: string): string => (s.includes('`') ? `\`\` ${s} \`\`` : `\`${s}\``);
+
 const quote = (v: unknown): string => JSON.stringify(v) ?? String(v);
 
 /** The values of an enum (a union of string literals, null aside), or undefined. */
@@ -62,7 +65,7 @@ const range = (min: number | undefined, max: number | undefined, unit: string): 
 /** Bounds of a schema in words (for documentation): "1 to 253 characters", "one of: a, b". */
 export const boundsOf = (s: TSchema): string[] => {
   const values = enumValues(s);
-  if (values) return [`one of: ${values.map((v) => `\`${v}\``).join(', ')}`];
+  if (values) return [`one of: ${values.map(code).join(', ')}`];
   const u = shape(s);
   if (u.anyOf) {
     const inner = u.anyOf.filter((b) => shape(b).type !== 'null');
@@ -71,7 +74,7 @@ export const boundsOf = (s: TSchema): string[] => {
   const out: string[] = [];
   if (u.type === 'string') {
     if (u.minLength !== undefined || u.maxLength !== undefined) out.push(range(u.minLength, u.maxLength, ' characters'));
-    if (u.pattern) out.push(PATTERN_WORDS[u.pattern] ? `${PATTERN_WORDS[u.pattern]} (\`${u.pattern}\`)` : `matches \`${u.pattern}\``);
+    if (u.pattern) out.push(PATTERN_WORDS[u.pattern] ? `${PATTERN_WORDS[u.pattern]} (${code(u.pattern)})` : `matches ${code(u.pattern)}`);
   }
   if ((u.type === 'integer' || u.type === 'number') && (u.minimum !== undefined || u.maximum !== undefined)) {
     const wide = (u.minimum ?? 0) <= -2_147_483_648 && (u.maximum ?? 0) >= 2_147_483_647;

@@ -16,7 +16,7 @@ export interface ApiKeyProps extends Meta {
   readonly name?: string;
   /** 0-255 characters. */
   readonly userId?: string;
-  /** The owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an imported key has none in state). */
+  /** The owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an import adopts it from the configuration). */
   readonly userKeyAddress?: string;
   /** Customer slug (1-63). */
   readonly customerId: string;
@@ -47,7 +47,7 @@ export class ApiKey extends GatewayResource<ApiKeyProps> {
   get userId(): string {
     return this.getStringAttribute('user_id');
   }
-  /** The owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an imported key has none in state). */
+  /** The owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an import adopts it from the configuration). */
   get userKeyAddress(): string {
     return this.getStringAttribute('user_key_address');
   }
