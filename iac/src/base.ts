@@ -1,9 +1,8 @@
 import { type TerraformMetaArguments, TerraformProvider, TerraformResource, TerraformDataSource, Token } from 'cdktf';
 import type { Construct } from 'constructs';
-import pkg from '../../package.json' with { type: 'json' };
+import { PROVIDER_VERSION } from './version.ts';
 
-/** The provider's version is the gateway's version (contract §6). */
-export const PROVIDER_VERSION: string = pkg.version;
+export { PROVIDER_VERSION };
 export const PROVIDER_SOURCE = 'gateway.local/gateway/gateway';
 const META = { providerName: 'gateway', providerVersion: PROVIDER_VERSION };
 
