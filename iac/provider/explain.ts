@@ -52,9 +52,9 @@ const quote = (v: unknown): string => JSON.stringify(v) ?? String(v);
 
 /** The values of an enum (a union of string literals, null aside), or undefined. */
 export const enumValues = (s: TSchema): string[] | undefined => {
-  const any = shape(s).anyOf;
-  if (!any) return undefined;
-  const branches = any.filter((b) => shape(b).type !== 'null');
+  const alternatives = shape(s).anyOf;
+  if (!alternatives) return undefined;
+  const branches = alternatives.filter((b) => shape(b).type !== 'null');
   const consts = branches.map((b) => shape(b).const);
   return branches.length > 0 && consts.every((c): c is string => typeof c === 'string') ? consts : undefined;
 };
