@@ -4,8 +4,11 @@ import { join } from 'node:path';
 /**
  * `bun run gen:registries`: writes the registries that list every module of a kind, so that adding
  * a resource edits no index file:
- * - src/api/registry.ts: OPS (every `…Ops` of src/api/ops/*.ts), DECLARATIONS (every `…Resources`)
- *   and CHANGES (the change of each declared resource that records one);
+ * - src/api/registry.ts: OPS (every `…Ops` of src/api/ops/*.ts), DECLARATIONS (every `…Resources`),
+ *   CHANGES (the change of each declared resource that records one) and documentSections (the
+ *   data planes' document section of each declared resource that has one);
+ * - src/propagation/sections/index.ts: loadSections (every `…Loader` of src/propagation/sections/*.ts,
+ *   the loaders of those sections);
  * - src/control-plane/registry.ts: managementOps (every `…Ops = (deps: ControlDeps[, hooks])` of
  *   src/control-plane/services/*.ts);
  * - src/store/schema/index.ts: every table module of src/store/schema/.
@@ -30,6 +33,7 @@ const apiRegistry = async (): Promise<string> => {
   const ops: string[] = [];
   const decls: string[] = [];
   const changes: string[] = [];
+  const sections: string[] = [];
   for (const f of modules('src/api/ops')) {
     const source = readFileSync(join(ROOT, 'src/api/ops', f), 'utf8');
     const o = exportsOf(source, /^export const (\w+Ops) = /gm);
@@ -42,13 +46,18 @@ const apiRegistry = async (): Promise<string> => {
     for (const name of r) {
       const set = mod[name];
       if (!set || typeof set !== 'object') throw new Error(`${f}: ${name} is not an object`);
-      for (const [key, decl] of Object.entries(set)) if (decl && typeof decl === 'object' && 'change' in decl) changes.push(`  ${key}: ${name}.${key}.change,`);
+      for (const [key, decl] of Object.entries(set)) {
+        if (!decl || typeof decl !== 'object') continue;
+        if ('change' in decl) changes.push(`  ${key}: ${name}.${key}.change,`);
+        if ('document' in decl) sections.push(sectionOf(f, `${name}.${key}`, decl.document));
+      }
     }
   }
   return [
     HEADER,
+    "import { type TSchema, Type } from '@sinclair/typebox';",
     "import type { OpSpec } from './op.ts';",
-    "import type { ChangeDecl, ResourceDecl } from './resource.ts';",
+    "import type { ChangeDecl, ResourceDecl, SecretForms } from './resource.ts';",
     ...imports,
     '',
     '/** Every operation spec by name. */',
@@ -59,6 +68,44 @@ const apiRegistry = async (): Promise<string> => {
     '',
     '/** The change each declared resource records, by resource name. */',
     `export const CHANGES = {\n${changes.join('\n')}\n} as const satisfies Record<string, ChangeDecl>;`,
+    '',
+    "/** The data planes' document sections the resources declare, in one form of secrets (api/config-document.ts composes the document). */",
+    `export const documentSections = <T extends TSchema, J extends TSchema>(secret: SecretForms<T, J>) => ({\n${sections.join('\n')}\n});`,
+    '',
+  ].join('\n');
+};
+
+/** One section of documentSections: `row` takes the secret forms when it declares a parameter. */
+const sectionOf = (file: string, path: string, document: unknown): string => {
+  if (!document || typeof document !== 'object' || !('section' in document) || !('row' in document) || typeof document.row !== 'function')
+    throw new Error(`${file}: ${path}.document needs a section and a row`);
+  const rows = `Type.Array(${path}.document.row(${document.row.length > 0 ? 'secret' : ''}))`;
+  return `  ${String(document.section)}: ${'optional' in document && document.optional ? `Type.Optional(${rows})` : rows},`;
+};
+
+const LOADER = /^export const (\w+Loader) = /gm;
+
+/** The loaders of the declared sections (src/propagation/sections/*.ts), started together so their selects share one batch. */
+const sectionsIndex = (): string => {
+  const imports: string[] = [];
+  const names: string[] = [];
+  for (const f of modules('src/propagation/sections')) {
+    const found = exportsOf(readFileSync(join(ROOT, 'src/propagation/sections', f), 'utf8'), LOADER);
+    if (found.length === 0) continue;
+    imports.push(`import { ${found.join(', ')} } from './${f}';`);
+    names.push(...found);
+  }
+  const parts = names.map((n) => n.replace(/Loader$/, ''));
+  return [
+    HEADER,
+    "import type { LoadContext } from '../loader.ts';",
+    ...imports,
+    '',
+    "/** Every declared section of the data planes' document, read by its loader (all started at once: their selects share one batch). */",
+    'export const loadSections = async (ctx: LoadContext) => {',
+    `  const [${parts.join(', ')}] = await Promise.all([\n${names.map((n) => `    ${n}(ctx),`).join('\n')}\n  ]);`,
+    `  return { ${parts.map((p) => `...${p}`).join(', ')} };`,
+    '};',
     '',
   ].join('\n');
 };
@@ -95,6 +142,7 @@ export const renderRegistries = async (): Promise<Record<string, string>> => ({
   'src/api/registry.ts': await apiRegistry(),
   'src/control-plane/registry.ts': controlRegistry(),
   'src/store/schema/index.ts': schemaIndex(),
+  'src/propagation/sections/index.ts': sectionsIndex(),
 });
 
 if (import.meta.main) {

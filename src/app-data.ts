@@ -1,4 +1,5 @@
 import type { Server } from 'bun';
+import { schemeOf } from './core/tls.ts';
 import { mkdirSync } from 'node:fs';
 import pkg from '../package.json' with { type: 'json' };
 import type { GatewayConfig } from './config/env.ts';
@@ -16,6 +17,7 @@ import { SnapshotHolder } from './propagation/holder.ts';
 import { getAdapter } from './providers/registry.ts';
 import { Observers } from './data-plane/pipeline/observe.ts';
 import { recordsObserver } from './data-plane/pipeline/record.ts';
+import { responseCacheStore } from './data-plane/cache/store.ts';
 import { startTelemetry } from './telemetry/tracing.ts';
 
 /**
@@ -49,13 +51,17 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
   });
   await controller.start();
   records.start();
+  const conversations = new Conversations(new RemoteConversationStore(controller.client), { backgroundLeaseMs: config.backgroundLeaseMs });
   setMaxUpstreamResponse(config.limits.maxUpstreamResponseBytes);
   setStreamStallTimeout(config.limits.streamStallMs);
+  // The response cache (contract §11): on Redis when REDIS_URL is set (shared with the other data planes), else in process.
+  const responseCache = responseCacheStore(config);
   let inference: Server<undefined>;
   try {
     inference = startDataPlaneServer({
       host: config.host,
       port: config.port,
+      ...(config.tls.inference ? { tls: config.tls.inference } : {}),
       // The request path takes the embedded writer's type; the remote sink has the same add() contract.
       deps: {
         snapshots,
@@ -63,8 +69,9 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         recordBodies: config.recordBodies,
         keepAliveMs: config.keepAliveMs,
         bodyLimits: config.limits,
+        responseCache,
         // Stored Responses and threads live in the management plane's store (usable through any data plane of the customer).
-        conversations: new Conversations(new RemoteConversationStore(controller.client)),
+        conversations,
       },
       limits: config.limits,
       ready: () => snapshots.current !== undefined,
@@ -96,16 +103,20 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
     controller,
     records,
     inference,
-    inferenceUrl: `http://${config.host}:${inference.port}`,
+    inferenceUrl: `${schemeOf(config.tls.inference)}://${config.host}:${inference.port}`,
     stop(graceMs = config.shutdownGraceMs) {
       stopping ??= (async () => {
+        const background = conversations.runs.drain(graceMs);
         const drained = await Promise.race([inference.stop(false).then(() => true), Bun.sleep(graceMs).then(() => false)]);
         if (!drained) {
           cutOpenStreams(gatewayShutdown());
           await Bun.sleep(200);
           inference.stop(true);
         }
+        // Background responses still running after the grace are stored failed before the store goes.
+        await background;
         controller.stop();
+        responseCache.close();
         await records.stop(5_000).catch((e: unknown) => log.error('spooling the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);
       })();

@@ -33,10 +33,16 @@ import { RecordWriter } from './records/writer.ts';
 import { type Counters, MemoryCounters } from './governance/counters.ts';
 import { RedisCounters } from './governance/redis-counters.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
+import { responseCacheStore } from './data-plane/cache/store.ts';
+import { batchLineRunner } from './data-plane/batches.ts';
+import type { InferenceDeps } from './data-plane/pipeline/context.ts';
+import { BatchRunner } from './batches/runner.ts';
+import { DbBatchService } from './batches/service.ts';
 import { Observers } from './data-plane/pipeline/observe.ts';
 import { recordsObserver } from './data-plane/pipeline/record.ts';
 import { RecordRetention } from './records/retention.ts';
 import { startTelemetry } from './telemetry/tracing.ts';
+import { schemeOf } from './core/tls.ts';
 import { openStore, type Store } from './store/db.ts';
 import { adminTokens, customers } from './store/schema/index.ts';
 
@@ -106,7 +112,7 @@ const loadAdminHashes = async (store: Store, config: GatewayConfig): Promise<{ h
 
 const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
   try {
-    if (config.databaseUrl) return await openStore({ driver: 'postgres', url: config.databaseUrl }, { migrate: config.migrate });
+    if (config.databaseUrl) return await openStore({ driver: 'postgres', url: config.databaseUrl, poolMax: config.dbPoolMax }, { migrate: config.migrate });
     return await openStore({ driver: 'pglite', dataDir: config.dataDir === MEMORY ? 'memory' : config.dataDir, sharedBuffersKb: config.pgliteSharedBuffersKb }, { migrate: config.migrate });
   } catch (e) {
     const why = e instanceof Error ? e.message.split('\n')[0] : String(e);
@@ -159,6 +165,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   // this process's own (the embedded data plane's, read by GetBudget too).
   const counters: Counters = config.redisUrl ? new RedisCounters(config.redisUrl) : new MemoryCounters();
   const policies = governancePolicies(counters, config.limitsOnRedisError);
+  const responseCache = responseCacheStore(config);
   const deps: ControlDeps = {
     db: store.db,
     secrets,
@@ -186,6 +193,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   // Stored Responses and Messages threads: in the management plane's database (contract §2).
   const conversationStore = new DbConversationStore(store.db, config.responseRetentionMs);
   conversationStore.start(Math.min(config.responseRetentionMs, 3_600_000));
+  const conversations = new Conversations(conversationStore, { backgroundLeaseMs: config.backgroundLeaseMs });
   // The `record-retention` setting's `days` (contract §8): expired records, bodies and stored conversations purged every 10 minutes.
   const retention = new RecordRetention(store.db, {
     responseRetentionMs: config.responseRetentionMs,
@@ -194,22 +202,30 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   retention.start();
   const ready = () => snapshots.current !== undefined;
   let inference: Server<undefined> | undefined;
+  let batchRunner: BatchRunner | undefined;
   let adminApp: ReturnType<typeof startControlServer> | undefined;
   try {
     if (config.role === 'all') {
+      const inferenceDeps: InferenceDeps = {
+        snapshots,
+        observers: new Observers([...telemetry.observers, recordsObserver(records)]),
+        recordBodies: config.recordBodies,
+        keepAliveMs: config.keepAliveMs,
+        bodyLimits: config.limits,
+        policies,
+        responseCache,
+        conversations,
+        catchUp: ryw.catchUp,
+      };
+      // Files and batches (contract §11): in this store, run through this data plane's pipeline.
+      batchRunner = new BatchRunner(store.db, batchLineRunner(inferenceDeps), { concurrency: config.batchConcurrency });
+      const runner = batchRunner;
+      inferenceDeps.batches = { service: new DbBatchService(store.db, () => runner.wake()), maxFileBytes: config.fileMaxBytes };
       inference = startDataPlaneServer({
         host: config.host,
         port: config.port,
-        deps: {
-          snapshots,
-          observers: new Observers([...telemetry.observers, recordsObserver(records)]),
-          recordBodies: config.recordBodies,
-          keepAliveMs: config.keepAliveMs,
-          bodyLimits: config.limits,
-          policies,
-          conversations: new Conversations(conversationStore),
-          catchUp: ryw.catchUp,
-        },
+        ...(config.tls.inference ? { tls: config.tls.inference } : {}),
+        deps: inferenceDeps,
         limits: config.limits,
         ready,
         readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats }),
@@ -221,8 +237,10 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       auth.addVerifier(serviceAccountVerifier(deps));
       const protocol = dataplaneProtocol(deps, records, conversationStore);
       adminApp = startControlServer({
-        host: config.host,
+        host: config.adminHost,
         port: config.adminPort,
+        ...(config.tls.admin ? { tls: config.tls.admin } : {}),
+        maxBodyBytes: config.adminMaxBodyBytes,
         ops,
         auth,
         ready,
@@ -243,9 +261,10 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   const sealer = adminApp ? new AuditSealer(store.db, secrets, { intervalMs: config.auditCheckpointIntervalMs }) : undefined;
   sealer?.start();
   if (adminApp) forwarder?.start();
+  batchRunner?.start();
 
-  const inferenceUrl = inference ? `http://${config.host}:${inference.port}` : '';
-  const adminUrl = adminApp?.server ? `http://${config.host}:${adminApp.server.port}` : '';
+  const inferenceUrl = inference ? `${schemeOf(config.tls.inference)}://${config.host}:${inference.port}` : '';
+  const adminUrl = adminApp?.server ? `${schemeOf(config.tls.admin)}://${config.adminHost}:${adminApp.server.port}` : '';
   let stopping: Promise<void> | undefined;
   let hurry: (() => void) | undefined;
   const drain = async (graceMs: number): Promise<void> => {
@@ -289,7 +308,9 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
       stopping = (async () => {
         // Held pulls answer at once instead of holding the drain.
         controller.signal.close();
-        await drain(graceMs);
+        // Background responses get the same grace; those still running then are stored failed.
+        await Promise.all([drain(graceMs), conversations.runs.drain(graceMs)]);
+        await batchRunner?.stop();
         await controller.stop();
         await conversationStore.stop();
         await retention.stop();
@@ -298,6 +319,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         await telemetry.shutdown().catch(() => undefined);
         await store.close();
         counters.close();
+        responseCache.close();
       })();
       return stopping;
     },

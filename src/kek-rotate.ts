@@ -13,8 +13,34 @@ import { rewrapStore, staleWrapped } from './store/rewrap.ts';
  * (DATABASE_URL, or the embedded database in GATEWAY_DATA_DIR). Exits 0 when no value is left
  * under an old KEK, 1 otherwise (the report names the columns). See docs/operating.md.
  */
-const main = async (): Promise<void> => {
-  const config = loadConfig(process.argv.slice(2), process.env);
+export const KEK_ROTATE_USAGE = `usage: gateway kek:rotate (from source: bun run kek:rotate)
+  Re-wraps every wrapped secret of the store under GATEWAY_KEK, reading values wrapped under
+  the keys of GATEWAY_KEK_PREVIOUS. Same database settings as the gateway (DATABASE_URL, or the
+  embedded store in GATEWAY_DATA_DIR, whose generated kek file is used when GATEWAY_KEK is unset).
+  Exit 0: no value is left under an old KEK; 1: some are (the report names the columns); 2: a
+  configuration error. Run it after every replica has GATEWAY_KEK=new and GATEWAY_KEK_PREVIOUS=old.
+  --help    this text`;
+
+/** The command: re-wraps and reports; resolves to the exit code. */
+export const kekRotate = async (argv: readonly string[]): Promise<number> => {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${KEK_ROTATE_USAGE}\n`);
+    return 0;
+  }
+  try {
+    return await rotate(argv);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`kek:rotate: configuration error: ${e.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`kek:rotate: failed: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+};
+
+const rotate = async (argv: readonly string[]): Promise<number> => {
+  const config = loadConfig(argv, process.env);
   let kek = config.kek;
   if (!kek && !config.databaseUrl) {
     const file = join(config.dataDir, 'kek');
@@ -31,17 +57,10 @@ const main = async (): Promise<void> => {
     out(`kek:rotate: columns ${report.columns.map((c) => `${c.table}.${c.column}`).join(', ')}`);
     out(`kek:rotate: re-wrapped ${report.rewrapped}, already current ${report.current}, left under an old KEK ${stale}`);
     for (const f of report.failed) out(`kek:rotate: ${f.count} value(s) in ${f.table}.${f.column} unwrap with no key of the ring (add the KEK they were wrapped with to GATEWAY_KEK_PREVIOUS)`);
-    process.exitCode = stale === 0 ? 0 : 1;
+    return stale === 0 ? 0 : 1;
   } finally {
     await store.close();
   }
 };
 
-main().catch((e: unknown) => {
-  if (e instanceof ConfigError) {
-    process.stderr.write(`kek:rotate: configuration error: ${e.message}\n`);
-    process.exit(2);
-  }
-  process.stderr.write(`kek:rotate: failed: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(1);
-});
+if (import.meta.main) process.exit(await kekRotate(process.argv.slice(2)));

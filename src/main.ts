@@ -3,23 +3,65 @@ import { ConfigError, loadConfig } from './config/env.ts';
 import { readSetting } from './config/settings.ts';
 import { describeError, log, setLogLevel } from './core/log.ts';
 
-const USAGE = `usage: gateway <command> (from source: bun src/main.ts <command>)
+const USAGE = `usage: gateway <command> [--help] (from source: bun src/main.ts <command>)
   serve [--role all|control|data] [--service-account FILE]   run the gateway (default command)
   migrate                                                    apply pending database migrations and exit
-  install --platform gcp [options]                           GCP prerequisites and the Helm release (install --help)
-  help                                                       this text
-Settings are environment variables: docs/operating.md.`;
+  install --platform gcp [options]                           GCP prerequisites and the Helm release
+  audit:verify --endpoint URL [--token T] [--entry ID]       verify the signed audit checkpoints
+  kek:rotate                                                 re-wrap every stored secret under GATEWAY_KEK
+  help [command]                                             this text, or a command's
+Every command takes --help. Settings are environment variables: docs/operating.md.`;
 
-/** CLI: `serve` (default), `migrate`, `install`, `help`. */
+/** Each command's --help (install, audit:verify and kek:rotate print their own). */
+const HELP: Record<'serve' | 'migrate', string> = {
+  serve: `usage: gateway serve [--role all|control|data] [--service-account FILE]
+  Runs the gateway until SIGTERM/SIGINT (then drains for GATEWAY_SHUTDOWN_GRACE).
+  --role all                the inference and management APIs in one process (default)
+  --role control            the management API only (a management plane for separate data planes)
+  --role data               the inference API only, pulling its configuration from a management plane
+  --service-account FILE    with --role data: the CreateServiceAccount answer to authenticate with
+  --help                    this text
+  Exit 2: a configuration error (one line naming the setting); 1: failed to start.
+  Settings are environment variables: docs/operating.md.`,
+  migrate: `usage: gateway migrate
+  Applies pending database migrations to DATABASE_URL (or the embedded store in GATEWAY_DATA_DIR)
+  and exits 0. Run it once per upgrade before replicas started with GATEWAY_MIGRATE=0.
+  --help    this text`,
+};
+
+const COMMANDS = ['serve', 'migrate', 'install', 'audit:verify', 'kek:rotate', 'help'] as const;
+const wantsHelp = (args: readonly string[]): boolean => args.includes('--help') || args.includes('-h');
+
+/** CLI: `serve` (default), `migrate`, `install`, `audit:verify`, `kek:rotate`, `help`. */
 const main = async (): Promise<void> => {
   const [command = 'serve', ...rest] = process.argv.slice(2);
-  if (command === 'help' || command === '--help' || command === '-h') return void process.stdout.write(`${USAGE}\n`);
+  if (command === '--help' || command === '-h') return void process.stdout.write(`${USAGE}\n`);
+  if (command === 'help') {
+    const topic = rest[0];
+    if (topic === undefined) return void process.stdout.write(`${USAGE}\n`);
+    if (!COMMANDS.some((c) => c === topic)) throw new ConfigError('help', `unknown command '${topic}' (expected: ${COMMANDS.join(', ')})`);
+    return run(topic, ['--help']);
+  }
+  return run(command, rest);
+};
+
+const run = async (command: string, rest: readonly string[]): Promise<void> => {
+  if (command === 'help') return void process.stdout.write(`${USAGE}\n`);
+  if ((command === 'serve' || command === 'migrate') && wantsHelp(rest)) return void process.stdout.write(`${HELP[command]}\n`);
   if (command === 'migrate') return migrateOnly();
   if (command === 'install') {
     const { runInstall } = await import('./install/index.ts');
     return process.exit(await runInstall(rest, { env: process.env, cwd: process.cwd(), out: process.stdout, err: process.stderr }));
   }
-  if (command !== 'serve') throw new ConfigError('command', `unknown command '${command}' (expected: serve, migrate, install, help)`);
+  if (command === 'audit:verify') {
+    const verify = await import('./audit/verify.ts');
+    return process.exit(await verify.main(rest));
+  }
+  if (command === 'kek:rotate') {
+    const { kekRotate } = await import('./kek-rotate.ts');
+    return process.exit(await kekRotate(rest));
+  }
+  if (command !== 'serve') throw new ConfigError('command', `unknown command '${command}' (expected: ${COMMANDS.join(', ')})`);
   const config = loadConfig(rest, process.env);
   setLogLevel(config.logLevel);
   const t0 = performance.now();

@@ -1,6 +1,10 @@
 import { expect, test } from 'bun:test';
 import { OPS } from '../src/api/index.ts';
-import { bodyOf, fieldOfError, fieldsOf, htmlPattern, labelOf, messageOfError } from '../src/console/app/fields.ts';
+import { auditPath, merkleRoot } from '../src/audit/merkle.ts';
+import { jcs } from '../src/core/jcs.ts';
+import { type Change, noteRevisions, type Plane, stageOn } from '../src/console/app/changes.ts';
+import { bodyOf, fieldOfError, fieldsOf, htmlPattern, labelOf, messageOfError, valuesOf } from '../src/console/app/fields.ts';
+import { leafHashOf, rootFromPath } from '../src/console/app/proof.ts';
 import { ROOT } from './support/import-graph.ts';
 
 /** The console's forms come from the op specs: labels, HTML constraints and request bodies. */
@@ -80,6 +84,59 @@ test('the console bundles for the browser from src/console/app, src/api and a fe
   });
   expect(result.success).toBe(true);
   const outside = [...loaded].filter((f) => f.startsWith('src/') && !f.startsWith('src/console/app/') && !f.startsWith('src/api/')).sort();
-  expect(outside).toEqual(['src/core/byok.ts', 'src/core/errors.ts', 'src/governance/periods.ts', 'src/governance/pii.ts', 'src/governance/setting-values.ts']);
-  expect([...loaded].filter((f) => !f.startsWith('src/') && !f.includes('node_modules/preact/') && !f.includes('node_modules/@sinclair/typebox/'))).toEqual([]);
+  expect(outside).toEqual(['src/core/byok.ts', 'src/core/errors.ts', 'src/core/jcs.ts', 'src/governance/periods.ts', 'src/governance/pii.ts', 'src/governance/setting-values.ts']);
+  expect([...loaded].filter((f) => !f.startsWith('src/') && !f.includes('node_modules/preact/') && !f.includes('node_modules/@sinclair/typebox/') && !f.includes('node_modules/canonicalize/'))).toEqual([]);
+});
+
+test('an edit form starts with the resource as the API returned it: rows, lists and JSON; never a secret', () => {
+  const route = fieldsOf(OPS.UpdateRoute.input);
+  const { values, rows } = valuesOf(route, { id: 'r1', model: 'm', targets: [{ connection: 'c', model: 'u', priority: 0, weight: 3 }, { connection: 'c', model: 'v', priority: 1, weight: 1 }], enabled: true });
+  expect(rows).toEqual({ targets: 2 });
+  expect(values).toMatchObject({ id: 'r1', model: 'm', 'targets.0.weight': '3', 'targets.1.model': 'v', 'targets.1.priority': '1', enabled: 'true' });
+  // Back to the same body.
+  expect(bodyOf(route, values, rows)).toEqual({ id: 'r1', model: 'm', targets: [{ connection: 'c', model: 'u', priority: 0, weight: 3 }, { connection: 'c', model: 'v', priority: 1, weight: 1 }], enabled: true });
+  const conn = valuesOf(fieldsOf(OPS.UpdateProviderConnection.input), { id: 'c1', apiKey: 'sk-never', options: { region: 'x' } });
+  expect(conn.values.apiKey).toBeUndefined();
+  expect(conn.values.options).toBe('{"region":"x"}');
+  const profile = valuesOf(fieldsOf(OPS.UpdateMcpProfile.input), { servers: [{ serverId: 'docs', tools: ['a', 'b*'], prefix: 'd' }] });
+  expect(profile.values['servers.0.tools']).toBe('a\nb*');
+});
+
+const plane = (dataplaneId: string, desired: number, applied: number, stage = applied >= desired ? 'serving' : 'pending'): Plane => ({
+  dataplaneId,
+  desiredRevision: String(desired),
+  appliedRevision: String(applied),
+  stage,
+  faults: [],
+});
+
+test("a change's stage per plane: saved until read, then recorded / pending / serving where it moved the revision, not affected elsewhere", () => {
+  const saved: Change = { id: 1, what: 'UpdateRoute m', at: 0, before: { local: '7', edge: '3' }, revision: {}, observed: false };
+  expect(stageOn(saved, plane('local', 8, 7))).toBe('saved');
+  const read = noteRevisions(saved, [plane('local', 8, 7), plane('edge', 3, 0, 'recorded'), plane('new', 1, 0, 'recorded')]);
+  expect(read.revision).toEqual({ local: '8', new: '1' });
+  expect(stageOn(read, plane('local', 8, 7))).toBe('pending');
+  expect(stageOn(read, plane('edge', 3, 0, 'recorded'))).toBe('not affected');
+  expect(stageOn(read, plane('new', 1, 0, 'recorded'))).toBe('recorded');
+  // Serving once the plane applied this change's revision, even when a newer change is pending.
+  expect(stageOn(read, plane('local', 9, 8))).toBe('serving');
+  expect(stageOn(read, plane('local', 9, 7))).toBe('pending');
+  // Read once: a later read does not move its revisions.
+  expect(noteRevisions(read, [plane('local', 12, 12), plane('edge', 5, 0)]).revision).toEqual({ local: '8', new: '1' });
+});
+
+test("the browser's proof check (WebCrypto) agrees with the server's trees, and refuses a wrong leaf, index or path", async () => {
+  const entries = Array.from({ length: 11 }, (_, i) => ({ id: `e${i}`, timestamp: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z`, n: i, nested: { b: [1, 'x'], a: null } }));
+  // The server's leaf hash (src/audit/entry.ts): SHA-256(0x00 ‖ JCS(entry)).
+  const leaves = entries.map((e) => new Uint8Array(new Bun.CryptoHasher('sha256').update(new Uint8Array([0, ...new TextEncoder().encode(jcs(e))])).digest()));
+  const root = merkleRoot(leaves);
+  for (const i of [0, 5, 10]) {
+    const browserLeaf = await leafHashOf(entries[i]);
+    expect([...browserLeaf]).toEqual([...(leaves[i] as Uint8Array)]);
+    const path = auditPath(leaves, i);
+    expect([...((await rootFromPath(browserLeaf, i, leaves.length, path)) ?? [])]).toEqual([...root]);
+    expect([...((await rootFromPath(browserLeaf, (i + 1) % 11, leaves.length, path)) ?? [])]).not.toEqual([...root]);
+    expect(await rootFromPath(browserLeaf, i, leaves.length, path.slice(1))).toBeUndefined();
+    expect([...((await rootFromPath(await leafHashOf({ ...entries[i], n: 99 }), i, leaves.length, path)) ?? [])]).not.toEqual([...root]);
+  }
 });

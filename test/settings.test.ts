@@ -78,6 +78,7 @@ describe('settings schema', () => {
       logLevel: 'info',
       limitsOnRedisError: 'closed',
       responseRetentionMs: 30 * 86_400_000,
+      backgroundLeaseMs: 30_000,
     });
     expect([c.databaseUrl, c.adminToken, c.kek, c.redisUrl]).toEqual([undefined, undefined, undefined, undefined]);
     // Every declared default passes its own checks.

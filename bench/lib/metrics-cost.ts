@@ -38,6 +38,7 @@ const project = (i: number): ProjectSnapshot => ({
   rateLimit: undefined,
   traceContent: false,
   retention: FULL_RETENTION,
+  responseCache: undefined,
   fallback: [],
   budgets: [],
   guardrails: { input: [], output: [] },
@@ -55,7 +56,7 @@ export const measureMetricsCost = async (requests = 50_000): Promise<number> => 
   const route: RouteSnapshot = { id: 'r', model: 'm', tiers: [], timeoutMs: 1000, maxRetries: 0, active: true, fallback: [] };
   const target = { connection: { name: 'conn', provider: 'openai' }, upstreamModel: 'up' };
   const view = { target, call: { url: 'https://api.openai.com/v1/chat/completions' } };
-  const s: Settlement = { inputTokens: 120, outputTokens: 40, totalTokens: 160, cachedInputTokens: 0, cacheWriteTokens: 0, costNanoUsd: 42_000, adjusted: false, atReservation: false };
+  const s: Settlement = { inputTokens: 120, outputTokens: 40, totalTokens: 160, cachedInputTokens: 0, cacheWriteTokens: 0, costNanoUsd: 42_000, costSavedNanoUsd: 0, adjusted: false, atReservation: false };
   const run = (n: number): void => {
     for (let i = 0; i < n; i++) {
       const ctx = openContext('/v1/chat/completions', { requestId: 'r', clientRequestId: undefined }, observers);

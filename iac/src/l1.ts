@@ -748,12 +748,12 @@ export interface ProjectSettingProps extends Meta {
   readonly customerId: string;
   /** Project slug (1-253); 'default' is the default project. */
   readonly projectId: string;
-  /** Setting name: 'global-fallback', 'rate-limit', 'record-retention' or 'trace-content'. */
-  readonly settingName: 'global-fallback' | 'rate-limit' | 'record-retention' | 'trace-content';
+  /** Setting name: 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'. */
+  readonly settingName: 'global-fallback' | 'rate-limit' | 'record-retention' | 'response-cache' | 'trace-content';
   /** String-encoded value (1-1024). */
   readonly settingValue: string;
 }
-/** `gateway_project_setting`: A project setting ('global-fallback', 'rate-limit', 'record-retention' or 'trace-content'; the value is JSON text in the setting's format). Import id: `<customerId>/<projectId>/<settingName>`. */
+/** `gateway_project_setting`: A project setting (setting_name lists the names; the value is JSON text in the setting's format). Import id: `<customerId>/<projectId>/<settingName>`. */
 export class ProjectSetting extends GatewayResource<ProjectSettingProps> {
   static readonly tfResourceType = 'gateway_project_setting';
   constructor(scope: Construct, id: string, props: ProjectSettingProps) {
@@ -767,7 +767,7 @@ export class ProjectSetting extends GatewayResource<ProjectSettingProps> {
   get projectId(): string {
     return this.getStringAttribute('project_id');
   }
-  /** Setting name: 'global-fallback', 'rate-limit', 'record-retention' or 'trace-content'. */
+  /** Setting name: 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'. */
   get settingName(): string {
     return this.getStringAttribute('setting_name');
   }

@@ -1,5 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { JsonObject } from '../canonical/types.ts';
+import { documentSections } from './registry.ts';
+import type { SecretForms } from './resource.ts';
 
 /**
  * Everything a data plane needs, as plain JSON: what the management plane hands to a data plane
@@ -13,7 +15,8 @@ import type { JsonObject } from '../canonical/types.ts';
  * plaintext (in memory only: what the loader reads and the snapshot is built from), and
  * `SealedConfigDocument`, every secret a `Sealed` value (what leaves the management plane and what
  * a data plane keeps on disk; see seal.ts). A secret field is declared with `text` or `json` of the
- * form; nodes of the plaintext form carry `secret: true`, and seal.ts walks the schema to seal
+ * form (`SecretForms`, resource.ts: a declared section's row takes them as its parameter); nodes
+ * of the plaintext form carry `secret: true`, and seal.ts walks the schema to seal
  * exactly those. A plaintext string is not assignable to `Sealed`, so a sealed document cannot
  * hold one; test/propagation-sealed-document.test.ts checks every secret-like field is declared so.
  */
@@ -25,14 +28,6 @@ export type Sealed = string & { readonly [sealedBrand]: true };
 /** base64url(`{"alg":"dir","enc":"A256GCM"}`) `..` iv `.` ciphertext `.` tag. */
 export const SEALED_PATTERN = '^eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0\\.\\.[A-Za-z0-9_-]{16}\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{22}$';
 
-/** How secret fields are declared in one form of the document. */
-interface SecretForms<T extends TSchema, J extends TSchema> {
-  /** A secret string. */
-  text: T;
-  /** A secret JSON object. */
-  json: J;
-}
-
 const PLAIN = {
   text: Type.String({ secret: true }),
   json: Type.Unsafe<JsonObject>(Type.Record(Type.String(), Type.Unknown(), { secret: true })),
@@ -42,93 +37,32 @@ const SEALED = { text: SEALED_VALUE, json: SEALED_VALUE };
 
 const Str = Type.String();
 const NullableStr = Type.Union([Type.String(), Type.Null()]);
-const NullableNum = Type.Union([Type.Number(), Type.Null()]);
 
+/**
+ * The document: the sections of the declared resources (`document` of a `…Resources` declaration
+ * in src/api/ops/*, collected in `documentSections` of registry.ts; each read by its loader in
+ * src/propagation/sections/), and around them the sections that are not one resource's rows:
+ * - `projects`: the live projects of live customers, the set every loader is restricted to;
+ * - `apiKeys`: kept from the previous document between loads, only changed keys read
+ *   (propagation/load.ts `keysSince`), which no other section does;
+ * - `userTokenKeys` / `revokedTokenIds`: token verification material (signing keys of every
+ *   customer, revoked token ids), not configuration a resource declares;
+ * - `projectGateways` / `workspaceUrls`: hosting read in steps (gateways, then their projects; the
+ *   newest PROXY_URL event per workspace) and scoped to one workspace;
+ * - `self`: the separate data plane's own workspace, from the load's scope.
+ */
 const documentSchema = <T extends TSchema, J extends TSchema>(secret: SecretForms<T, J>) =>
   Type.Object({
     revision: Type.Number(),
     /** `id`: the project row; `customerUuid`: the customer row. */
     projects: Type.Array(Type.Object({ id: Str, customerUuid: Str, customerId: Str, projectId: Str })),
-    catalog: Type.Array(
-      Type.Object({
-        id: Str,
-        model: Str,
-        provider: Str,
-        mode: NullableStr,
-        capabilities: Type.Array(Str),
-        contextWindow: Type.Number(),
-        maxOutputTokens: Type.Number(),
-        inputPricePerMillion: Type.Number(),
-        outputPricePerMillion: Type.Number(),
-        cachedPricePerMillion: Type.Number(),
-        cacheWritePricePerMillion: Type.Number(),
-        isEnabled: Type.Boolean(),
-        createdAt: Str,
-      }),
-    ),
-    projectModels: Type.Array(Type.Object({ projectUuid: Str, modelId: Str })),
-    projectProviders: Type.Array(Type.Object({ projectUuid: Str, providerName: Str })),
-    /** Project members (user ids) by project row: user tokens for a project need a current membership. */
-    projectMembers: Type.Array(Type.Object({ projectUuid: Str, userId: Str })),
-    connections: Type.Array(
-      Type.Object({
-        id: Str,
-        projectUuid: Str,
-        customerId: Str,
-        projectId: Str,
-        name: Str,
-        provider: Str,
-        baseUrl: NullableStr,
-        /** The provider key (absent: null). */
-        apiKey: Type.Union([secret.text, Type.Null()]),
-        /** Provider options: sealed whole, as they may carry credentials (`headers`, secret-named options). */
-        options: secret.json,
-        /** The data plane may connect to private addresses for it (platform admin's save, or the operator's setting). */
-        allowPrivate: Type.Optional(Type.Boolean()),
-      }),
-    ),
-    routes: Type.Array(
-      Type.Object({
-        id: Str,
-        projectUuid: Str,
-        customerId: Str,
-        projectId: Str,
-        model: Str,
-        targets: Type.Array(Type.Object({ connection: Str, model: Str, priority: Type.Number(), weight: Type.Number() })),
-        enabled: Type.Boolean(),
-        timeoutMs: NullableNum,
-        maxRetries: NullableNum,
-      }),
-    ),
     /** `keyHash`: SHA-256 of the API key (what a presented key is looked up by; not the key). */
     apiKeys: Type.Array(Type.Object({ id: Str, projectUuid: Str, keyHash: Str, customerId: Str, projectId: Str, expiresAt: NullableStr })),
     /** Public keys that sign user tokens (JWT `kid` → SPKI PEM), retired ones included until tokens expire. */
     userTokenKeys: Type.Array(Type.Object({ kid: Str, publicKeyPem: Str })),
     /** Revoked user tokens that have not expired yet. */
     revokedTokenIds: Type.Array(Str),
-    /** Project settings (`rate-limit`, `global-fallback`) as the JSON text stored. */
-    settings: Type.Array(Type.Object({ projectUuid: Str, name: Str, value: Str })),
-    /** Spend budgets (contract §3.2); `limitNanoUsd` in nano-USD. */
-    budgets: Type.Array(Type.Object({ id: Str, projectUuid: Str, apiKeyId: NullableStr, name: Str, limitNanoUsd: Type.Number(), period: Str })),
-    /** Guardrails (contract §3.2). */
-    guardrails: Type.Array(
-      Type.Object({
-        id: Str,
-        projectUuid: Str,
-        name: Str,
-        stage: Str,
-        kind: Str,
-        pattern: NullableStr,
-        piiTypes: Type.Array(Str),
-        maxTokens: NullableNum,
-        action: Str,
-      }),
-    ),
-    /**
-     * Unrevoked BYOK keys of live projects, oldest first: `provider` is the provider id the key
-     * serves (core/byok.ts); `userId` is '' for a project-level key.
-     */
-    byokKeys: Type.Array(Type.Object({ id: Str, projectUuid: Str, provider: Str, userId: Str, secret: secret.text })),
+    ...documentSections(secret),
     /**
      * Project gateways with a URL (contract §5): `host` is the URL's host, lower-cased, port stripped
      * (what the request's `Host` header is matched against); `projectUuids` the live attached projects.
@@ -142,40 +76,6 @@ const documentSchema = <T extends TSchema, J extends TSchema>(secret: SecretForm
      * newest event's URL of each live workspace, its host normalised like a gateway's.
      */
     workspaceUrls: Type.Optional(Type.Array(Type.Object({ id: Str, customerUuid: Str, workspaceId: Str, projectUuid: Str, url: Str, host: Str }))),
-    /**
-     * The MCP catalog servers a profile of this document uses (contract §7): `authValue` is the
-     * upstream credential (bearer token or header value), sealed like every secret.
-     */
-    mcpServers: Type.Optional(
-      Type.Array(
-        Type.Object({
-          serverId: Str,
-          url: Str,
-          transport: Str,
-          authType: Str,
-          authHeader: NullableStr,
-          authValue: Type.Union([secret.text, Type.Null()]),
-          allowPrivate: Type.Boolean(),
-        }),
-      ),
-    ),
-    /** MCP profiles of live projects; `servers` lists only servers assigned to the project (`tools`: names or `*` globs). */
-    mcpProfiles: Type.Optional(
-      Type.Array(
-        Type.Object({
-          id: Str,
-          projectUuid: Str,
-          profileId: Str,
-          servers: Type.Array(Type.Object({ serverId: Str, tools: Type.Optional(Type.Array(Str)), prefix: Str })),
-        }),
-      ),
-    ),
-    /**
-     * Projects' and members' own credentials for the catalog servers their profiles serve (sent
-     * instead of the catalog's `authValue`: the member's, then the project's); `userId` '' is the
-     * project's. Absent in documents written before they existed.
-     */
-    mcpCredentials: Type.Optional(Type.Array(Type.Object({ projectUuid: Str, serverId: Str, userId: Str, authValue: secret.text }))),
     /** A separate data plane's own workspace (absent for the embedded data plane, which serves every project). */
     self: Type.Optional(Type.Object({ workspaceUuid: Str, workspaceId: Str, projectUuid: Str })),
   });
@@ -183,6 +83,8 @@ const documentSchema = <T extends TSchema, J extends TSchema>(secret: SecretForm
 /** The document with its secrets in plaintext: in memory only. */
 export const ConfigDocumentSchema = documentSchema(PLAIN);
 export type ConfigDocument = Static<typeof ConfigDocumentSchema>;
+/** The declared resources' sections of the document (what the loaders of src/propagation/sections/ give). */
+export type DocumentSections = Pick<ConfigDocument, keyof ReturnType<typeof documentSections>>;
 
 /** The document with every secret sealed: what travels to a separate data plane and rests on its disk. */
 export const SealedConfigDocumentSchema = documentSchema(SEALED);

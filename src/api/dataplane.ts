@@ -83,9 +83,18 @@ const Id = () => Type.String({ minLength: 1, maxLength: MAX_CONVERSATION_ID });
 const Json = Type.Unsafe<JsonValue>(Type.Unknown());
 const JsonObj = Type.Unsafe<JsonObject>(Type.Record(Type.String(), Type.Unknown()));
 
-/** A stored Responses answer or Messages thread (core/conversation-store.ts). */
+/** A stored Responses answer, Messages thread or conversation object (core/conversation-store.ts). */
 export const StoredConversationSchema = Type.Union([
-  Type.Object({ kind: Type.Literal('response'), id: Id(), createdAt: Type.Number(), response: JsonObj, input: Type.Array(JsonObj) }),
+  Type.Object({
+    kind: Type.Literal('response'),
+    id: Id(),
+    createdAt: Type.Number(),
+    response: JsonObj,
+    input: Type.Array(JsonObj),
+    background: Type.Optional(
+      Type.Object({ owner: Type.String(), leaseUntil: Type.Number(), events: Type.Optional(Type.Array(JsonObj)), cancelRequested: Type.Optional(Type.Boolean()) }),
+    ),
+  }),
   Type.Object({
     kind: Type.Literal('thread'),
     id: Id(),
@@ -95,6 +104,7 @@ export const StoredConversationSchema = Type.Union([
     messages: Type.Array(JsonObj),
     continued: Type.Optional(Type.Boolean()),
   }),
+  Type.Object({ kind: Type.Literal('conversation'), id: Id(), createdAt: Type.Number(), metadata: JsonObj, items: Type.Array(JsonObj) }),
 ]);
 type Assignable<A extends B, B> = [A, B];
 /** A compile-time check: the schema's type and the store's (core/conversation-store.ts) are assignable both ways. */

@@ -1,11 +1,15 @@
+import type { TObject, TSchema } from '@sinclair/typebox';
 import type { OpSpec } from './op.ts';
 
 /**
  * A configuration resource declared once, beside its operation specs (src/api/ops/*): the change
- * it records for the data planes and its Terraform mapping, both as data. The registries read
- * these (src/api/registry.ts, generated): `RESOURCES` (resources.ts) collects the changes, the
- * Terraform provider (iac/provider/declared.ts) builds its resources from the mappings. What a
- * mapping cannot say stays in the provider as a hook (iac/provider/hooks.ts).
+ * it records for the data planes, its section of the data planes' configuration document and its
+ * Terraform mapping, all as data. The registries read these (src/api/registry.ts, generated):
+ * `RESOURCES` (resources.ts) collects the changes, `documentSections` the sections (composed into
+ * the document's schema by config-document.ts), the Terraform provider (iac/provider/declared.ts)
+ * builds its resources from the mappings. What a mapping cannot say stays in the provider as a
+ * hook (iac/provider/hooks.ts); how a section's rows are read from the store is its loader
+ * (src/propagation/sections/*).
  */
 
 /** What a write of the resource records (`config_changes`), read by control-plane/deps.ts `recordChange`. */
@@ -116,8 +120,37 @@ export const reqList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x
 /** A request field as a number, or null. */
 export const reqNumber = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
+/**
+ * How secret fields are declared in one form of the configuration document: the plaintext form
+ * (in memory) and the sealed form (what leaves the management plane) each give their own schema
+ * for a secret string and a secret JSON object (api/config-document.ts).
+ */
+export interface SecretForms<T extends TSchema = TSchema, J extends TSchema = TSchema> {
+  /** A secret string. */
+  text: T;
+  /** A secret JSON object. */
+  json: J;
+}
+
+/**
+ * A section's row schema, written once for both forms of the document: every secret field is
+ * `secret.text` or `secret.json` (optionally in a union with null), so the sealed form follows.
+ */
+export type SectionRow = <T extends TSchema, J extends TSchema>(secret: SecretForms<T, J>) => TObject;
+
+/** The resource's section of the data planes' configuration document (an array of rows). */
+export interface DocumentDecl {
+  /** The document's property. */
+  section: string;
+  row: SectionRow;
+  /** Absent in documents written before the section existed (a data plane still reads those). */
+  optional?: true;
+}
+
 export interface ResourceDecl {
   change?: ChangeDecl;
+  /** Served by the data planes: its section of the configuration document (its loader: src/propagation/sections/*). */
+  document?: DocumentDecl;
   terraform?: TerraformDecl;
 }
 

@@ -15,7 +15,7 @@ type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 export const AUDIT_PURPOSE = 'audit';
 export const USER_TOKEN_PURPOSE = 'user_token';
-/** The KEK has a single version until KEK rotation exists; checkpoints record it. */
+/** Checkpoints' `kekVersion`: always 1, a field of the format (the KEK wrapping a signing key is named in its envelope; docs/audit.md). */
 export const KEK_VERSION = 1;
 
 export interface AuditSigner {

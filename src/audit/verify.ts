@@ -128,12 +128,25 @@ const argValue = (argv: readonly string[], name: string): string | undefined => 
 };
 
 /** The command line: prints the verdict; exit code 0 only when everything verified. */
+export const AUDIT_VERIFY_USAGE = `usage: gateway audit:verify --endpoint URL [--token T] [--entry ID] (from source: bun run audit:verify …)
+  Verifies the audit log of the management API at URL: every checkpoint's signature (keys from
+  /.well-known/jwks.json), the chain of checkpoints and each sealed window's entries.
+  --endpoint URL   the management API base URL (e.g. http://127.0.0.1:8081)
+  --token T        the platform-admin token (default: GATEWAY_ADMIN_TOKEN)
+  --entry ID       also prove that this audit entry is included in a checkpoint
+  --help           this text
+  Exit 0: everything verified; 1: a check failed (the first failure is printed); 2: bad usage.`;
+
 export const main = async (argv: readonly string[]): Promise<number> => {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(AUDIT_VERIFY_USAGE);
+    return 0;
+  }
   const endpoint = argValue(argv, '--endpoint');
   const token = argValue(argv, '--token') ?? process.env.GATEWAY_ADMIN_TOKEN;
   const entry = argValue(argv, '--entry');
   if (!endpoint || !token) {
-    console.error('usage: bun run audit:verify --endpoint URL --token T [--entry ID]');
+    console.error(AUDIT_VERIFY_USAGE);
     return 2;
   }
   try {

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import type { TlsFiles } from '../core/tls.ts';
 import type { TelemetryConfig } from '../telemetry/tracing.ts';
 import { ConfigError, LOG_LEVELS, parseSettings, type Settings } from './settings.ts';
 
@@ -9,7 +11,15 @@ export interface GatewayConfig {
   role: Role;
   host: string;
   port: number;
+  /** GATEWAY_ADMIN_HOST, else GATEWAY_HOST: where the management listener binds. */
+  adminHost: string;
   adminPort: number;
+  /** TLS of each listener (unset: plain HTTP). */
+  tls: { inference?: TlsFiles; admin?: TlsFiles; metrics?: TlsFiles };
+  /** GATEWAY_ADMIN_MAX_BODY: largest management request body (bytes). */
+  adminMaxBodyBytes: number;
+  /** GATEWAY_DB_POOL_MAX: connections of the main PostgreSQL pool. */
+  dbPoolMax: number;
   dataDir: string;
   /** GATEWAY_MIGRATE (default on): apply pending migrations at start; `0`: only check none is pending. */
   migrate: boolean;
@@ -49,8 +59,16 @@ export interface GatewayConfig {
   redisUrl: string | undefined;
   /** GATEWAY_LIMITS_ON_REDIS_ERROR (`closed` default, or `open`): what limits do while Redis fails. */
   limitsOnRedisError: 'open' | 'closed';
+  /** GATEWAY_RESPONSE_CACHE_MAX: bytes of the in-process response cache. */
+  responseCacheMaxBytes: number;
+  /** GATEWAY_FILE_MAX: largest `/v1/files` upload. */
+  fileMaxBytes: number;
+  /** GATEWAY_BATCH_CONCURRENCY: lines of one batch in flight at once. */
+  batchConcurrency: number;
   /** GATEWAY_RESPONSE_RETENTION: how long stored Responses and Messages threads are kept (default 30d). */
   responseRetentionMs: number;
+  /** GATEWAY_BACKGROUND_LEASE: a background response's lease (data-plane/background.ts). */
+  backgroundLeaseMs: number;
 }
 
 export interface ListenerLimits {
@@ -84,11 +102,22 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
   const s = parseSettings(env);
   if (s.GATEWAY_KEK_PREVIOUS.length > 0 && !s.GATEWAY_KEK) throw new ConfigError('GATEWAY_KEK_PREVIOUS', 'needs GATEWAY_KEK (the new key) to be set');
   if (s.DATABASE_URL && !s.GATEWAY_KEK && role !== 'data') throw new ConfigError('GATEWAY_KEK', 'required when DATABASE_URL is set');
+  const tls: GatewayConfig['tls'] = {};
+  const inferenceTls = tlsPair(s.GATEWAY_TLS_CERT_FILE, s.GATEWAY_TLS_KEY_FILE, 'GATEWAY_TLS');
+  const adminTls = tlsPair(s.GATEWAY_ADMIN_TLS_CERT_FILE, s.GATEWAY_ADMIN_TLS_KEY_FILE, 'GATEWAY_ADMIN_TLS');
+  const metricsTls = tlsPair(s.GATEWAY_METRICS_TLS_CERT_FILE, s.GATEWAY_METRICS_TLS_KEY_FILE, 'GATEWAY_METRICS_TLS');
+  if (inferenceTls) tls.inference = inferenceTls;
+  if (adminTls) tls.admin = adminTls;
+  if (metricsTls) tls.metrics = metricsTls;
   return {
     role,
     host: s.GATEWAY_HOST,
     port: s.GATEWAY_PORT,
+    adminHost: s.GATEWAY_ADMIN_HOST ?? s.GATEWAY_HOST,
     adminPort: s.GATEWAY_ADMIN_PORT,
+    tls,
+    adminMaxBodyBytes: s.GATEWAY_ADMIN_MAX_BODY,
+    dbPoolMax: s.GATEWAY_DB_POOL_MAX,
     dataDir: s.GATEWAY_DATA_DIR,
     migrate: s.GATEWAY_MIGRATE,
     pgliteSharedBuffersKb: Math.floor(s.GATEWAY_PGLITE_SHARED_BUFFERS / 1024),
@@ -117,15 +146,28 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
       maxUpstreamResponseBytes: s.GATEWAY_MAX_UPSTREAM_RESPONSE,
     },
     shutdownGraceMs: s.GATEWAY_SHUTDOWN_GRACE,
-    telemetry: telemetryConfig(s),
+    telemetry: telemetryConfig(s, metricsTls),
     auditCheckpointIntervalMs: s.GATEWAY_AUDIT_CHECKPOINT_INTERVAL,
     logLevel: s.GATEWAY_LOG_LEVEL,
     responseRetentionMs: s.GATEWAY_RESPONSE_RETENTION,
+    backgroundLeaseMs: s.GATEWAY_BACKGROUND_LEASE,
+    responseCacheMaxBytes: s.GATEWAY_RESPONSE_CACHE_MAX,
+    fileMaxBytes: s.GATEWAY_FILE_MAX,
+    batchConcurrency: s.GATEWAY_BATCH_CONCURRENCY,
   };
 };
 
+/** A listener's TLS files: both or neither, each an existing file (a start-up error names the setting). */
+const tlsPair = (cert: string | undefined, key: string | undefined, prefix: string): TlsFiles | undefined => {
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined) throw new ConfigError(`${prefix}_CERT_FILE`, `required with ${prefix}_KEY_FILE`);
+  if (key === undefined) throw new ConfigError(`${prefix}_KEY_FILE`, `required with ${prefix}_CERT_FILE`);
+  for (const [name, file] of [[`${prefix}_CERT_FILE`, cert], [`${prefix}_KEY_FILE`, key]] as const) if (!existsSync(file)) throw new ConfigError(name, `'${file}' does not exist`);
+  return { certFile: cert, keyFile: key };
+};
+
 /** Traces and OTLP metrics are exported when an OTLP endpoint is set (the standard OTEL_* variables); gRPC takes the base as is. */
-const telemetryConfig = (s: Settings): TelemetryConfig => {
+const telemetryConfig = (s: Settings, tls: TlsFiles | undefined): TelemetryConfig => {
   const base = s.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
   const grpc = s.OTEL_EXPORTER_OTLP_PROTOCOL === 'grpc';
   const signal = (path: string): string | undefined => (base ? (grpc ? base : `${base}/${path}`) : undefined);
@@ -138,6 +180,7 @@ const telemetryConfig = (s: Settings): TelemetryConfig => {
     metrics: {
       port: s.GATEWAY_METRICS_PORT,
       host: s.GATEWAY_HOST,
+      ...(tls ? { tls } : {}),
       url: s.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ?? signal('v1/metrics'),
       intervalMs: s.OTEL_METRIC_EXPORT_INTERVAL,
     },

@@ -14,10 +14,20 @@ export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
 export const SETTINGS = {
   // listeners
-  GATEWAY_HOST: text({ default: '127.0.0.1', description: 'address both listeners bind to' }),
+  GATEWAY_HOST: text({ default: '127.0.0.1', description: 'address the inference and metrics listeners bind to (and the management listener unless `GATEWAY_ADMIN_HOST` is set)' }),
+  GATEWAY_ADMIN_HOST: optionalText({
+    unset: '`GATEWAY_HOST`',
+    description: 'address the management listener binds to: e.g. `127.0.0.1` or an internal interface while inference listens on `0.0.0.0`',
+  }),
   GATEWAY_PORT: port({ default: '8080', description: 'inference API listener (`0`: any free port)' }),
   GATEWAY_ADMIN_PORT: port({ default: '8081', description: 'management API listener (`0`: any free port)' }),
   GATEWAY_METRICS_PORT: port({ default: '9464', description: 'metrics listener: Prometheus text on `GET /metrics` (`0`: off); never on the inference port' }),
+  GATEWAY_TLS_CERT_FILE: optionalText({ unset: 'plain HTTP', description: 'PEM certificate (chain) file: the inference listener serves HTTPS (with `GATEWAY_TLS_KEY_FILE`)' }),
+  GATEWAY_TLS_KEY_FILE: optionalText({ unset: 'plain HTTP', description: 'PEM private key file of `GATEWAY_TLS_CERT_FILE`' }),
+  GATEWAY_ADMIN_TLS_CERT_FILE: optionalText({ unset: 'plain HTTP', description: 'PEM certificate (chain) file: the management listener serves HTTPS (with `GATEWAY_ADMIN_TLS_KEY_FILE`)' }),
+  GATEWAY_ADMIN_TLS_KEY_FILE: optionalText({ unset: 'plain HTTP', description: 'PEM private key file of `GATEWAY_ADMIN_TLS_CERT_FILE`' }),
+  GATEWAY_METRICS_TLS_CERT_FILE: optionalText({ unset: 'plain HTTP', description: 'PEM certificate (chain) file: the metrics listener serves HTTPS (with `GATEWAY_METRICS_TLS_KEY_FILE`)' }),
+  GATEWAY_METRICS_TLS_KEY_FILE: optionalText({ unset: 'plain HTTP', description: 'PEM private key file of `GATEWAY_METRICS_TLS_CERT_FILE`' }),
   // store
   GATEWAY_DATA_DIR: text({
     default: './data',
@@ -33,6 +43,13 @@ export const SETTINGS = {
     min: '1MiB',
     max: '4GiB',
     description: "embedded PGlite's `shared_buffers`; PostgreSQL's own 128 MB costs ~96 MB more RSS for ~10% cheaper record inserts at large tables",
+  }),
+  GATEWAY_DB_POOL_MAX: integer({
+    default: '10',
+    min: 1,
+    max: 1000,
+    unit: 'connections',
+    description: "PostgreSQL connections of a process's main pool (the propagation listener and the record writer hold 1–2 more each); PostgreSQL's `max_connections` must cover every replica's",
   }),
   DATABASE_URL: url({ schemes: ['postgres', 'postgresql'], secret: true, unset: 'embedded PGlite', description: 'PostgreSQL instead of PGlite (requires `GATEWAY_KEK`; no demo)' }),
   // secrets
@@ -61,7 +78,11 @@ export const SETTINGS = {
     description: 'request records held in memory at most; past it, and while the store is down, they wait in `GATEWAY_DATA_DIR/record-spool` (dropped only with `memory://` or a disk that refuses them)',
   }),
   GATEWAY_RECORD_BODIES: flag({ default: '1', description: '`0` keeps request/response bodies out of records (data retention)' }),
-  GATEWAY_RESPONSE_RETENTION: duration({ default: '30d', description: 'how long stored Responses and Messages threads are kept' }),
+  GATEWAY_RESPONSE_RETENTION: duration({ default: '30d', description: 'how long stored Responses, Messages threads and conversations are kept' }),
+  GATEWAY_BACKGROUND_LEASE: duration({
+    default: '30s',
+    description: 'a Responses `background` run renews its lease this often (a third of it); one found unfinished past its lease (its data plane stopped or was lost) reads `failed`',
+  }),
   GATEWAY_AUDIT_CHECKPOINT_INTERVAL: duration({ default: '5m', description: 'closed windows of audit entries are sealed into signed, chained checkpoints this often (docs/audit.md)' }),
   GATEWAY_LOG_LEVEL: oneOf({ values: LOG_LEVELS, default: 'info', description: 'JSON lines on stderr; secrets are never logged' }),
   // listener limits and shutdown
@@ -69,7 +90,8 @@ export const SETTINGS = {
     default: '30s',
     description: 'on SIGTERM/SIGINT, how long requests and streams in flight may finish before streams are ended with a `gateway_shutdown` error event',
   }),
-  GATEWAY_MAX_BODY: size({ default: '32MiB', description: 'largest request body; larger → 413 `request_too_large`' }),
+  GATEWAY_MAX_BODY: size({ default: '32MiB', description: 'largest inference request body; larger → 413 `request_too_large`' }),
+  GATEWAY_ADMIN_MAX_BODY: size({ default: '4MiB', min: '64KiB', max: '1GiB', description: 'largest management API request body (operations and the data plane protocol); larger → 413' }),
   GATEWAY_BODY_TIMEOUT: duration({ default: '30s', description: 'time to receive a request body once its headers arrived; slower → 408 `request_timeout`' }),
   GATEWAY_IDLE_TIMEOUT: duration({ default: '10s', max: '255s', description: 'kept-alive connections idle this long are closed (rounded up to whole seconds)' }),
   GATEWAY_STREAM_STALL_TIMEOUT: duration({ default: '60s', description: 'a stream whose client reads nothing this long is ended and its upstream call cancelled (`client_stalled`)' }),
@@ -82,6 +104,13 @@ export const SETTINGS = {
     unset: 'counters per process',
     description: "rate-limit and budget counters shared by every data plane (atomic Lua scripts on Bun's Redis client; docs/governance.md)",
   }),
+  GATEWAY_RESPONSE_CACHE_MAX: size({
+    default: '64MiB',
+    min: '1KiB',
+    description: 'bytes of cached answers (project setting `response-cache`) the in-process cache holds, least recently used evicted first; an answer over 1/16 of it is not cached (with REDIS_URL answers go to Redis instead: bound it with its `maxmemory`)',
+  }),
+  GATEWAY_FILE_MAX: size({ default: '200MB', min: '1KiB', description: 'largest file uploaded to `/v1/files` (batch input); larger → 413 `request_too_large`' }),
+  GATEWAY_BATCH_CONCURRENCY: integer({ default: '8', min: 1, max: 256, description: 'lines of one batch run at the same time through the project\'s routes (`/v1/batches`)' }),
   GATEWAY_LIMITS_ON_REDIS_ERROR: oneOf({
     values: ['closed', 'open'],
     default: 'closed',

@@ -1,4 +1,5 @@
 import { openapi } from '@elysiajs/openapi';
+import { type TlsFiles, tlsOption } from '../core/tls.ts';
 import { Elysia } from 'elysia';
 import { consoleRoutes } from '../console/serve.ts';
 import { callInfo } from './audit-record.ts';
@@ -9,6 +10,10 @@ import { openApiPage } from './openapi-ui.ts';
 export interface ControlServerOptions {
   host: string;
   port: number;
+  /** GATEWAY_ADMIN_TLS_*: serve HTTPS. */
+  tls?: TlsFiles;
+  /** GATEWAY_ADMIN_MAX_BODY (bytes); default 4 MiB. */
+  maxBodyBytes?: number;
   ops: readonly OpDef[];
   auth: ManagementAuth;
   ready: () => boolean;
@@ -116,8 +121,11 @@ export const buildControlApp = (opts: ControlServerOptions) =>
     })
     .use(mountOperations(opts.ops, { authenticate: opts.auth.authenticate, authorize: opts.auth.authorize }));
 
+/** GATEWAY_ADMIN_MAX_BODY's default. */
+export const DEFAULT_ADMIN_MAX_BODY = 4 * 1024 * 1024;
+
 export const startControlServer = (opts: ControlServerOptions) => {
   const app = buildControlApp(opts);
-  app.listen({ hostname: opts.host, port: opts.port, idleTimeout: 0, maxRequestBodySize: 4 * 1024 * 1024 });
+  app.listen({ hostname: opts.host, port: opts.port, idleTimeout: 0, maxRequestBodySize: opts.maxBodyBytes ?? DEFAULT_ADMIN_MAX_BODY, ...tlsOption(opts.tls) });
   return app;
 };

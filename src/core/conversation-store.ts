@@ -21,6 +21,33 @@ export interface StoredResponse {
   response: JsonObject;
   /** Every input item the response was generated from (earlier turns included), each with an `id`. */
   input: JsonObject[];
+  /** A response created with `background: true` (data-plane/background.ts): who runs it, and its streamed events. */
+  background?: BackgroundRun;
+}
+
+/**
+ * The run of a background response. The worker renews `leaseUntil` while it runs; a reader that
+ * finds the response still queued or in progress past it marks it failed (the worker is gone: its
+ * data plane restarted or was lost), so nothing waits for an answer that will never come.
+ */
+export interface BackgroundRun {
+  /** The worker's process (random per process start). */
+  owner: string;
+  /** Epoch ms; 0 once the run finished. */
+  leaseUntil: number;
+  /** A streamed run's events so far (each with its `sequence_number`), for `GET …?stream=true&starting_after=N`. */
+  events?: JsonObject[];
+  /** Set by a cancel through another data plane: the worker aborts at its next heartbeat. */
+  cancelRequested?: boolean;
+}
+
+/** An OpenAI conversation object (`POST /v1/conversations`) and its items, oldest first, each with an `id`. */
+export interface StoredConversationObject {
+  kind: 'conversation';
+  id: string;
+  createdAt: number;
+  metadata: JsonObject;
+  items: JsonObject[];
 }
 
 /** A Messages thread as of one reply: what a `continue` from that reply's id prepends. */
@@ -36,7 +63,7 @@ export interface StoredThread {
   continued?: boolean;
 }
 
-export type StoredConversation = StoredResponse | StoredThread;
+export type StoredConversation = StoredResponse | StoredThread | StoredConversationObject;
 
 export interface ConversationStore {
   get(projectId: string, id: string): Promise<StoredConversation | undefined>;

@@ -1,7 +1,16 @@
 import type { JsonObject } from '../canonical/types.ts';
-import { type ConversationStore, itemIdsOf, type StoredConversation, type StoredResponse, type StoredThread } from '../core/conversation-store.ts';
+import {
+  type BackgroundRun,
+  type ConversationStore,
+  itemIdsOf,
+  type StoredConversation,
+  type StoredConversationObject,
+  type StoredResponse,
+  type StoredThread,
+} from '../core/conversation-store.ts';
+import { BackgroundRuns } from './background-runs.ts';
 
-export type { ConversationStore, StoredConversation, StoredResponse, StoredThread };
+export type { BackgroundRun, ConversationStore, StoredConversation, StoredConversationObject, StoredResponse, StoredThread };
 export { itemIdsOf };
 import { GatewayError } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
@@ -29,7 +38,15 @@ export class Conversations {
     this.#claims.delete(`${projectId}\u0000${id}`);
   }
 
-  constructor(readonly store: ConversationStore) {}
+  /** Background responses this process runs (data-plane/background.ts). */
+  readonly runs: BackgroundRuns;
+
+  constructor(
+    readonly store: ConversationStore,
+    opts: { backgroundLeaseMs?: number } = {},
+  ) {
+    this.runs = new BackgroundRuns(opts.backgroundLeaseMs);
+  }
 
   async #settled(projectId: string, id: string): Promise<void> {
     const p = this.#pending.get(`${projectId}\u0000${id}`);
@@ -48,13 +65,19 @@ export class Conversations {
 
   /** Starts the write; resolves when it landed. A failed write is logged (the answer was already given). */
   put(projectId: string, c: StoredConversation): Promise<void> {
-    const keys = [c.id, ...(c.kind === 'response' ? itemIdsOf(c).map((i) => String(i.id)) : [])].map((id) => `${projectId}\u0000${id}`);
-    const p = this.store.put(projectId, c).catch((e: unknown) => {
+    return this.write(projectId, c).catch((e: unknown) => {
       log.every('conversation-store-put', 'error', 'storing a conversation failed; later references to it will be refused', { error: describeError(e) });
     });
-    for (const k of keys) this.#pending.set(k, p);
-    void p.finally(() => {
-      for (const k of keys) if (this.#pending.get(k) === p) this.#pending.delete(k);
+  }
+
+  /** As put, but a failed write rejects (for writes the caller's answer depends on). */
+  write(projectId: string, c: StoredConversation): Promise<void> {
+    const keys = [c.id, ...(c.kind === 'response' ? itemIdsOf(c).map((i) => String(i.id)) : [])].map((id) => `${projectId}\u0000${id}`);
+    const p = this.store.put(projectId, c);
+    const settled = p.catch(() => undefined);
+    for (const k of keys) this.#pending.set(k, settled);
+    void settled.finally(() => {
+      for (const k of keys) if (this.#pending.get(k) === settled) this.#pending.delete(k);
     });
     return p;
   }

@@ -4,7 +4,7 @@ import { isRecord } from '../core/json.ts';
 import type { ExtraEndpoint } from '../providers/types.ts';
 import { dispatchExtra } from './dispatch.ts';
 import type { InferenceDeps } from './pipeline/context.ts';
-import { type EndpointSpec, runPipeline, type Serving } from './pipeline/index.ts';
+import { type EndpointSpec, type InternalCaller, runPipeline, type Serving } from './pipeline/index.ts';
 import { errorResponse, idHeaders, type RequestIds } from './respond.ts';
 
 const isObject = (v: unknown): v is JsonObject => isRecord(v);
@@ -63,7 +63,7 @@ const specs = new Map<string, EndpointSpec<JsonObject>>();
  * `/v1/rerank`: the same pipeline as the chat endpoints; the OpenAI wire is kept end to end. JSON
  * answers echo the client's model id and feed usage and cost into the record.
  */
-export const handleExtra = (deps: InferenceDeps, endpoint: ExtraEndpoint, path: string, req: Request, ids: RequestIds): Promise<Response> => {
+export const handleExtra = (deps: InferenceDeps, endpoint: ExtraEndpoint, path: string, req: Request, ids: RequestIds, as?: InternalCaller): Promise<Response> => {
   let spec = specs.get(path);
   if (!spec) {
     spec = {
@@ -78,5 +78,5 @@ export const handleExtra = (deps: InferenceDeps, endpoint: ExtraEndpoint, path: 
     };
     specs.set(path, spec);
   }
-  return runPipeline(deps, spec, req, ids);
+  return runPipeline(deps, spec, req, ids, as);
 };

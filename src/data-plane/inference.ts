@@ -1,4 +1,6 @@
-import type { CanonicalRequest, ClientFormat, JsonObject } from '../canonical/types.ts';
+import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject } from '../canonical/types.ts';
+import { answerOfStream, type LiveServe, serveCached } from './cache/serve.ts';
+import { requestCache } from './pipeline/cache.ts';
 import { asGatewayError } from '../core/errors.ts';
 import { codecFor } from '../formats/registry.ts';
 import { argumentsObject } from '../formats/shared.ts';
@@ -6,13 +8,14 @@ import { messageId } from '../formats/messages/response.ts';
 import type { ClientFormatCodec, EncodeContext, StreamEncoder } from '../formats/types.ts';
 import { authenticate } from './auth.ts';
 import { dispatchComplete, dispatchStream, type OpenStream, type PassThroughRequest } from './dispatch.ts';
-import { type EndpointSpec, noSnapshot, runPipeline, type Serving } from './pipeline/index.ts';
+import { type EndpointSpec, type InternalCaller, noSnapshot, runPipeline, type Serving } from './pipeline/index.ts';
 import type { InferenceDeps } from './pipeline/context.ts';
 import { errorResponse, jsonResponse, type RequestIds, sseResponse, type StreamSummary } from './respond.ts';
 import { nativeAnswer, nativeResponsesBody } from './responses-native.ts';
 import { prepareHosted } from './hosted-mcp/prepare.ts';
 import { serveHosted } from './hosted-mcp/run.ts';
 import { prepareResponses, prepareThread } from './stateful.ts';
+import { serveBackground } from './background.ts';
 
 export type { InferenceDeps } from './pipeline/context.ts';
 
@@ -42,7 +45,10 @@ const relayEncoder = (format: ClientFormat, open: OpenStream, inner: StreamEncod
   error: (e) => inner.error(e),
 });
 
-const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined): Promise<Response> => {
+/** Receives the answer for the response cache (a miss of a project with the `response-cache` setting). */
+type KeepAnswer = ((r: CanonicalResponse) => void) | undefined;
+
+const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined, cache?: KeepAnswer): Promise<Response> => {
   const { ctx, request: creq } = s;
   const outcome = await dispatchComplete(creq, s.plan.route, s.signal, pass, ctx);
   if (!outcome.ok) {
@@ -62,12 +68,13 @@ const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, 
   }
   const body = outcome.relayText ?? JSON.stringify(codec.encodeResponse(r, encodeContext(s)));
   s.finish({ status: 200, usage: r.usage, attempts: outcome.attempts, responseText: body, responseId: r.id, responseModel: r.model, finishReason: r.finishReason });
+  cache?.(r);
   // Kept before answering: the client's next turn may follow at once.
   if (s.keeper) await s.keeper.keep(JSON.parse(body) as JsonObject);
   return jsonResponse(200, body, ctx.ids);
 };
 
-const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined): Promise<Response> => {
+const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined, cache?: KeepAnswer): Promise<Response> => {
   const { ctx, request: creq, deps } = s;
   const outcome = await dispatchStream(creq, s.plan.route, s.signal, pass, ctx);
   if (!outcome.ok) {
@@ -88,6 +95,10 @@ const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pa
       const ended = sum.error ? { error: sum.error, partial: { outputChars: sum.outputChars } } : {};
       s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...ended, response, ttfbMs, responseId: sum.id, ...(sum.finishReason ? { finishReason: sum.finishReason } : {}) });
       if (s.keeper && !sum.error) void s.keeper.keep(outcome.stream.relayFinal?.() ?? canonical.final?.() ?? streamedMessage(sum, encodeContext(s)));
+      if (cache) {
+        const answer = answerOfStream(sum, s.request.model);
+        if (answer) cache(answer);
+      }
     },
   });
 };
@@ -157,10 +168,22 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
         s.request.modelReasons = s.plan.catalog.capabilities.includes('reasoning');
         const beta = s.ctx.headers?.get('anthropic-beta');
         if (beta) s.request.anthropicBeta = beta.split(',').map((b) => b.trim()).filter((b) => b !== '');
-        // The gateway's own MCP tools: served through the canonical path, round after round (hosted-mcp/run.ts).
-        if (s.hosted) return serveHosted(codec, s, s.hosted, encodeContext(s));
-        const pass = passThroughOf(format, s, s.body);
-        return s.request.stream ? stream(codec, s, pass) : complete(codec, s, pass);
+        const run = (r: Serving<CanonicalRequest>): Promise<Response> => {
+          // The gateway's own MCP tools: served through the canonical path, round after round (hosted-mcp/run.ts); never cached.
+          if (r.hosted) return serveHosted(codec, r, r.hosted, encodeContext(r));
+          const pass = passThroughOf(format, r, r.body);
+          // The response cache: one property read for projects without the setting.
+          if (r.ctx.key?.project.responseCache) {
+            const cache = requestCache(r.deps.responseCache, r.ctx.key, format, r.request.model, r.body, r.ctx.headers);
+            if (cache) {
+              const live: LiveServe = (c, keep) => (c.request.stream ? stream(codec, c, pass, keep) : complete(codec, c, pass, keep));
+              return serveCached(codec, r, cache, encodeContext(r), live, (sum) => streamedMessage(sum, encodeContext(r)));
+            }
+          }
+          return r.request.stream ? stream(codec, r, pass) : complete(codec, r, pass);
+        };
+        // Responses `background: true`: answered at once, run by the gateway (background.ts).
+        return s.background ? serveBackground(s, run) : run(s);
       },
       fail: (err, ids) => errorResponse(err, ids, codec),
     };
@@ -170,7 +193,8 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
 };
 
 /** One inference request in any of the three client formats, end to end. */
-export const handleInference = (deps: InferenceDeps, format: ClientFormat, req: Request, ids: RequestIds): Promise<Response> => runPipeline(deps, specFor(format), req, ids);
+export const handleInference = (deps: InferenceDeps, format: ClientFormat, req: Request, ids: RequestIds, as?: InternalCaller): Promise<Response> =>
+  runPipeline(deps, specFor(format), req, ids, as);
 
 /** `GET /v1/models`: the key's routable models, serialised once per snapshot revision. */
 export const handleModels = async (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> => {

@@ -187,7 +187,10 @@ const directStream = (source: DirectSource): ReadableStream<Uint8Array> => new R
  * returns a promise and the upstream is not read until it resolves; a client that reads nothing for
  * the stall time-out has its stream ended and its upstream request cancelled.
  */
-export const sseResponse = (open: OpenStream, encoder: StreamEncoder, ids: RequestIds, opts: SseOptions): Response => {
+/** What sseResponse reads events from: an upstream stream, or a cached answer's events (cache/serve.ts). */
+export type EventSource = Pick<OpenStream, 'first' | 'next' | 'abort' | 'takeRelay'>;
+
+export const sseResponse = (open: EventSource, encoder: StreamEncoder, ids: RequestIds, opts: SseOptions): Response => {
   const obs = observer(256 * 1024);
   let finished = false;
   let sink: ReadableStreamDirectController | undefined;

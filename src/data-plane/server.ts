@@ -1,4 +1,5 @@
 import type { Server } from 'bun';
+import { type TlsFiles, tlsOption } from '../core/tls.ts';
 import { asGatewayError, GatewayError } from '../core/errors.ts';
 import { requestUuid } from '../core/ids.ts';
 import { describeError, log } from '../core/log.ts';
@@ -8,8 +9,10 @@ import { handleInference, handleModels, type InferenceDeps } from './inference.t
 import { errorResponse, isGatewayStream, jsonResponse, type RequestIds } from './respond.ts';
 import { bodyTooLarge } from './pipeline/body.ts';
 import { handleStoredResponse } from './stored-responses.ts';
+import { handleConversations } from './conversations-api.ts';
 import { handleCountTokens } from './count-tokens.ts';
 import { McpGateway } from '../mcp/http.ts';
+import { batchRoute, cancelBatch, createBatch, deleteFile, fileContent, getBatch, getFile, listBatches, listFiles, uploadFile } from './batches.ts';
 
 /**
  * The inference listener. Plain `Bun.serve` with its static route table: the hot path pays for no
@@ -42,6 +45,8 @@ const methodNotAllowed = (req: Request, ids: RequestIds): Response =>
 export interface DataPlaneServerOptions {
   host: string;
   port: number;
+  /** GATEWAY_TLS_*: serve HTTPS. */
+  tls?: TlsFiles;
   deps: InferenceDeps;
   /** GATEWAY_MAX_BODY (checked on Content-Length here; counted by the body reader) and the idle time-out of kept-alive connections. */
   limits: { maxBodyBytes: number; idleTimeoutSeconds: number };
@@ -108,7 +113,11 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
     GET: guard(methodNotAllowed),
   });
   const stored: Handler = (req, ids) => handleStoredResponse(deps, req, ids);
+  const conversations: Handler = (req, ids) => handleConversations(deps, req, ids);
   const extra = (endpoint: ExtraEndpoint, path: string) => post((req, ids) => handleExtra(deps, endpoint, path, req, ids));
+  // Uploads are bounded by GATEWAY_FILE_MAX (plus room for the multipart framing), not GATEWAY_MAX_BODY.
+  const uploadGuard = guardFor(opts.limits.idleTimeoutSeconds, deps.batches ? deps.batches.maxFileBytes + 65_536 : opts.limits.maxBodyBytes);
+  const files = (h: Parameters<typeof batchRoute>[0]) => guard((req, ids) => batchRoute(h)(deps, req, ids));
   const mcpHandler = guard((req, ids) => mcp.handle(req, ids, decodeURIComponent(new URL(req.url).pathname.slice('/mcp/'.length))));
   return {
     '/mcp/:profileId': { POST: mcpHandler, GET: mcpHandler, DELETE: mcpHandler },
@@ -119,7 +128,18 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
     '/v1/responses/input_tokens': post((req, ids) => handleCountTokens(deps, 'responses', req, ids)),
     '/v1/responses/:id': { GET: guard(stored), DELETE: guard(stored), POST: guard(methodNotAllowed) },
     '/v1/responses/:id/input_items': { GET: guard(stored), POST: guard(methodNotAllowed) },
+    '/v1/responses/:id/cancel': { POST: guard(stored), GET: guard(methodNotAllowed) },
+    '/v1/conversations': { POST: guard(conversations), GET: guard(methodNotAllowed) },
+    '/v1/conversations/:id': { GET: guard(conversations), POST: guard(conversations), DELETE: guard(conversations) },
+    '/v1/conversations/:id/items': { GET: guard(conversations), POST: guard(conversations) },
+    '/v1/conversations/:id/items/:itemId': { GET: guard(conversations), DELETE: guard(conversations), POST: guard(methodNotAllowed) },
     '/v1/models': { GET: guard((req, ids) => handleModels(deps, req, ids)), POST: guard(methodNotAllowed) },
+    '/v1/files': { GET: files(listFiles), POST: uploadGuard((req, ids) => batchRoute(uploadFile)(deps, req, ids)) },
+    '/v1/files/:id': { GET: files(getFile), DELETE: files(deleteFile), POST: guard(methodNotAllowed) },
+    '/v1/files/:id/content': { GET: files(fileContent), POST: guard(methodNotAllowed) },
+    '/v1/batches': { GET: files(listBatches), POST: files(createBatch) },
+    '/v1/batches/:id': { GET: files(getBatch), POST: guard(methodNotAllowed) },
+    '/v1/batches/:id/cancel': { POST: files(cancelBatch), GET: guard(methodNotAllowed) },
     '/v1/audio/transcriptions': { POST: guard((_r, ids) => unsupported(ids)), GET: guard((_r, ids) => unsupported(ids)) },
     '/v1/completions': extra('completions', '/v1/completions'),
     '/v1/embeddings': extra('embeddings', '/v1/embeddings'),
@@ -151,6 +171,7 @@ export const startDataPlaneServer = (opts: DataPlaneServerOptions): Server<undef
   return Bun.serve({
     hostname: opts.host,
     port: opts.port,
+    ...tlsOption(opts.tls),
     idleTimeout: opts.limits.idleTimeoutSeconds,
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     routes: buildInferenceRoutes(opts),

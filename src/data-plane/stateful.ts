@@ -1,7 +1,9 @@
 import type { JsonObject, JsonValue } from '../canonical/types.ts';
 import { GatewayError, invalidRequest } from '../core/errors.ts';
+import { describeError, log } from '../core/log.ts';
 import type { HostedMcp } from './hosted-mcp/prepare.ts';
-import { type Conversations, notStored, type StoredThread, storeUnavailable } from './conversations.ts';
+import { type BackgroundRun, type Conversations, notStored, type StoredResponse, type StoredThread, storeUnavailable } from './conversations.ts';
+import { appendToConversation, conversationParam, loadConversation } from './conversation-items.ts';
 
 /**
  * What the request path does with server-side conversation state before a request is read and
@@ -14,8 +16,13 @@ import { type Conversations, notStored, type StoredThread, storeUnavailable } fr
 export interface Keeper {
   /** Responses: members set on the answer object (`store`, `previous_response_id`). */
   responseFields?: JsonObject;
-  /** Called once with the client-visible answer object (a Responses `response`, a Messages `message`). */
-  keep(answer: JsonObject): Promise<void>;
+  /**
+   * Called once with the client-visible answer object (a Responses `response`, a Messages
+   * `message`); a background response's final state comes with its run (data-plane/background.ts).
+   */
+  keep(answer: JsonObject, run?: BackgroundRun): Promise<void>;
+  /** Responses: stores the response object as it stands (a background response queued, in progress, failed, cancelled), nothing else. */
+  hold?(response: JsonObject, run: BackgroundRun): Promise<void>;
   /** Called once when the request is finished (answered or not); keep(), when called, follows in the same tick. */
   release?(): void;
 }
@@ -25,6 +32,8 @@ export interface Prepared {
   keeper?: Keeper;
   /** Responses `mcp` tools the gateway runs itself (data-plane/hosted-mcp). */
   hosted?: HostedMcp;
+  /** Responses `background: true`: the gateway runs the request and the client polls (data-plane/background.ts). */
+  background?: boolean;
 }
 
 const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -51,10 +60,24 @@ export const prepareResponses = async (conv: Conversations | undefined, projectI
   const input = body.input;
   const refs = Array.isArray(input) && input.some((i) => isObject(i) && i.type === 'item_reference');
   if (body.store !== undefined && body.store !== null && typeof body.store !== 'boolean') throw invalidRequest("'store' must be a boolean.", 'store');
+  if (body.background !== undefined && body.background !== null && typeof body.background !== 'boolean') throw invalidRequest("'background' must be a boolean.", 'background');
   const store = body.store !== false;
+  const background = body.background === true;
+  const conversationId = conversationParam(body.conversation);
+  if (conversationId !== undefined && prev !== undefined && prev !== null) {
+    throw new GatewayError({
+      kind: 'invalid_request',
+      message: "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.",
+      param: 'conversation',
+      errorCode: 'mutually_exclusive_parameters',
+    });
+  }
+  if (background && !store) throw invalidRequest("Background mode requires 'store' to be true: a background response is kept so that it can be polled.", 'background');
   if (!conv) {
     if (prev !== undefined && prev !== null) throw storeUnavailable('previous_response_id');
     if (refs) throw storeUnavailable('input');
+    if (conversationId !== undefined) throw storeUnavailable('conversation');
+    if (background) throw storeUnavailable('background');
     return { body };
   }
   const items: JsonValue[] = [];
@@ -65,6 +88,8 @@ export const prepareResponses = async (conv: Conversations | undefined, projectI
     items.push(...stored.input);
     if (Array.isArray(stored.response.output)) items.push(...stored.response.output);
   }
+  if (conversationId !== undefined) items.push(...(await loadConversation(conv, projectId, conversationId)).items);
+  const carried = items.length;
   if (typeof input === 'string') items.push({ type: 'message', role: 'user', content: input });
   else if (Array.isArray(input)) {
     for (let i = 0; i < input.length; i++) {
@@ -81,18 +106,42 @@ export const prepareResponses = async (conv: Conversations | undefined, projectI
 
   const expanded: JsonObject = { ...body, input: items };
   delete expanded.previous_response_id;
+  delete expanded.conversation;
+  delete expanded.background;
   const previous = typeof prev === 'string' ? prev : null;
   const responseFields: JsonObject = { store, previous_response_id: previous };
-  if (!store) return { body: expanded, keeper: { responseFields, keep: async () => undefined } };
+  if (background) responseFields.background = true;
+  if (conversationId !== undefined) responseFields.conversation = { id: conversationId };
   const storedInput = withIds(items, requestHex);
+  /** The conversation gets this turn's input and the answer's output, as on OpenAI. */
+  const appendTurn = async (response: JsonObject): Promise<void> => {
+    if (conversationId === undefined) return;
+    const output = Array.isArray(response.output) ? response.output.filter(isObject) : [];
+    // The answer was given already: a conversation deleted meanwhile (or a store failure) is logged.
+    await appendToConversation(conv, projectId, conversationId, [...storedInput.slice(carried), ...output]).catch((e: unknown) => {
+      log.every('conversation-append', 'warn', "appending a turn to its conversation failed", { error: describeError(e) });
+    });
+  };
+  const record = (response: JsonObject, run?: BackgroundRun): StoredResponse | undefined => {
+    const id = response.id;
+    if (typeof id !== 'string') return undefined;
+    const createdAt = typeof response.created_at === 'number' ? response.created_at : nowSeconds();
+    return { kind: 'response', id, createdAt, response, input: storedInput, ...(run ? { background: run } : {}) };
+  };
   return {
     body: expanded,
+    ...(background ? { background: true } : {}),
     keeper: {
       responseFields,
-      keep: async (response) => {
-        const id = response.id;
-        if (typeof id !== 'string') return;
-        await conv.put(projectId, { kind: 'response', id, createdAt: typeof response.created_at === 'number' ? response.created_at : nowSeconds(), response, input: storedInput });
+      keep: async (response, run) => {
+        const r = store ? record(response, run) : undefined;
+        if (r) await conv.put(projectId, r);
+        await appendTurn(response);
+      },
+      // A failed write rejects: the background response's answer depends on it.
+      hold: async (response, run) => {
+        const r = record(response, run);
+        if (r) await conv.write(projectId, r);
       },
     },
   };

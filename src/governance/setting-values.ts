@@ -13,6 +13,8 @@
  * - `record-retention` (contract §8): `{"bodies": "full" | "truncated" | "none", "maxBodyBytes"?: int,
  *   "days"?: int}` — `none` stores no body, `truncated` cuts each body at `maxBodyBytes` (default
  *   4096), `days` purges records (and their bodies) older than that many days; no other keys.
+ * - `response-cache` (contract §11): `{"mode": "exact", "ttlSeconds": int (1..604800), "scope"?:
+ *   "project" | "api_key"}` — `scope` defaults to `project`; no other keys. Absent: no cache.
  */
 
 /** A provider connection name (the ID pattern of the management API), 1-253 characters. */
@@ -61,13 +63,25 @@ export interface RecordRetentionSetting {
 /** The default: full bodies, kept forever. */
 export const FULL_RETENTION: RecordRetentionSetting = Object.freeze({ bodies: 'full', maxBodyBytes: 4096 });
 
-export type SettingName = 'rate-limit' | 'global-fallback' | 'trace-content' | 'record-retention';
+export type ResponseCacheScope = 'project' | 'api_key';
+
+export interface ResponseCacheSetting {
+  mode: 'exact';
+  ttlSeconds: number;
+  /** Whose requests share answers (default `project`); `api_key`: each key its own. */
+  scope: ResponseCacheScope;
+}
+
+export const MAX_CACHE_TTL_SECONDS = 604_800;
+
+export type SettingName = 'rate-limit' | 'global-fallback' | 'trace-content' | 'record-retention' | 'response-cache';
 
 export interface SettingValues {
   'rate-limit': RateLimitSetting;
   'global-fallback': GlobalFallbackSetting;
   'trace-content': boolean;
   'record-retention': RecordRetentionSetting;
+  'response-cache': ResponseCacheSetting;
 }
 
 /** A parsed value, or why the text is not one (a sentence fit for an error message). */
@@ -165,6 +179,18 @@ export const parseRecordRetention = (text: string): Parsed<RecordRetentionSettin
   };
 };
 
+export const parseResponseCache = (text: string): Parsed<ResponseCacheSetting> => {
+  const j = parseJsonObject(text);
+  if (!j.ok) return j;
+  const o = j.value;
+  const extra = unknownKey(o, ['mode', 'ttlSeconds', 'scope']);
+  if (extra !== undefined) return fail(`unknown key '${extra.slice(0, 40)}' (allowed: mode, ttlSeconds, scope)`);
+  if (o.mode !== 'exact') return fail("'mode' must be 'exact'");
+  if (!positiveInt(o.ttlSeconds) || (o.ttlSeconds as number) > MAX_CACHE_TTL_SECONDS) return fail(`'ttlSeconds' must be an integer from 1 to ${MAX_CACHE_TTL_SECONDS}`);
+  if (o.scope !== undefined && o.scope !== 'project' && o.scope !== 'api_key') return fail("'scope' must be 'project' or 'api_key'");
+  return { ok: true, value: { mode: 'exact', ttlSeconds: o.ttlSeconds as number, scope: (o.scope as ResponseCacheScope | undefined) ?? 'project' } };
+};
+
 /** Parses a setting value by its setting name. */
 export const parseSettingValue = <N extends SettingName>(name: N, text: string): Parsed<SettingValues[N]> => {
   const parsers: { [K in SettingName]: (t: string) => Parsed<SettingValues[K]> } = {
@@ -172,6 +198,7 @@ export const parseSettingValue = <N extends SettingName>(name: N, text: string):
     'global-fallback': parseGlobalFallback,
     'trace-content': parseTraceContent,
     'record-retention': parseRecordRetention,
+    'response-cache': parseResponseCache,
   };
   return parsers[name](text);
 };

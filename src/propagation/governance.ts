@@ -6,9 +6,11 @@ import {
   parseGlobalFallback,
   parseRateLimit,
   parseRecordRetention,
+  parseResponseCache,
   parseTraceContent,
   type RateLimitSetting,
   type RecordRetentionSetting,
+  type ResponseCacheSetting,
 } from '../governance/setting-values.ts';
 import { describeError, log } from '../core/log.ts';
 import type { ConfigDocument } from '../api/config-document.ts';
@@ -24,6 +26,7 @@ export interface ProjectGovernance {
   rateLimit: RateLimitSetting | undefined;
   traceContent: boolean;
   retention: RecordRetentionSetting;
+  responseCache: ResponseCacheSetting | undefined;
   fallback: readonly ResolvedTarget[];
   budgets: readonly BudgetSnapshot[];
   guardrails: { input: readonly GuardrailRule[]; output: readonly GuardrailRule[] };
@@ -59,6 +62,7 @@ export const projectGovernance = (
   let rateLimit: RateLimitSetting | undefined;
   let traceContent = false;
   let retention = FULL_RETENTION;
+  let responseCache: ResponseCacheSetting | undefined;
   const fallback: ResolvedTarget[] = [];
   for (const s of settings) {
     if (s.name === 'rate-limit') {
@@ -73,6 +77,10 @@ export const projectGovernance = (
       const p = parseRecordRetention(s.value);
       if (p.ok) retention = Object.freeze(p.value);
       else log.every('setting-unparsed', 'warn', 'a stored record-retention setting does not parse; it is ignored', { reason: p.reason });
+    } else if (s.name === 'response-cache') {
+      const p = parseResponseCache(s.value);
+      if (p.ok) responseCache = Object.freeze(p.value);
+      else log.every('setting-unparsed', 'warn', 'a stored response-cache setting does not parse; it is ignored', { reason: p.reason });
     } else if (s.name === 'global-fallback') {
       const p = parseGlobalFallback(s.value);
       if (p.ok) {
@@ -88,6 +96,7 @@ export const projectGovernance = (
     rateLimit,
     traceContent,
     retention,
+    responseCache,
     fallback: Object.freeze(fallback),
     budgets: Object.freeze(
       budgets.map((b) => Object.freeze({ id: b.id, name: b.name, apiKeyId: b.apiKeyId, limitNanoUsd: b.limitNanoUsd, period: b.period as BudgetPeriod })),

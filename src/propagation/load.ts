@@ -1,60 +1,19 @@
-import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, max, or } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNotNull, isNull, max, or } from 'drizzle-orm';
 import { ENTITIES_KEEPING_API_KEYS, RESOURCES } from '../api/resources.ts';
 import { hostOfUrl } from '../core/hosts.ts';
-import { byokProviderId } from '../core/byok.ts';
-import type { JsonObject } from '../canonical/types.ts';
 import type { SecretBox } from '../core/secrets.ts';
 import type { Db } from '../store/db.ts';
-import {
-  aiModels,
-  apiKeys,
-  budgets,
-  guardrails,
-  byokKeys,
-  mcpProfiles,
-  mcpServerCredentials,
-  mcpServers,
-  projectMcpServers,
-  configChanges,
-  customers,
-  dataplanes,
-  projectGatewayProjects,
-  projectGateways,
-  projectMembers,
-  projectModels,
-  projectProviders,
-  projectSettings,
-  projects,
-  providerConnections,
-  routes,
-  signingKeys,
-  userTokens,
-} from '../store/schema/index.ts';
+import { apiKeys, configChanges, customers, dataplanes, projectGatewayProjects, projectGateways, projects, signingKeys, userTokens } from '../store/schema/index.ts';
 import { pgliteTxExec } from '../store/pglite.ts';
-import { selectMany } from '../store/pglite-select.ts';
-import { catalogEntry } from '../store/views/catalog.ts';
-import type { ConfigDocument } from '../api/config-document.ts';
-import { mcpSections } from './load-mcp.ts';
+import type { ConfigDocument, DocumentSections } from '../api/config-document.ts';
+import { batchedSelect, type DocumentScope, type LoadContext, liveProjects, type Tx } from './loader.ts';
+import { loadSections } from './sections/index.ts';
 
 /** The newest configuration revision (the highest change-record id; 0 before any change). */
 export const currentRevision = async (db: Db): Promise<number> => {
   const [row] = await db.select({ rev: max(configChanges.id) }).from(configChanges);
   return Number(row?.rev ?? 0);
 };
-
-/**
- * Reads everything a data plane serves from the store, in one consistent transaction. Project-owned
- * rows are joined to their project by row id, and only rows of live projects of live customers are
- * read (a stray row of a deleted tenant never reaches a snapshot). `upstreamAllowPrivate`
- * (GATEWAY_UPSTREAM_ALLOW_PRIVATE) lets every connection reach private addresses.
- */
-/** Restricts a document to what one data plane serves: its customer's listed projects (see the pull protocol). */
-export interface DocumentScope {
-  customerUuid: string;
-  projectUuids: readonly string[];
-  /** The data plane's workspace row: only its project gateways and its own PROXY_URL are listed. */
-  workspace?: { id: string; slug: string; projectUuid: string };
-}
 
 export interface LoadOptions {
   /** false (tests): the selects one by one instead of in one round trip on PGlite. */
@@ -105,6 +64,20 @@ const mergeKeys = (previous: readonly KeyDoc[], changed: readonly string[], read
   return [...kept, ...read];
 };
 
+type LoadedSections = Awaited<ReturnType<typeof loadSections>>;
+// Every declared section has a loader and every loader fills a declared section (a compile error names the one astray).
+({}) satisfies Record<Exclude<keyof DocumentSections, keyof LoadedSections>, never>;
+({}) satisfies Record<Exclude<keyof LoadedSections, keyof DocumentSections>, never>;
+
+/**
+ * Reads everything a data plane serves from the store, in one transaction: the declared sections
+ * by their loaders (src/propagation/sections/*, started together so that every select travels in
+ * one batch) and the sections that are not one resource's rows (api/config-document.ts) here.
+ * Project-owned rows are joined to their project by row id, and only rows of live projects of live
+ * customers are read (a stray row of a deleted tenant never reaches a snapshot).
+ * `upstreamAllowPrivate` (GATEWAY_UPSTREAM_ALLOW_PRIVATE) lets every connection reach private
+ * addresses.
+ */
 export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAllowPrivate = false, scope?: DocumentScope, opts: LoadOptions = {}): Promise<ConfigDocument> =>
   db.transaction(async (tx) => {
     // On PGlite the selects go in one round trip (store/pglite-select.ts); `batched: false` (tests) reads them one by one.
@@ -114,39 +87,15 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
     const previous = scope ? undefined : opts.previous;
     const changedKeys = await keysSince(tx, previous, revision);
     const now = new Date();
-    const live = () =>
-      tx
-        .select({ id: projects.id })
-        .from(projects)
-        .innerJoin(customers, eq(customers.id, projects.customerUuid))
-        .where(
-          and(
-            isNull(projects.deletedAt),
-            isNull(customers.deletedAt),
-            scope ? eq(projects.customerUuid, scope.customerUuid) : undefined,
-            scope ? inArray(projects.id, scope.projectUuids.length > 0 ? [...scope.projectUuids] : ['00000000-0000-0000-0000-000000000000']) : undefined,
-          ),
-        );
-    const [projectRows, catalogRows, pmRows, ppRows, memberRows, connRows, routeRows, keyRows, signingRows, revokedRows, byokRows, settingRows, budgetRows, guardrailRows, mcpServerRows, mcpAssignmentRows, mcpProfileRows, mcpCredentialRows] = await selectMany(exec, [
+    const live = liveProjects(tx, scope);
+    const ctx: LoadContext = { tx, secrets, upstreamAllowPrivate, scope, now, live, select: batchedSelect(exec) };
+    // Both start in this tick: their selects share one batch.
+    const sections = loadSections(ctx);
+    const own = ctx.select([
       tx
         .select({ id: projects.id, customerUuid: projects.customerUuid, customerId: projects.customerId, projectId: projects.projectId })
         .from(projects)
         .where(inArray(projects.id, live())),
-      tx.select().from(aiModels).where(isNull(aiModels.deletedAt)),
-      tx.select().from(projectModels).where(inArray(projectModels.projectUuid, live())),
-      tx.select().from(projectProviders).where(inArray(projectProviders.projectUuid, live())),
-      tx
-        .select({ projectUuid: projectMembers.projectUuid, userId: projectMembers.userId })
-        .from(projectMembers)
-        .where(inArray(projectMembers.projectUuid, live())),
-      tx
-        .select()
-        .from(providerConnections)
-        .where(and(isNull(providerConnections.deletedAt), inArray(providerConnections.projectUuid, live()))),
-      tx
-        .select()
-        .from(routes)
-        .where(and(isNull(routes.deletedAt), inArray(routes.projectUuid, live()))),
       tx
         .select({
           id: apiKeys.id,
@@ -170,111 +119,21 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
         .select({ jti: userTokens.jti })
         .from(userTokens)
         .where(and(isNotNull(userTokens.revokedAt), gt(userTokens.expiresAt, now), scope ? eq(userTokens.customerUuid, scope.customerUuid) : undefined)),
-      tx
-        .select({ id: byokKeys.id, projectUuid: byokKeys.projectUuid, provider: byokKeys.provider, userId: byokKeys.scopeUserId, secretWrapped: byokKeys.secretWrapped })
-        .from(byokKeys)
-        .where(and(isNull(byokKeys.revokedAt), inArray(byokKeys.projectUuid, live())))
-        .orderBy(asc(byokKeys.createdAt), asc(byokKeys.id)),
-      tx
-        .select({ projectUuid: projectSettings.projectUuid, name: projectSettings.settingName, value: projectSettings.settingValue })
-        .from(projectSettings)
-        .where(inArray(projectSettings.projectUuid, live())),
-      tx
-        .select({ id: budgets.id, projectUuid: budgets.projectUuid, apiKeyId: budgets.apiKeyId, name: budgets.name, limitNanoUsd: budgets.limitNanoUsd, period: budgets.period })
-        .from(budgets)
-        .where(inArray(budgets.projectUuid, live())),
-      tx
-        .select({
-          id: guardrails.id,
-          projectUuid: guardrails.projectUuid,
-          name: guardrails.name,
-          stage: guardrails.stage,
-          kind: guardrails.kind,
-          pattern: guardrails.pattern,
-          piiTypes: guardrails.piiTypes,
-          maxTokens: guardrails.maxTokens,
-          action: guardrails.action,
-        })
-        .from(guardrails)
-        .where(inArray(guardrails.projectUuid, live()))
-        .orderBy(guardrails.name),
-      tx
-        .select({
-          serverId: mcpServers.serverId,
-          url: mcpServers.url,
-          transport: mcpServers.transport,
-          authType: mcpServers.authType,
-          authHeader: mcpServers.authHeader,
-          authValueWrapped: mcpServers.authValueWrapped,
-          allowPrivate: mcpServers.allowPrivate,
-        })
-        .from(mcpServers)
-        .where(isNull(mcpServers.deletedAt))
-        .orderBy(mcpServers.serverId),
-      tx
-        .select({ projectUuid: projectMcpServers.projectUuid, serverId: projectMcpServers.serverId })
-        .from(projectMcpServers)
-        .where(inArray(projectMcpServers.projectUuid, live())),
-      tx
-        .select({ id: mcpProfiles.id, projectUuid: mcpProfiles.projectUuid, profileId: mcpProfiles.profileId, servers: mcpProfiles.servers })
-        .from(mcpProfiles)
-        .where(inArray(mcpProfiles.projectUuid, live()))
-        .orderBy(mcpProfiles.profileId),
-      tx
-        .select({ projectUuid: mcpServerCredentials.projectUuid, serverId: mcpServerCredentials.serverId, userId: mcpServerCredentials.userId, authValueWrapped: mcpServerCredentials.authValueWrapped })
-        .from(mcpServerCredentials)
-        .where(inArray(mcpServerCredentials.projectUuid, live()))
-        .orderBy(mcpServerCredentials.serverId, mcpServerCredentials.userId),
-    ] as const);
+    ]);
+    const [[projectRows, keyRows, signingRows, revokedRows], declared] = await Promise.all([own, sections]);
     const hosting = await hostingOf(tx, new Set(projectRows.map((p) => p.id)), scope);
     const keyDocs: KeyDoc[] = keyRows.map((k) => ({ ...k, expiresAt: k.expiresAt ? k.expiresAt.toISOString() : null }));
     return {
       revision,
       projects: projectRows,
-      catalog: catalogRows.map(catalogEntry),
-      projectModels: pmRows.map((r) => ({ projectUuid: r.projectUuid, modelId: r.modelId })),
-      projectProviders: ppRows.map((r) => ({ projectUuid: r.projectUuid, providerName: r.providerName })),
-      projectMembers: memberRows,
-      connections: connRows.map((c) => ({
-        id: c.id,
-        projectUuid: c.projectUuid,
-        customerId: c.customerId,
-        projectId: c.projectId,
-        name: c.name,
-        provider: c.provider,
-        baseUrl: c.baseUrl,
-        apiKey: c.apiKeyWrapped ? secrets.unwrap(c.apiKeyWrapped) : null,
-        options: c.options as JsonObject,
-        allowPrivate: c.allowPrivate || upstreamAllowPrivate,
-      })),
-      routes: routeRows.map((r) => ({
-        id: r.id,
-        projectUuid: r.projectUuid,
-        customerId: r.customerId,
-        projectId: r.projectId,
-        model: r.model,
-        targets: r.targets,
-        enabled: r.enabled,
-        timeoutMs: r.timeoutMs,
-        maxRetries: r.maxRetries,
-      })),
       apiKeys: previous && changedKeys ? mergeKeys(previous.apiKeys, changedKeys, keyDocs, now) : keyDocs,
       userTokenKeys: signingRows,
       revokedTokenIds: revokedRows.map((r) => r.jti),
-      settings: settingRows,
-      budgets: budgetRows,
-      guardrails: guardrailRows,
-      byokKeys: byokRows.flatMap((k) => {
-        const provider = byokProviderId(k.provider);
-        return provider ? [{ id: k.id, projectUuid: k.projectUuid, provider, userId: k.userId, secret: secrets.unwrap(k.secretWrapped) }] : [];
-      }),
-      ...mcpSections({ servers: mcpServerRows, assignments: mcpAssignmentRows, profiles: mcpProfileRows, credentials: mcpCredentialRows }, secrets, upstreamAllowPrivate),
+      ...declared,
       ...hosting,
       ...(scope?.workspace ? { self: { workspaceUuid: scope.workspace.id, workspaceId: scope.workspace.slug, projectUuid: scope.workspace.projectUuid } } : {}),
     };
   });
-
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 /**
  * What requests are matched against by `Host` (contract §5): project gateways with a URL and their

@@ -1,6 +1,6 @@
 import type { GuardrailRule } from '../governance/guardrail-scan.ts';
 import type { BudgetPeriod } from '../governance/periods.ts';
-import type { RateLimitSetting, RecordRetentionSetting } from '../governance/setting-values.ts';
+import type { RateLimitSetting, RecordRetentionSetting, ResponseCacheSetting } from '../governance/setting-values.ts';
 import type { McpSnapshot } from '../mcp/config.ts';
 import type { ConnectionConfig, ProviderAdapter } from '../providers/types.ts';
 
@@ -71,6 +71,8 @@ export interface ProjectSnapshot {
   traceContent: boolean;
   /** The `record-retention` setting (default full bodies, kept forever). */
   retention: RecordRetentionSetting;
+  /** The `response-cache` setting (contract §11), when set: answers are cached for the project (or key). */
+  responseCache: ResponseCacheSetting | undefined;
   /** The `global-fallback` setting's targets (those this data plane can serve), tried after a route's own. */
   fallback: readonly ResolvedTarget[];
   budgets: readonly BudgetSnapshot[];

@@ -21,7 +21,7 @@ export interface Store {
 }
 
 /** `sharedBuffers`: PGlite's `shared_buffers` in kB (PostgreSQL's own default, 128 MB, when absent). */
-export type StoreTarget = { driver: 'pglite'; dataDir: string | 'memory'; sharedBuffersKb?: number } | { driver: 'postgres'; url: string };
+export type StoreTarget = { driver: 'pglite'; dataDir: string | 'memory'; sharedBuffersKb?: number } | { driver: 'postgres'; url: string; /** GATEWAY_DB_POOL_MAX (default 10). */ poolMax?: number };
 
 export interface OpenOptions {
   /** false (GATEWAY_MIGRATE=0): apply nothing, refuse to open while a migration is pending. Default true. */
@@ -94,7 +94,7 @@ export const openStore = async (target: StoreTarget, opts: OpenOptions = {}): Pr
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
   // Reconnect back-off capped at 1 s: a query fails within about a second while the server is down
   // (503 on the management API), and service resumes as quickly.
-  const client = postgres(target.url, { max: 10, onnotice: () => {}, connect_timeout: 10, backoff: reconnectBackoff });
+  const client = postgres(target.url, { max: target.poolMax ?? 10, onnotice: () => {}, connect_timeout: 10, backoff: reconnectBackoff });
   const db = drizzle(client, { schema });
   try {
     await migrateOr(db, () => migrate(db, { migrationsFolder: migrationsFolder() }));

@@ -24,6 +24,8 @@ export interface Instruments {
   cost: Counter;
   mcpCalls: Counter;
   refusals: Counter;
+  cache: Counter;
+  costSaved: Counter;
 }
 
 /** Error codes of the gateway's own policies (limits, budgets, guardrails) counted as refusals. */
@@ -92,6 +94,10 @@ export const metricsObserver = (m: Instruments): RequestObserver => {
         m.tokenUsage.record(s.outputTokens, a.output);
       }
       if (s.costNanoUsd > 0) m.cost.add(s.costNanoUsd / 1e9, { project: proj, 'gen_ai.request.model': mod });
+      if (outcome.cache !== undefined) {
+        m.cache.add(1, { outcome: outcome.cache, project: proj });
+        if (s.costSavedNanoUsd > 0) m.costSaved.add(s.costSavedNanoUsd / 1e9, { project: proj, 'gen_ai.request.model': mod });
+      }
       if (ctx.stream && outcome.ttfbMs !== undefined && s.outputTokens > 1) {
         const generating = seconds - outcome.ttfbMs / 1000;
         if (generating > 0) m.timePerOutputToken.record(generating / (s.outputTokens - 1), base);

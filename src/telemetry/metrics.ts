@@ -1,4 +1,5 @@
 import type { Server } from 'bun';
+import { type TlsFiles, tlsOption } from '../core/tls.ts';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describeError, log } from '../core/log.ts';
 import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
@@ -18,6 +19,8 @@ export interface MetricsConfig {
   /** Port of the metrics listener; 0: none. */
   port: number;
   host: string;
+  /** GATEWAY_METRICS_TLS_*: serve /metrics over HTTPS. */
+  tls?: TlsFiles;
   /** OTLP metrics URL (`…/v1/metrics` for HTTP, the collector's address for gRPC), or undefined for no export. */
   url: string | undefined;
   intervalMs: number;
@@ -90,6 +93,8 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
     cost: meter.createCounter('gateway.cost', { unit: 'USD', description: 'Cost of requests in USD by project and model' }),
     mcpCalls: meter.createCounter('gateway.mcp.calls', { description: 'Governed MCP calls by server and outcome' }),
     refusals: meter.createCounter('gateway.policy.refusals', { description: 'Requests refused by rate limits, budgets or guardrails, by reason and project' }),
+    cache: meter.createCounter('gateway.cache.requests', { description: 'Requests of projects with a response cache by outcome (hit, miss, bypass) and project' }),
+    costSaved: meter.createCounter('gateway.cache.cost_saved', { unit: 'USD', description: 'Cost of the answers served from the response cache, in USD by project and model' }),
   });
 
   let sources: MetricSources = {};
@@ -112,6 +117,7 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
       server = Bun.serve({
         hostname: mc.host,
         port: mc.port,
+        ...tlsOption(mc.tls),
         fetch: async (req) => {
           const path = new URL(req.url).pathname;
           if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) return new Response('not found\n', { status: 404 });

@@ -100,6 +100,9 @@ describe('worked example: customer → served request', () => {
     await call(A('GetMcpProfile'), { ...web, profileId: 'dev' });
     await call(A('ListMcpProfiles'), web);
     await call(A('UpdateMcpProfile'), { ...web, profileId: 'dev', servers: [{ serverId: 'github', prefix: '' }] });
+    await call(A('SetMcpServerCredential'), { ...web, serverId: 'github', authValue: 'ghp-project-credential' });
+    await call(A('ListMcpServerCredentials'), web);
+    await call(A('DeleteMcpServerCredential'), { ...web, serverId: 'github' });
     await call(A('DeleteMcpProfile'), { ...web, profileId: 'dev' });
     await call(A('RemoveProjectMcpServer'), { ...web, serverId: 'github' });
     await call(A('DeleteMcpServer'), { serverId: 'github' });
@@ -143,6 +146,7 @@ describe('worked example: customer → served request', () => {
 
     const ut = await call(A('CreateUserToken'), { customerId: 'acme', workspaceId: 'eu-1', userId: 'alice', organizationUnit: 'eng', role: 'developer', projectId: 'web' });
     await call(A('GetUserToken'), { jti: ut.jti });
+    await call(A('ListUserTokens'), { customerId: 'acme', userId: 'alice' });
     await call(A('RevokeUserToken'), { jti: ut.jti, reason: 'done' });
     await call(A('RotateUserTokenSigningKey'), {});
     const bk = (await call(byokOp('Register'), { ...web, provider: 'PROVIDER_OPENAI', name: 'team', secret: 'sk-lifecycle-byok-1234' })).key as Body;
@@ -153,6 +157,7 @@ describe('worked example: customer → served request', () => {
     await call(A('CreateWorkspace'), { customerId: 'acme', workspaceId: 'sa-ws' });
     const sa = (await call(A('CreateServiceAccount'), { customerId: 'acme', workspaceId: 'sa-ws', scopes: ['dataplane'] })).serviceAccount as Body;
     await call(A('GetServiceAccount'), { id: sa.id });
+    await call(A('ListServiceAccounts'), { customerId: 'acme', workspaceId: 'sa-ws' });
     await call(A('RevokeServiceAccount'), { id: sa.id, reason: 'rotation' });
     await call(A('RestoreServiceAccount'), { id: sa.id });
 
@@ -180,6 +185,7 @@ describe('worked example: customer → served request', () => {
     await call(A('RotateAuditSigningKey'), { reason: 'worked example' });
     const tc = (await call(A('CreateTelemetryConfig'), { userId: 'ops', telemetryType: 'audit_logs', sinkUrl: 'http://sink.invalid:1', protocol: 'http/json', authType: 'bearer', authValue: 't' })).config as Body;
     await call(A('GetTelemetryConfig'), { id: tc.id });
+    await call(A('ListTelemetryConfigs'), { telemetryType: 'audit_logs' });
     await call(A('UpdateTelemetryConfig'), { id: tc.id, enabled: false });
     await call(A('TestAuditForward'), { sinkUrl: 'http://sink.invalid:1', protocol: 'http/json', authType: 'none' });
     await call(A('TriggerAuditForward'), {});

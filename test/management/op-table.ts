@@ -393,6 +393,7 @@ export const OPS: OpCase[] = [
   },
   // ---- user tokens beyond create (jti [1,64]; reason [0,500])
   { path: `${A}GetUserToken`, base: () => ({ jti: 'ghost-jti' }), fields: { jti: str(1, 64) } },
+  { path: `${A}ListUserTokens`, base: (fx) => ({ customerId: fx.customerId }), fields: { customerId: str(1, 100, 'TOKEN'), userId: str(1, 255), includeRevoked: bool, ...paging } },
   { path: `${A}RevokeUserToken`, base: () => ({ jti: 'ghost-jti' }), fields: { jti: str(1, 64), reason: str(0, 500, undefined, true) } },
   { path: `${A}RotateUserTokenSigningKey`, base: () => ({}), fields: {} },
   // ---- BYOK keys (seed: BYOK keys; customerId/projectId default from the session)
@@ -445,6 +446,11 @@ export const OPS: OpCase[] = [
     },
   },
   { path: `${A}GetServiceAccount`, base: () => ({ id: U0 }), fields: { id: uuid } },
+  {
+    path: `${A}ListServiceAccounts`,
+    base: (fx) => ({ customerId: fx.customerId }),
+    fields: { customerId: customerSlug, workspaceId: str(1, 253, 'ID'), includeRevoked: bool, ...paging },
+  },
   { path: `${A}RevokeServiceAccount`, base: () => ({ id: U0 }), fields: { id: uuid, reason: str(0, 500, undefined, true) } },
   { path: `${A}RestoreServiceAccount`, base: () => ({ id: U0 }), fields: { id: uuid, reason: str(0, 500, undefined, true) } },
   // ---- observability and status
@@ -520,6 +526,7 @@ export const OPS: OpCase[] = [
     },
   },
   { path: `${A}GetTelemetryConfig`, base: () => ({ id: U0 }), fields: { id: str(1, 64) } },
+  { path: `${A}ListTelemetryConfigs`, base: () => ({}), fields: { telemetryType: { kind: 'enum', values: ['traces', 'metrics', 'logs', 'audit_logs'] }, ...paging } },
   {
     path: `${A}UpdateTelemetryConfig`,
     base: () => ({ id: U0 }),

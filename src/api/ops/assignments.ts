@@ -56,7 +56,7 @@ export const AssignmentOps = {
     service: ADMIN,
     group: GROUP,
     name: 'ListProjectModels',
-    summary: "List a project's assigned models (deleted catalog entries are left out) — an addition: the seed does not show it",
+    summary: "List a project's assigned models (deleted catalog entries are left out)",
     permission: 'project_member',
     input: Listing,
     output: Page('entries', ModelEntryOut),
@@ -87,7 +87,7 @@ export const AssignmentOps = {
     service: ADMIN,
     group: GROUP,
     name: 'ListProjectProviders',
-    summary: "List a project's enabled providers — an addition: the seed does not show it",
+    summary: "List a project's enabled providers",
     permission: 'project_member',
     input: Listing,
     output: Page('entries', ProviderEntryOut),
@@ -119,7 +119,7 @@ export const AssignmentOps = {
     service: ADMIN,
     group: GROUP,
     name: 'ListProjectMcpServers',
-    summary: "List a project's MCP servers — an addition: the seed does not show it",
+    summary: "List a project's MCP servers",
     permission: 'project_member',
     input: Listing,
     output: Page('entries', McpServerEntryOut),
@@ -130,6 +130,7 @@ const A = AssignmentOps;
 export const AssignmentResources = {
   projectModel: defineResource({
     change: { kind: 'PROJECT_MODEL', entity: 'project_model', keepsApiKeys: true },
+    document: { section: 'projectModels', row: () => t.Object({ projectUuid: t.String(), modelId: t.String() }) },
     terraform: {
       type: 'gateway_project_model',
       description: 'A catalog model enabled for a project.',
@@ -143,6 +144,7 @@ export const AssignmentResources = {
   }),
   projectProvider: defineResource({
     change: { kind: 'PROJECT_PROVIDER', entity: 'project_provider', keepsApiKeys: true },
+    document: { section: 'projectProviders', row: () => t.Object({ projectUuid: t.String(), providerName: t.String() }) },
     terraform: {
       type: 'gateway_project_provider',
       description: 'A provider (adapter) enabled for a project.',

@@ -78,7 +78,7 @@ export const AuditOps = {
     group: GROUP,
     name: 'GetAuditLog',
     summary: 'Get one audit log entry by id',
-    notes: 'The entry exactly as QueryAuditLogs returns it; its RFC 8785 canonical JSON is the leaf of contract §3.3. Unknown id: not_found.',
+    notes: 'The entry exactly as QueryAuditLogs returns it; its RFC 8785 canonical JSON is the leaf hashed into the audit checkpoints (docs/audit.md). Unknown id: not_found.',
     permission: 'platform_admin',
     input: t.Object({ id: Uuid('audit entry UUID') }, { additionalProperties: false }),
     output: t.Object({ log: AuditLogEntryOut }),

@@ -108,6 +108,12 @@ export const BudgetOps = {
 export const BudgetResources = {
   budget: defineResource({
     change: { kind: 'BUDGET', entity: 'budget', keepsApiKeys: true },
+    /** Spend budgets (contract §3.2); `limitNanoUsd` in nano-USD. */
+    document: {
+      section: 'budgets',
+      row: () =>
+        t.Object({ id: t.String(), projectUuid: t.String(), apiKeyId: t.Union([t.String(), t.Null()]), name: t.String(), limitNanoUsd: t.Number(), period: t.String() }),
+    },
     terraform: {
       type: 'gateway_budget',
       description: 'A spend budget of a project (or of one of its API keys) over a day, week, month or in total.',

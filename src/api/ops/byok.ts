@@ -119,6 +119,11 @@ export const ByokOps = {
 export const ByokResources = {
   byokKey: defineResource({
     change: { kind: 'BYOK_KEY', entity: 'byok_key', keepsApiKeys: true },
+    /**
+     * Unrevoked BYOK keys of live projects, oldest first: `provider` is the provider id the key
+     * serves (core/byok.ts); `userId` is '' for a project-level key.
+     */
+    document: { section: 'byokKeys', row: (secret) => t.Object({ id: t.String(), projectUuid: t.String(), provider: t.String(), userId: t.String(), secret: secret.text }) },
     terraform: {
       type: 'gateway_byok_key',
       description: 'A project-level provider key (BYOK); inference prefers it over the route connection key of the same provider.',

@@ -117,6 +117,26 @@ const M = CatalogOps;
 export const CatalogResources = {
   catalog: defineResource({
     change: { kind: 'CATALOG', entity: 'model', keepsApiKeys: true },
+    /** The model catalog (models not deleted); `createdAt` as an ISO timestamp. */
+    document: {
+      section: 'catalog',
+      row: () =>
+        t.Object({
+          id: t.String(),
+          model: t.String(),
+          provider: t.String(),
+          mode: t.Union([t.String(), t.Null()]),
+          capabilities: t.Array(t.String()),
+          contextWindow: t.Number(),
+          maxOutputTokens: t.Number(),
+          inputPricePerMillion: t.Number(),
+          outputPricePerMillion: t.Number(),
+          cachedPricePerMillion: t.Number(),
+          cacheWritePricePerMillion: t.Number(),
+          isEnabled: t.Boolean(),
+          createdAt: t.String(),
+        }),
+    },
     terraform: {
       type: 'gateway_model',
       description: 'A catalog model (AIModel).',

@@ -108,6 +108,25 @@ const C = ConnectionOps;
 export const ConnectionResources = {
   connection: defineResource({
     change: { kind: 'PROVIDER', entity: 'connection', keepsApiKeys: true },
+    document: {
+      section: 'connections',
+      row: (secret) =>
+        t.Object({
+          id: t.String(),
+          projectUuid: t.String(),
+          customerId: t.String(),
+          projectId: t.String(),
+          name: t.String(),
+          provider: t.String(),
+          baseUrl: t.Union([t.String(), t.Null()]),
+          /** The provider key (absent: null). */
+          apiKey: t.Union([secret.text, t.Null()]),
+          /** Provider options: sealed whole, as they may carry credentials (`headers`, secret-named options). */
+          options: secret.json,
+          /** The data plane may connect to private addresses for it (platform admin's save, or the operator's setting). */
+          allowPrivate: t.Optional(t.Boolean()),
+        }),
+    },
     terraform: {
       type: 'gateway_provider_connection',
       description: 'A provider connection (credentials and settings of one upstream provider) in a project.',

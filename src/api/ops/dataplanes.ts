@@ -111,7 +111,7 @@ export const flavorSpecs = <K extends string, E extends string, L extends string
       service: ADMIN,
       group,
       name: `List${f.plural}`,
-      summary: `List active ${f.noun === 'Dataplane' ? 'data planes' : 'workspaces'} (oldest first)${f.noun === 'Workspace' ? ' — an addition: the seed does not show it' : ''}`,
+      summary: `List active ${f.noun === 'Dataplane' ? 'data planes' : 'workspaces'} (oldest first)${f.noun === 'Workspace' ? '' : ''}`,
       notes: 'Keyset paging: pageSize 0 or unset = 50, at most 1000. A user token must name its own customer.',
       permission: 'customer_member',
       input: t.Object({ customerId: t.Optional(OptionalCustomer()), pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),

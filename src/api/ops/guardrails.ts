@@ -152,6 +152,22 @@ const G = GuardrailOps;
 export const GuardrailResources = {
   guardrail: defineResource({
     change: { kind: 'GUARDRAIL', entity: 'guardrail', keepsApiKeys: true },
+    /** Guardrails (contract §3.2). */
+    document: {
+      section: 'guardrails',
+      row: () =>
+        t.Object({
+          id: t.String(),
+          projectUuid: t.String(),
+          name: t.String(),
+          stage: t.String(),
+          kind: t.String(),
+          pattern: t.Union([t.String(), t.Null()]),
+          piiTypes: t.Array(t.String()),
+          maxTokens: t.Union([t.Number(), t.Null()]),
+          action: t.String(),
+        }),
+    },
     terraform: {
       type: 'gateway_guardrail',
       description: 'A guardrail of a project: regex, PII or maximum input tokens; block, redact or flag; on input, output or both.',

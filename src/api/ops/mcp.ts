@@ -167,7 +167,7 @@ export const McpOps = {
     name: 'CreateMcpServer',
     summary: 'Add an MCP server to the catalog',
     notes:
-      "`url` follows the upstream address rule (contract §3.1): a loopback, private, link-local or metadata address is kept only from the platform admin's save (or under GATEWAY_UPSTREAM_ALLOW_PRIVATE). authType 'bearer' and 'header' need authValue; 'header' needs authHeader. A serverId in use is already_exists.",
+      "`url` follows the upstream address rule: a loopback, private, link-local or metadata address is kept only from the platform admin's save (or under GATEWAY_UPSTREAM_ALLOW_PRIVATE). authType 'bearer' and 'header' need authValue; 'header' needs authHeader. A serverId in use is already_exists.",
     permission: 'platform_admin',
     mutates: { action: 'CREATE', resource: 'mcp_server' },
     input: t.Object({ serverId: ServerId(), url: ServerUrl(), ...serverFields }, { additionalProperties: false }),
@@ -304,6 +304,24 @@ export const McpResources = {
   /** A catalog MCP server: global, like the model catalog. */
   mcpServer: defineResource({
     change: { kind: 'MCP_SERVER', entity: 'mcp_server', keepsApiKeys: true },
+    /**
+     * The catalog servers a profile of the document uses (contract §7): `authValue` is the
+     * upstream credential (bearer token or header value), sealed like every secret.
+     */
+    document: {
+      section: 'mcpServers',
+      optional: true,
+      row: (secret) =>
+        t.Object({
+          serverId: t.String(),
+          url: t.String(),
+          transport: t.String(),
+          authType: t.String(),
+          authHeader: t.Union([t.String(), t.Null()]),
+          authValue: t.Union([secret.text, t.Null()]),
+          allowPrivate: t.Boolean(),
+        }),
+    },
     terraform: {
       type: 'gateway_mcp_server',
       description: 'A catalog MCP server (platform admin): its endpoint, transport and the credential the gateway sends it.',
@@ -333,9 +351,26 @@ export const McpResources = {
     },
   }),
   /** Managed with the API only (a member's own credential is set with that member's token). */
-  mcpServerCredential: defineResource({ change: { kind: 'MCP_SERVER_CREDENTIAL', entity: 'mcp_server_credential', keepsApiKeys: true } }),
+  mcpServerCredential: defineResource({
+    change: { kind: 'MCP_SERVER_CREDENTIAL', entity: 'mcp_server_credential', keepsApiKeys: true },
+    /** Own credentials for the servers the project's profiles serve (used before the catalog's); `userId` '' is the project's. */
+    document: {
+      section: 'mcpCredentials',
+      optional: true,
+      row: (secret) => t.Object({ projectUuid: t.String(), serverId: t.String(), userId: t.String(), authValue: secret.text }),
+    },
+  }),
   mcpProfile: defineResource({
     change: { kind: 'MCP_PROFILE', entity: 'mcp_profile', keepsApiKeys: true },
+    /** Profiles of live projects; `servers` lists only servers assigned to the project (`tools`: names or `*` globs). */
+    document: {
+      section: 'mcpProfiles',
+      optional: true,
+      row: () => {
+        const server = t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String() });
+        return t.Object({ id: t.String(), projectUuid: t.String(), profileId: t.String(), servers: t.Array(server) });
+      },
+    },
     terraform: {
       type: 'gateway_mcp_profile',
       description: "An MCP profile of a project, served at /mcp/{profile_id}: some of the project's MCP servers, filtered and prefixed.",

@@ -62,7 +62,7 @@ export const MemberOps = {
     service: ADMIN,
     group: GROUP,
     name: 'ListProjectMembers',
-    summary: "List a project's members — an addition: the seed does not show it",
+    summary: "List a project's members",
     permission: 'project_member',
     input: t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
     output: Page('members', MemberOut),
@@ -73,6 +73,8 @@ const M = MemberOps;
 export const MemberResources = {
   projectMember: defineResource({
     change: { kind: 'PROJECT_MEMBER', entity: 'project_member', keepsApiKeys: true },
+    /** Project members (user ids) by project row: user tokens for a project need a current membership. */
+    document: { section: 'projectMembers', row: () => t.Object({ projectUuid: t.String(), userId: t.String() }) },
     terraform: {
       type: 'gateway_project_member',
       description: "A user's role in a project.",

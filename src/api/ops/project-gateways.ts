@@ -97,7 +97,7 @@ export const ProjectGatewayOps = {
     service: ADMIN,
     group: GROUP,
     name: 'ListProjectGateways',
-    summary: 'List active project gateways (oldest first) — an addition: the seed does not show it',
+    summary: 'List active project gateways (oldest first)',
     notes: 'Filters: customerId, workspaceId, projectId (gateways serving it). A user token must name its customer and sees the gateways serving its projects.',
     permission: 'customer_member',
     input: t.Object(

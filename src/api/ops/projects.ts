@@ -67,7 +67,7 @@ export const ProjectOps = {
     service: ADMIN,
     group: GROUP,
     name: 'ListProjects',
-    summary: "List a customer's active projects (oldest first) — an addition: the seed does not show it",
+    summary: "List a customer's active projects (oldest first)",
     notes: 'A user token sees only the projects it has a role in. Keyset paging as ListCustomers.',
     permission: 'customer_member',
     input: t.Object({ customerId: CustomerRef(), pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),

@@ -119,6 +119,21 @@ const R = RouteOps;
 export const RouteResources = {
   route: defineResource({
     change: { kind: 'ROUTE', entity: 'route', keepsApiKeys: true },
+    document: {
+      section: 'routes',
+      row: () =>
+        t.Object({
+          id: t.String(),
+          projectUuid: t.String(),
+          customerId: t.String(),
+          projectId: t.String(),
+          model: t.String(),
+          targets: t.Array(t.Object({ connection: t.String(), model: t.String(), priority: t.Number(), weight: t.Number() })),
+          enabled: t.Boolean(),
+          timeoutMs: t.Union([t.Number(), t.Null()]),
+          maxRetries: t.Union([t.Number(), t.Null()]),
+        }),
+    },
     terraform: {
       type: 'gateway_route',
       description: 'The route of a public model in a project: ordered targets, fallback by priority, weighted split within one.',

@@ -1,5 +1,5 @@
 import { Type as t } from '@sinclair/typebox';
-import { Int64, Nullable, OptTimestamp, PATTERNS, Str, StringMap, Timestamp, Uuid } from '../kit.ts';
+import { Int64, Nullable, OptTimestamp, PATTERNS, Page, PageSize, PageToken, Str, StringMap, Timestamp, Uuid } from '../kit.ts';
 import { defineOp } from '../op.ts';
 import { connectError } from '../../core/errors.ts';
 import { defineResource, reqList } from '../resource.ts';
@@ -118,6 +118,25 @@ export const ServiceAccountOps = {
     permission: 'customer_member',
     input: t.Object({ id: AccountId() }, { additionalProperties: false }),
     output: t.Object({ serviceAccount: ServiceAccountInfo }),
+  }),
+  ListServiceAccounts: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'ListServiceAccounts',
+    summary: "List a customer's service accounts (summaries, oldest first); never a private key",
+    notes: 'Revoked accounts are left out unless includeRevoked; expired accounts are listed (status SERVICE_ACCOUNT_STATUS_EXPIRED). workspaceId narrows to one workspace.',
+    permission: 'customer_member',
+    input: t.Object(
+      {
+        customerId: Str(1, 63, { pattern: PATTERNS.SLUG, description: 'customer slug (SLUG, 1-63)' }),
+        workspaceId: t.Optional(Str(1, 253, { pattern: PATTERNS.ID, description: 'only this workspace (ID, 1-253)' })),
+        includeRevoked: t.Optional(t.Boolean({ description: 'default false' })),
+        pageSize: PageSize(),
+        pageToken: PageToken(),
+      },
+      { additionalProperties: false },
+    ),
+    output: Page('serviceAccounts', ServiceAccountInfo),
   }),
   RevokeServiceAccount: defineOp({
     service: ADMIN,

@@ -5,14 +5,14 @@ import { CustomerRef, Enum, One, ProjectKey, Str, Success, Timestamp } from '../
 import { defineOp } from '../op.ts';
 import { defineResource, reqText } from '../resource.ts';
 
-/** Project settings: `rate-limit`, `global-fallback`, `trace-content` and `record-retention`, JSON text in the formats of governance/setting-values.ts. */
+/** Project settings: `rate-limit`, `global-fallback`, `trace-content`, `record-retention` and `response-cache`, JSON text in the formats of governance/setting-values.ts. */
 
 const ADMIN = 'admin.v1.AdminService';
 const GROUP = 'Project settings';
 const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
 
-export const SETTING_NAMES = ['global-fallback', 'rate-limit', 'record-retention', 'trace-content'] as const satisfies readonly SettingName[];
-const SettingNameField = () => Enum(SETTING_NAMES, "setting name: 'global-fallback', 'rate-limit', 'record-retention' or 'trace-content'");
+export const SETTING_NAMES = ['global-fallback', 'rate-limit', 'record-retention', 'response-cache', 'trace-content'] as const satisfies readonly SettingName[];
+const SettingNameField = () => Enum(SETTING_NAMES, "setting name: 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'");
 
 export const SettingOut = t.Object(
   { settingName: t.String(), settingValue: t.String({ description: 'string-encoded value' }), updatedAt: Timestamp() },
@@ -49,6 +49,7 @@ export const SettingOps = {
       '- `global-fallback`: `{"targets": [{"connection": "<connection name>", "model": "<upstream model id>"}, …]}` — 1-32 targets, tried in order after every target of a route has failed retryably; no other keys.',
       '- `trace-content`: `true` or `false` (default) — whether prompt and completion text go on the project\'s spans.',
       '- `record-retention`: `{"bodies": "full" | "truncated" | "none", "maxBodyBytes"?: int, "days"?: int}` — `none` stores no body, `truncated` cuts each body at `maxBodyBytes` (default 4096), `days` purges records and their bodies (and stored Responses) older than that; default full bodies, kept forever.',
+      '- `response-cache`: `{"mode": "exact", "ttlSeconds": int (1..604800), "scope"?: "project" | "api_key"}` — answers cached for that long, shared by the project\'s keys (`project`, the default) or per key (`api_key`); absent: no cache (docs/operating.md, "Response cache").',
     ].join('\n'),
     permission: 'project_admin',
     mutates: { action: 'UPDATE', resource: 'project_setting' },
@@ -74,9 +75,11 @@ const S = SettingOps;
 export const SettingResources = {
   projectSetting: defineResource({
     change: { kind: 'PROJECT_SETTING', entity: 'project_setting', keepsApiKeys: true },
+    /** Project settings (`rate-limit`, `global-fallback`, …) as the JSON text stored. */
+    document: { section: 'settings', row: () => t.Object({ projectUuid: t.String(), name: t.String(), value: t.String() }) },
     terraform: {
       type: 'gateway_project_setting',
-      description: "A project setting ('global-fallback', 'rate-limit', 'record-retention' or 'trace-content'; the value is JSON text in the setting's format).",
+      description: "A project setting (setting_name lists the names; the value is JSON text in the setting's format).",
       create: S.UpsertProjectSetting,
       get: S.GetProjectSettings,
       update: S.UpsertProjectSetting,

@@ -1,6 +1,6 @@
 import { Type as t } from '@sinclair/typebox';
 import { connectError } from '../../core/errors.ts';
-import { Enum, Int32, OptTimestamp, Str, Success, Timestamp } from '../kit.ts';
+import { Enum, Int32, OptTimestamp, Page, PageSize, PageToken, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
 import { defineResource, reqText } from '../resource.ts';
 
@@ -93,6 +93,16 @@ export const TelemetryConfigOps = {
     permission: 'platform_admin',
     input: t.Object({ id: ConfigId() }, { additionalProperties: false }),
     output: OneConfig,
+  }),
+  ListTelemetryConfigs: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'ListTelemetryConfigs',
+    summary: 'List the telemetry forwarding configs (oldest first; never authValue)',
+    notes: 'telemetryType narrows to one type. authValue is not listed: GetTelemetryConfig returns it.',
+    permission: 'platform_admin',
+    input: t.Object({ telemetryType: t.Optional(Enum(TELEMETRY_TYPES)), pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    output: Page('configs', TelemetryConfigOut),
   }),
   UpdateTelemetryConfig: defineOp({
     service: ADMIN,

@@ -1,5 +1,5 @@
 import { Type as t } from '@sinclair/typebox';
-import { Int64, Nullable, OptTimestamp, PATTERNS, Str, StringMap, Timestamp } from '../kit.ts';
+import { Int64, Nullable, OptTimestamp, PATTERNS, Page, PageSize, PageToken, Str, StringMap, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
 import { defineResource } from '../resource.ts';
 
@@ -89,6 +89,26 @@ export const UserTokenOps = {
     permission: 'customer_member',
     input: t.Object({ jti: Jti() }, { additionalProperties: false }),
     output: t.Object({ token: UserTokenInfo }),
+  }),
+  ListUserTokens: defineOp({
+    service: ADMIN,
+    group: GROUP,
+    name: 'ListUserTokens',
+    summary: "List a customer's user tokens (claims and status, oldest first; never a token)",
+    notes:
+      'The platform admin: every persisted token of the customer (userId narrows to one user); a user: its own tokens only (userId, when given, must be its own, else the page is empty). Revoked tokens are left out unless includeRevoked; expired tokens are listed. Impersonation tokens are not persisted and never listed.',
+    permission: 'customer_member',
+    input: t.Object(
+      {
+        customerId: TokenSlug('customer slug'),
+        userId: t.Optional(Str(1, 255, { description: 'only this user (1-255)' })),
+        includeRevoked: t.Optional(t.Boolean({ description: 'default false' })),
+        pageSize: PageSize(),
+        pageToken: PageToken(),
+      },
+      { additionalProperties: false },
+    ),
+    output: Page('tokens', UserTokenInfo),
   }),
   RevokeUserToken: defineOp({
     service: ADMIN,

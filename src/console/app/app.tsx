@@ -2,10 +2,14 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError, type Json } from '../../api/client.ts';
 import { AuditPage } from './audit.tsx';
 import { messageOfError } from './fields.ts';
-import { API_KEYS, BUDGETS, CATALOG, CONNECTIONS, CUSTOMERS, GUARDRAILS, MEMBERS, PROJECT_MODELS, PROJECTS, ROUTES } from './pages.tsx';
+import { API_KEYS, BUDGETS, GUARDRAILS, MCP_PROFILES, MCP_SERVERS } from './pages-more.tsx';
+import { CATALOG, CONNECTIONS, CUSTOMERS, MEMBERS, PROJECT_MCP_SERVERS, PROJECT_MODELS, PROJECT_PROVIDERS, PROJECTS, ROUTES } from './pages.tsx';
+import { PlanesPage } from './planes.tsx';
+import { RecordsPage } from './records.tsx';
 import { type ResourceDef, ResourcePage, type Scope } from './resource.tsx';
 import { forgetToken, type Session, saveToken, savedToken, sessionOf } from './session.ts';
-import { StatusPage } from './stage.tsx';
+import { SettingsPage } from './settings.tsx';
+import { UsagePage } from './usage.tsx';
 
 /** The console's shell: sign-in, the customer and project in view, navigation by `#/page`. */
 
@@ -15,20 +19,26 @@ interface PageEntry {
   adminOnly?: boolean;
   needsProject?: boolean;
   defs?: ResourceDef[];
+  /** A page that is not a list of resources. */
+  view?: (scope: Scope, changed: () => void) => preact.ComponentChildren;
 }
 
-const PAGES: PageEntry[] = [
-  { id: 'status', title: 'Status' },
+export const PAGES: PageEntry[] = [
+  { id: 'status', title: 'Status', view: (s, changed) => <PlanesPage scope={s} onChanged={changed} /> },
   { id: 'customers', title: 'Customers', adminOnly: true, defs: [CUSTOMERS] },
   { id: 'projects', title: 'Projects', defs: [PROJECTS] },
-  { id: 'project', title: 'Members & models', needsProject: true, defs: [MEMBERS, PROJECT_MODELS] },
+  { id: 'project', title: 'Members & assignments', needsProject: true, defs: [MEMBERS, PROJECT_MODELS, PROJECT_PROVIDERS, PROJECT_MCP_SERVERS] },
+  { id: 'settings', title: 'Settings', needsProject: true, view: (s) => <SettingsPage scope={s} /> },
   { id: 'catalog', title: 'Catalog', adminOnly: true, defs: [CATALOG] },
   { id: 'connections', title: 'Connections', needsProject: true, defs: [CONNECTIONS] },
   { id: 'routes', title: 'Routes', needsProject: true, defs: [ROUTES] },
   { id: 'keys', title: 'API keys', needsProject: true, defs: [API_KEYS] },
   { id: 'budgets', title: 'Budgets', needsProject: true, defs: [BUDGETS] },
   { id: 'guardrails', title: 'Guardrails', needsProject: true, defs: [GUARDRAILS] },
-  { id: 'audit', title: 'Audit log', adminOnly: true },
+  { id: 'mcp', title: 'MCP', needsProject: true, defs: [MCP_SERVERS, MCP_PROFILES] },
+  { id: 'usage', title: 'Usage', needsProject: true, view: (s) => <UsagePage scope={s} /> },
+  { id: 'records', title: 'Records', needsProject: true, view: (s) => <RecordsPage scope={s} /> },
+  { id: 'audit', title: 'Audit log', adminOnly: true, view: (s) => <AuditPage session={s.session} /> },
 ];
 
 /** `#/page/customer/project`: the page and the customer and project in view, so a reload or a link keeps them. */
@@ -165,13 +175,15 @@ function Console({ session, signOut }: { session: Session; signOut: () => void }
         </ul>
       </nav>
       <main id="main" tabIndex={-1}>
-        {current?.id === 'status' ? <StatusPage session={session} /> : null}
-        {current?.id === 'audit' ? <AuditPage session={session} /> : null}
-        {current?.defs && (current.needsProject ? projectId : current.defs[0]?.scope !== 'customer' || customerId)
-          ? current.defs.map((d) => <ResourcePage key={`${d.list}-${customerId}-${projectId}`} def={d} scope={scope} onChanged={changed} />)
-          : current?.defs
-            ? <p>Choose a customer and a project first.</p>
-            : null}
+        {!current ? null : current.needsProject && !(customerId && projectId) ? (
+          <p>Choose a customer and a project first.</p>
+        ) : current.view ? (
+          <div key={`${current.id}-${customerId}-${projectId}`}>{current.view(scope, changed)}</div>
+        ) : (
+          (current.defs ?? []).map((d) =>
+            d.scope === 'customer' && !customerId ? <p key={d.list}>Choose a customer first.</p> : <ResourcePage key={`${d.list}-${customerId}-${projectId}`} def={d} scope={scope} onChanged={changed} />,
+          )
+        )}
       </main>
     </>
   );

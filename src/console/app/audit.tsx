@@ -3,14 +3,76 @@ import { useState } from 'preact/hooks';
 import { ApiError } from '../../api/client.ts';
 import type { OpOutput } from '../../api/index.ts';
 import { OPS } from '../../api/index.ts';
-import { fieldsOf } from './fields.ts';
+import { fieldsOf, messageOfError } from './fields.ts';
 import { SchemaForm } from './form.tsx';
+import { type Verdict, verifyEntry } from './proof.ts';
 import type { Session } from './session.ts';
+import { Table } from './table.tsx';
 
-/** The audit log: QueryAuditLogs with its filters as a generated form, newest first. */
+/**
+ * The audit log: QueryAuditLogs with its filters as a generated form, newest first; each entry's
+ * inclusion in its signed checkpoint verified here, in the browser (proof.ts).
+ */
 
 type Logs = OpOutput<'QueryAuditLogs'>;
+type Log = Logs['logs'][number];
 const COLUMNS = ['timestamp', 'userId', 'actionType', 'resourceType', 'resourceId', 'statusCode', 'correlationId'] as const;
+
+function VerdictView({ v }: { v: Verdict }) {
+  if (v.reason)
+    return (
+      <p class="verdict" role="status">
+        Not verifiable yet: {v.reason === 'unsealed' ? 'the entry is not in a sealed checkpoint yet (windows are sealed every GATEWAY_AUDIT_CHECKPOINT_INTERVAL)' : v.reason}.
+      </p>
+    );
+  return (
+    <div class={`verdict ${v.ok ? 'ok' : 'bad'}`} role="status">
+      <strong>{v.ok ? `Verified in checkpoint ${v.checkpointSeq ?? ''}` : 'Verification FAILED'}</strong>
+      <ul>
+        {v.checks.map((c) => (
+          <li key={c.name}>
+            {c.ok ? '✓' : '✗'} {c.name}: <span class="muted">{c.detail}</span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function Details({ log, session }: { log: Log; session: Session }) {
+  const [verdict, setVerdict] = useState<Verdict | undefined>(undefined);
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  return (
+    <div class="audit-detail">
+      <pre tabIndex={0}>{JSON.stringify({ requestBody: log.requestBody, responseData: log.responseData, errorMessage: log.errorMessage }, null, 2)}</pre>
+      <button
+        type="button"
+        disabled={busy}
+        onClick={async () => {
+          setBusy(true);
+          setError('');
+          try {
+            setVerdict(await verifyEntry(session.client, log.id));
+          } catch (e) {
+            if (!(e instanceof ApiError)) throw e;
+            setError(messageOfError(e.message));
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        Verify inclusion proof
+      </button>
+      {error ? (
+        <p class="form-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      {verdict ? <VerdictView v={verdict} /> : null}
+    </div>
+  );
+}
 
 export function AuditPage({ session }: { session: Session }) {
   const [answer, setAnswer] = useState<Logs | undefined>(undefined);
@@ -34,35 +96,23 @@ export function AuditPage({ session }: { session: Session }) {
       {answer ? (
         <>
           <p role="status">{answer.totalCount} matching entries</p>
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Audit entries table">
-            <table>
-              <thead>
-                <tr>
-                  {COLUMNS.map((c) => (
-                    <th scope="col" key={c}>
-                      {c}
-                    </th>
-                  ))}
-                  <th scope="col">details</th>
-                </tr>
-              </thead>
-              <tbody>
-                {answer.logs.map((log) => (
-                  <tr key={log.id} class={log.success ? '' : 'refused'}>
-                    {COLUMNS.map((c) => (
-                      <td key={c}>{String(log[c])}</td>
-                    ))}
-                    <td>
-                      <button type="button" class="secondary" aria-expanded={open === log.id} onClick={() => setOpen(open === log.id ? undefined : log.id)}>
-                        {open === log.id ? 'Hide' : 'Show'}
-                      </button>
-                      {open === log.id ? <pre>{JSON.stringify({ requestBody: log.requestBody, responseData: log.responseData, errorMessage: log.errorMessage }, null, 2)}</pre> : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            label="Audit entries"
+            columns={[...COLUMNS, 'details']}
+            rows={answer.logs.flatMap((log) => [
+              {
+                key: log.id,
+                class: log.success ? '' : 'refused',
+                cells: [
+                  ...COLUMNS.map((c) => String(log[c])),
+                  <button type="button" class="secondary" aria-expanded={open === log.id} aria-label={`${open === log.id ? 'Hide' : 'Show'} details of ${log.actionType} ${log.resourceType} ${log.timestamp}`} onClick={() => setOpen(open === log.id ? undefined : log.id)}>
+                    {open === log.id ? 'Hide' : 'Show'}
+                  </button>,
+                ],
+              },
+              ...(open === log.id ? [{ key: `${log.id}-detail`, class: 'detail', span: true, cells: [<Details log={log} session={session} />] }] : []),
+            ])}
+          />
         </>
       ) : null}
     </section>

@@ -215,3 +215,40 @@ export const fieldOfError = (message: string): string | undefined => /invalid fi
 
 /** The API's message without the client's `Operation: code:` prefix. */
 export const messageOfError = (message: string): string => message.replace(/^[A-Za-z]+: [a-z_]+: /, '');
+
+const scalarText = (v: Json | undefined): string | undefined =>
+  v === undefined || v === null ? undefined : typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined;
+
+/**
+ * What an edit form starts with: a resource as the API returned it, as the inputs' strings (the
+ * inverse of `bodyOf`). Secrets are write-only and start empty (empty leaves them unchanged).
+ */
+export const valuesOf = (fields: Field[], row: JsonObject): { values: Values; rows: Record<string, number> } => {
+  const values: Values = {};
+  const rows: Record<string, number> = {};
+  const walk = (fs: Field[], obj: JsonObject) => {
+    for (const f of fs) {
+      const v = obj[f.name];
+      if (v === undefined || v === null || f.kind === 'secret') continue;
+      if (f.kind === 'group' && typeof v === 'object' && !Array.isArray(v)) walk(f.fields ?? [], v);
+      else if (f.kind === 'rows' && Array.isArray(v)) {
+        rows[f.path] = v.length;
+        v.forEach((item, i) => {
+          if (item === null || typeof item !== 'object' || Array.isArray(item)) return;
+          for (const c of f.fields ?? []) {
+            const x = item[c.name];
+            const t = c.kind === 'list' && Array.isArray(x) ? x.flatMap((y) => scalarText(y) ?? []).join('\n') : scalarText(x);
+            if (t !== undefined) values[`${f.path}.${i}.${c.name}`] = t;
+          }
+        });
+      } else if (f.kind === 'list' && Array.isArray(v)) values[f.path] = v.flatMap((x) => scalarText(x) ?? []).join('\n');
+      else if (f.kind === 'json') values[f.path] = JSON.stringify(v);
+      else {
+        const t = scalarText(v);
+        if (t !== undefined) values[f.path] = t;
+      }
+    }
+  };
+  walk(fields, row);
+  return { values, rows };
+};

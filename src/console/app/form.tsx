@@ -60,8 +60,9 @@ export function SchemaForm(p: FormProps) {
     }
   };
 
-  const render = (f: Field): preact.ComponentChildren => {
-    if (f.name in fixed) return null;
+  /** Fixed fields are hidden at the top and in groups, not inside a row (a target's `model` is its own). */
+  const render = (f: Field, inRow = false): preact.ComponentChildren => {
+    if (!inRow && f.name in fixed) return null;
     const id = inputId(p.id, f.path);
     const err = errors[f.path];
     const described = [f.description ? `${id}-help` : '', err ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
@@ -81,7 +82,7 @@ export function SchemaForm(p: FormProps) {
       return (
         <fieldset key={f.path}>
           <legend>{f.label}</legend>
-          {(f.fields ?? []).map(render)}
+          {(f.fields ?? []).map((c) => render(c, inRow))}
         </fieldset>
       );
     if (f.kind === 'rows') {
@@ -93,7 +94,7 @@ export function SchemaForm(p: FormProps) {
           {errorText}
           {Array.from({ length: n }, (_, i) => (
             <div class="row" key={i} role="group" aria-label={`${f.label} ${i + 1}`}>
-              {(f.fields ?? []).map((c) => render({ ...c, path: `${f.path}.${i}.${c.name}`, label: `${c.label}` }))}
+              {(f.fields ?? []).map((c) => render({ ...c, path: `${f.path}.${i}.${c.name}`, label: `${c.label}` }, true))}
               <button type="button" class="secondary" aria-label={`Remove ${f.label.toLowerCase()} ${i + 1}`} disabled={n <= (f.minItems ?? 0)} onClick={() => removeRow(f, i)}>
                 Remove
               </button>
@@ -179,7 +180,7 @@ export function SchemaForm(p: FormProps) {
 
   return (
     <form id={p.id} class="schema-form" onSubmit={submit} noValidate={false}>
-      {p.fields.map(render)}
+      {p.fields.map((f) => render(f))}
       {formError ? (
         <p class="form-error" role="alert">
           {formError}

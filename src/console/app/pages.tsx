@@ -75,6 +75,7 @@ export const CUSTOMERS: ResourceDef = {
   createLabel: 'Create customer',
   columns: ['customerId', 'name', 'description', 'createdAt'],
   remove: { op: 'DeleteCustomer', label: 'Delete', input: (row) => ({ customerId: str(row.customerId) }) },
+  update: { op: 'UpdateCustomer', fixed: (row) => ({ customerId: str(row.customerId) }), hide: ['labels'] },
 };
 
 export const PROJECTS: ResourceDef = {
@@ -85,6 +86,7 @@ export const PROJECTS: ResourceDef = {
   createLabel: 'Create project',
   columns: ['projectId', 'name', 'description', 'createdAt'],
   remove: { op: 'DeleteProject', label: 'Delete', input: (row, s) => ({ customerId: s.customerId, projectId: str(row.projectId) }) },
+  update: { op: 'UpdateProject', fixed: (row, s) => ({ customerId: s.customerId, projectId: str(row.projectId) }), hide: ['labels'] },
 };
 
 export const MEMBERS: ResourceDef = {
@@ -96,6 +98,7 @@ export const MEMBERS: ResourceDef = {
   columns: ['userId', 'role', 'createdAt'],
   rowKey: (row) => str(row.userId),
   remove: { op: 'RemoveProjectMember', label: 'Remove', input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, userId: str(row.userId) }) },
+  update: { op: 'UpdateProjectMember', fixed: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, userId: str(row.userId) }) },
 };
 
 export const PROJECT_MODELS: ResourceDef = {
@@ -107,6 +110,7 @@ export const PROJECT_MODELS: ResourceDef = {
   columns: ['model', 'modelId'],
   cells: { model: (row) => (isObj(row.model) ? `${str(row.model.model)} (${str(row.model.provider)})` : str(row.model)) },
   rowKey: (row) => str(row.modelId),
+  rowName: (row) => (isObj(row.model) ? str(row.model.model) : str(row.modelId)),
   choices: async (s) => {
     const page = await s.session.client.callJson('ListModels', { pageSize: 1000 });
     const models = Array.isArray(page.models) ? page.models.filter(isObj) : [];
@@ -123,6 +127,7 @@ export const CATALOG: ResourceDef = {
   createLabel: 'Add model',
   columns: ['model', 'provider', 'mode', 'inputPricePerMillion', 'outputPricePerMillion'],
   remove: { op: 'DeleteModel', label: 'Delete', input: (row) => ({ modelId: str(row.id) }) },
+  update: { op: 'UpdateModel', fixed: (row) => ({ modelId: str(row.id) }) },
 };
 
 export const CONNECTIONS: ResourceDef = {
@@ -134,6 +139,7 @@ export const CONNECTIONS: ResourceDef = {
   columns: ['name', 'provider', 'baseUrl', 'hasApiKey', 'updatedAt'],
   cells: { hasApiKey: (row) => (row.hasApiKey === true ? 'stored (write-only)' : 'none') },
   remove: { op: 'DeleteProviderConnection', label: 'Delete', input: (row) => ({ id: str(row.id) }) },
+  update: { op: 'UpdateProviderConnection', fixed: (row) => ({ id: str(row.id), customerId: '', projectId: '', name: '' }) },
 };
 
 export const ROUTES: ResourceDef = {
@@ -147,43 +153,32 @@ export const ROUTES: ResourceDef = {
   choices: async (s) => ({ connection: await names(s, 'ListProviderConnections', 'connections') }),
   rowsExtra: routeTargetsPreview,
   remove: { op: 'DeleteRoute', label: 'Delete', input: (row) => ({ id: str(row.id) }) },
+  update: { op: 'UpdateRoute', fixed: (row) => ({ id: str(row.id), customerId: '', projectId: '', model: '' }) },
 };
 
-export const API_KEYS: ResourceDef = {
-  title: 'API keys',
+export const PROJECT_PROVIDERS: ResourceDef = {
+  title: 'Assigned providers',
   scope: 'project',
-  list: 'ListApiKeys',
-  create: 'CreateApiKey',
-  createLabel: 'Create API key',
-  columns: ['name', 'keyPrefix', 'userId', 'createdAt', 'expiresAt', 'revokedAt'],
-  created: (answer) => (
-    <div class="once" role="status">
-      <p>
-        <strong>New API key — shown once.</strong> Copy it now: only its hash is stored.
-      </p>
-      <label for="new-api-key">API key</label>
-      <input id="new-api-key" readOnly value={str(answer.apiKey)} onFocus={(e) => e.currentTarget.select()} />
-    </div>
-  ),
-  remove: { op: 'RevokeApiKey', label: 'Revoke', input: (row, s) => ({ id: str(row.id), customerId: s.customerId, projectId: s.projectId }) },
+  list: 'ListProjectProviders',
+  create: 'AddProjectProvider',
+  createLabel: 'Assign provider',
+  columns: ['providerName', 'createdAt'],
+  rowKey: (row) => str(row.providerName),
+  remove: { op: 'RemoveProjectProvider', label: 'Unassign', input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, providerName: str(row.providerName) }) },
 };
 
-export const BUDGETS: ResourceDef = {
-  title: 'Budgets',
+export const PROJECT_MCP_SERVERS: ResourceDef = {
+  title: 'Assigned MCP servers',
   scope: 'project',
-  list: 'ListBudgets',
-  create: 'UpsertBudget',
-  createLabel: 'Save budget',
-  columns: ['name', 'limitUsd', 'spentUsd', 'period', 'resetsAt', 'apiKeyId'],
-  remove: { op: 'DeleteBudget', label: 'Delete', input: (row) => ({ id: str(row.id) }) },
-};
-
-export const GUARDRAILS: ResourceDef = {
-  title: 'Guardrails',
-  scope: 'project',
-  list: 'ListGuardrails',
-  create: 'CreateGuardrail',
-  createLabel: 'Create guardrail',
-  columns: ['name', 'stage', 'kind', 'action', 'pattern', 'piiTypes'],
-  remove: { op: 'DeleteGuardrail', label: 'Delete', input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, name: str(row.name) }) },
+  list: 'ListProjectMcpServers',
+  create: 'AddProjectMcpServer',
+  createLabel: 'Assign MCP server',
+  columns: ['serverId', 'createdAt'],
+  rowKey: (row) => str(row.serverId),
+  choices: async (s) => {
+    const page = await s.session.client.callJson('ListMcpServers', { pageSize: 1000 });
+    const servers = Array.isArray(page.servers) ? page.servers.filter(isObj) : [];
+    return { serverId: servers.map((m) => ({ value: str(m.serverId), label: `${str(m.serverId)} (${str(m.url)})` })) };
+  },
+  remove: { op: 'RemoveProjectMcpServer', label: 'Unassign', input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, serverId: str(row.serverId) }) },
 };

@@ -1,16 +1,19 @@
 import { type TObject, TypeGuard } from '@sinclair/typebox';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError, type Json, type JsonObject } from '../../api/client.ts';
 import { OPS, type OpName } from '../../api/index.ts';
-import { fieldsOf, messageOfError } from './fields.ts';
+import { fieldsOf, messageOfError, valuesOf } from './fields.ts';
 import { type Choice, type FormProps, SchemaForm } from './form.tsx';
-import type { Session } from './session.ts';
+import { type Session, saveChange } from './session.ts';
 import { StageLine } from './stage.tsx';
+import { Table } from './table.tsx';
 
 /**
  * A page of one resource, generated from its operation specs: a table from the list operation's
- * answer, a create form from the create operation's input schema, and a delete (or revoke) button
- * per row. What the page may do is what the token may do: a refused call shows the API's message.
+ * answer, a create form from the create operation's input schema, an edit form from the update
+ * operation's (filled with the row), and a delete (or revoke) button per row. Every write is logged
+ * as a change whose stage is shown under the table. What the page may do is what the token may do:
+ * a refused call shows the API's message.
  */
 
 export interface Scope {
@@ -24,17 +27,23 @@ export interface ResourceDef {
   /** What the list and create operations take from the page: the customer, or customer and project. */
   scope: 'global' | 'customer' | 'project';
   list: OpName;
+  /** Extra input of the list operation. */
+  listInput?: JsonObject;
   create?: OpName;
   createLabel?: string;
   columns?: string[];
-  cells?: Record<string, (row: JsonObject) => preact.ComponentChildren>;
-  remove?: { op: OpName; label: string; input: (row: JsonObject, s: Scope) => JsonObject };
+  cells?: Record<string, (row: JsonObject, s: Scope) => preact.ComponentChildren>;
+  remove?: { op: OpName; label: string; input: (row: JsonObject, s: Scope) => JsonObject; when?: (row: JsonObject) => boolean };
+  /** The update operation; `fixed` names the row (its fields are not shown); `hide` leaves fields out of the form. */
+  update?: { op: OpName; fixed: (row: JsonObject, s: Scope) => Record<string, string>; hide?: string[] };
   choices?: (s: Scope) => Promise<Record<string, Choice[]>>;
   /** Shown once after a create (e.g. an API key's plaintext). */
   created?: (answer: JsonObject) => preact.ComponentChildren;
   rowsExtra?: FormProps['rowsExtra'];
   /** The row's key in the table. */
   rowKey?: (row: JsonObject) => string;
+  /** The row's name in its buttons' names ("Edit <name>"); default: its first column. */
+  rowName?: (row: JsonObject) => string;
 }
 
 const HIDDEN = new Set(['id', 'customerId', 'projectId', 'createdAt', 'updatedAt', 'deletedAt', 'labels', 'options']);
@@ -46,13 +55,15 @@ const itemsOf = (op: OpName): { key: string; item: TObject | undefined } => {
   return { key: '', item: undefined };
 };
 
-const scopeInput = (def: ResourceDef, s: Scope): JsonObject =>
+const scopeInput = (def: ResourceDef, s: Scope): Record<string, string> =>
   def.scope === 'project' ? { customerId: s.customerId, projectId: s.projectId } : def.scope === 'customer' ? { customerId: s.customerId } : {};
 
 export const text = (v: Json | undefined): string =>
   v === undefined || v === null ? '' : typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
 
 const isObj = (v: Json | undefined): v is JsonObject => v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v);
+
+const nameOf = (def: ResourceDef, row: JsonObject): string => def.rowName?.(row) ?? text(row[def.columns?.[0] ?? 'name'] ?? row.id);
 
 export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scope: Scope; onChanged?: () => void }) {
   const { key, item } = itemsOf(def.list);
@@ -61,13 +72,14 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
   const [error, setError] = useState('');
   const [choices, setChoices] = useState<Record<string, Choice[]>>({});
   const [shown, setShown] = useState<JsonObject | undefined>(undefined);
-  const [saved, setSaved] = useState(0);
+  const [changeId, setChangeId] = useState(0);
   const [formKey, setFormKey] = useState(0);
-  const client = scope.session.client;
+  const [editing, setEditing] = useState<JsonObject | undefined>(undefined);
+  const session = scope.session;
 
   const load = async () => {
     try {
-      const page = await client.callJson(def.list, scopeInput(def, scope));
+      const page = await session.client.callJson(def.list, { ...scopeInput(def, scope), ...(def.listInput ?? {}) });
       const items = page[key];
       setRows(Array.isArray(items) ? items.filter(isObj) : []);
       setError('');
@@ -80,12 +92,22 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
   useEffect(() => {
     setRows(undefined);
     setShown(undefined);
+    setEditing(undefined);
     void load();
     if (def.choices) void def.choices(scope).then(setChoices, () => setChoices({}));
-  }, [def, scope.customerId, scope.projectId, scope.session]);
+  }, [def, scope.customerId, scope.projectId, session]);
 
-  const fixed: Record<string, string> = def.scope === 'project' ? { customerId: scope.customerId, projectId: scope.projectId } : def.scope === 'customer' ? { customerId: scope.customerId } : {};
+  /** A write through the typed client, logged as a change; the table is read again at once. */
+  const write = async (op: OpName, body: JsonObject, what: string): Promise<JsonObject> => {
+    const { answer, change } = await saveChange(session, `${op} ${what}`, () => session.client.callJson(op, body));
+    setChangeId(change.id);
+    await load();
+    onChanged?.();
+    return answer;
+  };
+
   const headingId = `h-${def.list}`;
+  const actions = def.remove || def.update;
   return (
     <section aria-labelledby={headingId}>
       <h2 id={headingId}>{def.title}</h2>
@@ -94,42 +116,37 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
           {error}
         </p>
       ) : null}
-      {saved > 0 ? <StageLine session={scope.session} since={saved} /> : null}
+      {changeId > 0 ? <StageLine key={changeId} session={session} changeId={changeId} /> : null}
       {rows === undefined ? (
         <p aria-busy="true">Loading…</p>
       ) : rows.length === 0 ? (
         <p class="empty">None yet.</p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label={`${def.title} table`}>
-          <table>
-            <thead>
-              <tr>
-                {columns.map((c) => (
-                  <th scope="col" key={c}>
-                    {c}
-                  </th>
-                ))}
-                {def.remove ? <th scope="col">actions</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row, i) => (
-                <tr key={def.rowKey?.(row) ?? text(row.id) ?? String(i)}>
-                  {columns.map((c) => (
-                    <td key={c}>{def.cells?.[c]?.(row) ?? text(row[c])}</td>
-                  ))}
-                  {def.remove ? (
-                    <td>
-                      <RemoveButton def={def} row={row} scope={scope} done={() => (setSaved(Date.now()), void load(), onChanged?.())} onError={setError} />
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          label={def.title}
+          columns={[...columns, ...(actions ? ['actions'] : [])]}
+          rows={rows.map((row, i) => ({
+            key: def.rowKey?.(row) ?? (text(row.id) || String(i)),
+            cells: [
+              ...columns.map((c) => def.cells?.[c]?.(row, scope) ?? text(row[c])),
+              ...(actions
+                ? [
+                    <span class="actions">
+                      {def.update ? (
+                        <button type="button" class="secondary" aria-label={`Edit ${nameOf(def, row)}`} onClick={() => setEditing(row)}>
+                          Edit
+                        </button>
+                      ) : null}
+                      {def.remove && (def.remove.when?.(row) ?? true) ? <RemoveButton def={def} row={row} scope={scope} write={write} onError={setError} /> : null}
+                    </span>,
+                  ]
+                : []),
+            ],
+          }))}
+        />
       )}
       {shown && def.created ? def.created(shown) : null}
+      {editing && def.update ? <EditForm def={def} update={def.update} row={editing} scope={scope} choices={choices} write={write} close={() => setEditing(undefined)} /> : null}
       {def.create ? (
         <details class="create">
           <summary>{def.createLabel ?? `Create`}</summary>
@@ -137,19 +154,16 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
             key={formKey}
             id={`form-${def.create}`}
             fields={fieldsOf(OPS[def.create].input)}
-            fixed={fixed}
+            fixed={scopeInput(def, scope)}
             choices={choices}
             submitLabel={def.createLabel ?? 'Create'}
             {...(def.rowsExtra ? { rowsExtra: def.rowsExtra } : {})}
             onSubmit={async (body) => {
               const create = def.create;
               if (!create) return;
-              const answer = await client.callJson(create, body);
+              const answer = await write(create, body, text(body[def.columns?.[0] ?? 'name'] ?? ''));
               setShown(answer);
-              setSaved(Date.now());
               setFormKey((k) => k + 1);
-              await load();
-              onChanged?.();
             }}
           />
         </details>
@@ -158,10 +172,51 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
   );
 }
 
-function RemoveButton({ def, row, scope, done, onError }: { def: ResourceDef; row: JsonObject; scope: Scope; done: () => void; onError: (m: string) => void }) {
+type Write = (op: OpName, body: JsonObject, what: string) => Promise<JsonObject>;
+
+type Update = NonNullable<ResourceDef['update']>;
+
+function EditForm({ def, update, row, scope, choices, write, close }: { def: ResourceDef; update: Update; row: JsonObject; scope: Scope; choices: Record<string, Choice[]>; write: Write; close: () => void }) {
+  const name = nameOf(def, row);
+  const hide = new Set(update.hide ?? []);
+  const fields = fieldsOf(OPS[update.op].input).filter((f) => !hide.has(f.name));
+  const { values, rows } = valuesOf(fields, row);
+  const id = `edit-${update.op}`;
+  // Focus moves into the form as it appears (a layout effect: before any key press can land elsewhere).
+  useLayoutEffect(() => {
+    document.getElementById(id)?.querySelector<HTMLElement>('input:not([type=hidden]), select, textarea')?.focus();
+  }, []);
+  return (
+    <section class="edit" aria-labelledby={`${id}-h`}>
+      <h3 id={`${id}-h`}>
+        Edit {name}
+      </h3>
+      <SchemaForm
+        key={text(row.id) || name}
+        id={id}
+        fields={fields}
+        fixed={update.fixed(row, scope)}
+        choices={choices}
+        initial={values}
+        initialRows={rows}
+        submitLabel="Save changes"
+        {...(def.rowsExtra ? { rowsExtra: def.rowsExtra } : {})}
+        onSubmit={async (body) => {
+          await write(update.op, body, name);
+          close();
+        }}
+      />
+      <button type="button" class="secondary" onClick={close}>
+        Cancel
+      </button>
+    </section>
+  );
+}
+
+function RemoveButton({ def, row, scope, write, onError }: { def: ResourceDef; row: JsonObject; scope: Scope; write: Write; onError: (m: string) => void }) {
   const remove = def.remove;
   if (!remove) return null;
-  const name = text(row[def.columns?.[0] ?? 'name'] ?? row.id);
+  const name = nameOf(def, row);
   return (
     <button
       type="button"
@@ -170,8 +225,7 @@ function RemoveButton({ def, row, scope, done, onError }: { def: ResourceDef; ro
       onClick={async () => {
         if (!confirm(`${remove.label} ${name}?`)) return;
         try {
-          await scope.session.client.callJson(remove.op, remove.input(row, scope));
-          done();
+          await write(remove.op, remove.input(row, scope), name);
         } catch (e) {
           if (!(e instanceof ApiError)) throw e;
           onError(messageOfError(e.message));

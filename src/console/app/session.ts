@@ -1,4 +1,5 @@
-import { ManagementClient } from '../../api/client.ts';
+import { ApiError, ManagementClient } from '../../api/client.ts';
+import { type Change, ChangeLog, revisionsOf } from './changes.ts';
 
 /**
  * The signed-in token and what it says about its holder. The token stays in this tab's
@@ -18,6 +19,8 @@ export interface Session {
   customerId?: string;
   projectId?: string;
   userId?: string;
+  /** The changes saved in this sign-in, with their stages. */
+  changes: ChangeLog;
 }
 
 const claimsOf = (token: string): Record<string, unknown> | undefined => {
@@ -36,13 +39,36 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 export const sessionOf = (token: string): Session => {
   const client = new ManagementClient({ endpoint: location.origin, token, attempts: 2, timeoutMs: 15_000 });
   const claims = claimsOf(token);
-  if (!claims) return { token, client, admin: true };
+  if (!claims) return { token, client, admin: true, changes: new ChangeLog() };
   const customerId = str(claims.customer);
   const projectId = str(claims.project) ?? 'default';
   const userId = str(claims.sub);
-  return { token, client, admin: false, ...(customerId ? { customerId } : {}), projectId, ...(userId ? { userId } : {}) };
+  return { token, client, admin: false, changes: new ChangeLog(), ...(customerId ? { customerId } : {}), projectId, ...(userId ? { userId } : {}) };
 };
 
 export const savedToken = (): string | undefined => sessionStorage.getItem(KEY) ?? undefined;
 export const saveToken = (token: string): void => sessionStorage.setItem(KEY, token);
 export const forgetToken = (): void => sessionStorage.removeItem(KEY);
+
+const revisions = (s: Session): Promise<Record<string, string> | undefined> =>
+  s.client.call('GetConfigStatus', {}).then((a) => revisionsOf(a.dataplanes), (e: unknown) => {
+    if (e instanceof ApiError) return undefined;
+    throw e;
+  });
+
+/**
+ * Runs a write and logs it as a change (changes.ts): each plane's revision is read before it and
+ * again once it returned, which names the revision the write made on every plane it affects.
+ */
+export const saveChange = async <T>(s: Session, what: string, write: () => Promise<T>): Promise<{ answer: T; change: Change }> => {
+  const before = await revisions(s);
+  const answer = await write();
+  const change = s.changes.add(what, before);
+  void s.client.call('GetConfigStatus', {}).then(
+    (a) => s.changes.observe(change.id, a.dataplanes),
+    (e: unknown) => {
+      if (!(e instanceof ApiError)) throw e;
+    },
+  );
+  return { answer, change };
+};

@@ -1,21 +1,22 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../../api/client.ts';
-import type { OpOutput } from '../../api/index.ts';
+import { type Change, type Plane, type Stage, settled, stageOn } from './changes.ts';
 import { messageOfError } from './fields.ts';
 import type { Session } from './session.ts';
+import { Table } from './table.tsx';
 
 /**
- * Where a saved change is on its way to each data plane (saved → recorded → pending → serving, as
- * the seed names the stages), polled from GetConfigStatus until every plane serves it.
+ * Where changes are on their way to each data plane (saved → recorded → pending → serving, as the
+ * seed names the stages), polled from GetConfigStatus: live on the status pages, and under a form
+ * until every plane serves the change it saved.
  */
-
-type Planes = OpOutput<'GetConfigStatus'>['dataplanes'];
 
 const POLL_MS = 500;
 const GIVE_UP_MS = 60_000;
 
-export function usePlanes(session: Session, live: boolean, since = 0): { planes: Planes | undefined; error: string } {
-  const [planes, setPlanes] = useState<Planes | undefined>(undefined);
+/** GetConfigStatus, polled while `live` (or until `until` says the planes are where they should be). */
+export function usePlanes(session: Session, live: boolean, until?: (planes: readonly Plane[]) => boolean, restart = 0): { planes: Plane[] | undefined; error: string } {
+  const [planes, setPlanes] = useState<Plane[] | undefined>(undefined);
   const [error, setError] = useState('');
   useEffect(() => {
     let stopped = false;
@@ -27,7 +28,7 @@ export function usePlanes(session: Session, live: boolean, since = 0): { planes:
         if (stopped) return;
         setPlanes(answer.dataplanes);
         setError('');
-        const done = answer.dataplanes.every((p) => p.stage === 'serving');
+        const done = until?.(answer.dataplanes) ?? answer.dataplanes.every((p) => p.stage === 'serving');
         if (live || (!done && Date.now() - started < GIVE_UP_MS)) timer = setTimeout(() => void poll(), live ? 2 * POLL_MS : POLL_MS);
       } catch (e) {
         if (!(e instanceof ApiError) || stopped) return;
@@ -39,72 +40,94 @@ export function usePlanes(session: Session, live: boolean, since = 0): { planes:
       stopped = true;
       clearTimeout(timer);
     };
-  }, [session, live, since]);
+  }, [session, live, restart]);
   return { planes, error };
 }
 
-/** "Saved." and then each data plane's stage of the newest change, live. */
-export function StageLine({ session, since }: { session: Session; since: number }) {
-  const { planes, error } = usePlanes(session, false, since);
+/** The changes saved in this sign-in, as they are now. */
+export function useChanges(session: Session): readonly Change[] {
+  const [changes, setChanges] = useState(session.changes.all());
+  useEffect(() => session.changes.subscribe(setChanges), [session]);
+  return changes;
+}
+
+export function StageBadge({ stage, plane }: { stage: Stage | string; plane?: string }) {
+  return <span class={`badge stage-${stage.replace(' ', '-')}`}>{plane ? `${plane}: ${stage}` : stage}</span>;
+}
+
+/** One change's stage on every plane. */
+export function ChangeStages({ change, planes }: { change: Change; planes: readonly Plane[] | undefined }) {
+  if (!planes || !change.observed) return <StageBadge stage="saved" />;
   return (
-    <p class="stage" role="status" aria-live="polite">
-      <strong>Saved.</strong>{' '}
-      {error
-        ? error
-        : planes === undefined
-          ? 'Stage: saved'
-          : planes.map((p) => (
-              <span key={p.dataplaneId} class={`badge stage-${p.stage}`}>
-                {p.dataplaneId}: {p.stage}
-              </span>
-            ))}
+    <>
+      {planes.map((p) => (
+        <StageBadge key={p.dataplaneId} plane={p.dataplaneId} stage={stageOn(change, p)} />
+      ))}
+    </>
+  );
+}
+
+/** "Saved." and then the change's stage on each data plane, live until every plane serves it. */
+export function StageLine({ session, changeId }: { session: Session; changeId: number }) {
+  const changes = useChanges(session);
+  const change = changes.find((c) => c.id === changeId);
+  const { planes, error } = usePlanes(session, false, (ps) => {
+    const c = session.changes.get(changeId);
+    return c !== undefined && settled(c, ps);
+  }, changeId);
+  if (!change) return null;
+  return (
+    <p class="stage" role="status" aria-live="polite" data-change={change.id}>
+      <strong>Saved: {change.what}.</strong> {error ? error : <ChangeStages change={change} planes={change.observed ? planes : undefined} />}
     </p>
   );
 }
 
+const when = (at: number): string => new Date(at).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+
 export function StatusPage({ session }: { session: Session }) {
   const { planes, error } = usePlanes(session, true);
+  return <StatusView session={session} planes={planes} error={error} />;
+}
+
+/** Each plane's stage of its newest change, and each change saved here with its stage per plane. */
+export function StatusView({ session, planes, error }: { session: Session; planes: Plane[] | undefined; error: string }) {
+  const changes = useChanges(session);
   return (
-    <section aria-labelledby="h-status">
-      <h2 id="h-status">Configuration status</h2>
-      <p>The newest configuration change and where each data plane is with it: saved, recorded, pending or serving. Updated live.</p>
-      {error ? (
-        <p class="form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      {planes === undefined ? (
-        <p aria-busy="true">Loading…</p>
-      ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Data planes table">
-          <table>
-            <thead>
-              <tr>
-                {['dataplaneId', 'customerId', 'stage', 'desiredRevision', 'appliedRevision', 'lastPollAt', 'faults'].map((c) => (
-                  <th scope="col" key={c}>
-                    {c}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {planes.map((p) => (
-                <tr key={p.dataplaneId}>
-                  <td>{p.dataplaneId}</td>
-                  <td>{p.customerId ?? ''}</td>
-                  <td>
-                    <span class={`badge stage-${p.stage}`}>{p.stage}</span>
-                  </td>
-                  <td>{p.desiredRevision}</td>
-                  <td>{p.appliedRevision}</td>
-                  <td>{p.lastPollAt ?? ''}</td>
-                  <td>{p.faults.join('; ')}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </section>
+    <>
+      <section aria-labelledby="h-status">
+        <h2 id="h-status">Configuration status</h2>
+        <p>The newest configuration change and where each data plane is with it: saved, recorded, pending or serving. Updated live.</p>
+        {error ? (
+          <p class="form-error" role="alert">
+            {error}
+          </p>
+        ) : null}
+        {planes === undefined ? (
+          <p aria-busy="true">Loading…</p>
+        ) : (
+          <Table
+            label="Data planes"
+            columns={['dataplaneId', 'customerId', 'stage', 'desiredRevision', 'appliedRevision', 'lastPollAt', 'faults']}
+            rows={planes.map((p) => ({
+              key: p.dataplaneId,
+              cells: [p.dataplaneId, p.customerId ?? '', <StageBadge stage={p.stage} />, p.desiredRevision, p.appliedRevision, p.lastPollAt ?? '', p.faults.join('; ')],
+            }))}
+          />
+        )}
+      </section>
+      <section aria-labelledby="h-changes">
+        <h2 id="h-changes">Changes saved in this console</h2>
+        {changes.length === 0 ? (
+          <p class="empty">None since you signed in.</p>
+        ) : (
+          <Table
+            label="Changes"
+            columns={['saved at', 'change', 'stage per data plane']}
+            rows={changes.map((c) => ({ key: String(c.id), cells: [when(c.at), c.what, <ChangeStages change={c} planes={planes} />] }))}
+          />
+        )}
+      </section>
+    </>
   );
 }

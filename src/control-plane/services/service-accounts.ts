@@ -9,6 +9,7 @@ import { customers, dataplanes, serviceAccounts, type ServiceAccountRow, type St
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Tx } from '../deps.ts';
 import { lockCustomer } from '../lookups.ts';
+import { keyset, page, pageSizeOf } from '../paging.ts';
 import { mutation, type MutationCtx, rid } from '../mutation.ts';
 import { checkSecretRef, isSecretRef, resolveSecretRef, storeSecret } from '../secret-refs.ts';
 import { accountStatus } from '../service-account-auth.ts';
@@ -19,7 +20,7 @@ export const DEFAULT_AUDIENCE = 'ai-gateway';
 /** Scopes when none are given: the data plane protocol only. */
 export const DEFAULT_SCOPES = ['dataplane'];
 
-const { CreateServiceAccount, GetServiceAccount, RevokeServiceAccount, RestoreServiceAccount } = ServiceAccountOps;
+const { CreateServiceAccount, GetServiceAccount, ListServiceAccounts, RevokeServiceAccount, RestoreServiceAccount } = ServiceAccountOps;
 
 export const infoOf = (a: ServiceAccountRow) => ({
   id: a.id,
@@ -180,6 +181,33 @@ export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
       return { customerId: a.customerId, customerUuid: a.customerUuid };
     },
     handler: async (input) => ({ serviceAccount: infoOf(await findAccount(deps, input.id)) }),
+  }),
+  op(ListServiceAccounts, {
+    scope: (i) => (typeof i.customerId === 'string' ? { customerId: i.customerId } : undefined),
+    handler: async (input) => {
+      const size = pageSizeOf(input.pageSize);
+      const k = keyset(serviceAccounts.createdAt, serviceAccounts.id, input.pageToken);
+      // The live customer of that slug: a deleted customer's accounts are revoked with it.
+      const rows = await deps.db
+        .select({ account: serviceAccounts })
+        .from(serviceAccounts)
+        .innerJoin(customers, and(eq(customers.id, serviceAccounts.customerUuid), isNull(customers.deletedAt)))
+        .where(
+          and(
+            eq(customers.customerId, input.customerId),
+            input.workspaceId !== undefined ? eq(serviceAccounts.workspaceId, input.workspaceId) : undefined,
+            input.includeRevoked ? undefined : isNull(serviceAccounts.revokedAt),
+            k.where,
+          ),
+        )
+        .orderBy(...k.order)
+        .limit(size + 1);
+      const p = page(
+        rows.map((r) => r.account),
+        size,
+      );
+      return { serviceAccounts: p.items.map(infoOf), nextPageToken: p.nextPageToken };
+    },
   }),
   mutation(deps, RevokeServiceAccount, {
     resourceId: (i) => rid(i.id),

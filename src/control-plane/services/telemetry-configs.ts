@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import pkg from '../../../package.json' with { type: 'json' };
 import { logsUrl, otlpLogs, sendOtlp } from '../../audit/otlp.ts';
 import { optTs, ts } from '../../api/kit.ts';
@@ -9,6 +9,7 @@ import { type TelemetryConfigRow, telemetryConfigs } from '../../store/schema/in
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps, ManagementHooks, Reader } from '../deps.ts';
 import { mutation, rid } from '../mutation.ts';
+import { keyset, page, pageSizeOf } from '../paging.ts';
 import { checkSinkUrl } from '../upstream-addresses.ts';
 
 /**
@@ -18,7 +19,7 @@ import { checkSinkUrl } from '../upstream-addresses.ts';
  * stored for the operator's tooling. Writes here affect no data plane (no change records).
  */
 
-const { CreateTelemetryConfig, GetTelemetryConfig, UpdateTelemetryConfig, DeleteTelemetryConfig, TestAuditForward, TriggerAuditForward } = TelemetryConfigOps;
+const { CreateTelemetryConfig, GetTelemetryConfig, ListTelemetryConfigs, UpdateTelemetryConfig, DeleteTelemetryConfig, TestAuditForward, TriggerAuditForward } = TelemetryConfigOps;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => {
@@ -93,6 +94,20 @@ export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): O
     }),
     op(GetTelemetryConfig, {
       handler: async (input) => ({ config: view(await find(input.id), true) }),
+    }),
+    op(ListTelemetryConfigs, {
+      handler: async (input) => {
+        const size = pageSizeOf(input.pageSize);
+        const k = keyset(telemetryConfigs.createdAt, telemetryConfigs.id, input.pageToken);
+        const rows = await deps.db
+          .select()
+          .from(telemetryConfigs)
+          .where(and(input.telemetryType !== undefined ? eq(telemetryConfigs.telemetryType, input.telemetryType) : undefined, k.where))
+          .orderBy(...k.order)
+          .limit(size + 1);
+        const p = page(rows, size);
+        return { configs: p.items.map((r) => view(r, false)), nextPageToken: p.nextPageToken };
+      },
     }),
     mutation(deps, UpdateTelemetryConfig, {
       resourceId: (i) => rid(i.id),

@@ -7,7 +7,7 @@ import { uuid } from '../../core/ids.ts';
 import { projectMembers } from '../../store/schema/index.ts';
 import type { OpDef } from '../connect.ts';
 import type { ControlDeps, ManagementHooks } from '../deps.ts';
-import { lockCustomer, lockProject } from '../lookups.ts';
+import { findCustomer, lockCustomer, lockProject } from '../lookups.ts';
 import { mutation } from '../mutation.ts';
 import { ringOf } from '../signing-keys.ts';
 import { TOKEN_AUDIENCE, TOKEN_ISSUER } from '../user-token-auth.ts';
@@ -49,8 +49,10 @@ const { CreateUserToken } = UserTokenOps;
 export const userTokenOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => [
   mutation(deps, CreateUserToken, {
     resourceId: (_i, o) => o?.jti ?? '',
-    // The signing key is created (on first use) in its own transaction, before this one.
-    before: async (_input, ctx) => {
+    // The signing key is created (on first use) in its own transaction, before this one — only for
+    // a customer that exists, so a refused call leaves nothing behind (the handler checks again under lock).
+    before: async (input, ctx) => {
+      await findCustomer(deps.db, input.customerId);
       await ringOf(deps).active(ctx.call);
     },
     handler: async (input, { tx }) => {

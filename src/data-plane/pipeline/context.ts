@@ -8,6 +8,8 @@ import type { Conversations } from '../conversations.ts';
 import type { Attempt } from '../dispatch.ts';
 import type { Plan } from '../resolve.ts';
 import type { RequestIds } from '../respond.ts';
+import type { BatchDeps } from '../batches.ts';
+import type { ResponseCacheStore } from '../cache/store.ts';
 import type { AdmissionPolicy } from './admit.ts';
 import type { BodyLimits } from './body.ts';
 import type { InputGuardrail, OutputGuardrail } from './guardrails.ts';
@@ -58,6 +60,10 @@ export interface InferenceDeps {
    * recently. Absent on separate data planes.
    */
   catchUp?: () => Promise<boolean>;
+  /** Where cached answers live (project setting `response-cache`, contract §11); no cache when absent. */
+  responseCache?: ResponseCacheStore;
+  /** `/v1/files` and `/v1/batches` (contract §11): the embedded plane's store-backed service; 501 when absent (separate data planes). */
+  batches?: BatchDeps;
   /** The MCP gateway in process: Responses `mcp` tools naming one of the caller's profiles run through it (data-plane/hosted-mcp). */
   mcpTools?: McpToolHost;
 }
@@ -134,6 +140,8 @@ export interface Outcome {
    * charges the usage seen so far, never 0 (settle.ts).
    */
   partial?: { outputChars: number };
+  /** The response cache's part (contract §11), for projects with the `response-cache` setting: a hit costs 0 and records the cost saved. */
+  cache?: 'hit' | 'miss' | 'bypass';
 }
 
 export const openContext = (endpoint: string, ids: RequestIds, observers: Observers = NO_OBSERVERS): RequestContext => ({

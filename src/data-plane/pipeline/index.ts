@@ -1,6 +1,6 @@
 import { asGatewayError, GatewayError } from '../../core/errors.ts';
 import { isRecord } from '../../core/json.ts';
-import type { ConfigSnapshot } from '../../propagation/snapshot.ts';
+import type { ConfigSnapshot, KeySnapshot } from '../../propagation/snapshot.ts';
 import type { HostedMcp } from '../hosted-mcp/prepare.ts';
 import type { Plan } from '../resolve.ts';
 import type { Keeper, Prepared } from '../stateful.ts';
@@ -47,6 +47,8 @@ export interface Serving<T> {
   keeper: Keeper | undefined;
   /** Responses `mcp` tools the gateway runs itself, when the request has any. */
   hosted?: HostedMcp;
+  /** Responses `background: true`: run by the gateway, answered at once (data-plane/background.ts). */
+  background?: boolean;
   policies: Policies;
   /** The request's output guardrails, when any applies (then no same-format pass-through). */
   output: OutputFilter | undefined;
@@ -113,7 +115,20 @@ const caughtUp = async (deps: InferenceDeps, e: unknown): Promise<ConfigSnapshot
   return now;
 };
 
-export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>, req: Request, ids: RequestIds): Promise<Response> => {
+/**
+ * Who calls, when the request was not received from a client but made by the gateway for one (a
+ * batch line, contract §11): looked up in the snapshot the request is served on; throws
+ * GatewayError (401) when the caller is gone (a revoked key, a deleted project).
+ */
+export type InternalCaller = (snapshot: ConfigSnapshot) => KeySnapshot;
+
+/** The authenticate stage, or the internal caller's lookup. */
+const authenticateOrAs = (ctx: RequestContext, req: Request, snapshot: ConfigSnapshot, as: InternalCaller | undefined): void | Promise<void> => {
+  if (!as) return authenticate(ctx, req, snapshot);
+  ctx.key = as(snapshot);
+};
+
+export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>, req: Request, ids: RequestIds, as?: InternalCaller): Promise<Response> => {
   const ctx = openContext(spec.path, ids, deps.observers);
   ctx.headers = req.headers;
   deps.observers.start(ctx);
@@ -123,11 +138,11 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
     let snapshot = deps.snapshots.current;
     if (!snapshot) throw noSnapshot();
     try {
-      const authed = authenticate(ctx, req, snapshot);
+      const authed = authenticateOrAs(ctx, req, snapshot, as);
       if (authed) await authed;
     } catch (e) {
       snapshot = await caughtUp(deps, e);
-      const authed = authenticate(ctx, req, snapshot);
+      const authed = authenticateOrAs(ctx, req, snapshot, as);
       if (authed) await authed;
     }
     const body = await readJsonBody(req, deps.bodyLimits);
@@ -141,7 +156,7 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
       plan = resolve(ctx, snapshot, read.model, read.stream);
     } catch (e) {
       snapshot = await caughtUp(deps, e);
-      const authed = authenticate(ctx, req, snapshot);
+      const authed = authenticateOrAs(ctx, req, snapshot, as);
       if (authed) await authed;
       plan = resolve(ctx, snapshot, read.model, read.stream);
     }
@@ -165,7 +180,7 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
       // Once per request. The answer's keep() (if any) is called in the same tick, right after.
       kept?.release?.();
     };
-    return await spec.serve({ deps, ctx, request: read.request, body: value, plan, keeper: kept, ...(prepared.hosted ? { hosted: prepared.hosted } : {}), policies, output, signal: req.signal, finish: done });
+    return await spec.serve({ deps, ctx, request: read.request, body: value, plan, keeper: kept, ...(prepared.hosted ? { hosted: prepared.hosted } : {}), ...(prepared.background ? { background: true } : {}), policies, output, signal: req.signal, finish: done });
   } catch (e) {
     const err = asGatewayError(e);
     if (!ctx.finished) keeper?.release?.();

@@ -12,6 +12,8 @@ export interface Settlement {
   cachedInputTokens: number;
   cacheWriteTokens: number;
   costNanoUsd: number;
+  /** A response-cache hit: what the answer would have cost (costNanoUsd is 0); 0 otherwise. */
+  costSavedNanoUsd: number;
   /** Whether a reported count had to be clamped or rounded to fit its column. */
   adjusted: boolean;
   /**
@@ -81,7 +83,10 @@ export const settlementOf = (ctx: RequestContext, outcome: Readonly<Outcome>): S
       cacheWriteTokens !== (u.cacheWriteTokens ?? 0) ||
       sum > INT4_MAX);
   const totals = { inputTokens, outputTokens, totalTokens: Math.min(sum, INT4_MAX), cachedInputTokens, cacheWriteTokens };
-  return { ...totals, costNanoUsd: u && ctx.plan ? costNanoUsd(totals, ctx.plan.catalog.prices) : 0, adjusted, atReservation };
+  const cost = u && ctx.plan ? costNanoUsd(totals, ctx.plan.catalog.prices) : 0;
+  // A cached answer is served without an upstream call: it costs nothing and saves what it cost.
+  if (outcome.cache === 'hit') return { ...totals, costNanoUsd: 0, costSavedNanoUsd: cost, adjusted, atReservation };
+  return { ...totals, costNanoUsd: cost, costSavedNanoUsd: 0, adjusted, atReservation };
 };
 
 /** Computes the settlement and runs the settlement policies. */

@@ -39,6 +39,10 @@ export const requestRecords = pgTable(
     sanitized: text('sanitized'),
     /** Guardrails whose `flag` action matched (names, comma-separated); null when none did. */
     guardrailFlags: text('guardrail_flags'),
+    /** The response cache's part (contract §11): `hit`, `miss` or `bypass`; null for projects without the `response-cache` setting. */
+    cache: text('cache'),
+    /** A cache hit: what the answer would have cost, in nano-USD (its cost_nano_usd is 0). */
+    costSavedNanoUsd: bigint('cost_saved_nano_usd', { mode: 'number' }),
     /**
      * Where the bodies are when they are kept beside the row rather than in it (the embedded store
      * with a data directory, src/records/body-files.ts): `segment:offset:requestBytes:responseBytes`,

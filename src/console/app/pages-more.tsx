@@ -1,0 +1,84 @@
+import type { Json, JsonObject } from '../../api/client.ts';
+import type { ResourceDef } from './resource.tsx';
+import { text } from './resource.tsx';
+
+/** The resource pages of keys, governance and MCP. */
+
+const isObj = (v: Json | undefined): v is JsonObject => v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v);
+const str = (v: Json | undefined): string => text(v);
+
+export const API_KEYS: ResourceDef = {
+  title: 'API keys',
+  scope: 'project',
+  list: 'ListApiKeys',
+  create: 'CreateApiKey',
+  createLabel: 'Create API key',
+  columns: ['name', 'keyPrefix', 'userId', 'createdAt', 'expiresAt', 'revokedAt'],
+  created: (answer) => (
+    <div class="once" role="status">
+      <p>
+        <strong>New API key — shown once.</strong> Copy it now: only its hash is stored.
+      </p>
+      <label for="new-api-key">API key</label>
+      <input id="new-api-key" readOnly value={str(answer.apiKey)} onFocus={(e) => e.currentTarget.select()} />
+    </div>
+  ),
+  listInput: { includeRevoked: true },
+  remove: { op: 'RevokeApiKey', label: 'Revoke', input: (row, s) => ({ id: str(row.id), customerId: s.customerId, projectId: s.projectId }), when: (row) => !row.revokedAt },
+};
+
+export const BUDGETS: ResourceDef = {
+  title: 'Budgets',
+  scope: 'project',
+  list: 'ListBudgets',
+  create: 'UpsertBudget',
+  createLabel: 'Save budget',
+  columns: ['name', 'limitUsd', 'spentUsd', 'period', 'resetsAt', 'apiKeyId'],
+  remove: { op: 'DeleteBudget', label: 'Delete', input: (row) => ({ id: str(row.id) }) },
+  update: { op: 'UpsertBudget', fixed: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, name: str(row.name) }) },
+};
+
+export const GUARDRAILS: ResourceDef = {
+  title: 'Guardrails',
+  scope: 'project',
+  list: 'ListGuardrails',
+  create: 'CreateGuardrail',
+  createLabel: 'Create guardrail',
+  columns: ['name', 'stage', 'kind', 'action', 'pattern', 'piiTypes'],
+  remove: { op: 'DeleteGuardrail', label: 'Delete', input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, name: str(row.name) }) },
+  update: { op: 'UpdateGuardrail', fixed: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, name: str(row.name) }) },
+};
+
+export const MCP_SERVERS: ResourceDef = {
+  title: 'MCP servers (catalog)',
+  scope: 'global',
+  list: 'ListMcpServers',
+  create: 'CreateMcpServer',
+  createLabel: 'Add MCP server',
+  columns: ['serverId', 'url', 'transport', 'authType', 'hasAuthValue', 'description'],
+  cells: { hasAuthValue: (row) => (row.hasAuthValue === true ? 'stored (write-only)' : 'none') },
+  update: { op: 'UpdateMcpServer', fixed: (row) => ({ serverId: str(row.serverId) }), hide: ['labels'] },
+  remove: { op: 'DeleteMcpServer', label: 'Delete', input: (row) => ({ serverId: str(row.serverId) }) },
+};
+
+export const MCP_PROFILES: ResourceDef = {
+  title: 'MCP profiles',
+  scope: 'project',
+  list: 'ListMcpProfiles',
+  create: 'CreateMcpProfile',
+  createLabel: 'Create MCP profile',
+  columns: ['profileId', 'description', 'servers'],
+  cells: {
+    servers: (row) =>
+      (Array.isArray(row.servers) ? row.servers.filter(isObj) : [])
+        .map((s) => `${str(s.serverId)}${Array.isArray(s.tools) ? ` [${s.tools.map(str).join(', ')}]` : ''} as ${str(s.prefix) || '(no prefix)'}`)
+        .join('; '),
+  },
+  choices: async (s) => {
+    const page = await s.session.client.callJson('ListProjectMcpServers', { customerId: s.customerId, projectId: s.projectId });
+    const entries = Array.isArray(page.entries) ? page.entries.filter(isObj) : [];
+    return { serverId: entries.map((e) => ({ value: str(e.serverId), label: str(e.serverId) })) };
+  },
+  update: { op: 'UpdateMcpProfile', fixed: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, profileId: str(row.profileId) }) },
+  remove: { op: 'DeleteMcpProfile', label: 'Delete', input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, profileId: str(row.profileId) }) },
+};

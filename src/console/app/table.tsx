@@ -1,0 +1,36 @@
+import type { ComponentChildren } from 'preact';
+
+/** A table in a scrollable, keyboard-focusable region (narrow screens scroll it sideways). */
+
+export interface Row {
+  key: string;
+  cells: ComponentChildren[];
+  class?: string;
+  /** One cell across every column (details under the row above). */
+  span?: boolean;
+}
+
+export function Table({ label, columns, rows }: { label: string; columns: string[]; rows: Row[] }) {
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={`${label} table`}>
+      <table>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th scope="col" key={c}>
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.key} class={r.class}>
+              {r.span ? <td colSpan={columns.length}>{r.cells}</td> : r.cells.map((c, i) => <td key={columns[i] ?? i}>{c}</td>)}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,198 @@
+import { BATCH_ENDPOINTS, type BatchCaller, type BatchEndpoint, type BatchService, type RunLine } from '../core/batches.ts';
+import { asGatewayError, GatewayError, invalidApiKey, invalidRequest } from '../core/errors.ts';
+import { requestUuid } from '../core/ids.ts';
+import { isRecord } from '../core/json.ts';
+import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
+import { authenticate } from './auth.ts';
+import { handleExtra } from './extra.ts';
+import { handleInference } from './inference.ts';
+import { bodyTooLarge } from './pipeline/body.ts';
+import type { InferenceDeps } from './pipeline/context.ts';
+import { noSnapshot } from './pipeline/index.ts';
+import { errorResponse, idHeaders, jsonResponse, type RequestIds } from './respond.ts';
+
+/**
+ * `/v1/files` and `/v1/batches` (contract §11) in OpenAI's shapes, per project. They are served by
+ * the embedded data plane, whose process holds the store (deps.batches); a separate data plane
+ * answers 501 `unsupported_endpoint` (docs/operating.md, "Files and batches").
+ */
+
+/** Files and batches on this plane: the store-backed service and the upload limit (GATEWAY_FILE_MAX). */
+export interface BatchDeps {
+  service: BatchService;
+  maxFileBytes: number;
+}
+
+const notHere = (): GatewayError =>
+  new GatewayError({
+    kind: 'unsupported_endpoint',
+    status: 501,
+    message: 'Files and batches are served by the embedded data plane (the management process) only; send /v1/files and /v1/batches there.',
+  });
+
+const notFound = (what: string, id: string): GatewayError => new GatewayError({ kind: 'not_found', message: `No ${what} found with id '${id}'.` });
+
+const callerOf = async (deps: InferenceDeps, req: Request): Promise<{ caller: BatchCaller; key: KeySnapshot }> => {
+  const snapshot = deps.snapshots.current;
+  if (!snapshot) throw noSnapshot();
+  const key = await authenticate(req.headers, snapshot, Date.now());
+  return { caller: { projectUuid: key.project.id, keyId: key.id }, key };
+};
+
+const pageOf = (req: Request, max: number, dflt: number): { after?: string; limit: number } => {
+  const q = new URL(req.url).searchParams;
+  const raw = q.get('limit');
+  const limit = raw === null ? dflt : Number(raw);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > max) throw invalidRequest(`'limit' must be an integer from 1 to ${max}.`, 'limit');
+  const after = q.get('after');
+  return after ? { after, limit } : { limit };
+};
+
+const idOf = (req: Request, at: number): string => decodeURIComponent(new URL(req.url).pathname.split('/')[at] ?? '');
+
+type Handler = (deps: InferenceDeps, b: BatchDeps, req: Request, ids: RequestIds) => Promise<Response>;
+
+/** Runs a handler with the plane's service, or refuses with 501 on a plane without one. */
+export const batchRoute =
+  (handler: Handler) =>
+  async (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> => {
+    try {
+      if (!deps.batches) throw notHere();
+      return await handler(deps, deps.batches, req, ids);
+    } catch (e) {
+      return errorResponse(asGatewayError(e), ids);
+    }
+  };
+
+const json = (value: unknown, ids: RequestIds): Response => jsonResponse(200, JSON.stringify(value), ids);
+
+export const uploadFile: Handler = async (deps, b, req, ids) => {
+  const { caller } = await callerOf(deps, req);
+  let form: FormData;
+  try {
+    form = await req.formData();
+  } catch {
+    throw invalidRequest("The body must be multipart/form-data with 'file' and 'purpose'.", 'file');
+  }
+  const purpose = form.get('purpose');
+  if (purpose !== 'batch') throw invalidRequest("'purpose' must be 'batch' (the only purpose this gateway stores).", 'purpose');
+  const file = form.get('file');
+  if (!(file instanceof Blob)) throw invalidRequest("'file' is required and must be a file.", 'file', 'missing_required_parameter');
+  if (file.size > b.maxFileBytes) throw bodyTooLarge(b.maxFileBytes);
+  const name = file instanceof File && file.name ? file.name : 'upload.jsonl';
+  return json(await b.service.createFile(caller, purpose, name.slice(0, 255), await file.text()), ids);
+};
+
+export const listFiles: Handler = async (deps, b, req, ids) => {
+  const { caller } = await callerOf(deps, req);
+  const purpose = new URL(req.url).searchParams.get('purpose');
+  return json(await b.service.listFiles(caller, { ...pageOf(req, 10_000, 10_000), ...(purpose ? { purpose } : {}) }), ids);
+};
+
+export const getFile: Handler = async (deps, b, req, ids) => {
+  const { caller } = await callerOf(deps, req);
+  const id = idOf(req, 3);
+  const file = await b.service.getFile(caller, id);
+  if (!file) throw notFound('file', id);
+  return json(file, ids);
+};
+
+export const deleteFile: Handler = async (deps, b, req, ids) => {
+  const { caller } = await callerOf(deps, req);
+  const id = idOf(req, 3);
+  if (!(await b.service.deleteFile(caller, id))) throw notFound('file', id);
+  return json({ id, object: 'file', deleted: true }, ids);
+};
+
+export const fileContent: Handler = async (deps, b, req, ids) => {
+  const { caller } = await callerOf(deps, req);
+  const id = idOf(req, 3);
+  const content = await b.service.fileContent(caller, id);
+  if (content === undefined) throw notFound('file', id);
+  return new Response(content, { status: 200, headers: { 'content-type': 'application/octet-stream', ...idHeaders(ids) } });
+};
+
+const isEndpoint = (v: unknown): v is BatchEndpoint => typeof v === 'string' && (BATCH_ENDPOINTS as readonly string[]).includes(v);
+
+/** `metadata`: up to 16 string pairs, keys up to 64 and values up to 512 characters (OpenAI's bounds). */
+const metadataOf = (v: unknown): Record<string, string> | null => {
+  if (v === undefined || v === null) return null;
+  if (!isRecord(v)) throw invalidRequest("'metadata' must be an object of strings.", 'metadata');
+  const out: Record<string, string> = {};
+  const entries = Object.entries(v);
+  if (entries.length > 16) throw invalidRequest("'metadata' has at most 16 keys.", 'metadata');
+  for (const [k, val] of entries) {
+    if (typeof val !== 'string' || k.length > 64 || val.length > 512) throw invalidRequest("'metadata' keys are strings of up to 64 characters, values up to 512.", 'metadata');
+    out[k] = val;
+  }
+  return out;
+};
+
+export const createBatch: Handler = async (deps, b, req, ids) => {
+  const { caller, key } = await callerOf(deps, req);
+  if (key.userId !== undefined) throw invalidRequest('A batch runs as an API key of the project: create it with one (not a user token).', null);
+  let body: unknown;
+  try {
+    body = await req.json();
+  } catch {
+    throw invalidRequest('The request body must be JSON.', null);
+  }
+  if (!isRecord(body)) throw invalidRequest('The request body must be a JSON object.', null);
+  if (typeof body.input_file_id !== 'string' || body.input_file_id === '') throw invalidRequest("'input_file_id' is required.", 'input_file_id', 'missing_required_parameter');
+  if (!isEndpoint(body.endpoint)) throw invalidRequest(`'endpoint' must be one of ${BATCH_ENDPOINTS.join(', ')}.`, 'endpoint');
+  if (body.completion_window !== '24h') throw invalidRequest("'completion_window' must be '24h'.", 'completion_window');
+  return json(await b.service.createBatch(caller, { inputFileId: body.input_file_id, endpoint: body.endpoint, metadata: metadataOf(body.metadata) }), ids);
+};
+
+export const getBatch: Handler = async (deps, b, req, ids) => {
+  const { caller } = await callerOf(deps, req);
+  const id = idOf(req, 3);
+  const batch = await b.service.getBatch(caller, id);
+  if (!batch) throw notFound('batch', id);
+  return json(batch, ids);
+};
+
+export const listBatches: Handler = async (deps, b, req, ids) => {
+  const { caller } = await callerOf(deps, req);
+  return json(await b.service.listBatches(caller, pageOf(req, 100, 20)), ids);
+};
+
+export const cancelBatch: Handler = async (deps, b, req, ids) => {
+  const { caller } = await callerOf(deps, req);
+  const id = idOf(req, 3);
+  const batch = await b.service.cancelBatch(caller, id);
+  if (!batch) throw notFound('batch', id);
+  return json(batch, ids);
+};
+
+/** Keys of a snapshot by id (built once per snapshot, on the first batch line served on it). */
+const byId = new WeakMap<ConfigSnapshot, Map<string, KeySnapshot>>();
+const keyById = (snapshot: ConfigSnapshot, id: string): KeySnapshot => {
+  let index = byId.get(snapshot);
+  if (!index) {
+    index = new Map([...snapshot.keys.values()].map((k) => [k.id, k]));
+    byId.set(snapshot, index);
+  }
+  const key = index.get(id);
+  if (!key || (key.expiresAt !== null && key.expiresAt <= Date.now())) throw invalidApiKey('The API key that created this batch is no longer valid.');
+  return key;
+};
+
+/**
+ * A batch line through this plane's pipeline, as the key that created the batch: the project's
+ * routes, fallback, limits, budgets, guardrails, records and the response cache as for a live
+ * request. The record's client request id is `<batch id>/<custom_id>`.
+ */
+export const batchLineRunner =
+  (deps: InferenceDeps): ((batchId: string) => RunLine) =>
+  (batchId) =>
+  async (keyId, endpoint, body, customId) => {
+    const ids: RequestIds = { requestId: requestUuid(), clientRequestId: `${batchId}/${customId}`.slice(0, 256) };
+    const req = new Request(`http://batch.internal${endpoint}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const as = (snapshot: ConfigSnapshot) => keyById(snapshot, keyId);
+    const res =
+      endpoint === '/v1/embeddings'
+        ? await handleExtra(deps, 'embeddings', endpoint, req, ids, as)
+        : await handleInference(deps, endpoint === '/v1/chat/completions' ? 'chat' : endpoint === '/v1/responses' ? 'responses' : 'messages', req, ids, as);
+    return { status: res.status, requestId: ids.requestId, body: await res.text() };
+  };

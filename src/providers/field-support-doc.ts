@@ -1,0 +1,28 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fieldSupportTable } from './field-support.ts';
+
+/**
+ * docs/operating.md's "What each family honours, maps or refuses" table, generated from
+ * src/providers/field-support.ts. `bun run docs:fields` rewrites it between the marker comments;
+ * test/field-support-walk.test.ts fails when the committed table differs from what this renders.
+ */
+
+export const DOC_PATH = join(import.meta.dir, '..', '..', 'docs', 'operating.md');
+export const BEGIN = '<!-- field-support:begin — generated from src/providers/field-support.ts by `bun run docs:fields`; do not edit -->';
+export const END = '<!-- field-support:end -->';
+
+/** `text` with its generated block replaced (the markers must be there). */
+export const withFieldSupport = (text: string): string => {
+  const a = text.indexOf(BEGIN);
+  const b = text.indexOf(END);
+  if (a < 0 || b < a) throw new Error(`${DOC_PATH}: the field-support markers are missing`);
+  return `${text.slice(0, a)}${BEGIN}\n${fieldSupportTable()}\n${text.slice(b)}`;
+};
+
+if (import.meta.main) {
+  const before = readFileSync(DOC_PATH, 'utf8');
+  const after = withFieldSupport(before);
+  if (after !== before) writeFileSync(DOC_PATH, after);
+  process.stdout.write(`docs:fields: ${after === before ? 'unchanged' : 'updated'} ${DOC_PATH}\n`);
+}

@@ -1,0 +1,272 @@
+import type { ClientFormat, JsonObject, JsonValue } from '../canonical/types.ts';
+
+/**
+ * What each upstream family honours, maps or refuses of a client's request fields (contract §2,
+ * issue 26), as data: docs/operating.md's table is generated from this list (`bun run docs:fields`,
+ * field-support-doc.ts), and test/field-support-walk.test.ts sends every probe to every target named
+ * and checks the outcome given here — so the table, the code and the behaviour cannot drift apart.
+ */
+
+/** The table's family columns. */
+export type FamilyColumn = 'openai' | 'anthropic' | 'gemini' | 'bedrock-cohere';
+
+export const COLUMNS: readonly { id: FamilyColumn; title: string }[] = [
+  { id: 'openai', title: 'OpenAI family (translated: Messages clients; Mistral, watsonx, OpenAI with `maxTokensField`)' },
+  { id: 'anthropic', title: 'Anthropic family' },
+  { id: 'gemini', title: 'Gemini / Vertex' },
+  { id: 'bedrock-cohere', title: 'Bedrock, Cohere' },
+];
+
+/**
+ * The connections a probe is sent to: `openai` passes Chat and Responses bodies through (Responses
+ * natively); `openai-translated` is OpenAI with `options.maxTokensField` (Chat translated).
+ */
+export type WalkTarget = 'openai' | 'openai-translated' | 'anthropic' | 'gemini' | 'bedrock' | 'cohere';
+
+/** The targets that stand for each column (a row's probes together must check at least one of each). */
+export const COLUMN_TARGETS: Readonly<Record<FamilyColumn, readonly WalkTarget[]>> = {
+  openai: ['openai', 'openai-translated'],
+  anthropic: ['anthropic'],
+  gemini: ['gemini'],
+  'bedrock-cohere': ['bedrock', 'cohere'],
+};
+
+/** The documented outcome of one probe at one target. */
+export type Outcome =
+  /** A 400 `invalid_request_error` naming `param`; nothing reaches the upstream. */
+  | { refused: string }
+  /** The upstream got the request with `path` (dot-separated) set, equal to `equals` when given. */
+  | { sent: string; equals?: JsonValue }
+  /** The upstream got the request without `path`. */
+  | { absent: string };
+
+export interface Probe {
+  format: ClientFormat;
+  /** The client's body without `model` (the walk sets it per target). */
+  body: JsonObject;
+  expect: Partial<Record<WalkTarget, Outcome>>;
+}
+
+export interface FieldRow {
+  /** The first cell (the client field). */
+  field: string;
+  cells: Readonly<Record<FamilyColumn, string>>;
+  probes: readonly Probe[];
+}
+
+const user = [{ role: 'user', content: 'hi' }];
+const schema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false };
+
+export const FIELD_SUPPORT: readonly FieldRow[] = [
+  {
+    field: 'Chat `n` > 1',
+    cells: { openai: 'passed through (several choices); native-only when translated', anthropic: '400 `n`', gemini: '400 `n`', 'bedrock-cohere': '400 `n`' },
+    probes: [
+      {
+        format: 'chat',
+        body: { n: 2, messages: user },
+        expect: { openai: { sent: 'n', equals: 2 }, 'openai-translated': { refused: 'n' }, anthropic: { refused: 'n' }, gemini: { refused: 'n' }, bedrock: { refused: 'n' }, cohere: { refused: 'n' } },
+      },
+    ],
+  },
+  {
+    field: 'Chat `logprobs: true`, `top_logprobs` > 0',
+    cells: { openai: 'passed through; native-only when translated', anthropic: '400 `logprobs` / `top_logprobs`', gemini: '400', 'bedrock-cohere': '400' },
+    probes: [
+      {
+        format: 'chat',
+        body: { logprobs: true, top_logprobs: 2, messages: user },
+        expect: {
+          openai: { sent: 'logprobs', equals: true },
+          'openai-translated': { refused: 'logprobs' },
+          anthropic: { refused: 'logprobs' },
+          gemini: { refused: 'logprobs' },
+          bedrock: { refused: 'logprobs' },
+          cohere: { refused: 'logprobs' },
+        },
+      },
+      { format: 'chat', body: { top_logprobs: 2, messages: user }, expect: { anthropic: { refused: 'top_logprobs' } } },
+    ],
+  },
+  {
+    field: 'Responses `top_logprobs` > 0, `include: ["message.output_text.logprobs"]`',
+    cells: { openai: 'sent natively (OpenAI, Azure)', anthropic: '400 `top_logprobs` / `include.N`', gemini: '400', 'bedrock-cohere': '400' },
+    probes: [
+      {
+        format: 'responses',
+        body: { top_logprobs: 2, input: 'hi' },
+        expect: { openai: { sent: 'top_logprobs', equals: 2 }, anthropic: { refused: 'top_logprobs' }, gemini: { refused: 'top_logprobs' }, bedrock: { refused: 'top_logprobs' }, cohere: { refused: 'top_logprobs' } },
+      },
+      { format: 'responses', body: { include: ['message.output_text.logprobs'], input: 'hi' }, expect: { anthropic: { refused: 'include.0' } } },
+    ],
+  },
+  {
+    field: 'Chat `reasoning_effort`, Responses `reasoning.effort`',
+    cells: {
+      openai: 'as sent',
+      anthropic:
+        "`thinking: {type: \"enabled\", budget_tokens}` by the table below; `max_tokens` raised to budget + the client's limit when it does not exceed the budget (within the catalog's `maxOutputTokens`)",
+      gemini: '`thinkingConfig.thinkingBudget` by the same table, `includeThoughts`',
+      'bedrock-cohere': '400 naming the field',
+    },
+    probes: [
+      {
+        format: 'chat',
+        body: { reasoning_effort: 'medium', messages: user },
+        expect: {
+          openai: { sent: 'reasoning_effort', equals: 'medium' },
+          'openai-translated': { sent: 'reasoning_effort', equals: 'medium' },
+          anthropic: { sent: 'thinking.budget_tokens', equals: 8192 },
+          gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 8192 },
+          bedrock: { refused: 'reasoning_effort' },
+          cohere: { refused: 'reasoning_effort' },
+        },
+      },
+      {
+        format: 'responses',
+        body: { reasoning: { effort: 'high' }, input: 'hi' },
+        expect: {
+          openai: { sent: 'reasoning.effort', equals: 'high' },
+          anthropic: { sent: 'thinking.budget_tokens', equals: 24576 },
+          gemini: { sent: 'generationConfig.thinkingConfig.includeThoughts', equals: true },
+          bedrock: { refused: 'reasoning.effort' },
+          cohere: { refused: 'reasoning.effort' },
+        },
+      },
+    ],
+  },
+  {
+    field: 'Messages `thinking: {type: "enabled", budget_tokens}`',
+    cells: { openai: '`reasoning_effort` by the table below', anthropic: 'passed through', gemini: '`thinkingBudget` = the budget', 'bedrock-cohere': '400 `thinking.budget_tokens`' },
+    probes: [
+      {
+        format: 'messages',
+        body: { max_tokens: 20000, thinking: { type: 'enabled', budget_tokens: 10000 }, messages: user },
+        expect: {
+          openai: { sent: 'reasoning_effort', equals: 'medium' },
+          anthropic: { sent: 'thinking.budget_tokens', equals: 10000 },
+          gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 10000 },
+          bedrock: { refused: 'thinking.budget_tokens' },
+          cohere: { refused: 'thinking.budget_tokens' },
+        },
+      },
+    ],
+  },
+  {
+    field: 'Messages `output_config.effort`',
+    cells: { openai: '`reasoning_effort` (`xhigh`, `max` → `high`)', anthropic: 'passed through', gemini: 'budget by the table', 'bedrock-cohere': '400 `output_config.effort`' },
+    probes: [
+      {
+        format: 'messages',
+        body: { max_tokens: 1000, output_config: { effort: 'max' }, messages: user },
+        expect: {
+          openai: { sent: 'reasoning_effort', equals: 'high' },
+          anthropic: { sent: 'output_config.effort', equals: 'max' },
+          gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 24576 },
+          bedrock: { refused: 'output_config.effort' },
+          cohere: { refused: 'output_config.effort' },
+        },
+      },
+    ],
+  },
+  {
+    field: 'Messages `thinking: {type: "disabled" \\| "adaptive"}` (adaptive without `effort`)',
+    cells: { openai: "nothing sent: the model's default", anthropic: 'passed through', gemini: 'nothing sent', 'bedrock-cohere': 'nothing sent' },
+    probes: [
+      {
+        format: 'messages',
+        body: { max_tokens: 100, thinking: { type: 'disabled' }, messages: user },
+        expect: {
+          openai: { absent: 'reasoning_effort' },
+          anthropic: { sent: 'thinking.type', equals: 'disabled' },
+          gemini: { absent: 'generationConfig.thinkingConfig' },
+          bedrock: { absent: 'additionalModelRequestFields' },
+          cohere: { absent: 'thinking' },
+        },
+      },
+      {
+        format: 'messages',
+        body: { max_tokens: 100, thinking: { type: 'adaptive' }, messages: user },
+        expect: { openai: { absent: 'reasoning_effort' }, anthropic: { sent: 'thinking.type', equals: 'adaptive' }, gemini: { absent: 'generationConfig.thinkingConfig' } },
+      },
+    ],
+  },
+  {
+    field: 'Messages `output_config.format` (structured output)',
+    cells: {
+      openai: '`response_format: json_schema` with `strict: true`; schema made strict (below)',
+      anthropic: 'passed through',
+      gemini: '`responseJsonSchema`',
+      'bedrock-cohere': 'Bedrock: a forced tool; Cohere: `response_format`',
+    },
+    probes: [
+      {
+        format: 'messages',
+        body: { max_tokens: 100, output_config: { format: { type: 'json_schema', schema } }, messages: user },
+        expect: {
+          openai: { sent: 'response_format.json_schema.strict', equals: true },
+          anthropic: { sent: 'output_config.format.type', equals: 'json_schema' },
+          gemini: { sent: 'generationConfig.responseJsonSchema' },
+          bedrock: { sent: 'toolConfig.toolChoice.tool' },
+          cohere: { sent: 'response_format' },
+        },
+      },
+    ],
+  },
+  {
+    field: 'Responses `background: true`',
+    cells: {
+      openai: 'run by the gateway (the upstream gets no `background`); polled, cancelled and resumed at the gateway',
+      anthropic: 'same',
+      gemini: 'same',
+      'bedrock-cohere': 'same',
+    },
+    probes: [
+      {
+        format: 'responses',
+        body: { background: true, input: 'hi' },
+        expect: {
+          openai: { absent: 'background' },
+          anthropic: { absent: 'background' },
+          gemini: { absent: 'background' },
+          bedrock: { absent: 'background' },
+          cohere: { absent: 'background' },
+        },
+      },
+      { format: 'responses', body: { background: true, store: false, input: 'hi' }, expect: { openai: { refused: 'background' }, anthropic: { refused: 'background' } } },
+    ],
+  },
+  {
+    field: 'Responses `conversation` (with `previous_response_id`: 400)',
+    cells: {
+      openai: "the conversation's items prepended by the gateway (the upstream gets no `conversation`)",
+      anthropic: 'same',
+      gemini: 'same',
+      'bedrock-cohere': 'same',
+    },
+    probes: [
+      {
+        format: 'responses',
+        body: { conversation: '$conversation', input: 'hi' },
+        expect: {
+          openai: { absent: 'conversation' },
+          anthropic: { absent: 'conversation' },
+          gemini: { absent: 'conversation' },
+          bedrock: { absent: 'conversation' },
+          cohere: { absent: 'conversation' },
+        },
+      },
+      { format: 'responses', body: { conversation: '$conversation', previous_response_id: 'resp_x', input: 'hi' }, expect: { openai: { refused: 'conversation' }, anthropic: { refused: 'conversation' } } },
+    ],
+  },
+];
+
+const cell = (s: string): string => s.replaceAll('\n', ' ');
+
+/** The markdown table docs/operating.md carries. */
+export const fieldSupportTable = (): string => {
+  const head = `| Client field | ${COLUMNS.map((c) => c.title).join(' | ')} |`;
+  const rule = `|---|${COLUMNS.map(() => '---').join('|')}|`;
+  const rows = FIELD_SUPPORT.map((r) => `| ${cell(r.field)} | ${COLUMNS.map((c) => cell(r.cells[c.id])).join(' | ')} |`);
+  return [head, rule, ...rows].join('\n');
+};
