@@ -1,10 +1,11 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { TerraformDecl, TfArg, TfBlock, TfComputed } from '../../src/api/resource.ts';
 import { fieldSchema } from './api-schemas.ts';
-import type { GatewayClient, JsonObject } from './client.ts';
+import type { GatewayClient, Json, JsonObject } from './client.ts';
+import { declCheck } from './plan-checks.ts';
 import { type BlockDef, envelopeOf, findInList, orGone, type ResourceDef, str } from './resource.ts';
-import { type Attr, computed, field, kindOf } from './schema.ts';
-import type { CtyObject } from './wire.ts';
+import { type Attr, computed, field, kindOf, toApi } from './schema.ts';
+import { type CtyObject, isUnknown } from './wire.ts';
 
 /**
  * A resource of the provider built from its declaration in the API module (src/api/resource.ts):
@@ -33,7 +34,7 @@ const argAttr = (d: TerraformDecl, a: TfArg): Attr => {
 /** `<tf>_wo` (never in state) and `<tf>_wo_version` (bump it to send `<tf>_wo` again). */
 const writeOnlyForm = (d: TerraformDecl, a: TfArg, attr: Attr): Attr[] => [
   {
-    ...field(d.create.name, a.api, { tf: `${attr.tf}_wo`, optionalComputed: false, sensitive: true, keep: true }),
+    ...field(d.create.name, a.api, { tf: `${attr.tf}_wo`, optionalComputed: false, sensitive: true, keep: true, required: false }),
     writeOnly: true,
     forceNew: false,
     updatable: false,
@@ -46,7 +47,9 @@ const writeOnlyForm = (d: TerraformDecl, a: TfArg, attr: Attr): Attr[] => [
     optional: true,
     keep: true,
     local: true,
-    description: `change it to send ${attr.tf}_wo again`,
+    // Without an update operation a new secret means a new object.
+    forceNew: !d.update,
+    description: d.update ? `change it to send ${attr.tf}_wo again` : `change it to replace the ${d.type.replace('gateway_', '').replace(/_/g, ' ')} with one holding the current ${attr.tf}_wo`,
   },
 ];
 
@@ -54,7 +57,10 @@ const attrsOf = (d: TerraformDecl, args: (TfArg | TfComputed)[]): Attr[] =>
   args.flatMap((a) => {
     if (isComputed(a)) return [computed(a.computed, a.api, 'string', a.description, { ...(a.sensitive ? { sensitive: true } : {}), ...(a.volatile ? { volatile: true } : {}) })];
     const attr = argAttr(d, a);
-    return a.writeOnlyForm ? [attr, ...writeOnlyForm(d, a, attr)] : [attr];
+    if (!a.writeOnlyForm) return [attr];
+    // A required secret becomes "this or its write-only form" (checked in writeOnlyHooks).
+    const plain: Attr = attr.required ? { ...attr, required: false, optional: true, computed: false, eitherRequired: true } : attr;
+    return [plain, ...writeOnlyForm(d, a, attr)];
   });
 
 interface ItemsSchema {
@@ -148,19 +154,32 @@ const byIdCrud = (d: TerraformDecl, idField: string): Pick<ResourceDef, 'read' |
   };
 };
 
-/** The secret's write-only form: sent on update when its version changes; not together with the secret. */
+/** Each secret's write-only form: sent on update when its version changes; not together with the secret. */
 const writeOnlyHooks = (attrs: Attr[]): Pick<ResourceDef, 'amend' | 'check'> | undefined => {
-  const wo = attrs.find((a) => a.writeOnly);
-  if (!wo) return undefined;
-  const secret = wo.tf.slice(0, -'_wo'.length);
-  const version = `${wo.tf}_version`;
+  const forms = attrs
+    .filter((a) => a.writeOnly)
+    .map((wo) => {
+      const secret = wo.tf.slice(0, -'_wo'.length);
+      return { wo, secret, version: `${wo.tf}_version`, required: attrs.some((a) => a.tf === secret && a.eitherRequired) };
+    });
+  if (forms.length === 0) return undefined;
   return {
     amend: (body, prior, plan, config) => {
       // The write-only secret is sent on create (createBody), and on update when its version changes.
-      const value = config[wo.tf];
-      if (prior && JSON.stringify(prior[version] ?? null) !== JSON.stringify(plan[version] ?? null) && typeof value === 'string') body[wo.api] = value;
+      for (const { wo, version } of forms) {
+        const value = config[wo.tf];
+        if (prior && JSON.stringify(prior[version] ?? null) !== JSON.stringify(plan[version] ?? null) && value != null && !isUnknown(value)) {
+          const v = toApi(wo, value);
+          if (v !== undefined) body[wo.api] = v as Json;
+        }
+      }
     },
-    check: (config) => (config[secret] != null && config[wo.tf] != null ? [[wo.tf, `set either ${secret} or ${wo.tf}, not both`]] : []),
+    check: (config) =>
+      forms.flatMap(({ wo, secret, required }): [string, string][] => {
+        if (config[secret] != null && config[wo.tf] != null) return [[wo.tf, `set either ${secret} or ${wo.tf}, not both`]];
+        if (required && config[secret] == null && config[wo.tf] == null) return [[secret, `${secret} is required: set ${secret}, or ${wo.tf} with ${wo.tf}_version`]];
+        return [];
+      }),
   };
 };
 
@@ -197,7 +216,7 @@ export const fromDecl = (d: TerraformDecl, hooks: Hooks = {}): ResourceDef => {
   const update = hooks.update ?? crud?.update;
   const wo = writeOnlyHooks(attrs);
   const amend = both(wo?.amend, hooks.amend);
-  const check = chain(wo?.check, hooks.check);
+  const check = chain(chain(wo?.check, declCheck(d, [...keys, ...args])), hooks.check);
   const blocks = (d.blocks ?? []).map((b) => blockOf(d, b));
   return {
     type: d.type,

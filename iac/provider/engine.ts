@@ -49,7 +49,32 @@ export interface Plan {
   requiresReplace: PathStep[][];
 }
 
-export const plan = (def: ResourceDef, prior: CtyObject | null, proposed: CtyObject | null): Plan => {
+/** The private state an import leaves until the first apply (ImportResourceState → Plan → Apply). */
+export const IMPORTED = 'imported';
+
+/**
+ * After an import, an attribute the API does not return (kept as given, or the provider's own
+ * bookkeeping such as `*_wo_version`) reads as null, and one it returns may be left unset in the
+ * configuration (a secret given write-only instead). Either way the configuration's value is
+ * adopted: recorded in state at the next apply, without an API call and never a replacement.
+ * Two different known values are a real change.
+ */
+const adoption = (a: Attr, was: Cty, now: Cty): boolean => (a.keep === true || a.local === true) && !a.writeOnly && (was === null || now === null);
+
+/** The attributes whose planned value differs from the prior state. */
+const changed = (def: ResourceDef, prior: CtyObject, planned: CtyObject): Attr[] => def.attrs.filter((a) => !a.writeOnly && !same(prior[a.tf], planned[a.tf]));
+
+/** Every change is an adoption after an import (no API call needed). */
+export const adoptsOnly = (def: ResourceDef, prior: CtyObject, planned: CtyObject): boolean => {
+  const diff = changed(def, prior, planned);
+  return (
+    diff.length > 0 &&
+    diff.every((a) => adoption(a, prior[a.tf] ?? null, planned[a.tf] ?? null)) &&
+    !(def.blocks ?? []).some((b) => !same(prior[b.tf], planned[b.tf]))
+  );
+};
+
+export const plan = (def: ResourceDef, prior: CtyObject | null, proposed: CtyObject | null, imported = false): Plan => {
   if (!proposed) return { planned: null, requiresReplace: [] };
   const planned: CtyObject = { ...proposed };
   const replace: PathStep[][] = [];
@@ -68,6 +93,7 @@ export const plan = (def: ResourceDef, prior: CtyObject | null, proposed: CtyObj
       return copy;
     });
   }
+  if (prior && imported && adoptsOnly(def, prior, planned)) return { planned, requiresReplace: [] };
   if (prior) {
     for (const a of def.attrs) {
       if (a.writeOnly || (a.computed && !a.optional)) continue;
@@ -99,11 +125,13 @@ const settle = (def: ResourceDef, fresh: CtyObject, planned: CtyObject): CtyObje
   return out;
 };
 
-export const apply = async (c: GatewayClient, def: ResourceDef, prior: CtyObject | null, planned: CtyObject | null, config: CtyObject): Promise<CtyObject | null> => {
+export const apply = async (c: GatewayClient, def: ResourceDef, prior: CtyObject | null, planned: CtyObject | null, config: CtyObject, imported = false): Promise<CtyObject | null> => {
   if (!planned) {
     if (prior) await def.delete(c, prior);
     return null;
   }
+  // After an import, recording what the API does not return needs no call.
+  if (prior && imported && adoptsOnly(def, prior, planned)) return planned;
   let api: JsonObject;
   if (!prior) {
     const body = createBody(def, planned, config);

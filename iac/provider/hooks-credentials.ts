@@ -41,6 +41,13 @@ const findKey = async (c: GatewayClient, s: CtyObject): Promise<JsonObject | nul
   return null;
 };
 
+/** The key's validity in whole days (expiresAt − createdAt), so an imported key reads its expires_in_days. */
+const expiresInDays = (k: JsonObject): JsonObject => {
+  if (typeof k.expiresAt !== 'string' || !k.expiresAt || typeof k.createdAt !== 'string') return {};
+  const days = Math.round((Date.parse(k.expiresAt) - Date.parse(k.createdAt)) / 86_400_000);
+  return Number.isFinite(days) && days > 0 ? { expiresInDays: days } : {};
+};
+
 const byokKey = (c: GatewayClient, s: { id?: unknown; customer_id?: unknown; project_id?: unknown }): Promise<JsonObject | null> =>
   orGone(c.callJson('Get', { id: str(s.id as string), customerId: str(s.customer_id as string), projectId: str(s.project_id as string) }, BYOK), 'key');
 
@@ -53,7 +60,7 @@ export const CREDENTIAL_HOOKS: Record<string, Hooks> = {
     },
     read: async (c, s) => {
       const k = await findKey(c, s);
-      return k ? { ...k, expiresAt: typeof k.expiresAt === 'string' ? k.expiresAt : '' } : null;
+      return k ? { ...k, expiresAt: typeof k.expiresAt === 'string' ? k.expiresAt : '', ...expiresInDays(k) } : null;
     },
     delete: async (c, s) => {
       await c.callJson('RevokeApiKey', { id: str(s.id), customerId: str(s.customer_id), projectId: str(s.project_id) }, APIKEY);
@@ -83,7 +90,13 @@ export const CREDENTIAL_HOOKS: Record<string, Hooks> = {
       return info && info.status === ACTIVE ? info : null;
     },
     delete: async (c, s) => {
-      await c.callJson('RevokeServiceAccount', { id: str(s.id), reason: 'terraform destroy' });
+      try {
+        await c.callJson('RevokeServiceAccount', { id: str(s.id), reason: 'terraform destroy' });
+      } catch (e) {
+        // Already revoked with what it depended on (its workspace's or customer's delete): gone is done.
+        const info = await orGone(c.callJson('GetServiceAccount', { id: str(s.id) }), 'serviceAccount');
+        if (info && info.status === ACTIVE) throw e;
+      }
     },
   },
 };

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { ApiError, GatewayClient } from './client.ts';
-import { apply, diag, type Diagnostic, importState, plan, read, validateConfig } from './engine.ts';
+import { apply, diag, type Diagnostic, IMPORTED, importState, plan, read, validateConfig } from './engine.ts';
 import { DATA_SOURCES, RESOURCES } from './registry.ts';
 import type { DataSourceDef, ResourceDef } from './resource.ts';
 import { providerSchema, resourceSchema } from './tfschema.ts';
@@ -24,6 +24,8 @@ const resources = new Map<string, ResourceDef>(RESOURCES.map((r) => [r.type, r])
 const dataSources = new Map<string, DataSourceDef>(DATA_SOURCES.map((d) => [d.type, d]));
 let client: GatewayClient | undefined;
 
+/** The resource was imported and not applied since (its private state, see engine.ts IMPORTED). */
+const isImported = (p: unknown): boolean => p instanceof Uint8Array && Buffer.from(p).toString('utf8') === IMPORTED;
 const obj = (v: Cty): CtyObject | null => (v && typeof v === 'object' && !Array.isArray(v) && !isUnknown(v) ? v : null);
 const errorDiag = (e: unknown): Diagnostic => diag(e instanceof ApiError ? 'Gateway API error' : 'Provider error', e instanceof Error ? e.message : 'unexpected error');
 
@@ -106,7 +108,13 @@ const providerService: Record<string, Handler> = {
     const def = resourceOf(req.type_name);
     const prior = obj(decodeDynamic(req.prior_state as DynamicValue));
     const proposed = obj(decodeDynamic(req.proposed_new_state as DynamicValue));
-    const p = plan(def, prior, proposed);
+    // A create is checked again, now that values from other resources are known (validate saw them
+    // unknown). Not an update: Terraform hands it a configuration with ignore_changes applied (the
+    // prior values, e.g. an imported secret's null), which is not what the user wrote.
+    const config = obj(decodeDynamic(req.config as DynamicValue));
+    const refused = !prior && proposed && config ? validateConfig(def, config) : [];
+    if (refused.length > 0) return { planned_state: req.proposed_new_state, requires_replace: [], planned_private: req.prior_private ?? Buffer.alloc(0), diagnostics: refused };
+    const p = plan(def, prior, proposed, isImported(req.prior_private));
     return { planned_state: encodeDynamic(complete(def, p.planned)), requires_replace: p.requiresReplace.map((steps) => ({ steps })), planned_private: req.prior_private ?? Buffer.alloc(0), diagnostics: [] };
   },
   ApplyResourceChange: async (req) => {
@@ -115,7 +123,7 @@ const providerService: Record<string, Handler> = {
     const planned = obj(decodeDynamic(req.planned_state as DynamicValue));
     const config = obj(decodeDynamic(req.config as DynamicValue)) ?? {};
     try {
-      const next = await apply(needClient(), def, prior, planned, config);
+      const next = await apply(needClient(), def, prior, planned, config, isImported(req.planned_private));
       return { new_state: encodeDynamic(complete(def, next)), private: Buffer.alloc(0), diagnostics: [] };
     } catch (e) {
       // On failure the state stays what it was (a failed create leaves nothing).
@@ -126,7 +134,7 @@ const providerService: Record<string, Handler> = {
     const def = resourceOf(req.type_name);
     const s = importState(def, String(req.id ?? ''));
     if (typeof s === 'string') return { imported_resources: [], diagnostics: [diag('Invalid import id', s)] };
-    return { imported_resources: [{ type_name: def.type, state: encodeDynamic(complete(def, s)), private: Buffer.alloc(0) }], diagnostics: [] };
+    return { imported_resources: [{ type_name: def.type, state: encodeDynamic(complete(def, s)), private: Buffer.from(IMPORTED) }], diagnostics: [] };
   },
   ReadDataSource: async (req) => {
     const def = dataSources.get(String(req.type_name));

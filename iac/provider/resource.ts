@@ -117,7 +117,13 @@ export const stateFrom = (def: ResourceDef, api: JsonObject, base: CtyObject): C
   for (const a of def.attrs) {
     const prior = base[a.tf] ?? null;
     if (a.writeOnly) out[a.tf] = null;
-    else if (a.keep) out[a.tf] = isUnknown(prior) ? null : prior;
+    else if (a.keep) {
+      // Kept as given; with nothing given yet (an import) the API's value when it returns one.
+      // Not while the secret is given write-only (its version set): the state never holds it then.
+      const woInUse = (base[`${a.tf}_wo_version`] ?? null) !== null;
+      const v = (prior === null || isUnknown(prior)) && !woInUse ? getPath(api, a.read ?? a.api.split('.').pop() ?? a.api) : undefined;
+      out[a.tf] = v === undefined ? (isUnknown(prior) ? null : prior) : fromApi(a, v, null);
+    }
     else {
       const v = getPath(api, a.read ?? a.api.split('.').pop() ?? a.api);
       // A field the answer does not carry keeps its known value (a list row may omit some).

@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { explain } from './explain.ts';
 import { fieldSchema, hasField, isRequiredField } from './api-schemas.ts';
 import { type Cty, isUnknown } from './wire.ts';
 
@@ -28,6 +28,8 @@ export interface Attr {
   computed?: boolean;
   sensitive?: boolean;
   writeOnly?: boolean;
+  /** Optional in the schema because a write-only form may stand in for it; one of the two is required. */
+  eitherRequired?: boolean;
   /** A change replaces the object (the API cannot update it). */
   forceNew?: boolean;
   /** Never sent to the API (provider-side bookkeeping such as api_key_wo_version). */
@@ -189,7 +191,7 @@ export const fromApi = (a: Attr, v: ApiValue | undefined, prior: Cty): Cty => {
   }
 };
 
-/** Every violation of the field's schema, worded like the API's own message. */
+/** Every violation of the field's schema, naming the attribute and saying what is allowed (explain.ts). */
 export const violations = (a: Attr, v: Cty): string[] => {
   if (!a.schema || v === null || isUnknown(v)) return [];
   if (a.kind === 'json' && typeof v === 'string') {
@@ -201,10 +203,5 @@ export const violations = (a: Attr, v: Cty): string[] => {
   }
   const value = toApi(a, v);
   if (value === undefined) return [];
-  const out: string[] = [];
-  for (const e of Value.Errors(a.schema, value)) {
-    out.push(`${a.tf}${e.path ? e.path.replace(/\//g, '.') : ''}: ${e.message}`);
-    if (out.length >= 3) break;
-  }
-  return out;
+  return explain(a.schema, value, a.tf, a.sensitive === true || a.writeOnly === true).slice(0, 3);
 };

@@ -187,14 +187,16 @@ const resource = (def: ResourceDef): string => {
   }
   const base = props(`${cls}Props`, schema.attributes, def.attrs, true);
   out.push(blockProps.length ? base.replace(/\n}$/, `\n${blockProps.join('\n')}\n}`) : base);
-  const blockArg = blocks.length ? `, { ${blocks.map(([p, t]) => `${p}: '${t}'`).join(', ')} }` : '';
+  const secrets = schema.attributes.filter((a) => configurable(a) && a.type === 'string' && (a.sensitive || a.write_only)).map((a) => `'${a.name}'`);
+  const blockArg = blocks.length ? `, { ${blocks.map(([p, t]) => `${p}: '${t}'`).join(', ')} }` : secrets.length ? ', {}' : '';
+  const secretArg = secrets.length ? `, [${secrets.join(', ')}]` : '';
   out.push(
     [
       doc([`\`${def.type}\`: ${sentence(def.description)}`, importDoc(def)]),
       `export class ${cls} extends GatewayResource<${cls}Props> {`,
       `  static readonly tfResourceType = '${def.type}';`,
       `  constructor(scope: Construct, id: string, props: ${cls}Props) {`,
-      `    super(scope, id, '${def.type}', props${blockArg});`,
+      `    super(scope, id, '${def.type}', props${blockArg}${secretArg});`,
       '  }',
       ...getters(schema.attributes, def.attrs),
       '}',

@@ -1,9 +1,8 @@
-import { type TerraformMetaArguments, TerraformProvider, TerraformResource, TerraformDataSource } from 'cdktf';
+import { type TerraformMetaArguments, TerraformProvider, TerraformResource, TerraformDataSource, Token } from 'cdktf';
 import type { Construct } from 'constructs';
-import pkg from '../../package.json' with { type: 'json' };
+import { PROVIDER_VERSION } from './version.ts';
 
-/** The provider's version is the gateway's version (contract §6). */
-export const PROVIDER_VERSION: string = pkg.version;
+export { PROVIDER_VERSION };
 export const PROVIDER_SOURCE = 'gateway.local/gateway/gateway';
 const META = { providerName: 'gateway', providerVersion: PROVIDER_VERSION };
 
@@ -52,13 +51,30 @@ const split = <P extends object>(props: P & TerraformMetaArguments): { meta: Ter
   return { meta: meta as TerraformMetaArguments, rest };
 };
 
+/**
+ * A secret argument given as a literal would be written in plaintext into the synthesized
+ * `cdktf.out/stacks/<stack>/cdk.tf.json`: refused. Pass a token instead — a sensitive
+ * `TerraformVariable` (`secretVariable`, l2.ts), set with `TF_VAR_<name>` at deploy.
+ */
+const refuseLiteralSecrets = (type: string, args: Record<string, unknown>, secrets: readonly string[]): void => {
+  for (const name of secrets) {
+    const v = args[name];
+    if (typeof v === 'string' && !Token.isUnresolved(v))
+      throw new Error(
+        `${type}.${name} is a literal: cdktf would write it in plaintext into cdktf.out; pass a sensitive TerraformVariable instead (secretVariable(scope, '<name>'), set TF_VAR_<name> at deploy)`,
+      );
+  }
+};
+
 /** Base of the L1 classes: typed props in, the resource's arguments out, `id` and attributes as tokens. */
 export abstract class GatewayResource<P extends object> extends TerraformResource {
   private readonly args: Record<string, unknown>;
-  protected constructor(scope: Construct, id: string, type: string, props: P & TerraformMetaArguments, blocks: Record<string, string> = {}) {
+  /** `secrets`: the secret string arguments (sensitive or write-only), which must be tokens. */
+  protected constructor(scope: Construct, id: string, type: string, props: P & TerraformMetaArguments, blocks: Record<string, string> = {}, secrets: readonly string[] = []) {
     const { meta, rest } = split(props);
     super(scope, id, { terraformResourceType: type, terraformGeneratorMetadata: META, ...meta });
     this.args = toArguments(rest, blocks);
+    refuseLiteralSecrets(type, this.args, secrets);
   }
   protected override synthesizeAttributes(): Record<string, unknown> {
     return this.args;

@@ -16,7 +16,7 @@ export interface ApiKeyProps extends Meta {
   readonly name?: string;
   /** 0-255 characters. */
   readonly userId?: string;
-  /** The owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an imported key has none in state). */
+  /** The owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an import adopts it from the configuration). */
   readonly userKeyAddress?: string;
   /** Customer slug (1-63). */
   readonly customerId: string;
@@ -47,7 +47,7 @@ export class ApiKey extends GatewayResource<ApiKeyProps> {
   get userId(): string {
     return this.getStringAttribute('user_id');
   }
-  /** The owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an imported key has none in state). */
+  /** The owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an import adopts it from the configuration). */
   get userKeyAddress(): string {
     return this.getStringAttribute('user_key_address');
   }
@@ -156,14 +156,18 @@ export interface ByokKeyProps extends Meta {
   readonly providerName: 'PROVIDER_OPENAI' | 'PROVIDER_ANTHROPIC' | 'PROVIDER_AZURE_OPENAI' | 'PROVIDER_BEDROCK' | 'PROVIDER_VERTEX';
   /** Operator label (1-255). */
   readonly name: string;
-  /** Plaintext provider key; wrapped immediately, never returned except by Fetch. Sensitive. */
-  readonly secret: string;
+  /** The provider key; kept in state as given, never read back (an import has none in state). Sensitive. */
+  readonly secret?: string;
+  /** Write-only form of secret (Terraform >= 1.11): never stored in state; bump secret_wo_version to send a new one. Sensitive. */
+  readonly secretWo?: string;
+  /** Change it to replace the byok key with one holding the current secret_wo. */
+  readonly secretWoVersion?: number;
 }
 /** `gateway_byok_key`: A project-level provider key (BYOK); inference prefers it over the route connection key of the same provider. Import id: `<customerId>/<projectId>/<UUID>`. */
 export class ByokKey extends GatewayResource<ByokKeyProps> {
   static readonly tfResourceType = 'gateway_byok_key';
   constructor(scope: Construct, id: string, props: ByokKeyProps) {
-    super(scope, id, 'gateway_byok_key', props);
+    super(scope, id, 'gateway_byok_key', props, {}, ['secret', 'secret_wo']);
   }
   /** Customer slug (1-63). */
   get customerId(): string {
@@ -181,9 +185,13 @@ export class ByokKey extends GatewayResource<ByokKeyProps> {
   get name(): string {
     return this.getStringAttribute('name');
   }
-  /** Plaintext provider key; wrapped immediately, never returned except by Fetch. Sensitive. */
+  /** The provider key; kept in state as given, never read back (an import has none in state). Sensitive. */
   get secret(): string {
     return this.getStringAttribute('secret');
+  }
+  /** Change it to replace the byok key with one holding the current secret_wo. */
+  get secretWoVersion(): number {
+    return this.getNumberAttribute('secret_wo_version');
   }
   /** Last 4 characters of the secret. */
   get displaySuffix(): string {
@@ -409,7 +417,7 @@ export interface McpServerProps extends Meta {
 export class McpServer extends GatewayResource<McpServerProps> {
   static readonly tfResourceType = 'gateway_mcp_server';
   constructor(scope: Construct, id: string, props: McpServerProps) {
-    super(scope, id, 'gateway_mcp_server', props);
+    super(scope, id, 'gateway_mcp_server', props, {}, ['auth_value', 'auth_value_wo']);
   }
   /** Catalog MCP server id (SERVER, 1-253). */
   get serverId(): string {
@@ -745,7 +753,7 @@ export interface ProjectSettingProps extends Meta {
   /** String-encoded value (1-1024). */
   readonly settingValue: string;
 }
-/** `gateway_project_setting`: A project setting ('global-fallback' or 'rate-limit'; the value is JSON text). Import id: `<customerId>/<projectId>/<settingName>`. */
+/** `gateway_project_setting`: A project setting (setting_name lists the names; the value is JSON text in the setting's format). Import id: `<customerId>/<projectId>/<settingName>`. */
 export class ProjectSetting extends GatewayResource<ProjectSettingProps> {
   static readonly tfResourceType = 'gateway_project_setting';
   constructor(scope: Construct, id: string, props: ProjectSettingProps) {
@@ -793,7 +801,7 @@ export interface ProviderConnectionProps extends Meta {
 export class ProviderConnection extends GatewayResource<ProviderConnectionProps> {
   static readonly tfResourceType = 'gateway_provider_connection';
   constructor(scope: Construct, id: string, props: ProviderConnectionProps) {
-    super(scope, id, 'gateway_provider_connection', props);
+    super(scope, id, 'gateway_provider_connection', props, {}, ['api_key', 'api_key_wo']);
   }
   /** Customer slug (1-63). */
   get customerId(): string {
@@ -908,10 +916,18 @@ export interface ServiceAccountProps extends Meta {
   readonly validityDays?: number;
   /** Data plane → management plane key: a secret reference with PostgreSQL; plaintext allowed with the embedded store. Sensitive. */
   readonly internalApiKey?: string;
+  /** Write-only form of internal_api_key (Terraform >= 1.11): never stored in state; bump internal_api_key_wo_version to send a new one. Sensitive. */
+  readonly internalApiKeyWo?: string;
+  /** Change it to replace the service account with one holding the current internal_api_key_wo. */
+  readonly internalApiKeyWoVersion?: number;
   /** Router configuration to embed (http(s) URI, max 2048). */
   readonly routerUrl?: string;
   /** Plaintext (stored wrapped, replaced by a reference) or a secret reference. Sensitive. */
   readonly routerKey?: string;
+  /** Write-only form of router_key (Terraform >= 1.11): never stored in state; bump router_key_wo_version to send a new one. Sensitive. */
+  readonly routerKeyWo?: string;
+  /** Change it to replace the service account with one holding the current router_key_wo. */
+  readonly routerKeyWoVersion?: number;
   /** OTLP exporter endpoint. */
   readonly telemetryEndpoint?: string;
   /** Extra telemetry export headers. Sensitive. */
@@ -929,7 +945,7 @@ export interface ServiceAccountProps extends Meta {
 export class ServiceAccount extends GatewayResource<ServiceAccountProps> {
   static readonly tfResourceType = 'gateway_service_account';
   constructor(scope: Construct, id: string, props: ServiceAccountProps) {
-    super(scope, id, 'gateway_service_account', props);
+    super(scope, id, 'gateway_service_account', props, {}, ['internal_api_key', 'internal_api_key_wo', 'router_key', 'router_key_wo']);
   }
   /** Customer slug (SLUG, 1-63). */
   get customerId(): string {
@@ -971,6 +987,10 @@ export class ServiceAccount extends GatewayResource<ServiceAccountProps> {
   get internalApiKey(): string {
     return this.getStringAttribute('internal_api_key');
   }
+  /** Change it to replace the service account with one holding the current internal_api_key_wo. */
+  get internalApiKeyWoVersion(): number {
+    return this.getNumberAttribute('internal_api_key_wo_version');
+  }
   /** Router configuration to embed (http(s) URI, max 2048). */
   get routerUrl(): string {
     return this.getStringAttribute('router_url');
@@ -978,6 +998,10 @@ export class ServiceAccount extends GatewayResource<ServiceAccountProps> {
   /** Plaintext (stored wrapped, replaced by a reference) or a secret reference. Sensitive. */
   get routerKey(): string {
     return this.getStringAttribute('router_key');
+  }
+  /** Change it to replace the service account with one holding the current router_key_wo. */
+  get routerKeyWoVersion(): number {
+    return this.getNumberAttribute('router_key_wo_version');
   }
   /** OTLP exporter endpoint. */
   get telemetryEndpoint(): string {
@@ -1052,8 +1076,12 @@ export interface TelemetryConfigProps extends Meta {
   readonly protocol: 'grpc' | 'http/json' | 'http/protobuf';
   /** One of: none, bearer, basic, api_key. */
   readonly authType: 'none' | 'bearer' | 'basic' | 'api_key';
-  /** Plaintext secret (0-4096): the bearer token, `user:password` for basic, or the API key; stored encrypted. Sensitive. */
+  /** The sink secret (bearer token, user:password for basic, or the API key); kept in state as given and read back by Get (so an import reads it). Sensitive. */
   readonly authValue?: string;
+  /** Write-only form of auth_value (Terraform >= 1.11): never stored in state; bump auth_value_wo_version to send a new one. Sensitive. */
+  readonly authValueWo?: string;
+  /** Change it to send auth_value_wo again. */
+  readonly authValueWoVersion?: number;
   /** Header carrying the API key for api_key auth (0-256, an HTTP header name; empty = x-api-key). */
   readonly apiKeyHeader?: string;
   /** Default true. */
@@ -1065,7 +1093,7 @@ export interface TelemetryConfigProps extends Meta {
 export class TelemetryConfig extends GatewayResource<TelemetryConfigProps> {
   static readonly tfResourceType = 'gateway_telemetry_config';
   constructor(scope: Construct, id: string, props: TelemetryConfigProps) {
-    super(scope, id, 'gateway_telemetry_config', props);
+    super(scope, id, 'gateway_telemetry_config', props, {}, ['auth_value', 'auth_value_wo']);
   }
   /** Owner (1-255). */
   get userId(): string {
@@ -1087,9 +1115,13 @@ export class TelemetryConfig extends GatewayResource<TelemetryConfigProps> {
   get authType(): string {
     return this.getStringAttribute('auth_type');
   }
-  /** Plaintext secret (0-4096): the bearer token, `user:password` for basic, or the API key; stored encrypted. Sensitive. */
+  /** The sink secret (bearer token, user:password for basic, or the API key); kept in state as given and read back by Get (so an import reads it). Sensitive. */
   get authValue(): string {
     return this.getStringAttribute('auth_value');
+  }
+  /** Change it to send auth_value_wo again. */
+  get authValueWoVersion(): number {
+    return this.getNumberAttribute('auth_value_wo_version');
   }
   /** Header carrying the API key for api_key auth (0-256, an HTTP header name; empty = x-api-key). */
   get apiKeyHeader(): string {

@@ -1,3 +1,4 @@
+import { TerraformVariable } from 'cdktf';
 import { Construct } from 'constructs';
 import { ApiKey, type ApiKeyProps, Project, type ProjectProps, ProjectModel, ProviderConnection, type ProviderConnectionProps, Route, type RouteProps, type RouteTarget } from './l1.ts';
 
@@ -57,3 +58,12 @@ export class GatewayProject extends Construct {
     for (const [name, k] of Object.entries(keys ?? {})) this.keys[name] = new ApiKey(this, `key-${name}`, { ...where, name, ...k });
   }
 }
+
+/**
+ * A secret input of the stack: a sensitive `TerraformVariable` (string, required), set at deploy
+ * with `TF_VAR_<name>`. Feed it to a secret argument — preferably its write-only form (`apiKeyWo`,
+ * `authValueWo`, `secretWo`, `routerKeyWo`, with the matching `…WoVersion`) — so the value reaches
+ * neither `cdktf.out` (the synthesized JSON holds `${var.<name>}`) nor, write-only, the state.
+ */
+export const secretVariable = (scope: Construct, name: string, description = `secret input; set TF_VAR_${name}`): string =>
+  new TerraformVariable(scope, name, { type: 'string', sensitive: true, nullable: false, description }).stringValue;

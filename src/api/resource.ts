@@ -102,7 +102,23 @@ export interface TerraformDecl {
   blocks?: TfBlock[];
   /** The import id's parts (attribute names joined by '/') when neither the key nor the UUID. */
   importId?: string[];
+  /**
+   * The API's own cross-field rules — the same functions its handlers run — over the create
+   * request as the configuration gives it (fields by their `api` path; unset ones absent). Throws
+   * `invalid_argument` naming the field; the provider runs it at validate and plan, and skips it
+   * while a field it reads is unknown.
+   */
+  check?: (request: PlanRequest) => void;
 }
+
+/** A create request built from a Terraform configuration: request field (`api` path) → value. */
+export type PlanRequest = Readonly<Record<string, unknown>>;
+/** A request field as text, or null. */
+export const reqText = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+/** A request field as a list of text (absent: empty). */
+export const reqList = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+/** A request field as a number, or null. */
+export const reqNumber = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
 /**
  * How secret fields are declared in one form of the configuration document: the plaintext form

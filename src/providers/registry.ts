@@ -8,6 +8,7 @@ import { geminiAdapter } from './gemini/index.ts';
 import { ollamaAdapter } from './ollama/index.ts';
 import { openaiAdapter } from './openai.ts';
 import { openAICompatibleAdapters } from './openai-compatible/catalog.ts';
+import { PROVIDER_IDS } from '../api/providers.ts';
 import type { ProviderAdapter } from './types.ts';
 import { vertexAdapter } from './vertex/index.ts';
 import { watsonxAdapter } from './watsonx/index.ts';
@@ -28,6 +29,11 @@ for (const a of [
 ]) {
   if (adapters.has(a.id)) throw new Error(`duplicate provider adapter id '${a.id}'`);
   adapters.set(a.id, a);
+}
+
+{
+  const ids = [...adapters.keys()].sort().join(',');
+  if (ids !== [...PROVIDER_IDS].sort().join(',')) throw new Error(`provider adapters (${ids}) differ from src/api/providers.ts PROVIDER_IDS`);
 }
 
 export const getAdapter = (id: string): ProviderAdapter | undefined => adapters.get(id);

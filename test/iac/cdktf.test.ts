@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { Glob } from 'bun';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,6 +13,7 @@ import { HAVE_TERRAFORM, providerInstalled, TERRAFORM } from './support.ts';
  */
 
 const ROOT = resolve(import.meta.dir, '../..');
+const UPSTREAM_SECRET = 'sk-upstream-cdktf-7c1e90';
 const CDKTF = join(ROOT, 'node_modules/cdktf-cli/bundle/bin/cdktf');
 const NODE = Bun.which('node');
 const ready = HAVE_TERRAFORM && NODE !== null && existsSync(CDKTF);
@@ -53,6 +55,9 @@ describe.skipIf(!ready)('cdktf deploy of the example', () => {
       EXAMPLE_MODEL: 'cdk-echo',
       UPSTREAM_MODEL: 'echo-1',
       EXAMPLE_STATE: join(tmp, 'state.tfstate'),
+      // The README's path: the upstream keys are sensitive variables fed to the write-only api_key_wo.
+      TF_VAR_upstream_api_key: UPSTREAM_SECRET,
+      TF_VAR_upstream_backup_api_key: `${UPSTREAM_SECRET}-backup`,
     };
   }, 120_000);
   afterAll(async () => {
@@ -65,6 +70,12 @@ describe.skipIf(!ready)('cdktf deploy of the example', () => {
     // First deploy: no lock file yet, and `terraform providers lock` would ask a registry.
     const first = await cdktf(['deploy', ...common, '--skip-provider-lock'], { PRIMARY_WEIGHT: '1' });
     expect(first.code, first.out).toBe(0);
+    // Issue 30, defect 4: the upstream keys are in neither the synthesized JSON nor the state.
+    const synthesized = [...new Glob('**/*').scanSync({ cwd: join(tmp, 'cdktf.out'), onlyFiles: true })];
+    expect(synthesized.some((f) => f.endsWith('cdk.tf.json'))).toBe(true);
+    for (const f of synthesized) expect(readFileSync(join(tmp, 'cdktf.out', f), 'utf8'), f).not.toContain(UPSTREAM_SECRET);
+    expect(readFileSync(join(tmp, 'cdktf.out/stacks/gateway-example/cdk.tf.json'), 'utf8')).toContain('${var.upstream_api_key}');
+    expect(readFileSync(join(tmp, 'state.tfstate'), 'utf8')).not.toContain(UPSTREAM_SECRET);
     const key = (JSON.parse(readFileSync(outputs, 'utf8')) as Record<string, { api_key: string }>)['gateway-example']?.api_key ?? '';
     expect(key).toMatch(/^sk-/);
     // The provider's writes return at commit: wait until the embedded data plane serves them.

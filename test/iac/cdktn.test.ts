@@ -99,7 +99,8 @@ describe.skipIf(unavailable !== undefined)(`CDK Terrain (cdktn ${CDKTN_VERSION})
     expect(resources).toBeGreaterThanOrEqual(8);
 
     const stackDir = join(cdktnOut, 'stacks', STACK);
-    const env = { TF_CLI_CONFIG_FILE: rc, GATEWAY_ENDPOINT: g.adminUrl, GATEWAY_TOKEN: ADMIN_TOKEN };
+    // The example's upstream keys are sensitive variables (never in the synthesized JSON).
+    const env = { TF_CLI_CONFIG_FILE: rc, GATEWAY_ENDPOINT: g.adminUrl, GATEWAY_TOKEN: ADMIN_TOKEN, TF_VAR_upstream_api_key: 'sk-tn-1', TF_VAR_upstream_backup_api_key: 'sk-tn-2' };
     const init = await terraform(stackDir, ['init', '-input=false', '-no-color'], env);
     expect(init.code, init.out).toBe(0);
     const validate = await terraform(stackDir, ['validate', '-no-color'], env);

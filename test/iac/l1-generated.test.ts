@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
-import { App, TerraformStack, Testing } from 'cdktf';
+import { App, Fn, TerraformStack, Testing } from 'cdktf';
 import type { Construct } from 'constructs';
 import * as iac from '../../iac/index.ts';
 import { className, L1_PATH, protocolSchema, renderL1, type SchemaAttribute } from '../../iac/scripts/gen-l1.ts';
@@ -30,6 +30,8 @@ const sample = (a: SchemaAttribute): unknown => {
   if (a.type === 'bool') return true;
   if (Array.isArray(a.type) && a.type[0] === 'list') return ['a'];
   if (Array.isArray(a.type) && a.type[0] === 'map') return { k: 'v' };
+  // A secret must be a token (a literal is refused: it would land in cdktf.out).
+  if (a.sensitive || a.write_only) return Fn.lower(`v-${a.name}`);
   return `v-${a.name}`;
 };
 

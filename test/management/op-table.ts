@@ -427,7 +427,12 @@ export const OPS: OpCase[] = [
       issuer: str(1, 2048, 'HTTP', true),
       jwksUri: str(1, 2048, 'HTTP', true),
       serveUrl: str(1, 2048, 'HTTP', true),
-      scopes: { kind: 'strArray', maxItems: 10, itemMax: 50, pattern: 'SCOPE' },
+      // The seed's SCOPE items (at most 10, each at most 50), and only the scopes that grant something (issue 30).
+      scopes: {
+        kind: 'cases',
+        valid: [[], ['dataplane'], ['dataplane', 'read', 'admin']],
+        invalid: [['everything'], ['Dataplane'], ['a'.repeat(51)], Array.from({ length: 11 }, () => 'read'), 'dataplane', [5]],
+      },
       validityDays: { kind: 'int64', min: 1, max: 3650, nullable: true },
       internalApiKey: str(1, 4096, undefined, true),
       routerUrl: str(1, 2048, 'HTTP', true),

@@ -1,11 +1,13 @@
 import { App, LocalBackend, TerraformOutput, TerraformStack } from 'cdktf';
 import type { Construct } from 'constructs';
-import { Customer, GatewayProject, GatewayProvider, Model, Targets } from '../../index.ts';
+import { Customer, GatewayProject, GatewayProvider, Model, secretVariable, Targets } from '../../index.ts';
 
 /**
  * A customer, a project with two provider connections, a route with a backup target and an
  * inference key. Endpoint and token come from GATEWAY_ENDPOINT / GATEWAY_TOKEN; the knobs below
  * from the environment so the same file runs against OpenAI or the built-in `echo` provider.
+ * The upstream keys are sensitive variables (TF_VAR_upstream_api_key, TF_VAR_upstream_backup_api_key)
+ * fed to the write-only `api_key_wo`: neither cdktf.out nor the state ever holds them.
  */
 const env = (k: string, d: string): string => process.env[k] ?? d;
 
@@ -25,8 +27,8 @@ class GatewayStack extends TerraformStack {
       description: 'the web shop',
       modelIds: [model.id],
       connections: {
-        primary: { providerName: provider, apiKeyWo: env('UPSTREAM_API_KEY', 'sk-replace-me'), apiKeyWoVersion: 1 },
-        backup: { providerName: provider, apiKeyWo: env('UPSTREAM_BACKUP_API_KEY', 'sk-replace-me-too'), apiKeyWoVersion: 1 },
+        primary: { providerName: provider, apiKeyWo: secretVariable(this, 'upstream_api_key'), apiKeyWoVersion: 1 },
+        backup: { providerName: provider, apiKeyWo: secretVariable(this, 'upstream_backup_api_key'), apiKeyWoVersion: 1 },
       },
       routes: {
         [env('EXAMPLE_MODEL', 'gpt-4o-mini')]: {

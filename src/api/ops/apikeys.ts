@@ -101,7 +101,7 @@ export const ApiKeyResources = {
         {
           api: 'userKeyAddress',
           keep: true,
-          description: "the owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an imported key has none in state)",
+          description: "the owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an import adopts it from the configuration)",
         },
         { api: 'enterpriseContext.customerId' },
         { api: 'enterpriseContext.projectId' },

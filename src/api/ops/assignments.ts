@@ -1,7 +1,8 @@
 import { Type as t } from '@sinclair/typebox';
 import { CustomerRef, One, PATTERNS, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp, Uuid } from '../kit.ts';
 import { defineOp } from '../op.ts';
-import { defineResource } from '../resource.ts';
+import { checkProviderName } from '../providers.ts';
+import { defineResource, reqText } from '../resource.ts';
 import { AIModelOut } from './catalog.ts';
 
 /** Project assignments: the catalog models, providers and MCP servers a project may use. */
@@ -153,6 +154,10 @@ export const AssignmentResources = {
       list: { op: A.ListProjectProviders, field: 'entries' },
       key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'providerName' }],
       args: [],
+      check: (r) => {
+        const provider = reqText(r.providerName);
+        if (provider !== null) checkProviderName('providerName', provider);
+      },
     },
   }),
   projectMcpServer: defineResource({

@@ -3,7 +3,7 @@ import { connectError } from '../../core/errors.ts';
 import { BUDGET_PERIODS, parseUsd } from '../../governance/periods.ts';
 import { CustomerRef, Enum, PATTERNS, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
-import { defineResource } from '../resource.ts';
+import { defineResource, reqText } from '../resource.ts';
 
 /**
  * Budgets (contract §3.2): spend limits per project or per API key over a UTC day / ISO week /
@@ -130,6 +130,10 @@ export const BudgetResources = {
         { computed: 'spent_usd', api: 'spentUsd', description: 'spend in the current period (decimal USD, reservations in flight included)', volatile: true },
         { computed: 'resets_at', api: 'resetsAt', description: 'RFC 3339; empty for a total budget', volatile: true },
       ],
+      check: (r) => {
+        const limit = reqText(r.limitUsd);
+        if (limit !== null) checkLimitUsd(limit);
+      },
     },
   }),
 };

@@ -136,7 +136,7 @@ export const ByokResources = {
         { api: 'projectId', required: true },
         { api: 'provider', tf: 'provider_name' },
         { api: 'name' },
-        { api: 'secret', optionalComputed: false, sensitive: true, keep: true },
+        { api: 'secret', optionalComputed: false, sensitive: true, keep: true, writeOnlyForm: true, description: 'the provider key; kept in state as given, never read back (an import has none in state)' },
         { computed: 'display_suffix', api: 'displaySuffix', description: 'last 4 characters of the secret' },
         { computed: 'secret_ref', api: 'secretRef', description: 'reference to the stored wrapped secret' },
       ],

@@ -1,7 +1,8 @@
 import { Type as t } from '@sinclair/typebox';
 import { CustomerRef, Deleted, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid } from '../kit.ts';
 import { defineOp } from '../op.ts';
-import { defineResource } from '../resource.ts';
+import { checkProviderName } from '../providers.ts';
+import { defineResource, reqText } from '../resource.ts';
 
 /**
  * Provider connections (contract §3.2): a project's account at an upstream provider — its
@@ -149,6 +150,10 @@ export const ConnectionResources = {
           description: 'the secret; kept in state as given, never read back (an out-of-band change is not detected)',
         },
       ],
+      check: (r) => {
+        const provider = reqText(r.provider);
+        if (provider !== null) checkProviderName('provider', provider);
+      },
     },
   }),
 };

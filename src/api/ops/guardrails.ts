@@ -3,7 +3,7 @@ import { connectError } from '../../core/errors.ts';
 import { PII_TYPES } from '../../governance/pii.ts';
 import { CustomerRef, Enum, Int32, PATTERNS, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
-import { defineResource } from '../resource.ts';
+import { defineResource, reqList, reqNumber, reqText } from '../resource.ts';
 
 /**
  * Guardrails (contract §3.2): checks of a project's requests (input) and answers (output) —
@@ -185,6 +185,16 @@ export const GuardrailResources = {
         { api: 'maxTokens', update: true },
         { api: 'action', update: true },
       ],
+      check: (r) => {
+        checkGuardrail({
+          stage: reqText(r.stage) ?? '',
+          kind: reqText(r.kind) ?? '',
+          pattern: reqText(r.pattern),
+          piiTypes: reqList(r.piiTypes),
+          maxTokens: reqNumber(r.maxTokens),
+          action: reqText(r.action) ?? '',
+        });
+      },
     },
   }),
 };

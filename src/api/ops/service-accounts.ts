@@ -1,7 +1,8 @@
 import { Type as t } from '@sinclair/typebox';
 import { Int64, Nullable, OptTimestamp, PATTERNS, Page, PageSize, PageToken, Str, StringMap, Timestamp, Uuid } from '../kit.ts';
 import { defineOp } from '../op.ts';
-import { defineResource } from '../resource.ts';
+import { connectError } from '../../core/errors.ts';
+import { defineResource, reqList } from '../resource.ts';
 
 /**
  * Service accounts (issue 13): an RSA key pair, the identity of a separate data plane or of
@@ -14,6 +15,16 @@ const GROUP = 'Service accounts';
 const Uri = (description: string) => Nullable(Str(1, 2048, { pattern: '^https?://', description: `${description} (http(s) URI, max 2048)` }));
 const Reason = () => t.Optional(t.Union([Str(0, 500), t.Null()], { description: 'kept in the audit trail (0-500)' }));
 const AccountId = () => Uuid('service account id');
+
+/** What a service account's scopes grant (src/control-plane/service-account-auth.ts, dataplane-protocol.ts). */
+export const SERVICE_ACCOUNT_SCOPES = ['dataplane', 'read', 'admin'] as const;
+
+/** A scope that grants nothing is refused (the management API and the Terraform provider's plan-time check run this). */
+export const checkServiceAccountScopes = (scopes: readonly string[]): void => {
+  const unknown = scopes.find((s) => !SERVICE_ACCOUNT_SCOPES.some((k) => k === s));
+  if (unknown !== undefined)
+    throw connectError('invalid_argument', `invalid field 'scopes': unknown scope '${unknown}'; one of: ${SERVICE_ACCOUNT_SCOPES.join(', ')}`, 'scopes');
+};
 
 const PublicKey = t.Object({ alg: t.String(), key: t.String({ description: 'SPKI PEM' }), kid: t.String(), use: t.String() });
 const Telemetry = t.Object({
@@ -71,7 +82,7 @@ export const ServiceAccountOps = {
     name: 'CreateServiceAccount',
     summary: 'Create a service account: an RSA key pair (private key returned once), the identity of a data plane or of automation',
     notes:
-      "The private key is generated on the server, returned only in this response and never stored. checksum = sha256 (hex) over the RFC 8785 canonical JSON of the returned serviceAccount. validityDays defaults to 365. scopes default to ['dataplane']: `dataplane` may pull configuration and push records for its workspace; `read`/`admin` may call the management API as a member/admin of every project of the customer. routerKey and telemetryLocalVars values may be plaintext (stored wrapped, replaced by `secret://internal/<uuid>`) or a secret reference (`secret://internal/<uuid>`, `secret://env/<NAME>`); internalApiKey must be a reference with PostgreSQL, plaintext is accepted with the embedded store. The workspace must exist.",
+      "The private key is generated on the server, returned only in this response and never stored. checksum = sha256 (hex) over the RFC 8785 canonical JSON of the returned serviceAccount. validityDays defaults to 365. scopes default to ['dataplane']: `dataplane` may pull configuration and push records for its workspace; `read`/`admin` may call the management API as a member/admin of every project of the customer; any other scope is invalid_argument naming scopes. routerKey and telemetryLocalVars values may be plaintext (stored wrapped, replaced by `secret://internal/<uuid>`) or a secret reference (`secret://internal/<uuid>`, `secret://env/<NAME>`); internalApiKey must be a reference with PostgreSQL, plaintext is accepted with the embedded store. The workspace must exist.",
     permission: 'platform_admin',
     mutates: { action: 'CREATE', resource: 'service_account' },
     input: t.Object(
@@ -177,9 +188,9 @@ export const ServiceAccountResources = {
         { api: 'serveUrl', ...ARG },
         { api: 'scopes', ...ARG },
         { api: 'validityDays', ...ARG },
-        { api: 'internalApiKey', ...ARG, sensitive: true },
+        { api: 'internalApiKey', ...ARG, sensitive: true, writeOnlyForm: true },
         { api: 'routerUrl', ...ARG },
-        { api: 'routerKey', ...ARG, sensitive: true },
+        { api: 'routerKey', ...ARG, sensitive: true, writeOnlyForm: true },
         { api: 'telemetryEndpoint', ...ARG },
         { api: 'telemetryHeaders', ...ARG, sensitive: true },
         { api: 'telemetryInsecure', ...ARG },
@@ -201,6 +212,7 @@ export const ServiceAccountResources = {
         { computed: 'created_at', api: 'createdAt', description: 'RFC 3339' },
         { computed: 'expires_at', api: 'expiresAt', description: 'RFC 3339' },
       ],
+      check: (r) => checkServiceAccountScopes(reqList(r.scopes)),
     },
   }),
 };

@@ -3,7 +3,7 @@ import { connectError } from '../../core/errors.ts';
 import { parseSettingValue, type SettingName } from '../../governance/setting-values.ts';
 import { CustomerRef, Enum, One, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
-import { defineResource } from '../resource.ts';
+import { defineResource, reqText } from '../resource.ts';
 
 /** Project settings: `rate-limit`, `global-fallback`, `trace-content`, `record-retention` and `response-cache`, JSON text in the formats of governance/setting-values.ts. */
 
@@ -79,7 +79,7 @@ export const SettingResources = {
     document: { section: 'settings', row: () => t.Object({ projectUuid: t.String(), name: t.String(), value: t.String() }) },
     terraform: {
       type: 'gateway_project_setting',
-      description: "A project setting ('global-fallback' or 'rate-limit'; the value is JSON text).",
+      description: "A project setting (setting_name lists the names; the value is JSON text in the setting's format).",
       create: S.UpsertProjectSetting,
       get: S.GetProjectSettings,
       update: S.UpsertProjectSetting,
@@ -87,6 +87,11 @@ export const SettingResources = {
       envelope: 'setting',
       key: [{ api: 'customerId' }, { api: 'projectId' }, { api: 'settingName' }],
       args: [{ api: 'settingValue', update: true }],
+      check: (r) => {
+        const name = SETTING_NAMES.find((n) => n === r.settingName);
+        const value = reqText(r.settingValue);
+        if (name && value !== null) checkSettingValue(name, value);
+      },
     },
   }),
 };

@@ -2,7 +2,7 @@ import { Type as t } from '@sinclair/typebox';
 import { connectError } from '../../core/errors.ts';
 import { Enum, Int32, OptTimestamp, Page, PageSize, PageToken, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
-import { defineResource } from '../resource.ts';
+import { defineResource, reqText } from '../resource.ts';
 
 /**
  * Telemetry forwarding configs (the seed's TelemetryForwardingConfig) and the audit forwarder's
@@ -191,12 +191,22 @@ export const TelemetryConfigResources = {
         { api: 'sinkUrl', update: true },
         { api: 'protocol', update: true },
         { api: 'authType', update: true },
-        { api: 'authValue', update: true, optionalComputed: false, sensitive: true, keep: true },
+        {
+          api: 'authValue',
+          update: true,
+          optionalComputed: false,
+          sensitive: true,
+          keep: true,
+          writeOnlyForm: true,
+          description: 'the sink secret (bearer token, user:password for basic, or the API key); kept in state as given and read back by Get (so an import reads it)',
+        },
         { api: 'apiKeyHeader', update: true },
         { api: 'enabled', update: true },
         { api: 'forwardIntervalSeconds', update: true },
         { computed: 'status', api: 'status', description: 'connected, disconnected, error or testing (set by the forwarder)' },
       ],
+      check: (r) =>
+        checkTelemetryConfig({ telemetryType: reqText(r.telemetryType) ?? '', protocol: reqText(r.protocol) ?? '', authType: reqText(r.authType) ?? 'none', authValue: reqText(r.authValue) }),
     },
   }),
 };

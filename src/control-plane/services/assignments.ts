@@ -2,7 +2,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { ts } from '../../api/kit.ts';
 import { AssignmentOps } from '../../api/ops/assignments.ts';
 import { connectError } from '../../core/errors.ts';
-import { getAdapter } from '../../providers/registry.ts';
+import { checkProviderName } from '../../api/providers.ts';
 import { aiModels, projectMcpServers, projectModels, projectProviders, type ProjectRow } from '../../store/schema/index.ts';
 import { modelView } from '../../store/views/catalog.ts';
 import { op, type OpDef } from '../connect.ts';
@@ -111,7 +111,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     scope,
     handler: async (input, { tx, change }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
-      if (!getAdapter(input.providerName)) throw connectError('invalid_argument', `invalid field 'providerName': unknown provider '${input.providerName}'`, 'providerName');
+      checkProviderName('providerName', input.providerName);
       const row = await uniquely(
         async () => {
           const [r] = await tx

@@ -2,7 +2,7 @@ import { and, eq, isNull, type SQL } from 'drizzle-orm';
 import { ConnectionOps } from '../../api/ops/connections.ts';
 import { projectOrDefault, ts } from '../../api/kit.ts';
 import { connectError } from '../../core/errors.ts';
-import { getAdapter } from '../../providers/registry.ts';
+import { checkProviderName } from '../../api/providers.ts';
 import { type ProviderConnectionRow, providerConnections } from '../../store/schema/index.ts';
 import { bodyScope, namedScope, op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Reader, Tx } from '../deps.ts';
@@ -60,9 +60,7 @@ const lockConnection = async (tx: Tx, ref: ConnectionAddr): Promise<ProviderConn
   return findConnection(tx, { id: found.id }, 'update');
 };
 
-const checkProvider = (provider: string): void => {
-  if (!getAdapter(provider)) throw connectError('invalid_argument', `invalid field 'provider': unknown provider '${provider}'`, 'provider');
-};
+const checkProvider = (provider: string): void => checkProviderName('provider', provider);
 
 export const connectionOps = (deps: ControlDeps): OpDef[] => [
   mutation(deps, CreateProviderConnection, {

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, exportSPKI, generateKeyPair, importSPKI } from 'jose';
 import { int64Value, ts } from '../../api/kit.ts';
-import { ServiceAccountOps } from '../../api/ops/service-accounts.ts';
+import { checkServiceAccountScopes, ServiceAccountOps } from '../../api/ops/service-accounts.ts';
 import { jcs } from '../../core/jcs.ts';
 import { connectError } from '../../core/errors.ts';
 import { randomToken, sha256Hex } from '../../core/ids.ts';
@@ -73,6 +73,7 @@ export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
   mutation(deps, CreateServiceAccount, {
     resourceId: (_i, o) => o?.serviceAccount.id,
     handler: async (input, { tx, request }) => {
+      checkServiceAccountScopes(input.scopes ?? []);
       const customer = await lockCustomer(tx, input.customerId);
       const [ws] = await tx
         .select({ id: dataplanes.id })
