@@ -149,10 +149,14 @@ test.skipIf(!run)(
     await second.getByLabel('Connection', { exact: true }).selectOption('mock-openai');
     await second.getByLabel('Model', { exact: true }).fill('gpt-4o');
     await second.getByLabel('Priority', { exact: true }).fill('1');
+    await c.watchStages();
     await page.getByRole('button', { name: 'Create route' }).click();
     await page.getByRole('cell', { name: 'gpt-mini', exact: true }).waitFor();
     await expect(page.getByRole('list', { name: 'fallback chain' }).first().textContent()).resolves.toContain('fallback 1');
-    await page.locator('.stage .stage-serving').waitFor({ timeout: 60_000 });
+    await c.waitSeen(['CreateRoute gpt-mini', 'local: serving']).catch(async (e: unknown) => {
+      console.log(`stages seen for the route creation: ${JSON.stringify(await c.stagesSeen())}`, JSON.stringify(await tg.must(admin('GetConfigStatus'), {})));
+      throw e;
+    });
     await c.axe('05-routes');
   },
   120_000,
@@ -171,7 +175,7 @@ test.skipIf(!run)('a route edit: the weights drawn as they are typed, the change
   await c.axe('06-route-edit');
   await c.watchStages();
   await page.getByRole('button', { name: 'Save changes' }).click();
-  await page.locator('.stage .stage-serving').waitFor({ timeout: 60_000 });
+  await c.waitSeen(['UpdateRoute gpt-mini', 'local: serving']);
   const seen = await c.stagesSeen();
   // Shown at once as saved (before any data plane has it), then where it is, ending serving.
   expect(seen[0]).toContain('Saved: UpdateRoute gpt-mini.');
@@ -202,7 +206,13 @@ test.skipIf(!run)('settings, a field error next to its field, a key that serves 
   await retention.getByLabel('Days', { exact: true }).fill('30');
   await page.getByRole('button', { name: 'Save record retention' }).click();
   await page.getByText('Set (record-retention').waitFor();
-  const settings = (await tg.must(admin('GetProjectSettings'), { customerId: 'acme', projectId: 'web' })) as { settings: { settingName: string; settingValue: string }[] };
+  // The page shows the value as saved at once; the API has it once the save returned.
+  const readSettings = async () => (await tg.must(admin('GetProjectSettings'), { customerId: 'acme', projectId: 'web' })) as { settings: { settingName: string; settingValue: string }[] };
+  let settings = await readSettings();
+  for (let i = 0; i < 50 && !settings.settings.some((s) => s.settingName === 'record-retention'); i++) {
+    await Bun.sleep(100);
+    settings = await readSettings();
+  }
   expect(Object.fromEntries(settings.settings.map((s) => [s.settingName, JSON.parse(s.settingValue)]))).toEqual({
     'rate-limit': { requestsPerMinute: 1000, per: 'project' },
     'record-retention': { bodies: 'full', days: 30 },

@@ -46,6 +46,18 @@ export class ConsolePage {
     })()`);
   }
 
+  /** Waits until one stage line recorded since `watchStages` contains every one of `parts` (a stage already on the page before does not count). */
+  async waitSeen(parts: readonly string[], timeoutMs = 60_000): Promise<void> {
+    await this.page.waitForFunction(
+      (all: readonly string[]) => {
+        const seen: unknown = Reflect.get(window, '__stages');
+        return Array.isArray(seen) && seen.some((s) => all.every((p) => String(s).includes(p)));
+      },
+      parts,
+      { timeout: timeoutMs },
+    );
+  }
+
   async stagesSeen(): Promise<string[]> {
     const seen = await this.page.evaluate<unknown>('window.__stages');
     return Array.isArray(seen) ? seen.map(String) : [];
