@@ -65,6 +65,20 @@ const isObj = (v: Json | undefined): v is JsonObject => v !== null && v !== unde
 
 const nameOf = (def: ResourceDef, row: JsonObject): string => def.rowName?.(row) ?? text(row[def.columns?.[0] ?? 'name'] ?? row.id);
 
+/**
+ * The change last saved on each page, per sign-in: a page remounted while its change is on its way
+ * (the project list refreshed after a save, say) shows that change's stage line again.
+ */
+const lastChange = new WeakMap<Session, Map<string, number>>();
+const lastChangeOf = (session: Session): Map<string, number> => {
+  let m = lastChange.get(session);
+  if (!m) {
+    m = new Map();
+    lastChange.set(session, m);
+  }
+  return m;
+};
+
 export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scope: Scope; onChanged?: () => void }) {
   const { key, item } = itemsOf(def.list);
   const columns = def.columns ?? Object.keys(item?.properties ?? {}).filter((c) => !HIDDEN.has(c)).slice(0, 6);
@@ -72,7 +86,7 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
   const [error, setError] = useState('');
   const [choices, setChoices] = useState<Record<string, Choice[]>>({});
   const [shown, setShown] = useState<JsonObject | undefined>(undefined);
-  const [changeId, setChangeId] = useState(0);
+  const [changeId, setChangeId] = useState(() => lastChangeOf(scope.session).get(`${def.list}/${scope.customerId}/${scope.projectId}`) ?? 0);
   const [formKey, setFormKey] = useState(0);
   const [editing, setEditing] = useState<JsonObject | undefined>(undefined);
   const session = scope.session;
@@ -100,6 +114,7 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
   /** A write through the typed client, logged as a change; the table is read again at once. */
   const write = async (op: OpName, body: JsonObject, what: string): Promise<JsonObject> => {
     const { answer, change } = await saveChange(session, `${op} ${what}`, () => session.client.callJson(op, body));
+    lastChangeOf(session).set(`${def.list}/${scope.customerId}/${scope.projectId}`, change.id);
     setChangeId(change.id);
     await load();
     onChanged?.();
