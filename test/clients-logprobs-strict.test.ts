@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import OpenAI from 'openai';
 import { startWorld, stopWorld, type World } from './support/provision.ts';
+import { refusal } from './support/sdk-refusal.ts';
 
 /**
  * Issue 26, defects 3 and 5, through the official SDKs: log probabilities toward a family that has
@@ -20,21 +21,6 @@ beforeAll(async () => {
   anthropic = new Anthropic({ baseURL: w.tg.url, apiKey: w.p.apiKey, maxRetries: 0 });
 }, 60_000);
 afterAll(() => stopWorld(w));
-
-/** The 400 an SDK call ends with: status and the param the gateway named. */
-const refusal = async (call: () => Promise<unknown>): Promise<{ status: number; param: unknown; message: string }> => {
-  try {
-    await call();
-  } catch (e) {
-    if (e instanceof OpenAI.APIError) return { status: e.status ?? 0, param: e.param, message: e.message };
-    if (e instanceof Anthropic.APIError) {
-      const body = e.error as { error?: { param?: unknown; message?: string } } | undefined;
-      return { status: e.status ?? 0, param: body?.error?.param, message: body?.error?.message ?? e.message };
-    }
-    throw e;
-  }
-  throw new Error('expected a refusal, got an answer');
-};
 
 describe('logprobs (defect 3)', () => {
   test('Chat logprobs / top_logprobs to Anthropic: 400 naming the field, streaming too; nothing reaches the upstream', async () => {

@@ -6,6 +6,7 @@ import { admin } from './support/gateway.ts';
 import type { Recorded } from './support/mock-upstreams.ts';
 import { mockSignature } from './support/mock-thinking.ts';
 import { startWorld, stopWorld, type World } from './support/provision.ts';
+import { refusal } from './support/sdk-refusal.ts';
 
 /**
  * Issue 26, defects 1 and 2: `n` and reasoning settings across families, through the official
@@ -52,21 +53,6 @@ const last = (m: 'oa' | 'an'): Recorded => {
   const r = w[m].requests.at(-1);
   if (!r) throw new Error('the mock upstream received nothing');
   return r;
-};
-
-/** The 400 an SDK call ends with: status and the param the gateway named. */
-const refusal = async (call: () => Promise<unknown>): Promise<{ status: number; param: unknown; message: string }> => {
-  try {
-    await call();
-  } catch (e) {
-    if (e instanceof OpenAI.APIError) return { status: e.status ?? 0, param: e.param, message: e.message };
-    if (e instanceof Anthropic.APIError) {
-      const body = e.error as { error?: { param?: unknown; message?: string } } | undefined;
-      return { status: e.status ?? 0, param: body?.error?.param, message: body?.error?.message ?? e.message };
-    }
-    throw e;
-  }
-  throw new Error('expected a refusal, got an answer');
 };
 
 describe('n (defect 1)', () => {
