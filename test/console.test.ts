@@ -31,6 +31,9 @@ beforeAll(async () => {
   tb = await launchBrowser();
   page = await tb.context.newPage();
   page.on('dialog', (d) => void d.accept());
+  // What the page itself reported, printed so a failure on a loaded machine can be read from the log.
+  page.on('pageerror', (e) => console.log(`console page error: ${e.message}`));
+  page.on('crash', () => console.log('console page crashed'));
   c = new ConsolePage(page);
 }, 60_000);
 
@@ -154,12 +157,12 @@ test.skipIf(!run)(
     await page.getByRole('cell', { name: 'gpt-mini', exact: true }).waitFor();
     await expect(page.getByRole('list', { name: 'fallback chain' }).first().textContent()).resolves.toContain('fallback 1');
     await c.waitSeen(['CreateRoute gpt-mini', 'local: serving']).catch(async (e: unknown) => {
-      console.log(`stages seen for the route creation: ${JSON.stringify(await c.stagesSeen())}`, JSON.stringify(await tg.must(admin('GetConfigStatus'), {})));
+      console.log(`stages seen for the route creation: ${JSON.stringify(await c.stagesSeen())}; shown: ${JSON.stringify(await c.shownNow())}`, JSON.stringify(await tg.must(admin('GetConfigStatus'), {})));
       throw e;
     });
     await c.axe('05-routes');
   },
-  120_000,
+  180_000,
 );
 
 test.skipIf(!run)('a route edit: the weights drawn as they are typed, the change watched from saved to serving', async () => {
@@ -176,7 +179,7 @@ test.skipIf(!run)('a route edit: the weights drawn as they are typed, the change
   await c.watchStages();
   await page.getByRole('button', { name: 'Save changes' }).click();
   await c.waitSeen(['UpdateRoute gpt-mini', 'local: serving']).catch(async (e: unknown) => {
-    console.log(`stages seen for the route change: ${JSON.stringify(await c.stagesSeen())}`, JSON.stringify(await tg.must(admin('GetConfigStatus'), {})));
+    console.log(`stages seen for the route change: ${JSON.stringify(await c.stagesSeen())}; shown: ${JSON.stringify(await c.shownNow())}`, JSON.stringify(await tg.must(admin('GetConfigStatus'), {})));
     throw e;
   });
   const seen = await c.stagesSeen();
@@ -194,7 +197,7 @@ test.skipIf(!run)('a route edit: the weights drawn as they are typed, the change
   await page.getByRole('region', { name: 'Changes table' }).getByRole('cell', { name: 'UpdateRoute gpt-mini' }).waitFor();
   await c.axe('07-status-changes');
   console.log(`stages seen for the route change: ${JSON.stringify(seen)}`);
-}, 60_000);
+}, 150_000);
 
 test.skipIf(!run)('settings, a field error next to its field, a key that serves inference, its record and usage, then revoked', async () => {
   await c.go('Settings');

@@ -68,7 +68,9 @@ const postgresSource = async (s: Extract<WorkerSource, { kind: 'postgres' }>, li
   const { currentRevision, loadConfigDocument } = await import('./load.ts');
   const { SecretBox } = await import('../core/secrets.ts');
   const { CONFIG_CHANNEL } = await import('./signal.ts');
-  const client = postgres(s.url, { max: 2, onnotice: () => undefined, connect_timeout: 10, backoff: reconnectBackoff });
+  // A statement that waits longer than a minute (a lock held by a stuck session, say) fails and the
+  // next tick tries again: a step never blocks propagation for good.
+  const client = postgres(s.url, { max: 2, onnotice: () => undefined, connect_timeout: 10, backoff: reconnectBackoff, connection: { statement_timeout: 60_000 } });
   const db = drizzle(client, { schema }) as unknown as Db;
   const secrets = new SecretBox(s.kek, s.kekPrevious);
   /** The document this thread loaded last (the next load that is not forced reads only the keys changed since). */

@@ -46,8 +46,12 @@ export class ConsolePage {
     })()`);
   }
 
-  /** Waits until one stage line recorded since `watchStages` contains every one of `parts` (a stage already on the page before does not count). */
-  async waitSeen(parts: readonly string[], timeoutMs = 60_000): Promise<void> {
+  /**
+   * Waits until one stage line recorded since `watchStages` contains every one of `parts` (a stage
+   * already on the page before does not count). The default wait is well inside the tests' own
+   * timeouts: a wait that fails prints what was seen, where a test timeout would print nothing.
+   */
+  async waitSeen(parts: readonly string[], timeoutMs = 90_000): Promise<void> {
     await this.page.waitForFunction(
       (all: readonly string[]) => {
         const seen: unknown = Reflect.get(window, '__stages');
@@ -56,6 +60,11 @@ export class ConsolePage {
       parts,
       { timeout: timeoutMs },
     );
+  }
+
+  /** The stage lines and form errors on the page now (printed when a wait for a stage fails). */
+  async shownNow(): Promise<string[]> {
+    return this.page.locator('.stage, .form-error').allTextContents();
   }
 
   async stagesSeen(): Promise<string[]> {

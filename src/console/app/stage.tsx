@@ -12,27 +12,48 @@ import { Table } from './table.tsx';
  */
 
 const POLL_MS = 500;
-const GIVE_UP_MS = 60_000;
+/** A stage line stops polling after this long without its change settling (the status page keeps going). */
+const GIVE_UP_MS = 5 * 60_000;
+/** After a failed read, the next one waits longer each time, up to this. */
+const MAX_RETRY_MS = 10_000;
 
-/** GetConfigStatus, polled while `live` (or until `until` says the planes are where they should be). */
-export function usePlanes(session: Session, live: boolean, until?: (planes: readonly Plane[]) => boolean, restart = 0): { planes: Plane[] | undefined; error: string } {
+/**
+ * GetConfigStatus, polled while `live` (or until `until` says the planes are where they should be).
+ * `seen` gets every answer first. A failed read is shown and retried (backing off): a passing
+ * fault — the management plane restarting, a slow answer — never freezes the stage shown.
+ */
+export function usePlanes(
+  session: Session,
+  live: boolean,
+  until?: (planes: readonly Plane[]) => boolean,
+  restart = 0,
+  seen?: (planes: readonly Plane[]) => void,
+): { planes: Plane[] | undefined; error: string } {
   const [planes, setPlanes] = useState<Plane[] | undefined>(undefined);
   const [error, setError] = useState('');
   useEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let failures = 0;
     const started = Date.now();
+    const again = (ms: number) => {
+      if (!stopped) timer = setTimeout(() => void poll(), ms);
+    };
     const poll = async () => {
       try {
         const answer = await session.client.call('GetConfigStatus', {});
         if (stopped) return;
+        failures = 0;
+        seen?.(answer.dataplanes);
         setPlanes(answer.dataplanes);
         setError('');
         const done = until?.(answer.dataplanes) ?? answer.dataplanes.every((p) => p.stage === 'serving');
-        if (live || (!done && Date.now() - started < GIVE_UP_MS)) timer = setTimeout(() => void poll(), live ? 2 * POLL_MS : POLL_MS);
+        if (live || (!done && Date.now() - started < GIVE_UP_MS)) again(live ? 2 * POLL_MS : POLL_MS);
       } catch (e) {
         if (!(e instanceof ApiError) || stopped) return;
         setError(messageOfError(e.message));
+        failures++;
+        if (live || Date.now() - started < GIVE_UP_MS) again(Math.min(MAX_RETRY_MS, POLL_MS * 2 ** failures));
       }
     };
     void poll();
@@ -71,10 +92,20 @@ export function ChangeStages({ change, planes }: { change: Change; planes: reado
 export function StageLine({ session, changeId }: { session: Session; changeId: number }) {
   const changes = useChanges(session);
   const change = changes.find((c) => c.id === changeId);
-  const { planes, error } = usePlanes(session, false, (ps) => {
-    const c = session.changes.get(changeId);
-    return c !== undefined && settled(c, ps);
-  }, changeId);
+  const { planes, error } = usePlanes(
+    session,
+    false,
+    (ps) => {
+      const c = session.changes.get(changeId);
+      return c !== undefined && settled(c, ps);
+    },
+    changeId,
+    // This line appears once the save returned, so any read of its own names the change's revision
+    // (when the read saveChange started was lost, this one observes it).
+    (ps) => {
+      if (session.changes.get(changeId)?.observed === false) session.changes.observe(changeId, ps);
+    },
+  );
   if (!change) return null;
   return (
     <p class="stage" role="status" aria-live="polite" data-change={change.id}>
