@@ -7,12 +7,14 @@ import type { OtlpProtocol } from './otlp.ts';
 import type { TelemetryConfig } from './tracing.ts';
 
 /**
- * Metrics (contract §8): the OpenTelemetry metrics SDK, loaded by dynamic import only when the
- * metrics listener or an OTLP metrics endpoint is on. One pull reader holds the aggregates; the
- * metrics listener renders it as Prometheus text on `GET /metrics` (GATEWAY_METRICS_PORT, never
- * the inference port), and when an endpoint is set the same collection is exported over OTLP
- * every OTEL_METRIC_EXPORT_INTERVAL. Series are bounded: labels by metrics-observer.ts, and at most
- * CARDINALITY_LIMIT series per metric by the SDK (the overflow is one `otel_metric_overflow` series).
+ * Metrics (contract §8), loaded by dynamic import only when the metrics listener or an OTLP metrics
+ * endpoint is on. The aggregates are the gateway's own (aggregate.ts: the SDK's instruments hash
+ * every point's attributes), collected in the OpenTelemetry SDK's data model; the metrics listener
+ * renders them as Prometheus text on `GET /metrics` (GATEWAY_METRICS_PORT, never the inference
+ * port), and when an endpoint is set the same collection is exported over OTLP (the SDK's
+ * serializers) every OTEL_METRIC_EXPORT_INTERVAL. Series are bounded: labels by
+ * metrics-observer.ts, and at most CARDINALITY_LIMIT series per metric (the overflow is one
+ * `otel_metric_overflow` series).
  */
 
 export interface MetricsConfig {
@@ -69,47 +71,46 @@ const metricsDelegate = async (protocol: OtlpProtocol, url: string, headers: Rec
 
 export const startMetrics = async (cfg: TelemetryConfig, version: string): Promise<Metrics> => {
   const mc = cfg.metrics;
-  const [{ MeterProvider, MetricReader, AggregationTemporality, DataPointType }, { resourceFromAttributes }, { metricsObserver }, { renderPrometheus }] = await Promise.all([
+  const [{ AggregationTemporality, DataPointType }, { resourceFromAttributes }, { metricsObserver }, { renderPrometheus }, { Aggregates }] = await Promise.all([
     import('@opentelemetry/sdk-metrics'),
     import('@opentelemetry/resources'),
     import('./metrics-observer.ts'),
     import('./prometheus.ts'),
+    import('./aggregate.ts'),
   ]);
-  class PullReader extends MetricReader {
-    protected override async onShutdown(): Promise<void> {}
-    protected override async onForceFlush(): Promise<void> {}
-  }
-  const reader = new PullReader({ cardinalitySelector: () => CARDINALITY_LIMIT, aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  const provider = new MeterProvider({ resource: resourceFromAttributes({ 'service.name': cfg.serviceName, 'service.version': version }), readers: [reader] });
-  const meter = provider.getMeter('ai-gateway', version);
-  const histogram = (name: string, unit: string, description: string, buckets: number[]) => meter.createHistogram(name, { unit, description, advice: { explicitBucketBoundaries: buckets } });
+  const agg = new Aggregates(
+    { AggregationTemporality, DataPointType },
+    resourceFromAttributes({ 'service.name': cfg.serviceName, 'service.version': version }),
+    { name: 'ai-gateway', version },
+    CARDINALITY_LIMIT,
+  );
   const observer = metricsObserver({
-    tokenUsage: histogram('gen_ai.client.token.usage', '{token}', 'Tokens per request by gen_ai.token.type (input, output)', TOKEN_BUCKETS),
-    duration: histogram('gen_ai.client.operation.duration', 's', 'Request duration as the client saw it (a stream: until its end)', DURATION_BUCKETS),
-    timeToFirstToken: histogram('gen_ai.server.time_to_first_token', 's', 'Streams: time from arrival to the first byte sent', TTFT_BUCKETS),
-    timePerOutputToken: histogram('gen_ai.server.time_per_output_token', 's', 'Streams: time per output token after the first', TPOT_BUCKETS),
-    requests: meter.createCounter('gateway.requests', { description: 'Inference requests by status code, operation, model, provider and project' }),
-    attempts: meter.createCounter('gateway.upstream.attempts', { description: 'Upstream attempts by provider and outcome (ok, retryable_error, error, timeout)' }),
-    cost: meter.createCounter('gateway.cost', { unit: 'USD', description: 'Cost of requests in USD by project and model' }),
-    mcpCalls: meter.createCounter('gateway.mcp.calls', { description: 'Governed MCP calls by server and outcome' }),
-    refusals: meter.createCounter('gateway.policy.refusals', { description: 'Requests refused by rate limits, budgets or guardrails, by reason and project' }),
-    cache: meter.createCounter('gateway.cache.requests', { description: 'Requests of projects with a response cache by outcome (hit, miss, bypass) and project' }),
-    costSaved: meter.createCounter('gateway.cache.cost_saved', { unit: 'USD', description: 'Cost of the answers served from the response cache, in USD by project and model' }),
+    tokenUsage: agg.histogram('gen_ai.client.token.usage', '{token}', 'Tokens per request by gen_ai.token.type (input, output)', TOKEN_BUCKETS),
+    duration: agg.histogram('gen_ai.client.operation.duration', 's', 'Request duration as the client saw it (a stream: until its end)', DURATION_BUCKETS),
+    timeToFirstToken: agg.histogram('gen_ai.server.time_to_first_token', 's', 'Streams: time from arrival to the first byte sent', TTFT_BUCKETS),
+    timePerOutputToken: agg.histogram('gen_ai.server.time_per_output_token', 's', 'Streams: time per output token after the first', TPOT_BUCKETS),
+    requests: agg.sum('gateway.requests', 'Inference requests by status code, operation, model, provider and project'),
+    attempts: agg.sum('gateway.upstream.attempts', 'Upstream attempts by provider and outcome (ok, retryable_error, error, timeout)'),
+    cost: agg.sum('gateway.cost', 'Cost of requests in USD by project and model', 'USD'),
+    mcpCalls: agg.sum('gateway.mcp.calls', 'Governed MCP calls by server and outcome'),
+    refusals: agg.sum('gateway.policy.refusals', 'Requests refused by rate limits, budgets or guardrails, by reason and project'),
+    cache: agg.sum('gateway.cache.requests', 'Requests of projects with a response cache by outcome (hit, miss, bypass) and project'),
+    costSaved: agg.sum('gateway.cache.cost_saved', 'Cost of the answers served from the response cache, in USD by project and model', 'USD'),
   });
 
   let sources: MetricSources = {};
-  meter.createObservableGauge('gateway.records.queued', { description: 'Request records waiting to be written' }).addCallback((r) => {
-    if (sources.recordsQueued) r.observe(sources.recordsQueued());
+  agg.gauge('gateway.records.queued', 'Request records waiting to be written', (observe) => {
+    if (sources.recordsQueued) observe(sources.recordsQueued());
   });
-  meter.createObservableGauge('gateway.config.revision', { description: 'Configuration revision per data plane (state: desired, applied)' }).addCallback((r) => {
+  agg.gauge('gateway.config.revision', 'Configuration revision per data plane (state: desired, applied)', (observe) => {
     for (const d of sources.revisions?.() ?? []) {
-      if (d.desired !== null) r.observe(d.desired, { dataplane: d.dataplane, state: 'desired' });
-      if (d.applied !== null) r.observe(d.applied, { dataplane: d.dataplane, state: 'applied' });
+      if (d.desired !== null) observe(d.desired, { dataplane: d.dataplane, state: 'desired' });
+      if (d.applied !== null) observe(d.applied, { dataplane: d.dataplane, state: 'applied' });
     }
   });
 
-  const collect = async (): Promise<ResourceMetrics> => (await reader.collect()).resourceMetrics;
-  const scrape = async (): Promise<string> => renderPrometheus(await collect(), DataPointType);
+  const collect = async (): Promise<ResourceMetrics> => agg.collect();
+  const scrape = async (): Promise<string> => renderPrometheus(agg.collect(), DataPointType);
 
   let server: Server<undefined> | undefined;
   if (mc.port !== 0) {
@@ -161,7 +162,6 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
       await push().catch(() => undefined);
       await delegate?.shutdown();
       void server?.stop(true);
-      await provider.shutdown();
     },
   };
 };
