@@ -41,7 +41,7 @@ export const renderValuesBlock = (): string => {
   const secret = specs.filter((s) => s.secret);
   const lines = [
     BEGIN_VALUES,
-    '# Every non-secret setting of the gateway (docs/operating.md), as environment variables of every',
+    '# Every non-secret setting of the gateway (docs/reference/settings.md), as environment variables of every',
     '# gateway container; "" leaves it unset (the gateway default applies). Data planes may override',
     '# any of them in dataPlanes[].settings.',
     'settings:',

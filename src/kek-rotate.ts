@@ -11,7 +11,7 @@ import { rewrapStore, staleWrapped } from './store/rewrap.ts';
  * BYOK secrets, signing keys, every `*_wrapped` / `*_encrypted` column) under GATEWAY_KEK, reading
  * values wrapped under the keys of GATEWAY_KEK_PREVIOUS. Same database settings as the gateway
  * (DATABASE_URL, or the embedded database in GATEWAY_DATA_DIR). Exits 0 when no value is left
- * under an old KEK, 1 otherwise (the report names the columns). See docs/operating.md.
+ * under an old KEK, 1 otherwise (the report names the columns). See docs/security.md, "Secrets at rest and KEK rotation".
  */
 export const KEK_ROTATE_USAGE = `usage: gateway kek:rotate (from source: bun run kek:rotate)
   Re-wraps every wrapped secret of the store under GATEWAY_KEK, reading values wrapped under

@@ -10,7 +10,7 @@ const USAGE = `usage: gateway <command> [--help] (from source: bun src/main.ts <
   audit:verify --endpoint URL [--token T] [--entry ID]       verify the signed audit checkpoints
   kek:rotate                                                 re-wrap every stored secret under GATEWAY_KEK
   help [command]                                             this text, or a command's
-Every command takes --help. Settings are environment variables: docs/operating.md.`;
+Every command takes --help. Settings are environment variables: docs/reference/settings.md.`;
 
 /** Each command's --help (install, audit:verify and kek:rotate print their own). */
 const HELP: Record<'serve' | 'migrate', string> = {
@@ -22,7 +22,7 @@ const HELP: Record<'serve' | 'migrate', string> = {
   --service-account FILE    with --role data: the CreateServiceAccount answer to authenticate with
   --help                    this text
   Exit 2: a configuration error (one line naming the setting); 1: failed to start.
-  Settings are environment variables: docs/operating.md.`,
+  Settings are environment variables: docs/reference/settings.md.`,
   migrate: `usage: gateway migrate
   Applies pending database migrations to DATABASE_URL (or the embedded store in GATEWAY_DATA_DIR)
   and exits 0. Run it once per upgrade before replicas started with GATEWAY_MIGRATE=0.

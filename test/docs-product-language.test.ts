@@ -45,7 +45,7 @@ describe('product docs', () => {
   test('the product docs are found', () => {
     const docs = productDocs();
     expect(docs).toContain('README.md');
-    expect(docs).toContain('docs/operating.md');
+    expect(docs).toContain('docs/deployment.md');
     expect(docs).toContain('docs/reference/management-api.md');
   });
 

@@ -8,7 +8,7 @@ import { type MockUpstream, startMockUpstream } from './support/mock-upstreams.t
 import { startWorld, stopWorld, type World } from './support/provision.ts';
 
 /**
- * docs/operating.md's "What each family honours, maps or refuses" table (issue 26, "Done means"),
+ * docs/client-compatibility.md's "What each family honours, maps or refuses" table (issue 26, "Done means"),
  * walked: the table is generated from src/providers/field-support.ts (checked here for staleness),
  * and every probe of every row is sent over the raw wire to a model routed to each target it names;
  * the documented outcome is observed — a 400 naming the field with nothing sent upstream, or the
@@ -93,7 +93,7 @@ const observe = async (probe: Probe, target: WalkTarget, outcome: Outcome): Prom
   else expect({ what, present: value !== undefined }).toEqual({ what, present: true });
 };
 
-describe("docs/operating.md: what each family honours, maps or refuses", () => {
+describe("docs/client-compatibility.md: what each family honours, maps or refuses", () => {
   test('the table in the docs is the one generated from the list (bun run docs:fields)', () => {
     const doc = readFileSync(DOC_PATH, 'utf8');
     expect(withFieldSupport(doc)).toBe(doc);

@@ -7,7 +7,7 @@ import { startWorld, stopWorld, type World } from './support/provision.ts';
  * refusals"): deep nesting is a 400 naming the parameter, never a 500; a body over GATEWAY_MAX_BODY
  * is a 413 in the error format with X-Request-ID, whether it declares its length or is chunked.
  * Headers over Bun's parser limit and malformed HTTP are answered by Bun's parser before any
- * handler runs (see docs/operating.md): those keep their status and close the connection.
+ * handler runs (see docs/deployment.md, "What Bun answers itself"): those keep their status and close the connection.
  */
 
 let w: World;
@@ -105,7 +105,7 @@ describe('HTTP-level refusals (contract §2)', () => {
   });
 
   // Bun 1.4.5's HTTP parser answers these itself, before any handler or `error` callback runs,
-  // with an empty body (documented in docs/operating.md). The status and the closed connection
+  // with an empty body (documented in docs/deployment.md). The status and the closed connection
   // are what the gateway can promise.
   test('headers over Bun parser limit → 431 and the connection is closed (Bun answers, not in the error format)', async () => {
     const out = await raw(`GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);

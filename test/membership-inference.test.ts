@@ -5,7 +5,7 @@ import { admin, startTestGateway, type TestGateway } from './support/gateway.ts'
  * Issue 7, defect 6: a user token for a project works on the inference API only while its user is
  * a member of that project. Memberships reach the data plane through the configuration snapshot,
  * so a removed member is refused within the propagation time, and a re-added one works again.
- * The default project is the customer-wide one (see docs/operating.md): its tokens need no
+ * The default project is the customer-wide one (see docs/security.md, "Tenancy"): its tokens need no
  * membership, as CreateUserToken issues them without one.
  */
 

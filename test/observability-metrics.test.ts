@@ -17,7 +17,7 @@ let p: Provisioned;
 let otlp: OtlpReceiver;
 let metricsUrl: string;
 
-/** The documented bound (docs/operating.md, "Metrics"): series after 10,000 requests naming 1,000 random models. */
+/** The documented bound (docs/observability.md, "Metrics"): series after 10,000 requests naming 1,000 random models. */
 const SERIES_BOUND = 150;
 
 const freePort = (): number => {

@@ -21,7 +21,7 @@ const configError = (env: Record<string, string>, argv: string[] = []): ConfigEr
 };
 
 describe('settings schema', () => {
-  test('the settings table in docs/operating.md is the one the schema generates', () => {
+  test('the settings table in docs/reference/settings.md is the one the schema generates', () => {
     const doc = readFileSync(DOC_PATH, 'utf8');
     expect(doc).toContain(renderSettings());
     expect(withSettings(doc)).toBe(doc);

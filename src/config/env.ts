@@ -47,7 +47,7 @@ export interface GatewayConfig {
   upstreamAllowPrivate: boolean;
   /** Downstream silence after which a stream gets a keep-alive comment. */
   keepAliveMs: number;
-  /** Listener limits and shutdown (docs/operating.md, "Listener limits and shutdown"). */
+  /** Listener limits and shutdown (docs/deployment.md, "Listener limits", "Shutdown and drain"). */
   limits: ListenerLimits;
   /** How long SIGTERM/SIGINT waits for requests and streams in flight before ending them. */
   shutdownGraceMs: number;

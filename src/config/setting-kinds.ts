@@ -4,7 +4,7 @@ import { parseDuration } from './duration.ts';
  * The kinds of environment settings: how a value is written, checked and turned into what the
  * gateway uses. Each kind carries its rules as plain data too (type, default, unit, bounds,
  * allowed values), so the same declaration drives start-up validation, the settings table in
- * docs/operating.md and, later, the Helm chart's values. Nothing here reads the environment.
+ * docs/reference/settings.md and, the Helm chart's values. Nothing here reads the environment.
  */
 
 /** A bad setting: start-up stops with one line naming it. */

@@ -4,12 +4,12 @@ import type { SettingSpec } from './setting-kinds.ts';
 import { settingSpecs } from './settings.ts';
 
 /**
- * The settings table of docs/operating.md, generated from src/config/settings.ts.
+ * The settings table of docs/reference/settings.md, generated from src/config/settings.ts.
  * `bun run docs:settings` rewrites it between the marker comments; test/settings.test.ts fails
  * when the committed table differs from what this renders.
  */
 
-export const DOC_PATH = join(import.meta.dir, '..', '..', 'docs', 'operating.md');
+export const DOC_PATH = join(import.meta.dir, '..', '..', 'docs', 'reference', 'settings.md');
 export const BEGIN = '<!-- settings:begin — generated from src/config/settings.ts by `bun run docs:settings`; do not edit -->';
 export const END = '<!-- settings:end -->';
 

@@ -4,7 +4,7 @@ import { OTLP_PROTOCOLS } from './setting-kinds.ts';
 /**
  * Every environment variable the gateway reads, declared once: type, default, unit, bounds and
  * meaning. `parseSettings` checks them all at start (a bad value stops start-up with one line
- * naming it); `bun run docs:settings` writes the table in docs/operating.md from here. Importing
+ * naming it); `bun run docs:settings` writes the table in docs/reference/settings.md from here. Importing
  * this module reads nothing and starts nothing (the Helm chart's values will come from it too).
  */
 

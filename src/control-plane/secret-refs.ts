@@ -5,7 +5,7 @@ import { storedSecrets } from '../store/schema/index.ts';
 import type { Reader, Tx } from './deps.ts';
 
 /**
- * Secret references (docs/operating.md, "Secret references"):
+ * Secret references (docs/security.md, "Secret references"):
  * - `secret://internal/<uuid>`: a secret the management plane keeps (table `stored_secrets`,
  *   wrapped with GATEWAY_KEK), of the same customer;
  * - `secret://env/<NAME>`: the value of environment variable NAME in the management process.

@@ -13,7 +13,7 @@ import type { ControlDeps } from './deps.ts';
  * (cascade.ts), and an account of a deleted customer is refused as revoked even if it was not — it
  * never acts for a new customer of the same slug.
  *
- * Scopes → what the token may do (docs/operating.md, "Service accounts"):
+ * Scopes → what the token may do (docs/security.md, "Service accounts"):
  * - `admin`: the management API with the `admin` role in every project of the account's customer;
  * - `read`: the management API with the `member` role in every project of its customer;
  * - `dataplane`: the data plane protocol (Pull, PushRecords) for its workspace — and nothing else.

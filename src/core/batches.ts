@@ -2,7 +2,7 @@
  * Files and batches (contract §11) as both sides see them: the objects in OpenAI's shapes and the
  * service the data plane's `/v1/files` and `/v1/batches` handlers call. The embedded data plane
  * gets the management plane's store-backed service (src/batches/); a separate data plane has none
- * and refuses with 501 (docs/operating.md, "Files and batches"). Framework-free.
+ * and refuses with 501 (docs/client-compatibility.md, "Files and batches"). Framework-free.
  */
 
 /** Who is calling: the project's row id and the calling key's id (its batches run as that key). */

@@ -14,7 +14,7 @@ import { errorResponse, idHeaders, jsonResponse, type RequestIds } from './respo
 /**
  * `/v1/files` and `/v1/batches` (contract §11) in OpenAI's shapes, per project. They are served by
  * the embedded data plane, whose process holds the store (deps.batches); a separate data plane
- * answers 501 `unsupported_endpoint` (docs/operating.md, "Files and batches").
+ * answers 501 `unsupported_endpoint` (docs/client-compatibility.md, "Files and batches").
  */
 
 /** Files and batches on this plane: the store-backed service and the upload limit (GATEWAY_FILE_MAX). */

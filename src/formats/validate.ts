@@ -195,7 +195,7 @@ export { compact } from '../core/json.ts';
 
 // ---- nesting -----------------------------------------------------------------------------------
 
-/** Deepest nesting of JSON objects and arrays a request body may use (docs/operating.md). */
+/** Deepest nesting of JSON objects and arrays a request body may use (docs/deployment.md, "Listener limits"). */
 export const MAX_JSON_DEPTH = 128;
 
 /** Path segments kept while scanning (enough to name the parameter). */

@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { fieldSupportTable } from './field-support.ts';
 
 /**
- * docs/operating.md's "What each family honours, maps or refuses" table, generated from
+ * docs/client-compatibility.md's "What each family honours, maps or refuses" table, generated from
  * src/providers/field-support.ts. `bun run docs:fields` rewrites it between the marker comments;
  * test/field-support-walk.test.ts fails when the committed table differs from what this renders.
  */
 
-export const DOC_PATH = join(import.meta.dir, '..', '..', 'docs', 'operating.md');
+export const DOC_PATH = join(import.meta.dir, '..', '..', 'docs', 'client-compatibility.md');
 export const BEGIN = '<!-- field-support:begin — generated from src/providers/field-support.ts by `bun run docs:fields`; do not edit -->';
 export const END = '<!-- field-support:end -->';
 

@@ -2,7 +2,7 @@ import type { ClientFormat, JsonObject, JsonValue } from '../canonical/types.ts'
 
 /**
  * What each upstream family honours, maps or refuses of a client's request fields (contract §2,
- * issue 26), as data: docs/operating.md's table is generated from this list (`bun run docs:fields`,
+ * issue 26), as data: docs/client-compatibility.md's table is generated from this list (`bun run docs:fields`,
  * field-support-doc.ts), and test/field-support-walk.test.ts sends every probe to every target named
  * and checks the outcome given here — so the table, the code and the behaviour cannot drift apart.
  */
@@ -263,7 +263,7 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
 
 const cell = (s: string): string => s.replaceAll('\n', ' ');
 
-/** The markdown table docs/operating.md carries. */
+/** The markdown table docs/client-compatibility.md carries. */
 export const fieldSupportTable = (): string => {
   const head = `| Client field | ${COLUMNS.map((c) => c.title).join(' | ')} |`;
   const rule = `|---|${COLUMNS.map(() => '---').join('|')}|`;

@@ -1,5 +1,5 @@
 /**
- * Reasoning settings across families (docs/operating.md, "What each family honours, maps or
+ * Reasoning settings across families (docs/client-compatibility.md, "What each family honours, maps or
  * refuses"). A client asks for reasoning with an effort (Chat `reasoning_effort`, Responses
  * `reasoning.effort`, Messages `output_config.effort`) or a token budget (Messages
  * `thinking.budget_tokens`); each family gets the form it takes, through one table.

@@ -53,7 +53,7 @@ const ROW_CHARS = 512;
  * request path: every `flushMs`, or at once when `maxBatch` rows are waiting. A store that is down
  * keeps the queue and is retried with backoff. A batch the database refuses is split (halves, then
  * single rows); a single refused row is cleaned, then stored without bodies, then dropped and
- * counted — one bad row never holds back the others. The queue is bounded (docs/operating.md,
+ * counted — one bad row never holds back the others. The queue is bounded (docs/records.md,
  * "Request records"). The insert itself runs where `store` runs it: on this thread (PGlite, whose
  * only owner is the main thread) or in a writer thread (PostgreSQL, backend.ts).
  *

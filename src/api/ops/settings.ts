@@ -49,7 +49,7 @@ export const SettingOps = {
       '- `global-fallback`: `{"targets": [{"connection": "<connection name>", "model": "<upstream model id>"}, …]}` — 1-32 targets, tried in order after every target of a route has failed retryably; no other keys.',
       '- `trace-content`: `true` or `false` (default) — whether prompt and completion text go on the project\'s spans.',
       '- `record-retention`: `{"bodies": "full" | "truncated" | "none", "maxBodyBytes"?: int, "days"?: int}` — `none` stores no body, `truncated` cuts each body at `maxBodyBytes` (default 4096), `days` purges records and their bodies (and stored Responses) older than that; default full bodies, kept forever.',
-      '- `response-cache`: `{"mode": "exact", "ttlSeconds": int (1..604800), "scope"?: "project" | "api_key"}` — answers cached for that long, shared by the project\'s keys (`project`, the default) or per key (`api_key`); absent: no cache (docs/operating.md, "Response cache").',
+      '- `response-cache`: `{"mode": "exact", "ttlSeconds": int (1..604800), "scope"?: "project" | "api_key"}` — answers cached for that long, shared by the project\'s keys (`project`, the default) or per key (`api_key`); absent: no cache (docs/client-compatibility.md, "Response cache").',
     ].join('\n'),
     permission: 'project_admin',
     mutates: { action: 'UPDATE', resource: 'project_setting' },

@@ -14,7 +14,7 @@ import { mutation, type MutationCtx, rid } from '../mutation.ts';
 import { checkSecretRef, isSecretRef, resolveSecretRef, storeSecret } from '../secret-refs.ts';
 import { accountStatus } from '../service-account-auth.ts';
 
-/** validityDays when unset (docs/operating.md, "Service accounts"). */
+/** validityDays when unset (docs/security.md, "Service accounts"). */
 export const DEFAULT_VALIDITY_DAYS = 365;
 export const DEFAULT_AUDIENCE = 'ai-gateway';
 /** Scopes when none are given: the data plane protocol only. */

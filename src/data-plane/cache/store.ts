@@ -83,7 +83,7 @@ export class MemoryResponseCache implements ResponseCacheStore {
 
 /**
  * Answers in Redis (`SET key value PX ttl`), shared by every data plane on it. Redis bounds and
- * evicts by its own `maxmemory` and policy (docs/operating.md); entries over `maxEntryBytes` are
+ * evicts by its own `maxmemory` and policy (docs/client-compatibility.md, "Response cache"); entries over `maxEntryBytes` are
  * not written.
  */
 export class RedisResponseCache implements ResponseCacheStore {

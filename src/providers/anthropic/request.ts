@@ -114,7 +114,7 @@ const toolChoice = (choice: ToolChoice | undefined, parallel: boolean | undefine
 
 const clamp01 = (t: number): number => Math.min(1, Math.max(0, t));
 
-/** What `response_format: {type: "json_object"}` becomes toward Anthropic (documented in docs/operating.md). */
+/** What `response_format: {type: "json_object"}` becomes toward Anthropic (documented in docs/client-compatibility.md). */
 export const JSON_OBJECT_INSTRUCTION = 'Respond with a single valid JSON object and nothing else: no prose, no code fences.';
 
 /**

@@ -34,7 +34,7 @@ export const requestRecords = pgTable(
     /**
      * What had to be changed for the row to be stored, comma-separated (`usage`: token counts
      * clamped or rounded; `text`: ill-formed text or NUL cleaned; `bodies`: bodies left out);
-     * null when stored as is. See docs/operating.md, "Request records".
+     * null when stored as is. See docs/records.md, "Where the bodies are".
      */
     sanitized: text('sanitized'),
     /** Guardrails whose `flag` action matched (names, comma-separated); null when none did. */
