@@ -18,7 +18,8 @@ import { getAdapter } from './providers/registry.ts';
 import { Observers } from './data-plane/pipeline/observe.ts';
 import { recordsObserver } from './data-plane/pipeline/record.ts';
 import { responseCacheStore } from './data-plane/cache/store.ts';
-import { startTelemetry } from './telemetry/tracing.ts';
+import { startSwitchableTelemetry } from './telemetry/switchable.ts';
+import { accountTelemetryOf, DataExports } from './data-plane/remote/exports.ts';
 
 /**
  * A separate data plane (`serve --role data --service-account FILE`, contract §5): no database,
@@ -42,9 +43,18 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
   if (config.dataDir === 'memory://') throw new ConfigError('GATEWAY_DATA_DIR', 'a data plane needs a directory (records are spooled there)');
   mkdirSync(config.dataDir, { recursive: true });
   const snapshots = new SnapshotHolder();
-  const controller = new PullController(account, snapshots, getAdapter, { dataDir: config.dataDir, pollMs: config.pollIntervalMs, driftSweepMs: config.driftSweepIntervalMs, longPoll: config.workerListen });
+  // Traces and OTLP metrics go where the service account says (identity file first, then every pulled document), unless the environment names an endpoint.
+  const exports = new DataExports(config.telemetry, account.telemetry);
+  const telemetry = await startSwitchableTelemetry(exports.initial, pkg.version);
+  exports.follow(telemetry);
+  const controller = new PullController(account, snapshots, getAdapter, {
+    dataDir: config.dataDir,
+    pollMs: config.pollIntervalMs,
+    driftSweepMs: config.driftSweepIntervalMs,
+    longPoll: config.workerListen,
+    onDocument: (doc) => exports.apply(accountTelemetryOf(doc)),
+  });
   const records = new RemoteRecordSink(pushRecordsWith(controller.client), config.dataDir, { flushMs: config.recordFlushMs });
-  const telemetry = await startTelemetry(config.telemetry, pkg.version);
   telemetry.watchMetrics({
     recordsQueued: () => records.stats.queued,
     revisions: () => [{ dataplane: account.workspaceId, desired: null, applied: snapshots.current?.revision ?? null }],

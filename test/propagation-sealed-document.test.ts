@@ -57,7 +57,7 @@ describe('the document schema: every secret-like field is sealed', () => {
     expect(Object.keys(NOT_SECRET).filter((p) => !paths.has(p))).toEqual([]);
     // The fields known secret today are declared so.
     const declared = plain.filter((f) => declaredSecret(f.schema)).map((f) => f.path);
-    expect(declared).toEqual(expect.arrayContaining(['connections[].apiKey', 'connections[].options', 'byokKeys[].secret', 'mcpServers[].authValue']));
+    expect(declared).toEqual(expect.arrayContaining(['connections[].apiKey', 'connections[].options', 'byokKeys[].secret', 'mcpServers[].authValue', 'dataExports.telemetry.headers', 'dataExports.telemetry.localVars']));
   });
 
   test('in the sealed form every secret field is a sealed value, and only those differ', () => {
@@ -120,6 +120,10 @@ describe('sealing a document filled from its schema', () => {
     for (const k of pull.document.byokKeys) expect(k.secret).toMatch(SEALED);
     expect(pull.document.mcpServers?.length).toBe(2);
     for (const m of pull.document.mcpServers ?? []) expect(m.authValue).toMatch(SEALED);
+    // A data plane's export headers and local variables (issue 25): sealed, the rest of its settings in the clear.
+    expect(pull.document.dataExports?.telemetry.headers).toMatch(SEALED);
+    expect(pull.document.dataExports?.telemetry.localVars).toMatch(SEALED);
+    expect(pull.document.dataExports?.telemetry.endpoint).toBe(doc.dataExports?.telemetry.endpoint);
     const opened = await openPull(JSON.parse(text), privateKey);
     expect(opened.doc).toEqual(doc);
     // Each document has its own key: sealing again gives other ciphertexts.

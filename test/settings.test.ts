@@ -114,6 +114,8 @@ describe('settings schema', () => {
       tracesUrl: 'http://collector:4318/v1/traces',
       headers: { authorization: 'Bearer abc', 'x-a': '2' },
       serviceName: 'ai-gateway',
+      // What the environment set itself (it wins over a separate data plane's dataExports.telemetry).
+      fromEnv: { endpoint: true, serviceName: false },
       spanHeaders: ['x-one', 'x-two'],
       metrics: { port: 9464, host: '127.0.0.1', url: 'http://collector:4318/v1/metrics', intervalMs: 60_000 },
     });

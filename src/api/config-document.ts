@@ -78,6 +78,18 @@ const documentSchema = <T extends TSchema, J extends TSchema>(secret: SecretForm
     workspaceUrls: Type.Optional(Type.Array(Type.Object({ id: Str, customerUuid: Str, workspaceId: Str, projectUuid: Str, url: Str, host: Str }))),
     /** A separate data plane's own workspace (absent for the embedded data plane, which serves every project). */
     self: Type.Optional(Type.Object({ workspaceUuid: Str, workspaceId: Str, projectUuid: Str })),
+    /**
+     * Where a separate data plane exports its traces and OTLP metrics: the pulling service account's
+     * `dataExports.telemetry` (CreateServiceAccount's telemetry* fields), so that the management plane
+     * stays its source of truth. `headers` (may carry credentials) and `localVars` (their values opened
+     * from their secret references) are secrets. Absent for the embedded data plane, and from
+     * management planes that predate it (the data plane then keeps its identity file's settings).
+     */
+    dataExports: Type.Optional(
+      Type.Object({
+        telemetry: Type.Object({ endpoint: Str, headers: secret.json, insecure: Type.Boolean(), protocol: Str, timeout: Str, localVars: secret.json }),
+      }),
+    ),
   });
 
 /** The document with its secrets in plaintext: in memory only. */

@@ -146,7 +146,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
       maxUpstreamResponseBytes: s.GATEWAY_MAX_UPSTREAM_RESPONSE,
     },
     shutdownGraceMs: s.GATEWAY_SHUTDOWN_GRACE,
-    telemetry: telemetryConfig(s, metricsTls),
+    telemetry: telemetryConfig(s, metricsTls, env),
     auditCheckpointIntervalMs: s.GATEWAY_AUDIT_CHECKPOINT_INTERVAL,
     logLevel: s.GATEWAY_LOG_LEVEL,
     responseRetentionMs: s.GATEWAY_RESPONSE_RETENTION,
@@ -167,7 +167,8 @@ const tlsPair = (cert: string | undefined, key: string | undefined, prefix: stri
 };
 
 /** Traces and OTLP metrics are exported when an OTLP endpoint is set (the standard OTEL_* variables); gRPC takes the base as is. */
-const telemetryConfig = (s: Settings, tls: TlsFiles | undefined): TelemetryConfig => {
+const telemetryConfig = (s: Settings, tls: TlsFiles | undefined, env: Record<string, string | undefined>): TelemetryConfig => {
+  const set = (name: string): boolean => (env[name] ?? '').trim() !== '';
   const base = s.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, '');
   const grpc = s.OTEL_EXPORTER_OTLP_PROTOCOL === 'grpc';
   const signal = (path: string): string | undefined => (base ? (grpc ? base : `${base}/${path}`) : undefined);
@@ -176,6 +177,10 @@ const telemetryConfig = (s: Settings, tls: TlsFiles | undefined): TelemetryConfi
     tracesUrl: s.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? signal('v1/traces'),
     headers: { ...s.OTEL_EXPORTER_OTLP_HEADERS, ...s.OTEL_EXPORTER_OTLP_TRACES_HEADERS },
     serviceName: s.OTEL_SERVICE_NAME,
+    fromEnv: {
+      endpoint: ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'].some(set),
+      serviceName: set('OTEL_SERVICE_NAME'),
+    },
     spanHeaders: s.GATEWAY_SPAN_HEADERS,
     metrics: {
       port: s.GATEWAY_METRICS_PORT,

@@ -14,6 +14,7 @@ import { connectError, GatewayError, isDatabaseUnavailable, databaseUnavailable,
 import { describeError, log } from '../core/log.ts';
 import { loadConfigDocument } from '../propagation/load.ts';
 import { sealDocument } from '../propagation/seal.ts';
+import { dataExportsOf } from './dataplane-exports.ts';
 import type { RecordEntry, RecordValue } from '../core/records.ts';
 import { COLUMNS as RECORD_COLUMNS, valueOf } from '../records/entry.ts';
 import { configChanges, dataplanes, dataplaneStatus, projectGatewayProjects, projectGateways, type ServiceAccountRow } from '../store/schema/index.ts';
@@ -33,7 +34,7 @@ import { conversationRoutes } from './dataplane-conversations.ts';
  *   revision moves (woken by the configuration channel's NOTIFY, or the propagation worker's poll)
  *   or the wait ends, so a data plane converges at once without polling often — else `{dataplaneId, revision, unchanged: false, document,
  *   sealedKey}`: the configuration of the workspace's project and of the projects attached to
- *   project gateways hosted on it, every secret field of the document (api/config-document.ts) sealed for the
+ *   project gateways hosted on it, and the account's `dataExports` (dataplane-exports.ts), every secret field of the document (api/config-document.ts) sealed for the
  *   account (see seal.ts). Records the data plane's applied revision and poll in `dataplane_status`.
  * - `POST /dataplane.v1.DataplaneService/PushRecords` `{records: [...]}` → `{accepted, rejected, errors?}`:
  *   request records of the data plane's customer (a record naming no customer is attributed to it;
@@ -245,7 +246,7 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
         projectUuids: plane.projectUuids,
         workspace: { id: plane.ws.id, slug: plane.ws.slug, projectUuid: plane.ws.projectUuid },
       });
-      const sealed = await sealDocument({ ...doc, revision }, a.publicKeyPem);
+      const sealed = await sealDocument({ ...doc, revision, dataExports: await dataExportsOf(deps, a) }, a.publicKeyPem);
       return answer<'Pull'>({ ...head, unchanged: false, document: sealed.document, sealedKey: sealed.sealedKey });
     } catch (e) {
       return fail(e);

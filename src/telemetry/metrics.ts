@@ -3,8 +3,8 @@ import { type TlsFiles, tlsOption } from '../core/tls.ts';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describeError, log } from '../core/log.ts';
 import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
-import type { OtlpProtocol } from './otlp.ts';
-import type { TelemetryConfig } from './tracing.ts';
+import type { ExportOptions, OtlpProtocol } from './otlp.ts';
+import { exportOptions, resourceAttributesOf, type TelemetryConfig } from './tracing.ts';
 
 /**
  * Metrics (contract §8), loaded by dynamic import only when the metrics listener or an OTLP metrics
@@ -43,6 +43,8 @@ export interface Metrics {
   watch(sources: MetricSources): void;
   /** The current collection as Prometheus text. */
   scrape(): Promise<string>;
+  /** Exports over OTLP as `cfg` says from now on (none without `cfg.metrics.url`); the previous export is flushed and closed. */
+  exportTo(cfg: TelemetryConfig): Promise<void>;
   shutdown(): Promise<void>;
 }
 
@@ -56,16 +58,16 @@ interface Delegate {
   shutdown(): Promise<void>;
 }
 
-const metricsDelegate = async (protocol: OtlpProtocol, url: string, headers: Record<string, string>): Promise<Delegate> => {
-  const [{ JsonMetricsSerializer, ProtobufMetricsSerializer, MetricsExporterMetricsHelper }] = await Promise.all([import('@opentelemetry/otlp-transformer')]);
+const metricsDelegate = async (protocol: OtlpProtocol, url: string, o: ExportOptions): Promise<Delegate> => {
+  const [{ JsonMetricsSerializer, ProtobufMetricsSerializer, MetricsExporterMetricsHelper }, { grpcOptions, httpOptions }] = await Promise.all([import('@opentelemetry/otlp-transformer'), import('./otlp.ts')]);
   if (protocol === 'grpc') {
-    const [{ createOtlpGrpcExportDelegate, convertLegacyOtlpGrpcOptions }, { grpcMetadata }] = await Promise.all([import('@opentelemetry/otlp-grpc-exporter-base'), import('./otlp.ts')]);
-    const options = convertLegacyOtlpGrpcOptions({ url, metadata: await grpcMetadata(headers) }, 'METRICS');
+    const { createOtlpGrpcExportDelegate, convertLegacyOtlpGrpcOptions } = await import('@opentelemetry/otlp-grpc-exporter-base');
+    const options = convertLegacyOtlpGrpcOptions(await grpcOptions(url, o), 'METRICS');
     return createOtlpGrpcExportDelegate(options, ProtobufMetricsSerializer, 'otlp_grpc_metric_exporter', MetricsExporterMetricsHelper, undefined, 'MetricsExportService', '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export');
   }
   const { createOtlpHttpExportDelegate, convertLegacyHttpOptions } = await import('@opentelemetry/otlp-exporter-base/node-http');
   const json = protocol === 'http/json';
-  const options = convertLegacyHttpOptions({ url, headers }, 'METRICS', 'v1/metrics', { 'Content-Type': json ? 'application/json' : 'application/x-protobuf' });
+  const options = convertLegacyHttpOptions(httpOptions(url, o), 'METRICS', 'v1/metrics', { 'Content-Type': json ? 'application/json' : 'application/x-protobuf' });
   return createOtlpHttpExportDelegate(options, json ? JsonMetricsSerializer : ProtobufMetricsSerializer, 'otlp_http_metric_exporter', MetricsExporterMetricsHelper, undefined);
 };
 
@@ -80,7 +82,7 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
   ]);
   const agg = new Aggregates(
     { AggregationTemporality, DataPointType },
-    resourceFromAttributes({ 'service.name': cfg.serviceName, 'service.version': version }),
+    resourceFromAttributes(resourceAttributesOf(cfg, version)),
     { name: 'ai-gateway', version },
     CARDINALITY_LIMIT,
   );
@@ -131,24 +133,44 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
     }
   }
 
-  let delegate: Delegate | undefined;
-  let timer: ReturnType<typeof setInterval> | undefined;
-  const push = async (): Promise<void> => {
-    if (!delegate) return;
-    const d = delegate;
-    const rm = await collect();
+  /** The OTLP export: its delegate, the resource it reports, its timer. */
+  interface Export {
+    delegate: Delegate;
+    resource: ResourceMetrics['resource'];
+    timer: ReturnType<typeof setInterval>;
+  }
+  let exporting: Export | undefined;
+  const push = async (e: Export | undefined = exporting): Promise<void> => {
+    if (!e) return;
+    const rm = { ...(await collect()), resource: e.resource };
     await new Promise<void>((resolve) =>
-      d.export(rm, (r) => {
+      e.delegate.export(rm, (r) => {
         if (r.code !== 0) log.every('metrics-export', 'warn', 'exporting metrics over OTLP failed', { error: r.error ? describeError(r.error) : 'unknown' });
         resolve();
       }),
     );
   };
-  if (mc.url) {
-    delegate = await metricsDelegate(cfg.protocol, mc.url, cfg.headers);
-    timer = setInterval(() => void push().catch((e: unknown) => log.every('metrics-export', 'warn', 'exporting metrics over OTLP failed', { error: describeError(e) })), mc.intervalMs);
-    timer.unref?.();
-  }
+  const close = async (e: Export | undefined): Promise<void> => {
+    if (!e) return;
+    clearInterval(e.timer);
+    await push(e).catch(() => undefined);
+    await e.delegate.shutdown();
+  };
+  const exportTo = async (c: TelemetryConfig): Promise<void> => {
+    const previous = exporting;
+    exporting = undefined;
+    if (c.metrics.url) {
+      const e: Export = {
+        delegate: await metricsDelegate(c.protocol, c.metrics.url, exportOptions(c)),
+        resource: resourceFromAttributes(resourceAttributesOf(c, version)),
+        timer: setInterval(() => void push(e).catch((err: unknown) => log.every('metrics-export', 'warn', 'exporting metrics over OTLP failed', { error: describeError(err) })), c.metrics.intervalMs),
+      };
+      e.timer.unref?.();
+      exporting = e;
+    }
+    await close(previous);
+  };
+  await exportTo(cfg);
 
   return {
     observer,
@@ -157,10 +179,11 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
       sources = { ...sources, ...s };
     },
     scrape,
+    exportTo,
     shutdown: async () => {
-      if (timer) clearInterval(timer);
-      await push().catch(() => undefined);
-      await delegate?.shutdown();
+      const e = exporting;
+      exporting = undefined;
+      await close(e);
       void server?.stop(true);
     },
   };

@@ -1,6 +1,6 @@
 import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
 import type { MetricsConfig, MetricSources } from './metrics.ts';
-import { type OtlpProtocol, spanExporter } from './otlp.ts';
+import { type ExportOptions, type OtlpProtocol, spanExporter } from './otlp.ts';
 
 /**
  * OpenTelemetry for the data plane: traces over OTLP (grpc, http/protobuf or http/json) when an
@@ -14,7 +14,15 @@ export interface TelemetryConfig {
   /** Traces URL (`…/v1/traces` for HTTP, the collector's address for gRPC), or undefined for no export. */
   tracesUrl: string | undefined;
   headers: Record<string, string>;
+  /** `https` endpoints: no certificate verification; gRPC: insecure credentials (a data plane's `dataExports.telemetry.insecure`). */
+  insecure?: boolean;
+  /** Export timeout (a data plane's `dataExports.telemetry.timeout`); unset: the exporter's default. */
+  timeoutMs?: number;
   serviceName: string;
+  /** Resource attributes besides `service.name` and `service.version` (a data plane's OTEL_RESOURCE_ATTRIBUTES local variable). */
+  resourceAttributes?: Record<string, string>;
+  /** Which OTEL_* variables the process environment set (they win over a data plane's `dataExports.telemetry`). */
+  fromEnv?: { endpoint: boolean; serviceName: boolean };
   /** Request headers copied onto spans as `gateway.header.<name>` (session, user, workflow ids). */
   spanHeaders: readonly string[];
   metrics: MetricsConfig;
@@ -30,22 +38,41 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
+/** The export options of a configuration. */
+export const exportOptions = (cfg: TelemetryConfig): ExportOptions => ({
+  headers: cfg.headers,
+  ...(cfg.insecure ? { insecure: true } : {}),
+  ...(cfg.timeoutMs ? { timeoutMs: cfg.timeoutMs } : {}),
+});
+
+/** The resource attributes of every span and exported metric. */
+export const resourceAttributesOf = (cfg: TelemetryConfig, version: string): Record<string, string> => ({
+  ...cfg.resourceAttributes,
+  'service.name': cfg.serviceName,
+  'service.version': version,
+});
+
+export interface Tracing {
+  observer: RequestObserver;
+  shutdown(): Promise<void>;
+}
+
 /**
  * Tracing when a traces URL is configured. The OpenTelemetry SDK and its OTLP exporter are loaded
  * only then: they are ~15–20 MB of a process's memory (most of a data plane's modules) and nothing
  * of them runs when no span is exported.
  */
-const startTracing = async (cfg: TelemetryConfig, version: string): Promise<{ observer: RequestObserver; shutdown(): Promise<void> } | undefined> => {
+export const startTracing = async (cfg: TelemetryConfig, version: string): Promise<Tracing | undefined> => {
   if (!cfg.tracesUrl) return undefined;
   const [api, { resourceFromAttributes }, { BasicTracerProvider, BatchSpanProcessor }, { traceObserver }, exporter] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/resources'),
     import('@opentelemetry/sdk-trace-base'),
     import('./trace-observer.ts'),
-    spanExporter(cfg.protocol, cfg.tracesUrl, cfg.headers),
+    spanExporter(cfg.protocol, cfg.tracesUrl, exportOptions(cfg)),
   ]);
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': cfg.serviceName, 'service.version': version }),
+    resource: resourceFromAttributes(resourceAttributesOf(cfg, version)),
     spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 500 })],
   });
   return { observer: traceObserver(api, provider.getTracer('ai-gateway', version), cfg.spanHeaders), shutdown: () => provider.shutdown() };

@@ -7,10 +7,19 @@ import { admin, type TestGateway } from './gateway.ts';
 /**
  * A separate data plane (`--role data`) in this process, on real listeners: a service account of
  * the workspace is created through the management API, written to `dir`, and the node started with
- * it (its data in `dir/node`). `pollInterval` is WORKER_POLL_INTERVAL.
+ * it (its data in `dir/node`). `pollInterval` is WORKER_POLL_INTERVAL; `account` adds fields to
+ * CreateServiceAccount, `env` variables to the node's environment.
  */
-export const startSeparatePlane = async (tg: TestGateway, dir: string, customerId: string, workspaceId: string, pollInterval: string): Promise<DataNode> => {
-  const created = await tg.must(admin('CreateServiceAccount'), { customerId, workspaceId, apiUri: tg.adminUrl });
+export const startSeparatePlane = async (
+  tg: TestGateway,
+  dir: string,
+  customerId: string,
+  workspaceId: string,
+  pollInterval: string,
+  account: Record<string, unknown> = {},
+  env: Record<string, string> = {},
+): Promise<DataNode> => {
+  const created = await tg.must(admin('CreateServiceAccount'), { customerId, workspaceId, apiUri: tg.adminUrl, ...account });
   const file = join(dir, 'sa.json');
   writeFileSync(file, JSON.stringify(created), { mode: 0o600 });
   return startDataNode(
@@ -22,6 +31,7 @@ export const startSeparatePlane = async (tg: TestGateway, dir: string, customerI
       WORKER_POLL_INTERVAL: pollInterval,
       GATEWAY_LOG_LEVEL: 'error',
       GATEWAY_SHUTDOWN_GRACE: '1s',
+      ...env,
     }),
   );
 };

@@ -45,6 +45,8 @@ export interface ReceivedSpan {
   /** OTLP status code: 2 ERROR. */
   statusCode: number;
   attributes: Record<string, AttrValue>;
+  /** Attributes of the span's resource (`service.name`, …). */
+  resource: Record<string, AttrValue>;
 }
 
 export interface ReceivedPoint {
@@ -108,6 +110,8 @@ export interface OtlpReceiver {
   points: ReceivedPoint[];
   /** Content types of the requests received, per path. */
   contentTypes: Map<string, Set<string>>;
+  /** Every export request's path and headers, in arrival order. */
+  requests: { path: string; headers: Headers }[];
   stop(): void;
 }
 
@@ -115,6 +119,7 @@ export const startOtlpReceiver = (): OtlpReceiver => {
   const spans: ReceivedSpan[] = [];
   const points: ReceivedPoint[] = [];
   const contentTypes = new Map<string, Set<string>>();
+  const requests: { path: string; headers: Headers }[] = [];
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
@@ -122,11 +127,12 @@ export const startOtlpReceiver = (): OtlpReceiver => {
       const path = new URL(req.url).pathname;
       const type = req.headers.get('content-type') ?? '';
       contentTypes.set(path, (contentTypes.get(path) ?? new Set()).add(type));
+      requests.push({ path, headers: req.headers });
       const json = type.includes('json');
       const decode = (t: protobuf.Type, bytes: Uint8Array): unknown => t.toObject(t.decode(bytes), { longs: String, bytes: String, defaults: false, oneofs: false });
       const body: unknown = json ? await req.json() : decode(path === '/v1/traces' ? TraceRequest : MetricsRequest, new Uint8Array(await req.arrayBuffer()));
       if (path === '/v1/traces') {
-        const b = body as { resourceSpans?: { scopeSpans?: { spans?: SpanIn[] }[] }[] };
+        const b = body as { resourceSpans?: { resource?: { attributes?: { key: string; value?: JsonAny }[] }; scopeSpans?: { spans?: SpanIn[] }[] }[] };
         for (const rs of b.resourceSpans ?? [])
           for (const ss of rs.scopeSpans ?? [])
             for (const s of ss.spans ?? [])
@@ -138,6 +144,7 @@ export const startOtlpReceiver = (): OtlpReceiver => {
                 kind: s.kind ?? 0,
                 statusCode: s.status?.code ?? 0,
                 attributes: attrs(s.attributes),
+                resource: attrs(rs.resource?.attributes),
               });
       } else if (path === '/v1/metrics') {
         const b = body as { resourceMetrics?: { scopeMetrics?: { metrics?: MetricIn[] }[] }[] };
@@ -151,7 +158,7 @@ export const startOtlpReceiver = (): OtlpReceiver => {
       return json ? Response.json({}) : new Response(new Uint8Array(0), { headers: { 'content-type': 'application/x-protobuf' } });
     },
   });
-  return { url: `http://127.0.0.1:${server.port}`, spans, points, contentTypes, stop: () => void server.stop(true) };
+  return { url: `http://127.0.0.1:${server.port}`, spans, points, contentTypes, requests, stop: () => void server.stop(true) };
 };
 
 /** Polls until `check` gives a value (spans and metrics are exported in batches). */

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { importPKCS8, SignJWT } from 'jose';
 import { ApiError, ManagementClient } from '../../api/client.ts';
-import type { SealedPull } from '../../api/config-document.ts';
+import type { ConfigDocument, SealedPull } from '../../api/config-document.ts';
 import type { ProtocolInput, ProtocolOutput } from '../../api/dataplane.ts';
 import { uuid } from '../../core/ids.ts';
 import { describeError, log } from '../../core/log.ts';
@@ -63,7 +63,14 @@ export class PullController {
     private readonly sa: ServiceAccountFile,
     private readonly holder: SnapshotHolder,
     private readonly getAdapter: (id: string) => ProviderAdapter | undefined,
-    private readonly opts: { dataDir: string; pollMs: number; driftSweepMs: number; longPoll?: boolean },
+    private readonly opts: {
+      dataDir: string;
+      pollMs: number;
+      driftSweepMs: number;
+      longPoll?: boolean;
+      /** Told every document served (pulled or from the disk cache), after it is: the data plane's own settings in it (exports.ts). */
+      onDocument?: (doc: ConfigDocument) => Promise<void>;
+    },
   ) {
     this.#cacheFile = join(opts.dataDir, 'config-cache.json');
     this.client = new ManagementClient({ endpoint: sa.apiUri, token: () => this.token(), attempts: 1, timeoutMs: CALL_TIMEOUT_MS, signal: this.#stop.signal });
@@ -209,6 +216,7 @@ export class PullController {
     if (current && doc.revision < current.revision) return sealed;
     this.holder.swap(buildSnapshot(doc, this.getAdapter));
     this.status.appliedRevision = doc.revision;
+    await this.opts.onDocument?.(doc).catch((e: unknown) => log.every('dataplane-own-settings', 'error', 'applying the data plane’s own settings of the pulled configuration failed', { error: describeError(e) }));
     return sealed;
   }
 

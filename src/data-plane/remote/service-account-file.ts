@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../config/env.ts';
 import { jcs } from '../../core/jcs.ts';
 import { sha256Hex } from '../../core/ids.ts';
+import type { AccountTelemetry } from './exports.ts';
 
 /** What a data plane needs from the `serviceAccount` of CreateServiceAccount. */
 export interface ServiceAccountFile {
@@ -13,7 +14,24 @@ export interface ServiceAccountFile {
   apiUri: string;
   audience: string;
   issuer: string;
+  /**
+   * `dataExports.telemetry` as the account was created: applied at start, before the first pull
+   * (the pulled document's then wins). Its `localVars` are secret references the data plane cannot
+   * open: they come opened with the document, so none is kept here.
+   */
+  telemetry: AccountTelemetry | undefined;
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const strings = (v: unknown): Record<string, string> => (isObject(v) ? Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string')) : {});
+
+/** `dataExports.telemetry` of the file, when it has one. */
+const telemetryOf = (sa: Record<string, unknown>): AccountTelemetry | undefined => {
+  const t = isObject(sa.dataExports) ? sa.dataExports.telemetry : undefined;
+  if (!isObject(t)) return undefined;
+  const text = (k: string): string => (typeof t[k] === 'string' ? t[k] : '');
+  return { endpoint: text('endpoint'), headers: strings(t.headers), insecure: t.insecure === true, protocol: text('protocol'), timeout: text('timeout'), localVars: {} };
+};
 
 const str = (o: Record<string, unknown>, k: string, file: string): string => {
   const v = o[k];
@@ -51,5 +69,6 @@ export const readServiceAccountFile = (file: string): ServiceAccountFile => {
     apiUri: str(sa, 'apiUri', file).replace(/\/+$/, ''),
     audience: str(auth, 'audience', file),
     issuer: str(auth, 'issuer', file),
+    telemetry: telemetryOf(sa),
   };
 };
