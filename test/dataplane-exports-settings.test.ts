@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { loadConfig } from '../src/config/env.ts';
-import { setLogSink } from '../src/core/log.ts';
+import { setLogLevel, setLogSink } from '../src/core/log.ts';
 import { type AccountTelemetry, DataExports, timeoutMsOf } from '../src/data-plane/remote/exports.ts';
 import { spanExporter } from '../src/telemetry/otlp.ts';
 import type { TelemetryConfig } from '../src/telemetry/tracing.ts';
@@ -21,8 +21,15 @@ const base = (env: Record<string, string> = {}): TelemetryConfig => loadConfig([
 const account = (o: Partial<AccountTelemetry> = {}): AccountTelemetry => ({ endpoint: 'http://collector:4318', headers: {}, insecure: false, protocol: '', timeout: '', localVars: {}, ...o });
 const lines: string[] = [];
 
-beforeAll(() => setLogSink((l) => void lines.push(l)));
-afterAll(() => setLogSink(undefined));
+beforeAll(() => {
+  // Another file may have left the level at error: this one reads warnings.
+  setLogLevel('info');
+  setLogSink((l) => void lines.push(l));
+});
+afterAll(() => {
+  setLogSink(undefined);
+  setLogLevel('error');
+});
 
 describe("a data plane's export settings", () => {
   test('the account’s endpoint applies when the environment names none: OTLP paths, protocol default, headers, timeout, insecure', () => {

@@ -6,7 +6,7 @@ import { eq } from 'drizzle-orm';
 import { SEALED_PATTERN } from '../src/api/config-document.ts';
 import type { DataNode } from '../src/app-data.ts';
 import { serviceAccounts } from '../src/store/schema/index.ts';
-import { setLogSink } from '../src/core/log.ts';
+import { setLogLevel, setLogSink } from '../src/core/log.ts';
 import { startSeparatePlane } from './support/data-node.ts';
 import { eventually, type OtlpReceiver, startOtlpReceiver } from './support/otlp-receiver.ts';
 import { admin } from './support/gateway.ts';
@@ -56,6 +56,8 @@ const chat = async (node: DataNode): Promise<string> => {
 const serverSpan = (rx: OtlpReceiver, requestId: string) => rx.spans.find((s) => s.kind === 2 && s.attributes['gateway.request_id'] === requestId);
 
 beforeAll(async () => {
+  // Another file may have left the level at error: this one reads warnings.
+  setLogLevel('info');
   setLogSink((line) => void lines.push(line));
   dir = mkdtempSync(join(tmpdir(), 'gw-dpexp-'));
   otlp = startOtlpReceiver();
@@ -70,6 +72,7 @@ afterAll(async () => {
   otlp.stop();
   other.stop();
   setLogSink(undefined);
+  setLogLevel('error');
   rmSync(dir, { recursive: true, force: true });
 });
 
