@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pkg from '../package.json' with { type: 'json' };
 import { publishedKeys } from './audit/keys.ts';
-import { AuditForwarder } from './audit/forwarder.ts';
+import { TelemetryForwarder } from './audit/forwarder.ts';
 import { AuditSealer, sealLagMs } from './audit/sealer.ts';
 import { ConfigError, type GatewayConfig } from './config/env.ts';
 import { sha256Hex, randomToken } from './core/ids.ts';
@@ -66,7 +66,7 @@ export interface Gateway {
   adminToken: string | undefined;
   demo: { apiKey: string; curl: string } | undefined;
   /** The audit checkpoint sealer (management roles). */
-  audit: { sealer: AuditSealer | undefined; forwarder: AuditForwarder | undefined };
+  audit: { sealer: AuditSealer | undefined; forwarder: TelemetryForwarder | undefined };
   /** The `record-retention` purge (runs every 10 minutes; `purge()` runs a sweep now). */
   retention: RecordRetention;
   stop(graceMs?: number): Promise<void>;
@@ -178,8 +178,16 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     changeRecorded: ryw.changeRecorded,
   };
 
-  // Audit forwarding (telemetry configs of type audit_logs) runs in the management process.
-  const forwarder = config.role === 'all' || config.role === 'control' ? new AuditForwarder(store.db, secrets, { lagMs: sealLagMs(config.auditCheckpointIntervalMs), version: pkg.version, allowInward: config.upstreamAllowPrivate }) : undefined;
+  // Telemetry forwarding (every config: audit_logs from the audit log, traces/metrics/logs from the request records) runs in the management process.
+  const forwarder =
+    config.role === 'all' || config.role === 'control'
+      ? new TelemetryForwarder(store.db, secrets, {
+          lagMs: sealLagMs(config.auditCheckpointIntervalMs),
+          version: pkg.version,
+          allowInward: config.upstreamAllowPrivate,
+          ...(deps.recordBodies ? { recordBodies: deps.recordBodies } : {}),
+        })
+      : undefined;
   const ops: OpDef[] = managementOps(deps, { flushRecords: () => records.flush(), localStatus: () => controller.status, ...(forwarder ? { auditForwarder: forwarder } : {}) });
   const firstStart = (await store.db.select({ id: customers.id }).from(customers).limit(1)).length === 0;
   const demo = !config.databaseUrl && config.demo && firstStart ? await seedDemo(ops) : undefined;

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Gateway, startGateway } from '../src/app.ts';
-import { AuditForwarder } from '../src/audit/forwarder.ts';
+import { TelemetryForwarder } from '../src/audit/forwarder.ts';
 import { loadConfig } from '../src/config/env.ts';
 import { generateKek, SecretBox } from '../src/core/secrets.ts';
 import { auditLogs, telemetryConfigs } from '../src/store/schema/index.ts';
@@ -214,8 +214,8 @@ describe('audit forwarding', () => {
     await pastLag();
     const db = (gw as Gateway).store.db;
     const secrets = new SecretBox(KEK);
-    const a = new AuditForwarder(db, secrets, { lagMs: 1_000, version: 'test', allowInward: true });
-    const b = new AuditForwarder(db, secrets, { lagMs: 1_000, version: 'test', allowInward: true });
+    const a = new TelemetryForwarder(db, secrets, { lagMs: 1_000, version: 'test', allowInward: true });
+    const b = new TelemetryForwarder(db, secrets, { lagMs: 1_000, version: 'test', allowInward: true });
     await Promise.all([a.drainAll(), b.drainAll(), a.drainAll(), b.drainAll(), must('TriggerAuditForward', {})]);
     const got = rx.uids.slice(before);
     expect(got.length).toBe(new Set(got).size);
@@ -279,11 +279,15 @@ describe('sinkUrl and the upstream address rule (contract §3.1), without GATEWA
     expect(rx.requests.length).toBe(before);
   });
 
-  test('Create/UpdateTelemetryConfig: an inward audit_logs sink is refused (other types are only stored)', async () => {
+  test('Create/UpdateTelemetryConfig: an inward sink is refused, whatever the type (every type forwards)', async () => {
     const created = await on('CreateTelemetryConfig', { userId: 'ops', telemetryType: 'audit_logs', sinkUrl: rx.url, protocol: 'http/json', authType: 'none' });
     expect(created.status).toBe(403);
     expect(created.body.code).toBe('permission_denied');
-    expect((await on('CreateTelemetryConfig', { userId: 'ops', telemetryType: 'traces', sinkUrl: 'http://127.0.0.1:1', protocol: 'grpc', authType: 'none' })).status).toBe(200);
+    for (const telemetryType of ['traces', 'metrics', 'logs']) {
+      const other = await on('CreateTelemetryConfig', { userId: 'ops', telemetryType, sinkUrl: 'http://127.0.0.1:1', protocol: 'grpc', authType: 'none' });
+      expect(other.status).toBe(403);
+      expect(other.body.code).toBe('permission_denied');
+    }
     // A config stored while inward sinks were allowed (the operator has since turned the setting off).
     const [row] = await strict.store.db
       .insert(telemetryConfigs)
@@ -297,15 +301,15 @@ describe('sinkUrl and the upstream address rule (contract §3.1), without GATEWA
   test('the forwarder re-checks before every send: a stored inward sink gets nothing, status error', async () => {
     const before = rx.requests.length;
     await strict.store.db.insert(auditLogs).values({ timestamp: new Date(Date.now() - 5_000), actorType: 'user', actionType: 'UPDATE', statusCode: 200, success: true, resourceId: 'r-strict' });
-    await (strict.audit.forwarder as AuditForwarder).drainAll();
-    const fw = new AuditForwarder(strict.store.db, new SecretBox(KEK), { lagMs: 1_000, version: 'test' });
+    await (strict.audit.forwarder as TelemetryForwarder).drainAll();
+    const fw = new TelemetryForwarder(strict.store.db, new SecretBox(KEK), { lagMs: 1_000, version: 'test' });
     await fw.drainAll();
     expect(rx.requests.length).toBe(before);
     const rows = await strict.store.db.select().from(telemetryConfigs).where(eq(telemetryConfigs.telemetryType, 'audit_logs'));
     expect(rows.map((r) => r.status)).toEqual(['error']);
     // The same store with the setting on: delivered.
     await strict.store.db.update(telemetryConfigs).set({ nextAttemptAt: new Date(0) });
-    await new AuditForwarder(strict.store.db, new SecretBox(KEK), { lagMs: 1_000, version: 'test', allowInward: true }).drainAll();
+    await new TelemetryForwarder(strict.store.db, new SecretBox(KEK), { lagMs: 1_000, version: 'test', allowInward: true }).drainAll();
     expect(rx.requests.length).toBeGreaterThan(before);
   });
 });

@@ -1070,7 +1070,7 @@ export interface TelemetryConfigProps extends Meta {
   readonly userId: string;
   /** One of: traces, metrics, logs, audit_logs. */
   readonly telemetryType: 'traces' | 'metrics' | 'logs' | 'audit_logs';
-  /** Http(s) URL of the sink (1-2048); for audit_logs the OTLP/HTTP base, /v1/logs is appended when absent. */
+  /** Http(s) URL of the sink (1-2048): the OTLP/HTTP base (/v1/logs, /v1/traces or /v1/metrics is appended when absent), or the OTLP/gRPC host:port as http(s)://host:port. */
   readonly sinkUrl: string;
   /** One of: grpc, http/json, http/protobuf. */
   readonly protocol: 'grpc' | 'http/json' | 'http/protobuf';
@@ -1086,10 +1086,10 @@ export interface TelemetryConfigProps extends Meta {
   readonly apiKeyHeader?: string;
   /** Default true. */
   readonly enabled?: boolean;
-  /** Int32 0..86400 (default 300): seconds between forwards of audit_logs; 0 = every second. */
+  /** Int32 0..86400 (default 300): seconds between forwards of audit_logs; 0 = every second (traces, metrics and logs forward continuously). */
   readonly forwardIntervalSeconds?: number;
 }
-/** `gateway_telemetry_config`: A telemetry forwarding config (OTLP sink); type audit_logs forwards the audit log. Import id: `<UUID>`. */
+/** `gateway_telemetry_config`: A telemetry forwarding config (OTLP sink); types traces, metrics and logs forward the request records, type audit_logs the audit log. Import id: `<UUID>`. */
 export class TelemetryConfig extends GatewayResource<TelemetryConfigProps> {
   static readonly tfResourceType = 'gateway_telemetry_config';
   constructor(scope: Construct, id: string, props: TelemetryConfigProps) {
@@ -1103,7 +1103,7 @@ export class TelemetryConfig extends GatewayResource<TelemetryConfigProps> {
   get telemetryType(): string {
     return this.getStringAttribute('telemetry_type');
   }
-  /** Http(s) URL of the sink (1-2048); for audit_logs the OTLP/HTTP base, /v1/logs is appended when absent. */
+  /** Http(s) URL of the sink (1-2048): the OTLP/HTTP base (/v1/logs, /v1/traces or /v1/metrics is appended when absent), or the OTLP/gRPC host:port as http(s)://host:port. */
   get sinkUrl(): string {
     return this.getStringAttribute('sink_url');
   }
@@ -1131,7 +1131,7 @@ export class TelemetryConfig extends GatewayResource<TelemetryConfigProps> {
   get enabled(): IResolvable {
     return this.getBooleanAttribute('enabled');
   }
-  /** Int32 0..86400 (default 300): seconds between forwards of audit_logs; 0 = every second. */
+  /** Int32 0..86400 (default 300): seconds between forwards of audit_logs; 0 = every second (traces, metrics and logs forward continuously). */
   get forwardIntervalSeconds(): number {
     return this.getNumberAttribute('forward_interval_seconds');
   }

@@ -19,12 +19,19 @@ export interface SinkAuth {
 export const DEFAULT_API_KEY_HEADER = 'x-api-key';
 export const SEND_TIMEOUT_MS = 10_000;
 
-/** The sink URL with `/v1/logs` appended when its path does not already end so. */
-export const logsUrl = (sinkUrl: string): string => {
+/** The OTLP signals a sink takes: each has its HTTP path and its gRPC service. */
+export type Signal = 'logs' | 'traces' | 'metrics';
+
+/** The sink URL with `/v1/{signal}` appended when its path does not already end so (OTLP/HTTP). */
+export const signalUrl = (sinkUrl: string, signal: Signal): string => {
   const u = new URL(sinkUrl);
-  if (!u.pathname.replace(/\/+$/, '').endsWith('/v1/logs')) u.pathname = `${u.pathname.replace(/\/+$/, '')}/v1/logs`;
+  const path = u.pathname.replace(/\/+$/, '');
+  if (!path.endsWith(`/v1/${signal}`)) u.pathname = `${path}/v1/${signal}`;
   return u.toString();
 };
+
+/** The sink URL with `/v1/logs` appended when its path does not already end so. */
+export const logsUrl = (sinkUrl: string): string => signalUrl(sinkUrl, 'logs');
 
 /**
  * Contract §3.1's upstream address rule applied to a sink: whether `url`'s host is, or resolves to,
@@ -90,7 +97,7 @@ export interface SendResult {
 }
 
 /** Network failures in words (the driver's error text is not passed on). */
-const NETWORK_WHY: Record<string, string> = {
+export const NETWORK_WHY: Record<string, string> = {
   ECONNREFUSED: 'refused',
   ENOTFOUND: 'unknown host',
   EAI_AGAIN: 'host name lookup failed',
@@ -103,12 +110,16 @@ const NETWORK_WHY: Record<string, string> = {
 };
 
 /** POSTs an OTLP/JSON body; ok only on a 2xx answer (redirects are not followed). */
-export const sendOtlp = async (url: string, auth: SinkAuth, body: unknown, timeoutMs = SEND_TIMEOUT_MS): Promise<SendResult> => {
+export const sendOtlp = (url: string, auth: SinkAuth, body: unknown, timeoutMs = SEND_TIMEOUT_MS): Promise<SendResult> =>
+  postOtlp(url, auth, JSON.stringify(body), 'application/json', timeoutMs);
+
+/** POSTs an encoded OTLP body (`application/json` or `application/x-protobuf`); ok only on a 2xx answer (redirects are not followed). */
+export const postOtlp = async (url: string, auth: SinkAuth, body: string | Uint8Array, contentType: string, timeoutMs = SEND_TIMEOUT_MS): Promise<SendResult> => {
   try {
     const res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...authHeaders(auth) },
-      body: JSON.stringify(body),
+      headers: { 'content-type': contentType, ...authHeaders(auth) },
+      body: typeof body === 'string' ? body : new Uint8Array(body),
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });

@@ -1,5 +1,5 @@
 import { type ResourceName, RESOURCES } from '../api/resources.ts';
-import type { AuditForwarder } from '../audit/forwarder.ts';
+import type { TelemetryForwarder } from '../audit/forwarder.ts';
 import type { Counters } from '../governance/counters.ts';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { SecretBox } from '../core/secrets.ts';
@@ -14,8 +14,8 @@ export interface ManagementHooks {
   flushRecords: () => Promise<void>;
   /** The embedded data plane's controller status. */
   localStatus: () => ControllerStatus | undefined;
-  /** The audit forwarder of this management process (TriggerAuditForward). */
-  auditForwarder?: AuditForwarder;
+  /** The telemetry forwarder of this management process (TriggerAuditForward drains its audit_logs configs). */
+  auditForwarder?: TelemetryForwarder;
 }
 
 /** What every management service needs. */

@@ -3,7 +3,7 @@ import type { RecordEntry } from '../core/records.ts';
 import type { Db } from '../store/db.ts';
 import { pgliteOf } from '../store/pglite.ts';
 import { requestRecords } from '../store/schema/index.ts';
-import { COPY_SQL, entryCsv, entryJson } from './entry.ts';
+import { COPY_SQL, entryCsv, entryJson, INSERT_COLUMNS } from './entry.ts';
 
 /** What the writer thread (pg-worker.ts) answers for a COPY the server refused. */
 export const COPY_REFUSED = 'CopyRefused';
@@ -46,14 +46,13 @@ export const batchJson = (entries: readonly RecordEntry[]): string => {
 
 const UNIQUE_VIOLATION = '23505';
 
-export const INSERT_SQL =
-  'insert into request_records select * from jsonb_populate_recordset(null::request_records, $1::text::jsonb) on conflict do nothing';
+export const INSERT_SQL = `insert into request_records (${INSERT_COLUMNS}) select ${INSERT_COLUMNS} from jsonb_populate_recordset(null::request_records, $1::text::jsonb) on conflict do nothing`;
 
 /** The JSON insert (jsonb_populate_recordset; duplicates skipped) through this thread's handle. */
 export const jsonStore = (db: Db): RecordStore => {
   const insertJson = async (batch: string): Promise<unknown> => {
     try {
-      await db.execute(sql`insert into ${requestRecords} select * from jsonb_populate_recordset(null::${requestRecords}, ${batch}::jsonb) on conflict do nothing`);
+      await db.execute(sql`insert into ${requestRecords} (${sql.raw(INSERT_COLUMNS)}) select ${sql.raw(INSERT_COLUMNS)} from jsonb_populate_recordset(null::${requestRecords}, ${batch}::jsonb) on conflict do nothing`);
       return undefined;
     } catch (e) {
       return e ?? new Error('insert failed');

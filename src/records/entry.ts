@@ -11,8 +11,11 @@ declare global {
   }
 }
 
-/** SQL column name → its kind and, for NOT NULL columns, the constant default. */
-export const COLUMNS = Object.entries(getTableColumns(requestRecords)).map(([key, col]) => ({
+/**
+ * SQL column name → its kind and, for NOT NULL columns, the constant default. Every column an
+ * insert names: `stored_at` is left out, the database sets it (its default) whatever the path.
+ */
+export const COLUMNS = Object.entries(getTableColumns(requestRecords)).filter(([key]) => key !== 'storedAt').map(([key, col]) => ({
   key: key as keyof NewRequestRecord,
   name: col.name,
   kind: col.columnType === 'PgInteger' ? 'int4' : col.columnType === 'PgBigInt53' ? 'int8' : col.columnType === 'PgJsonb' ? 'json' : 'other',
@@ -169,6 +172,11 @@ const quoted = (s: string): string => (s.includes(Q) ? `${Q}${s.replaceAll(Q, Q 
 
 /** Columns in table order: the COPY column list, and the order of every CSV line. */
 const COPY_COLUMNS = COLUMNS.map((c) => c.name);
+/**
+ * The JSON insert's columns: named, so that `stored_at` (absent from a batch, null in its
+ * jsonb_populate_recordset row) takes its default.
+ */
+export const INSERT_COLUMNS = COPY_COLUMNS.join(',');
 export const COPY_SQL = `copy request_records (${COPY_COLUMNS.join(',')}) from '/dev/blob' with (format csv, quote e'\\x01')`;
 /** The same from the client's stream (PostgreSQL: the record writer thread, pg-worker.ts). */
 export const COPY_STDIN_SQL = `copy request_records (${COPY_COLUMNS.join(',')}) from stdin with (format csv, quote e'\\x01')`;

@@ -27,15 +27,25 @@ message Metric { string name = 1; string unit = 3; Gauge gauge = 5; Sum sum = 7;
 message ScopeMetrics { repeated Metric metrics = 2; }
 message ResourceMetrics { Resource resource = 1; repeated ScopeMetrics scope_metrics = 2; }
 message ExportMetricsServiceRequest { repeated ResourceMetrics resource_metrics = 1; }
+message LogRecord { fixed64 time_unix_nano = 1; int32 severity_number = 2; string severity_text = 3; AnyValue body = 5; repeated KeyValue attributes = 6; }
+message ScopeLogs { repeated LogRecord log_records = 2; }
+message ResourceLogs { Resource resource = 1; repeated ScopeLogs scope_logs = 2; }
+message ExportLogsServiceRequest { repeated ResourceLogs resource_logs = 1; }
 `;
 
 const root = protobuf.parse(PROTO, { keepCase: false }).root;
 const TraceRequest = root.lookupType('otlp.ExportTraceServiceRequest');
 const MetricsRequest = root.lookupType('otlp.ExportMetricsServiceRequest');
+const LogsRequest = root.lookupType('otlp.ExportLogsServiceRequest');
+const REQUEST_TYPES: Readonly<Record<Signal, protobuf.Type>> = { traces: TraceRequest, metrics: MetricsRequest, logs: LogsRequest };
+
+export type Signal = 'traces' | 'metrics' | 'logs';
 
 export type AttrValue = string | number | boolean | AttrValue[];
 
 export interface ReceivedSpan {
+  /** The path before `/v1/traces` (a sink URL's own path; '' for none), or `grpc`. */
+  sink: string;
   traceId: string;
   spanId: string;
   parentSpanId: string;
@@ -50,6 +60,7 @@ export interface ReceivedSpan {
 }
 
 export interface ReceivedPoint {
+  sink: string;
   metric: string;
   attributes: Record<string, AttrValue>;
   /** Counter or gauge value; a histogram's count. */
@@ -104,61 +115,112 @@ interface PointIn {
   sum?: number;
 }
 
+export interface ReceivedLog {
+  sink: string;
+  body: string;
+  severityNumber: number;
+  attributes: Record<string, AttrValue>;
+}
+
+interface LogIn {
+  severityNumber?: number;
+  body?: JsonAny;
+  attributes?: { key: string; value?: JsonAny }[];
+}
+
 export interface OtlpReceiver {
   url: string;
   spans: ReceivedSpan[];
   points: ReceivedPoint[];
+  logs: ReceivedLog[];
   /** Content types of the requests received, per path. */
   contentTypes: Map<string, Set<string>>;
   /** Every export request's path and headers, in arrival order. */
   requests: { path: string; headers: Headers }[];
+  /** Authorization-like headers of the requests received (authorization, x-api-key), per sink. */
+  auth: Map<string, Set<string>>;
+  /** Sinks answering 500 (their requests are counted in `refused`, their items not kept). */
+  failing: Set<string>;
+  refused: Map<string, number>;
+  /** Keeps what one export request carries (also the gRPC receiver's entry). */
+  ingest(sink: string, signal: Signal, body: unknown, json: boolean): void;
   stop(): void;
 }
+
+/** An OTLP protobuf request decoded to the JSON mapping's shape (ids base64, int64 as strings). */
+export const decodeOtlp = (signal: Signal, bytes: Uint8Array): unknown => {
+  const t = REQUEST_TYPES[signal];
+  return t.toObject(t.decode(bytes), { longs: String, bytes: String, defaults: false, oneofs: false });
+};
 
 export const startOtlpReceiver = (): OtlpReceiver => {
   const spans: ReceivedSpan[] = [];
   const points: ReceivedPoint[] = [];
+  const logs: ReceivedLog[] = [];
   const contentTypes = new Map<string, Set<string>>();
   const requests: { path: string; headers: Headers }[] = [];
+  const auth = new Map<string, Set<string>>();
+  const failing = new Set<string>();
+  const refused = new Map<string, number>();
+  const ingest = (sink: string, signal: Signal, body: unknown, json: boolean): void => {
+    if (signal === 'traces') {
+      const b = body as { resourceSpans?: { resource?: { attributes?: { key: string; value?: JsonAny }[] }; scopeSpans?: { spans?: SpanIn[] }[] }[] };
+      for (const rs of b.resourceSpans ?? [])
+        for (const ss of rs.scopeSpans ?? [])
+          for (const s of ss.spans ?? [])
+            spans.push({
+              sink,
+              resource: attrs(rs.resource?.attributes),
+              traceId: hex(s.traceId, json),
+              spanId: hex(s.spanId, json),
+              parentSpanId: hex(s.parentSpanId, json),
+              name: s.name,
+              kind: s.kind ?? 0,
+              statusCode: s.status?.code ?? 0,
+              attributes: attrs(s.attributes),
+            });
+    } else if (signal === 'metrics') {
+      const b = body as { resourceMetrics?: { scopeMetrics?: { metrics?: MetricIn[] }[] }[] };
+      for (const rm of b.resourceMetrics ?? [])
+        for (const sm of rm.scopeMetrics ?? [])
+          for (const m of sm.metrics ?? []) {
+            for (const p of m.sum?.dataPoints ?? m.gauge?.dataPoints ?? []) points.push({ sink, metric: m.name, attributes: attrs(p.attributes), value: Number(p.asDouble ?? p.asInt ?? 0) });
+            for (const p of m.histogram?.dataPoints ?? []) points.push({ sink, metric: m.name, attributes: attrs(p.attributes), value: Number(p.count ?? 0), ...(p.sum !== undefined ? { sum: p.sum } : {}) });
+          }
+    } else {
+      const b = body as { resourceLogs?: { scopeLogs?: { logRecords?: LogIn[] }[] }[] };
+      for (const rl of b.resourceLogs ?? [])
+        for (const sl of rl.scopeLogs ?? [])
+          for (const l of sl.logRecords ?? []) logs.push({ sink, body: String(anyValue(l.body)), severityNumber: l.severityNumber ?? 0, attributes: attrs(l.attributes) });
+    }
+  };
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
     async fetch(req) {
       const path = new URL(req.url).pathname;
+      const m = /^(.*)\/v1\/(traces|metrics|logs)$/.exec(path);
+      if (!m) return new Response('not found', { status: 404 });
+      const sink = m[1] ?? '';
+      const signal = m[2] as Signal;
       const type = req.headers.get('content-type') ?? '';
       contentTypes.set(path, (contentTypes.get(path) ?? new Set()).add(type));
       requests.push({ path, headers: req.headers });
-      const json = type.includes('json');
-      const decode = (t: protobuf.Type, bytes: Uint8Array): unknown => t.toObject(t.decode(bytes), { longs: String, bytes: String, defaults: false, oneofs: false });
-      const body: unknown = json ? await req.json() : decode(path === '/v1/traces' ? TraceRequest : MetricsRequest, new Uint8Array(await req.arrayBuffer()));
-      if (path === '/v1/traces') {
-        const b = body as { resourceSpans?: { resource?: { attributes?: { key: string; value?: JsonAny }[] }; scopeSpans?: { spans?: SpanIn[] }[] }[] };
-        for (const rs of b.resourceSpans ?? [])
-          for (const ss of rs.scopeSpans ?? [])
-            for (const s of ss.spans ?? [])
-              spans.push({
-                traceId: hex(s.traceId, json),
-                spanId: hex(s.spanId, json),
-                parentSpanId: hex(s.parentSpanId, json),
-                name: s.name,
-                kind: s.kind ?? 0,
-                statusCode: s.status?.code ?? 0,
-                attributes: attrs(s.attributes),
-                resource: attrs(rs.resource?.attributes),
-              });
-      } else if (path === '/v1/metrics') {
-        const b = body as { resourceMetrics?: { scopeMetrics?: { metrics?: MetricIn[] }[] }[] };
-        for (const rm of b.resourceMetrics ?? [])
-          for (const sm of rm.scopeMetrics ?? [])
-            for (const m of sm.metrics ?? []) {
-              for (const p of m.sum?.dataPoints ?? m.gauge?.dataPoints ?? []) points.push({ metric: m.name, attributes: attrs(p.attributes), value: Number(p.asDouble ?? p.asInt ?? 0) });
-              for (const p of m.histogram?.dataPoints ?? []) points.push({ metric: m.name, attributes: attrs(p.attributes), value: Number(p.count ?? 0), ...(p.sum !== undefined ? { sum: p.sum } : {}) });
-            }
+      for (const h of ['authorization', 'x-api-key']) {
+        const v = req.headers.get(h);
+        if (v !== null) auth.set(sink, (auth.get(sink) ?? new Set()).add(`${h}: ${v}`));
       }
+      const json = type.includes('json');
+      const bytes = new Uint8Array(await req.arrayBuffer());
+      if (failing.has(sink)) {
+        refused.set(sink, (refused.get(sink) ?? 0) + 1);
+        return new Response('down', { status: 500 });
+      }
+      ingest(sink, signal, json ? JSON.parse(new TextDecoder().decode(bytes)) : decodeOtlp(signal, bytes), json);
       return json ? Response.json({}) : new Response(new Uint8Array(0), { headers: { 'content-type': 'application/x-protobuf' } });
     },
   });
-  return { url: `http://127.0.0.1:${server.port}`, spans, points, contentTypes, requests, stop: () => void server.stop(true) };
+  return { url: `http://127.0.0.1:${server.port}`, spans, points, logs, contentTypes, requests, auth, failing, refused, ingest, stop: () => void server.stop(true) };
 };
 
 /** Polls until `check` gives a value (spans and metrics are exported in batches). */
@@ -170,4 +232,36 @@ export const eventually = async <T>(check: () => T | undefined, timeoutMs = 10_0
     if (Date.now() > until) throw new Error('timed out waiting for telemetry');
     await Bun.sleep(50);
   }
+};
+
+const GRPC_SERVICES: readonly [Signal, string][] = [
+  ['traces', '/opentelemetry.proto.collector.trace.v1.TraceService/Export'],
+  ['metrics', '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export'],
+  ['logs', '/opentelemetry.proto.collector.logs.v1.LogsService/Export'],
+];
+
+/**
+ * An OTLP/gRPC receiver (@grpc/grpc-js, plaintext) feeding `into` as sink `grpc` (and its
+ * `authorization` metadata into `into.auth`); `into.failing.has('grpc')` answers UNAVAILABLE.
+ */
+export const startGrpcOtlpReceiver = async (into: OtlpReceiver): Promise<{ url: string; stop(): void }> => {
+  const grpc = await import('@grpc/grpc-js');
+  const server = new grpc.Server();
+  const raw = (b: Buffer): Buffer => b;
+  for (const [signal, path] of GRPC_SERVICES) {
+    const definition = { Export: { path, requestStream: false, responseStream: false, requestSerialize: raw, requestDeserialize: raw, responseSerialize: raw, responseDeserialize: raw } };
+    server.addService(definition, {
+      Export: (call: { request: Buffer; metadata: { get(k: string): unknown[] } }, done: (err: { code: number; details: string } | null, res?: Buffer) => void) => {
+        for (const v of call.metadata.get('authorization')) into.auth.set('grpc', (into.auth.get('grpc') ?? new Set()).add(`authorization: ${String(v)}`));
+        if (into.failing.has('grpc')) {
+          into.refused.set('grpc', (into.refused.get('grpc') ?? 0) + 1);
+          return done({ code: grpc.status.UNAVAILABLE, details: 'down' });
+        }
+        into.ingest('grpc', signal, decodeOtlp(signal, new Uint8Array(call.request)), false);
+        done(null, Buffer.alloc(0));
+      },
+    });
+  }
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  return { url: `http://127.0.0.1:${port}`, stop: () => server.forceShutdown() };
 };

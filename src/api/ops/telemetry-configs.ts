@@ -7,8 +7,8 @@ import { defineResource, reqText } from '../resource.ts';
 /**
  * Telemetry forwarding configs (the seed's TelemetryForwardingConfig) and the audit forwarder's
  * two operations. authValue is wrapped with the KEK at rest and returned only by Get and Create.
- * Configs of type `audit_logs` are forwarded by src/audit/forwarder.ts; the other types are
- * stored for the operator's tooling.
+ * Every config is forwarded (src/audit/forwarder.ts): `audit_logs` the audit entries, `traces`,
+ * `metrics` and `logs` the request records of every project (src/records/forward.ts).
  */
 
 const ADMIN = 'admin.v1.AdminService';
@@ -19,11 +19,11 @@ export const TELEMETRY_PROTOCOLS = ['grpc', 'http/json', 'http/protobuf'] as con
 export const TELEMETRY_AUTH_TYPES = ['none', 'bearer', 'basic', 'api_key'] as const;
 export const TELEMETRY_STATUSES = ['connected', 'disconnected', 'error', 'testing'] as const;
 
-const SinkUrl = () => Str(1, 2048, { pattern: '^https?://', description: 'http(s) URL of the sink (1-2048); for audit_logs the OTLP/HTTP base, /v1/logs is appended when absent' });
+const SinkUrl = () => Str(1, 2048, { pattern: '^https?://', description: 'http(s) URL of the sink (1-2048): the OTLP/HTTP base (/v1/logs, /v1/traces or /v1/metrics is appended when absent), or the OTLP/gRPC host:port as http(s)://host:port' });
 const AuthValue = () => Str(0, 4096, { description: 'plaintext secret (0-4096): the bearer token, `user:password` for basic, or the API key; stored encrypted' });
 /** An HTTP header name (RFC 9110 token), at most 256. */
 const ApiKeyHeader = () => Str(0, 256, { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$", description: 'header carrying the API key for api_key auth (0-256, an HTTP header name; empty = x-api-key)' });
-const Interval = () => Int32({ minimum: 0, maximum: 86_400, description: 'int32 0..86400 (default 300): seconds between forwards of audit_logs; 0 = every second' });
+const Interval = () => Int32({ minimum: 0, maximum: 86_400, description: 'int32 0..86400 (default 300): seconds between forwards of audit_logs; 0 = every second (traces, metrics and logs forward continuously)' });
 const ConfigId = () => Str(1, 64, { description: 'config id (1-64)' });
 const Owner = () => Str(0, 255, { description: 'logging hint (0-255)' });
 
@@ -66,7 +66,7 @@ export const TelemetryConfigOps = {
     name: 'CreateTelemetryConfig',
     summary: 'Create a telemetry forwarding config (returns authValue decrypted)',
     notes:
-      "enabled defaults to true, forwardIntervalSeconds to 300, status starts 'disconnected'. authType other than 'none' needs authValue. audit_logs configs need protocol 'http/json' and forward the audit entries written from their creation on (docs/audit.md); their sinkUrl must not be, or resolve to, a loopback, private, link-local, shared or metadata address unless GATEWAY_UPSTREAM_ALLOW_PRIVATE=1 (permission_denied naming sinkUrl).",
+      "enabled defaults to true, forwardIntervalSeconds to 300, status starts 'disconnected'. authType other than 'none' needs authValue. audit_logs configs need protocol 'http/json' and forward the audit entries written from their creation on, every forwardIntervalSeconds (docs/audit.md). traces, metrics and logs configs forward the request records of every project stored from their creation on, continuously, as OTLP spans, delta metrics or log records over http/json, http/protobuf or grpc (docs/observability.md, Forwarding). A sinkUrl must not be, or resolve to, a loopback, private, link-local, shared or metadata address unless GATEWAY_UPSTREAM_ALLOW_PRIVATE=1 (permission_denied naming sinkUrl).",
     permission: 'platform_admin',
     mutates: { action: 'CREATE', resource: 'telemetry_config' },
     input: t.Object(
@@ -109,7 +109,7 @@ export const TelemetryConfigOps = {
     group: GROUP,
     name: 'UpdateTelemetryConfig',
     summary: 'Update a telemetry forwarding config (unset fields stay unchanged)',
-    notes: 'status overrides the stored status (the audit forwarder sets it again at its next attempt). authValue is not returned; GetTelemetryConfig returns it.',
+    notes: 'status overrides the stored status (the forwarder sets it again at its next attempt). authValue is not returned; GetTelemetryConfig returns it. A new sinkUrl follows the same address rule as on create.',
     permission: 'platform_admin',
     mutates: { action: 'UPDATE', resource: 'telemetry_config' },
     input: t.Object(
@@ -178,7 +178,7 @@ export const TelemetryConfigResources = {
   telemetryConfig: defineResource({
     terraform: {
       type: 'gateway_telemetry_config',
-      description: 'A telemetry forwarding config (OTLP sink); type audit_logs forwards the audit log.',
+      description: 'A telemetry forwarding config (OTLP sink); types traces, metrics and logs forward the request records, type audit_logs the audit log.',
       create: T.CreateTelemetryConfig,
       get: T.GetTelemetryConfig,
       update: T.UpdateTelemetryConfig,

@@ -1,9 +1,9 @@
-import { parseTimestamp, projectOrDefault, ts } from '../../api/kit.ts';
+import { parseTimestamp, projectOrDefault } from '../../api/kit.ts';
 import { ObservabilityOps } from '../../api/ops/observability.ts';
 import { formatUsd } from '../../core/money.ts';
+import { recordView } from '../../records/view.ts';
 import { searchRecordsQuery } from '../../records/search.ts';
 import { usageSums } from '../../records/usage.ts';
-import type { RequestRecordRow } from '../../store/schema/index.ts';
 import { bodyScope, namedScope, op, type OpDef } from '../connect.ts';
 import type { ControlDeps, ManagementHooks } from '../deps.ts';
 import { decodeToken, encodeToken } from '../paging.ts';
@@ -11,37 +11,6 @@ import { decodeToken, encodeToken } from '../paging.ts';
 const { SearchRequestRecords, GetUsage } = ObservabilityOps;
 
 const parseTime = (v: string | undefined, field: string): Date | undefined => (v === undefined ? undefined : parseTimestamp(v, field));
-
-export const recordView = (r: RequestRecordRow) => ({
-  requestId: r.requestId,
-  ...(r.clientRequestId ? { clientRequestId: r.clientRequestId } : {}),
-  timestamp: ts(r.receivedAt),
-  customerId: r.customerId ?? '',
-  projectId: r.projectId ?? '',
-  apiKeyId: r.apiKeyId ?? '',
-  endpoint: r.endpoint,
-  model: r.model ?? '',
-  provider: r.provider ?? '',
-  connection: r.connection ?? '',
-  upstreamModel: r.upstreamModel ?? '',
-  httpStatus: r.httpStatus,
-  latencyMs: r.latencyMs,
-  ...(r.ttfbMs !== null ? { ttfbMs: r.ttfbMs } : {}),
-  stream: r.stream,
-  usage: {
-    promptTokens: r.inputTokens,
-    completionTokens: r.outputTokens,
-    totalTokens: r.totalTokens,
-    cachedInputTokens: r.cachedInputTokens,
-    cacheWriteTokens: r.cacheWriteTokens,
-  },
-  cost: formatUsd(r.costNanoUsd),
-  attempts: r.attempts,
-  ...(r.errorCode ? { errorCode: r.errorCode } : {}),
-  requestBody: r.requestBody ?? null,
-  responseBody: r.responseBody ?? null,
-  ...(r.sanitized ? { sanitized: r.sanitized.split(',') } : {}),
-});
 
 export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => [
   op(SearchRequestRecords, {

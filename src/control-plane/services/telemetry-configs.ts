@@ -15,8 +15,9 @@ import { checkSinkUrl } from '../upstream-addresses.ts';
 /**
  * Telemetry forwarding configs (the seed's TelemetryForwardingConfig) and the audit forwarder's
  * two operations. authValue is wrapped with the KEK at rest and returned only by Get and Create.
- * Configs of type `audit_logs` are forwarded by src/audit/forwarder.ts; the other types are
- * stored for the operator's tooling. Writes here affect no data plane (no change records).
+ * Every config is forwarded by src/audit/forwarder.ts: `audit_logs` the audit entries, `traces`,
+ * `metrics` and `logs` the request records (src/records/forward.ts). Writes here affect no data
+ * plane (no change records).
  */
 
 const { CreateTelemetryConfig, GetTelemetryConfig, ListTelemetryConfigs, UpdateTelemetryConfig, DeleteTelemetryConfig, TestAuditForward, TriggerAuditForward } = TelemetryConfigOps;
@@ -58,9 +59,8 @@ export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): O
       throw connectError('invalid_argument', "invalid field 'sinkUrl': not a valid URL", 'sinkUrl');
     }
   };
-  /** An audit_logs sink (the gateway connects there) and TestAuditForward's: the upstream address rule (checkSinkUrl). */
-  const checkSink = (url: string | undefined, telemetryType: string): Promise<void> | undefined =>
-    url !== undefined && telemetryType === 'audit_logs' ? checkSinkUrl(url, deps.upstreamAllowPrivate === true) : undefined;
+  /** A sink (the gateway connects there, whatever the type) and TestAuditForward's: the upstream address rule (checkSinkUrl). */
+  const checkSink = (url: string | undefined): Promise<void> | undefined => (url !== undefined ? checkSinkUrl(url, deps.upstreamAllowPrivate === true) : undefined);
   return [
     mutation(deps, CreateTelemetryConfig, {
       resourceId: (_i, o) => o?.config.id,
@@ -68,7 +68,7 @@ export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): O
         const authValue = input.authValue ?? null;
         checkUrl(input.sinkUrl);
         checkTelemetryConfig({ ...input, authValue });
-        await checkSink(input.sinkUrl, input.telemetryType);
+        await checkSink(input.sinkUrl);
         const now = new Date();
         const [row] = await tx
           .insert(telemetryConfigs)
@@ -85,7 +85,7 @@ export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): O
             forwardIntervalSeconds: input.forwardIntervalSeconds ?? 300,
             createdAt: now,
             updatedAt: now,
-            // Forwarding starts with the entries written from now on.
+            // Forwarding starts with the entries (audit_logs) or records stored from now on.
             cursorTs: now,
           })
           .returning();
@@ -116,7 +116,7 @@ export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): O
         const current = await find(input.id, tx, true);
         const authValue = input.authValue !== undefined ? input.authValue || null : current.authValueWrapped ? deps.secrets.unwrap(current.authValueWrapped) : null;
         checkTelemetryConfig({ telemetryType: current.telemetryType, protocol: input.protocol ?? current.protocol, authType: input.authType ?? current.authType, authValue });
-        await checkSink(input.sinkUrl, current.telemetryType);
+        await checkSink(input.sinkUrl);
         const patch: Partial<typeof telemetryConfigs.$inferInsert> = { updatedAt: new Date() };
         if (input.apiKeyHeader !== undefined) patch.apiKeyHeader = input.apiKeyHeader || null;
         if (input.authType !== undefined) patch.authType = input.authType;
@@ -143,7 +143,7 @@ export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): O
     op(TestAuditForward, {
       handler: async (input) => {
         checkUrl(input.sinkUrl);
-        await checkSink(input.sinkUrl, 'audit_logs');
+        await checkSink(input.sinkUrl);
         if (input.protocol !== 'http/json') return { ok: false, message: "only protocol 'http/json' is supported for audit-log forwarding" };
         const now = new Date().toISOString();
         const synthetic = {
@@ -176,7 +176,7 @@ export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): O
       resourceId: () => 'audit_logs',
       // The forwarder moves cursors in transactions of its own, so it runs before the mutation's.
       before: async () => {
-        await forwarder().drainAll();
+        await forwarder().drainAll(['audit_logs']);
       },
       handler: async () => ({}),
     }),

@@ -49,6 +49,13 @@ export const requestRecords = pgTable(
      * -1 for a body not kept. Null when the bodies are in request_body/response_body.
      */
     bodiesAt: text('bodies_at'),
+    /**
+     * When the row was stored: set by the database at insert (its default; no insert path names
+     * the column), whatever the path — the embedded COPY, the JSON insert, a data plane's spooled
+     * batch arriving late. The telemetry forwarder's cursor (src/records/forward.ts): `received_at`
+     * cannot be one, a record may be stored long after it was received.
+     */
+    storedAt: timestamp('stored_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (t) => [
     // Only rows that carry a client id (most requests do not): a NULL entry per row cost ~2 µs of
@@ -56,6 +63,7 @@ export const requestRecords = pgTable(
     index('request_records_client_id').on(t.clientRequestId).where(sql`client_request_id is not null`),
     index('request_records_time').on(t.receivedAt),
     index('request_records_key_time').on(t.apiKeyId, t.receivedAt),
+    index('request_records_stored').on(t.storedAt, t.requestId),
   ],
 );
 

@@ -4,11 +4,13 @@ import { createdAt, idColumn, instant, updatedAt } from './columns.ts';
 
 /**
  * Telemetry forwarding configs (the seed's TelemetryForwardingConfig). `authValueWrapped` is the
- * auth value wrapped with the KEK. Configs of type `audit_logs` are served by the audit forwarder
- * (src/audit/forwarder.ts), whose durable state lives here too:
- * - the cursor `(cursorTs, cursorId)`: the last audit entry (in (timestamp, id) order) the sink
- *   accepted; starts at the config's creation (entries from then on are forwarded);
- * - `nextAttemptAt` / `failures`: the schedule (forwardIntervalSeconds, or backoff after failures);
+ * auth value wrapped with the KEK. Every type is served by the forwarder (src/audit/forwarder.ts),
+ * whose durable state lives here too:
+ * - the cursor `(cursorTs, cursorId)`: the last item the sink accepted — an audit entry in
+ *   (timestamp, id) order for `audit_logs`, a request record in (stored_at, request_id) order for
+ *   `traces`, `metrics` and `logs`; starts at the config's creation (items from then on are forwarded);
+ * - `nextAttemptAt` / `failures`: the schedule (forwardIntervalSeconds for audit_logs, every second
+ *   for the others, or backoff after failures);
  * - `leaseOwner` / `leaseUntil`: which management replica is forwarding for the config right now.
  */
 export const telemetryConfigs = pgTable(
@@ -35,7 +37,7 @@ export const telemetryConfigs = pgTable(
     leaseOwner: text('lease_owner'),
     leaseUntil: instant('lease_until'),
   },
-  (t) => [index('telemetry_configs_due').on(t.nextAttemptAt).where(sql`${t.telemetryType} = 'audit_logs' and ${t.enabled}`)],
+  (t) => [index('telemetry_configs_due').on(t.nextAttemptAt).where(sql`${t.enabled}`)],
 );
 
 export type TelemetryConfigRow = typeof telemetryConfigs.$inferSelect;

@@ -1,0 +1,88 @@
+import { afterAll, expect, test } from 'bun:test';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testDatabase } from './support/db.ts';
+
+/**
+ * Migration 0016 on a store that holds records and telemetry configs written before it: every
+ * record gets a stored_at, and the traces/metrics/logs configs — stored only until then — start
+ * forwarding with the records stored from the upgrade on (their cursor is past every existing
+ * row), while an audit_logs config keeps its cursor.
+ */
+
+const ROOT = join(import.meta.dir, '..', 'drizzle');
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A migrations folder holding the migrations up to `last` (its tag). */
+const upTo = (last: string): string => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-mig-fwd-'));
+  dirs.push(dir);
+  mkdirSync(join(dir, 'meta'));
+  const journal = JSON.parse(readFileSync(join(ROOT, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] };
+  const end = journal.entries.findIndex((e) => e.tag === last);
+  journal.entries = journal.entries.slice(0, end + 1);
+  for (const e of journal.entries) cpSync(join(ROOT, `${e.tag}.sql`), join(dir, `${e.tag}.sql`));
+  for (const f of readdirSync(join(ROOT, 'meta'))) if (f.endsWith('_snapshot.json')) cpSync(join(ROOT, 'meta', f), join(dir, 'meta', f));
+  writeFileSync(join(dir, 'meta', '_journal.json'), JSON.stringify(journal));
+  return dir;
+};
+
+interface Handle {
+  migrate(folder: string): Promise<void>;
+  query(q: string): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}
+
+const open = async (url: string | undefined): Promise<Handle> => {
+  if (!url) {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const { drizzle } = await import('drizzle-orm/pglite');
+    const { migrate } = await import('drizzle-orm/pglite/migrator');
+    const client = await PGlite.create('memory://');
+    const db = drizzle(client);
+    return { migrate: (f) => migrate(db, { migrationsFolder: f }), query: async (q) => (await client.query<Record<string, unknown>>(q)).rows, close: () => client.close() };
+  }
+  const postgres = (await import('postgres')).default;
+  const { drizzle } = await import('drizzle-orm/postgres-js');
+  const { migrate } = await import('drizzle-orm/postgres-js/migrator');
+  const client = postgres(url, { max: 1, onnotice: () => {} });
+  const db = drizzle(client);
+  return { migrate: (f) => migrate(db, { migrationsFolder: f }), query: async (q) => [...(await client.unsafe<Record<string, unknown>[]>(q))], close: () => client.end({ timeout: 5 }) };
+};
+
+test('0016: existing records get stored_at; existing traces/metrics/logs configs start after them, audit_logs keeps its cursor', async () => {
+  const tdb = await testDatabase();
+  const h = await open(tdb.url);
+  try {
+    await h.migrate(upTo('0015_records_usage_rollup'));
+    await h.query(
+      `insert into request_records (request_id, received_at, endpoint, http_status, latency_ms) values ('ffffffff-0000-7000-8000-000000000001', now() - interval '1 day', '/v1/chat/completions', 200, 5)`,
+    );
+    for (const type of ['traces', 'logs', 'audit_logs'])
+      await h.query(`insert into telemetry_configs (user_id, telemetry_type, sink_url, protocol, auth_type, cursor_ts) values ('ops', '${type}', 'http://sink', 'http/json', 'none', now() - interval '2 days')`);
+    await h.migrate(ROOT);
+    expect(await h.query(`select stored_at is not null and stored_at > received_at as stored from request_records`)).toEqual([{ stored: true }]);
+    const configs = await h.query(
+      `select telemetry_type, (cursor_ts, cursor_id) >= (r.stored_at, r.request_id) as past from telemetry_configs, request_records r order by telemetry_type`,
+    );
+    expect(configs).toEqual([
+      { telemetry_type: 'audit_logs', past: false },
+      { telemetry_type: 'logs', past: true },
+      { telemetry_type: 'traces', past: true },
+    ]);
+    // A record stored now comes after the cursor.
+    await Bun.sleep(5);
+    await h.query(`insert into request_records (request_id, received_at, endpoint, http_status, latency_ms) values ('00000000-0000-7000-8000-000000000002', now() - interval '3 days', '/v1/x', 200, 5)`);
+    const after = await h.query(
+      `select count(*)::int as n from telemetry_configs c, request_records r where c.telemetry_type = 'logs' and (r.stored_at, r.request_id) > (c.cursor_ts, c.cursor_id)`,
+    );
+    expect(after).toEqual([{ n: 1 }]);
+  } finally {
+    await h.close();
+    await tdb.drop();
+  }
+});
