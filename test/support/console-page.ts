@@ -64,7 +64,12 @@ export class ConsolePage {
 
   /** The stage lines and form errors on the page now (printed when a wait for a stage fails). */
   async shownNow(): Promise<string[]> {
-    return this.page.locator('.stage, .form-error').allTextContents();
+    const shown = await this.page.locator('.stage, .form-error').allTextContents();
+    // The last requests the page completed (path, start and duration in ms), and the page's clock.
+    const done = await this.page.evaluate<string[]>(
+      'performance.getEntriesByType("resource").slice(-8).map((e) => `${new URL(e.name).pathname} @${Math.round(e.startTime)} +${Math.round(e.duration)}`).concat(`now @${Math.round(performance.now())} ${document.visibilityState} focus=${document.hasFocus()}`)',
+    );
+    return [...shown, ...done];
   }
 
   async stagesSeen(): Promise<string[]> {
