@@ -11,6 +11,8 @@
  *            --postgres[=URL]     also measure the gateway on an external PostgreSQL store (a fresh
  *                                 database on the server at URL; default $BENCH_DATABASE_URL or
  *                                 postgres://gateway:gateway@127.0.0.1:5432/postgres)
+ *            --no-governance      skip bench/governance.ts (limits + budgets in process and on Redis,
+ *                                 as ratios to the same gateway without them; run by default)
  *            --no-dataplane       skip the separate data plane (`serve --role data` fed by the gateway
  *                                 as its management plane; measured by default)
  *            --reuse              full run on the provisioned template instead of provisioning anew
@@ -372,6 +374,7 @@ const main = async (): Promise<void> => {
     results.goals = evaluateGoals(results);
     // In this process, after the load runs: what the metrics observer adds per request.
     results.meta.metricsCpuUsPerReq = await measureMetricsCost();
+    if (!has('no-governance')) results.meta.limits = await measureGovernance(quick ? 3 : opts.durationS);
     results.meta.elapsedS = (performance.now() - t0) / 1000;
 
     mkdirSync(RESULTS, { recursive: true });
@@ -392,6 +395,23 @@ const main = async (): Promise<void> => {
     await pgDrop?.().catch(() => undefined);
     removeScratchDirs();
   }
+};
+
+/** bench/governance.ts as a child process (its own gateways, mock and Redis); its last line is JSON. */
+const measureGovernance = async (durationS: number): Promise<{ memoryRatio: number | null; redisRatio: number | null }> => {
+  log('governance: limits + budgets in process and on Redis (bench/governance.ts)…');
+  const p = Bun.spawn(['bun', join(import.meta.dir, 'governance.ts'), `--duration=${durationS}`], { stdout: 'pipe', stderr: 'inherit' });
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  const last = out.trim().split('\n').at(-1) ?? '';
+  try {
+    const j: unknown = JSON.parse(last);
+    const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+    if (typeof j === 'object' && j !== null) return { memoryRatio: num(Reflect.get(j, 'limits_memory_vs_gateway')), redisRatio: num(Reflect.get(j, 'limits_redis_vs_gateway')) };
+  } catch {
+    log(`governance: no JSON line (exit ${p.exitCode})`);
+  }
+  return { memoryRatio: null, redisRatio: null };
 };
 
 /** `--render`: rewrite REPORT.md and latency.svg from full-latest.json (after a change to the report code). */

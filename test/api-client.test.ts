@@ -64,3 +64,34 @@ test('pages() walks nextPageToken to the end', async () => {
   expect(seen).toEqual(expect.arrayContaining(['clientco', 'pg-a', 'pg-b', 'pg-c']));
   expect(new Set(seen).size).toBe(seen.length);
 });
+
+test('an answer cut off mid-body is `unavailable` and retried, never another kind of error', async () => {
+  let served = 0;
+  const cut = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: () => {
+      served++;
+      // Headers and half a JSON body, then the stream fails: the connection ends mid-answer.
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(new TextEncoder().encode('{"dataplanes":['));
+          setTimeout(() => c.error(new Error('gone')), 5);
+        },
+      });
+      return new Response(body, { headers: { 'content-type': 'application/json' } });
+    },
+  });
+  try {
+    const c = new ManagementClient({ endpoint: `http://127.0.0.1:${cut.port}`, token: ADMIN_TOKEN, attempts: 2, baseDelayMs: 1 });
+    const e = await c.call('GetConfigStatus', {}).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(e).toBeInstanceOf(ApiError);
+    expect(e).toMatchObject({ code: 'unavailable' });
+    expect(served).toBe(2);
+  } finally {
+    void cut.stop(true);
+  }
+});

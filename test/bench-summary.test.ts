@@ -73,7 +73,7 @@ describe('bench summary: the separate data plane', () => {
     r.max['chat-sse'] = { bare: run(14000, 3, 9, 60), dataplane: { ...run(3500, 15, 40, 180), rssPeakMb: 130 } };
     r.meta.dataplane = { status: 'ran', message: 'test', idleRssMb: 60 };
     const s = quickSummary(r, { peer: false, pg: false, dataplane: true });
-    expect(s).toMatchObject({ dataplane_ratio: 0.4, dataplane_stream_ratio: 0.25, dataplane_cpu_us_per_req: 100, dataplane_rss_mb: 130 });
+    expect(s).toMatchObject({ dataplane_ratio: 0.4, dataplane_stream_ratio: 0.25, dataplane_cpu_us_per_req: 100, rss_mb_dataplane: 130 });
     const goals = evaluateGoals(r);
     expect(goals.find((g) => g.goal.startsWith('Non-streaming req/s vs bare, separate data plane'))).toMatchObject({ value: '40% (100 µs/req)', met: false });
     expect(goals.find((g) => g.goal.startsWith('Separate data plane RSS'))).toMatchObject({ value: '130 MB (idle 60 MB)', met: false });

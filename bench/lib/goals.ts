@@ -103,15 +103,17 @@ export const quickSummary = (r: Results, ran: { peer: boolean; pg: boolean; data
     first_event_added_ms: round3(r.firstEvent.find((f) => f.target === 'gateway' && f.kind === 'chat-sse')?.addedP50 ?? Number.NaN),
     rss_mb: Math.round(Math.max(g?.gateway?.rssPeakMb ?? 0, s?.gateway?.rssPeakMb ?? 0)),
     portkey_rps: ran.peer ? Math.round(g?.portkey?.rps ?? Number.NaN) : null,
-    ...(ran.pg ? { gateway_pg_rps: Math.round(g?.['gateway-pg']?.rps ?? Number.NaN), gateway_pg_rss_mb: Math.round(g?.['gateway-pg']?.rssPeakMb ?? Number.NaN) } : {}),
+    ...(ran.pg ? { gateway_pg_rps: Math.round(g?.['gateway-pg']?.rps ?? Number.NaN), rss_mb_pg: Math.round(g?.['gateway-pg']?.rssPeakMb ?? Number.NaN) } : {}),
     ...(ran.dataplane
       ? {
           dataplane_ratio: round3(ratio(g?.dataplane?.rps, g?.bare?.rps)),
           dataplane_stream_ratio: round3(ratio(s?.dataplane?.rps, s?.bare?.rps)),
           dataplane_cpu_us_per_req: round3(g?.dataplane?.cpuUs ?? Number.NaN),
-          dataplane_rss_mb: Math.round(Math.max(g?.dataplane?.rssPeakMb ?? 0, s?.dataplane?.rssPeakMb ?? 0)),
+          rss_mb_dataplane: Math.round(Math.max(g?.dataplane?.rssPeakMb ?? 0, s?.dataplane?.rssPeakMb ?? 0)),
         }
       : {}),
+    // bench/governance.ts in the same run: limits + budgets in process / on Redis ÷ the same gateway without them.
+    ...(r.meta.limits ? { limits_ratio: r.meta.limits.memoryRatio, limits_redis_ratio: r.meta.limits.redisRatio } : {}),
     errors: r.errorsTotal,
   };
 };

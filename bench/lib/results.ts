@@ -49,6 +49,8 @@ export interface Results {
     dataplane?: { status: 'ran' | 'skipped' | 'failed'; message: string; startMs?: number; idleRssMb?: number };
     /** CPU µs the metrics observer adds per request (bench/lib/metrics-cost.ts); absent in results written before it was measured. */
     metricsCpuUsPerReq?: number;
+    /** bench/governance.ts run by `bun run bench` (ratios to the same gateway without governance; null when not measured). */
+    limits?: { memoryRatio: number | null; redisRatio: number | null };
     elapsedS: number;
   };
   /** scenario kind → target → median run. */

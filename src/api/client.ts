@@ -171,7 +171,14 @@ export class ManagementClient {
         last = new ApiError('unavailable', `${what}: cannot reach ${this.endpoint} (${e instanceof Error ? e.name : 'error'})`, 0);
         continue;
       }
-      const text = await res.text();
+      let text: string;
+      try {
+        text = await res.text();
+      } catch (e) {
+        // The connection ended (or the time-out fired) while the answer was read: retried like an unreachable endpoint.
+        last = new ApiError('unavailable', `${what}: the answer from ${this.endpoint} was cut off (${e instanceof Error ? e.name : 'error'})`, 0);
+        continue;
+      }
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);

@@ -7,7 +7,8 @@ import type { OtlpExport } from '../audit/otlp-export.ts';
 import { connectError } from '../core/errors.ts';
 import type { RequestRecordRow } from '../store/schema/index.ts';
 import { operationOf, providerNameOf } from '../telemetry/genai.ts';
-import { DURATION_BUCKETS, TOKEN_BUCKETS, TTFT_BUCKETS } from '../telemetry/metrics.ts';
+import { Aggregates } from '../telemetry/aggregate.ts';
+import { CARDINALITY_LIMIT, type HistogramDef, METRICS, type MetricDef } from '../telemetry/metrics.ts';
 import { MAX_LABEL_VALUES, OTHER } from '../telemetry/metrics-observer.ts';
 import { recordView } from './view.ts';
 
@@ -28,8 +29,6 @@ import { recordView } from './view.ts';
 
 type LogRecord = Parameters<typeof JsonLogsSerializer.serializeRequest>[0][number];
 type Span = Parameters<typeof JsonTraceSerializer.serializeRequest>[0][number];
-type ResourceMetrics = Parameters<typeof JsonMetricsSerializer.serializeRequest>[0];
-type MetricData = ResourceMetrics['scopeMetrics'][number]['metrics'][number];
 
 let resource: Resource | undefined;
 const resourceOf = (version: string): Resource => {
@@ -163,62 +162,25 @@ const bounded = () => {
   };
 };
 
-interface Hist {
-  attributes: Attributes;
-  counts: number[];
-  sum: number;
-  count: number;
-  min: number;
-  max: number;
-}
-
-/** Aggregates per (metric, label set) of one batch. */
-class Aggregates {
-  readonly sums = new Map<string, Map<string, { attributes: Attributes; value: number }>>();
-  readonly hists = new Map<string, Map<string, Hist>>();
-  add(metric: string, attributes: Attributes, value: number): void {
-    const m = this.sums.get(metric) ?? new Map<string, { attributes: Attributes; value: number }>();
-    this.sums.set(metric, m);
-    const k = JSON.stringify(attributes);
-    const p = m.get(k) ?? { attributes, value: 0 };
-    p.value += value;
-    m.set(k, p);
-  }
-  record(metric: string, buckets: readonly number[], attributes: Attributes, value: number): void {
-    const m = this.hists.get(metric) ?? new Map<string, Hist>();
-    this.hists.set(metric, m);
-    const k = JSON.stringify(attributes);
-    const h = m.get(k) ?? { attributes, counts: new Array<number>(buckets.length + 1).fill(0), sum: 0, count: 0, min: value, max: value };
-    const i = buckets.findIndex((b) => value <= b);
-    h.counts[i === -1 ? buckets.length : i] = (h.counts[i === -1 ? buckets.length : i] ?? 0) + 1;
-    h.sum += value;
-    h.count += 1;
-    h.min = Math.min(h.min, value);
-    h.max = Math.max(h.max, value);
-    m.set(k, h);
-  }
-}
-
-const SUMS: Readonly<Record<string, { description: string; unit: string; valueType: ValueType }>> = {
-  'gateway.requests': { description: 'Inference requests by status code, operation, model, provider and project', unit: '', valueType: ValueType.INT },
-  'gateway.cost': { description: 'Cost of requests in USD by project and model', unit: 'USD', valueType: ValueType.DOUBLE },
-  'gateway.mcp.calls': { description: 'Governed MCP calls by server and outcome', unit: '', valueType: ValueType.INT },
-};
-const HISTS: Readonly<Record<string, { description: string; unit: string; buckets: readonly number[] }>> = {
-  'gen_ai.client.token.usage': { description: 'Tokens per request by gen_ai.token.type (input, output)', unit: '{token}', buckets: TOKEN_BUCKETS },
-  'gen_ai.client.operation.duration': { description: 'Request duration as the client saw it (a stream: until its end)', unit: 's', buckets: DURATION_BUCKETS },
-  'gen_ai.server.time_to_first_token': { description: 'Streams: time from arrival to the first byte sent', unit: 's', buckets: TTFT_BUCKETS },
-};
-
 export const metricsExport = (rows: readonly RequestRecordRow[], from: Date, to: Date, version: string): OtlpExport => {
   const models = bounded();
   const projects = bounded();
   const servers = bounded();
-  const agg = new Aggregates();
+  const agg = new Aggregates({ AggregationTemporality, DataPointType }, resourceOf(version), { name: 'ai-gateway.records', version }, CARDINALITY_LIMIT, { temporality: 'delta', start: hr(from.getTime()) });
+  const sum = (d: MetricDef, valueType: ValueType) => agg.sum(d.name, d.description, d.unit, valueType);
+  const histogram = (d: HistogramDef) => agg.histogram(d.name, d.unit, d.description, d.buckets);
+  const requests = sum(METRICS.requests, ValueType.INT);
+  const cost = sum(METRICS.cost, ValueType.DOUBLE);
+  const mcpCalls = sum(METRICS.mcpCalls, ValueType.INT);
+  const duration = histogram(METRICS.duration);
+  const tokens = histogram(METRICS.tokenUsage);
+  const ttft = histogram(METRICS.timeToFirstToken);
+  /** A batch's series, named by their attributes (this path is not the request's: one key per point is fine). */
+  const by = (attributes: Attributes): [string, () => Attributes] => [JSON.stringify(attributes), () => attributes];
   for (const r of rows) {
     const project = r.customerId && r.projectId ? projects(`${r.customerId}/${r.projectId}`) : OTHER;
     if (isMcp(r)) {
-      agg.add('gateway.mcp.calls', { server: servers(r.connection ?? OTHER), outcome: r.httpStatus === 504 ? 'timeout' : r.httpStatus >= 400 ? 'error' : 'ok' }, 1);
+      mcpCalls.add(1, ...by({ server: servers(r.connection ?? OTHER), outcome: r.httpStatus === 504 ? 'timeout' : r.httpStatus >= 400 ? 'error' : 'ok' }));
       continue;
     }
     // A model is a label value only when the request resolved to a route (unknown names are `other`).
@@ -226,44 +188,15 @@ export const metricsExport = (rows: readonly RequestRecordRow[], from: Date, to:
     const provider = r.provider ? providerNameOf(r.provider) : OTHER;
     const op = operation(r);
     const base = { 'gen_ai.operation.name': op, 'gen_ai.request.model': model, 'gen_ai.provider.name': provider };
-    agg.add('gateway.requests', { status_code: r.httpStatus, ...base, project }, 1);
-    agg.record('gen_ai.client.operation.duration', DURATION_BUCKETS, r.httpStatus >= 400 ? { ...base, 'error.type': r.errorCode ?? String(r.httpStatus) } : base, r.latencyMs / 1000);
+    requests.add(1, ...by({ status_code: r.httpStatus, ...base, project }));
+    duration.record(r.latencyMs / 1000, ...by(r.httpStatus >= 400 ? { ...base, 'error.type': r.errorCode ?? String(r.httpStatus) } : base));
     if (r.inputTokens > 0 || r.outputTokens > 0) {
-      agg.record('gen_ai.client.token.usage', TOKEN_BUCKETS, { ...base, 'gen_ai.token.type': 'input' }, r.inputTokens);
-      agg.record('gen_ai.client.token.usage', TOKEN_BUCKETS, { ...base, 'gen_ai.token.type': 'output' }, r.outputTokens);
+      tokens.record(r.inputTokens, ...by({ ...base, 'gen_ai.token.type': 'input' }));
+      tokens.record(r.outputTokens, ...by({ ...base, 'gen_ai.token.type': 'output' }));
     }
-    if (r.costNanoUsd > 0) agg.add('gateway.cost', { project, 'gen_ai.request.model': model }, r.costNanoUsd / 1e9);
-    if (r.stream && r.ttfbMs !== null) agg.record('gen_ai.server.time_to_first_token', TTFT_BUCKETS, { 'gen_ai.operation.name': op, 'gen_ai.request.model': model }, r.ttfbMs / 1000);
+    if (r.costNanoUsd > 0) cost.add(r.costNanoUsd / 1e9, ...by({ project, 'gen_ai.request.model': model }));
+    if (r.stream && r.ttfbMs !== null) ttft.record(r.ttfbMs / 1000, ...by({ 'gen_ai.operation.name': op, 'gen_ai.request.model': model }));
   }
-  const startTime = hr(from.getTime());
-  const endTime = hr(Math.max(to.getTime(), from.getTime()));
-  const metrics: MetricData[] = [];
-  for (const [name, points] of agg.sums) {
-    const d = SUMS[name];
-    if (!d) continue;
-    metrics.push({
-      descriptor: { name, description: d.description, unit: d.unit, valueType: d.valueType },
-      aggregationTemporality: AggregationTemporality.DELTA,
-      dataPointType: DataPointType.SUM,
-      isMonotonic: true,
-      dataPoints: [...points.values()].map((p) => ({ startTime, endTime, attributes: p.attributes, value: p.value })),
-    });
-  }
-  for (const [name, points] of agg.hists) {
-    const d = HISTS[name];
-    if (!d) continue;
-    metrics.push({
-      descriptor: { name, description: d.description, unit: d.unit, valueType: ValueType.DOUBLE },
-      aggregationTemporality: AggregationTemporality.DELTA,
-      dataPointType: DataPointType.HISTOGRAM,
-      dataPoints: [...points.values()].map((h) => ({
-        startTime,
-        endTime,
-        attributes: h.attributes,
-        value: { buckets: { boundaries: [...d.buckets], counts: h.counts }, sum: h.sum, count: h.count, min: h.min, max: h.max },
-      })),
-    });
-  }
-  const rm: ResourceMetrics = { resource: resourceOf(version), scopeMetrics: [{ scope: { name: 'ai-gateway.records', version }, metrics }] };
+  const rm = agg.collect(hr(Math.max(to.getTime(), from.getTime())));
   return { json: () => encoded(JsonMetricsSerializer.serializeRequest(rm)), protobuf: () => encoded(ProtobufMetricsSerializer.serializeRequest(rm)) };
 };

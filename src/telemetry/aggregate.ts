@@ -11,7 +11,9 @@ import type { AggregationTemporality, DataPointType, MetricData, ResourceMetrics
  * builds from its bounded label values, and the attribute set is built once per series.
  *
  * Each metric keeps at most `limit` series; later ones are folded into one series with the
- * attribute `otel.metric.overflow: true`, as the SDK's cardinality limit does.
+ * attribute `otel.metric.overflow: true`, as the SDK's cardinality limit does. The process's
+ * metrics are cumulative from its start; a batch of forwarded records (records/forward-otlp.ts) is
+ * one delta over the batch's time range.
  */
 
 /** The SDK's enums, handed in by the caller (the SDK is loaded by dynamic import only). */
@@ -59,12 +61,18 @@ class SeriesMap<S> {
   }
 }
 
-/** A monotonic cumulative sum (a counter). */
+/** How the points are reported: since the start (the process's metrics) or over one range (a forwarded batch). */
+export type Temporality = 'cumulative' | 'delta';
+
+const temporalityOf = (k: Kinds, t: Temporality): AggregationTemporality => (t === 'delta' ? k.AggregationTemporality.DELTA : k.AggregationTemporality.CUMULATIVE);
+
+/** A monotonic sum (a counter). */
 export class Sum {
   readonly #series: SeriesMap<{ value: number }>;
   constructor(
     readonly d: Described,
     limit: number,
+    private readonly valueType: ValueType = ValueType.DOUBLE,
   ) {
     this.#series = new SeriesMap(limit, () => ({ value: 0 }));
   }
@@ -73,9 +81,9 @@ export class Sum {
     this.#series.get(key, attrs).value += value;
   }
 
-  collect(k: Kinds, start: HrTime, end: HrTime): MetricData {
+  collect(k: Kinds, t: Temporality, start: HrTime, end: HrTime): MetricData {
     const dataPoints = [...this.#series.entries()].map(({ attributes, s }) => ({ attributes, startTime: start, endTime: end, value: s.value }));
-    return { descriptor: { ...this.d, valueType: ValueType.DOUBLE }, aggregationTemporality: k.AggregationTemporality.CUMULATIVE, dataPointType: k.DataPointType.SUM, isMonotonic: true, dataPoints };
+    return { descriptor: { ...this.d, valueType: this.valueType }, aggregationTemporality: temporalityOf(k, t), dataPointType: k.DataPointType.SUM, isMonotonic: true, dataPoints };
   }
 }
 
@@ -87,7 +95,7 @@ interface Buckets {
   max: number;
 }
 
-/** A cumulative histogram over explicit bucket boundaries (bucket i holds (b[i-1], b[i]]). */
+/** A histogram over explicit bucket boundaries (bucket i holds (b[i-1], b[i]]). */
 export class Histogram {
   readonly #series: SeriesMap<Buckets>;
   constructor(
@@ -109,14 +117,14 @@ export class Histogram {
     if (value > b.max) b.max = value;
   }
 
-  collect(k: Kinds, start: HrTime, end: HrTime): MetricData {
+  collect(k: Kinds, t: Temporality, start: HrTime, end: HrTime): MetricData {
     const dataPoints = [...this.#series.entries()].map(({ attributes, s }) => ({
       attributes,
       startTime: start,
       endTime: end,
       value: { buckets: { boundaries: [...this.boundaries], counts: [...s.counts] }, count: s.count, sum: s.sum, min: s.min, max: s.max },
     }));
-    return { descriptor: { ...this.d, valueType: ValueType.DOUBLE }, aggregationTemporality: k.AggregationTemporality.CUMULATIVE, dataPointType: k.DataPointType.HISTOGRAM, dataPoints };
+    return { descriptor: { ...this.d, valueType: ValueType.DOUBLE }, aggregationTemporality: temporalityOf(k, t), dataPointType: k.DataPointType.HISTOGRAM, dataPoints };
   }
 }
 
@@ -126,22 +134,34 @@ export interface Gauge {
   read(observe: (value: number, attributes?: Attributes) => void): void;
 }
 
-/** Every metric of the process, collected as one `ResourceMetrics`. */
+export interface AggregatesOptions {
+  /** Default cumulative, from construction. */
+  temporality?: Temporality;
+  /** The points' start time (default: now). */
+  start?: HrTime;
+}
+
+/** A set of metrics, collected as one `ResourceMetrics` (metrics without a point are left out). */
 export class Aggregates {
   readonly #sums: Sum[] = [];
   readonly #histograms: Histogram[] = [];
   readonly #gauges: Gauge[] = [];
-  readonly #start = hrNow();
+  readonly #start: HrTime;
+  readonly #temporality: Temporality;
 
   constructor(
     private readonly kinds: Kinds,
     private readonly resource: Resource,
     private readonly scope: { name: string; version: string },
     private readonly limit: number,
-  ) {}
+    o: AggregatesOptions = {},
+  ) {
+    this.#start = o.start ?? hrNow();
+    this.#temporality = o.temporality ?? 'cumulative';
+  }
 
-  sum(name: string, description: string, unit = ''): Sum {
-    const s = new Sum({ name, description, unit }, this.limit);
+  sum(name: string, description: string, unit = '', valueType: ValueType = ValueType.DOUBLE): Sum {
+    const s = new Sum({ name, description, unit }, this.limit, valueType);
     this.#sums.push(s);
     return s;
   }
@@ -156,14 +176,15 @@ export class Aggregates {
     this.#gauges.push({ d: { name, description, unit: '' }, read });
   }
 
-  collect(): ResourceMetrics {
-    const end = hrNow();
+  /** The points now (`end`: the end of their range, default now). */
+  collect(end: HrTime = hrNow()): ResourceMetrics {
     const k = this.kinds;
-    const metrics: MetricData[] = [...this.#histograms.map((h) => h.collect(k, this.#start, end)), ...this.#sums.map((s) => s.collect(k, this.#start, end))];
+    const t = this.#temporality;
+    const metrics: MetricData[] = [...this.#sums.map((s) => s.collect(k, t, this.#start, end)), ...this.#histograms.map((h) => h.collect(k, t, this.#start, end))].filter((m) => m.dataPoints.length > 0);
     for (const g of this.#gauges) {
       const dataPoints: { attributes: Attributes; startTime: HrTime; endTime: HrTime; value: number }[] = [];
       g.read((value, attributes = {}) => dataPoints.push({ attributes, startTime: end, endTime: end, value }));
-      metrics.push({ descriptor: { ...g.d, valueType: ValueType.DOUBLE }, aggregationTemporality: k.AggregationTemporality.CUMULATIVE, dataPointType: k.DataPointType.GAUGE, dataPoints });
+      if (dataPoints.length > 0) metrics.push({ descriptor: { ...g.d, valueType: ValueType.DOUBLE }, aggregationTemporality: k.AggregationTemporality.CUMULATIVE, dataPointType: k.DataPointType.GAUGE, dataPoints });
     }
     return { resource: this.resource, scopeMetrics: [{ scope: this.scope, metrics }] };
   }

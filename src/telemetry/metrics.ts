@@ -1,6 +1,7 @@
 import type { Server } from 'bun';
 import { type TlsFiles, tlsOption } from '../core/tls.ts';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import type { Histogram, Sum } from './aggregate.ts';
 import { describeError, log } from '../core/log.ts';
 import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
 import type { ExportOptions, OtlpProtocol } from './otlp.ts';
@@ -48,10 +49,34 @@ export interface Metrics {
   shutdown(): Promise<void>;
 }
 
-export const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
-export const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
-export const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 const TPOT_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5];
+
+export interface MetricDef {
+  name: string;
+  description: string;
+  unit: string;
+}
+export interface HistogramDef extends MetricDef {
+  buckets: readonly number[];
+}
+
+/** The request metrics (contract §8), by their OpenTelemetry names: the process's own, and those of forwarded records (records/forward-otlp.ts). */
+export const METRICS = {
+  tokenUsage: { name: 'gen_ai.client.token.usage', unit: '{token}', description: 'Tokens per request by gen_ai.token.type (input, output)', buckets: TOKEN_BUCKETS },
+  duration: { name: 'gen_ai.client.operation.duration', unit: 's', description: 'Request duration as the client saw it (a stream: until its end)', buckets: DURATION_BUCKETS },
+  timeToFirstToken: { name: 'gen_ai.server.time_to_first_token', unit: 's', description: 'Streams: time from arrival to the first byte sent', buckets: TTFT_BUCKETS },
+  timePerOutputToken: { name: 'gen_ai.server.time_per_output_token', unit: 's', description: 'Streams: time per output token after the first', buckets: TPOT_BUCKETS },
+  requests: { name: 'gateway.requests', unit: '', description: 'Inference requests by status code, operation, model, provider and project' },
+  attempts: { name: 'gateway.upstream.attempts', unit: '', description: 'Upstream attempts by provider and outcome (ok, retryable_error, error, timeout)' },
+  cost: { name: 'gateway.cost', unit: 'USD', description: 'Cost of requests in USD by project and model' },
+  mcpCalls: { name: 'gateway.mcp.calls', unit: '', description: 'Governed MCP calls by server and outcome' },
+  refusals: { name: 'gateway.policy.refusals', unit: '', description: 'Requests refused by rate limits, budgets or guardrails, by reason and project' },
+  cache: { name: 'gateway.cache.requests', unit: '', description: 'Requests of projects with a response cache by outcome (hit, miss, bypass) and project' },
+  costSaved: { name: 'gateway.cache.cost_saved', unit: 'USD', description: 'Cost of the answers served from the response cache, in USD by project and model' },
+} as const satisfies Record<string, MetricDef | HistogramDef>;
 
 interface Delegate {
   export(items: ResourceMetrics, done: (r: { code: number; error?: Error }) => void): void;
@@ -86,18 +111,20 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
     { name: 'ai-gateway', version },
     CARDINALITY_LIMIT,
   );
+  const sum = (d: MetricDef): Sum => agg.sum(d.name, d.description, d.unit);
+  const histogram = (d: HistogramDef): Histogram => agg.histogram(d.name, d.unit, d.description, d.buckets);
   const observer = metricsObserver({
-    tokenUsage: agg.histogram('gen_ai.client.token.usage', '{token}', 'Tokens per request by gen_ai.token.type (input, output)', TOKEN_BUCKETS),
-    duration: agg.histogram('gen_ai.client.operation.duration', 's', 'Request duration as the client saw it (a stream: until its end)', DURATION_BUCKETS),
-    timeToFirstToken: agg.histogram('gen_ai.server.time_to_first_token', 's', 'Streams: time from arrival to the first byte sent', TTFT_BUCKETS),
-    timePerOutputToken: agg.histogram('gen_ai.server.time_per_output_token', 's', 'Streams: time per output token after the first', TPOT_BUCKETS),
-    requests: agg.sum('gateway.requests', 'Inference requests by status code, operation, model, provider and project'),
-    attempts: agg.sum('gateway.upstream.attempts', 'Upstream attempts by provider and outcome (ok, retryable_error, error, timeout)'),
-    cost: agg.sum('gateway.cost', 'Cost of requests in USD by project and model', 'USD'),
-    mcpCalls: agg.sum('gateway.mcp.calls', 'Governed MCP calls by server and outcome'),
-    refusals: agg.sum('gateway.policy.refusals', 'Requests refused by rate limits, budgets or guardrails, by reason and project'),
-    cache: agg.sum('gateway.cache.requests', 'Requests of projects with a response cache by outcome (hit, miss, bypass) and project'),
-    costSaved: agg.sum('gateway.cache.cost_saved', 'Cost of the answers served from the response cache, in USD by project and model', 'USD'),
+    tokenUsage: histogram(METRICS.tokenUsage),
+    duration: histogram(METRICS.duration),
+    timeToFirstToken: histogram(METRICS.timeToFirstToken),
+    timePerOutputToken: histogram(METRICS.timePerOutputToken),
+    requests: sum(METRICS.requests),
+    attempts: sum(METRICS.attempts),
+    cost: sum(METRICS.cost),
+    mcpCalls: sum(METRICS.mcpCalls),
+    refusals: sum(METRICS.refusals),
+    cache: sum(METRICS.cache),
+    costSaved: sum(METRICS.costSaved),
   });
 
   let sources: MetricSources = {};

@@ -50,8 +50,9 @@ export function usePlanes(
         const done = until?.(answer.dataplanes) ?? answer.dataplanes.every((p) => p.stage === 'serving');
         if (live || (!done && Date.now() - started < GIVE_UP_MS)) again(live ? 2 * POLL_MS : POLL_MS);
       } catch (e) {
-        if (!(e instanceof ApiError) || stopped) return;
-        setError(messageOfError(e.message));
+        if (stopped) return;
+        // Whatever failed, the line says so and tries again: it never freezes on a stage it cannot read.
+        setError(e instanceof ApiError ? messageOfError(e.message) : `could not read the status (${e instanceof Error ? e.name : 'error'})`);
         failures++;
         if (live || Date.now() - started < GIVE_UP_MS) again(Math.min(MAX_RETRY_MS, POLL_MS * 2 ** failures));
       }
