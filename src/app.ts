@@ -326,7 +326,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         await records.stop().catch((e: unknown) => log.error('writing the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);
         await store.close();
-        counters.close();
+        await counters.close();
         responseCache.close();
       })();
       return stopping;

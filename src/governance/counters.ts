@@ -40,7 +40,8 @@ export interface Counters {
   adjust(entries: readonly CounterAdjust[]): void | Promise<void>;
   /** Current values (0 for a missing counter). */
   read(keys: readonly string[]): number[] | Promise<number[]>;
-  close(): void;
+  /** Applies what is still queued (Redis coalesces calls), then releases the counters. */
+  close(): void | Promise<void>;
 }
 
 interface Cell {

@@ -17,6 +17,11 @@ export const redisUnavailable = (): string | undefined =>
 /** TEST_REDIS_URL (CI), else a redis-server of the test's own on a free port, without persistence. */
 export const startRedis = async (): Promise<TestRedis> => {
   if (process.env.TEST_REDIS_URL) return { url: process.env.TEST_REDIS_URL, stop: () => {} };
+  return startOwnRedis();
+};
+
+/** A redis-server of the test's own (its command statistics and its process are the test's alone). */
+export const startOwnRedis = async (): Promise<TestRedis & { proc: Subprocess }> => {
   const port = await freePort();
   const proc: Subprocess = spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' });
   for (let i = 0; i < 100; i++) {
@@ -30,7 +35,7 @@ export const startRedis = async (): Promise<TestRedis> => {
     if (ok) break;
     await Bun.sleep(50);
   }
-  return { url: `redis://127.0.0.1:${port}`, stop: () => proc.kill() };
+  return { url: `redis://127.0.0.1:${port}`, proc, stop: () => proc.kill() };
 };
 
 export interface World {
