@@ -66,10 +66,17 @@ export function usePlanes(
   return { planes, error };
 }
 
-/** The changes saved in this sign-in, as they are now. */
+/**
+ * The changes saved in this sign-in, as they are now. The subscription starts after the first
+ * paint: what changed in between (a save's first status read often answers first) is read again
+ * when subscribing, else the line would keep showing the change as it was at mount.
+ */
 export function useChanges(session: Session): readonly Change[] {
   const [changes, setChanges] = useState(session.changes.all());
-  useEffect(() => session.changes.subscribe(setChanges), [session]);
+  useEffect(() => {
+    setChanges(session.changes.all());
+    return session.changes.subscribe(setChanges);
+  }, [session]);
   return changes;
 }
 
