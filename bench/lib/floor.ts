@@ -1,0 +1,56 @@
+import { join } from 'node:path';
+import { cpuMs, pinned, planCores, settle, spawnService } from './proc.ts';
+import { type Kind, upstreamRequests } from './requests.ts';
+import { median } from './stats.ts';
+import { runWrk } from './wrk.ts';
+
+/**
+ * bench/bare-proxy.ts in several modes against one mock upstream, pinned like the main bench,
+ * interleaved rounds under wrk (32 connections): the median req/s and the proxy's CPU µs per
+ * request of each mode (bench/relay-floor.ts, bench/gateway-floor.ts).
+ */
+export interface FloorMode {
+  name: string;
+  /** bare-proxy.ts flags besides `--upstream`. */
+  args: string[];
+}
+
+export interface FloorResult {
+  name: string;
+  rps: number;
+  us: number;
+  /** CPU µs per request of each round. */
+  rounds: number[];
+}
+
+export const runFloor = async (kind: Kind, modes: readonly FloorMode[], rounds: number, durationS: number): Promise<FloorResult[]> => {
+  const cores = planCores();
+  const mock = await spawnService('mock', pinned(cores.load, ['bun', join(import.meta.dir, '..', 'mock-upstream.ts')]), { ready: /"port":(\d+)/ });
+  const mockUrl = `http://127.0.0.1:${mock.match[1]}`;
+  const proxies: { mode: FloorMode; s: Awaited<ReturnType<typeof spawnService>>; us: number[]; rps: number[] }[] = [];
+  try {
+    for (const mode of modes) {
+      const s = await spawnService(mode.name, pinned(cores.server, ['bun', join(import.meta.dir, '..', 'bare-proxy.ts'), '--upstream', mockUrl, ...mode.args]), { ready: /"port":(\d+)/ });
+      proxies.push({ mode, s, us: [], rps: [] });
+    }
+    const reqs = upstreamRequests(kind);
+    for (let r = 0; r < rounds; r++)
+      for (let i = 0; i < proxies.length; i++) {
+        const p = proxies[(i + r) % proxies.length] as (typeof proxies)[number];
+        await settle([p.s.service.pid], { maxMs: 3000 });
+        const c0 = cpuMs(p.s.service.pid);
+        const w = await runWrk({ url: `http://127.0.0.1:${p.s.match[1]}`, requests: reqs, connections: 32, durationS, cpu: cores.load });
+        p.us.push(((cpuMs(p.s.service.pid) - c0) * 1000) / Math.max(1, w.requests));
+        p.rps.push(w.rps);
+        if (w.errorCount) console.log(p.mode.name, 'errors', w.errorCount);
+      }
+    return proxies.map((p) => ({ name: p.mode.name, rps: median(p.rps), us: median(p.us), rounds: p.us }));
+  } finally {
+    for (const p of proxies) await p.s.service.stop();
+    await mock.service.stop();
+  }
+};
+
+export const printFloor = (results: readonly FloorResult[], unit: string): void => {
+  for (const p of results) console.log(p.name.padEnd(8), `${p.rps.toFixed(0)} req/s`, `${p.us.toFixed(1)} µs/${unit}`, p.rounds.map((x) => x.toFixed(0)).join(','));
+};
