@@ -1,6 +1,6 @@
 import { boolean, index, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, instant, updatedAt } from './columns.ts';
-import { customers, projects } from './tenancy.ts';
+import { customers, projectOwner } from './tenancy.ts';
 
 /**
  * BYOK provider keys (byok.v1.ByokService). The secret is wrapped by envelope encryption
@@ -17,11 +17,7 @@ export const byokKeys = pgTable(
     customerUuid: uuid('customer_uuid')
       .notNull()
       .references(() => customers.id),
-    projectUuid: uuid('project_uuid')
-      .notNull()
-      .references(() => projects.id),
-    customerId: text('customer_id').notNull(),
-    projectId: text('project_id').notNull(),
+    ...projectOwner(),
     userScope: boolean('user_scope').notNull().default(false),
     /** The owning user of a user-scoped key; '' for a project-level key. */
     scopeUserId: text('scope_user_id').notNull().default(''),

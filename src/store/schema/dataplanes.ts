@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, deletedAt, idColumn, labelsColumn, updatedAt } from './columns.ts';
-import { customers, projects } from './tenancy.ts';
+import { customers, projectOwner, projects } from './tenancy.ts';
 
 /**
  * Data planes. A workspace IS a data plane: one table, the customer-chosen slug exposed as
@@ -71,11 +71,7 @@ export const projectGatewayProjects = pgTable(
     gatewayId: uuid('gateway_id')
       .notNull()
       .references(() => projectGateways.id),
-    projectUuid: uuid('project_uuid')
-      .notNull()
-      .references(() => projects.id),
-    customerId: text('customer_id').notNull(),
-    projectId: text('project_id').notNull(),
+    ...projectOwner(),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex('project_gateway_projects_unique').on(t.gatewayId, t.projectUuid), index('project_gateway_projects_project').on(t.customerId, t.projectId)],

@@ -1,6 +1,6 @@
-import { index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn } from './columns.ts';
-import { projects } from './tenancy.ts';
+import { projectOwner } from './tenancy.ts';
 
 /** Inference API keys. Only the SHA-256 of the key is stored. */
 export const apiKeys = pgTable(
@@ -14,11 +14,7 @@ export const apiKeys = pgTable(
     keyPrefix: text('key_prefix').notNull(),
     keyAddress: text('key_address').notNull(),
     /** The project row the key serves; the slugs are kept for display. */
-    projectUuid: uuid('project_uuid')
-      .notNull()
-      .references(() => projects.id),
-    customerId: text('customer_id').notNull(),
-    projectId: text('project_id').notNull(),
+    ...projectOwner(),
     workspaceId: text('workspace_id'),
     role: text('role'),
     organizationUnit: text('organization_unit'),

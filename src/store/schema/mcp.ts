@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { boolean, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, deletedAt, idColumn, labelsColumn, updatedAt } from './columns.ts';
-import { projects } from './tenancy.ts';
+import { projectOwner } from './tenancy.ts';
 
 /**
  * The MCP gateway (contract §7): the catalog of MCP servers and the MCP profiles of projects.
@@ -43,11 +43,7 @@ export const mcpProfiles = pgTable(
   'mcp_profiles',
   {
     id: idColumn(),
-    projectUuid: uuid('project_uuid')
-      .notNull()
-      .references(() => projects.id),
-    customerId: text('customer_id').notNull(),
-    projectId: text('project_id').notNull(),
+    ...projectOwner(),
     profileId: text('profile_id').notNull(),
     description: text('description'),
     servers: jsonb('servers').$type<McpProfileServerRow[]>().notNull().default([]),
@@ -68,11 +64,7 @@ export const mcpServerCredentials = pgTable(
   'mcp_server_credentials',
   {
     id: idColumn(),
-    projectUuid: uuid('project_uuid')
-      .notNull()
-      .references(() => projects.id),
-    customerId: text('customer_id').notNull(),
-    projectId: text('project_id').notNull(),
+    ...projectOwner(),
     serverUuid: uuid('server_uuid')
       .notNull()
       .references(() => mcpServers.id),

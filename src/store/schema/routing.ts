@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { boolean, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { createdAt, deletedAt, idColumn, updatedAt } from './columns.ts';
-import { projects } from './tenancy.ts';
+import { projectOwner } from './tenancy.ts';
 
 /** A provider connection: where and how to reach an upstream. The API key is wrapped (KEK). */
 export const providerConnections = pgTable(
@@ -9,11 +9,7 @@ export const providerConnections = pgTable(
   {
     id: idColumn(),
     /** The owning project row; the slugs are kept for display and lookups. */
-    projectUuid: uuid('project_uuid')
-      .notNull()
-      .references(() => projects.id),
-    customerId: text('customer_id').notNull(),
-    projectId: text('project_id').notNull(),
+    ...projectOwner(),
     name: text('name').notNull(),
     provider: text('provider').notNull(),
     baseUrl: text('base_url'),
@@ -41,11 +37,7 @@ export const routes = pgTable(
   {
     id: idColumn(),
     /** The owning project row; the slugs are kept for display and lookups. */
-    projectUuid: uuid('project_uuid')
-      .notNull()
-      .references(() => projects.id),
-    customerId: text('customer_id').notNull(),
-    projectId: text('project_id').notNull(),
+    ...projectOwner(),
     model: text('model').notNull(),
     targets: jsonb('targets').$type<RouteTarget[]>().notNull(),
     enabled: boolean('enabled').notNull().default(true),

@@ -46,5 +46,17 @@ export const projects = pgTable(
   ],
 );
 
+/**
+ * The owner columns of a project's resource: the project row (removed with it, see
+ * control-plane/cascade.ts) and its slugs, kept for display and lookups.
+ */
+export const projectOwner = () => ({
+  projectUuid: uuid('project_uuid')
+    .notNull()
+    .references(() => projects.id),
+  customerId: text('customer_id').notNull(),
+  projectId: text('project_id').notNull(),
+});
+
 export type CustomerRow = typeof customers.$inferSelect;
 export type ProjectRow = typeof projects.$inferSelect;
