@@ -391,6 +391,7 @@ test.skipIf(!run)('every page passes axe-core and fits 1280×800 and a phone', a
     await page.setViewportSize(size);
     for (const title of ['Routes', 'Usage', 'Status']) {
       await c.go(title);
+      await c.loaded();
       // Nothing wider than the screen but the scrollable tables and the preformatted bodies.
       const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
       expect(overflow).toBeLessThanOrEqual(0);

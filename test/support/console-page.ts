@@ -22,6 +22,11 @@ export class ConsolePage {
     await this.page.getByRole('heading', { level: 2 }).first().waitFor();
   }
 
+  /** Waits until the page shows no `Loading…` (its first reads answered). */
+  async loaded(): Promise<void> {
+    await this.page.locator('[aria-busy="true"]').first().waitFor({ state: 'detached', timeout: 10_000 }).catch(() => undefined);
+  }
+
   async openCreate(summary: string): Promise<Locator> {
     const details = this.page.locator('details.create', { has: this.page.locator('summary', { hasText: summary }) });
     if ((await details.getAttribute('open')) === null) await details.locator('summary').click();
@@ -82,7 +87,7 @@ export class ConsolePage {
     const titles = await this.nav().getByRole('link').allTextContents();
     for (const title of titles) {
       await this.go(title);
-      await this.page.locator('[aria-busy="true"]').first().waitFor({ state: 'detached', timeout: 10_000 }).catch(() => undefined);
+      await this.loaded();
       await this.axe(`${prefix}-${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`);
     }
     return titles;
