@@ -13,7 +13,7 @@ export const REPO = join(import.meta.dir, '..');
 export const DIST = join(REPO, 'dist');
 export const BINARY = join(DIST, 'gateway');
 
-const WORKERS = ['src/propagation/worker.ts', 'src/records/pg-worker.ts'];
+const WORKERS = ['src/propagation/worker.ts', 'src/records/pg-worker.ts', 'src/store/pglite-worker.ts'];
 const PGLITE = 'node_modules/@electric-sql/pglite/dist';
 
 /** The generated entry: imports every embedded file, registers them, then runs the CLI. */

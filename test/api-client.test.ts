@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { ApiError, isNotFound, ManagementClient } from '../src/api/client.ts';
 import { ADMIN_TOKEN, admin, startTestGateway, type TestGateway } from './support/gateway.ts';
+import { settled } from './support/settled.ts';
 
 /** The one typed client of src/api against a real management listener. */
 let tg: TestGateway;
@@ -34,10 +35,10 @@ test('refusals are ApiError values with the Connect code: thrown by call, return
     expect(isNotFound(missing.error)).toBe(true);
   }
   const bad = client.call('CreateGuardrail', { customerId: 'clientco', projectId: 'default', name: 'broken', stage: 'input', kind: 'regex', pattern: '(', action: 'block' });
-  await expect(bad).rejects.toBeInstanceOf(ApiError);
-  await expect(bad).rejects.toMatchObject({ code: 'invalid_argument' });
+  await expect((await settled(bad)).promise).rejects.toBeInstanceOf(ApiError);
+  await expect((await settled(bad)).promise).rejects.toMatchObject({ code: 'invalid_argument' });
   const denied = new ManagementClient({ endpoint: tg.adminUrl, token: 'not-a-token', attempts: 1 });
-  await expect(denied.call('ListGuardrails', { customerId: 'clientco', projectId: 'default' })).rejects.toMatchObject({ code: 'unauthenticated', status: 401 });
+  await expect((await settled(denied.call('ListGuardrails', { customerId: 'clientco', projectId: 'default' }))).promise).rejects.toMatchObject({ code: 'unauthenticated', status: 401 });
 });
 
 test('an unreachable plane is `unavailable` after the configured attempts; a token function is asked on every call', async () => {
@@ -51,7 +52,7 @@ test('an unreachable plane is `unavailable` after the configured attempts; a tok
     attempts: 3,
     baseDelayMs: 1,
   });
-  await expect(offline.callJson('ListGuardrails', { customerId: 'clientco', projectId: 'default' })).rejects.toMatchObject({ code: 'unavailable', status: 0 });
+  await expect((await settled(offline.callJson('ListGuardrails', { customerId: 'clientco', projectId: 'default' }))).promise).rejects.toMatchObject({ code: 'unavailable', status: 0 });
   expect(asked).toBe(3);
 });
 

@@ -3,6 +3,7 @@ import type { AuditSealer } from '../src/audit/sealer.ts';
 import { main, verifyAuditLog } from '../src/audit/verify.ts';
 import { auditLogs } from '../src/store/schema/index.ts';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from './support/gateway.ts';
+import { settled } from './support/settled.ts';
 
 /**
  * `audit:verify` talks to the management API through the one typed client (src/api/client.ts,
@@ -82,14 +83,14 @@ describe('audit:verify on the management client', () => {
       const body = (await (await upstream()).json()) as { checkpoints: Record<string, unknown>[] };
       return json(200, { checkpoints: body.checkpoints.map(({ signature: _, ...rest }) => rest) });
     };
-    await expect(run(stripSignature)).rejects.toThrow(/^ListAuditCheckpoints: the answer does not match its schema \(\/checkpoints\/0/);
+    await expect((await settled(run(stripSignature))).promise).rejects.toThrow(/^ListAuditCheckpoints: the answer does not match its schema \(\/checkpoints\/0/);
   });
 
   test('a server without GetAuditLog: the leaf hash is taken from the proof, with a note', async () => {
     const r = await run(async (op) => (op === 'GetAuditLog' ? json(404, { code: 'not_found', message: 'unknown operation' }) : undefined));
     expect(r).toMatchObject({ ok: true, checkpoints: 2, failures: [], notes: ['this server has no GetAuditLog: the leaf hash was taken from the proof'] });
     // An unknown entry is no such case: its refusal is the verdict.
-    await expect(run(async (op) => (op === 'GetAuditLog' ? json(404, { code: 'not_found', message: 'audit log entry not found' }) : undefined))).rejects.toThrow(
+    await expect((await settled(run(async (op) => (op === 'GetAuditLog' ? json(404, { code: 'not_found', message: 'audit log entry not found' }) : undefined)))).promise).rejects.toThrow(
       'GetAuditLog: not_found: audit log entry not found',
     );
   });

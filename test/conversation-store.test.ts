@@ -5,6 +5,7 @@ import type { StoredResponse, StoredThread } from '../src/data-plane/conversatio
 import { openStore, type Store } from '../src/store/db.ts';
 import { storedConversationItems, storedConversations } from '../src/store/schema/index.ts';
 import { testDatabase, type TestDatabase } from './support/db.ts';
+import { settled } from './support/settled.ts';
 
 /**
  * The embedded data plane's conversation store writes in batches (one transaction per batch, not
@@ -83,7 +84,7 @@ test('an expired conversation and its items are not read', async () => {
   expect(await brief.get(project, 'resp_4000')).toBeUndefined();
   expect(await brief.getItem(project, 'msg_out_4000')).toBeUndefined();
   // A project id that is not a uuid is refused as the parameterised query refuses it.
-  await expect(cs.get('not-a-uuid', 'resp_1')).rejects.toThrow();
+  await expect((await settled(cs.get('not-a-uuid', 'resp_1'))).promise).rejects.toThrow();
   await brief.stop();
 });
 

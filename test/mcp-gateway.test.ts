@@ -4,6 +4,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
 import { connectMcp, textOf } from './support/mcp-gateway.ts';
 import { startSseServer, startStreamableServer, type TestMcpServer } from './support/mcp-servers.ts';
+import { settled } from './support/settled.ts';
 
 /**
  * The MCP gateway (contract §7) with the SDK's own client, against a profile fronting two SDK-built
@@ -140,7 +141,7 @@ describe('credentials and callers', () => {
     const unknown = await fetch(url('nope'), { method: 'POST', headers: { ...headers, authorization: `Bearer ${apiKey}` }, body: init });
     expect(unknown.status).toBe(404);
     // The SDK client sees the refusal too.
-    await expect(connectMcp(url('tools'), undefined)).rejects.toThrow();
+    await expect((await settled(connectMcp(url('tools'), undefined))).promise).rejects.toThrow();
   });
 });
 

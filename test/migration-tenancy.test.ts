@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../src/store/db.ts';
 import { testDatabase, type TestDatabase } from './support/db.ts';
+import { settled } from './support/settled.ts';
 
 /**
  * Migration 0001 (children point at their parent's row id) on a store that already holds rows
@@ -117,8 +118,8 @@ describe('migration 0001 on a store with 0000 rows', () => {
       expect(await rows(h.db, 'select * from project_models')).toEqual([]);
       expect((await rows(h.db, 'select customer_uuid from projects order by created_at')).map((p) => p.customer_uuid)).toEqual([OLD_C, NEW_C]);
       // the columns are NOT NULL foreign keys now
-      await expect(rows(h.db, `insert into routes (project_uuid, customer_id, project_id, model, targets) values (gen_random_uuid(), 'x', 'y', 'm', '[]')`)).rejects.toThrow();
-      await expect(rows(h.db, `insert into routes (customer_id, project_id, model, targets) values ('x', 'y', 'm', '[]')`)).rejects.toThrow();
+      await expect((await settled(rows(h.db, `insert into routes (project_uuid, customer_id, project_id, model, targets) values (gen_random_uuid(), 'x', 'y', 'm', '[]')`))).promise).rejects.toThrow();
+      await expect((await settled(rows(h.db, `insert into routes (customer_id, project_id, model, targets) values ('x', 'y', 'm', '[]')`))).promise).rejects.toThrow();
     } finally {
       await h.close();
       await tdb.drop();

@@ -10,6 +10,7 @@ import { getAdapter } from '../src/providers/registry.ts';
 import { openStore, type Store, type StoreTarget } from '../src/store/db.ts';
 import { aiModels, apiKeys, configChanges, customers, projectModels, projectProviders, projects, providerConnections, requestRecords, routes } from '../src/store/schema/index.ts';
 import { testDatabase, type TestDatabase } from './support/db.ts';
+import { settled } from './support/settled.ts';
 
 /**
  * The store layer on both drivers: the same schema and migrations on PGlite (always) and on
@@ -56,7 +57,7 @@ for (const t of targets) {
 
     test('an active slug is unique; after a soft delete it can be reused', async () => {
       await store.db.insert(customers).values({ customerId: 'dup' });
-      await expect(store.db.insert(customers).values({ customerId: 'dup' }).then(() => 'inserted')).rejects.toThrow();
+      await expect((await settled(store.db.insert(customers).values({ customerId: 'dup' }).then(() => 'inserted'))).promise).rejects.toThrow();
       await store.db.update(customers).set({ deletedAt: new Date() }).where(eq(customers.customerId, 'dup'));
       await store.db.insert(customers).values({ customerId: 'dup' });
       const active = await store.db.select().from(customers).where(isNull(customers.deletedAt));

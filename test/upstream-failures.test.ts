@@ -3,6 +3,7 @@ import OpenAI from 'openai';
 import { admin, type TestGateway } from './support/gateway.ts';
 import type { MockUpstream, Scripted } from './support/mock-upstreams.ts';
 import { type Provisioned, startWorld, stopWorld, type World } from './support/provision.ts';
+import { settled } from './support/settled.ts';
 
 /**
  * Upstream failures: normalised errors, fallback by priority, weighted splitting, time-outs,
@@ -155,7 +156,7 @@ describe('streaming', () => {
     const run = async () => {
       for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
     };
-    await expect(run()).rejects.toThrow(/upstream exploded/);
+    await expect((await settled(run())).promise).rejects.toThrow(/upstream exploded/);
     expect(text.length).toBeGreaterThan(0);
   });
 

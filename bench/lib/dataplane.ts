@@ -23,7 +23,14 @@ export interface RunningDataplane {
 }
 
 /** Creates a workspace and a service account for it on `mp`, starts the data plane, waits until it serves `key`. */
-export const startDataplane = async (mp: LaunchedGateway, cpu: string | undefined, key: string, extraEnv: Record<string, string> = {}): Promise<RunningDataplane> => {
+export const startDataplane = async (
+  mp: LaunchedGateway,
+  cpu: string | undefined,
+  key: string,
+  extraEnv: Record<string, string> = {},
+  /** Another checkout to run, and Bun flags for it (bench/ab.ts --target=dataplane). */
+  side: { root?: string; bunArgs?: string[] } = {},
+): Promise<RunningDataplane> => {
   const workspaceId = `bench-dp-${randomBytes(4).toString('hex')}`;
   await mp.call('/admin.v1.AdminService/CreateWorkspace', { customerId: BENCH_CUSTOMER, workspaceId, projectId: 'default' });
   const account = await mp.call('/admin.v1.AdminService/CreateServiceAccount', { customerId: BENCH_CUSTOMER, workspaceId, apiUri: mp.adminUrl });
@@ -31,8 +38,8 @@ export const startDataplane = async (mp: LaunchedGateway, cpu: string | undefine
   const file = join(dir, 'service-account.json');
   writeFileSync(file, JSON.stringify(account), { mode: 0o600 });
   const t0 = performance.now();
-  const { service, match } = await spawnService('dataplane', pinned(cpu, ['bun', ...(process.env.BENCH_DATAPLANE_BUN_ARGS?.split(' ').filter(Boolean) ?? []), join(ROOT, 'src/main.ts'), 'serve', '--role', 'data', '--service-account', file]), {
-    cwd: ROOT,
+  const { service, match } = await spawnService('dataplane', pinned(cpu, ['bun', ...(side.bunArgs ?? process.env.BENCH_DATAPLANE_BUN_ARGS?.split(' ').filter(Boolean) ?? []), join(side.root ?? ROOT, 'src/main.ts'), 'serve', '--role', 'data', '--service-account', file]), {
+    cwd: side.root ?? ROOT,
     env: { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', GATEWAY_DATA_DIR: join(dir, 'data'), GATEWAY_LOG_LEVEL: 'warn', DATABASE_URL: undefined, ...extraEnv },
     ready: /inference API on (http:\/\/\S+)\/v1/,
     timeoutMs: 60_000,

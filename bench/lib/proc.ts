@@ -2,7 +2,7 @@
  * Processes for the benchmark: spawning servers pinned to a core, waiting until they are ready,
  * and reading their CPU time and memory from /proc.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import type { Subprocess } from 'bun';
 
@@ -124,6 +124,28 @@ export const spawnService = async (
 };
 
 const CLK_TCK = 100; // Linux USER_HZ; /proc times are in these ticks.
+
+/** User + system CPU time of each of a process's threads, summed by thread name, in ms. */
+export const threadCpuMs = (pid: number): Map<string, number> => {
+  const out = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + ((Number(rest[11]) + Number(rest[12])) * 1000) / CLK_TCK);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+};
 
 /** User + system CPU time of a process (all threads), in ms. */
 export const cpuMs = (pid: number): number => {

@@ -1,8 +1,9 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { migrationsFolder, pgliteAssets } from './embedded.ts';
+import type { PGlite as PGliteClient } from '@electric-sql/pglite';
+import { embeddedFiles, migrationsFolder } from './embedded.ts';
 import { reconnectBackoff } from './reconnect.ts';
 import * as schema from './schema/index.ts';
 
@@ -62,30 +63,18 @@ export const assertMigrated = async (db: Executes): Promise<void> => {
 export const openStore = async (target: StoreTarget, opts: OpenOptions = {}): Promise<Store> => {
   const migrateOr = async (db: Executes, run: () => Promise<void>): Promise<void> => (opts.migrate === false ? assertMigrated(db) : run());
   if (target.driver === 'pglite') {
-    const { PGlite } = await import('@electric-sql/pglite');
+    // PGlite runs in its own thread (store/pglite-worker.ts), which opens and migrates it.
+    const { PgliteRemote } = await import('./pglite-remote.ts');
     const { drizzle } = await import('drizzle-orm/pglite');
-    const { migrate } = await import('drizzle-orm/pglite/migrator');
-    const where = target.dataDir === 'memory' ? 'memory://' : join(target.dataDir, 'pg');
-    const options = { ...(await pgliteAssets()), ...(target.sharedBuffersKb ? { postgresqlconf: [`shared_buffers = ${target.sharedBuffersKb}kB`] } : {}) };
-    if (target.dataDir !== 'memory' && !existsSync(join(where, 'PG_VERSION'))) {
-      // A new directory: initdb runs inside PGlite's WebAssembly memory, grows it to ~700 MB, and
-      // WebAssembly memory never shrinks. Create and migrate in a first instance, close it (its
-      // memory goes with it), and serve from a second one that opens the existing directory.
-      mkdirSync(target.dataDir, { recursive: true });
-      const init = await PGlite.create(where, options);
-      await migrate(drizzle(init, { schema }), { migrationsFolder: migrationsFolder() });
-      await init.close();
-    }
-    const client = await PGlite.create(where, options);
-    const db = drizzle(client, { schema });
-    await migrateOr(db, () => migrate(db, { migrationsFolder: migrationsFolder() }));
+    const client = await PgliteRemote.open(
+      { dataDir: target.dataDir, migrate: opts.migrate !== false, ...(target.sharedBuffersKb ? { sharedBuffersKb: target.sharedBuffersKb } : {}) },
+      embeddedFiles(),
+    );
+    const db = drizzle({ client: client as unknown as PGliteClient, schema });
     return {
       db: db as unknown as Db,
       driver: 'pglite',
-      listen: async (channel, onNotify) => {
-        const unlisten = await client.listen(channel, onNotify);
-        return () => unlisten();
-      },
+      listen: (channel, onNotify) => client.listen(channel, onNotify),
       close: () => client.close(),
     };
   }

@@ -22,6 +22,9 @@ export const registerEmbedded = (files: EmbeddedFiles): void => {
   embedded = files;
 };
 
+/** What the binary's entry registered (handed to the embedded store's own thread, store/pglite-worker.ts). */
+export const embeddedFiles = (): EmbeddedFiles | undefined => embedded;
+
 /** drizzle/ of the checkout, or the embedded copy. */
 export const migrationsFolder = (): string => (embedded ? dirname(dirname(embedded.migrationsJournal)) : join(import.meta.dir, '..', '..', 'drizzle'));
 

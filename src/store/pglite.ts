@@ -8,15 +8,19 @@ import type { Db } from './db.ts';
  */
 export interface PgliteClient {
   exec(query: string, options?: { blob?: Blob }): Promise<unknown>;
-  dumpDataDir(...args: never[]): unknown;
 }
 
-/** The PGlite client of `db`, or undefined on PostgreSQL. */
+/**
+ * The PGlite client of `db`, or undefined on PostgreSQL: the embedded store's client
+ * (store/pglite-remote.ts, marked `embedded`) or, in tests that open one themselves, a PGlite.
+ */
 export const pgliteOf = (db: Db): PgliteClient | undefined => {
-  const client = (db as unknown as { $client?: unknown } | null | undefined)?.$client;
+  const client: unknown = Reflect.get(db, '$client');
   if (typeof client !== 'object' || client === null) return undefined;
-  const c = client as Partial<PgliteClient>;
-  return typeof c.exec === 'function' && typeof c.dumpDataDir === 'function' ? (client as PgliteClient) : undefined;
+  const exec: unknown = Reflect.get(client, 'exec');
+  if (typeof exec !== 'function') return undefined;
+  const embedded = Reflect.get(client, 'embedded') === true || typeof Reflect.get(client, 'dumpDataDir') === 'function';
+  return embedded ? { exec: (query, options) => Reflect.apply(exec, client, [query, options]) } : undefined;
 };
 
 /** `exec` of the simple protocol: any number of statements, one round trip, one implicit transaction. */
