@@ -42,12 +42,12 @@ export interface Service {
 
 /**
  * Bun's allocator (mimalloc) setting every process under test runs with: what `bun run start` sets
- * (package.json) unless the environment says otherwise — freed memory is kept for reuse instead of
- * being returned to the OS 10 ms later (docs/benchmarks.md, "The allocator"). The bare proxy, the
+ * (package.json) unless the environment says otherwise — freed memory is kept a second for reuse
+ * instead of being returned to the OS 10 ms later (docs/deployment.md, "Memory"). The bare proxy, the
  * mock and Portkey get the same setting, so ratios compare like with like.
  * `MIMALLOC_PURGE_DELAY=10 bun run bench …` measures mimalloc's own default instead.
  */
-export const ALLOCATOR_PURGE_DELAY = process.env.MIMALLOC_PURGE_DELAY ?? '-1';
+export const ALLOCATOR_PURGE_DELAY = process.env.MIMALLOC_PURGE_DELAY ?? '1000';
 
 /**
  * Spawns `args` and resolves once a stdout line matches `ready` (its match is returned), or fails
