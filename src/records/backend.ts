@@ -62,7 +62,7 @@ export const jsonStore = (db: Db): RecordStore => {
 };
 
 /**
- * The database handle of this thread (the embedded PGlite, whose single owner is the main thread,
+ * The database handle of this thread (the embedded PGlite, through its own thread's client,
  * and tests on either driver). On PGlite a batch is one `COPY` of CSV lines handed over as a Blob
  * of parts (no batch string is built): it costs about half the jsonb_populate_recordset insert
  * (bench/records-insert.ts). COPY has no ON CONFLICT: a batch refused for a duplicate request id

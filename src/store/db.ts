@@ -14,7 +14,7 @@ export interface Store {
   db: Db;
   driver: 'pglite' | 'postgres';
   /**
-   * LISTEN on the embedded PGlite (its one owner, this thread, relays what it hears; stack-notes
+   * LISTEN on the embedded PGlite (its own thread relays what it hears to this one; stack-notes
    * §3). Undefined on PostgreSQL: there a thread with its own connection listens (propagation/worker.ts).
    */
   listen?: (channel: string, onNotify: (payload: string) => void) => Promise<() => Promise<void>>;
