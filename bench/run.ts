@@ -158,15 +158,21 @@ const main = async (): Promise<void> => {
       log(`postgres: ${pgStatus.message}`);
     }
 
-    // The lean deployment: a separate data plane of the bench customer, the gateway as its management plane.
-    let dp: { url: string; pid: number } | undefined;
+    // The lean deployment: a separate data plane of the bench customer on the server core, its
+    // management plane (a second gateway on a copy of the store) on the load core — where a
+    // deployment runs it, elsewhere; its work on the shipped records takes from the load side.
+    let dp: { url: string; pid: number; keys: string[] } | undefined;
     let dpStatus: NonNullable<Results['meta']['dataplane']> = { status: 'skipped', message: 'not run (--no-dataplane)' };
     if (opts.dataplane) {
       try {
-        const d = await startDataplane(gw, cores.server, store.keys[0] as string);
+        const mpStore = await prepareStore({ mock: mockUrl, cpu: cores.load, fresh: false, log });
+        const mp = await launchGateway(mpStore.setup, { cpu: cores.load });
+        services.push(mp.service);
+        if (mpStore.source === 'template') await repoint(mp, mockUrl);
+        const d = await startDataplane(mp, cores.server, mpStore.keys[0] as string);
         services.push(d.service);
-        dp = { url: d.url, pid: d.service.pid };
-        dpStatus = { status: 'ran', message: `\`serve --role data\` with the gateway as its management plane (records shipped to it; both pinned to the server core), serving after ${(d.startMs / 1000).toFixed(1)} s`, startMs: d.startMs };
+        dp = { url: d.url, pid: d.service.pid, keys: mpStore.keys };
+        dpStatus = { status: 'ran', message: `\`serve --role data\` on the server core; its management plane (records shipped to it) on the load core; serving after ${(d.startMs / 1000).toFixed(1)} s`, startMs: d.startMs };
       } catch (e) {
         dpStatus = { status: 'failed', message: `separate data plane skipped: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}` };
       }
@@ -184,7 +190,7 @@ const main = async (): Promise<void> => {
     }
     if (dp) {
       const d = dp;
-      targets.push({ name: 'dataplane', url: d.url, pid: d.pid, requests: (k) => gatewayRequests(k, store.keys) });
+      targets.push({ name: 'dataplane', url: d.url, pid: d.pid, requests: (k) => gatewayRequests(k, d.keys) });
     }
     if (peer) {
       const p = peer;

@@ -1,9 +1,10 @@
 /**
  * The lean deployment: a separate data plane (`serve --role data`, no database, no management
- * modules) serving the bench customer, with the gateway under test as its management plane. It
- * pulls its configuration from there and ships its request records there (the management plane
- * writes them to its store). Both processes are pinned to the server core, so the data plane's
- * req/s includes the management plane's work on the records it receives; its CPU figure is its own.
+ * modules) serving the bench customer of a management plane `mp`. It pulls its configuration from
+ * there and ships its request records there (the management plane writes them to its store). The
+ * bench runs `mp` on the load core (bench/run.ts, bench/dp-profile.ts): in a deployment the data
+ * plane's machine runs nothing else, and the management plane's work on the records it receives
+ * takes from the load side, not from the data plane's figures.
  * `BENCH_DATAPLANE_BUN_ARGS` adds Bun flags to the data plane (e.g. `--cpu-prof-md --cpu-prof-dir=DIR`).
  */
 import { randomBytes } from 'node:crypto';

@@ -75,6 +75,8 @@ export class PgliteRemote {
     this.#worker.addEventListener('error', (ev) => {
       // The owner thread died: nothing in flight will be answered.
       const e = new Error(`PGlite is closed: the embedded store's thread failed (${ev.message})`);
+      // Nothing will answer again: later calls fail at once (the store reads as unavailable).
+      this.#closed = true;
       for (const p of this.#pending.values()) p.reject(e);
       this.#pending.clear();
     });
@@ -118,7 +120,8 @@ export class PgliteRemote {
     try {
       result = await fn(new RemoteTransaction(id, this.ask));
     } catch (e) {
-      await this.ask({ op: 'end', tx: id, commit: false });
+      // Rolled back; the caller sees its own error, not a failure of the rollback.
+      await this.ask({ op: 'end', tx: id, commit: false }).catch(() => undefined);
       throw e;
     }
     await this.ask({ op: 'end', tx: id, commit: true });
