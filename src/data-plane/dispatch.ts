@@ -230,9 +230,33 @@ export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapsh
   return r.ok ? { ok: true, response: r.value.response, ...(r.value.relayText !== undefined ? { relayText: r.value.relayText } : {}), target: r.target, attempts: r.attempts } : r;
 };
 
-/** The first `"model": "…"` member of a JSON text (the top-level one in both wires) set to `model`. */
-const MODEL_MEMBER = /"model"\s*:\s*"(?:[^"\\]|\\.)*"/;
-const spliceFirstModel = (text: string, model: string): string => text.replace(MODEL_MEMBER, () => `"model":${JSON.stringify(model)}`);
+/** JSON's whitespace: space, tab, line feed, carriage return. */
+const isJsonSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
+
+/**
+ * The first `"model": "…"` member of a JSON text (the top-level one in both wires) set to `model`;
+ * the text unchanged when it has none. A scan, not a regular expression: it runs on every relayed
+ * answer.
+ */
+export const spliceFirstModel = (text: string, model: string): string => {
+  for (let at = text.indexOf('"model"'); at !== -1; at = text.indexOf('"model"', at + 1)) {
+    let i = at + 7;
+    while (isJsonSpace(text.charCodeAt(i))) i++;
+    if (text.charCodeAt(i) !== 58) continue;
+    i++;
+    while (isJsonSpace(text.charCodeAt(i))) i++;
+    if (text.charCodeAt(i) !== 34) continue;
+    let end = i + 1;
+    for (; end < text.length; end++) {
+      const c = text.charCodeAt(end);
+      if (c === 92) end++;
+      else if (c === 34) break;
+    }
+    if (end >= text.length) continue;
+    return `${text.slice(0, at)}"model":${JSON.stringify(model)}${text.slice(end + 1)}`;
+  }
+  return text;
+};
 
 /** Pull-based reader of an upstream body: bytes → frames → canonical events. */
 const eventReader = (adapter: HttpProviderAdapter, decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay, fail?: (e: unknown) => unknown) => {
