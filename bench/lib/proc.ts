@@ -125,6 +125,12 @@ export const spawnService = async (
 
 const CLK_TCK = 100; // Linux USER_HZ; /proc times are in these ticks.
 
+/** User + system CPU time in a /proc `stat` line, in ms: fields 14 and 15, counted after the parenthesised name. */
+const statCpuMs = (stat: string): number => {
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(rest[11]) + Number(rest[12])) * 1000) / CLK_TCK;
+};
+
 /** User + system CPU time of each of a process's threads, summed by thread name, in ms. */
 export const threadCpuMs = (pid: number): Map<string, number> => {
   const out = new Map<string, number>();
@@ -138,8 +144,7 @@ export const threadCpuMs = (pid: number): Map<string, number> => {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(name, (out.get(name) ?? 0) + ((Number(rest[11]) + Number(rest[12])) * 1000) / CLK_TCK);
+      out.set(name, (out.get(name) ?? 0) + statCpuMs(stat));
     } catch {
       // The thread ended between the listing and the read.
     }
@@ -150,12 +155,7 @@ export const threadCpuMs = (pid: number): Map<string, number> => {
 /** User + system CPU time of a process (all threads), in ms. */
 export const cpuMs = (pid: number): number => {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const utime = Number(rest[11]);
-    const stime = Number(rest[12]);
-    return ((utime + stime) * 1000) / CLK_TCK;
+    return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return Number.NaN;
   }

@@ -33,21 +33,24 @@ const asResults = (v: unknown): RemoteResults => {
 };
 const asResultList = (v: unknown): RemoteResults[] => (Array.isArray(v) ? v.map(asResults) : []);
 
-/** Queries of one open transaction (what drizzle's transaction session calls). */
-export class RemoteTransaction {
+/** `query` and `exec` on the store itself (`tx` undefined) or inside one open transaction. */
+class RemoteQueries {
   constructor(
-    readonly id: number,
-    readonly ask: Ask,
+    private readonly send: Ask,
+    private readonly tx: number | undefined,
   ) {}
 
   async query(text: string, params: unknown[] = [], options: QueryOptions = {}): Promise<RemoteResults> {
-    return asResults(await this.ask({ op: 'query', text, params, rowMode: options.rowMode ?? 'object', tx: this.id }));
+    return asResults(await this.send({ op: 'query', text, params, rowMode: options.rowMode ?? 'object', ...(this.tx === undefined ? {} : { tx: this.tx }) }));
   }
 
   async exec(text: string, options: { blob?: Blob } = {}): Promise<RemoteResults[]> {
-    return asResultList(await this.ask({ op: 'exec', text, ...(options.blob ? { blob: options.blob } : {}), tx: this.id }));
+    return asResultList(await this.send({ op: 'exec', text, ...(options.blob ? { blob: options.blob } : {}), ...(this.tx === undefined ? {} : { tx: this.tx }) }));
   }
 }
+
+/** Queries of one open transaction (what drizzle's transaction session calls). */
+export class RemoteTransaction extends RemoteQueries {}
 
 export class PgliteRemote {
   /** Marks the embedded store for `pgliteOf` (store/pglite.ts). */
@@ -104,12 +107,15 @@ export class PgliteRemote {
     });
   };
 
-  async query(text: string, params: unknown[] = [], options: QueryOptions = {}): Promise<RemoteResults> {
-    return asResults(await this.ask({ op: 'query', text, params, rowMode: options.rowMode ?? 'object' }));
+  /** Queries on the store outside any transaction. */
+  readonly #queries = new RemoteQueries((m) => this.ask(m), undefined);
+
+  query(text: string, params?: unknown[], options?: QueryOptions): Promise<RemoteResults> {
+    return this.#queries.query(text, params, options);
   }
 
-  async exec(text: string, options: { blob?: Blob } = {}): Promise<RemoteResults[]> {
-    return asResultList(await this.ask({ op: 'exec', text, ...(options.blob ? { blob: options.blob } : {}) }));
+  exec(text: string, options?: { blob?: Blob }): Promise<RemoteResults[]> {
+    return this.#queries.exec(text, options);
   }
 
   /** Runs `fn` in one transaction of the store: committed when it resolves, rolled back when it throws. */
@@ -118,7 +124,7 @@ export class PgliteRemote {
     if (typeof id !== 'number') throw new Error('the embedded store did not open a transaction');
     let result: T;
     try {
-      result = await fn(new RemoteTransaction(id, this.ask));
+      result = await fn(new RemoteTransaction(this.ask, id));
     } catch (e) {
       // Rolled back; the caller sees its own error, not a failure of the rollback.
       await this.ask({ op: 'end', tx: id, commit: false }).catch(() => undefined);
