@@ -1,5 +1,6 @@
 import { ts } from '../api/kit.ts';
 import { formatUsd } from '../core/money.ts';
+import { responseView } from './assemble.ts';
 import type { RequestRecordRow } from '../store/schema/index.ts';
 
 /** A request record as SearchRequestRecords returns it (and as a `logs` forwarding config's log record body carries it). */
@@ -30,6 +31,6 @@ export const recordView = (r: RequestRecordRow) => ({
   attempts: r.attempts,
   ...(r.errorCode ? { errorCode: r.errorCode } : {}),
   requestBody: r.requestBody ?? null,
-  responseBody: r.responseBody ?? null,
+  ...responseView(r.endpoint, r.stream, r.responseBody),
   ...(r.sanitized ? { sanitized: r.sanitized.split(',') } : {}),
 });
