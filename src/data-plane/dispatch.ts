@@ -5,8 +5,8 @@ import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import { createFrameParser } from '../providers/framing.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, PassThrough, StreamDecoder, UpstreamFrame, UpstreamHttpRequest } from '../providers/types.ts';
 import { pullEvents, Relay, sseReader } from './relay.ts';
-import { streamAssembler } from '../formats/stream-assembly.ts';
-import type { RelayedStream, RequestContext } from './pipeline/context.ts';
+import { finalCollector } from './relay-final.ts';
+import type { RequestContext } from './pipeline/context.ts';
 import type { NativeAnswer } from './responses-native.ts';
 import { targetOrder } from './resolve.ts';
 import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall } from './upstream.ts';
@@ -38,8 +38,6 @@ export interface PassThroughRequest {
   answer?: NativeAnswer;
   /** A keeper waits for the answer: relayed streams build the final answer object (OpenStream.relayFinal). */
   keepFinal?: boolean;
-  /** Something needs every event of a relayed stream decoded (the response cache keeps its answer). */
-  decodeAll?: boolean;
 }
 
 export type CompleteOutcome =
@@ -52,10 +50,7 @@ export interface OpenStream {
   attempts: Attempt[];
   /** The events read while opening (at least one, unless the upstream ended at once). */
   first: StreamEvent[];
-  /**
-   * Next batch of events; null at the normal end. Throws GatewayError on failure. A relayed stream
-   * may give an empty batch: relayed text waits (takeRelay).
-   */
+  /** Next batch of events; null at the normal end. Throws GatewayError on failure. */
   next(): Promise<StreamEvent[] | null>;
   /** Aborts the upstream request (client went away, idle time-out). */
   abort(reason: GatewayError): void;
@@ -70,13 +65,6 @@ export interface OpenStream {
   relayDone?(): boolean;
   /** Pass-through streams with keepFinal: the final answer object as the client got it. */
   relayFinal?(): JsonObject | undefined;
-  /** Pass-through streams: the stream as the client got it, for the record. */
-  relayed?(): RelayedStream;
-  /**
-   * Pass-through streams whose content went by undecoded: the characters of text, reasoning and
-   * tool-call arguments relayed (what a stream that ended early is charged for).
-   */
-  streamedChars?(): number;
 }
 
 export type StreamOutcome = { ok: true; stream: OpenStream } | DispatchFailure;
@@ -310,12 +298,10 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
     const native = nativeOf(adapter, pass);
     const direct: UpstreamHttpRequest | undefined = native && pass ? native.build(pass.body, withTarget(target), true, req) : undefined;
     if (!direct && req.nativeOnly) return undefined;
-    const collector = direct && pass?.keepFinal ? streamAssembler(pass.format) : undefined;
+    const collector = direct && pass?.keepFinal ? finalCollector(pass.format) : undefined;
     const splice = direct ? pass?.answer?.splicer() : undefined;
-    const lean = pass?.decodeAll !== true;
-    const relay = direct && pass ? new Relay(pass.format, target.upstreamModel, pass.clientModel, pass.includeUsage, { ...(splice ? { splice } : {}), ...(collector ? { collector } : {}), lean }) : undefined;
-    const newDecoder = (): StreamDecoder => (direct && native?.createStreamDecoder ? native.createStreamDecoder() : adapter.createStreamDecoder());
-    const decoder = newDecoder();
+    const relay = direct && pass ? new Relay(pass.format, target.upstreamModel, pass.clientModel, pass.includeUsage, { ...(splice ? { splice } : {}), ...(collector ? { collector } : {}) }) : undefined;
+    const decoder = direct && native?.createStreamDecoder ? native.createStreamDecoder() : adapter.createStreamDecoder();
     const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
     if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
     if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
@@ -328,15 +314,7 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
     while (first !== null && first.length === 0) first = await read();
     opened = true;
     const next = read;
-    const relayed = relay
-      ? {
-          takeRelay: () => relay.take(),
-          relayDone: () => relay.done,
-          relayed: (): RelayedStream => ({ sse: relay.recorded, cut: relay.cut }),
-          ...(collector ? { relayFinal: () => collector.final() } : {}),
-          ...(lean ? { streamedChars: () => relay.streamedChars(newDecoder()) } : {}),
-        }
-      : {};
+    const relayed = relay ? { takeRelay: () => relay.take(), relayDone: () => relay.done, ...(collector ? { relayFinal: () => collector.final() } : {}) } : {};
     return { value: { first: first ?? [], next, abort, controller: t.controller, ...relayed }, status: upstream.status };
   }, ctx);
   return r.ok ? { ok: true, stream: { ...r.value, target: r.target, attempts: r.attempts } } : r;

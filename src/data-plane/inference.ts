@@ -91,11 +91,9 @@ const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pa
     keepAliveMs: deps.keepAliveMs,
     ...(filter ? { filter: (events, final) => filter.events(events, final) } : {}),
     onDone: (sum: StreamSummary) => {
-      // A relayed stream is recorded as the client got it; a translated one as its summary.
-      const relayed = outcome.stream.relayed?.();
-      const body = relayed ? { relayed } : { response: { text: sum.text, toolCalls: sum.toolCalls.filter(Boolean), finishReason: sum.finishReason ?? null } };
-      const ended = sum.error ? { error: sum.error, partial: { outputChars: outcome.stream.streamedChars?.() ?? sum.outputChars } } : {};
-      s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...ended, ...body, ttfbMs, responseId: sum.id, ...(sum.finishReason ? { finishReason: sum.finishReason } : {}) });
+      const response = { text: sum.text, toolCalls: sum.toolCalls.filter(Boolean), finishReason: sum.finishReason ?? null };
+      const ended = sum.error ? { error: sum.error, partial: { outputChars: sum.outputChars } } : {};
+      s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...ended, response, ttfbMs, responseId: sum.id, ...(sum.finishReason ? { finishReason: sum.finishReason } : {}) });
       if (s.keeper && !sum.error) void s.keeper.keep(outcome.stream.relayFinal?.() ?? canonical.final?.() ?? streamedMessage(sum, encodeContext(s)));
       if (cache) {
         const answer = answerOfStream(sum, s.request.model);
@@ -112,7 +110,7 @@ const encodeContext = (s: Serving<CanonicalRequest>): EncodeContext => ({
   ...(s.keeper?.responseFields ? { responseFields: s.keeper.responseFields } : {}),
 });
 
-/** A streamed Messages answer as its final message, when it was translated (a relayed stream keeps every block: formats/stream-assembly.ts). */
+/** A streamed Messages answer as its final message, when it was translated (a relayed stream keeps every block: relay-final.ts). */
 const streamedMessage = (sum: StreamSummary, ctx: EncodeContext): JsonObject => {
   const content: JsonObject[] = [];
   if (sum.text !== '') content.push({ type: 'text', text: sum.text });
@@ -178,8 +176,7 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
           if (r.ctx.key?.project.responseCache) {
             const cache = requestCache(r.deps.responseCache, r.ctx.key, format, r.request.model, r.body, r.ctx.headers);
             if (cache) {
-              // The cache keeps a streamed answer from its events: a relayed stream decodes all of them.
-              const live: LiveServe = (c, keep) => (c.request.stream ? stream(codec, c, pass && { ...pass, decodeAll: true }, keep) : complete(codec, c, pass, keep));
+              const live: LiveServe = (c, keep) => (c.request.stream ? stream(codec, c, pass, keep) : complete(codec, c, pass, keep));
               return serveCached(codec, r, cache, encodeContext(r), live, (sum) => streamedMessage(sum, encodeContext(r)));
             }
           }

@@ -1,7 +1,7 @@
 import type { ClientFormat, StreamEvent } from '../canonical/types.ts';
 import { createFrameParser, type FrameParser } from '../providers/framing.ts';
 import type { StreamDecoder, UpstreamFrame } from '../providers/types.ts';
-import type { StreamAssembler } from '../formats/stream-assembly.ts';
+import type { FinalCollector } from './relay-final.ts';
 import { upstreamFailure } from './upstream.ts';
 
 /** What a relay changes beyond the model, and what it keeps. */
@@ -9,51 +9,17 @@ export interface RelayOptions {
   /** Further splices on the relayed text (Responses: the gateway's response id, `store`, `previous_response_id`). */
   splice?: (text: string) => string;
   /** Builds the final answer for the conversation keeper from the relayed events. */
-  collector?: StreamAssembler;
-  /**
-   * Content events are relayed without being decoded (see `skips`): nothing on the request path
-   * needs their text — the record keeps the relayed stream itself. Off when something needs the
-   * canonical events (the response cache keeps the answer).
-   */
-  lean?: boolean;
+  collector?: FinalCollector;
 }
-
-/** How much of the relayed stream the record keeps (UTF-16 code units); the rest is counted, not kept. */
-export const RECORD_CHARS = 192 * 1024;
-
-const isJsonSpace = (c: number): boolean => c === 32 || c === 10 || c === 13 || c === 9;
-
-/**
- * Whether the JSON text has the member `key` (quoted) with a value other than `null`. A quoted
- * name followed by a colon is always a member name: quotes inside strings are escaped.
- */
-export const hasValued = (data: string, key: string): boolean => {
-  for (let at = data.indexOf(key); at !== -1; at = data.indexOf(key, at + key.length)) {
-    let i = at + key.length;
-    while (isJsonSpace(data.charCodeAt(i))) i++;
-    if (data.charCodeAt(i) !== 58) continue;
-    i++;
-    while (isJsonSpace(data.charCodeAt(i))) i++;
-    if (!data.startsWith('null', i)) return true;
-  }
-  return false;
-};
 
 /** Re-frames the upstream's own SSE frames for the client, with only the model changed. */
 export class Relay {
   text = '';
   done = false;
-  /** Set once an event was decoded: the stream's start is known, content may go by undecoded. */
-  started = false;
-  /** The relayed stream as the client got it, for the record (up to RECORD_CHARS). */
-  recorded = '';
-  /** The relayed stream outgrew RECORD_CHARS: `recorded` is its beginning. */
-  cut = false;
-  readonly lean: boolean;
   readonly needle: string;
   readonly model: string;
   readonly splice: ((text: string) => string) | undefined;
-  readonly collector: StreamAssembler | undefined;
+  readonly collector: FinalCollector | undefined;
   constructor(
     readonly format: ClientFormat,
     upstreamModel: string,
@@ -65,7 +31,6 @@ export class Relay {
     this.model = `"model":${JSON.stringify(clientModel)}`;
     this.splice = options.splice;
     this.collector = options.collector;
-    this.lean = options.lean === true;
   }
   #spliced(text: string): string {
     // split/join, same result as replaceAll and cheaper on JSC: 21-event chunk 2.1 vs 5.4 µs, no
@@ -99,66 +64,15 @@ export class Relay {
   take(): string {
     const t = this.text;
     this.text = '';
-    if (!this.cut) {
-      if (this.recorded.length + t.length <= RECORD_CHARS) this.recorded += t;
-      else this.cut = true;
-    }
     return t;
   }
-  /**
-   * Whether a frame goes to the client without being decoded (a lean relay, once the stream
-   * started): it carries content only — text, reasoning, tool-call pieces, which the record keeps as
-   * relayed text — never the start, usage, a finish reason or an error. Messages: the content block
-   * events and pings; Responses: the `*.delta` events; Chat Completions: chunks without a valued
-   * `finish_reason` or `usage`. Any event with an `"error"` token is decoded.
-   */
-  skips(f: UpstreamFrame): boolean {
-    if (!this.lean || !this.started || f.data.indexOf('"error"') !== -1) return false;
-    switch (this.format) {
-      case 'messages':
-        return f.event === 'content_block_delta' || f.event === 'content_block_start' || f.event === 'content_block_stop' || f.event === 'ping';
-      case 'responses':
-        return f.event !== undefined && f.event.endsWith('.delta');
-      default:
-        return f.data !== '[DONE]' && !hasValued(f.data, '"finish_reason"') && !hasValued(f.data, '"usage"');
-    }
-  }
-  /** Decodes a frame unless it can go by undecoded (`skips`); notes the stream's start. */
-  decode(decoder: StreamDecoder, f: UpstreamFrame): readonly StreamEvent[] {
-    if (this.skips(f)) return NONE;
-    const events = decoder.push(f);
-    if (events.length > 0) this.started = true;
-    return events;
-  }
-  /**
-   * UTF-16 code units of text, reasoning and tool-call arguments in the relayed stream, decoded
-   * afresh with `decoder` (a stream that ended early is charged for what was streamed); what
-   * could not be decoded counts nothing.
-   */
-  streamedChars(decoder: StreamDecoder): number {
-    let n = 0;
-    try {
-      for (const f of createFrameParser('sse').push(`${this.recorded}\n\n`)) {
-        for (const e of decoder.push(f)) {
-          if (e.type === 'text' || e.type === 'reasoning') n += e.text.length;
-          else if (e.type === 'tool_call_delta') n += e.arguments.length;
-        }
-      }
-    } catch {
-      // An event the decoder refuses ends the count.
-    }
-    return n;
-  }
 }
-
-const NONE: readonly StreamEvent[] = Object.freeze([]);
 
 export type ReadEvents = () => Promise<StreamEvent[] | null>;
 
 /**
- * The pull loop of every upstream stream reader: reads chunks until `push` gives events or
- * `pending` says relayed text waits for the client (or the body ends: `end` gives the tail, then
- * null). A read failure becomes the abort's or network's
+ * The pull loop of every upstream stream reader: reads chunks until `push` gives events (or the
+ * body ends: `end` gives the tail, then null). A read failure becomes the abort's or network's
  * GatewayError; every error leaves through `fail` (the attempt's mapping), in this one async layer.
  */
 export const pullEvents = (
@@ -167,7 +81,6 @@ export const pullEvents = (
   push: (chunk: Uint8Array) => StreamEvent[],
   end: () => StreamEvent[],
   fail?: (e: unknown) => unknown,
-  pending?: () => boolean,
 ): ReadEvents => {
   let done = false;
   return async () => {
@@ -184,7 +97,7 @@ export const pullEvents = (
           return end();
         }
         const events = push(chunk.value);
-        if (events.length > 0 || pending?.()) return events;
+        if (events.length > 0) return events;
       }
       return null;
     } catch (e) {
@@ -216,7 +129,7 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
 
   const reframe = (frames: readonly UpstreamFrame[], out: StreamEvent[]): void => {
     for (const f of frames) {
-      const events = relay ? relay.decode(decoder, f) : decoder.push(f);
+      const events = decoder.push(f);
       for (const ev of events) out.push(ev);
       relay?.frame(f, events);
     }
@@ -253,7 +166,7 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
     buffer = buffer.slice(end + 2);
     const out: StreamEvent[] = [];
     const frames: UpstreamFrame[] = [];
-    const decoded: (readonly StreamEvent[])[] = [];
+    const decoded: StreamEvent[][] = [];
     let whole = true;
     for (let pos = 0; pos < complete.length; ) {
       const f = plain(complete, pos);
@@ -262,7 +175,7 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
       // A chat relay writes no `event:` lines: such an event is re-framed.
       if (!f || (f.event !== undefined && relay?.format === 'chat')) whole = false;
       for (const frame of fs) {
-        const events = relay ? relay.decode(decoder, frame) : decoder.push(frame);
+        const events = decoder.push(frame);
         for (const e of events) out.push(e);
         if (!relay) continue;
         if (frame.data === '[DONE]') relay.done = true;
@@ -275,7 +188,7 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
     if (whole) {
       relay.verbatim(complete);
       if (relay.collector) for (const f of frames) relay.observe(f);
-    } else for (let i = 0; i < frames.length; i++) relay.frame(frames[i] as UpstreamFrame, decoded[i] as readonly StreamEvent[]);
+    } else for (let i = 0; i < frames.length; i++) relay.frame(frames[i] as UpstreamFrame, decoded[i] as StreamEvent[]);
     return out;
   };
 
@@ -305,5 +218,5 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
     reframe(rest === '' ? p.flush() : [...p.push(rest), ...p.flush()], tail);
     for (const ev of decoder.end()) tail.push(ev);
     return tail;
-  }, fail, relay?.lean ? () => relay.text !== '' : undefined);
+  }, fail);
 };

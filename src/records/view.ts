@@ -1,6 +1,5 @@
 import { ts } from '../api/kit.ts';
 import { formatUsd } from '../core/money.ts';
-import { responseView } from './assemble.ts';
 import type { RequestRecordRow } from '../store/schema/index.ts';
 
 /** A request record as SearchRequestRecords returns it (and as a `logs` forwarding config's log record body carries it). */
@@ -31,6 +30,6 @@ export const recordView = (r: RequestRecordRow) => ({
   attempts: r.attempts,
   ...(r.errorCode ? { errorCode: r.errorCode } : {}),
   requestBody: r.requestBody ?? null,
-  ...responseView(r.endpoint, r.stream, r.responseBody),
+  responseBody: r.responseBody ?? null,
   ...(r.sanitized ? { sanitized: r.sanitized.split(',') } : {}),
 });

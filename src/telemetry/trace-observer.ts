@@ -1,7 +1,6 @@
 import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
 import type { RequestContext, TraceState } from '../data-plane/pipeline/context.ts';
 import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
-import { assembleStream, formatOfEndpoint } from '../formats/stream-assembly.ts';
 import { operationOf, providerNameOf } from './genai.ts';
 
 /**
@@ -181,8 +180,7 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
         attrs['gateway.api_key_id'] = key.id;
         if (key.project.traceContent) {
           const input = inputContent(ctx.bodyText);
-          const format = outcome.relayed ? formatOfEndpoint(ctx.endpoint) : undefined;
-          const output = outputContent(outcome.responseText, outcome.relayed && format ? assembleStream(format, outcome.relayed.sse) : outcome.response);
+          const output = outputContent(outcome.responseText, outcome.response);
           if (input !== undefined) attrs['gen_ai.input.messages'] = input;
           if (output !== undefined && !outcome.error) attrs['gen_ai.output.messages'] = output;
         }

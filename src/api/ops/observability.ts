@@ -35,9 +35,7 @@ export const RecordOut = t.Object(
     attempts: t.Number(),
     errorCode: t.Optional(t.String()),
     requestBody: t.Unknown(),
-    responseBody: t.Unknown({ description: 'The answer as JSON; for a stream relayed in the client\'s own format, the answer assembled from its events (beside the error as `partial` when it ended with one)' }),
-    responseStream: t.Optional(t.String({ description: 'A stream relayed in the client\'s own format: its events as the client got them (SSE text)' })),
-    responseStreamCut: t.Optional(t.Boolean({ description: 'Present when only the beginning of the stream was kept (192 Ki characters)' })),
+    responseBody: t.Unknown(),
     sanitized: t.Optional(
       t.Array(t.String(), {
         description: 'Present when the record had to be changed to be stored: usage (token counts clamped or rounded), text (ill-formed text or NUL cleaned), numbers, bodies (bodies left out)',

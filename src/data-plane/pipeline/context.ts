@@ -118,12 +118,6 @@ export interface McpCall {
   server: string;
 }
 
-/** A relayed stream as the record keeps it: the SSE text the client got (its beginning, when `cut`). */
-export interface RelayedStream {
-  sse: string;
-  cut: boolean;
-}
-
 /** How a request ended, as the settle and record stages see it. */
 export interface Outcome {
   status: number;
@@ -133,8 +127,6 @@ export interface Outcome {
   /** The answer's record body as JSON text (already serialised), or a value to serialise. */
   responseText?: string;
   response?: unknown;
-  /** A relayed stream: what the client got, kept as the record's body (assembled when read). */
-  relayed?: RelayedStream;
   ttfbMs?: number;
   /** The upstream's id of the answer (`gen_ai.response.id`), when known. */
   responseId?: string;

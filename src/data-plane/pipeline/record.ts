@@ -21,16 +21,8 @@ const keepValue = (value: unknown): string | null => {
   }
 };
 
-/**
- * The response body: the answer's JSON, or the error. A relayed stream is kept as the client got
- * it, `{"sse": "<events>"}` (with `"cut": true` when only its beginning is kept, and the error
- * when it ended with one); SearchRequestRecords assembles the answer from it (records/assemble.ts).
- */
 const responseBody = (outcome: Outcome): string | null => {
-  const relayed = outcome.relayed;
-  const stream = relayed ? { sse: relayed.sse, ...(relayed.cut ? { cut: true } : {}) } : {};
-  if (outcome.error) return keepValue({ error: { code: outcome.error.errorCode, message: outcome.error.message, attempts: outcome.attempts }, ...stream });
-  if (relayed) return keepValue(stream);
+  if (outcome.error) return keepValue({ error: { code: outcome.error.errorCode, message: outcome.error.message, attempts: outcome.attempts } });
   if (outcome.responseText !== undefined) return keepText(outcome.responseText);
   return keepValue(outcome.response);
 };
