@@ -42,7 +42,7 @@ import {
 import { startDataplane } from './lib/dataplane.ts';
 import { findPeer, startPeer, peerDir, type RunningPeer } from './lib/peer.ts';
 import { checkBody } from './lib/probe.ts';
-import { ALLOCATOR_PURGE_DELAY, cpuMs, pinned, pinSelf, planCores, rssMb, rssSampler, settle, spawnService, type Service } from './lib/proc.ts';
+import { ALLOCATOR_PURGE_DELAY, cpuMs, DATAPLANE_JSC_RAM_SIZE, JSC_RAM_SIZE, pinned, pinSelf, planCores, rssMb, rssSampler, settle, spawnService, type Service } from './lib/proc.ts';
 import { evaluateGoals, gitCommit, quickSummary, totalErrors } from './lib/goals.ts';
 import { measureMetricsCost } from './lib/metrics-cost.ts';
 import { renderMarkdown, renderPlot, renderTable } from './lib/report.ts';
@@ -257,6 +257,7 @@ const main = async (): Promise<void> => {
       machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', cores: cores.note },
       bun: Bun.version,
       allocatorPurgeDelay: ALLOCATOR_PURGE_DELAY,
+      jscRamSize: { gateway: JSC_RAM_SIZE, dataplane: DATAPLANE_JSC_RAM_SIZE },
       commit: gitCommit(),
       durationS: opts.durationS,
       rounds: opts.rounds,

@@ -25,6 +25,7 @@ export const CHART_DEFAULTS: Record<string, { value: string; why: string }> = {
   GATEWAY_DEMO: { value: '0', why: 'never a demo in a cluster' },
   GATEWAY_MIGRATE: { value: '0', why: 'the migrations Job applies them once per upgrade' },
   BUN_CONFIG_MAX_HTTP_REQUESTS: { value: '2048', why: 'as `bun run start` sets it' },
+  BUN_JSC_forceRAMSize: { value: '', why: "left empty, each pod gets its container's memory limit (downward API, `resources.limits.memory`)" },
 };
 
 /** Secret settings data planes receive too (they hold no database and no KEK). */
@@ -68,7 +69,7 @@ export const renderReadmeTable = (): string => {
   const rows = settingSpecs().map((s) => {
     const chart = CHART_DEFAULTS[s.name];
     const key = s.secret ? `secretSettings.${s.name}` : `settings.${s.name}`;
-    const def = s.secret ? '—' : chart ? `\`${chart.value}\` (${chart.why})` : s.default !== undefined ? `\`${s.default}\`` : 'unset';
+    const def = s.secret ? '—' : chart ? (chart.value === '' ? chart.why : `\`${chart.value}\` (${chart.why})`) : s.default !== undefined ? `\`${s.default}\`` : 'unset';
     const who = s.secret ? (DATA_PLANE_SECRETS.has(s.name) ? 'all' : 'management') : 'all';
     return `| \`${key}\` | ${s.type}${s.secret ? ', secret' : ''} | ${cell(def)} | ${who} | ${cell(s.description)} |`;
   });

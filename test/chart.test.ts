@@ -159,6 +159,16 @@ describe('chart rendered with a representative values file', () => {
     expect(at(find(docs, 'HorizontalPodAutoscaler', 'gw-gateway-dp-us-east'), 'spec', 'maxReplicas')).toBe(8);
   });
 
+  test("JavaScriptCore sizes each pod's heap for its container's memory limit, unless a value is given", () => {
+    const fromLimit = { name: 'BUN_JSC_forceRAMSize', valueFrom: { resourceFieldRef: { resource: 'limits.memory' } } };
+    for (const name of ['gw-gateway-management', 'gw-gateway-dp-us-east']) {
+      expect(envOf(find(docs, 'Deployment', name)).filter((e) => e.name === 'BUN_JSC_forceRAMSize')).toEqual([fromLimit]);
+    }
+    expect(envOf(find(docs, 'Deployment', 'gw-gateway-dp-eu-west')).filter((e) => e.name === 'BUN_JSC_forceRAMSize')).toEqual([{ name: 'BUN_JSC_forceRAMSize', value: '402653184' }]);
+    const pinned = render(Bun.YAML.parse(readFileSync(join(import.meta.dir, 'fixtures', 'chart', 'representative.yaml'), 'utf8').replace('GATEWAY_SHUTDOWN_GRACE: 2m', 'GATEWAY_SHUTDOWN_GRACE: 2m\n  BUN_JSC_forceRAMSize: "1073741824"')), 3);
+    expect(envOf(find(pinned, 'Deployment', 'gw-gateway-management')).filter((e) => e.name === 'BUN_JSC_forceRAMSize')).toEqual([{ name: 'BUN_JSC_forceRAMSize', value: '1073741824' }]);
+  });
+
   test('GKE Gateway with the certificate map and static IP; HTTPRoute to the inference data plane; policies; ServiceMonitor', () => {
     const gw = find(docs, 'Gateway', 'gw-gateway');
     expect(at(gw, 'metadata', 'annotations', 'networking.gke.io/certmap')).toBe('acme-map');

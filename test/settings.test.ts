@@ -142,6 +142,7 @@ describe('settings schema', () => {
     [{ GATEWAY_SPAN_HEADERS: 'x-ok,not a header' }, /^GATEWAY_SPAN_HEADERS: 'not a header' is not a header name/],
     [{ BUN_CONFIG_MAX_HTTP_REQUESTS: 'lots' }, /^BUN_CONFIG_MAX_HTTP_REQUESTS: 'lots' is not an integer from 1 to 65535/],
     [{ MIMALLOC_PURGE_DELAY: '-2' }, /^MIMALLOC_PURGE_DELAY: '-2' is not an integer of at least -1/],
+    [{ BUN_JSC_forceRAMSize: '512Mi' }, /^BUN_JSC_forceRAMSize: '512Mi' is not an integer of at least 67108864/],
     [{ DATABASE_URL: 'mysql://u:p@h/db', GATEWAY_KEK: KEK }, /^DATABASE_URL: must start with postgres:\/\//],
     [{ DATABASE_URL: 'postgres://u:p@h/db' }, /^GATEWAY_KEK: required when DATABASE_URL is set/],
     [{ GATEWAY_KEK: 'c2hvcnQ=' }, /^GATEWAY_KEK: must be the base64 of exactly 32 bytes/],

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BENCH_CUSTOMER, type LaunchedGateway, scratchDir } from './gateway.ts';
-import { pinned, type Service, spawnService } from './proc.ts';
+import { DATAPLANE_JSC_RAM_SIZE, pinned, ramSizeEnv, type Service, spawnService } from './proc.ts';
 import { gatewayRequests } from './requests.ts';
 
 const ROOT = resolve(import.meta.dir, '..', '..');
@@ -41,7 +41,7 @@ export const startDataplane = async (
   const t0 = performance.now();
   const { service, match } = await spawnService('dataplane', pinned(cpu, ['bun', ...(side.bunArgs ?? process.env.BENCH_DATAPLANE_BUN_ARGS?.split(' ').filter(Boolean) ?? []), join(side.root ?? ROOT, 'src/main.ts'), 'serve', '--role', 'data', '--service-account', file]), {
     cwd: side.root ?? ROOT,
-    env: { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', GATEWAY_DATA_DIR: join(dir, 'data'), GATEWAY_LOG_LEVEL: 'warn', DATABASE_URL: undefined, ...extraEnv },
+    env: { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', GATEWAY_DATA_DIR: join(dir, 'data'), GATEWAY_LOG_LEVEL: 'warn', DATABASE_URL: undefined, ...ramSizeEnv(DATAPLANE_JSC_RAM_SIZE), ...extraEnv },
     ready: /inference API on (http:\/\/\S+)\/v1/,
     timeoutMs: 60_000,
   });

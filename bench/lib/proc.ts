@@ -50,6 +50,16 @@ export interface Service {
 export const ALLOCATOR_PURGE_DELAY = process.env.MIMALLOC_PURGE_DELAY ?? '1000';
 
 /**
+ * The memory JavaScriptCore sizes its heap's growth for, as the Helm chart sets it for each pod (its
+ * container's memory limit) at the chart's default limits: 1 GiB for a gateway (and every other
+ * process here), 512 MiB for a separate data plane (bench/lib/dataplane.ts). `BUN_JSC_forceRAMSize=N
+ * bun run bench …` sets N for all; `BUN_JSC_forceRAMSize=` (empty) leaves it unset: the machine's memory.
+ */
+export const JSC_RAM_SIZE = process.env.BUN_JSC_forceRAMSize ?? '1073741824';
+export const DATAPLANE_JSC_RAM_SIZE = process.env.BUN_JSC_forceRAMSize ?? '536870912';
+export const ramSizeEnv = (size: string): Record<string, string | undefined> => ({ BUN_JSC_forceRAMSize: size === '' ? undefined : size });
+
+/**
  * Spawns `args` and resolves once a stdout line matches `ready` (its match is returned), or fails
  * with the output so far when the process exits or `timeoutMs` passes.
  */
@@ -59,7 +69,7 @@ export const spawnService = async (
   opts: { env?: Record<string, string | undefined>; cwd?: string; ready: RegExp; timeoutMs?: number },
 ): Promise<{ service: Service; match: RegExpExecArray }> => {
   const proc = Bun.spawn(args, {
-    env: { ...process.env, MIMALLOC_PURGE_DELAY: ALLOCATOR_PURGE_DELAY, ...opts.env },
+    env: { ...process.env, MIMALLOC_PURGE_DELAY: ALLOCATOR_PURGE_DELAY, ...ramSizeEnv(JSC_RAM_SIZE), ...opts.env },
     cwd: opts.cwd,
     stdin: 'ignore',
     stdout: 'pipe',

@@ -113,6 +113,22 @@ export const integer = (o: Common & { default: string; min: number; max?: number
   };
 };
 
+/** An integer that may be left unset (`unset` says what that means). */
+export const optionalInteger = (o: Common & { unset: string; min: number; unit?: string }): Setting<number | undefined> => {
+  const { min, ...spec } = o;
+  return {
+    type: 'integer',
+    ...spec,
+    min: String(min),
+    parse(raw, name) {
+      if (raw === undefined) return undefined;
+      const n = Number(raw);
+      if (!Number.isSafeInteger(n) || n < min) throw new ConfigError(name, `'${raw}' is not an integer of at least ${min}`);
+      return n;
+    },
+  };
+};
+
 /** Durations: `250ms`, `10s`, `5m`, `1h`, `30d` (milliseconds); always longer than zero. */
 export const duration = (o: Common & { default: string; max?: string }): Setting<number> => {
   const maxMs = o.max === undefined ? undefined : parseDuration(o.max);

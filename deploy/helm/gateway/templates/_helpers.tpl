@@ -65,6 +65,12 @@ Plain settings (overrides win), then secret settings from the chart's Secret or 
   value: {{ toString $v | quote }}
 {{- end }}
 {{- end }}
+{{- if and (eq (toString (default "" (index $root.Values.settings "BUN_JSC_forceRAMSize"))) "") (eq (toString (default "" (index $over "BUN_JSC_forceRAMSize"))) "") }}
+- name: BUN_JSC_forceRAMSize
+  valueFrom:
+    resourceFieldRef:
+      resource: limits.memory
+{{- end }}
 {{- if and (not (hasKey $root.Values.settings "GATEWAY_METRICS_PORT")) (not (hasKey $over "GATEWAY_METRICS_PORT")) }}
 - name: GATEWAY_METRICS_PORT
   value: {{ toString $root.Values.metrics.port | quote }}
