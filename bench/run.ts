@@ -378,10 +378,10 @@ const main = async (): Promise<void> => {
     // ---- totals, goals, output ----
     const errors = totalErrors(results);
     results.errorsTotal = errors;
-    results.goals = evaluateGoals(results);
     // In this process, after the load runs: what the metrics observer adds per request.
     results.meta.metricsCpuUsPerReq = await measureMetricsCost();
     if (!has('no-governance')) results.meta.limits = await measureGovernance(quick ? 3 : opts.durationS);
+    results.goals = evaluateGoals(results);
     results.meta.elapsedS = (performance.now() - t0) / 1000;
 
     mkdirSync(RESULTS, { recursive: true });
