@@ -42,7 +42,7 @@ import {
 import { startDataplane } from './lib/dataplane.ts';
 import { findPeer, startPeer, peerDir, type RunningPeer } from './lib/peer.ts';
 import { checkBody } from './lib/probe.ts';
-import { ALLOCATOR_PURGE_DELAY, cpuMs, DATAPLANE_JSC_RAM_SIZE, JSC_RAM_SIZE, pinned, pinSelf, planCores, rssMb, rssSampler, settle, spawnService, type Service } from './lib/proc.ts';
+import { ALLOCATOR_PURGE_DELAY, cpuMs, DATAPLANE_JSC_RAM_SIZE, POSTGRES_JSC_RAM_SIZE, ramSizeEnv, pinned, pinSelf, planCores, rssMb, rssSampler, settle, spawnService, type Service } from './lib/proc.ts';
 import { evaluateGoals, gitCommit, quickSummary, totalErrors } from './lib/goals.ts';
 import { measureMetricsCost } from './lib/metrics-cost.ts';
 import { renderMarkdown, renderPlot, renderTable } from './lib/report.ts';
@@ -143,7 +143,7 @@ const main = async (): Promise<void> => {
         db = await createPostgresDatabase(opts.postgres);
         const setup = { dataDir: scratchDir('bench-gw-pg-'), kek: randomBytes(32).toString('base64'), adminToken: `bench-admin-${randomBytes(12).toString('hex')}` };
         log('postgres: starting the gateway on a fresh database and provisioning it through the API…');
-        const pgw = await launchGateway(setup, { cpu: cores.server, env: { DATABASE_URL: db.url } });
+        const pgw = await launchGateway(setup, { cpu: cores.server, env: { DATABASE_URL: db.url, ...ramSizeEnv(POSTGRES_JSC_RAM_SIZE) } });
         services.push(pgw.service);
         const p0 = performance.now();
         const { keys } = await provision(pgw, mockUrl);
@@ -257,7 +257,7 @@ const main = async (): Promise<void> => {
       machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', cores: cores.note },
       bun: Bun.version,
       allocatorPurgeDelay: ALLOCATOR_PURGE_DELAY,
-      jscRamSize: { gateway: JSC_RAM_SIZE, dataplane: DATAPLANE_JSC_RAM_SIZE },
+      jscRamSize: { gateway: process.env.BUN_JSC_forceRAMSize ?? '', postgres: POSTGRES_JSC_RAM_SIZE, dataplane: DATAPLANE_JSC_RAM_SIZE },
       commit: gitCommit(),
       durationS: opts.durationS,
       rounds: opts.rounds,

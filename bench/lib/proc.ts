@@ -50,12 +50,13 @@ export interface Service {
 export const ALLOCATOR_PURGE_DELAY = process.env.MIMALLOC_PURGE_DELAY ?? '1000';
 
 /**
- * The memory JavaScriptCore sizes its heap's growth for, as the Helm chart sets it for each pod (its
- * container's memory limit) at the chart's default limits: 1 GiB for a gateway (and every other
- * process here), 512 MiB for a separate data plane (bench/lib/dataplane.ts). `BUN_JSC_forceRAMSize=N
- * bun run bench …` sets N for all; `BUN_JSC_forceRAMSize=` (empty) leaves it unset: the machine's memory.
+ * The memory JavaScriptCore sizes its heap's growth for (`BUN_JSC_forceRAMSize`) for the processes
+ * that stand for the Helm chart's pods, at the chart's default memory limits: the management plane
+ * on PostgreSQL (the `--postgres` gateway) 1 GiB, a separate data plane 512 MiB. The embedded
+ * gateway, the bare proxy, the mock and Portkey run as `bun run start` does, unset (the machine's
+ * memory). `BUN_JSC_forceRAMSize=N bun run bench …` sets N for every process; empty leaves it unset.
  */
-export const JSC_RAM_SIZE = process.env.BUN_JSC_forceRAMSize ?? '1073741824';
+export const POSTGRES_JSC_RAM_SIZE = process.env.BUN_JSC_forceRAMSize ?? '1073741824';
 export const DATAPLANE_JSC_RAM_SIZE = process.env.BUN_JSC_forceRAMSize ?? '536870912';
 export const ramSizeEnv = (size: string): Record<string, string | undefined> => ({ BUN_JSC_forceRAMSize: size === '' ? undefined : size });
 
@@ -69,7 +70,7 @@ export const spawnService = async (
   opts: { env?: Record<string, string | undefined>; cwd?: string; ready: RegExp; timeoutMs?: number },
 ): Promise<{ service: Service; match: RegExpExecArray }> => {
   const proc = Bun.spawn(args, {
-    env: { ...process.env, MIMALLOC_PURGE_DELAY: ALLOCATOR_PURGE_DELAY, ...ramSizeEnv(JSC_RAM_SIZE), ...opts.env },
+    env: { ...process.env, MIMALLOC_PURGE_DELAY: ALLOCATOR_PURGE_DELAY, ...opts.env },
     cwd: opts.cwd,
     stdin: 'ignore',
     stdout: 'pipe',

@@ -36,8 +36,8 @@ export interface Results {
     bun: string;
     /** MIMALLOC_PURGE_DELAY every Bun process under test ran with (absent in results written before it was recorded). */
     allocatorPurgeDelay?: string;
-    /** BUN_JSC_forceRAMSize of the gateways and of the separate data plane ('' = unset; absent in results written before it was set). */
-    jscRamSize?: { gateway: string; dataplane: string };
+    /** BUN_JSC_forceRAMSize of the embedded gateway, the PostgreSQL-store gateway and the separate data plane ('' = unset; absent in older results). */
+    jscRamSize?: { gateway: string; postgres?: string; dataplane: string };
     commit: string | undefined;
     durationS: number;
     rounds: number;

@@ -163,7 +163,7 @@ export const SETTINGS = {
     readBy: 'bun',
     unset: "the machine's memory",
     description:
-      "the memory JavaScriptCore sizes the growth of its heap for; the chart sets each pod's to its container's memory limit. Sized for a large machine's memory, a small heap is let grow freely: a data plane's RSS under load measured 170 MB unset and 137 MB at 512 MiB, a gateway's 369 and 318 MB at 1 GiB, for the same CPU; it is not a limit",
+      "the memory JavaScriptCore sizes the growth of its heap for; the chart sets each pod's to its container's memory limit. Sized for a large machine's memory, a small heap is let grow freely: a data plane's RSS under load measured 170 MB unset and 137 MB at 512 MiB for the same CPU; the embedded gateway's 370 and 325 MB at 1 GiB for ~2 % more CPU. A sizing hint, not a limit",
   }),
 } as const satisfies Record<string, Setting<unknown>>;
 
