@@ -88,8 +88,9 @@ describe.skipIf(skip !== undefined)('the embedded data plane on PostgreSQL, data
     expect(Math.max(...seen.map((s) => s.queued))).toBeLessThanOrEqual(QUEUE_MAX);
     expect(seen.every((s) => s.dropped === 0)).toBe(true);
 
-    // The spool drains by itself once the database is back.
-    const until = Date.now() + 20_000;
+    // The spool drains by itself once the database is back (how much was spooled follows the
+    // machine's speed: 150k rows on a fast run, drained at a few thousand rows a second under the suite).
+    const until = Date.now() + 45_000;
     while ((world.tg.gw.records.stats.queued > 0 || world.tg.gw.records.stats.spooled > 0) && Date.now() < until) await Bun.sleep(100);
     expect(world.tg.gw.records.stats).toMatchObject({ queued: 0, spooled: 0, spooledBytes: 0, dropped: 0, storeDown: false });
 
@@ -103,5 +104,5 @@ describe.skipIf(skip !== undefined)('the embedded data plane on PostgreSQL, data
     } finally {
       await sql.end();
     }
-  }, 90_000);
+  }, 120_000);
 });
