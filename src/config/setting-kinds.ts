@@ -113,20 +113,10 @@ export const integer = (o: Common & { default: string; min: number; max?: number
   };
 };
 
-/** An integer that may be left unset (`unset` says what that means). */
+/** An integer that may be left unset (`unset` says what that means); a value is checked as `integer` checks it. */
 export const optionalInteger = (o: Common & { unset: string; min: number; unit?: string }): Setting<number | undefined> => {
-  const { min, ...spec } = o;
-  return {
-    type: 'integer',
-    ...spec,
-    min: String(min),
-    parse(raw, name) {
-      if (raw === undefined) return undefined;
-      const n = Number(raw);
-      if (!Number.isSafeInteger(n) || n < min) throw new ConfigError(name, `'${raw}' is not an integer of at least ${min}`);
-      return n;
-    },
-  };
+  const { default: _none, parse, ...spec } = integer({ ...o, default: '' });
+  return { ...spec, parse: (raw, name) => (raw === undefined ? undefined : parse(raw, name)) };
 };
 
 /** Durations: `250ms`, `10s`, `5m`, `1h`, `30d` (milliseconds); always longer than zero. */
