@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { cpuMs, pinned, planCores, settle, spawnService } from './proc.ts';
+import { cpuMs, pinned, planCores, settle, spawnService, threadCpuMs } from './proc.ts';
 import { type Kind, upstreamRequests } from './requests.ts';
 import { median } from './stats.ts';
 import { runWrk } from './wrk.ts';
@@ -21,17 +21,20 @@ export interface FloorResult {
   us: number;
   /** CPU µs per request of each round. */
   rounds: number[];
+  /** Median µs per request of the JavaScript thread and of Bun's HTTP client thread. */
+  js: number;
+  http: number;
 }
 
 export const runFloor = async (kind: Kind, modes: readonly FloorMode[], rounds: number, durationS: number): Promise<FloorResult[]> => {
   const cores = planCores();
   const mock = await spawnService('mock', pinned(cores.load, ['bun', join(import.meta.dir, '..', 'mock-upstream.ts')]), { ready: /"port":(\d+)/ });
   const mockUrl = `http://127.0.0.1:${mock.match[1]}`;
-  const proxies: { mode: FloorMode; s: Awaited<ReturnType<typeof spawnService>>; us: number[]; rps: number[] }[] = [];
+  const proxies: { mode: FloorMode; s: Awaited<ReturnType<typeof spawnService>>; us: number[]; rps: number[]; js: number[]; http: number[] }[] = [];
   try {
     for (const mode of modes) {
       const s = await spawnService(mode.name, pinned(cores.server, ['bun', join(import.meta.dir, '..', 'bare-proxy.ts'), '--upstream', mockUrl, ...mode.args]), { ready: /"port":(\d+)/ });
-      proxies.push({ mode, s, us: [], rps: [] });
+      proxies.push({ mode, s, us: [], rps: [], js: [], http: [] });
     }
     const reqs = upstreamRequests(kind);
     for (let r = 0; r < rounds; r++)
@@ -39,12 +42,17 @@ export const runFloor = async (kind: Kind, modes: readonly FloorMode[], rounds: 
         const p = proxies[(i + r) % proxies.length] as (typeof proxies)[number];
         await settle([p.s.service.pid], { maxMs: 3000 });
         const c0 = cpuMs(p.s.service.pid);
+        const t0 = threadCpuMs(p.s.service.pid);
         const w = await runWrk({ url: `http://127.0.0.1:${p.s.match[1]}`, requests: reqs, connections: 32, durationS, cpu: cores.load });
-        p.us.push(((cpuMs(p.s.service.pid) - c0) * 1000) / Math.max(1, w.requests));
+        const per = (ms: number): number => (ms * 1000) / Math.max(1, w.requests);
+        const t1 = threadCpuMs(p.s.service.pid);
+        p.us.push(per(cpuMs(p.s.service.pid) - c0));
+        p.js.push(per((t1.get('bun') ?? 0) - (t0.get('bun') ?? 0)));
+        p.http.push(per((t1.get('HTTP Client') ?? 0) - (t0.get('HTTP Client') ?? 0)));
         p.rps.push(w.rps);
         if (w.errorCount) console.log(p.mode.name, 'errors', w.errorCount);
       }
-    return proxies.map((p) => ({ name: p.mode.name, rps: median(p.rps), us: median(p.us), rounds: p.us }));
+    return proxies.map((p) => ({ name: p.mode.name, rps: median(p.rps), us: median(p.us), rounds: p.us, js: median(p.js), http: median(p.http) }));
   } finally {
     for (const p of proxies) await p.s.service.stop();
     await mock.service.stop();
@@ -52,5 +60,6 @@ export const runFloor = async (kind: Kind, modes: readonly FloorMode[], rounds: 
 };
 
 export const printFloor = (results: readonly FloorResult[], unit: string): void => {
-  for (const p of results) console.log(p.name.padEnd(8), `${p.rps.toFixed(0)} req/s`, `${p.us.toFixed(1)} µs/${unit}`, p.rounds.map((x) => x.toFixed(0)).join(','));
+  for (const p of results)
+    console.log(p.name.padEnd(8), `${p.rps.toFixed(0)} req/s`, `${p.us.toFixed(1)} µs/${unit}`, `(JS thread ${p.js.toFixed(1)} + HTTP client ${p.http.toFixed(1)})`, p.rounds.map((x) => x.toFixed(0)).join(','));
 };
