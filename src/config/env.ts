@@ -59,6 +59,8 @@ export interface GatewayConfig {
   redisUrl: string | undefined;
   /** GATEWAY_LIMITS_ON_REDIS_ERROR (`closed` default, or `open`): what limits do while Redis fails. */
   limitsOnRedisError: 'open' | 'closed';
+  /** GATEWAY_LIMITS_LEASES: with Redis, admit from local leases of counters far from their limit (governance/leased-counters.ts). */
+  limitsLeases: boolean;
   /** GATEWAY_RESPONSE_CACHE_MAX: bytes of the in-process response cache. */
   responseCacheMaxBytes: number;
   /** GATEWAY_FILE_MAX: largest `/v1/files` upload. */
@@ -136,6 +138,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     recordBodies: s.GATEWAY_RECORD_BODIES,
     redisUrl: s.REDIS_URL,
     limitsOnRedisError: s.GATEWAY_LIMITS_ON_REDIS_ERROR,
+    limitsLeases: s.GATEWAY_LIMITS_LEASES,
     upstreamAllowPrivate: s.GATEWAY_UPSTREAM_ALLOW_PRIVATE,
     keepAliveMs: s.GATEWAY_KEEPALIVE_INTERVAL,
     limits: {

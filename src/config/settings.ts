@@ -116,6 +116,10 @@ export const SETTINGS = {
     default: 'closed',
     description: 'while Redis fails, requests of projects with rate limits or budgets get 503 `limits_unavailable` (`closed`) or are served unlimited (`open`); logged once per 10 s',
   }),
+  GATEWAY_LIMITS_LEASES: flag({
+    default: '1',
+    description: 'with `REDIS_URL`, a data plane takes blocks of a counter far from its limit (32 admissions\' worth, given back within 1 s) and admits from them without a Redis round trip; limits stay exact across planes, `spentUsd` counts held blocks as reserved. `0`: one Redis check per admission',
+  }),
   GATEWAY_UPSTREAM_ALLOW_PRIVATE: flag({
     default: '0',
     description: '`1` lets anyone save connections whose URLs reach loopback, private, link-local, CGNAT or metadata addresses (otherwise only the platform admin may), and allows audit sinks at such addresses (otherwise refused for everyone)',
