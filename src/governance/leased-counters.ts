@@ -77,7 +77,9 @@ export class LeasedCounters implements Counters {
     const now = this.#now();
     if (entries.every((e) => this.#covers(e, now))) {
       for (const e of entries) (this.#leases.get(e.key) as Lease).left -= e.add;
-      return undefined;
+      // Two entries of one key could need more than its lease holds together: then undo, and ask Redis.
+      if (entries.every((e) => (this.#leases.get(e.key) as Lease).left >= 0)) return undefined;
+      for (const e of entries) (this.#leases.get(e.key) as Lease).left += e.add;
     }
     const result = this.#inner.tryAdd(entries);
     // Asked after the admission: the shared counters take it first (one script call, in order).

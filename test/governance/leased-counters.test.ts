@@ -114,6 +114,21 @@ describe.skipIf(skip !== undefined)(`LeasedCounters over Redis${skip ? ` — ski
     await a.close();
   });
 
+  test('two entries of one key that the lease holds one at a time but not together go to Redis, the lease untouched', async () => {
+    const key = unique();
+    const [a] = planes();
+    expect(await a.tryAdd([{ key, add: 1, limit: 1_000_000, ttlMs: 60_000 }])).toBeUndefined();
+    await Bun.sleep(20);
+    const held = LEASE_REQUESTS;
+    expect(a.held.get(key)).toBe(held);
+    const half = Math.ceil((held + 1) / 2);
+    const calls = await scriptCalls();
+    expect(await a.tryAdd([{ key, add: half, limit: 1_000_000, ttlMs: 60_000 }, { key, add: half, limit: 1_000_000, ttlMs: 60_000 }])).toBeUndefined();
+    expect(await scriptCalls()).toBeGreaterThan(calls);
+    await a.close();
+    expect(await value(key)).toBe(1 + 2 * half);
+  });
+
   test('an admission the leases do not cover whole goes to Redis as one all-or-nothing group', async () => {
     const [leased, tight] = [unique(), unique()];
     const [a] = planes();
