@@ -36,11 +36,15 @@ const ENCLOSING: readonly Rule[] = [
 
 /** Stages of the innermost frame of ours. */
 const STAGES: readonly Rule[] = [
+  // Streams: the upstream body read and relayed, its frames and events, the client's events written.
+  ['stream relay (upstream body read, frames written)', under('data-plane/relay.ts', 'data-plane/relay-final.ts', 'providers/framing.ts', 'providers/eventstream.ts', 'formats/sse.ts')],
+  ['upstream stream events decoded', (f) => f.startsWith('providers/') && f.endsWith('stream.ts')],
+  ['client stream events encoded', (f) => f.startsWith('formats/') && f.endsWith('stream.ts')],
   ['upstream call (Bun fetch)', (f, fn) => f === 'data-plane/upstream.ts' && (fn === 'post' || fn === 'sendUpstream')],
   ['upstream answer read', (f) => f === 'data-plane/upstream.ts' || f === 'data-plane/bounded-read.ts'],
   ['upstream request built', (f, fn) => (f.startsWith('providers/') && f.endsWith('request.ts')) || fn === 'spliceFirstModel' || fn === 'prepareRequest'],
   ['upstream answer decoded', (f) => f.startsWith('providers/')],
-  ['answer Response built', under('data-plane/respond.ts')],
+  ['answer written (Response, SSE writer)', under('data-plane/respond.ts')],
   ['listener, ids, timers', under('data-plane/server.ts', 'core/sweep.ts', 'core/ids.ts')],
   ['authenticate', under('data-plane/auth.ts', 'data-plane/pipeline/authenticate.ts')],
   ['request body read and parsed', under('data-plane/pipeline/body.ts')],
