@@ -18,6 +18,8 @@ import { getAdapter } from './providers/registry.ts';
 import { Observers } from './data-plane/pipeline/observe.ts';
 import { recordsObserver } from './data-plane/pipeline/record.ts';
 import { responseCacheStore } from './data-plane/cache/store.ts';
+import { governancePolicies } from './data-plane/policies/index.ts';
+import { sharedCounters } from './governance/shared-counters.ts';
 import { startSwitchableTelemetry } from './telemetry/switchable.ts';
 import { accountTelemetryOf, DataExports } from './data-plane/remote/exports.ts';
 
@@ -66,6 +68,11 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
   setStreamStallTimeout(config.limits.streamStallMs);
   // The response cache (contract §11): on Redis when REDIS_URL is set (shared with the other data planes), else in process.
   const responseCache = responseCacheStore(config);
+  // Guardrails, rate limits and budgets (contract §3.2), as on the embedded data plane: counters on
+  // Redis when REDIS_URL is set (shared with the other data planes and the management plane's
+  // GetBudget), else this process's own.
+  const counters = sharedCounters({ redisUrl: config.redisUrl, leases: config.limitsLeases });
+  const policies = governancePolicies(counters, config.limitsOnRedisError);
   let inference: Server<undefined>;
   try {
     inference = startDataPlaneServer({
@@ -80,6 +87,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         keepAliveMs: config.keepAliveMs,
         bodyLimits: config.limits,
         responseCache,
+        policies,
         // Stored Responses and threads live in the management plane's store (usable through any data plane of the customer).
         conversations,
       },
@@ -102,6 +110,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
     });
   } catch (e) {
     controller.stop();
+    void Promise.resolve(counters.close()).catch(() => undefined);
     const busy = e instanceof Error && /EADDRINUSE|in use/i.test(e.message);
     throw busy ? new ConfigError('GATEWAY_PORT', 'port is already in use') : e;
   }
@@ -127,6 +136,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         await background;
         controller.stop();
         responseCache.close();
+        await Promise.resolve(counters.close()).catch((e: unknown) => log.error('closing the rate-limit and budget counters failed', { error: describeError(e) }));
         await records.stop(5_000).catch((e: unknown) => log.error('spooling the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);
       })();

@@ -30,9 +30,7 @@ import { getAdapter } from './providers/registry.ts';
 import { directStore, workerStore } from './records/backend.ts';
 import { BodyFiles, readBodies } from './records/body-files.ts';
 import { RecordWriter } from './records/writer.ts';
-import { type Counters, MemoryCounters } from './governance/counters.ts';
-import { RedisCounters } from './governance/redis-counters.ts';
-import { LeasedCounters } from './governance/leased-counters.ts';
+import { sharedCounters } from './governance/shared-counters.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
 import { responseCacheStore } from './data-plane/cache/store.ts';
 import { batchLineRunner } from './data-plane/batches.ts';
@@ -164,9 +162,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   });
   // Rate-limit and budget counters: Redis when REDIS_URL is set (shared by every data plane), else
   // this process's own (the embedded data plane's, read by GetBudget too).
-  // With leases, admissions far from a limit are served from blocks this plane took (exact across planes).
-  const shared = config.redisUrl ? new RedisCounters(config.redisUrl) : undefined;
-  const counters: Counters = shared ? (config.limitsLeases ? new LeasedCounters(shared) : shared) : new MemoryCounters();
+  const counters = sharedCounters({ redisUrl: config.redisUrl, leases: config.limitsLeases });
   const policies = governancePolicies(counters, config.limitsOnRedisError);
   const responseCache = responseCacheStore(config);
   const deps: ControlDeps = {
