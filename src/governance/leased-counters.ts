@@ -17,7 +17,7 @@ import type { CounterAdd, CounterAdjust, Counters, Refused } from './counters.ts
  *   leaves at least HEADROOM leases' worth of the limit free (the script checks it atomically, as
  *   `limit - HEADROOM × size`), and never for a limit under MIN_LIMIT_LEASES leases: small limits
  *   (the tests' 7 requests per minute, a budget of a few requests) are admitted one by one, exactly
- *   as without leases;
+ *   as without leases, and so are the other counters of admissions that have one;
  * - near a limit no lease is taken, so the refusals there are the shared counter's own; what other
  *   planes hold then is at most what they took while the limit was far, for at most LEASE_MS;
  * - an admission that the leases cannot serve whole (an entry without a lease, or not enough left)
@@ -44,6 +44,9 @@ interface Lease {
   left: number;
   expiresAt: number;
 }
+
+/** Whether the entry's limit is large enough for leases of its size. */
+const leasable = (e: CounterAdd): boolean => e.add > 0 && e.limit >= e.add * LEASE_REQUESTS * MIN_LIMIT_LEASES;
 
 export class LeasedCounters implements Counters {
   readonly #inner: Counters;
@@ -83,7 +86,9 @@ export class LeasedCounters implements Counters {
     }
     const result = this.#inner.tryAdd(entries);
     // Asked after the admission: the shared counters take it first (one script call, in order).
-    for (const e of entries) this.#take(e, now);
+    // Only when every entry can be leased: an admission with a small limit among its entries always
+    // goes to Redis, and a lease of its other keys would sit unused.
+    if (entries.every(leasable)) for (const e of entries) this.#take(e, now);
     return result;
   }
 
@@ -95,7 +100,7 @@ export class LeasedCounters implements Counters {
   /** Takes a lease for the entry's key when its limit is far enough (the shared counter decides, atomically). */
   #take(e: CounterAdd, now: number): void {
     const size = e.add * LEASE_REQUESTS;
-    if (size <= 0 || e.limit < size * MIN_LIMIT_LEASES || this.#taking.has(e.key)) return;
+    if (this.#taking.has(e.key)) return;
     const held = this.#leases.get(e.key);
     if (held && held.expiresAt > now && held.left >= e.add) return;
     this.#taking.add(e.key);
