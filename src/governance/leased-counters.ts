@@ -43,6 +43,8 @@ interface Lease {
   /** Units taken and not yet used. */
   left: number;
   expiresAt: number;
+  /** The limit it was taken under: a lowered limit (a configuration change) is not served from it. */
+  limit: number;
 }
 
 /** Whether the entry's limit is large enough for leases of its size. */
@@ -94,7 +96,7 @@ export class LeasedCounters implements Counters {
 
   #covers(e: CounterAdd, now: number): boolean {
     const l = this.#leases.get(e.key);
-    return l !== undefined && l.expiresAt > now && l.left >= e.add;
+    return l !== undefined && l.expiresAt > now && l.left >= e.add && e.limit >= l.limit;
   }
 
   /** Takes a lease for the entry's key when its limit is far enough (the shared counter decides, atomically). */
@@ -102,7 +104,7 @@ export class LeasedCounters implements Counters {
     const size = e.add * LEASE_REQUESTS;
     if (this.#taking.has(e.key)) return;
     const held = this.#leases.get(e.key);
-    if (held && held.expiresAt > now && held.left >= e.add) return;
+    if (held && held.expiresAt > now && held.left >= e.add && e.limit >= held.limit) return;
     this.#taking.add(e.key);
     const done = (r: Refused | undefined): void => {
       this.#taking.delete(e.key);
@@ -110,12 +112,12 @@ export class LeasedCounters implements Counters {
       const at = this.#now();
       const l = this.#leases.get(e.key);
       // What an ended lease still held goes back with it (giveBack), not into the new one.
-      if (l && l.expiresAt > at) {
+      if (l && l.expiresAt > at && l.limit === e.limit) {
         l.left += size;
         l.expiresAt = at + LEASE_MS;
       } else {
         if (l) this.#returnLease(e.key, l);
-        this.#leases.set(e.key, { left: size, expiresAt: at + LEASE_MS });
+        this.#leases.set(e.key, { left: size, expiresAt: at + LEASE_MS, limit: e.limit });
       }
     };
     try {

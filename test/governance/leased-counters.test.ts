@@ -129,6 +129,18 @@ describe.skipIf(skip !== undefined)(`LeasedCounters over Redis${skip ? ` — ski
     expect(await value(key)).toBe(1 + 2 * half);
   });
 
+  test('a lowered limit (a configuration change) is not served from a lease taken under the old one', async () => {
+    const key = unique();
+    const [a] = planes();
+    expect(await a.tryAdd([{ key, add: 1, limit: 1_000_000, ttlMs: 60_000 }])).toBeUndefined();
+    await Bun.sleep(20);
+    expect(a.held.get(key)).toBe(LEASE_REQUESTS);
+    // The counter holds 1 + the lease: a limit of 10 refuses at once, whatever the lease still holds.
+    expect(await a.tryAdd([{ key, add: 1, limit: 10, ttlMs: 60_000 }])).toEqual({ index: 0, value: 1 + LEASE_REQUESTS });
+    await a.close();
+    expect(await value(key)).toBe(1);
+  });
+
   test('an admission the leases do not cover whole goes to Redis as one all-or-nothing group', async () => {
     const [leased, tight] = [unique(), unique()];
     const [a] = planes();
