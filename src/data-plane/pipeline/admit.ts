@@ -13,11 +13,19 @@ export interface AdmissionPolicy {
   admit(ctx: Readonly<RequestContext>): GatewayError | undefined | Promise<GatewayError | undefined>;
 }
 
-/** Runs the admission policies; throws the first refusal. */
-export const admit = async (policies: readonly AdmissionPolicy[], ctx: RequestContext): Promise<void> => {
-  for (const p of policies) {
-    const verdict = p.admit(ctx);
-    const refusal = verdict instanceof Promise ? await verdict : verdict;
-    if (refusal) throw refusal;
+/**
+ * Runs the admission policies; throws the first refusal. Returns a promise only once a policy
+ * answers with one (a project without limits, or a lease that covers the request, costs no await).
+ */
+export const admit = (policies: readonly AdmissionPolicy[], ctx: RequestContext, from = 0): void | Promise<void> => {
+  for (let i = from; i < policies.length; i++) {
+    const verdict = (policies[i] as AdmissionPolicy).admit(ctx);
+    if (verdict instanceof Promise)
+      return verdict.then((refusal) => {
+        if (refusal) throw refusal;
+        return admit(policies, ctx, i + 1);
+      });
+    if (verdict) throw verdict;
   }
+  return undefined;
 };

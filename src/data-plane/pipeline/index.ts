@@ -171,7 +171,10 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
         ctx.bodyText = JSON.stringify(value);
       }
     }
-    if (policies.admit.length > 0) await admit(policies.admit, ctx);
+    if (policies.admit.length > 0) {
+      const admitting = admit(policies.admit, ctx);
+      if (admitting) await admitting;
+    }
     const output = policies.guardrails.length > 0 ? openOutput(policies.guardrails, ctx) : undefined;
     const kept = keeper;
     const done = (o: Outcome): void => {
