@@ -7,7 +7,8 @@
  * its own on a free port; skipped when there is no redis-server). Each gateway serves two
  * projects: `plain` (no governance) and `governed` (rate-limit with a huge requestsPerMinute and
  * tokensPerMinute, a project budget and a key budget), measured with the same closed loop of
- * non-streaming chat requests. Prints one line per target and a last JSON line.
+ * non-streaming chat requests, every path warmed up first. Each ratio is the governed project
+ * against the plain one of the same process. Prints one line per target and a last JSON line.
  */
 import { type Subprocess, spawn } from 'bun';
 import { mkdtempSync } from 'node:fs';
@@ -101,9 +102,9 @@ const provision = async (adminUrl: string): Promise<{ plain: string; governed: s
 const BODY = JSON.stringify({ model: 'm', max_tokens: 8, messages: [{ role: 'user', content: 'hello' }] });
 
 /** Closed loop: CONCURRENCY workers for DURATION_S; requests per second and mean latency. */
-const measure = async (url: string, key: string): Promise<{ rps: number; meanMs: number; errors: number }> => {
+const measure = async (url: string, key: string, durationS = DURATION_S): Promise<{ rps: number; meanMs: number; errors: number }> => {
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const end = performance.now() + DURATION_S * 1000;
+  const end = performance.now() + durationS * 1000;
   let n = 0;
   let errors = 0;
   let total = 0;
@@ -119,7 +120,7 @@ const measure = async (url: string, key: string): Promise<{ rps: number; meanMs:
       }
     }),
   );
-  return { rps: Math.round(n / DURATION_S), meanMs: Math.round((total / Math.max(1, n)) * 100) / 100, errors };
+  return { rps: Math.round(n / durationS), meanMs: Math.round((total / Math.max(1, n)) * 100) / 100, errors };
 };
 
 const main = async (): Promise<void> => {
@@ -140,10 +141,19 @@ const main = async (): Promise<void> => {
     redis = await startGatewayProcess({ REDIS_URL: `redis://127.0.0.1:${rp}` });
     redisKeys = await provision(redis.admin);
   }
+  // Every path warmed first (JIT, connection pools): the first measurement of a process must not be its cold start.
+  for (const [g, keys] of [[mem, memKeys], [redis, redisKeys]] as const) {
+    if (!g || !keys) continue;
+    await measure(g.url, keys.plain, 1);
+    await measure(g.url, keys.governed, 1);
+  }
   out.bare = await measureBare();
   out.gateway = await measure(mem.url, memKeys.plain);
   out['gateway+limits (in process)'] = await measure(mem.url, memKeys.governed);
-  if (redis && redisKeys) out['gateway+limits (redis)'] = await measure(redis.url, redisKeys.governed);
+  if (redis && redisKeys) {
+    out['gateway (redis process)'] = await measure(redis.url, redisKeys.plain);
+    out['gateway+limits (redis)'] = await measure(redis.url, redisKeys.governed);
+  }
   for (const [name, r] of Object.entries(out)) console.log(`${name.padEnd(28)} ${String(r.rps).padStart(7)} req/s  mean ${r.meanMs} ms  errors ${r.errors}`);
   const ratio = (a?: number, b?: number) => (a && b ? Math.round((a / b) * 1000) / 1000 : null);
   console.log(
@@ -156,7 +166,8 @@ const main = async (): Promise<void> => {
       limits_memory_rps: out['gateway+limits (in process)']?.rps,
       limits_redis_rps: out['gateway+limits (redis)']?.rps ?? null,
       limits_memory_vs_gateway: ratio(out['gateway+limits (in process)']?.rps, out.gateway?.rps),
-      limits_redis_vs_gateway: ratio(out['gateway+limits (redis)']?.rps, out.gateway?.rps),
+      // Each against the same gateway process without limits (its plain project).
+      limits_redis_vs_gateway: ratio(out['gateway+limits (redis)']?.rps, out['gateway (redis process)']?.rps),
       limits_memory_vs_bare: ratio(out['gateway+limits (in process)']?.rps, out.bare?.rps),
     }),
   );

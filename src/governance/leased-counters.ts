@@ -24,6 +24,10 @@ import type { CounterAdd, CounterAdjust, Counters, Refused } from './counters.ts
  *   goes to the shared counters as one atomic group, as without leases (`orEmpty`, one large
  *   request in an empty window, is decided there; an admission a lease covers fits anyway).
  *
+ * A lease is topped up (another block, same rules) once less than half a block is left, while the
+ * admissions go on being served from what is left: under load a key's admissions never wait for
+ * Redis while it is far from its limit.
+ *
  * Settlements (reservation → real use) of a key with a live lease are applied to the lease (units
  * freed go back to it; units over the reservation are taken from it, and what it lacks goes to the
  * shared counter); others go to the shared counters. A lease's units are the key's: it does not
@@ -83,7 +87,11 @@ export class LeasedCounters implements Counters {
     if (entries.every((e) => this.#covers(e, now))) {
       for (const e of entries) (this.#leases.get(e.key) as Lease).left -= e.add;
       // Two entries of one key could need more than its lease holds together: then undo, and ask Redis.
-      if (entries.every((e) => (this.#leases.get(e.key) as Lease).left >= 0)) return undefined;
+      if (entries.every((e) => (this.#leases.get(e.key) as Lease).left >= 0)) {
+        // Topped up before it runs out: the admissions meanwhile are still served from it.
+        for (const e of entries) this.#take(e, now);
+        return undefined;
+      }
       for (const e of entries) (this.#leases.get(e.key) as Lease).left += e.add;
     }
     const result = this.#inner.tryAdd(entries);
@@ -104,7 +112,8 @@ export class LeasedCounters implements Counters {
     const size = e.add * LEASE_REQUESTS;
     if (this.#taking.has(e.key)) return;
     const held = this.#leases.get(e.key);
-    if (held && held.expiresAt > now && held.left >= e.add && e.limit >= held.limit) return;
+    // Enough left (half a lease or more), or being taken: nothing to do.
+    if (held && held.expiresAt > now && held.left * 2 >= size && e.limit >= held.limit) return;
     this.#taking.add(e.key);
     const done = (r: Refused | undefined): void => {
       this.#taking.delete(e.key);
