@@ -52,6 +52,8 @@ const STAGES: readonly Rule[] = [
   ['route resolved', under('data-plane/resolve.ts', 'data-plane/pipeline/resolve.ts', 'data-plane/hosts.ts', 'core/hosts.ts')],
   ['metrics', under('telemetry/')],
   ['settlement and record row', under('data-plane/pipeline/settle.ts', 'data-plane/pipeline/record.ts', 'core/records.ts', 'data-plane/cost.ts')],
+  ['records handed to the store thread (embedded)', under('records/', 'store/')],
+  ['management plane in the same process', under('control-plane/', 'api/', 'audit/', 'conversations/')],
   ['pipeline and dispatch glue', under('data-plane/', 'core/')],
 ];
 
