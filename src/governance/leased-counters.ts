@@ -60,6 +60,8 @@ export class LeasedCounters implements Counters {
   readonly #leases = new Map<string, Lease>();
   /** Keys whose lease is being taken (one request at a time per key). */
   readonly #taking = new Set<string>();
+  /** Keys near their limit (a lease was refused): no lease is asked for again before this time. */
+  readonly #refusedUntil = new Map<string, number>();
   /** Leases being taken, awaited by close() so that none is left out of the give-back. */
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #timer: ReturnType<typeof setInterval>;
@@ -111,14 +113,23 @@ export class LeasedCounters implements Counters {
   #take(e: CounterAdd, now: number): void {
     const size = e.add * LEASE_REQUESTS;
     if (this.#taking.has(e.key)) return;
+    const refused = this.#refusedUntil.get(e.key);
+    if (refused !== undefined) {
+      if (refused > now) return;
+      this.#refusedUntil.delete(e.key);
+    }
     const held = this.#leases.get(e.key);
     // Enough left (half a lease or more), or being taken: nothing to do.
     if (held && held.expiresAt > now && held.left * 2 >= size && e.limit >= held.limit) return;
     this.#taking.add(e.key);
     const done = (r: Refused | undefined): void => {
       this.#taking.delete(e.key);
-      if (r) return;
       const at = this.#now();
+      if (r) {
+        // Near the limit: the admissions go to Redis one by one; a lease is asked for again later.
+        this.#refusedUntil.set(e.key, at + LEASE_MS / 4);
+        return;
+      }
       const l = this.#leases.get(e.key);
       // What an ended lease still held goes back with it (giveBack), not into the new one.
       if (l && l.expiresAt > at && l.limit === e.limit) {
@@ -172,6 +183,7 @@ export class LeasedCounters implements Counters {
   giveBack(all: boolean): void | Promise<void> {
     const now = this.#now();
     const back: CounterAdjust[] = [];
+    for (const [key, until] of this.#refusedUntil) if (until <= now) this.#refusedUntil.delete(key);
     for (const [key, l] of this.#leases) {
       if (!all && l.expiresAt > now) continue;
       this.#leases.delete(key);
