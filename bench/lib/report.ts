@@ -183,7 +183,7 @@ export const renderMarkdown = (r: Results, plotFile: string): string => {
     out.push('');
     out.push(`Mixed traffic (Chat, Chat SSE, Messages → OpenAI SSE, Responses SSE) at 32 connections. RSS slope over the second half: ${r.soak.slopeMbPerMin.toFixed(2)} MB/min; first → last segment ${r.soak.growthMb.toFixed(0)} MB.`);
     out.push('');
-    out.push(mdTable(['t (s)', 'req/s', 'RSS MB', 'errors'], r.soak.segments.map((s) => [s.t.toFixed(0), fmt(s.rps, 0), fmt(s.rssMb, 0), String(s.errors)])));
+    out.push(mdTable(['t (s)', 'req/s', 'RSS MB', 'records queued', 'errors'], r.soak.segments.map((s) => [s.t.toFixed(0), fmt(s.rps, 0), fmt(s.rssMb, 0), s.recordsQueued === undefined ? '—' : String(s.recordsQueued), String(s.errors)])));
     out.push('');
   }
   if (Object.keys(r.rounds).length) {

@@ -63,7 +63,8 @@ export interface Results {
   churn: { steady: Run; churn: Run; changes: number; changeMs: Percentiles } | undefined;
   slow: Partial<Record<TargetName, Run>> | undefined;
   sweep: Partial<Record<TargetName, Run[]>> | undefined;
-  soak: { segments: { t: number; rssMb: number; rps: number; errors: number }[]; slopeMbPerMin: number; growthMb: number } | undefined;
+  /** `recordsQueued`: request records the gateway held in memory after the segment (its /readyz). */
+  soak: { segments: { t: number; rssMb: number; rps: number; errors: number; recordsQueued?: number }[]; slopeMbPerMin: number; growthMb: number } | undefined;
   errorsTotal: number;
   goals: { goal: string; target: string; value: string; met: boolean | undefined }[];
 }

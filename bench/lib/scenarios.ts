@@ -57,6 +57,16 @@ export const runChurn = async (
   return { steady, churn, changes: changeMs.length, changeMs: percentiles(changeMs) };
 };
 
+/** Request records the target still holds in memory (its `/readyz`), once a segment ended: a store that fell behind shows here. */
+const recordsQueued = async (url: string): Promise<number | undefined> => {
+  try {
+    const r = (await (await fetch(`${url}/readyz`)).json()) as { records?: { queued?: unknown } };
+    return typeof r.records?.queued === 'number' ? r.records.queued : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
 /** Mixed traffic in 15 s segments; RSS per segment (read once the target is idle again) and the slope over the second half. */
 export const runSoak = async (measure: Measure, t: Target, keys: string[], seconds: number, log: (s: string) => void): Promise<NonNullable<Results['soak']>> => {
   log(`soak: ${seconds} s of mixed traffic (chat, chat SSE, Messages cross-format, Responses) at 32 connections…`);
@@ -64,13 +74,14 @@ export const runSoak = async (measure: Measure, t: Target, keys: string[], secon
   const parts = (['chat-json', 'chat-sse', 'messages-x-sse', 'responses-sse'] as Kind[]).map((k) => gatewayRequests(k, keys));
   for (let i = 0; i < keys.length; i++) for (const p of parts) mix.push(p[i] as WrkRequest);
   const mixed: Target = { ...t, requests: () => mix };
-  const segments: { t: number; rssMb: number; rps: number; errors: number }[] = [];
+  const segments: NonNullable<Results['soak']>['segments'] = [];
   const segS = 15;
   const start = performance.now();
   while ((performance.now() - start) / 1000 < seconds - 1) {
     const run = await measure(mixed, 'chat-json', { connections: 32, durationS: Math.min(segS, Math.max(2, seconds - (performance.now() - start) / 1000)) });
-    segments.push({ t: (performance.now() - start) / 1000, rssMb: run.rssMb, rps: run.rps, errors: run.errors });
-    log(`  t=${segments.at(-1)?.t.toFixed(0)} s  ${run.rps.toFixed(0)} req/s  rss ${run.rssMb.toFixed(0)} MB  errors ${run.errors}`);
+    const queued = await recordsQueued(t.url);
+    segments.push({ t: (performance.now() - start) / 1000, rssMb: run.rssMb, rps: run.rps, errors: run.errors, ...(queued === undefined ? {} : { recordsQueued: queued }) });
+    log(`  t=${segments.at(-1)?.t.toFixed(0)} s  ${run.rps.toFixed(0)} req/s  rss ${run.rssMb.toFixed(0)} MB  errors ${run.errors}${queued === undefined ? '' : `  records queued ${queued}`}`);
   }
   const half = segments.slice(Math.floor(segments.length / 2));
   return {
