@@ -10,8 +10,8 @@ import type { CounterAdd, CounterAdjust, Counters, Refused } from './counters.ts
  * shared counter when it is taken, so the sum of what every data plane admits never passes a limit,
  * whatever the number of planes. What a lease changes is only when units count as used: the block's
  * unused units read as spent (GetBudget's `spentUsd`, which counts in-flight reservations already)
- * until they are given back — at the lease's end (LEASE_MS after it was taken), at close(), or on
- * the next settlement of the key. To keep refusals exact near a limit:
+ * until they are given back — at the lease's end (LEASE_MS after it was taken or last topped up) or
+ * at close(). To keep refusals exact near a limit:
  *
  * - a lease is LEASE_REQUESTS times the admission that asked for it, and is taken only while it
  *   leaves at least HEADROOM leases' worth of the limit free (the script checks it atomically, as
