@@ -71,7 +71,7 @@ export class LeasedCounters implements Counters {
     this.#inner = inner;
     this.#now = opts.now ?? Date.now;
     this.#timer = setInterval(() => this.giveBack(false), LEASE_MS / 4);
-    (this.#timer as { unref?(): void }).unref?.();
+    this.#timer.unref?.();
   }
 
   get kind(): Counters['kind'] {
@@ -86,15 +86,16 @@ export class LeasedCounters implements Counters {
   tryAdd(entries: readonly CounterAdd[]): Refused | undefined | Promise<Refused | undefined> {
     if (entries.length === 0 || this.#closed) return this.#inner.tryAdd(entries);
     const now = this.#now();
-    if (entries.every((e) => this.#covers(e, now))) {
-      for (const e of entries) (this.#leases.get(e.key) as Lease).left -= e.add;
+    const covering = this.#covering(entries, now);
+    if (covering) {
+      for (const c of covering) c.lease.left -= c.add;
       // Two entries of one key could need more than its lease holds together: then undo, and ask Redis.
-      if (entries.every((e) => (this.#leases.get(e.key) as Lease).left >= 0)) {
+      if (covering.every((c) => c.lease.left >= 0)) {
         // Topped up before it runs out: the admissions meanwhile are still served from it.
         for (const e of entries) this.#take(e, now);
         return undefined;
       }
-      for (const e of entries) (this.#leases.get(e.key) as Lease).left += e.add;
+      for (const c of covering) c.lease.left += c.add;
     }
     const result = this.#inner.tryAdd(entries);
     // Asked after the admission: the shared counters take it first (one script call, in order).
@@ -104,9 +105,15 @@ export class LeasedCounters implements Counters {
     return result;
   }
 
-  #covers(e: CounterAdd, now: number): boolean {
-    const l = this.#leases.get(e.key);
-    return l !== undefined && l.expiresAt > now && l.left >= e.add && e.limit >= l.limit;
+  /** The live lease of each entry's key, in order, when every one covers its entry alone. */
+  #covering(entries: readonly CounterAdd[], now: number): { lease: Lease; add: number }[] | undefined {
+    const out: { lease: Lease; add: number }[] = [];
+    for (const e of entries) {
+      const lease = this.#leases.get(e.key);
+      if (lease === undefined || lease.expiresAt <= now || lease.left < e.add || e.limit < lease.limit) return undefined;
+      out.push({ lease, add: e.add });
+    }
+    return out;
   }
 
   /** Takes a lease for the entry's key when its limit is far enough (the shared counter decides, atomically). */
@@ -140,19 +147,19 @@ export class LeasedCounters implements Counters {
         this.#leases.set(e.key, { left: size, expiresAt: at + LEASE_MS, limit: e.limit });
       }
     };
+    const failed = (err: unknown): void => {
+      this.#taking.delete(e.key);
+      log.every('limits-lease', 'warn', 'taking a lease of a shared counter failed; admitting one by one', { error: describeError(err) }, 10_000);
+    };
     try {
       const r = this.#inner.tryAdd([{ key: e.key, add: size, limit: e.limit - HEADROOM * size, ttlMs: e.ttlMs }]);
       if (r instanceof Promise) {
-        const p = r.then(done, (err: unknown) => {
-          this.#taking.delete(e.key);
-          log.every('limits-lease', 'warn', 'taking a lease of a shared counter failed; admitting one by one', { error: describeError(err) }, 10_000);
-        });
+        const p = r.then(done, failed);
         this.#inFlight.add(p);
         void p.finally(() => this.#inFlight.delete(p));
       } else done(r);
     } catch (err) {
-      this.#taking.delete(e.key);
-      log.every('limits-lease', 'warn', 'taking a lease of a shared counter failed; admitting one by one', { error: describeError(err) }, 10_000);
+      failed(err);
     }
   }
 
@@ -197,12 +204,12 @@ export class LeasedCounters implements Counters {
   }
 
   #settle(back: readonly CounterAdjust[]): Promise<void> {
-    try {
-      return Promise.resolve(this.#inner.adjust(back)).catch((err: unknown) => {
-        log.every('limits-lease-return', 'warn', 'giving back unused leased units failed; they count as used until their counter ends', { error: describeError(err) }, 10_000);
-      });
-    } catch (err) {
+    const failed = (err: unknown): void =>
       log.every('limits-lease-return', 'warn', 'giving back unused leased units failed; they count as used until their counter ends', { error: describeError(err) }, 10_000);
+    try {
+      return Promise.resolve(this.#inner.adjust(back)).catch(failed);
+    } catch (err) {
+      failed(err);
       return Promise.resolve();
     }
   }

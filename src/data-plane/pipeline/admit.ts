@@ -19,7 +19,9 @@ export interface AdmissionPolicy {
  */
 export const admit = (policies: readonly AdmissionPolicy[], ctx: RequestContext, from = 0): void | Promise<void> => {
   for (let i = from; i < policies.length; i++) {
-    const verdict = (policies[i] as AdmissionPolicy).admit(ctx);
+    const policy = policies[i];
+    if (!policy) continue;
+    const verdict = policy.admit(ctx);
     if (verdict instanceof Promise)
       return verdict.then((refusal) => {
         if (refusal) throw refusal;
