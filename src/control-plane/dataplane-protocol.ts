@@ -135,6 +135,27 @@ export const planeOf = async (deps: ControlDeps, a: ServiceAccountRow) => {
   return { ws, targets: [ws.id, ...gateways.map((g) => g.id)], projectUuids: [...new Set([ws.projectUuid, ...attached.map((p) => p.projectUuid)])] };
 };
 
+type Plane = Awaited<ReturnType<typeof planeOf>>;
+
+/**
+ * What a data plane serves (its scope) read AFTER its desired revision: every change committed
+ * before the revision was read is in the scope then. Read the other way round, a change committed
+ * in between (a project attached to a gateway the plane hosts) reached the plane as a revision whose
+ * document lacked it, and the plane, at that revision, never asked again. When the re-read scope
+ * has other targets (a gateway added to or removed from the workspace), the revision is read again
+ * for them.
+ */
+const scopeAfterRevision = async (deps: ControlDeps, a: ServiceAccountRow, plane: Plane, revision: number): Promise<{ plane: Plane; revision: number }> => {
+  let current = { plane, revision };
+  for (let i = 0; i < 8; i++) {
+    const again = await planeOf(deps, a);
+    const same = again.targets.length === current.plane.targets.length && again.targets.every((t, k) => t === current.plane.targets[k]);
+    if (same) return { plane: again, revision: current.revision };
+    current = { plane: again, revision: await desiredRevisionOf(deps, again.targets) };
+  }
+  return current;
+};
+
 /** The desired revision of a data plane: the newest change record addressed to it (or a gateway it hosts). */
 export const desiredRevisionOf = async (deps: Pick<ControlDeps, 'db'>, targets: string[]): Promise<number> => {
   const [row] = await deps.db.select({ rev: max(configChanges.id) }).from(configChanges).where(inArray(configChanges.target, targets));
@@ -227,18 +248,18 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
       const applied = revisionOf(b.appliedRevision, 'appliedRevision');
       const full = b.full === true;
       const waitMs = (b.waitSeconds ?? 0) * 1000;
-      let plane = await planeOf(deps, a);
-      await recordPoll(deps, plane.ws.id, applied, full);
-      const first = await desiredRevisionOf(deps, plane.targets);
-      let revision = full || known === undefined ? first : await holdWhileUnchanged(deps, plane.targets, known, first, waitMs);
-      if (revision !== first) {
+      const before = await planeOf(deps, a);
+      await recordPoll(deps, before.ws.id, applied, full);
+      const first = await desiredRevisionOf(deps, before.targets);
+      const held = full || known === undefined ? first : await holdWhileUnchanged(deps, before.targets, known, first, waitMs);
+      if (held !== first) {
         // Held while something changed: the account may have been revoked (its revocation is a change
-        // that wakes the hold), and what the data plane serves (its gateways, their projects) may have moved.
+        // that wakes the hold).
         const still = await authenticate(deps, req);
         if (still instanceof Response) return still;
-        plane = await planeOf(deps, a);
-        revision = await desiredRevisionOf(deps, plane.targets);
       }
+      // What the data plane serves (its gateways, their projects) may have moved meanwhile: read after the revision.
+      const { plane, revision } = await scopeAfterRevision(deps, a, before, held);
       const head = { dataplaneId: a.workspaceId, customerId: a.customerId, revision: String(revision) };
       if (!full && known === revision) return answer<'Pull'>({ ...head, unchanged: true });
       const doc = await loadConfigDocument(deps.db, deps.secrets, deps.upstreamAllowPrivate, {
