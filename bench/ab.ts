@@ -17,7 +17,7 @@
 import { join, resolve } from 'node:path';
 import { startDataplane } from './lib/dataplane.ts';
 import { launchGateway, prepareStore, removeScratchDirs, repoint } from './lib/gateway.ts';
-import { cpuMs, pinned, planCores, rssSampler, type Service, settle, spawnService, threadCpuMs } from './lib/proc.ts';
+import { cpuMs, HTTP_THREAD, JS_THREAD, pinned, planCores, rssSampler, type Service, settle, spawnService, threadCpuMs, threadUsPerRequest } from './lib/proc.ts';
 import { gatewayRequests, type Kind } from './lib/requests.ts';
 import { median } from './lib/stats.ts';
 import { runWrk } from './lib/wrk.ts';
@@ -69,8 +69,6 @@ if (target === 'dataplane') {
     if (store.source === 'template') await repoint(gw, mockUrl);
     gateways.push({ tree: trees[i] as string, url: gw.url, service: gw.service, keys: store.keys, us: new Map(), split: new Map(), rssPeakMb: 0 });
   }
-const JS_THREAD = 'bun';
-const HTTP_THREAD = 'HTTP Client';
 try {
   for (const g of gateways) for (const k of kinds) await runWrk({ url: g.url, requests: gatewayRequests(k, g.keys), connections: 32, durationS: 1, cpu: cores.load });
   for (let r = 0; r < rounds; r++) {
@@ -85,11 +83,11 @@ try {
         const per = (ms: number): number => (ms * 1000) / Math.max(1, w.requests);
         const us = per(cpuMs(g.service.pid) - c0);
         const t1 = threadCpuMs(g.service.pid);
-        const thread = (name: string): number => per((t1.get(name) ?? 0) - (t0.get(name) ?? 0));
+        const threads = threadUsPerRequest(t0, t1, w.requests);
         g.rssPeakMb = Math.max(g.rssPeakMb, rss.stop());
         if (w.errorCount > 0) log(`${g.tree} ${k}: ${w.errorCount} errors`);
         g.us.set(k, [...(g.us.get(k) ?? []), us]);
-        g.split.set(k, [...(g.split.get(k) ?? []), [thread(JS_THREAD), thread(HTTP_THREAD)]]);
+        g.split.set(k, [...(g.split.get(k) ?? []), [threads.get(JS_THREAD) ?? 0, threads.get(HTTP_THREAD) ?? 0]]);
       }
     }
   log(`round ${r + 1}/${rounds} done`);

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDataplane } from './lib/dataplane.ts';
 import { launchGateway, prepareStore, removeScratchDirs, repoint } from './lib/gateway.ts';
-import { cpuMs, pinned, planCores, settle, spawnService, threadCpuMs } from './lib/proc.ts';
+import { cpuMs, JS_THREAD, pinned, planCores, settle, spawnService, threadCpuMs, threadUsPerRequest } from './lib/proc.ts';
 import { gatewayRequests, type Kind } from './lib/requests.ts';
 import { attribute, type CpuProfile } from './lib/stages.ts';
 import { runWrk } from './lib/wrk.ts';
@@ -29,7 +29,6 @@ if (target !== 'dataplane' && target !== 'gateway') throw new Error('--target: d
 if (stages && kinds.length !== 1) throw new Error('--stages: one kind at a time');
 const profileDir = stages ? mkdtempSync(join(tmpdir(), 'dp-stages-')) : undefined;
 const profileArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-interval=200'] : [];
-if (profileDir && target === 'dataplane') process.env.BENCH_DATAPLANE_BUN_ARGS = profileArgs.join(' ');
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const cores = planCores();
 const mock = await spawnService('mock', pinned(cores.load, ['bun', join(import.meta.dir, 'mock-upstream.ts')]), { ready: /"port":(\d+)/ });
@@ -38,7 +37,7 @@ const store = await prepareStore({ mock: mockUrl, cpu: cores.load, fresh: false,
 // The gateway under test has the server core; as a data plane's management plane, the load core.
 const gw = await launchGateway(store.setup, target === 'gateway' ? { cpu: cores.server, bunArgs: profileArgs } : { cpu: cores.load });
 if (store.source === 'template') await repoint(gw, mockUrl);
-const dp = target === 'dataplane' ? await startDataplane(gw, cores.server, store.keys[0] as string) : undefined;
+const dp = target === 'dataplane' ? await startDataplane(gw, cores.server, store.keys[0] as string, {}, profileDir ? { bunArgs: profileArgs } : {}) : undefined;
 const tested = dp ? { url: dp.url, pid: dp.service.pid } : { url: gw.url, pid: gw.service.pid };
 /** µs per request of each thread (by name) of the process under test, in the measured run. */
 let threads = new Map<string, number>();
@@ -50,8 +49,7 @@ try {
     const t0 = threadCpuMs(tested.pid);
     const w = await runWrk({ url: tested.url, requests: gatewayRequests(k, store.keys), connections: 32, durationS, cpu: cores.load });
     const per = (ms: number): number => (ms * 1000) / Math.max(1, w.requests);
-    const t1 = threadCpuMs(tested.pid);
-    threads = new Map([...t1].map(([name, ms]) => [name, per(ms - (t0.get(name) ?? 0))] as const).filter(([, us]) => us >= 0.05));
+    threads = new Map([...threadUsPerRequest(t0, threadCpuMs(tested.pid), w.requests)].filter(([, us]) => us >= 0.05));
     console.log(JSON.stringify({ target, kind: k, rps: Math.round(w.rps), us_per_req: Number(per(cpuMs(tested.pid) - c0).toFixed(1)), errors: w.errorCount }));
   }
 } finally {
@@ -67,10 +65,10 @@ if (profileDir) {
   if (!file) throw new Error(`no profile written to ${profileDir}`);
   const samples = attribute(JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as CpuProfile);
   rmSync(profileDir, { recursive: true, force: true });
-  const js = threads.get('bun') ?? 0;
+  const js = threads.get(JS_THREAD) ?? 0;
   const total = [...samples.values()].reduce((a, b) => a + b, 0);
   const rows = [...samples].sort((a, b) => b[1] - a[1]).map(([stage, n]) => ({ stage, us: (js * n) / total, share: n / total }));
-  const others = [...threads].filter(([name]) => name !== 'bun').sort((a, b) => b[1] - a[1]);
+  const others = [...threads].filter(([name]) => name !== JS_THREAD).sort((a, b) => b[1] - a[1]);
   console.log(`\n${target}, ${kinds[0]}: request thread ${js.toFixed(1)} µs per request (${total} samples)`);
   for (const r of rows) console.log(`${r.us.toFixed(1).padStart(6)} µs  ${(100 * r.share).toFixed(1).padStart(5)} %  ${r.stage}`);
   console.log('other threads:');

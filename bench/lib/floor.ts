@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { cpuMs, pinned, planCores, settle, spawnService, threadCpuMs } from './proc.ts';
+import { cpuMs, HTTP_THREAD, JS_THREAD, pinned, planCores, settle, spawnService, threadCpuMs, threadUsPerRequest } from './proc.ts';
 import { type Kind, upstreamRequests } from './requests.ts';
 import { median } from './stats.ts';
 import { runWrk } from './wrk.ts';
@@ -45,10 +45,10 @@ export const runFloor = async (kind: Kind, modes: readonly FloorMode[], rounds: 
         const t0 = threadCpuMs(p.s.service.pid);
         const w = await runWrk({ url: `http://127.0.0.1:${p.s.match[1]}`, requests: reqs, connections: 32, durationS, cpu: cores.load });
         const per = (ms: number): number => (ms * 1000) / Math.max(1, w.requests);
-        const t1 = threadCpuMs(p.s.service.pid);
+        const threads = threadUsPerRequest(t0, threadCpuMs(p.s.service.pid), w.requests);
         p.us.push(per(cpuMs(p.s.service.pid) - c0));
-        p.js.push(per((t1.get('bun') ?? 0) - (t0.get('bun') ?? 0)));
-        p.http.push(per((t1.get('HTTP Client') ?? 0) - (t0.get('HTTP Client') ?? 0)));
+        p.js.push(threads.get(JS_THREAD) ?? 0);
+        p.http.push(threads.get(HTTP_THREAD) ?? 0);
         p.rps.push(w.rps);
         if (w.errorCount) console.log(p.mode.name, 'errors', w.errorCount);
       }

@@ -142,6 +142,14 @@ const statCpuMs = (stat: string): number => {
   return ((Number(rest[11]) + Number(rest[12])) * 1000) / CLK_TCK;
 };
 
+/** Thread names of a Bun process: the JavaScript (request) thread and Bun's HTTP client thread. */
+export const JS_THREAD = 'bun';
+export const HTTP_THREAD = 'HTTP Client';
+
+/** CPU µs per request of each thread (by name) between two `threadCpuMs` readings. */
+export const threadUsPerRequest = (before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, requests: number): Map<string, number> =>
+  new Map([...after].map(([name, ms]) => [name, ((ms - (before.get(name) ?? 0)) * 1000) / Math.max(1, requests)] as const));
+
 /** User + system CPU time of each of a process's threads, summed by thread name, in ms. */
 export const threadCpuMs = (pid: number): Map<string, number> => {
   const out = new Map<string, number>();

@@ -258,17 +258,18 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
         const still = await authenticate(deps, req);
         if (still instanceof Response) return still;
       }
+      // Unchanged: nothing to read (a gateway added to or removed from the workspace is itself a change addressed to the plane).
+      const head = (revision: number) => ({ dataplaneId: a.workspaceId, customerId: a.customerId, revision: String(revision) });
+      if (!full && known === held) return answer<'Pull'>({ ...head(held), unchanged: true });
       // What the data plane serves (its gateways, their projects) may have moved meanwhile: read after the revision.
       const { plane, revision } = await scopeAfterRevision(deps, a, before, held);
-      const head = { dataplaneId: a.workspaceId, customerId: a.customerId, revision: String(revision) };
-      if (!full && known === revision) return answer<'Pull'>({ ...head, unchanged: true });
       const doc = await loadConfigDocument(deps.db, deps.secrets, deps.upstreamAllowPrivate, {
         customerUuid: a.customerUuid,
         projectUuids: plane.projectUuids,
         workspace: { id: plane.ws.id, slug: plane.ws.slug, projectUuid: plane.ws.projectUuid },
       });
       const sealed = await sealDocument({ ...doc, revision, dataExports: await dataExportsOf(deps, a) }, a.publicKeyPem);
-      return answer<'Pull'>({ ...head, unchanged: false, document: sealed.document, sealedKey: sealed.sealedKey });
+      return answer<'Pull'>({ ...head(revision), unchanged: false, document: sealed.document, sealedKey: sealed.sealedKey });
     } catch (e) {
       return fail(e);
     }
