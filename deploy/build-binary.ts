@@ -6,14 +6,14 @@ import { join, relative } from 'node:path';
  * `bun build --compile` like the Terraform provider (iac/scripts/install.ts). The migrations
  * (drizzle/) and PGlite's WebAssembly and data bundle are embedded: a generated entry imports each
  * with `type: 'file'`, registers their embedded paths (src/store/embedded.ts) and starts src/main.ts.
- * The two worker threads are extra entry points. The binary needs nothing beside itself.
+ * The worker threads are extra entry points. The binary needs nothing beside itself.
  */
 
 export const REPO = join(import.meta.dir, '..');
 export const DIST = join(REPO, 'dist');
 export const BINARY = join(DIST, 'gateway');
 
-const WORKERS = ['src/propagation/worker.ts', 'src/records/pg-worker.ts', 'src/store/pglite-worker.ts'];
+const WORKERS = ['src/propagation/worker.ts', 'src/records/pg-worker.ts', 'src/store/pglite-worker.ts', 'src/governance/scan-worker.ts'];
 const PGLITE = 'node_modules/@electric-sql/pglite/dist';
 
 /** The generated entry: imports every embedded file, registers them, then runs the CLI. */

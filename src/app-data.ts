@@ -19,6 +19,7 @@ import { Observers } from './data-plane/pipeline/observe.ts';
 import { recordsObserver } from './data-plane/pipeline/record.ts';
 import { responseCacheStore } from './data-plane/cache/store.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
+import { configureGuardrailScans } from './governance/scan-pool.ts';
 import { sharedCounters } from './governance/shared-counters.ts';
 import { startSwitchableTelemetry } from './telemetry/switchable.ts';
 import { accountTelemetryOf, DataExports } from './data-plane/remote/exports.ts';
@@ -72,6 +73,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
   // Redis when REDIS_URL is set (shared with the other data planes and the management plane's
   // GetBudget), else this process's own.
   const counters = sharedCounters({ redisUrl: config.redisUrl, leases: config.limitsLeases });
+  configureGuardrailScans({ timeoutMs: config.guardrailScanTimeoutMs });
   const policies = governancePolicies(counters, config.limitsOnRedisError);
   let inference: Server<undefined>;
   try {

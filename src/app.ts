@@ -32,6 +32,7 @@ import { BodyFiles, readBodies } from './records/body-files.ts';
 import { RecordWriter } from './records/writer.ts';
 import { sharedCounters } from './governance/shared-counters.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
+import { configureGuardrailScans } from './governance/scan-pool.ts';
 import { responseCacheStore } from './data-plane/cache/store.ts';
 import { batchLineRunner } from './data-plane/batches.ts';
 import type { InferenceDeps } from './data-plane/pipeline/context.ts';
@@ -163,6 +164,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   // Rate-limit and budget counters: Redis when REDIS_URL is set (shared by every data plane), else
   // this process's own (the embedded data plane's, read by GetBudget too).
   const counters = sharedCounters({ redisUrl: config.redisUrl, leases: config.limitsLeases });
+  configureGuardrailScans({ timeoutMs: config.guardrailScanTimeoutMs });
   const policies = governancePolicies(counters, config.limitsOnRedisError);
   const responseCache = responseCacheStore(config);
   const deps: ControlDeps = {

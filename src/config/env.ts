@@ -59,6 +59,8 @@ export interface GatewayConfig {
   redisUrl: string | undefined;
   /** GATEWAY_LIMITS_ON_REDIS_ERROR (`closed` default, or `open`): what limits do while Redis fails. */
   limitsOnRedisError: 'open' | 'closed';
+  /** GATEWAY_GUARDRAIL_SCAN_TIMEOUT: the bound of one guardrail check on the scan thread. */
+  guardrailScanTimeoutMs: number;
   /** GATEWAY_LIMITS_LEASES: with Redis, admit from local leases of counters far from their limit (governance/leased-counters.ts). */
   limitsLeases: boolean;
   /** GATEWAY_RESPONSE_CACHE_MAX: bytes of the in-process response cache. */
@@ -138,6 +140,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     recordBodies: s.GATEWAY_RECORD_BODIES,
     redisUrl: s.REDIS_URL,
     limitsOnRedisError: s.GATEWAY_LIMITS_ON_REDIS_ERROR,
+    guardrailScanTimeoutMs: s.GATEWAY_GUARDRAIL_SCAN_TIMEOUT,
     limitsLeases: s.GATEWAY_LIMITS_LEASES,
     upstreamAllowPrivate: s.GATEWAY_UPSTREAM_ALLOW_PRIVATE,
     keepAliveMs: s.GATEWAY_KEEPALIVE_INTERVAL,

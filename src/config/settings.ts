@@ -111,6 +111,11 @@ export const SETTINGS = {
   }),
   GATEWAY_FILE_MAX: size({ default: '200MB', min: '1KiB', description: 'largest file uploaded to `/v1/files` (batch input); larger → 413 `request_too_large`' }),
   GATEWAY_BATCH_CONCURRENCY: integer({ default: '8', min: 1, max: 256, description: 'lines of one batch run at the same time through the project\'s routes (`/v1/batches`)' }),
+  GATEWAY_GUARDRAIL_SCAN_TIMEOUT: duration({
+    default: '5s',
+    description:
+      'guardrail checks too large for the event loop run on a scan thread, one at a time; one that takes longer is stopped and its request (or answer) refused with `guardrail_blocked` (fail closed; docs/governance.md)',
+  }),
   GATEWAY_LIMITS_ON_REDIS_ERROR: oneOf({
     values: ['closed', 'open'],
     default: 'closed',

@@ -30,7 +30,7 @@ const serve = async (endpoint: ExtraEndpoint, s: Serving<JsonObject>): Promise<R
   const attempts = outcome.attempts;
   const type = up.headers.get('content-type') ?? 'application/octet-stream';
   if (!type.includes('json')) {
-    s.output?.answer({ kind: 'extra', json: undefined, contentType: type });
+    await s.output?.answer({ kind: 'extra', json: undefined, contentType: type });
     s.finish({ status: up.status, attempts, response: { contentType: type } });
     return new Response(up.body, { status: up.status, headers: { 'content-type': type, ...idHeaders(ids) } });
   }
@@ -42,7 +42,7 @@ const serve = async (endpoint: ExtraEndpoint, s: Serving<JsonObject>): Promise<R
     json = undefined;
   }
   if (s.output) {
-    const view = s.output.answer({ kind: 'extra', json, contentType: type });
+    const view = await s.output.answer({ kind: 'extra', json, contentType: type });
     if (view.kind === 'extra') json = view.json;
   }
   if (isObject(json)) {

@@ -58,7 +58,7 @@ const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, 
   let r = outcome.response;
   try {
     if (s.output) {
-      const view = s.output.answer({ kind: 'chat', text: r.text, toolCalls: r.toolCalls, finishReason: r.finishReason });
+      const view = await s.output.answer({ kind: 'chat', text: r.text, toolCalls: r.toolCalls, finishReason: r.finishReason });
       if (view.kind === 'chat' && (view.text !== r.text || view.toolCalls !== r.toolCalls)) r = { ...r, text: view.text, toolCalls: [...view.toolCalls] };
     }
   } catch (e) {

@@ -98,9 +98,10 @@ export interface SseOptions {
   /**
    * Output guardrails: sees each batch of events before it is written and returns what is written
    * instead (redacted, or with text held back until the next batch); called once more with
-   * `final` before the end. Throws to end the stream with the format's error event.
+   * `final` before the end. Throws (or rejects) to end the stream with the format's error event;
+   * a promise while a long batch is checked over several turns of the event loop.
    */
-  filter?(events: readonly StreamEvent[], final: boolean): readonly StreamEvent[];
+  filter?(events: readonly StreamEvent[], final: boolean): readonly StreamEvent[] | Promise<readonly StreamEvent[]>;
   onDone(summary: StreamSummary): void;
 }
 
@@ -259,14 +260,18 @@ export const sseResponse = (open: EventSource, encoder: StreamEncoder, ids: Requ
     obs.summary.error = error;
     opts.onDone(obs.summary);
   };
-  const encode = (batch: readonly StreamEvent[], final = false): string => {
-    const events = opts.filter ? opts.filter(batch, final) : batch;
+  const encodeEvents = (events: readonly StreamEvent[]): string => {
     let out = '';
     for (const ev of events) {
       obs.see(ev);
       out += encoder.push(ev);
     }
     return open.takeRelay ? out + open.takeRelay() : out;
+  };
+  const encode = (batch: readonly StreamEvent[], final = false): string | Promise<string> => {
+    if (!opts.filter) return encodeEvents(batch);
+    const events = opts.filter(batch, final);
+    return events instanceof Promise ? events.then(encodeEvents) : encodeEvents(events);
   };
 
   const stream = directStream({
@@ -275,7 +280,8 @@ export const sseResponse = (open: EventSource, encoder: StreamEncoder, ids: Requ
       sink = controller;
       startWatching(w);
       try {
-        const head = encode(open.first);
+        const encodedHead = encode(open.first);
+        const head = encodedHead instanceof Promise ? await encodedHead : encodedHead;
         if (head) await drain(write(head));
         // Per chunk: drain() only when the socket did not take the write (no promise otherwise).
         let pending: Promise<unknown> | undefined;
@@ -285,7 +291,7 @@ export const sseResponse = (open: EventSource, encoder: StreamEncoder, ids: Requ
           if (finished) return;
           w.lastUpstream = Date.now();
           if (events === null) {
-            const held = opts.filter ? encode([], true) : '';
+            const held = opts.filter ? await encode([], true) : '';
             if (held) write(held);
             const tail = encoder.end();
             if (tail) write(tail);
@@ -293,7 +299,8 @@ export const sseResponse = (open: EventSource, encoder: StreamEncoder, ids: Requ
             close();
             return;
           }
-          const out = encode(events);
+          const encoded = encode(events);
+          const out = encoded instanceof Promise ? await encoded : encoded;
           if (out && (pending = write(out)) !== undefined) await drain(pending);
         }
       } catch (e) {

@@ -1,3 +1,4 @@
+import type { RE2JS } from 're2js';
 import { type Normalised, normalise, originalSpan } from './normalize.ts';
 import { DETECTORS, type PiiType } from './pii.ts';
 
@@ -20,8 +21,12 @@ export interface GuardrailRule {
   name: string;
   stage: GuardrailStage;
   kind: GuardrailKind;
-  /** `regex` rules: the compiled pattern (global flag). */
-  regex?: RegExp;
+  /** `regex` rules: the compiled pattern (RE2 syntax, linear-time matching: ./pattern.ts). */
+  regex?: RE2JS;
+  /** `regex` rules: the pattern as saved (what a scan off the event loop compiles again). */
+  pattern?: string;
+  /** `regex` rules: the compiled program's size (RE2 instructions), the cost per character of locating matches. */
+  programSize?: number;
   piiTypes: readonly PiiType[];
   maxTokens?: number;
   action: GuardrailAction;
@@ -34,30 +39,58 @@ export interface Match {
   label: string;
 }
 
-/** The longest text a regex rule is run on at once; longer texts are scanned in overlapping slices. */
-const MAX_SCAN = 1 << 20;
+/** PII detectors (bounded JavaScript patterns of ours) run on slices of at most this many units… */
+const PII_SLICE = 1 << 20;
+/** …overlapping by more than the longest PII match, so no match is lost at a slice's edge. */
+const PII_OVERLAP = 256;
 
-const scanRe = (re: RegExp, text: string, label: string, valid: ((m: string) => boolean) | undefined, out: Match[]): void => {
-  if (text.length > MAX_SCAN) return scanRe(re, text.slice(0, MAX_SCAN), label, valid, out);
-  re.lastIndex = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    if (m[0].length === 0) {
-      re.lastIndex++;
-      continue;
+const scanPii = (re: RegExp, text: string, label: string, valid: ((m: string) => boolean) | undefined, out: Match[]): void => {
+  for (let from = 0; from < text.length; from += PII_SLICE) {
+    const to = Math.min(text.length, from + PII_SLICE + PII_OVERLAP);
+    const last = to === text.length;
+    const slice = from === 0 && last ? text : text.slice(from, to);
+    re.lastIndex = 0;
+    for (let m = re.exec(slice); m !== null; m = re.exec(slice)) {
+      if (m[0].length === 0) {
+        re.lastIndex++;
+        continue;
+      }
+      // A match starting in the overlap is the next slice's.
+      if (!last && m.index >= PII_SLICE) break;
+      if (!valid || valid(m[0])) out.push({ start: from + m.index, end: from + m.index + m[0].length, label });
     }
-    if (!valid || valid(m[0])) out.push({ start: m.index, end: m.index + m[0].length, label });
+    if (last) break;
+  }
+};
+
+/** Every match of an RE2 pattern (leftmost-first, non-overlapping, empty matches skipped). */
+const scanRe2 = (re: RE2JS, text: string, label: string, out: Match[]): void => {
+  const m = re.matcher(text);
+  while (m.find()) {
+    const start = m.start();
+    const end = m.end();
+    if (end > start) out.push({ start, end, label });
   }
 };
 
 /** Every match of a rule in a text (regex and pii rules), ordered, without overlaps. */
 export const findMatches = (rule: GuardrailRule, text: string): Match[] => {
   const out: Match[] = [];
-  if (rule.kind === 'regex' && rule.regex) scanRe(rule.regex, text, rule.name, undefined, out);
-  else if (rule.kind === 'pii') for (const t of rule.piiTypes) scanRe(DETECTORS[t].re, text, t, DETECTORS[t].valid, out);
+  if (rule.kind === 'regex' && rule.regex) scanRe2(rule.regex, text, rule.name, out);
+  else if (rule.kind === 'pii') for (const t of rule.piiTypes) scanPii(DETECTORS[t].re, text, t, DETECTORS[t].valid, out);
   out.sort((a, b) => a.start - b.start || b.end - a.end);
   const kept: Match[] = [];
   for (const m of out) if (kept.length === 0 || m.start >= (kept.at(-1) as Match).end) kept.push(m);
   return kept;
+};
+
+/**
+ * Whether a rule matches a text at all. Regex rules run RE2's DFA without captures (the fast,
+ * linear path); only redaction needs `findMatches` to locate the spans.
+ */
+const matchesText = (rule: GuardrailRule, text: string): boolean => {
+  if (rule.kind === 'regex') return rule.regex !== undefined && rule.regex.test(text);
+  return findMatches(rule, text).length > 0;
 };
 
 /** A match in the original texts: text `part`, units [start, end). */
@@ -174,13 +207,24 @@ export const prepare = (texts: readonly string[]): Prepared => {
 export const scan = (rule: GuardrailRule, prepared: Prepared): Hit[] => {
   const hits: Hit[] = [];
   for (const view of prepared.views) {
-    for (const m of findMatches(rule, view.text)) hits.push(...view.locate(m.start, m.end, m.label));
+    // Locating matches (captures, the NFA) costs far more than asking whether there is one (the DFA).
+    if (rule.kind !== 'regex' || matchesText(rule, view.text)) for (const m of findMatches(rule, view.text)) hits.push(...view.locate(m.start, m.end, m.label));
     for (const d of view.decoded) {
-      const [first] = findMatches(rule, d.text);
-      if (first) hits.push(...view.locate(d.start, d.end, first.label));
+      // A decoded run is redacted whole, under the label of its first match.
+      const label = rule.kind === 'regex' ? (matchesText(rule, d.text) ? rule.name : undefined) : findMatches(rule, d.text)[0]?.label;
+      if (label) hits.push(...view.locate(d.start, d.end, label));
     }
   }
   return mergeHits(hits);
+};
+
+/** Whether a rule matches anywhere in prepared texts (each text, all of them joined, decoded base64 runs). */
+export const matchesAny = (rule: GuardrailRule, prepared: Prepared): boolean => {
+  for (const view of prepared.views) {
+    if (matchesText(rule, view.text)) return true;
+    for (const d of view.decoded) if (matchesText(rule, d.text)) return true;
+  }
+  return false;
 };
 
 /** Hits sorted by text and start, overlapping ones merged into one (the earlier one's label). */

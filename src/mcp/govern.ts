@@ -78,7 +78,7 @@ export const governed = async <R extends Record<string, unknown>>(c: GovernedCal
   let input = c.input;
   try {
     if (input !== undefined && policies.input.length > 0) {
-      const inspected = inspectInput(policies.input, ctx, input);
+      const inspected = await inspectInput(policies.input, ctx, input);
       if (inspected.changed && typeof inspected.body === 'object' && inspected.body !== null && !Array.isArray(inspected.body)) {
         input = Object.fromEntries(Object.entries(inspected.body));
         ctx.bodyText = JSON.stringify({ ...(typeof c.params === 'object' && c.params !== null ? c.params : {}), arguments: input });
@@ -109,7 +109,7 @@ export const governed = async <R extends Record<string, unknown>>(c: GovernedCal
   try {
     const output = policies.guardrails.length > 0 ? openOutput(policies.guardrails, ctx) : undefined;
     if (output) {
-      const view = output.answer({ kind: 'extra', json: result, contentType: JSON_CT });
+      const view = await output.answer({ kind: 'extra', json: result, contentType: JSON_CT });
       if (view.kind === 'extra' && view.json !== result && typeof view.json === 'object' && view.json !== null && !Array.isArray(view.json)) result = { ...result, ...view.json };
     }
   } catch (e) {

@@ -12,7 +12,9 @@ import {
   type RecordRetentionSetting,
   type ResponseCacheSetting,
 } from '../governance/setting-values.ts';
-import { describeError, log } from '../core/log.ts';
+import { log } from '../core/log.ts';
+import { compilePattern } from '../governance/pattern.ts';
+import type { RE2JS } from 're2js';
 import type { ConfigDocument } from '../api/config-document.ts';
 import type { BudgetSnapshot, ResolvedTarget } from './snapshot.ts';
 
@@ -33,20 +35,25 @@ export interface ProjectGovernance {
 }
 
 const compile = (g: ConfigDocument['guardrails'][number]): GuardrailRule | undefined => {
-  let regex: RegExp | undefined;
+  let regex: { regex: RE2JS; pattern: string; programSize: number } | undefined;
   if (g.kind === 'regex') {
-    try {
-      regex = new RegExp(g.pattern ?? '', 'gu');
-    } catch (e) {
-      log.every(`guardrail-pattern-${g.id}`, 'warn', 'a guardrail pattern does not compile; the guardrail is skipped', { guardrail: g.name, error: describeError(e) });
+    const pattern = g.pattern ?? '';
+    const c = compilePattern(pattern);
+    if (!c.ok) {
+      // Saved before patterns were RE2 (lookaround, backreferences): the management API refuses them now.
+      log.every(`guardrail-pattern-${g.id}`, 'error', 'a guardrail pattern cannot be matched in linear time; the guardrail is skipped until it is updated', {
+        guardrail: g.name,
+        reason: c.reason,
+      });
       return undefined;
     }
+    regex = { regex: c.re, pattern, programSize: c.programSize };
   }
   return Object.freeze({
     name: g.name,
     stage: g.stage as GuardrailStage,
     kind: g.kind as GuardrailKind,
-    ...(regex ? { regex } : {}),
+    ...regex,
     piiTypes: Object.freeze(g.piiTypes.filter((t): t is PiiType => (PII_TYPES as readonly string[]).includes(t))),
     ...(g.maxTokens !== null ? { maxTokens: g.maxTokens } : {}),
     action: g.action as GuardrailAction,

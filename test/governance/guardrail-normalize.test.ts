@@ -1,11 +1,16 @@
 import { describe, expect, test } from 'bun:test';
 import { findMatches, type GuardrailRule, prepare, redactParts, scan } from '../../src/governance/guardrail-scan.ts';
 import { CONFUSABLES, normalise, originalSpan } from '../../src/governance/normalize.ts';
+import { compilePattern } from '../../src/governance/pattern.ts';
 import { DETECTORS, type PiiType } from '../../src/governance/pii.ts';
 
 /** The normaliser guardrails match through (contract §3.2) and the engine's offset mapping. */
 
-const regex = (pattern: string): GuardrailRule => ({ name: 'r', stage: 'both', kind: 'regex', regex: new RegExp(pattern, 'gu'), piiTypes: [], action: 'redact' });
+const regex = (pattern: string): GuardrailRule => {
+  const c = compilePattern(pattern);
+  if (!c.ok) throw new Error(c.reason);
+  return { name: 'r', stage: 'both', kind: 'regex', regex: c.re, pattern, programSize: c.programSize, piiTypes: [], action: 'redact' };
+};
 const pii = (...piiTypes: PiiType[]): GuardrailRule => ({ name: 'p', stage: 'both', kind: 'pii', piiTypes, action: 'redact' });
 const redacted = (rule: GuardrailRule, ...texts: string[]): readonly string[] => redactParts(texts, scan(rule, prepare(texts)));
 

@@ -22,6 +22,12 @@ const CASES: { name: string; hcl: string; attr: string; says: string[] }[] = [
     says: ['not a valid regular expression'],
   },
   {
+    name: 'a guardrail pattern RE2 cannot match in linear time (issue 38: lookahead)',
+    hcl: `resource "gateway_guardrail" "g" {\n  customer_id = gateway_customer.c.customer_id\n  project_id = "default"\n  name = "re"\n  stage = "input"\n  kind = "regex"\n  pattern = "(?=.*secret)token"\n  action = "block"\n}`,
+    attr: 'pattern',
+    says: ['lookahead', 'RE2 syntax', 'linear time'],
+  },
+  {
     name: 'an unknown provider_name',
     hcl: `resource "gateway_provider_connection" "p" {\n  customer_id = gateway_customer.c.customer_id\n  name = "up"\n  provider_name = "openaii"\n}`,
     attr: 'provider_name',

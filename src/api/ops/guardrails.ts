@@ -1,5 +1,6 @@
 import { Type as t } from '@sinclair/typebox';
 import { connectError } from '../../core/errors.ts';
+import { compilePattern } from '../../governance/pattern.ts';
 import { PII_TYPES } from '../../governance/pii.ts';
 import { CustomerRef, Enum, Int32, PATTERNS, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
@@ -64,11 +65,8 @@ export interface GuardrailShape {
 export const checkGuardrail = (g: GuardrailShape): GuardrailShape => {
   if (g.kind === 'regex') {
     if (!g.pattern) throw connectError('invalid_argument', "invalid field 'pattern': required for kind 'regex'", 'pattern');
-    try {
-      new RegExp(g.pattern, 'gu');
-    } catch {
-      throw connectError('invalid_argument', "invalid field 'pattern': not a valid regular expression", 'pattern');
-    }
+    const c = compilePattern(g.pattern);
+    if (!c.ok) throw connectError('invalid_argument', `invalid field 'pattern': ${c.reason}`, 'pattern');
     return { ...g, piiTypes: [], maxTokens: null };
   }
   if (g.kind === 'pii') {

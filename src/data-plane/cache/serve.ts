@@ -92,7 +92,7 @@ const serveHit = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, 
   }
   try {
     if (s.output) {
-      const view = s.output.answer({ kind: 'chat', text: r.text, toolCalls: r.toolCalls, finishReason: r.finishReason });
+      const view = await s.output.answer({ kind: 'chat', text: r.text, toolCalls: r.toolCalls, finishReason: r.finishReason });
       if (view.kind === 'chat') r = { ...r, text: view.text, toolCalls: [...view.toolCalls] };
     }
   } catch (e) {

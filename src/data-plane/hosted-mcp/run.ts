@@ -212,7 +212,7 @@ class HostedRun {
       if (!o.ok) return this.fail(o.error);
       let r = o.response;
       if (s.output) {
-        const view = s.output.answer({ kind: 'chat', text: r.text, toolCalls: r.toolCalls, finishReason: r.finishReason });
+        const view = await s.output.answer({ kind: 'chat', text: r.text, toolCalls: r.toolCalls, finishReason: r.finishReason });
         if (view.kind === 'chat') r = { ...r, text: view.text, toolCalls: [...view.toolCalls] };
       }
       this.total = addUsage(this.total, r.usage);

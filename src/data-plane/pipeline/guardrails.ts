@@ -11,11 +11,12 @@ export type AnswerView =
  * Input guardrails: look at the client's parsed body after the route is resolved and before
  * admission (a blocked request consumes no rate limit or budget and never reaches the upstream).
  * Throw the GatewayError the client gets to refuse; return a new body to replace it (redaction),
- * or undefined to leave it as is.
+ * or undefined to leave it as is — or a promise of either (the rejection refuses), when the check
+ * runs off the event loop.
  */
 export interface InputGuardrail {
   readonly name: string;
-  inspect(ctx: RequestContext, body: unknown): unknown;
+  inspect(ctx: RequestContext, body: unknown): unknown | Promise<unknown>;
 }
 
 /**
@@ -23,11 +24,12 @@ export interface InputGuardrail {
  * sent; `events` sees each batch of stream events before it is written, and once more with
  * `final` at the end (to release text it held back). Both return what is sent instead (redacted)
  * and throw the GatewayError that withholds the answer or ends the stream (what was already sent
- * stays sent).
+ * stays sent). Either may answer with a promise when its check runs off the event loop or is paced
+ * over several turns of it.
  */
 export interface OutputFilter {
-  answer(view: AnswerView): AnswerView;
-  events(events: readonly StreamEvent[], final: boolean): readonly StreamEvent[];
+  answer(view: AnswerView): AnswerView | Promise<AnswerView>;
+  events(events: readonly StreamEvent[], final: boolean): readonly StreamEvent[] | Promise<readonly StreamEvent[]>;
 }
 
 /**
@@ -49,17 +51,28 @@ export const openOutput = (guardrails: readonly OutputGuardrail[], ctx: RequestC
   }
   if (filters.length <= 1) return filters[0];
   return {
-    answer: (view) => filters.reduce((v, f) => f.answer(v), view),
-    events: (events, final) => filters.reduce((evs, f) => f.events(evs, final), events),
+    answer: (view) => filters.reduce<AnswerView | Promise<AnswerView>>((v, f) => (v instanceof Promise ? v.then((x) => f.answer(x)) : f.answer(v)), view),
+    events: (events, final) =>
+      filters.reduce<readonly StreamEvent[] | Promise<readonly StreamEvent[]>>(
+        (evs, f) => (evs instanceof Promise ? evs.then((x) => f.events(x, final)) : f.events(evs, final)),
+        events,
+      ),
   };
 };
 
-/** Runs the input guardrails; returns the body to use (replaced when one redacted it). */
-export const inspectInput = (guardrails: readonly InputGuardrail[], ctx: RequestContext, body: unknown): { body: unknown; changed: boolean } => {
+export interface Inspected {
+  body: unknown;
+  changed: boolean;
+}
+
+/** Runs the input guardrails; returns the body to use (replaced when one redacted it), a promise once one answers with one. */
+export const inspectInput = (guardrails: readonly InputGuardrail[], ctx: RequestContext, body: unknown, from = 0, changed = false): Inspected | Promise<Inspected> => {
   let current = body;
-  let changed = false;
-  for (const g of guardrails) {
+  for (let i = from; i < guardrails.length; i++) {
+    const g = guardrails[i] as InputGuardrail;
     const next = g.inspect(ctx, current);
+    if (next instanceof Promise)
+      return next.then((n) => (n === undefined ? inspectInput(guardrails, ctx, current, i + 1, changed) : inspectInput(guardrails, ctx, n, i + 1, true)));
     if (next !== undefined) {
       current = next;
       changed = true;

@@ -163,7 +163,8 @@ export const runPipeline = async <T>(deps: InferenceDeps, spec: EndpointSpec<T>,
     ctx.maxOutputTokens = maxOutputOf(value);
     ctx.temperature = temperatureOf(value);
     if (policies.input.length > 0) {
-      const inspected = inspectInput(policies.input, ctx, value);
+      const inspecting = inspectInput(policies.input, ctx, value);
+      const inspected = inspecting instanceof Promise ? await inspecting : inspecting;
       if (inspected.changed) {
         // Redacted: the upstream and the record see the redacted body only.
         value = inspected.body;

@@ -1,6 +1,8 @@
 import type { StreamEvent, ToolCall } from '../../canonical/types.ts';
 import { GatewayError } from '../../core/errors.ts';
-import { estimateTokens, type GuardrailRule, type Hit, mergeHits, type Prepared, prepare, redact, redactParts, scan } from '../../governance/guardrail-scan.ts';
+import { costPerChar, type Evaluation, evaluatePrepared } from '../../governance/evaluate.ts';
+import { estimateTokens, type GuardrailRule, type Hit, prepare, redact, redactParts } from '../../governance/guardrail-scan.ts';
+import { evaluateBounded, INLINE_BUDGET, ScanTimeout } from '../../governance/scan-pool.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { AnswerView, InputGuardrail, OutputFilter, OutputGuardrail } from '../pipeline/guardrails.ts';
 
@@ -39,26 +41,45 @@ const flag = (ctx: RequestContext, rule: GuardrailRule): void => {
   (ctx.flags ??= new Set()).add(rule.name);
 };
 
-/** Scans prepared texts with the rules: throws on block, records flags, returns what to redact. */
-const findHits = (rules: readonly GuardrailRule[], ctx: RequestContext, prepared: Prepared, what: 'request' | 'response'): Hit[] => {
-  const hits: Hit[] = [];
-  for (const rule of rules) {
-    if (rule.kind === 'max_input_tokens') continue;
-    const found = scan(rule, prepared);
-    if (found.length === 0) continue;
-    if (rule.action === 'block') throw blocked(rule, what);
-    if (rule.action === 'flag') flag(ctx, rule);
-    else hits.push(...found);
-  }
-  return mergeHits(hits);
+/** What an evaluation means for the request: throws on block, records flags, returns what to redact. */
+const verdict = (rules: readonly GuardrailRule[], ctx: RequestContext, e: Evaluation, what: 'request' | 'response'): Hit[] => {
+  if (e.blocked !== undefined) throw blocked(rules[e.blocked] as GuardrailRule, what);
+  for (const i of e.flagged) flag(ctx, rules[i] as GuardrailRule);
+  return e.hits;
+};
+
+/** An evaluation past the scan thread's time bound refuses what it was checking (fail closed). */
+const unchecked = (e: unknown, what: 'request' | 'response'): never => {
+  if (e instanceof ScanTimeout)
+    throw new GatewayError({
+      kind: 'invalid_request',
+      errorCode: 'guardrail_blocked',
+      message: `The ${what} was blocked: its guardrails could not be checked within ${e.timeoutMs} ms.`,
+      retryable: false,
+    });
+  throw e;
 };
 
 /**
  * Applies the rules to a set of texts (one request's or one answer's): throws on block, records
- * flags, returns the texts redacted (the same array when nothing was).
+ * flags, returns the texts redacted (the same array when nothing was). A promise when the texts
+ * were too large to check on the event loop (governance/scan-pool.ts).
  */
-const applyRules = (rules: readonly GuardrailRule[], ctx: RequestContext, texts: readonly string[], what: 'request' | 'response'): readonly string[] =>
-  texts.length === 0 ? texts : redactParts(texts, findHits(rules, ctx, prepare(texts), what));
+const applyRules = (
+  rules: readonly GuardrailRule[],
+  ctx: RequestContext,
+  texts: readonly string[],
+  what: 'request' | 'response',
+): readonly string[] | Promise<readonly string[]> => {
+  if (texts.length === 0) return texts;
+  const e = evaluateBounded(rules, texts);
+  if (e instanceof Promise)
+    return e.then(
+      (v) => redactParts(texts, verdict(rules, ctx, v, what)),
+      (err) => unchecked(err, what),
+    );
+  return redactParts(texts, verdict(rules, ctx, e, what));
+};
 
 /** The value with every content string passed through `fn`; the same object when nothing changed. */
 const mapStrings = (value: unknown, fn: (s: string) => string, depth = 0): unknown => {
@@ -100,10 +121,11 @@ const replaceStrings = (value: unknown, texts: readonly string[]): unknown => {
   });
 };
 
-/** Applies the rules to every content string of a JSON value as one set of texts. */
-const applyToJson = (rules: readonly GuardrailRule[], ctx: RequestContext, value: unknown, what: 'request' | 'response'): unknown => {
+/** Applies the rules to every content string of a JSON value as one set of texts (a promise when checked off the event loop). */
+const applyToJson = (rules: readonly GuardrailRule[], ctx: RequestContext, value: unknown, what: 'request' | 'response'): unknown | Promise<unknown> => {
   const texts = contentStrings(value);
   const out = applyRules(rules, ctx, texts, what);
+  if (out instanceof Promise) return out.then((o) => (o === texts ? value : replaceStrings(value, o)));
   return out === texts ? value : replaceStrings(value, out);
 };
 
@@ -128,6 +150,7 @@ export const inputGuardrail: InputGuardrail = {
       else throw blocked(rule, 'request');
     }
     const out = applyToJson(rules, ctx, body, 'request');
+    if (out instanceof Promise) return out.then((o) => (o === body ? undefined : o));
     return out === body ? undefined : out;
   },
 };
@@ -149,7 +172,7 @@ class HeldText {
   push(delta: string): string {
     this.pending += delta;
     const prepared = prepare([this.pending]);
-    const hits = findHits(this.rules, this.ctx, prepared, 'response');
+    const hits = verdict(this.rules, this.ctx, evaluatePrepared(this.rules, prepared), 'response');
     const n = prepared.parts[0];
     const keep = n ? n.text.length - HOLD : 0;
     if (!n || keep <= 0) return '';
@@ -168,7 +191,7 @@ class HeldText {
 
   flush(): string {
     if (this.pending === '') return '';
-    const [out] = applyRules(this.rules, this.ctx, [this.pending], 'response');
+    const [out] = redactParts([this.pending], verdict(this.rules, this.ctx, evaluatePrepared(this.rules, prepare([this.pending])), 'response'));
     this.pending = '';
     return out ?? '';
   }
@@ -184,26 +207,71 @@ const channelOf = (ev: StreamEvent): { channel: string; text: string; piece: Pie
   return undefined;
 };
 
+/** The next turn of the event loop: a long stream batch is checked in slices with turns between them. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** A slice of `text` of at most `n` units that does not end inside a surrogate pair. */
+const sliceEnd = (text: string, from: number, n: number): number => {
+  let end = Math.min(text.length, from + n);
+  const c = text.charCodeAt(end - 1);
+  if (end < text.length && c >= 0xd800 && c <= 0xdbff) end--;
+  return end;
+};
+
 class Filter implements OutputFilter {
   private held: HeldText | undefined;
+  /** Stream text checked per turn of the event loop: a window's worst-case cost stays within the inline budget. */
+  private readonly slice: number;
   constructor(
     private readonly rules: readonly GuardrailRule[],
     private readonly ctx: RequestContext,
-  ) {}
-
-  answer(view: AnswerView): AnswerView {
-    if (view.kind === 'extra') {
-      if (view.json === undefined) return view;
-      return { ...view, json: applyToJson(this.rules, this.ctx, view.json, 'response') };
-    }
-    const texts = [view.text, ...view.toolCalls.map((c) => c.arguments)];
-    const out = applyRules(this.rules, this.ctx, texts, 'response');
-    if (out === texts) return view;
-    const toolCalls: ToolCall[] = view.toolCalls.map((c, i) => (out[i + 1] === c.arguments ? c : { ...c, arguments: out[i + 1] as string }));
-    return { ...view, text: out[0] as string, toolCalls };
+  ) {
+    this.slice = Math.max(HOLD, Math.floor(INLINE_BUDGET / costPerChar(rules)) - HOLD);
   }
 
-  events(events: readonly StreamEvent[], final: boolean): readonly StreamEvent[] {
+  answer(view: AnswerView): AnswerView | Promise<AnswerView> {
+    if (view.kind === 'extra') {
+      if (view.json === undefined) return view;
+      const json = applyToJson(this.rules, this.ctx, view.json, 'response');
+      return json instanceof Promise ? json.then((j) => ({ ...view, json: j })) : { ...view, json };
+    }
+    const texts = [view.text, ...view.toolCalls.map((c) => c.arguments)];
+    const apply = (out: readonly string[]): AnswerView => {
+      if (out === texts) return view;
+      const toolCalls: ToolCall[] = view.toolCalls.map((c, i) => (out[i + 1] === c.arguments ? c : { ...c, arguments: out[i + 1] as string }));
+      return { ...view, text: out[0] as string, toolCalls };
+    };
+    const out = applyRules(this.rules, this.ctx, texts, 'response');
+    return out instanceof Promise ? out.then(apply) : apply(out);
+  }
+
+  events(events: readonly StreamEvent[], final: boolean): readonly StreamEvent[] | Promise<readonly StreamEvent[]> {
+    let chars = 0;
+    for (const ev of events) chars += channelOf(ev)?.text.length ?? 0;
+    return chars <= this.slice ? this.check(events, final) : this.paced(events, final);
+  }
+
+  /** A batch with more text than one slice: each channel's text in slices, a turn of the event loop between them. */
+  private async paced(events: readonly StreamEvent[], final: boolean): Promise<readonly StreamEvent[]> {
+    const out: StreamEvent[] = [];
+    for (const ev of events) {
+      const ch = channelOf(ev);
+      if (!ch || ch.text.length <= this.slice) {
+        out.push(...this.check([ev], false));
+        continue;
+      }
+      for (let from = 0; from < ch.text.length; ) {
+        const end = sliceEnd(ch.text, from, this.slice);
+        out.push(...this.check([ch.piece(ch.text.slice(from, end))], false));
+        from = end;
+        await nextTurn();
+      }
+    }
+    if (final) out.push(...this.check([], true));
+    return out;
+  }
+
+  private check(events: readonly StreamEvent[], final: boolean): StreamEvent[] {
     const out: StreamEvent[] = [];
     const release = (): void => {
       if (!this.held) return;
