@@ -47,7 +47,7 @@ const project = (i: number): ProjectSnapshot => ({
 
 export const measureMetricsCost = async (requests = 50_000): Promise<number> => {
   const metrics = await startMetrics(
-    { protocol: 'http/json', tracesUrl: undefined, headers: {}, serviceName: 'bench', spanHeaders: [], metrics: { port: 0, host: '127.0.0.1', url: undefined, intervalMs: 60_000 } },
+    { protocol: 'http/json', tracesUrl: undefined, headers: {}, serviceName: 'bench', spanHeaders: [], metrics: { port: 0, host: '127.0.0.1', tenantLabels: true, url: undefined, intervalMs: 60_000 } },
     'bench',
   );
   const observers = new Observers([metrics.observer]);
