@@ -186,6 +186,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
           lagMs: sealLagMs(config.auditCheckpointIntervalMs),
           version: pkg.version,
           allowInward: config.upstreamAllowPrivate,
+          metricsTenantLabels: config.telemetry.metrics.tenantLabels,
           ...(deps.recordBodies ? { recordBodies: deps.recordBodies } : {}),
         })
       : undefined;

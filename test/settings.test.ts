@@ -72,7 +72,7 @@ describe('settings schema', () => {
         headers: {},
         serviceName: 'ai-gateway',
         spanHeaders: ['x-session-id', 'x-user-id', 'x-workflow-run-id', 'x-trace-tag'],
-        metrics: { port: 9464, host: '127.0.0.1', url: undefined, intervalMs: 60_000 },
+        metrics: { port: 9464, host: '127.0.0.1', tenantLabels: true, url: undefined, intervalMs: 60_000 },
       },
       auditCheckpointIntervalMs: 300_000,
       logLevel: 'info',
@@ -117,7 +117,7 @@ describe('settings schema', () => {
       // What the environment set itself (it wins over a separate data plane's dataExports.telemetry).
       fromEnv: { endpoint: true, serviceName: false },
       spanHeaders: ['x-one', 'x-two'],
-      metrics: { port: 9464, host: '127.0.0.1', url: 'http://collector:4318/v1/metrics', intervalMs: 60_000 },
+      metrics: { port: 9464, host: '127.0.0.1', tenantLabels: true, url: 'http://collector:4318/v1/metrics', intervalMs: 60_000 },
     });
     expect(c.limitsOnRedisError).toBe('open');
     expect(c.redisUrl).toBe('redis://127.0.0.1:6379');

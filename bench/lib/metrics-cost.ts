@@ -45,9 +45,9 @@ const project = (i: number): ProjectSnapshot => ({
   byok: { project: new Map(), users: new Map() },
 });
 
-export const measureMetricsCost = async (requests = 50_000): Promise<number> => {
+export const measureMetricsCost = async (requests = 50_000, tenantLabels = true): Promise<number> => {
   const metrics = await startMetrics(
-    { protocol: 'http/json', tracesUrl: undefined, headers: {}, serviceName: 'bench', spanHeaders: [], metrics: { port: 0, host: '127.0.0.1', url: undefined, intervalMs: 60_000 } },
+    { protocol: 'http/json', tracesUrl: undefined, headers: {}, serviceName: 'bench', spanHeaders: [], metrics: { port: 0, host: '127.0.0.1', tenantLabels, url: undefined, intervalMs: 60_000 } },
     'bench',
   );
   const observers = new Observers([metrics.observer]);

@@ -42,6 +42,8 @@ export interface ForwarderOptions {
   /** Entries younger than this are not forwarded yet (see sealLagMs); records: this, at most 5 s. */
   lagMs: number;
   version: string;
+  /** GATEWAY_METRICS_TENANT_LABELS: forwarded `metrics` name the project (default true). */
+  metricsTenantLabels?: boolean;
   /** How often due configs are looked for (default 1 s). */
   tickMs?: number;
   /** GATEWAY_UPSTREAM_ALLOW_PRIVATE: sinks at inward addresses are used (else refused at every send, see inwardSink). */
@@ -86,7 +88,7 @@ export class TelemetryForwarder {
     private readonly opts: ForwarderOptions,
   ) {
     this.#audit = auditSource(db, opts.lagMs, opts.version);
-    this.#records = { lagMs: Math.min(MAX_RECORDS_LAG_MS, opts.lagMs), version: opts.version, ...(opts.recordBodies ? { recordBodies: opts.recordBodies } : {}) };
+    this.#records = { lagMs: Math.min(MAX_RECORDS_LAG_MS, opts.lagMs), version: opts.version, metricsTenantLabels: opts.metricsTenantLabels ?? true, ...(opts.recordBodies ? { recordBodies: opts.recordBodies } : {}) };
   }
 
   /** Forwards for every due config (its next attempt time has come). */

@@ -191,6 +191,7 @@ const telemetryConfig = (s: Settings, tls: TlsFiles | undefined, env: Record<str
     metrics: {
       port: s.GATEWAY_METRICS_PORT,
       host: s.GATEWAY_HOST,
+      tenantLabels: s.GATEWAY_METRICS_TENANT_LABELS === 'on',
       ...(tls ? { tls } : {}),
       url: s.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ?? signal('v1/metrics'),
       intervalMs: s.OTEL_METRIC_EXPORT_INTERVAL,

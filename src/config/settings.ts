@@ -28,6 +28,12 @@ export const SETTINGS = {
   GATEWAY_ADMIN_TLS_KEY_FILE: optionalText({ unset: 'plain HTTP', description: 'PEM private key file of `GATEWAY_ADMIN_TLS_CERT_FILE`' }),
   GATEWAY_METRICS_TLS_CERT_FILE: optionalText({ unset: 'plain HTTP', description: 'PEM certificate (chain) file: the metrics listener serves HTTPS (with `GATEWAY_METRICS_TLS_KEY_FILE`)' }),
   GATEWAY_METRICS_TLS_KEY_FILE: optionalText({ unset: 'plain HTTP', description: 'PEM private key file of `GATEWAY_METRICS_TLS_CERT_FILE`' }),
+  GATEWAY_METRICS_TENANT_LABELS: oneOf({
+    values: ['on', 'off'],
+    default: 'on',
+    description:
+      'the `project` label (`customer/project`) of the metrics (`/metrics`, OTLP export, forwarded `metrics` configs); `off`: every series says `project="all"`, so no series names a customer or project and counts add up across tenants (traces, logs and records keep the ids)',
+  }),
   // store
   GATEWAY_DATA_DIR: text({
     default: './data',

@@ -9,7 +9,7 @@ import type { RequestRecordRow } from '../store/schema/index.ts';
 import { operationOf, providerNameOf } from '../telemetry/genai.ts';
 import { Aggregates } from '../telemetry/aggregate.ts';
 import { CARDINALITY_LIMIT, type HistogramDef, METRICS, type MetricDef } from '../telemetry/metrics.ts';
-import { MAX_LABEL_VALUES, OTHER } from '../telemetry/metrics-observer.ts';
+import { MAX_LABEL_VALUES, OTHER, TENANTS_HIDDEN } from '../telemetry/metrics-observer.ts';
 import { recordView } from './view.ts';
 
 /**
@@ -24,7 +24,8 @@ import { recordView } from './view.ts';
  * - `metrics`: per batch, delta sums and histograms over its records (the interval from the cursor
  *   before the batch to its last record's stored_at), with the gateway's own metric names and the
  *   label bounds of telemetry/metrics-observer.ts.
- * Every item carries gateway.customer_id / gateway.project_id (metrics: the `project` label).
+ * Every item carries gateway.customer_id / gateway.project_id (metrics: the `project` label, unless
+ * GATEWAY_METRICS_TENANT_LABELS is off: then it is TENANTS_HIDDEN on every series).
  */
 
 type LogRecord = Parameters<typeof JsonLogsSerializer.serializeRequest>[0][number];
@@ -162,7 +163,7 @@ const bounded = () => {
   };
 };
 
-export const metricsExport = (rows: readonly RequestRecordRow[], from: Date, to: Date, version: string): OtlpExport => {
+export const metricsExport = (rows: readonly RequestRecordRow[], from: Date, to: Date, version: string, tenantLabels: boolean): OtlpExport => {
   const models = bounded();
   const projects = bounded();
   const servers = bounded();
@@ -178,7 +179,7 @@ export const metricsExport = (rows: readonly RequestRecordRow[], from: Date, to:
   /** A batch's series, named by their attributes (this path is not the request's: one key per point is fine). */
   const by = (attributes: Attributes): [string, () => Attributes] => [JSON.stringify(attributes), () => attributes];
   for (const r of rows) {
-    const project = r.customerId && r.projectId ? projects(`${r.customerId}/${r.projectId}`) : OTHER;
+    const project = !tenantLabels ? TENANTS_HIDDEN : r.customerId && r.projectId ? projects(`${r.customerId}/${r.projectId}`) : OTHER;
     if (isMcp(r)) {
       mcpCalls.add(1, ...by({ server: servers(r.connection ?? OTHER), outcome: r.httpStatus === 504 ? 'timeout' : r.httpStatus >= 400 ? 'error' : 'ok' }));
       continue;

@@ -20,6 +20,8 @@ import { type RequestRecordRow, requestRecords } from '../store/schema/index.ts'
 export interface RecordsForwardOptions {
   lagMs: number;
   version: string;
+  /** GATEWAY_METRICS_TENANT_LABELS: forwarded metrics name the project (false: `project` is TENANTS_HIDDEN on every series). */
+  metricsTenantLabels: boolean;
   /** Reads bodies kept beside the row (bodies_at), as SearchRequestRecords does. */
   recordBodies?: (at: string) => Promise<{ requestBody: unknown; responseBody: unknown }>;
 }
@@ -49,7 +51,7 @@ export const recordsSource = (db: Db, type: RecordsType, o: RecordsForwardOption
     const m = await import('./forward-otlp.ts');
     if (type === 'logs') return m.logsExport(rows, o.version);
     if (type === 'traces') return m.tracesExport(rows, o.version);
-    return m.metricsExport(rows, from.ts, (rows.at(-1) as RequestRecordRow).storedAt, o.version);
+    return m.metricsExport(rows, from.ts, (rows.at(-1) as RequestRecordRow).storedAt, o.version, o.metricsTenantLabels);
   },
   signal: type,
   protocols: ['http/json', 'http/protobuf', 'grpc'],

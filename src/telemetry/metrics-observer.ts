@@ -14,6 +14,12 @@ import { operationOf, providerNameOf } from './genai.ts';
 
 export const MAX_LABEL_VALUES = 200;
 export const OTHER = 'other';
+/**
+ * The `project` label of every series with GATEWAY_METRICS_TENANT_LABELS=off: one value, so no
+ * series names a customer or project and the series add up across tenants (a real value is
+ * `customer/project`, always with a slash: this one is never a project's).
+ */
+export const TENANTS_HIDDEN = 'all';
 
 export interface Instruments {
   tokenUsage: Histogram;
@@ -52,12 +58,18 @@ const outcomeOf = (status: number, errorKind: string | undefined, retryable: boo
 /** A series key from label values (none of them holds the separator: they are bounded names). */
 const K = '\u0000';
 
-export const metricsObserver = (m: Instruments): RequestObserver => {
-  const models = new Bounded();
+/** The `project` label of a request: `customer/project` (bounded), or TENANTS_HIDDEN for every request when tenant labels are off. */
+const projectLabel = (tenantLabels: boolean): ((ctx: RequestContext) => string) => {
+  if (!tenantLabels) return () => TENANTS_HIDDEN;
   const projects = new Bounded();
+  return (ctx) => (ctx.key ? projects.of(`${ctx.key.customerId}/${ctx.key.projectId}`) : OTHER);
+};
+
+export const metricsObserver = (tenantLabels: boolean, m: Instruments): RequestObserver => {
+  const models = new Bounded();
   const servers = new Bounded();
   const model = (ctx: RequestContext): string => (ctx.plan && ctx.model !== undefined ? models.of(ctx.model) : OTHER);
-  const project = (ctx: RequestContext): string => (ctx.key ? projects.of(`${ctx.key.customerId}/${ctx.key.projectId}`) : OTHER);
+  const project = projectLabel(tenantLabels);
 
   return {
     name: 'metrics',

@@ -24,6 +24,8 @@ export interface MetricsConfig {
   host: string;
   /** GATEWAY_METRICS_TLS_*: serve /metrics over HTTPS. */
   tls?: TlsFiles;
+  /** GATEWAY_METRICS_TENANT_LABELS: the `project` label names the customer and project; false: it is TENANTS_HIDDEN on every series. */
+  tenantLabels: boolean;
   /** OTLP metrics URL (`…/v1/metrics` for HTTP, the collector's address for gRPC), or undefined for no export. */
   url: string | undefined;
   intervalMs: number;
@@ -113,7 +115,7 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
   );
   const sum = (d: MetricDef): Sum => agg.sum(d.name, d.description, d.unit);
   const histogram = (d: HistogramDef): Histogram => agg.histogram(d.name, d.unit, d.description, d.buckets);
-  const observer = metricsObserver({
+  const observer = metricsObserver(mc.tenantLabels, {
     tokenUsage: histogram(METRICS.tokenUsage),
     duration: histogram(METRICS.duration),
     timeToFirstToken: histogram(METRICS.timeToFirstToken),

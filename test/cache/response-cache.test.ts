@@ -181,6 +181,45 @@ test('Cache-Control: no-cache refreshes the entry, no-store neither reads nor wr
   expect(rows).toEqual([{ cache: 'bypass' }]);
 }, 30_000);
 
+test("no-cache of another key: with scope project it refreshes the entry the project's keys share, with scope api_key it leaves the first key's entry alone", async () => {
+  const key2 = ((await tg.must(apikeyOp('CreateApiKey'), { name: 'refresher', userId: 'u3', enterpriseContext: at(w) })) as { apiKey: string }).apiKey;
+  const ask = async (key: string, q: string, cc?: string): Promise<{ cache: string | null; text: string | undefined }> => {
+    const r = await fetch(`${tg.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(cc ? { 'cache-control': cc } : {}) },
+      body: JSON.stringify({ model: 'metered', messages: [{ role: 'user', content: q }] }),
+    });
+    const body = (await r.json()) as { choices: { message: { content: string } }[] };
+    return { cache: r.headers.get('x-gateway-cache'), text: body.choices[0]?.message.content };
+  };
+  const answer = (text: string) => oa.script(() => ({ text, usage: { input: 1, output: 1 } }));
+  try {
+    // Scope project (the default): key B's no-cache replaces the entry; key A's next request is a hit on B's answer.
+    const q = fresh();
+    answer('from A');
+    expect(await ask(w.apiKey, q)).toEqual({ cache: 'miss', text: 'from A' });
+    expect(await ask(w.apiKey, q)).toEqual({ cache: 'hit', text: 'from A' });
+    answer('from B');
+    expect(await ask(key2, q, 'no-cache')).toEqual({ cache: 'miss', text: 'from B' });
+    expect(await ask(w.apiKey, q)).toEqual({ cache: 'hit', text: 'from B' });
+    expect(upstreamCalls(oa, q)).toBe(2);
+
+    // Scope api_key: key B's no-cache writes B's own entry; key A still hits its own answer.
+    await setCache(w, { mode: 'exact', ttlSeconds: 600, scope: 'api_key' });
+    const q2 = fresh();
+    answer('from A');
+    expect(await ask(w.apiKey, q2)).toEqual({ cache: 'miss', text: 'from A' });
+    answer('from B');
+    expect(await ask(key2, q2, 'no-cache')).toEqual({ cache: 'miss', text: 'from B' });
+    expect(await ask(w.apiKey, q2)).toEqual({ cache: 'hit', text: 'from A' });
+    expect(await ask(key2, q2)).toEqual({ cache: 'hit', text: 'from B' });
+    expect(upstreamCalls(oa, q2)).toBe(2);
+  } finally {
+    oa.script(undefined);
+    await setCache(w, { mode: 'exact', ttlSeconds: 600 });
+  }
+}, 30_000);
+
 test('a project without the setting is served as before: no cache, no header, no cache column', async () => {
   await tg.must(admin('DeleteProjectSetting'), { ...at(other), settingName: 'response-cache' });
   const q = fresh();
