@@ -69,7 +69,7 @@ export const thinkingBudgetWithin = (r: CanonicalRequest, cap: number, family: s
   if (fits !== undefined) return fits;
   if (cap - 1 >= min) return cap - 1;
   throw invalidRequest(
-    `'${param(r)}' cannot be honoured within '${capParam(r)}' (${cap}) by the ${family} upstream this model is routed to: its smallest thinking budget is ${min} tokens and must be below the output limit, which '${capParam(r)}' bounds (thinking and answer together). Raise '${capParam(r)}' above ${min}, or remove '${param(r)}'.`,
+    `'${param(r)}' cannot be honoured within '${capParam(r)}' (${cap}) by the ${family} upstream this model is routed to: its smallest thinking budget is ${min} token${min === 1 ? '' : 's'} and must be below the output limit, which '${capParam(r)}' bounds (thinking and answer together). Raise '${capParam(r)}' above ${min}, or remove '${param(r)}'.`,
     param(r),
   );
 };
