@@ -11,7 +11,7 @@ import { refusal } from './support/sdk-refusal.ts';
 /**
  * Issue 26, defects 1 and 2: `n` and reasoning settings across families, through the official
  * SDKs. A field the target family cannot honour is refused with a 400 naming it; reasoning is
- * mapped (effort ↔ budget, max_tokens raised to fit) and the upstream's reasoning comes back in
+ * mapped (effort ↔ budget, within the client's limit: test/clients-translation-caps.test.ts) and the upstream's reasoning comes back in
  * the client's format (Chat `reasoning_content`, Responses reasoning items, Messages thinking
  * blocks), streaming too. The mocks refuse what the real APIs refuse (thinking without its
  * signature on a tool-use turn, a modified signed thinking, max_tokens on an OpenAI reasoning model).
@@ -78,11 +78,11 @@ describe('n (defect 1)', () => {
 const reasoningContent = (v: object): unknown => ('reasoning_content' in v ? v.reasoning_content : undefined);
 
 describe('reasoning toward Anthropic (defect 2)', () => {
-  test('Chat reasoning_effort → thinking with the table budget, max_tokens raised; reasoning_content back', async () => {
-    const res = await openai.chat.completions.create({ model: 'claude-think', reasoning_effort: 'high', max_completion_tokens: 1000, messages: [{ role: 'user', content: 'think' }] });
+  test("Chat reasoning_effort → thinking with the table budget, within the client's limit; reasoning_content back", async () => {
+    const res = await openai.chat.completions.create({ model: 'claude-think', reasoning_effort: 'high', max_completion_tokens: 30000, messages: [{ role: 'user', content: 'think' }] });
     const sent = last('an').body;
     expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: THINKING_BUDGET.high });
-    expect(sent.max_tokens).toBe(THINKING_BUDGET.high + 1000);
+    expect(sent.max_tokens).toBe(30000);
     const message = res.choices[0]?.message;
     expect(message?.content).toBe('anthropic says: think');
     expect(message && reasoningContent(message)).toBe(THINKING);

@@ -48,6 +48,13 @@ export interface ToolDefinition {
   /** JSON Schema of the parameters. */
   parameters: JsonObject;
   strict?: boolean;
+  /**
+   * Where the client defined the tool (`tools.0.function` in Chat, `tools.0` in Responses and
+   * Messages) and its schema (`….parameters`, `tools.0.input_schema`), for refusals naming
+   * `strict` or a schema keyword.
+   */
+  param?: string;
+  schemaParam?: string;
 }
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
@@ -72,7 +79,10 @@ export interface CanonicalRequest {
   stream: boolean;
   /** Client asked for usage in the stream (Chat `stream_options.include_usage`). */
   includeUsage: boolean;
+  /** The client's output cap (thinking included where the model reasons); see src/providers/reasoning.ts. */
   maxTokens?: number;
+  /** The client's member that set `maxTokens` (`max_completion_tokens`, `max_tokens`, `max_output_tokens`), for refusals. */
+  maxTokensParam?: string;
   temperature?: number;
   topP?: number;
   topK?: number;

@@ -105,8 +105,8 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
     cells: {
       openai: 'as sent',
       anthropic:
-        "`thinking: {type: \"enabled\", budget_tokens}` by the table below; `max_tokens` raised to budget + the client's limit when it does not exceed the budget (within the catalog's `maxOutputTokens`)",
-      gemini: '`thinkingConfig.thinkingBudget` by the same table, `includeThoughts`',
+        "`thinking: {type: \"enabled\", budget_tokens}` by the table below, within the client's limit (next row); without one, `max_tokens` raised to the budget + the default (within the catalog's `maxOutputTokens`)",
+      gemini: "`thinkingConfig.thinkingBudget` by the same table, within the client's limit (next row), `includeThoughts`",
       'bedrock-cohere': '400 naming the field',
     },
     probes: [
@@ -136,6 +136,52 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
     ],
   },
   {
+    field: 'The client\'s limit with reasoning: Chat `max_completion_tokens` / `max_tokens`, Responses `max_output_tokens`, Messages `max_tokens`',
+    cells: {
+      openai:
+        'as sent; translated to an OpenAI / Azure reasoning model (o-series, gpt-5, or the catalog\'s `reasoning` capability) as `max_completion_tokens` (they refuse `max_tokens`), unless the connection sets `maxTokensField`',
+      anthropic:
+        '`max_tokens` = the limit, which bounds thinking and answer together; an effort whose budget is not below it is lowered to the largest budget of the table that is; a limit of 1024 or less (no room for the 1024-token minimum): 400 naming the effort field',
+      gemini: '`maxOutputTokens` = the limit (Gemini counts thinking inside it); the budget lowered below it by the table, then to the limit − 1',
+      'bedrock-cohere': '400 naming the reasoning field (above)',
+    },
+    probes: [
+      {
+        format: 'chat',
+        body: { reasoning_effort: 'high', max_completion_tokens: 2000, messages: user },
+        expect: {
+          openai: { sent: 'max_completion_tokens', equals: 2000 },
+          'openai-translated': { sent: 'max_completion_tokens', equals: 2000 },
+          anthropic: { sent: 'max_tokens', equals: 2000 },
+          gemini: { sent: 'generationConfig.maxOutputTokens', equals: 2000 },
+          bedrock: { refused: 'reasoning_effort' },
+          cohere: { refused: 'reasoning_effort' },
+        },
+      },
+      {
+        format: 'chat',
+        body: { reasoning_effort: 'high', max_completion_tokens: 2000, messages: user },
+        expect: { anthropic: { sent: 'thinking.budget_tokens', equals: 1024 }, gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 1024 } },
+      },
+      {
+        format: 'chat',
+        body: { reasoning_effort: 'low', max_tokens: 1000, messages: user },
+        expect: { anthropic: { refused: 'reasoning_effort' }, gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 999 } },
+      },
+      {
+        format: 'responses',
+        body: { reasoning: { effort: 'high' }, max_output_tokens: 10000, input: 'hi' },
+        expect: { openai: { sent: 'max_output_tokens', equals: 10000 }, anthropic: { sent: 'thinking.budget_tokens', equals: 8192 }, gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 8192 } },
+      },
+      {
+        format: 'messages',
+        body: { max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: user },
+        expect: { openai: { sent: 'max_completion_tokens', equals: 3000 }, anthropic: { sent: 'max_tokens', equals: 3000 }, gemini: { sent: 'generationConfig.maxOutputTokens', equals: 3000 } },
+      },
+      { format: 'messages', body: { max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: user }, expect: { openai: { absent: 'max_tokens' } } },
+    ],
+  },
+  {
     field: 'Messages `thinking: {type: "enabled", budget_tokens}`',
     cells: { openai: '`reasoning_effort` by the table below', anthropic: 'passed through', gemini: '`thinkingBudget` = the budget', 'bedrock-cohere': '400 `thinking.budget_tokens`' },
     probes: [
@@ -154,7 +200,7 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
   },
   {
     field: 'Messages `output_config.effort`',
-    cells: { openai: '`reasoning_effort` (`xhigh`, `max` → `high`)', anthropic: 'passed through', gemini: 'budget by the table', 'bedrock-cohere': '400 `output_config.effort`' },
+    cells: { openai: '`reasoning_effort` (`xhigh`, `max` → `high`)', anthropic: 'passed through', gemini: "budget by the table, within the client's `max_tokens`", 'bedrock-cohere': '400 `output_config.effort`' },
     probes: [
       {
         format: 'messages',
@@ -162,7 +208,8 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
         expect: {
           openai: { sent: 'reasoning_effort', equals: 'high' },
           anthropic: { sent: 'output_config.effort', equals: 'max' },
-          gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 24576 },
+          // Within the client's limit (max_tokens 1000): below the table's smallest budget, the limit − 1.
+          gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 999 },
           bedrock: { refused: 'output_config.effort' },
           cohere: { refused: 'output_config.effort' },
         },
@@ -210,6 +257,44 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
           bedrock: { sent: 'toolConfig.toolChoice.tool' },
           cohere: { sent: 'response_format' },
         },
+      },
+    ],
+  },
+  {
+    field: 'Tool `strict` (Chat `tools[].function.strict`; Responses, Messages `tools[].strict`)',
+    cells: {
+      openai: 'passed through; translated: `strict` on the function, its schema made strict (below)',
+      anthropic: '`strict` on the tool (strict tool use)',
+      gemini: '`strict: true`: 400 `tools.N.function.strict` / `tools.N.strict` (no strict mode for function declarations); `false`: nothing to send',
+      'bedrock-cohere': 'Bedrock: as Gemini (Converse tools have no strict mode); Cohere: `strict_tools: true` (its switch covers every tool of the request)',
+    },
+    probes: [
+      {
+        format: 'chat',
+        body: { tools: [{ type: 'function', function: { name: 'f', parameters: schema, strict: true } }], messages: user },
+        expect: {
+          openai: { sent: 'tools.0.function.strict', equals: true },
+          'openai-translated': { sent: 'tools.0.function.strict', equals: true },
+          anthropic: { sent: 'tools.0.strict', equals: true },
+          gemini: { refused: 'tools.0.function.strict' },
+          bedrock: { refused: 'tools.0.function.strict' },
+          cohere: { sent: 'strict_tools', equals: true },
+        },
+      },
+      {
+        format: 'responses',
+        body: { tools: [{ type: 'function', name: 'f', parameters: schema, strict: true }], input: 'hi' },
+        expect: { openai: { sent: 'tools.0.strict', equals: true }, anthropic: { sent: 'tools.0.strict', equals: true }, gemini: { refused: 'tools.0.strict' }, bedrock: { refused: 'tools.0.strict' } },
+      },
+      {
+        format: 'messages',
+        body: { max_tokens: 100, tools: [{ name: 'f', input_schema: schema, strict: true }], messages: user },
+        expect: { openai: { sent: 'tools.0.function.strict', equals: true }, anthropic: { sent: 'tools.0.strict', equals: true }, gemini: { refused: 'tools.0.strict' }, cohere: { sent: 'strict_tools', equals: true } },
+      },
+      {
+        format: 'chat',
+        body: { tools: [{ type: 'function', function: { name: 'f', parameters: schema, strict: false } }], messages: user },
+        expect: { anthropic: { sent: 'tools.0.strict', equals: false }, gemini: { sent: 'tools.0.functionDeclarations.0.name', equals: 'f' }, bedrock: { sent: 'toolConfig.tools.0.toolSpec.name', equals: 'f' } },
       },
     ],
   },

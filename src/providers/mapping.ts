@@ -1,5 +1,5 @@
 /** Small canonical-request readers shared by the non-OpenAI families (Gemini, Bedrock, Cohere, Ollama). */
-import type { ContentPart, JsonObject, Message } from '../canonical/types.ts';
+import type { CanonicalRequest, ContentPart, JsonObject, Message } from '../canonical/types.ts';
 import { textOf } from '../canonical/types.ts';
 import { type GatewayError, invalidRequest } from '../core/errors.ts';
 import { isJsonObject, parseJson } from './json.ts';
@@ -62,4 +62,20 @@ export const documentRefused = (d: DocumentPart, message: string): GatewayError 
 export const refuseDocuments = (parts: readonly ContentPart[], message: string): void => {
   const d = parts.find((p): p is DocumentPart => p.type === 'document');
   if (d) throw documentRefused(d, message);
+};
+
+/**
+ * For families with no strict tool mode: a tool with `strict: true` (its arguments guaranteed to
+ * match the schema) is refused with a 400 naming its `strict`, never sent without the guarantee.
+ * `strict: false` asks for nothing these families do not already do, nor does a request that
+ * forbids tool calls (`tool_choice: "none"`).
+ */
+export const refuseStrictTools = (request: CanonicalRequest, family: string, why: string): void => {
+  if (request.toolChoice === 'none') return;
+  const tool = (request.tools ?? []).find((t) => t.strict === true);
+  if (tool === undefined) return;
+  throw invalidRequest(
+    `Tool '${tool.name}' asks for strict mode, which the ${family} upstream this model is routed to cannot honour (${why}): its arguments would not be guaranteed to match the schema. Remove 'strict', or route to a model that takes it (OpenAI, Anthropic, Cohere).`,
+    tool.param !== undefined ? `${tool.param}.strict` : 'tools',
+  );
 };

@@ -38,6 +38,41 @@ export const reasoningEffortOf = (r: CanonicalRequest): ReasoningEffort | undefi
   r.reasoningEffort ?? (r.reasoningBudget !== undefined ? effortForBudget(r.reasoningBudget) : undefined);
 
 const param = (r: CanonicalRequest): string => r.reasoningParam ?? 'reasoning_effort';
+const capParam = (r: CanonicalRequest): string => r.maxTokensParam ?? 'max_tokens';
+
+/** The table's budgets, largest first. */
+const BUDGETS_DOWN = [...new Set(Object.values(THINKING_BUDGET))].sort((a, b) => b - a);
+
+/**
+ * The thinking budget for a family that counts thinking inside its output limit (Anthropic
+ * `max_tokens`, Gemini `maxOutputTokens`) when the client set that limit (`maxTokens`): the
+ * client's cap bounds thinking and answer together, so the budget must be below it.
+ * - A budget the client gave (Messages `thinking.budget_tokens`) is kept; below the cap is the
+ *   client's own rule (its decoder checks it), so one at or above it — the cap clamped to the
+ *   model's output limit — is refused naming it.
+ * - An effort's budget by the table is lowered, when not below the cap, to the largest budget of
+ *   the table that is (the effort lowered: the answer keeps the rest); below the table's smallest,
+ *   to `cap − 1` where the family takes budgets that small (`min`); else the request is refused
+ *   with a 400 naming the effort and the cap — thinking is never dropped silently.
+ */
+export const thinkingBudgetWithin = (r: CanonicalRequest, cap: number, family: string, min: number): number | undefined => {
+  if (r.reasoningBudget !== undefined) {
+    if (r.reasoningBudget < cap) return r.reasoningBudget;
+    throw invalidRequest(
+      `'${param(r)}' (${r.reasoningBudget}) must be below '${capParam(r)}' (${cap}, the model's output limit): thinking counts inside it.`,
+      param(r),
+    );
+  }
+  const effort = r.reasoningEffort;
+  if (effort === undefined) return undefined;
+  const fits = BUDGETS_DOWN.find((b) => b <= THINKING_BUDGET[effort] && b < cap);
+  if (fits !== undefined) return fits;
+  if (cap - 1 >= min) return cap - 1;
+  throw invalidRequest(
+    `'${param(r)}' cannot be honoured within '${capParam(r)}' (${cap}) by the ${family} upstream this model is routed to: its smallest thinking budget is ${min} token${min === 1 ? '' : 's'} and must be below the output limit, which '${capParam(r)}' bounds (thinking and answer together). Raise '${capParam(r)}' above ${min}, or remove '${param(r)}'.`,
+    param(r),
+  );
+};
 
 /**
  * A translated request asking for reasoning of a model whose catalog entry lacks the `reasoning`

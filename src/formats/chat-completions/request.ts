@@ -153,6 +153,8 @@ const decodeTools = (body: UnknownRecord, note: Note): ToolDefinition[] | undefi
       description: optionalString(fn, 'description', fnPath),
       parameters: optionalJsonObject(fn, 'parameters', fnPath) ?? { ...EMPTY_SCHEMA },
       strict: optionalBoolean(fn, 'strict', fnPath),
+      param: fnPath,
+      schemaParam: joinPath(fnPath, 'parameters'),
     });
   });
 };
@@ -222,6 +224,7 @@ export const decodeChatRequest = (body: unknown): CanonicalRequest => {
     stream: optionalBoolean(b, 'stream') ?? false,
     includeUsage: (streamOptions && optionalBoolean(streamOptions, 'include_usage', 'stream_options')) ?? false,
     maxTokens: maxCompletion ?? maxTokens,
+    maxTokensParam: maxCompletion !== undefined ? 'max_completion_tokens' : maxTokens !== undefined ? 'max_tokens' : undefined,
     temperature: optionalNumber(b, 'temperature'),
     topP: optionalNumber(b, 'top_p'),
     stop: optionalStringList(b, 'stop'),

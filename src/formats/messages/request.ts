@@ -183,6 +183,8 @@ const decodeTools = (body: UnknownRecord, note: Note): ToolDefinition[] | undefi
       description: optionalString(tool, 'description', path),
       parameters: schema,
       strict: optionalBoolean(tool, 'strict', path),
+      param: path,
+      schemaParam: joinPath(path, 'input_schema'),
     });
   });
 };
@@ -262,6 +264,7 @@ export const decodeMessagesRequest = (body: unknown): CanonicalRequest => {
     stream: optionalBoolean(b, 'stream') ?? false,
     includeUsage: false,
     maxTokens,
+    maxTokensParam: 'max_tokens',
     temperature: optionalNumber(b, 'temperature'),
     topP: optionalNumber(b, 'top_p'),
     topK: optionalInteger(b, 'top_k', '', { min: 0 }),

@@ -179,6 +179,8 @@ const decodeTools = (body: UnknownRecord, note: Note): ToolDefinition[] | undefi
       description: optionalString(tool, 'description', path),
       parameters: optionalJsonObject(tool, 'parameters', path) ?? { type: 'object', properties: {} },
       strict: optionalBoolean(tool, 'strict', path),
+      param: path,
+      schemaParam: joinPath(path, 'parameters'),
     });
   });
 };
@@ -247,12 +249,14 @@ export const decodeResponsesRequest = (body: unknown): CanonicalRequest => {
   const reasoning = optionalRecord(b, 'reasoning');
   const reasoningEffort = reasoning && optionalEnum(reasoning, 'effort', REASONING_EFFORTS, 'reasoning');
   noteLogprobs(b, note);
+  const maxTokens = optionalInteger(b, 'max_output_tokens', '', { min: 1 });
   return compact<CanonicalRequest>({
     model,
     messages,
     stream: optionalBoolean(b, 'stream') ?? false,
     includeUsage: false,
-    maxTokens: optionalInteger(b, 'max_output_tokens', '', { min: 1 }),
+    maxTokens,
+    maxTokensParam: maxTokens !== undefined ? 'max_output_tokens' : undefined,
     temperature: optionalNumber(b, 'temperature'),
     topP: optionalNumber(b, 'top_p'),
     user: optionalString(b, 'user') ?? optionalString(b, 'safety_identifier'),

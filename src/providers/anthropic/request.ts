@@ -3,7 +3,7 @@ import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, Too
 import { invalidRequest } from '../../core/errors.ts';
 import { type DocumentPart, documentRefused } from '../mapping.ts';
 import { compact, isJsonObject, optionHeaders, optionNumber, optionString, optionStringList, parseJson, setHeader, trimTrailingSlash } from '../json.ts';
-import { assertModelReasons, MIN_THINKING_BUDGET, thinkingBudgetOf } from '../reasoning.ts';
+import { assertModelReasons, MIN_THINKING_BUDGET, thinkingBudgetOf, thinkingBudgetWithin, wantsReasoning } from '../reasoning.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -118,14 +118,14 @@ const clamp01 = (t: number): number => Math.min(1, Math.max(0, t));
 export const JSON_OBJECT_INSTRUCTION = 'Respond with a single valid JSON object and nothing else: no prose, no code fences.';
 
 /**
- * `thinking` for a request asking for reasoning (src/providers/reasoning.ts), with `max_tokens`
- * raised to fit the budget (Anthropic requires max_tokens > budget_tokens; the client's limit then
- * counts the answer on top of the thinking), within the model's output limit.
+ * `thinking` for a request asking for reasoning (src/providers/reasoning.ts). Anthropic requires
+ * max_tokens > budget_tokens and counts the thinking inside max_tokens. A client that set a limit
+ * gets it as `max_tokens`, the budget fitted below it (the limit bounds the total, as on OpenAI);
+ * without one, the default `max_tokens` is raised to fit the budget, within the model's output limit.
  */
 const thinkingOf = (request: CanonicalRequest, maxTokens: number): { thinking?: JsonObject; maxTokens: number } => {
   assertModelReasons(request);
-  let budget = thinkingBudgetOf(request);
-  if (budget === undefined) return { maxTokens };
+  if (!wantsReasoning(request)) return { maxTokens };
   const param = request.reasoningParam ?? 'reasoning_effort';
   // With thinking on, Anthropic refuses a tool-use turn whose signed thinking is not sent back.
   const lastTurn = [...request.messages].reverse().find((m) => m.role === 'assistant');
@@ -135,6 +135,11 @@ const thinkingOf = (request: CanonicalRequest, maxTokens: number): { thinking?: 
       param,
     );
   }
+  if (request.maxTokens !== undefined) {
+    const budget = thinkingBudgetWithin(request, request.maxTokens, 'Anthropic', MIN_THINKING_BUDGET) ?? MIN_THINKING_BUDGET;
+    return { thinking: { type: 'enabled', budget_tokens: budget }, maxTokens: request.maxTokens };
+  }
+  let budget = thinkingBudgetOf(request) ?? MIN_THINKING_BUDGET;
   let max = maxTokens;
   if (max <= budget) max = Math.min(budget + max, request.outputLimit ?? Number.MAX_SAFE_INTEGER);
   if (max <= budget) budget = max - 1;
@@ -176,6 +181,8 @@ export const buildMessagesBody = (request: CanonicalRequest, target: UpstreamTar
               description: t.description,
               // Anthropic requires `type: "object"`; OpenAI tolerates `{}` for a tool without parameters.
               input_schema: t.parameters['type'] === undefined ? { type: 'object', ...t.parameters } : t.parameters,
+              // Anthropic's strict tool use (arguments always valid against the schema): as the client asked.
+              strict: t.strict,
             }),
           )
         : undefined,

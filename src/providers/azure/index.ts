@@ -27,12 +27,19 @@ import type { JsonObject } from '../../canonical/types.ts';
 import { EXTRA_ENDPOINT_PATHS, type HttpProviderAdapter, type PassThrough, type UpstreamTarget } from '../types.ts';
 import { mapUpstreamError } from '../upstream-error.ts';
 import { createResponsesPassThrough } from '../openai-responses/index.ts';
+import { OPENAI_REASONING_MODELS } from '../openai.ts';
 
 export const AZURE_DEFAULT_API_VERSION = '2024-10-21';
 /** The Responses API is not in the GA dated versions: `options.responsesApiVersion` overrides this. */
 export const AZURE_RESPONSES_API_VERSION = '2025-04-01-preview';
 
-const spec = (id: string): OpenAICompatibleSpec => ({ id, defaultBaseUrl: 'https://{resource}.openai.azure.com/openai', auth: 'bearer' });
+const spec = (id: string): OpenAICompatibleSpec => ({
+  id,
+  defaultBaseUrl: 'https://{resource}.openai.azure.com/openai',
+  auth: 'bearer',
+  // Azure's reasoning deployments refuse max_tokens as OpenAI's do (deployments often bear the model's name).
+  reasoningModels: { names: OPENAI_REASONING_MODELS },
+});
 
 /** `options.deployments[upstreamModel]`, else the upstream model name. */
 export const azureDeployment = (target: UpstreamTarget): string => {

@@ -11,7 +11,7 @@ import { refuseReasoning } from '../reasoning.ts';
 import type { CanonicalRequest, ContentPart, JsonObject, Message, ToolChoice } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, optionHeaders, optionString, setHeader, trimTrailingSlash } from '../json.ts';
-import { argumentsObject, type DocumentPart, documentRefused, NO_URL_FETCH, refuseDocuments, requireDataUrl, systemTexts } from '../mapping.ts';
+import { argumentsObject, type DocumentPart, documentRefused, NO_URL_FETCH, refuseDocuments, refuseStrictTools, requireDataUrl, systemTexts } from '../mapping.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 import { providerMisconfigured } from '../upstream-error.ts';
 
@@ -154,6 +154,7 @@ const toolConfig = (request: CanonicalRequest): JsonObject | undefined => {
 
 export const buildConverseBody = (provider: string, request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
   refuseReasoning(request, 'Bedrock');
+  refuseStrictTools(request, 'Bedrock', 'Converse tool specifications have no strict mode');
   const system = systemTexts(request.messages).map((text) => ({ text }));
   const inference = compact({
     maxTokens: request.maxTokens,

@@ -8,12 +8,15 @@
  * `thoughtSignature` travels inside the canonical tool-call id (see `THOUGHT_SEPARATOR`) and is
  * echoed back, as Gemini 3 requires.
  */
-import { assertModelReasons, thinkingBudgetOf } from '../reasoning.ts';
 import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, ToolChoice } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, isJsonObject, optionHeaders, parseJson, setHeader, trimTrailingSlash } from '../json.ts';
-import { argumentsObject, type DocumentPart, parseDataUrl, refuseDocuments, systemTexts, toolNamesById, toolResultName } from '../mapping.ts';
+import { argumentsObject, type DocumentPart, parseDataUrl, refuseDocuments, refuseStrictTools, systemTexts, toolNamesById, toolResultName } from '../mapping.ts';
+import { assertModelReasons, thinkingBudgetOf, thinkingBudgetWithin } from '../reasoning.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
+
+/** Gemini's smallest thinking budget above 0 (0 turns thinking off): 1 on 2.5 Flash; models with a larger one (128 on 2.5 Pro) refuse less themselves. */
+export const GEMINI_MIN_THINKING_BUDGET = 1;
 
 export const GEMINI_DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
 
@@ -110,7 +113,9 @@ const responseFields = (request: CanonicalRequest): Record<string, JsonValue | u
 
 export const buildGenerateContentBody = (request: CanonicalRequest): JsonObject => {
   assertModelReasons(request);
-  const budget = thinkingBudgetOf(request);
+  refuseStrictTools(request, 'Gemini', 'Gemini function declarations have no strict mode');
+  // Gemini counts thinking inside maxOutputTokens: a client's limit bounds both (reasoning.ts).
+  const budget = request.maxTokens !== undefined ? thinkingBudgetWithin(request, request.maxTokens, 'Gemini', GEMINI_MIN_THINKING_BUDGET) : thinkingBudgetOf(request);
   const system = systemTexts(request.messages);
   const tools = request.tools ?? [];
   const generationConfig = compact({

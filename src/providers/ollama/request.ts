@@ -9,7 +9,7 @@ import { assertModelReasons, reasoningEffortOf } from '../reasoning.ts';
 import type { CanonicalRequest, JsonObject, Message } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, optionHeaders, setHeader, trimTrailingSlash } from '../json.ts';
-import { argumentsObject, refuseDocuments, requireDataUrl, toolNamesById, toolResultName } from '../mapping.ts';
+import { argumentsObject, refuseDocuments, refuseStrictTools, requireDataUrl, toolNamesById, toolResultName } from '../mapping.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 
 export const OLLAMA_DEFAULT_BASE_URL = 'http://localhost:11434';
@@ -38,6 +38,7 @@ const toWire = (provider: string, m: Message, names: ReadonlyMap<string, string>
 
 export const buildOllamaBody = (provider: string, request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
   assertModelReasons(request);
+  refuseStrictTools(request, 'Ollama', 'its tools have no strict mode');
   const effort = reasoningEffortOf(request);
   const names = toolNamesById(request.messages);
   const tools = request.toolChoice === 'none' ? [] : (request.tools ?? []);

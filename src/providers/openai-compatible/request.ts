@@ -4,7 +4,7 @@ import { textOf } from '../../canonical/types.ts';
 import { type DocumentPart, documentRefused, NO_URL_FETCH, refuseDocuments } from '../mapping.ts';
 import { compact, optionHeaders, optionString, setHeader, trimTrailingSlash } from '../json.ts';
 import { EXTRA_ENDPOINT_PATHS, type ExtraEndpoint, type UpstreamHttpRequest, type UpstreamTarget } from '../types.ts';
-import { assertModelReasons, reasoningEffortOf } from '../reasoning.ts';
+import { assertModelReasons, reasoningEffortOf, wantsReasoning } from '../reasoning.ts';
 import { providerMisconfigured } from '../upstream-error.ts';
 import type { OpenAICompatibleSpec } from './spec.ts';
 import { strictSchema } from './strict-schema.ts';
@@ -107,6 +107,19 @@ export const toWireMessage = (m: Message, style: MessageWireStyle): JsonObject =
   }
 };
 
+/**
+ * The field the output limit goes in: the connection's `options.maxTokensField`, else
+ * `max_completion_tokens` for a reasoning model of a spec whose reasoning models refuse
+ * `max_tokens` (OpenAI, Azure), else the spec's default.
+ */
+const maxTokensField = (spec: OpenAICompatibleSpec, request: CanonicalRequest, target: UpstreamTarget): 'max_tokens' | 'max_completion_tokens' => {
+  const option = optionString(target.connection.options, 'maxTokensField');
+  if (option === 'max_completion_tokens' || option === 'max_tokens') return option;
+  const r = spec.reasoningModels;
+  if (r !== undefined && (request.modelReasons === true || wantsReasoning(request) || r.names.test(target.upstreamModel))) return 'max_completion_tokens';
+  return spec.quirks?.maxTokensField ?? 'max_tokens';
+};
+
 const toolChoice = (c: ToolChoice): JsonValue =>
   typeof c === 'string' ? c : { type: 'function', function: { name: c.name } };
 
@@ -116,14 +129,8 @@ export const buildChatCompletionsBody = (
   target: UpstreamTarget,
 ): JsonObject => {
   const q = spec.quirks ?? {};
-  const options = target.connection.options;
   const toolId = q.toolCallIds === 'alnum9' ? alnum9 : (id: string) => id;
-  const maxField =
-    optionString(options, 'maxTokensField') === 'max_completion_tokens'
-      ? 'max_completion_tokens'
-      : optionString(options, 'maxTokensField') === 'max_tokens'
-        ? 'max_tokens'
-        : (q.maxTokensField ?? 'max_tokens');
+  const maxField = maxTokensField(spec, request, target);
   const tools = request.tools ?? [];
   const rf = request.responseFormat;
   assertModelReasons(request);
@@ -145,7 +152,13 @@ export const buildChatCompletionsBody = (
       tools.length > 0
         ? tools.map((t) => ({
             type: 'function',
-            function: compact({ name: t.name, description: t.description, parameters: t.parameters, strict: t.strict }),
+            function: compact({
+              name: t.name,
+              description: t.description,
+              // Strict mode takes only strict schemas: made strict as for response_format, or refused naming the keyword.
+              parameters: t.strict === true ? strictSchema(t.parameters, t.schemaParam ?? 'tools') : t.parameters,
+              strict: t.strict,
+            }),
           }))
         : undefined,
     tool_choice: tools.length > 0 && request.toolChoice !== undefined ? toolChoice(request.toolChoice) : undefined,

@@ -24,4 +24,11 @@ export interface OpenAICompatibleSpec {
   defaultBaseUrl: string;
   auth: OpenAICompatibleAuth;
   quirks?: OpenAICompatibleQuirks;
+  /**
+   * OpenAI's reasoning models (o-series, gpt-5) refuse `max_tokens` and take `max_completion_tokens`.
+   * With this set, a translated request to a reasoning model — its catalog entry has the `reasoning`
+   * capability, the request asks for reasoning, or its upstream name matches `names` — carries its
+   * limit as `max_completion_tokens`, unless the connection's `options.maxTokensField` says otherwise.
+   */
+  reasoningModels?: { names: RegExp };
 }
