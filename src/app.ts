@@ -115,7 +115,7 @@ const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
     if (config.databaseUrl) return await openStore({ driver: 'postgres', url: config.databaseUrl, poolMax: config.dbPoolMax }, { migrate: config.migrate });
     return await openStore({ driver: 'pglite', dataDir: config.dataDir === MEMORY ? 'memory' : config.dataDir, sharedBuffersKb: config.pgliteSharedBuffersKb }, { migrate: config.migrate });
   } catch (e) {
-    const why = e instanceof Error ? e.message.split('\n')[0] : String(e);
+    const why = describeError(e);
     throw new ConfigError(config.databaseUrl ? 'DATABASE_URL' : 'GATEWAY_DATA_DIR', `cannot open the database (${why})`);
   }
 };

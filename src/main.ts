@@ -122,7 +122,7 @@ const migrateOnly = async (): Promise<void> => {
   try {
     store = databaseUrl ? await openStore({ driver: 'postgres', url: databaseUrl }) : await openStore({ driver: 'pglite', dataDir: dataDir === 'memory://' ? 'memory' : dataDir });
   } catch (e) {
-    throw new ConfigError(databaseUrl ? 'DATABASE_URL' : 'GATEWAY_DATA_DIR', `cannot migrate the database (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`);
+    throw new ConfigError(databaseUrl ? 'DATABASE_URL' : 'GATEWAY_DATA_DIR', `cannot migrate the database (${describeError(e)})`);
   }
   await store.close();
   process.stdout.write(`gateway: migrations applied (${store.driver}) in ${Math.round(performance.now() - t0)} ms\n`);

@@ -1,15 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { inArray } from 'drizzle-orm';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError } from '../src/api/client.ts';
 import { protocolPath } from '../src/api/dataplane.ts';
 import type { StoredConversation } from '../src/core/conversation-store.ts';
 import { PullController } from '../src/data-plane/remote/pull.ts';
-import { pushRecordsWith } from '../src/data-plane/remote/remote-sink.ts';
+import { pushRecordsWith, RemoteRecordSink } from '../src/data-plane/remote/remote-sink.ts';
+import { setLogSink } from '../src/core/log.ts';
 import { readServiceAccountFile } from '../src/data-plane/remote/service-account-file.ts';
 import { SnapshotHolder } from '../src/propagation/holder.ts';
 import { getAdapter } from '../src/providers/registry.ts';
+import { requestRecords } from '../src/store/schema/index.ts';
 import { admin, startTestGateway, type TestGateway } from './support/gateway.ts';
 
 /**
@@ -86,15 +89,60 @@ describe('the management side answers in the protocol schemas and validates requ
 
   test('PushRecords: records are checked one by one; the answer is PushRecordsResponseSchema', async () => {
     const good = { request_id: crypto.randomUUID(), received_at: new Date().toISOString(), project_id: 'web', endpoint: '/v1/chat/completions', http_status: 200, latency_ms: 5 };
-    const answer = await controller.client.protocol('PushRecords', { records: [good, { ...good, request_id: crypto.randomUUID(), endpoint: 7 }, 'x'] });
+    const answer = await controller.client.protocol('PushRecords', { records: [good, { ...good, request_id: crypto.randomUUID(), endpoint: ['/v1/chat/completions'] }, 'x'] });
     expect(answer).toEqual({
       accepted: 1,
       rejected: 2,
       errors: [
-        { index: 1, message: 'request_id, endpoint and received_at are required strings' },
+        { index: 1, message: 'endpoint: must be a string' },
         { index: 2, message: 'not a JSON object' },
       ],
     });
+  });
+
+  test('PushRecords never takes a record it cannot store: each refused with the field named, every accepted one stored', async () => {
+    const good = () => ({ request_id: crypto.randomUUID(), received_at: new Date().toISOString(), project_id: 'web', endpoint: '/v1/chat/completions', http_status: 200, latency_ms: 5 });
+    const without = (field: 'http_status' | 'latency_ms') => {
+      const r: Record<string, unknown> = good();
+      delete r[field];
+      return r;
+    };
+    const records = [
+      good(),
+      without('http_status'),
+      without('latency_ms'),
+      { ...good(), http_status: null },
+      { ...good(), request_id: 'r-not-a-uuid' },
+      { ...good(), received_at: '2024-02-30T00:00:00Z' },
+      { ...good(), received_at: '2024' },
+      { ...good(), stream: 'yes' },
+      { ...good(), input_tokens: '5' },
+      { ...good(), model: { name: 'x' } },
+      // Cleaned and flagged by the writer, never refused nor dropped: NUL in text, an int4 overflow.
+      { ...good(), model: 'gpt\u0000x', output_tokens: 1e12 },
+      good(),
+    ];
+    const answer = await controller.client.protocol('PushRecords', { records });
+    expect(answer).toEqual({
+      accepted: 3,
+      rejected: 9,
+      errors: [
+        { index: 1, message: 'http_status: required, a number' },
+        { index: 2, message: 'latency_ms: required, a number' },
+        { index: 3, message: 'http_status: required, a number' },
+        { index: 4, message: 'request_id: must be a UUID' },
+        { index: 5, message: 'received_at: must be an ISO 8601 time (YYYY-MM-DDTHH:MM:SS[.ffffff]Z or ±HH:MM)' },
+        { index: 6, message: 'received_at: must be an ISO 8601 time (YYYY-MM-DDTHH:MM:SS[.ffffff]Z or ±HH:MM)' },
+        { index: 7, message: 'stream: must be a boolean' },
+        { index: 8, message: 'input_tokens: must be a number' },
+        { index: 9, message: 'model: must be a string' },
+      ],
+    });
+    // Every record the answer counted as accepted is in the store (the answer came after the write).
+    const taken = [records[0], records[10], records[11]].map((r) => String(r?.request_id));
+    const rows = await tg.gw.store.db.select({ id: requestRecords.requestId, sanitized: requestRecords.sanitized, model: requestRecords.model }).from(requestRecords).where(inArray(requestRecords.requestId, taken));
+    expect(rows.map((r) => r.id).sort()).toEqual([...taken].sort());
+    expect(rows.find((r) => r.id === taken[1])).toMatchObject({ model: 'gptx', sanitized: 'text,numbers' });
   });
 
   test('stored conversations round-trip through the typed calls; a malformed one or another project is refused', async () => {
@@ -113,16 +161,68 @@ describe('the management side answers in the protocol schemas and validates requ
 });
 
 describe('the data plane reaches the management plane only through the typed client', () => {
-  test('record shipping: 200 sends, 400 drops, 503 and an unreachable plane keep the batch', async () => {
+  test('record shipping: 200 sends, a 400 or a named refusal refuses, 503 and an unreachable plane keep the batch', async () => {
     const send = pushRecordsWith(controller.client);
     const record = JSON.stringify({ request_id: crypto.randomUUID(), received_at: new Date().toISOString(), project_id: 'web', endpoint: '/v1/chat/completions', http_status: 200, latency_ms: 5 });
     expect(await send(`[${record}]`)).toBe('ok');
     fault = async (call) => (call === 'PushRecords' ? json(503, { code: 'unavailable', message: 'the record store is unavailable; retry' }) : undefined);
     expect(await send(`[${record}]`)).toBe('retry');
     fault = undefined;
-    expect(await send('"not an array"')).toBe('refused');
+    expect(await send('"not an array"')).toEqual({ refused: [{ message: 'records: an array of at most 5000' }] });
+    const missing = JSON.stringify({ request_id: crypto.randomUUID(), received_at: new Date().toISOString(), endpoint: '/v1/chat/completions', latency_ms: 5 });
+    expect(await send(`[${record},${missing}]`)).toEqual({ refused: [{ index: 1, message: 'http_status: required, a number' }] });
     const offline = new PullController({ ...readServiceAccountFile(join(dir, 'sa.json')), apiUri: 'http://127.0.0.1:9' }, new SnapshotHolder(), getAdapter, { dataDir: dir, pollMs: 60_000, driftSweepMs: 60_000 });
     expect(await pushRecordsWith(offline.client)(`[${record}]`)).toBe('retry');
+  });
+
+  test('records the management plane refuses are kept on disk with the reason, logged, and never sent again', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gw-refused-'));
+    const lines: string[] = [];
+    let pushes = 0;
+    fault = async (call) => {
+      if (call === 'PushRecords') pushes++;
+      return undefined;
+    };
+    setLogSink((l) => void lines.push(l));
+    try {
+      const sink = new RemoteRecordSink(pushRecordsWith(controller.client), dataDir, { flushMs: 60_000 });
+      const row = { request_id: crypto.randomUUID(), received_at: new Date().toISOString(), project_id: 'web', endpoint: '/v1/chat/completions', http_status: 200, latency_ms: 5 };
+      const { http_status: _status, ...withoutStatus } = { ...row, request_id: crypto.randomUUID() };
+      sink.add({ row, requestBody: null, responseBody: null, sanitized: null });
+      sink.add({ row: withoutStatus, requestBody: '{"model":"m"}', responseBody: null, sanitized: null });
+      await sink.flush();
+      expect(sink.stats).toMatchObject({ sent: 1, refused: 1, dropped: 0, spooledBatches: 0, queued: 0 });
+      const refusedDir = join(dataDir, 'record-refused');
+      const files = readdirSync(refusedDir).filter((f) => f.endsWith('.json'));
+      expect(files).toHaveLength(1);
+      const kept = JSON.parse(readFileSync(join(refusedDir, files[0] ?? ''), 'utf8')) as { refusals: unknown[]; records: unknown[] };
+      expect(kept.refusals).toEqual([{ index: 0, message: 'http_status: required, a number' }]);
+      expect(kept.records).toEqual([{ ...withoutStatus, request_body: { model: 'm' }, response_body: null, sanitized: null }]);
+      const said = lines.filter((l) => l.includes('refused request records'));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toContain('http_status: required, a number');
+      // The good one is stored; the refused one is not sent again (nor by a later start on the same directory).
+      const stored = await tg.gw.store.db.select({ id: requestRecords.requestId }).from(requestRecords).where(inArray(requestRecords.requestId, [row.request_id, withoutStatus.request_id]));
+      expect(stored.map((r) => r.id)).toEqual([row.request_id]);
+      await sink.flush();
+      await sink.stop();
+      const again = new RemoteRecordSink(pushRecordsWith(controller.client), dataDir, { flushMs: 60_000 });
+      await again.flush();
+      await again.stop();
+      expect(pushes).toBe(1);
+      // A batch refused whole (400) is kept whole with the reason, not dropped.
+      fault = async (call) => (call === 'PushRecords' ? json(400, { code: 'invalid_argument', message: 'records: an array of at most 5000' }) : undefined);
+      const third = new RemoteRecordSink(pushRecordsWith(controller.client), dataDir, { flushMs: 60_000 });
+      third.add({ row, requestBody: null, responseBody: null, sanitized: null });
+      await third.flush();
+      await third.stop();
+      expect(third.stats).toMatchObject({ refused: 1, dropped: 0, spooledBatches: 0 });
+      expect(readdirSync(refusedDir).filter((f) => f.endsWith('.json'))).toHaveLength(2);
+    } finally {
+      fault = undefined;
+      setLogSink(undefined);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   test('a Pull answer out of the protocol shape is refused by the client and not served; the plane counts as reachable', async () => {

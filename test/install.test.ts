@@ -111,7 +111,8 @@ describe('workflows', () => {
     expect(r.code).toBe(0);
     const helm = r.calls.pop() ?? '';
     expect(r.calls).toEqual(PREREQS);
-    expect(helm).toMatch(/^helm upgrade --install gw \/charts\/gateway --namespace gw-ns --create-namespace --values \S+$/);
+    // Options first, ended by `--`: the release and the chart are never read as flags.
+    expect(helm).toMatch(/^helm upgrade --install --namespace gw-ns --create-namespace --values \S+ -- gw \/charts\/gateway$/);
     expect(r.values).toEqual({
       customer: 'acme',
       environment: 'prod',
@@ -152,7 +153,8 @@ describe('workflows', () => {
     const r = await install(['--platform', 'gcp', '--ack-prereqs', '--customer', 'acme', '--serve-url', 'https://gw.acme.example', '--config', file('ack.json', { certificateMap: { name: 'm' } })]);
     expect(r.code).toBe(0);
     expect(r.calls).toHaveLength(1);
-    expect(r.calls[0]).toStartWith(`helm upgrade --install gateway ${DEFAULT_CHART} --namespace router-gateway --create-namespace --values `);
+    expect(r.calls[0]).toStartWith('helm upgrade --install --namespace router-gateway --create-namespace --values ');
+    expect(r.calls[0]).toEndWith(` -- gateway ${DEFAULT_CHART}`);
     expect(r.values).toEqual({ customer: 'acme', serveUrl: 'https://gw.acme.example', certificateMap: { name: 'm' }, namespaces: { gateway: 'router-gateway', system: 'router-system', dataplane: 'router-dataplane' } });
   });
 
@@ -173,7 +175,7 @@ describe('workflows', () => {
     const out = join(dir, 'kept-values.yaml');
     const r = await install(['--platform', 'gcp', '--ack-prereqs', '--customer', 'c', '--serve-url', 'https://x.example', '--config', file('ack.json', { certificateMap: { name: 'm' } }), '--values-out', out]);
     expect(r.code).toBe(0);
-    expect(r.calls[0]).toEndWith(`--values ${out}`);
+    expect(r.calls[0]).toContain(` --values ${out} -- `);
     expect(Bun.YAML.parse(readFileSync(out, 'utf8'))).toEqual(r.values);
   });
 
@@ -220,7 +222,7 @@ describe('precedence and the serve URL', () => {
     const r = await ack({});
     expect(r.values).toMatchObject({ namespaces: { gateway: 'router-gateway', system: 'router-system', dataplane: 'router-dataplane' } });
     expect(r.calls[0]).toContain(' --namespace router-gateway ');
-    expect(r.calls[0]).toStartWith('helm upgrade --install gateway ');
+    expect(r.calls[0]).toEndWith(` -- gateway ${DEFAULT_CHART}`);
   });
 });
 
@@ -257,6 +259,33 @@ describe('refusals (exit 2, one line naming it)', () => {
     await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', file('t4.json', '{ not json')], 'not valid JSON');
     await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', join(dir, 'absent.json')], 'cannot be read');
     await refuse(['--platform', 'gcp', '--ack-prereqs', '--identity', file('i1.json', { customer: 7 })], "--identity: ");
+  });
+
+  test('a name-shaped value that is not a name (a flag, a space, a slash, a newline) is refused before any tool runs, naming the key', async () => {
+    const base = { projectId: 'acme-prod', customer: 'acme', serveUrl: 'https://x.example', certificateMap: { name: 'gw-map' } };
+    const cases: [string, Record<string, unknown>][] = [
+      ['certificateMap.name', { certificateMap: { name: '--flags-file=/etc/passwd' } }],
+      ['projectId', { projectId: '--impersonate-service-account=evil@x.iam.gserviceaccount.com' }],
+      ['gateway.staticIpName', { gateway: { staticIpName: '-q' } }],
+      ['certificate.name', { certificate: { name: 'gw cert' } }],
+      ['dnsAuthorization.name', { dnsAuthorization: { name: 'a/b' } }],
+      ['serveDomain', { serveDomain: '--domain=evil.example' }],
+      ['namespaces.gateway', { namespaces: { gateway: '--kubeconfig=/tmp/k' } }],
+      ['namespaces.system', { namespaces: { system: 'Router' } }],
+      ['securityPolicy', { securityPolicy: 'armor\n--x' }],
+    ];
+    for (const [key, over] of cases) {
+      for (const workflow of ['--apply-prereqs', '--dry-run-prereqs', '--ack-prereqs']) {
+        const r = await install(['--platform', 'gcp', workflow, '--config', file('names.json', { ...base, ...over })]);
+        expect(r.code).toBe(2);
+        expect(r.err).toStartWith(`gateway install: --config: ${join(dir, 'names.json')}: '${key}' must be `);
+        expect(r.err.trim().split('\n')).toHaveLength(1);
+        expect(r.out).toBe('');
+        expect(r.calls).toEqual([]);
+      }
+    }
+    await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', file('ok.json', base), '--release=--post-renderer=/bin/sh'], '--release: must be a Helm release name');
+    await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', file('ok.json', base), '--release', '-x'], '--release: must be a Helm release name');
   });
 
   test('every key of the seed is accepted with its type', async () => {

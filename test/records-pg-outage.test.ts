@@ -129,4 +129,8 @@ test.skipIf(!haveBinaries)(`PostgreSQL down for 10 s under load: inference keeps
   // The outage is logged a few times, not once per write or per poll, and never with a body.
   expect(lines.length).toBeLessThan(40);
   for (const line of lines) expect(line.includes('MARK-OUTAGE') || line.includes(w.p.apiKey) || line.includes('sk-upstream')).toBe(false);
+  // Nor with SQL text or parameters (issue 38 item 7: the propagation worker's status carried
+  // drizzle's "Failed query: select max(\"id\") from \"config_changes\"" into the log).
+  expect(lines.some((l) => l.includes('propagating the configuration failed'))).toBe(true);
+  for (const line of lines) expect(line).not.toMatch(/Failed query|select |insert into|from "|where "|params:|\$1/i);
 }, 90_000);

@@ -74,7 +74,8 @@ export const HOOKS: Record<string, Hooks> = {
       const authType = MCP_AUTH_TYPES.find((t) => t === type);
       if (!authType) return [];
       const hasValue = config.auth_value != null || config.auth_value_wo != null;
-      return refusal(() => checkMcpAuth({ authType, authHeader: text(config.auth_header), hasValue }), (f) => (f === 'authValue' ? 'auth_value' : 'auth_header'));
+      const value = text(config.auth_value) ?? text(config.auth_value_wo);
+      return refusal(() => checkMcpAuth({ authType, authHeader: text(config.auth_header), hasValue, value }), (f) => (f === 'authValue' ? (config.auth_value_wo != null ? 'auth_value_wo' : 'auth_value') : 'auth_header'));
     },
   },
   gateway_mcp_profile: {

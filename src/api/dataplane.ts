@@ -54,13 +54,19 @@ export const PullResponseSchema = Type.Union([
 
 /**
  * One pushed request record: the data plane's record entry as one JSON object keyed by
- * `request_records` column names, bodies embedded as the JSON they are. Columns beyond these are
- * taken when known and ignored otherwise.
+ * `request_records` column names, bodies embedded as the JSON they are. The columns below are
+ * required; every other known column is checked against its column type (control-plane/
+ * pushed-records.ts) and keys that are no column are ignored. A record the store could not hold
+ * as it is, is refused (`errors` of the answer), never taken and dropped.
  */
 export const PushedRecordSchema = Type.Object({
+  /** A UUID. */
   request_id: Type.String(),
   endpoint: Type.String(),
+  /** ISO 8601 with a zone (`Date.toISOString`). */
   received_at: Type.String(),
+  http_status: Type.Number(),
+  latency_ms: Type.Number(),
   /** Absent, null or '': the account's customer; another customer's records are refused. */
   customer_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   request_body: Type.Optional(Type.Unknown()),
@@ -75,7 +81,7 @@ export const PushRecordsRequestSchema = Type.Object({ records: Type.Array(Type.U
 export const PushRecordsResponseSchema = Type.Object({
   accepted: Type.Integer({ minimum: 0 }),
   rejected: Type.Integer({ minimum: 0 }),
-  /** The first refusals (at most 20): the record's index in the batch and why. */
+  /** Every refused record (its index in the batch) and why, naming the field: the data plane keeps exactly these, and does not send them again. */
   errors: Type.Optional(Type.Array(Type.Object({ index: Type.Integer({ minimum: 0 }), message: Type.String() }))),
 });
 

@@ -7,7 +7,6 @@ import {
   type ProtocolName,
   type ProtocolOutput,
   PullRequestSchema,
-  PushedRecordSchema,
   PushRecordsRequestSchema,
 } from '../api/dataplane.ts';
 import { connectError, GatewayError, isDatabaseUnavailable, databaseUnavailable, toConnectBody } from '../core/errors.ts';
@@ -15,8 +14,8 @@ import { describeError, log } from '../core/log.ts';
 import { loadConfigDocument } from '../propagation/load.ts';
 import { sealDocument } from '../propagation/seal.ts';
 import { dataExportsOf } from './dataplane-exports.ts';
-import type { RecordEntry, RecordValue } from '../core/records.ts';
-import { COLUMNS as RECORD_COLUMNS, valueOf } from '../records/entry.ts';
+import type { RecordEntry } from '../core/records.ts';
+import { pushedEntry } from './pushed-records.ts';
 import { configChanges, dataplanes, dataplaneStatus, projectGatewayProjects, projectGateways, type ServiceAccountRow } from '../store/schema/index.ts';
 import { bearer } from './auth.ts';
 import type { ControlDeps } from './deps.ts';
@@ -38,7 +37,8 @@ import { conversationRoutes } from './dataplane-conversations.ts';
  *   account (see seal.ts). Records the data plane's applied revision and poll in `dataplane_status`.
  * - `POST /dataplane.v1.DataplaneService/PushRecords` `{records: [...]}` → `{accepted, rejected, errors?}`:
  *   request records of the data plane's customer (a record naming no customer is attributed to it;
- *   one naming another is refused, `errors` saying which and why), written by the management plane's
+ *   one naming another, or one the store could not hold as it is — pushed-records.ts — is refused,
+ *   `errors` naming every refused record and why; the data plane keeps those), written by the management plane's
  *   record writer (idempotent by requestId); `unavailable` (503) while the store is down, so the data
  *   plane keeps them.
  *
@@ -171,48 +171,6 @@ const recordPoll = async (deps: ControlDeps, planeId: string, applied: number | 
     .onConflictDoUpdate({ target: dataplaneStatus.dataplaneId, set });
 };
 
-/** The request_records column names (what a record entry's row is keyed by). */
-const COLUMN_NAMES = new Set(RECORD_COLUMNS.map((c) => c.name));
-/** NOT NULL columns with a constant default, filled in when a pushed record leaves them out. */
-const DEFAULTS = RECORD_COLUMNS.filter((c) => c.notNull && c.fallback !== null).map((c) => [c.name, c.fallback as RecordValue] as const);
-const BODIES = new Set(['request_body', 'response_body', 'sanitized']);
-
-const PushedRecord = compiled(PushedRecordSchema);
-const REQUIRED_COLUMNS = new Set(['request_id', 'endpoint', 'received_at']);
-
-/**
- * A pushed record (the data plane's RecordEntry as one JSON object keyed by column names): known
- * columns only, a request id, an endpoint and a valid time. Its customer is the account's: a record
- * that names none is attributed to it, one that names another customer is refused (a data plane
- * never writes records of another customer). Anything else the database refuses is split out,
- * cleaned or dropped by the record writer. The refusal's reason otherwise.
- */
-const entryOf = (v: unknown, customerId: string): RecordEntry | string => {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'not a JSON object';
-  if (!PushedRecord.Check(v)) {
-    const at = departure(PushedRecord, v);
-    const column = at.path.split('/')[1] ?? '';
-    return REQUIRED_COLUMNS.has(column) ? 'request_id, endpoint and received_at are required strings' : `${column}: ${at.message}`;
-  }
-  const o: Record<string, unknown> = v;
-  if (o.customer_id !== undefined && o.customer_id !== null && o.customer_id !== '' && o.customer_id !== customerId) return `customer_id: records of another customer than the service account's ('${customerId}') are refused`;
-  if (Number.isNaN(new Date(v.received_at).getTime())) return 'received_at: not a valid time';
-  const row: Record<string, RecordValue> = {};
-  for (const [k, val] of DEFAULTS) row[k] = val;
-  for (const k in o) if (COLUMN_NAMES.has(k) && !BODIES.has(k) && o[k] !== undefined) row[k] = valueOf(o[k]);
-  row.customer_id = customerId;
-  const body = (x: unknown): string | null => (x === undefined || x === null ? null : JSON.stringify(x));
-  return {
-    row,
-    requestBody: body(o.request_body),
-    responseBody: body(o.response_body),
-    sanitized: typeof o.sanitized === 'string' && o.sanitized !== '' ? o.sanitized : null,
-  };
-};
-
-/** At most this many refusals are described in a PushRecords answer. */
-const MAX_PUSH_ERRORS = 20;
-
 /**
  * Holds until the data plane's desired revision is no longer `known` or `waitMs` passed; returns
  * the desired revision then. The waiter is armed before each read, so a change committed in between
@@ -280,18 +238,16 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
       if (a instanceof Response) return a;
       const b = valid(PushRecordsRequestSchema, await body(req));
       let accepted = 0;
+      // Every refusal is named (the data plane keeps exactly those records): at most MAX_RECORDS_PER_PUSH.
       const errors: { index: number; message: string }[] = [];
-      let rejected = 0;
       b.records.forEach((r: unknown, index: number) => {
-        const entry = entryOf(r, a.customerId);
+        const entry = pushedEntry(r, a.customerId);
         if (typeof entry !== 'string') {
           records.add(entry);
           accepted++;
-          return;
-        }
-        rejected++;
-        if (errors.length < MAX_PUSH_ERRORS) errors.push({ index, message: entry });
+        } else errors.push({ index, message: entry });
       });
+      const rejected = errors.length;
       if (rejected > 0) log.every('dataplane-push-rejected', 'warn', 'a data plane pushed records that were refused', { dataplaneId: a.workspaceId, customerId: a.customerId, rejected, first: errors[0]?.message });
       await records.flush();
       // Rows stay queued in this process too; the data plane re-sends them (idempotent by requestId).

@@ -1,6 +1,7 @@
 import { BATCH_ENDPOINTS, type BatchCaller, type BatchEndpoint, type BatchService, type RunLine } from '../core/batches.ts';
 import { asGatewayError, GatewayError, invalidApiKey, invalidRequest } from '../core/errors.ts';
 import { requestUuid } from '../core/ids.ts';
+import { describeError, log } from '../core/log.ts';
 import { isRecord } from '../core/json.ts';
 import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
 import { authenticate } from './auth.ts';
@@ -45,10 +46,28 @@ const pageOf = (req: Request, max: number, dflt: number): { after?: string; limi
   const limit = raw === null ? dflt : Number(raw);
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > max) throw invalidRequest(`'limit' must be an integer from 1 to ${max}.`, 'limit');
   const after = q.get('after');
-  return after ? { after, limit } : { limit };
+  return after ? { after: plain(after, 'after'), limit } : { limit };
 };
 
-const idOf = (req: Request, at: number): string => decodeURIComponent(new URL(req.url).pathname.split('/')[at] ?? '');
+/** C0 and C1 control characters and DEL: no file name, id or query value carries one (NUL is what the store cannot hold at all). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** A value from the client for the store: refused (400 naming `param`) with a control character or a lone surrogate. */
+const plain = (value: string, param: string, what = `'${param}'`): string => {
+  if (CONTROL.test(value) || !value.isWellFormed()) throw invalidRequest(`${what} must not contain control characters or unpaired surrogates.`, param);
+  return value;
+};
+
+/** The id in the path (`param` names it in a refusal); a malformed escape is a 400, not a 500. */
+const idOf = (req: Request, at: number, param: string): string => {
+  let id: string;
+  try {
+    id = decodeURIComponent(new URL(req.url).pathname.split('/')[at] ?? '');
+  } catch {
+    throw invalidRequest(`'${param}' in the path is not a valid percent-encoded value.`, param);
+  }
+  return plain(id, param);
+};
 
 type Handler = (deps: InferenceDeps, b: BatchDeps, req: Request, ids: RequestIds) => Promise<Response>;
 
@@ -60,7 +79,10 @@ export const batchRoute =
       if (!deps.batches) throw notHere();
       return await handler(deps, deps.batches, req, ids);
     } catch (e) {
-      return errorResponse(asGatewayError(e), ids);
+      const g = asGatewayError(e);
+      // Not a refusal of ours: said in the log (the client sees only an internal error).
+      if (g.kind === 'internal' && !(e instanceof GatewayError)) log.error('a files or batches request failed', { requestId: ids.requestId, path: new URL(req.url).pathname, error: describeError(e) });
+      return errorResponse(g, ids);
     }
   };
 
@@ -79,19 +101,23 @@ export const uploadFile: Handler = async (deps, b, req, ids) => {
   const file = form.get('file');
   if (!(file instanceof Blob)) throw invalidRequest("'file' is required and must be a file.", 'file', 'missing_required_parameter');
   if (file.size > b.maxFileBytes) throw bodyTooLarge(b.maxFileBytes);
-  const name = file instanceof File && file.name ? file.name : 'upload.jsonl';
-  return json(await b.service.createFile(caller, purpose, name.slice(0, 255), await file.text()), ids);
+  const name = file instanceof File && file.name ? plain(file.name, 'file', "The filename of 'file'") : 'upload.jsonl';
+  const content = await file.text();
+  // JSON Lines never hold a raw NUL, and the store cannot.
+  if (content.includes('\0')) throw invalidRequest("'file' must be UTF-8 text without NUL characters (JSON Lines).", 'file');
+  return json(await b.service.createFile(caller, purpose, name.slice(0, 255), content), ids);
 };
 
 export const listFiles: Handler = async (deps, b, req, ids) => {
   const { caller } = await callerOf(deps, req);
   const purpose = new URL(req.url).searchParams.get('purpose');
+  if (purpose) plain(purpose, 'purpose');
   return json(await b.service.listFiles(caller, { ...pageOf(req, 10_000, 10_000), ...(purpose ? { purpose } : {}) }), ids);
 };
 
 export const getFile: Handler = async (deps, b, req, ids) => {
   const { caller } = await callerOf(deps, req);
-  const id = idOf(req, 3);
+  const id = idOf(req, 3, 'file_id');
   const file = await b.service.getFile(caller, id);
   if (!file) throw notFound('file', id);
   return json(file, ids);
@@ -99,14 +125,14 @@ export const getFile: Handler = async (deps, b, req, ids) => {
 
 export const deleteFile: Handler = async (deps, b, req, ids) => {
   const { caller } = await callerOf(deps, req);
-  const id = idOf(req, 3);
+  const id = idOf(req, 3, 'file_id');
   if (!(await b.service.deleteFile(caller, id))) throw notFound('file', id);
   return json({ id, object: 'file', deleted: true }, ids);
 };
 
 export const fileContent: Handler = async (deps, b, req, ids) => {
   const { caller } = await callerOf(deps, req);
-  const id = idOf(req, 3);
+  const id = idOf(req, 3, 'file_id');
   const content = await b.service.fileContent(caller, id);
   if (content === undefined) throw notFound('file', id);
   return new Response(content, { status: 200, headers: { 'content-type': 'application/octet-stream', ...idHeaders(ids) } });
@@ -123,6 +149,8 @@ const metadataOf = (v: unknown): Record<string, string> | null => {
   if (entries.length > 16) throw invalidRequest("'metadata' has at most 16 keys.", 'metadata');
   for (const [k, val] of entries) {
     if (typeof val !== 'string' || k.length > 64 || val.length > 512) throw invalidRequest("'metadata' keys are strings of up to 64 characters, values up to 512.", 'metadata');
+    // Newlines and tabs are text; NUL and unpaired surrogates are what the store cannot hold.
+    if (`${k}${val}`.includes('\0') || !k.isWellFormed() || !val.isWellFormed()) throw invalidRequest("'metadata' keys and values must not contain NUL characters or unpaired surrogates.", 'metadata');
     out[k] = val;
   }
   return out;
@@ -139,6 +167,7 @@ export const createBatch: Handler = async (deps, b, req, ids) => {
   }
   if (!isRecord(body)) throw invalidRequest('The request body must be a JSON object.', null);
   if (typeof body.input_file_id !== 'string' || body.input_file_id === '') throw invalidRequest("'input_file_id' is required.", 'input_file_id', 'missing_required_parameter');
+  plain(body.input_file_id, 'input_file_id');
   if (!isEndpoint(body.endpoint)) throw invalidRequest(`'endpoint' must be one of ${BATCH_ENDPOINTS.join(', ')}.`, 'endpoint');
   if (body.completion_window !== '24h') throw invalidRequest("'completion_window' must be '24h'.", 'completion_window');
   return json(await b.service.createBatch(caller, { inputFileId: body.input_file_id, endpoint: body.endpoint, metadata: metadataOf(body.metadata) }), ids);
@@ -146,7 +175,7 @@ export const createBatch: Handler = async (deps, b, req, ids) => {
 
 export const getBatch: Handler = async (deps, b, req, ids) => {
   const { caller } = await callerOf(deps, req);
-  const id = idOf(req, 3);
+  const id = idOf(req, 3, 'batch_id');
   const batch = await b.service.getBatch(caller, id);
   if (!batch) throw notFound('batch', id);
   return json(batch, ids);
@@ -159,7 +188,7 @@ export const listBatches: Handler = async (deps, b, req, ids) => {
 
 export const cancelBatch: Handler = async (deps, b, req, ids) => {
   const { caller } = await callerOf(deps, req);
-  const id = idOf(req, 3);
+  const id = idOf(req, 3, 'batch_id');
   const batch = await b.service.cancelBatch(caller, id);
   if (!batch) throw notFound('batch', id);
   return json(batch, ids);

@@ -1,5 +1,6 @@
 import { inwardAddress, knownInward } from '../core/addresses.ts';
 import { GatewayError } from '../core/errors.ts';
+import { log } from '../core/log.ts';
 import type { CanonicalRequest } from '../canonical/types.ts';
 import { attemptSecrets, maskSecrets, secretForms } from '../providers/redact.ts';
 import { scrubError } from '../providers/upstream-error.ts';
@@ -57,7 +58,27 @@ const post = (req: UpstreamHttpRequest, signal: AbortSignal): Promise<Response> 
   });
 };
 
+/** What fetch refuses in a header value: NUL, CR, LF, or a character beyond Latin-1 (such as `…`). */
+const UNSENDABLE = /[\u0000\n\r]|[^\u0000-\u00ff]/;
+
+/**
+ * A header the request cannot carry: a credential stored before such values were refused at save
+ * (contract §17). Said as what it is, naming the connection and the header (never the value), and
+ * logged — not "could not reach the upstream".
+ */
+const unsendable = (connection: ConnectionConfig, header: string): GatewayError => {
+  log.every(`upstream-unsendable-${connection.name}`, 'error', 'a stored credential of a connection cannot be sent as an HTTP header value; save it again', { connection: connection.name, header });
+  return new GatewayError({
+    kind: 'upstream_error',
+    status: 502,
+    errorCode: 'upstream_credential_unsendable',
+    message: `The credential of connection '${connection.name}' cannot be sent as an HTTP header value (header '${header}': a control or non-ASCII character); an admin must save it again.`,
+    retryable: true,
+  });
+};
+
 export const sendUpstream = (req: UpstreamHttpRequest, signal: AbortSignal, connection: ConnectionConfig): Promise<Response> => {
+  for (const name in req.headers) if (UNSENDABLE.test(req.headers[name] ?? '')) return Promise.reject(unsendable(connection, name));
   const checking = checkAddress(req.url, connection);
   return checking ? checking.then(() => post(req, signal)) : post(req, signal);
 };

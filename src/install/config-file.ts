@@ -26,6 +26,31 @@ export const CONFIG_KEYS = {
 } as const;
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;
+
+const GCP_NAME = { pattern: /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/, what: 'a GCP resource name (a lowercase letter, then lowercase letters, digits and -, at most 63, not ending in -)' };
+const K8S_NAME = { pattern: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, what: 'a Kubernetes namespace name (lowercase letters, digits and -, at most 63, starting and ending with a letter or digit)' };
+
+/**
+ * The keys whose values name something and reach `gcloud` or `helm` as arguments (or a resource
+ * name in the chart): the shape each must have. A value outside it — `--flags-file=/etc/passwd`, a
+ * space, a slash — is refused (exit 2, naming the key) before any tool runs: a tool would read a
+ * value starting with `-` as one of its flags.
+ */
+export const NAME_SHAPES: Partial<Record<ConfigKey, { pattern: RegExp; what: string }>> = {
+  projectId: { pattern: /^(?:[a-z0-9.-]+:)?[a-z]([a-z0-9-]{0,28}[a-z0-9])?$/, what: 'a GCP project id (a lowercase letter, then lowercase letters, digits and -, at most 30)' },
+  serveDomain: {
+    pattern: /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
+    what: 'a domain name (labels of letters, digits and -, separated by dots)',
+  },
+  securityPolicy: GCP_NAME,
+  'certificateMap.name': GCP_NAME,
+  'gateway.staticIpName': GCP_NAME,
+  'certificate.name': GCP_NAME,
+  'dnsAuthorization.name': GCP_NAME,
+  'namespaces.gateway': K8S_NAME,
+  'namespaces.system': K8S_NAME,
+  'namespaces.dataplane': K8S_NAME,
+};
 type TypeOf<T> = T extends 'string' ? string : T extends 'boolean' ? boolean : never;
 /** The file, flattened to its dotted keys. */
 export type DeployConfig = { [K in ConfigKey]?: TypeOf<(typeof CONFIG_KEYS)[K]> };
@@ -67,6 +92,8 @@ export const parseConfig = (json: unknown, file: string): DeployConfig => {
   const leaf = (key: string, v: unknown) => {
     if (!isConfigKey(key)) throw new ConfigError(flag, `${file}: unknown key '${key}'`);
     checkType(flag, file, key, CONFIG_KEYS[key], v);
+    const shape = NAME_SHAPES[key];
+    if (shape && typeof v === 'string' && !shape.pattern.test(v)) throw new ConfigError(flag, `${file}: '${key}' must be ${shape.what}, not ${JSON.stringify(v)}`);
     if (typeof v === 'string' || typeof v === 'boolean') out[key] = v;
   };
   for (const [k, v] of Object.entries(json)) {

@@ -35,6 +35,9 @@ const WORKFLOW_FLAGS: Record<string, Workflow> = { '--ack-prereqs': 'ack', '--dr
 
 export const DEFAULT_RELEASE = 'gateway';
 
+/** Helm's release names (it passes them on as Kubernetes names): a value starting with `-` would be read as a flag. */
+const RELEASE_NAME = /^(?=.{1,53}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
 export const HELP = `usage: gateway install --platform gcp [--config FILE] [--identity FILE] [--customer C]
          [--environment E] [--serve-url URL] [--ack-prereqs | --dry-run-prereqs | --apply-prereqs]
          [--chart PATH] [--release NAME] [--values-out FILE]
@@ -49,7 +52,8 @@ certificate map and its entry) with \`gcloud\`, then installs or upgrades the He
                            environment, serveUrl, securityPolicy, certificateMap.name,
                            gateway.staticIpName, certificate.name, dnsAuthorization.name,
                            namespaces.gateway|system|dataplane, gcloud.skipExisting (dotted keys are
-                           nested objects). An unknown key or a wrong type is refused (exit 2).
+                           nested objects). An unknown key, a wrong type, or a name-shaped value
+                           that is not a name (e.g. starting with -) is refused (exit 2).
   --identity FILE          identity file (JSON): customer, environment, serveUrl, proxy (legacy);
                            supplies defaults below the flags and the configuration file.
   --customer C             Helm value \`customer\` (wins over the file's and the identity's).
@@ -96,6 +100,7 @@ export const parseFlags = (argv: readonly string[]): InstallFlags => {
     if (!key) throw new ConfigError(name, `unknown flag (see install --help)`);
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
     if (value === undefined || value === '' || (eq < 0 && value.startsWith('--'))) throw new ConfigError(name, 'needs a value');
+    if (key === 'release' && !RELEASE_NAME.test(value)) throw new ConfigError(name, `must be a Helm release name (lowercase letters, digits, - and ., at most 53, starting and ending with a letter or digit), not ${JSON.stringify(value)}`);
     flags[key] = value;
   }
   return flags;

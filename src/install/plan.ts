@@ -101,7 +101,11 @@ export const requireKeys = (workflow: Workflow, r: Resolved): void => {
   throw new ConfigError(WORKFLOW_FLAG[workflow], `missing ${missing.map((k) => `${k} (from ${SOURCES[k]})`).join('; ')}`);
 };
 
-/** The prerequisite commands (arguments after `gcloud`), in the order they run. */
+/**
+ * The prerequisite commands (arguments after `gcloud`), in the order they run, in the contract's
+ * form. Every name in them is a checked name (config-file.ts NAME_SHAPES) or built from a checked
+ * domain, so none starts with `-` and none can be read as a flag.
+ */
 export const gcloudCommands = (r: Resolved): string[][] => {
   const project = ['--project', r.projectId ?? ''];
   const out: string[][] = [];

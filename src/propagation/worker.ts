@@ -17,6 +17,7 @@
  * collapse into one more step.
  */
 import type { ConfigDocument } from '../api/config-document.ts';
+import { describeError } from '../core/log.ts';
 import type { Db } from '../store/db.ts';
 import { reconnectBackoff } from '../store/reconnect.ts';
 import type { FromWorker, ToWorker, WorkerRequest, WorkerSource, WorkerStatus, WorkerTiming } from './worker-protocol.ts';
@@ -89,7 +90,7 @@ const postgresSource = async (s: Extract<WorkerSource, { kind: 'postgres' }>, li
           wake,
         )
         .catch((e: unknown) => {
-          status.lastError = `LISTEN failed, retrying in 5 s: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`;
+          status.lastError = `LISTEN failed, retrying in 5 s: ${describeError(e)}`;
           sendStatus();
           setTimeout(startListening, 5_000);
         });
@@ -151,7 +152,8 @@ const run = async (): Promise<void> => {
       await step(source, w);
       status.lastError = undefined;
     } catch (e) {
-      status.lastError = e instanceof Error ? e.message.split('\n')[0] : String(e);
+      // Never the message as it is: a driver error's message may be its statement (core/log.ts).
+      status.lastError = describeError(e);
     }
     sendStatus();
   }
@@ -187,7 +189,7 @@ self.onmessage = (ev: MessageEvent<ToWorker>) => {
   switch (m.type) {
     case 'start':
       void start(m.timing, m.listen, m.source).catch((e: unknown) => {
-        status.lastError = e instanceof Error ? e.message : String(e);
+        status.lastError = describeError(e);
         sendStatus();
         // Nothing can work without a source: end, and the main thread starts a new worker.
         process.exit(1);

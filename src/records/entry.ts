@@ -11,6 +11,16 @@ declare global {
   }
 }
 
+/** The value a column takes, by drizzle column type (anything else is text). */
+const HOLDS: Record<string, 'uuid' | 'time' | 'boolean' | 'number' | 'json' | 'text'> = {
+  PgUUID: 'uuid',
+  PgTimestamp: 'time',
+  PgBoolean: 'boolean',
+  PgInteger: 'number',
+  PgBigInt53: 'number',
+  PgJsonb: 'json',
+};
+
 /**
  * SQL column name → its kind and, for NOT NULL columns, the constant default. Every column an
  * insert names: `stored_at` is left out, the database sets it (its default) whatever the path.
@@ -19,6 +29,8 @@ export const COLUMNS = Object.entries(getTableColumns(requestRecords)).filter(([
   key: key as keyof NewRequestRecord,
   name: col.name,
   kind: col.columnType === 'PgInteger' ? 'int4' : col.columnType === 'PgBigInt53' ? 'int8' : col.columnType === 'PgJsonb' ? 'json' : 'other',
+  /** What the column holds, as a pushed record (control-plane/pushed-records.ts) is checked against it. */
+  holds: HOLDS[col.columnType] ?? 'text',
   notNull: col.notNull,
   fallback: col.hasDefault && ['number', 'boolean', 'string'].includes(typeof col.default) ? (col.default as unknown) : null,
 }));

@@ -82,6 +82,24 @@ const CASES: { name: string; hcl: string; attr: string; says: string[] }[] = [
     says: ['base_url must be an http:// or https:// URL'],
   },
   {
+    name: 'a connection api_key that cannot be an HTTP header value (the ellipsis of a pasted placeholder)',
+    hcl: `resource "gateway_provider_connection" "ell" {\n  customer_id = gateway_customer.c.customer_id\n  name = "ell"\n  provider_name = "openai"\n  api_key = "sk-upstream-\u2026"\n}`,
+    attr: 'api_key',
+    says: ['api_key: must be a valid HTTP header value'],
+  },
+  {
+    name: 'a BYOK secret with a line break',
+    hcl: `resource "gateway_byok_key" "nl" {\n  customer_id = gateway_customer.c.customer_id\n  project_id = "default"\n  provider_name = "PROVIDER_OPENAI"\n  name = "nl"\n  secret = "sk-a\\nb"\n}`,
+    attr: 'secret',
+    says: ['secret: must be a valid HTTP header value'],
+  },
+  {
+    name: 'an MCP server auth_value with a carriage return',
+    hcl: `resource "gateway_mcp_server" "cr" {\n  server_id = "cr"\n  url = "https://93.184.216.34/mcp"\n  auth_type = "bearer"\n  auth_value = "tok\\rX: y"\n}`,
+    attr: 'auth_value',
+    says: ['must be a valid HTTP header value'],
+  },
+  {
     name: 'a telemetry config without the secret its auth type needs',
     hcl: `resource "gateway_telemetry_config" "t" {\n  user_id = "ops"\n  telemetry_type = "logs"\n  sink_url = "https://otel.example.com"\n  protocol = "grpc"\n  auth_type = "bearer"\n}`,
     attr: 'auth_value',

@@ -2,7 +2,8 @@ import { Type as t } from '@sinclair/typebox';
 import { BYOK_PROVIDER_NAMES } from '../../core/byok.ts';
 import { CustomerRef, Enum, OptTimestamp, ProjectRef, Str, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
-import { defineResource } from '../resource.ts';
+import { defineResource, reqText } from '../resource.ts';
+import { checkProviderKey } from './connections.ts';
 
 /**
  * BYOK provider keys (byok.v1.ByokService). The seed's five providers — two general LLM vendors,
@@ -141,6 +142,10 @@ export const ByokResources = {
         { computed: 'secret_ref', api: 'secretRef', description: 'reference to the stored wrapped secret' },
       ],
       importId: ['customer_id', 'project_id', 'id'],
+      check: (r) => {
+        const secret = reqText(r.secret);
+        if (secret !== null) checkProviderKey('secret', reqText(r.provider), secret);
+      },
     },
   }),
 };

@@ -1,6 +1,9 @@
 import { Type as t } from '@sinclair/typebox';
 import { CustomerRef, Deleted, One, PATTERNS, Page, PageSize, PageToken, ProjectRef, Timestamp, Uuid } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { byokProviderId } from '../../core/byok.ts';
+import { isRecord } from '../../core/json.ts';
+import { checkHeaderMap, checkHeaderValue } from '../header-values.ts';
 import { checkProviderName } from '../providers.ts';
 import { defineResource, reqText } from '../resource.ts';
 
@@ -12,6 +15,26 @@ import { defineResource, reqText } from '../resource.ts';
 
 const ADMIN = 'admin.v1.AdminService';
 const GROUP = 'Provider connections';
+
+/** Providers whose `apiKey` is not sent as a header value: Vertex takes the Google service-account JSON key (several lines) and signs with it. */
+const KEY_NOT_A_HEADER: ReadonlySet<string> = new Set(['vertex']);
+
+/**
+ * A connection's credentials must be sendable (contract §17): its `apiKey` (unless the provider
+ * does not send it as a header) and every `options.headers` value. The management API and the
+ * Terraform provider's plan-time check run this same function.
+ */
+export const checkConnectionSecrets = (c: { provider: string | null; apiKey?: string | null; options?: unknown }): void => {
+  if (c.apiKey) checkProviderKey('apiKey', c.provider, c.apiKey);
+  if (isRecord(c.options)) checkHeaderMap('options.headers', c.options.headers);
+};
+
+/** A provider key (a connection's `apiKey`, a BYOK `secret`): a header value unless the provider does not send it as one. */
+export const checkProviderKey = (field: string, provider: string | null, key: string): void => {
+  // A BYOK provider value (`PROVIDER_VERTEX`) names its adapter id.
+  const id = provider === null ? null : (byokProviderId(provider) ?? provider);
+  if (!(id !== null && KEY_NOT_A_HEADER.has(id))) checkHeaderValue(field, key);
+};
 
 const ConnectionName = () => t.String({ minLength: 1, maxLength: 253, pattern: PATTERNS.ID, description: 'connection name (ID pattern), unique within the project' });
 const BaseUrl = () => t.Optional(t.Union([t.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }), t.Null()], { description: 'overrides the public default' }));
@@ -153,6 +176,7 @@ export const ConnectionResources = {
       check: (r) => {
         const provider = reqText(r.provider);
         if (provider !== null) checkProviderName('provider', provider);
+        checkConnectionSecrets({ provider, apiKey: reqText(r.apiKey), options: r.options });
       },
     },
   }),

@@ -1,5 +1,6 @@
 import { Type as t } from '@sinclair/typebox';
 import { connectError } from '../../core/errors.ts';
+import { checkHeaderValue } from '../header-values.ts';
 import { CustomerRef, Deleted, Description, Enum, Labels, LabelsOut, Nullable, One, PATTERNS, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
 import { defineResource } from '../resource.ts';
@@ -99,6 +100,8 @@ export interface McpAuthShape {
   authHeader: string | null;
   /** Whether a credential will be stored. */
   hasValue: boolean;
+  /** The credential given now, when known (checked as a header value: it is sent as one). */
+  value?: string | null;
 }
 
 /**
@@ -112,6 +115,7 @@ export const checkMcpAuth = (a: McpAuthShape): void => {
   } else if (a.authHeader) throw connectError('invalid_argument', "invalid field 'authHeader': only for authType 'header'", 'authHeader');
   if (a.authType === 'none' && a.hasValue) throw connectError('invalid_argument', "invalid field 'authValue': authType 'none' takes no credential", 'authValue');
   if (a.authType !== 'none' && !a.hasValue) throw connectError('invalid_argument', `invalid field 'authValue': required for authType '${a.authType}'`, 'authValue');
+  if (a.value) checkHeaderValue('authValue', a.value);
 };
 
 export interface McpProfileServerShape {

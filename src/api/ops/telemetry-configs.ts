@@ -1,5 +1,6 @@
 import { Type as t } from '@sinclair/typebox';
 import { connectError } from '../../core/errors.ts';
+import { checkHeaderValue } from '../header-values.ts';
 import { Enum, Int32, OptTimestamp, Page, PageSize, PageToken, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
 import { defineResource, reqText } from '../resource.ts';
@@ -55,6 +56,8 @@ const OneConfig = t.Object({ config: TelemetryConfigOut });
  */
 export const checkTelemetryConfig = (c: { telemetryType: string; protocol: string; authType: string; authValue: string | null }): void => {
   if (c.authType !== 'none' && !c.authValue) throw connectError('invalid_argument', `invalid field 'authValue': required with authType '${c.authType}'`, 'authValue');
+  // A bearer token or an API key is sent as a header value as it is (basic's user:password goes base64-encoded).
+  if ((c.authType === 'bearer' || c.authType === 'api_key') && c.authValue) checkHeaderValue('authValue', c.authValue);
   if (c.telemetryType === 'audit_logs' && c.protocol !== 'http/json')
     throw connectError('invalid_argument', "invalid field 'protocol': audit_logs forwarding supports only 'http/json'", 'protocol');
 };

@@ -1,3 +1,4 @@
+import { checkProviderKey } from '../../api/ops/connections.ts';
 import { and, asc, eq, or } from 'drizzle-orm';
 import { DEFAULT_PROJECT, projectOrDefault, ts } from '../../api/kit.ts';
 import { ByokOps } from '../../api/ops/byok.ts';
@@ -73,6 +74,7 @@ export const byokOps = (deps: ControlDeps): OpDef[] => [
       const customerId = needCustomer(input.customerId);
       const projectId = projectOrDefault(input.projectId);
       const userScope = input.userScope === true;
+      checkProviderKey('secret', input.provider, input.secret);
       if (userScope && principal.kind !== 'user')
         throw connectError('failed_precondition', 'a user-scoped key belongs to the calling user: register it with that user\'s token', 'userScope');
       if (!userScope && !isOwner(principal, projectId))

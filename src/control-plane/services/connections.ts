@@ -1,5 +1,5 @@
 import { and, eq, isNull, type SQL } from 'drizzle-orm';
-import { ConnectionOps } from '../../api/ops/connections.ts';
+import { checkConnectionSecrets, ConnectionOps } from '../../api/ops/connections.ts';
 import { projectOrDefault, ts } from '../../api/kit.ts';
 import { connectError } from '../../core/errors.ts';
 import { checkProviderName } from '../../api/providers.ts';
@@ -69,6 +69,7 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
     handler: async (input, { tx, change, principal }) => {
       const project = await lockProject(tx, input.customerId, input.projectId);
       checkProvider(input.provider);
+      checkConnectionSecrets({ provider: input.provider, apiKey: input.apiKey, options: input.options });
       const allowPrivate = await checkConnectionUrls(principal, deps.upstreamAllowPrivate === true, input);
       const row = await uniquely(
         async () => {
@@ -126,6 +127,7 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
     scope: namedScope,
     handler: async (input, { tx, change, principal }) => {
       const current = await lockConnection(tx, input);
+      checkConnectionSecrets({ provider: current.provider, apiKey: input.apiKey, options: input.options });
       const patch: Partial<typeof providerConnections.$inferInsert> = { updatedAt: new Date() };
       const currentKey = current.apiKeyWrapped ? deps.secrets.unwrap(current.apiKeyWrapped) : null;
       patch.allowPrivate = await checkConnectionUrls(

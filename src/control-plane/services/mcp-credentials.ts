@@ -1,6 +1,7 @@
 import { and, eq, or } from 'drizzle-orm';
 import { ts } from '../../api/kit.ts';
 import { McpOps } from '../../api/ops/mcp.ts';
+import { checkHeaderValue } from '../../api/header-values.ts';
 import { connectError } from '../../core/errors.ts';
 import { type McpServerCredentialRow, mcpServerCredentials, projectMcpServers, projectMembers, type ProjectRow } from '../../store/schema/index.ts';
 import type { Principal } from '../auth.ts';
@@ -78,6 +79,7 @@ export const mcpCredentialOps = (deps: ControlDeps): OpDef[] => [
       if (userId !== '' && !(await isMember(tx, project, userId)))
         throw connectError('failed_precondition', `user '${userId}' is not a member of project '${project.projectId}'`, 'userId');
       const now = new Date();
+      checkHeaderValue('authValue', input.authValue);
       const wrapped = deps.secrets.wrap(input.authValue);
       const [row] = await tx
         .insert(mcpServerCredentials)

@@ -79,7 +79,7 @@ export const mcpServerOps = (deps: ControlDeps): OpDef[] => [
     handler: async (input, { tx, change: record, principal }) => {
       checkUrl(input.url);
       const authType = input.authType ?? 'none';
-      checkMcpAuth({ authType, authHeader: input.authHeader ?? null, hasValue: input.authValue != null });
+      checkMcpAuth({ authType, authHeader: input.authHeader ?? null, hasValue: input.authValue != null, value: input.authValue });
       const allowPrivate = await checkUpstreamUrls(principal, deps.upstreamAllowPrivate === true, new Map([['url', input.url]]));
       const row = await uniquely(
         async () => {
@@ -131,7 +131,7 @@ export const mcpServerOps = (deps: ControlDeps): OpDef[] => [
       const valueGiven = input.authValue != null;
       // A header name given is checked as given; otherwise the stored one stays for 'header' and is dropped for the others.
       const authHeader = input.authHeader ?? (authType === 'header' ? current.authHeader : null);
-      checkMcpAuth({ authType, authHeader, hasValue: valueGiven || (authType !== 'none' && current.authValueWrapped !== null) });
+      checkMcpAuth({ authType, authHeader, hasValue: valueGiven || (authType !== 'none' && current.authValueWrapped !== null), value: input.authValue });
       const patch: Partial<typeof mcpServers.$inferInsert> = { authType, authHeader, updatedAt: new Date() };
       if (input.url != null) {
         checkUrl(input.url);
