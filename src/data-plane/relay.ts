@@ -1,8 +1,9 @@
 import type { ClientFormat, StreamEvent } from '../canonical/types.ts';
 import { createFrameParser, type FrameParser } from '../providers/framing.ts';
+import { eventTooLarge } from '../providers/upstream-error.ts';
 import type { StreamDecoder, UpstreamFrame } from '../providers/types.ts';
 import type { FinalCollector } from './relay-final.ts';
-import { upstreamFailure } from './upstream.ts';
+import { upstreamBounds, upstreamFailure } from './upstream.ts';
 
 /** What a relay changes beyond the model, and what it keeps. */
 export interface RelayOptions {
@@ -125,7 +126,8 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
   let generic: FrameParser | undefined;
   let crlf = false;
   let buffer = '';
-  const parser = (): FrameParser => (generic ??= createFrameParser('sse'));
+  const maxEvent = upstreamBounds.maxStreamEventBytes;
+  const parser = (): FrameParser => (generic ??= createFrameParser('sse', maxEvent));
 
   const reframe = (frames: readonly UpstreamFrame[], out: StreamEvent[]): void => {
     for (const f of frames) {
@@ -207,7 +209,10 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
       reframe(parser().push(text), out);
       return out;
     }
-    return fast(text);
+    const out = fast(text);
+    // The event still open (no blank line yet) past GATEWAY_MAX_STREAM_EVENT: the stream is cancelled.
+    if (buffer.length > maxEvent) throw eventTooLarge(maxEvent);
+    return out;
   };
 
   return pullEvents(reader, signal, push, () => {

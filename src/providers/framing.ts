@@ -12,6 +12,14 @@
  */
 import { createEventStreamParser } from './eventstream.ts';
 import type { Framing, UpstreamFrame } from './types.ts';
+import { DEFAULT_MAX_EVENT, eventTooLarge } from './upstream-error.ts';
+
+/*
+ * Every parser refuses an event larger than its bound (GATEWAY_MAX_STREAM_EVENT) as soon as it
+ * holds more of it: the reader's caller then cancels the stream. Text parsers measure the decoded
+ * characters held, never more than the bytes received, so an event within the bound in bytes is
+ * never refused, and one refused is past it in bytes too.
+ */
 
 export interface FrameParser {
   push(chunk: Uint8Array | string): UpstreamFrame[];
@@ -81,6 +89,10 @@ const createLineSplitter = () => {
       buffer = buffer.slice(start);
       return lines;
     },
+    /** Characters of the unterminated line held back. */
+    held(): number {
+      return buffer.length;
+    },
     /** The unterminated last line, if any. */
     end(): string[] {
       const rest = buffer;
@@ -91,7 +103,7 @@ const createLineSplitter = () => {
   };
 };
 
-export const createSseParser = (): FrameParser => {
+export const createSseParser = (maxEvent = DEFAULT_MAX_EVENT): FrameParser => {
   const input = createTextInput();
   const lines = createLineSplitter();
   /** The event's data lines so far, joined with LF (undefined: none yet). */
@@ -133,6 +145,8 @@ export const createSseParser = (): FrameParser => {
     push(chunk) {
       const out: UpstreamFrame[] = [];
       feed(lines.push(input.decode(chunk)), out);
+      // The event still open: its data lines so far and its unterminated line.
+      if (lines.held() + (data?.length ?? 0) > maxEvent) throw eventTooLarge(maxEvent);
       return out;
     },
     flush() {
@@ -146,7 +160,7 @@ export const createSseParser = (): FrameParser => {
 };
 
 /** Newline-delimited JSON (Ollama native and friends): one frame per non-empty line. */
-export const createNdjsonParser = (): FrameParser => {
+export const createNdjsonParser = (maxEvent = DEFAULT_MAX_EVENT): FrameParser => {
   const input = createTextInput();
   const lines = createLineSplitter();
   const frames = (ls: string[]): UpstreamFrame[] => {
@@ -158,13 +172,18 @@ export const createNdjsonParser = (): FrameParser => {
     return out;
   };
   return {
-    push: (chunk) => frames(lines.push(input.decode(chunk))),
+    push: (chunk) => {
+      const out = frames(lines.push(input.decode(chunk)));
+      if (lines.held() > maxEvent) throw eventTooLarge(maxEvent);
+      return out;
+    },
     flush: () => [...frames(lines.push(input.end())), ...frames(lines.end())],
   };
 };
 
-export const createFrameParser = (framing: Framing): FrameParser => {
-  if (framing === 'sse') return createSseParser();
-  if (framing === 'ndjson') return createNdjsonParser();
-  return createEventStreamParser();
+/** The parser of a framing; no event larger than `maxEvent` bytes is held (GATEWAY_MAX_STREAM_EVENT). */
+export const createFrameParser = (framing: Framing, maxEvent = DEFAULT_MAX_EVENT): FrameParser => {
+  if (framing === 'sse') return createSseParser(maxEvent);
+  if (framing === 'ndjson') return createNdjsonParser(maxEvent);
+  return createEventStreamParser(maxEvent);
 };
