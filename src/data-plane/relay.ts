@@ -160,9 +160,15 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
     return { event: complete.slice(pos + 7, nl), data: complete.slice(nl + 7, nl2) };
   };
 
+  /** Whether the held text ends with a line feed (kept so that a long held event is never scanned again). */
+  let heldLf = false;
   const fast = (text: string): StreamEvent[] => {
+    // Only the new text is searched for the last blank line (or one across the join): an event
+    // arriving in many chunks is appended, not rescanned per chunk.
+    const inText = text.lastIndexOf('\n\n');
+    const end = inText !== -1 ? buffer.length + inText : heldLf && text.charCodeAt(0) === 10 ? buffer.length - 1 : -1;
     buffer = buffer === '' ? text : buffer + text;
-    const end = buffer.lastIndexOf('\n\n');
+    if (text.length > 0) heldLf = text.charCodeAt(text.length - 1) === 10;
     if (end === -1) return [];
     const complete = buffer.slice(0, end + 2);
     buffer = buffer.slice(end + 2);

@@ -59,6 +59,11 @@ const createLineSplitter = () => {
         if (s.charCodeAt(0) === 10) s = s.slice(1);
         skipLf = false;
       }
+      // No line end in the new text: held (appended, not rescanned; a long line arrives in many chunks).
+      if (s.indexOf('\n') === -1 && s.indexOf('\r') === -1) {
+        buffer = buffer === '' ? s : buffer + s;
+        return [];
+      }
       // The held-back tail never contains a line break, so scanning resumes where it ended.
       const scanFrom = buffer.length;
       buffer = scanFrom === 0 ? s : buffer + s;
