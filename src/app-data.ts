@@ -12,7 +12,7 @@ import { pushRecordsWith, RemoteRecordSink } from './data-plane/remote/remote-si
 import { readServiceAccountFile, type ServiceAccountFile } from './data-plane/remote/service-account-file.ts';
 import { cutOpenStreams, gatewayShutdown, setStreamStallTimeout } from './data-plane/respond.ts';
 import { startDataPlaneServer } from './data-plane/server.ts';
-import { setMaxUpstreamResponse } from './data-plane/upstream.ts';
+import { setUpstreamBounds } from './data-plane/upstream.ts';
 import { SnapshotHolder } from './propagation/holder.ts';
 import { getAdapter } from './providers/registry.ts';
 import { Observers } from './data-plane/pipeline/observe.ts';
@@ -65,7 +65,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
   await controller.start();
   records.start();
   const conversations = new Conversations(new RemoteConversationStore(controller.client), { backgroundLeaseMs: config.backgroundLeaseMs });
-  setMaxUpstreamResponse(config.limits.maxUpstreamResponseBytes);
+  setUpstreamBounds(config.limits);
   setStreamStallTimeout(config.limits.streamStallMs);
   // The response cache (contract §11): on Redis when REDIS_URL is set (shared with the other data planes), else in process.
   const responseCache = responseCacheStore(config);

@@ -21,7 +21,7 @@ import { DbConversationStore } from './conversations/db-store.ts';
 import { Conversations } from './data-plane/conversations.ts';
 import { cutOpenStreams, gatewayShutdown, setStreamStallTimeout } from './data-plane/respond.ts';
 import { startDataPlaneServer } from './data-plane/server.ts';
-import { setMaxUpstreamResponse } from './data-plane/upstream.ts';
+import { setUpstreamBounds } from './data-plane/upstream.ts';
 import { seedDemo } from './demo.ts';
 import { SnapshotController } from './propagation/controller.ts';
 import { SnapshotHolder } from './propagation/holder.ts';
@@ -197,7 +197,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
 
   await controller.start();
   records.start();
-  setMaxUpstreamResponse(config.limits.maxUpstreamResponseBytes);
+  setUpstreamBounds(config.limits);
   setStreamStallTimeout(config.limits.streamStallMs);
 
   // Stored Responses and Messages threads: in the management plane's database (contract §2).
@@ -228,7 +228,10 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         catchUp: ryw.catchUp,
       };
       // Files and batches (contract §11): in this store, run through this data plane's pipeline.
-      batchRunner = new BatchRunner(store.db, batchLineRunner(inferenceDeps), { concurrency: config.batchConcurrency });
+      batchRunner = new BatchRunner(store.db, batchLineRunner(inferenceDeps), {
+        concurrency: config.batchConcurrency,
+        input: { maxLines: config.batchMaxLines, maxLineBytes: config.limits.maxBodyBytes },
+      });
       const runner = batchRunner;
       inferenceDeps.batches = { service: new DbBatchService(store.db, () => runner.wake()), maxFileBytes: config.fileMaxBytes };
       inference = startDataPlaneServer({

@@ -64,7 +64,7 @@ describe('settings schema', () => {
       recordBodies: true,
       upstreamAllowPrivate: false,
       keepAliveMs: 15_000,
-      limits: { maxBodyBytes: 32 * 1024 ** 2, bodyTimeoutMs: 30_000, idleTimeoutSeconds: 10, streamStallMs: 60_000, maxUpstreamResponseBytes: 16 * 1024 ** 2 },
+      limits: { maxBodyBytes: 32 * 1024 ** 2, bodyTimeoutMs: 30_000, idleTimeoutSeconds: 10, streamStallMs: 60_000, maxUpstreamResponseBytes: 32 * 1024 ** 2, maxStreamEventBytes: 16 * 1024 ** 2, maxMcpMessageBytes: 16 * 1024 ** 2 },
       shutdownGraceMs: 30_000,
       telemetry: {
         protocol: 'http/json',

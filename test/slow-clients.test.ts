@@ -182,7 +182,7 @@ describe('slow clients', () => {
     expect(chat.status).toBe(502);
     expect(chat.headers.get('x-request-id')).toBeTruthy();
     const cj = (await chat.json()) as { error: { type: string; code: string; message: string } };
-    expect(cj.error).toMatchObject({ type: 'api_error', code: 'bad_gateway' });
+    expect(cj.error).toMatchObject({ type: 'api_error', code: 'upstream_response_too_large' });
     expect(cj.error.message).toContain('larger than the limit');
 
     const emb = await fetch(`${tg.url}/v1/embeddings`, {
@@ -192,6 +192,6 @@ describe('slow clients', () => {
     });
     expect(emb.status).toBe(502);
     expect(emb.headers.get('x-request-id')).toBeTruthy();
-    expect(((await emb.json()) as { error: { code: string } }).error.code).toBe('bad_gateway');
+    expect(((await emb.json()) as { error: { code: string } }).error.code).toBe('upstream_response_too_large');
   }, 30_000);
 });

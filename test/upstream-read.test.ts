@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test
 import { type AddressInfo, createServer, type Server } from 'node:net';
 import { GatewayError } from '../src/core/errors.ts';
 import { knownInward, RESOLUTION_TTL_MS, setResolver } from '../src/core/addresses.ts';
-import { checkAddress, readUpstreamText, setMaxUpstreamResponse } from '../src/data-plane/upstream.ts';
+import { checkAddress, readUpstreamText, setUpstreamBounds } from '../src/data-plane/upstream.ts';
 import type { ConnectionConfig } from '../src/providers/types.ts';
 
 /**
@@ -74,13 +74,13 @@ beforeAll(async () => {
     socket.once('data', () => socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 900\r\n\r\n{"x":"'));
   });
   await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-  setMaxUpstreamResponse(LIMIT);
+  setUpstreamBounds({ maxUpstreamResponseBytes: LIMIT });
 });
 
-afterEach(() => setMaxUpstreamResponse(LIMIT));
+afterEach(() => setUpstreamBounds({ maxUpstreamResponseBytes: LIMIT }));
 
 afterAll(() => {
-  setMaxUpstreamResponse(16 * 1024 * 1024);
+  setUpstreamBounds({ maxUpstreamResponseBytes: 32 * 1024 * 1024 });
   server.stop(true);
   slow.close();
 });

@@ -25,16 +25,42 @@ export interface InputError {
 /** Errors reported for a malformed file, at most. */
 const MAX_ERRORS = 10;
 
-/** The lines of an input file, or why the file is refused as a whole (OpenAI fails such a batch while validating). */
-export const parseInput = (content: string, endpoint: BatchEndpoint): { lines: BatchLine[]; errors: InputError[] } => {
+/** What one input file may hold: GATEWAY_BATCH_MAX_LINES requests, each line at most GATEWAY_MAX_BODY bytes. */
+export interface InputBounds {
+  maxLines: number;
+  maxLineBytes: number;
+}
+
+export const DEFAULT_INPUT_BOUNDS: InputBounds = { maxLines: 50_000, maxLineBytes: 32 * 1024 * 1024 };
+
+/**
+ * The lines of an input file, or why the file is refused as a whole (OpenAI fails such a batch
+ * while validating). Lines are cut one at a time: a file with more than `maxLines` requests is
+ * refused when the next one shows, before the rest is read; a line longer than `maxLineBytes`
+ * (characters, never more than its bytes) is refused without being parsed.
+ */
+export const parseInput = (content: string, endpoint: BatchEndpoint, bounds: InputBounds = DEFAULT_INPUT_BOUNDS): { lines: BatchLine[]; errors: InputError[] } => {
   const lines: BatchLine[] = [];
   const errors: InputError[] = [];
   const seen = new Set<string>();
-  const texts = content.split('\n');
-  for (let i = 0; i < texts.length && errors.length < MAX_ERRORS; i++) {
-    const t = (texts[i] as string).trim();
-    if (t === '') continue;
+  let requests = 0;
+  for (let start = 0, i = 0; start < content.length && errors.length < MAX_ERRORS; i++) {
+    const nl = content.indexOf('\n', start);
+    const end = nl === -1 ? content.length : nl;
     const at = i + 1;
+    const length = end - start;
+    const from = start;
+    start = end + 1;
+    if (length > bounds.maxLineBytes) {
+      errors.push({ code: 'line_too_large', message: `This line is longer than the limit of ${bounds.maxLineBytes} bytes (GATEWAY_MAX_BODY).`, line: at });
+      continue;
+    }
+    const t = content.slice(from, end).trim();
+    if (t === '') continue;
+    if (++requests > bounds.maxLines) {
+      errors.push({ code: 'too_many_lines', message: `The input file has more than ${bounds.maxLines} requests (GATEWAY_BATCH_MAX_LINES).`, line: at });
+      break;
+    }
     let v: unknown;
     try {
       v = JSON.parse(t);

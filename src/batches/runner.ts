@@ -4,7 +4,7 @@ import { describeError, log } from '../core/log.ts';
 import type { Db } from '../store/db.ts';
 import { type GatewayBatchRow, gatewayBatchLines, gatewayBatches, gatewayFiles } from '../store/schema/index.ts';
 import { newId } from './service.ts';
-import { type BatchLine, lineError, outputLine, parseInput } from './lines.ts';
+import { type BatchLine, type InputBounds, lineError, outputLine, parseInput } from './lines.ts';
 
 /**
  * Runs batches (contract §11): each line through the project's routes (RunLine: the embedded data
@@ -24,6 +24,8 @@ export interface RunnerOptions {
   pollMs?: number;
   /** Batches run at once by this process (default 4). */
   maxBatches?: number;
+  /** Requests per input file and bytes per line (GATEWAY_BATCH_MAX_LINES, GATEWAY_MAX_BODY). */
+  input?: InputBounds;
 }
 
 const ACTIVE = ['validating', 'in_progress', 'finalizing', 'cancelling'];
@@ -104,7 +106,7 @@ export class BatchRunner {
   async #runBatch(row: GatewayBatchRow): Promise<void> {
     const [file] = await this.db.select({ content: gatewayFiles.content }).from(gatewayFiles).where(eq(gatewayFiles.id, row.inputFileId));
     const endpoint = (BATCH_ENDPOINTS as readonly string[]).includes(row.endpoint) ? (row.endpoint as BatchEndpoint) : undefined;
-    const parsed = file && endpoint ? parseInput(file.content, endpoint) : { lines: [], errors: [{ code: 'invalid_file', message: file ? `Unknown endpoint '${row.endpoint}'.` : `The input file '${row.inputFileId}' no longer exists.`, line: null }] };
+    const parsed = file && endpoint ? parseInput(file.content, endpoint, this.opts.input) : { lines: [], errors: [{ code: 'invalid_file', message: file ? `Unknown endpoint '${row.endpoint}'.` : `The input file '${row.inputFileId}' no longer exists.`, line: null }] };
     if (row.status === 'validating') {
       if (parsed.errors.length > 0) {
         await this.db.update(gatewayBatches).set({ status: 'failed', failedAt: new Date(), errors: parsed.errors, leaseOwner: null, leaseUntil: null }).where(this.#mine(row.id));

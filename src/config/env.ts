@@ -69,6 +69,8 @@ export interface GatewayConfig {
   fileMaxBytes: number;
   /** GATEWAY_BATCH_CONCURRENCY: lines of one batch in flight at once. */
   batchConcurrency: number;
+  /** GATEWAY_BATCH_MAX_LINES: requests in one batch input file. */
+  batchMaxLines: number;
   /** GATEWAY_RESPONSE_RETENTION: how long stored Responses and Messages threads are kept (default 30d). */
   responseRetentionMs: number;
   /** GATEWAY_BACKGROUND_LEASE: a background response's lease (data-plane/background.ts). */
@@ -84,8 +86,12 @@ export interface ListenerLimits {
   idleTimeoutSeconds: number;
   /** A stream whose client reads nothing for this long is ended: GATEWAY_STREAM_STALL_TIMEOUT. */
   streamStallMs: number;
-  /** Largest upstream JSON answer relayed (bytes): GATEWAY_MAX_UPSTREAM_RESPONSE. */
+  /** Largest upstream answer read into memory (bytes): GATEWAY_MAX_UPSTREAM_RESPONSE. */
   maxUpstreamResponseBytes: number;
+  /** Largest single event of an upstream stream (bytes): GATEWAY_MAX_STREAM_EVENT. */
+  maxStreamEventBytes: number;
+  /** Largest message from an upstream MCP server (bytes): GATEWAY_MCP_MAX_MESSAGE. */
+  maxMcpMessageBytes: number;
 }
 
 /** Reads argv (`serve --role data --service-account FILE`) and the environment. */
@@ -150,6 +156,8 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
       idleTimeoutSeconds: Math.ceil(s.GATEWAY_IDLE_TIMEOUT / 1000),
       streamStallMs: s.GATEWAY_STREAM_STALL_TIMEOUT,
       maxUpstreamResponseBytes: s.GATEWAY_MAX_UPSTREAM_RESPONSE,
+      maxStreamEventBytes: s.GATEWAY_MAX_STREAM_EVENT,
+      maxMcpMessageBytes: s.GATEWAY_MCP_MAX_MESSAGE,
     },
     shutdownGraceMs: s.GATEWAY_SHUTDOWN_GRACE,
     telemetry: telemetryConfig(s, metricsTls, env),
@@ -160,6 +168,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     responseCacheMaxBytes: s.GATEWAY_RESPONSE_CACHE_MAX,
     fileMaxBytes: s.GATEWAY_FILE_MAX,
     batchConcurrency: s.GATEWAY_BATCH_CONCURRENCY,
+    batchMaxLines: s.GATEWAY_BATCH_MAX_LINES,
   };
 };
 

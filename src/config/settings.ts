@@ -101,7 +101,24 @@ export const SETTINGS = {
   GATEWAY_BODY_TIMEOUT: duration({ default: '30s', description: 'time to receive a request body once its headers arrived; slower → 408 `request_timeout`' }),
   GATEWAY_IDLE_TIMEOUT: duration({ default: '10s', max: '255s', description: 'kept-alive connections idle this long are closed (rounded up to whole seconds)' }),
   GATEWAY_STREAM_STALL_TIMEOUT: duration({ default: '60s', description: 'a stream whose client reads nothing this long is ended and its upstream call cancelled (`client_stalled`)' }),
-  GATEWAY_MAX_UPSTREAM_RESPONSE: size({ default: '16MiB', description: 'largest upstream JSON answer relayed; larger → 502 `bad_gateway`' }),
+  GATEWAY_MAX_UPSTREAM_RESPONSE: size({
+    default: '32MiB',
+    min: '64KiB',
+    description:
+      'largest upstream answer read into memory: a non-streaming JSON answer of any provider (chat, responses, messages, extra endpoints, token counts, token exchanges) or an error body; larger → the read is cancelled, 502 `upstream_response_too_large` (the next target of the route is tried)',
+  }),
+  GATEWAY_MAX_STREAM_EVENT: size({
+    default: '16MiB',
+    min: '64KiB',
+    description:
+      'largest single event of an upstream stream held while it arrives (one SSE event, one NDJSON line, one AWS event-stream frame); larger → the stream is cancelled, 502 `upstream_response_too_large` (before the first event: the next target is tried; after: the format\'s error event)',
+  }),
+  GATEWAY_MCP_MAX_MESSAGE: size({
+    default: '16MiB',
+    min: '64KiB',
+    description:
+      'largest message read from an upstream MCP server (a JSON answer, or one SSE event: a tool result, a list page); larger → the read is cancelled and the call fails with `upstream_response_too_large`',
+  }),
   GATEWAY_KEEPALIVE_INTERVAL: duration({ default: '15s', description: 'downstream silence after which a stream gets a `: keep-alive` comment' }),
   // governance and upstreams
   REDIS_URL: url({
@@ -116,6 +133,13 @@ export const SETTINGS = {
     description: 'bytes of cached answers (project setting `response-cache`) the in-process cache holds, least recently used evicted first; an answer over 1/16 of it is not cached (with REDIS_URL answers go to Redis instead: bound it with its `maxmemory`)',
   }),
   GATEWAY_FILE_MAX: size({ default: '200MB', min: '1KiB', description: 'largest file uploaded to `/v1/files` (batch input); larger → 413 `request_too_large`' }),
+  GATEWAY_BATCH_MAX_LINES: integer({
+    default: '50000',
+    min: 1,
+    max: 10_000_000,
+    unit: 'lines',
+    description: "requests in one batch input file (OpenAI's own limit by default); more → the batch fails validation with `too_many_lines`; a line longer than `GATEWAY_MAX_BODY` is refused with `line_too_large`",
+  }),
   GATEWAY_BATCH_CONCURRENCY: integer({ default: '8', min: 1, max: 256, description: 'lines of one batch run at the same time through the project\'s routes (`/v1/batches`)' }),
   GATEWAY_GUARDRAIL_SCAN_TIMEOUT: duration({
     default: '5s',

@@ -9,7 +9,7 @@ import { finalCollector } from './relay-final.ts';
 import type { RequestContext } from './pipeline/context.ts';
 import type { NativeAnswer } from './responses-native.ts';
 import { targetOrder } from './resolve.ts';
-import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall } from './upstream.ts';
+import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall, upstreamBounds } from './upstream.ts';
 
 /** One try against one target, for the request record and the observers. */
 export interface Attempt {
@@ -261,7 +261,7 @@ export const spliceFirstModel = (text: string, model: string): string => {
 /** Pull-based reader of an upstream body: bytes → frames → canonical events. */
 const eventReader = (adapter: HttpProviderAdapter, decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay, fail?: (e: unknown) => unknown) => {
   const reader = body.getReader();
-  const framer = createFrameParser(adapter.framing);
+  const framer = createFrameParser(adapter.framing, upstreamBounds.maxStreamEventBytes);
   const decode = (frames: UpstreamFrame[]): StreamEvent[] => {
     const out: StreamEvent[] = [];
     for (const f of frames) {

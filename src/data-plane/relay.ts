@@ -1,8 +1,9 @@
 import type { ClientFormat, StreamEvent } from '../canonical/types.ts';
 import { createFrameParser, type FrameParser } from '../providers/framing.ts';
+import { eventTooLarge } from '../providers/upstream-error.ts';
 import type { StreamDecoder, UpstreamFrame } from '../providers/types.ts';
 import type { FinalCollector } from './relay-final.ts';
-import { upstreamFailure } from './upstream.ts';
+import { upstreamBounds, upstreamFailure } from './upstream.ts';
 
 /** What a relay changes beyond the model, and what it keeps. */
 export interface RelayOptions {
@@ -125,7 +126,8 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
   let generic: FrameParser | undefined;
   let crlf = false;
   let buffer = '';
-  const parser = (): FrameParser => (generic ??= createFrameParser('sse'));
+  const maxEvent = upstreamBounds.maxStreamEventBytes;
+  const parser = (): FrameParser => (generic ??= createFrameParser('sse', maxEvent));
 
   const reframe = (frames: readonly UpstreamFrame[], out: StreamEvent[]): void => {
     for (const f of frames) {
@@ -158,9 +160,15 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
     return { event: complete.slice(pos + 7, nl), data: complete.slice(nl + 7, nl2) };
   };
 
+  /** Whether the held text ends with a line feed (kept so that a long held event is never scanned again). */
+  let heldLf = false;
   const fast = (text: string): StreamEvent[] => {
+    // Only the new text is searched for the last blank line (or one across the join): an event
+    // arriving in many chunks is appended, not rescanned per chunk.
+    const inText = text.lastIndexOf('\n\n');
+    const end = inText !== -1 ? buffer.length + inText : heldLf && text.charCodeAt(0) === 10 ? buffer.length - 1 : -1;
     buffer = buffer === '' ? text : buffer + text;
-    const end = buffer.lastIndexOf('\n\n');
+    if (text.length > 0) heldLf = text.charCodeAt(text.length - 1) === 10;
     if (end === -1) return [];
     const complete = buffer.slice(0, end + 2);
     buffer = buffer.slice(end + 2);
@@ -207,7 +215,10 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
       reframe(parser().push(text), out);
       return out;
     }
-    return fast(text);
+    const out = fast(text);
+    // The event still open (no blank line yet) past GATEWAY_MAX_STREAM_EVENT: the stream is cancelled.
+    if (buffer.length > maxEvent) throw eventTooLarge(maxEvent);
+    return out;
   };
 
   return pullEvents(reader, signal, push, () => {

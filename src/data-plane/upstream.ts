@@ -3,7 +3,7 @@ import { GatewayError } from '../core/errors.ts';
 import { log } from '../core/log.ts';
 import type { CanonicalRequest } from '../canonical/types.ts';
 import { attemptSecrets, maskSecrets, secretForms } from '../providers/redact.ts';
-import { scrubError } from '../providers/upstream-error.ts';
+import { DEFAULT_MAX_EVENT, scrubError, upstreamTooLarge } from '../providers/upstream-error.ts';
 import type { ConnectionConfig, HttpProviderAdapter, TokenHttp, UpstreamHttpRequest, UpstreamTarget } from '../providers/types.ts';
 import { readBounded } from './bounded-read.ts';
 
@@ -139,7 +139,7 @@ export class UpstreamCall {
   /** Token exchanges for adapters (`authorize`); a failed exchange's body is scrubbed before the adapter sees it. */
   async exchange(req: UpstreamHttpRequest): Promise<{ status: number; body: string }> {
     const res = await this.send(req);
-    const body = await res.text();
+    const body = await readUpstreamText(res, this.signal);
     return { status: res.status, body: res.ok ? body : this.scrub(body) };
   }
 
@@ -179,24 +179,37 @@ export class UpstreamCall {
 export const prepareRequest = (adapter: HttpProviderAdapter, request: CanonicalRequest, target: UpstreamTarget, call: UpstreamCall): UpstreamHttpRequest | Promise<UpstreamHttpRequest> =>
   call.prepare(adapter.buildRequest(request, target), adapter, target);
 
-/** Largest upstream answer read into memory (GATEWAY_MAX_UPSTREAM_RESPONSE); set at start-up. */
-let maxUpstreamResponseBytes = 16 * 1024 * 1024;
-export const setMaxUpstreamResponse = (bytes: number): void => {
-  maxUpstreamResponseBytes = bytes;
+/**
+ * The bounds on what is read from upstreams into memory, set at start-up from the settings:
+ * GATEWAY_MAX_UPSTREAM_RESPONSE (a whole answer or error body), GATEWAY_MAX_STREAM_EVENT (one
+ * event of a stream), GATEWAY_MCP_MAX_MESSAGE (one message of an MCP server).
+ */
+export interface UpstreamBounds {
+  maxUpstreamResponseBytes: number;
+  maxStreamEventBytes: number;
+  maxMcpMessageBytes: number;
+}
+
+export const upstreamBounds: UpstreamBounds = { maxUpstreamResponseBytes: 32 * 1024 * 1024, maxStreamEventBytes: DEFAULT_MAX_EVENT, maxMcpMessageBytes: 16 * 1024 * 1024 };
+
+export const setUpstreamBounds = (bounds: Partial<UpstreamBounds>): void => {
+  if (bounds.maxUpstreamResponseBytes !== undefined) upstreamBounds.maxUpstreamResponseBytes = bounds.maxUpstreamResponseBytes;
+  if (bounds.maxStreamEventBytes !== undefined) upstreamBounds.maxStreamEventBytes = bounds.maxStreamEventBytes;
+  if (bounds.maxMcpMessageBytes !== undefined) upstreamBounds.maxMcpMessageBytes = bounds.maxMcpMessageBytes;
 };
 
-const tooLargeUpstream = (max: number): GatewayError =>
-  new GatewayError({ kind: 'bad_gateway', message: `The upstream provider's answer is larger than the limit of ${max} bytes.`, retryable: false });
+const tooLargeUpstream = (max: number): GatewayError => upstreamTooLarge("The upstream provider's answer", max, 'GATEWAY_MAX_UPSTREAM_RESPONSE');
 
 /**
- * Reads an upstream answer as text, refusing (502) one larger than the limit: by Content-Length
- * before reading, else by counting while reading (the upstream request is then cancelled).
+ * Reads an upstream answer (or error body) as text, refusing (502, retryable) one larger than the
+ * limit: by Content-Length before reading, else by counting while reading (the upstream request
+ * is then cancelled).
  * An answer whose declared length is within the limit and that is not compressed (fetch
  * decompresses, and Content-Length then counts the compressed bytes) is read natively
  * (`res.text()`): the HTTP client delivers no more than the declared length.
  */
 export const readUpstreamText = (res: Response, signal: AbortSignal): Promise<string> => {
-  const max = maxUpstreamResponseBytes;
+  const max = upstreamBounds.maxUpstreamResponseBytes;
   const failed = (e: unknown): never => {
     throw upstreamFailure(e, signal);
   };

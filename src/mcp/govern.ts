@@ -6,6 +6,7 @@ import { inspectInput, openOutput } from '../data-plane/pipeline/guardrails.ts';
 import { finish } from '../data-plane/pipeline/index.ts';
 import type { RequestIds } from '../data-plane/respond.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
+import { isTooLarge, TOO_LARGE_CODE } from './bounded.ts';
 
 /**
  * The governed MCP calls — `tools/call`, `prompts/get`, `resources/read` — run through the
@@ -53,6 +54,7 @@ export const refusal = (e: GatewayError): McpError =>
 const upstreamFailure = (e: unknown, serverId: string): GatewayError => {
   if (e instanceof McpError && e.code === ErrorCode.RequestTimeout)
     return new GatewayError({ kind: 'timeout', status: 504, errorCode: 'upstream_timeout', message: `MCP server '${serverId}' did not answer in time.` });
+  if (isTooLarge(e)) return new GatewayError({ kind: 'bad_gateway', errorCode: TOO_LARGE_CODE, message: `MCP server '${serverId}' sent a message larger than GATEWAY_MCP_MAX_MESSAGE.`, retryable: true });
   const detail = e instanceof McpError ? ` (JSON-RPC ${e.code})` : '';
   return new GatewayError({ kind: 'upstream_error', status: 502, errorCode: 'mcp_upstream_error', message: `MCP server '${serverId}' failed${detail}.` });
 };

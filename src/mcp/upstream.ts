@@ -18,6 +18,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { inwardAddress, knownInward } from '../core/addresses.ts';
 import { describeError, log } from '../core/log.ts';
+import { upstreamBounds } from '../data-plane/upstream.ts';
+import { boundedAnswer } from './bounded.ts';
 import type { McpServerConfig } from './config.ts';
 import type { Links } from './links.ts';
 
@@ -27,7 +29,8 @@ import type { Links } from './links.ts';
  * again when the upstream says the session is gone (HTTP 404) or the connection closed. The
  * catalog's credential (authType/authValue) is the only one sent; the caller's never is. Before
  * every upstream HTTP request the address rule of contract §3.1 is applied (no inward address
- * unless the server allows private addresses), and redirects are not followed.
+ * unless the server allows private addresses), redirects are not followed, and no message larger
+ * than GATEWAY_MCP_MAX_MESSAGE is read (mcp/bounded.ts).
  */
 
 export interface UpstreamLimits {
@@ -80,7 +83,8 @@ const guardedFetch =
       const inward = known ? known.inward : await inwardAddress(href);
       if (inward) throw forbidden(server.serverId, `a ${inward.class} address`);
     }
-    return fetch(url, { ...init, redirect: 'manual' });
+    const res = await fetch(url, { ...init, redirect: 'manual' });
+    return boundedAnswer(res, upstreamBounds.maxMcpMessageBytes, init?.body);
   };
 
 const authHeaders = (server: McpServerConfig): Record<string, string> => {

@@ -12,11 +12,10 @@
 import { crc32 } from 'node:zlib';
 import { GatewayError } from '../core/errors.ts';
 import type { UpstreamFrame } from './types.ts';
+import { DEFAULT_MAX_EVENT, eventTooLarge } from './upstream-error.ts';
 
 /** 12-byte prelude + 4-byte message CRC. */
 const OVERHEAD = 16;
-/** A frame larger than this is a corrupt length, not a real message (AWS caps payloads at 16 MiB). */
-const MAX_FRAME = 24 * 1024 * 1024;
 
 const corrupt = (what: string): GatewayError =>
   new GatewayError({ kind: 'bad_gateway', message: `Upstream event stream is corrupt: ${what}.` });
@@ -74,30 +73,34 @@ export interface EventStreamParser {
   flush(): UpstreamFrame[];
 }
 
-export const createEventStreamParser = (): EventStreamParser => {
-  let buf = new Uint8Array(0);
-
-  const append = (chunk: Uint8Array): void => {
-    if (buf.length === 0) {
-      buf = chunk.slice();
-      return;
-    }
-    const next = new Uint8Array(buf.length + chunk.length);
-    next.set(buf, 0);
-    next.set(chunk, buf.length);
-    buf = next;
-  };
+/**
+ * A frame's bytes are held until the frame is complete; a frame whose declared length passes
+ * `maxFrame` (GATEWAY_MAX_STREAM_EVENT) is refused from its prelude, before its body is read.
+ * Chunks are joined once a frame (or prelude) is complete, not on every arrival.
+ */
+export const createEventStreamParser = (maxFrame = DEFAULT_MAX_EVENT): EventStreamParser => {
+  let parts: Uint8Array[] = [];
+  let held = 0;
+  /** Bytes needed before parsing can go on: a prelude, or the frame it announced. */
+  let need = 12;
 
   const take = (): UpstreamFrame[] => {
     const out: UpstreamFrame[] = [];
+    if (held < need) return out;
+    const buf = parts.length === 1 ? (parts[0] as Uint8Array) : concatBytes(parts);
     let at = 0;
+    need = 12;
     while (buf.length - at >= 12) {
       const view = new DataView(buf.buffer, buf.byteOffset + at, buf.length - at);
       const total = view.getUint32(0);
       const headersLen = view.getUint32(4);
       if (crc32(buf.subarray(at, at + 8)) !== view.getUint32(8)) throw corrupt('prelude checksum mismatch');
-      if (total < OVERHEAD || total > MAX_FRAME || headersLen > total - OVERHEAD) throw corrupt('bad frame length');
-      if (buf.length - at < total) break;
+      if (total < OVERHEAD || headersLen > total - OVERHEAD) throw corrupt('bad frame length');
+      if (total > maxFrame) throw eventTooLarge(maxFrame);
+      if (buf.length - at < total) {
+        need = total;
+        break;
+      }
       const frame = buf.subarray(at, at + total);
       if (crc32(frame.subarray(0, total - 4)) !== view.getUint32(total - 4)) throw corrupt('message checksum mismatch');
       const headers = parseEventStreamHeaders(frame.subarray(12, 12 + headersLen));
@@ -106,19 +109,24 @@ export const createEventStreamParser = (): EventStreamParser => {
       out.push(event === undefined ? { data, headers } : { event, data, headers });
       at += total;
     }
-    if (at > 0) buf = buf.slice(at);
+    const rest = at === 0 ? buf : buf.slice(at);
+    parts = rest.length > 0 ? [rest] : [];
+    held = rest.length;
     return out;
   };
 
   return {
     push(chunk) {
-      const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
-      if (bytes.length > 0) append(bytes);
+      const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk.slice();
+      if (bytes.length > 0) {
+        parts.push(bytes);
+        held += bytes.length;
+      }
       return take();
     },
     flush() {
       const out = take();
-      if (buf.length > 0) throw corrupt('the body ended inside a frame');
+      if (held > 0) throw corrupt('the body ended inside a frame');
       return out;
     },
   };

@@ -12,6 +12,14 @@
  */
 import { createEventStreamParser } from './eventstream.ts';
 import type { Framing, UpstreamFrame } from './types.ts';
+import { DEFAULT_MAX_EVENT, eventTooLarge } from './upstream-error.ts';
+
+/*
+ * Every parser refuses an event larger than its bound (GATEWAY_MAX_STREAM_EVENT) as soon as it
+ * holds more of it: the reader's caller then cancels the stream. Text parsers measure the decoded
+ * characters held, never more than the bytes received, so an event within the bound in bytes is
+ * never refused, and one refused is past it in bytes too.
+ */
 
 export interface FrameParser {
   push(chunk: Uint8Array | string): UpstreamFrame[];
@@ -51,6 +59,11 @@ const createLineSplitter = () => {
         if (s.charCodeAt(0) === 10) s = s.slice(1);
         skipLf = false;
       }
+      // No line end in the new text: held (appended, not rescanned; a long line arrives in many chunks).
+      if (s.indexOf('\n') === -1 && s.indexOf('\r') === -1) {
+        buffer = buffer === '' ? s : buffer + s;
+        return [];
+      }
       // The held-back tail never contains a line break, so scanning resumes where it ended.
       const scanFrom = buffer.length;
       buffer = scanFrom === 0 ? s : buffer + s;
@@ -81,6 +94,10 @@ const createLineSplitter = () => {
       buffer = buffer.slice(start);
       return lines;
     },
+    /** Characters of the unterminated line held back. */
+    held(): number {
+      return buffer.length;
+    },
     /** The unterminated last line, if any. */
     end(): string[] {
       const rest = buffer;
@@ -91,7 +108,7 @@ const createLineSplitter = () => {
   };
 };
 
-export const createSseParser = (): FrameParser => {
+export const createSseParser = (maxEvent = DEFAULT_MAX_EVENT): FrameParser => {
   const input = createTextInput();
   const lines = createLineSplitter();
   /** The event's data lines so far, joined with LF (undefined: none yet). */
@@ -133,6 +150,8 @@ export const createSseParser = (): FrameParser => {
     push(chunk) {
       const out: UpstreamFrame[] = [];
       feed(lines.push(input.decode(chunk)), out);
+      // The event still open: its data lines so far and its unterminated line.
+      if (lines.held() + (data?.length ?? 0) > maxEvent) throw eventTooLarge(maxEvent);
       return out;
     },
     flush() {
@@ -146,7 +165,7 @@ export const createSseParser = (): FrameParser => {
 };
 
 /** Newline-delimited JSON (Ollama native and friends): one frame per non-empty line. */
-export const createNdjsonParser = (): FrameParser => {
+export const createNdjsonParser = (maxEvent = DEFAULT_MAX_EVENT): FrameParser => {
   const input = createTextInput();
   const lines = createLineSplitter();
   const frames = (ls: string[]): UpstreamFrame[] => {
@@ -158,13 +177,18 @@ export const createNdjsonParser = (): FrameParser => {
     return out;
   };
   return {
-    push: (chunk) => frames(lines.push(input.decode(chunk))),
+    push: (chunk) => {
+      const out = frames(lines.push(input.decode(chunk)));
+      if (lines.held() > maxEvent) throw eventTooLarge(maxEvent);
+      return out;
+    },
     flush: () => [...frames(lines.push(input.end())), ...frames(lines.end())],
   };
 };
 
-export const createFrameParser = (framing: Framing): FrameParser => {
-  if (framing === 'sse') return createSseParser();
-  if (framing === 'ndjson') return createNdjsonParser();
-  return createEventStreamParser();
+/** The parser of a framing; no event larger than `maxEvent` bytes is held (GATEWAY_MAX_STREAM_EVENT). */
+export const createFrameParser = (framing: Framing, maxEvent = DEFAULT_MAX_EVENT): FrameParser => {
+  if (framing === 'sse') return createSseParser(maxEvent);
+  if (framing === 'ndjson') return createNdjsonParser(maxEvent);
+  return createEventStreamParser(maxEvent);
 };

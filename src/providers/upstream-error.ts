@@ -199,3 +199,22 @@ export const scrubError = (e: GatewayError, forms: readonly string[]): GatewayEr
     upstreamStatus: e.upstreamStatus,
   });
 };
+
+/**
+ * An upstream body past one of the gateway's bounds (GATEWAY_MAX_UPSTREAM_RESPONSE,
+ * GATEWAY_MAX_STREAM_EVENT, GATEWAY_MCP_MAX_MESSAGE): the read is cancelled where this is thrown.
+ * Retryable: another target of the route may answer within the bound.
+ */
+export const upstreamTooLarge = (what: string, max: number, setting: string): GatewayError =>
+  new GatewayError({
+    kind: 'bad_gateway',
+    errorCode: 'upstream_response_too_large',
+    message: `${what} is larger than the limit of ${max} bytes (${setting}).`,
+    retryable: true,
+  });
+
+/** GATEWAY_MAX_STREAM_EVENT's default: the largest event of an upstream stream held while it arrives. */
+export const DEFAULT_MAX_EVENT = 16 * 1024 * 1024;
+
+/** One event of an upstream stream past GATEWAY_MAX_STREAM_EVENT. */
+export const eventTooLarge = (max: number): GatewayError => upstreamTooLarge("An event of the upstream provider's stream", max, 'GATEWAY_MAX_STREAM_EVENT');

@@ -1,0 +1,153 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { GatewayError } from '../core/errors.ts';
+import { isRecord } from '../core/json.ts';
+import { readBounded } from '../data-plane/bounded-read.ts';
+
+/**
+ * GATEWAY_MCP_MAX_MESSAGE on what an upstream MCP server sends, applied to its HTTP answers before
+ * the SDK client reads them: a JSON answer (or an error body) is read counted and refused past the
+ * bound; an SSE answer or stream is passed on event by event, each event held until its blank line
+ * and refused once it holds more than the bound. Past the bound the upstream body is cancelled
+ * (not read to its end) and, for a `POST` that carried requests, each request is answered with a
+ * JSON-RPC error naming the bound (`data.code: upstream_response_too_large`), so the call fails at
+ * once instead of waiting for its time-out; a standing `GET` stream is ended with an error.
+ */
+
+export const TOO_LARGE_CODE = 'upstream_response_too_large';
+
+const tooLargeMessage = (max: number): string => `The MCP server's message is larger than the limit of ${max} bytes (GATEWAY_MCP_MAX_MESSAGE).`;
+
+/** The ids of the JSON-RPC requests a `POST` body carried (none for notifications and answers). */
+const requestIds = (body: unknown): (string | number)[] => {
+  if (typeof body !== 'string') return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  const ids: (string | number)[] = [];
+  for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+    if (isRecord(m) && typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number')) ids.push(m.id);
+  }
+  return ids;
+};
+
+const errorFor = (id: string | number, max: number) => ({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: tooLargeMessage(max), data: { code: TOO_LARGE_CODE, limit: max } } });
+
+/** Whether an upstream failure is this bound's refusal (for the record's error code). */
+export const isTooLarge = (e: unknown): boolean => e instanceof McpError && isRecord(e.data) && e.data.code === TOO_LARGE_CODE;
+
+const mediaType = (res: Response): string => (res.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+
+const headersOf = (res: Response, type?: string): Headers => {
+  const h = new Headers(res.headers);
+  h.delete('content-length');
+  h.delete('content-encoding');
+  if (type) h.set('content-type', type);
+  return h;
+};
+
+const tooLarge = (max: number): GatewayError => new GatewayError({ kind: 'bad_gateway', errorCode: TOO_LARGE_CODE, message: tooLargeMessage(max) });
+
+/** A JSON answer (or an error body) read within the bound; past it, the JSON-RPC errors of the requests. */
+const boundedJson = async (res: Response, max: number, ids: (string | number)[]): Promise<Response> => {
+  const refused = (): Response => {
+    if (!res.ok || ids.length === 0) return new Response(tooLargeMessage(max), { status: res.ok ? 502 : res.status, headers: headersOf(res, 'text/plain') });
+    const errors = ids.map((id) => errorFor(id, max));
+    return new Response(JSON.stringify(errors.length === 1 ? errors[0] : errors), { status: 200, headers: headersOf(res, 'application/json') });
+  };
+  const declared = Number(res.headers.get('content-length') ?? Number.NaN);
+  if (declared > max && !res.headers.has('content-encoding')) {
+    res.body?.cancel().catch(() => undefined);
+    return refused();
+  }
+  if (!res.body) return res;
+  try {
+    const text = await readBounded(res.body, max, () => tooLarge(max));
+    return new Response(text, { status: res.status, statusText: res.statusText, headers: headersOf(res) });
+  } catch (e) {
+    if (e instanceof GatewayError && e.errorCode === TOO_LARGE_CODE) return refused();
+    throw e;
+  }
+};
+
+const encoder = new TextEncoder();
+
+/** An SSE body passed on whole events at a time, none held beyond `max` bytes. */
+const boundedSse = (res: Response, source: ReadableStream<Uint8Array>, max: number, ids: (string | number)[]): Response => {
+  const reader = source.getReader();
+  /** The open event's bytes, and the scanner's place in its current line. */
+  let held: Uint8Array[] = [];
+  let heldBytes = 0;
+  let lineLength = 0;
+  let afterCr = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(c) {
+      for (;;) {
+        const r = await reader.read();
+        if (r.done) {
+          for (const h of held) c.enqueue(h);
+          held = [];
+          c.close();
+          return;
+        }
+        const chunk = r.value;
+        let from = 0;
+        let sent = false;
+        for (let i = 0; i < chunk.length; i++) {
+          const b = chunk[i];
+          if (b === 10 && afterCr) {
+            afterCr = false;
+            continue;
+          }
+          afterCr = b === 13;
+          if (b !== 10 && b !== 13) {
+            lineLength++;
+            continue;
+          }
+          // A line end on an empty line: the event is complete through here.
+          if (lineLength === 0) {
+            for (const h of held) c.enqueue(h);
+            c.enqueue(chunk.subarray(from, i + 1));
+            held = [];
+            heldBytes = 0;
+            from = i + 1;
+            sent = true;
+          }
+          lineLength = 0;
+        }
+        if (from < chunk.length) {
+          held.push(chunk.subarray(from));
+          heldBytes += chunk.length - from;
+        }
+        if (heldBytes > max) {
+          held = [];
+          reader.cancel().catch(() => undefined);
+          if (ids.length === 0) {
+            c.error(new McpError(ErrorCode.InternalError, tooLargeMessage(max), { code: TOO_LARGE_CODE, limit: max }));
+            return;
+          }
+          // The cut event was never passed on (only whole events are): each request gets its error as an event of its own.
+          c.enqueue(encoder.encode(ids.map((id) => `event: message\ndata: ${JSON.stringify(errorFor(id, max))}\n\n`).join('')));
+          c.close();
+          return;
+        }
+        if (sent) return;
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: headersOf(res) });
+};
+
+/** The upstream answer with GATEWAY_MCP_MAX_MESSAGE applied; `requestBody` is the `POST` body it answers (for the request ids). */
+export const boundedAnswer = (res: Response, max: number, requestBody: unknown): Response | Promise<Response> => {
+  if (!res.body || res.status === 202 || res.status === 204) return res;
+  const type = mediaType(res);
+  if (res.ok && type === 'text/event-stream') return boundedSse(res, res.body, max, requestIds(requestBody));
+  if (!res.ok || type === 'application/json') return boundedJson(res, max, requestIds(requestBody));
+  return res;
+};
