@@ -1,5 +1,6 @@
 import type { GuardrailAction, GuardrailKind, GuardrailRule, GuardrailStage } from '../governance/guardrail-scan.ts';
 import type { BudgetPeriod } from '../governance/periods.ts';
+import { normalisePattern } from '../governance/normalize.ts';
 import { PII_TYPES, type PiiType } from '../governance/pii.ts';
 import {
   FULL_RETENTION,
@@ -36,7 +37,7 @@ const compile = (g: ConfigDocument['guardrails'][number]): GuardrailRule | undef
   let regex: RegExp | undefined;
   if (g.kind === 'regex') {
     try {
-      regex = new RegExp(g.pattern ?? '', 'gu');
+      regex = new RegExp(normalisePattern(g.pattern ?? ''), 'gu');
     } catch (e) {
       log.every(`guardrail-pattern-${g.id}`, 'warn', 'a guardrail pattern does not compile; the guardrail is skipped', { guardrail: g.name, error: describeError(e) });
       return undefined;
@@ -50,6 +51,7 @@ const compile = (g: ConfigDocument['guardrails'][number]): GuardrailRule | undef
     piiTypes: Object.freeze(g.piiTypes.filter((t): t is PiiType => (PII_TYPES as readonly string[]).includes(t))),
     ...(g.maxTokens !== null ? { maxTokens: g.maxTokens } : {}),
     action: g.action as GuardrailAction,
+    ...(g.documents === 'refuse' ? { documents: 'refuse' as const } : {}),
   });
 };
 
