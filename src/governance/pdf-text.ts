@@ -10,17 +10,20 @@ import { constants, inflateSync } from 'node:zlib';
  * What cannot be read is reported, not guessed (`unreadable`): an encrypted PDF, a stream compressed
  * otherwise (LZW, RunLength, a predictor), composite (Type0) fonts, whose strings are glyph ids
  * rather than text, no text at all (a scanned PDF: images only), and a PDF decompressing to more
- * than MAX_DECODED bytes. Images, fonts, metadata and cross-reference streams are not text: skipped.
+ * than MAX_DECODED bytes (1 MiB for all the PDFs of a request, which bounds the time reading them
+ * takes). Images, fonts, metadata and cross-reference streams are not text: skipped.
  */
 
 export interface PdfText {
   text: string;
+  /** The bytes of stream data read (decompressed). */
+  decoded: number;
   /** Why (some of) the text could not be read; undefined when all of it was. */
   unreadable?: string;
 }
 
 /** The most a PDF may decompress to (all its streams together). */
-export const MAX_DECODED = 32 << 20;
+export const MAX_DECODED = 1 << 20;
 const MAX_STREAMS = 20_000;
 const NOT_TEXT = /\/(?:Type\s*\/(?:XRef|Metadata|EmbeddedFile)|Subtype\s*\/(?:Image|Type1C|CIDFontType0C|OpenType|XML)|Length[123]\b)/;
 const IMAGE_FILTERS = new Set(['DCTDecode', 'DCT', 'JPXDecode', 'JBIG2Decode', 'CCITTFaxDecode', 'CCF']);
@@ -34,6 +37,24 @@ const filtersOf = (dict: string): string[] => {
 const asciiHex = (s: string): string => {
   const hex = s.replace(/>[^]*$/, '').replace(/[^0-9A-Fa-f]/g, '');
   return Buffer.from(hex.length % 2 ? `${hex}0` : hex, 'hex').toString('latin1');
+};
+
+const hexValue = (c: number): number => (c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x41 && c <= 0x46 ? c - 0x37 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1);
+
+/** A hex string `<…>` of a content stream (s[from, to)): its bytes; non-hex characters skipped, an odd last digit padded with 0. */
+const hexString = (s: string, from: number, to: number): string => {
+  let out = '';
+  let hi = -1;
+  for (let k = from; k < to; k++) {
+    const v = hexValue(s.charCodeAt(k));
+    if (v < 0) continue;
+    if (hi < 0) hi = v;
+    else {
+      out += String.fromCharCode(hi * 16 + v);
+      hi = -1;
+    }
+  }
+  return hi < 0 ? out : out + String.fromCharCode(hi * 16);
 };
 
 const ascii85 = (s: string): string => {
@@ -93,32 +114,38 @@ const dictBefore = (src: string, end: number): string | undefined => {
   return undefined;
 };
 
+const ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', '(': '(', ')': ')', '\\': '\\' };
+const OCTAL = /[0-7]{1,3}/y;
+
 /** A literal string `(…)` starting at `i`: its bytes and the index after it. */
 const literal = (s: string, i: number): [string, number] => {
   let out = '';
   let depth = 1;
   let k = i + 1;
+  let from = k;
   while (k < s.length) {
-    const c = s[k] as string;
-    if (c === '\\') {
+    const c = s.charCodeAt(k);
+    if (c === 0x5c /* \ */) {
+      out += s.slice(from, k);
       const n = s[k + 1] ?? '';
-      const esc: Record<string, string> = { n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', '(': '(', ')': ')', '\\': '\\' };
-      if (esc[n] !== undefined) {
-        out += esc[n];
+      const esc = ESCAPES[n];
+      if (esc !== undefined) {
+        out += esc;
         k += 2;
-      } else if (/[0-7]/.test(n)) {
-        const oct = (/^[0-7]{1,3}/.exec(s.slice(k + 1, k + 4)) as RegExpExecArray)[0];
+      } else if (n >= '0' && n <= '7') {
+        OCTAL.lastIndex = k + 1;
+        const oct = (OCTAL.exec(s) as RegExpExecArray)[0];
         out += String.fromCharCode(parseInt(oct, 8) & 0xff);
         k += 1 + oct.length;
       } else k += n === '\r' && s[k + 2] === '\n' ? 3 : 2;
+      from = k;
       continue;
     }
-    if (c === '(') depth++;
-    else if (c === ')' && --depth === 0) return [out, k + 1];
-    out += c;
+    if (c === 0x28) depth++;
+    else if (c === 0x29 && --depth === 0) return [out + s.slice(from, k), k + 1];
     k++;
   }
-  return [out, k];
+  return [out + s.slice(from, k), k];
 };
 
 /** A string's bytes as text: UTF-16BE after a byte-order mark, else one character per byte. */
@@ -127,46 +154,65 @@ const bytesText = (b: string): string =>
 
 type Operand = string | number | Operand[];
 
+const MAX_NESTING = 16;
+const isNumeric = (c: number): boolean => (c >= 0x30 && c <= 0x39) || c === 0x2e;
+const isOperator = (c: number): boolean => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x27 || c === 0x22 || c === 0x2a;
+const INLINE_IMAGE_END = /\sEI(?:\s|$)/g;
+
 /** The text a content stream shows. */
 export const contentText = (s: string): string => {
   const out: string[] = [];
   let ops: Operand[] = [];
   const stack: Operand[][] = [];
   const str = (o: Operand | undefined): string => (typeof o === 'string' ? bytesText(o) : '');
+  // Outside an array only the last operands matter (every text operator reads at most three).
+  const push = (o: Operand): void => {
+    if (stack.length === 0 && ops.length >= 8) ops = ops.slice(-3);
+    ops.push(o);
+  };
   let k = 0;
   while (k < s.length) {
-    const c = s[k] as string;
-    if (c === '%') {
-      while (k < s.length && s[k] !== '\n' && s[k] !== '\r') k++;
-    } else if (c === '(') {
+    const c = s.charCodeAt(k);
+    if (c === 0x28 /* ( */) {
       const [text, next] = literal(s, k);
-      ops.push(text);
+      push(text);
       k = next;
-    } else if (c === '<' && s[k + 1] !== '<') {
+    } else if (c === 0x3c /* < */ && s.charCodeAt(k + 1) !== 0x3c) {
       const end = s.indexOf('>', k);
       const stop = end < 0 ? s.length : end;
-      ops.push(asciiHex(s.slice(k + 1, stop)));
+      push(hexString(s, k + 1, stop));
       k = stop + 1;
-    } else if (c === '[') {
-      stack.push(ops);
-      ops = [];
+    } else if (c === 0x5b /* [ */) {
+      // Arrays nest at most MAX_NESTING deep (deeper brackets are ignored: no text operator reads them).
+      if (stack.length < MAX_NESTING) {
+        stack.push(ops);
+        ops = [];
+      }
       k++;
-    } else if (c === ']') {
+    } else if (c === 0x5d /* ] */) {
       const arr = ops;
       ops = stack.pop() ?? [];
-      ops.push(arr);
+      push(arr);
       k++;
-    } else if (/[-+.\d]/.test(c)) {
-      const m = /^[-+]?(?:\d+\.?\d*|\.\d+)/.exec(s.slice(k, k + 32));
-      if (m) {
-        ops.push(Number(m[0]));
-        k += m[0].length;
-      } else k++;
-    } else if (/[A-Za-z'"*]/.test(c)) {
-      const m = /^[A-Za-z'"*]+/.exec(s.slice(k, k + 16)) as RegExpExecArray;
-      const op = m[0];
-      k += op.length;
+    } else if (c === 0x25 /* % */) {
+      while (k < s.length && s[k] !== '\n' && s[k] !== '\r') k++;
+    } else if ((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e) {
+      let j = k + 1;
+      while (j < s.length && isNumeric(s.charCodeAt(j))) j++;
+      const n = j - k === 1 ? c - 0x30 : Number(s.slice(k, j));
+      push(Number.isNaN(n) ? 0 : n);
+      k = j;
+    } else if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x27 || c === 0x22 || c === 0x2a) {
+      const start = k;
+      k++;
+      while (k < s.length && isOperator(s.charCodeAt(k))) k++;
       if (stack.length > 0) continue;
+      // Only operators starting with T, E (ET), ', " or I (ID) matter to the text.
+      if (c !== 0x54 && c !== 0x45 && c !== 0x27 && c !== 0x22 && c !== 0x49) {
+        if (ops.length > 0) ops = [];
+        continue;
+      }
+      const op = s.slice(start, k);
       if (op === 'Tj') out.push(str(ops.at(-1)));
       else if (op === "'" || op === '"') out.push('\n', str(ops.at(-1)));
       else if (op === 'TJ') {
@@ -177,20 +223,22 @@ export const contentText = (s: string): string => {
       } else if (op === 'T*' || op === 'Tm' || op === 'ET') out.push('\n');
       else if (op === 'ID') {
         // An inline image: its bytes run to `EI`.
-        const end = s.slice(k).search(/\sEI(?:\s|$)/);
-        k = end < 0 ? s.length : k + end + 3;
+        INLINE_IMAGE_END.lastIndex = k;
+        const end = INLINE_IMAGE_END.exec(s);
+        k = end ? INLINE_IMAGE_END.lastIndex : s.length;
       }
-      ops = [];
+      if (ops.length > 0) ops = [];
     } else k++;
   }
   return out.join('');
 };
 
-export const pdfText = (bytes: Uint8Array): PdfText => {
+/** The text of a PDF, reading at most `budget` bytes of (decompressed) stream data. */
+export const pdfText = (bytes: Uint8Array, budget = MAX_DECODED): PdfText => {
   const src = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
   const head = src.indexOf('%PDF-');
-  if (head < 0 || head > 1024) return { text: '', unreadable: 'it is not a PDF' };
-  if (/\/Encrypt\b/.test(src)) return { text: '', unreadable: 'it is encrypted' };
+  if (head < 0 || head > 1024) return { text: '', decoded: 0, unreadable: 'it is not a PDF' };
+  if (/\/Encrypt\b/.test(src)) return { text: '', decoded: 0, unreadable: 'it is encrypted' };
   const texts: string[] = [];
   let unreadable: string | undefined = TYPE0.test(src) ? 'it uses composite (Type0) fonts' : undefined;
   let decoded = 0;
@@ -198,7 +246,7 @@ export const pdfText = (bytes: Uint8Array): PdfText => {
   const re = /stream(?:\r\n|\n|\r)/g;
   for (let m = re.exec(src); m !== null; m = re.exec(src)) {
     if (src.startsWith('end', m.index - 3)) continue;
-    if (++streams > MAX_STREAMS) return { text: texts.join('\n'), unreadable: 'it has too many streams' };
+    if (++streams > MAX_STREAMS) return { text: texts.join('\n'), decoded, unreadable: 'it has too many streams' };
     const start = m.index + m[0].length;
     const dict = dictBefore(src, m.index) ?? '';
     const len = /\/Length\s+(\d+)(?!\s+\d+\s+R)/.exec(dict);
@@ -216,10 +264,10 @@ export const pdfText = (bytes: Uint8Array): PdfText => {
       unreadable ??= 'a stream uses a predictor';
       continue;
     }
-    const out = decode(src.slice(start, end), filters, MAX_DECODED - decoded);
-    if ('error' in out) {
-      unreadable ??= out.error;
-      if (out.error.startsWith('it decompresses')) break;
+    const out = decode(src.slice(start, end), filters, budget - decoded);
+    if ('error' in out || decoded + out.data.length > budget) {
+      unreadable ??= 'error' in out ? out.error : 'it decompresses to more than the gateway reads';
+      if (unreadable.startsWith('it decompresses')) break;
       continue;
     }
     decoded += out.data.length;
@@ -231,5 +279,5 @@ export const pdfText = (bytes: Uint8Array): PdfText => {
   }
   const text = texts.join('\n').trim();
   if (text === '') unreadable ??= 'it has no text the gateway can read (images only?)';
-  return unreadable === undefined ? { text } : { text, unreadable };
+  return unreadable === undefined ? { text, decoded } : { text, decoded, unreadable };
 };

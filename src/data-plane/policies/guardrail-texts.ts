@@ -1,5 +1,5 @@
 import { isRecord, type UnknownRecord } from '../../core/json.ts';
-import { pdfText } from '../../governance/pdf-text.ts';
+import { MAX_DECODED, pdfText } from '../../governance/pdf-text.ts';
 
 /**
  * The texts guardrails read in a JSON body (a client's request or an extra endpoint's answer), and
@@ -152,12 +152,18 @@ const sniff = (b64: string): string => {
   }
 };
 
+/** The PDF stream data one body's documents may decompress to, all together. */
+interface Budget {
+  left: number;
+}
+
 /** The text a leaf reads as. */
-export const leafText = (leaf: Leaf): Text & { opaque?: string } => {
+const leafText = (leaf: Leaf, budget: Budget): Text & { opaque?: string } => {
   if (leaf.kind === 'string') return { text: leaf.raw, readOnly: false };
   const bytes = Buffer.from(leaf.raw, 'base64');
   if (leaf.kind === 'pdf') {
-    const pdf = pdfText(bytes);
+    const pdf = pdfText(bytes, budget.left);
+    budget.left -= pdf.decoded;
     return pdf.unreadable === undefined ? { text: pdf.text, readOnly: true } : { text: pdf.text, readOnly: true, opaque: `a PDF whose text cannot be read (${pdf.unreadable})` };
   }
   try {
@@ -180,10 +186,11 @@ export interface BodyTexts {
 export const bodyTexts = (body: unknown): BodyTexts => {
   const texts: Text[] = [];
   const opaque: string[] = [];
+  const budget: Budget = { left: MAX_DECODED };
   walkValue(
     body,
     (leaf) => {
-      const t = leafText(leaf);
+      const t = leafText(leaf, budget);
       if (t.opaque) opaque.push(t.opaque);
       texts.push({ text: t.text, readOnly: t.readOnly });
       return leaf.kind === 'string' ? leaf.raw : leaf.prefix + leaf.raw;
