@@ -26,7 +26,7 @@ import { MAX_DECODED, pdfText } from '../../governance/pdf-text.ts';
  * URL or by file id. Guardrails with `documents: "refuse"` refuse a request carrying one.
  */
 
-export const STRUCTURAL = new Set([
+const STRUCTURAL = new Set([
   'model', 'role', 'type', 'id', 'name', 'tool_call_id', 'call_id', 'tool_use_id', 'previous_response_id', 'voice',
   'response_format', 'encoding_format', 'size', 'quality', 'style', 'user', 'url', 'image_url', 'data', 'media_type',
   'format', 'service_tier', 'tool_choice', 'stop', 'metadata', 'signature', 'stream_options', 'modalities', 'reasoning',
