@@ -115,7 +115,6 @@ const dictBefore = (src: string, end: number): string | undefined => {
 };
 
 const ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', '(': '(', ')': ')', '\\': '\\' };
-const OCTAL = /[0-7]{1,3}/y;
 
 /** A literal string `(…)` starting at `i`: its bytes and the index after it. */
 const literal = (s: string, i: number): [string, number] => {
@@ -133,10 +132,15 @@ const literal = (s: string, i: number): [string, number] => {
         out += esc;
         k += 2;
       } else if (n >= '0' && n <= '7') {
-        OCTAL.lastIndex = k + 1;
-        const oct = (OCTAL.exec(s) as RegExpExecArray)[0];
-        out += String.fromCharCode(parseInt(oct, 8) & 0xff);
-        k += 1 + oct.length;
+        let v = 0;
+        let j = k + 1;
+        for (; j < k + 4 && j < s.length; j++) {
+          const d = s.charCodeAt(j) - 0x30;
+          if (d < 0 || d > 7) break;
+          v = v * 8 + d;
+        }
+        out += String.fromCharCode(v & 0xff);
+        k = j;
       } else k += n === '\r' && s[k + 2] === '\n' ? 3 : 2;
       from = k;
       continue;
