@@ -302,6 +302,8 @@ export interface GuardrailProps extends Meta {
   readonly maxTokens?: number;
   /** Block, redact or flag (max_input_tokens: block or flag). */
   readonly action: 'block' | 'redact' | 'flag';
+  /** Input documents the gateway cannot read (a PDF without extractable text, a file by id or URL): scan (default) lets them through, refuse blocks the request. */
+  readonly documents?: 'scan' | 'refuse';
 }
 /** `gateway_guardrail`: A guardrail of a project: regex, PII or maximum input tokens; block, redact or flag; on input, output or both. Import id: `<customerId>/<projectId>/<name>`. */
 export class Guardrail extends GatewayResource<GuardrailProps> {
@@ -344,6 +346,10 @@ export class Guardrail extends GatewayResource<GuardrailProps> {
   /** Block, redact or flag (max_input_tokens: block or flag). */
   get action(): string {
     return this.getStringAttribute('action');
+  }
+  /** Input documents the gateway cannot read (a PDF without extractable text, a file by id or URL): scan (default) lets them through, refuse blocks the request. */
+  get documents(): string {
+    return this.getStringAttribute('documents');
   }
 }
 

@@ -30,7 +30,15 @@ export interface GuardrailRule {
   piiTypes: readonly PiiType[];
   maxTokens?: number;
   action: GuardrailAction;
+  /**
+   * Input documents the gateway cannot read (a PDF without extractable text, a file by id or URL…):
+   * `scan` (the default) scans what it can read and lets the rest through, `refuse` refuses the request.
+   */
+  documents?: GuardrailDocuments;
 }
+
+export const GUARDRAIL_DOCUMENTS = ['scan', 'refuse'] as const;
+export type GuardrailDocuments = (typeof GUARDRAIL_DOCUMENTS)[number];
 
 export interface Match {
   start: number;

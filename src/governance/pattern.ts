@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import { normalisePattern } from './normalize.ts';
 
 /**
  * Guardrail patterns (contract §3.2, `kind: "regex"`) in RE2 syntax, matched by `re2js`: a pure
@@ -78,7 +79,8 @@ export const compilePattern = (source: string): PatternResult => {
   if (construct) return { ok: false, reason: `${construct} is not supported: guardrail patterns use RE2 syntax, which matches in linear time` };
   let re: RE2JS;
   try {
-    re = RE2JS.compile(RE2JS.translateRegExp(source));
+    // Folded like the text it matches (./normalize.ts): a rule written `café` matches `cafe\u0301`.
+    re = RE2JS.compile(RE2JS.translateRegExp(normalisePattern(source)));
   } catch (e) {
     return { ok: false, reason: `not a valid regular expression (RE2 syntax): ${syntaxReason(e)}` };
   }

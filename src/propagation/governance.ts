@@ -57,6 +57,7 @@ const compile = (g: ConfigDocument['guardrails'][number]): GuardrailRule | undef
     piiTypes: Object.freeze(g.piiTypes.filter((t): t is PiiType => (PII_TYPES as readonly string[]).includes(t))),
     ...(g.maxTokens !== null ? { maxTokens: g.maxTokens } : {}),
     action: g.action as GuardrailAction,
+    ...(g.documents === 'refuse' ? { documents: 'refuse' as const } : {}),
   });
 };
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { findMatches, type GuardrailRule, prepare, redactParts, scan } from '../../src/governance/guardrail-scan.ts';
-import { CONFUSABLES, normalise, originalSpan } from '../../src/governance/normalize.ts';
+import { CONFUSABLES, normalise, normalisePattern, originalSpan } from '../../src/governance/normalize.ts';
 import { compilePattern } from '../../src/governance/pattern.ts';
 import { DETECTORS, type PiiType } from '../../src/governance/pii.ts';
 
@@ -48,11 +48,33 @@ describe('normalise', () => {
     }
   });
 
-  test('marks left on an ASCII base are dropped; precomposed and non-Latin letters keep theirs', () => {
+  test('marks are stripped from Latin letters after NFKC, combining or precomposed; other scripts keep theirs', () => {
     expect(normalise('T\u0308O\u0336\u0336P').text).toBe('TOP');
-    expect(normalise('O\u0301').text).toBe('Ó'); // composes: a letter of its own
-    expect(normalise('cafe\u0301').text).toBe('café');
+    expect(normalise('O\u0301').text).toBe('O');
+    expect(normalise('cafe\u0301 café').text).toBe('cafe cafe');
+    expect(normalise('pas\u0301sword').text).toBe('password'); // s + U+0301 composes to ś under NFKC
+    expect(normalise('paśsword').text).toBe('password');
     expect(normalise('привет').text).toBe('пpивeт');
+    expect(normalise('हिन्दी').text).toBe('हिन्दी');
+    expect(normalise('한국어').text).toBe('한국어');
+    // Rule patterns fold the same way: a rule written with accents still matches.
+    expect(normalisePattern('café|naïve')).toBe('cafe|naive');
+    expect(redacted(regex(normalisePattern('café')), 'un cafe\u0301 noir')).toEqual(['un [REDACTED:r] noir']);
+  });
+
+  test('a line break between two letters is dropped (a word split over lines); the original span keeps it', () => {
+    for (const br of ['\n', '\r\n', '\r', '\u2028', '\u2029', '\v', '\f', '\x85']) expect(normalise(`pass${br}word`).text).toBe('password');
+    expect(normalise('line one.\nline two').text).toBe('line one.\nline two');
+    expect(normalise('4111\n1111').text).toBe('4111\n1111');
+    expect(normalise('para\n\nnext').text).toBe('para\n\nnext');
+    expect(redacted(regex('password'), 'my pass\r\nword here')).toEqual(['my [REDACTED:r] here']);
+  });
+
+  test('decimal digits of every script become ASCII digits', () => {
+    expect(normalise('\u0664\u0661\u0661\u0661').text).toBe('4111'); // Arabic-Indic
+    expect(normalise('\u06f4\u06f1\u06f1\u06f1').text).toBe('4111'); // Extended Arabic-Indic
+    expect(normalise('\u096a\u0968 \u0e51\u0e52 \u{1d7d8}').text).toBe('42 12 0'); // Devanagari, Thai, mathematical
+    expect(redacted(pii('credit_card'), 'card \u0664\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 \u06f1\u06f1\u06f1\u06f1 \u06f1\u06f1\u06f1\u06f1 ok')).toEqual(['card [REDACTED:credit_card] ok']);
   });
 
   test('every normalised unit maps back to the original characters it came from', () => {
@@ -105,6 +127,9 @@ describe('PII detectors accept the usual separators inside numbers', () => {
     ['credit_card', '4111 - 1111 - 1111 - 1111'],
     ['credit_card', '4111\u20131111\u20131111\u20131111'],
     ['credit_card', '4111111111111111'],
+    ['credit_card', '4111/1111/1111/1111'],
+    ['credit_card', '4111_1111_1111_1111'],
+    ['credit_card', '4111 / 1111 / 1111 / 1111'],
     ['ssn', '123-45-6789'],
     ['ssn', '123 45 6789'],
     ['ssn', '123.45.6789'],

@@ -70,6 +70,18 @@ const CASES: { name: string; hcl: string; attr: string; says: string[] }[] = [
     says: ['stage must be one of "input", "output", "both" (got "sideways")'],
   },
   {
+    name: 'a guardrail documents value that is not scan or refuse',
+    hcl: `resource "gateway_guardrail" "d" {\n  customer_id = gateway_customer.c.customer_id\n  project_id = "default"\n  name = "d"\n  stage = "input"\n  kind = "pii"\n  pii_types = ["email"]\n  action = "flag"\n  documents = "sometimes"\n}`,
+    attr: 'documents',
+    says: ['documents must be one of "scan", "refuse" (got "sometimes")'],
+  },
+  {
+    name: 'documents refuse on an output-only guardrail',
+    hcl: `resource "gateway_guardrail" "o" {\n  customer_id = gateway_customer.c.customer_id\n  project_id = "default"\n  name = "o"\n  stage = "output"\n  kind = "pii"\n  pii_types = ["email"]\n  action = "flag"\n  documents = "refuse"\n}`,
+    attr: 'documents',
+    says: ["documents: refuse applies to input documents; the stage is 'output'"],
+  },
+  {
     name: 'a negative expires_in_days',
     hcl: `resource "gateway_api_key" "k" {\n  customer_id = gateway_customer.c.customer_id\n  expires_in_days = -1\n}`,
     attr: 'expires_in_days',

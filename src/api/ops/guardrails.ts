@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox';
 import { connectError } from '../../core/errors.ts';
 import { compilePattern } from '../../governance/pattern.ts';
+import { GUARDRAIL_DOCUMENTS } from '../../governance/guardrail-scan.ts';
 import { PII_TYPES } from '../../governance/pii.ts';
 import { CustomerRef, Enum, Int32, PATTERNS, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
@@ -28,6 +29,9 @@ const Fields = {
   piiTypes: t.Optional(t.Array(Enum(PII_TYPES), { maxItems: PII_TYPES.length, uniqueItems: true, description: 'pii kind: the types to detect (at least one)' })),
   maxTokens: t.Optional(Int32({ minimum: 1, maximum: 2_000_000, description: 'max_input_tokens kind: the largest estimated input (1..2000000)' })),
   action: Enum(GUARDRAIL_ACTIONS, 'block, redact or flag (max_input_tokens: block or flag)'),
+  documents: t.Optional(
+    Enum(GUARDRAIL_DOCUMENTS, "input documents the gateway cannot read (a PDF without extractable text, a file by id or URL): scan (default) lets them through, refuse blocks the request"),
+  ),
 };
 
 export const GuardrailOut = t.Object(
@@ -42,6 +46,7 @@ export const GuardrailOut = t.Object(
     piiTypes: t.Array(t.String()),
     maxTokens: t.Optional(t.Integer()),
     action: t.String(),
+    documents: t.String({ description: 'scan or refuse' }),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
   },
@@ -56,6 +61,7 @@ export interface GuardrailShape {
   piiTypes: string[];
   maxTokens: number | null;
   action: string;
+  documents: string;
 }
 
 /**
@@ -63,6 +69,9 @@ export interface GuardrailShape {
  * same function); returns the normalised shape or throws `invalid_argument` naming the field.
  */
 export const checkGuardrail = (g: GuardrailShape): GuardrailShape => {
+  if (g.documents === 'refuse' && g.stage === 'output') {
+    throw connectError('invalid_argument', "invalid field 'documents': refuse applies to input documents; the stage is 'output'", 'documents');
+  }
   if (g.kind === 'regex') {
     if (!g.pattern) throw connectError('invalid_argument', "invalid field 'pattern': required for kind 'regex'", 'pattern');
     const c = compilePattern(g.pattern);
@@ -129,6 +138,7 @@ export const GuardrailOps = {
         piiTypes: Fields.piiTypes,
         maxTokens: Fields.maxTokens,
         action: t.Optional(Fields.action),
+        documents: Fields.documents,
       },
       { additionalProperties: false },
     ),
@@ -164,6 +174,8 @@ export const GuardrailResources = {
           piiTypes: t.Array(t.String()),
           maxTokens: t.Union([t.Number(), t.Null()]),
           action: t.String(),
+          /** Optional: a document from a management plane before the field has none (`scan`). */
+          documents: t.Optional(t.String()),
         }),
     },
     terraform: {
@@ -182,6 +194,7 @@ export const GuardrailResources = {
         { api: 'piiTypes', update: true },
         { api: 'maxTokens', update: true },
         { api: 'action', update: true },
+        { api: 'documents', update: true },
       ],
       check: (r) => {
         checkGuardrail({
@@ -191,6 +204,7 @@ export const GuardrailResources = {
           piiTypes: reqList(r.piiTypes),
           maxTokens: reqNumber(r.maxTokens),
           action: reqText(r.action) ?? '',
+          documents: reqText(r.documents) ?? 'scan',
         });
       },
     },

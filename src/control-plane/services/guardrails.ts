@@ -30,6 +30,7 @@ const view = (r: GuardrailRow) => ({
   piiTypes: r.piiTypes,
   ...(r.maxTokens !== null ? { maxTokens: r.maxTokens } : {}),
   action: r.action,
+  documents: r.documents,
   createdAt: ts(r.createdAt),
   updatedAt: ts(r.updatedAt),
 });
@@ -47,7 +48,7 @@ export const guardrailOps = (deps: ControlDeps): OpDef[] => [
     resourceId: idOf,
     scope,
     handler: async (input, { tx, change: record }) => {
-      const shape = checkGuardrail({ stage: input.stage, kind: input.kind, pattern: input.pattern || null, piiTypes: input.piiTypes ?? [], maxTokens: input.maxTokens ?? null, action: input.action });
+      const shape = checkGuardrail({ stage: input.stage, kind: input.kind, pattern: input.pattern || null, piiTypes: input.piiTypes ?? [], maxTokens: input.maxTokens ?? null, action: input.action, documents: input.documents ?? 'scan' });
       const project = await lockProject(tx, input.customerId, input.projectId);
       const now = new Date();
       const [row] = await uniquely(
@@ -93,6 +94,7 @@ export const guardrailOps = (deps: ControlDeps): OpDef[] => [
         piiTypes: input.piiTypes ?? cur.piiTypes,
         maxTokens: input.maxTokens ?? cur.maxTokens,
         action: input.action ?? cur.action,
+        documents: input.documents ?? cur.documents,
       });
       const [row] = await tx.update(guardrails).set({ ...shape, updatedAt: new Date() }).where(eq(guardrails.id, cur.id)).returning();
       await record(change(project.customerId, project.projectId, input.name));

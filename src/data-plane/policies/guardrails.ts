@@ -1,22 +1,26 @@
 import type { StreamEvent, ToolCall } from '../../canonical/types.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { costPerChar, type Evaluation, evaluatePrepared } from '../../governance/evaluate.ts';
-import { estimateTokens, type GuardrailRule, type Hit, prepare, redact, redactParts } from '../../governance/guardrail-scan.ts';
+import { estimateTokens, type GuardrailRule, type Hit, prepare, redact, redactParts, scan } from '../../governance/guardrail-scan.ts';
 import { evaluateBounded, INLINE_BUDGET, ScanTimeout } from '../../governance/scan-pool.ts';
 import type { RequestContext } from '../pipeline/context.ts';
+import { bodyTexts, replaceTexts } from './guardrail-texts.ts';
 import type { AnswerView, InputGuardrail, OutputFilter, OutputGuardrail } from '../pipeline/guardrails.ts';
 
 /**
  * Guardrails (contract §3.2) on every inference endpoint, from the project's snapshot.
  *
- * Input: every content string of the client's body (message text, instructions, system and
- * developer text, prompts, inputs, tool-call arguments, tool results — not structural fields such as
- * `model`, `role`, ids, tool schemas or binary `data`) is scanned, normalised, each alone and all of
- * them as one text (governance/guardrail-scan.ts); a `block` match refuses the request (400
- * `guardrail_blocked`, before anything is admitted or sent upstream), `redact` replaces the match in
- * the original text with `[REDACTED:<type>]` (a match spanning two strings: each piece), `flag`
- * records the guardrail's name on the request record. `max_input_tokens` estimates the content's
- * tokens (characters / 4).
+ * Input: every text of the client's body (./guardrail-texts.ts: message text, instructions, system
+ * and developer text, prompts, inputs, tool-call arguments, tool results, documents — text, base64
+ * text and PDF text — in all three client formats; not structural fields such as `model`, `role`,
+ * ids, tool schemas or image data) is scanned, normalised, each alone and all of them as one text
+ * (governance/guardrail-scan.ts); a `block` match refuses the request (400 `guardrail_blocked`,
+ * before anything is admitted or sent upstream), `redact` replaces the match in the original text
+ * with `[REDACTED:<type>]` (a match spanning two strings: each piece; inside a base64 text document:
+ * re-encoded), `flag` records the guardrail's name on the request record. A redaction inside a PDF's
+ * text (which the gateway cannot rewrite) refuses the request in the redact rule's name. A guardrail
+ * with `documents: "refuse"` refuses a request carrying a document the gateway cannot read.
+ * `max_input_tokens` estimates the content's tokens (characters / 4, documents' text included).
  *
  * Output: whole answers (text and tool-call arguments as one set of texts) are scanned before they
  * are sent. Streams are scanned as they flow: per channel (text, reasoning, each tool call's
@@ -26,13 +30,6 @@ import type { AnswerView, InputGuardrail, OutputFilter, OutputGuardrail } from '
 
 /** Text held back in a stream (the longest match caught across chunks). */
 export const HOLD = 256;
-
-const STRUCTURAL = new Set([
-  'model', 'role', 'type', 'id', 'name', 'tool_call_id', 'call_id', 'tool_use_id', 'previous_response_id', 'voice',
-  'response_format', 'encoding_format', 'size', 'quality', 'style', 'user', 'url', 'image_url', 'data', 'media_type',
-  'format', 'service_tier', 'tool_choice', 'stop', 'metadata', 'signature', 'stream_options', 'modalities', 'reasoning',
-  'cache_control', 'tools', 'functions', 'b64_json', 'object', 'embedding', 'finish_reason', 'stop_reason', 'status',
-]);
 
 export const blocked = (rule: GuardrailRule, what: 'request' | 'response'): GatewayError =>
   new GatewayError({ kind: 'invalid_request', errorCode: 'guardrail_blocked', message: `The ${what} was blocked by the guardrail '${rule.name}'.`, retryable: false });
@@ -81,61 +78,35 @@ const applyRules = (
   return redactParts(texts, verdict(rules, ctx, e, what));
 };
 
-/** The value with every content string passed through `fn`; the same object when nothing changed. */
-const mapStrings = (value: unknown, fn: (s: string) => string, depth = 0): unknown => {
-  if (typeof value === 'string') return fn(value);
-  if (depth > 64 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) {
-    let copy: unknown[] | undefined;
-    value.forEach((v, i) => {
-      const n = mapStrings(v, fn, depth + 1);
-      if (n !== v) (copy ??= [...value])[i] = n;
+/** Applies the rules to every text of a JSON value (./guardrail-texts.ts) as one set of texts (a promise when checked off the event loop). */
+const applyToJson = (
+  rules: readonly GuardrailRule[],
+  ctx: RequestContext,
+  value: unknown,
+  what: 'request' | 'response',
+  read = bodyTexts(value),
+): unknown | Promise<unknown> => {
+  const { texts } = read;
+  const plain = texts.map((t) => t.text);
+  const apply = (out: readonly string[]): unknown => {
+    if (out === plain) return value;
+    texts.forEach((t, i) => {
+      if (t.readOnly && out[i] !== t.text) throw blocked(redactingRule(rules, plain, i), what);
     });
-    return copy ?? value;
-  }
-  const o = value as Record<string, unknown>;
-  let copy: Record<string, unknown> | undefined;
-  for (const k of Object.keys(o)) {
-    if (STRUCTURAL.has(k)) continue;
-    const n = mapStrings(o[k], fn, depth + 1);
-    if (n !== o[k]) (copy ??= { ...o })[k] = n;
-  }
-  return copy ?? o;
+    return replaceTexts(value, texts, out);
+  };
+  const out = applyRules(rules, ctx, plain, what);
+  return out instanceof Promise ? out.then(apply) : apply(out);
 };
 
-const contentStrings = (value: unknown): string[] => {
-  const out: string[] = [];
-  mapStrings(value, (s) => {
-    out.push(s);
-    return s;
-  });
-  return out;
-};
-
-/** The value with its content strings (as `contentStrings` lists them) replaced by `texts`. */
-const replaceStrings = (value: unknown, texts: readonly string[]): unknown => {
-  let i = 0;
-  return mapStrings(value, (s) => {
-    const t = texts[i++] as string;
-    return t === s ? s : t;
-  });
-};
-
-/** Applies the rules to every content string of a JSON value as one set of texts (a promise when checked off the event loop). */
-const applyToJson = (rules: readonly GuardrailRule[], ctx: RequestContext, value: unknown, what: 'request' | 'response'): unknown | Promise<unknown> => {
-  const texts = contentStrings(value);
-  const out = applyRules(rules, ctx, texts, what);
-  if (out instanceof Promise) return out.then((o) => (o === texts ? value : replaceStrings(value, o)));
-  return out === texts ? value : replaceStrings(value, out);
-};
-
-const contentChars = (value: unknown): number => {
-  let n = 0;
-  mapStrings(value, (s) => {
-    n += s.length;
-    return s;
-  });
-  return n;
+/**
+ * The redact rule that matched in text `part` (which cannot be rewritten: a PDF's text, a document
+ * that is not UTF-8): the request is refused in its name rather than forwarded unredacted.
+ */
+const redactingRule = (rules: readonly GuardrailRule[], texts: readonly string[], part: number): GuardrailRule => {
+  const prepared = prepare(texts);
+  const redacting = rules.filter((r) => r.action === 'redact' && r.kind !== 'max_input_tokens');
+  return redacting.find((r) => scan(r, prepared).some((h) => h.part === part)) ?? (redacting[0] as GuardrailRule);
 };
 
 export const inputGuardrail: InputGuardrail = {
@@ -143,13 +114,17 @@ export const inputGuardrail: InputGuardrail = {
   inspect(ctx, body) {
     const rules = ctx.key?.project.guardrails.input;
     if (!rules || rules.length === 0) return undefined;
+    const read = bodyTexts(body);
+    const refuse = rules.find((r) => r.documents === 'refuse');
+    if (refuse && read.opaque.length > 0) throw blocked(refuse, 'request');
+    const chars = read.texts.reduce((n, t) => n + t.text.length, 0);
     for (const rule of rules) {
       if (rule.kind !== 'max_input_tokens' || rule.maxTokens === undefined) continue;
-      if (estimateTokens(contentChars(body)) <= rule.maxTokens) continue;
+      if (estimateTokens(chars) <= rule.maxTokens) continue;
       if (rule.action === 'flag') flag(ctx, rule);
       else throw blocked(rule, 'request');
     }
-    const out = applyToJson(rules, ctx, body, 'request');
+    const out = applyToJson(rules, ctx, body, 'request', read);
     if (out instanceof Promise) return out.then((o) => (o === body ? undefined : o));
     return out === body ? undefined : out;
   },

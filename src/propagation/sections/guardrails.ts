@@ -17,6 +17,7 @@ export const guardrailsLoader = async ({ tx, select, live }: LoadContext): Promi
         piiTypes: guardrails.piiTypes,
         maxTokens: guardrails.maxTokens,
         action: guardrails.action,
+        documents: guardrails.documents,
       })
       .from(guardrails)
       .where(inArray(guardrails.projectUuid, live()))

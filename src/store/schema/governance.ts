@@ -50,6 +50,8 @@ export const guardrails = pgTable(
     maxTokens: integer('max_tokens'),
     /** `block`, `redact` or `flag`. */
     action: text('action').notNull(),
+    /** Input documents the gateway cannot read: `scan` (let through) or `refuse`. */
+    documents: text('documents').notNull().default('scan'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

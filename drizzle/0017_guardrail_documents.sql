@@ -1,0 +1,1 @@
+ALTER TABLE "guardrails" ADD COLUMN "documents" text DEFAULT 'scan' NOT NULL;
