@@ -14,7 +14,7 @@ import { normalisePattern } from './normalize.ts';
  */
 
 /** Longest pattern accepted (characters). */
-export const MAX_PATTERN_CHARS = 1000;
+export const MAX_PATTERN_CHARS = 1024;
 /** Largest compiled program accepted (RE2 instructions): bounds the cost per character of a match. */
 export const MAX_PROGRAM_SIZE = 2000;
 

@@ -23,7 +23,7 @@ const CASES: { name: string; hcl: string; attr: string; says: string[] }[] = [
   },
   {
     name: 'a guardrail pattern RE2 cannot match in linear time (issue 38: lookahead)',
-    hcl: `resource "gateway_guardrail" "g" {\n  customer_id = gateway_customer.c.customer_id\n  project_id = "default"\n  name = "re"\n  stage = "input"\n  kind = "regex"\n  pattern = "(?=.*secret)token"\n  action = "block"\n}`,
+    hcl: `resource "gateway_guardrail" "lin" {\n  customer_id = gateway_customer.c.customer_id\n  project_id = "default"\n  name = "lin"\n  stage = "input"\n  kind = "regex"\n  pattern = "(?=.*secret)token"\n  action = "block"\n}`,
     attr: 'pattern',
     says: ['lookahead', 'RE2 syntax', 'linear time'],
   },
