@@ -1,7 +1,8 @@
 import type { StreamEvent, ToolCall } from '../../canonical/types.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { costPerChar, type Evaluation, evaluatePrepared } from '../../governance/evaluate.ts';
-import { estimateTokens, type GuardrailRule, type Hit, prepare, redact, redactParts } from '../../governance/guardrail-scan.ts';
+import { type GuardrailRule, type Hit, prepare, redact, redactParts } from '../../governance/guardrail-scan.ts';
+import { estimateTokens } from '../../governance/token-bound.ts';
 import { evaluateBounded, INLINE_BUDGET, ScanTimeout } from '../../governance/scan-pool.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { AnswerView, InputGuardrail, OutputFilter, OutputGuardrail } from '../pipeline/guardrails.ts';
@@ -16,7 +17,7 @@ import type { AnswerView, InputGuardrail, OutputFilter, OutputGuardrail } from '
  * `guardrail_blocked`, before anything is admitted or sent upstream), `redact` replaces the match in
  * the original text with `[REDACTED:<type>]` (a match spanning two strings: each piece), `flag`
  * records the guardrail's name on the request record. `max_input_tokens` estimates the content's
- * tokens (characters / 4).
+ * tokens (characters / 4, governance/token-bound.ts).
  *
  * Output: whole answers (text and tool-call arguments as one set of texts) are scanned before they
  * are sent. Streams are scanned as they flow: per channel (text, reasoning, each tool call's
