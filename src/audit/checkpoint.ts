@@ -2,23 +2,15 @@ import { and, asc, gt, gte, lt, or, eq } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
 import { type AuditCheckpointRow, auditLogs } from '../store/schema/index.ts';
 import { auditEntryView, leafHash } from './entry.ts';
+import type { SignedFields } from './verifier.ts';
 
 /** Contract §3.3: the checkpoint algorithm (RFC 6962 tree of SHA-256, Ed25519 signature). */
 export const CHECKPOINT_ALGO = 'rfc6962-sha256+ed25519';
 
 const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');
 
-/** A checkpoint on the wire (bytes as base64, int64 as string, timestamps RFC 3339 UTC). */
-export interface CheckpointWire {
-  seq: string;
-  rangeStartId: string;
-  rangeEndId: string;
-  rangeStartTs: string;
-  rangeEndTs: string;
-  leafCount: string;
-  rootHash: string;
-  prevRootHash: string;
-  algo: string;
+/** A checkpoint on the wire (bytes as base64, int64 as string, timestamps RFC 3339 UTC): its signed fields and these. */
+export interface CheckpointWire extends SignedFields {
   signature: string;
   signingKid: string;
   kekVersion: number;
