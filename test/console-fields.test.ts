@@ -87,6 +87,7 @@ test('the console bundles for the browser from src/console/app, src/api and a fe
   expect(outside).toEqual([
     'src/audit/verifier.ts',
     'src/core/byok.ts',
+    'src/core/bytes.ts',
     'src/core/errors.ts',
     'src/core/jcs.ts',
     'src/core/json.ts',

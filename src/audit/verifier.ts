@@ -1,9 +1,10 @@
+import { concatBytes } from '../core/bytes.ts';
 import { jcs } from '../core/jcs.ts';
 
 /**
  * The one verifier of audit proofs (contract §3.3), written with WebCrypto (`crypto.subtle`) so
  * that the same code runs in Bun — `audit:verify` (verify.ts) — and in the browser — the console's
- * audit page (console/app/proof.ts, bundled for the browser: this module imports nothing but JCS):
+ * audit page (console/app/proof.ts, bundled for the browser: this module imports core helpers only):
  * - leaf hash = SHA-256(0x00 ‖ JCS(entry)), interior node = SHA-256(0x01 ‖ left ‖ right);
  * - an audit path (RFC 6962 §2.1.1, leaf to root) checked as RFC 9162 §2.1.3.2 prescribes;
  * - a checkpoint's Ed25519 signature over JCS of its signed fields, with the key its signingKid
@@ -34,17 +35,7 @@ export const toBase64 = (b: Uint8Array): string => {
 
 export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
 
-const concat = (parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
-
-const sha256 = async (parts: readonly Uint8Array[]): Promise<Uint8Array> => new Uint8Array(await crypto.subtle.digest('SHA-256', concat(parts)));
+const sha256 = async (parts: readonly Uint8Array[]): Promise<Uint8Array> => new Uint8Array(await crypto.subtle.digest('SHA-256', concatBytes(parts)));
 
 /** SHA-256(0x00 ‖ JCS(entry)): the leaf of an audit entry as GetAuditLog returns it. */
 export const leafHashOf = (entry: unknown): Promise<Uint8Array> => sha256([Uint8Array.of(0), new TextEncoder().encode(jcs(entry))]);
