@@ -4,7 +4,7 @@ import { ApiError } from '../../api/client.ts';
 import type { OpOutput } from '../../api/index.ts';
 import { OPS } from '../../api/index.ts';
 import { fieldsOf, messageOfError } from './fields.ts';
-import { FormError, SchemaForm } from './form.tsx';
+import { SchemaForm } from './form.tsx';
 import { type Verdict, verifyEntry } from './proof.ts';
 import type { Session } from './session.ts';
 import { Table } from './table.tsx';
@@ -64,7 +64,11 @@ function Details({ log, session }: { log: Log; session: Session }) {
       >
         Verify inclusion proof
       </button>
-      <FormError error={error} />
+      {error ? (
+        <p class="form-error" role="alert">
+          {error}
+        </p>
+      ) : null}
       {verdict ? <VerdictView v={verdict} /> : null}
     </div>
   );

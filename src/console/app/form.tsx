@@ -29,15 +29,6 @@ export interface FormProps {
 
 const inputId = (form: string, path: string) => `${form}-${path.replace(/\./g, '-')}`;
 
-/** A form's or a page's error, announced (role alert); nothing when there is none. */
-export function FormError({ error }: { error: string }) {
-  return error ? (
-    <p class="form-error" role="alert">
-      {error}
-    </p>
-  ) : null;
-}
-
 export function SchemaForm(p: FormProps) {
   const [values, setValues] = useState<Values>(() => ({ ...(p.initial ?? {}), ...Object.fromEntries(Object.entries(p.fixed ?? {})) }));
   const [rows, setRows] = useState<Record<string, number>>(() => ({ ...Object.fromEntries(rowDefaults(p.fields)), ...(p.initialRows ?? {}) }));
@@ -190,7 +181,11 @@ export function SchemaForm(p: FormProps) {
   return (
     <form id={p.id} class="schema-form" onSubmit={submit} noValidate={false}>
       {p.fields.map((f) => render(f))}
-      <FormError error={formError} />
+      {formError ? (
+        <p class="form-error" role="alert">
+          {formError}
+        </p>
+      ) : null}
       <button type="submit" disabled={busy}>
         {p.submitLabel}
       </button>

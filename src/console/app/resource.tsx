@@ -3,7 +3,7 @@ import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError, type Json, type JsonObject } from '../../api/client.ts';
 import { OPS, type OpName } from '../../api/index.ts';
 import { fieldsOf, messageOfError, valuesOf } from './fields.ts';
-import { type Choice, FormError, type FormProps, SchemaForm } from './form.tsx';
+import { type Choice, type FormProps, SchemaForm } from './form.tsx';
 import { type Session, saveChange } from './session.ts';
 import { StageLine } from './stage.tsx';
 import { Table } from './table.tsx';
@@ -126,7 +126,11 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
   return (
     <section aria-labelledby={headingId}>
       <h2 id={headingId}>{def.title}</h2>
-      <FormError error={error} />
+      {error ? (
+        <p class="form-error" role="alert">
+          {error}
+        </p>
+      ) : null}
       {changeId > 0 ? <StageLine key={changeId} session={session} changeId={changeId} /> : null}
       {rows === undefined ? (
         <p aria-busy="true">Loading…</p>

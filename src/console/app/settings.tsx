@@ -2,7 +2,7 @@ import { type TObject, Type as t } from '@sinclair/typebox';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, type Json, type JsonObject } from '../../api/client.ts';
 import { fieldsOf, messageOfError, valuesOf } from './fields.ts';
-import { type Choice, FormError, SchemaForm } from './form.tsx';
+import { type Choice, SchemaForm } from './form.tsx';
 import type { Scope } from './resource.tsx';
 import { saveChange } from './session.ts';
 import { StageLine } from './stage.tsx';
@@ -116,7 +116,11 @@ export function SettingsPage({ scope }: { scope: Scope }) {
   return (
     <section aria-labelledby="h-settings">
       <h2 id="h-settings">Project settings</h2>
-      <FormError error={error} />
+      {error ? (
+        <p class="form-error" role="alert">
+          {error}
+        </p>
+      ) : null}
       {changeId > 0 ? <StageLine key={changeId} session={session} changeId={changeId} /> : null}
       {current === undefined ? (
         <p aria-busy="true">Loading…</p>

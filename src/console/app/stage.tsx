@@ -4,7 +4,6 @@ import { type Change, type Plane, type Stage, settled, stageOn } from './changes
 import { messageOfError } from './fields.ts';
 import type { Session } from './session.ts';
 import { Table } from './table.tsx';
-import { FormError } from './form.tsx';
 
 /**
  * Where changes are on their way to each data plane (saved → recorded → pending → serving, as the
@@ -138,7 +137,11 @@ export function StatusView({ session, planes, error }: { session: Session; plane
       <section aria-labelledby="h-status">
         <h2 id="h-status">Configuration status</h2>
         <p>The newest configuration change and where each data plane is with it: saved, recorded, pending or serving. Updated live.</p>
-        <FormError error={error} />
+        {error ? (
+          <p class="form-error" role="alert">
+            {error}
+          </p>
+        ) : null}
         {planes === undefined ? (
           <p aria-busy="true">Loading…</p>
         ) : (

@@ -5,7 +5,6 @@ import { type Bar, DayChart, HBarChart } from './chart.tsx';
 import { messageOfError } from './fields.ts';
 import type { Scope } from './resource.tsx';
 import { Table } from './table.tsx';
-import { FormError } from './form.tsx';
 
 /** Usage and cost of the project in view (GetUsage) by API key, model and day, as charts and tables. */
 
@@ -98,7 +97,11 @@ export function UsagePage({ scope }: { scope: Scope }) {
         </select>
         <button type="submit">Refresh</button>
       </form>
-      <FormError error={error} />
+      {error ? (
+        <p class="form-error" role="alert">
+          {error}
+        </p>
+      ) : null}
       {data === undefined ? (
         error ? null : <p aria-busy="true">Loading…</p>
       ) : (
