@@ -4,7 +4,7 @@ import { auditPath, merkleRoot } from '../src/audit/merkle.ts';
 import { jcs } from '../src/core/jcs.ts';
 import { type Change, noteRevisions, type Plane, stageOn } from '../src/console/app/changes.ts';
 import { bodyOf, fieldOfError, fieldsOf, htmlPattern, labelOf, messageOfError, valuesOf } from '../src/console/app/fields.ts';
-import { leafHashOf, rootFromPath } from '../src/console/app/proof.ts';
+import { leafHashOf, rootFromPath } from '../src/audit/verifier.ts';
 import { ROOT } from './support/import-graph.ts';
 
 /** The console's forms come from the op specs: labels, HTML constraints and request bodies. */
@@ -84,7 +84,18 @@ test('the console bundles for the browser from src/console/app, src/api and a fe
   });
   expect(result.success).toBe(true);
   const outside = [...loaded].filter((f) => f.startsWith('src/') && !f.startsWith('src/console/app/') && !f.startsWith('src/api/')).sort();
-  expect(outside).toEqual(['src/core/byok.ts', 'src/core/errors.ts', 'src/core/jcs.ts', 'src/governance/periods.ts', 'src/governance/pii.ts', 'src/governance/setting-values.ts']);
+  expect(outside).toEqual([
+    'src/audit/verifier.ts',
+    'src/core/byok.ts',
+    'src/core/bytes.ts',
+    'src/core/errors.ts',
+    'src/core/jcs.ts',
+    'src/core/json.ts',
+    'src/governance/pattern.ts',
+    'src/governance/periods.ts',
+    'src/governance/pii.ts',
+    'src/governance/setting-values.ts',
+  ]);
   expect([...loaded].filter((f) => !f.startsWith('src/') && !f.includes('node_modules/preact/') && !f.includes('node_modules/@sinclair/typebox/') && !f.includes('node_modules/canonicalize/'))).toEqual([]);
 });
 

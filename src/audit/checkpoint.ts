@@ -1,24 +1,16 @@
 import { and, asc, gt, gte, lt, or, eq } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
 import { type AuditCheckpointRow, auditLogs } from '../store/schema/index.ts';
-import { auditEntryView, jcs, leafHash } from './entry.ts';
+import { auditEntryView, leafHash } from './entry.ts';
+import type { SignedFields } from './verifier.ts';
 
 /** Contract §3.3: the checkpoint algorithm (RFC 6962 tree of SHA-256, Ed25519 signature). */
 export const CHECKPOINT_ALGO = 'rfc6962-sha256+ed25519';
 
 const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');
 
-/** A checkpoint on the wire (bytes as base64, int64 as string, timestamps RFC 3339 UTC). */
-export interface CheckpointWire {
-  seq: string;
-  rangeStartId: string;
-  rangeEndId: string;
-  rangeStartTs: string;
-  rangeEndTs: string;
-  leafCount: string;
-  rootHash: string;
-  prevRootHash: string;
-  algo: string;
+/** A checkpoint on the wire (bytes as base64, int64 as string, timestamps RFC 3339 UTC): its signed fields and these. */
+export interface CheckpointWire extends SignedFields {
   signature: string;
   signingKid: string;
   kekVersion: number;
@@ -45,25 +37,6 @@ export const checkpointView = (r: AuditCheckpointRow, content?: { root: Uint8Arr
   createdAt: r.createdAt.toISOString(),
   ...(content ? { contentRootHash: b64(content.root), contentLeafCount: String(content.count) } : {}),
 });
-
-/** The signed fields of a checkpoint, as the wire spells them. */
-export type SignedFields = Pick<CheckpointWire, 'seq' | 'rangeStartId' | 'rangeEndId' | 'rangeStartTs' | 'rangeEndTs' | 'leafCount' | 'rootHash' | 'prevRootHash' | 'algo'>;
-
-/** Contract §3.3: the bytes a checkpoint's signature covers — JCS of its signed fields. */
-export const checkpointMessage = (c: SignedFields): Uint8Array =>
-  new TextEncoder().encode(
-    jcs({
-      seq: c.seq,
-      rangeStartId: c.rangeStartId,
-      rangeEndId: c.rangeEndId,
-      rangeStartTs: c.rangeStartTs,
-      rangeEndTs: c.rangeEndTs,
-      leafCount: c.leafCount,
-      rootHash: c.rootHash,
-      prevRootHash: c.prevRootHash,
-      algo: c.algo,
-    }),
-  );
 
 /** The leaves of a window [start, end) as stored now: ids and leaf hashes in (timestamp, id) order. */
 export interface WindowLeaves {

@@ -4,6 +4,7 @@ import { nodeHash } from './entry.ts';
  * RFC 6962 §2.1 Merkle trees over leaf hashes (each already SHA-256(0x00 ‖ leaf)):
  * MTH({}) = SHA-256(), MTH({d}) = leaf hash, MTH(D[n]) = SHA-256(0x01 ‖ MTH(D[0:k]) ‖ MTH(D[k:n]))
  * with k the largest power of two smaller than n. Audit paths run from the leaf to the root.
+ * The server builds its trees here; clients check a path with verifier.ts (WebCrypto).
  */
 
 const EMPTY_ROOT = new Uint8Array(new Bun.CryptoHasher('sha256').digest());
@@ -44,33 +45,3 @@ export const auditPath = (leaves: readonly Uint8Array[], index: number): Uint8Ar
   walk(index, 0, leaves.length);
   return out;
 };
-
-/**
- * The root an audit path leads to (RFC 9162 §2.1.3.2), or undefined when the path does not fit
- * a tree of `treeSize` leaves (wrong length, index out of range).
- */
-export const rootFromPath = (leaf: Uint8Array, index: number, treeSize: number, path: readonly Uint8Array[]): Uint8Array | undefined => {
-  if (index < 0 || index >= treeSize) return undefined;
-  let fn = index;
-  let sn = treeSize - 1;
-  let r = leaf;
-  for (const p of path) {
-    if (sn === 0) return undefined;
-    if (fn % 2 === 1 || fn === sn) {
-      r = nodeHash(p, r);
-      if (fn % 2 === 0) {
-        while (fn % 2 === 0 && fn !== 0) {
-          fn = Math.floor(fn / 2);
-          sn = Math.floor(sn / 2);
-        }
-      }
-    } else {
-      r = nodeHash(r, p);
-    }
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  return sn === 0 ? r : undefined;
-};
-
-export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((v, i) => v === b[i]);

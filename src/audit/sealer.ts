@@ -3,7 +3,8 @@ import { describeError, log } from '../core/log.ts';
 import type { SecretBox } from '../core/secrets.ts';
 import type { Db } from '../store/db.ts';
 import { type AuditCheckpointRow, auditCheckpoints, auditLogs } from '../store/schema/index.ts';
-import { CHECKPOINT_ALGO, checkpointMessage, checkpointView, windowLeaves } from './checkpoint.ts';
+import { CHECKPOINT_ALGO, checkpointView, windowLeaves } from './checkpoint.ts';
+import { checkpointMessage } from './verifier.ts';
 import { activeAuditSigner, KEK_VERSION } from './keys.ts';
 import { merkleRoot } from './merkle.ts';
 

@@ -1,8 +1,6 @@
-import { createPublicKey, type KeyObject, verify as verifySignature } from 'node:crypto';
-import { ApiError, type JsonObject, ManagementClient } from '../api/client.ts';
-import { type CheckpointWire, CHECKPOINT_ALGO, checkpointMessage } from './checkpoint.ts';
-import { leafHash } from './entry.ts';
-import { rootFromPath, sameBytes } from './merkle.ts';
+import { ApiError, ManagementClient } from '../api/client.ts';
+import { type CheckpointWire, CHECKPOINT_ALGO } from './checkpoint.ts';
+import { checkpointSignatureValid, ed25519Jwks, fromBase64, importEd25519, leafHashOf, rootFromPath, sameBytes } from './verifier.ts';
 
 /**
  * `bun run audit:verify --endpoint URL --token T [--entry ID]` (contract §3.3), and the same as a
@@ -17,7 +15,8 @@ import { rootFromPath, sameBytes } from './merkle.ts';
  * Every failure is named (checkpoint seq and window, or the entry); the first is the headline.
  * It talks to the server through the one management client (src/api/client.ts): typed calls whose
  * answers are checked against the operations' response schemas, retried when the server is
- * unreachable or answers 5xx.
+ * unreachable or answers 5xx. The hashing and signature checks are those of the console's audit
+ * page: one verifier, src/audit/verifier.ts (WebCrypto).
  */
 
 export interface VerifyOptions {
@@ -41,21 +40,18 @@ export interface VerifyResult {
 }
 
 /** Ed25519 public keys by kid, from the JWKS document (other keys — the user-token RSA keys — are skipped). */
-const ed25519Keys = (doc: JsonObject): Map<string, KeyObject> => {
-  const keys = new Map<string, KeyObject>();
-  for (const k of Array.isArray(doc.keys) ? doc.keys : []) {
-    if (k === null || typeof k !== 'object' || Array.isArray(k)) continue;
-    const { kty, crv, kid, x } = k;
-    if (kty === 'OKP' && crv === 'Ed25519' && typeof kid === 'string' && typeof x === 'string' && !keys.has(kid))
-      keys.set(kid, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' }));
-  }
+const ed25519Keys = async (doc: unknown): Promise<Map<string, CryptoKey>> => {
+  const keys = new Map<string, CryptoKey>();
+  for (const [kid, x] of ed25519Jwks(doc)) keys.set(kid, await importEd25519(x));
   return keys;
 };
+
+/** Whether the checkpoint's signature verifies under `key`; a malformed signature is a bad one. */
+const signatureValid = (c: CheckpointWire, key: CryptoKey): Promise<boolean> => checkpointSignatureValid(c, key).catch(() => false);
 
 /** An answer of a server that has no such operation (an older server). */
 const isUnknownOperation = (e: unknown): boolean => e instanceof ApiError && e.code === 'not_found' && e.status === 404 && e.message.endsWith(': unknown operation');
 
-const bytes = (b64: string): Uint8Array => new Uint8Array(Buffer.from(b64, 'base64'));
 const windowName = (c: CheckpointWire): string => `checkpoint seq ${c.seq} (window ${c.rangeStartTs} .. ${c.rangeEndTs})`;
 
 export const verifyAuditLog = async (o: VerifyOptions): Promise<VerifyResult> => {
@@ -64,7 +60,7 @@ export const verifyAuditLog = async (o: VerifyOptions): Promise<VerifyResult> =>
   const notes: string[] = [];
   const fail = (m: string) => failures.push(m);
 
-  const keys = ed25519Keys(await client.getJson('/.well-known/jwks.json'));
+  const keys = await ed25519Keys(await client.getJson('/.well-known/jwks.json'));
 
   const checkpoints: CheckpointWire[] = [];
   const limit = o.pageSize ?? 100;
@@ -87,7 +83,7 @@ export const verifyAuditLog = async (o: VerifyOptions): Promise<VerifyResult> =>
     if (Date.parse(c.rangeStartTs) >= Date.parse(c.rangeEndTs)) fail(`${name}: empty or inverted window`);
     const key = keys.get(c.signingKid);
     if (!key) fail(`${name}: signing key '${c.signingKid}' is not published in the JWKS`);
-    else if (!verifySignature(null, checkpointMessage(c), key, bytes(c.signature))) fail(`${name}: bad signature (kid ${c.signingKid})`);
+    else if (!(await signatureValid(c, key))) fail(`${name}: bad signature (kid ${c.signingKid})`);
     if (c.contentRootHash === undefined || c.contentLeafCount === undefined) fail(`${name}: the server did not rebuild the window`);
     else if (c.contentLeafCount !== c.leafCount) fail(`${name}: the window holds ${c.contentLeafCount} entries now, ${c.leafCount} when sealed (entries deleted or inserted)`);
     else if (c.contentRootHash !== c.rootHash) fail(`${name}: the window's entries changed since sealing (content root differs)`);
@@ -105,13 +101,13 @@ export const verifyAuditLog = async (o: VerifyOptions): Promise<VerifyResult> =>
       if (!cp) fail(`entry ${id}: ${name} is not in the checkpoint list`);
       else if (cp.rootHash !== proven.rootHash || cp.leafCount !== proven.leafCount) fail(`entry ${id}: the proof names ${name} with another root than the list`);
       else {
-        const leaf = bytes(p.leafHash);
-        const root = rootFromPath(leaf, Number(p.leafIndex), Number(p.treeSize), p.proof.map(bytes));
+        const leaf = fromBase64(p.leafHash);
+        const root = await rootFromPath(leaf, Number(p.leafIndex), Number(p.treeSize), p.proof.map(fromBase64));
         if (p.treeSize !== cp.leafCount) fail(`entry ${id} in ${name}: the window holds ${p.treeSize} entries now, ${cp.leafCount} when sealed`);
-        else if (!root || !sameBytes(root, bytes(cp.rootHash))) fail(`entry ${id} in ${name}: the audit path does not lead to the sealed root (the entry or its window changed)`);
+        else if (!root || !sameBytes(root, fromBase64(cp.rootHash))) fail(`entry ${id} in ${name}: the audit path does not lead to the sealed root (the entry or its window changed)`);
         try {
           const got = await client.call('GetAuditLog', { id });
-          if (!sameBytes(leafHash(got.log), leaf)) fail(`entry ${id} in ${name}: the entry as GetAuditLog returns it does not hash to the proven leaf`);
+          if (!sameBytes(await leafHashOf(got.log), leaf)) fail(`entry ${id} in ${name}: the entry as GetAuditLog returns it does not hash to the proven leaf`);
         } catch (e) {
           if (isUnknownOperation(e)) notes.push('this server has no GetAuditLog: the leaf hash was taken from the proof');
           else throw e;

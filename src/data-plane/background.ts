@@ -2,6 +2,9 @@ import type { CanonicalRequest, JsonObject } from '../canonical/types.ts';
 import { asGatewayError } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import { responseObject } from '../formats/responses/response.ts';
+import { sseEvent } from '../formats/sse.ts';
+import { createSseParser } from '../providers/framing.ts';
+import type { UpstreamFrame } from '../providers/types.ts';
 import { type BackgroundJob, CANCELLED, SHUTDOWN } from './background-runs.ts';
 import { type BackgroundRun, type Conversations, storeUnavailable, type StoredResponse } from './conversations.ts';
 import type { Serving } from './pipeline/index.ts';
@@ -49,24 +52,22 @@ const errorOf = (value: unknown): JsonObject => {
 };
 
 /**
- * SSE frames of a stream body, each event's JSON (comments and `[DONE]` skipped). An abort cancels
- * the body, which cancels the upstream stream (respond.ts sseResponse), as a client going away does.
+ * SSE frames of a stream body (the one parser, providers/framing.ts), each event's JSON (comments
+ * and `[DONE]` skipped). The body is the gateway's own stream, whose completed event carries the
+ * whole answer: no event bound. An abort cancels the body, which cancels the upstream stream
+ * (respond.ts sseResponse), as a client going away does.
  */
 const readEvents = async (body: ReadableStream<Uint8Array>, signal: AbortSignal, each: (event: JsonObject) => void): Promise<void> => {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const frame = (text: string): void => {
-    const data = text
-      .split('\n')
-      .filter((l) => l.startsWith('data:'))
-      .map((l) => l.slice(5).trimStart())
-      .join('\n');
-    if (data === '' || data === '[DONE]') return;
-    try {
-      const parsed: unknown = JSON.parse(data);
-      if (isObject(parsed)) each(parsed);
-    } catch {
-      // Not an event (the gateway writes JSON only).
+  const parser = createSseParser(Number.POSITIVE_INFINITY);
+  const frames = (fs: readonly UpstreamFrame[]): void => {
+    for (const { data } of fs) {
+      if (data === '' || data === '[DONE]') continue;
+      try {
+        const parsed: unknown = JSON.parse(data);
+        if (isObject(parsed)) each(parsed);
+      } catch {
+        // Not an event (the gateway writes JSON only).
+      }
     }
   };
   const reader = body.getReader();
@@ -76,15 +77,9 @@ const readEvents = async (body: ReadableStream<Uint8Array>, signal: AbortSignal,
   for (;;) {
     const { done, value: chunk } = await reader.read().catch(() => ({ done: true as const, value: undefined }));
     if (done) break;
-    buffer += decoder.decode(chunk, { stream: true }).replaceAll('\r\n', '\n');
-    let at = buffer.indexOf('\n\n');
-    while (at >= 0) {
-      frame(buffer.slice(0, at));
-      buffer = buffer.slice(at + 2);
-      at = buffer.indexOf('\n\n');
-    }
+    frames(parser.push(chunk));
   }
-  if (buffer.trim() !== '') frame(buffer);
+  frames(parser.flush());
 };
 
 export const serveBackground = async (s: Serving<CanonicalRequest>, run: (s: Serving<CanonicalRequest>) => Promise<Response>): Promise<Response> => {
@@ -243,7 +238,7 @@ export const storeSource = (read: () => Promise<StoredResponse | undefined>): Ev
   },
 });
 
-const sseOf = (e: JsonObject): string => `event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`;
+const sseOf = (e: JsonObject): string => sseEvent(String(e.type), e);
 
 /** The events after `startingAfter` as SSE, until the run ends; keep-alive comments while quiet. */
 export const tailResponse = (source: EventSource, startingAfter: number, ids: RequestIds, ended: (() => void) | undefined, keepAliveMs: number): Response => {

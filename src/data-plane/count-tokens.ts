@@ -1,6 +1,7 @@
 import type { JsonObject } from '../canonical/types.ts';
 import { asGatewayError, invalidRequest } from '../core/errors.ts';
 import { messagesCodec } from '../formats/messages/index.ts';
+import { estimateTokens } from '../governance/token-bound.ts';
 import type { ResolvedTarget } from '../propagation/snapshot.ts';
 import { authenticate } from './auth.ts';
 import { readJsonBody } from './pipeline/body.ts';
@@ -25,10 +26,11 @@ const COUNTED_FIELDS: Record<Kind, readonly string[]> = {
   responses: ['instructions', 'input', 'tools', 'tool_choice', 'text', 'reasoning'],
 };
 
-export const estimateTokens = (body: JsonObject, kind: Kind): number => {
+/** The estimate of the counted fields' JSON (governance/token-bound.ts), at least 1. */
+export const estimateBodyTokens = (body: JsonObject, kind: Kind): number => {
   let chars = 0;
   for (const f of COUNTED_FIELDS[kind]) if (body[f] !== undefined) chars += JSON.stringify(body[f]).length;
-  return Math.max(1, Math.ceil(chars / 4));
+  return Math.max(1, estimateTokens(chars));
 };
 
 const answer = (kind: Kind, tokens: number): JsonObject =>
@@ -78,7 +80,7 @@ export const handleCountTokens = async (deps: InferenceDeps, kind: Kind, req: Re
       // An upstream without the endpoint (404) is estimated; any other refusal is the client's answer.
       if (res.status !== 404) throw target.adapter.parseError(res.status, call.scrub(text), res.headers);
     }
-    return jsonResponse(200, JSON.stringify(answer(kind, estimateTokens(body, kind))), ids, { 'x-gateway-token-count': 'estimated' });
+    return jsonResponse(200, JSON.stringify(answer(kind, estimateBodyTokens(body, kind))), ids, { 'x-gateway-token-count': 'estimated' });
   } catch (e) {
     return errorResponse(asGatewayError(e), ids, codec);
   }

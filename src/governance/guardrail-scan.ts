@@ -265,7 +265,4 @@ export const redact = (text: string, matches: readonly Match[]): string => {
   return out + text.slice(at);
 };
 
-/** The estimate of `max_input_tokens` rules: one token per 4 characters (reservations use governance/token-bound.ts, an upper bound). */
-export const estimateTokens = (chars: number): number => Math.ceil(chars / 4);
-
 export const appliesTo = (rule: GuardrailRule, stage: 'input' | 'output'): boolean => rule.stage === 'both' || rule.stage === stage;

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import { inputTokenBound } from './token-bound.ts';
+import { estimateTokens, inputTokenBound } from './token-bound.ts';
 
 test('ASCII counts 4 characters per token, rounded up', () => {
   expect(inputTokenBound('')).toBe(0);
@@ -21,4 +21,10 @@ test('CJK escaped in the JSON (\\u4e2d) still counts at least one token per char
   const text = '中文'.repeat(1000);
   const escaped = JSON.stringify(text).replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   expect(inputTokenBound(escaped)).toBeGreaterThanOrEqual(text.length);
+});
+
+test('the estimate counts 4 characters per token, rounded up; the input bound agrees with it on ASCII and exceeds it elsewhere', () => {
+  expect([0, 1, 4, 5, 8, 9].map(estimateTokens)).toEqual([0, 1, 1, 2, 2, 3]);
+  expect(inputTokenBound('x'.repeat(4001))).toBe(estimateTokens(4001));
+  expect(inputTokenBound('预'.repeat(400))).toBeGreaterThan(estimateTokens(400));
 });

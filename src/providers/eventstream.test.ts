@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { crc32 } from 'node:zlib';
+import { concatBytes } from '../core/bytes.ts';
 import { createEventStreamParser, encodeEventStreamMessage, parseEventStreamHeaders } from './eventstream.ts';
 import { createFrameParser } from './framing.ts';
 import { errorFields } from './golden.ts';
@@ -26,15 +27,7 @@ const caught = (f: () => unknown): unknown => {
 const ev = (type: string, payload: string) =>
   encodeEventStreamMessage({ ':event-type': type, ':content-type': 'application/json', ':message-type': 'event' }, payload);
 
-const join = (parts: Uint8Array[]): Uint8Array => {
-  const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
+const join = concatBytes;
 
 const STREAM = join([
   ev('messageStart', '{"role":"assistant"}'),

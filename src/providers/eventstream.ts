@@ -10,6 +10,7 @@
  * The encoder exists for tests and fixtures (a mock upstream can use it as well).
  */
 import { crc32 } from 'node:zlib';
+import { concatBytes } from '../core/bytes.ts';
 import { GatewayError } from '../core/errors.ts';
 import type { UpstreamFrame } from './types.ts';
 import { DEFAULT_MAX_EVENT, eventTooLarge } from './upstream-error.ts';
@@ -163,15 +164,5 @@ export const encodeEventStreamMessage = (headers: Record<string, string>, payloa
   }
   out.set(body, at);
   view.setUint32(total - 4, crc32(out.subarray(0, total - 4)));
-  return out;
-};
-
-export const concatBytes = (chunks: readonly Uint8Array[]): Uint8Array => {
-  const out = new Uint8Array(chunks.reduce((s, c) => s + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
   return out;
 };

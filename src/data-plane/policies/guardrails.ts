@@ -1,7 +1,8 @@
 import type { StreamEvent, ToolCall } from '../../canonical/types.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { costPerChar, type Evaluation, evaluatePrepared } from '../../governance/evaluate.ts';
-import { estimateTokens, type GuardrailRule, type Hit, prepare, redact, redactParts, scan } from '../../governance/guardrail-scan.ts';
+import { type GuardrailRule, type Hit, prepare, redact, redactParts, scan } from '../../governance/guardrail-scan.ts';
+import { estimateTokens } from '../../governance/token-bound.ts';
 import { evaluateBounded, INLINE_BUDGET, ScanTimeout } from '../../governance/scan-pool.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { bodyTexts, replaceTexts } from './guardrail-texts.ts';

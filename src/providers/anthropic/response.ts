@@ -1,22 +1,12 @@
 /** Anthropic Messages non-stream body → CanonicalResponse (plus shared field readers). */
-import type { CanonicalResponse, FinishReason, ToolCall, Usage } from '../../canonical/types.ts';
+import type { CanonicalResponse, ToolCall, Usage } from '../../canonical/types.ts';
 import { asArray, asNumber, asRecord, asString, isRecord, parseJson } from '../json.ts';
+import { mapStopReason, stopReasons } from '../stop-reason.ts';
 import { badGateway } from '../upstream-error.ts';
 import { anthropicInStreamError } from './errors.ts';
 
-export const mapStopReason = (r: string): FinishReason => {
-  switch (r) {
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'length';
-    case 'tool_use':
-      return 'tool_calls';
-    case 'refusal':
-      return 'content_filter';
-    default:
-      return 'stop'; // end_turn, stop_sequence, pause_turn, anything new
-  }
-};
+/** Anthropic `stop_reason`s; end_turn, stop_sequence, pause_turn and anything new mean `stop`. */
+export const ANTHROPIC_STOP_REASONS = stopReasons({ length: ['max_tokens', 'model_context_window_exceeded'], tool_calls: ['tool_use'], content_filter: ['refusal'] });
 
 /** Raw Anthropic usage numbers; `undefined` where the upstream sent null or nothing. */
 export interface RawAnthropicUsage {
@@ -97,7 +87,7 @@ export const parseMessagesResponse = (provider: string, body: string): Canonical
     created: Math.floor(Date.now() / 1000),
     text,
     toolCalls,
-    finishReason: stop !== undefined ? mapStopReason(stop) : toolCalls.length > 0 ? 'tool_calls' : 'stop',
+    finishReason: stop !== undefined ? mapStopReason(ANTHROPIC_STOP_REASONS, stop) : toolCalls.length > 0 ? 'tool_calls' : 'stop',
     usage: toUsage(readRawUsage(o['usage'])),
   };
   if (reasoning !== '') response.reasoning = reasoning;

@@ -2,10 +2,11 @@
 import type { StreamEvent } from '../../canonical/types.ts';
 import { type DeltaTemplate, learnTemplate, templateText } from '../delta-template.ts';
 import { asNumber, asRecord, asString, isRecord, parseJson, type UnknownRecord } from '../json.ts';
+import { mapStopReason } from '../stop-reason.ts';
 import type { StreamDecoder, UpstreamFrame } from '../types.ts';
 import { badGateway, streamEndedEarly } from '../upstream-error.ts';
 import { anthropicInStreamError } from './errors.ts';
-import { mapStopReason, mergeRawUsage, readRawUsage, toUsage, type RawAnthropicUsage } from './response.ts';
+import { ANTHROPIC_STOP_REASONS, mergeRawUsage, readRawUsage, toUsage, type RawAnthropicUsage } from './response.ts';
 
 /** A text delta's text slot (delta-template.ts): the probe must be a text delta with the marker as its text. */
 const TEXT_LOCATOR = '"type":"text_delta","text":"';
@@ -83,7 +84,7 @@ export const createMessagesStreamDecoder = (provider: string): StreamDecoder => 
         const stop = asString(asRecord(o['delta'])?.['stop_reason']);
         if (stop !== undefined && !finished) {
           finished = true;
-          out.push({ type: 'finish', reason: mapStopReason(stop) });
+          out.push({ type: 'finish', reason: mapStopReason(ANTHROPIC_STOP_REASONS, stop) });
         }
         if (isRecord(o['usage'])) {
           usage = mergeRawUsage(usage, readRawUsage(o['usage']));

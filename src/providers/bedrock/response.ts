@@ -1,23 +1,16 @@
 /** Bedrock Converse response body → CanonicalResponse (plus the shared field readers). */
 import type { CanonicalResponse, FinishReason, ToolCall, Usage } from '../../canonical/types.ts';
 import { asArray, asNumber, asRecord, asString, isRecord, parseJson } from '../json.ts';
+import { mapStopReason, stopReasons } from '../stop-reason.ts';
 import { badGateway } from '../upstream-error.ts';
 import { JSON_TOOL } from './request.ts';
 
-export const mapStopReason = (r: string): FinishReason => {
-  switch (r) {
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'length';
-    case 'tool_use':
-      return 'tool_calls';
-    case 'guardrail_intervened':
-    case 'content_filtered':
-      return 'content_filter';
-    default:
-      return 'stop'; // end_turn, stop_sequence, malformed_*, anything new
-  }
-};
+/** Converse `stopReason`s; end_turn, stop_sequence, malformed_* and anything new mean `stop`. */
+export const CONVERSE_STOP_REASONS = stopReasons({
+  length: ['max_tokens', 'model_context_window_exceeded'],
+  tool_calls: ['tool_use'],
+  content_filter: ['guardrail_intervened', 'content_filtered'],
+});
 
 /**
  * Converse `TokenUsage` → canonical. `inputTokens` excludes cache reads and writes (as on
@@ -67,7 +60,7 @@ export const parseConverseResponse = (provider: string, body: string): Canonical
     }
   }
   const stop = asString(o['stopReason']);
-  let finishReason: FinishReason = stop !== undefined ? mapStopReason(stop) : toolCalls.length > 0 ? 'tool_calls' : 'stop';
+  let finishReason: FinishReason = stop !== undefined ? mapStopReason(CONVERSE_STOP_REASONS, stop) : toolCalls.length > 0 ? 'tool_calls' : 'stop';
   if (jsonMode && finishReason === 'tool_calls' && toolCalls.length === 0) finishReason = 'stop';
   const response: CanonicalResponse = {
     id: '',

@@ -5,11 +5,12 @@
  */
 import type { StreamEvent } from '../../canonical/types.ts';
 import { asNumber, asRecord, asString, isRecord, parseJson, type UnknownRecord } from '../json.ts';
+import { mapStopReason } from '../stop-reason.ts';
 import type { StreamDecoder, UpstreamFrame } from '../types.ts';
 import { badGateway, streamEndedEarly } from '../upstream-error.ts';
 import { bedrockStreamException } from './errors.ts';
 import { JSON_TOOL } from './request.ts';
-import { mapStopReason, parseConverseUsage } from './response.ts';
+import { CONVERSE_STOP_REASONS, parseConverseUsage } from './response.ts';
 
 export const createConverseStreamDecoder = (provider: string): StreamDecoder => {
   let started = false;
@@ -63,7 +64,7 @@ export const createConverseStreamDecoder = (provider: string): StreamDecoder => 
         start(out);
         if (finished) return out;
         finished = true;
-        let reason = mapStopReason(asString(o['stopReason']) ?? 'end_turn');
+        let reason = mapStopReason(CONVERSE_STOP_REASONS, asString(o['stopReason']));
         if (reason === 'tool_calls' && realTools === 0 && [...blocks.values()].includes('json')) reason = 'stop';
         out.push({ type: 'finish', reason });
         return out;

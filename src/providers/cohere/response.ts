@@ -1,21 +1,14 @@
 /** Cohere v2 chat response → CanonicalResponse, plus errors (`{message}`; 498 = invalid token). */
-import type { CanonicalResponse, FinishReason, ToolCall, Usage } from '../../canonical/types.ts';
+import type { CanonicalResponse, ToolCall, Usage } from '../../canonical/types.ts';
 import type { GatewayError } from '../../core/errors.ts';
 import { asArray, asNumber, asRecord, asString, isRecord, parseJson } from '../json.ts';
 import { argumentsText } from '../openai-compatible/response.ts';
+import { mapStopReason, stopReasons } from '../stop-reason.ts';
 import { badGateway, mapInStreamError, mapUpstreamError, withUpstreamStatus } from '../upstream-error.ts';
 
 /** `ERROR` is not a finish reason: the caller raises it. */
-export const mapCohereFinish = (r: string): FinishReason => {
-  switch (r) {
-    case 'MAX_TOKENS':
-      return 'length';
-    case 'TOOL_CALL':
-      return 'tool_calls';
-    default:
-      return 'stop'; // COMPLETE, STOP_SEQUENCE, anything new
-  }
-};
+/** Cohere `finish_reason`s; COMPLETE, STOP_SEQUENCE and anything new mean `stop`. */
+export const COHERE_FINISH_REASONS = stopReasons({ length: ['MAX_TOKENS'], tool_calls: ['TOOL_CALL'] });
 
 /** `usage.tokens` are the real counts; `billed_units` the fallback. */
 export const parseCohereUsage = (u: unknown): Usage | undefined => {
@@ -62,7 +55,7 @@ export const parseCohereResponse = (provider: string, body: string): CanonicalRe
     created: Math.floor(Date.now() / 1000),
     text,
     toolCalls,
-    finishReason: finish !== undefined ? mapCohereFinish(finish) : toolCalls.length > 0 ? 'tool_calls' : 'stop',
+    finishReason: finish !== undefined ? mapStopReason(COHERE_FINISH_REASONS, finish) : toolCalls.length > 0 ? 'tool_calls' : 'stop',
     usage: parseCohereUsage(o['usage']) ?? { inputTokens: 0, outputTokens: 0 },
   };
   if (reasoning !== '') response.reasoning = reasoning;

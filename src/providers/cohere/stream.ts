@@ -6,10 +6,11 @@
  */
 import type { StreamEvent } from '../../canonical/types.ts';
 import { asNumber, asRecord, asString, isRecord, parseJson, type UnknownRecord } from '../json.ts';
+import { mapStopReason } from '../stop-reason.ts';
 import type { StreamDecoder, UpstreamFrame } from '../types.ts';
 import { argumentsText } from '../openai-compatible/response.ts';
 import { badGateway, streamEndedEarly } from '../upstream-error.ts';
-import { cohereFinishError, mapCohereFinish, parseCohereUsage } from './response.ts';
+import { COHERE_FINISH_REASONS, cohereFinishError, parseCohereUsage } from './response.ts';
 
 const deltaMessage = (o: UnknownRecord): UnknownRecord => asRecord(asRecord(o['delta'])?.['message']) ?? {};
 
@@ -68,7 +69,7 @@ export const createCohereStreamDecoder = (provider: string): StreamDecoder => {
         if (finish === 'ERROR') throw cohereFinishError(provider, raw, asString(d['error']));
         if (!finished) {
           finished = true;
-          out.push({ type: 'finish', reason: finish !== undefined ? mapCohereFinish(finish) : tools.size > 0 ? 'tool_calls' : 'stop' });
+          out.push({ type: 'finish', reason: finish !== undefined ? mapStopReason(COHERE_FINISH_REASONS, finish) : tools.size > 0 ? 'tool_calls' : 'stop' });
         }
         const usage = parseCohereUsage(d['usage']);
         if (usage) out.push({ type: 'usage', usage });

@@ -1,18 +1,21 @@
 /** Gemini `GenerateContentResponse` → CanonicalResponse (plus readers shared with the stream). */
 import type { CanonicalResponse, FinishReason, ToolCall, Usage } from '../../canonical/types.ts';
 import { asArray, asNumber, asRecord, asString, isRecord, parseJson, type UnknownRecord } from '../json.ts';
+import { mapStopReason, stopReasons } from '../stop-reason.ts';
 import { badGateway } from '../upstream-error.ts';
 import { googleInBodyError } from './errors.ts';
 import { THOUGHT_SEPARATOR } from './request.ts';
 
-const CONTENT_FILTER = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'LANGUAGE', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION']);
+/**
+ * Gemini `finishReason`s. Gemini has no tool-call finish reason: any other (STOP,
+ * MALFORMED_FUNCTION_CALL, OTHER, anything new, none) with function calls means `tool_calls`.
+ */
+const GEMINI_FINISH_REASONS = stopReasons({
+  length: ['MAX_TOKENS'],
+  content_filter: ['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'LANGUAGE', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION'],
+});
 
-/** Gemini has no tool-call finish reason: STOP with function calls means `tool_calls`. */
-export const mapFinishReason = (r: string, hasToolCalls: boolean): FinishReason => {
-  if (r === 'MAX_TOKENS') return 'length';
-  if (CONTENT_FILTER.has(r)) return 'content_filter';
-  return hasToolCalls ? 'tool_calls' : 'stop'; // STOP, MALFORMED_FUNCTION_CALL, OTHER, anything new
-};
+export const geminiFinishReason = (r: string | undefined, hasToolCalls: boolean): FinishReason => mapStopReason(GEMINI_FINISH_REASONS, r, hasToolCalls ? 'tool_calls' : 'stop');
 
 /**
  * `usageMetadata` → canonical. `promptTokenCount` includes cached tokens; output counts the
@@ -88,7 +91,7 @@ export const parseGenerateContentResponse = (provider: string, body: string): Ca
     created: Math.floor(Date.now() / 1000),
     text,
     toolCalls,
-    finishReason: !candidate ? 'content_filter' : mapFinishReason(finish ?? 'STOP', toolCalls.length > 0),
+    finishReason: !candidate ? 'content_filter' : geminiFinishReason(finish, toolCalls.length > 0),
     usage: parseGeminiUsage(o['usageMetadata']) ?? { inputTokens: 0, outputTokens: 0 },
   };
   if (reasoning !== '') response.reasoning = reasoning;

@@ -9,7 +9,7 @@ import { asArray, asRecord, asString, isRecord, parseJson } from '../json.ts';
 import type { StreamDecoder, UpstreamFrame } from '../types.ts';
 import { badGateway, streamEndedEarly } from '../upstream-error.ts';
 import { googleInBodyError } from './errors.ts';
-import { mapFinishReason, parseGeminiUsage, readParts } from './response.ts';
+import { geminiFinishReason, parseGeminiUsage, readParts } from './response.ts';
 
 export const createGenerateContentStreamDecoder = (provider: string): StreamDecoder => {
   let started = false;
@@ -53,7 +53,7 @@ export const createGenerateContentStreamDecoder = (provider: string): StreamDeco
       const blocked = !candidate && asString(asRecord(o['promptFeedback'])?.['blockReason']) !== undefined;
       if (!finished && (finish !== undefined || blocked)) {
         finished = true;
-        out.push({ type: 'finish', reason: blocked ? 'content_filter' : mapFinishReason(finish ?? 'STOP', tools > 0) });
+        out.push({ type: 'finish', reason: blocked ? 'content_filter' : geminiFinishReason(finish, tools > 0) });
       }
       if (finished) sendUsage(out);
       return out;

@@ -4,11 +4,13 @@ import type { GatewayError } from '../../core/errors.ts';
 import { asArray, asNumber, asRecord, asString, isRecord, parseJson, type UnknownRecord } from '../json.ts';
 import { unixSeconds } from '../mapping.ts';
 import { argumentsText } from '../openai-compatible/response.ts';
+import { mapStopReason, stopReasons } from '../stop-reason.ts';
 import type { StreamDecoder, UpstreamFrame } from '../types.ts';
 import { badGateway, mapInStreamError, mapUpstreamError, streamEndedEarly } from '../upstream-error.ts';
 
-const mapDoneReason = (r: string | undefined, hasTools: boolean): FinishReason =>
-  r === 'length' ? 'length' : hasTools ? 'tool_calls' : 'stop'; // stop, load, unload, anything new
+/** Ollama `done_reason`s; any other (stop, load, unload, anything new, none) is `tool_calls` after tool calls, else `stop`. */
+const OLLAMA_DONE_REASONS = stopReasons({ length: ['length'] });
+const mapDoneReason = (r: string | undefined, hasTools: boolean): FinishReason => mapStopReason(OLLAMA_DONE_REASONS, r, hasTools ? 'tool_calls' : 'stop');
 
 const usageOf = (o: UnknownRecord): Usage | undefined => {
   const input = asNumber(o['prompt_eval_count']);

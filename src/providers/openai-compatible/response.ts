@@ -1,21 +1,11 @@
 /** OpenAI Chat Completions non-stream body → CanonicalResponse (plus shared field readers). */
-import type { CanonicalResponse, FinishReason, ToolCall, Usage } from '../../canonical/types.ts';
+import type { CanonicalResponse, ToolCall, Usage } from '../../canonical/types.ts';
 import { asArray, asNumber, asRecord, asString, isRecord, parseJson, type UnknownRecord } from '../json.ts';
+import { mapStopReason, stopReasons } from '../stop-reason.ts';
 import { badGateway, mapInStreamError } from '../upstream-error.ts';
 
-export const mapFinishReason = (r: string): FinishReason => {
-  switch (r) {
-    case 'length':
-      return 'length';
-    case 'tool_calls':
-    case 'function_call':
-      return 'tool_calls';
-    case 'content_filter':
-      return 'content_filter';
-    default:
-      return 'stop';
-  }
-};
+/** OpenAI `finish_reason`s; `stop` and anything new mean `stop`. */
+export const OPENAI_FINISH_REASONS = stopReasons({ length: ['length'], tool_calls: ['tool_calls', 'function_call'], content_filter: ['content_filter'] });
 
 /** OpenAI `usage` (DeepSeek cache fields tolerated). Undefined when it is not a usage object. */
 export const parseUsage = (u: unknown): Usage | undefined => {
@@ -113,7 +103,7 @@ export const parseChatCompletion = (provider: string, body: string): CanonicalRe
     created: asNumber(o['created']) ?? Math.floor(Date.now() / 1000),
     text,
     toolCalls,
-    finishReason: finish !== undefined ? mapFinishReason(finish) : toolCalls.length > 0 ? 'tool_calls' : 'stop',
+    finishReason: finish !== undefined ? mapStopReason(OPENAI_FINISH_REASONS, finish) : toolCalls.length > 0 ? 'tool_calls' : 'stop',
     usage: parseUsage(o['usage']) ?? parseUsage(asRecord(o['x_groq'])?.['usage']) ?? { inputTokens: 0, outputTokens: 0 },
   };
   if (reasoning !== '') response.reasoning = reasoning;

@@ -1,10 +1,11 @@
 /** OpenAI Chat Completions SSE chunks → canonical stream events. */
 import type { StreamEvent } from '../../canonical/types.ts';
 import { asArray, asNumber, asRecord, asString, isRecord, parseJson, type UnknownRecord } from '../json.ts';
+import { mapStopReason } from '../stop-reason.ts';
 import type { StreamDecoder, UpstreamFrame } from '../types.ts';
 import { badGateway, streamEndedEarly } from '../upstream-error.ts';
 import { type DeltaTemplate, learnDeltaTemplate, templateText } from '../delta-template.ts';
-import { argumentsText, mapFinishReason, parseUsage, throwIfErrorPayload } from './response.ts';
+import { argumentsText, OPENAI_FINISH_REASONS, parseUsage, throwIfErrorPayload } from './response.ts';
 
 interface OpenCall {
   index: number;
@@ -75,7 +76,7 @@ export const createChatCompletionsStreamDecoder = (provider: string): StreamDeco
       const finish = asString(choice['finish_reason']);
       if (finish !== undefined && finish !== '' && !finished) {
         finished = true;
-        out.push({ type: 'finish', reason: mapFinishReason(finish) });
+        out.push({ type: 'finish', reason: mapStopReason(OPENAI_FINISH_REASONS, finish) });
       }
     }
     const usage = parseUsage(chunk['usage']) ?? parseUsage(asRecord(chunk['x_groq'])?.['usage']);
