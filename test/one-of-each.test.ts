@@ -21,10 +21,11 @@ test('audit:verify and the console check proofs with one verifier (WebCrypto): t
 
 test('one SSE parser: nothing else of src/ splits events on blank lines or reads data lines', () => {
   expect(holding(/startsWith\('data:'\)|split\('\\n\\n'\)|indexOf\('\\n\\n'/)).toEqual([
+    // A `data:` URL of a document, not an event.
+    'src/data-plane/policies/guardrail-texts.ts',
     // The pass-through fast path: events in the plain form (`data: …`, LF only) are sliced where they
     // stand so a same-format relay can pass the bytes on; every other event goes to the parser.
     'src/data-plane/relay.ts',
-    // A `data:` URL of a document, not an event.
     'src/formats/documents.ts',
     'src/providers/framing.ts',
   ]);
