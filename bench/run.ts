@@ -21,39 +21,23 @@
  *            --duration=S         seconds per measurement (default 5, quick 3)
  *            --rounds=N           rounds of the headline scenarios (default 3, quick 1)
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import {
-  createPostgresDatabase,
-  CUSTOMERS,
-  KEYS_PER_CUSTOMER,
-  launchGateway,
-  type LaunchedGateway,
-  type PostgresStore,
-  prepareStore,
-  removeScratchDirs,
-  scratchDir,
-  provision,
-  repoint,
-  ROUTES_PER_CUSTOMER,
-} from './lib/gateway.ts';
-import { startDataplane } from './lib/dataplane.ts';
-import { findPeer, startPeer, peerDir, type RunningPeer } from './lib/peer.ts';
-import { checkBody } from './lib/probe.ts';
-import { ALLOCATOR_PURGE_DELAY, cpuMs, DATAPLANE_JSC_RAM_SIZE, POSTGRES_JSC_RAM_SIZE, ramSizeEnv, pinned, pinSelf, planCores, rssMb, rssSampler, settle, spawnService, type Service } from './lib/proc.ts';
+import { CUSTOMERS, KEYS_PER_CUSTOMER, removeScratchDirs, ROUTES_PER_CUSTOMER } from './lib/gateway.ts';
 import { evaluateGoals, gitCommit, quickSummary, totalErrors } from './lib/goals.ts';
 import { measureMetricsCost } from './lib/metrics-cost.ts';
-import { renderMarkdown, renderPlot, renderTable } from './lib/report.ts';
+import { renderLatest, writeResults } from './lib/output.ts';
+import { checkBody } from './lib/probe.ts';
+import { ALLOCATOR_PURGE_DELAY, cpuMs, DATAPLANE_JSC_RAM_SIZE, pinSelf, planCores, POSTGRES_JSC_RAM_SIZE, rssMb, rssSampler, settle } from './lib/proc.ts';
 import { emptyResults, type Results, type Run } from './lib/results.ts';
-import { gatewayRequests, type Kind, peerRequests, streamKind, type TargetName, upstreamRequests } from './lib/requests.ts';
-import { medianOf } from './lib/stats.ts';
-import { runWrk } from './lib/wrk.ts';
+import { type Kind, streamKind, type TargetName } from './lib/requests.ts';
 import { runChurn, runFirstEvent, runSoak, type Target } from './lib/scenarios.ts';
+import { medianOf } from './lib/stats.ts';
+import { type Started, startTargets } from './lib/targets.ts';
+import { runWrk } from './lib/wrk.ts';
 
 const ROOT = resolve(import.meta.dir, '..');
-const RESULTS = join(import.meta.dir, 'results');
 
 // ---- options --------------------------------------------------------------------------------------
 
@@ -77,9 +61,6 @@ const groupOn = (g: string, inQuick: boolean): boolean => (opts.only ? opts.only
 
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
-// ---- targets --------------------------------------------------------------------------------------
-
-
 const main = async (): Promise<void> => {
   const t0 = performance.now();
   if (!Bun.which('wrk')) {
@@ -90,112 +71,21 @@ const main = async (): Promise<void> => {
   const cores = planCores();
   pinSelf(cores.load);
   log(`bench: ${quick ? 'quick' : 'full'} run; ${cores.note}`);
-  const services: Service[] = [];
-  let pgDrop: (() => Promise<void>) | undefined;
+  const started: Started = { services: [], drops: [] };
   const stopAll = async () => {
-    for (const s of services.reverse()) await s.stop().catch(() => undefined);
+    for (const s of started.services.reverse()) await s.stop().catch(() => undefined);
   };
   process.on('SIGINT', () => {
     void stopAll().then(() => process.exit(130));
   });
 
   try {
-    // Mock upstream and bare proxy.
-    const mockStart = await spawnService('mock', pinned(cores.load, ['bun', join(import.meta.dir, 'mock-upstream.ts')]), { ready: /"port":(\d+)/ });
-    services.push(mockStart.service);
-    const mockUrl = `http://127.0.0.1:${mockStart.match[1]}`;
-    const bareStart = await spawnService('bare', pinned(cores.server, ['bun', join(import.meta.dir, 'bare-proxy.ts'), '--upstream', mockUrl]), {
-      ready: /"port":(\d+)/,
-    });
-    services.push(bareStart.service);
-
-    // The gateway, on a provisioned store.
-    const store = await prepareStore({ mock: mockUrl, cpu: cores.server, fresh: opts.fresh || (!quick && !has('reuse')), log });
-    const gw: LaunchedGateway = await launchGateway(store.setup, { cpu: cores.server });
-    services.push(gw.service);
-    if (store.source === 'template') await repoint(gw, mockUrl);
-    log(`gateway: started in ${(gw.startMs / 1000).toFixed(1)} s on ${store.setup.dataDir}`);
-
-    // The peer.
-    let peer: RunningPeer | undefined;
-    let peerStatus: Results['meta']['peer'];
-    const info = findPeer();
-    if (!opts.peer) peerStatus = { status: 'skipped', message: quick ? 'skipped in quick runs (--peer includes it)' : 'skipped (--no-peer)' };
-    else if (!info) {
-      peerStatus = { status: 'skipped', message: `Portkey gateway not installed in ${peerDir()} — run \`bash bench/peer/setup.sh\` to include it` };
-    } else {
-      try {
-        peer = await startPeer(info, cores.server);
-        services.push(peer.service);
-        peerStatus = { status: 'ran', message: `@portkey-ai/gateway ${info.version} on Bun ${Bun.version}`, version: info.version, ...(info.honoNodeServer ? { honoNodeServer: info.honoNodeServer } : {}) };
-      } catch (e) {
-        peerStatus = { status: 'skipped', message: `Portkey failed to start: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}` };
-      }
-    }
-    log(`peer: ${peerStatus.message}`);
-
-    // Optional: the same gateway on an external PostgreSQL store (records leave the process).
-    let pg: { gw: LaunchedGateway; keys: string[]; db: PostgresStore } | undefined;
-    let pgStatus: Results['meta']['postgres'] = { status: 'skipped', message: 'not run (--postgres adds it)' };
-    if (opts.postgres) {
-      let db: PostgresStore | undefined;
-      try {
-        db = await createPostgresDatabase(opts.postgres);
-        const setup = { dataDir: scratchDir('bench-gw-pg-'), kek: randomBytes(32).toString('base64'), adminToken: `bench-admin-${randomBytes(12).toString('hex')}` };
-        log('postgres: starting the gateway on a fresh database and provisioning it through the API…');
-        const pgw = await launchGateway(setup, { cpu: cores.server, env: { DATABASE_URL: db.url, ...ramSizeEnv(POSTGRES_JSC_RAM_SIZE) } });
-        services.push(pgw.service);
-        const p0 = performance.now();
-        const { keys } = await provision(pgw, mockUrl);
-        const provisionMs = performance.now() - p0;
-        pg = { gw: pgw, keys, db };
-        pgDrop = db.drop;
-        pgStatus = { status: 'ran', message: `gateway with DATABASE_URL (server not pinned; its CPU is not in the gateway's figures), provisioned in ${(provisionMs / 1000).toFixed(1)} s`, provisionMs };
-      } catch (e) {
-        pgStatus = { status: 'failed', message: `Postgres variant skipped: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}` };
-        await db?.drop().catch(() => undefined);
-      }
-      log(`postgres: ${pgStatus.message}`);
-    }
-
-    // The lean deployment: a separate data plane of the bench customer on the server core, its
-    // management plane (a second gateway on a copy of the store) on the load core — where a
-    // deployment runs it, elsewhere; its work on the shipped records takes from the load side.
-    let dp: { url: string; pid: number; keys: string[] } | undefined;
-    let dpStatus: NonNullable<Results['meta']['dataplane']> = { status: 'skipped', message: 'not run (--no-dataplane)' };
-    if (opts.dataplane) {
-      try {
-        const mpStore = await prepareStore({ mock: mockUrl, cpu: cores.load, fresh: false, log });
-        const mp = await launchGateway(mpStore.setup, { cpu: cores.load });
-        services.push(mp.service);
-        if (mpStore.source === 'template') await repoint(mp, mockUrl);
-        const d = await startDataplane(mp, cores.server, mpStore.keys[0] as string);
-        services.push(d.service);
-        dp = { url: d.url, pid: d.service.pid, keys: mpStore.keys };
-        dpStatus = { status: 'ran', message: `\`serve --role data\` on the server core; its management plane (records shipped to it) on the load core; serving after ${(d.startMs / 1000).toFixed(1)} s`, startMs: d.startMs };
-      } catch (e) {
-        dpStatus = { status: 'failed', message: `separate data plane skipped: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}` };
-      }
-      log(`dataplane: ${dpStatus.message}`);
-    }
-
-    const targets: Target[] = [
-      { name: 'direct', url: mockUrl, pid: mockStart.service.pid, requests: upstreamRequests },
-      { name: 'bare', url: `http://127.0.0.1:${bareStart.match[1]}`, pid: bareStart.service.pid, requests: upstreamRequests },
-      { name: 'gateway', url: gw.url, pid: gw.service.pid, requests: (k) => gatewayRequests(k, store.keys) },
-    ];
-    if (pg) {
-      const p = pg;
-      targets.push({ name: 'gateway-pg', url: p.gw.url, pid: p.gw.service.pid, requests: (k) => gatewayRequests(k, p.keys) });
-    }
-    if (dp) {
-      const d = dp;
-      targets.push({ name: 'dataplane', url: d.url, pid: d.pid, requests: (k) => gatewayRequests(k, d.keys) });
-    }
-    if (peer) {
-      const p = peer;
-      targets.push({ name: 'portkey', url: p.url, pid: p.service.pid, requests: (k) => peerRequests(k, mockUrl) });
-    }
+    const { targets, store, gw, peer, peerStatus, pg, pgStatus, dp, dpStatus } = await startTargets(
+      { quick, fresh: opts.fresh || (!quick && !has('reuse')), peer: opts.peer, postgres: opts.postgres, dataplane: opts.dataplane },
+      cores,
+      started,
+      log,
+    );
     const target = (n: TargetName) => targets.find((t) => t.name === n);
 
     // Sanity: one request of each kind through every target must succeed.
@@ -384,22 +274,13 @@ const main = async (): Promise<void> => {
     results.goals = evaluateGoals(results);
     results.meta.elapsedS = (performance.now() - t0) / 1000;
 
-    mkdirSync(RESULTS, { recursive: true });
-    const stamp = results.meta.date.replace(/[:.]/g, '-');
-    const name = quick ? 'quick' : 'full';
-    writeFileSync(join(RESULTS, `${name}-${stamp}.json`), JSON.stringify(results, null, 2));
-    writeFileSync(join(RESULTS, `${name}-latest.json`), JSON.stringify(results, null, 2));
-    const plotFile = quick ? 'quick-latency.svg' : 'latency.svg';
-    writeFileSync(join(RESULTS, plotFile), renderPlot(results));
-    writeFileSync(join(RESULTS, quick ? 'quick.md' : 'REPORT.md'), renderMarkdown(results, plotFile));
-    process.stdout.write(`${renderTable(results)}\n`);
-    log(`results: bench/results/${name}-latest.json, bench/results/${quick ? 'quick.md' : 'REPORT.md'}, bench/results/${plotFile} (${results.meta.elapsedS.toFixed(0)} s)`);
+    log(writeResults(results));
 
     const summary = quickSummary(results, { peer: peer !== undefined, pg: pg !== undefined, dataplane: dp !== undefined });
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } finally {
     await stopAll();
-    await pgDrop?.().catch(() => undefined);
+    for (const drop of started.drops) await drop().catch(() => undefined);
     removeScratchDirs();
   }
 };
@@ -421,22 +302,11 @@ const measureGovernance = async (durationS: number): Promise<{ memoryRatio: numb
   return { memoryRatio: null, redisRatio: null };
 };
 
-/** `--render`: rewrite REPORT.md and latency.svg from full-latest.json (after a change to the report code). */
-const render = async (): Promise<void> => {
-  const file = join(RESULTS, `${quick ? 'quick' : 'full'}-latest.json`);
-  const results = (await Bun.file(file).json()) as Results;
-  results.goals = evaluateGoals(results);
-  const plotFile = quick ? 'quick-latency.svg' : 'latency.svg';
-  writeFileSync(join(RESULTS, plotFile), renderPlot(results));
-  writeFileSync(join(RESULTS, quick ? 'quick.md' : 'REPORT.md'), renderMarkdown(results, plotFile));
-  process.stdout.write(`${renderTable(results)}\n`);
-};
-
 if (!existsSync(join(ROOT, 'src', 'main.ts'))) {
   log('bench: run from the repository (src/main.ts not found)');
   process.exit(2);
 }
-await (has('render') ? render() : main()).catch((e: unknown) => {
+await (has('render') ? renderLatest(quick) : main()).catch((e: unknown) => {
   log(`bench: failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
   process.exit(1);
 });

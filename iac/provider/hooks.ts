@@ -1,4 +1,4 @@
-import { checkMcpAuth, checkMcpProfileServers, MCP_AUTH_TYPES, type McpProfileServerShape } from '../../src/api/ops/mcp.ts';
+import { checkMcpAuth, checkMcpProfileServers, MCP_AUTH_TYPES, type McpProfileServerShape } from '../../src/api/mcp-rules.ts';
 import { GatewayError } from '../../src/core/errors.ts';
 import type { JsonObject } from './client.ts';
 import type { Hooks } from './declared.ts';

@@ -1,7 +1,8 @@
 /**
- * Test support for the provider golden fixtures in test/fixtures/providers/. Not imported by
- * production code. With UPDATE_GOLDEN=1 the tests (re)write the expected files instead of
- * comparing; review the diff before keeping it.
+ * Test support for the provider golden fixtures in test/fixtures/providers/ (and, through
+ * `goldenJson`, for test/fixtures/propagation/). Not imported by production code. With
+ * UPDATE_GOLDEN=1 the tests (re)write the expected files instead of comparing; review the diff
+ * before keeping it.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,13 +17,19 @@ export const UPDATE_GOLDEN = process.env['UPDATE_GOLDEN'] === '1';
 export const fixtureText = (...parts: string[]): string => readFileSync(join(FIXTURES, ...parts), 'utf8');
 export const fixtureJson = (...parts: string[]): unknown => JSON.parse(fixtureText(...parts)) as unknown;
 
-/** Compares `actual` with the JSON file, or writes it in update mode. Returns the expected value. */
-export const golden = (actual: unknown, ...parts: string[]): unknown => {
-  const path = join(FIXTURES, ...parts);
+/**
+ * Compares `actual` with the JSON file at `path`, or writes it in update mode. Returns the expected
+ * value. The one golden mechanism of the JSON fixtures (the providers' here, propagation's in
+ * test/propagation-golden.test.ts).
+ */
+export const goldenJson = (path: string, actual: unknown): unknown => {
   if (UPDATE_GOLDEN) writeFileSync(path, `${JSON.stringify(actual, null, 2)}\n`);
   else if (!existsSync(path)) throw new Error(`missing golden file ${path}; run the tests with UPDATE_GOLDEN=1`);
-  return fixtureJson(...parts);
+  return JSON.parse(readFileSync(path, 'utf8')) as unknown;
 };
+
+/** `goldenJson` for a file of test/fixtures/providers/. */
+export const golden = (actual: unknown, ...parts: string[]): unknown => goldenJson(join(FIXTURES, ...parts), actual);
 
 export interface ErrorFields {
   kind: string;

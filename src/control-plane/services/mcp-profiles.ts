@@ -1,6 +1,7 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { ts } from '../../api/kit.ts';
-import { checkMcpProfileServers, McpOps, type McpProfileServerShape } from '../../api/ops/mcp.ts';
+import { checkMcpProfileServers, type McpProfileServerShape } from '../../api/mcp-rules.ts';
+import { McpOps } from '../../api/ops/mcp.ts';
 import { connectError } from '../../core/errors.ts';
 import { mcpProfiles, type McpProfileRow, type McpProfileServerRow, projectMcpServers, type ProjectRow } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';

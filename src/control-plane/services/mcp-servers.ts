@@ -1,6 +1,7 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { ts } from '../../api/kit.ts';
-import { checkMcpAuth, McpOps } from '../../api/ops/mcp.ts';
+import { checkMcpAuth } from '../../api/mcp-rules.ts';
+import { McpOps } from '../../api/ops/mcp.ts';
 import { connectError } from '../../core/errors.ts';
 import { customers, mcpProfiles, mcpServerCredentials, mcpServers, type McpServerRow, projectMcpServers, projects } from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
