@@ -7,6 +7,8 @@ import { join } from 'node:path';
  * - src/api/registry.ts: OPS (every `…Ops` of src/api/ops/*.ts), DECLARATIONS (every `…Resources`),
  *   CHANGES (the change of each declared resource that records one) and documentSections (the
  *   data planes' document section of each declared resource that has one);
+ * - src/api/audit-resources.ts: AuditResource, the union of every declaration's `audit` name (a
+ *   leaf module: op.ts types `mutates.resource` by it without importing the registry);
  * - src/propagation/sections/index.ts: loadSections (every `…Loader` of src/propagation/sections/*.ts,
  *   the loaders of those sections);
  * - src/control-plane/registry.ts: managementOps (every `…Ops = (deps: ControlDeps[, hooks])` of
@@ -27,6 +29,42 @@ const modules = (dir: string): string[] =>
 
 /** Exported consts of a module whose name ends with `suffix`, in source order. */
 const exportsOf = (source: string, pattern: RegExp): string[] => [...source.matchAll(pattern)].map((m) => m[1] ?? '');
+
+/** The declarations of src/api/ops/*.ts by file: each `…Resources` object's name and its declarations. */
+const declarationsOf = async (file: string, names: readonly string[]): Promise<[string, [string, object][]][]> => {
+  const mod: Record<string, unknown> = await import(join(ROOT, 'src/api/ops', file));
+  return names.map((name) => {
+    const set = mod[name];
+    if (!set || typeof set !== 'object') throw new Error(`${file}: ${name} is not an object`);
+    return [name, Object.entries(set).flatMap(([key, decl]): [string, object][] => (decl && typeof decl === 'object' ? [[key, decl]] : []))];
+  });
+};
+
+/** The audit resource types (`audit` of every declaration), the union an operation's `mutates.resource` is typed by. */
+const auditResources = async (): Promise<string> => {
+  const names = new Set<string>();
+  for (const f of modules('src/api/ops')) {
+    const r = exportsOf(readFileSync(join(ROOT, 'src/api/ops', f), 'utf8'), /^export const (\w+Resources) = /gm);
+    for (const [, decls] of await declarationsOf(f, r))
+      for (const [key, decl] of decls) {
+        if (!('audit' in decl)) continue;
+        if (typeof decl.audit !== 'string' || names.has(decl.audit)) throw new Error(`${f}: ${key}.audit is not a new name`);
+        names.add(decl.audit);
+      }
+  }
+  return [
+    HEADER,
+    '',
+    '/**',
+    " * The resource types audit entries name (`resourceType`): the `audit` of every declaration of",
+    ' * src/api/ops/* (see resource.ts). An operation\'s `mutates.resource` is one of them (op.ts).',
+    ' */',
+    `export const AUDIT_RESOURCES = [\n${[...names].sort().map((n) => `  '${n}',`).join('\n')}\n] as const;`,
+    '',
+    'export type AuditResource = (typeof AUDIT_RESOURCES)[number];',
+    '',
+  ].join('\n');
+};
 
 const apiRegistry = async (): Promise<string> => {
   const imports: string[] = [];
@@ -140,6 +178,7 @@ const schemaIndex = (): string =>
 
 export const renderRegistries = async (): Promise<Record<string, string>> => ({
   'src/api/registry.ts': await apiRegistry(),
+  'src/api/audit-resources.ts': await auditResources(),
   'src/control-plane/registry.ts': controlRegistry(),
   'src/store/schema/index.ts': schemaIndex(),
   'src/propagation/sections/index.ts': sectionsIndex(),
