@@ -1,8 +1,8 @@
 import { checkMcpAuth, checkMcpProfileServers, MCP_AUTH_TYPES, type McpProfileServerShape } from '../../src/api/ops/mcp.ts';
-import type { TerraformType } from '../../src/api/index.ts';
 import { GatewayError } from '../../src/core/errors.ts';
 import type { JsonObject } from './client.ts';
 import type { Hooks } from './declared.ts';
+import type { TerraformType } from '../../src/api/index.ts';
 import { CREDENTIAL_HOOKS } from './hooks-credentials.ts';
 import { str } from './resource.ts';
 import { type Cty, type CtyObject, isUnknown } from './wire.ts';
