@@ -6,7 +6,7 @@ import { DECLARATIONS, OPS } from '../src/api/index.ts';
 import type { TerraformDecl } from '../src/api/resource.ts';
 import { ENTITIES_KEEPING_API_KEYS, RESOURCES } from '../src/api/resources.ts';
 import { RESOURCES as PROVIDER_RESOURCES } from '../iac/provider/registry.ts';
-import { HOOKS } from '../iac/provider/hooks.ts';
+import { hooksOf } from '../iac/provider/hooks.ts';
 
 /**
  * Resources are declared once (issue 23 item 3): the registries that list every operation, resource,
@@ -41,7 +41,7 @@ test('the provider serves exactly the declared Terraform mappings, through decla
   for (const d of declared) {
     for (const op of [d.create, d.get, d.update, d.delete, d.list?.op]) if (op) expect([d.type, op.name, specs.has(op)]).toEqual([d.type, op.name, true]);
     // A mapping with neither a natural key nor an id field has its CRUD in the provider's hooks.
-    if (!('key' in d) && !('idField' in d)) expect([d.type, typeof HOOKS[d.type]?.read, typeof HOOKS[d.type]?.delete]).toEqual([d.type, 'function', 'function']);
+    if (!('key' in d) && !('idField' in d)) expect([d.type, typeof hooksOf(d.type)?.read, typeof hooksOf(d.type)?.delete]).toEqual([d.type, 'function', 'function']);
   }
 });
 

@@ -1,4 +1,5 @@
 import { APIKEY, type GatewayClient, type JsonObject } from './client.ts';
+import type { TerraformType } from '../../src/api/index.ts';
 import type { Hooks } from './declared.ts';
 import { envelopeOf, findInList, orGone, str } from './resource.ts';
 import type { CtyObject } from './wire.ts';
@@ -51,7 +52,7 @@ const expiresInDays = (k: JsonObject): JsonObject => {
 const byokKey = (c: GatewayClient, s: { id?: unknown; customer_id?: unknown; project_id?: unknown }): Promise<JsonObject | null> =>
   orGone(c.callJson('Get', { id: str(s.id as string), customerId: str(s.customer_id as string), projectId: str(s.project_id as string) }, BYOK), 'key');
 
-export const CREDENTIAL_HOOKS: Record<string, Hooks> = {
+export const CREDENTIAL_HOOKS: Partial<Record<TerraformType, Hooks>> = {
   gateway_api_key: {
     parseImport: (id) => (/^[0-9a-f-]{36}$/.test(id) ? { id } : undefined),
     create: async (c, body) => {

@@ -2,12 +2,14 @@ import { checkMcpAuth, checkMcpProfileServers, MCP_AUTH_TYPES, type McpProfileSe
 import { GatewayError } from '../../src/core/errors.ts';
 import type { JsonObject } from './client.ts';
 import type { Hooks } from './declared.ts';
+import type { TerraformType } from '../../src/api/index.ts';
 import { CREDENTIAL_HOOKS } from './hooks-credentials.ts';
 import { str } from './resource.ts';
 import { type Cty, type CtyObject, isUnknown } from './wire.ts';
 
 /**
- * What a resource's declaration (src/api/ops/*) cannot say, by Terraform type: requests that must
+ * What a resource's declaration (src/api/ops/*) cannot say, by Terraform type (a declared one:
+ * `TerraformType`, so a hook of a type no declaration maps does not compile): requests that must
  * repeat fields, reads without a Get, and the API's own cross-field rules run at validate/plan time.
  * Everything else of a resource is derived from its declaration (declared.ts).
  */
@@ -27,7 +29,7 @@ const text = (v: Cty | undefined): string | null => (typeof v === 'string' ? v :
 
 const settingId = (body: JsonObject): string => `${str(body.customerId as string)}/${str(body.projectId as string)}/${str(body.settingName as string)}`;
 
-export const HOOKS: Record<string, Hooks> = {
+export const HOOKS: Partial<Record<TerraformType, Hooks>> = {
   // UpdateProjectMember requires the role in every request.
   gateway_project_member: {
     amend: (body, prior, plan) => {
@@ -95,3 +97,6 @@ export const HOOKS: Record<string, Hooks> = {
   },
   ...CREDENTIAL_HOOKS,
 };
+
+/** The hooks of a declared Terraform type (none for a type without any). */
+export const hooksOf = (type: string): Hooks | undefined => Object.entries(HOOKS).find(([t]) => t === type)?.[1];

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TSchema } from '@sinclair/typebox';
-import { DECLARATIONS } from '../../src/api/index.ts';
+import { DECLARATIONS, type TerraformType } from '../../src/api/index.ts';
 import type { TerraformDecl } from '../../src/api/resource.ts';
 import { boundsOf, enumValues } from '../provider/explain.ts';
 import { DATA_SOURCES, RESOURCES } from '../provider/registry.ts';
@@ -18,8 +18,8 @@ import type { Attr } from '../provider/schema.ts';
 
 export const DOCS_DIR = join(import.meta.dir, '..', 'docs');
 
-/** Example values (HCL) where the attribute's name and schema do not give a valid one. */
-const EXAMPLES: Record<string, Record<string, string>> = {
+/** Example values (HCL) where the attribute's name and schema do not give a valid one, by declared Terraform type. */
+const EXAMPLES: Partial<Record<TerraformType, Record<string, string>>> = {
   gateway_customer: { customer_id: '"acme"' },
   gateway_project: { project_id: '"web"' },
   gateway_model: { model: '"gpt-4o-mini"', provider_name: '"openai"' },
@@ -48,7 +48,12 @@ const BLOCK_EXAMPLES: Record<string, string> = {
 };
 
 /** Values kept as given that the read still fills on an import (hooks-credentials.ts derives them). */
-const READ_ON_IMPORT: Record<string, string[]> = { gateway_api_key: ['expires_in_days'] };
+const READ_ON_IMPORT: Partial<Record<TerraformType, string[]>> = { gateway_api_key: ['expires_in_days'] };
+/** Resources whose example shows the write-only form of each secret, even an optional one. */
+const WRITE_ONLY_SHOWN: readonly TerraformType[] = ['gateway_telemetry_config', 'gateway_mcp_server'];
+
+/** A declared type's entry of a table keyed by TerraformType. */
+const byType = <T>(table: Partial<Record<TerraformType, T>>, type: string): T | undefined => Object.entries(table).find(([t]) => t === type)?.[1];
 
 const declOf = (type: string): TerraformDecl | undefined =>
   Object.values(DECLARATIONS)
@@ -57,7 +62,7 @@ const declOf = (type: string): TerraformDecl | undefined =>
 
 /** Whether the resource's Get answers with the field (then an import reads it). */
 const returned = (type: string, a: Attr): boolean => {
-  if (READ_ON_IMPORT[type]?.includes(a.tf)) return true;
+  if (byType(READ_ON_IMPORT, type)?.includes(a.tf)) return true;
   const d = declOf(type);
   const out: TSchema | undefined = d?.get?.output;
   const env: TSchema | undefined = d?.envelope ? out?.properties?.[d.envelope] : out;
@@ -65,7 +70,7 @@ const returned = (type: string, a: Attr): boolean => {
 };
 
 const exampleValue = (type: string, a: Attr): string => {
-  const given = EXAMPLES[type]?.[a.tf];
+  const given = byType(EXAMPLES, type)?.[a.tf];
   if (given) return given;
   if (a.tf === 'customer_id') return '"acme"';
   if (a.tf === 'project_id') return '"default"';
@@ -80,8 +85,9 @@ const exampleValue = (type: string, a: Attr): string => {
 };
 
 const hcl = (def: ResourceDef): string => {
-  const shown = def.attrs.filter((a) => a.required || (a.tf in (EXAMPLES[def.type] ?? {}) && !a.computed) || (a.tf in (EXAMPLES[def.type] ?? {}) && a.optional));
-  const secrets = def.attrs.filter((a) => a.writeOnly && (def.attrs.find((p) => p.tf === a.tf.slice(0, -3))?.eitherRequired || def.type === 'gateway_telemetry_config' || def.type === 'gateway_mcp_server'));
+  const examples = byType(EXAMPLES, def.type) ?? {};
+  const shown = def.attrs.filter((a) => a.required || (a.tf in examples && !a.computed) || (a.tf in examples && a.optional));
+  const secrets = def.attrs.filter((a) => a.writeOnly && (def.attrs.find((p) => p.tf === a.tf.slice(0, -3))?.eitherRequired || WRITE_ONLY_SHOWN.some((t) => t === def.type)));
   const width = Math.max(0, ...[...shown, ...secrets.flatMap((s) => [s, { tf: `${s.tf}_version` }])].map((a) => a.tf.length));
   const line = (k: string, v: string) => `  ${k.padEnd(width)} = ${v}\n`;
   let body = shown.map((a) => line(a.tf, exampleValue(def.type, a))).join('');

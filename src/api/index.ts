@@ -9,6 +9,8 @@ import { OPS } from './registry.ts';
  */
 export { OPS };
 export { DECLARATIONS } from './registry.ts';
+export { AUDIT_RESOURCES, type AuditResource } from './audit-resources.ts';
+export type { TerraformType } from './resources.ts';
 
 export type OpName = keyof typeof OPS;
 export type OpInput<N extends OpName> = Static<(typeof OPS)[N]['input']>;

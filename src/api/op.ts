@@ -1,4 +1,5 @@
 import type { Static, TObject } from '@sinclair/typebox';
+import type { AuditResource } from './audit-resources.ts';
 
 /**
  * An operation of the management API as data: where it is served, who may call it, what it takes
@@ -43,8 +44,8 @@ export interface OpSpec<S extends TObject = TObject, O extends TObject = TObject
   permission: Permission;
   input: S;
   output: O;
-  /** Set for state-changing operations: each call is audited with this action on this resource type. */
-  mutates?: { action: ActionType; resource: string };
+  /** Set for state-changing operations: each call is audited with this action on this resource type (a declaration's `audit`). */
+  mutates?: { action: ActionType; resource: AuditResource };
 }
 
 /** Declares an operation; keeps its schema types (and whether it mutates) for the handler and the client. */

@@ -4,7 +4,7 @@ import type { OpSpec } from './op.ts';
 import type { ChangeDecl, ResourceDecl, SecretForms } from './resource.ts';
 import { ApiKeyOps, ApiKeyResources } from './ops/apikeys.ts';
 import { AssignmentOps, AssignmentResources } from './ops/assignments.ts';
-import { AuditCheckpointOps } from './ops/audit-checkpoints.ts';
+import { AuditCheckpointOps, AuditCheckpointResources } from './ops/audit-checkpoints.ts';
 import { AuditOps } from './ops/audit.ts';
 import { BudgetOps, BudgetResources } from './ops/budgets.ts';
 import { ByokOps, ByokResources } from './ops/byok.ts';
@@ -56,6 +56,7 @@ export const OPS = {
 export const DECLARATIONS = {
   ...ApiKeyResources,
   ...AssignmentResources,
+  ...AuditCheckpointResources,
   ...BudgetResources,
   ...ByokResources,
   ...CatalogResources,

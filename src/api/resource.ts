@@ -2,14 +2,17 @@ import type { TObject, TSchema } from '@sinclair/typebox';
 import type { OpSpec } from './op.ts';
 
 /**
- * A configuration resource declared once, beside its operation specs (src/api/ops/*): the change
- * it records for the data planes, its section of the data planes' configuration document and its
- * Terraform mapping, all as data. The registries read these (src/api/registry.ts, generated):
+ * A configuration resource declared once, beside its operation specs (src/api/ops/*): its owner
+ * and tables (from which the cascade of a customer's or project's deletion is generated,
+ * control-plane/cascade.ts), the name its audit entries give it, the change it records for the
+ * data planes, its section of the data planes' configuration document and its Terraform mapping,
+ * all as data. The registries read these (src/api/registry.ts, generated):
  * `RESOURCES` (resources.ts) collects the changes, `documentSections` the sections (composed into
  * the document's schema by config-document.ts), the Terraform provider (iac/provider/declared.ts)
  * builds its resources from the mappings. What a mapping cannot say stays in the provider as a
- * hook (iac/provider/hooks.ts); how a section's rows are read from the store is its loader
- * (src/propagation/sections/*).
+ * hook (iac/provider/hooks.ts, keyed by TerraformType); how a section's rows are read from the
+ * store, and what they add to the data plane's snapshot, is its section module
+ * (src/propagation/sections/*: its loader and its snapshot builder).
  */
 
 /** What a write of the resource records (`config_changes`), read by control-plane/deps.ts `recordChange`. */
@@ -147,12 +150,45 @@ export interface DocumentDecl {
   optional?: true;
 }
 
+/** Who owns a resource: deleting the owner removes its rows (control-plane/cascade.ts is generated from the declarations). */
+export type Owner = 'project' | 'customer' | 'global';
+
+/**
+ * A store table holding a resource's rows, and what the deletion of their owner does to them (for
+ * an owner itself, a customer or a project: what its own deletion does to its row).
+ */
+export interface StoredDecl {
+  /** The table's SQL name (src/store/schema/*). */
+  table: string;
+  /**
+   * `delete`: the rows are deleted; `soft-delete`: their `deleted_at` is set; `revoke`: their
+   * `revoked_at` is set (and the table's revocation reason, where it keeps one: '<owner> deleted').
+   * Only rows not yet soft-deleted or revoked are touched.
+   */
+  removal: 'delete' | 'soft-delete' | 'revoke';
+  /** `updated_at` is set too. */
+  touch?: true;
+  /**
+   * Whose deletion removes the rows, each through its owner column (`project_uuid`, `customer_uuid`);
+   * default: the resource's owner. A project's rows go with its customer through the project.
+   */
+  removedWith?: readonly Exclude<Owner, 'global'>[];
+}
+
 export interface ResourceDecl {
+  owner: Owner;
+  /**
+   * The resource type its audit entries name (`resourceType`): an operation's `mutates.resource`
+   * is one of these (AuditResource, src/api/audit-resources.ts, generated).
+   */
+  audit?: string;
+  /** Where its rows are kept (absent: in another resource's tables, or none). */
+  stored?: readonly StoredDecl[];
   change?: ChangeDecl;
   /** Served by the data planes: its section of the configuration document (its loader: src/propagation/sections/*). */
   document?: DocumentDecl;
   terraform?: TerraformDecl;
 }
 
-/** Declares a resource; keeps its literal kinds and entities (ChangeKind is their union). */
+/** Declares a resource; keeps its literal kinds, entities, audit names and Terraform types (ChangeKind, AuditResource and TerraformType are their unions). */
 export const defineResource = <const D extends ResourceDecl>(decl: D): D => decl;

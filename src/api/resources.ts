@@ -1,4 +1,4 @@
-import { CHANGES } from './registry.ts';
+import { CHANGES, DECLARATIONS } from './registry.ts';
 
 /**
  * The configuration resources the data planes serve: the change kind and entity a write of each
@@ -20,3 +20,6 @@ export const ENTITIES_KEEPING_API_KEYS: ReadonlySet<string> = new Set(
     .filter((r) => r.keepsApiKeys)
     .map((r) => r.entity),
 );
+
+/** The Terraform resource types the declarations map (`terraform.type`): what the provider's hooks and the docs' examples are keyed by. */
+export type TerraformType = Extract<(typeof DECLARATIONS)[keyof typeof DECLARATIONS], { terraform: object }>['terraform']['type'];

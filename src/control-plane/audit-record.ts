@@ -1,6 +1,7 @@
 import { uuid } from '../core/ids.ts';
 import type { NewAuditLogRow } from '../store/schema/audit.ts';
 import type { Principal } from './auth.ts';
+import type { AuditResource } from '../api/audit-resources.ts';
 
 /**
  * What an audit entry says about the call that caused it, and how request and response bodies are
@@ -166,7 +167,8 @@ export const recordedBody = (value: unknown): Record<string, unknown> => {
 /** What an operation declares about itself for its audit entries. */
 export interface AuditTarget {
   actionType: string;
-  resourceType: string;
+  /** A declared resource's audit name (src/api/audit-resources.ts). */
+  resourceType: AuditResource;
   resourceId: string;
 }
 

@@ -7,6 +7,7 @@ import { pgliteOf } from '../store/pglite.ts';
 import { auditLogs } from '../store/schema/audit.ts';
 import { type Actor, actorOf, auditRow, type AuditTarget, type CallInfo, recordedBody, SYSTEM_ACTOR } from './audit-record.ts';
 import type { Principal } from './auth.ts';
+import type { AuditResource } from '../api/audit-resources.ts';
 import type { ActionType, OpSpec } from '../api/op.ts';
 import { checkedInput, type OpContext, type OpDef, type OpImpl, type Unchecked } from './connect.ts';
 import { type Change, type ControlDeps, recordChange, type Tx } from './deps.ts';
@@ -38,7 +39,7 @@ export interface MutationCtx extends OpContext {
 /** The audit declaration of an operation, stored on its OpDef. */
 export interface AuditSpec {
   actionType: ActionType;
-  resourceType: string;
+  resourceType: AuditResource;
   /** The affected resource's id, from the request (and the response once applied); '' when unknown. */
   resourceId: (input: unknown, output?: unknown) => string;
   /** Audits a refused call (outside any transaction); never throws. */
@@ -99,7 +100,7 @@ const changeIn = (deps: ControlDeps, tx: Tx): MutationCtx['change'] => {
 
 /** A mutation with its types checked at its edges: what `build` mounts. */
 interface MutationCore {
-  spec: OpSpec & { mutates: { action: ActionType; resource: string } };
+  spec: OpSpec & { mutates: { action: ActionType; resource: AuditResource } };
   scope?: OpDef['scope'];
   sessionDefaults?: OpDef['sessionDefaults'];
   /** The resource id read off a body that may not have passed validation (a refused call); '' when unknown. */
@@ -134,7 +135,7 @@ const build = (deps: ControlDeps, core: MutationCore): OpDef => {
 };
 
 /** An operation spec that changes state (`mutates` says how its calls are audited). */
-export type MutationSpec<S extends TObject, O extends TObject> = OpSpec<S, O> & { mutates: { action: ActionType; resource: string } };
+export type MutationSpec<S extends TObject, O extends TObject> = OpSpec<S, O> & { mutates: { action: ActionType; resource: AuditResource } };
 
 /** What the server adds to a state-changing operation's spec. */
 export interface MutationImpl<S extends TObject, O extends TObject> extends Omit<OpImpl<S, O>, 'handler'> {

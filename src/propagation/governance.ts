@@ -16,7 +16,8 @@ import { log } from '../core/log.ts';
 import { compilePattern } from '../governance/pattern.ts';
 import type { RE2JS } from 're2js';
 import type { ConfigDocument } from '../api/config-document.ts';
-import type { BudgetSnapshot, ResolvedTarget } from './snapshot.ts';
+import type { BudgetSnapshot } from './sections/budgets.snapshot.ts';
+import type { ResolvedTarget } from './sections/connections.snapshot.ts';
 
 /**
  * The governance part of a project's snapshot (contract §3.2): settings parsed, budgets and
@@ -24,14 +25,18 @@ import type { BudgetSnapshot, ResolvedTarget } from './snapshot.ts';
  * logged (the management plane validates on write, so this only guards against older rows).
  */
 
-export interface ProjectGovernance {
+/** The settings part of a project's snapshot (sections/settings.snapshot.ts). */
+export interface SettingsGovernance {
+  /** The `rate-limit` setting, when set. */
   rateLimit: RateLimitSetting | undefined;
+  /** The `trace-content` setting: prompt and completion text on spans (default false). */
   traceContent: boolean;
+  /** The `record-retention` setting (default full bodies, kept forever). */
   retention: RecordRetentionSetting;
+  /** The `response-cache` setting (contract §11), when set: answers are cached for the project (or key). */
   responseCache: ResponseCacheSetting | undefined;
+  /** The `global-fallback` setting's targets (those this data plane can serve), tried after a route's own. */
   fallback: readonly ResolvedTarget[];
-  budgets: readonly BudgetSnapshot[];
-  guardrails: { input: readonly GuardrailRule[]; output: readonly GuardrailRule[] };
 }
 
 const compile = (g: ConfigDocument['guardrails'][number]): GuardrailRule | undefined => {
@@ -61,12 +66,7 @@ const compile = (g: ConfigDocument['guardrails'][number]): GuardrailRule | undef
   });
 };
 
-export const projectGovernance = (
-  settings: readonly ConfigDocument['settings'][number][],
-  budgets: readonly ConfigDocument['budgets'][number][],
-  guardrails: readonly ConfigDocument['guardrails'][number][],
-  target: (connection: string, model: string) => ResolvedTarget | undefined,
-): ProjectGovernance => {
+export const settingsGovernance = (settings: readonly ConfigDocument['settings'][number][], target: (connection: string, model: string) => ResolvedTarget | undefined): SettingsGovernance => {
   let rateLimit: RateLimitSetting | undefined;
   let traceContent = false;
   let retention = FULL_RETENTION;
@@ -99,19 +99,17 @@ export const projectGovernance = (
       } else log.every('setting-unparsed', 'warn', 'a stored global-fallback setting does not parse; it is ignored', { reason: p.reason });
     }
   }
+  return { rateLimit, traceContent, retention, responseCache, fallback: Object.freeze(fallback) };
+};
+
+export const budgetsGovernance = (budgets: readonly ConfigDocument['budgets'][number][]): readonly BudgetSnapshot[] =>
+  Object.freeze(budgets.map((b) => Object.freeze({ id: b.id, name: b.name, apiKeyId: b.apiKeyId, limitNanoUsd: b.limitNanoUsd, period: b.period as BudgetPeriod })));
+
+/** Guardrails by the stage they apply to (a `both` rule is in both lists), in the order given. */
+export const guardrailsGovernance = (guardrails: readonly ConfigDocument['guardrails'][number][]): { input: readonly GuardrailRule[]; output: readonly GuardrailRule[] } => {
   const rules = guardrails.map(compile).filter((r): r is GuardrailRule => r !== undefined);
-  return {
-    rateLimit,
-    traceContent,
-    retention,
-    responseCache,
-    fallback: Object.freeze(fallback),
-    budgets: Object.freeze(
-      budgets.map((b) => Object.freeze({ id: b.id, name: b.name, apiKeyId: b.apiKeyId, limitNanoUsd: b.limitNanoUsd, period: b.period as BudgetPeriod })),
-    ),
-    guardrails: Object.freeze({
-      input: Object.freeze(rules.filter((r) => r.stage !== 'output')),
-      output: Object.freeze(rules.filter((r) => r.stage !== 'input')),
-    }),
-  };
+  return Object.freeze({
+    input: Object.freeze(rules.filter((r) => r.stage !== 'output')),
+    output: Object.freeze(rules.filter((r) => r.stage !== 'input')),
+  });
 };

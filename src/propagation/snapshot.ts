@@ -1,102 +1,30 @@
-import type { GuardrailRule } from '../governance/guardrail-scan.ts';
-import type { BudgetPeriod } from '../governance/periods.ts';
-import type { RateLimitSetting, RecordRetentionSetting, ResponseCacheSetting } from '../governance/setting-values.ts';
-import type { McpSnapshot } from '../mcp/config.ts';
-import type { ConnectionConfig, ProviderAdapter } from '../providers/types.ts';
+import type { GlobalParts, ProjectParts } from './sections/snapshots.ts';
 
 /**
  * The data plane's only truth: immutable plain data with a revision. Built by `buildSnapshot`
  * from store rows (or from a pulled config document), read once per request, swapped atomically.
+ * Its core (the projects, keys, tokens and hosts) is build.ts's; every other field is a section's
+ * part (src/propagation/sections/*.snapshot.ts, collected by the generated sections/snapshots.ts),
+ * so a new section adds its fields here without an edit.
  */
 
-export interface Prices {
-  /** USD per million tokens. */
-  input: number;
-  output: number;
-  cached: number;
-  cacheWrite: number;
-}
+export type { CatalogEntry, Prices } from './sections/catalog.snapshot.ts';
+export type { ResolvedTarget } from './sections/connections.snapshot.ts';
+export type { RouteSnapshot } from './sections/routes.snapshot.ts';
+export { DEFAULT_TIMEOUT_MS } from './sections/routes.snapshot.ts';
+export type { ByokSnapshot } from './sections/byok.snapshot.ts';
+export type { BudgetSnapshot } from './sections/budgets.snapshot.ts';
 
-export interface CatalogEntry {
-  id: string;
-  model: string;
-  provider: string;
-  mode: string | null;
-  capabilities: readonly string[];
-  contextWindow: number;
-  maxOutputTokens: number;
-  prices: Prices;
-  isEnabled: boolean;
-  /** Unix seconds. */
-  created: number;
-}
-
-export interface ResolvedTarget {
-  connection: ConnectionConfig;
-  adapter: ProviderAdapter;
-  upstreamModel: string;
-  priority: number;
-  weight: number;
-}
-
-export interface RouteSnapshot {
-  id: string;
-  model: string;
-  /** Targets grouped by priority, ascending; each group keeps the configured order. */
-  tiers: readonly (readonly ResolvedTarget[])[];
-  timeoutMs: number;
-  maxRetries: number;
-  /** False while disabled or while a target connection is not on this data plane. */
-  active: boolean;
-  /** The project's `global-fallback` targets, tried once each in order after every target of the route failed retryably. */
-  fallback: readonly ResolvedTarget[];
-}
-
-export interface ProjectSnapshot {
+export interface ProjectCore {
   /** The project's row id, and its customer's: a re-created slug is another project. */
   id: string;
   customerUuid: string;
   customerId: string;
   projectId: string;
-  /** Catalog entries assigned to the project, by public model id. */
-  models: ReadonlyMap<string, CatalogEntry>;
-  routes: ReadonlyMap<string, RouteSnapshot>;
-  /** User ids of the project's current members (user tokens for the project need a membership). */
-  members: ReadonlySet<string>;
-  /** The `GET /v1/models` body for keys of this project, serialised once per revision. */
-  modelListJson: string;
-  /** The `rate-limit` setting, when set. */
-  rateLimit: RateLimitSetting | undefined;
-  /** The `trace-content` setting: prompt and completion text on spans (default false). */
-  traceContent: boolean;
-  /** The `record-retention` setting (default full bodies, kept forever). */
-  retention: RecordRetentionSetting;
-  /** The `response-cache` setting (contract §11), when set: answers are cached for the project (or key). */
-  responseCache: ResponseCacheSetting | undefined;
-  /** The `global-fallback` setting's targets (those this data plane can serve), tried after a route's own. */
-  fallback: readonly ResolvedTarget[];
-  budgets: readonly BudgetSnapshot[];
-  /** Guardrails by the stage they apply to (a `both` rule is in both lists), ordered by name. */
-  guardrails: { input: readonly GuardrailRule[]; output: readonly GuardrailRule[] };
-  /** BYOK keys (see data-plane/byok.ts): provider id → secret; the newest active key of each scope wins. */
-  byok: ByokSnapshot;
 }
 
-export interface ByokSnapshot {
-  /** Project-level keys. */
-  project: ReadonlyMap<string, string>;
-  /** User-scoped keys: userId → provider id → secret. */
-  users: ReadonlyMap<string, ReadonlyMap<string, string>>;
-}
-
-export interface BudgetSnapshot {
-  id: string;
-  name: string;
-  /** null: the whole project. */
-  apiKeyId: string | null;
-  limitNanoUsd: number;
-  period: BudgetPeriod;
-}
+/** A project as the request path sees it: its core and every section's part (models, routes, members, BYOK keys, settings, budgets, guardrails, …). */
+export type ProjectSnapshot = ProjectCore & ProjectParts;
 
 export interface KeySnapshot {
   id: string;
@@ -109,14 +37,12 @@ export interface KeySnapshot {
   userId?: string;
 }
 
-export interface ConfigSnapshot {
+export interface ConfigCore {
   revision: number;
   builtAt: number;
   /** By SHA-256 hex of the key. */
   keys: ReadonlyMap<string, KeySnapshot>;
   projects: ReadonlyMap<string, ProjectSnapshot>;
-  /** Enabled catalog entries, by public model id. */
-  catalog: ReadonlyMap<string, CatalogEntry>;
   /** User-token verification keys: JWT `kid` → SPKI PEM. */
   userTokenKeys: ReadonlyMap<string, string>;
   /** Revoked, unexpired user-token ids. */
@@ -133,9 +59,10 @@ export interface ConfigSnapshot {
   defaultProjects: ReadonlySet<string> | undefined;
   /** A separate data plane's public base URL, adopted from its workspace's newest PROXY_URL event. */
   publicUrl: string | undefined;
-  /** The MCP gateway's catalog servers and profiles (src/mcp/config.ts). */
-  mcp: McpSnapshot;
 }
+
+/** A configuration revision: its core and every section's part (the catalog, MCP, …). */
+export type ConfigSnapshot = ConfigCore & GlobalParts;
 
 export interface HostScope {
   kind: 'project_gateway' | 'workspace';
@@ -149,4 +76,3 @@ export interface HostScope {
 
 export const projectKey = (customerId: string, projectId: string): string => `${customerId}/${projectId}`;
 
-export const DEFAULT_TIMEOUT_MS = 120_000;

@@ -89,6 +89,9 @@ export const ApiKeyOps = {
 export const ApiKeyResources = {
   /** An API key change names the key's id: the load reads just that key. */
   apiKey: defineResource({
+    owner: 'project',
+    audit: 'api_key',
+    stored: [{ table: 'api_keys', removal: 'revoke' }],
     change: { kind: 'API_KEY', entity: 'api_key', keepsApiKeys: false },
     terraform: {
       type: 'gateway_api_key',

@@ -129,6 +129,9 @@ export const AssignmentOps = {
 const A = AssignmentOps;
 export const AssignmentResources = {
   projectModel: defineResource({
+    owner: 'project',
+    audit: 'project_model',
+    stored: [{ table: 'project_models', removal: 'delete' }],
     change: { kind: 'PROJECT_MODEL', entity: 'project_model', keepsApiKeys: true },
     document: { section: 'projectModels', row: () => t.Object({ projectUuid: t.String(), modelId: t.String() }) },
     terraform: {
@@ -143,6 +146,9 @@ export const AssignmentResources = {
     },
   }),
   projectProvider: defineResource({
+    owner: 'project',
+    audit: 'project_provider',
+    stored: [{ table: 'project_providers', removal: 'delete' }],
     change: { kind: 'PROJECT_PROVIDER', entity: 'project_provider', keepsApiKeys: true },
     document: { section: 'projectProviders', row: () => t.Object({ projectUuid: t.String(), providerName: t.String() }) },
     terraform: {
@@ -161,6 +167,9 @@ export const AssignmentResources = {
     },
   }),
   projectMcpServer: defineResource({
+    owner: 'project',
+    audit: 'project_mcp_server',
+    stored: [{ table: 'project_mcp_servers', removal: 'delete' }],
     change: { kind: 'PROJECT_MCP_SERVER', entity: 'project_mcp_server', keepsApiKeys: true },
     terraform: {
       type: 'gateway_project_mcp_server',

@@ -1,6 +1,7 @@
 import { Type as t } from '@sinclair/typebox';
 import { Int32, Int64, Nullable, Str, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
+import { defineResource } from '../resource.ts';
 
 /**
  * Audit checkpoints (contract §3.3): signed, chained Merkle roots over closed windows of audit
@@ -87,4 +88,9 @@ export const AuditCheckpointOps = {
     input: t.Object({ reason: Nullable(Str(0, 500), 'why (0-500); kept in the audit trail') }, { additionalProperties: false }),
     output: t.Object({ kid: t.String({ description: 'the new active kid' }), retiredKid: t.String({ description: 'the retired kid; empty if there was none' }) }),
   }),
+};
+
+export const AuditCheckpointResources = {
+  /** The key audit checkpoints are signed with (RotateAuditSigningKey). */
+  auditSigningKey: defineResource({ owner: 'global', audit: 'audit_signing_key' }),
 };

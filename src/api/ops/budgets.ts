@@ -107,6 +107,9 @@ export const BudgetOps = {
 
 export const BudgetResources = {
   budget: defineResource({
+    owner: 'project',
+    audit: 'budget',
+    stored: [{ table: 'budgets', removal: 'delete' }],
     change: { kind: 'BUDGET', entity: 'budget', keepsApiKeys: true },
     /** Spend budgets (contract §3.2); `limitNanoUsd` in nano-USD. */
     document: {

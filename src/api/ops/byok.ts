@@ -119,6 +119,9 @@ export const ByokOps = {
 /** Custom in Terraform: Register/Get/Revoke on the BYOK service, no update (iac/provider/hooks.ts). */
 export const ByokResources = {
   byokKey: defineResource({
+    owner: 'project',
+    audit: 'byok_key',
+    stored: [{ table: 'byok_keys', removal: 'revoke', touch: true }],
     change: { kind: 'BYOK_KEY', entity: 'byok_key', keepsApiKeys: true },
     /**
      * Unrevoked BYOK keys of live projects, oldest first: `provider` is the provider id the key

@@ -116,6 +116,8 @@ export const CatalogOps = {
 const M = CatalogOps;
 export const CatalogResources = {
   catalog: defineResource({
+    owner: 'global',
+    audit: 'model',
     change: { kind: 'CATALOG', entity: 'model', keepsApiKeys: true },
     /** The model catalog (models not deleted); `createdAt` as an ISO timestamp. */
     document: {

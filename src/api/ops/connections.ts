@@ -130,6 +130,9 @@ export const ConnectionOps = {
 const C = ConnectionOps;
 export const ConnectionResources = {
   connection: defineResource({
+    owner: 'project',
+    audit: 'provider_connection',
+    stored: [{ table: 'provider_connections', removal: 'soft-delete' }],
     change: { kind: 'PROVIDER', entity: 'connection', keepsApiKeys: true },
     document: {
       section: 'connections',

@@ -80,6 +80,9 @@ export const CustomerOps = {
 const C = CustomerOps;
 export const CustomerResources = {
   customer: defineResource({
+    owner: 'global',
+    audit: 'customer',
+    stored: [{ table: 'customers', removal: 'soft-delete', touch: true }],
     change: { kind: 'CUSTOMER', entity: 'customer', keepsApiKeys: false },
     terraform: {
       type: 'gateway_customer',

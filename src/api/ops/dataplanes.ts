@@ -191,6 +191,9 @@ export const WorkspaceOps = {
 
 export const DataplaneResources = {
   dataplane: defineResource({
+    owner: 'customer',
+    audit: 'dataplane',
+    stored: [{ table: 'dataplanes', removal: 'soft-delete', touch: true }],
     change: { kind: 'DATAPLANE', entity: 'dataplane', keepsApiKeys: true },
     terraform: {
       type: 'gateway_dataplane',
@@ -206,6 +209,7 @@ export const DataplaneResources = {
   }),
   /** A workspace is a data plane: its changes are the data plane's. */
   workspace: defineResource({
+    owner: 'customer',
     terraform: {
       type: 'gateway_workspace',
       description: 'A workspace (a data plane) of a customer.',
@@ -219,5 +223,5 @@ export const DataplaneResources = {
     },
   }),
   /** A workspace URL adopted through a PROXY_URL event (SetWorkspaceURL with triggerUpdate). */
-  proxyUrl: defineResource({ change: { kind: 'PROXY_URL', entity: 'dataplane', keepsApiKeys: true } }),
+  proxyUrl: defineResource({ owner: 'customer', change: { kind: 'PROXY_URL', entity: 'dataplane', keepsApiKeys: true } }),
 };

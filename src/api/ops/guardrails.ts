@@ -159,6 +159,9 @@ export const GuardrailOps = {
 const G = GuardrailOps;
 export const GuardrailResources = {
   guardrail: defineResource({
+    owner: 'project',
+    audit: 'guardrail',
+    stored: [{ table: 'guardrails', removal: 'delete' }],
     change: { kind: 'GUARDRAIL', entity: 'guardrail', keepsApiKeys: true },
     /** Guardrails (contract §3.2). */
     document: {

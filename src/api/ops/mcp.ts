@@ -240,6 +240,8 @@ const M = McpOps;
 export const McpResources = {
   /** A catalog MCP server: global, like the model catalog. */
   mcpServer: defineResource({
+    owner: 'global',
+    audit: 'mcp_server',
     change: { kind: 'MCP_SERVER', entity: 'mcp_server', keepsApiKeys: true },
     /**
      * The catalog servers a profile of the document uses (contract §7): `authValue` is the
@@ -289,6 +291,9 @@ export const McpResources = {
   }),
   /** Managed with the API only (a member's own credential is set with that member's token). */
   mcpServerCredential: defineResource({
+    owner: 'project',
+    audit: 'mcp_server_credential',
+    stored: [{ table: 'mcp_server_credentials', removal: 'delete' }],
     change: { kind: 'MCP_SERVER_CREDENTIAL', entity: 'mcp_server_credential', keepsApiKeys: true },
     /** Own credentials for the servers the project's profiles serve (used before the catalog's); `userId` '' is the project's. */
     document: {
@@ -298,6 +303,9 @@ export const McpResources = {
     },
   }),
   mcpProfile: defineResource({
+    owner: 'project',
+    audit: 'mcp_profile',
+    stored: [{ table: 'mcp_profiles', removal: 'delete' }],
     change: { kind: 'MCP_PROFILE', entity: 'mcp_profile', keepsApiKeys: true },
     /** Profiles of live projects; `servers` lists only servers assigned to the project (`tools`: names or `*` globs). */
     document: {

@@ -72,6 +72,9 @@ export const MemberOps = {
 const M = MemberOps;
 export const MemberResources = {
   projectMember: defineResource({
+    owner: 'project',
+    audit: 'project_member',
+    stored: [{ table: 'project_members', removal: 'delete' }],
     change: { kind: 'PROJECT_MEMBER', entity: 'project_member', keepsApiKeys: true },
     /** Project members (user ids) by project row: user tokens for a project need a current membership. */
     document: { section: 'projectMembers', row: () => t.Object({ projectUuid: t.String(), userId: t.String() }) },

@@ -186,6 +186,13 @@ export const ProjectGatewayOps = {
 const G = ProjectGatewayOps;
 export const ProjectGatewayResources = {
   projectGateway: defineResource({
+    owner: 'customer',
+    audit: 'project_gateway',
+    stored: [
+      { table: 'project_gateways', removal: 'soft-delete', touch: true },
+      // Attachments go with their project (a gateway serves projects of its own customer only).
+      { table: 'project_gateway_projects', removal: 'delete', removedWith: ['project'] },
+    ],
     change: { kind: 'PROJECT_GATEWAY', entity: 'project_gateway', keepsApiKeys: true },
     terraform: {
       type: 'gateway_project_gateway',

@@ -100,6 +100,9 @@ export const ProjectOps = {
 const P = ProjectOps;
 export const ProjectResources = {
   project: defineResource({
+    owner: 'customer',
+    audit: 'project',
+    stored: [{ table: 'projects', removal: 'soft-delete', touch: true }],
     change: { kind: 'PROJECT', entity: 'project', keepsApiKeys: false },
     terraform: {
       type: 'gateway_project',

@@ -118,6 +118,9 @@ export const RouteOps = {
 const R = RouteOps;
 export const RouteResources = {
   route: defineResource({
+    owner: 'project',
+    audit: 'route',
+    stored: [{ table: 'routes', removal: 'soft-delete' }],
     change: { kind: 'ROUTE', entity: 'route', keepsApiKeys: true },
     document: {
       section: 'routes',

@@ -169,6 +169,9 @@ const ARG = { optionalComputed: false, keep: true } as const;
 /** Custom in Terraform: no update (every argument replaces the account), read drops a revoked one (iac/provider/hooks.ts). */
 export const ServiceAccountResources = {
   serviceAccount: defineResource({
+    owner: 'customer',
+    audit: 'service_account',
+    stored: [{ table: 'service_accounts', removal: 'revoke' }],
     change: { kind: 'SERVICE_ACCOUNT', entity: 'service_account', keepsApiKeys: true },
     terraform: {
       type: 'gateway_service_account',

@@ -74,6 +74,9 @@ export const SettingOps = {
 const S = SettingOps;
 export const SettingResources = {
   projectSetting: defineResource({
+    owner: 'project',
+    audit: 'project_setting',
+    stored: [{ table: 'project_settings', removal: 'delete' }],
     change: { kind: 'PROJECT_SETTING', entity: 'project_setting', keepsApiKeys: true },
     /** Project settings (`rate-limit`, `global-fallback`, …) as the JSON text stored. */
     document: { section: 'settings', row: () => t.Object({ projectUuid: t.String(), name: t.String(), value: t.String() }) },

@@ -179,6 +179,8 @@ const T = TelemetryConfigOps;
 export const TelemetryConfigResources = {
   /** Not configuration the data planes serve: no change kind. */
   telemetryConfig: defineResource({
+    owner: 'global',
+    audit: 'telemetry_config',
     terraform: {
       type: 'gateway_telemetry_config',
       description: 'A telemetry forwarding config (OTLP sink); types traces, metrics and logs forward the request records, type audit_logs the audit log.',
@@ -212,4 +214,6 @@ export const TelemetryConfigResources = {
         checkTelemetryConfig({ telemetryType: reqText(r.telemetryType) ?? '', protocol: reqText(r.protocol) ?? '', authType: reqText(r.authType) ?? 'none', authValue: reqText(r.authValue) }),
     },
   }),
+  /** A forward of the audit log run now (TriggerAuditForward). */
+  auditForwarding: defineResource({ owner: 'global', audit: 'audit_forwarding' }),
 };

@@ -140,6 +140,12 @@ export const UserTokenOps = {
 };
 
 export const UserTokenResources = {
-  userToken: defineResource({ change: { kind: 'USER_TOKEN', entity: 'user_token', keepsApiKeys: true } }),
-  signingKey: defineResource({ change: { kind: 'SIGNING_KEY', entity: 'signing_key', keepsApiKeys: true } }),
+  userToken: defineResource({
+    owner: 'customer',
+    audit: 'user_token',
+    // A token scoped to a project is revoked with it too.
+    stored: [{ table: 'user_tokens', removal: 'revoke', removedWith: ['customer', 'project'] }],
+    change: { kind: 'USER_TOKEN', entity: 'user_token', keepsApiKeys: true },
+  }),
+  signingKey: defineResource({ owner: 'global', audit: 'signing_key', change: { kind: 'SIGNING_KEY', entity: 'signing_key', keepsApiKeys: true } }),
 };

@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import pkg from '../../../package.json' with { type: 'json' };
 import { logsUrl, otlpLogs, sendOtlp } from '../../audit/otlp.ts';
 import { optTs, ts } from '../../api/kit.ts';
-import { checkTelemetryConfig, TelemetryConfigOps } from '../../api/ops/telemetry-configs.ts';
+import { checkTelemetryConfig, TelemetryConfigOps, TelemetryConfigResources } from '../../api/ops/telemetry-configs.ts';
 import { connectError } from '../../core/errors.ts';
 import { uuid } from '../../core/ids.ts';
 import { type TelemetryConfigRow, telemetryConfigs } from '../../store/schema/index.ts';
@@ -154,7 +154,7 @@ export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): O
           userEmail: '',
           actorType: 'system',
           actionType: 'TEST',
-          resourceType: 'telemetry_config',
+          resourceType: TelemetryConfigResources.telemetryConfig.audit,
           resourceId: '',
           endpoint: '/admin.v1.AdminService/TestAuditForward',
           httpMethod: 'POST',
