@@ -7,7 +7,7 @@ import { createSseParser } from '../providers/framing.ts';
 import type { UpstreamFrame } from '../providers/types.ts';
 import { type BackgroundJob, CANCELLED, SHUTDOWN } from './background-runs.ts';
 import { type BackgroundRun, type Conversations, storeUnavailable, type StoredResponse } from './conversations.ts';
-import type { Serving } from './pipeline/index.ts';
+import type { Serving } from '../pipeline/index.ts';
 import { idHeaders, jsonResponse, markGatewayStream, type RequestIds } from './respond.ts';
 
 /**

@@ -7,9 +7,9 @@ import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
 import { authenticate } from './auth.ts';
 import { handleExtra } from './extra.ts';
 import { handleInference } from './inference.ts';
-import { bodyTooLarge } from './pipeline/body.ts';
-import type { InferenceDeps } from './pipeline/context.ts';
-import { noSnapshot } from './pipeline/index.ts';
+import { bodyTooLarge } from '../pipeline/body.ts';
+import type { InferenceDeps } from '../pipeline/context.ts';
+import { noSnapshot } from '../pipeline/index.ts';
 import { errorResponse, idHeaders, jsonResponse, type RequestIds } from './respond.ts';
 
 /**

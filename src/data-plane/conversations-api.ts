@@ -10,9 +10,9 @@ import {
   newConversationId,
 } from './conversation-items.ts';
 import { type Conversations, notStored, storeUnavailable } from './conversations.ts';
-import type { InferenceDeps } from './pipeline/context.ts';
-import { noSnapshot } from './pipeline/index.ts';
-import { readJsonBody } from './pipeline/body.ts';
+import type { InferenceDeps } from '../pipeline/context.ts';
+import { noSnapshot } from '../pipeline/index.ts';
+import { readJsonBody } from '../pipeline/body.ts';
 import { errorResponse, jsonResponse, type RequestIds } from './respond.ts';
 import { inputItemsPage } from './stored-responses.ts';
 

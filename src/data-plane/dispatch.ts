@@ -6,7 +6,7 @@ import { createFrameParser } from '../providers/framing.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, PassThrough, StreamDecoder, UpstreamFrame, UpstreamHttpRequest } from '../providers/types.ts';
 import { pullEvents, Relay, sseReader } from './relay.ts';
 import { finalCollector } from './relay-final.ts';
-import type { RequestContext } from './pipeline/context.ts';
+import type { RequestContext } from '../pipeline/context.ts';
 import type { NativeAnswer } from './responses-native.ts';
 import { targetOrder } from './resolve.ts';
 import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall, upstreamBounds } from './upstream.ts';

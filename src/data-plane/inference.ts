@@ -1,6 +1,6 @@
 import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject } from '../canonical/types.ts';
 import { answerOfStream, type LiveServe, serveCached } from './cache/serve.ts';
-import { requestCache } from './pipeline/cache.ts';
+import { requestCache } from '../pipeline/cache.ts';
 import { asGatewayError } from '../core/errors.ts';
 import { codecFor } from '../formats/registry.ts';
 import { argumentsObject } from '../formats/shared.ts';
@@ -8,8 +8,8 @@ import { messageId } from '../formats/messages/response.ts';
 import type { ClientFormatCodec, EncodeContext, StreamEncoder } from '../formats/types.ts';
 import { authenticate } from './auth.ts';
 import { dispatchComplete, dispatchStream, type OpenStream, type PassThroughRequest } from './dispatch.ts';
-import { type EndpointSpec, type InternalCaller, noSnapshot, runPipeline, type Serving } from './pipeline/index.ts';
-import type { InferenceDeps } from './pipeline/context.ts';
+import { type EndpointSpec, type InternalCaller, noSnapshot, runPipeline, type Serving } from '../pipeline/index.ts';
+import type { InferenceDeps } from '../pipeline/context.ts';
 import { errorResponse, jsonResponse, type RequestIds, sseResponse, type StreamSummary } from './respond.ts';
 import { nativeAnswer, nativeResponsesBody } from './responses-native.ts';
 import { prepareHosted } from './hosted-mcp/prepare.ts';
@@ -17,7 +17,7 @@ import { serveHosted } from './hosted-mcp/run.ts';
 import { prepareResponses, prepareThread } from './stateful.ts';
 import { serveBackground } from './background.ts';
 
-export type { InferenceDeps } from './pipeline/context.ts';
+export type { InferenceDeps } from '../pipeline/context.ts';
 
 const ENDPOINT: Record<ClientFormat, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages' };
 

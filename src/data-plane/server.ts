@@ -7,7 +7,7 @@ import type { ExtraEndpoint } from '../providers/types.ts';
 import { handleExtra } from './extra.ts';
 import { handleInference, handleModels, type InferenceDeps } from './inference.ts';
 import { errorResponse, isGatewayStream, jsonResponse, type RequestIds } from './respond.ts';
-import { bodyTooLarge } from './pipeline/body.ts';
+import { bodyTooLarge } from '../pipeline/body.ts';
 import { handleStoredResponse } from './stored-responses.ts';
 import { handleConversations } from './conversations-api.ts';
 import { handleCountTokens } from './count-tokens.ts';

@@ -4,8 +4,8 @@ import { authenticate } from './auth.ts';
 import { CANCELLED } from './background-runs.ts';
 import { isTerminal, localSource, storeSource, tailResponse, workerLost } from './background.ts';
 import { type Conversations, notStored, type StoredResponse } from './conversations.ts';
-import type { InferenceDeps } from './pipeline/context.ts';
-import { noSnapshot } from './pipeline/index.ts';
+import type { InferenceDeps } from '../pipeline/context.ts';
+import { noSnapshot } from '../pipeline/index.ts';
 import { errorResponse, jsonResponse, type RequestIds } from './respond.ts';
 
 /**

@@ -14,7 +14,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { describeError, log } from '../core/log.ts';
-import type { InferenceDeps } from '../data-plane/pipeline/context.ts';
+import type { InferenceDeps } from '../pipeline/context.ts';
 import type { RequestIds } from '../data-plane/respond.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpProfileConfig, McpProfileServer, McpServerConfig } from './config.ts';

@@ -1,9 +1,9 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { asGatewayError, GatewayError } from '../core/errors.ts';
-import { admit } from '../data-plane/pipeline/admit.ts';
-import { type InferenceDeps, NO_POLICIES, openContext, type Outcome } from '../data-plane/pipeline/context.ts';
-import { inspectInput, openOutput } from '../data-plane/pipeline/guardrails.ts';
-import { finish } from '../data-plane/pipeline/index.ts';
+import { admit } from '../pipeline/admit.ts';
+import { type InferenceDeps, NO_POLICIES, openContext, type Outcome } from '../pipeline/context.ts';
+import { inspectInput, openOutput } from '../pipeline/guardrails.ts';
+import { finish } from '../pipeline/index.ts';
 import type { RequestIds } from '../data-plane/respond.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
 import { isTooLarge, TOO_LARGE_CODE } from './bounded.ts';

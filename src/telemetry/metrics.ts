@@ -3,7 +3,7 @@ import { type TlsFiles, tlsOption } from '../core/tls.ts';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { Histogram, Sum } from './aggregate.ts';
 import { describeError, log } from '../core/log.ts';
-import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
+import type { RequestObserver } from '../pipeline/observe.ts';
 import type { ExportOptions, OtlpProtocol } from './otlp.ts';
 import { exportOptions, resourceAttributesOf, type TelemetryConfig } from './tracing.ts';
 

@@ -1,5 +1,5 @@
 import { describeError, log } from '../core/log.ts';
-import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
+import type { RequestObserver } from '../pipeline/observe.ts';
 import type { Metrics, MetricSources } from './metrics.ts';
 import { startTracing, type Telemetry, type TelemetryConfig, type Tracing } from './tracing.ts';
 

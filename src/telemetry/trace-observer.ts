@@ -1,6 +1,6 @@
 import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
-import type { RequestContext, TraceState } from '../data-plane/pipeline/context.ts';
-import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
+import type { RequestContext, TraceState } from '../pipeline/context.ts';
+import type { RequestObserver } from '../pipeline/observe.ts';
 import { operationOf, providerNameOf } from './genai.ts';
 
 /**

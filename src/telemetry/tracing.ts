@@ -1,4 +1,4 @@
-import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
+import type { RequestObserver } from '../pipeline/observe.ts';
 import type { MetricsConfig, MetricSources } from './metrics.ts';
 import { type ExportOptions, type OtlpProtocol, spanExporter } from './otlp.ts';
 

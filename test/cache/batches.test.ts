@@ -6,7 +6,7 @@ import { like } from 'drizzle-orm';
 import OpenAI, { toFile } from 'openai';
 import { generateKek } from '../../src/core/secrets.ts';
 import { batchRoute, listFiles } from '../../src/data-plane/batches.ts';
-import { NO_OBSERVERS } from '../../src/data-plane/pipeline/observe.ts';
+import { NO_OBSERVERS } from '../../src/pipeline/observe.ts';
 import { SnapshotHolder } from '../../src/propagation/holder.ts';
 import { requestRecords } from '../../src/store/schema/index.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';

@@ -1,9 +1,9 @@
 import type { CanonicalRequest, CanonicalResponse, FinishReason, JsonObject, StreamEvent } from '../../canonical/types.ts';
 import { asGatewayError } from '../../core/errors.ts';
 import type { ClientFormatCodec, EncodeContext } from '../../formats/types.ts';
-import type { Serving } from '../pipeline/index.ts';
-import type { CacheOutcome, RequestCache } from '../pipeline/cache.ts';
-import { decodeCached, encodeCached } from '../pipeline/cache.ts';
+import type { Serving } from '../../pipeline/index.ts';
+import type { CacheOutcome, RequestCache } from '../../pipeline/cache.ts';
+import { decodeCached, encodeCached } from '../../pipeline/cache.ts';
 import { errorResponse, type EventSource, jsonResponse, sseResponse, type StreamSummary } from '../respond.ts';
 
 /**

@@ -7,7 +7,7 @@ import { argumentsObject, textParts } from '../../formats/shared.ts';
 import type { ClientFormatCodec, EncodeContext, StreamEncoder } from '../../formats/types.ts';
 import type { McpToolSession } from '../../mcp/in-process.ts';
 import { type Attempt, dispatchComplete, dispatchStream, type OpenStream } from '../dispatch.ts';
-import type { Serving } from '../pipeline/index.ts';
+import type { Serving } from '../../pipeline/index.ts';
 import { errorResponse, jsonResponse, sseResponse, type StreamSummary } from '../respond.ts';
 import type { HostedMcp } from './prepare.ts';
 import { allowedTool, functionName, type HostedTool, needsApproval } from './tools.ts';

@@ -1,5 +1,5 @@
-import type { ConfigSnapshot } from '../../propagation/snapshot.ts';
-import { authenticate as findCaller } from '../auth.ts';
+import type { ConfigSnapshot } from '../propagation/snapshot.ts';
+import { authenticate as findCaller } from '../data-plane/auth.ts';
 import type { RequestContext } from './context.ts';
 
 /**

@@ -1,10 +1,10 @@
-import { asGatewayError, GatewayError } from '../../core/errors.ts';
-import { isRecord } from '../../core/json.ts';
-import type { ConfigSnapshot, KeySnapshot } from '../../propagation/snapshot.ts';
-import type { HostedMcp } from '../hosted-mcp/prepare.ts';
-import type { Plan } from '../resolve.ts';
-import type { Keeper, Prepared } from '../stateful.ts';
-import type { RequestIds } from '../respond.ts';
+import { asGatewayError, GatewayError } from '../core/errors.ts';
+import { isRecord } from '../core/json.ts';
+import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
+import type { HostedMcp } from '../data-plane/hosted-mcp/prepare.ts';
+import type { Plan } from '../data-plane/resolve.ts';
+import type { Keeper, Prepared } from '../data-plane/stateful.ts';
+import type { RequestIds } from '../data-plane/respond.ts';
 import { admit } from './admit.ts';
 import { authenticate } from './authenticate.ts';
 import { readJsonBody } from './body.ts';
