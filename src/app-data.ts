@@ -12,7 +12,7 @@ import { pushRecordsWith, RemoteRecordSink } from './data-plane/remote/remote-si
 import { readServiceAccountFile, type ServiceAccountFile } from './data-plane/remote/service-account-file.ts';
 import { cutOpenStreams, gatewayShutdown, setStreamStallTimeout } from './data-plane/respond.ts';
 import { startDataPlaneServer } from './data-plane/server.ts';
-import { setUpstreamBounds } from './data-plane/upstream.ts';
+import { setUpstreamBounds } from './core/upstream-bounds.ts';
 import { SnapshotHolder } from './propagation/holder.ts';
 import { getAdapter } from './providers/registry.ts';
 import { Observers } from './pipeline/observe.ts';

@@ -1,5 +1,5 @@
 import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
-import { type Plan, resolve as resolvePlan } from '../data-plane/resolve.ts';
+import { type Plan, resolve as resolvePlan } from './plan.ts';
 import type { RequestContext } from './context.ts';
 
 /** The resolve stage: which route serves the model for this caller (or the seed's named error). */

@@ -147,6 +147,6 @@ export interface HostScope {
   projects: ReadonlySet<string>;
 }
 
-export const projectKey = (customerId: string, projectId: string): string => `${customerId}/${projectId}`;
+export { projectKey } from '../core/ids.ts';
 
 export const DEFAULT_TIMEOUT_MS = 120_000;

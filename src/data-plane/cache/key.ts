@@ -1,9 +1,9 @@
-import type { CanonicalResponse, ClientFormat, FinishReason, ToolCall, Usage } from '../canonical/types.ts';
-import { jcs } from '../core/jcs.ts';
-import { isRecord } from '../core/json.ts';
-import type { ResponseCacheSetting } from '../governance/setting-values.ts';
-import type { KeySnapshot } from '../propagation/snapshot.ts';
-import type { ResponseCacheStore } from '../data-plane/cache/store.ts';
+import type { CanonicalResponse, ClientFormat, FinishReason, ToolCall, Usage } from '../../canonical/types.ts';
+import { jcs } from '../../core/jcs.ts';
+import { isRecord } from '../../core/json.ts';
+import type { ResponseCacheSetting } from '../../governance/setting-values.ts';
+import type { KeySnapshot } from '../../propagation/snapshot.ts';
+import type { ResponseCacheStore } from './store.ts';
 
 /**
  * The response-cache stage (contract §11), between admission and dispatch: a project without the
