@@ -18,8 +18,6 @@ import { serveHosted } from './hosted-mcp/run.ts';
 import { type Prepared, prepareResponses, prepareThread, type Stateful } from './stateful.ts';
 import { serveBackground } from './background.ts';
 
-export type { InferenceDeps } from './deps.ts';
-
 const ENDPOINT: Record<ClientFormat, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages' };
 
 /**

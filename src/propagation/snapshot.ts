@@ -78,7 +78,7 @@ export interface ProjectSnapshot {
   budgets: readonly BudgetSnapshot[];
   /** Guardrails by the stage they apply to (a `both` rule is in both lists), ordered by name. */
   guardrails: { input: readonly GuardrailRule[]; output: readonly GuardrailRule[] };
-  /** BYOK keys (see data-plane/byok.ts): provider id → secret; the newest active key of each scope wins. */
+  /** BYOK keys (see pipeline/byok.ts): provider id → secret; the newest active key of each scope wins. */
   byok: ByokSnapshot;
 }
 

@@ -5,7 +5,7 @@ import { type ExportOptions, type OtlpProtocol, spanExporter } from './otlp.ts';
 /**
  * OpenTelemetry for the data plane: traces over OTLP (grpc, http/protobuf or http/json) when an
  * endpoint is configured with the standard variables (declared in config/settings.ts), and
- * metrics (telemetry/metrics.ts). Both are request observers (data-plane/pipeline/observe.ts);
+ * metrics (telemetry/metrics.ts). Both are request observers (pipeline/observe.ts);
  * with neither on, no observer is added and nothing of them runs on the hot path.
  */
 
