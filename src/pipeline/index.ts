@@ -110,9 +110,10 @@ export const runPipeline = <T, S, D extends PipelineDeps>(deps: D, spec: Endpoin
         let read = spec.read(value);
         let plan: Plan;
         try {
-          plan = resolve(ctx, door.snapshot, read.model, read.stream);
+          plan = resolve(ctx, door.snapshot, door.key, read.model, read.stream);
         } catch (e) {
-          plan = resolve(ctx, await door.again(e), read.model, read.stream);
+          const snapshot = await door.again(e);
+          plan = resolve(ctx, snapshot, door.key, read.model, read.stream);
         }
         ctx.maxOutputTokens = maxOutputOf(value);
         ctx.temperature = temperatureOf(value);

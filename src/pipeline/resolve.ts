@@ -3,10 +3,10 @@ import { type Plan, resolve as resolvePlan } from './plan.ts';
 import type { RequestContext } from './context.ts';
 
 /** The resolve stage: which route serves the model for this caller (or the seed's named error). */
-export const resolve = (ctx: RequestContext, snapshot: ConfigSnapshot, model: string, stream: boolean): Plan => {
+export const resolve = (ctx: RequestContext, snapshot: ConfigSnapshot, key: KeySnapshot, model: string, stream: boolean): Plan => {
   ctx.model = model;
   ctx.stream = stream;
-  const plan = resolvePlan(snapshot, ctx.key as KeySnapshot, model);
+  const plan = resolvePlan(snapshot, key, model);
   ctx.plan = plan;
   return plan;
 };
