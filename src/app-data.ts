@@ -12,11 +12,11 @@ import { pushRecordsWith, RemoteRecordSink } from './data-plane/remote/remote-si
 import { readServiceAccountFile, type ServiceAccountFile } from './data-plane/remote/service-account-file.ts';
 import { cutOpenStreams, gatewayShutdown, setStreamStallTimeout } from './data-plane/respond.ts';
 import { startDataPlaneServer } from './data-plane/server.ts';
-import { setUpstreamBounds } from './data-plane/upstream.ts';
+import { setUpstreamBounds } from './core/upstream-bounds.ts';
 import { SnapshotHolder } from './propagation/holder.ts';
 import { getAdapter } from './providers/registry.ts';
-import { Observers } from './data-plane/pipeline/observe.ts';
-import { recordsObserver } from './data-plane/pipeline/record.ts';
+import { Observers } from './pipeline/observe.ts';
+import { recordsObserver } from './pipeline/record.ts';
 import { responseCacheStore } from './data-plane/cache/store.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
 import { configureGuardrailScans } from './governance/scan-pool.ts';

@@ -7,7 +7,7 @@ import { loadConfig } from '../src/config/env.ts';
 import { setLogLevel, setLogSink } from '../src/core/log.ts';
 import { type AccountTelemetry, DataExports, timeoutMsOf } from '../src/data-plane/remote/exports.ts';
 import { spanExporter } from '../src/telemetry/otlp.ts';
-import type { TelemetryConfig } from '../src/telemetry/tracing.ts';
+import type { TelemetryConfig } from '../src/config/telemetry.ts';
 
 /**
  * Issue 25, item 4: how a separate data plane's `dataExports.telemetry` combines with its own

@@ -1,4 +1,4 @@
-import { NO_OBSERVERS } from '../src/data-plane/pipeline/observe.ts';
+import { NO_OBSERVERS } from '../src/pipeline/observe.ts';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';

@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test
 import { type AddressInfo, createServer, type Server } from 'node:net';
 import { GatewayError } from '../src/core/errors.ts';
 import { knownInward, RESOLUTION_TTL_MS, setResolver } from '../src/core/addresses.ts';
-import { checkAddress, readUpstreamText, setUpstreamBounds } from '../src/data-plane/upstream.ts';
+import { setUpstreamBounds } from '../src/core/upstream-bounds.ts';
+import { checkAddress, readUpstreamText } from '../src/data-plane/upstream.ts';
 import type { ConnectionConfig } from '../src/providers/types.ts';
 
 /**

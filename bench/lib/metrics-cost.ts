@@ -1,6 +1,6 @@
-import { openContext, type Outcome } from '../../src/data-plane/pipeline/context.ts';
-import { Observers } from '../../src/data-plane/pipeline/observe.ts';
-import type { Settlement } from '../../src/data-plane/pipeline/settle.ts';
+import { openContext, type Outcome } from '../../src/pipeline/context.ts';
+import { Observers } from '../../src/pipeline/observe.ts';
+import type { Settlement } from '../../src/pipeline/settle.ts';
 import { FULL_RETENTION } from '../../src/governance/setting-values.ts';
 import type { CatalogEntry, KeySnapshot, ProjectSnapshot, RouteSnapshot } from '../../src/propagation/snapshot.ts';
 import { startMetrics } from '../../src/telemetry/metrics.ts';

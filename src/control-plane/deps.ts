@@ -34,7 +34,7 @@ export interface ControlDeps {
   configChanged?: ChangeSignal;
   /**
    * Called when a write records a configuration change (inside its transaction, before the
-   * commit): the embedded data plane's read-your-writes window (InferenceDeps.catchUp) starts here.
+   * commit): the embedded data plane's read-your-writes window (PipelineDeps.catchUp) starts here.
    */
   changeRecorded?: () => void;
   /** The budget counters the data planes charge (Redis, or the embedded data plane's); read by GetBudget. */

@@ -2,6 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 
 export const uuid = (): string => randomUUID();
 
+/** A project's key in the snapshot's project map: `customer/project` (slugs). */
+export const projectKey = (customerId: string, projectId: string): string => `${customerId}/${projectId}`;
+
 /**
  * A request id: a time-ordered UUID (version 7). Request records are keyed by it, so their primary
  * key index grows at its right edge instead of touching a random page per insert, and ids sort

@@ -1,4 +1,4 @@
-import type { CanonicalRequest, JsonObject } from '../canonical/types.ts';
+import type { JsonObject } from '../canonical/types.ts';
 import { asGatewayError } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import { responseObject } from '../formats/responses/response.ts';
@@ -7,8 +7,9 @@ import { createSseParser } from '../providers/framing.ts';
 import type { UpstreamFrame } from '../providers/types.ts';
 import { type BackgroundJob, CANCELLED, SHUTDOWN } from './background-runs.ts';
 import { type BackgroundRun, type Conversations, storeUnavailable, type StoredResponse } from './conversations.ts';
-import type { Serving } from './pipeline/index.ts';
-import { idHeaders, jsonResponse, markGatewayStream, type RequestIds } from './respond.ts';
+import type { InferenceServing } from './deps.ts';
+import type { RequestIds } from '../pipeline/context.ts';
+import { idHeaders, jsonResponse, markGatewayStream } from '../pipeline/answer.ts';
 
 /**
  * Responses `background: true` (issue 26 defect 4), for every upstream: the request is
@@ -82,9 +83,9 @@ const readEvents = async (body: ReadableStream<Uint8Array>, signal: AbortSignal,
   frames(parser.flush());
 };
 
-export const serveBackground = async (s: Serving<CanonicalRequest>, run: (s: Serving<CanonicalRequest>) => Promise<Response>): Promise<Response> => {
+export const serveBackground = async (s: InferenceServing, run: (s: InferenceServing) => Promise<Response>): Promise<Response> => {
   const conv = s.deps.conversations;
-  const keeper = s.keeper;
+  const keeper = s.state?.keeper;
   const hold = keeper?.hold;
   if (!conv || !keeper || !hold) throw storeUnavailable('background');
   const projectId = s.ctx.key?.project.id ?? '';
@@ -108,8 +109,8 @@ export const serveBackground = async (s: Serving<CanonicalRequest>, run: (s: Ser
 };
 
 interface Work {
-  s: Serving<CanonicalRequest>;
-  run: (s: Serving<CanonicalRequest>) => Promise<Response>;
+  s: InferenceServing;
+  run: (s: InferenceServing) => Promise<Response>;
   conv: Conversations;
   job: BackgroundJob;
   projectId: string;
@@ -160,13 +161,16 @@ const work = async (w: Work): Promise<void> => {
   const timer = setInterval(tick, tickMs(runs.leaseMs));
   try {
     await w.hold(current, w.lease());
-    const inner: Serving<CanonicalRequest> = {
+    const inner: InferenceServing = {
       ...s,
       signal: job.controller.signal,
-      keeper: {
-        ...(s.keeper?.responseFields ? { responseFields: s.keeper.responseFields } : {}),
-        keep: async (a) => {
-          answer = a;
+      state: {
+        ...s.state,
+        keeper: {
+          ...(s.state?.keeper?.responseFields ? { responseFields: s.state.keeper.responseFields } : {}),
+          keep: async (a) => {
+            answer = a;
+          },
         },
       },
     };

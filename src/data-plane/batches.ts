@@ -1,28 +1,23 @@
-import { BATCH_ENDPOINTS, type BatchCaller, type BatchEndpoint, type BatchService, type RunLine } from '../core/batches.ts';
-import { asGatewayError, GatewayError, invalidApiKey, invalidRequest } from '../core/errors.ts';
+import { BATCH_ENDPOINTS, type BatchCaller, type BatchEndpoint, type RunLine } from '../core/batches.ts';
+import { GatewayError, invalidApiKey, invalidRequest } from '../core/errors.ts';
 import { requestUuid } from '../core/ids.ts';
 import { describeError, log } from '../core/log.ts';
 import { isRecord } from '../core/json.ts';
 import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
-import { authenticate } from './auth.ts';
 import { handleExtra } from './extra.ts';
 import { handleInference } from './inference.ts';
-import { bodyTooLarge } from './pipeline/body.ts';
-import type { InferenceDeps } from './pipeline/context.ts';
-import { noSnapshot } from './pipeline/index.ts';
-import { errorResponse, idHeaders, jsonResponse, type RequestIds } from './respond.ts';
+import { bodyTooLarge } from '../pipeline/body.ts';
+import type { BatchDeps, InferenceDeps } from './deps.ts';
+import { withCaller } from '../pipeline/index.ts';
+import type { RequestIds } from '../pipeline/context.ts';
+import { idHeaders, jsonResponse } from '../pipeline/answer.ts';
+import { errorResponse } from './respond.ts';
 
 /**
  * `/v1/files` and `/v1/batches` (contract §11) in OpenAI's shapes, per project. They are served by
  * the embedded data plane, whose process holds the store (deps.batches); a separate data plane
  * answers 501 `unsupported_endpoint` (docs/client-compatibility.md, "Files and batches").
  */
-
-/** Files and batches on this plane: the store-backed service and the upload limit (GATEWAY_FILE_MAX). */
-export interface BatchDeps {
-  service: BatchService;
-  maxFileBytes: number;
-}
 
 const notHere = (): GatewayError =>
   new GatewayError({
@@ -33,12 +28,7 @@ const notHere = (): GatewayError =>
 
 const notFound = (what: string, id: string): GatewayError => new GatewayError({ kind: 'not_found', message: `No ${what} found with id '${id}'.` });
 
-const callerOf = async (deps: InferenceDeps, req: Request): Promise<{ caller: BatchCaller; key: KeySnapshot }> => {
-  const snapshot = deps.snapshots.current;
-  if (!snapshot) throw noSnapshot();
-  const key = await authenticate(req.headers, snapshot, Date.now());
-  return { caller: { projectUuid: key.project.id, keyId: key.id }, key };
-};
+const callerOf = (key: KeySnapshot): BatchCaller => ({ projectUuid: key.project.id, keyId: key.id });
 
 const pageOf = (req: Request, max: number, dflt: number): { after?: string; limit: number } => {
   const q = new URL(req.url).searchParams;
@@ -69,27 +59,35 @@ const idOf = (req: Request, at: number, param: string): string => {
   return plain(id, param);
 };
 
-type Handler = (deps: InferenceDeps, b: BatchDeps, req: Request, ids: RequestIds) => Promise<Response>;
+type Handler = (b: BatchDeps, key: KeySnapshot, req: Request, ids: RequestIds) => Promise<Response>;
 
-/** Runs a handler with the plane's service, or refuses with 501 on a plane without one. */
+/**
+ * Runs a handler through the door with the plane's service (`path` names the endpoint in records,
+ * ids as `{id}`), or refuses with 501 on a plane without one, before looking at the caller.
+ */
 export const batchRoute =
-  (handler: Handler) =>
-  async (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> => {
-    try {
-      if (!deps.batches) throw notHere();
-      return await handler(deps, deps.batches, req, ids);
-    } catch (e) {
-      const g = asGatewayError(e);
-      // Not a refusal of ours: said in the log (the client sees only an internal error).
-      if (g.kind === 'internal' && !(e instanceof GatewayError)) log.error('a files or batches request failed', { requestId: ids.requestId, path: new URL(req.url).pathname, error: describeError(e) });
-      return errorResponse(g, ids);
-    }
+  (path: string, handler: Handler) =>
+  (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> => {
+    const b = deps.batches;
+    if (!b) return Promise.resolve(errorResponse(notHere(), ids));
+    return withCaller(
+      deps,
+      path,
+      req,
+      ids,
+      (_ctx, door) => handler(b, door.key, req, ids),
+      (g, e) => {
+        // Not a refusal of ours: said in the log (the client sees only an internal error).
+        if (g.kind === 'internal' && !(e instanceof GatewayError)) log.error('a files or batches request failed', { requestId: ids.requestId, path: new URL(req.url).pathname, error: describeError(e) });
+        return errorResponse(g, ids);
+      },
+    );
   };
 
 const json = (value: unknown, ids: RequestIds): Response => jsonResponse(200, JSON.stringify(value), ids);
 
-export const uploadFile: Handler = async (deps, b, req, ids) => {
-  const { caller } = await callerOf(deps, req);
+export const uploadFile: Handler = async (b, key, req, ids) => {
+  const caller = callerOf(key);
   let form: FormData;
   try {
     form = await req.formData();
@@ -108,30 +106,30 @@ export const uploadFile: Handler = async (deps, b, req, ids) => {
   return json(await b.service.createFile(caller, purpose, name.slice(0, 255), content), ids);
 };
 
-export const listFiles: Handler = async (deps, b, req, ids) => {
-  const { caller } = await callerOf(deps, req);
+export const listFiles: Handler = async (b, key, req, ids) => {
+  const caller = callerOf(key);
   const purpose = new URL(req.url).searchParams.get('purpose');
   if (purpose) plain(purpose, 'purpose');
   return json(await b.service.listFiles(caller, { ...pageOf(req, 10_000, 10_000), ...(purpose ? { purpose } : {}) }), ids);
 };
 
-export const getFile: Handler = async (deps, b, req, ids) => {
-  const { caller } = await callerOf(deps, req);
+export const getFile: Handler = async (b, key, req, ids) => {
+  const caller = callerOf(key);
   const id = idOf(req, 3, 'file_id');
   const file = await b.service.getFile(caller, id);
   if (!file) throw notFound('file', id);
   return json(file, ids);
 };
 
-export const deleteFile: Handler = async (deps, b, req, ids) => {
-  const { caller } = await callerOf(deps, req);
+export const deleteFile: Handler = async (b, key, req, ids) => {
+  const caller = callerOf(key);
   const id = idOf(req, 3, 'file_id');
   if (!(await b.service.deleteFile(caller, id))) throw notFound('file', id);
   return json({ id, object: 'file', deleted: true }, ids);
 };
 
-export const fileContent: Handler = async (deps, b, req, ids) => {
-  const { caller } = await callerOf(deps, req);
+export const fileContent: Handler = async (b, key, req, ids) => {
+  const caller = callerOf(key);
   const id = idOf(req, 3, 'file_id');
   const content = await b.service.fileContent(caller, id);
   if (content === undefined) throw notFound('file', id);
@@ -156,8 +154,8 @@ const metadataOf = (v: unknown): Record<string, string> | null => {
   return out;
 };
 
-export const createBatch: Handler = async (deps, b, req, ids) => {
-  const { caller, key } = await callerOf(deps, req);
+export const createBatch: Handler = async (b, key, req, ids) => {
+  const caller = callerOf(key);
   if (key.userId !== undefined) throw invalidRequest('A batch runs as an API key of the project: create it with one (not a user token).', null);
   let body: unknown;
   try {
@@ -173,21 +171,21 @@ export const createBatch: Handler = async (deps, b, req, ids) => {
   return json(await b.service.createBatch(caller, { inputFileId: body.input_file_id, endpoint: body.endpoint, metadata: metadataOf(body.metadata) }), ids);
 };
 
-export const getBatch: Handler = async (deps, b, req, ids) => {
-  const { caller } = await callerOf(deps, req);
+export const getBatch: Handler = async (b, key, req, ids) => {
+  const caller = callerOf(key);
   const id = idOf(req, 3, 'batch_id');
   const batch = await b.service.getBatch(caller, id);
   if (!batch) throw notFound('batch', id);
   return json(batch, ids);
 };
 
-export const listBatches: Handler = async (deps, b, req, ids) => {
-  const { caller } = await callerOf(deps, req);
+export const listBatches: Handler = async (b, key, req, ids) => {
+  const caller = callerOf(key);
   return json(await b.service.listBatches(caller, pageOf(req, 100, 20)), ids);
 };
 
-export const cancelBatch: Handler = async (deps, b, req, ids) => {
-  const { caller } = await callerOf(deps, req);
+export const cancelBatch: Handler = async (b, key, req, ids) => {
+  const caller = callerOf(key);
   const id = idOf(req, 3, 'batch_id');
   const batch = await b.service.cancelBatch(caller, id);
   if (!batch) throw notFound('batch', id);

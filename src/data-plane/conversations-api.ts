@@ -1,6 +1,5 @@
 import type { JsonObject } from '../canonical/types.ts';
-import { asGatewayError, GatewayError, invalidRequest } from '../core/errors.ts';
-import { authenticate } from './auth.ts';
+import { GatewayError, invalidRequest } from '../core/errors.ts';
 import {
   appendToConversation,
   conversationItems,
@@ -10,10 +9,12 @@ import {
   newConversationId,
 } from './conversation-items.ts';
 import { type Conversations, notStored, storeUnavailable } from './conversations.ts';
-import type { InferenceDeps } from './pipeline/context.ts';
-import { noSnapshot } from './pipeline/index.ts';
-import { readJsonBody } from './pipeline/body.ts';
-import { errorResponse, jsonResponse, type RequestIds } from './respond.ts';
+import type { InferenceDeps } from './deps.ts';
+import { withCaller } from '../pipeline/index.ts';
+import { readJsonBody } from '../pipeline/body.ts';
+import type { RequestIds } from '../pipeline/context.ts';
+import { jsonResponse } from '../pipeline/answer.ts';
+import { errorResponse } from './respond.ts';
 import { inputItemsPage } from './stored-responses.ts';
 
 /**
@@ -90,15 +91,23 @@ const route = async (deps: InferenceDeps, conv: Conversations, projectId: string
   return conversationObject(c);
 };
 
-export const handleConversations = async (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> => {
-  try {
-    const snapshot = deps.snapshots.current;
-    if (!snapshot) throw noSnapshot();
-    const key = await authenticate(req.headers, snapshot, Date.now());
-    const conv = deps.conversations;
-    if (!conv) throw storeUnavailable('conversation');
-    return jsonResponse(200, JSON.stringify(await route(deps, conv, key.project.id, req)), ids);
-  } catch (e) {
-    return errorResponse(asGatewayError(e), ids);
-  }
+/** The endpoint as records name it: `/v1/conversations`, `/v1/conversations/{id}`, `…/items`, `…/items/{item_id}`. */
+const pathOf = (pathname: string): string => {
+  const m = PATH.exec(pathname);
+  if (!m?.[1]) return '/v1/conversations';
+  return m[2] !== undefined ? '/v1/conversations/{id}/items/{item_id}' : pathname.includes('/items') ? '/v1/conversations/{id}/items' : '/v1/conversations/{id}';
 };
+
+export const handleConversations = (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> =>
+  withCaller(
+    deps,
+    pathOf(new URL(req.url).pathname),
+    req,
+    ids,
+    async (_ctx, door) => {
+      const conv = deps.conversations;
+      if (!conv) throw storeUnavailable('conversation');
+      return jsonResponse(200, JSON.stringify(await route(deps, conv, door.key.project.id, req)), ids);
+    },
+    (e) => errorResponse(e, ids),
+  );

@@ -1,14 +1,15 @@
 import type { JsonObject } from '../canonical/types.ts';
-import { asGatewayError, invalidRequest } from '../core/errors.ts';
+import { invalidRequest } from '../core/errors.ts';
 import { messagesCodec } from '../formats/messages/index.ts';
 import { estimateTokens } from '../governance/token-bound.ts';
 import type { ResolvedTarget } from '../propagation/snapshot.ts';
-import { authenticate } from './auth.ts';
-import { readJsonBody } from './pipeline/body.ts';
-import type { InferenceDeps } from './pipeline/context.ts';
-import { noSnapshot } from './pipeline/index.ts';
-import { resolve } from './resolve.ts';
-import { errorResponse, jsonResponse, type RequestIds } from './respond.ts';
+import { readJsonBody } from '../pipeline/body.ts';
+import type { InferenceDeps } from './deps.ts';
+import { withCaller } from '../pipeline/index.ts';
+import { type Plan, resolve } from '../pipeline/plan.ts';
+import type { RequestIds } from '../pipeline/context.ts';
+import { jsonResponse } from '../pipeline/answer.ts';
+import { errorResponse } from './respond.ts';
 import { readUpstreamText, UpstreamCall } from './upstream.ts';
 
 /**
@@ -59,29 +60,39 @@ const countingRequest = (kind: Kind, target: ResolvedTarget, body: JsonObject) =
   return undefined;
 };
 
-export const handleCountTokens = async (deps: InferenceDeps, kind: Kind, req: Request, ids: RequestIds): Promise<Response> => {
-  const codec = kind === 'messages' ? messagesCodec : undefined;
-  try {
-    const snapshot = deps.snapshots.current;
-    if (!snapshot) throw noSnapshot();
-    const key = await authenticate(req.headers, snapshot, Date.now());
-    const { value } = await readJsonBody(req, deps.bodyLimits);
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidRequest('The request body must be a JSON object.');
-    const body = value as JsonObject;
-    if (typeof body.model !== 'string' || body.model === '') throw invalidRequest("'model' is required.", 'model');
-    const plan = resolve(snapshot, key, body.model);
-    const target = plan.route.tiers[0]?.[0];
-    const upstream = target && countingRequest(kind, target, body);
-    if (target && upstream && target.adapter.kind === 'http') {
-      const call = new UpstreamCall(target.connection, req.signal);
-      const res = await call.send(await call.prepare(upstream, target.adapter, { connection: target.connection, upstreamModel: target.upstreamModel }));
-      const text = await readUpstreamText(res, req.signal);
-      if (res.ok) return jsonResponse(200, text, ids);
-      // An upstream without the endpoint (404) is estimated; any other refusal is the client's answer.
-      if (res.status !== 404) throw target.adapter.parseError(res.status, call.scrub(text), res.headers);
-    }
-    return jsonResponse(200, JSON.stringify(answer(kind, estimateBodyTokens(body, kind))), ids, { 'x-gateway-token-count': 'estimated' });
-  } catch (e) {
-    return errorResponse(asGatewayError(e), ids, codec);
-  }
-};
+const PATHS: Record<Kind, string> = { messages: '/v1/messages/count_tokens', responses: '/v1/responses/input_tokens' };
+
+export const handleCountTokens = (deps: InferenceDeps, kind: Kind, req: Request, ids: RequestIds): Promise<Response> =>
+  withCaller(
+    deps,
+    PATHS[kind],
+    req,
+    ids,
+    async (ctx, door) => {
+      const read = await readJsonBody(req, deps.bodyLimits);
+      ctx.bodyText = read.text;
+      const value = read.value;
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidRequest('The request body must be a JSON object.');
+      const body = value as JsonObject;
+      if (typeof body.model !== 'string' || body.model === '') throw invalidRequest("'model' is required.", 'model');
+      ctx.model = body.model;
+      let plan: Plan;
+      try {
+        plan = resolve(door.snapshot, door.key, body.model);
+      } catch (e) {
+        plan = resolve(await door.again(e), door.key, body.model);
+      }
+      const target = plan.route.tiers[0]?.[0];
+      const upstream = target && countingRequest(kind, target, body);
+      if (target && upstream && target.adapter.kind === 'http') {
+        const call = new UpstreamCall(target.connection, req.signal);
+        const res = await call.send(await call.prepare(upstream, target.adapter, { connection: target.connection, upstreamModel: target.upstreamModel }));
+        const text = await readUpstreamText(res, req.signal);
+        if (res.ok) return jsonResponse(200, text, ids);
+        // An upstream without the endpoint (404) is estimated; any other refusal is the client's answer.
+        if (res.status !== 404) throw target.adapter.parseError(res.status, call.scrub(text), res.headers);
+      }
+      return jsonResponse(200, JSON.stringify(answer(kind, estimateBodyTokens(body, kind))), ids, { 'x-gateway-token-count': 'estimated' });
+    },
+    (e) => errorResponse(e, ids, kind === 'messages' ? messagesCodec : undefined),
+  );

@@ -6,20 +6,11 @@ import { createFrameParser } from '../providers/framing.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, PassThrough, StreamDecoder, UpstreamFrame, UpstreamHttpRequest } from '../providers/types.ts';
 import { pullEvents, Relay, sseReader } from './relay.ts';
 import { finalCollector } from './relay-final.ts';
-import type { RequestContext } from './pipeline/context.ts';
+import type { Attempt, RequestContext } from '../pipeline/context.ts';
 import type { NativeAnswer } from './responses-native.ts';
-import { targetOrder } from './resolve.ts';
-import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall, upstreamBounds } from './upstream.ts';
-
-/** One try against one target, for the request record and the observers. */
-export interface Attempt {
-  connection: string;
-  provider: string;
-  upstreamModel: string;
-  status: number;
-  errorCode?: string;
-  ms: number;
-}
+import { targetOrder } from '../pipeline/plan.ts';
+import { upstreamBounds } from '../core/upstream-bounds.ts';
+import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall } from './upstream.ts';
 
 export type DispatchFailure = { ok: false; error: GatewayError; attempts: Attempt[]; target: ResolvedTarget | undefined };
 

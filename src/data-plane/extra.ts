@@ -3,9 +3,11 @@ import { invalidRequest } from '../core/errors.ts';
 import { isRecord } from '../core/json.ts';
 import type { ExtraEndpoint } from '../providers/types.ts';
 import { dispatchExtra } from './dispatch.ts';
-import type { InferenceDeps } from './pipeline/context.ts';
-import { type EndpointSpec, type InternalCaller, runPipeline, type Serving } from './pipeline/index.ts';
-import { errorResponse, idHeaders, type RequestIds } from './respond.ts';
+import type { InferenceDeps } from './deps.ts';
+import { type EndpointSpec, type InternalCaller, runPipeline, type Serving } from '../pipeline/index.ts';
+import type { RequestIds } from '../pipeline/context.ts';
+import { idHeaders } from '../pipeline/answer.ts';
+import { errorResponse } from './respond.ts';
 
 const isObject = (v: unknown): v is JsonObject => isRecord(v);
 

@@ -1,23 +1,22 @@
-import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject } from '../canonical/types.ts';
+import type { CanonicalResponse, ClientFormat, JsonObject } from '../canonical/types.ts';
 import { answerOfStream, type LiveServe, serveCached } from './cache/serve.ts';
-import { requestCache } from './pipeline/cache.ts';
+import { requestCache } from './cache/key.ts';
 import { asGatewayError } from '../core/errors.ts';
 import { codecFor } from '../formats/registry.ts';
 import { argumentsObject } from '../formats/shared.ts';
 import { messageId } from '../formats/messages/response.ts';
 import type { ClientFormatCodec, EncodeContext, StreamEncoder } from '../formats/types.ts';
-import { authenticate } from './auth.ts';
 import { dispatchComplete, dispatchStream, type OpenStream, type PassThroughRequest } from './dispatch.ts';
-import { type EndpointSpec, type InternalCaller, noSnapshot, runPipeline, type Serving } from './pipeline/index.ts';
-import type { InferenceDeps } from './pipeline/context.ts';
-import { errorResponse, jsonResponse, type RequestIds, sseResponse, type StreamSummary } from './respond.ts';
+import { type InternalCaller, runPipeline, withCaller } from '../pipeline/index.ts';
+import type { InferenceDeps, InferenceServing, InferenceSpec } from './deps.ts';
+import type { RequestIds } from '../pipeline/context.ts';
+import { jsonResponse } from '../pipeline/answer.ts';
+import { errorResponse, sseResponse, type StreamSummary } from './respond.ts';
 import { nativeAnswer, nativeResponsesBody } from './responses-native.ts';
 import { prepareHosted } from './hosted-mcp/prepare.ts';
 import { serveHosted } from './hosted-mcp/run.ts';
-import { prepareResponses, prepareThread } from './stateful.ts';
+import { type Prepared, prepareResponses, prepareThread, type Stateful } from './stateful.ts';
 import { serveBackground } from './background.ts';
-
-export type { InferenceDeps } from './pipeline/context.ts';
 
 const ENDPOINT: Record<ClientFormat, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages' };
 
@@ -26,12 +25,12 @@ const ENDPOINT: Record<ClientFormat, string> = { chat: '/v1/chat/completions', r
  * guardrail needs the canonical content. The body was validated by the codec already. Responses
  * bodies get what responses-native.ts describes (`store: false`, the gateway's ids and fields).
  */
-const passThroughOf = (format: ClientFormat, s: Serving<CanonicalRequest>, body: unknown): PassThroughRequest | undefined => {
+const passThroughOf = (format: ClientFormat, s: InferenceServing, body: unknown): PassThroughRequest | undefined => {
   if (s.output !== undefined || body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
-  const base = { format, clientModel: s.request.model, includeUsage: s.request.includeUsage, ...(s.keeper ? { keepFinal: true } : {}) };
+  const base = { format, clientModel: s.request.model, includeUsage: s.request.includeUsage, ...(s.state?.keeper ? { keepFinal: true } : {}) };
   if (format !== 'responses') return { ...base, body: body as JsonObject };
-  const answer = nativeAnswer(s.request, `resp_${s.ctx.ids.requestId.replace(/-/g, '')}`, s.keeper?.responseFields);
-  return { ...base, body: nativeResponsesBody(body as JsonObject, s.keeper, s.plan.catalog), answer };
+  const answer = nativeAnswer(s.request, `resp_${s.ctx.ids.requestId.replace(/-/g, '')}`, s.state?.keeper?.responseFields);
+  return { ...base, body: nativeResponsesBody(body as JsonObject, s.state?.keeper, s.plan.catalog), answer };
 };
 
 /**
@@ -48,7 +47,7 @@ const relayEncoder = (format: ClientFormat, open: OpenStream, inner: StreamEncod
 /** Receives the answer for the response cache (a miss of a project with the `response-cache` setting). */
 type KeepAnswer = ((r: CanonicalResponse) => void) | undefined;
 
-const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined, cache?: KeepAnswer): Promise<Response> => {
+const complete = async (codec: ClientFormatCodec, s: InferenceServing, pass: PassThroughRequest | undefined, cache?: KeepAnswer): Promise<Response> => {
   const { ctx, request: creq } = s;
   const outcome = await dispatchComplete(creq, s.plan.route, s.signal, pass, ctx);
   if (!outcome.ok) {
@@ -70,11 +69,11 @@ const complete = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, 
   s.finish({ status: 200, usage: r.usage, attempts: outcome.attempts, responseText: body, responseId: r.id, responseModel: r.model, finishReason: r.finishReason });
   cache?.(r);
   // Kept before answering: the client's next turn may follow at once.
-  if (s.keeper) await s.keeper.keep(JSON.parse(body) as JsonObject);
+  if (s.state?.keeper) await s.state.keeper.keep(JSON.parse(body) as JsonObject);
   return jsonResponse(200, body, ctx.ids);
 };
 
-const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pass: PassThroughRequest | undefined, cache?: KeepAnswer): Promise<Response> => {
+const stream = async (codec: ClientFormatCodec, s: InferenceServing, pass: PassThroughRequest | undefined, cache?: KeepAnswer): Promise<Response> => {
   const { ctx, request: creq, deps } = s;
   const outcome = await dispatchStream(creq, s.plan.route, s.signal, pass, ctx);
   if (!outcome.ok) {
@@ -94,7 +93,7 @@ const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pa
       const response = { text: sum.text, toolCalls: sum.toolCalls.filter(Boolean), finishReason: sum.finishReason ?? null };
       const ended = sum.error ? { error: sum.error, partial: { outputChars: sum.outputChars } } : {};
       s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...ended, response, ttfbMs, responseId: sum.id, ...(sum.finishReason ? { finishReason: sum.finishReason } : {}) });
-      if (s.keeper && !sum.error) void s.keeper.keep(outcome.stream.relayFinal?.() ?? canonical.final?.() ?? streamedMessage(sum, encodeContext(s)));
+      if (s.state?.keeper && !sum.error) void s.state.keeper.keep(outcome.stream.relayFinal?.() ?? canonical.final?.() ?? streamedMessage(sum, encodeContext(s)));
       if (cache) {
         const answer = answerOfStream(sum, s.request.model);
         if (answer) cache(answer);
@@ -103,11 +102,11 @@ const stream = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, pa
   });
 };
 
-const encodeContext = (s: Serving<CanonicalRequest>): EncodeContext => ({
+const encodeContext = (s: InferenceServing): EncodeContext => ({
   model: s.request.model,
   requestId: s.ctx.ids.requestId,
   includeUsage: s.request.includeUsage,
-  ...(s.keeper?.responseFields ? { responseFields: s.keeper.responseFields } : {}),
+  ...(s.state?.keeper?.responseFields ? { responseFields: s.state.keeper.responseFields } : {}),
 });
 
 /** A streamed Messages answer as its final message, when it was translated (a relayed stream keeps every block: relay-final.ts). */
@@ -128,7 +127,7 @@ const MAX_FIELDS: Record<ClientFormat, readonly string[]> = { chat: ['max_comple
  * would refuse it), in the canonical request and in a body passed through; the catalog value is
  * also the default for upstreams that require one (Anthropic), unless the connection sets its own.
  */
-const clampOutput = (format: ClientFormat, s: Serving<CanonicalRequest>): void => {
+const clampOutput = (format: ClientFormat, s: InferenceServing): void => {
   const max = s.plan.catalog.maxOutputTokens;
   if (!(max > 0)) return;
   s.request.outputLimit = max;
@@ -143,8 +142,11 @@ const clampOutput = (format: ClientFormat, s: Serving<CanonicalRequest>): void =
   s.body = out;
 };
 
-const specs = new Map<ClientFormat, EndpointSpec<CanonicalRequest>>();
-const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
+/** A prepared body and the endpoint's state (stored conversation state, hosted MCP tools, background). */
+const stateOf = ({ body, ...state }: Prepared): { body: unknown; state: Stateful } => ({ body, state });
+
+const specs = new Map<ClientFormat, InferenceSpec>();
+const specFor = (format: ClientFormat): InferenceSpec => {
   let spec = specs.get(format);
   if (!spec) {
     const codec = codecFor(format);
@@ -153,10 +155,10 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
       ...(format === 'responses'
         ? {
             prepare: async (body, ctx, deps) =>
-              prepareHosted(await prepareResponses(deps.conversations, projectOf(ctx), body, ctx.ids.requestId.replace(/-/g, '')), ctx.key, ctx.headers, deps.snapshots.current),
+              stateOf(prepareHosted(await prepareResponses(deps.conversations, projectOf(ctx), body, ctx.ids.requestId.replace(/-/g, '')), ctx.key, ctx.headers, deps.snapshots.current)),
           }
         : format === 'messages'
-          ? { prepare: (body, ctx, deps) => prepareThread(deps.conversations, projectOf(ctx), body) }
+          ? { prepare: async (body, ctx, deps) => stateOf(await prepareThread(deps.conversations, projectOf(ctx), body)) }
           : {}),
       read: (body) => {
         const creq = codec.decodeRequest(body);
@@ -168,9 +170,9 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
         s.request.modelReasons = s.plan.catalog.capabilities.includes('reasoning');
         const beta = s.ctx.headers?.get('anthropic-beta');
         if (beta) s.request.anthropicBeta = beta.split(',').map((b) => b.trim()).filter((b) => b !== '');
-        const run = (r: Serving<CanonicalRequest>): Promise<Response> => {
+        const run = (r: InferenceServing): Promise<Response> => {
           // The gateway's own MCP tools: served through the canonical path, round after round (hosted-mcp/run.ts); never cached.
-          if (r.hosted) return serveHosted(codec, r, r.hosted, encodeContext(r));
+          if (r.state?.hosted) return serveHosted(codec, r, r.state.hosted, encodeContext(r));
           const pass = passThroughOf(format, r, r.body);
           // The response cache: one property read for projects without the setting.
           if (r.ctx.key?.project.responseCache) {
@@ -183,9 +185,10 @@ const specFor = (format: ClientFormat): EndpointSpec<CanonicalRequest> => {
           return r.request.stream ? stream(codec, r, pass) : complete(codec, r, pass);
         };
         // Responses `background: true`: answered at once, run by the gateway (background.ts).
-        return s.background ? serveBackground(s, run) : run(s);
+        return s.state?.background ? serveBackground(s, run) : run(s);
       },
       fail: (err, ids) => errorResponse(err, ids, codec),
+      release: (state) => state.keeper?.release?.(),
     };
     specs.set(format, spec);
   }
@@ -197,13 +200,5 @@ export const handleInference = (deps: InferenceDeps, format: ClientFormat, req: 
   runPipeline(deps, specFor(format), req, ids, as);
 
 /** `GET /v1/models`: the key's routable models, serialised once per snapshot revision. */
-export const handleModels = async (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> => {
-  try {
-    const snapshot = deps.snapshots.current;
-    if (!snapshot) throw noSnapshot();
-    const key = await authenticate(req.headers, snapshot, Date.now());
-    return jsonResponse(200, key.project.modelListJson, ids);
-  } catch (e) {
-    return errorResponse(asGatewayError(e), ids);
-  }
-};
+export const handleModels = (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> =>
+  withCaller(deps, '/v1/models', req, ids, async (_ctx, door) => jsonResponse(200, door.key.project.modelListJson, ids), (e) => errorResponse(e, ids));

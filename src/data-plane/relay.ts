@@ -3,7 +3,8 @@ import { createFrameParser, type FrameParser } from '../providers/framing.ts';
 import { eventTooLarge } from '../providers/upstream-error.ts';
 import type { StreamDecoder, UpstreamFrame } from '../providers/types.ts';
 import type { FinalCollector } from './relay-final.ts';
-import { upstreamBounds, upstreamFailure } from './upstream.ts';
+import { upstreamBounds } from '../core/upstream-bounds.ts';
+import { upstreamFailure } from './upstream.ts';
 
 /** What a relay changes beyond the model, and what it keeps. */
 export interface RelayOptions {

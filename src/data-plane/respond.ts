@@ -2,27 +2,10 @@ import { Sweep } from '../core/sweep.ts';
 import type { StreamEvent, ToolCall, Usage } from '../canonical/types.ts';
 import { asGatewayError, GatewayError, toInferenceBody } from '../core/errors.ts';
 import type { ClientFormatCodec, StreamEncoder } from '../formats/types.ts';
+import { idHeaders, jsonResponse, markGatewayStream } from '../pipeline/answer.ts';
+import type { RequestIds } from '../pipeline/context.ts';
 import type { OpenStream } from './dispatch.ts';
 import { clientClosed, timeoutError } from './upstream.ts';
-
-/** Identity of one inference request, for headers and records. */
-export interface RequestIds {
-  requestId: string;
-  clientRequestId: string | undefined;
-  /**
-   * Set by the listener: called once a streamed response has ended, to give the connection its
-   * idle time-out back (it is off while the response is produced).
-   */
-  streamEnded?: () => void;
-}
-
-export const idHeaders = (ids: RequestIds): Record<string, string> =>
-  ids.clientRequestId === undefined
-    ? { 'x-request-id': ids.requestId }
-    : { 'x-request-id': ids.requestId, 'x-client-request-id': ids.clientRequestId };
-
-export const jsonResponse = (status: number, body: string, ids: RequestIds, extra?: Record<string, string>): Response =>
-  new Response(body, { status, headers: { 'content-type': 'application/json', ...idHeaders(ids), ...extra } });
 
 export const errorResponse = (error: GatewayError, ids: RequestIds, codec?: ClientFormatCodec): Response => {
   const body = codec ? codec.encodeError(error) : toInferenceBody(error);
@@ -152,15 +135,6 @@ const watched = new Sweep<Watched>(
   Date.now,
 );
 const startWatching = (w: Watched): void => watched.add(w);
-
-/** Responses written by sseResponse (they re-arm the connection's idle time-out when they end). */
-const gatewayStreams = new WeakSet<Response>();
-export const isGatewayStream = (res: Response): boolean => gatewayStreams.has(res);
-/** Marks a stream written elsewhere (the MCP gateway's) as one that calls `ids.streamEnded` itself when it ends. */
-export const markGatewayStream = (res: Response): Response => {
-  gatewayStreams.add(res);
-  return res;
-};
 
 /** Number of streams being written now. */
 export const openStreamCount = (): number => watched.size;
@@ -326,6 +300,6 @@ export const sseResponse = (open: EventSource, encoder: StreamEncoder, ids: Requ
       ...idHeaders(ids),
     },
   });
-  gatewayStreams.add(res);
+  markGatewayStream(res);
   return res;
 };

@@ -5,9 +5,12 @@ import { requestUuid } from '../core/ids.ts';
 import { describeError, log } from '../core/log.ts';
 import type { ExtraEndpoint } from '../providers/types.ts';
 import { handleExtra } from './extra.ts';
-import { handleInference, handleModels, type InferenceDeps } from './inference.ts';
-import { errorResponse, isGatewayStream, jsonResponse, type RequestIds } from './respond.ts';
-import { bodyTooLarge } from './pipeline/body.ts';
+import type { InferenceDeps } from './deps.ts';
+import { handleInference, handleModels } from './inference.ts';
+import type { RequestIds } from '../pipeline/context.ts';
+import { isGatewayStream, jsonResponse } from '../pipeline/answer.ts';
+import { errorResponse } from './respond.ts';
+import { bodyTooLarge } from '../pipeline/body.ts';
 import { handleStoredResponse } from './stored-responses.ts';
 import { handleConversations } from './conversations-api.ts';
 import { handleCountTokens } from './count-tokens.ts';
@@ -140,7 +143,11 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
   const extra = (endpoint: ExtraEndpoint, path: string) => post((req, ids) => handleExtra(deps, endpoint, path, req, ids));
   // Uploads are bounded by GATEWAY_FILE_MAX (plus room for the multipart framing), not GATEWAY_MAX_BODY.
   const uploadGuard = guardFor(opts.limits.idleTimeoutSeconds, deps.batches ? deps.batches.maxFileBytes + 65_536 : opts.limits.maxBodyBytes);
-  const files = (h: Parameters<typeof batchRoute>[0]) => guard((req, ids) => batchRoute(h)(deps, req, ids));
+  const files = (path: string, h: Parameters<typeof batchRoute>[1]) => {
+    const route = batchRoute(path, h);
+    return guard((req, ids) => route(deps, req, ids));
+  };
+  const upload = batchRoute('/v1/files', uploadFile);
   const mcpHandler = guard((req, ids) => mcp.handle(req, ids, decodeURIComponent(new URL(req.url).pathname.slice('/mcp/'.length))));
   return {
     '/mcp/:profileId': { POST: mcpHandler, GET: mcpHandler, DELETE: mcpHandler },
@@ -157,12 +164,12 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
     '/v1/conversations/:id/items': { GET: guard(conversations), POST: guard(conversations) },
     '/v1/conversations/:id/items/:itemId': { GET: guard(conversations), DELETE: guard(conversations), POST: guard(methodNotAllowed) },
     '/v1/models': { GET: guard((req, ids) => handleModels(deps, req, ids)), POST: guard(methodNotAllowed) },
-    '/v1/files': { GET: files(listFiles), POST: uploadGuard((req, ids) => batchRoute(uploadFile)(deps, req, ids)) },
-    '/v1/files/:id': { GET: files(getFile), DELETE: files(deleteFile), POST: guard(methodNotAllowed) },
-    '/v1/files/:id/content': { GET: files(fileContent), POST: guard(methodNotAllowed) },
-    '/v1/batches': { GET: files(listBatches), POST: files(createBatch) },
-    '/v1/batches/:id': { GET: files(getBatch), POST: guard(methodNotAllowed) },
-    '/v1/batches/:id/cancel': { POST: files(cancelBatch), GET: guard(methodNotAllowed) },
+    '/v1/files': { GET: files('/v1/files', listFiles), POST: uploadGuard((req, ids) => upload(deps, req, ids)) },
+    '/v1/files/:id': { GET: files('/v1/files/{id}', getFile), DELETE: files('/v1/files/{id}', deleteFile), POST: guard(methodNotAllowed) },
+    '/v1/files/:id/content': { GET: files('/v1/files/{id}/content', fileContent), POST: guard(methodNotAllowed) },
+    '/v1/batches': { GET: files('/v1/batches', listBatches), POST: files('/v1/batches', createBatch) },
+    '/v1/batches/:id': { GET: files('/v1/batches/{id}', getBatch), POST: guard(methodNotAllowed) },
+    '/v1/batches/:id/cancel': { POST: files('/v1/batches/{id}/cancel', cancelBatch), GET: guard(methodNotAllowed) },
     '/v1/audio/transcriptions': { POST: guard((_r, ids) => unsupported(ids)), GET: guard((_r, ids) => unsupported(ids)) },
     '/v1/completions': extra('completions', '/v1/completions'),
     '/v1/embeddings': extra('embeddings', '/v1/embeddings'),

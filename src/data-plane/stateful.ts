@@ -27,13 +27,17 @@ export interface Keeper {
   release?(): void;
 }
 
-export interface Prepared {
-  body: unknown;
+/** What a Responses or Messages request keeps from `prepare` to its end: the endpoint's own state (pipeline Serving.state). */
+export interface Stateful {
   keeper?: Keeper;
   /** Responses `mcp` tools the gateway runs itself (data-plane/hosted-mcp). */
   hosted?: HostedMcp;
   /** Responses `background: true`: the gateway runs the request and the client polls (data-plane/background.ts). */
   background?: boolean;
+}
+
+export interface Prepared extends Stateful {
+  body: unknown;
 }
 
 const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -1,12 +1,14 @@
 import type { JsonObject } from '../canonical/types.ts';
-import { asGatewayError, invalidRequest } from '../core/errors.ts';
-import { authenticate } from './auth.ts';
+import { invalidRequest } from '../core/errors.ts';
+import type { KeySnapshot } from '../propagation/snapshot.ts';
 import { CANCELLED } from './background-runs.ts';
 import { isTerminal, localSource, storeSource, tailResponse, workerLost } from './background.ts';
 import { type Conversations, notStored, type StoredResponse } from './conversations.ts';
-import type { InferenceDeps } from './pipeline/context.ts';
-import { noSnapshot } from './pipeline/index.ts';
-import { errorResponse, jsonResponse, type RequestIds } from './respond.ts';
+import type { InferenceDeps } from './deps.ts';
+import { withCaller } from '../pipeline/index.ts';
+import type { RequestIds } from '../pipeline/context.ts';
+import { jsonResponse } from '../pipeline/answer.ts';
+import { errorResponse } from './respond.ts';
 
 /**
  * `GET /v1/responses/{id}` (`?stream=true&starting_after=N` for a streamed background response),
@@ -96,39 +98,39 @@ export const inputItemsPage = (items: readonly JsonObject[], q: URLSearchParams)
   };
 };
 
-export const handleStoredResponse = async (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> => {
-  try {
-    const snapshot = deps.snapshots.current;
-    if (!snapshot) throw noSnapshot();
-    const key = await authenticate(req.headers, snapshot, Date.now());
-    const url = new URL(req.url);
-    const m = PATH.exec(url.pathname);
-    const id = decodeURIComponent(m?.[1] ?? '');
-    const op: Op = m?.[2] === '/input_items' ? 'input_items' : m?.[2] === '/cancel' ? 'cancel' : req.method === 'DELETE' ? 'delete' : 'get';
-    const projectId = key.project.id;
-    const conv = deps.conversations;
-    if (op === 'delete') {
-      const found = conv ? await conv.get(projectId, id) : undefined;
-      if (!conv || found?.kind !== 'response' || !(await conv.delete(projectId, id))) throw notStored('Response', id, 'response_id');
-      return jsonResponse(200, JSON.stringify({ id, object: 'response', deleted: true }), ids);
-    }
-    if (op === 'cancel') {
-      if (!conv) throw notStored('Response', id, 'response_id');
-      return jsonResponse(200, JSON.stringify((await cancel(conv, projectId, id)).response), ids);
-    }
-    const stored = await storedResponse(conv, projectId, id);
-    if (op === 'get' && url.searchParams.get('stream') === 'true' && conv) {
-      if (!stored.background?.events) throw invalidRequest('Only background responses created with stream: true can be streamed.', 'stream');
-      const after = startingAfter(url.searchParams.get('starting_after'));
-      const job = conv.runs.get(projectId, id);
-      const source = job ? localSource(job) : storeSource(async () => {
-        const found = await conv.get(projectId, id);
-        return found?.kind === 'response' ? settleLost(conv, projectId, found) : undefined;
-      });
-      return tailResponse(source, after, ids, ids.streamEnded, deps.keepAliveMs);
-    }
-    return jsonResponse(200, JSON.stringify(op === 'get' ? stored.response : inputItemsPage(stored.input, url.searchParams)), ids);
-  } catch (e) {
-    return errorResponse(asGatewayError(e), ids);
+/** The endpoint as records name it: `/v1/responses/{id}` and its sub-paths. */
+const pathOf = (m: RegExpExecArray | null): string => `/v1/responses/{id}${m?.[2] ?? ''}`;
+
+export const handleStoredResponse = (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> => {
+  const url = new URL(req.url);
+  const m = PATH.exec(url.pathname);
+  return withCaller(deps, pathOf(m), req, ids, (_ctx, door) => serveStored(deps, door.key, req, url, m, ids), (e) => errorResponse(e, ids));
+};
+
+const serveStored = async (deps: InferenceDeps, key: KeySnapshot, req: Request, url: URL, m: RegExpExecArray | null, ids: RequestIds): Promise<Response> => {
+  const id = decodeURIComponent(m?.[1] ?? '');
+  const op: Op = m?.[2] === '/input_items' ? 'input_items' : m?.[2] === '/cancel' ? 'cancel' : req.method === 'DELETE' ? 'delete' : 'get';
+  const projectId = key.project.id;
+  const conv = deps.conversations;
+  if (op === 'delete') {
+    const found = conv ? await conv.get(projectId, id) : undefined;
+    if (!conv || found?.kind !== 'response' || !(await conv.delete(projectId, id))) throw notStored('Response', id, 'response_id');
+    return jsonResponse(200, JSON.stringify({ id, object: 'response', deleted: true }), ids);
   }
+  if (op === 'cancel') {
+    if (!conv) throw notStored('Response', id, 'response_id');
+    return jsonResponse(200, JSON.stringify((await cancel(conv, projectId, id)).response), ids);
+  }
+  const stored = await storedResponse(conv, projectId, id);
+  if (op === 'get' && url.searchParams.get('stream') === 'true' && conv) {
+    if (!stored.background?.events) throw invalidRequest('Only background responses created with stream: true can be streamed.', 'stream');
+    const after = startingAfter(url.searchParams.get('starting_after'));
+    const job = conv.runs.get(projectId, id);
+    const source = job ? localSource(job) : storeSource(async () => {
+      const found = await conv.get(projectId, id);
+      return found?.kind === 'response' ? settleLost(conv, projectId, found) : undefined;
+    });
+    return tailResponse(source, after, ids, ids.streamEnded, deps.keepAliveMs);
+  }
+  return jsonResponse(200, JSON.stringify(op === 'get' ? stored.response : inputItemsPage(stored.input, url.searchParams)), ids);
 };

@@ -3,9 +3,10 @@ import { GatewayError } from '../core/errors.ts';
 import { log } from '../core/log.ts';
 import type { CanonicalRequest } from '../canonical/types.ts';
 import { attemptSecrets, maskSecrets, secretForms } from '../providers/redact.ts';
-import { DEFAULT_MAX_EVENT, scrubError, upstreamTooLarge } from '../providers/upstream-error.ts';
+import { scrubError, upstreamTooLarge } from '../providers/upstream-error.ts';
+import { upstreamBounds } from '../core/upstream-bounds.ts';
 import type { ConnectionConfig, HttpProviderAdapter, TokenHttp, UpstreamHttpRequest, UpstreamTarget } from '../providers/types.ts';
-import { readBounded } from './bounded-read.ts';
+import { readBounded } from '../core/bounded-read.ts';
 
 /**
  * The only module that performs upstream HTTP. Network failures and time-outs become retryable
@@ -178,25 +179,6 @@ export class UpstreamCall {
 /** Builds the upstream request of a chat call, credentials included. */
 export const prepareRequest = (adapter: HttpProviderAdapter, request: CanonicalRequest, target: UpstreamTarget, call: UpstreamCall): UpstreamHttpRequest | Promise<UpstreamHttpRequest> =>
   call.prepare(adapter.buildRequest(request, target), adapter, target);
-
-/**
- * The bounds on what is read from upstreams into memory, set at start-up from the settings:
- * GATEWAY_MAX_UPSTREAM_RESPONSE (a whole answer or error body), GATEWAY_MAX_STREAM_EVENT (one
- * event of a stream), GATEWAY_MCP_MAX_MESSAGE (one message of an MCP server).
- */
-export interface UpstreamBounds {
-  maxUpstreamResponseBytes: number;
-  maxStreamEventBytes: number;
-  maxMcpMessageBytes: number;
-}
-
-export const upstreamBounds: UpstreamBounds = { maxUpstreamResponseBytes: 32 * 1024 * 1024, maxStreamEventBytes: DEFAULT_MAX_EVENT, maxMcpMessageBytes: 16 * 1024 * 1024 };
-
-export const setUpstreamBounds = (bounds: Partial<UpstreamBounds>): void => {
-  if (bounds.maxUpstreamResponseBytes !== undefined) upstreamBounds.maxUpstreamResponseBytes = bounds.maxUpstreamResponseBytes;
-  if (bounds.maxStreamEventBytes !== undefined) upstreamBounds.maxStreamEventBytes = bounds.maxStreamEventBytes;
-  if (bounds.maxMcpMessageBytes !== undefined) upstreamBounds.maxMcpMessageBytes = bounds.maxMcpMessageBytes;
-};
 
 const tooLargeUpstream = (max: number): GatewayError => upstreamTooLarge("The upstream provider's answer", max, 'GATEWAY_MAX_UPSTREAM_RESPONSE');
 

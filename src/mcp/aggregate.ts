@@ -14,8 +14,8 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { describeError, log } from '../core/log.ts';
-import type { InferenceDeps } from '../data-plane/pipeline/context.ts';
-import type { RequestIds } from '../data-plane/respond.ts';
+import type { PipelineDeps } from '../pipeline/deps.ts';
+import type { RequestIds } from '../pipeline/context.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpProfileConfig, McpProfileServer, McpServerConfig } from './config.ts';
 import { type Links, whileInFlight } from './links.ts';
@@ -31,7 +31,7 @@ import type { Conn, UpstreamPool } from './upstream.ts';
  */
 
 export interface McpGatewayDeps {
-  deps: InferenceDeps;
+  deps: PipelineDeps;
   pool: UpstreamPool;
   links: Links;
   /** Bound on one server's list (ms). */

@@ -1,7 +1,7 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../core/errors.ts';
 import { isRecord } from '../core/json.ts';
-import { readBounded } from '../data-plane/bounded-read.ts';
+import { readBounded } from '../core/bounded-read.ts';
 
 /**
  * GATEWAY_MCP_MAX_MESSAGE on what an upstream MCP server sends, applied to its HTTP answers before

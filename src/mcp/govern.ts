@@ -1,20 +1,21 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { asGatewayError, GatewayError } from '../core/errors.ts';
-import { admit } from '../data-plane/pipeline/admit.ts';
-import { type InferenceDeps, NO_POLICIES, openContext, type Outcome } from '../data-plane/pipeline/context.ts';
-import { inspectInput, openOutput } from '../data-plane/pipeline/guardrails.ts';
-import { finish } from '../data-plane/pipeline/index.ts';
-import type { RequestIds } from '../data-plane/respond.ts';
+import { isRecord } from '../core/json.ts';
+import type { Attempt, RequestContext, RequestIds } from '../pipeline/context.ts';
+import { NO_POLICIES, type PipelineDeps, type Policies } from '../pipeline/deps.ts';
+import { admitted, outputOf } from '../pipeline/govern.ts';
+import { type Door, enter } from '../pipeline/index.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
 import { isTooLarge, TOO_LARGE_CODE } from './bounded.ts';
 
 /**
- * The governed MCP calls — `tools/call`, `prompts/get`, `resources/read` — run through the
- * request stages every inference request runs through (data-plane/pipeline): input guardrails on
- * what is sent (tool arguments, prompt arguments), admission (the project's `rate-limit`
- * requests per minute: one call is one request), the call, output guardrails on what comes back
- * (the result's content strings), then settle → record, once; every stage is reported to the
- * data plane's observers (pipeline/observe.ts: spans and metrics by the MCP conventions). The record: endpoint
+ * The governed MCP calls — `tools/call`, `prompts/get`, `resources/read` — enter through the
+ * pipeline's door (pipeline/door.ts `enter`, the caller already known from the MCP transport) and
+ * run its governed stages (pipeline/govern.ts) in the order every inference request runs them:
+ * input guardrails on what is sent (tool arguments, prompt arguments), admission (the project's
+ * `rate-limit` requests per minute: one call is one request), the call, output guardrails on what
+ * comes back (the result's content strings), then settle → record, once; every stage is reported
+ * to the plane's observers (pipeline/observe.ts: spans and metrics by the MCP conventions). The record: endpoint
  * `/mcp/{profileId}`, `model` the method, `provider` `mcp`, `connection` the server id,
  * `upstream_model` the tool or prompt name at the server (or the resource URI), the status and
  * latency, and the bodies under the project's retention.
@@ -23,7 +24,7 @@ import { isTooLarge, TOO_LARGE_CODE } from './bounded.ts';
 export type GovernedMethod = 'tools/call' | 'prompts/get' | 'resources/read';
 
 export interface GovernedCall {
-  deps: InferenceDeps;
+  deps: PipelineDeps;
   key: KeySnapshot;
   ids: RequestIds;
   headers: Headers;
@@ -59,66 +60,84 @@ const upstreamFailure = (e: unknown, serverId: string): GatewayError => {
   return new GatewayError({ kind: 'upstream_error', status: 502, errorCode: 'mcp_upstream_error', message: `MCP server '${serverId}' failed${detail}.` });
 };
 
-/**
- * Runs one governed call: `run` gets the (possibly redacted) input and returns the upstream's
- * result; the result handed back is the output-guarded one. Refusals and failures are thrown as
- * McpError (the record is written either way).
- */
-export const governed = async <R extends Record<string, unknown>>(c: GovernedCall, run: (input: Record<string, unknown> | undefined) => Promise<R>): Promise<R> => {
-  const ctx = openContext(`/mcp/${c.profileId}`, c.ids, c.deps.observers);
-  ctx.headers = c.headers;
-  ctx.key = c.key;
-  ctx.model = c.method;
-  ctx.bodyText = JSON.stringify(c.params ?? null);
-  ctx.mcp = { method: c.method, server: c.serverId, ...(c.method === 'resources/read' ? {} : { name: c.listed }) };
-  ctx.observers.start(ctx);
+/** What a governed call came to: the (output-guarded) result, or the JSON-RPC error the client gets. */
+type Called<R> = { ok: true; result: R } | { ok: false; error: McpError };
+
+/** A resource read has no arguments: the input guardrails have nothing to look at. */
+const withoutInput = (p: Policies): Policies => (p.input.length === 0 ? p : { ...p, input: [] });
+
+/** The call behind the door: the governed stages, the upstream call (its one attempt), the output guardrails; finished on every path. */
+const call = async <R extends Record<string, unknown>>(c: GovernedCall, ctx: RequestContext, door: Door, run: (input: Record<string, unknown> | undefined) => Promise<R>): Promise<Called<R>> => {
+  const done = door.own();
   const policies = c.deps.policies ?? NO_POLICIES;
+  let input = c.input;
+  // A refusal here is thrown: the door finishes the request and answers it (refusal below).
+  const admitting = admitted(input === undefined ? withoutInput(policies) : policies, ctx, input, (redacted) => {
+    if (!isRecord(redacted)) return;
+    input = Object.fromEntries(Object.entries(redacted));
+    ctx.bodyText = JSON.stringify({ ...(isRecord(c.params) ? c.params : {}), arguments: input });
+  });
+  if (admitting instanceof Promise) await admitting;
   // The call to the MCP server is the request's one upstream attempt, reported like an inference attempt.
   const view = { target: { connection: { name: c.serverId, provider: 'mcp' }, upstreamModel: c.target } };
-  const attempt = (status: number, ms: number, errorCode?: string) => ({ connection: c.serverId, provider: 'mcp', upstreamModel: c.target, status, ms, ...(errorCode ? { errorCode } : {}) });
-  const done = (o: Outcome): void => finish(c.deps, ctx, o);
-  let input = c.input;
-  try {
-    if (input !== undefined && policies.input.length > 0) {
-      const inspected = await inspectInput(policies.input, ctx, input);
-      if (inspected.changed && typeof inspected.body === 'object' && inspected.body !== null && !Array.isArray(inspected.body)) {
-        input = Object.fromEntries(Object.entries(inspected.body));
-        ctx.bodyText = JSON.stringify({ ...(typeof c.params === 'object' && c.params !== null ? c.params : {}), arguments: input });
-      }
-    }
-    if (policies.admit.length > 0) await admit(policies.admit, ctx);
-  } catch (e) {
-    const err = asGatewayError(e);
-    done({ status: err.status, error: err });
-    throw refusal(err);
-  }
+  const attempt = (status: number, ms: number, errorCode?: string): Attempt => ({ connection: c.serverId, provider: 'mcp', upstreamModel: c.target, status, ms, ...(errorCode ? { errorCode } : {}) });
   const t0 = performance.now();
   let result: R;
   ctx.observers.attemptStart(ctx, view);
   try {
     result = await run(input);
   } catch (e) {
-    const ms = Math.round(performance.now() - t0);
     const err = upstreamFailure(e, c.serverId);
-    const failed = attempt(err.status, ms, err.errorCode);
+    const failed = attempt(err.status, Math.round(performance.now() - t0), err.errorCode);
     ctx.observers.attemptEnd(ctx, view, failed, err);
     done({ status: err.status, error: err, attempts: [failed] });
-    throw e instanceof McpError ? e : new McpError(ErrorCode.InternalError, err.message);
+    return { ok: false, error: e instanceof McpError ? e : new McpError(ErrorCode.InternalError, err.message) };
   }
-  const ms = Math.round(performance.now() - t0);
-  const answered = attempt(200, ms, result.isError === true ? 'tool_error' : undefined);
+  const answered = attempt(200, Math.round(performance.now() - t0), result.isError === true ? 'tool_error' : undefined);
   ctx.observers.attemptEnd(ctx, view, answered, undefined);
   try {
-    const output = policies.guardrails.length > 0 ? openOutput(policies.guardrails, ctx) : undefined;
+    const output = outputOf(policies, ctx);
     if (output) {
       const view = await output.answer({ kind: 'extra', json: result, contentType: JSON_CT });
-      if (view.kind === 'extra' && view.json !== result && typeof view.json === 'object' && view.json !== null && !Array.isArray(view.json)) result = { ...result, ...view.json };
+      if (view.kind === 'extra' && view.json !== result && isRecord(view.json)) result = { ...result, ...view.json };
     }
   } catch (e) {
     const err = asGatewayError(e);
     done({ status: err.status, error: err, attempts: [answered] });
-    throw refusal(err);
+    return { ok: false, error: refusal(err) };
   }
   done({ status: 200, response: result, attempts: [answered] });
-  return result;
+  return { ok: true, result };
+};
+
+/** A refusal of the door or of the governed stages, as the JSON-RPC error the client gets. */
+const refused = (e: GatewayError): never => {
+  throw refusal(e);
+};
+
+/**
+ * Runs one governed call: `run` gets the (possibly redacted) input and returns the upstream's
+ * result; the result handed back is the output-guarded one. Refusals and failures are thrown as
+ * McpError (the record is written either way).
+ */
+export const governed = async <R extends Record<string, unknown>>(c: GovernedCall, run: (input: Record<string, unknown> | undefined) => Promise<R>): Promise<R> => {
+  const called = await enter<Called<R>>(
+    c.deps,
+    {
+      path: `/mcp/${c.profileId}`,
+      ids: c.ids,
+      headers: c.headers,
+      method: 'POST',
+      as: () => c.key,
+      opened: (ctx) => {
+        ctx.model = c.method;
+        ctx.bodyText = JSON.stringify(c.params ?? null);
+        ctx.mcp = { method: c.method, server: c.serverId, ...(c.method === 'resources/read' ? {} : { name: c.listed }) };
+      },
+    },
+    (ctx, door) => call(c, ctx, door, run),
+    { status: () => 200, fail: refused },
+  );
+  if (!called.ok) throw called.error;
+  return called.result;
 };

@@ -3,10 +3,11 @@ import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIO
 import { asGatewayError, GatewayError } from '../core/errors.ts';
 import { requestUuid } from '../core/ids.ts';
 import { describeError, log } from '../core/log.ts';
-import { authenticate } from '../data-plane/auth.ts';
-import { readJsonBody } from '../data-plane/pipeline/body.ts';
-import type { InferenceDeps } from '../data-plane/pipeline/context.ts';
-import { idHeaders, markGatewayStream, type RequestIds } from '../data-plane/respond.ts';
+import { readJsonBody } from '../pipeline/body.ts';
+import { callerOf } from '../pipeline/index.ts';
+import type { PipelineDeps } from '../pipeline/deps.ts';
+import type { RequestIds } from '../pipeline/context.ts';
+import { idHeaders, markGatewayStream } from '../pipeline/answer.ts';
 import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpGatewayDeps, McpRequestView } from './aggregate.ts';
 import type { McpProfileConfig, McpServerConfig } from './config.ts';
@@ -31,7 +32,7 @@ import { DEFAULT_UPSTREAM_LIMITS, UpstreamPool, type UpstreamLimits, upstreamCap
  */
 
 export interface McpGatewayOptions {
-  deps: InferenceDeps;
+  deps: PipelineDeps;
   version: string;
   /** The listener is bound to a loopback address: only loopback `Host`/`Origin` are served (DNS-rebinding protection). */
   loopbackOnly?: boolean;
@@ -130,24 +131,17 @@ export class McpGateway implements McpToolHost {
   }
 
   /** The caller and the profile, on the snapshot (once more after a catch-up, for a change committed moments ago). */
-  private async resolve(req: Request, profileId: string): Promise<{ key: KeySnapshot; profile: McpProfileConfig; snapshot: ConfigSnapshot }> {
-    const { deps } = this.opts;
-    const attempt = async (snapshot: ConfigSnapshot) => {
-      const key = await authenticate(req.headers, snapshot, Date.now());
-      const profile = snapshot.mcp.profiles.get(key.project.id)?.get(profileId);
-      if (!profile) throw new GatewayError({ kind: 'not_found', errorCode: 'mcp_profile_not_found', message: `MCP profile '${profileId}' not found.` });
-      return { key, profile, snapshot };
-    };
-    const snapshot = deps.snapshots.current;
-    if (!snapshot) throw new GatewayError({ kind: 'unavailable', message: 'The data plane has no configuration yet.' });
-    try {
-      return await attempt(snapshot);
-    } catch (e) {
-      const curable = e instanceof GatewayError && (e.kind === 'authentication' || e.errorCode === 'mcp_profile_not_found');
-      const now = curable && deps.catchUp && (await deps.catchUp()) ? deps.snapshots.current : undefined;
-      if (!now) throw e;
-      return attempt(now);
-    }
+  private resolve(req: Request, profileId: string): Promise<{ key: KeySnapshot; profile: McpProfileConfig; snapshot: ConfigSnapshot }> {
+    return callerOf(
+      this.opts.deps,
+      req.headers,
+      (key, snapshot) => {
+        const profile = snapshot.mcp.profiles.get(key.project.id)?.get(profileId);
+        if (!profile) throw new GatewayError({ kind: 'not_found', errorCode: 'mcp_profile_not_found', message: `MCP profile '${profileId}' not found.` });
+        return { key, profile, snapshot };
+      },
+      (e) => e.errorCode === 'mcp_profile_not_found',
+    );
   }
 
   async handle(req: Request, ids: RequestIds, profileId: string): Promise<Response> {

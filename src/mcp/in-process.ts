@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { type CallToolResult, CallToolResultSchema, ListToolsResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { requestUuid } from '../core/ids.ts';
-import type { RequestIds } from '../data-plane/respond.ts';
+import type { RequestIds } from '../pipeline/context.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpGatewayDeps, McpRequestView } from './aggregate.ts';
 import type { McpProfileConfig, McpServerConfig } from './config.ts';

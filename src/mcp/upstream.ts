@@ -18,7 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { inwardAddress, knownInward } from '../core/addresses.ts';
 import { describeError, log } from '../core/log.ts';
-import { upstreamBounds } from '../data-plane/upstream.ts';
+import { upstreamBounds } from '../core/upstream-bounds.ts';
 import { boundedAnswer } from './bounded.ts';
 import type { McpServerConfig } from './config.ts';
 import type { Links } from './links.ts';

@@ -19,7 +19,7 @@ export const readYourWrites = (controller: SnapshotController, holder: SnapshotH
     changeRecorded: (): void => {
       recordedAt = Date.now();
     },
-    /** InferenceDeps.catchUp: true when the served snapshot moved while waiting. */
+    /** PipelineDeps.catchUp: true when the served snapshot moved while waiting. */
     catchUp: async (): Promise<boolean> => {
       if (Date.now() - recordedAt > windowMs) return false;
       const before = holder.current?.revision;

@@ -74,5 +74,5 @@ export interface HostScope {
   projects: ReadonlySet<string>;
 }
 
-export const projectKey = (customerId: string, projectId: string): string => `${customerId}/${projectId}`;
+export { projectKey } from '../core/ids.ts';
 

@@ -213,8 +213,7 @@ export const upstreamTooLarge = (what: string, max: number, setting: string): Ga
     retryable: true,
   });
 
-/** GATEWAY_MAX_STREAM_EVENT's default: the largest event of an upstream stream held while it arrives. */
-export const DEFAULT_MAX_EVENT = 16 * 1024 * 1024;
+export { DEFAULT_MAX_EVENT } from '../core/upstream-bounds.ts';
 
 /** One event of an upstream stream past GATEWAY_MAX_STREAM_EVENT. */
 export const eventTooLarge = (max: number): GatewayError => upstreamTooLarge("An event of the upstream provider's stream", max, 'GATEWAY_MAX_STREAM_EVENT');

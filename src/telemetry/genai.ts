@@ -15,10 +15,13 @@ const OPERATIONS: Readonly<Record<string, string>> = {
   '/v1/rerank': 'rerank',
 };
 
+/** The operation of an endpoint that is no GenAI operation (`/v1/models`, count-tokens, stored responses, files…). */
+export const OTHER_OPERATION = 'other';
+
 /** `gen_ai.operation.name` of an inference endpoint (`chat`, `embeddings`, …); MCP tool calls are `execute_tool`. */
 export const operationOf = (endpoint: string, mcpMethod?: string): string => {
   if (mcpMethod !== undefined) return mcpMethod === 'tools/call' ? 'execute_tool' : mcpMethod;
-  return OPERATIONS[endpoint] ?? 'other';
+  return OPERATIONS[endpoint] ?? OTHER_OPERATION;
 };
 
 /** Adapter ids whose GenAI provider name differs from the id. */

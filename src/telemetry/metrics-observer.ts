@@ -1,6 +1,6 @@
-import type { RequestContext } from '../data-plane/pipeline/context.ts';
+import type { RequestContext } from '../pipeline/context.ts';
 import type { Histogram, Sum } from './aggregate.ts';
-import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
+import type { RequestObserver } from '../pipeline/observe.ts';
 import { operationOf, providerNameOf } from './genai.ts';
 
 /**

@@ -1,11 +1,12 @@
 import type { Server } from 'bun';
-import { type TlsFiles, tlsOption } from '../core/tls.ts';
+import { tlsOption } from '../core/tls.ts';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { Histogram, Sum } from './aggregate.ts';
 import { describeError, log } from '../core/log.ts';
-import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
+import type { RequestObserver } from '../pipeline/observe.ts';
 import type { ExportOptions, OtlpProtocol } from './otlp.ts';
-import { exportOptions, resourceAttributesOf, type TelemetryConfig } from './tracing.ts';
+import type { TelemetryConfig } from '../config/telemetry.ts';
+import { exportOptions, resourceAttributesOf } from './tracing.ts';
 
 /**
  * Metrics (contract §8), loaded by dynamic import only when the metrics listener or an OTLP metrics
@@ -17,19 +18,6 @@ import { exportOptions, resourceAttributesOf, type TelemetryConfig } from './tra
  * metrics-observer.ts, and at most CARDINALITY_LIMIT series per metric (the overflow is one
  * `otel_metric_overflow` series).
  */
-
-export interface MetricsConfig {
-  /** Port of the metrics listener; 0: none. */
-  port: number;
-  host: string;
-  /** GATEWAY_METRICS_TLS_*: serve /metrics over HTTPS. */
-  tls?: TlsFiles;
-  /** GATEWAY_METRICS_TENANT_LABELS: the `project` label names the customer and project; false: it is TENANTS_HIDDEN on every series. */
-  tenantLabels: boolean;
-  /** OTLP metrics URL (`…/v1/metrics` for HTTP, the collector's address for gRPC), or undefined for no export. */
-  url: string | undefined;
-  intervalMs: number;
-}
 
 export const CARDINALITY_LIMIT = 2000;
 

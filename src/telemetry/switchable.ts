@@ -1,7 +1,8 @@
 import { describeError, log } from '../core/log.ts';
-import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
+import type { RequestObserver } from '../pipeline/observe.ts';
 import type { Metrics, MetricSources } from './metrics.ts';
-import { startTracing, type Telemetry, type TelemetryConfig, type Tracing } from './tracing.ts';
+import type { TelemetryConfig } from '../config/telemetry.ts';
+import { startTracing, type Telemetry, type Tracing } from './tracing.ts';
 
 /**
  * Telemetry whose export target can change while the process serves: a separate data plane's

@@ -1,7 +1,7 @@
 import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
-import type { RequestContext, TraceState } from '../data-plane/pipeline/context.ts';
-import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
-import { operationOf, providerNameOf } from './genai.ts';
+import type { RequestContext, TraceState } from '../pipeline/context.ts';
+import type { RequestObserver } from '../pipeline/observe.ts';
+import { OTHER_OPERATION, operationOf, providerNameOf } from './genai.ts';
 
 /**
  * Traces as contract §8 fixes them: one SERVER span per request named
@@ -67,6 +67,8 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
   };
 
   const operation = (ctx: RequestContext): string => operationOf(ctx.endpoint, ctx.mcp?.method);
+  /** A request of an endpoint that is no GenAI operation (`/v1/models`, files…) is named by its method and path. */
+  const nameOf = (ctx: RequestContext, op: string): string => (op === OTHER_OPERATION ? `${ctx.method} ${ctx.endpoint}` : op);
 
   const endAttempt = (t: TraceState, attrs: Attributes): void => {
     const span = t.attempt;
@@ -82,7 +84,7 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
       const attributes: Attributes = {
         'gen_ai.operation.name': operation(ctx),
         'gateway.request_id': ctx.ids.requestId,
-        'http.request.method': 'POST',
+        'http.request.method': ctx.method,
         'url.path': ctx.endpoint,
       };
       if (ctx.ids.clientRequestId !== undefined) attributes['gateway.client_request_id'] = ctx.ids.clientRequestId;
@@ -98,7 +100,7 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
         attributes['gateway.mcp.server'] = mcp.server;
         if (mcp.name !== undefined && mcp.method === 'tools/call') attributes['gen_ai.tool.name'] = mcp.name;
       }
-      const server = tracer.startSpan(mcp ? `${mcp.method}${mcp.name ? ` ${mcp.name}` : ''}` : operation(ctx), { kind: SpanKind.SERVER, attributes }, parentOf(headers));
+      const server = tracer.startSpan(mcp ? `${mcp.method}${mcp.name ? ` ${mcp.name}` : ''}` : nameOf(ctx, operation(ctx)), { kind: SpanKind.SERVER, attributes }, parentOf(headers));
       ctx.trace = { server, attempt: undefined };
     },
     attemptStart(ctx, view) {
@@ -157,7 +159,7 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
       endAttempt(t, response);
 
       const server = t.server;
-      if (!ctx.mcp && model) server.updateName(`${op} ${model}`);
+      if (!ctx.mcp && model && op !== OTHER_OPERATION) server.updateName(`${op} ${model}`);
       const attrs: Attributes = {
         ...response,
         'http.response.status_code': outcome.status,

@@ -1,32 +1,14 @@
-import type { RequestObserver } from '../data-plane/pipeline/observe.ts';
-import type { MetricsConfig, MetricSources } from './metrics.ts';
-import { type ExportOptions, type OtlpProtocol, spanExporter } from './otlp.ts';
+import type { RequestObserver } from '../pipeline/observe.ts';
+import type { TelemetryConfig } from '../config/telemetry.ts';
+import type { MetricSources } from './metrics.ts';
+import { type ExportOptions, spanExporter } from './otlp.ts';
 
 /**
  * OpenTelemetry for the data plane: traces over OTLP (grpc, http/protobuf or http/json) when an
  * endpoint is configured with the standard variables (declared in config/settings.ts), and
- * metrics (telemetry/metrics.ts). Both are request observers (data-plane/pipeline/observe.ts);
+ * metrics (telemetry/metrics.ts). Both are request observers (pipeline/observe.ts);
  * with neither on, no observer is added and nothing of them runs on the hot path.
  */
-
-export interface TelemetryConfig {
-  protocol: OtlpProtocol;
-  /** Traces URL (`…/v1/traces` for HTTP, the collector's address for gRPC), or undefined for no export. */
-  tracesUrl: string | undefined;
-  headers: Record<string, string>;
-  /** `https` endpoints: no certificate verification; gRPC: insecure credentials (a data plane's `dataExports.telemetry.insecure`). */
-  insecure?: boolean;
-  /** Export timeout (a data plane's `dataExports.telemetry.timeout`); unset: the exporter's default. */
-  timeoutMs?: number;
-  serviceName: string;
-  /** Resource attributes besides `service.name` and `service.version` (a data plane's OTEL_RESOURCE_ATTRIBUTES local variable). */
-  resourceAttributes?: Record<string, string>;
-  /** Which OTEL_* variables the process environment set (they win over a data plane's `dataExports.telemetry`). */
-  fromEnv?: { endpoint: boolean; serviceName: boolean };
-  /** Request headers copied onto spans as `gateway.header.<name>` (session, user, workflow ids). */
-  spanHeaders: readonly string[];
-  metrics: MetricsConfig;
-}
 
 export interface Telemetry {
   /** The observers to add to the request path (none when nothing is exported). */

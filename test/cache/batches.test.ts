@@ -6,7 +6,7 @@ import { like } from 'drizzle-orm';
 import OpenAI, { toFile } from 'openai';
 import { generateKek } from '../../src/core/secrets.ts';
 import { batchRoute, listFiles } from '../../src/data-plane/batches.ts';
-import { NO_OBSERVERS } from '../../src/data-plane/pipeline/observe.ts';
+import { NO_OBSERVERS } from '../../src/pipeline/observe.ts';
 import { SnapshotHolder } from '../../src/propagation/holder.ts';
 import { requestRecords } from '../../src/store/schema/index.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -214,7 +214,7 @@ test('uploads: over GATEWAY_FILE_MAX → 413, purpose must be batch; files are p
 
 test('a data plane without the store (a separate data plane) refuses files and batches with 501', async () => {
   const deps = { snapshots: new SnapshotHolder(), observers: NO_OBSERVERS, recordBodies: false, keepAliveMs: 1000 };
-  const res = await batchRoute(listFiles)(deps, new Request('http://dp/v1/files'), { requestId: 'r', clientRequestId: undefined });
+  const res = await batchRoute('/v1/files', listFiles)(deps, new Request('http://dp/v1/files'), { requestId: 'r', clientRequestId: undefined });
   expect(res.status).toBe(501);
   const body = (await res.json()) as { error: { code: string; message: string } };
   expect(body.error.code).toBe('unsupported_endpoint');

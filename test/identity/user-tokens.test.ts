@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { authenticate } from '../../src/data-plane/auth.ts';
+import { authenticate } from '../../src/pipeline/auth.ts';
 import { signingKeys, userTokens } from '../../src/store/schema/index.ts';
 import { admin, apikeyOp } from '../support/gateway.ts';
 import { startWorld, stopWorld, type World } from '../support/provision.ts';

@@ -1,10 +1,11 @@
-import type { CanonicalRequest, CanonicalResponse, FinishReason, JsonObject, StreamEvent } from '../../canonical/types.ts';
+import type { CanonicalResponse, FinishReason, JsonObject, StreamEvent } from '../../canonical/types.ts';
 import { asGatewayError } from '../../core/errors.ts';
 import type { ClientFormatCodec, EncodeContext } from '../../formats/types.ts';
-import type { Serving } from '../pipeline/index.ts';
-import type { CacheOutcome, RequestCache } from '../pipeline/cache.ts';
-import { decodeCached, encodeCached } from '../pipeline/cache.ts';
-import { errorResponse, type EventSource, jsonResponse, sseResponse, type StreamSummary } from '../respond.ts';
+import type { InferenceServing } from '../deps.ts';
+import type { CacheOutcome, RequestCache } from './key.ts';
+import { decodeCached, encodeCached } from './key.ts';
+import { jsonResponse } from '../../pipeline/answer.ts';
+import { errorResponse, type EventSource, sseResponse, type StreamSummary } from '../respond.ts';
 
 /**
  * Serving with the response cache (contract §11): a hit is encoded from the cached canonical
@@ -16,7 +17,7 @@ import { errorResponse, type EventSource, jsonResponse, sseResponse, type Stream
 export const CACHE_HEADER = 'x-gateway-cache';
 
 /** How the live path is run: with the cache outcome stamped on its record, and a callback for the answer to keep. */
-export type LiveServe = (s: Serving<CanonicalRequest>, keep: ((r: CanonicalResponse) => void) | undefined) => Promise<Response>;
+export type LiveServe = (s: InferenceServing, keep: ((r: CanonicalResponse) => void) | undefined) => Promise<Response>;
 
 /** A streamed answer's final object for a keeper, when the format's encoder has none (Messages). */
 export type FinalOf = (sum: StreamSummary) => JsonObject;
@@ -70,7 +71,7 @@ const tagged = (res: Response, outcome: CacheOutcome): Response => {
 };
 
 /** A hit, answered from the cache. */
-const serveHit = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, cached: CanonicalResponse, ec: EncodeContext, streamedFinal: FinalOf): Promise<Response> => {
+const serveHit = async (codec: ClientFormatCodec, s: InferenceServing, cached: CanonicalResponse, ec: EncodeContext, streamedFinal: FinalOf): Promise<Response> => {
   const { ctx } = s;
   // This request's own ids: a kept Responses answer or Messages reply is a new one.
   let r: CanonicalResponse = { ...cached, id: '' };
@@ -86,7 +87,7 @@ const serveHit = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, 
       onDone: (sum) => {
         const ended = sum.error ? { error: sum.error, partial: { outputChars: sum.outputChars } } : {};
         s.finish({ status: 200, usage: r.usage, attempts: [], ...ended, response: { text: sum.text, toolCalls: sum.toolCalls, finishReason: sum.finishReason ?? null }, ttfbMs, cache: 'hit', finishReason: r.finishReason });
-        if (s.keeper && !sum.error) void s.keeper.keep(canonical.final?.() ?? streamedFinal(sum));
+        if (s.state?.keeper && !sum.error) void s.state.keeper.keep(canonical.final?.() ?? streamedFinal(sum));
       },
     });
   }
@@ -103,12 +104,12 @@ const serveHit = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, 
   const encoded = codec.encodeResponse(r, ec);
   const body = JSON.stringify(encoded);
   s.finish({ status: 200, usage: r.usage, attempts: [], responseText: body, responseModel: r.model, finishReason: r.finishReason, cache: 'hit' });
-  if (s.keeper) await s.keeper.keep(encoded);
+  if (s.state?.keeper) await s.state.keeper.keep(encoded);
   return jsonResponse(200, body, ctx.ids);
 };
 
 /** Serves a request of a project with the `response-cache` setting. */
-export const serveCached = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, cache: RequestCache, ec: EncodeContext, live: LiveServe, streamedFinal: FinalOf): Promise<Response> => {
+export const serveCached = async (codec: ClientFormatCodec, s: InferenceServing, cache: RequestCache, ec: EncodeContext, live: LiveServe, streamedFinal: FinalOf): Promise<Response> => {
   if (cache.control.read) {
     const text = await cache.store.get(cache.key);
     const hit = text === undefined ? undefined : decodeCached(text);
@@ -116,7 +117,7 @@ export const serveCached = async (codec: ClientFormatCodec, s: Serving<Canonical
   }
   const outcome: CacheOutcome = cache.control.write ? 'miss' : 'bypass';
   const finish = s.finish;
-  const stamped: Serving<CanonicalRequest> = { ...s, finish: (o) => finish({ ...o, cache: outcome }) };
+  const stamped: InferenceServing = { ...s, finish: (o) => finish({ ...o, cache: outcome }) };
   const keep = cache.control.write ? (r: CanonicalResponse) => cache.store.set(cache.key, encodeCached(r), cache.ttlMs) : undefined;
   return tagged(await live(stamped, keep), outcome);
 };

@@ -1,14 +1,16 @@
 import { serversFor } from '../../mcp/credentials.ts';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { CanonicalRequest, CanonicalResponse, JsonObject, JsonValue, StreamEvent, ToolDefinition, Usage } from '../../canonical/types.ts';
+import type { CanonicalResponse, JsonObject, JsonValue, StreamEvent, ToolDefinition, Usage } from '../../canonical/types.ts';
 import { emptyUsage } from '../../canonical/types.ts';
 import { asGatewayError, GatewayError } from '../../core/errors.ts';
 import { argumentsObject, textParts } from '../../formats/shared.ts';
 import type { ClientFormatCodec, EncodeContext, StreamEncoder } from '../../formats/types.ts';
 import type { McpToolSession } from '../../mcp/in-process.ts';
-import { type Attempt, dispatchComplete, dispatchStream, type OpenStream } from '../dispatch.ts';
-import type { Serving } from '../pipeline/index.ts';
-import { errorResponse, jsonResponse, sseResponse, type StreamSummary } from '../respond.ts';
+import type { Attempt } from '../../pipeline/context.ts';
+import { dispatchComplete, dispatchStream, type OpenStream } from '../dispatch.ts';
+import type { InferenceServing } from '../deps.ts';
+import { jsonResponse } from '../../pipeline/answer.ts';
+import { errorResponse, sseResponse, type StreamSummary } from '../respond.ts';
 import type { HostedMcp } from './prepare.ts';
 import { allowedTool, functionName, type HostedTool, needsApproval } from './tools.ts';
 import { type HostedName, HostedWriter, type McpCallItem, type RoundEnd } from './writer.ts';
@@ -94,7 +96,7 @@ class HostedRun {
 
   constructor(
     private readonly codec: ClientFormatCodec,
-    readonly s: Serving<CanonicalRequest>,
+    readonly s: InferenceServing,
     private readonly h: HostedMcp,
     ctx: EncodeContext,
   ) {
@@ -225,7 +227,7 @@ class HostedRun {
     const body = JSON.stringify(answer);
     s.finish({ status: 200, usage: this.total, attempts: this.attempts, responseText: body });
     this.close();
-    if (s.keeper) await s.keeper.keep(answer);
+    if (s.state?.keeper) await s.state.keeper.keep(answer);
     return jsonResponse(200, body, s.ctx.ids);
   }
 
@@ -317,14 +319,14 @@ class HostedRun {
         s.finish({ status: 200, usage, attempts: this.attempts, ...ended, response, ttfbMs });
         this.close();
         const answer = writer.final();
-        if (s.keeper && !sum.error && answer) void s.keeper.keep(answer);
+        if (s.state?.keeper && !sum.error && answer) void s.state.keeper.keep(answer);
       },
     });
   }
 }
 
 /** Serves the request (see above). */
-export const serveHosted = async (codec: ClientFormatCodec, s: Serving<CanonicalRequest>, h: HostedMcp, ctx: EncodeContext): Promise<Response> => {
+export const serveHosted = async (codec: ClientFormatCodec, s: InferenceServing, h: HostedMcp, ctx: EncodeContext): Promise<Response> => {
   const run = new HostedRun(codec, s, h, ctx);
   try {
     await run.open();

@@ -4,9 +4,9 @@ import { costPerChar, type Evaluation, evaluatePrepared } from '../../governance
 import { type GuardrailRule, type Hit, prepare, redact, redactParts, scan } from '../../governance/guardrail-scan.ts';
 import { estimateTokens } from '../../governance/token-bound.ts';
 import { evaluateBounded, INLINE_BUDGET, ScanTimeout } from '../../governance/scan-pool.ts';
-import type { RequestContext } from '../pipeline/context.ts';
+import type { RequestContext } from '../../pipeline/context.ts';
 import { bodyTexts, replaceTexts } from './guardrail-texts.ts';
-import type { AnswerView, InputGuardrail, OutputFilter, OutputGuardrail } from '../pipeline/guardrails.ts';
+import type { AnswerView, InputGuardrail, OutputFilter, OutputGuardrail } from '../../pipeline/guardrails.ts';
 
 /**
  * Guardrails (contract §3.2) on every inference endpoint, from the project's snapshot.

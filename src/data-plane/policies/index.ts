@@ -1,5 +1,5 @@
 import type { Counters } from '../../governance/counters.ts';
-import type { Policies } from '../pipeline/context.ts';
+import type { Policies } from '../../pipeline/deps.ts';
 import { inputGuardrail, outputGuardrail } from './guardrails.ts';
 import { limitsPolicies, type OnCounterError } from './limits.ts';
 

@@ -3,10 +3,10 @@ import { describeError, log } from '../../core/log.ts';
 import type { CounterAdd, Counters, Refused } from '../../governance/counters.ts';
 import { budgetCounterKey, budgetCounterTtlMs, MINUTE, minuteWindow, periodBounds, secondsUntil } from '../../governance/periods.ts';
 import type { BudgetSnapshot } from '../../propagation/snapshot.ts';
-import { costNanoUsd } from '../cost.ts';
-import type { AdmissionPolicy } from '../pipeline/admit.ts';
-import type { Hold, RequestContext } from '../pipeline/context.ts';
-import { reservedInput, reservedOutput, type SettlementPolicy } from '../pipeline/settle.ts';
+import { costNanoUsd } from '../../pipeline/cost.ts';
+import type { AdmissionPolicy } from '../../pipeline/admit.ts';
+import type { Hold, RequestContext } from '../../pipeline/context.ts';
+import { reservedInput, reservedOutput, type SettlementPolicy } from '../../pipeline/settle.ts';
 
 /**
  * Rate limits (`rate-limit` setting) and budgets, admitted in ONE atomic check-and-reserve on the

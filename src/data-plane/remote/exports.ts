@@ -1,7 +1,7 @@
 import type { ConfigDocument } from '../../api/config-document.ts';
 import { headers as headerPairs, OTLP_PROTOCOLS, type OtlpProtocol } from '../../config/setting-kinds.ts';
 import { log } from '../../core/log.ts';
-import type { TelemetryConfig } from '../../telemetry/tracing.ts';
+import type { TelemetryConfig } from '../../config/telemetry.ts';
 
 /**
  * Where a separate data plane exports its traces and OTLP metrics: its service account's

@@ -1,4 +1,4 @@
-import type { GatewayError } from '../../core/errors.ts';
+import type { GatewayError } from '../core/errors.ts';
 import type { RequestContext } from './context.ts';
 
 /**

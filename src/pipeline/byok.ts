@@ -1,5 +1,6 @@
 import type { KeySnapshot, ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
-import type { ConnectionConfig } from '../providers/types.ts';
+
+type ConnectionConfig = ResolvedTarget['connection'];
 
 /**
  * BYOK at inference: for each target of the route (so per attempt: a fallback to another provider

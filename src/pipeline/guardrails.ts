@@ -1,4 +1,4 @@
-import type { StreamEvent, ToolCall } from '../../canonical/types.ts';
+import type { StreamEvent, ToolCall } from '../canonical/types.ts';
 import type { RequestContext } from './context.ts';
 
 /** A complete answer as output guardrails see it; a filter returns it (possibly redacted). */

@@ -1,36 +1,32 @@
 import type { Span } from '@opentelemetry/api';
-import type { Usage } from '../../canonical/types.ts';
-import type { GatewayError } from '../../core/errors.ts';
-import type { SnapshotHolder } from '../../propagation/holder.ts';
-import type { KeySnapshot } from '../../propagation/snapshot.ts';
-import type { McpToolHost } from '../../mcp/in-process.ts';
-import type { Conversations } from '../conversations.ts';
-import type { Attempt } from '../dispatch.ts';
-import type { Plan } from '../resolve.ts';
-import type { RequestIds } from '../respond.ts';
-import type { BatchDeps } from '../batches.ts';
-import type { ResponseCacheStore } from '../cache/store.ts';
-import type { AdmissionPolicy } from './admit.ts';
-import type { BodyLimits } from './body.ts';
-import type { InputGuardrail, OutputGuardrail } from './guardrails.ts';
+import type { Usage } from '../canonical/types.ts';
+import type { GatewayError } from '../core/errors.ts';
+import type { KeySnapshot } from '../propagation/snapshot.ts';
 import { NO_OBSERVERS, type Observers } from './observe.ts';
-import type { SettlementPolicy } from './settle.ts';
+import type { Plan } from './plan.ts';
 
-/**
- * The policies of the request path, run in this order for every inference endpoint (chat,
- * responses, messages, the extra endpoints, streams alike). All lists are empty today; governance
- * (rate limits, budgets, guardrails) plugs in here.
- */
-export interface Policies {
-  /** Input guardrails (after resolve, before admission). */
-  input: readonly InputGuardrail[];
-  admit: readonly AdmissionPolicy[];
-  /** Output guardrails. */
-  guardrails: readonly OutputGuardrail[];
-  settle: readonly SettlementPolicy[];
+export type { Plan } from './plan.ts';
+
+/** Identity of one request, for headers and records. */
+export interface RequestIds {
+  requestId: string;
+  clientRequestId: string | undefined;
+  /**
+   * Set by the listener: called once a streamed response has ended, to give the connection its
+   * idle time-out back (it is off while the response is produced).
+   */
+  streamEnded?: () => void;
 }
 
-export const NO_POLICIES: Policies = Object.freeze({ input: [], admit: [], guardrails: [], settle: [] });
+/** One try against one target, for the request record and the observers. */
+export interface Attempt {
+  connection: string;
+  provider: string;
+  upstreamModel: string;
+  status: number;
+  errorCode?: string;
+  ms: number;
+}
 
 /** A counter reservation taken at admission, corrected to the real amount at settlement. */
 export interface Hold {
@@ -40,34 +36,6 @@ export interface Hold {
   measure: 'tokens' | 'cost';
 }
 
-export interface InferenceDeps {
-  snapshots: SnapshotHolder;
-  /** Who watches each request's stages (tracing, metrics, records): pipeline/observe.ts. */
-  observers: Observers;
-  /** Whether request and response bodies may be kept in records at all (GATEWAY_RECORD_BODIES; the project's `record-retention` narrows it). */
-  recordBodies: boolean;
-  keepAliveMs: number;
-  /** Request-body limits; the defaults when absent. */
-  bodyLimits?: BodyLimits;
-  /** Stored responses and threads (contract §2); references are refused when absent. */
-  conversations?: Conversations;
-  /** The request path's policies; none when absent. */
-  policies?: Policies;
-  /**
-   * Read-your-writes for a data plane in the management process: resolves true when the served
-   * snapshot moved to catch up with a configuration change committed moments ago (so a caller or
-   * model that was not found is looked up once more); false at once when nothing was committed
-   * recently. Absent on separate data planes.
-   */
-  catchUp?: () => Promise<boolean>;
-  /** Where cached answers live (project setting `response-cache`, contract §11); no cache when absent. */
-  responseCache?: ResponseCacheStore;
-  /** `/v1/files` and `/v1/batches` (contract §11): the embedded plane's store-backed service; 501 when absent (separate data planes). */
-  batches?: BatchDeps;
-  /** The MCP gateway in process: Responses `mcp` tools naming one of the caller's profiles run through it (data-plane/hosted-mcp). */
-  mcpTools?: McpToolHost;
-}
-
 /** One request as it goes through the stages; each stage fills in what it learnt. */
 export interface RequestContext {
   ids: RequestIds;
@@ -75,7 +43,10 @@ export interface RequestContext {
   receivedAt: number;
   /** performance.now() at arrival. */
   t0: number;
+  /** The endpoint as records, spans and metrics name it (a path, ids as `{id}`). */
   endpoint: string;
+  /** The HTTP method (`POST` for every inference request and MCP call). */
+  method: string;
   stream: boolean;
   /** The client's request headers (read by endpoints that forward some, e.g. `anthropic-beta`). */
   headers?: Headers;
@@ -144,11 +115,12 @@ export interface Outcome {
   cache?: 'hit' | 'miss' | 'bypass';
 }
 
-export const openContext = (endpoint: string, ids: RequestIds, observers: Observers = NO_OBSERVERS): RequestContext => ({
+export const openContext = (endpoint: string, ids: RequestIds, observers: Observers = NO_OBSERVERS, method = 'POST'): RequestContext => ({
   ids,
   receivedAt: Date.now(),
   t0: performance.now(),
   endpoint,
+  method,
   stream: false,
   observers,
 });

@@ -3,7 +3,7 @@ import { jcs } from '../../core/jcs.ts';
 import { isRecord } from '../../core/json.ts';
 import type { ResponseCacheSetting } from '../../governance/setting-values.ts';
 import type { KeySnapshot } from '../../propagation/snapshot.ts';
-import type { ResponseCacheStore } from '../cache/store.ts';
+import type { ResponseCacheStore } from './store.ts';
 
 /**
  * The response-cache stage (contract §11), between admission and dispatch: a project without the

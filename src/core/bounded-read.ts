@@ -1,4 +1,4 @@
-import type { GatewayError } from '../core/errors.ts';
+import type { GatewayError } from './errors.ts';
 
 /**
  * Reads a byte stream to text, refusing it past `max` bytes: the stream is cancelled and

@@ -1,7 +1,7 @@
 import { importSPKI, jwtVerify } from 'jose';
 import { GatewayError, invalidApiKey } from '../core/errors.ts';
-import { sha256Hex } from '../core/ids.ts';
-import { type ConfigSnapshot, type KeySnapshot, projectKey } from '../propagation/snapshot.ts';
+import { projectKey, sha256Hex } from '../core/ids.ts';
+import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
 import { servedAt } from './hosts.ts';
 
 /**

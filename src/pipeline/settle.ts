@@ -1,7 +1,7 @@
-import type { Usage } from '../../canonical/types.ts';
-import { describeError, log } from '../../core/log.ts';
-import { inputTokenBound } from '../../governance/token-bound.ts';
-import { costNanoUsd } from '../cost.ts';
+import type { Usage } from '../canonical/types.ts';
+import { describeError, log } from '../core/log.ts';
+import { inputTokenBound } from '../governance/token-bound.ts';
+import { costNanoUsd } from './cost.ts';
 import type { Outcome, RequestContext } from './context.ts';
 
 /** Token counts as the record keeps them, and the cost they come to. */

@@ -1,7 +1,7 @@
-import { GatewayError, invalidRequest } from '../../core/errors.ts';
-import { Sweep } from '../../core/sweep.ts';
-import { checkNesting } from '../../formats/validate.ts';
-import { readBounded } from '../bounded-read.ts';
+import { GatewayError, invalidRequest } from '../core/errors.ts';
+import { Sweep } from '../core/sweep.ts';
+import { checkNesting } from '../core/json-depth.ts';
+import { readBounded } from '../core/bounded-read.ts';
 
 /** Request-body limits of the listener (GATEWAY_MAX_BODY, GATEWAY_BODY_TIMEOUT). */
 export interface BodyLimits {

@@ -1,8 +1,7 @@
-import type { GatewayError } from '../../core/errors.ts';
-import { describeError, log } from '../../core/log.ts';
-import type { RecordEntry } from '../../core/records.ts';
-import type { Attempt } from '../dispatch.ts';
-import type { Outcome, RequestContext } from './context.ts';
+import type { GatewayError } from '../core/errors.ts';
+import { describeError, log } from '../core/log.ts';
+import type { RecordEntry } from '../core/records.ts';
+import type { Attempt, Outcome, RequestContext } from './context.ts';
 import type { Settlement } from './settle.ts';
 
 /**

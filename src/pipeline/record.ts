@@ -1,5 +1,5 @@
-import type { RecordEntry, RecordSink } from '../../core/records.ts';
-import { FULL_RETENTION, type RecordRetentionSetting } from '../../governance/setting-values.ts';
+import type { RecordEntry, RecordSink } from '../core/records.ts';
+import { FULL_RETENTION, type RecordRetentionSetting } from '../governance/setting-values.ts';
 import type { Outcome, RequestContext } from './context.ts';
 import type { RequestObserver } from './observe.ts';
 import type { Settlement } from './settle.ts';
