@@ -8,7 +8,7 @@ export interface ByokSnapshot {
 }
 
 export interface ByokPart {
-  /** BYOK keys (see data-plane/byok.ts): provider id → secret; the newest active key of each scope wins. */
+  /** BYOK keys (see pipeline/byok.ts): provider id → secret; the newest active key of each scope wins. */
   byok: ByokSnapshot;
 }
 
