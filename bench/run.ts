@@ -37,6 +37,7 @@ import { emptyResults, type Results, type Run } from './lib/results.ts';
 import { isFloor, type Kind, streamKind, type TargetName } from './lib/requests.ts';
 import { type MeasureOptions, runChurn, runFirstEvent, runSoak, type Target } from './lib/scenarios.ts';
 import { medianOf } from './lib/stats.ts';
+import { runSequential } from './lib/sequential.ts';
 import { type Started, startTargets } from './lib/targets.ts';
 import { runWrk } from './lib/wrk.ts';
 
@@ -116,7 +117,10 @@ const main = async (): Promise<void> => {
       await settle(targets.map((x) => x.pid));
       const c0 = cpuMs(t.pid);
       const sampler = rssSampler(t.pid, 250);
-      const w = await runWrk({ url: t.url, requests, connections: o.connections, durationS: o.durationS, cpu: cores.load, ...(o.delayMs ? { delayMs: o.delayMs } : {}), ...(o.count ? { count: o.count } : {}), timeoutS: o.timeoutS ?? 10 });
+      // A counted run is sequential on one connection, timed in this process on the monotonic clock (bench/lib/sequential.ts).
+      const w = o.count
+        ? await runSequential({ url: t.url, requests, count: o.count })
+        : await runWrk({ url: t.url, requests, connections: o.connections, durationS: o.durationS, cpu: cores.load, ...(o.delayMs ? { delayMs: o.delayMs } : {}), timeoutS: o.timeoutS ?? 10 });
       // …and the CPU figure includes the work a run leaves behind (batched record writes).
       await settle([t.pid]);
       const c1 = cpuMs(t.pid);
@@ -243,8 +247,7 @@ const main = async (): Promise<void> => {
       for (const n of ['direct', 'bare', 'gateway'] as TargetName[]) {
         const t = target(n);
         if (!t) continue;
-        // The count ends the run; the duration is only a cap (a loaded machine).
-        const run = await measure(t, 'chat-json', { connections: 1, durationS: 60, count });
+        const run = await measure(t, 'chat-json', { connections: 1, durationS: 0, count });
         say('c1 ×2000', n, run);
         runs[n] = run;
       }

@@ -5,13 +5,13 @@ import { checkBody } from '../bench/lib/probe.ts';
 import { type Service, spawnService } from '../bench/lib/proc.ts';
 import { floorRequests, type Kind } from '../bench/lib/requests.ts';
 import { floorCommand } from '../bench/lib/targets.ts';
-import { runWrk } from '../bench/lib/wrk.ts';
+import { responseEnd, runSequential } from '../bench/lib/sequential.ts';
 import { DEFAULT_MOCK, type MockServer, startMock } from '../bench/mock-upstream.ts';
 
 /**
  * The product floor of `bun run bench` (issue 40): bench/product-proxy.ts is the shared floor byte
  * for byte, the bench drives it as the floor harness does and it serves the bench's own requests,
- * shipping records with both bodies; and wrk's counted mode behind the one-connection latency.
+ * shipping records with both bodies; and the sequential client behind the one-connection latency.
  */
 
 const ROOT = resolve(import.meta.dir, '..');
@@ -132,26 +132,42 @@ describe('the product floor as the bench drives it', () => {
   });
 });
 
-describe('wrk, counted (the one-connection latency of `bun run bench`)', () => {
-  test.skipIf(!Bun.which('wrk'))('stops after exactly `count` responses, long before its duration cap', async () => {
+describe('sequential requests on one connection (the one-connection latency of `bun run bench`)', () => {
+  test('finds the end of a response by Content-Length, by the last chunk, or at the head without a body', () => {
+    const fixed = Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1');
+    expect(responseEnd(fixed)).toEqual({ end: 43, status: 200 });
+    expect(responseEnd(fixed.subarray(0, 42))).toBeUndefined();
+    const chunked = Buffer.from('HTTP/1.1 502 Bad Gateway\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n');
+    expect(responseEnd(chunked)).toEqual({ end: chunked.length, status: 502 });
+    expect(responseEnd(chunked.subarray(0, chunked.length - 2))).toBeUndefined();
+    expect(responseEnd(Buffer.from('HTTP/1.1 204 No Content\r\n\r\n'))).toEqual({ end: 27, status: 204 });
+  });
+
+  test('times exactly `count` requests after the warm-up, on one connection, and counts error statuses', async () => {
     let served = 0;
+    const remotes = new Set<string>();
     const s = Bun.serve({
       port: 0,
       hostname: '127.0.0.1',
-      async fetch(req) {
-        await req.text();
+      async fetch(req, server) {
+        const body = await req.text();
         served++;
+        remotes.add(`${server.requestIP(req)?.port}`);
+        // Every fourth request a streamed (chunked) error, the rest a fixed-length answer.
+        if (body === 'fail') return new Response(new ReadableStream({ start: (c) => { c.enqueue(new TextEncoder().encode('{"error":1}')); c.close(); } }), { status: 503 });
         return new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } });
       },
     });
     try {
-      const t0 = performance.now();
-      const w = await runWrk({ url: `http://127.0.0.1:${s.port}`, requests: [{ path: '/c1', headers: { 'content-type': 'application/json' }, body: '{}' }], connections: 1, durationS: 30, count: 300, cpu: undefined });
-      expect(w.requests).toBe(300);
-      expect(served).toBe(300);
-      expect(w.errorCount).toBe(0);
-      expect(w.latency.p99).toBeGreaterThan(0);
-      expect(performance.now() - t0).toBeLessThan(15_000);
+      const ok = { path: '/c1', headers: { 'content-type': 'application/json' }, body: '{}' };
+      const w = await runSequential({ url: `http://127.0.0.1:${s.port}`, requests: [ok, ok, ok, { ...ok, body: 'fail' }], count: 400, warmup: 20 });
+      expect(w.requests).toBe(400);
+      expect(served).toBe(420);
+      expect(remotes.size).toBe(1); // one keep-alive connection
+      expect(w.errorCount).toBe(100);
+      expect(w.latency.p50).toBeGreaterThan(0);
+      expect(w.latency.p99).toBeGreaterThanOrEqual(w.latency.p50);
+      expect(w.latency.max).toBeLessThan(w.durationS * 1000 + 1);
     } finally {
       s.stop(true);
     }

@@ -17,7 +17,7 @@ export interface Target {
   requests(kind: Kind): WrkRequest[] | undefined;
 }
 
-/** One wrk run's shape: `count` stops it after that many responses (one connection), `durationS` then being a cap. */
+/** One wrk run's shape; with `count`, that many sequential requests on one connection instead (bench/lib/sequential.ts; the rest unused). */
 export interface MeasureOptions {
   connections: number;
   durationS: number;

@@ -24,13 +24,6 @@ export interface WrkOptions {
   /** Per-connection pause between a response and the next request (ms): a paced, moderate rate. */
   delayMs?: number;
   timeoutS?: number;
-  /**
-   * Stop after this many responses instead of at the end of `durationS` (then only a cap): the
-   * script stops its thread at the count and tells the runner, which interrupts wrk (SIGINT ends
-   * its wait early; wrk still prints its summary). Meant for one connection (`-c1`), where the
-   * count is exact.
-   */
-  count?: number;
   /** CPU list for taskset. */
   cpu: string | undefined;
 }
@@ -76,7 +69,6 @@ request = function()
   return reqs[i]
 end
 ${o.delayMs ? `delay = function() return ${Math.max(1, Math.round(o.delayMs))} end` : ''}
-${o.count ? countHook(o.count) : ''}
 done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"bytes":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50":%d,"p90":%d,"p99":%d,"p999":%d,"mean":%.1f,"max":%d}\\n',
@@ -84,34 +76,6 @@ done = function(summary, latency, requests)
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.mean, latency.max))
 end
 `;
-};
-
-/** The line the script prints once `count` responses arrived. */
-const STOP_LINE = 'WRKSTOP';
-
-const countHook = (count: number): string => `local seen = 0
-response = function(status, headers, body)
-  seen = seen + 1
-  if seen == ${Math.round(count)} then
-    io.write("${STOP_LINE}\\n")
-    io.flush()
-    wrk.thread:stop()
-  end
-end`;
-
-/** Reads wrk's stdout to the end; on the stop line, interrupts wrk so that it prints its summary at once. */
-const readOut = async (proc: { stdout: ReadableStream<Uint8Array>; kill(signal: NodeJS.Signals): void }, watch: boolean): Promise<string> => {
-  const td = new TextDecoder();
-  let out = '';
-  let signalled = false;
-  for await (const chunk of proc.stdout) {
-    out += td.decode(chunk, { stream: true });
-    if (watch && !signalled && out.includes(STOP_LINE)) {
-      signalled = true;
-      proc.kill('SIGINT');
-    }
-  }
-  return out + td.decode();
 };
 
 let dir: string | undefined;
@@ -132,7 +96,7 @@ export const runWrk = async (o: WrkOptions): Promise<WrkResult> => {
     o.url,
   ];
   const proc = Bun.spawn(pinned(o.cpu, args), { stdout: 'pipe', stderr: 'pipe' });
-  const [out, err] = await Promise.all([readOut(proc, o.count !== undefined), new Response(proc.stderr).text()]);
+  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   await proc.exited;
   const line = out.split('\n').find((l) => l.startsWith('WRKJSON '));
   if (!line) throw new Error(`wrk produced no result (exit ${proc.exitCode}): ${err.trim() || out.trim()}`);
