@@ -16,7 +16,7 @@ export const gitCommit = (): string | undefined => {
 
 export const round3 = (v: number): number | null => (Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null);
 
-/** The thresholds of the hot path's goals (issue 40: relative to the product floor of the same run, or to the bare proxy). */
+/** The thresholds of the hot path's goals: relative to the product floor of the same run, or to the bare proxy. */
 export const GOALS = {
   /** Separate data plane, non-streaming req/s ÷ the floor's. */
   dataplaneVsFloor: 0.9,
