@@ -17,6 +17,9 @@
  *   flush=each|end  flush after every event (default, separate TCP writes like a real model) or once
  *   fail=CODE  answer at once with this HTTP status and an error body (a primary that fails fast)
  *
+ * `POST /records-sink` answers 204: the product floor (bench/product-proxy.ts) ships its record
+ * batches there, read and dropped.
+ *
  * Usage: bun bench/mock-upstream.ts [--port 0] [--host 127.0.0.1] [--lat 0] [--bytes 744]
  *        [--chunks 21] [--pace 0] [--flush each]. Prints one JSON line {"port":N} when listening.
  */
@@ -311,6 +314,8 @@ export const startMock = (port: number, host: string, defaults: MockOptions): Mo
       if (req.method === 'GET') return new Response('{"status":"ok"}', { headers: JSON_HEADERS });
       const kind: Kind | undefined = path.endsWith('/chat/completions') ? 'openai' : path.endsWith('/messages') ? 'anthropic' : path.endsWith('/responses') ? 'responses' : undefined;
       const raw = await req.text();
+      // The product floor (bench/product-proxy.ts) ships its record batches here: read and dropped.
+      if (path === '/records-sink') return new Response(null, { status: 204 });
       if (!kind) return new Response('{"error":{"message":"unknown path","type":"invalid_request_error"}}', { status: 404, headers: JSON_HEADERS });
       const o = optionsFor(spec);
       if (o.fail) {

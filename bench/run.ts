@@ -1,7 +1,8 @@
 #!/usr/bin/env bun
 /**
- * `bun run bench` — the gateway against a bare Bun proxy, the mock upstream itself ("direct") and,
- * when installed, Portkey's gateway, all in the same run on the same machine. See docs/benchmarks.md.
+ * `bun run bench` — the gateway against a bare Bun proxy, the product floor (bench/product-proxy.ts),
+ * the mock upstream itself ("direct") and, when installed, Portkey's gateway, all in the same run on
+ * the same machine. See docs/benchmarks.md.
  *
  *   bun run bench                 full run (~7 min): every scenario, 3 rounds of the headline ones
  *   bun run bench -- --quick      < 1 min: headline scenarios, 1 round; last line is one JSON object
@@ -15,9 +16,11 @@
  *                                 as ratios to the same gateway without them; run by default)
  *            --no-dataplane       skip the separate data plane (`serve --role data` fed by the gateway
  *                                 as its management plane; measured by default)
+ *            --no-floor           skip the product floor (bench/product-proxy.ts --work product, bodies
+ *                                 json and raw; measured by default beside the bare proxy)
  *            --reuse              full run on the provisioned template instead of provisioning anew
  *            --render             only rewrite the report and plot from the latest results JSON
- *            --only=a,b           run only these scenario groups (max,fixed,first,formats,fallback,churn,slow,sweep)
+ *            --only=a,b           run only these scenario groups (max,fixed,c1,first,formats,fallback,churn,slow,sweep)
  *            --duration=S         seconds per measurement (default 5, quick 3)
  *            --rounds=N           rounds of the headline scenarios (default 3, quick 1)
  */
@@ -31,9 +34,10 @@ import { renderLatest, writeResults } from './lib/output.ts';
 import { checkBody } from './lib/probe.ts';
 import { ALLOCATOR_PURGE_DELAY, cpuMs, DATAPLANE_JSC_RAM_SIZE, pinSelf, planCores, POSTGRES_JSC_RAM_SIZE, rssMb, rssSampler, settle } from './lib/proc.ts';
 import { emptyResults, type Results, type Run } from './lib/results.ts';
-import { type Kind, streamKind, type TargetName } from './lib/requests.ts';
-import { runChurn, runFirstEvent, runSoak, type Target } from './lib/scenarios.ts';
+import { isFloor, type Kind, streamKind, type TargetName } from './lib/requests.ts';
+import { type MeasureOptions, runChurn, runFirstEvent, runSoak, type Target } from './lib/scenarios.ts';
 import { medianOf } from './lib/stats.ts';
+import { runSequential } from './lib/sequential.ts';
 import { type Started, startTargets } from './lib/targets.ts';
 import { runWrk } from './lib/wrk.ts';
 
@@ -55,6 +59,7 @@ const opts = {
   rounds: Number(value('rounds') ?? (quick ? 1 : 3)),
   only: value('only')?.split(',') ?? undefined,
   dataplane: !has('no-dataplane'),
+  floor: !has('no-floor'),
   postgres: has('postgres') ? (value('postgres') ?? process.env.BENCH_DATABASE_URL ?? 'postgres://gateway:gateway@127.0.0.1:5432/postgres') : undefined,
 };
 const groupOn = (g: string, inQuick: boolean): boolean => (opts.only ? opts.only.includes(g) : quick ? inQuick : true);
@@ -80,8 +85,8 @@ const main = async (): Promise<void> => {
   });
 
   try {
-    const { targets, store, gw, peer, peerStatus, pg, pgStatus, dp, dpStatus } = await startTargets(
-      { quick, fresh: opts.fresh || (!quick && !has('reuse')), peer: opts.peer, postgres: opts.postgres, dataplane: opts.dataplane },
+    const { targets, store, gw, peer, peerStatus, pg, pgStatus, dp, dpStatus, floorStatus } = await startTargets(
+      { quick, fresh: opts.fresh || (!quick && !has('reuse')), peer: opts.peer, postgres: opts.postgres, dataplane: opts.dataplane, floor: opts.floor },
       cores,
       started,
       log,
@@ -105,14 +110,17 @@ const main = async (): Promise<void> => {
     if (dp) dpStatus.idleRssMb = rssMb(dp.pid);
 
     // One wrk run against a target, with the target's CPU and memory.
-    const measure = async (t: Target, kind: Kind, o: { connections: number; durationS: number; delayMs?: number; timeoutS?: number }): Promise<Run> => {
+    const measure = async (t: Target, kind: Kind, o: MeasureOptions): Promise<Run> => {
       const requests = t.requests(kind);
       if (!requests) throw new Error(`${t.name} has no ${kind} requests`);
       // Every server idle first (no deferred work of an earlier run on the shared core)…
       await settle(targets.map((x) => x.pid));
       const c0 = cpuMs(t.pid);
       const sampler = rssSampler(t.pid, 250);
-      const w = await runWrk({ url: t.url, requests, connections: o.connections, durationS: o.durationS, cpu: cores.load, ...(o.delayMs ? { delayMs: o.delayMs } : {}), timeoutS: o.timeoutS ?? 10 });
+      // A counted run is sequential on one connection, timed in this process on the monotonic clock (bench/lib/sequential.ts).
+      const w = o.count
+        ? await runSequential({ url: t.url, requests, count: o.count })
+        : await runWrk({ url: t.url, requests, connections: o.connections, durationS: o.durationS, cpu: cores.load, ...(o.delayMs ? { delayMs: o.delayMs } : {}), timeoutS: o.timeoutS ?? 10 });
       // …and the CPU figure includes the work a run leaves behind (batched record writes).
       await settle([t.pid]);
       const c1 = cpuMs(t.pid);
@@ -164,6 +172,7 @@ const main = async (): Promise<void> => {
       peer: peerStatus,
       postgres: pgStatus,
       dataplane: dpStatus,
+      floor: floorStatus,
       elapsedS: 0,
     });
 
@@ -191,8 +200,9 @@ const main = async (): Promise<void> => {
     };
     if (groupOn('max', true)) {
       log('max rate @64 connections…');
-      await maxRate('chat-json', ['direct', 'bare', 'gateway', 'gateway-pg', 'dataplane', 'portkey'], opts.rounds);
-      await maxRate('chat-sse', ['direct', 'bare', 'gateway', 'gateway-pg', 'dataplane', 'portkey'], opts.rounds);
+      // The product floor in the same interleaved rounds: the goals are ratios to it.
+      await maxRate('chat-json', ['direct', 'bare', 'floor-json', 'floor-raw', 'gateway', 'gateway-pg', 'dataplane', 'portkey'], opts.rounds);
+      await maxRate('chat-sse', ['direct', 'bare', 'floor-json', 'floor-raw', 'gateway', 'gateway-pg', 'dataplane', 'portkey'], opts.rounds);
       // Cross-format streaming (Messages client → OpenAI upstream): the bare proxy's request for it
       // is the same-wire chat stream, so its chat-sse figure of this run is the reference.
       if (quick) await maxRate('messages-x-sse', ['gateway'], opts.rounds);
@@ -220,13 +230,28 @@ const main = async (): Promise<void> => {
       const runs: Partial<Record<TargetName, Run>> = {};
       for (const t of targets) {
         // The bare proxy too: the same Bun fetch path, so "added over bare" is the gateway's own share.
-        if (quick && t.name !== 'direct' && t.name !== 'bare' && t.name !== 'gateway') continue;
+        if ((quick && t.name !== 'direct' && t.name !== 'bare' && t.name !== 'gateway') || isFloor(t.name)) continue;
         // Pace each connection so that conns / (delay + latency) ≈ rate.
         const run = await measure(t, 'chat-json', { connections: conns, durationS: quick ? 3 : Math.max(8, opts.durationS), delayMs: (conns * 1000) / rate - 0.3 });
         say('fixed 200/s', t.name, run);
         runs[t.name] = run;
       }
       results.fixed = { rate, runs };
+    }
+
+    // ---- one connection: added latency of sequential requests over direct ----
+    if (groupOn('c1', true)) {
+      const count = 2000;
+      log(`one connection, ${count} sequential requests…`);
+      const runs: Partial<Record<TargetName, Run>> = {};
+      for (const n of ['direct', 'bare', 'gateway'] as TargetName[]) {
+        const t = target(n);
+        if (!t) continue;
+        const run = await measure(t, 'chat-json', { connections: 1, durationS: 0, count });
+        say('c1 ×2000', n, run);
+        runs[n] = run;
+      }
+      results.c1 = { requests: count, runs };
     }
 
     // ---- first-event latency at 100 streams/s ----
@@ -254,6 +279,7 @@ const main = async (): Promise<void> => {
       const sweep: Partial<Record<TargetName, Run[]>> = {};
       for (const c of [1, 4, 16, 64, 256]) {
         for (const t of targets) {
+          if (isFloor(t.name)) continue;
           const run = await measure(t, 'chat-json', { connections: c, durationS: 3 });
           say(`sweep c=${c}`, t.name, run);
           (sweep[t.name] ??= []).push(run);

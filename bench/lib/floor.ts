@@ -13,6 +13,8 @@ export interface FloorMode {
   name: string;
   /** bare-proxy.ts flags besides `--upstream`. */
   args: string[];
+  /** Another drop-in of bare-proxy.ts (same flags, same `{"port":N}` line): bench/product-proxy.ts. */
+  script?: string;
 }
 
 export interface FloorResult {
@@ -33,7 +35,7 @@ export const runFloor = async (kind: Kind, modes: readonly FloorMode[], rounds: 
   const proxies: { mode: FloorMode; s: Awaited<ReturnType<typeof spawnService>>; us: number[]; rps: number[]; js: number[]; http: number[] }[] = [];
   try {
     for (const mode of modes) {
-      const s = await spawnService(mode.name, pinned(cores.server, ['bun', join(import.meta.dir, '..', 'bare-proxy.ts'), '--upstream', mockUrl, ...mode.args]), { ready: /"port":(\d+)/ });
+      const s = await spawnService(mode.name, pinned(cores.server, ['bun', mode.script ?? join(import.meta.dir, '..', 'bare-proxy.ts'), '--upstream', mockUrl, ...mode.args]), { ready: /"port":(\d+)/ });
       proxies.push({ mode, s, us: [], rps: [], js: [], http: [] });
     }
     const reqs = upstreamRequests(kind);
@@ -61,5 +63,5 @@ export const runFloor = async (kind: Kind, modes: readonly FloorMode[], rounds: 
 
 export const printFloor = (results: readonly FloorResult[], unit: string): void => {
   for (const p of results)
-    console.log(p.name.padEnd(8), `${p.rps.toFixed(0)} req/s`, `${p.us.toFixed(1)} µs/${unit}`, `(JS thread ${p.js.toFixed(1)} + HTTP client ${p.http.toFixed(1)})`, p.rounds.map((x) => x.toFixed(0)).join(','));
+    console.log(p.name.padEnd(12), `${p.rps.toFixed(0)} req/s`, `${p.us.toFixed(1)} µs/${unit}`, `(JS thread ${p.js.toFixed(1)} + HTTP client ${p.http.toFixed(1)})`, p.rounds.map((x) => x.toFixed(0)).join(','));
 };

@@ -6,12 +6,14 @@ import { fmt, fmtMs, fmtRatio, fmtRps, ratio } from './stats.ts';
 const TARGET_LABEL: Record<TargetName, string> = {
   direct: 'direct (mock)',
   bare: 'bare Bun proxy',
+  'floor-json': 'product floor, bodies json',
+  'floor-raw': 'product floor, bodies raw',
   gateway: 'gateway',
   'gateway-pg': 'gateway, Postgres store',
   dataplane: 'separate data plane',
   portkey: 'Portkey',
 };
-const ORDER: TargetName[] = ['direct', 'bare', 'gateway', 'gateway-pg', 'dataplane', 'portkey'];
+const ORDER: TargetName[] = ['direct', 'bare', 'floor-json', 'floor-raw', 'gateway', 'gateway-pg', 'dataplane', 'portkey'];
 
 /** The bare-proxy run each gateway figure is compared with. */
 const comparator = (r: Results, kind: Kind): Run | undefined => {
@@ -91,6 +93,18 @@ const firstRows = (r: Results): string[][] =>
     String(f.result.errors),
   ]);
 
+/** One connection, sequential requests: added = target − direct, µs. */
+const c1Rows = (r: Results): string[][] => {
+  const d = r.c1?.runs.direct;
+  const us = (ms: number) => `${ms >= 0 ? '+' : ''}${(ms * 1000).toFixed(0)}`;
+  return ORDER.flatMap((n) => {
+    const run = r.c1?.runs[n];
+    if (!run) return [];
+    return [[TARGET_LABEL[n], String(run.requests), fmt(run.p50 * 1000, 0), fmt(run.p99 * 1000, 0), n === 'direct' || !d ? '—' : `${us(run.p50 - d.p50)} / ${us(run.p99 - d.p99)}`, fmt(run.cpuUs, 1), String(run.errors)]];
+  });
+};
+const C1_HEAD = ['target', 'requests', 'p50 µs', 'p99 µs', 'added p50 / p99 µs', 'CPU µs/req', 'errors'];
+
 const FIXED_HEAD = ['target', 'req/s', 'p50 ms', 'p99 ms', 'added p50 / p99 ms', 'CPU µs/req', 'errors'];
 const FIRST_HEAD = ['stream', 'target', 'streams/s', 'first event p50 ms', 'p99 ms', 'added p50 / p99 ms', 'whole stream p50 ms', 'errors'];
 
@@ -106,6 +120,7 @@ const mdTable = (head: string[], rows: string[][]): string =>
 export const renderTable = (r: Results): string => {
   const parts = [`\nMax rate (medians of ${r.meta.rounds} round${r.meta.rounds === 1 ? '' : 's'}; ÷ bare = ratio to the bare Bun proxy in this run)`, textTable(HEAD, rowsOf(r))];
   if (r.fixed) parts.push(`\nFixed moderate rate (${r.fixed.rate} req/s, non-streaming): added latency over direct`, textTable(FIXED_HEAD, fixedRows(r)));
+  if (r.c1) parts.push(`\nOne connection, ${r.c1.requests} sequential requests (non-streaming): added latency over direct`, textTable(C1_HEAD, c1Rows(r)));
   if (r.firstEvent.length) parts.push('\nFirst-event latency at 100 streams/s (open loop)', textTable(FIRST_HEAD, firstRows(r)));
   parts.push('\nGoals', textTable(['goal', 'target', 'measured', 'met'], r.goals.map((g) => [g.goal, g.target, g.value, g.met === undefined ? '—' : g.met ? 'yes' : 'NO'])));
   return parts.join('\n');
@@ -135,6 +150,7 @@ export const renderMarkdown = (r: Results, plotFile: string): string => {
   out.push(`- Peer: ${m.peer.message}${m.peer.honoNodeServer ? ` (@hono/node-server ${m.peer.honoNodeServer})` : ''}.`);
   out.push(`- Postgres variant: ${m.postgres.message}.`);
   if (m.dataplane) out.push(`- Separate data plane: ${m.dataplane.message}.`);
+  if (m.floor) out.push(`- Product floor: ${m.floor.message}.`);
   out.push('');
   out.push('## Goals');
   out.push('');
@@ -142,7 +158,7 @@ export const renderMarkdown = (r: Results, plotFile: string): string => {
   out.push('');
   out.push('## Max rate');
   out.push('');
-  out.push('Medians. "÷ bare" is the ratio to the bare Bun proxy measured in the same run (for cross-format, Responses, fallback and churn: the bare proxy on the same upstream wire). CPU is the process under test (for "direct": the mock).');
+  out.push('Medians. "÷ bare" is the ratio to the bare Bun proxy measured in the same run (for cross-format, Responses, fallback and churn: the bare proxy on the same upstream wire). CPU is the process under test (for "direct": the mock). The product floor is `bench/product-proxy.ts --work product`: what every request of this product needs, written plainly (docs/benchmarks.md).');
   out.push('');
   out.push(mdTable(HEAD, rowsOf(r)));
   out.push('');
@@ -156,6 +172,12 @@ export const renderMarkdown = (r: Results, plotFile: string): string => {
     out.push(`## Added latency at a fixed moderate rate (${r.fixed.rate} req/s)`);
     out.push('');
     out.push(mdTable(FIXED_HEAD, fixedRows(r)));
+    out.push('');
+  }
+  if (r.c1) {
+    out.push(`## Added latency at one connection (${r.c1.requests} sequential requests)`);
+    out.push('');
+    out.push(mdTable(C1_HEAD, c1Rows(r)));
     out.push('');
   }
   if (r.firstEvent.length) {
@@ -201,7 +223,7 @@ export const renderMarkdown = (r: Results, plotFile: string): string => {
 
 // ---- SVG plot: latency (p50 solid, p99 dashed, log scale) vs achieved throughput ----------------
 
-const COLORS: Record<TargetName, string> = { direct: '#6b7280', bare: '#2563eb', gateway: '#dc2626', 'gateway-pg': '#f59e0b', dataplane: '#7c3aed', portkey: '#16a34a' };
+const COLORS: Record<TargetName, string> = { direct: '#6b7280', bare: '#2563eb', 'floor-json': '#0891b2', 'floor-raw': '#0d9488', gateway: '#dc2626', 'gateway-pg': '#f59e0b', dataplane: '#7c3aed', portkey: '#16a34a' };
 
 export const renderPlot = (r: Results): string => {
   const series: { name: TargetName; points: { x: number; p50: number; p99: number; c: number }[] }[] = [];

@@ -10,7 +10,11 @@ import type { WrkRequest } from './wrk.ts';
 
 export type Kind = 'chat-json' | 'chat-sse' | 'messages-sse' | 'messages-x-sse' | 'responses-sse' | 'fallback-json' | 'churn-json' | 'slow-sse';
 
-export type TargetName = 'direct' | 'bare' | 'gateway' | 'gateway-pg' | 'dataplane' | 'portkey';
+export type TargetName = 'direct' | 'bare' | 'floor-json' | 'floor-raw' | 'gateway' | 'gateway-pg' | 'dataplane' | 'portkey';
+
+/** The product floor's two targets (bench/product-proxy.ts `--work product --bodies json|raw`). */
+export const FLOOR_TARGETS = ['floor-json', 'floor-raw'] as const satisfies readonly TargetName[];
+export const isFloor = (n: TargetName): boolean => n === 'floor-json' || n === 'floor-raw';
 
 export const KIND_LABEL: Record<Kind, string> = {
   'chat-json': 'Chat Completions, non-streaming',
@@ -100,6 +104,12 @@ export const upstreamRequests = (kind: Kind): WrkRequest[] => {
       return [{ path: `${SLOW_PREFIX}/v1/chat/completions`, headers: h, body: chatBody('gpt-4o-mini', true) }];
   }
 };
+
+/**
+ * The product floor: the upstream's own requests (its bearer key, `sk-upstream-bench-openai`, is
+ * registered in it like any other; the model is the upstream's). It serves Chat Completions only.
+ */
+export const floorRequests = (kind: Kind): WrkRequest[] | undefined => (kind === 'chat-json' || kind === 'chat-sse' ? upstreamRequests(kind) : undefined);
 
 /** Portkey: routing travels in headers (provider, custom host = the mock). */
 export const peerRequests = (kind: Kind, mock: string): WrkRequest[] | undefined => {

@@ -49,6 +49,8 @@ export interface Results {
     postgres: { status: 'ran' | 'skipped' | 'failed'; message: string; provisionMs?: number; idleRssMb?: number };
     /** The separate data plane (`serve --role data`, bench/lib/dataplane.ts); absent in results written before it was measured. */
     dataplane?: { status: 'ran' | 'skipped' | 'failed'; message: string; startMs?: number; idleRssMb?: number };
+    /** The product floor (bench/product-proxy.ts `--work product`); absent in results written before it was measured. */
+    floor?: { status: 'ran' | 'skipped' | 'failed'; message: string };
     /** CPU µs the metrics observer adds per request (bench/lib/metrics-cost.ts); absent in results written before it was measured. */
     metricsCpuUsPerReq?: number;
     /** bench/governance.ts run by `bun run bench` (ratios to the same gateway without governance; null when not measured). */
@@ -59,6 +61,8 @@ export interface Results {
   max: Partial<Record<Kind, Partial<Record<TargetName, Run>>>>;
   rounds: Partial<Record<Kind, Partial<Record<TargetName, Run[]>>>>;
   fixed: { rate: number; runs: Partial<Record<TargetName, Run>> } | undefined;
+  /** One connection, `requests` sequential non-streaming requests per target (absent in results written before it was measured). */
+  c1?: { requests: number; runs: Partial<Record<TargetName, Run>> } | undefined;
   firstEvent: FirstEvent[];
   churn: { steady: Run; churn: Run; changes: number; changeMs: Percentiles } | undefined;
   slow: Partial<Record<TargetName, Run>> | undefined;

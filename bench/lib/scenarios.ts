@@ -17,7 +17,16 @@ export interface Target {
   requests(kind: Kind): WrkRequest[] | undefined;
 }
 
-export type Measure = (t: Target, kind: Kind, o: { connections: number; durationS: number; delayMs?: number; timeoutS?: number }) => Promise<Run>;
+/** One wrk run's shape; with `count`, that many sequential requests on one connection instead (bench/lib/sequential.ts; the rest unused). */
+export interface MeasureOptions {
+  connections: number;
+  durationS: number;
+  delayMs?: number;
+  timeoutS?: number;
+  count?: number;
+}
+
+export type Measure = (t: Target, kind: Kind, o: MeasureOptions) => Promise<Run>;
 
 /** Non-streaming load while a route is rewritten every 100 ms; each update counts once the embedded plane serves it. */
 export const runChurn = async (

@@ -4,13 +4,14 @@ import { startDataplane } from './dataplane.ts';
 import { createPostgresDatabase, launchGateway, type LaunchedGateway, type PostgresStore, type PreparedStore, prepareStore, provision, repoint, scratchDir } from './gateway.ts';
 import { findPeer, peerDir, type RunningPeer, startPeer } from './peer.ts';
 import { type Cores, pinned, POSTGRES_JSC_RAM_SIZE, ramSizeEnv, type Service, spawnService } from './proc.ts';
-import { gatewayRequests, peerRequests, upstreamRequests } from './requests.ts';
+import { FLOOR_TARGETS, floorRequests, gatewayRequests, peerRequests, upstreamRequests } from './requests.ts';
 import type { Results } from './results.ts';
 import type { Target } from './scenarios.ts';
 
 /**
  * What `bun run bench` measures, started: the mock upstream ("direct"), the bare Bun proxy, the
- * gateway on a provisioned store and, as asked, Portkey's gateway, the gateway on an external
+ * gateway on a provisioned store and, as asked, the product floor (bench/product-proxy.ts,
+ * bodies kept as JSON strings and as raw bytes), Portkey's gateway, the gateway on an external
  * PostgreSQL store and a separate data plane. A target that fails to start is skipped with its
  * reason (the status lines of the report); the three first are required.
  */
@@ -23,6 +24,8 @@ export interface TargetOptions {
   /** The PostgreSQL server to create the database on, or undefined to skip that variant. */
   postgres: string | undefined;
   dataplane: boolean;
+  /** The product floor beside the bare proxy. */
+  floor: boolean;
 }
 
 /** What the caller stops and drops at the end, filled as things start (so that a failure part-way leaves nothing running). */
@@ -42,6 +45,7 @@ export interface Targets {
   pgStatus: Results['meta']['postgres'];
   dp: { url: string; pid: number; keys: string[] } | undefined;
   dpStatus: NonNullable<Results['meta']['dataplane']>;
+  floorStatus: NonNullable<Results['meta']['floor']>;
 }
 
 const reason = (e: unknown): string => (e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e));
@@ -107,6 +111,27 @@ const startDataplaneTarget = async (mockUrl: string, cores: Cores, started: Star
   }
 };
 
+/**
+ * The product floor as the floor harness drives it (../shared/bench/README.md): the bare proxy's
+ * flags plus `--work product --bodies json|raw`, on the server core like the bare proxy; its
+ * record batches go to the mock's `/records-sink`.
+ */
+export const floorCommand = (mockUrl: string, bodies: 'json' | 'raw'): string[] => ['bun', join(import.meta.dir, '..', 'product-proxy.ts'), '--upstream', mockUrl, '--work', 'product', '--bodies', bodies];
+
+const startFloorTargets = async (mockUrl: string, cores: Cores, started: Started): Promise<{ targets: Target[]; floorStatus: Targets['floorStatus'] }> => {
+  const targets: Target[] = [];
+  try {
+    for (const name of FLOOR_TARGETS) {
+      const s = await spawnService(name, pinned(cores.server, floorCommand(mockUrl, name === 'floor-json' ? 'json' : 'raw')), { ready: /"port":(\d+)/ });
+      started.services.push(s.service);
+      targets.push({ name, url: `http://127.0.0.1:${s.match[1]}`, pid: s.service.pid, requests: floorRequests });
+    }
+    return { targets, floorStatus: { status: 'ran', message: '`bench/product-proxy.ts --work product` with `--bodies json` and `--bodies raw`, on the server core; the cheaper (higher req/s) of the two is the floor' } };
+  } catch (e) {
+    return { targets: [], floorStatus: { status: 'failed', message: `product floor skipped: ${reason(e)}` } };
+  }
+};
+
 export const startTargets = async (o: TargetOptions, cores: Cores, started: Started, log: (s: string) => void): Promise<Targets> => {
   // Mock upstream and bare proxy.
   const mockStart = await spawnService('mock', pinned(cores.load, ['bun', join(import.meta.dir, '..', 'mock-upstream.ts')]), { ready: /"port":(\d+)/ });
@@ -114,6 +139,8 @@ export const startTargets = async (o: TargetOptions, cores: Cores, started: Star
   const mockUrl = `http://127.0.0.1:${mockStart.match[1]}`;
   const bareStart = await spawnService('bare', pinned(cores.server, ['bun', join(import.meta.dir, '..', 'bare-proxy.ts'), '--upstream', mockUrl]), { ready: /"port":(\d+)/ });
   started.services.push(bareStart.service);
+  const floor = o.floor ? await startFloorTargets(mockUrl, cores, started) : { targets: [], floorStatus: { status: 'skipped' as const, message: 'not run (--no-floor)' } };
+  if (o.floor) log(`floor: ${floor.floorStatus.message}`);
 
   // The gateway, on a provisioned store.
   const store = await prepareStore({ mock: mockUrl, cpu: cores.server, fresh: o.fresh, log });
@@ -132,10 +159,11 @@ export const startTargets = async (o: TargetOptions, cores: Cores, started: Star
   const targets: Target[] = [
     { name: 'direct', url: mockUrl, pid: mockStart.service.pid, requests: upstreamRequests },
     { name: 'bare', url: `http://127.0.0.1:${bareStart.match[1]}`, pid: bareStart.service.pid, requests: upstreamRequests },
+    ...floor.targets,
     { name: 'gateway', url: gw.url, pid: gw.service.pid, requests: (k) => gatewayRequests(k, store.keys) },
   ];
   if (pg) targets.push({ name: 'gateway-pg', url: pg.gw.url, pid: pg.gw.service.pid, requests: (k) => gatewayRequests(k, pg.keys) });
   if (dp) targets.push({ name: 'dataplane', url: dp.url, pid: dp.pid, requests: (k) => gatewayRequests(k, dp.keys) });
   if (peer) targets.push({ name: 'portkey', url: peer.url, pid: peer.service.pid, requests: (k) => peerRequests(k, mockUrl) });
-  return { targets, mockUrl, store, gw, peer, peerStatus, pg, pgStatus, dp, dpStatus };
+  return { targets, mockUrl, store, gw, peer, peerStatus, pg, pgStatus, dp, dpStatus, floorStatus: floor.floorStatus };
 };
