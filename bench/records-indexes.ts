@@ -56,7 +56,11 @@ for (let r = 0; r < ROUNDS + 2; r++) {
     const blob = new Blob(Array.from({ length: BATCH }, (_, i) => entryCsv(row(i))));
     const t = cpuUs();
     await pg.exec(COPY_SQL.replace('copy request_records', `copy ${name}`), { blob });
-    if (r >= 2) (us[name] ??= []).push((cpuUs() - t) / BATCH);
+    if (r >= 2) {
+      const list = us[name] ?? [];
+      us[name] = list;
+      list.push((cpuUs() - t) / BATCH);
+    }
   }
 }
 for (const [name, a] of Object.entries(us)) console.log(`${name.padEnd(18)} ${([...a].sort((x, y) => x - y)[a.length >> 1] ?? 0).toFixed(1)} µs/row`);

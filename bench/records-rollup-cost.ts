@@ -140,7 +140,11 @@ for (let r = 0; r < ROUNDS + 2; r++) {
     const t = performance.now();
     const e = await v.run(b);
     if (e instanceof Error) throw e;
-    if (r >= 2) (pgUs[v.name] ??= []).push(((performance.now() - t) * 1000) / BATCH);
+    if (r >= 2) {
+      const list = pgUs[v.name] ?? [];
+      pgUs[v.name] = list;
+      list.push(((performance.now() - t) * 1000) / BATCH);
+    }
     if (v.triggered) await sql.unsafe('drop trigger request_usage_daily_add on request_records');
   }
 }

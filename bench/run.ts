@@ -190,7 +190,9 @@ const main = async (): Promise<void> => {
           if (!t?.requests(kind)) continue;
           const run = await measure(t, kind, { connections: 64, durationS: opts.durationS });
           say(`${kind} r${r + 1}`, n, run);
-          (perTarget[n] ??= []).push(run);
+          const runs = perTarget[n] ?? [];
+          perTarget[n] = runs;
+          runs.push(run);
         }
       }
       results.rounds[kind] = perTarget;
@@ -282,7 +284,9 @@ const main = async (): Promise<void> => {
           if (isFloor(t.name)) continue;
           const run = await measure(t, 'chat-json', { connections: c, durationS: 3 });
           say(`sweep c=${c}`, t.name, run);
-          (sweep[t.name] ??= []).push(run);
+          const runs = sweep[t.name] ?? [];
+          sweep[t.name] = runs;
+          runs.push(run);
         }
       }
       results.sweep = sweep;

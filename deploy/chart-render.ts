@@ -113,8 +113,15 @@ export class Renderer {
       printf: (f, ...a) => sprintf(printValue(f), a),
       print: (...a) => a.map(printValue).join(''),
       toString: (v: Value) => printValue(v),
-      eq: (a, ...bs) => bs.some((b) => (noNumbers(a, b), eq(a, b))),
-      ne: (a, b) => (noNumbers(a, b), !eq(a, b)),
+      eq: (a, ...bs) =>
+        bs.some((b) => {
+          noNumbers(a, b);
+          return eq(a, b);
+        }),
+      ne: (a, b) => {
+        noNumbers(a, b);
+        return !eq(a, b);
+      },
       not: (v) => !truthy(v),
       and: (...a) => a.find((v) => !truthy(v)) ?? a[a.length - 1],
       or: (...a) => a.find((v) => truthy(v)) ?? a[a.length - 1],

@@ -280,7 +280,9 @@ describe('tampering in the database is caught and the window named', () => {
     await tampered(
       '3',
       ids[2]?.[0] as string,
-      async () => void (forged = await insertEntry(t0 + 2 * HOUR + 30_000)),
+      async () => {
+        forged = await insertEntry(t0 + 2 * HOUR + 30_000);
+      },
       async () => void (await db().delete(auditLogs).where(eq(auditLogs.id, forged))),
       /holds 4 entries now, 3 when sealed/,
     );

@@ -75,7 +75,10 @@ const checkGkePolicy = (o: Obj): void => {
 
 const validate = (o: Obj): void => {
   const key = `${String(o.apiVersion)}/${String(o.kind)}`;
-  if (o.apiVersion === 'networking.gke.io/v1') return checkGkePolicy(o);
+  if (o.apiVersion === 'networking.gke.io/v1') {
+    checkGkePolicy(o);
+    return;
+  }
   const make = VALIDATORS[key];
   if (!make) throw new Error(`no schema for ${key}`);
   make(o).validate();

@@ -107,6 +107,7 @@ describe('batchedSelect', () => {
   const query = (rows: unknown[] | Error, runs: { n: number }) => ({
     toSQL: () => ({ sql: 'select 1', params: [] }),
     _: { selectedFields: {} },
+    // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose: it stands in for a drizzle select, which is awaited.
     then: <A, B>(ok?: ((v: unknown[]) => A | PromiseLike<A>) | null, fail?: ((e: unknown) => B | PromiseLike<B>) | null): Promise<A | B> => {
       runs.n++;
       const p: Promise<unknown[]> = rows instanceof Error ? Promise.reject(rows) : Promise.resolve(rows);

@@ -83,7 +83,7 @@ describe.skipIf(skip !== undefined)(`governance on a separate data plane${skip ?
     const res = await Promise.all(Array.from({ length: 8 }, () => chat(node.inferenceUrl, w.p.apiKey, { model: 'gpt-mini', messages: [{ role: 'user', content: 'hi' }] })));
     expect(res.filter((r) => r.status === 200).length).toBe(limit);
     const limited = res.find((r) => r.status === 429);
-    expect(((await limited?.json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
+    expect(((await limited?.json()) as { error: { code: string } } | undefined)?.error.code).toBe('rate_limit_exceeded');
     expect(Number(limited?.headers.get('retry-after'))).toBeGreaterThan(0);
     await w.tg.must(admin('DeleteProjectSetting'), { ...at(), settingName: 'rate-limit' });
     await served((p) => p.rateLimit === undefined);
@@ -103,7 +103,7 @@ describe.skipIf(skip !== undefined)(`governance on a separate data plane${skip ?
       expect(ok).toBeGreaterThanOrEqual(k);
       expect(ok).toBeLessThan(3 * k);
       const refused = res.find((r) => r.status === 429);
-      expect(((await refused?.json()) as { error: { code: string } }).error.code).toBe('budget_exceeded');
+      expect(((await refused?.json()) as { error: { code: string } } | undefined)?.error.code).toBe('budget_exceeded');
       const got = (await w.tg.must(admin('GetBudget'), { ...at(), name: 'edge' })) as { budget: { spentUsd: string } };
       expect(Number(got.budget.spentUsd)).toBeCloseTo(ok * perRequest, 9);
     } finally {

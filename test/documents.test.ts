@@ -223,6 +223,6 @@ describe('Responses input_file', () => {
     expect(r.output_text).toBe('openai says: read');
     const sent = w.oa.requests.at(-1);
     expect(sent?.path).toBe('/v1/responses');
-    expect((sent?.body.input as { content: unknown[] }[])[0]?.content[0]).toEqual({ type: 'input_file', file_url: 'https://example.com/c.pdf' });
+    expect((sent?.body.input as { content: unknown[] }[] | undefined)?.[0]?.content[0]).toEqual({ type: 'input_file', file_url: 'https://example.com/c.pdf' });
   });
 });

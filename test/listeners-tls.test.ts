@@ -48,7 +48,7 @@ describe('TLS listeners and the admin bind address', () => {
     // Not trusted without the CA: the certificate really is the one configured (self-signed).
     await expect(fetch(`${tg.url}/healthz`)).rejects.toThrow();
     // Plain HTTP to the TLS port gets no HTTP answer.
-    await expect(fetch(tg.url.replace('https://', 'http://') + '/healthz')).rejects.toThrow();
+    await expect(fetch(`${tg.url.replace('https://', 'http://')}/healthz`)).rejects.toThrow();
   });
 
   test('the management listener serves HTTPS on GATEWAY_ADMIN_HOST only', async () => {

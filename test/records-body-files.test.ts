@@ -123,8 +123,10 @@ describe('the embedded gateway in a data directory', () => {
     await stopWorld(world);
   });
 
-  const search = async (requestId: string) =>
-    ((await world?.tg.must(admin('SearchRequestRecords'), { requestId })) as { records: { requestBody: unknown; responseBody: unknown; usage: { totalTokens: number } }[] }).records;
+  const search = async (requestId: string) => {
+    if (!world) throw new Error('the world did not start');
+    return ((await world.tg.must(admin('SearchRequestRecords'), { requestId })) as { records: { requestBody: unknown; responseBody: unknown; usage: { totalTokens: number } }[] }).records;
+  };
 
   test('bodies go to files beside the rows, a search returns them, and they survive a restart', async () => {
     const tg = world?.tg;
@@ -144,7 +146,7 @@ describe('the embedded gateway in a data directory', () => {
 
     const [r] = await search(requestId);
     expect(r?.requestBody).toEqual(body);
-    expect((r?.responseBody as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe(answer.choices[0]?.message.content ?? '');
+    expect((r?.responseBody as { choices: { message: { content: string } }[] } | undefined)?.choices[0]?.message.content).toBe(answer.choices[0]?.message.content ?? '');
     const [s] = await search(streamId);
     expect(s?.requestBody).toEqual({ ...body, stream: true });
     expect(s?.responseBody).not.toBeNull();

@@ -16,7 +16,7 @@ import { mulberry32 } from './support/fuzz-bodies.ts';
 
 const adapter = (id: string): HttpProviderAdapter => {
   const a = getAdapter(id);
-  if (!a || a.kind !== 'http') throw new Error(`no http adapter ${id}`);
+  if (a?.kind !== 'http') throw new Error(`no http adapter ${id}`);
   return a;
 };
 

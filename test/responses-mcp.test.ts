@@ -117,7 +117,7 @@ describe('an mcp tool naming a profile of this gateway', () => {
     const r = await sdk().responses.create({ model: 'claude-mini', input: 'call alpha__add {"a":2,"b":3}', tools: [{ ...tool({ allowed_tools: ['alpha__add'] }), server_url: '/mcp/tools' }] });
     expect(only(r.output, 'mcp_list_tools').tools.map((t) => t.name)).toEqual(['alpha__add']);
     expect(only(r.output, 'mcp_call').output).toBe('5');
-    const offered = (w.an.requests.at(-1)?.body.tools as { name: string }[]).map((t) => t.name);
+    const offered = (w.an.requests.at(-1)?.body.tools as { name: string }[] | undefined)?.map((t) => t.name);
     expect(offered).toEqual(['alpha__add']);
   });
 

@@ -134,7 +134,7 @@ export const explain = (s: TSchema, v: unknown, name: string, secret = false): s
       out.push(`${name} must have ${range(u.minItems, u.maxItems, ' items')} (got ${v.length})`);
     if (u.uniqueItems && new Set(v.map((x) => JSON.stringify(x))).size !== v.length) out.push(`${name} must not repeat a value`);
     const items = u.items;
-    if (items) v.forEach((x, i) => out.push(...explain(items, x, `${name}[${i}]`, secret)));
+    if (items) for (const [i, x] of v.entries()) out.push(...explain(items, x, `${name}[${i}]`, secret));
   } else if (v && typeof v === 'object') {
     const entries = Object.entries(v);
     if (u.maxProperties !== undefined && entries.length > u.maxProperties) out.push(`${name} must have at most ${u.maxProperties} entries (got ${entries.length})`);

@@ -50,7 +50,7 @@ export class GatewayProject extends Construct {
     const { modelIds, connections, routes, keys, ...projectProps } = props;
     this.project = new Project(this, 'project', projectProps);
     const where = { customerId: this.project.customerId, projectId: this.project.projectId };
-    (modelIds ?? []).forEach((modelId, i) => this.models.push(new ProjectModel(this, `model-${i}`, { ...where, modelId })));
+    for (const [i, modelId] of (modelIds ?? []).entries()) this.models.push(new ProjectModel(this, `model-${i}`, { ...where, modelId }));
     for (const [name, c] of Object.entries(connections ?? {})) this.connections[name] = new ProviderConnection(this, `connection-${name}`, { ...where, name, ...c });
     const all = Object.values(this.connections);
     for (const [model, r] of Object.entries(routes ?? {}))

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { TlsFiles } from '../core/tls.ts';
 import type { TelemetryConfig } from './telemetry.ts';
-import { ConfigError, LOG_LEVELS, parseSettings, type Settings } from './settings.ts';
+import { ConfigError, type LOG_LEVELS, parseSettings, type Settings } from './settings.ts';
 
 export { ConfigError } from './settings.ts';
 

@@ -1,7 +1,7 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { projectOrDefault } from '../api/kit.ts';
-import { type OpSpec } from '../api/op.ts';
+import type { OpSpec } from '../api/op.ts';
 import { Elysia } from 'elysia';
 import { asGatewayError, connectError, databaseUnavailable, GatewayError, isDatabaseUnavailable, toConnectBody } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';

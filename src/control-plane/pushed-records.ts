@@ -1,6 +1,6 @@
 import { isRecord } from '../core/json.ts';
 import type { RecordEntry, RecordValue } from '../core/records.ts';
-import { COLUMNS, valueOf } from '../records/entry.ts';
+import { COLUMNS, recordValue } from '../records/entry.ts';
 
 /**
  * A record a data plane pushed (`PushRecords`, dataplane-protocol.ts): its RecordEntry as one JSON
@@ -76,7 +76,7 @@ export const pushedEntry = (v: unknown, customerId: string): RecordEntry | strin
   for (const c of COLUMNS) {
     if (BODIES.has(c.name)) continue;
     const value = o[c.name];
-    if (value !== undefined && value !== null) row[c.name] = valueOf(value);
+    if (value !== undefined && value !== null) row[c.name] = recordValue(value);
     else if (c.notNull && c.fallback !== null) row[c.name] = c.fallback as RecordValue;
   }
   row.customer_id = customerId;

@@ -1,4 +1,4 @@
-import { LOG_LEVELS, readSetting } from '../config/settings.ts';
+import { type LOG_LEVELS, readSetting } from '../config/settings.ts';
 
 /**
  * Minimal structured logger: one JSON line per event on stderr.

@@ -282,7 +282,11 @@ export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot
     if (adapter.kind === 'local') {
       if (req.nativeOnly) return undefined;
       let served = false;
-      const next = async () => (served ? null : ((served = true), []));
+      const next = async () => {
+        if (served) return null;
+        served = true;
+        return [];
+      };
       return { value: { first: adapter.stream(req, withTarget(target)), next, abort, controller: t.controller }, status: 200 };
     }
     const signal = t.controller.signal;

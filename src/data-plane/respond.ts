@@ -275,7 +275,10 @@ export const sseResponse = (open: EventSource, encoder: StreamEncoder, ids: Requ
           }
           const encoded = encode(events);
           const out = encoded instanceof Promise ? await encoded : encoded;
-          if (out && (pending = write(out)) !== undefined) await drain(pending);
+          if (out) {
+            pending = write(out);
+            if (pending !== undefined) await drain(pending);
+          }
         }
       } catch (e) {
         if (finished) return;

@@ -97,7 +97,7 @@ export const findMatches = (rule: GuardrailRule, text: string): Match[] => {
  * linear path); only redaction needs `findMatches` to locate the spans.
  */
 const matchesText = (rule: GuardrailRule, text: string): boolean => {
-  if (rule.kind === 'regex') return rule.regex !== undefined && rule.regex.test(text);
+  if (rule.kind === 'regex') return rule.regex?.test(text) === true;
   return findMatches(rule, text).length > 0;
 };
 

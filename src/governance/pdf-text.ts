@@ -35,7 +35,7 @@ const filtersOf = (dict: string): string[] => {
 };
 
 const asciiHex = (s: string): string => {
-  const hex = s.replace(/>[^]*$/, '').replace(/[^0-9A-Fa-f]/g, '');
+  const hex = s.replace(/>[\s\S]*$/, '').replace(/[^0-9A-Fa-f]/g, '');
   return Buffer.from(hex.length % 2 ? `${hex}0` : hex, 'hex').toString('latin1');
 };
 
@@ -58,7 +58,7 @@ const hexString = (s: string, from: number, to: number): string => {
 };
 
 const ascii85 = (s: string): string => {
-  const body = s.replace(/~>[^]*$/, '').replace(/\s/g, '');
+  const body = s.replace(/~>[\s\S]*$/, '').replace(/\s/g, '');
   const out: number[] = [];
   let group: number[] = [];
   const flush = (n: number): void => {

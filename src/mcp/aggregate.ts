@@ -68,8 +68,14 @@ const timed = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
   new Promise<T>((resolve, reject) => {
     const t = setTimeout(() => reject(new McpError(ErrorCode.RequestTimeout, `${what} timed out after ${ms} ms`)), ms);
     p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e: unknown) => (clearTimeout(t), reject(e)),
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e);
+      },
     );
   });
 

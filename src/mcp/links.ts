@@ -52,7 +52,10 @@ export class Links {
 
   private of(session: string): SessionLinks {
     let s = this.sessions.get(session);
-    if (!s) this.sessions.set(session, (s = { inflight: new Map(), streams: new Set() }));
+    if (!s) {
+      s = { inflight: new Map(), streams: new Set() };
+      this.sessions.set(session, s);
+    }
     return s;
   }
 
@@ -65,7 +68,10 @@ export class Links {
   begin(route: Route, extra: Extra): () => void {
     const s = this.of(route.session);
     let list = s.inflight.get(route.serverId);
-    if (!list) s.inflight.set(route.serverId, (list = []));
+    if (!list) {
+      list = [];
+      s.inflight.set(route.serverId, list);
+    }
     list.push(extra);
     return () => {
       const l = s.inflight.get(route.serverId);

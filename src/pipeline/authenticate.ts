@@ -16,8 +16,14 @@ export type InternalCaller = (snapshot: ConfigSnapshot) => KeySnapshot;
  * user tokens need a signature check.
  */
 export const authenticate = (ctx: RequestContext, headers: Headers, snapshot: ConfigSnapshot, as?: InternalCaller): KeySnapshot | Promise<KeySnapshot> => {
-  if (as) return (ctx.key = as(snapshot));
+  if (as) {
+    ctx.key = as(snapshot);
+    return ctx.key;
+  }
   const key = findCaller(headers, snapshot, ctx.receivedAt);
-  if (!(key instanceof Promise)) return (ctx.key = key);
+  if (!(key instanceof Promise)) {
+    ctx.key = key;
+    return key;
+  }
   return key.then((k) => (ctx.key = k));
 };

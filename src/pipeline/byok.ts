@@ -47,7 +47,10 @@ export const withByok = (route: RouteSnapshot, key: KeySnapshot): RouteSnapshot 
     ),
   );
   const out = changed ? Object.freeze({ ...route, tiers: Object.freeze(tiers) }) : route;
-  if (!perUser) cache.set(route, (perUser = new Map()));
+  if (!perUser) {
+    perUser = new Map();
+    cache.set(route, perUser);
+  }
   perUser.set(who, out);
   return out;
 };

@@ -22,7 +22,10 @@ export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfi
   const profiles = new Map<string, Map<string, McpProfileConfig>>();
   for (const p of doc.mcpProfiles ?? []) {
     let byId = profiles.get(p.projectUuid);
-    if (!byId) profiles.set(p.projectUuid, (byId = new Map()));
+    if (!byId) {
+      byId = new Map();
+      profiles.set(p.projectUuid, byId);
+    }
     const entries = p.servers
       .filter((e) => servers.has(e.serverId))
       .map((e) => Object.freeze({ serverId: e.serverId, prefix: e.prefix, ...(e.tools ? { tools: Object.freeze([...e.tools]) } : {}) }));
@@ -32,9 +35,15 @@ export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfi
   for (const c of doc.mcpCredentials ?? []) {
     if (!servers.has(c.serverId)) continue;
     let byServer = credentials.get(c.projectUuid);
-    if (!byServer) credentials.set(c.projectUuid, (byServer = new Map()));
+    if (!byServer) {
+      byServer = new Map();
+      credentials.set(c.projectUuid, byServer);
+    }
     let own = byServer.get(c.serverId);
-    if (!own) byServer.set(c.serverId, (own = { users: new Map() }));
+    if (!own) {
+      own = { users: new Map() };
+      byServer.set(c.serverId, own);
+    }
     if (c.userId === '') own.project = c.authValue;
     else own.users.set(c.userId, c.authValue);
   }

@@ -48,7 +48,7 @@ const tokenEnd = (s: string, from: number): number => {
 const onlyContent = (chunk: UnknownRecord, content: unknown): boolean => {
   if (!empty(chunk['error']) || !empty(chunk['usage']) || chunk['x_groq'] !== undefined) return false;
   const choices = asArray(chunk['choices']);
-  if (!choices || choices.length !== 1) return false;
+  if (choices?.length !== 1) return false;
   const choice = asRecord(choices[0]);
   if (!choice || !(choice['index'] === 0 || choice['index'] === undefined) || !empty(choice['finish_reason'])) return false;
   const delta = asRecord(choice['delta']);

@@ -38,7 +38,7 @@ describe('provider registry', () => {
   test('every OpenAI-compatible default base URL is https (or a localhost default) and builds a /chat/completions URL', () => {
     for (const spec of OPENAI_COMPATIBLE_SPECS) {
       const a = getAdapter(spec.id);
-      if (!a || a.kind !== 'http') throw new Error(spec.id);
+      if (a?.kind !== 'http') throw new Error(spec.id);
       const placeholders = [...spec.defaultBaseUrl.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '');
       const options = Object.fromEntries(placeholders.map((p) => [p, 'x1']));
       const target: UpstreamTarget = { upstreamModel: 'm', connection: { id: 'c', name: 'n', provider: spec.id, apiKey: 'k-123456', options } };

@@ -47,14 +47,14 @@ export const entryOf = (row: Omit<NewRequestRecord, 'requestBody' | 'responseBod
     const v: unknown = row[c.key as keyof typeof row];
     const value = v === undefined ? c.fallback : v;
     if (value === null || value === undefined) continue;
-    out[c.name] = valueOf(value);
+    out[c.name] = recordValue(value);
   }
   const body = (v: unknown): string | null => (v === null || v === undefined ? null : typeof v === 'string' ? v : (JSON.stringify(v) ?? null));
   return { row: out, requestBody: body(row.requestBody), responseBody: body(row.responseBody), sanitized: row.sanitized ?? null };
 };
 
 /** A value as a record column holds it: primitives as they are, a time as ISO text, anything else as its JSON text. */
-export const valueOf = (v: unknown): RecordValue => {
+export const recordValue = (v: unknown): RecordValue => {
   if (v === null || v === undefined) return null;
   if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? 'invalid date' : v.toISOString();
@@ -78,7 +78,7 @@ export const entriesOfBatch = (text: string): RecordEntry[] => {
     if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new SyntaxError('a record is a JSON object');
     const fields = o as Record<string, unknown>;
     const row: Record<string, RecordValue> = {};
-    for (const k in fields) if (k !== 'request_body' && k !== 'response_body' && k !== 'sanitized') row[k] = valueOf(fields[k]);
+    for (const k in fields) if (k !== 'request_body' && k !== 'response_body' && k !== 'sanitized') row[k] = recordValue(fields[k]);
     return { row, requestBody: body(fields.request_body), responseBody: body(fields.response_body), sanitized: typeof fields.sanitized === 'string' ? fields.sanitized : null };
   });
 };

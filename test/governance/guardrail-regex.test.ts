@@ -114,7 +114,7 @@ describe('a hostile pattern does not stall another customer', () => {
     const baseline = await timed(() => chat(victim, 'metered-v', 'hello').then((r) => r.status));
     expect(baseline.value).toBe(200);
     const before = scanThread.offloaded;
-    const crafted = ['a'.repeat(40) + '!', 'x'.repeat(5000) + '!', `${'a'.repeat(2 << 20)}!`, `${'x'.repeat(2 << 20)}!`];
+    const crafted = [`${'a'.repeat(40)}!`, `${'x'.repeat(5000)}!`, `${'a'.repeat(2 << 20)}!`, `${'x'.repeat(2 << 20)}!`];
     const attacks = crafted.map((c) => timed(() => chat(hostile, 'metered-h', c).then((r) => r.status)));
     await Bun.sleep(5);
     const during = await timed(() => chat(victim, 'metered-v', 'hello').then((r) => r.status));

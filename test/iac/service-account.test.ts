@@ -109,7 +109,7 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: gateway_service_account', () => {
     const wsId = String(((await g.must(admin('ListWorkspaces'), { customerId: 'tfsa' })).workspaces as Body[])[0]?.id ?? '');
     const other = workdir({
       'main.tf': config(60)
-        .replace(/\n  validity_days = 60\n  router_key {4}= "router-secret-1234"/, '')
+        .replace(/\n {2}validity_days = 60\n {2}router_key {4}= "router-secret-1234"/, '')
         .replace(/output "(credentials|private_key)" \{[^}]*\}\n/g, ''),
       'imports.tf': [`gateway_customer.c:tfsa`, `gateway_workspace.w:${wsId}`, `gateway_service_account.sa:${id3}`]
         .map((x) => x.split(':'))

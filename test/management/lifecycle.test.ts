@@ -215,7 +215,7 @@ describe('OpenAPI', () => {
       expect(post).toBeDefined();
       expect(post?.requestBody).toBeDefined();
       expect(String(post?.description)).toContain('Required permission');
-      expect(((post?.responses as Body)['200'] as Body).content).toBeDefined();
+      expect(((post?.responses as Body | undefined)?.['200'] as Body | undefined)?.content).toBeDefined();
     }
     const create = spec.paths[admin('CreateCustomer')]?.post as { requestBody: { content: { 'application/json': { schema: { properties: Record<string, Body>; additionalProperties: boolean } } } } };
     const schema = create.requestBody.content['application/json'].schema;

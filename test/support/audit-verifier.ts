@@ -86,7 +86,7 @@ export interface Cp {
 /** Ed25519 over JCS of the signed fields, with the JWK of `signingKid` (WebCrypto). */
 export const signatureValid = async (cp: Cp, jwks: { keys: Record<string, unknown>[] }): Promise<boolean> => {
   const jwk = jwks.keys.find((x) => x.kid === cp.signingKid);
-  if (!jwk || jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') return false;
+  if (jwk?.kty !== 'OKP' || jwk.crv !== 'Ed25519') return false;
   const key = await crypto.subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', x: jwk.x as string }, { name: 'Ed25519' }, false, ['verify']);
   const { seq, rangeStartId, rangeEndId, rangeStartTs, rangeEndTs, leafCount, rootHash, prevRootHash, algo } = cp;
   const msg = new TextEncoder().encode(jcs({ seq, rangeStartId, rangeEndId, rangeStartTs, rangeEndTs, leafCount, rootHash, prevRootHash, algo }));

@@ -129,8 +129,11 @@ const BASES: Record<string, (model: string, r: Rand) => Record<string, Node>> = 
 const paths = (v: Node, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] => {
   if (v instanceof Raw || v === null || typeof v !== 'object') return out;
   out.push(at);
-  if (Array.isArray(v)) v.forEach((x, i) => paths(x, [...at, i], out));
-  else for (const [k, x] of Object.entries(v)) paths(x, [...at, k], out);
+  if (Array.isArray(v)) {
+    v.forEach((x, i) => {
+      paths(x, [...at, i], out);
+    });
+  } else for (const [k, x] of Object.entries(v)) paths(x, [...at, k], out);
   return out;
 };
 

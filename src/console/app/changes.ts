@@ -54,10 +54,10 @@ export const stageOn = (change: Change, plane: Plane | undefined): Stage => {
 
 /** True when no plane has this change still on its way. */
 export const settled = (change: Change, planes: readonly Plane[] | undefined): boolean =>
-  planes !== undefined && planes.every((p) => {
+  planes?.every((p) => {
     const s = stageOn(change, p);
     return s === 'serving' || s === 'not affected';
-  });
+  }) === true;
 
 type Listener = (changes: readonly Change[]) => void;
 

@@ -67,7 +67,10 @@ const forVFlag = (p: string): string => {
       if (c === '[') {
         inClass = true;
         rangeStart = false;
-        if (p.charAt(i + 1) === '^') (out += '^'), i++;
+        if (p.charAt(i + 1) === '^') {
+          out += '^';
+          i++;
+        }
       }
     } else if (c === ']') {
       out += c;
@@ -155,7 +158,7 @@ export const fieldsOf = (schema: TObject, prefix = ''): Field[] =>
 /** What the inputs hold: dotted path → text (checkboxes: 'true' / ''; lists: one item a line; rows: `path.N.field`). */
 export type Values = Record<string, string>;
 
-const valueOf = (f: Field, values: Values, rows: Record<string, number>): Json | undefined => {
+const fieldValue = (f: Field, values: Values, rows: Record<string, number>): Json | undefined => {
   const text = values[f.path] ?? '';
   switch (f.kind) {
     case 'group': {
@@ -201,7 +204,7 @@ const valueOf = (f: Field, values: Values, rows: Record<string, number>): Json |
 const objectOf = (fields: Field[], values: Values, rows: Record<string, number>): JsonObject => {
   const out: JsonObject = {};
   for (const f of fields) {
-    const v = valueOf(f, values, rows);
+    const v = fieldValue(f, values, rows);
     if (v !== undefined) out[f.name] = v;
   }
   return out;

@@ -93,6 +93,7 @@ export function SchemaForm(p: FormProps) {
           {help}
           {errorText}
           {Array.from({ length: n }, (_, i) => (
+            // biome-ignore lint/a11y/useSemanticElements: a row inside the list's own fieldset; a nested fieldset's box would break the row grid.
             <div class="row" key={i} role="group" aria-label={`${f.label} ${i + 1}`}>
               {(f.fields ?? []).map((c) => render({ ...c, path: `${f.path}.${i}.${c.name}`, label: `${c.label}` }, true))}
               <button type="button" class="secondary" aria-label={`Remove ${f.label.toLowerCase()} ${i + 1}`} disabled={n <= (f.minItems ?? 0)} onClick={() => removeRow(f, i)}>

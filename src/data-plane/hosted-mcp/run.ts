@@ -78,7 +78,7 @@ const eventsOf = (r: CanonicalResponse): StreamEvent[] => {
   if (r.reasoning) out.push({ type: 'reasoning', text: r.reasoning });
   if (r.reasoningSignature) out.push({ type: 'reasoning_signature', signature: r.reasoningSignature });
   if (r.text !== '') out.push({ type: 'text', text: r.text });
-  r.toolCalls.forEach((c, index) => out.push({ type: 'tool_call_start', index, id: c.id, name: c.name }, { type: 'tool_call_delta', index, arguments: c.arguments }));
+  for (const [index, c] of r.toolCalls.entries()) out.push({ type: 'tool_call_start', index, id: c.id, name: c.name }, { type: 'tool_call_delta', index, arguments: c.arguments });
   out.push({ type: 'finish', reason: r.finishReason });
   return out;
 };

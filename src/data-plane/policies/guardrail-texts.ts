@@ -68,7 +68,10 @@ const walkValue = (value: unknown, visit: Visit, opaque: Opaque, depth: number, 
     let copy: unknown[] | undefined;
     value.forEach((v, i) => {
       const n = walkValue(v, visit, opaque, depth + 1, free);
-      if (n !== v) (copy ??= [...value])[i] = n;
+      if (n !== v) {
+        copy ??= [...value];
+        copy[i] = n;
+      }
     });
     return copy ?? value;
   }
@@ -88,7 +91,10 @@ const walkKeys = (o: UnknownRecord, visit: Visit, opaque: Opaque, depth: number,
   for (const k of Object.keys(o)) {
     if (k === skip || (!free && STRUCTURAL.has(k))) continue;
     const n = walkValue(o[k], visit, opaque, depth + 1, free);
-    if (n !== o[k]) (copy ??= { ...o })[k] = n;
+    if (n !== o[k]) {
+      copy ??= { ...o };
+      copy[k] = n;
+    }
   }
   return copy ?? o;
 };

@@ -36,7 +36,8 @@ export const blocked = (rule: GuardrailRule, what: 'request' | 'response'): Gate
   new GatewayError({ kind: 'invalid_request', errorCode: 'guardrail_blocked', message: `The ${what} was blocked by the guardrail '${rule.name}'.`, retryable: false });
 
 const flag = (ctx: RequestContext, rule: GuardrailRule): void => {
-  (ctx.flags ??= new Set()).add(rule.name);
+  ctx.flags ??= new Set();
+  ctx.flags.add(rule.name);
 };
 
 /** What an evaluation means for the request: throws on block, records flags, returns what to redact. */
@@ -276,6 +277,6 @@ export const outputGuardrail: OutputGuardrail = {
   name: 'guardrails',
   open(ctx) {
     const rules = ctx.key?.project.guardrails.output;
-    return rules && rules.some((r) => r.kind !== 'max_input_tokens') ? new Filter(rules, ctx) : undefined;
+    return rules?.some((r) => r.kind !== 'max_input_tokens') ? new Filter(rules, ctx) : undefined;
   },
 };

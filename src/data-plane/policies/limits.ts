@@ -61,7 +61,7 @@ type Refusal = (now: number) => GatewayError;
 export const limitsPolicies = (o: LimitsOptions): { admit: AdmissionPolicy; settle: SettlementPolicy } => {
   const now = o.now ?? Date.now;
   const failed = (e: unknown): GatewayError | undefined => {
-    log.every('limits-counters', 'error', 'the shared counters failed; rate limits and budgets are ' + (o.onError === 'open' ? 'not enforced (GATEWAY_LIMITS_ON_REDIS_ERROR=open)' : 'refusing requests (GATEWAY_LIMITS_ON_REDIS_ERROR=closed)'), { error: describeError(e) }, 10_000);
+    log.every('limits-counters', 'error', `the shared counters failed; rate limits and budgets are ${o.onError === 'open' ? 'not enforced (GATEWAY_LIMITS_ON_REDIS_ERROR=open)' : 'refusing requests (GATEWAY_LIMITS_ON_REDIS_ERROR=closed)'}`, { error: describeError(e) }, 10_000);
     return o.onError === 'open' ? undefined : countersDown();
   };
 
@@ -75,7 +75,13 @@ export const limitsPolicies = (o: LimitsOptions): { admit: AdmissionPolicy; sett
       const rl = project.rateLimit;
       // Without a plan (an MCP call: no model, no tokens, no price) only requests per minute count.
       let budgets: BudgetSnapshot[] | undefined;
-      if (plan) for (const b of project.budgets) if (b.apiKeyId === null || b.apiKeyId === key.id) (budgets ??= []).push(b);
+      if (plan) {
+        for (const b of project.budgets) {
+          if (b.apiKeyId !== null && b.apiKeyId !== key.id) continue;
+          budgets ??= [];
+          budgets.push(b);
+        }
+      }
       if (!rl && !budgets) return undefined;
       const t = now();
       const entries: CounterAdd[] = [];

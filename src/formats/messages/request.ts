@@ -255,7 +255,9 @@ export const decodeMessagesRequest = (body: unknown): CanonicalRequest => {
   const note: Note = (param, message) => {
     nativeOnly ??= { param, message };
   };
-  turns.forEach((t, i) => decodeTurn(t, i, names, messages, note));
+  turns.forEach((t, i) => {
+    decodeTurn(t, i, names, messages, note);
+  });
   const { choice, parallel } = decodeToolChoice(b);
   const metadata = optionalRecord(b, 'metadata');
   return compact<CanonicalRequest>({

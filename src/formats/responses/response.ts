@@ -110,7 +110,7 @@ export const encodeResponsesResponse = (res: CanonicalResponse, ctx: EncodeConte
   const output: JsonObject[] = [];
   if (res.reasoning !== undefined && res.reasoning !== '') output.push(reasoningItem(reasoningItemId(ctx, 0), res.reasoning, res.reasoningSignature, 'completed'));
   if (res.text !== '') output.push(messageItem(messageItemId(ctx, 0), res.text, 'completed'));
-  res.toolCalls.forEach((call, i) => output.push(functionCallItem(functionItemId(ctx, i), call, 'completed')));
+  for (const [i, call] of res.toolCalls.entries()) output.push(functionCallItem(functionItemId(ctx, i), call, 'completed'));
   return responseObject({
     id: responseId(res.id, ctx),
     createdAt: res.created,
