@@ -85,7 +85,13 @@ const openaiBody = (model: string, bytes: number): string => {
 
 /** `chunks` events: role, content deltas, finish, usage (when asked for), [DONE]. */
 const openaiEvents = (model: string, chunks: number, includeUsage: boolean): string[] => {
-  const base = { id: 'chatcmpl-bench0000000000000000000001', object: 'chat.completion.chunk', created: 1_700_000_000, model, system_fingerprint: 'fp_bench' };
+  const base = {
+    id: 'chatcmpl-bench0000000000000000000001',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model,
+    system_fingerprint: 'fp_bench',
+  };
   const frame = (delta: Record<string, unknown>, finish: string | null) =>
     `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(includeUsage ? { usage: null } : {}) })}\n\n`;
   const deltas = Math.max(1, chunks - (includeUsage ? 4 : 3));
@@ -154,7 +160,8 @@ const anthropicEvents = (model: string, chunks: number): string[] => {
     }),
     ev({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
   ];
-  for (const p of pieces(fill(deltas * 6), deltas)) out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } }));
+  for (const p of pieces(fill(deltas * 6), deltas))
+    out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } }));
   out.push(ev({ type: 'content_block_stop', index: 0 }));
   out.push(ev({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: deltas } }));
   out.push(ev({ type: 'message_stop' }));
@@ -176,10 +183,22 @@ const responsesObject = (model: string, status: string, output: unknown[], outpu
   usage:
     outputTokens === null
       ? null
-      : { input_tokens: PROMPT_TOKENS, input_tokens_details: { cached_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: PROMPT_TOKENS + outputTokens },
+      : {
+          input_tokens: PROMPT_TOKENS,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: outputTokens,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: PROMPT_TOKENS + outputTokens,
+        },
 });
 
-const responsesMessage = (text: string) => ({ id: 'msg_bench0001', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
+const responsesMessage = (text: string) => ({
+  id: 'msg_bench0001',
+  type: 'message',
+  status: 'completed',
+  role: 'assistant',
+  content: [{ type: 'output_text', text, annotations: [] }],
+});
 
 const responsesBody = (model: string, bytes: number): string => {
   const text = fill(Math.max(1, bytes - JSON.stringify(responsesObject(model, 'completed', [responsesMessage('')], 1)).length));
@@ -189,7 +208,8 @@ const responsesBody = (model: string, bytes: number): string => {
 /** `chunks` events: created, in_progress, item added, deltas, text done, item done, completed. */
 const responsesEvents = (model: string, chunks: number): string[] => {
   let seq = 0;
-  const ev = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify({ ...data, sequence_number: seq++ })}\n\n`;
+  const ev = (data: Record<string, unknown>) =>
+    `event: ${String(data.type)}\ndata: ${JSON.stringify({ ...data, sequence_number: seq++ })}\n\n`;
   const deltas = Math.max(1, chunks - 6);
   const text = pieces(fill(deltas * 6), deltas);
   const where = { item_id: 'msg_bench0001', output_index: 0, content_index: 0 };
@@ -286,12 +306,25 @@ export const startMock = (port: number, host: string, defaults: MockOptions): Mo
     let p = prepared.get(key);
     if (!p) {
       if (stream) {
-        const events = (kind === 'openai' ? openaiEvents(model, o.chunks, includeUsage) : kind === 'responses' ? responsesEvents(model, o.chunks) : anthropicEvents(model, o.chunks)).map((e) =>
-          enc.encode(e),
-        );
+        const events = (
+          kind === 'openai'
+            ? openaiEvents(model, o.chunks, includeUsage)
+            : kind === 'responses'
+              ? responsesEvents(model, o.chunks)
+              : anthropicEvents(model, o.chunks)
+        ).map((e) => enc.encode(e));
         p = { kind: 'sse', events, joined: new Uint8Array(Buffer.concat(events)) };
       } else {
-        p = { kind: 'json', body: enc.encode(kind === 'openai' ? openaiBody(model, o.bodyBytes) : kind === 'responses' ? responsesBody(model, o.bodyBytes) : anthropicBody(model, o.bodyBytes)) };
+        p = {
+          kind: 'json',
+          body: enc.encode(
+            kind === 'openai'
+              ? openaiBody(model, o.bodyBytes)
+              : kind === 'responses'
+                ? responsesBody(model, o.bodyBytes)
+                : anthropicBody(model, o.bodyBytes),
+          ),
+        };
       }
       prepared.set(key, p);
     }
@@ -312,11 +345,18 @@ export const startMock = (port: number, host: string, defaults: MockOptions): Mo
         path = end === -1 ? '/' : path.slice(end);
       }
       if (req.method === 'GET') return new Response('{"status":"ok"}', { headers: JSON_HEADERS });
-      const kind: Kind | undefined = path.endsWith('/chat/completions') ? 'openai' : path.endsWith('/messages') ? 'anthropic' : path.endsWith('/responses') ? 'responses' : undefined;
+      const kind: Kind | undefined = path.endsWith('/chat/completions')
+        ? 'openai'
+        : path.endsWith('/messages')
+          ? 'anthropic'
+          : path.endsWith('/responses')
+            ? 'responses'
+            : undefined;
       const raw = await req.text();
       // The product floor (bench/product-proxy.ts) ships its record batches here: read and dropped.
       if (path === '/records-sink') return new Response(null, { status: 204 });
-      if (!kind) return new Response('{"error":{"message":"unknown path","type":"invalid_request_error"}}', { status: 404, headers: JSON_HEADERS });
+      if (!kind)
+        return new Response('{"error":{"message":"unknown path","type":"invalid_request_error"}}', { status: 404, headers: JSON_HEADERS });
       const o = optionsFor(spec);
       if (o.fail) {
         const body =

@@ -30,7 +30,14 @@ const isTime = (v: string): boolean => {
   return day >= 1 && day <= days && (hour ?? 0) < 24 && (minute ?? 0) < 60 && (second ?? 0) < 60 && (offH ?? 0) < 16 && (offM ?? 0) < 60;
 };
 
-const WANTS = { uuid: 'a UUID', time: 'an ISO 8601 time (YYYY-MM-DDTHH:MM:SS[.ffffff]Z or ±HH:MM)', boolean: 'a boolean', number: 'a number', json: 'JSON', text: 'a string' } as const;
+const WANTS = {
+  uuid: 'a UUID',
+  time: 'an ISO 8601 time (YYYY-MM-DDTHH:MM:SS[.ffffff]Z or ±HH:MM)',
+  boolean: 'a boolean',
+  number: 'a number',
+  json: 'JSON',
+  text: 'a string',
+} as const;
 
 const fits = (holds: keyof typeof WANTS, v: unknown): boolean => {
   switch (holds) {

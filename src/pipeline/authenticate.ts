@@ -15,7 +15,12 @@ export type InternalCaller = (snapshot: ConfigSnapshot) => KeySnapshot;
  * the internal caller's lookup; sets `ctx.key`. API keys are resolved synchronously (no await on the hot path);
  * user tokens need a signature check.
  */
-export const authenticate = (ctx: RequestContext, headers: Headers, snapshot: ConfigSnapshot, as?: InternalCaller): KeySnapshot | Promise<KeySnapshot> => {
+export const authenticate = (
+  ctx: RequestContext,
+  headers: Headers,
+  snapshot: ConfigSnapshot,
+  as?: InternalCaller,
+): KeySnapshot | Promise<KeySnapshot> => {
   if (as) {
     ctx.key = as(snapshot);
     return ctx.key;

@@ -16,7 +16,15 @@ export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfi
     if (!isTransport(s.transport) || !isAuthType(s.authType)) continue;
     servers.set(
       s.serverId,
-      Object.freeze({ serverId: s.serverId, url: s.url, transport: s.transport, authType: s.authType, authHeader: s.authHeader, authValue: s.authValue, allowPrivate: s.allowPrivate }),
+      Object.freeze({
+        serverId: s.serverId,
+        url: s.url,
+        transport: s.transport,
+        authType: s.authType,
+        authHeader: s.authHeader,
+        authValue: s.authValue,
+        allowPrivate: s.allowPrivate,
+      }),
     );
   }
   const profiles = new Map<string, Map<string, McpProfileConfig>>();
@@ -47,6 +55,8 @@ export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfi
     if (c.userId === '') own.project = c.authValue;
     else own.users.set(c.userId, c.authValue);
   }
-  const frozen: Map<string, ReadonlyMap<string, McpOwnCredentials>> = new Map([...credentials].map(([p, m]) => [p, new Map([...m].map(([sid, o]) => [sid, Object.freeze(o)]))]));
+  const frozen: Map<string, ReadonlyMap<string, McpOwnCredentials>> = new Map(
+    [...credentials].map(([p, m]) => [p, new Map([...m].map(([sid, o]) => [sid, Object.freeze(o)]))]),
+  );
   return Object.freeze({ servers, profiles, credentials: frozen });
 };
