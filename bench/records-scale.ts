@@ -189,15 +189,13 @@ try {
         .insert(projects)
         .values({ customerUuid: cust?.id as string, customerId: `cust-${c}`, projectId: `proj-${p}` })
         .returning();
-      await store.db
-        .insert(projectSettings)
-        .values({
-          projectUuid: proj?.id as string,
-          customerId: `cust-${c}`,
-          projectId: `proj-${p}`,
-          settingName: 'record-retention',
-          settingValue: '{"bodies":"full","days":30}',
-        });
+      await store.db.insert(projectSettings).values({
+        projectUuid: proj?.id as string,
+        customerId: `cust-${c}`,
+        projectId: `proj-${p}`,
+        settingName: 'record-retention',
+        settingValue: '{"bodies":"full","days":30}',
+      });
     }
   }
   // "Now" 2026-10-11: the first 10 days (1/6 of the records) are past 30 days.

@@ -409,16 +409,14 @@ describe('sinkUrl and the upstream address rule (contract §3.1), without GATEWA
 
   test('the forwarder re-checks before every send: a stored inward sink gets nothing, status error', async () => {
     const before = rx.requests.length;
-    await strict.store.db
-      .insert(auditLogs)
-      .values({
-        timestamp: new Date(Date.now() - 5_000),
-        actorType: 'user',
-        actionType: 'UPDATE',
-        statusCode: 200,
-        success: true,
-        resourceId: 'r-strict',
-      });
+    await strict.store.db.insert(auditLogs).values({
+      timestamp: new Date(Date.now() - 5_000),
+      actorType: 'user',
+      actionType: 'UPDATE',
+      statusCode: 200,
+      success: true,
+      resourceId: 'r-strict',
+    });
     await (strict.audit.forwarder as TelemetryForwarder).drainAll();
     const fw = new TelemetryForwarder(strict.store.db, new SecretBox(KEK), { lagMs: 1_000, version: 'test' });
     await fw.drainAll();

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import type { ClientFormat, JsonObject, JsonValue } from '../src/canonical/types.ts';
-import { COLUMN_TARGETS, COLUMNS, FIELD_SUPPORT, type Outcome, type Probe, type WalkTarget } from '../src/providers/field-support.ts';
+import { FIELD_SUPPORT } from '../src/providers/field-support.ts';
+import { COLUMN_TARGETS, COLUMNS, type Outcome, type Probe, type WalkTarget } from '../src/providers/field-support-types.ts';
 import { DOC_PATH, withFieldSupport } from '../src/providers/field-support-doc.ts';
 import { admin } from './support/gateway.ts';
 import { type MockUpstream, startMockUpstream } from './support/mock-upstreams.ts';

@@ -127,15 +127,13 @@ test('the rollup equals a scan of the records after COPY and JSON inserts, batch
     .insert(projects)
     .values({ customerUuid: c?.id as string, customerId: 'acme', projectId: 'default' })
     .returning();
-  await store.db
-    .insert(projectSettings)
-    .values({
-      projectUuid: p?.id as string,
-      customerId: 'acme',
-      projectId: 'default',
-      settingName: 'record-retention',
-      settingValue: '{"bodies":"full","days":5}',
-    });
+  await store.db.insert(projectSettings).values({
+    projectUuid: p?.id as string,
+    customerId: 'acme',
+    projectId: 'default',
+    settingName: 'record-retention',
+    settingValue: '{"bodies":"full","days":5}',
+  });
   const purged = await new RecordRetention(store.db, { batch: 40, responseRetentionMs: 30 * DAY }).purge(NOW);
   expect(purged).toBeGreaterThan(40);
   ({ kept, scanned } = await rollupAndScan());

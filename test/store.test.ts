@@ -106,29 +106,25 @@ for (const t of targets) {
         baseUrl: 'http://127.0.0.1:1/v1',
         apiKeyWrapped: secrets.wrap('sk-very-secret'),
       });
-      await store.db
-        .insert(routes)
-        .values({
-          projectUuid,
-          customerId: 'dup',
-          projectId: 'default',
-          model: 'm1',
-          targets: [{ connection: 'c1', model: 'up', priority: 0, weight: 1 }],
-        });
+      await store.db.insert(routes).values({
+        projectUuid,
+        customerId: 'dup',
+        projectId: 'default',
+        model: 'm1',
+        targets: [{ connection: 'c1', model: 'up', priority: 0, weight: 1 }],
+      });
       await store.db
         .insert(apiKeys)
         .values({ keyHash: 'h1', keyPrefix: 'sk-x', keyAddress: 'a', projectUuid, customerId: 'dup', projectId: 'default' });
-      await store.db
-        .insert(apiKeys)
-        .values({
-          keyHash: 'h2',
-          keyPrefix: 'sk-y',
-          keyAddress: 'a',
-          projectUuid,
-          customerId: 'dup',
-          projectId: 'default',
-          revokedAt: new Date(),
-        });
+      await store.db.insert(apiKeys).values({
+        keyHash: 'h2',
+        keyPrefix: 'sk-y',
+        keyAddress: 'a',
+        projectUuid,
+        customerId: 'dup',
+        projectId: 'default',
+        revokedAt: new Date(),
+      });
       await store.db.insert(configChanges).values({ target: 'local', kind: 'TEST', entity: 'x', entityId: '1' });
 
       const [raw] = await store.db.select({ k: providerConnections.apiKeyWrapped }).from(providerConnections);

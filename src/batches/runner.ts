@@ -233,16 +233,14 @@ export class BatchRunner {
         if (picked.length === 0) return null;
         const content = `${picked.map((l) => l.text).join('\n')}\n`;
         const id = newId('file-');
-        await tx
-          .insert(gatewayFiles)
-          .values({
-            id,
-            projectUuid: row.projectUuid,
-            purpose: 'batch_output',
-            filename: `${row.id}_${name}.jsonl`,
-            bytes: Buffer.byteLength(content),
-            content,
-          });
+        await tx.insert(gatewayFiles).values({
+          id,
+          projectUuid: row.projectUuid,
+          purpose: 'batch_output',
+          filename: `${row.id}_${name}.jsonl`,
+          bytes: Buffer.byteLength(content),
+          content,
+        });
         return id;
       };
       const outputFileId = await fileOf(true, 'output');

@@ -140,16 +140,14 @@ const build = (deps: ControlDeps, core: MutationCore): OpDef => {
       const m: MutationCtx = { ...ctx, tx, change: changeIn(deps, tx) };
       const { result, id } = await apply(input, m);
       const target = { actionType: action, resourceType: resource, resourceId: id };
-      await tx
-        .insert(auditLogs)
-        .values(
-          auditRow(ctx.call, actorOf(ctx.principal), target, input, {
-            statusCode: 200,
-            success: true,
-            errorMessage: '',
-            responseData: recordedBody(result),
-          }),
-        );
+      await tx.insert(auditLogs).values(
+        auditRow(ctx.call, actorOf(ctx.principal), target, input, {
+          statusCode: 200,
+          success: true,
+          errorMessage: '',
+          responseData: recordedBody(result),
+        }),
+      );
       return result;
     });
   };

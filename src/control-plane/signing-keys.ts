@@ -155,15 +155,13 @@ export const rotateSigningKey = async (
     .limit(1)
     .for('update');
   if (current) await tx.update(signingKeys).set({ retiredAt: at }).where(eq(signingKeys.kid, current.kid));
-  await tx
-    .insert(signingKeys)
-    .values({
-      kid: k.kid,
-      purpose: USER_TOKEN_PURPOSE,
-      alg: 'RS256',
-      publicKeyPem: k.publicKeyPem,
-      privateKeyWrapped: k.privateKeyWrapped,
-    });
+  await tx.insert(signingKeys).values({
+    kid: k.kid,
+    purpose: USER_TOKEN_PURPOSE,
+    alg: 'RS256',
+    publicKeyPem: k.publicKeyPem,
+    privateKeyWrapped: k.privateKeyWrapped,
+  });
   const deleted = await tx
     .delete(signingKeys)
     .where(

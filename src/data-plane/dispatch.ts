@@ -2,21 +2,14 @@ import { Sweep } from '../core/sweep.ts';
 import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject, StreamEvent } from '../canonical/types.ts';
 import { GatewayError, invalidRequest } from '../core/errors.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
-import { createFrameParser } from '../providers/framing.ts';
-import type {
-  ExtraEndpoint,
-  HttpProviderAdapter,
-  PassThrough,
-  StreamDecoder,
-  UpstreamFrame,
-  UpstreamHttpRequest,
-} from '../providers/types.ts';
-import { pullEvents, Relay, sseReader } from './relay.ts';
+import type { ExtraEndpoint, HttpProviderAdapter, PassThrough, UpstreamHttpRequest } from '../providers/types.ts';
+import { Relay, sseReader } from './relay.ts';
+import { eventReader } from './event-reader.ts';
+import { spliceFirstModel } from './splice-model.ts';
 import { finalCollector } from './relay-final.ts';
 import type { Attempt, RequestContext } from '../pipeline/context.ts';
 import type { NativeAnswer } from './responses-native.ts';
 import { targetOrder } from '../pipeline/plan.ts';
-import { upstreamBounds } from '../core/upstream-bounds.ts';
 import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall } from './upstream.ts';
 
 export type DispatchFailure = { ok: false; error: GatewayError; attempts: Attempt[]; target: ResolvedTarget | undefined };
@@ -267,67 +260,6 @@ export const dispatchComplete = async (
         attempts: r.attempts,
       }
     : r;
-};
-
-/** JSON's whitespace: space, tab, line feed, carriage return. */
-const isJsonSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
-
-/**
- * The first `"model": "…"` member of a JSON text (the top-level one in both wires) set to `model`;
- * the text unchanged when it has none. A scan, not a regular expression: it runs on every relayed
- * answer.
- */
-export const spliceFirstModel = (text: string, model: string): string => {
-  for (let at = text.indexOf('"model"'); at !== -1; at = text.indexOf('"model"', at + 1)) {
-    let i = at + 7;
-    while (isJsonSpace(text.charCodeAt(i))) i++;
-    if (text.charCodeAt(i) !== 58) continue;
-    i++;
-    while (isJsonSpace(text.charCodeAt(i))) i++;
-    if (text.charCodeAt(i) !== 34) continue;
-    let end = i + 1;
-    for (; end < text.length; end++) {
-      const c = text.charCodeAt(end);
-      if (c === 92) end++;
-      else if (c === 34) break;
-    }
-    if (end >= text.length) continue;
-    return `${text.slice(0, at)}"model":${JSON.stringify(model)}${text.slice(end + 1)}`;
-  }
-  return text;
-};
-
-/** Pull-based reader of an upstream body: bytes → frames → canonical events. */
-const eventReader = (
-  adapter: HttpProviderAdapter,
-  decoder: StreamDecoder,
-  body: ReadableStream<Uint8Array>,
-  signal: AbortSignal,
-  relay?: Relay,
-  fail?: (e: unknown) => unknown,
-) => {
-  const reader = body.getReader();
-  const framer = createFrameParser(adapter.framing, upstreamBounds.maxStreamEventBytes);
-  const decode = (frames: UpstreamFrame[]): StreamEvent[] => {
-    const out: StreamEvent[] = [];
-    for (const f of frames) {
-      const events = decoder.push(f);
-      for (const ev of events) out.push(ev);
-      relay?.frame(f, events);
-    }
-    return out;
-  };
-  return pullEvents(
-    reader,
-    signal,
-    (chunk) => decode(framer.push(chunk)),
-    () => {
-      const tail = decode(framer.flush());
-      for (const ev of decoder.end()) tail.push(ev);
-      return tail;
-    },
-    fail,
-  );
 };
 
 /**

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fieldSupportTable } from './field-support.ts';
+import { FIELD_SUPPORT } from './field-support.ts';
+import { COLUMNS } from './field-support-types.ts';
 
 /**
  * docs/client-compatibility.md's "What each family honours, maps or refuses" table, generated from
@@ -26,3 +27,13 @@ if (import.meta.main) {
   if (after !== before) writeFileSync(DOC_PATH, after);
   process.stdout.write(`docs:fields: ${after === before ? 'unchanged' : 'updated'} ${DOC_PATH}\n`);
 }
+
+const cell = (s: string): string => s.replaceAll('\n', ' ');
+
+/** The markdown table docs/client-compatibility.md carries. */
+export const fieldSupportTable = (): string => {
+  const head = `| Client field | ${COLUMNS.map((c) => c.title).join(' | ')} |`;
+  const rule = `|---|${COLUMNS.map(() => '---').join('|')}|`;
+  const rows = FIELD_SUPPORT.map((r) => `| ${cell(r.field)} | ${COLUMNS.map((c) => cell(r.cells[c.id])).join(' | ')} |`);
+  return [head, rule, ...rows].join('\n');
+};

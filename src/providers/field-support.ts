@@ -1,4 +1,4 @@
-import type { ClientFormat, JsonObject, JsonValue } from '../canonical/types.ts';
+import type { FieldRow } from './field-support-types.ts';
 
 /**
  * What each upstream family honours, maps or refuses of a client's request fields (contract §2,
@@ -6,53 +6,6 @@ import type { ClientFormat, JsonObject, JsonValue } from '../canonical/types.ts'
  * field-support-doc.ts), and test/field-support-walk.test.ts sends every probe to every target named
  * and checks the outcome given here — so the table, the code and the behaviour cannot drift apart.
  */
-
-/** The table's family columns. */
-export type FamilyColumn = 'openai' | 'anthropic' | 'gemini' | 'bedrock-cohere';
-
-export const COLUMNS: readonly { id: FamilyColumn; title: string }[] = [
-  { id: 'openai', title: 'OpenAI family (translated: Messages clients; Mistral, watsonx, OpenAI with `maxTokensField`)' },
-  { id: 'anthropic', title: 'Anthropic family' },
-  { id: 'gemini', title: 'Gemini / Vertex' },
-  { id: 'bedrock-cohere', title: 'Bedrock, Cohere' },
-];
-
-/**
- * The connections a probe is sent to: `openai` passes Chat and Responses bodies through (Responses
- * natively); `openai-translated` is OpenAI with `options.maxTokensField` (Chat translated).
- */
-export type WalkTarget = 'openai' | 'openai-translated' | 'anthropic' | 'gemini' | 'bedrock' | 'cohere';
-
-/** The targets that stand for each column (a row's probes together must check at least one of each). */
-export const COLUMN_TARGETS: Readonly<Record<FamilyColumn, readonly WalkTarget[]>> = {
-  openai: ['openai', 'openai-translated'],
-  anthropic: ['anthropic'],
-  gemini: ['gemini'],
-  'bedrock-cohere': ['bedrock', 'cohere'],
-};
-
-/** The documented outcome of one probe at one target. */
-export type Outcome =
-  /** A 400 `invalid_request_error` naming `param`; nothing reaches the upstream. */
-  | { refused: string }
-  /** The upstream got the request with `path` (dot-separated) set, equal to `equals` when given. */
-  | { sent: string; equals?: JsonValue }
-  /** The upstream got the request without `path`. */
-  | { absent: string };
-
-export interface Probe {
-  format: ClientFormat;
-  /** The client's body without `model` (the walk sets it per target). */
-  body: JsonObject;
-  expect: Partial<Record<WalkTarget, Outcome>>;
-}
-
-export interface FieldRow {
-  /** The first cell (the client field). */
-  field: string;
-  cells: Readonly<Record<FamilyColumn, string>>;
-  probes: readonly Probe[];
-}
 
 const user = [{ role: 'user', content: 'hi' }];
 const schema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false };
@@ -440,13 +393,3 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
     ],
   },
 ];
-
-const cell = (s: string): string => s.replaceAll('\n', ' ');
-
-/** The markdown table docs/client-compatibility.md carries. */
-export const fieldSupportTable = (): string => {
-  const head = `| Client field | ${COLUMNS.map((c) => c.title).join(' | ')} |`;
-  const rule = `|---|${COLUMNS.map(() => '---').join('|')}|`;
-  const rows = FIELD_SUPPORT.map((r) => `| ${cell(r.field)} | ${COLUMNS.map((c) => cell(r.cells[c.id])).join(' | ')} |`);
-  return [head, rule, ...rows].join('\n');
-};

@@ -240,13 +240,11 @@ export class PullController {
     if (current && doc.revision < current.revision) return sealed;
     this.holder.swap(buildSnapshot(doc, this.getAdapter));
     this.status.appliedRevision = doc.revision;
-    await this.opts
-      .onDocument?.(doc)
-      .catch((e: unknown) =>
-        log.every('dataplane-own-settings', 'error', 'applying the data plane’s own settings of the pulled configuration failed', {
-          error: describeError(e),
-        }),
-      );
+    await this.opts.onDocument?.(doc).catch((e: unknown) =>
+      log.every('dataplane-own-settings', 'error', 'applying the data plane’s own settings of the pulled configuration failed', {
+        error: describeError(e),
+      }),
+    );
     return sealed;
   }
 
