@@ -21,13 +21,6 @@ export const withFieldSupport = (text: string): string => {
   return `${text.slice(0, a)}${BEGIN}\n${fieldSupportTable()}\n${text.slice(b)}`;
 };
 
-if (import.meta.main) {
-  const before = readFileSync(DOC_PATH, 'utf8');
-  const after = withFieldSupport(before);
-  if (after !== before) writeFileSync(DOC_PATH, after);
-  process.stdout.write(`docs:fields: ${after === before ? 'unchanged' : 'updated'} ${DOC_PATH}\n`);
-}
-
 const cell = (s: string): string => s.replaceAll('\n', ' ');
 
 /** The markdown table docs/client-compatibility.md carries. */
@@ -37,3 +30,10 @@ export const fieldSupportTable = (): string => {
   const rows = FIELD_SUPPORT.map((r) => `| ${cell(r.field)} | ${COLUMNS.map((c) => cell(r.cells[c.id])).join(' | ')} |`);
   return [head, rule, ...rows].join('\n');
 };
+
+if (import.meta.main) {
+  const before = readFileSync(DOC_PATH, 'utf8');
+  const after = withFieldSupport(before);
+  if (after !== before) writeFileSync(DOC_PATH, after);
+  process.stdout.write(`docs:fields: ${after === before ? 'unchanged' : 'updated'} ${DOC_PATH}\n`);
+}
