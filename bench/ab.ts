@@ -17,7 +17,19 @@
 import { join, resolve } from 'node:path';
 import { startDataplane } from './lib/dataplane.ts';
 import { launchGateway, prepareStore, removeScratchDirs, repoint } from './lib/gateway.ts';
-import { cpuMs, HTTP_THREAD, JS_THREAD, pinned, planCores, rssSampler, type Service, settle, spawnService, threadCpuMs, threadUsPerRequest } from './lib/proc.ts';
+import {
+  cpuMs,
+  HTTP_THREAD,
+  JS_THREAD,
+  pinned,
+  planCores,
+  rssSampler,
+  type Service,
+  settle,
+  spawnService,
+  threadCpuMs,
+  threadUsPerRequest,
+} from './lib/proc.ts';
 import { gatewayRequests, type Kind } from './lib/requests.ts';
 import { median } from './lib/stats.ts';
 import { runWrk } from './lib/wrk.ts';
@@ -26,7 +38,12 @@ const argv = process.argv.slice(2);
 const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const sides = (['a', 'b'] as const).flatMap((side) => {
   const tree = value(side);
-  const env = Object.fromEntries((value(`${side}-env`) ?? '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  const env = Object.fromEntries(
+    (value(`${side}-env`) ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
   return tree ? [{ tree: resolve(tree), bunArgs: value(`${side}-args`)?.split(' ').filter(Boolean) ?? [], env }] : [];
 });
 const trees = sides.map((s) => [s.tree, ...s.bunArgs, ...Object.entries(s.env).map(([k, v]) => `${k}=${v}`)].join(' '));
@@ -60,17 +77,35 @@ if (target === 'dataplane') {
   if (store.source === 'template') await repoint(mp, mockUrl);
   for (const [i, side] of sides.entries()) {
     const dp = await startDataplane(mp, cores.server, store.keys[0] as string, side.env, { root: side.tree, bunArgs: side.bunArgs });
-    gateways.push({ tree: trees[i] as string, url: dp.url, service: dp.service, keys: store.keys, us: new Map(), split: new Map(), rssPeakMb: 0 });
+    gateways.push({
+      tree: trees[i] as string,
+      url: dp.url,
+      service: dp.service,
+      keys: store.keys,
+      us: new Map(),
+      split: new Map(),
+      rssPeakMb: 0,
+    });
   }
 } else
   for (const [i, side] of sides.entries()) {
     const store = await prepareStore({ mock: mockUrl, cpu: cores.server, fresh: false, log });
     const gw = await launchGateway(store.setup, { cpu: cores.server, root: side.tree, bunArgs: side.bunArgs, env: side.env });
     if (store.source === 'template') await repoint(gw, mockUrl);
-    gateways.push({ tree: trees[i] as string, url: gw.url, service: gw.service, keys: store.keys, us: new Map(), split: new Map(), rssPeakMb: 0 });
+    gateways.push({
+      tree: trees[i] as string,
+      url: gw.url,
+      service: gw.service,
+      keys: store.keys,
+      us: new Map(),
+      split: new Map(),
+      rssPeakMb: 0,
+    });
   }
 try {
-  for (const g of gateways) for (const k of kinds) await runWrk({ url: g.url, requests: gatewayRequests(k, g.keys), connections: 32, durationS: 1, cpu: cores.load });
+  for (const g of gateways)
+    for (const k of kinds)
+      await runWrk({ url: g.url, requests: gatewayRequests(k, g.keys), connections: 32, durationS: 1, cpu: cores.load });
   for (let r = 0; r < rounds; r++) {
     for (const k of kinds) {
       for (let i = 0; i < gateways.length; i++) {
@@ -90,7 +125,7 @@ try {
         g.split.set(k, [...(g.split.get(k) ?? []), [threads.get(JS_THREAD) ?? 0, threads.get(HTTP_THREAD) ?? 0]]);
       }
     }
-  log(`round ${r + 1}/${rounds} done`);
+    log(`round ${r + 1}/${rounds} done`);
   }
   const rows = kinds.map((k) => {
     const m = gateways.map((g) => median(g.us.get(k) ?? []));
@@ -99,7 +134,8 @@ try {
     // back to back, so it holds when this machine's speed drifts between rounds).
     const [a, b] = gateways.map((g) => g.us.get(k) ?? []);
     const paired = a && b ? median(b.map((x, i) => x - (a[i] as number))) : undefined;
-    const delta = m.length === 2 ? `   Δ ${((m[1] as number) - (m[0] as number)).toFixed(1)} µs, paired Δ ${(paired ?? 0).toFixed(1)} µs` : '';
+    const delta =
+      m.length === 2 ? `   Δ ${((m[1] as number) - (m[0] as number)).toFixed(1)} µs, paired Δ ${(paired ?? 0).toFixed(1)} µs` : '';
     const split = gateways
       .map((g) => {
         const rows = g.split.get(k) ?? [];

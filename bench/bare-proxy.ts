@@ -85,7 +85,15 @@ const minimal = async (req: Request): Promise<Response> => {
   const text = await up.text();
   const usage = (JSON.parse(text) as { usage?: { prompt_tokens?: number; completion_tokens?: number } }).usage;
   const id = crypto.randomUUID();
-  records.push({ id, project: key.project, model: target.model, status: up.status, input: usage?.prompt_tokens ?? 0, output: usage?.completion_tokens ?? 0, ms: performance.now() - started });
+  records.push({
+    id,
+    project: key.project,
+    model: target.model,
+    status: up.status,
+    input: usage?.prompt_tokens ?? 0,
+    output: usage?.completion_tokens ?? 0,
+    ms: performance.now() - started,
+  });
   if (records.length >= 1000) records.length = 0;
   return new Response(text, { status: up.status, headers: { 'content-type': 'application/json', 'x-request-id': id } });
 };
@@ -104,8 +112,15 @@ const server = Bun.serve({
       body: await req.arrayBuffer(),
       signal: req.signal,
     });
-    if (relay === 'native' || !up.body) return new Response(up.body, { status: up.status, headers: { 'content-type': up.headers.get('content-type') ?? 'application/json' } });
-    return new Response(relayed(up.body, relay === 'jstext'), { status: up.status, headers: { 'content-type': up.headers.get('content-type') ?? 'application/json' } });
+    if (relay === 'native' || !up.body)
+      return new Response(up.body, {
+        status: up.status,
+        headers: { 'content-type': up.headers.get('content-type') ?? 'application/json' },
+      });
+    return new Response(relayed(up.body, relay === 'jstext'), {
+      status: up.status,
+      headers: { 'content-type': up.headers.get('content-type') ?? 'application/json' },
+    });
   },
 });
 

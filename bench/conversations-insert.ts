@@ -32,13 +32,20 @@ const answer = (i: number): StoredResponse => ({
   id: `resp_${i}`,
   createdAt: 1_700_000_000,
   input: [{ id: `msg_in_${i}`, type: 'message', role: 'user', content: 'hello '.repeat(40) }],
-  response: { id: `resp_${i}`, object: 'response', output: [{ id: `msg_${i}`, type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'answer '.repeat(50) }] }], usage: { input_tokens: 12, output_tokens: 50 } },
+  response: {
+    id: `resp_${i}`,
+    object: 'response',
+    output: [{ id: `msg_${i}`, type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'answer '.repeat(50) }] }],
+    usage: { input_tokens: 12, output_tokens: 50 },
+  },
 });
 const c0 = process.cpuUsage();
 const t0 = performance.now();
 for (let i = 0; i < N; i += C) await Promise.all(Array.from({ length: Math.min(C, N - i) }, (_, k) => cs.put(project, answer(i + k))));
 const cpu = process.cpuUsage(c0);
-console.log(`${N} writes, ${C} in flight: ${((cpu.user + cpu.system) / N).toFixed(0)} µs CPU/write, ${(performance.now() - t0).toFixed(0)} ms wall`);
+console.log(
+  `${N} writes, ${C} in flight: ${((cpu.user + cpu.system) / N).toFixed(0)} µs CPU/write, ${(performance.now() - t0).toFixed(0)} ms wall`,
+);
 await cs.stop();
 await store.close();
 rmSync(dir, { recursive: true, force: true });

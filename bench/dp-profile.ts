@@ -37,7 +37,10 @@ const store = await prepareStore({ mock: mockUrl, cpu: cores.load, fresh: false,
 // The gateway under test has the server core; as a data plane's management plane, the load core.
 const gw = await launchGateway(store.setup, target === 'gateway' ? { cpu: cores.server, bunArgs: profileArgs } : { cpu: cores.load });
 if (store.source === 'template') await repoint(gw, mockUrl);
-const dp = target === 'dataplane' ? await startDataplane(gw, cores.server, store.keys[0] as string, {}, profileDir ? { bunArgs: profileArgs } : {}) : undefined;
+const dp =
+  target === 'dataplane'
+    ? await startDataplane(gw, cores.server, store.keys[0] as string, {}, profileDir ? { bunArgs: profileArgs } : {})
+    : undefined;
 const tested = dp ? { url: dp.url, pid: dp.service.pid } : { url: gw.url, pid: gw.service.pid };
 /** µs per request of each thread (by name) of the process under test, in the measured run. */
 let threads = new Map<string, number>();
@@ -50,7 +53,15 @@ try {
     const w = await runWrk({ url: tested.url, requests: gatewayRequests(k, store.keys), connections: 32, durationS, cpu: cores.load });
     const per = (ms: number): number => (ms * 1000) / Math.max(1, w.requests);
     threads = new Map([...threadUsPerRequest(t0, threadCpuMs(tested.pid), w.requests)].filter(([, us]) => us >= 0.05));
-    console.log(JSON.stringify({ target, kind: k, rps: Math.round(w.rps), us_per_req: Number(per(cpuMs(tested.pid) - c0).toFixed(1)), errors: w.errorCount }));
+    console.log(
+      JSON.stringify({
+        target,
+        kind: k,
+        rps: Math.round(w.rps),
+        us_per_req: Number(per(cpuMs(tested.pid) - c0).toFixed(1)),
+        errors: w.errorCount,
+      }),
+    );
   }
 } finally {
   await dp?.service.stop();
@@ -60,7 +71,9 @@ try {
 }
 if (profileDir) {
   // The main thread's profile (workers, when they write one, name theirs after their own thread).
-  const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')).sort();
+  const files = readdirSync(profileDir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort();
   const file = files[0];
   if (!file) throw new Error(`no profile written to ${profileDir}`);
   const samples = attribute(JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as CpuProfile);

@@ -14,22 +14,31 @@
 import { join } from 'node:path';
 import { printFloor, runFloor } from './lib/floor.ts';
 
-const value = (name: string): string | undefined => process.argv.slice(2).find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const value = (name: string): string | undefined =>
+  process.argv
+    .slice(2)
+    .find((a) => a.startsWith(`--${name}=`))
+    ?.slice(name.length + 3);
 const argv = process.argv.slice(2);
 const product = join(import.meta.dir, 'product-proxy.ts');
 const stream = argv.includes('--stream');
 const modes = [
   ...(stream ? ['none'] : ['none', 'minimal']).map((m) => ({ name: m, args: ['--work', m] })),
-  ...(argv.includes('--product') ? ['json', 'raw', 'none'].map((b) => ({ name: `product-${b}`, args: ['--work', 'product', '--bodies', b], script: product })) : []),
+  ...(argv.includes('--product')
+    ? ['json', 'raw', 'none'].map((b) => ({ name: `product-${b}`, args: ['--work', 'product', '--bodies', b], script: product }))
+    : []),
 ];
-const results = await runFloor(
-  stream ? 'chat-sse' : 'chat-json',
-  modes,
-  Number(value('rounds') ?? 5),
-  Number(value('duration') ?? 3),
-);
+const results = await runFloor(stream ? 'chat-sse' : 'chat-json', modes, Number(value('rounds') ?? 5), Number(value('duration') ?? 3));
 printFloor(results, stream ? 'stream' : 'req');
 const [bare] = results;
 const least = results.find((r) => r.name === 'minimal');
 const ratios = Object.fromEntries(results.slice(1).map((r) => [`${r.name}_ratio`, bare ? Number((r.rps / bare.rps).toFixed(3)) : null]));
-if (bare) console.log(JSON.stringify({ ...(least ? { floor_ratio: Number((least.rps / bare.rps).toFixed(3)) } : {}), ...ratios, bare_us: Number(bare.us.toFixed(1)), ...Object.fromEntries(results.slice(1).map((r) => [`${r.name}_us`, Number(r.us.toFixed(1))])) }));
+if (bare)
+  console.log(
+    JSON.stringify({
+      ...(least ? { floor_ratio: Number((least.rps / bare.rps).toFixed(3)) } : {}),
+      ...ratios,
+      bare_us: Number(bare.us.toFixed(1)),
+      ...Object.fromEntries(results.slice(1).map((r) => [`${r.name}_us`, Number(r.us.toFixed(1))])),
+    }),
+  );

@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitServing } from './lib/gateway.ts';
 
-const arg = (name: string, fallback: number): number => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+const arg = (name: string, fallback: number): number =>
+  Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const DURATION_S = arg('duration', 5);
 const CONCURRENCY = arg('concurrency', 32);
 const ADMIN = 'bench-admin-token-0123456789';
@@ -49,7 +50,13 @@ const procs: Subprocess[] = [];
 
 const waitFor = async (url: string): Promise<void> => {
   for (let i = 0; i < 300; i++) {
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await Bun.sleep(100);
   }
   throw new Error(`${url} did not come up`);
@@ -59,7 +66,18 @@ const startGatewayProcess = async (extra: Record<string, string>): Promise<{ url
   const [port, adminPort] = [await freePort(), await freePort()];
   procs.push(
     spawn(['bun', join(import.meta.dir, '..', 'src', 'main.ts'), 'serve'], {
-      env: { ...process.env, GATEWAY_PORT: String(port), GATEWAY_ADMIN_PORT: String(adminPort), GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-gov-')), GATEWAY_ADMIN_TOKEN: ADMIN, GATEWAY_DEMO: '0', GATEWAY_LOG_LEVEL: 'error', GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1', GATEWAY_RECORD_BODIES: '0', ...extra },
+      env: {
+        ...process.env,
+        GATEWAY_PORT: String(port),
+        GATEWAY_ADMIN_PORT: String(adminPort),
+        GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), 'gw-gov-')),
+        GATEWAY_ADMIN_TOKEN: ADMIN,
+        GATEWAY_DEMO: '0',
+        GATEWAY_LOG_LEVEL: 'error',
+        GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1',
+        GATEWAY_RECORD_BODIES: '0',
+        ...extra,
+      },
       stdout: 'ignore',
       stderr: 'inherit',
     }),
@@ -70,7 +88,11 @@ const startGatewayProcess = async (extra: Record<string, string>): Promise<{ url
 };
 
 const call = async (adminUrl: string, path: string, body: unknown): Promise<Record<string, unknown>> => {
-  const r = await fetch(`${adminUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(`${adminUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
   return (await r.json()) as Record<string, unknown>;
 };
@@ -79,19 +101,51 @@ const A = (op: string) => `/admin.v1.AdminService/${op}`;
 /** Two projects on one gateway; returns their keys. */
 const provision = async (adminUrl: string): Promise<{ plain: string; governed: string }> => {
   await call(adminUrl, A('CreateCustomer'), { customerId: 'bench', name: 'Bench' });
-  const model = (await call(adminUrl, A('CreateModel'), { model: 'm', provider: 'openai', mode: 'chat', capabilities: ['chat'], contextWindow: 8192, maxOutputTokens: 16, inputPricePerMillion: 0.1, outputPricePerMillion: 0.2 })) as { model: { id: string } };
+  const model = (await call(adminUrl, A('CreateModel'), {
+    model: 'm',
+    provider: 'openai',
+    mode: 'chat',
+    capabilities: ['chat'],
+    contextWindow: 8192,
+    maxOutputTokens: 16,
+    inputPricePerMillion: 0.1,
+    outputPricePerMillion: 0.2,
+  })) as { model: { id: string } };
   const keys: Record<string, string> = {};
   for (const projectId of ['plain', 'governed']) {
     await call(adminUrl, A('CreateProject'), { customerId: 'bench', projectId });
     await call(adminUrl, A('AddProjectModel'), { customerId: 'bench', projectId, modelId: model.model.id });
-    await call(adminUrl, A('CreateProviderConnection'), { customerId: 'bench', projectId, name: 'up', provider: 'openai', baseUrl: `${upstreamUrl}/v1`, apiKey: 'sk-x' });
+    await call(adminUrl, A('CreateProviderConnection'), {
+      customerId: 'bench',
+      projectId,
+      name: 'up',
+      provider: 'openai',
+      baseUrl: `${upstreamUrl}/v1`,
+      apiKey: 'sk-x',
+    });
     await call(adminUrl, A('CreateRoute'), { customerId: 'bench', projectId, model: 'm', targets: [{ connection: 'up', model: 'm' }] });
-    const key = (await call(adminUrl, '/apikey.v1.ApiKeyService/CreateApiKey', { name: 'b', userId: 'u', enterpriseContext: { customerId: 'bench', projectId } })) as { apiKey: string; id: string };
+    const key = (await call(adminUrl, '/apikey.v1.ApiKeyService/CreateApiKey', {
+      name: 'b',
+      userId: 'u',
+      enterpriseContext: { customerId: 'bench', projectId },
+    })) as { apiKey: string; id: string };
     keys[projectId] = key.apiKey;
     if (projectId === 'governed') {
-      await call(adminUrl, A('UpsertProjectSetting'), { customerId: 'bench', projectId, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":100000000,"tokensPerMinute":1000000000}' });
+      await call(adminUrl, A('UpsertProjectSetting'), {
+        customerId: 'bench',
+        projectId,
+        settingName: 'rate-limit',
+        settingValue: '{"requestsPerMinute":100000000,"tokensPerMinute":1000000000}',
+      });
       await call(adminUrl, A('UpsertBudget'), { customerId: 'bench', projectId, name: 'project', limitUsd: '1000000', period: 'month' });
-      await call(adminUrl, A('UpsertBudget'), { customerId: 'bench', projectId, apiKeyId: key.id, name: 'key', limitUsd: '1000000', period: 'day' });
+      await call(adminUrl, A('UpsertBudget'), {
+        customerId: 'bench',
+        projectId,
+        apiKeyId: key.id,
+        name: 'key',
+        limitUsd: '1000000',
+        period: 'day',
+      });
     }
   }
   // Writes return at commit: wait until the embedded data plane serves them.
@@ -135,14 +189,20 @@ const main = async (): Promise<void> => {
   let redisKeys: { plain: string; governed: string } | undefined;
   if (Bun.which('redis-server')) {
     const rp = await freePort();
-    redisProc = spawn(['redis-server', '--port', String(rp), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' });
+    redisProc = spawn(['redis-server', '--port', String(rp), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdout: 'ignore',
+      stderr: 'ignore',
+    });
     procs.push(redisProc);
     await Bun.sleep(300);
     redis = await startGatewayProcess({ REDIS_URL: `redis://127.0.0.1:${rp}` });
     redisKeys = await provision(redis.admin);
   }
   // Every path warmed first (JIT, connection pools): the first measurement of a process must not be its cold start.
-  for (const [g, keys] of [[mem, memKeys], [redis, redisKeys]] as const) {
+  for (const [g, keys] of [
+    [mem, memKeys],
+    [redis, redisKeys],
+  ] as const) {
     if (!g || !keys) continue;
     await measure(g.url, keys.plain, 1);
     await measure(g.url, keys.governed, 1);
@@ -154,7 +214,8 @@ const main = async (): Promise<void> => {
     out['gateway (redis process)'] = await measure(redis.url, redisKeys.plain);
     out['gateway+limits (redis)'] = await measure(redis.url, redisKeys.governed);
   }
-  for (const [name, r] of Object.entries(out)) console.log(`${name.padEnd(28)} ${String(r.rps).padStart(7)} req/s  mean ${r.meanMs} ms  errors ${r.errors}`);
+  for (const [name, r] of Object.entries(out))
+    console.log(`${name.padEnd(28)} ${String(r.rps).padStart(7)} req/s  mean ${r.meanMs} ms  errors ${r.errors}`);
   const ratio = (a?: number, b?: number) => (a && b ? Math.round((a / b) * 1000) / 1000 : null);
   console.log(
     JSON.stringify({

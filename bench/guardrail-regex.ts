@@ -75,7 +75,12 @@ for (const { pattern, crafted } of CASES) {
     const t0 = performance.now();
     evaluate([r], [long]);
     const evalMs = performance.now() - t0;
-    out[action] = { program: r.programSize, text_chars: long.length, evaluate_ms: Math.round(evalMs), four_bounded_max_loop_pause_ms: Math.round(pauseMs) };
+    out[action] = {
+      program: r.programSize,
+      text_chars: long.length,
+      evaluate_ms: Math.round(evalMs),
+      four_bounded_max_loop_pause_ms: Math.round(pauseMs),
+    };
   }
   console.log(JSON.stringify(out));
 }

@@ -70,7 +70,11 @@ interface Run {
 const runSuite = async (label: string, url: string): Promise<Run> => {
   const scenario = arg('--scenario');
   const t0 = performance.now();
-  const p = Bun.spawn(['bun', CLI, 'server', '--url', url, ...(scenario ? ['--scenario', scenario] : [])], { stdout: 'pipe', stderr: 'pipe', cwd: ROOT });
+  const p = Bun.spawn(['bun', CLI, 'server', '--url', url, ...(scenario ? ['--scenario', scenario] : [])], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+    cwd: ROOT,
+  });
   const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
   await p.exited;
   const seconds = (performance.now() - t0) / 1000;
@@ -89,7 +93,9 @@ const runSuite = async (label: string, url: string): Promise<Run> => {
 const main = async (): Promise<number> => {
   const source = serverSource();
   if (!source) {
-    console.error(`The conformance reference server was not found: pass --server PATH to ${FILE} of modelcontextprotocol/conformance ${TAG}, or set MCP_CONFORMANCE_SERVER / MCP_CONFORMANCE_REPO (see the head of this script).`);
+    console.error(
+      `The conformance reference server was not found: pass --server PATH to ${FILE} of modelcontextprotocol/conformance ${TAG}, or set MCP_CONFORMANCE_SERVER / MCP_CONFORMANCE_REPO (see the head of this script).`,
+    );
     return 2;
   }
   if (!existsSync(CLI)) {
@@ -111,7 +117,12 @@ const main = async (): Promise<number> => {
     fetch: async (req) => {
       const headers = new Headers(req.headers);
       headers.set('authorization', `Bearer ${gateway.apiKey}`);
-      const res = await fetch(gateway.url, { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? null : await req.arrayBuffer(), redirect: 'manual' });
+      const res = await fetch(gateway.url, {
+        method: req.method,
+        headers,
+        body: req.method === 'GET' || req.method === 'HEAD' ? null : await req.arrayBuffer(),
+        redirect: 'manual',
+      });
       return new Response(res.body, { status: res.status, headers: res.headers });
     },
   });
@@ -119,9 +130,14 @@ const main = async (): Promise<number> => {
     await waitFor(`http://localhost:${refPort}/mcp`);
     const direct = await runSuite('direct', `http://localhost:${refPort}/mcp`);
     const through = await runSuite('through the gateway', `http://localhost:${proxy.port}/mcp`);
-    for (const r of [direct, through]) console.log(`\n=== ${r.label} (${r.seconds.toFixed(1)} s): ${r.passed.size} scenarios passed, ${r.failed.size} failed\n${r.summary}`);
+    for (const r of [direct, through])
+      console.log(`\n=== ${r.label} (${r.seconds.toFixed(1)} s): ${r.passed.size} scenarios passed, ${r.failed.size} failed\n${r.summary}`);
     const lost = [...direct.passed].filter((s) => !through.passed.has(s));
-    console.log(lost.length === 0 ? '\nEvery scenario that passes directly passes through the gateway.' : `\nPassing directly but not through the gateway: ${lost.join(', ')}`);
+    console.log(
+      lost.length === 0
+        ? '\nEvery scenario that passes directly passes through the gateway.'
+        : `\nPassing directly but not through the gateway: ${lost.join(', ')}`,
+    );
     return lost.length === 0 ? 0 : 1;
   } finally {
     proxy.stop(true);

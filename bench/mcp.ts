@@ -22,11 +22,14 @@ const SECONDS = num('--seconds', 5);
 const CONCURRENCY = num('--concurrency', 8);
 const SESSIONS = num('--sessions', 1000);
 
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+const pct = (sorted: number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 
 const connect = async (url: string, key?: string): Promise<Client> => {
   const client = new Client({ name: 'bench', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: key ? { authorization: `Bearer ${key}` } : {} } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: key ? { authorization: `Bearer ${key}` } : {} } }),
+  );
   return client;
 };
 
@@ -63,15 +66,27 @@ try {
   const direct = await load('direct', upstreamUrl);
   const through = await load('gateway', gateway.url, gateway.apiKey);
   const direct2 = await load('direct (again)', upstreamUrl);
-  for (const r of [direct, through, direct2]) console.log(`${r.label.padEnd(16)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms`);
+  for (const r of [direct, through, direct2])
+    console.log(`${r.label.padEnd(16)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms`);
   const base = { p50: (direct.p50 + direct2.p50) / 2, p99: (direct.p99 + direct2.p99) / 2 };
-  console.log(`gateway adds     p50 ${(through.p50 - base.p50).toFixed(2)} ms  p99 ${(through.p99 - base.p99).toFixed(2)} ms  (concurrency ${CONCURRENCY}, ${SECONDS} s each)`);
+  console.log(
+    `gateway adds     p50 ${(through.p50 - base.p50).toFixed(2)} ms  p99 ${(through.p99 - base.p99).toFixed(2)} ms  (concurrency ${CONCURRENCY}, ${SECONDS} s each)`,
+  );
 
   // Memory of open sessions: each initialised and used once (so the gateway holds its upstream session too).
   Bun.gc(true);
   const before = process.memoryUsage();
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${gateway.apiKey}` };
-  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    authorization: `Bearer ${gateway.apiKey}`,
+  };
+  const init = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+  });
   const call = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });
   for (let i = 0; i < SESSIONS; i += 50)
     await Promise.all(
@@ -79,13 +94,19 @@ try {
         const r = await fetch(gateway.url, { method: 'POST', headers, body: init });
         const sid = r.headers.get('mcp-session-id') ?? '';
         await r.text();
-        const c = await fetch(gateway.url, { method: 'POST', headers: { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' }, body: call });
+        const c = await fetch(gateway.url, {
+          method: 'POST',
+          headers: { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
+          body: call,
+        });
         await c.text();
       }),
     );
   Bun.gc(true);
   const after = process.memoryUsage();
-  console.log(`${SESSIONS} open sessions: heap +${mb(after.heapUsed - before.heapUsed)}, rss +${mb(after.rss - before.rss)} (${((after.heapUsed - before.heapUsed) / SESSIONS / 1024).toFixed(1)} KB heap per session)`);
+  console.log(
+    `${SESSIONS} open sessions: heap +${mb(after.heapUsed - before.heapUsed)}, rss +${mb(after.rss - before.rss)} (${((after.heapUsed - before.heapUsed) / SESSIONS / 1024).toFixed(1)} KB heap per session)`,
+  );
 } finally {
   await gateway.stop();
   upstream.kill();

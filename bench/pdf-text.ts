@@ -22,10 +22,14 @@ for (const round of [1, 2]) {
     const pdf = makePdf(fill(unit), { flate: true });
     const t0 = performance.now();
     const r = pdfText(pdf);
-    console.log(`round ${round} ${name}: ${(performance.now() - t0).toFixed(0)} ms for a ${(pdf.length / 1024).toFixed(0)} KiB upload (${r.text.length} characters read)`);
+    console.log(
+      `round ${round} ${name}: ${(performance.now() - t0).toFixed(0)} ms for a ${(pdf.length / 1024).toFixed(0)} KiB upload (${r.text.length} characters read)`,
+    );
   }
 }
 const bomb = makePdf(`BT (x) Tj ET${' '.repeat(200 << 20)}`, { flate: true });
 const t0 = performance.now();
 const r = pdfText(bomb);
-console.log(`bomb (200 MiB in a ${(bomb.length / 1024).toFixed(0)} KiB upload): ${(performance.now() - t0).toFixed(0)} ms, ${r.unreadable}`);
+console.log(
+  `bomb (200 MiB in a ${(bomb.length / 1024).toFixed(0)} KiB upload): ${(performance.now() - t0).toFixed(0)} ms, ${r.unreadable}`,
+);

@@ -72,7 +72,8 @@ const runMode = async (mode: 'notify' | 'polling'): Promise<ModeResult> => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-bench-prop-'));
   const pg = PG ? await createPostgresDatabase(PG) : undefined;
   const setup = { dataDir: join(dir, 'mp'), kek: generateKek(), adminToken: `bench-admin-${Math.random().toString(36).slice(2)}` };
-  const workerEnv = mode === 'notify' ? { WORKER_LISTEN: '1', WORKER_POLL_INTERVAL: '10s' } : { WORKER_LISTEN: '0', WORKER_POLL_INTERVAL: POLL };
+  const workerEnv =
+    mode === 'notify' ? { WORKER_LISTEN: '1', WORKER_POLL_INTERVAL: '10s' } : { WORKER_LISTEN: '0', WORKER_POLL_INTERVAL: POLL };
   let mp: LaunchedGateway | undefined;
   let dp: Service | undefined;
   try {
@@ -84,19 +85,37 @@ const runMode = async (mode: 'notify' | 'polling'): Promise<ModeResult> => {
     await call('/admin.v1.AdminService/CreateProviderConnection', { ...C, name: 'e', provider: 'echo' });
     await call('/admin.v1.AdminService/CreateRoute', { ...C, model: 'echo-chat', targets: [{ connection: 'e', model: 'echo' }] });
     await call('/admin.v1.AdminService/CreateWorkspace', { customerId: C.customerId, workspaceId: 'edge' });
-    const sa = await call('/admin.v1.AdminService/CreateServiceAccount', { customerId: C.customerId, workspaceId: 'edge', apiUri: mp.adminUrl });
+    const sa = await call('/admin.v1.AdminService/CreateServiceAccount', {
+      customerId: C.customerId,
+      workspaceId: 'edge',
+      apiUri: mp.adminUrl,
+    });
     const file = join(dir, 'sa.json');
     writeFileSync(file, JSON.stringify(sa), { mode: 0o600 });
-    const { service, match } = await spawnService('dataplane', ['bun', join(ROOT, 'src/main.ts'), 'serve', '--role', 'data', '--service-account', file], {
-      cwd: ROOT,
-      env: { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', GATEWAY_DATA_DIR: join(dir, 'dp'), GATEWAY_LOG_LEVEL: 'warn', DATABASE_URL: undefined, ...workerEnv },
-      ready: /inference API on (http:\/\/\S+)\/v1/,
-      timeoutMs: 60_000,
-    });
+    const { service, match } = await spawnService(
+      'dataplane',
+      ['bun', join(ROOT, 'src/main.ts'), 'serve', '--role', 'data', '--service-account', file],
+      {
+        cwd: ROOT,
+        env: {
+          GATEWAY_PORT: '0',
+          GATEWAY_HOST: '127.0.0.1',
+          GATEWAY_DATA_DIR: join(dir, 'dp'),
+          GATEWAY_LOG_LEVEL: 'warn',
+          DATABASE_URL: undefined,
+          ...workerEnv,
+        },
+        ready: /inference API on (http:\/\/\S+)\/v1/,
+        timeoutMs: 60_000,
+      },
+    );
     dp = service;
     const dpUrl = match[1] as string;
     const first = (await call('/apikey.v1.ApiKeyService/CreateApiKey', { name: 'warm', enterpriseContext: C })) as { apiKey: string };
-    await until('both planes serve', async () => (await infer(mp?.url as string, first.apiKey)) === 200 && (await infer(dpUrl, first.apiKey)) === 200);
+    await until(
+      'both planes serve',
+      async () => (await infer(mp?.url as string, first.apiKey)) === 200 && (await infer(dpUrl, first.apiKey)) === 200,
+    );
 
     const out: ModeResult = { mode, embedded: [], separate: [], writeMs: [] };
     for (let i = 0; i < SAMPLES; i++) {
@@ -126,7 +145,9 @@ const row = (mode: string, plane: string, values: number[]): string => {
   return `| ${mode} | ${plane} | ${values.length} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${fmt(Math.max(...values))} |`;
 };
 
-console.log(`save → serving latency, ${SAMPLES} writes per mode, store: ${PG ? 'PostgreSQL' : 'PGlite'}, polling interval in polling mode: ${POLL}, probe every ${PROBE_MS} ms`);
+console.log(
+  `save → serving latency, ${SAMPLES} writes per mode, store: ${PG ? 'PostgreSQL' : 'PGlite'}, polling interval in polling mode: ${POLL}, probe every ${PROBE_MS} ms`,
+);
 const results: ModeResult[] = [];
 for (const mode of MODES) {
   console.log(`running ${mode}…`);
@@ -137,4 +158,7 @@ for (const r of results) {
   console.log(row(r.mode, 'embedded', r.embedded));
   console.log(row(r.mode, 'separate (--role data)', r.separate));
 }
-for (const r of results) console.log(`${r.mode}: the write itself (CreateApiKey response time) p50 ${fmt(percentiles(r.writeMs).p50)} ms, p99 ${fmt(percentiles(r.writeMs).p99)} ms`);
+for (const r of results)
+  console.log(
+    `${r.mode}: the write itself (CreateApiKey response time) p50 ${fmt(percentiles(r.writeMs).p50)} ms, p99 ${fmt(percentiles(r.writeMs).p99)} ms`,
+  );

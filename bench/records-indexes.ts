@@ -33,8 +33,18 @@ const variants: Record<string, string[]> = {
   pk_client: [PK, 'create index on X (client_request_id)'],
   pk_client_partial: [PK, 'create index on X (client_request_id) where client_request_id is not null'],
   pk_key_time: [PK, 'create index on X (api_key_id, received_at)'],
-  before_0011: [PK, 'create index on X (received_at)', 'create index on X (client_request_id)', 'create index on X (api_key_id, received_at)'],
-  after_0011: [PK, 'create index on X (received_at)', 'create index on X (client_request_id) where client_request_id is not null', 'create index on X (api_key_id, received_at)'],
+  before_0011: [
+    PK,
+    'create index on X (received_at)',
+    'create index on X (client_request_id)',
+    'create index on X (api_key_id, received_at)',
+  ],
+  after_0011: [
+    PK,
+    'create index on X (received_at)',
+    'create index on X (client_request_id) where client_request_id is not null',
+    'create index on X (api_key_id, received_at)',
+  ],
 };
 
 const dir = mkdtempSync(join(tmpdir(), 'records-indexes-'));
@@ -45,7 +55,8 @@ for (const [name, ddl] of Object.entries(variants)) {
   await pg.exec(`create table ${name} as select * from request_records where false`);
   for (const d of ddl) await pg.exec(d.replace('X', name));
 }
-const row = (i: number) => entryOf(sampleRecordRow({ clientRequestId: i % 10 === 0 ? `c-${Math.random()}` : null, apiKeyId: `k${i % 20}`, bodiesAt: 'seg:1:2:3' }));
+const row = (i: number) =>
+  entryOf(sampleRecordRow({ clientRequestId: i % 10 === 0 ? `c-${Math.random()}` : null, apiKeyId: `k${i % 20}`, bodiesAt: 'seg:1:2:3' }));
 const cpuUs = (): number => {
   const c = process.cpuUsage();
   return c.user + c.system;
@@ -56,9 +67,14 @@ for (let r = 0; r < ROUNDS + 2; r++) {
     const blob = new Blob(Array.from({ length: BATCH }, (_, i) => entryCsv(row(i))));
     const t = cpuUs();
     await pg.exec(COPY_SQL.replace('copy request_records', `copy ${name}`), { blob });
-    if (r >= 2) (us[name] ??= []).push((cpuUs() - t) / BATCH);
+    if (r >= 2) {
+      const list = us[name] ?? [];
+      us[name] = list;
+      list.push((cpuUs() - t) / BATCH);
+    }
   }
 }
-for (const [name, a] of Object.entries(us)) console.log(`${name.padEnd(18)} ${([...a].sort((x, y) => x - y)[a.length >> 1] ?? 0).toFixed(1)} µs/row`);
+for (const [name, a] of Object.entries(us))
+  console.log(`${name.padEnd(18)} ${([...a].sort((x, y) => x - y)[a.length >> 1] ?? 0).toFixed(1)} µs/row`);
 await store.close();
 rmSync(dir, { recursive: true, force: true });

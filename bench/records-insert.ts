@@ -28,8 +28,20 @@ const ROUNDS = Number(process.argv[2] ?? 15);
 const BATCH = Number(process.argv[3] ?? 500);
 const ONLY = process.argv[4]?.split(',');
 
-const reqBody = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'x'.repeat(300) }, { role: 'user', content: 'y'.repeat(300) }], max_tokens: 100 });
-const resBody = JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'z'.repeat(350) }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 } });
+const reqBody = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [
+    { role: 'system', content: 'x'.repeat(300) },
+    { role: 'user', content: 'y'.repeat(300) },
+  ],
+  max_tokens: 100,
+});
+const resBody = JSON.stringify({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'z'.repeat(350) }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 },
+});
 const entry = (bodies: boolean): RecordEntry =>
   entryOf({
     ...sampleRecordRow({ requestId: crypto.randomUUID(), clientRequestId: `c-${Math.random()}` }),
@@ -61,7 +73,12 @@ const runs = await Promise.all(
     dirs.push(dir);
     const store = await openStore({ driver: 'pglite', dataDir: dir, sharedBuffersKb: v.sharedBuffersKb ?? 32768 });
     const bodyFiles = v.beside ? new BodyFiles(join(dir, 'record-bodies')) : undefined;
-    return { v, store, writer: new RecordWriter(v.store(store), { maxBatch: BATCH * 2, ...(bodyFiles ? { bodyFiles } : {}) }), us: [] as number[] };
+    return {
+      v,
+      store,
+      writer: new RecordWriter(v.store(store), { maxBatch: BATCH * 2, ...(bodyFiles ? { bodyFiles } : {}) }),
+      us: [] as number[],
+    };
   }),
 );
 for (let r = 0; r < ROUNDS + 2; r++) {

@@ -33,12 +33,18 @@ import { sampleRecordRow } from './lib/record-sample.ts';
 const ROUNDS = Number(process.argv[2] ?? 12);
 const BATCH = Number(process.argv[3] ?? 500);
 const PG_URL = 'postgres://gateway:gateway@127.0.0.1:5432';
-const DROP = ['drop trigger request_usage_daily_add on X', 'drop trigger request_usage_daily_remove on X', 'drop trigger request_usage_daily_clear on X'];
+const DROP = [
+  'drop trigger request_usage_daily_add on X',
+  'drop trigger request_usage_daily_remove on X',
+  'drop trigger request_usage_daily_clear on X',
+];
 
 const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'y'.repeat(600) }] });
 const answer = JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'z'.repeat(500) } }] });
 const batch = (): RecordEntry[] =>
-  Array.from({ length: BATCH }, (_, i) => entryOf({ ...sampleRecordRow({ apiKeyId: `k${(i * 7) % 200}`, model: `m${i % 8}` }), requestBody: body, responseBody: answer }));
+  Array.from({ length: BATCH }, (_, i) =>
+    entryOf({ ...sampleRecordRow({ apiKeyId: `k${(i * 7) % 200}`, model: `m${i % 8}` }), requestBody: body, responseBody: answer }),
+  );
 
 const SUMS = 'requests, input_tokens, output_tokens, cached_input_tokens, cache_write_tokens, cost_nano_usd';
 const UPSERT_SET = SUMS.split(', ')
@@ -50,10 +56,19 @@ const summed = (entries: readonly RecordEntry[]): string => {
   const m = new Map<string, (string | number)[]>();
   for (const e of entries) {
     const r = e.row;
-    const k = [r.customer_id ?? '', r.project_id ?? '', String(r.received_at).slice(0, 10), r.api_key_id ?? '', r.model ?? '', r.provider ?? ''].map(String);
+    const k = [
+      r.customer_id ?? '',
+      r.project_id ?? '',
+      String(r.received_at).slice(0, 10),
+      r.api_key_id ?? '',
+      r.model ?? '',
+      r.provider ?? '',
+    ].map(String);
     const key = k.join('\u0000');
     const cur = m.get(key) ?? [...k, 0, 0, 0, 0, 0, 0];
-    const add = [1, r.input_tokens, r.output_tokens, r.cached_input_tokens, r.cache_write_tokens, r.cost_nano_usd].map((v) => Number(v ?? 0));
+    const add = [1, r.input_tokens, r.output_tokens, r.cached_input_tokens, r.cache_write_tokens, r.cost_nano_usd].map((v) =>
+      Number(v ?? 0),
+    );
     for (let i = 0; i < 6; i++) cur[6 + i] = Number(cur[6 + i]) + (add[i] as number);
     m.set(key, cur);
   }
@@ -123,7 +138,8 @@ for (const d of DROP) await sql.unsafe(d.replace('X', 'request_records')).catch(
 // workerStore: CSV built here, COPY in its thread), each without and with the insert trigger; and
 // the writer variant (a CTE around the JSON insert; a COPY cannot be wrapped so).
 const ws = workerStore(url);
-const ADD = 'create trigger request_usage_daily_add after insert on request_records referencing new table as request_usage_new for each statement execute function request_usage_daily_add()';
+const ADD =
+  'create trigger request_usage_daily_add after insert on request_records referencing new table as request_usage_new for each statement execute function request_usage_daily_add()';
 const pgVariants = [
   { name: 'json', run: (b: RecordEntry[]) => sql.unsafe(INSERT_SQL, [batchJson(b)]), triggered: false },
   { name: 'json+trigger', run: (b: RecordEntry[]) => sql.unsafe(INSERT_SQL, [batchJson(b)]), triggered: true },
@@ -140,7 +156,11 @@ for (let r = 0; r < ROUNDS + 2; r++) {
     const t = performance.now();
     const e = await v.run(b);
     if (e instanceof Error) throw e;
-    if (r >= 2) (pgUs[v.name] ??= []).push(((performance.now() - t) * 1000) / BATCH);
+    if (r >= 2) {
+      const list = pgUs[v.name] ?? [];
+      pgUs[v.name] = list;
+      list.push(((performance.now() - t) * 1000) / BATCH);
+    }
     if (v.triggered) await sql.unsafe('drop trigger request_usage_daily_add on request_records');
   }
 }

@@ -58,8 +58,17 @@ const pct = (xs: number[], p: number): number => {
 const r1 = (x: number): number => Math.round(x * 10) / 10;
 const rand = (n: number): number => Math.floor(Math.random() * n);
 
-const reqBody = args.bodies === 'none' ? null : JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'q'.repeat(420) }], max_tokens: 256 });
-const resBody = args.bodies === 'none' ? null : JSON.stringify({ id: 'chatcmpl-x', choices: [{ index: 0, message: { role: 'assistant', content: 'a'.repeat(380) }, finish_reason: 'stop' }] });
+const reqBody =
+  args.bodies === 'none'
+    ? null
+    : JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'q'.repeat(420) }], max_tokens: 256 });
+const resBody =
+  args.bodies === 'none'
+    ? null
+    : JSON.stringify({
+        id: 'chatcmpl-x',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'a'.repeat(380) }, finish_reason: 'stop' }],
+      });
 
 /** Ids sampled for the searches. */
 const ids: string[] = [];
@@ -164,17 +173,29 @@ try {
     usageSums(store.db, { customerId: `cust-${i % CUSTOMERS}`, groupBy, ...range });
   out.usage_month_by_key_ms = await time(200, usage('api_key', october));
   out.usage_month_by_model_ms = await time(200, usage('model', october));
-  out.usage_month_by_key_for_one_project_ms = await time(200, (i) => usageSums(store.db, { customerId: `cust-${i % CUSTOMERS}`, projectId: `proj-${i % 3}`, groupBy: 'api_key', ...october }));
+  out.usage_month_by_key_for_one_project_ms = await time(200, (i) =>
+    usageSums(store.db, { customerId: `cust-${i % CUSTOMERS}`, projectId: `proj-${i % 3}`, groupBy: 'api_key', ...october }),
+  );
   out.usage_30_days_partial_ends_by_model_ms = await time(50, usage('model', lastThirty));
 
   // ---- purge ------------------------------------------------------------------------------------
   for (let c = 0; c < CUSTOMERS; c++) {
-    const [cust] = await store.db.insert(customers).values({ customerId: `cust-${c}` }).returning();
+    const [cust] = await store.db
+      .insert(customers)
+      .values({ customerId: `cust-${c}` })
+      .returning();
     for (let p = 0; p < 3; p++) {
-      const [proj] = await store.db.insert(projects).values({ customerUuid: cust?.id as string, customerId: `cust-${c}`, projectId: `proj-${p}` }).returning();
-      await store.db
-        .insert(projectSettings)
-        .values({ projectUuid: proj?.id as string, customerId: `cust-${c}`, projectId: `proj-${p}`, settingName: 'record-retention', settingValue: '{"bodies":"full","days":30}' });
+      const [proj] = await store.db
+        .insert(projects)
+        .values({ customerUuid: cust?.id as string, customerId: `cust-${c}`, projectId: `proj-${p}` })
+        .returning();
+      await store.db.insert(projectSettings).values({
+        projectUuid: proj?.id as string,
+        customerId: `cust-${c}`,
+        projectId: `proj-${p}`,
+        settingName: 'record-retention',
+        settingValue: '{"bodies":"full","days":30}',
+      });
     }
   }
   // "Now" 2026-10-11: the first 10 days (1/6 of the records) are past 30 days.
@@ -195,8 +216,10 @@ try {
     select count(*) as differ from ((select * from kept except all select * from scanned) union all (select * from scanned except all select * from kept)) d`;
   out.rollup_rows_differing_from_scan = Number(check?.differ);
   out.goals = {
-    search_le_10ms: Math.max((out.search_by_request_id_ms as { p99: number }).p99, (out.search_by_client_request_id_ms as { p99: number }).p99) <= 10,
-    usage_le_200ms: Math.max((out.usage_month_by_key_ms as { p99: number }).p99, (out.usage_month_by_model_ms as { p99: number }).p99) <= 200,
+    search_le_10ms:
+      Math.max((out.search_by_request_id_ms as { p99: number }).p99, (out.search_by_client_request_id_ms as { p99: number }).p99) <= 10,
+    usage_le_200ms:
+      Math.max((out.usage_month_by_key_ms as { p99: number }).p99, (out.usage_month_by_model_ms as { p99: number }).p99) <= 200,
     ingest_ge_20000: (out.insert_rows_per_s as number) >= 20_000,
   };
   console.log(JSON.stringify(out, null, 2));

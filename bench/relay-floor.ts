@@ -8,6 +8,10 @@
  */
 import { printFloor, runFloor } from './lib/floor.ts';
 
-const value = (name: string): string | undefined => process.argv.slice(2).find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const value = (name: string): string | undefined =>
+  process.argv
+    .slice(2)
+    .find((a) => a.startsWith(`--${name}=`))
+    ?.slice(name.length + 3);
 const modes = ['native', 'js', 'jstext'].map((m) => ({ name: m, args: ['--relay', m] }));
 printFloor(await runFloor('chat-sse', modes, Number(value('rounds') ?? 5), Number(value('duration') ?? 3)), 'stream');

@@ -32,7 +32,17 @@ import { evaluateGoals, gitCommit, quickSummary, totalErrors } from './lib/goals
 import { measureMetricsCost } from './lib/metrics-cost.ts';
 import { renderLatest, writeResults } from './lib/output.ts';
 import { checkBody } from './lib/probe.ts';
-import { ALLOCATOR_PURGE_DELAY, cpuMs, DATAPLANE_JSC_RAM_SIZE, pinSelf, planCores, POSTGRES_JSC_RAM_SIZE, rssMb, rssSampler, settle } from './lib/proc.ts';
+import {
+  ALLOCATOR_PURGE_DELAY,
+  cpuMs,
+  DATAPLANE_JSC_RAM_SIZE,
+  pinSelf,
+  planCores,
+  POSTGRES_JSC_RAM_SIZE,
+  rssMb,
+  rssSampler,
+  settle,
+} from './lib/proc.ts';
 import { emptyResults, type Results, type Run } from './lib/results.ts';
 import { isFloor, type Kind, streamKind, type TargetName } from './lib/requests.ts';
 import { type MeasureOptions, runChurn, runFirstEvent, runSoak, type Target } from './lib/scenarios.ts';
@@ -60,7 +70,9 @@ const opts = {
   only: value('only')?.split(',') ?? undefined,
   dataplane: !has('no-dataplane'),
   floor: !has('no-floor'),
-  postgres: has('postgres') ? (value('postgres') ?? process.env.BENCH_DATABASE_URL ?? 'postgres://gateway:gateway@127.0.0.1:5432/postgres') : undefined,
+  postgres: has('postgres')
+    ? (value('postgres') ?? process.env.BENCH_DATABASE_URL ?? 'postgres://gateway:gateway@127.0.0.1:5432/postgres')
+    : undefined,
 };
 const groupOn = (g: string, inQuick: boolean): boolean => (opts.only ? opts.only.includes(g) : quick ? inQuick : true);
 
@@ -86,7 +98,14 @@ const main = async (): Promise<void> => {
 
   try {
     const { targets, store, gw, peer, peerStatus, pg, pgStatus, dp, dpStatus, floorStatus } = await startTargets(
-      { quick, fresh: opts.fresh || (!quick && !has('reuse')), peer: opts.peer, postgres: opts.postgres, dataplane: opts.dataplane, floor: opts.floor },
+      {
+        quick,
+        fresh: opts.fresh || (!quick && !has('reuse')),
+        peer: opts.peer,
+        postgres: opts.postgres,
+        dataplane: opts.dataplane,
+        floor: opts.floor,
+      },
       cores,
       started,
       log,
@@ -94,10 +113,24 @@ const main = async (): Promise<void> => {
     const target = (n: TargetName) => targets.find((t) => t.name === n);
 
     // Sanity: one request of each kind through every target must succeed.
-    const KINDS: Kind[] = ['chat-json', 'chat-sse', 'messages-sse', 'messages-x-sse', 'responses-sse', 'fallback-json', 'churn-json', 'slow-sse'];
+    const KINDS: Kind[] = [
+      'chat-json',
+      'chat-sse',
+      'messages-sse',
+      'messages-x-sse',
+      'responses-sse',
+      'fallback-json',
+      'churn-json',
+      'slow-sse',
+    ];
     for (const t of targets) {
       for (const k of KINDS) {
-        if (!t.name.startsWith('gateway') && t.name !== 'dataplane' && (k === 'messages-x-sse' || k === 'responses-sse' || k === 'fallback-json' || k === 'churn-json')) continue;
+        if (
+          !t.name.startsWith('gateway') &&
+          t.name !== 'dataplane' &&
+          (k === 'messages-x-sse' || k === 'responses-sse' || k === 'fallback-json' || k === 'churn-json')
+        )
+          continue;
         const r = t.requests(k)?.[0];
         if (!r) continue;
         const res = await fetch(`${t.url}${r.path}`, { method: 'POST', headers: r.headers, body: r.body });
@@ -120,7 +153,15 @@ const main = async (): Promise<void> => {
       // A counted run is sequential on one connection, timed in this process on the monotonic clock (bench/lib/sequential.ts).
       const w = o.count
         ? await runSequential({ url: t.url, requests, count: o.count })
-        : await runWrk({ url: t.url, requests, connections: o.connections, durationS: o.durationS, cpu: cores.load, ...(o.delayMs ? { delayMs: o.delayMs } : {}), timeoutS: o.timeoutS ?? 10 });
+        : await runWrk({
+            url: t.url,
+            requests,
+            connections: o.connections,
+            durationS: o.durationS,
+            cpu: cores.load,
+            ...(o.delayMs ? { delayMs: o.delayMs } : {}),
+            timeoutS: o.timeoutS ?? 10,
+          });
       // …and the CPU figure includes the work a run leaves behind (batched record writes).
       await settle([t.pid]);
       const c1 = cpuMs(t.pid);
@@ -190,7 +231,9 @@ const main = async (): Promise<void> => {
           if (!t?.requests(kind)) continue;
           const run = await measure(t, kind, { connections: 64, durationS: opts.durationS });
           say(`${kind} r${r + 1}`, n, run);
-          (perTarget[n] ??= []).push(run);
+          const runs = perTarget[n] ?? [];
+          perTarget[n] = runs;
+          runs.push(run);
         }
       }
       results.rounds[kind] = perTarget;
@@ -201,8 +244,16 @@ const main = async (): Promise<void> => {
     if (groupOn('max', true)) {
       log('max rate @64 connections…');
       // The product floor in the same interleaved rounds: the goals are ratios to it.
-      await maxRate('chat-json', ['direct', 'bare', 'floor-json', 'floor-raw', 'gateway', 'gateway-pg', 'dataplane', 'portkey'], opts.rounds);
-      await maxRate('chat-sse', ['direct', 'bare', 'floor-json', 'floor-raw', 'gateway', 'gateway-pg', 'dataplane', 'portkey'], opts.rounds);
+      await maxRate(
+        'chat-json',
+        ['direct', 'bare', 'floor-json', 'floor-raw', 'gateway', 'gateway-pg', 'dataplane', 'portkey'],
+        opts.rounds,
+      );
+      await maxRate(
+        'chat-sse',
+        ['direct', 'bare', 'floor-json', 'floor-raw', 'gateway', 'gateway-pg', 'dataplane', 'portkey'],
+        opts.rounds,
+      );
       // Cross-format streaming (Messages client → OpenAI upstream): the bare proxy's request for it
       // is the same-wire chat stream, so its chat-sse figure of this run is the reference.
       if (quick) await maxRate('messages-x-sse', ['gateway'], opts.rounds);
@@ -232,7 +283,11 @@ const main = async (): Promise<void> => {
         // The bare proxy too: the same Bun fetch path, so "added over bare" is the gateway's own share.
         if ((quick && t.name !== 'direct' && t.name !== 'bare' && t.name !== 'gateway') || isFloor(t.name)) continue;
         // Pace each connection so that conns / (delay + latency) ≈ rate.
-        const run = await measure(t, 'chat-json', { connections: conns, durationS: quick ? 3 : Math.max(8, opts.durationS), delayMs: (conns * 1000) / rate - 0.3 });
+        const run = await measure(t, 'chat-json', {
+          connections: conns,
+          durationS: quick ? 3 : Math.max(8, opts.durationS),
+          delayMs: (conns * 1000) / rate - 0.3,
+        });
         say('fixed 200/s', t.name, run);
         runs[t.name] = run;
       }
@@ -255,7 +310,8 @@ const main = async (): Promise<void> => {
     }
 
     // ---- first-event latency at 100 streams/s ----
-    if (groupOn('first', true)) results.firstEvent.push(...(await runFirstEvent(target, () => settle(targets.map((x) => x.pid)), quick, log)));
+    if (groupOn('first', true))
+      results.firstEvent.push(...(await runFirstEvent(target, () => settle(targets.map((x) => x.pid)), quick, log)));
 
     // ---- configuration churn under load ----
     if (groupOn('churn', false)) results.churn = await runChurn(measure, target('gateway') as Target, gw, opts.durationS, say, log);
@@ -282,7 +338,9 @@ const main = async (): Promise<void> => {
           if (isFloor(t.name)) continue;
           const run = await measure(t, 'chat-json', { connections: c, durationS: 3 });
           say(`sweep c=${c}`, t.name, run);
-          (sweep[t.name] ??= []).push(run);
+          const runs = sweep[t.name] ?? [];
+          sweep[t.name] = runs;
+          runs.push(run);
         }
       }
       results.sweep = sweep;
@@ -321,7 +379,8 @@ const measureGovernance = async (durationS: number): Promise<{ memoryRatio: numb
   try {
     const j: unknown = JSON.parse(last);
     const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
-    if (typeof j === 'object' && j !== null) return { memoryRatio: num(Reflect.get(j, 'limits_memory_vs_gateway')), redisRatio: num(Reflect.get(j, 'limits_redis_vs_gateway')) };
+    if (typeof j === 'object' && j !== null)
+      return { memoryRatio: num(Reflect.get(j, 'limits_memory_vs_gateway')), redisRatio: num(Reflect.get(j, 'limits_redis_vs_gateway')) };
   } catch {
     log(`governance: no JSON line (exit ${p.exitCode})`);
   }

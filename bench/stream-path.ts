@@ -13,7 +13,11 @@ import { resolve } from 'node:path';
 import type { StreamEvent } from '../src/canonical/types.ts';
 import { median } from './lib/stats.ts';
 
-const value = (name: string): string | undefined => process.argv.slice(2).find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const value = (name: string): string | undefined =>
+  process.argv
+    .slice(2)
+    .find((a) => a.startsWith(`--${name}=`))
+    ?.slice(name.length + 3);
 const kind = value('kind') ?? 'chat';
 const rounds = Number(value('rounds') ?? 30);
 const n = Number(value('n') ?? 1000);
@@ -31,28 +35,53 @@ interface Tree {
 }
 const load = async (root: string): Promise<Tree> => {
   const r = (await import(`${root}/src/data-plane/relay.ts`)) as typeof import('../src/data-plane/relay.ts');
-  const d = (await import(`${root}/src/providers/openai-compatible/stream.ts`)) as typeof import('../src/providers/openai-compatible/stream.ts');
+  const d = (await import(
+    `${root}/src/providers/openai-compatible/stream.ts`
+  )) as typeof import('../src/providers/openai-compatible/stream.ts');
   const m = (await import(`${root}/src/formats/messages/stream.ts`)) as typeof import('../src/formats/messages/stream.ts');
   const an = (await import(`${root}/src/providers/anthropic/stream.ts`)) as typeof import('../src/providers/anthropic/stream.ts');
   const signal = new AbortController().signal;
   return {
-    reader: (body, relay) => r.sseReader(d.createChatCompletionsStreamDecoder('openai'), body, signal, relay as InstanceType<typeof r.Relay> | undefined),
+    reader: (body, relay) =>
+      r.sseReader(d.createChatCompletionsStreamDecoder('openai'), body, signal, relay as InstanceType<typeof r.Relay> | undefined),
     relay: () => new r.Relay('chat', 'gpt-4o-mini', 'gpt-bench', true),
-    anthropic: (body, relay) => r.sseReader(an.createMessagesStreamDecoder('anthropic'), body, signal, relay as InstanceType<typeof r.Relay>),
+    anthropic: (body, relay) =>
+      r.sseReader(an.createMessagesStreamDecoder('anthropic'), body, signal, relay as InstanceType<typeof r.Relay>),
     messagesRelay: () => new r.Relay('messages', 'claude-haiku-4-5', 'claude-bench', true),
     encoder: () => m.createMessagesStreamEncoder({ model: 'gpt-bench', requestId: 'req1', includeUsage: false }),
   };
 };
 
-const base = { id: 'chatcmpl-bench0000000000000000000001', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gpt-4o-mini', system_fingerprint: 'fp_bench' };
+const base = {
+  id: 'chatcmpl-bench0000000000000000000001',
+  object: 'chat.completion.chunk',
+  created: 1_700_000_000,
+  model: 'gpt-4o-mini',
+  system_fingerprint: 'fp_bench',
+};
 const frame = (delta: Record<string, unknown>, finish: string | null) =>
   `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null })}\n\n`;
 const events = [frame({ role: 'assistant', content: '', refusal: null }, null)];
 for (let i = 0; i < 17; i++) events.push(frame({ content: ` lorem ${i}` }, null));
-events.push(frame({}, 'stop'), `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 30, completion_tokens: 17, total_tokens: 47 } })}\n\n`, 'data: [DONE]\n\n');
+events.push(
+  frame({}, 'stop'),
+  `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 30, completion_tokens: 17, total_tokens: 47 } })}\n\n`,
+  'data: [DONE]\n\n',
+);
 const msg = (type: string, o: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...o })}\n\n`;
 const anthropicEvents = [
-  msg('message_start', { message: { id: 'msg_bench1', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 30, output_tokens: 1 } } }),
+  msg('message_start', {
+    message: {
+      id: 'msg_bench1',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-haiku-4-5',
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 30, output_tokens: 1 },
+    },
+  }),
   msg('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
   ...Array.from({ length: 16 }, (_, i) => msg('content_block_delta', { index: 0, delta: { type: 'text_delta', text: ` lorem ${i}` } })),
   msg('content_block_stop', { index: 0 }),
@@ -94,4 +123,6 @@ for (let r = 0; r < rounds; r++) {
   tb.push(await time(b));
 }
 const diffs = tb.map((x, i) => x - (ta[i] as number));
-console.log(`${kind}: A ${median(ta).toFixed(2)} µs  B ${median(tb).toFixed(2)} µs  paired Δ ${median(diffs).toFixed(2)} µs per stream (${rounds} rounds of ${n})`);
+console.log(
+  `${kind}: A ${median(ta).toFixed(2)} µs  B ${median(tb).toFixed(2)} µs  paired Δ ${median(diffs).toFixed(2)} µs per stream (${rounds} rounds of ${n})`,
+);

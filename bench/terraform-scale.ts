@@ -27,7 +27,9 @@ const stack = (): { hcl: string; resources: number } => {
   const parts: string[] = [PROVIDER_BLOCK];
   let resources = 0;
   for (let m = 0; m < ROUTES; m++) {
-    parts.push(`resource "gateway_model" "m${m}" {\n  model = "scale-model-${m}"\n  provider_name = "echo"\n  capabilities = ["chat"]\n  context_window = 128000\n}\n`);
+    parts.push(
+      `resource "gateway_model" "m${m}" {\n  model = "scale-model-${m}"\n  provider_name = "echo"\n  capabilities = ["chat"]\n  context_window = 128000\n}\n`,
+    );
     resources++;
   }
   for (let c = 0; c < CUSTOMERS; c++) {
@@ -37,7 +39,9 @@ const stack = (): { hcl: string; resources: number } => {
     for (let p = 0; p < PROJECTS; p++) {
       const proj = `${cust}p${p}`;
       const at = `customer_id = gateway_customer.${cust}.customer_id\n  project_id = gateway_project.${proj}.project_id`;
-      parts.push(`resource "gateway_project" "${proj}" {\n  customer_id = gateway_customer.${cust}.customer_id\n  project_id = "p${p}"\n}\n`);
+      parts.push(
+        `resource "gateway_project" "${proj}" {\n  customer_id = gateway_customer.${cust}.customer_id\n  project_id = "p${p}"\n}\n`,
+      );
       for (const n of ['primary', 'backup'])
         parts.push(`resource "gateway_provider_connection" "${proj}_${n}" {\n  ${at}\n  name = "${n}"\n  provider_name = "echo"\n}\n`);
       for (let m = 0; m < ROUTES; m++) {
@@ -47,8 +51,12 @@ const stack = (): { hcl: string; resources: number } => {
         );
       }
       parts.push(`resource "gateway_budget" "${proj}" {\n  ${at}\n  name = "monthly"\n  limit_usd = "100"\n  period = "month"\n}\n`);
-      parts.push(`resource "gateway_guardrail" "${proj}" {\n  ${at}\n  name = "no-pins"\n  stage = "input"\n  kind = "regex"\n  pattern = "PIN-[0-9]{4}"\n  action = "block"\n}\n`);
-      parts.push(`resource "gateway_project_setting" "${proj}" {\n  ${at}\n  setting_name = "rate-limit"\n  setting_value = jsonencode({ requestsPerMinute = 600 })\n}\n`);
+      parts.push(
+        `resource "gateway_guardrail" "${proj}" {\n  ${at}\n  name = "no-pins"\n  stage = "input"\n  kind = "regex"\n  pattern = "PIN-[0-9]{4}"\n  action = "block"\n}\n`,
+      );
+      parts.push(
+        `resource "gateway_project_setting" "${proj}" {\n  ${at}\n  setting_name = "rate-limit"\n  setting_value = jsonencode({ requestsPerMinute = 600 })\n}\n`,
+      );
       parts.push(`resource "gateway_api_key" "${proj}" {\n  name = "scale"\n  user_id = "bench"\n  ${at}\n}\n`);
       resources += 1 + 2 + ROUTES * 2 + 4;
     }
@@ -68,7 +76,8 @@ try {
   const env = { TF_CLI_CONFIG_FILE: built.rc, GATEWAY_ENDPOINT: gw.adminUrl, GATEWAY_TOKEN: ADMIN_TOKEN };
   const step = async (args: string[]): Promise<{ s: number; out: string }> => {
     const r = await terraform(dir, args, env);
-    if (r.code !== 0 && !(args[0] === 'plan' && r.code === 2)) throw new Error(`terraform ${args.join(' ')} failed:\n${r.out.slice(-3000)}`);
+    if (r.code !== 0 && !(args[0] === 'plan' && r.code === 2))
+      throw new Error(`terraform ${args.join(' ')} failed:\n${r.out.slice(-3000)}`);
     return { s: r.ms / 1000, out: r.out };
   };
   const parallelism = '-parallelism=10';

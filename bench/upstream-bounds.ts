@@ -64,7 +64,11 @@ const url = `http://127.0.0.1:${port}`;
 const adminUrl = `http://127.0.0.1:${adminPort}`;
 
 const must = async (op: string, body: unknown): Promise<Record<string, unknown>> => {
-  const res = await fetch(`${adminUrl}${op}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) });
+  const res = await fetch(`${adminUrl}${op}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify(body),
+  });
   const json = (await res.json()) as Record<string, unknown>;
   if (res.status !== 200) throw new Error(`${op} → ${res.status} ${JSON.stringify(json)}`);
   return json;
@@ -83,13 +87,28 @@ try {
   }
   const acme = { customerId: 'acme', projectId: 'default' };
   await must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
-  await must(admin('CreateProviderConnection'), { ...acme, name: 'hostile', provider: 'openai', baseUrl: `${llm.url}/v1`, apiKey: 'sk-hostile' });
+  await must(admin('CreateProviderConnection'), {
+    ...acme,
+    name: 'hostile',
+    provider: 'openai',
+    baseUrl: `${llm.url}/v1`,
+    apiKey: 'sk-hostile',
+  });
   for (const [model, target] of [
     ['h-json', 'endless-json'],
     ['h-late', 'late-endless-event'],
     ['fine', 'fine'],
   ]) {
-    const created = (await must(admin('CreateModel'), { model, provider: 'openai', mode: 'chat', capabilities: ['chat'], contextWindow: 128000, maxOutputTokens: 4096, inputPricePerMillion: 1, outputPricePerMillion: 1 })) as { model: { id: string } };
+    const created = (await must(admin('CreateModel'), {
+      model,
+      provider: 'openai',
+      mode: 'chat',
+      capabilities: ['chat'],
+      contextWindow: 128000,
+      maxOutputTokens: 4096,
+      inputPricePerMillion: 1,
+      outputPricePerMillion: 1,
+    })) as { model: { id: string } };
     await must(admin('AddProjectModel'), { ...acme, modelId: created.model.id });
     await must(admin('CreateRoute'), { ...acme, model, targets: [{ connection: 'hostile', model: target }] });
   }
@@ -98,7 +117,8 @@ try {
   for (const serverId of ['big', 'many']) await must(admin('AddProjectMcpServer'), { ...acme, serverId });
   await must(admin('CreateMcpProfile'), { ...acme, profileId: 'big', servers: [{ serverId: 'big' }] });
   await must(admin('CreateMcpProfile'), { ...acme, profileId: 'many', servers: [{ serverId: 'many' }] });
-  const apiKey = ((await must(apikeyOp('CreateApiKey'), { name: 'k', userId: 'u1', enterpriseContext: acme })) as { apiKey: string }).apiKey;
+  const apiKey = ((await must(apikeyOp('CreateApiKey'), { name: 'k', userId: 'u1', enterpriseContext: acme })) as { apiKey: string })
+    .apiKey;
   await waitServing(adminUrl, TOKEN);
 
   const chat = async (model: string, stream: boolean): Promise<string> => {
@@ -110,10 +130,11 @@ try {
     // Read and dropped piece by piece: the client holds nothing.
     let bytes = 0;
     let tail = '';
-    if (res.body) for await (const c of res.body) {
-      bytes += c.byteLength;
-      tail = (tail + new TextDecoder().decode(c.subarray(Math.max(0, c.byteLength - 300)))).slice(-300);
-    }
+    if (res.body)
+      for await (const c of res.body) {
+        bytes += c.byteLength;
+        tail = (tail + new TextDecoder().decode(c.subarray(Math.max(0, c.byteLength - 300)))).slice(-300);
+      }
     const code = /"code":"([a-z_]+)"/.exec(tail)?.[1];
     return `${res.status}${code ? ` ${code}` : ''}, ${(bytes / 1e6).toFixed(1)} MB to the client`;
   };

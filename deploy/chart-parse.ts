@@ -17,12 +17,17 @@ export interface Pipe {
   decl?: { name: string };
   cmds: Arg[][];
 }
-export type Arg = { k: 'field'; base: string; path: string[] } | { k: 'lit'; v: Value } | { k: 'ident'; name: string } | { k: 'sub'; p: Pipe; path: string[] };
+export type Arg =
+  | { k: 'field'; base: string; path: string[] }
+  | { k: 'lit'; v: Value }
+  | { k: 'ident'; name: string }
+  | { k: 'sub'; p: Pipe; path: string[] };
 
 export class TemplateError extends Error {}
 
 // ---- lexing an action's inside into tokens ----
-const TOKEN = /\s*(?:("(?:[^"\\]|\\.)*")|(`[^`]*`)|(\(|\)|\||:=|=|,)|(\$[A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)|(\.(?:[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)?)|(-?\d+(?:\.\d+)?)|([A-Za-z_][A-Za-z0-9_]*))/y;
+const TOKEN =
+  /\s*(?:("(?:[^"\\]|\\.)*")|(`[^`]*`)|(\(|\)|\||:=|=|,)|(\$[A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)|(\.(?:[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)?)|(-?\d+(?:\.\d+)?)|([A-Za-z_][A-Za-z0-9_]*))/y;
 
 const tokens = (src: string): string[] => {
   const out: string[] = [];

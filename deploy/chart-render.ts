@@ -19,9 +19,26 @@ import { type Arg, type Node, parse, type Pipe, TemplateError, type Value } from
 // ---- evaluation ----
 const isMap = (v: Value): v is Record<string, Value> => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const truthy = (v: Value): boolean =>
-  !(v === undefined || v === null || v === false || v === 0 || v === '' || (Array.isArray(v) && v.length === 0) || (isMap(v) && Object.keys(v).length === 0));
+  !(
+    v === undefined ||
+    v === null ||
+    v === false ||
+    v === 0 ||
+    v === '' ||
+    (Array.isArray(v) && v.length === 0) ||
+    (isMap(v) && Object.keys(v).length === 0)
+  );
 
-const sortKeys = (v: Value): Value => (Array.isArray(v) ? v.map(sortKeys) : isMap(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])])) : v);
+const sortKeys = (v: Value): Value =>
+  Array.isArray(v)
+    ? v.map(sortKeys)
+    : isMap(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, sortKeys(v[k])]),
+        )
+      : v;
 
 /** Helm's toYaml: keys sorted (sigs.k8s.io/yaml), trailing newline trimmed, `{}`/`[]` when empty. */
 export const toYaml = (v: Value): string => {
@@ -36,7 +53,10 @@ export const printValue = (v: Value): string => {
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (Array.isArray(v)) return `[${v.map(printValue).join(' ')}]`;
-  return `map[${Object.keys(v as object).sort().map((k) => `${k}:${printValue((v as Record<string, Value>)[k])}`).join(' ')}]`;
+  return `map[${Object.keys(v as object)
+    .sort()
+    .map((k) => `${k}:${printValue((v as Record<string, Value>)[k])}`)
+    .join(' ')}]`;
 };
 
 const sprintf = (fmt: string, args: Value[]): string => {
@@ -45,16 +65,19 @@ const sprintf = (fmt: string, args: Value[]): string => {
     if (verb === '%') return '%';
     const a = args[n++];
     if (verb === 'q') return JSON.stringify(printValue(a));
-    if (verb === 'd') throw new TemplateError('printf %d is not in the subset: Helm values are float64 and Go prints %!d(float64=…); use %v');
+    if (verb === 'd')
+      throw new TemplateError('printf %d is not in the subset: Helm values are float64 and Go prints %!d(float64=…); use %v');
     return printValue(a);
   });
 };
 
 /** Go refuses to compare a value's number (float64) with a literal one (int): the subset compares no numbers. */
 const noNumbers = (a: Value, b: Value): void => {
-  if (typeof a === 'number' || typeof b === 'number') throw new TemplateError('comparing numbers is not in the subset (Helm values are float64, template literals int: Go refuses the mix)');
+  if (typeof a === 'number' || typeof b === 'number')
+    throw new TemplateError('comparing numbers is not in the subset (Helm values are float64, template literals int: Go refuses the mix)');
 };
-const num = (v: Value): number => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v)) ? Number(v) : 0);
+const num = (v: Value): number =>
+  typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v)) ? Number(v) : 0;
 const eq = (a: Value, b: Value): boolean => a === b || (a === undefined && b === null) || (a === null && b === undefined);
 
 type Fn = (...args: Value[]) => Value;
@@ -103,8 +126,16 @@ export class Renderer {
       quote: (...a) => a.map((v) => JSON.stringify(printValue(v))).join(' '),
       toYaml: (v) => toYaml(v),
       toJson: (v) => JSON.stringify(sortKeys(v ?? null)),
-      indent: (n, s) => printValue(s).split('\n').map((l) => ' '.repeat(num(n)) + l).join('\n'),
-      nindent: (n, s) => `\n${printValue(s).split('\n').map((l) => ' '.repeat(num(n)) + l).join('\n')}`,
+      indent: (n, s) =>
+        printValue(s)
+          .split('\n')
+          .map((l) => ' '.repeat(num(n)) + l)
+          .join('\n'),
+      nindent: (n, s) =>
+        `\n${printValue(s)
+          .split('\n')
+          .map((l) => ' '.repeat(num(n)) + l)
+          .join('\n')}`,
       b64enc: (s) => Buffer.from(printValue(s)).toString('base64'),
       required: (msg, v) => {
         if (v === undefined || v === null || v === '') throw new TemplateError(printValue(msg));
@@ -113,20 +144,37 @@ export class Renderer {
       printf: (f, ...a) => sprintf(printValue(f), a),
       print: (...a) => a.map(printValue).join(''),
       toString: (v: Value) => printValue(v),
-      eq: (a, ...bs) => bs.some((b) => (noNumbers(a, b), eq(a, b))),
-      ne: (a, b) => (noNumbers(a, b), !eq(a, b)),
+      eq: (a, ...bs) =>
+        bs.some((b) => {
+          noNumbers(a, b);
+          return eq(a, b);
+        }),
+      ne: (a, b) => {
+        noNumbers(a, b);
+        return !eq(a, b);
+      },
       not: (v) => !truthy(v),
       and: (...a) => a.find((v) => !truthy(v)) ?? a[a.length - 1],
       or: (...a) => a.find((v) => truthy(v)) ?? a[a.length - 1],
       empty: (v) => !truthy(v),
       hasKey: (m, k) => isMap(m) && Object.hasOwn(m, printValue(k)),
       hasSuffix: (suffix, s) => printValue(s).endsWith(printValue(suffix)),
-      trimSuffix: (suffix, s) => (printValue(s).endsWith(printValue(suffix)) ? printValue(s).slice(0, -printValue(suffix).length || undefined) : printValue(s)),
-      trimPrefix: (prefix, s) => (printValue(s).startsWith(printValue(prefix)) ? printValue(s).slice(printValue(prefix).length) : printValue(s)),
+      trimSuffix: (suffix, s) =>
+        printValue(s).endsWith(printValue(suffix)) ? printValue(s).slice(0, -printValue(suffix).length || undefined) : printValue(s),
+      trimPrefix: (prefix, s) =>
+        printValue(s).startsWith(printValue(prefix)) ? printValue(s).slice(printValue(prefix).length) : printValue(s),
       lower: (s) => printValue(s).toLowerCase(),
       urlParse: (s) => {
         const u = new URL(printValue(s));
-        return { scheme: u.protocol.replace(/:$/, ''), host: u.host, hostname: u.hostname, path: u.pathname, query: u.search.replace(/^\?/, ''), fragment: u.hash.replace(/^#/, ''), userinfo: u.username };
+        return {
+          scheme: u.protocol.replace(/:$/, ''),
+          host: u.host,
+          hostname: u.hostname,
+          path: u.pathname,
+          query: u.search.replace(/^\?/, ''),
+          fragment: u.hash.replace(/^#/, ''),
+          userinfo: u.username,
+        };
       },
       trunc: (n, s) => printValue(s).slice(0, num(n)),
       int: (v) => Math.trunc(num(v)),
@@ -160,7 +208,8 @@ export class Renderer {
   #field(base: Value, path: string[], what: string): Value {
     let v = base;
     for (const [i, key] of path.entries()) {
-      if (v === undefined || v === null) throw new TemplateError(`nil pointer evaluating interface {}.${key} (${what}.${path.slice(0, i + 1).join('.')})`);
+      if (v === undefined || v === null)
+        throw new TemplateError(`nil pointer evaluating interface {}.${key} (${what}.${path.slice(0, i + 1).join('.')})`);
       if (!isMap(v)) throw new TemplateError(`can't evaluate field ${key} in type ${Array.isArray(v) ? 'slice' : typeof v}`);
       v = v[key];
     }
@@ -231,7 +280,15 @@ export class Renderer {
         }
         case 'range': {
           const v = this.#pipe(n.p, dot, vars);
-          const items: [Value, Value][] = Array.isArray(v) ? v.map((x, i) => [i, x]) : isMap(v) ? Object.keys(v).sort().map((k) => [k, v[k]]) : typeof v === 'number' ? Array.from({ length: v }, (_, i) => [i, i]) : [];
+          const items: [Value, Value][] = Array.isArray(v)
+            ? v.map((x, i) => [i, x])
+            : isMap(v)
+              ? Object.keys(v)
+                  .sort()
+                  .map((k) => [k, v[k]])
+              : typeof v === 'number'
+                ? Array.from({ length: v }, (_, i) => [i, i])
+                : [];
           if (items.length === 0) out += this.#exec(n.else, dot, new Map(vars));
           for (const [k, x] of items) {
             const scope = new Map(vars);

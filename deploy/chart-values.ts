@@ -21,11 +21,17 @@ const END_README = '<!-- settings:end -->';
 /** Where the chart's value differs from the gateway's own default, and why. */
 export const CHART_DEFAULTS: Record<string, { value: string; why: string }> = {
   GATEWAY_HOST: { value: '0.0.0.0', why: 'a pod listens on all its interfaces' },
-  GATEWAY_DATA_DIR: { value: '/data', why: 'an emptyDir (the root file system is read-only): record spool and pulled-config cache of data planes' },
+  GATEWAY_DATA_DIR: {
+    value: '/data',
+    why: 'an emptyDir (the root file system is read-only): record spool and pulled-config cache of data planes',
+  },
   GATEWAY_DEMO: { value: '0', why: 'never a demo in a cluster' },
   GATEWAY_MIGRATE: { value: '0', why: 'the migrations Job applies them once per upgrade' },
   BUN_CONFIG_MAX_HTTP_REQUESTS: { value: '2048', why: 'as `bun run start` sets it' },
-  BUN_JSC_forceRAMSize: { value: '', why: "left empty, each pod gets its container's memory limit (downward API, `resources.limits.memory`)" },
+  BUN_JSC_forceRAMSize: {
+    value: '',
+    why: "left empty, each pod gets its container's memory limit (downward API, `resources.limits.memory`)",
+  },
 };
 
 /** Secret settings data planes receive too (they hold no database and no KEK). */
@@ -49,13 +55,20 @@ export const renderValuesBlock = (): string => {
   ];
   for (const s of plain) {
     const chart = CHART_DEFAULTS[s.name];
-    lines.push(`  # ${oneLine(s.description)} (${s.type}; gateway default: ${oneLine(gatewayDefault(s))}${chart ? `; chart: ${chart.why}` : ''})`);
+    lines.push(
+      `  # ${oneLine(s.description)} (${s.type}; gateway default: ${oneLine(gatewayDefault(s))}${chart ? `; chart: ${chart.why}` : ''})`,
+    );
     lines.push(`  ${s.name}: ${JSON.stringify(chart ? chart.value : (s.default ?? ''))}`);
   }
   lines.push('# Secret settings: `value` (stored in a Secret the chart makes) or `existingSecret` (+ `key`).');
   lines.push('secretSettings:');
   for (const s of secret) {
-    const notes = [REQUIRED_SECRETS.has(s.name) ? 'required' : '', DATA_PLANE_SECRETS.has(s.name) ? 'data planes get it too' : 'management plane only'].filter(Boolean).join('; ');
+    const notes = [
+      REQUIRED_SECRETS.has(s.name) ? 'required' : '',
+      DATA_PLANE_SECRETS.has(s.name) ? 'data planes get it too' : 'management plane only',
+    ]
+      .filter(Boolean)
+      .join('; ');
     lines.push(`  # ${oneLine(s.description)} (${notes})`);
     lines.push(`  ${s.name}: { value: "", existingSecret: "", key: ${s.name} }`);
   }
@@ -69,7 +82,15 @@ export const renderReadmeTable = (): string => {
   const rows = settingSpecs().map((s) => {
     const chart = CHART_DEFAULTS[s.name];
     const key = s.secret ? `secretSettings.${s.name}` : `settings.${s.name}`;
-    const def = s.secret ? '—' : chart ? (chart.value === '' ? chart.why : `\`${chart.value}\` (${chart.why})`) : s.default !== undefined ? `\`${s.default}\`` : 'unset';
+    const def = s.secret
+      ? '—'
+      : chart
+        ? chart.value === ''
+          ? chart.why
+          : `\`${chart.value}\` (${chart.why})`
+        : s.default !== undefined
+          ? `\`${s.default}\``
+          : 'unset';
     const who = s.secret ? (DATA_PLANE_SECRETS.has(s.name) ? 'all' : 'management') : 'all';
     return `| \`${key}\` | ${s.type}${s.secret ? ', secret' : ''} | ${cell(def)} | ${who} | ${cell(s.description)} |`;
   });

@@ -13,13 +13,24 @@ const DIST = join(DIR, 'dist');
 
 export const buildLibrary = async (): Promise<string> => {
   rmSync(DIST, { recursive: true, force: true });
-  const out = await Bun.build({ entrypoints: [join(DIR, 'index.ts')], outdir: DIST, target: 'node', format: 'esm', external: ['cdktf', 'constructs'] });
+  const out = await Bun.build({
+    entrypoints: [join(DIR, 'index.ts')],
+    outdir: DIST,
+    target: 'node',
+    format: 'esm',
+    external: ['cdktf', 'constructs'],
+  });
   if (!out.success) throw new Error(`bun build failed: ${out.logs.map((l) => l.message).join('; ')}`);
-  const tsc = Bun.spawnSync([join(DIR, '..', 'node_modules', '.bin', 'tsc'), '-p', join(DIR, 'tsconfig.build.json')], { stdout: 'pipe', stderr: 'pipe' });
+  const tsc = Bun.spawnSync([join(DIR, '..', 'node_modules', '.bin', 'tsc'), '-p', join(DIR, 'tsconfig.build.json')], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   if (tsc.exitCode !== 0) throw new Error(`tsc (declarations) failed:\n${tsc.stdout.toString()}${tsc.stderr.toString()}`);
   // The declarations name the sources' relative imports `.ts`: published, they are `.js`.
-  const walk = (d: string): string[] => readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : [join(d, f)]));
-  for (const f of walk(DIST).filter((x) => x.endsWith('.d.ts'))) writeFileSync(f, readFileSync(f, 'utf8').replace(/(from\s+'\.{1,2}\/[^']+)\.ts'/g, "$1.js'"));
+  const walk = (d: string): string[] =>
+    readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : [join(d, f)]));
+  for (const f of walk(DIST).filter((x) => x.endsWith('.d.ts')))
+    writeFileSync(f, readFileSync(f, 'utf8').replace(/(from\s+'\.{1,2}\/[^']+)\.ts'/g, "$1.js'"));
   return DIST;
 };
 

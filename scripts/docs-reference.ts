@@ -35,7 +35,9 @@ interface SchemaView {
 const typeName = (s: SchemaView): string => {
   if (s.int64) return 'int64';
   if (s.anyOf) {
-    const named = [...new Set(s.anyOf.filter((b) => b.type !== 'null').map((b) => (b.const !== undefined ? JSON.stringify(b.const) : typeName(b))))];
+    const named = [
+      ...new Set(s.anyOf.filter((b) => b.type !== 'null').map((b) => (b.const !== undefined ? JSON.stringify(b.const) : typeName(b)))),
+    ];
     return named.join(' \\| ');
   }
   if (s.type === 'array') return `${s.items ? typeName(s.items) : 'any'}[]`;
@@ -45,7 +47,9 @@ const typeName = (s: SchemaView): string => {
 const fieldRows = (schema: TSchema): string[] => {
   const view: SchemaView = schema;
   const required = new Set(view.required ?? []);
-  return Object.entries(view.properties ?? {}).map(([name, f]) => `| \`${name}\` | ${cell(typeName(f))} | ${required.has(name) ? 'yes' : ''} | ${cell(f.description ?? '')} |`);
+  return Object.entries(view.properties ?? {}).map(
+    ([name, f]) => `| \`${name}\` | ${cell(typeName(f))} | ${required.has(name) ? 'yes' : ''} | ${cell(f.description ?? '')} |`,
+  );
 };
 
 const PERMISSIONS = Object.keys(PERMISSION_TEXT) as (keyof typeof PERMISSION_TEXT)[];
@@ -92,13 +96,23 @@ export const renderManagementReference = (): string => {
     '',
     `| Family | ${PERMISSIONS.map((p) => `\`${p}\``).join(' | ')} |`,
     `|---|${PERMISSIONS.map(() => '---').join('|')}|`,
-    ...[...groups].map(([group, list]) => `| ${group} | ${PERMISSIONS.map((p) => list.filter((op) => op.permission === p).map((op) => op.name).join(', ')).join(' | ')} |`),
+    ...[...groups].map(
+      ([group, list]) =>
+        `| ${group} | ${PERMISSIONS.map((p) =>
+          list
+            .filter((op) => op.permission === p)
+            .map((op) => op.name)
+            .join(', '),
+        ).join(' | ')} |`,
+    ),
     '',
     '## Operations',
     '',
     '| Operation | Service | Permission | Summary |',
     '|---|---|---|---|',
-    ...[...groups.values()].flat().map((op) => `| [${op.name}](#${op.name.toLowerCase()}) | \`${op.service}\` | \`${op.permission}\` | ${cell(op.summary)} |`),
+    ...[...groups.values()]
+      .flat()
+      .map((op) => `| [${op.name}](#${op.name.toLowerCase()}) | \`${op.service}\` | \`${op.permission}\` | ${cell(op.summary)} |`),
     '',
   ];
   for (const [group, list] of groups) {

@@ -38,7 +38,10 @@ const declarationsOf = async (file: string, names: readonly string[]): Promise<[
   return names.map((name) => {
     const set = mod[name];
     if (!set || typeof set !== 'object') throw new Error(`${file}: ${name} is not an object`);
-    return [name, Object.entries(set).flatMap(([key, decl]): [string, object][] => (decl && typeof decl === 'object' ? [[key, decl]] : []))];
+    return [
+      name,
+      Object.entries(set).flatMap(([key, decl]): [string, object][] => (decl && typeof decl === 'object' ? [[key, decl]] : [])),
+    ];
   });
 };
 
@@ -58,10 +61,13 @@ const auditResources = async (): Promise<string> => {
     HEADER,
     '',
     '/**',
-    " * The resource types audit entries name (`resourceType`): the `audit` of every declaration of",
-    ' * src/api/ops/* (see resource.ts). An operation\'s `mutates.resource` is one of them (op.ts).',
+    ' * The resource types audit entries name (`resourceType`): the `audit` of every declaration of',
+    " * src/api/ops/* (see resource.ts). An operation's `mutates.resource` is one of them (op.ts).",
     ' */',
-    `export const AUDIT_RESOURCES = [\n${[...names].sort().map((n) => `  '${n}',`).join('\n')}\n] as const;`,
+    `export const AUDIT_RESOURCES = [\n${[...names]
+      .sort()
+      .map((n) => `  '${n}',`)
+      .join('\n')}\n] as const;`,
     '',
     'export type AuditResource = (typeof AUDIT_RESOURCES)[number];',
     '',
@@ -210,7 +216,7 @@ const controlRegistry = (): string => {
     "import type { ControlDeps, ManagementHooks } from './deps.ts';",
     ...imports,
     '',
-    '/** Every management operation: each service module\'s handlers bound to their specs. */',
+    "/** Every management operation: each service module's handlers bound to their specs. */",
     `export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => [\n${calls.join('\n')}\n];`,
     '',
   ].join('\n');
@@ -218,7 +224,13 @@ const controlRegistry = (): string => {
 
 /** Table modules: those that define a table (columns.ts holds column helpers only). */
 const schemaIndex = (): string =>
-  [HEADER, ...modules('src/store/schema').filter((f) => readFileSync(join(ROOT, 'src/store/schema', f), 'utf8').includes('pgTable(')).map((f) => `export * from './${f}';`), ''].join('\n');
+  [
+    HEADER,
+    ...modules('src/store/schema')
+      .filter((f) => readFileSync(join(ROOT, 'src/store/schema', f), 'utf8').includes('pgTable('))
+      .map((f) => `export * from './${f}';`),
+    '',
+  ].join('\n');
 
 export const renderRegistries = async (): Promise<Record<string, string>> => ({
   'src/api/registry.ts': await apiRegistry(),

@@ -43,7 +43,8 @@ export interface DataNode {
 export const startDataNode = async (config: GatewayConfig): Promise<DataNode> => {
   if (!config.serviceAccountFile) throw new ConfigError('--service-account', 'required with --role data');
   const account = readServiceAccountFile(config.serviceAccountFile);
-  if (config.dataDir === 'memory://') throw new ConfigError('GATEWAY_DATA_DIR', 'a data plane needs a directory (records are spooled there)');
+  if (config.dataDir === 'memory://')
+    throw new ConfigError('GATEWAY_DATA_DIR', 'a data plane needs a directory (records are spooled there)');
   mkdirSync(config.dataDir, { recursive: true });
   const snapshots = new SnapshotHolder();
   // Traces and OTLP metrics go where the service account says (identity file first, then every pulled document), unless the environment names an endpoint.
@@ -138,8 +139,12 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         await background;
         controller.stop();
         responseCache.close();
-        await Promise.resolve(counters.close()).catch((e: unknown) => log.error('closing the rate-limit and budget counters failed', { error: describeError(e) }));
-        await records.stop(5_000).catch((e: unknown) => log.error('spooling the queued request records failed', { error: describeError(e) }));
+        await Promise.resolve(counters.close()).catch((e: unknown) =>
+          log.error('closing the rate-limit and budget counters failed', { error: describeError(e) }),
+        );
+        await records
+          .stop(5_000)
+          .catch((e: unknown) => log.error('spooling the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);
       })();
       return stopping;

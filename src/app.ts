@@ -112,8 +112,12 @@ const loadAdminHashes = async (store: Store, config: GatewayConfig): Promise<{ h
 
 const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
   try {
-    if (config.databaseUrl) return await openStore({ driver: 'postgres', url: config.databaseUrl, poolMax: config.dbPoolMax }, { migrate: config.migrate });
-    return await openStore({ driver: 'pglite', dataDir: config.dataDir === MEMORY ? 'memory' : config.dataDir, sharedBuffersKb: config.pgliteSharedBuffersKb }, { migrate: config.migrate });
+    if (config.databaseUrl)
+      return await openStore({ driver: 'postgres', url: config.databaseUrl, poolMax: config.dbPoolMax }, { migrate: config.migrate });
+    return await openStore(
+      { driver: 'pglite', dataDir: config.dataDir === MEMORY ? 'memory' : config.dataDir, sharedBuffersKb: config.pgliteSharedBuffersKb },
+      { migrate: config.migrate },
+    );
   } catch (e) {
     const why = describeError(e);
     throw new ConfigError(config.databaseUrl ? 'DATABASE_URL' : 'GATEWAY_DATA_DIR', `cannot open the database (${why})`);
@@ -145,7 +149,10 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   // PostgreSQL: records are written by a thread with its own connection; PGlite: by the main
   // thread, its only owner (stack-notes §3).
   // With the embedded store in a directory, bodies go to files beside the rows (body-files.ts).
-  const bodyFiles = !config.databaseUrl && config.dataDir !== MEMORY && config.recordBodies ? new BodyFiles(join(config.dataDir, RECORD_BODIES_DIR)) : undefined;
+  const bodyFiles =
+    !config.databaseUrl && config.dataDir !== MEMORY && config.recordBodies
+      ? new BodyFiles(join(config.dataDir, RECORD_BODIES_DIR))
+      : undefined;
   const records = new RecordWriter(config.databaseUrl ? workerStore(config.databaseUrl) : directStore(store.db), {
     flushMs: config.recordFlushMs,
     // PGlite holds the event loop for each batch: bounded rows per COPY keep requests from waiting
@@ -173,7 +180,9 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     counters,
     upstreamAllowPrivate: config.upstreamAllowPrivate,
     embeddedStore: !config.databaseUrl,
-    ...(config.databaseUrl || config.dataDir === MEMORY ? {} : { recordBodies: (at: string) => readBodies(join(config.dataDir, RECORD_BODIES_DIR), at) }),
+    ...(config.databaseUrl || config.dataDir === MEMORY
+      ? {}
+      : { recordBodies: (at: string) => readBodies(join(config.dataDir, RECORD_BODIES_DIR), at) }),
     // Held pulls of separate data planes wait on it (woken by NOTIFY, or by the worker's poll).
     configChanged: controller.signal,
     changeRecorded: ryw.changeRecorded,
@@ -190,7 +199,11 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
           ...(deps.recordBodies ? { recordBodies: deps.recordBodies } : {}),
         })
       : undefined;
-  const ops: OpDef[] = managementOps(deps, { flushRecords: () => records.flush(), localStatus: () => controller.status, ...(forwarder ? { auditForwarder: forwarder } : {}) });
+  const ops: OpDef[] = managementOps(deps, {
+    flushRecords: () => records.flush(),
+    localStatus: () => controller.status,
+    ...(forwarder ? { auditForwarder: forwarder } : {}),
+  });
   const firstStart = (await store.db.select({ id: customers.id }).from(customers).limit(1)).length === 0;
   const demo = !config.databaseUrl && config.demo && firstStart ? await seedDemo(ops) : undefined;
   const admin = await loadAdminHashes(store, config);

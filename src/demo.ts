@@ -14,9 +14,15 @@ export const seedDemo = async (ops: readonly OpDef[]): Promise<DemoSeed> => {
   const call = async (name: string, input: Record<string, unknown>): Promise<Record<string, unknown>> => {
     const def = ops.find((o) => o.name === name);
     if (!def) throw new Error(`demo seeding needs the ${name} operation`);
-    const request = new Request(`http://localhost/${def.service}/${name}`, { method: 'POST', headers: { 'user-agent': 'gateway demo seed' } });
+    const request = new Request(`http://localhost/${def.service}/${name}`, {
+      method: 'POST',
+      headers: { 'user-agent': 'gateway demo seed' },
+    });
     // The gateway seeds itself: audited with actorType system.
-    return (await def.handler(input as never, { principal: { kind: 'system' }, request, call: callInfo(request) })) as Record<string, unknown>;
+    return (await def.handler(input as never, { principal: { kind: 'system' }, request, call: callInfo(request) })) as Record<
+      string,
+      unknown
+    >;
   };
   await call('CreateCustomer', { customerId: 'demo', name: 'Demo customer', labels: {} });
   const created = await call('CreateModel', {
@@ -33,7 +39,11 @@ export const seedDemo = async (ops: readonly OpDef[]): Promise<DemoSeed> => {
   await call('AddProjectModel', { customerId: 'demo', projectId: 'default', modelId: model.id });
   await call('CreateProviderConnection', { customerId: 'demo', projectId: 'default', name: 'echo', provider: 'echo' });
   await call('CreateRoute', { customerId: 'demo', projectId: 'default', model: 'echo', targets: [{ connection: 'echo', model: 'echo' }] });
-  const key = await call('CreateApiKey', { name: 'demo', userId: 'demo-user', enterpriseContext: { customerId: 'demo', projectId: 'default' } });
+  const key = await call('CreateApiKey', {
+    name: 'demo',
+    userId: 'demo-user',
+    enterpriseContext: { customerId: 'demo', projectId: 'default' },
+  });
   const apiKey = String(key.apiKey);
   return {
     apiKey,

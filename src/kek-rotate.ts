@@ -48,7 +48,9 @@ const rotate = async (argv: readonly string[]): Promise<number> => {
   }
   if (!kek) throw new ConfigError('GATEWAY_KEK', 'set it to the new key-encryption key (and GATEWAY_KEK_PREVIOUS to the old one)');
   const secrets = new SecretBox(kek, config.kekPrevious);
-  const store = config.databaseUrl ? await openStore({ driver: 'postgres', url: config.databaseUrl }) : await openStore({ driver: 'pglite', dataDir: config.dataDir });
+  const store = config.databaseUrl
+    ? await openStore({ driver: 'postgres', url: config.databaseUrl })
+    : await openStore({ driver: 'pglite', dataDir: config.dataDir });
   try {
     const report = await rewrapStore(store.db, secrets);
     const stale = await staleWrapped(store.db, secrets);
@@ -56,7 +58,10 @@ const rotate = async (argv: readonly string[]): Promise<number> => {
     out(`kek:rotate: current KEK version ${secrets.currentKekId}`);
     out(`kek:rotate: columns ${report.columns.map((c) => `${c.table}.${c.column}`).join(', ')}`);
     out(`kek:rotate: re-wrapped ${report.rewrapped}, already current ${report.current}, left under an old KEK ${stale}`);
-    for (const f of report.failed) out(`kek:rotate: ${f.count} value(s) in ${f.table}.${f.column} unwrap with no key of the ring (add the KEK they were wrapped with to GATEWAY_KEK_PREVIOUS)`);
+    for (const f of report.failed)
+      out(
+        `kek:rotate: ${f.count} value(s) in ${f.table}.${f.column} unwrap with no key of the ring (add the KEK they were wrapped with to GATEWAY_KEK_PREVIOUS)`,
+      );
     return stale === 0 ? 0 : 1;
   } finally {
     await store.close();

@@ -83,7 +83,11 @@ const run = async (command: string, rest: readonly string[]): Promise<void> => {
   out(`gateway: ready in ${startupMs} ms (${gw.store.driver}, config revision ${gw.snapshots.current?.revision ?? 0})`);
   // First signal: drain (GATEWAY_SHUTDOWN_GRACE), write queued records, exit 0. A second signal
   // ends the wait for what is still in flight at once.
-  onSignals(config.shutdownGraceMs, () => gw.stop(), () => void gw.stop());
+  onSignals(
+    config.shutdownGraceMs,
+    () => gw.stop(),
+    () => void gw.stop(),
+  );
 };
 
 /** First signal: drain and stop (exit 0); a second one ends the wait at once. */
@@ -120,7 +124,9 @@ const migrateOnly = async (): Promise<void> => {
   const t0 = performance.now();
   let store: Awaited<ReturnType<typeof openStore>>;
   try {
-    store = databaseUrl ? await openStore({ driver: 'postgres', url: databaseUrl }) : await openStore({ driver: 'pglite', dataDir: dataDir === 'memory://' ? 'memory' : dataDir });
+    store = databaseUrl
+      ? await openStore({ driver: 'postgres', url: databaseUrl })
+      : await openStore({ driver: 'pglite', dataDir: dataDir === 'memory://' ? 'memory' : dataDir });
   } catch (e) {
     throw new ConfigError(databaseUrl ? 'DATABASE_URL' : 'GATEWAY_DATA_DIR', `cannot migrate the database (${describeError(e)})`);
   }
@@ -133,9 +139,15 @@ const serveDataPlane = async (config: ReturnType<typeof loadConfig>, t0: number)
   const { startDataNode } = await import('./app-data.ts');
   const node = await startDataNode(config);
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  out(`gateway: data plane '${node.account.workspaceId}' (customer ${node.account.customerId}) inference API on ${node.inferenceUrl}/v1, management plane ${node.account.apiUri}`);
+  out(
+    `gateway: data plane '${node.account.workspaceId}' (customer ${node.account.customerId}) inference API on ${node.inferenceUrl}/v1, management plane ${node.account.apiUri}`,
+  );
   out(`gateway: ready in ${Math.round(performance.now() - t0)} ms (config revision ${node.snapshots.current?.revision ?? 'none yet'})`);
-  onSignals(config.shutdownGraceMs, () => node.stop(), () => void node.stop(0));
+  onSignals(
+    config.shutdownGraceMs,
+    () => node.stop(),
+    () => void node.stop(0),
+  );
 };
 
 main().catch((e: unknown) => {

@@ -18,7 +18,15 @@ afterAll(async () => {
 });
 
 test('a typed call sends the operation to its service and returns the answer its response schema types', async () => {
-  const created = await client.call('CreateGuardrail', { customerId: 'clientco', projectId: 'default', name: 'no-pins', stage: 'input', kind: 'regex', pattern: 'PIN-\\d{4}', action: 'block' });
+  const created = await client.call('CreateGuardrail', {
+    customerId: 'clientco',
+    projectId: 'default',
+    name: 'no-pins',
+    stage: 'input',
+    kind: 'regex',
+    pattern: 'PIN-\\d{4}',
+    action: 'block',
+  });
   expect(created.guardrail.name).toBe('no-pins');
   expect(created.guardrail.pattern).toBe('PIN-\\d{4}');
   expect(Date.parse(created.guardrail.createdAt)).toBeGreaterThan(0);
@@ -34,11 +42,21 @@ test('refusals are ApiError values with the Connect code: thrown by call, return
     expect(missing.error.status).toBe(404);
     expect(isNotFound(missing.error)).toBe(true);
   }
-  const bad = client.call('CreateGuardrail', { customerId: 'clientco', projectId: 'default', name: 'broken', stage: 'input', kind: 'regex', pattern: '(', action: 'block' });
+  const bad = client.call('CreateGuardrail', {
+    customerId: 'clientco',
+    projectId: 'default',
+    name: 'broken',
+    stage: 'input',
+    kind: 'regex',
+    pattern: '(',
+    action: 'block',
+  });
   await expect((await settled(bad)).promise).rejects.toBeInstanceOf(ApiError);
   await expect((await settled(bad)).promise).rejects.toMatchObject({ code: 'invalid_argument' });
   const denied = new ManagementClient({ endpoint: tg.adminUrl, token: 'not-a-token', attempts: 1 });
-  await expect((await settled(denied.call('ListGuardrails', { customerId: 'clientco', projectId: 'default' }))).promise).rejects.toMatchObject({ code: 'unauthenticated', status: 401 });
+  await expect(
+    (await settled(denied.call('ListGuardrails', { customerId: 'clientco', projectId: 'default' }))).promise,
+  ).rejects.toMatchObject({ code: 'unauthenticated', status: 401 });
 });
 
 test('an unreachable plane is `unavailable` after the configured attempts; a token function is asked on every call', async () => {
@@ -52,7 +70,9 @@ test('an unreachable plane is `unavailable` after the configured attempts; a tok
     attempts: 3,
     baseDelayMs: 1,
   });
-  await expect((await settled(offline.callJson('ListGuardrails', { customerId: 'clientco', projectId: 'default' }))).promise).rejects.toMatchObject({ code: 'unavailable', status: 0 });
+  await expect(
+    (await settled(offline.callJson('ListGuardrails', { customerId: 'clientco', projectId: 'default' }))).promise,
+  ).rejects.toMatchObject({ code: 'unavailable', status: 0 });
   expect(asked).toBe(3);
 });
 

@@ -13,7 +13,10 @@ import { opInput } from '../iac/provider/api-schemas.ts';
  */
 
 const ROOT = join(import.meta.dir, '..');
-const mounted = managementOps({ db: null as never, secrets: null as never }, { flushRecords: async () => {}, localStatus: () => undefined });
+const mounted = managementOps(
+  { db: null as never, secrets: null as never },
+  { flushRecords: async () => {}, localStatus: () => undefined },
+);
 describe('operations served from the API module', () => {
   test('every operation the server mounts is declared in OPS, and every spec of OPS is mounted once', () => {
     const served = mounted.map((d) => d.name);
@@ -46,12 +49,20 @@ describe('operations served from the API module', () => {
 });
 
 describe('the Terraform provider reads the same schemas', () => {
-  test('its request schemas are the API module\'s specs', () => {
-    for (const name of ['CreateServiceAccount', 'CreateTelemetryConfig', 'UpdateTelemetryConfig', 'CreateApiKey', 'CreateGuardrail'] as const) expect(opInput(name)).toBe(OPS[name].input);
+  test("its request schemas are the API module's specs", () => {
+    for (const name of [
+      'CreateServiceAccount',
+      'CreateTelemetryConfig',
+      'UpdateTelemetryConfig',
+      'CreateApiKey',
+      'CreateGuardrail',
+    ] as const)
+      expect(opInput(name)).toBe(OPS[name].input);
   });
 
   test('every operation the provider reads has a spec in OPS', () => {
-    for (const name of ['Register', 'CreateMcpServer'].filter((n) => Object.hasOwn(OPS, n))) expect(opInput(name)).toBe(OPS[name as keyof typeof OPS].input);
+    for (const name of ['Register', 'CreateMcpServer'].filter((n) => Object.hasOwn(OPS, n)))
+      expect(opInput(name)).toBe(OPS[name as keyof typeof OPS].input);
   });
 });
 
@@ -85,7 +96,9 @@ describe('layering', () => {
     expect([{}, { customerId: null }, { customerId: '', projectId: 'web' }].map(namedScope)).toEqual([undefined, undefined, undefined]);
     expect(namedScope({ customerId: 'acme' })).toEqual({ customerId: 'acme', projectId: 'default' });
     const dir = join(ROOT, 'src', 'control-plane', 'services');
-    const copies = readdirSync(dir).filter((f) => f.endsWith('.ts') && /=== '' \? DEFAULT_PROJECT/.test(readFileSync(join(dir, f), 'utf8')));
+    const copies = readdirSync(dir).filter(
+      (f) => f.endsWith('.ts') && /=== '' \? DEFAULT_PROJECT/.test(readFileSync(join(dir, f), 'utf8')),
+    );
     expect(copies).toEqual([]);
   });
 
@@ -93,7 +106,11 @@ describe('layering', () => {
     const dir = join(ROOT, 'src', 'control-plane', 'services');
     const offenders = readdirSync(dir)
       .filter((f) => f.endsWith('.ts'))
-      .flatMap((f) => importsOf(join(dir, f)).filter((p) => p.includes('/data-plane/')).map((p) => `${f} → ${p}`));
+      .flatMap((f) =>
+        importsOf(join(dir, f))
+          .filter((p) => p.includes('/data-plane/'))
+          .map((p) => `${f} → ${p}`),
+      );
     expect(offenders).toEqual([]);
   });
 });

@@ -7,7 +7,9 @@ import { forbiddenEdges, type ImportGraph, importCycles, importGraph, ROOT, type
  * every source file), read twice: as Bun loads it (value imports) and as a reader follows it (type
  * imports counted too). A layer that breaks one fails here with the offending edges listed.
  */
-const SOURCES = ['src', 'iac/provider', 'iac/src', 'iac/scripts'].flatMap((d) => [...new Glob('**/*.ts').scanSync(`${ROOT}/${d}`)].filter((f) => !f.endsWith('.test.ts')).map((f) => `${d}/${f}`));
+const SOURCES = ['src', 'iac/provider', 'iac/src', 'iac/scripts'].flatMap((d) =>
+  [...new Glob('**/*.ts').scanSync(`${ROOT}/${d}`)].filter((f) => !f.endsWith('.test.ts')).map((f) => `${d}/${f}`),
+);
 
 interface Rule {
   from: string;
@@ -19,11 +21,23 @@ interface Rule {
 }
 
 const RULES: Rule[] = [
-  { from: 'src/core/', only: ['src/core/', 'src/canonical/', 'src/config/'], why: 'core is framework-free: errors, ids, shared interfaces' },
+  {
+    from: 'src/core/',
+    only: ['src/core/', 'src/canonical/', 'src/config/'],
+    why: 'core is framework-free: errors, ids, shared interfaces',
+  },
   { from: 'src/config/', only: ['src/config/', 'src/core/'], why: 'settings are declared once and import no layer' },
   { from: 'src/canonical/', only: ['src/canonical/'], why: 'the canonical types stand alone' },
-  { from: 'src/governance/', only: ['src/governance/', 'src/core/', 'src/canonical/', 'src/config/'], why: 'governance rules are framework-free, shared by both planes' },
-  { from: 'src/api/', only: ['src/api/', 'src/core/', 'src/governance/', 'src/canonical/'], why: 'the API module is data and a client: no server, no store, no plane' },
+  {
+    from: 'src/governance/',
+    only: ['src/governance/', 'src/core/', 'src/canonical/', 'src/config/'],
+    why: 'governance rules are framework-free, shared by both planes',
+  },
+  {
+    from: 'src/api/',
+    only: ['src/api/', 'src/core/', 'src/governance/', 'src/canonical/'],
+    why: 'the API module is data and a client: no server, no store, no plane',
+  },
   {
     from: 'src/pipeline/',
     only: ['src/pipeline/', 'src/core/', 'src/canonical/', 'src/config/', 'src/governance/', 'src/propagation/'],
@@ -32,12 +46,36 @@ const RULES: Rule[] = [
   { from: 'src/mcp/', never: ['src/data-plane/'], why: 'the MCP gateway stands on the pipeline, not on the inference endpoints' },
   { from: 'src/telemetry/', never: ['src/data-plane/'], why: 'telemetry observes the pipeline, whatever the endpoint' },
   { from: 'src/control-plane/', never: ['src/data-plane/'], why: 'the management plane does not import the data plane' },
-  { from: 'src/data-plane/', never: ['src/store/', 'src/control-plane/', 'src/records/', 'src/conversations/', 'src/audit/'], why: 'the data plane knows no store and no management plane' },
-  { from: 'src/propagation/', never: ['src/control-plane/', 'src/data-plane/'], why: 'propagation builds snapshots from the store for any plane' },
-  { from: 'src/records/', never: ['src/control-plane/', 'src/data-plane/'], why: 'the record writer serves both planes through core/records.ts' },
-  { from: 'src/formats/', never: ['src/data-plane/', 'src/control-plane/', 'src/store/', 'src/providers/'], why: 'client formats convert to and from canonical only' },
-  { from: 'src/providers/', never: ['src/data-plane/', 'src/control-plane/', 'src/store/', 'src/formats/'], why: 'provider adapters are pure: canonical to wire and back' },
-  { from: 'iac/', only: ['iac/', 'src/api/', 'src/core/', 'src/governance/', 'src/canonical/'], why: 'the Terraform provider and constructs reach the gateway only through the API module' },
+  {
+    from: 'src/data-plane/',
+    never: ['src/store/', 'src/control-plane/', 'src/records/', 'src/conversations/', 'src/audit/'],
+    why: 'the data plane knows no store and no management plane',
+  },
+  {
+    from: 'src/propagation/',
+    never: ['src/control-plane/', 'src/data-plane/'],
+    why: 'propagation builds snapshots from the store for any plane',
+  },
+  {
+    from: 'src/records/',
+    never: ['src/control-plane/', 'src/data-plane/'],
+    why: 'the record writer serves both planes through core/records.ts',
+  },
+  {
+    from: 'src/formats/',
+    never: ['src/data-plane/', 'src/control-plane/', 'src/store/', 'src/providers/'],
+    why: 'client formats convert to and from canonical only',
+  },
+  {
+    from: 'src/providers/',
+    never: ['src/data-plane/', 'src/control-plane/', 'src/store/', 'src/formats/'],
+    why: 'provider adapters are pure: canonical to wire and back',
+  },
+  {
+    from: 'iac/',
+    only: ['iac/', 'src/api/', 'src/core/', 'src/governance/', 'src/canonical/'],
+    why: 'the Terraform provider and constructs reach the gateway only through the API module',
+  },
 ];
 
 const brokenRules = (g: ImportGraph): string[] => {
@@ -83,7 +121,11 @@ test(`no import cycle of src/ has more than ${MAX_CYCLE} files (type imports cou
 
 test('the Terraform provider loads no server code: its module graph stays within iac/ and the API module', () => {
   const g = importGraph('iac/provider/main.ts');
-  const outside = g.files.filter((f) => !f.startsWith('iac/') && !['src/api/', 'src/core/', 'src/governance/', 'src/canonical/'].some((p) => f.startsWith(p)));
+  const outside = g.files.filter(
+    (f) => !f.startsWith('iac/') && !['src/api/', 'src/core/', 'src/governance/', 'src/canonical/'].some((p) => f.startsWith(p)),
+  );
   expect(outside).toEqual([]);
-  expect(g.packages.filter((p) => p === 'elysia' || p.startsWith('drizzle-orm') || p === 'postgres' || p.startsWith('@electric-sql/'))).toEqual([]);
+  expect(
+    g.packages.filter((p) => p === 'elysia' || p.startsWith('drizzle-orm') || p === 'postgres' || p.startsWith('@electric-sql/')),
+  ).toEqual([]);
 });

@@ -18,7 +18,9 @@ const mapOf = (readme: string): string[] => {
 
 const lines = mapOf(readFileSync(join(ROOT, 'README.md'), 'utf8'));
 /** The map's entries under `src/` (indented two spaces): folder name → its line. */
-const named = new Map(lines.flatMap((l) => (/^ {2}([A-Za-z0-9_.-]+)\/ +\S/.exec(l) ? [[/^ {2}([A-Za-z0-9_.-]+)\//.exec(l)?.[1] ?? '', l] as const] : [])));
+const named = new Map(
+  lines.flatMap((l) => (/^ {2}([A-Za-z0-9_.-]+)\/ +\S/.exec(l) ? [[/^ {2}([A-Za-z0-9_.-]+)\//.exec(l)?.[1] ?? '', l] as const] : [])),
+);
 const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
   .filter((e) => e.isDirectory())
   .map((e) => e.name)

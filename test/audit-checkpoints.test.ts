@@ -76,7 +76,8 @@ interface CpOut extends Cp {
   kekVersion: number;
 }
 
-const list = async (rebuild = false): Promise<CpOut[]> => ((await tg.must(admin('ListAuditCheckpoints'), { rebuild })) as { checkpoints: CpOut[] }).checkpoints;
+const list = async (rebuild = false): Promise<CpOut[]> =>
+  ((await tg.must(admin('ListAuditCheckpoints'), { rebuild })) as { checkpoints: CpOut[] }).checkpoints;
 const jwks = async () => (await (await fetch(`${tg.adminUrl}/.well-known/jwks.json`)).json()) as { keys: Record<string, unknown>[] };
 const proofOf = async (id: string) =>
   (await tg.must(admin('GetAuditInclusionProof'), { auditLogId: id })) as {
@@ -101,15 +102,21 @@ const leavesOf = async (cp: Cp): Promise<{ ids: string[]; hashes: Uint8Array[] }
 const proofHolds = async (id: string): Promise<boolean> => {
   const p = await proofOf(id);
   if (!p.found || !p.checkpoint) return false;
-  return Number(p.treeSize) === Number(p.checkpoint.leafCount) && verifyInclusion(unb64(p.leafHash), Number(p.leafIndex), Number(p.treeSize), p.proof.map(unb64), unb64(p.checkpoint.rootHash));
+  return (
+    Number(p.treeSize) === Number(p.checkpoint.leafCount) &&
+    verifyInclusion(unb64(p.leafHash), Number(p.leafIndex), Number(p.treeSize), p.proof.map(unb64), unb64(p.checkpoint.rootHash))
+  );
 };
 
 const runVerify = async (entry?: string): Promise<{ code: number; out: string }> => {
-  const proc = Bun.spawn(['bun', 'run', 'audit:verify', '--endpoint', tg.adminUrl, '--token', ADMIN_TOKEN, ...(entry ? ['--entry', entry] : [])], {
-    cwd: join(import.meta.dir, '..'),
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
+  const proc = Bun.spawn(
+    ['bun', 'run', 'audit:verify', '--endpoint', tg.adminUrl, '--token', ADMIN_TOKEN, ...(entry ? ['--entry', entry] : [])],
+    {
+      cwd: join(import.meta.dir, '..'),
+      stdout: 'pipe',
+      stderr: 'pipe',
+    },
+  );
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, out: out + err };
 };
@@ -250,7 +257,11 @@ describe('tampering in the database is caught and the window named', () => {
       '2',
       id,
       async () => void (await db().update(auditLogs).set({ userEmail: 'someone-else@example.com' }).where(eq(auditLogs.id, id))),
-      async () => void (await db().update(auditLogs).set({ userEmail: before?.userEmail as string }).where(eq(auditLogs.id, id))),
+      async () =>
+        void (await db()
+          .update(auditLogs)
+          .set({ userEmail: before?.userEmail as string })
+          .where(eq(auditLogs.id, id))),
       /entries changed since sealing/,
     );
   });
@@ -263,7 +274,10 @@ describe('tampering in the database is caught and the window named', () => {
       '1',
       probe,
       async () => void (await db().delete(auditLogs).where(eq(auditLogs.id, id))),
-      async () => void (await db().insert(auditLogs).values(before as AuditLogRow)),
+      async () =>
+        void (await db()
+          .insert(auditLogs)
+          .values(before as AuditLogRow)),
       /holds 4 entries now, 5 when sealed/,
     );
     // The deleted entry itself has no proof.
@@ -272,7 +286,9 @@ describe('tampering in the database is caught and the window named', () => {
     const r = await runVerify(id);
     expect(r.code).not.toBe(0);
     expect(r.out).toContain(`entry ${id}: no inclusion proof (row_missing)`);
-    await db().insert(auditLogs).values(before as AuditLogRow);
+    await db()
+      .insert(auditLogs)
+      .values(before as AuditLogRow);
   });
 
   test('an entry inserted into a sealed window', async () => {
@@ -280,7 +296,9 @@ describe('tampering in the database is caught and the window named', () => {
     await tampered(
       '3',
       ids[2]?.[0] as string,
-      async () => void (forged = await insertEntry(t0 + 2 * HOUR + 30_000)),
+      async () => {
+        forged = await insertEntry(t0 + 2 * HOUR + 30_000);
+      },
       async () => void (await db().delete(auditLogs).where(eq(auditLogs.id, forged))),
       /holds 4 entries now, 3 when sealed/,
     );
@@ -288,7 +306,10 @@ describe('tampering in the database is caught and the window named', () => {
 
   test('a checkpoint row edited (root replaced) breaks its signature and the chain', async () => {
     const [cp] = await db().select().from(auditCheckpoints).where(eq(auditCheckpoints.seq, 2));
-    await db().update(auditCheckpoints).set({ rootHash: new Uint8Array(32) }).where(eq(auditCheckpoints.seq, 2));
+    await db()
+      .update(auditCheckpoints)
+      .set({ rootHash: new Uint8Array(32) })
+      .where(eq(auditCheckpoints.seq, 2));
     try {
       const r = await runVerify();
       expect(r.code).not.toBe(0);
@@ -296,7 +317,10 @@ describe('tampering in the database is caught and the window named', () => {
       expect(r.out).toContain('bad signature');
       expect(r.out).toContain('checkpoint seq 3');
     } finally {
-      await db().update(auditCheckpoints).set({ rootHash: cp?.rootHash as Uint8Array }).where(eq(auditCheckpoints.seq, 2));
+      await db()
+        .update(auditCheckpoints)
+        .set({ rootHash: cp?.rootHash as Uint8Array })
+        .where(eq(auditCheckpoints.seq, 2));
     }
     expect((await runVerify()).code).toBe(0);
   });

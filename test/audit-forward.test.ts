@@ -34,7 +34,11 @@ const startReceiver = (): Receiver => {
     port: 0,
     hostname: '127.0.0.1',
     fetch: async (req) => {
-      const body = (await req.json()) as { resourceLogs: { scopeLogs: { logRecords: { attributes: { key: string; value: { stringValue?: string } }[]; body: { stringValue: string } }[] }[] }[] };
+      const body = (await req.json()) as {
+        resourceLogs: {
+          scopeLogs: { logRecords: { attributes: { key: string; value: { stringValue?: string } }[]; body: { stringValue: string } }[] }[];
+        }[];
+      };
       r.requests.push({ path: new URL(req.url).pathname, auth: req.headers.get('authorization'), apiKey: req.headers.get('x-sink-key') });
       if (r.failAll || r.failNext > 0) {
         r.failNext = Math.max(0, r.failNext - 1);
@@ -77,7 +81,11 @@ const start = async (): Promise<Gateway> =>
   );
 
 const call = async (op: string, body: unknown, g: Gateway = gw as Gateway) => {
-  const res = await fetch(`${g.adminUrl}${admin(op)}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` }, body: JSON.stringify(body) });
+  const res = await fetch(`${g.adminUrl}${admin(op)}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 const must = async (op: string, body: unknown) => {
@@ -90,7 +98,16 @@ let k = 0;
 const insertEntries = async (count: number): Promise<string[]> => {
   const rows = await (gw as Gateway).store.db
     .insert(auditLogs)
-    .values(Array.from({ length: count }, () => ({ timestamp: new Date(), actorType: 'user', actionType: 'UPDATE', statusCode: 200, success: true, resourceId: `r-${++k}` })))
+    .values(
+      Array.from({ length: count }, () => ({
+        timestamp: new Date(),
+        actorType: 'user',
+        actionType: 'UPDATE',
+        statusCode: 200,
+        success: true,
+        resourceId: `r-${++k}`,
+      })),
+    )
     .returning({ id: auditLogs.id });
   return rows.map((r) => r.id);
 };
@@ -114,10 +131,23 @@ afterAll(async () => {
 
 describe('telemetry configs', () => {
   test('create/get return authValue decrypted, update does not; at rest it is wrapped; bounds and rules', async () => {
-    const created = (await must('CreateTelemetryConfig', { userId: 'ops', telemetryType: 'traces', sinkUrl: 'https://otel.example.com', protocol: 'grpc', authType: 'bearer', authValue: 'tok-123' })) as {
+    const created = (await must('CreateTelemetryConfig', {
+      userId: 'ops',
+      telemetryType: 'traces',
+      sinkUrl: 'https://otel.example.com',
+      protocol: 'grpc',
+      authType: 'bearer',
+      authValue: 'tok-123',
+    })) as {
       config: Record<string, unknown>;
     };
-    expect(created.config).toMatchObject({ authValue: 'tok-123', enabled: true, forwardIntervalSeconds: 300, status: 'disconnected', apiKeyHeader: '' });
+    expect(created.config).toMatchObject({
+      authValue: 'tok-123',
+      enabled: true,
+      forwardIntervalSeconds: 300,
+      status: 'disconnected',
+      apiKeyHeader: '',
+    });
     const id = created.config.id as string;
     expect(((await must('GetTelemetryConfig', { id })) as { config: Record<string, unknown> }).config.authValue).toBe('tok-123');
     const updated = (await must('UpdateTelemetryConfig', { id, status: 'testing', enabled: false })) as { config: Record<string, unknown> };
@@ -126,10 +156,30 @@ describe('telemetry configs', () => {
     const [row] = await (gw as Gateway).store.db.select().from(telemetryConfigs).where(eq(telemetryConfigs.id, id));
     expect(row?.authValueWrapped).toStartWith('v2:');
     expect(row?.authValueWrapped).not.toContain('tok-123');
-    expect((await call('CreateTelemetryConfig', { userId: 'ops', telemetryType: 'audit_logs', sinkUrl: 'https://x.example', protocol: 'grpc', authType: 'none' })).body).toMatchObject({
+    expect(
+      (
+        await call('CreateTelemetryConfig', {
+          userId: 'ops',
+          telemetryType: 'audit_logs',
+          sinkUrl: 'https://x.example',
+          protocol: 'grpc',
+          authType: 'none',
+        })
+      ).body,
+    ).toMatchObject({
       code: 'invalid_argument',
     });
-    expect((await call('CreateTelemetryConfig', { userId: 'ops', telemetryType: 'logs', sinkUrl: 'https://x.example', protocol: 'grpc', authType: 'basic' })).body.message).toContain('authValue');
+    expect(
+      (
+        await call('CreateTelemetryConfig', {
+          userId: 'ops',
+          telemetryType: 'logs',
+          sinkUrl: 'https://x.example',
+          protocol: 'grpc',
+          authType: 'basic',
+        })
+      ).body.message,
+    ).toContain('authValue');
     expect((await call('UpdateTelemetryConfig', { id, forwardIntervalSeconds: 86_401 })).status).toBe(400);
     expect(await must('DeleteTelemetryConfig', { id })).toEqual({ success: true });
     expect((await call('GetTelemetryConfig', { id })).status).toBe(404);
@@ -137,11 +187,26 @@ describe('telemetry configs', () => {
   });
 
   test('TestAuditForward: ok on a 2xx, the reason otherwise', async () => {
-    expect(await must('TestAuditForward', { sinkUrl: rx.url, protocol: 'http/json', authType: 'api_key', authValue: 'k-1', apiKeyHeader: 'x-sink-key', owner: 'ops' })).toEqual({ ok: true, message: '' });
+    expect(
+      await must('TestAuditForward', {
+        sinkUrl: rx.url,
+        protocol: 'http/json',
+        authType: 'api_key',
+        authValue: 'k-1',
+        apiKeyHeader: 'x-sink-key',
+        owner: 'ops',
+      }),
+    ).toEqual({ ok: true, message: '' });
     expect(rx.requests.at(-1)).toMatchObject({ path: '/v1/logs', apiKey: 'k-1' });
     rx.failNext = 1;
-    expect(await must('TestAuditForward', { sinkUrl: `${rx.url}/v1/logs`, protocol: 'http/json', authType: 'none' })).toEqual({ ok: false, message: 'the sink answered HTTP 503' });
-    const refused = (await must('TestAuditForward', { sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none' })) as { ok: boolean; message: string };
+    expect(await must('TestAuditForward', { sinkUrl: `${rx.url}/v1/logs`, protocol: 'http/json', authType: 'none' })).toEqual({
+      ok: false,
+      message: 'the sink answered HTTP 503',
+    });
+    const refused = (await must('TestAuditForward', { sinkUrl: 'http://127.0.0.1:1', protocol: 'http/json', authType: 'none' })) as {
+      ok: boolean;
+      message: string;
+    };
     expect(refused.ok).toBe(false);
     expect(refused.message).toBe('cannot reach the sink: refused');
     expect(((await must('TestAuditForward', { sinkUrl: rx.url, protocol: 'grpc', authType: 'none' })) as { ok: boolean }).ok).toBe(false);
@@ -152,10 +217,19 @@ describe('telemetry configs', () => {
 describe('audit forwarding', () => {
   let configId = '';
   const expected: string[] = [];
-  const status = async () => ((await must('GetTelemetryConfig', { id: configId })) as { config: { status: string; lastCheckedAt?: string } }).config;
+  const status = async () =>
+    ((await must('GetTelemetryConfig', { id: configId })) as { config: { status: string; lastCheckedAt?: string } }).config;
 
   test('sink failures: status error, nothing moves; then every entry exactly once, status connected', async () => {
-    const c = (await must('CreateTelemetryConfig', { userId: 'ops', telemetryType: 'audit_logs', sinkUrl: `${rx.url}/`, protocol: 'http/json', authType: 'bearer', authValue: 'sink-secret', forwardIntervalSeconds: 1 })) as {
+    const c = (await must('CreateTelemetryConfig', {
+      userId: 'ops',
+      telemetryType: 'audit_logs',
+      sinkUrl: `${rx.url}/`,
+      protocol: 'http/json',
+      authType: 'bearer',
+      authValue: 'sink-secret',
+      forwardIntervalSeconds: 1,
+    })) as {
       config: { id: string };
     };
     configId = c.config.id;
@@ -203,7 +277,14 @@ describe('audit forwarding', () => {
     for (const id of expected) expect(counts.get(id)).toBe(1);
     // Whatever else was forwarded is a real entry written after the config was created.
     const [cfg] = await (gw as Gateway).store.db.select().from(telemetryConfigs).where(eq(telemetryConfigs.id, configId));
-    const since = new Set((await (gw as Gateway).store.db.select({ id: auditLogs.id }).from(auditLogs).where(gte(auditLogs.timestamp, cfg?.createdAt as Date))).map((r) => r.id));
+    const since = new Set(
+      (
+        await (gw as Gateway).store.db
+          .select({ id: auditLogs.id })
+          .from(auditLogs)
+          .where(gte(auditLogs.timestamp, cfg?.createdAt as Date))
+      ).map((r) => r.id),
+    );
     for (const u of counts.keys()) expect(since.has(u)).toBe(true);
     expect(await status()).toMatchObject({ status: 'connected' });
   }, 40_000);
@@ -274,24 +355,52 @@ describe('sinkUrl and the upstream address rule (contract §3.1), without GATEWA
       expect(String(r.body.message)).toContain("'sinkUrl'");
     }
     expect(open.body).toEqual(closed.body);
-    for (const url of ['http://[::ffff:127.0.0.1]:1', 'http://10.1.2.3', 'http://169.254.169.254', 'http://localhost:1', 'http://[::ffff:0:7f00:1]:1'])
+    for (const url of [
+      'http://[::ffff:127.0.0.1]:1',
+      'http://10.1.2.3',
+      'http://169.254.169.254',
+      'http://localhost:1',
+      'http://[::ffff:0:7f00:1]:1',
+    ])
       expect((await on('TestAuditForward', { sinkUrl: url, protocol: 'http/json', authType: 'none' })).body.code).toBe('permission_denied');
     expect(rx.requests.length).toBe(before);
   });
 
   test('Create/UpdateTelemetryConfig: an inward sink is refused, whatever the type (every type forwards)', async () => {
-    const created = await on('CreateTelemetryConfig', { userId: 'ops', telemetryType: 'audit_logs', sinkUrl: rx.url, protocol: 'http/json', authType: 'none' });
+    const created = await on('CreateTelemetryConfig', {
+      userId: 'ops',
+      telemetryType: 'audit_logs',
+      sinkUrl: rx.url,
+      protocol: 'http/json',
+      authType: 'none',
+    });
     expect(created.status).toBe(403);
     expect(created.body.code).toBe('permission_denied');
     for (const telemetryType of ['traces', 'metrics', 'logs']) {
-      const other = await on('CreateTelemetryConfig', { userId: 'ops', telemetryType, sinkUrl: 'http://127.0.0.1:1', protocol: 'grpc', authType: 'none' });
+      const other = await on('CreateTelemetryConfig', {
+        userId: 'ops',
+        telemetryType,
+        sinkUrl: 'http://127.0.0.1:1',
+        protocol: 'grpc',
+        authType: 'none',
+      });
       expect(other.status).toBe(403);
       expect(other.body.code).toBe('permission_denied');
     }
     // A config stored while inward sinks were allowed (the operator has since turned the setting off).
     const [row] = await strict.store.db
       .insert(telemetryConfigs)
-      .values({ id: crypto.randomUUID(), userId: 'ops', telemetryType: 'audit_logs', sinkUrl: rx.url, protocol: 'http/json', authType: 'none', enabled: true, forwardIntervalSeconds: 1, cursorTs: new Date(0) })
+      .values({
+        id: crypto.randomUUID(),
+        userId: 'ops',
+        telemetryType: 'audit_logs',
+        sinkUrl: rx.url,
+        protocol: 'http/json',
+        authType: 'none',
+        enabled: true,
+        forwardIntervalSeconds: 1,
+        cursorTs: new Date(0),
+      })
       .returning();
     const moved = await on('UpdateTelemetryConfig', { id: row?.id, sinkUrl: 'http://127.0.0.1:1' });
     expect(moved.status).toBe(403);
@@ -300,7 +409,14 @@ describe('sinkUrl and the upstream address rule (contract §3.1), without GATEWA
 
   test('the forwarder re-checks before every send: a stored inward sink gets nothing, status error', async () => {
     const before = rx.requests.length;
-    await strict.store.db.insert(auditLogs).values({ timestamp: new Date(Date.now() - 5_000), actorType: 'user', actionType: 'UPDATE', statusCode: 200, success: true, resourceId: 'r-strict' });
+    await strict.store.db.insert(auditLogs).values({
+      timestamp: new Date(Date.now() - 5_000),
+      actorType: 'user',
+      actionType: 'UPDATE',
+      statusCode: 200,
+      success: true,
+      resourceId: 'r-strict',
+    });
     await (strict.audit.forwarder as TelemetryForwarder).drainAll();
     const fw = new TelemetryForwarder(strict.store.db, new SecretBox(KEK), { lagMs: 1_000, version: 'test' });
     await fw.drainAll();

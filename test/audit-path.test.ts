@@ -24,9 +24,10 @@ let tg: TestGateway;
 let fx: Fx;
 let aliceToken = '';
 const secrets: string[] = [ADMIN_TOKEN];
-const mutations: OpDef[] = managementOps({ db: null as never, secrets: null as never }, { flushRecords: async () => {}, localStatus: () => undefined }).filter(
-  (d) => d.audit !== undefined,
-);
+const mutations: OpDef[] = managementOps(
+  { db: null as never, secrets: null as never },
+  { flushRecords: async () => {}, localStatus: () => undefined },
+).filter((d) => d.audit !== undefined);
 
 interface Answer {
   status: number;
@@ -37,7 +38,12 @@ interface Answer {
 const post = async (path: string, body: unknown, token = ADMIN_TOKEN, headers: Record<string, string> = {}): Promise<Answer> => {
   const res = await fetch(`${tg.adminUrl}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'user-agent': 'audit-test/1', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'audit-test/1',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as Body, requestId: res.headers.get('x-request-id') ?? '' };
@@ -60,7 +66,14 @@ beforeAll(async () => {
   tg = await startTestGateway();
   fx = await liveFixture(tg);
   await tg.must(admin('AddProjectMember'), { customerId: fx.customerId, projectId: fx.projectId, userId: 'alice', role: 'admin' });
-  const tok = await tg.must(admin('CreateUserToken'), { customerId: fx.customerId, workspaceId: 'ws1', userId: 'alice', organizationUnit: 'ou', role: 'dev', projectId: fx.projectId });
+  const tok = await tg.must(admin('CreateUserToken'), {
+    customerId: fx.customerId,
+    workspaceId: 'ws1',
+    userId: 'alice',
+    organizationUnit: 'ou',
+    role: 'dev',
+    projectId: fx.projectId,
+  });
   aliceToken = String(tok.accessToken);
   secrets.push(aliceToken);
   await tg.must(admin('CreateModel'), { model: 'audit-route-model', provider: 'echo', capabilities: ['chat'] });
@@ -122,10 +135,23 @@ const script = (): [string, (ids: Record<string, string>) => Body][] => {
     ['DeleteProjectGateway', (ids) => ({ id: ids.projectGateway })],
     ['DeleteWorkspace', (ids) => ({ id: ids.workspace })],
     ['CreateUserToken', () => ({ customerId: c, workspaceId: 'ws1', userId: 'carol', organizationUnit: 'ou', role: 'dev' })],
-    ['CreateProviderConnection', () => ({ customerId: c, projectId: p, name: 'c9', provider: 'echo', apiKey: SECRET_KEY, options: { headers: { 'x-extra': SECRET_HEADER } } })],
+    [
+      'CreateProviderConnection',
+      () => ({
+        customerId: c,
+        projectId: p,
+        name: 'c9',
+        provider: 'echo',
+        apiKey: SECRET_KEY,
+        options: { headers: { 'x-extra': SECRET_HEADER } },
+      }),
+    ],
     ['UpdateProviderConnection', (ids) => ({ id: ids.connection, apiKey: SECRET_KEY2 })],
     ['DeleteProviderConnection', (ids) => ({ id: ids.connection })],
-    ['CreateRoute', () => ({ customerId: c, projectId: p, model: 'audit-route-model', targets: [{ connection: fx.connection, model: 'echo' }] })],
+    [
+      'CreateRoute',
+      () => ({ customerId: c, projectId: p, model: 'audit-route-model', targets: [{ connection: fx.connection, model: 'echo' }] }),
+    ],
     ['UpdateRoute', (ids) => ({ id: ids.route, enabled: false })],
     ['DeleteRoute', (ids) => ({ id: ids.route })],
     ['CreateApiKey', () => ({ name: 'audit', userId: 'u', enterpriseContext: { customerId: c, projectId: p } })],
@@ -213,13 +239,23 @@ describe('every state-changing operation, from the registry', () => {
   });
 
   test('a user token is recorded as that user; a client X-Request-ID is kept beside the gateway id', async () => {
-    const r = await post(admin('UpsertProjectSetting'), { customerId: fx.customerId, projectId: fx.projectId, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":5}' }, aliceToken, {
-      'x-request-id': 'client-chosen-1',
-    });
+    const r = await post(
+      admin('UpsertProjectSetting'),
+      { customerId: fx.customerId, projectId: fx.projectId, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":5}' },
+      aliceToken,
+      {
+        'x-request-id': 'client-chosen-1',
+      },
+    );
     expect(r.status).toBe(200);
     expect(r.requestId).not.toBe('client-chosen-1');
     const [e] = await entriesOf(r.requestId);
-    expect(e).toMatchObject({ actorType: 'user', userId: 'alice', success: true, resourceId: `${fx.customerId}/${fx.projectId}/rate-limit` });
+    expect(e).toMatchObject({
+      actorType: 'user',
+      userId: 'alice',
+      success: true,
+      resourceId: `${fx.customerId}/${fx.projectId}/rate-limit`,
+    });
     expect(e?.metadata).toMatchObject({ principal: 'user_token', customerId: fx.customerId, clientRequestId: 'client-chosen-1' });
   });
 
@@ -259,15 +295,27 @@ describe('refused calls', () => {
     expect(missing.statusCode).toBe(404);
     const dup = await refusal(await post(admin('CreateCustomer'), { customerId: fx.customerId }));
     expect(dup.statusCode).toBe(409);
-    const malformed = await fetch(`${tg.adminUrl}${admin('CreateCustomer')}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: '{nope' });
+    const malformed = await fetch(`${tg.adminUrl}${admin('CreateCustomer')}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      body: '{nope',
+    });
     expect(malformed.status).toBe(400);
     await refusal({ status: 400, body: (await malformed.json()) as Body, requestId: malformed.headers.get('x-request-id') ?? '' });
   });
 
   test('every management answer carries X-Request-ID: reads, errors, health, unknown paths', async () => {
     for (const res of [
-      await fetch(`${tg.adminUrl}${admin('ListCustomers')}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: '{}' }),
-      await fetch(`${tg.adminUrl}${admin('GetCustomer')}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: '{"customerId":"ghost"}' }),
+      await fetch(`${tg.adminUrl}${admin('ListCustomers')}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: '{}',
+      }),
+      await fetch(`${tg.adminUrl}${admin('GetCustomer')}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: '{"customerId":"ghost"}',
+      }),
       await fetch(`${tg.adminUrl}/healthz`),
       await fetch(`${tg.adminUrl}/nowhere`, { method: 'POST' }),
     ])
@@ -281,7 +329,9 @@ describe('the entry is part of the change', () => {
     expect(r.status).toBe(200);
     const [a] = await rows(sql`select xmin::text as x from audit_logs where correlation_id = ${r.requestId}`);
     const [c] = await rows(sql`select xmin::text as x from customers where customer_id = 'same-tx'`);
-    const changes = await rows(sql`select distinct xmin::text as x from config_changes where entity = 'customer' and entity_id = 'same-tx'`);
+    const changes = await rows(
+      sql`select distinct xmin::text as x from config_changes where entity = 'customer' and entity_id = 'same-tx'`,
+    );
     expect(a?.x).toBeDefined();
     expect(c?.x).toBe(a?.x);
     expect(changes.map((x) => x.x)).toEqual([a?.x]);

@@ -66,17 +66,26 @@ describe('QueryAuditLogs', () => {
     expect((await q({ userId: 'even' })).totalCount).toBe('600');
     expect((await q({ actorType: 'system' })).totalCount).toBe('240');
     expect((await q({ actionType: 'DELETE' })).totalCount).toBe('400');
-    expect((await q({ resourceId: 'r3' })).totalCount).toBe(String(Array.from({ length: 1200 }, (_, i) => i).filter((i) => i % 7 === 3).length));
+    expect((await q({ resourceId: 'r3' })).totalCount).toBe(
+      String(Array.from({ length: 1200 }, (_, i) => i).filter((i) => i % 7 === 3).length),
+    );
     expect((await q({ success: false })).totalCount).toBe('300');
     expect((await q({ success: true })).totalCount).toBe('900');
     expect((await q({ correlationId: 'corr-42' })).logs.map((l) => l.correlationId)).toEqual(['corr-42']);
     expect((await q({ resourceType: 'nothing' })).totalCount).toBe('0');
     // [T0+10ms, T0+20ms): entries 30..59.
-    const range = await q({ startTime: new Date(T0 + 10).toISOString(), endTime: new Date(T0 + 20).toISOString(), orderDirection: 'asc', pageSize: 100 });
+    const range = await q({
+      startTime: new Date(T0 + 10).toISOString(),
+      endTime: new Date(T0 + 20).toISOString(),
+      orderDirection: 'asc',
+      pageSize: 100,
+    });
     expect(range.logs.map((l) => String(l.correlationId)).sort()).toEqual(Array.from({ length: 30 }, (_, k) => `corr-${30 + k}`).sort());
     expect(range.totalCount).toBe('30');
     const both = await q({ userId: 'even', success: false, actionType: 'CREATE' });
-    expect(both.totalCount).toBe(String(Array.from({ length: 1200 }, (_, i) => i).filter((i) => i % 2 === 0 && i % 4 === 0 && i % 3 === 0).length));
+    expect(both.totalCount).toBe(
+      String(Array.from({ length: 1200 }, (_, i) => i).filter((i) => i % 2 === 0 && i % 4 === 0 && i % 3 === 0).length),
+    );
   });
 
   test('both directions walk every entry once, in (timestamp, id) order', async () => {
@@ -93,7 +102,9 @@ describe('QueryAuditLogs', () => {
   test('stable while entries are appended: no duplicate, no gap', async () => {
     let n = 0;
     const append = async () => {
-      await tg.gw.store.db.insert(auditLogs).values(Array.from({ length: 5 }, () => row(5000 + n++, { timestamp: new Date(T0 + 10_000_000 + n), resourceType: RT })));
+      await tg.gw.store.db
+        .insert(auditLogs)
+        .values(Array.from({ length: 5 }, () => row(5000 + n++, { timestamp: new Date(T0 + 10_000_000 + n), resourceType: RT })));
     };
     const desc = await walk({ pageSize: 50 }, append);
     expect(new Set(desc.map((l) => l.id)).size).toBe(desc.length);

@@ -20,12 +20,20 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-const entry = (at: number, i: number) => ({ timestamp: new Date(at), actorType: 'system', actionType: 'UPDATE', statusCode: 200, success: true, resourceId: `r-${i}` });
+const entry = (at: number, i: number) => ({
+  timestamp: new Date(at),
+  actorType: 'system',
+  actionType: 'UPDATE',
+  statusCode: 200,
+  success: true,
+  resourceId: `r-${i}`,
+});
 
 describe('two sealers racing on one database', () => {
   test('seq without gaps, contiguous windows, every entry in exactly one window', async () => {
     const target = await testDatabase();
-    const open = (): Promise<Store> => (target.url ? openStore({ driver: 'postgres', url: target.url }) : openStore({ driver: 'pglite', dataDir: 'memory' }));
+    const open = (): Promise<Store> =>
+      target.url ? openStore({ driver: 'postgres', url: target.url }) : openStore({ driver: 'pglite', dataDir: 'memory' });
     const a = await open();
     // Replicas are separate processes with their own connection pools (PostgreSQL); PGlite has one process.
     const b = target.url ? await open() : a;
@@ -47,7 +55,12 @@ describe('two sealers racing on one database', () => {
     for (let h = 0; h < 24; h++) {
       // Both replicas seal at once, with clocks up to an hour apart, several calls each.
       const now = t0 + (h + 1) * HOUR + 31_000;
-      await Promise.all([s1.sealOnce(new Date(now)), s2.sealOnce(new Date(now + (h % 2) * HOUR)), s1.sealOnce(new Date(now)), s2.sealOnce(new Date(now))]);
+      await Promise.all([
+        s1.sealOnce(new Date(now)),
+        s2.sealOnce(new Date(now + (h % 2) * HOUR)),
+        s1.sealOnce(new Date(now)),
+        s2.sealOnce(new Date(now)),
+      ]);
     }
     await Promise.all([s1.sealAll(), s2.sealAll()]);
     const cps = await a.db.select().from(auditCheckpoints).orderBy(asc(auditCheckpoints.seq));
@@ -99,7 +112,13 @@ describe('keys and the timer, in a running gateway', () => {
 
   test('the JWKS also publishes the user-token signing keys (RS256)', async () => {
     await tg.must(admin('CreateCustomer'), { customerId: 'jwks-co' });
-    await tg.must(admin('CreateUserToken'), { customerId: 'jwks-co', workspaceId: 'ws', userId: 'u1', organizationUnit: 'ou', role: 'user' });
+    await tg.must(admin('CreateUserToken'), {
+      customerId: 'jwks-co',
+      workspaceId: 'ws',
+      userId: 'u1',
+      organizationUnit: 'ou',
+      role: 'user',
+    });
     const rsa = (await jwks()).keys.filter((k) => k.kty === 'RSA');
     expect(rsa.length).toBe(1);
     expect(rsa[0]).toMatchObject({ alg: 'RS256', use: 'sig', e: 'AQAB' });

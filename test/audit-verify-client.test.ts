@@ -21,7 +21,8 @@ let entryId = '';
 let fault: ((operation: string, upstream: () => Promise<Response>) => Promise<Response | undefined>) | undefined;
 const seen: string[] = [];
 
-const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
 beforeAll(async () => {
   tg = await startTestGateway({ GATEWAY_AUDIT_CHECKPOINT_INTERVAL: '1h' });
@@ -30,7 +31,16 @@ beforeAll(async () => {
   const t0 = Math.floor(Date.now() / HOUR) * HOUR - 5 * HOUR;
   const [row] = await tg.gw.store.db
     .insert(auditLogs)
-    .values([0, 1, 2].map((i) => ({ timestamp: new Date(t0 + i * HOUR + 1000), actorType: 'system', actionType: 'UPDATE', statusCode: 200, success: true, resourceId: `r-${i}` })))
+    .values(
+      [0, 1, 2].map((i) => ({
+        timestamp: new Date(t0 + i * HOUR + 1000),
+        actorType: 'system',
+        actionType: 'UPDATE',
+        statusCode: 200,
+        success: true,
+        resourceId: `r-${i}`,
+      })),
+    )
     .returning({ id: auditLogs.id });
   entryId = row?.id ?? '';
   await sealer.sealOnce(new Date(t0 + HOUR + 31_000));
@@ -43,7 +53,8 @@ beforeAll(async () => {
       const operation = url.pathname.split('/').at(-1) ?? '';
       seen.push(operation);
       const body = req.method === 'POST' ? await req.text() : undefined;
-      const upstream = () => fetch(`${tg.adminUrl}${url.pathname}`, { method: req.method, headers: req.headers, ...(body !== undefined ? { body } : {}) });
+      const upstream = () =>
+        fetch(`${tg.adminUrl}${url.pathname}`, { method: req.method, headers: req.headers, ...(body !== undefined ? { body } : {}) });
       return (await fault?.(operation, upstream)) ?? upstream();
     },
   });
@@ -72,7 +83,11 @@ describe('audit:verify on the management client', () => {
 
   test('a 5xx answer is retried, not taken as the verdict', async () => {
     let refused = 0;
-    const r = await run(async (op) => (op === 'ListAuditCheckpoints' && refused++ === 0 ? json(503, { code: 'unavailable', message: 'the database is unavailable' }) : undefined));
+    const r = await run(async (op) =>
+      op === 'ListAuditCheckpoints' && refused++ === 0
+        ? json(503, { code: 'unavailable', message: 'the database is unavailable' })
+        : undefined,
+    );
     expect(r).toMatchObject({ ok: true, checkpoints: 2, failures: [] });
     expect(seen.filter((op) => op === 'ListAuditCheckpoints').length).toBe(2);
   });
@@ -83,16 +98,27 @@ describe('audit:verify on the management client', () => {
       const body = (await (await upstream()).json()) as { checkpoints: Record<string, unknown>[] };
       return json(200, { checkpoints: body.checkpoints.map(({ signature: _, ...rest }) => rest) });
     };
-    await expect((await settled(run(stripSignature))).promise).rejects.toThrow(/^ListAuditCheckpoints: the answer does not match its schema \(\/checkpoints\/0/);
+    await expect((await settled(run(stripSignature))).promise).rejects.toThrow(
+      /^ListAuditCheckpoints: the answer does not match its schema \(\/checkpoints\/0/,
+    );
   });
 
   test('a server without GetAuditLog: the leaf hash is taken from the proof, with a note', async () => {
     const r = await run(async (op) => (op === 'GetAuditLog' ? json(404, { code: 'not_found', message: 'unknown operation' }) : undefined));
-    expect(r).toMatchObject({ ok: true, checkpoints: 2, failures: [], notes: ['this server has no GetAuditLog: the leaf hash was taken from the proof'] });
+    expect(r).toMatchObject({
+      ok: true,
+      checkpoints: 2,
+      failures: [],
+      notes: ['this server has no GetAuditLog: the leaf hash was taken from the proof'],
+    });
     // An unknown entry is no such case: its refusal is the verdict.
-    await expect((await settled(run(async (op) => (op === 'GetAuditLog' ? json(404, { code: 'not_found', message: 'audit log entry not found' }) : undefined)))).promise).rejects.toThrow(
-      'GetAuditLog: not_found: audit log entry not found',
-    );
+    await expect(
+      (
+        await settled(
+          run(async (op) => (op === 'GetAuditLog' ? json(404, { code: 'not_found', message: 'audit log entry not found' }) : undefined)),
+        )
+      ).promise,
+    ).rejects.toThrow('GetAuditLog: not_found: audit log entry not found');
   });
 
   test('the command line prints a refusal with its operation and Connect code, and exits 1', async () => {

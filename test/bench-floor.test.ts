@@ -22,7 +22,9 @@ const SHARED = join('shared', 'bench', 'product-proxy.ts');
 const sharedCandidates = (): string[] => {
   const out = [join(ROOT, '..', SHARED)];
   try {
-    const common = Bun.spawnSync(['git', 'rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: ROOT }).stdout.toString().trim();
+    const common = Bun.spawnSync(['git', 'rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: ROOT })
+      .stdout.toString()
+      .trim();
     if (common) out.push(join(dirname(common), '..', SHARED));
   } catch {
     // No git: only this checkout's neighbour is looked for.
@@ -154,13 +156,27 @@ describe('sequential requests on one connection (the one-connection latency of `
         served++;
         remotes.add(`${server.requestIP(req)?.port}`);
         // Every fourth request a streamed (chunked) error, the rest a fixed-length answer.
-        if (body === 'fail') return new Response(new ReadableStream({ start: (c) => { c.enqueue(new TextEncoder().encode('{"error":1}')); c.close(); } }), { status: 503 });
+        if (body === 'fail')
+          return new Response(
+            new ReadableStream({
+              start: (c) => {
+                c.enqueue(new TextEncoder().encode('{"error":1}'));
+                c.close();
+              },
+            }),
+            { status: 503 },
+          );
         return new Response('{"ok":true}', { headers: { 'content-type': 'application/json' } });
       },
     });
     try {
       const ok = { path: '/c1', headers: { 'content-type': 'application/json' }, body: '{}' };
-      const w = await runSequential({ url: `http://127.0.0.1:${s.port}`, requests: [ok, ok, ok, { ...ok, body: 'fail' }], count: 400, warmup: 20 });
+      const w = await runSequential({
+        url: `http://127.0.0.1:${s.port}`,
+        requests: [ok, ok, ok, { ...ok, body: 'fail' }],
+        count: 400,
+        warmup: 20,
+      });
       expect(w.requests).toBe(400);
       expect(served).toBe(420);
       expect(remotes.size).toBe(1); // one keep-alive connection

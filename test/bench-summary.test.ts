@@ -52,7 +52,9 @@ describe('bench summary: latency at the fixed rate', () => {
     const goal = evaluateGoals(r).find((g) => g.goal.startsWith('Added p99 at'));
     expect(goal?.value).toBe('4.50 ms (bare proxy 3.00 ms)');
     expect(goal?.met).toBe(false); // 1.5 ms over the bare proxy's
-    const close = evaluateGoals(results({ rate: 200, runs: { direct: run(200, 0.4, 2.1), bare: run(200, 1.2, 5.1), gateway: run(200, 1.5, 5.9) } })).find((g) => g.goal.startsWith('Added p99 at'));
+    const close = evaluateGoals(
+      results({ rate: 200, runs: { direct: run(200, 0.4, 2.1), bare: run(200, 1.2, 5.1), gateway: run(200, 1.5, 5.9) } }),
+    ).find((g) => g.goal.startsWith('Added p99 at'));
     expect(close).toMatchObject({ value: '3.80 ms (bare proxy 3.00 ms)', met: true });
   });
 
@@ -77,10 +79,23 @@ describe('bench summary: the separate data plane', () => {
     const s = quickSummary(r, { peer: false, pg: false, dataplane: true });
     expect(s).toMatchObject({ dataplane_ratio: 0.4, dataplane_stream_ratio: 0.25, dataplane_cpu_us_per_req: 100, rss_mb_dataplane: 130 });
     // Without the product floor its floor-relative goals are not judged (null / undefined), never invented.
-    expect(s).toMatchObject({ dataplane_vs_floor: null, dataplane_vs_floor_met: null, dataplane_stream_vs_floor: null, dataplane_stream_vs_floor_met: null });
+    expect(s).toMatchObject({
+      dataplane_vs_floor: null,
+      dataplane_vs_floor_met: null,
+      dataplane_stream_vs_floor: null,
+      dataplane_stream_vs_floor_met: null,
+    });
     const goals = evaluateGoals(r);
-    expect(goals.find((g) => g.goal.startsWith('Separate data plane, non-streaming'))).toMatchObject({ value: 'floor not run (40% of bare; 100 µs/req, bare 60)', target: '≥ 0.9 × floor', met: undefined });
-    expect(goals.find((g) => g.goal.startsWith('RSS under load, separate data plane'))).toMatchObject({ value: '130 MB (idle 60 MB)', target: '≤ 100 MB', met: false });
+    expect(goals.find((g) => g.goal.startsWith('Separate data plane, non-streaming'))).toMatchObject({
+      value: 'floor not run (40% of bare; 100 µs/req, bare 60)',
+      target: '≥ 0.9 × floor',
+      met: undefined,
+    });
+    expect(goals.find((g) => g.goal.startsWith('RSS under load, separate data plane'))).toMatchObject({
+      value: '130 MB (idle 60 MB)',
+      target: '≤ 100 MB',
+      met: false,
+    });
   });
 
   test('not run: no data plane keys and no data plane goal rows', () => {
@@ -95,8 +110,19 @@ describe('bench summary: goals relative to the product floor (issue 40)', () => 
   /** Bare 15k / 14k; floor json 11k / 7.2k, raw 10.5k / 7.5k: the cheaper is json non-streaming and raw for streams. */
   const withFloor = (dp: number, dpStream: number, gwStream: number, cross: number): Results => {
     const r = results(undefined);
-    r.max['chat-json'] = { ...r.max['chat-json'], 'floor-json': run(11000, 5, 12, 40), 'floor-raw': run(10500, 5, 12, 42), dataplane: { ...run(dp, 10, 30, 100), rssPeakMb: 90 } };
-    r.max['chat-sse'] = { bare: run(14000, 3, 9, 60), 'floor-json': run(7200, 8, 20, 90), 'floor-raw': run(7500, 8, 20, 88), gateway: run(gwStream, 15, 40, 180), dataplane: { ...run(dpStream, 15, 40, 180), rssPeakMb: 95 } };
+    r.max['chat-json'] = {
+      ...r.max['chat-json'],
+      'floor-json': run(11000, 5, 12, 40),
+      'floor-raw': run(10500, 5, 12, 42),
+      dataplane: { ...run(dp, 10, 30, 100), rssPeakMb: 90 },
+    };
+    r.max['chat-sse'] = {
+      bare: run(14000, 3, 9, 60),
+      'floor-json': run(7200, 8, 20, 90),
+      'floor-raw': run(7500, 8, 20, 88),
+      gateway: run(gwStream, 15, 40, 180),
+      dataplane: { ...run(dpStream, 15, 40, 180), rssPeakMb: 95 },
+    };
     r.max['messages-x-sse'] = { gateway: run(cross, 20, 50, 250) };
     r.meta.dataplane = { status: 'ran', message: 'test', idleRssMb: 60 };
     return r;
@@ -122,21 +148,46 @@ describe('bench summary: goals relative to the product floor (issue 40)', () => 
     });
     const goals = evaluateGoals(r);
     const row = (start: string) => goals.find((g) => g.goal.startsWith(start));
-    expect(row('Product floor ÷ bare proxy')).toMatchObject({ value: '73% (json 73%, raw 70%; 40 µs/req) / 54% (json 51%, raw 54%)', met: undefined });
-    expect(row('Separate data plane, non-streaming')).toMatchObject({ target: '≥ 0.9 × floor', value: '0.90 × floor (66% of bare; 100 µs/req, bare 60; floor 73% of bare, bodies json)', met: true });
-    expect(row('Separate data plane, streams')).toMatchObject({ target: '≥ 0.9 × floor', value: '0.80 × floor (43% of bare; floor 54% of bare, bodies raw)', met: false });
+    expect(row('Product floor ÷ bare proxy')).toMatchObject({
+      value: '73% (json 73%, raw 70%; 40 µs/req) / 54% (json 51%, raw 54%)',
+      met: undefined,
+    });
+    expect(row('Separate data plane, non-streaming')).toMatchObject({
+      target: '≥ 0.9 × floor',
+      value: '0.90 × floor (66% of bare; 100 µs/req, bare 60; floor 73% of bare, bodies json)',
+      met: true,
+    });
+    expect(row('Separate data plane, streams')).toMatchObject({
+      target: '≥ 0.9 × floor',
+      value: '0.80 × floor (43% of bare; floor 54% of bare, bodies raw)',
+      met: false,
+    });
     expect(row('Embedded gateway, same-format streams')).toMatchObject({ target: '≥ 0.8 × floor', met: true });
     expect(row('Embedded gateway, non-streaming')).toMatchObject({ target: '≥ 50%', value: '30% (220 µs/req, bare 60)', met: false });
     expect(row('Cross-format streams')).toMatchObject({ target: '≥ 35%', value: '30%', met: false });
     const better = quickSummary(withFloor(9800, 6800, 5900, 5000), { peer: false, pg: false, dataplane: true });
-    expect(better).toMatchObject({ dataplane_vs_floor_met: false, dataplane_stream_vs_floor_met: true, stream_vs_floor_met: false, cross_stream_ratio_met: true });
+    expect(better).toMatchObject({
+      dataplane_vs_floor_met: false,
+      dataplane_stream_vs_floor_met: true,
+      stream_vs_floor_met: false,
+      cross_stream_ratio_met: true,
+    });
   });
 
   test('without the floor: its keys are null and its goal rows say so', () => {
     const r = results(undefined);
     const s = quickSummary(r, { peer: false, pg: false });
-    expect(s).toMatchObject({ floor_ratio: null, floor_stream_ratio: null, floor_cpu_us_per_req: null, stream_vs_floor: null, stream_vs_floor_met: null });
-    expect(evaluateGoals(r).find((g) => g.goal.startsWith('Embedded gateway, same-format streams'))).toMatchObject({ value: 'floor not run (— of bare)', met: undefined });
+    expect(s).toMatchObject({
+      floor_ratio: null,
+      floor_stream_ratio: null,
+      floor_cpu_us_per_req: null,
+      stream_vs_floor: null,
+      stream_vs_floor_met: null,
+    });
+    expect(evaluateGoals(r).find((g) => g.goal.startsWith('Embedded gateway, same-format streams'))).toMatchObject({
+      value: 'floor not run (— of bare)',
+      met: undefined,
+    });
     expect(evaluateGoals(r).some((g) => g.goal.startsWith('Product floor'))).toBe(false);
   });
 });
@@ -144,22 +195,45 @@ describe('bench summary: goals relative to the product floor (issue 40)', () => 
 describe('bench summary: added latency at one connection (issue 40)', () => {
   const c1 = (gatewayP99: number): Results['c1'] => ({
     requests: 2000,
-    runs: { direct: { ...run(5000, 0.1, 0.2), connections: 1 }, bare: { ...run(3000, 0.16, 0.3), connections: 1 }, gateway: { ...run(1500, 0.35, gatewayP99), connections: 1, errors: 2 } },
+    runs: {
+      direct: { ...run(5000, 0.1, 0.2), connections: 1 },
+      bare: { ...run(3000, 0.16, 0.3), connections: 1 },
+      gateway: { ...run(1500, 0.35, gatewayP99), connections: 1, errors: 2 },
+    },
   });
 
   test('gateway and bare proxy minus direct in µs; the goal is the bare proxy’s p99 + 150 µs', () => {
     const r = { ...results(undefined), c1: c1(0.5) };
     const s = quickSummary(r, { peer: false, pg: false });
-    expect(s).toMatchObject({ c1_added_p50_us: 250, c1_added_p99_us: 300, bare_c1_added_p50_us: 60, bare_c1_added_p99_us: 100, c1_met: false });
+    expect(s).toMatchObject({
+      c1_added_p50_us: 250,
+      c1_added_p99_us: 300,
+      bare_c1_added_p50_us: 60,
+      bare_c1_added_p99_us: 100,
+      c1_met: false,
+    });
     const goal = evaluateGoals(r).find((g) => g.goal.startsWith('Added latency at one connection'));
-    expect(goal).toMatchObject({ target: "≤ the bare proxy's + 150 µs", value: '+300 µs (p50 +250 µs; bare proxy +100 µs, p50 +60 µs)', met: false });
+    expect(goal).toMatchObject({
+      target: "≤ the bare proxy's + 150 µs",
+      value: '+300 µs (p50 +250 µs; bare proxy +100 µs, p50 +60 µs)',
+      met: false,
+    });
     expect(quickSummary({ ...r, c1: c1(0.45) }, { peer: false, pg: false }).c1_met).toBe(true); // +250 ≤ +100 + 150
     expect(totalErrors(r)).toBe(2); // the one-connection runs' errors count
   });
 
   test('not run: null figures and no verdict', () => {
     const r = results(undefined);
-    expect(quickSummary(r, { peer: false, pg: false })).toMatchObject({ c1_added_p50_us: null, c1_added_p99_us: null, bare_c1_added_p50_us: null, bare_c1_added_p99_us: null, c1_met: null });
-    expect(evaluateGoals(r).find((g) => g.goal.startsWith('Added latency at one connection'))).toMatchObject({ value: 'not run', met: undefined });
+    expect(quickSummary(r, { peer: false, pg: false })).toMatchObject({
+      c1_added_p50_us: null,
+      c1_added_p99_us: null,
+      bare_c1_added_p50_us: null,
+      bare_c1_added_p99_us: null,
+      c1_met: null,
+    });
+    expect(evaluateGoals(r).find((g) => g.goal.startsWith('Added latency at one connection'))).toMatchObject({
+      value: 'not run',
+      met: undefined,
+    });
   });
 });

@@ -36,7 +36,13 @@ const start = async (env: Record<string, string>, args: string[] = ['serve']) =>
   const adminPort = await freePort();
   const proc = Bun.spawn([built?.binary ?? '', ...args], {
     cwd: dir, // not the checkout: nothing may be read from it
-    env: { PATH: process.env.PATH ?? '', GATEWAY_PORT: String(port), GATEWAY_ADMIN_PORT: String(adminPort), GATEWAY_LOG_LEVEL: 'warn', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      GATEWAY_PORT: String(port),
+      GATEWAY_ADMIN_PORT: String(adminPort),
+      GATEWAY_LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdout: 'pipe',
     stderr: 'pipe',
   });
@@ -74,7 +80,9 @@ describe.skipIf(!built)('the compiled gateway', () => {
     expect(res.status).toBe(200);
     const json = (await res.json()) as { choices: { message: { content: string } }[] };
     expect(json.choices[0]?.message.content).toBe('Hello, gateway!');
-    process.stderr.write(`binary.test.ts: ${((built?.bytes ?? 0) / 1024 / 1024).toFixed(1)} MiB, built in ${built?.ms} ms; cold start to /healthz 200 on an empty data dir: ${Math.round(coldMs)} ms (spawn to 200: ${Math.round(performance.now() - t0)} ms)\n`);
+    process.stderr.write(
+      `binary.test.ts: ${((built?.bytes ?? 0) / 1024 / 1024).toFixed(1)} MiB, built in ${built?.ms} ms; cold start to /healthz 200 on an empty data dir: ${Math.round(coldMs)} ms (spawn to 200: ${Math.round(performance.now() - t0)} ms)\n`,
+    );
     proc.kill('SIGTERM');
     expect(await proc.exited).toBe(0);
     // A second start on the now-initialised directory.
@@ -85,22 +93,31 @@ describe.skipIf(!built)('the compiled gateway', () => {
     expect(await again.proc.exited).toBe(0);
   }, 60_000);
 
-  test.skipIf(!process.env.TEST_DATABASE_URL)('PostgreSQL: GATEWAY_MIGRATE=0 refuses a pending migration; `gateway migrate` applies them; then it starts', async () => {
-    const db = await testDatabase();
-    try {
-      const env = { DATABASE_URL: db.url ?? '', GATEWAY_KEK: Buffer.alloc(32, 7).toString('base64'), GATEWAY_ADMIN_TOKEN: 'gwadm-test-token-binary', GATEWAY_MIGRATE: '0' };
-      const refused = await start(env);
-      expect(await refused.proc.exited).toBe(2);
-      expect(await new Response(refused.proc.stderr).text()).toContain('GATEWAY_MIGRATE=0: run `gateway migrate`');
-      const migrate = await start(env, ['migrate']);
-      expect(await migrate.proc.exited).toBe(0);
-      expect(await new Response(migrate.proc.stdout).text()).toContain('gateway: migrations applied (postgres)');
-      const served = await start(env);
-      await healthy(served.adminPort, served.proc, 20_000);
-      served.proc.kill('SIGTERM');
-      expect(await served.proc.exited).toBe(0);
-    } finally {
-      await db.drop();
-    }
-  }, 60_000);
+  test.skipIf(!process.env.TEST_DATABASE_URL)(
+    'PostgreSQL: GATEWAY_MIGRATE=0 refuses a pending migration; `gateway migrate` applies them; then it starts',
+    async () => {
+      const db = await testDatabase();
+      try {
+        const env = {
+          DATABASE_URL: db.url ?? '',
+          GATEWAY_KEK: Buffer.alloc(32, 7).toString('base64'),
+          GATEWAY_ADMIN_TOKEN: 'gwadm-test-token-binary',
+          GATEWAY_MIGRATE: '0',
+        };
+        const refused = await start(env);
+        expect(await refused.proc.exited).toBe(2);
+        expect(await new Response(refused.proc.stderr).text()).toContain('GATEWAY_MIGRATE=0: run `gateway migrate`');
+        const migrate = await start(env, ['migrate']);
+        expect(await migrate.proc.exited).toBe(0);
+        expect(await new Response(migrate.proc.stdout).text()).toContain('gateway: migrations applied (postgres)');
+        const served = await start(env);
+        await healthy(served.adminPort, served.proc, 20_000);
+        served.proc.kill('SIGTERM');
+        expect(await served.proc.exited).toBe(0);
+      } finally {
+        await db.drop();
+      }
+    },
+    60_000,
+  );
 });

@@ -23,7 +23,11 @@ const ownerColumns = (t: PgTable): { owner: Owner; column: string; notNull: bool
   return Object.values(getTableColumns(t)).flatMap((c) => {
     const to = fks.find((r) => r.columns.includes(c))?.foreignTable;
     const owner: Owner | undefined =
-      c.name === 'project_uuid' || to === projects || (c.name === 'project_id' && c.columnType === 'PgUUID') ? 'project' : c.name === 'customer_uuid' || to === customers ? 'customer' : undefined;
+      c.name === 'project_uuid' || to === projects || (c.name === 'project_id' && c.columnType === 'PgUUID')
+        ? 'project'
+        : c.name === 'customer_uuid' || to === customers
+          ? 'customer'
+          : undefined;
     return owner ? [{ owner, column: c.name, notNull: c.notNull }] : [];
   });
 };
@@ -42,7 +46,9 @@ const uncovered = (tables: readonly PgTable[], plan: Record<Owner, CascadeStep[]
     const cols = ownerColumns(t);
     const projectCol = cols.find((c) => c.owner === 'project');
     const missing = cols.filter((c) =>
-      c.owner === 'project' ? !byProject.has(name) && !byCustomer.has(name) : !byCustomer.has(name) && !(byProject.has(name) && projectCol?.notNull === true),
+      c.owner === 'project'
+        ? !byProject.has(name) && !byCustomer.has(name)
+        : !byCustomer.has(name) && !(byProject.has(name) && projectCol?.notNull === true),
     );
     return missing.map((c) => `${name}.${c.column}`);
   });
@@ -64,9 +70,16 @@ describe('the cascade is generated from the declarations', () => {
   });
 
   test('a new table with a project (or customer) column and no declaration is reported', () => {
-    const scratch = pgTable('scratch_things', { id: uuid('id').primaryKey(), projectUuid: uuid('project_uuid').references(() => projects.id), name: text('name') });
+    const scratch = pgTable('scratch_things', {
+      id: uuid('id').primaryKey(),
+      projectUuid: uuid('project_uuid').references(() => projects.id),
+      name: text('name'),
+    });
     const loose = pgTable('scratch_accounts', { id: uuid('id').primaryKey(), customerUuid: uuid('customer_uuid').notNull() });
-    expect(uncovered([...TABLES, scratch, loose], cascadePlan())).toEqual(['scratch_things.project_uuid', 'scratch_accounts.customer_uuid']);
+    expect(uncovered([...TABLES, scratch, loose], cascadePlan())).toEqual([
+      'scratch_things.project_uuid',
+      'scratch_accounts.customer_uuid',
+    ]);
   });
 
   test('the generated plan covers the cascade as it was written by hand (same tables, same removal; a resource added since only adds steps)', () => {
@@ -90,7 +103,12 @@ describe('the cascade is generated from the declarations', () => {
         'guardrails:delete',
         'project_gateway_projects:delete',
       ],
-      customer: ['project_gateways:soft-delete+updated_at', 'dataplanes:soft-delete+updated_at', 'user_tokens:revoke', 'service_accounts:revoke'],
+      customer: [
+        'project_gateways:soft-delete+updated_at',
+        'dataplanes:soft-delete+updated_at',
+        'user_tokens:revoke',
+        'service_accounts:revoke',
+      ],
     };
     for (const owner of ['project', 'customer'] as const) {
       expect(shape(plan[owner])).toEqual(expect.arrayContaining(byHand[owner]));
@@ -132,7 +150,10 @@ describe('on the store', () => {
     await tg.must(admin('CreateUserToken'), { ...at, workspaceId: 'ws', userId: 'u-1', organizationUnit: 'eng', role: 'developer' });
     const db = tg.gw.store.db;
     const [customer] = await db.select().from(customers).where(eq(customers.customerId, 'c-decl'));
-    const [project] = await db.select().from(projects).where(and(eq(projects.customerId, 'c-decl'), eq(projects.projectId, 'p1')));
+    const [project] = await db
+      .select()
+      .from(projects)
+      .where(and(eq(projects.customerId, 'c-decl'), eq(projects.projectId, 'p1')));
     if (!customer || !project) throw new Error('not created');
     const plan = cascadePlan();
     /** Rows of a step's table of the owner, and how many of them are still live (not deleted, soft-deleted or revoked). */
@@ -146,7 +167,10 @@ describe('on the store', () => {
           const marker = s.removal === 'soft-delete' ? cols.deletedAt : s.removal === 'revoke' ? cols.revokedAt : undefined;
           if (!ownerCol) throw new Error(`${s.table} has no owner column`);
           const [row] = await db
-            .select({ all: sql<number>`count(*)::int`, live: sql<number>`count(*) filter (where ${marker ? isNull(marker) : sql`true`})::int` })
+            .select({
+              all: sql<number>`count(*)::int`,
+              live: sql<number>`count(*) filter (where ${marker ? isNull(marker) : sql`true`})::int`,
+            })
             .from(t)
             .where(eq(ownerCol, id));
           return [s.table, row?.all ?? 0, row?.live ?? 0] as const;
@@ -159,8 +183,17 @@ describe('on the store', () => {
     const after = [...(await counts('project', project.id)), ...(await counts('customer', customer.id))];
     expect(after.filter(([, , live]) => live > 0)).toEqual([]);
     // Soft-deleted and revoked rows stay on record; deleted ones are gone.
-    for (const [table, all] of after) expect([table, all]).toEqual([table, plan.project.concat(plan.customer).find((s) => s.table === table)?.removal === 'delete' ? 0 : (before.find(([t]) => t === table)?.[1] ?? 0)]);
-    const tokens = await db.select({ reason: schema.userTokens.revokedReason }).from(schema.userTokens).where(eq(schema.userTokens.customerUuid, customer.id));
+    for (const [table, all] of after)
+      expect([table, all]).toEqual([
+        table,
+        plan.project.concat(plan.customer).find((s) => s.table === table)?.removal === 'delete'
+          ? 0
+          : (before.find(([t]) => t === table)?.[1] ?? 0),
+      ]);
+    const tokens = await db
+      .select({ reason: schema.userTokens.revokedReason })
+      .from(schema.userTokens)
+      .where(eq(schema.userTokens.customerUuid, customer.id));
     expect(tokens.map((r) => r.reason)).toEqual(['project deleted']);
     const [gone] = await db.select().from(customers).where(eq(customers.id, customer.id));
     expect(gone?.deletedAt).toBeInstanceOf(Date);

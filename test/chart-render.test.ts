@@ -34,7 +34,10 @@ const SHARED: [string, string][] = [
   ['with and else', '{{ with .nested.a }}{{ .b.c }}{{ end }}{{ with .empty }}no{{ else }}fallback{{ end }}'],
   ['variables and $', '{{ $x := .name }}{{ range .list }}{{ $x }}-{{ . }}-{{ $.n }} {{ end }}'],
   ['pipelines and parentheses', '{{ .name | printf "%s!" }} {{ printf "%s-%v" .name (len .list) }} {{ (index .list 1) }}'],
-  ['comparison and logic', '{{ eq .name "gw" }} {{ ne .name "gw" }} {{ eq .name "x" "gw" }} {{ eq .on true }} {{ and .on .name }} {{ or .empty "dflt" }} {{ not .off }}'],
+  [
+    'comparison and logic',
+    '{{ eq .name "gw" }} {{ ne .name "gw" }} {{ eq .name "x" "gw" }} {{ eq .on true }} {{ and .on .name }} {{ or .empty "dflt" }} {{ not .off }}',
+  ],
   ['define and template', '{{ define "inner" }}<{{ .c }}>{{ end }}{{ template "inner" .nested.a.b }}'],
   ['printf verbs', '{{ printf "%s|%v|%v|%q|%%" .name .n .on .name }}'],
   ['whitespace-only lines around actions', 'items:\n{{- range .list }}\n  - {{ . }}\n{{- end }}\n'],
@@ -63,7 +66,8 @@ describe('the renderer agrees with Go text/template', () => {
 
 describe('the Helm functions of the subset', () => {
   test('include, nindent, indent, quote, default, required', () => {
-    const tpl = '{{- define "l" }}a: 1\nb: 2{{ end }}x:{{ include "l" . | nindent 2 }}\n{{ include "l" . | indent 4 }}\n{{ quote .name }} {{ default "d" .empty }} {{ default "d" .name }}';
+    const tpl =
+      '{{- define "l" }}a: 1\nb: 2{{ end }}x:{{ include "l" . | nindent 2 }}\n{{ include "l" . | indent 4 }}\n{{ quote .name }} {{ default "d" .empty }} {{ default "d" .name }}';
     expect(ours(tpl, DATA)).toBe('x:\n  a: 1\n  b: 2\n    a: 1\n    b: 2\n"gw" d gw');
     expect(() => ours('{{ required "need it" .empty }}', DATA)).toThrow('need it');
   });
@@ -78,8 +82,15 @@ describe('the Helm functions of the subset', () => {
     expect(ours('{{ $d := dict "a" 1 "b" (list 1 2) }}{{ hasKey $d "a" }} {{ hasKey $d "z" }} {{ len $d.b }}', DATA)).toBe('true false 2');
     expect(ours('{{ b64enc "postgres://u:p@h/db" }}', DATA)).toBe(Buffer.from('postgres://u:p@h/db').toString('base64'));
     expect(ours('{{ sha256sum "abc" }}', DATA)).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
-    expect(ours('{{ (urlParse "https://gw.example:8443/v1").hostname }} {{ (urlParse "https://gw.example:8443/v1").host }}', DATA)).toBe('gw.example gw.example:8443');
-    expect(ours('{{ add "30" 15 }} {{ mul (int (trimSuffix "m" "2m")) 60 }} {{ div 1500 1000 }} {{ hasSuffix "ms" "250ms" }} {{ trimPrefix "https://" "https://x" }} {{ trunc 3 "abcdef" }}', DATA)).toBe('45 120 1 true x abc');
+    expect(ours('{{ (urlParse "https://gw.example:8443/v1").hostname }} {{ (urlParse "https://gw.example:8443/v1").host }}', DATA)).toBe(
+      'gw.example gw.example:8443',
+    );
+    expect(
+      ours(
+        '{{ add "30" 15 }} {{ mul (int (trimSuffix "m" "2m")) 60 }} {{ div 1500 1000 }} {{ hasSuffix "ms" "250ms" }} {{ trimPrefix "https://" "https://x" }} {{ trunc 3 "abcdef" }}',
+        DATA,
+      ),
+    ).toBe('45 120 1 true x abc');
   });
 
   test('outside the subset: an unknown function or a re-assignment is refused, never silently rendered', () => {

@@ -43,12 +43,21 @@ const representative = Bun.YAML.parse(readFileSync(join(import.meta.dir, 'fixtur
 const render = (values: unknown, revision = 1): Obj[] => {
   const root = {
     Values: merge(defaults, values),
-    Release: { Name: 'gw', Namespace: 'router-gateway', Service: 'Helm', Revision: revision, IsInstall: revision === 1, IsUpgrade: revision > 1 },
+    Release: {
+      Name: 'gw',
+      Namespace: 'router-gateway',
+      Service: 'Helm',
+      Revision: revision,
+      IsInstall: revision === 1,
+      IsUpgrade: revision > 1,
+    },
     Chart: { Name: chartYaml.name, Version: chartYaml.version, AppVersion: chartYaml.appVersion },
     Capabilities: {},
   };
   const out = new Renderer(templates()).render(root);
-  return Object.values(out).flatMap((text) => documents(text)).filter(isObj);
+  return Object.values(out)
+    .flatMap((text) => documents(text))
+    .filter(isObj);
 };
 
 const VALIDATORS: Record<string, (o: Obj) => { validate(): void }> = {
@@ -68,14 +77,23 @@ const VALIDATORS: Record<string, (o: Obj) => { validate(): void }> = {
 /** GKE's policy CRDs (no published model): the fields GKE requires. */
 const checkGkePolicy = (o: Obj): void => {
   const spec = o.spec;
-  if (!isObj(spec) || !isObj(spec.targetRef) || spec.targetRef.kind !== 'Service' || typeof spec.targetRef.name !== 'string' || !isObj(spec.default)) {
+  if (
+    !isObj(spec) ||
+    !isObj(spec.targetRef) ||
+    spec.targetRef.kind !== 'Service' ||
+    typeof spec.targetRef.name !== 'string' ||
+    !isObj(spec.default)
+  ) {
     throw new Error(`${String(o.kind)}: spec.targetRef (Service) and spec.default are required`);
   }
 };
 
 const validate = (o: Obj): void => {
   const key = `${String(o.apiVersion)}/${String(o.kind)}`;
-  if (o.apiVersion === 'networking.gke.io/v1') return checkGkePolicy(o);
+  if (o.apiVersion === 'networking.gke.io/v1') {
+    checkGkePolicy(o);
+    return;
+  }
   const make = VALIDATORS[key];
   if (!make) throw new Error(`no schema for ${key}`);
   make(o).validate();
@@ -83,10 +101,14 @@ const validate = (o: Obj): void => {
 
 const find = (docs: Obj[], kind: string, name: string): Obj => {
   const d = docs.find((x) => x.kind === kind && isObj(x.metadata) && x.metadata.name === name);
-  if (!d) throw new Error(`no ${kind} ${name} among ${docs.map((x) => `${String(x.kind)}/${String(isObj(x.metadata) ? x.metadata.name : '')}`).join(', ')}`);
+  if (!d)
+    throw new Error(
+      `no ${kind} ${name} among ${docs.map((x) => `${String(x.kind)}/${String(isObj(x.metadata) ? x.metadata.name : '')}`).join(', ')}`,
+    );
   return d;
 };
-const at = (o: unknown, ...path: (string | number)[]): unknown => path.reduce<unknown>((v, k) => (Array.isArray(v) ? v[Number(k)] : isObj(v) ? v[String(k)] : undefined), o);
+const at = (o: unknown, ...path: (string | number)[]): unknown =>
+  path.reduce<unknown>((v, k) => (Array.isArray(v) ? v[Number(k)] : isObj(v) ? v[String(k)] : undefined), o);
 const envOf = (dep: Obj): Obj[] => (at(dep, 'spec', 'template', 'spec', 'containers', 0, 'env') as Obj[]) ?? [];
 
 describe('chart rendered with a representative values file', () => {
@@ -96,7 +118,22 @@ describe('chart rendered with a representative values file', () => {
     expect(docs.length).toBeGreaterThan(15);
     for (const d of docs) expect(() => validate(d)).not.toThrow();
     const kinds = new Set(docs.map((d) => d.kind));
-    for (const k of ['Deployment', 'Service', 'Job', 'Secret', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Gateway', 'HTTPRoute', 'ReferenceGrant', 'ServiceMonitor', 'HealthCheckPolicy', 'GCPBackendPolicy', 'Namespace']) expect(kinds.has(k)).toBe(true);
+    for (const k of [
+      'Deployment',
+      'Service',
+      'Job',
+      'Secret',
+      'HorizontalPodAutoscaler',
+      'PodDisruptionBudget',
+      'Gateway',
+      'HTTPRoute',
+      'ReferenceGrant',
+      'ServiceMonitor',
+      'HealthCheckPolicy',
+      'GCPBackendPolicy',
+      'Namespace',
+    ])
+      expect(kinds.has(k)).toBe(true);
   });
 
   test('the schema check catches a wrong type (it is not a no-op)', () => {
@@ -111,8 +148,14 @@ describe('chart rendered with a representative values file', () => {
     const c = at(pod, 'containers', 0) as Obj;
     expect(c.args).toEqual(['serve', '--role', 'control']);
     const env = envOf(dep);
-    expect(env.find((e) => e.name === 'DATABASE_URL')).toEqual({ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'gw-gateway-settings', key: 'DATABASE_URL' } } });
-    expect(env.find((e) => e.name === 'GATEWAY_KEK')).toEqual({ name: 'GATEWAY_KEK', valueFrom: { secretKeyRef: { name: 'gateway-kek', key: 'kek' } } });
+    expect(env.find((e) => e.name === 'DATABASE_URL')).toEqual({
+      name: 'DATABASE_URL',
+      valueFrom: { secretKeyRef: { name: 'gw-gateway-settings', key: 'DATABASE_URL' } },
+    });
+    expect(env.find((e) => e.name === 'GATEWAY_KEK')).toEqual({
+      name: 'GATEWAY_KEK',
+      valueFrom: { secretKeyRef: { name: 'gateway-kek', key: 'kek' } },
+    });
     expect(env.find((e) => e.name === 'GATEWAY_MIGRATE')?.value).toBe('0');
     expect(env.find((e) => e.name === 'GATEWAY_HOST')?.value).toBe('0.0.0.0');
     expect(JSON.stringify(env)).not.toContain('postgres://');
@@ -122,7 +165,10 @@ describe('chart rendered with a representative values file', () => {
     expect(at(c, 'livenessProbe', 'httpGet')).toEqual({ path: '/healthz', port: 'admin' });
     expect(at(c, 'securityContext', 'readOnlyRootFilesystem')).toBe(true);
     expect(at(pod, 'securityContext', 'runAsNonRoot')).toBe(true);
-    expect((pod.topologySpreadConstraints as Obj[]).map((t) => t.topologyKey)).toEqual(['topology.kubernetes.io/zone', 'kubernetes.io/hostname']);
+    expect((pod.topologySpreadConstraints as Obj[]).map((t) => t.topologyKey)).toEqual([
+      'topology.kubernetes.io/zone',
+      'kubernetes.io/hostname',
+    ]);
     expect(at(dep, 'spec', 'replicas')).toBeUndefined(); // the HPA owns it
     expect(find(docs, 'HorizontalPodAutoscaler', 'gw-gateway-management')).toBeDefined();
     expect(at(find(docs, 'PodDisruptionBudget', 'gw-gateway-management'), 'spec', 'minAvailable')).toBe(1);
@@ -133,7 +179,9 @@ describe('chart rendered with a representative values file', () => {
     expect(at(s, 'metadata', 'annotations', 'helm.sh/hook')).toBe('pre-install,pre-upgrade');
     expect(Buffer.from(String(at(s, 'data', 'DATABASE_URL')), 'base64').toString()).toBe('postgres://gateway:pw@db.internal:5432/gateway');
     expect(at(s, 'data', 'GATEWAY_KEK')).toBeUndefined();
-    expect(Buffer.from(String(at(find(docs, 'Secret', 'gw-gateway-dataplane-settings'), 'data', 'REDIS_URL')), 'base64').toString()).toBe('redis://redis.internal:6379');
+    expect(Buffer.from(String(at(find(docs, 'Secret', 'gw-gateway-dataplane-settings'), 'data', 'REDIS_URL')), 'base64').toString()).toBe(
+      'redis://redis.internal:6379',
+    );
   });
 
   test('migrations: one hook Job per revision running `gateway migrate`', () => {
@@ -149,13 +197,28 @@ describe('chart rendered with a representative values file', () => {
     expect(at(eu, 'metadata', 'namespace')).toBe('router-dataplane');
     expect(at(eu, 'spec', 'replicas')).toBe(3);
     expect(at(us, 'spec', 'replicas')).toBeUndefined();
-    expect(at(eu, 'spec', 'template', 'spec', 'containers', 0, 'args')).toEqual(['serve', '--role', 'data', '--service-account', '/etc/gateway/service-account/service-account.json']);
-    expect(at(us, 'spec', 'template', 'spec', 'volumes', 0, 'secret')).toEqual({ secretName: 'dp-us-east', items: [{ key: 'sa.json', path: 'sa.json' }] });
+    expect(at(eu, 'spec', 'template', 'spec', 'containers', 0, 'args')).toEqual([
+      'serve',
+      '--role',
+      'data',
+      '--service-account',
+      '/etc/gateway/service-account/service-account.json',
+    ]);
+    expect(at(us, 'spec', 'template', 'spec', 'volumes', 0, 'secret')).toEqual({
+      secretName: 'dp-us-east',
+      items: [{ key: 'sa.json', path: 'sa.json' }],
+    });
     const env = envOf(eu);
     expect(env.filter((e) => e.name === 'GATEWAY_LOG_LEVEL')).toEqual([{ name: 'GATEWAY_LOG_LEVEL', value: 'debug' }]);
     expect(env.some((e) => e.name === 'DATABASE_URL' || e.name === 'GATEWAY_KEK')).toBe(false);
-    expect(env.find((e) => e.name === 'REDIS_URL')).toEqual({ name: 'REDIS_URL', valueFrom: { secretKeyRef: { name: 'gw-gateway-dataplane-settings', key: 'REDIS_URL' } } });
-    expect(at(eu, 'spec', 'template', 'spec', 'containers', 0, 'readinessProbe', 'httpGet')).toEqual({ path: '/readyz', port: 'inference' });
+    expect(env.find((e) => e.name === 'REDIS_URL')).toEqual({
+      name: 'REDIS_URL',
+      valueFrom: { secretKeyRef: { name: 'gw-gateway-dataplane-settings', key: 'REDIS_URL' } },
+    });
+    expect(at(eu, 'spec', 'template', 'spec', 'containers', 0, 'readinessProbe', 'httpGet')).toEqual({
+      path: '/readyz',
+      port: 'inference',
+    });
     expect(at(find(docs, 'HorizontalPodAutoscaler', 'gw-gateway-dp-us-east'), 'spec', 'maxReplicas')).toBe(8);
   });
 
@@ -164,9 +227,21 @@ describe('chart rendered with a representative values file', () => {
     for (const name of ['gw-gateway-management', 'gw-gateway-dp-us-east']) {
       expect(envOf(find(docs, 'Deployment', name)).filter((e) => e.name === 'BUN_JSC_forceRAMSize')).toEqual([fromLimit]);
     }
-    expect(envOf(find(docs, 'Deployment', 'gw-gateway-dp-eu-west')).filter((e) => e.name === 'BUN_JSC_forceRAMSize')).toEqual([{ name: 'BUN_JSC_forceRAMSize', value: '402653184' }]);
-    const pinned = render(Bun.YAML.parse(readFileSync(join(import.meta.dir, 'fixtures', 'chart', 'representative.yaml'), 'utf8').replace('GATEWAY_SHUTDOWN_GRACE: 2m', 'GATEWAY_SHUTDOWN_GRACE: 2m\n  BUN_JSC_forceRAMSize: "1073741824"')), 3);
-    expect(envOf(find(pinned, 'Deployment', 'gw-gateway-management')).filter((e) => e.name === 'BUN_JSC_forceRAMSize')).toEqual([{ name: 'BUN_JSC_forceRAMSize', value: '1073741824' }]);
+    expect(envOf(find(docs, 'Deployment', 'gw-gateway-dp-eu-west')).filter((e) => e.name === 'BUN_JSC_forceRAMSize')).toEqual([
+      { name: 'BUN_JSC_forceRAMSize', value: '402653184' },
+    ]);
+    const pinned = render(
+      Bun.YAML.parse(
+        readFileSync(join(import.meta.dir, 'fixtures', 'chart', 'representative.yaml'), 'utf8').replace(
+          'GATEWAY_SHUTDOWN_GRACE: 2m',
+          'GATEWAY_SHUTDOWN_GRACE: 2m\n  BUN_JSC_forceRAMSize: "1073741824"',
+        ),
+      ),
+      3,
+    );
+    expect(envOf(find(pinned, 'Deployment', 'gw-gateway-management')).filter((e) => e.name === 'BUN_JSC_forceRAMSize')).toEqual([
+      { name: 'BUN_JSC_forceRAMSize', value: '1073741824' },
+    ]);
   });
 
   test('GKE Gateway with the certificate map and static IP; HTTPRoute to the inference data plane; policies; ServiceMonitor', () => {
@@ -176,10 +251,16 @@ describe('chart rendered with a representative values file', () => {
     expect(at(gw, 'spec', 'gatewayClassName')).toBe('gke-l7-global-external-managed');
     const route = find(docs, 'HTTPRoute', 'gw-gateway-inference');
     expect(at(route, 'spec', 'hostnames')).toEqual(['gateway.acme.example']);
-    expect(at(route, 'spec', 'rules', 0, 'backendRefs', 0)).toEqual({ name: 'gw-gateway-dp-eu-west', namespace: 'router-dataplane', port: 8080 });
+    expect(at(route, 'spec', 'rules', 0, 'backendRefs', 0)).toEqual({
+      name: 'gw-gateway-dp-eu-west',
+      namespace: 'router-dataplane',
+      port: 8080,
+    });
     expect(at(find(docs, 'HTTPRoute', 'gw-gateway-management'), 'spec', 'hostnames')).toEqual(['admin.gateway.acme.example']);
     expect(at(find(docs, 'GCPBackendPolicy', 'gw-gateway-dp-eu-west'), 'spec', 'default', 'securityPolicy')).toBe('acme-armor');
-    expect(at(find(docs, 'HealthCheckPolicy', 'gw-gateway-dp-eu-west'), 'spec', 'default', 'config', 'httpHealthCheck', 'requestPath')).toBe('/readyz');
+    expect(
+      at(find(docs, 'HealthCheckPolicy', 'gw-gateway-dp-eu-west'), 'spec', 'default', 'config', 'httpHealthCheck', 'requestPath'),
+    ).toBe('/readyz');
     const sm = find(docs, 'ServiceMonitor', 'gw-gateway');
     expect(at(sm, 'metadata', 'namespace')).toBe('router-system');
     expect(at(sm, 'spec', 'endpoints', 0)).toEqual({ port: 'metrics', path: '/metrics', interval: '30s' });
@@ -188,12 +269,20 @@ describe('chart rendered with a representative values file', () => {
 });
 
 describe('chart values', () => {
-  const minimal = { serveUrl: 'https://gw.example', certificateMap: { name: 'm' }, secretSettings: { DATABASE_URL: { value: 'postgres://x@y/z' }, GATEWAY_KEK: { existingSecret: 'kek' } } };
+  const minimal = {
+    serveUrl: 'https://gw.example',
+    certificateMap: { name: 'm' },
+    secretSettings: { DATABASE_URL: { value: 'postgres://x@y/z' }, GATEWAY_KEK: { existingSecret: 'kek' } },
+  };
 
-  test('the install command\'s values alone render valid manifests (role all serves /v1 from the management plane)', () => {
+  test("the install command's values alone render valid manifests (role all serves /v1 from the management plane)", () => {
     const docs = render(minimal);
     for (const d of docs) expect(() => validate(d)).not.toThrow();
-    expect(at(find(docs, 'HTTPRoute', 'gw-gateway-inference'), 'spec', 'rules', 0, 'backendRefs', 0)).toEqual({ name: 'gw-gateway-management', namespace: 'router-gateway', port: 8080 });
+    expect(at(find(docs, 'HTTPRoute', 'gw-gateway-inference'), 'spec', 'rules', 0, 'backendRefs', 0)).toEqual({
+      name: 'gw-gateway-management',
+      namespace: 'router-gateway',
+      port: 8080,
+    });
     expect(at(find(docs, 'Deployment', 'gw-gateway-management'), 'spec', 'replicas')).toBe(2);
     expect(at(find(docs, 'Deployment', 'gw-gateway-management'), 'spec', 'template', 'spec', 'terminationGracePeriodSeconds')).toBe(45);
     expect(docs.some((d) => d.kind === 'ServiceMonitor' || d.kind === 'ReferenceGrant')).toBe(false);

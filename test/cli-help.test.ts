@@ -9,7 +9,14 @@ const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
 const run = (args: string[], env: Record<string, string> = {}) => {
   // An unusable database and data dir: a command that ignored --help would fail, not print usage.
   const p = Bun.spawnSync(['bun', MAIN, ...args], {
-    env: { ...process.env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', GATEWAY_KEK: '', GATEWAY_DATA_DIR: '/proc/none', GATEWAY_PORT: '1', ...env },
+    env: {
+      ...process.env,
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      GATEWAY_KEK: '',
+      GATEWAY_DATA_DIR: '/proc/none',
+      GATEWAY_PORT: '1',
+      ...env,
+    },
     stdout: 'pipe',
     stderr: 'pipe',
     timeout: 20_000,
@@ -36,7 +43,10 @@ describe('gateway --help', () => {
 
   for (const [command, patterns] of Object.entries(EXPECT)) {
     test(`${command} --help and help ${command}: its usage, exit 0, nothing started`, () => {
-      for (const args of [[command, '--help'], ['help', command]]) {
+      for (const args of [
+        [command, '--help'],
+        ['help', command],
+      ]) {
         const r = run(args);
         expect({ args, code: r.code, err: r.err }).toEqual({ args, code: 0, err: '' });
         for (const p of patterns) expect(r.out).toMatch(p);
@@ -45,7 +55,10 @@ describe('gateway --help', () => {
   }
 
   test('the package scripts print the same usage (bun run audit:verify --help, bun run kek:rotate --help)', () => {
-    for (const [file, first] of [['../src/audit/verify.ts', 'usage: gateway audit:verify'], ['../src/kek-rotate.ts', 'usage: gateway kek:rotate']] as const) {
+    for (const [file, first] of [
+      ['../src/audit/verify.ts', 'usage: gateway audit:verify'],
+      ['../src/kek-rotate.ts', 'usage: gateway kek:rotate'],
+    ] as const) {
       const p = Bun.spawnSync(['bun', new URL(file, import.meta.url).pathname, '--help'], { stdout: 'pipe', stderr: 'pipe' });
       expect(p.exitCode).toBe(0);
       expect(p.stdout.toString().startsWith(first)).toBe(true);

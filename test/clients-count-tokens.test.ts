@@ -27,7 +27,11 @@ test('Anthropic SDK countTokens: counted by an Anthropic upstream, estimated (an
 
 test('POST /v1/responses/input_tokens answers in the OpenAI shape; unknown models are the usual 404', async () => {
   const post = (body: unknown) =>
-    fetch(`${w.tg.url}/v1/responses/input_tokens`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${w.p.apiKey}` }, body: JSON.stringify(body) });
+    fetch(`${w.tg.url}/v1/responses/input_tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${w.p.apiKey}` },
+      body: JSON.stringify(body),
+    });
   const res = await post({ model: 'gpt-mini', input: 'how many tokens is this?' });
   expect(res.status).toBe(200);
   const body = (await res.json()) as { object: string; input_tokens: number; estimated: boolean };

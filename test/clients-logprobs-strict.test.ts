@@ -26,21 +26,39 @@ describe('logprobs (defect 3)', () => {
   test('Chat logprobs / top_logprobs to Anthropic: 400 naming the field, streaming too; nothing reaches the upstream', async () => {
     const before = w.an.requests.length;
     const messages = [{ role: 'user' as const, content: 'x' }];
-    expect(await refusal(() => openai.chat.completions.create({ model: 'claude-mini', logprobs: true, messages }))).toMatchObject({ status: 400, param: 'logprobs' });
-    expect(await refusal(() => openai.chat.completions.create({ model: 'claude-mini', logprobs: true, stream: true, messages }))).toMatchObject({ status: 400, param: 'logprobs' });
-    expect(await refusal(() => openai.chat.completions.create({ model: 'claude-mini', top_logprobs: 3, messages }))).toMatchObject({ status: 400, param: 'top_logprobs' });
+    expect(await refusal(() => openai.chat.completions.create({ model: 'claude-mini', logprobs: true, messages }))).toMatchObject({
+      status: 400,
+      param: 'logprobs',
+    });
+    expect(
+      await refusal(() => openai.chat.completions.create({ model: 'claude-mini', logprobs: true, stream: true, messages })),
+    ).toMatchObject({ status: 400, param: 'logprobs' });
+    expect(await refusal(() => openai.chat.completions.create({ model: 'claude-mini', top_logprobs: 3, messages }))).toMatchObject({
+      status: 400,
+      param: 'top_logprobs',
+    });
     expect(w.an.requests.length).toBe(before);
   });
 
   test('Responses top_logprobs / include logprobs to Anthropic: 400 naming the field', async () => {
     const before = w.an.requests.length;
-    expect(await refusal(() => openai.responses.create({ model: 'claude-mini', input: 'x', top_logprobs: 2 }))).toMatchObject({ status: 400, param: 'top_logprobs' });
-    expect(await refusal(() => openai.responses.create({ model: 'claude-mini', input: 'x', include: ['message.output_text.logprobs'] }))).toMatchObject({ status: 400, param: 'include.0' });
+    expect(await refusal(() => openai.responses.create({ model: 'claude-mini', input: 'x', top_logprobs: 2 }))).toMatchObject({
+      status: 400,
+      param: 'top_logprobs',
+    });
+    expect(
+      await refusal(() => openai.responses.create({ model: 'claude-mini', input: 'x', include: ['message.output_text.logprobs'] })),
+    ).toMatchObject({ status: 400, param: 'include.0' });
     expect(w.an.requests.length).toBe(before);
   });
 
   test('OpenAI honours them: Chat and Responses reach it as sent; logprobs: false is no request for them', async () => {
-    await openai.chat.completions.create({ model: 'gpt-mini', logprobs: true, top_logprobs: 2, messages: [{ role: 'user', content: 'x' }] });
+    await openai.chat.completions.create({
+      model: 'gpt-mini',
+      logprobs: true,
+      top_logprobs: 2,
+      messages: [{ role: 'user', content: 'x' }],
+    });
     expect(w.oa.requests.at(-1)?.body).toMatchObject({ logprobs: true, top_logprobs: 2 });
     await openai.responses.create({ model: 'gpt-mini', input: 'x', top_logprobs: 2 });
     expect(w.oa.requests.at(-1)).toMatchObject({ path: '/v1/responses', body: { top_logprobs: 2 } });
@@ -53,7 +71,14 @@ const schema = {
   type: 'object',
   properties: {
     city: { type: 'string' },
-    days: { type: 'array', items: { type: 'object', properties: { date: { type: 'string', format: 'date' }, temp: { type: 'number' } }, required: ['date', 'temp'] } },
+    days: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { date: { type: 'string', format: 'date' }, temp: { type: 'number' } },
+        required: ['date', 'temp'],
+      },
+    },
   },
   required: ['city', 'days'],
 } as const;
@@ -64,7 +89,12 @@ describe('Messages structured output toward OpenAI (defect 5)', () => {
   test('output_config.format → json_schema with strict: true, every object closed (streaming too)', async () => {
     w.oa.script(() => ({ text: '{"city":"Oslo","days":[]}', usage: { input: 10, output: 8 } }));
     try {
-      const res = await anthropic.messages.create({ model: 'gpt-mini', max_tokens: 500, output_config: { format: { type: 'json_schema', schema } }, messages: [{ role: 'user', content: 'weather' }] });
+      const res = await anthropic.messages.create({
+        model: 'gpt-mini',
+        max_tokens: 500,
+        output_config: { format: { type: 'json_schema', schema } },
+        messages: [{ role: 'user', content: 'weather' }],
+      });
       expect(res.content[0]).toMatchObject({ type: 'text', text: '{"city":"Oslo","days":[]}' });
       const sent = (w.oa.requests.at(-1)?.body ?? {}) as SentFormat;
       expect(sent.response_format?.type).toBe('json_schema');
@@ -72,9 +102,19 @@ describe('Messages structured output toward OpenAI (defect 5)', () => {
       expect(sent.response_format?.json_schema?.schema).toEqual({
         ...schema,
         additionalProperties: false,
-        properties: { ...schema.properties, days: { type: 'array', items: { ...schema.properties.days.items, additionalProperties: false } } },
+        properties: {
+          ...schema.properties,
+          days: { type: 'array', items: { ...schema.properties.days.items, additionalProperties: false } },
+        },
       });
-      await anthropic.messages.stream({ model: 'gpt-mini', max_tokens: 500, output_config: { format: { type: 'json_schema', schema } }, messages: [{ role: 'user', content: 'weather' }] }).finalMessage();
+      await anthropic.messages
+        .stream({
+          model: 'gpt-mini',
+          max_tokens: 500,
+          output_config: { format: { type: 'json_schema', schema } },
+          messages: [{ role: 'user', content: 'weather' }],
+        })
+        .finalMessage();
       expect(((w.oa.requests.at(-1)?.body ?? {}) as SentFormat).response_format?.json_schema?.strict).toBe(true);
     } finally {
       w.oa.script(undefined);
@@ -84,11 +124,23 @@ describe('Messages structured output toward OpenAI (defect 5)', () => {
   test('a schema strict mode cannot take is refused naming the keyword; Anthropic takes it as sent', async () => {
     const before = w.oa.requests.length;
     const send = (s: Record<string, unknown>, model = 'gpt-mini') =>
-      anthropic.messages.create({ model, max_tokens: 500, output_config: { format: { type: 'json_schema', schema: s } }, messages: [{ role: 'user', content: 'x' }] });
+      anthropic.messages.create({
+        model,
+        max_tokens: 500,
+        output_config: { format: { type: 'json_schema', schema: s } },
+        messages: [{ role: 'user', content: 'x' }],
+      });
     const optional = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, required: ['a'] };
     expect(await refusal(() => send(optional))).toMatchObject({ status: 400, param: 'output_config.format.schema.required' });
-    const pattern = { type: 'object', properties: { m: { type: 'object', patternProperties: { '^x': { type: 'string' } } } }, required: ['m'] };
-    expect(await refusal(() => send(pattern))).toMatchObject({ status: 400, param: 'output_config.format.schema.properties.m.patternProperties' });
+    const pattern = {
+      type: 'object',
+      properties: { m: { type: 'object', patternProperties: { '^x': { type: 'string' } } } },
+      required: ['m'],
+    };
+    expect(await refusal(() => send(pattern))).toMatchObject({
+      status: 400,
+      param: 'output_config.format.schema.properties.m.patternProperties',
+    });
     const uri = { type: 'object', properties: { u: { type: 'string', format: 'uri' } }, required: ['u'] };
     expect(await refusal(() => send(uri))).toMatchObject({ status: 400, param: 'output_config.format.schema.properties.u.format' });
     const open = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: true };

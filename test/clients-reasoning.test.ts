@@ -23,11 +23,23 @@ let anthropic: Anthropic;
 const THINKING = 'Let me think about that.';
 
 const model = async (name: string, provider: string, capabilities: string[], connection: string, upstream: string) => {
-  const m = (await w.tg.must(admin('CreateModel'), { model: name, provider, capabilities, maxOutputTokens: 64000, inputPricePerMillion: 1, outputPricePerMillion: 2 })) as {
+  const m = (await w.tg.must(admin('CreateModel'), {
+    model: name,
+    provider,
+    capabilities,
+    maxOutputTokens: 64000,
+    inputPricePerMillion: 1,
+    outputPricePerMillion: 2,
+  })) as {
     model: { id: string };
   };
   await w.tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
-  await w.tg.must(admin('CreateRoute'), { customerId: 'acme', projectId: 'default', model: name, targets: [{ connection, model: upstream }] });
+  await w.tg.must(admin('CreateRoute'), {
+    customerId: 'acme',
+    projectId: 'default',
+    model: name,
+    targets: [{ connection, model: upstream }],
+  });
 };
 
 beforeAll(async () => {
@@ -58,9 +70,13 @@ const last = (m: 'oa' | 'an'): Recorded => {
 describe('n (defect 1)', () => {
   test('Chat n: 2 to Anthropic is refused with a 400 naming n (streaming too); nothing reaches the upstream', async () => {
     const before = w.an.requests.length;
-    const r = await refusal(() => openai.chat.completions.create({ model: 'claude-mini', n: 2, messages: [{ role: 'user', content: 'two please' }] }));
+    const r = await refusal(() =>
+      openai.chat.completions.create({ model: 'claude-mini', n: 2, messages: [{ role: 'user', content: 'two please' }] }),
+    );
     expect(r).toMatchObject({ status: 400, param: 'n' });
-    const s = await refusal(() => openai.chat.completions.create({ model: 'claude-mini', n: 2, stream: true, messages: [{ role: 'user', content: 'two please' }] }));
+    const s = await refusal(() =>
+      openai.chat.completions.create({ model: 'claude-mini', n: 2, stream: true, messages: [{ role: 'user', content: 'two please' }] }),
+    );
     expect(s).toMatchObject({ status: 400, param: 'n' });
     expect(w.an.requests.length).toBe(before);
   });
@@ -79,7 +95,12 @@ const reasoningContent = (v: object): unknown => ('reasoning_content' in v ? v.r
 
 describe('reasoning toward Anthropic (defect 2)', () => {
   test("Chat reasoning_effort → thinking with the table budget, within the client's limit; reasoning_content back", async () => {
-    const res = await openai.chat.completions.create({ model: 'claude-think', reasoning_effort: 'high', max_completion_tokens: 30000, messages: [{ role: 'user', content: 'think' }] });
+    const res = await openai.chat.completions.create({
+      model: 'claude-think',
+      reasoning_effort: 'high',
+      max_completion_tokens: 30000,
+      messages: [{ role: 'user', content: 'think' }],
+    });
     const sent = last('an').body;
     expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: THINKING_BUDGET.high });
     expect(sent.max_tokens).toBe(30000);
@@ -89,7 +110,12 @@ describe('reasoning toward Anthropic (defect 2)', () => {
   });
 
   test('Chat reasoning_effort, streamed: reasoning_content deltas before the text', async () => {
-    const stream = await openai.chat.completions.create({ model: 'claude-think', reasoning_effort: 'low', stream: true, messages: [{ role: 'user', content: 'stream it' }] });
+    const stream = await openai.chat.completions.create({
+      model: 'claude-think',
+      reasoning_effort: 'low',
+      stream: true,
+      messages: [{ role: 'user', content: 'stream it' }],
+    });
     let reasoning = '';
     let text = '';
     for await (const chunk of stream) {
@@ -110,10 +136,19 @@ describe('reasoning toward Anthropic (defect 2)', () => {
   test('Responses reasoning.effort → thinking; a reasoning item (summary, signed thinking) back; replayed signed on the tool turn', async () => {
     w.an.script((r) => {
       const msgs = (r.body.messages as { role: string; content: unknown }[]) ?? [];
-      return msgs.length === 1 ? { toolCall: { id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Oslo"}' }, usage: { input: 20, output: 9 } } : { text: 'It is cold.', usage: { input: 30, output: 5 } };
+      return msgs.length === 1
+        ? { toolCall: { id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Oslo"}' }, usage: { input: 20, output: 9 } }
+        : { text: 'It is cold.', usage: { input: 30, output: 5 } };
     });
     try {
-      const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: false }];
+      const tools = [
+        {
+          type: 'function' as const,
+          name: 'get_weather',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+          strict: false,
+        },
+      ];
       const first = await openai.responses.create({ model: 'claude-think', reasoning: { effort: 'medium' }, input: 'weather?', tools });
       expect(last('an').body.thinking).toEqual({ type: 'enabled', budget_tokens: THINKING_BUDGET.medium });
       const [item, call] = first.output;
@@ -132,7 +167,9 @@ describe('reasoning toward Anthropic (defect 2)', () => {
         tools,
       });
       expect(second.output_text).toBe('It is cold.');
-      const assistant = (last('an').body.messages as { role: string; content: { type: string; thinking?: string; signature?: string }[] }[])[1];
+      const assistant = (
+        last('an').body.messages as { role: string; content: { type: string; thinking?: string; signature?: string }[] }[]
+      )[1];
       expect(assistant?.content[0]).toEqual({ type: 'thinking', thinking: THINKING, signature: mockSignature(THINKING) });
       expect(assistant?.content[1]?.type).toBe('tool_use');
     } finally {
@@ -159,7 +196,9 @@ describe('reasoning toward Anthropic (defect 2)', () => {
 
   test('a model without the reasoning capability: reasoning_effort and reasoning.effort refused with a 400 naming them', async () => {
     const before = w.an.requests.length;
-    const chat = await refusal(() => openai.chat.completions.create({ model: 'claude-mini', reasoning_effort: 'low', messages: [{ role: 'user', content: 'x' }] }));
+    const chat = await refusal(() =>
+      openai.chat.completions.create({ model: 'claude-mini', reasoning_effort: 'low', messages: [{ role: 'user', content: 'x' }] }),
+    );
     expect(chat).toMatchObject({ status: 400, param: 'reasoning_effort' });
     const resp = await refusal(() => openai.responses.create({ model: 'claude-mini', reasoning: { effort: 'low' }, input: 'x' }));
     expect(resp).toMatchObject({ status: 400, param: 'reasoning.effort' });
@@ -173,7 +212,11 @@ describe('reasoning toward Anthropic (defect 2)', () => {
         reasoning_effort: 'low',
         messages: [
           { role: 'user', content: 'weather?' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+          },
           { role: 'tool', tool_call_id: 'toolu_1', content: 'cold' },
         ],
         tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }],
@@ -193,22 +236,46 @@ describe('thinking toward OpenAI (defect 2)', () => {
       [30000, 'high'],
     ] as const) {
       // Streamed: the SDK refuses a non-streamed request of this size.
-      const res = await anthropic.messages.stream({ model: 'gpt-think', max_tokens: 40000, thinking: { type: 'enabled', budget_tokens: budget }, messages: [{ role: 'user', content: 'think' }] }).finalMessage();
+      const res = await anthropic.messages
+        .stream({
+          model: 'gpt-think',
+          max_tokens: 40000,
+          thinking: { type: 'enabled', budget_tokens: budget },
+          messages: [{ role: 'user', content: 'think' }],
+        })
+        .finalMessage();
       expect(last('oa').body.reasoning_effort).toBe(effort);
       expect(last('oa').body.max_completion_tokens).toBe(40000);
       expect(res.content.at(-1)).toMatchObject({ type: 'text', text: 'openai says: think' });
     }
-    await anthropic.messages.create({ model: 'gpt-think', max_tokens: 1000, output_config: { effort: 'low' }, messages: [{ role: 'user', content: 'effort' }] });
+    await anthropic.messages.create({
+      model: 'gpt-think',
+      max_tokens: 1000,
+      output_config: { effort: 'low' },
+      messages: [{ role: 'user', content: 'effort' }],
+    });
     expect(last('oa').body.reasoning_effort).toBe('low');
   });
 
   test('reasoning the OpenAI-compatible upstream gives (reasoning_content) comes back as a thinking block, streamed too', async () => {
     w.oa.script(() => ({ text: 'Done.', reasoning: 'Weighing options.', usage: { input: 10, output: 6 } }));
     try {
-      const res = await anthropic.messages.create({ model: 'gpt-think', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'q' }] });
+      const res = await anthropic.messages.create({
+        model: 'gpt-think',
+        max_tokens: 4000,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: [{ role: 'user', content: 'q' }],
+      });
       expect(res.content[0]).toMatchObject({ type: 'thinking', thinking: 'Weighing options.' });
       expect(res.content[1]).toMatchObject({ type: 'text', text: 'Done.' });
-      const streamed = await anthropic.messages.stream({ model: 'gpt-think', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'q' }] }).finalMessage();
+      const streamed = await anthropic.messages
+        .stream({
+          model: 'gpt-think',
+          max_tokens: 4000,
+          thinking: { type: 'enabled', budget_tokens: 1024 },
+          messages: [{ role: 'user', content: 'q' }],
+        })
+        .finalMessage();
       expect(streamed.content[0]).toMatchObject({ type: 'thinking', thinking: 'Weighing options.' });
       expect(streamed.content[1]).toMatchObject({ type: 'text', text: 'Done.' });
     } finally {
@@ -218,7 +285,14 @@ describe('thinking toward OpenAI (defect 2)', () => {
 
   test('thinking to a model without the reasoning capability is refused naming thinking.budget_tokens', async () => {
     const before = w.oa.requests.length;
-    const r = await refusal(() => anthropic.messages.create({ model: 'gpt-mini', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: [{ role: 'user', content: 'x' }] }));
+    const r = await refusal(() =>
+      anthropic.messages.create({
+        model: 'gpt-mini',
+        max_tokens: 4000,
+        thinking: { type: 'enabled', budget_tokens: 2048 },
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+    );
     expect(r).toMatchObject({ status: 400, param: 'thinking.budget_tokens' });
     expect(w.oa.requests.length).toBe(before);
   });

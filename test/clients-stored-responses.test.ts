@@ -70,7 +70,11 @@ describe('AI SDK OpenAI (Responses) provider, store: true', () => {
     const one = await generateText({ model: provider().responses('gpt-mini'), prompt: 'remember 42' });
     const id = one.providerMetadata?.openai?.responseId as string;
     expect(id).toStartWith('resp_');
-    const two = await generateText({ model: provider().responses('gpt-mini'), prompt: 'what number?', providerOptions: { openai: { previousResponseId: id } } });
+    const two = await generateText({
+      model: provider().responses('gpt-mini'),
+      prompt: 'what number?',
+      providerOptions: { openai: { previousResponseId: id } },
+    });
     expect(two.text).toBe('openai says: what number?');
     expect(lastSent('openai')).toContain('openai says: remember 42');
 
@@ -82,7 +86,9 @@ describe('AI SDK OpenAI (Responses) provider, store: true', () => {
     const items = await client.responses.inputItems.list(id);
     expect(items.data.length).toBe(1);
     expect(items.data[0]?.type).toBe('message');
-    const page = await fetch(`${w.tg.url}/v1/responses/${id}/input_items?limit=1&order=asc`, { headers: { authorization: `Bearer ${w.p.apiKey}` } });
+    const page = await fetch(`${w.tg.url}/v1/responses/${id}/input_items?limit=1&order=asc`, {
+      headers: { authorization: `Bearer ${w.p.apiKey}` },
+    });
     const body = (await page.json()) as { object: string; has_more: boolean; first_id: string; last_id: string };
     expect(body).toMatchObject({ object: 'list', has_more: false });
     expect(body.first_id).toBe(body.last_id);
@@ -102,7 +108,13 @@ describe('AI SDK OpenAI (Responses) provider, store: true', () => {
     const got = await fetch(`${w.tg.url}/v1/responses/${r.id}`, { headers: { authorization: `Bearer ${w.p.apiKey}` } });
     expect(got.status).toBe(404);
     const ref = await client.responses
-      .create({ model: 'gpt-mini', input: [{ type: 'item_reference', id: 'msg_unknown' }, { role: 'user', content: 'hi' }] })
+      .create({
+        model: 'gpt-mini',
+        input: [
+          { type: 'item_reference', id: 'msg_unknown' },
+          { role: 'user', content: 'hi' },
+        ],
+      })
       .catch((e: unknown) => e);
     expect(ref).toBeInstanceOf(OpenAI.NotFoundError);
     expect((ref as InstanceType<typeof OpenAI.NotFoundError>).param).toBe('input.0.id');
@@ -112,7 +124,11 @@ describe('AI SDK OpenAI (Responses) provider, store: true', () => {
     const client = sdk();
     const r = await client.responses.create({ model: 'gpt-mini', input: 'mine' });
     await w.tg.must('/admin.v1.AdminService/CreateProject', { customerId: 'acme', projectId: 'other' });
-    const key = (await w.tg.must(apikeyOp('CreateApiKey'), { name: 'other', userId: 'u2', enterpriseContext: { customerId: 'acme', projectId: 'other' } })) as { apiKey: string };
+    const key = (await w.tg.must(apikeyOp('CreateApiKey'), {
+      name: 'other',
+      userId: 'u2',
+      enterpriseContext: { customerId: 'acme', projectId: 'other' },
+    })) as { apiKey: string };
     const res = await fetch(`${w.tg.url}/v1/responses/${r.id}`, { headers: { authorization: `Bearer ${key.apiKey}` } });
     expect(res.status).toBe(404);
     const del = await fetch(`${w.tg.url}/v1/responses/${r.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${key.apiKey}` } });

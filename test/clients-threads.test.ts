@@ -43,7 +43,12 @@ describe('beta.messages.thread', () => {
     const res = await fetch(`${w.tg.url}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': w.p.apiKey, 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: 'claude-mini', max_tokens: 10, thread: { type: 'continue', previous_message_id: 'msg_nope' }, messages: [{ role: 'user', content: 'x' }] }),
+      body: JSON.stringify({
+        model: 'claude-mini',
+        max_tokens: 10,
+        thread: { type: 'continue', previous_message_id: 'msg_nope' },
+        messages: [{ role: 'user', content: 'x' }],
+      }),
     });
     expect(res.status).toBe(404);
     const body = (await res.json()) as { type: string; error: { type: string; details: { error_code: string } } };

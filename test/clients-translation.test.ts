@@ -52,7 +52,11 @@ describe('structured output toward Anthropic', () => {
     w.an.script(() => ({ text: '{"city":"Oslo","temp":3}', usage: { input: 10, output: 8 } }));
     try {
       const compat = createOpenAICompatible({ name: 'gw', baseURL: `${w.tg.url}/v1`, apiKey: w.p.apiKey, supportsStructuredOutputs: true });
-      const r = await generateText({ model: compat('claude-mini'), prompt: 'weather', output: Output.object({ schema: z.object({ city: z.string(), temp: z.number() }) }) });
+      const r = await generateText({
+        model: compat('claude-mini'),
+        prompt: 'weather',
+        output: Output.object({ schema: z.object({ city: z.string(), temp: z.number() }) }),
+      });
       expect(r.output).toEqual({ city: 'Oslo', temp: 3 });
       const sent = w.an.requests.at(-1)?.body as { output_config?: { format?: { type?: string } } };
       expect(sent.output_config?.format?.type).toBe('json_schema');
@@ -64,7 +68,12 @@ describe('structured output toward Anthropic', () => {
   test('LangChain ChatOpenAI jsonMode (response_format json_object) → an instruction, not dropped', async () => {
     w.an.script(() => ({ text: '{"answer":"yes"}', usage: { input: 10, output: 8 } }));
     try {
-      const chat = new ChatOpenAI({ model: 'claude-mini', apiKey: w.p.apiKey, configuration: { baseURL: `${w.tg.url}/v1` }, maxRetries: 0 });
+      const chat = new ChatOpenAI({
+        model: 'claude-mini',
+        apiKey: w.p.apiKey,
+        configuration: { baseURL: `${w.tg.url}/v1` },
+        maxRetries: 0,
+      });
       const structured = chat.withStructuredOutput(z.object({ answer: z.string() }), { method: 'jsonMode' });
       expect(await structured.invoke('answer in JSON')).toEqual({ answer: 'yes' });
       expect(String(w.an.requests.at(-1)?.body.system)).toContain(JSON_OBJECT_INSTRUCTION);
@@ -90,7 +99,13 @@ describe('LangChain chat models', () => {
   });
 
   test('ChatOpenAI with the Responses API, multi-turn', async () => {
-    const chat = new ChatOpenAI({ model: 'gpt-mini', apiKey: w.p.apiKey, configuration: { baseURL: `${w.tg.url}/v1` }, useResponsesApi: true, maxRetries: 0 });
+    const chat = new ChatOpenAI({
+      model: 'gpt-mini',
+      apiKey: w.p.apiKey,
+      configuration: { baseURL: `${w.tg.url}/v1` },
+      useResponsesApi: true,
+      maxRetries: 0,
+    });
     const first = await chat.invoke('turn one');
     expect(first.text).toBe('openai says: turn one');
     const second = await chat.invoke([['human', 'turn one'], first, ['human', 'turn two']]);

@@ -25,7 +25,21 @@ const sectionsOf = (schema: typeof ConfigDocumentSchema | typeof SealedConfigDoc
 describe('the document schema is composed from the declarations', () => {
   test('every declared section is a section of both forms, required unless declared optional', () => {
     expect(declared.map((d) => d.section).sort()).toEqual(
-      ['budgets', 'byokKeys', 'catalog', 'connections', 'guardrails', 'mcpCredentials', 'mcpProfiles', 'mcpServers', 'projectMembers', 'projectModels', 'projectProviders', 'routes', 'settings'].sort(),
+      [
+        'budgets',
+        'byokKeys',
+        'catalog',
+        'connections',
+        'guardrails',
+        'mcpCredentials',
+        'mcpProfiles',
+        'mcpServers',
+        'projectMembers',
+        'projectModels',
+        'projectProviders',
+        'routes',
+        'settings',
+      ].sort(),
     );
     for (const schema of [ConfigDocumentSchema, SealedConfigDocumentSchema]) {
       for (const d of declared) {
@@ -38,13 +52,22 @@ describe('the document schema is composed from the declarations', () => {
   });
 
   test("a declared row's secret fields are secret in the plaintext form and sealed values in the sealed form", () => {
-    const sealedPattern = (s: TSchema): boolean => s.pattern === SEALED_PATTERN || (KindGuard.IsUnion(s) && s.anyOf.some((m) => m.pattern === SEALED_PATTERN));
+    const sealedPattern = (s: TSchema): boolean =>
+      s.pattern === SEALED_PATTERN || (KindGuard.IsUnion(s) && s.anyOf.some((m) => m.pattern === SEALED_PATTERN));
     const secretOf = (s: TSchema): boolean => isSecretNode(s) || (KindGuard.IsUnion(s) && s.anyOf.some(isSecretNode));
     const found: string[] = [];
     for (const d of declared) {
       const plain = sectionsOf(ConfigDocumentSchema)[d.section];
       const sealed = sectionsOf(SealedConfigDocumentSchema)[d.section];
-      if (!plain || !sealed || !KindGuard.IsArray(plain) || !KindGuard.IsObject(plain.items) || !KindGuard.IsArray(sealed) || !KindGuard.IsObject(sealed.items)) throw new Error(d.section);
+      if (
+        !plain ||
+        !sealed ||
+        !KindGuard.IsArray(plain) ||
+        !KindGuard.IsObject(plain.items) ||
+        !KindGuard.IsArray(sealed) ||
+        !KindGuard.IsObject(sealed.items)
+      )
+        throw new Error(d.section);
       const sealedFields: Record<string, TSchema> = sealed.items.properties;
       expect(Object.keys(sealedFields)).toEqual(Object.keys(plain.items.properties));
       for (const [field, s] of Object.entries(plain.items.properties)) {
@@ -54,7 +77,13 @@ describe('the document schema is composed from the declarations', () => {
         if (secretOf(s)) found.push(`${d.section}.${field}`);
       }
     }
-    expect(found.sort()).toEqual(['byokKeys.secret', 'connections.apiKey', 'connections.options', 'mcpCredentials.authValue', 'mcpServers.authValue']);
+    expect(found.sort()).toEqual([
+      'byokKeys.secret',
+      'connections.apiKey',
+      'connections.options',
+      'mcpCredentials.authValue',
+      'mcpServers.authValue',
+    ]);
   });
 });
 
@@ -68,11 +97,20 @@ describe('the loaders', () => {
     const kek = 'Bb5eLt5kYJ0Vq2W8mZ3x9N4pR7sT1uV6wX0yZ2aC4dE=';
     tg = await startTestGateway({ GATEWAY_KEK: kek });
     secrets = new SecretBox(kek);
-    customerUuid = String(((await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' })).customer as Record<string, unknown>).id);
-    projectUuid = String(((await tg.must(admin('CreateProject'), { customerId: 'acme', projectId: 'web' })).project as Record<string, unknown>).id);
+    customerUuid = String(
+      ((await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' })).customer as Record<string, unknown>).id,
+    );
+    projectUuid = String(
+      ((await tg.must(admin('CreateProject'), { customerId: 'acme', projectId: 'web' })).project as Record<string, unknown>).id,
+    );
     const addr = { customerId: 'acme', projectId: 'web' };
     await tg.must(admin('CreateGuardrail'), { ...addr, name: 'g1', stage: 'input', kind: 'regex', pattern: 'x+', action: 'block' });
-    await tg.must(admin('CreateMcpServer'), { serverId: 'gh', url: 'https://mcp.example.com/gh', authType: 'bearer', authValue: 'catalog-secret' });
+    await tg.must(admin('CreateMcpServer'), {
+      serverId: 'gh',
+      url: 'https://mcp.example.com/gh',
+      authType: 'bearer',
+      authValue: 'catalog-secret',
+    });
     await tg.must(admin('AddProjectMcpServer'), { ...addr, serverId: 'gh' });
     await tg.must(admin('CreateMcpProfile'), { ...addr, profileId: 'tools', servers: [{ serverId: 'gh' }] });
     await tg.must(admin('CreateProviderConnection'), { ...addr, name: 'c1', provider: 'openai', apiKey: 'sk-secret-web' });
@@ -94,7 +132,14 @@ describe('the loaders', () => {
   test("a separate data plane's scope reaches every loader: another customer's projects list none of its rows", async () => {
     const other = await loadConfigDocument(tg.gw.store.db, secrets, false, { customerUuid, projectUuids: [] });
     expect(other.projects).toEqual([]);
-    expect([other.guardrails, other.connections, other.mcpProfiles, other.mcpServers, other.settings, other.routes]).toEqual([[], [], [], [], [], []]);
+    expect([other.guardrails, other.connections, other.mcpProfiles, other.mcpServers, other.settings, other.routes]).toEqual([
+      [],
+      [],
+      [],
+      [],
+      [],
+      [],
+    ]);
     expect(other.catalog.length).toBe((await loadConfigDocument(tg.gw.store.db, secrets)).catalog.length);
     const own = await loadConfigDocument(tg.gw.store.db, secrets, false, { customerUuid, projectUuids: [projectUuid] });
     expect(own.guardrails.map((g) => g.name)).toEqual(['g1']);
@@ -107,7 +152,11 @@ describe('batchedSelect', () => {
   const query = (rows: unknown[] | Error, runs: { n: number }) => ({
     toSQL: () => ({ sql: 'select 1', params: [] }),
     _: { selectedFields: {} },
-    then: <A, B>(ok?: ((v: unknown[]) => A | PromiseLike<A>) | null, fail?: ((e: unknown) => B | PromiseLike<B>) | null): Promise<A | B> => {
+    // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose: it stands in for a drizzle select, which is awaited.
+    then: <A, B>(
+      ok?: ((v: unknown[]) => A | PromiseLike<A>) | null,
+      fail?: ((e: unknown) => B | PromiseLike<B>) | null,
+    ): Promise<A | B> => {
       runs.n++;
       const p: Promise<unknown[]> = rows instanceof Error ? Promise.reject(rows) : Promise.resolve(rows);
       return p.then(ok, fail);

@@ -28,38 +28,74 @@ beforeAll(async () => {
   for (const projectId of ['web', 'api']) {
     projectUuids.push(String(((await tg.must(admin('CreateProject'), { customerId: 'acme', projectId })).project as Body).id));
     const addr = { customerId: 'acme', projectId };
-    const model = (await tg.must(admin('CreateModel'), {
-      model: `m-${projectId}`,
-      provider: 'openai',
-      mode: 'chat',
-      capabilities: ['chat', 'tools'],
-      contextWindow: 128000,
-      maxOutputTokens: 16384,
-      inputPricePerMillion: 0.15,
-      outputPricePerMillion: 0.6,
-      cachedPricePerMillion: 0.075,
-    })).model as Body;
+    const model = (
+      await tg.must(admin('CreateModel'), {
+        model: `m-${projectId}`,
+        provider: 'openai',
+        mode: 'chat',
+        capabilities: ['chat', 'tools'],
+        contextWindow: 128000,
+        maxOutputTokens: 16384,
+        inputPricePerMillion: 0.15,
+        outputPricePerMillion: 0.6,
+        cachedPricePerMillion: 0.075,
+      })
+    ).model as Body;
     await tg.must(admin('AddProjectModel'), { ...addr, modelId: model.id });
     await tg.must(admin('AddProjectProvider'), { ...addr, providerName: 'openai' });
     await tg.must(admin('CreateProviderConnection'), { ...addr, name: 'c1', provider: 'openai', apiKey: `sk-secret-${projectId}` });
     await tg.must(admin('CreateProviderConnection'), { ...addr, name: 'c2', provider: 'echo' });
-    await tg.must(admin('CreateRoute'), { ...addr, model: `m-${projectId}`, targets: [{ connection: 'c1', model: 'gpt-4o-mini', priority: 0, weight: 3 }, { connection: 'c2', model: 'echo', priority: 1, weight: 1 }] });
+    await tg.must(admin('CreateRoute'), {
+      ...addr,
+      model: `m-${projectId}`,
+      targets: [
+        { connection: 'c1', model: 'gpt-4o-mini', priority: 0, weight: 3 },
+        { connection: 'c2', model: 'echo', priority: 1, weight: 1 },
+      ],
+    });
     await tg.must(apikeyOp('CreateApiKey'), { name: 'k1', enterpriseContext: addr });
     await tg.must(apikeyOp('CreateApiKey'), { name: 'k2', enterpriseContext: { ...addr, expiresInDays: 30 } });
     await tg.must(admin('AddProjectMember'), { ...addr, userId: `u-${projectId}`, role: 'member' });
-    await tg.must(admin('UpsertProjectSetting'), { ...addr, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":100,"tokensPerMinute":5000}' });
+    await tg.must(admin('UpsertProjectSetting'), {
+      ...addr,
+      settingName: 'rate-limit',
+      settingValue: '{"requestsPerMinute":100,"tokensPerMinute":5000}',
+    });
     await tg.must(admin('UpsertBudget'), { ...addr, name: 'b1', limitUsd: '12.5', period: 'month' });
     await tg.must(admin('CreateGuardrail'), { ...addr, name: 'g2', stage: 'input', kind: 'regex', pattern: 'x+', action: 'block' });
     await tg.must(admin('CreateGuardrail'), { ...addr, name: 'g1', stage: 'both', kind: 'regex', pattern: 'secret', action: 'redact' });
-    await tg.must('/byok.v1.ByokService/Register', { provider: 'PROVIDER_OPENAI', name: 'bk', secret: `sk-byok-${projectId}-0000`, ...addr });
+    await tg.must('/byok.v1.ByokService/Register', {
+      provider: 'PROVIDER_OPENAI',
+      name: 'bk',
+      secret: `sk-byok-${projectId}-0000`,
+      ...addr,
+    });
   }
   const ws = (await tg.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: 'edge', projectId: 'web' })).workspace as Body;
-  const gw = (await tg.must(admin('CreateProjectGateway'), { customerId: 'acme', workspaceId: 'edge', projectGatewayId: 'g', url: 'https://api.example.com' })).projectGateway as Body;
+  const gw = (
+    await tg.must(admin('CreateProjectGateway'), {
+      customerId: 'acme',
+      workspaceId: 'edge',
+      projectGatewayId: 'g',
+      url: 'https://api.example.com',
+    })
+  ).projectGateway as Body;
   await tg.must(admin('AttachProjectGatewayProject'), { id: gw.id, projectId: 'api' });
   await tg.must(admin('SetWorkspaceURL'), { id: ws.id, url: 'https://edge.example.net', triggerUpdate: true });
-  const token = await tg.must(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'edge', userId: 'u-web', organizationUnit: 'eng', role: 'developer', projectId: 'web' });
+  const token = await tg.must(admin('CreateUserToken'), {
+    customerId: 'acme',
+    workspaceId: 'edge',
+    userId: 'u-web',
+    organizationUnit: 'eng',
+    role: 'developer',
+    projectId: 'web',
+  });
   await tg.must(admin('RevokeUserToken'), { jti: token.jti });
-  scope = { customerUuid: String(customer.id), projectUuids, workspace: { id: String(ws.id), slug: 'edge', projectUuid: projectUuids[0] as string } };
+  scope = {
+    customerUuid: String(customer.id),
+    projectUuids,
+    workspace: { id: String(ws.id), slug: 'edge', projectUuid: projectUuids[0] as string },
+  };
 }, 120_000);
 
 afterAll(async () => {

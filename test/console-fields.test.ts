@@ -43,7 +43,11 @@ test("fields carry the API's bounds; the secret is a password field; nested obje
   expect(route.timeoutMs).toMatchObject({ kind: 'number', minimum: 1, maximum: 3_600_000 });
   const key = Object.fromEntries(fieldsOf(OPS.CreateApiKey.input).map((f) => [f.name, f]));
   expect(key.enterpriseContext?.kind).toBe('group');
-  expect(key.enterpriseContext?.fields?.find((f) => f.name === 'expiresInDays')).toMatchObject({ kind: 'number', minimum: 1, maximum: 3650 });
+  expect(key.enterpriseContext?.fields?.find((f) => f.name === 'expiresInDays')).toMatchObject({
+    kind: 'number',
+    minimum: 1,
+    maximum: 3650,
+  });
   const budget = Object.fromEntries(fieldsOf(OPS.UpsertBudget.input).map((f) => [f.name, f]));
   expect(budget.period).toMatchObject({ kind: 'choice', choices: ['day', 'week', 'month', 'total'] });
 });
@@ -52,10 +56,28 @@ test('the body leaves empty optional fields out and types what it sends', () => 
   const fields = fieldsOf(OPS.CreateRoute.input);
   const body = bodyOf(
     fields,
-    { customerId: 'acme', projectId: 'web', model: 'm', 'targets.0.connection': 'c', 'targets.0.model': 'u', 'targets.1.connection': 'c', 'targets.1.model': 'v', 'targets.1.priority': '1', timeoutMs: '' },
+    {
+      customerId: 'acme',
+      projectId: 'web',
+      model: 'm',
+      'targets.0.connection': 'c',
+      'targets.0.model': 'u',
+      'targets.1.connection': 'c',
+      'targets.1.model': 'v',
+      'targets.1.priority': '1',
+      timeoutMs: '',
+    },
     { targets: 2 },
   );
-  expect(body).toEqual({ customerId: 'acme', projectId: 'web', model: 'm', targets: [{ connection: 'c', model: 'u' }, { connection: 'c', model: 'v', priority: 1 }] });
+  expect(body).toEqual({
+    customerId: 'acme',
+    projectId: 'web',
+    model: 'm',
+    targets: [
+      { connection: 'c', model: 'u' },
+      { connection: 'c', model: 'v', priority: 1 },
+    ],
+  });
 });
 
 test("the field an API error names, and the message without the client's prefix", () => {
@@ -98,16 +120,48 @@ test('the console bundles for the browser from src/console/app, src/api and a fe
     'src/governance/pii.ts',
     'src/governance/setting-values.ts',
   ]);
-  expect([...loaded].filter((f) => !f.startsWith('src/') && !f.includes('node_modules/preact/') && !f.includes('node_modules/@sinclair/typebox/') && !f.includes('node_modules/canonicalize/') && !f.includes('node_modules/re2js/'))).toEqual([]);
+  expect(
+    [...loaded].filter(
+      (f) =>
+        !f.startsWith('src/') &&
+        !f.includes('node_modules/preact/') &&
+        !f.includes('node_modules/@sinclair/typebox/') &&
+        !f.includes('node_modules/canonicalize/') &&
+        !f.includes('node_modules/re2js/'),
+    ),
+  ).toEqual([]);
 });
 
 test('an edit form starts with the resource as the API returned it: rows, lists and JSON; never a secret', () => {
   const route = fieldsOf(OPS.UpdateRoute.input);
-  const { values, rows } = valuesOf(route, { id: 'r1', model: 'm', targets: [{ connection: 'c', model: 'u', priority: 0, weight: 3 }, { connection: 'c', model: 'v', priority: 1, weight: 1 }], enabled: true });
+  const { values, rows } = valuesOf(route, {
+    id: 'r1',
+    model: 'm',
+    targets: [
+      { connection: 'c', model: 'u', priority: 0, weight: 3 },
+      { connection: 'c', model: 'v', priority: 1, weight: 1 },
+    ],
+    enabled: true,
+  });
   expect(rows).toEqual({ targets: 2 });
-  expect(values).toMatchObject({ id: 'r1', model: 'm', 'targets.0.weight': '3', 'targets.1.model': 'v', 'targets.1.priority': '1', enabled: 'true' });
+  expect(values).toMatchObject({
+    id: 'r1',
+    model: 'm',
+    'targets.0.weight': '3',
+    'targets.1.model': 'v',
+    'targets.1.priority': '1',
+    enabled: 'true',
+  });
   // Back to the same body.
-  expect(bodyOf(route, values, rows)).toEqual({ id: 'r1', model: 'm', targets: [{ connection: 'c', model: 'u', priority: 0, weight: 3 }, { connection: 'c', model: 'v', priority: 1, weight: 1 }], enabled: true });
+  expect(bodyOf(route, values, rows)).toEqual({
+    id: 'r1',
+    model: 'm',
+    targets: [
+      { connection: 'c', model: 'u', priority: 0, weight: 3 },
+      { connection: 'c', model: 'v', priority: 1, weight: 1 },
+    ],
+    enabled: true,
+  });
   const conn = valuesOf(fieldsOf(OPS.UpdateProviderConnection.input), { id: 'c1', apiKey: 'sk-never', options: { region: 'x' } });
   expect(conn.values.apiKey).toBeUndefined();
   expect(conn.values.options).toBe('{"region":"x"}');
@@ -139,9 +193,16 @@ test("a change's stage per plane: saved until read, then recorded / pending / se
 });
 
 test("the browser's proof check (WebCrypto) agrees with the server's trees, and refuses a wrong leaf, index or path", async () => {
-  const entries = Array.from({ length: 11 }, (_, i) => ({ id: `e${i}`, timestamp: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z`, n: i, nested: { b: [1, 'x'], a: null } }));
+  const entries = Array.from({ length: 11 }, (_, i) => ({
+    id: `e${i}`,
+    timestamp: `2026-01-01T00:00:${String(i).padStart(2, '0')}Z`,
+    n: i,
+    nested: { b: [1, 'x'], a: null },
+  }));
   // The server's leaf hash (src/audit/entry.ts): SHA-256(0x00 ‖ JCS(entry)).
-  const leaves = entries.map((e) => new Uint8Array(new Bun.CryptoHasher('sha256').update(new Uint8Array([0, ...new TextEncoder().encode(jcs(e))])).digest()));
+  const leaves = entries.map(
+    (e) => new Uint8Array(new Bun.CryptoHasher('sha256').update(new Uint8Array([0, ...new TextEncoder().encode(jcs(e))])).digest()),
+  );
   const root = merkleRoot(leaves);
   for (const i of [0, 5, 10]) {
     const browserLeaf = await leafHashOf(entries[i]);

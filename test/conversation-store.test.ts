@@ -35,7 +35,11 @@ const response = (n: number, text = `answer ${n}`): StoredResponse => ({
   id: `resp_${n}`,
   createdAt: 1_700_000_000,
   input: [{ id: `msg_in_${n}`, type: 'message', role: 'user', content: `question ${n}` }],
-  response: { id: `resp_${n}`, object: 'response', output: [{ id: `msg_out_${n}`, type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] }] },
+  response: {
+    id: `resp_${n}`,
+    object: 'response',
+    output: [{ id: `msg_out_${n}`, type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] }],
+  },
 });
 
 test('300 concurrent writes all land in batches, with their items; each is readable', async () => {

@@ -27,7 +27,10 @@ const texts = (items: unknown[]): string => JSON.stringify(items);
 
 describe('Conversations API', () => {
   test('create, retrieve, update, items list / create / retrieve / delete, delete', async () => {
-    const c = await sdk().conversations.create({ metadata: { topic: 'fruit' }, items: [{ type: 'message', role: 'user', content: 'I like kumquats' }] });
+    const c = await sdk().conversations.create({
+      metadata: { topic: 'fruit' },
+      items: [{ type: 'message', role: 'user', content: 'I like kumquats' }],
+    });
     expect(c.id).toMatch(/^conv_/);
     expect(c.object).toBe('conversation');
     expect(c.metadata).toEqual({ topic: 'fruit' });
@@ -62,12 +65,18 @@ describe('Conversations API', () => {
     const afterDelete = await sdk().conversations.items.delete(firstId, { conversation_id: c.id });
     expect(afterDelete.id).toBe(c.id);
     expect((await sdk().conversations.items.list(c.id)).data.length).toBe(2);
-    const gone = await sdk().conversations.items.retrieve(firstId, { conversation_id: c.id }).catch((e: unknown) => e);
+    const gone = await sdk()
+      .conversations.items.retrieve(firstId, { conversation_id: c.id })
+      .catch((e: unknown) => e);
     expect(gone).toBeInstanceOf(OpenAI.NotFoundError);
 
     const deleted = await sdk().conversations.delete(c.id);
     expect(deleted).toEqual({ id: c.id, object: 'conversation.deleted', deleted: true });
-    expect(await sdk().conversations.retrieve(c.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(
+      await sdk()
+        .conversations.retrieve(c.id)
+        .catch((e: unknown) => e),
+    ).toBeInstanceOf(OpenAI.NotFoundError);
   });
 
   for (const [model, family] of UPSTREAMS) {
@@ -120,10 +129,18 @@ describe('Conversations API', () => {
   test('conversations are per project', async () => {
     const c = await sdk().conversations.create({ items: [{ type: 'message', role: 'user', content: 'mine' }] });
     await w.tg.must(admin('CreateProject'), { customerId: 'acme', projectId: 'other-conv' });
-    const key = (await w.tg.must(apikeyOp('CreateApiKey'), { name: 'other', userId: 'u2', enterpriseContext: { customerId: 'acme', projectId: 'other-conv' } })) as { apiKey: string };
-    const theirs = await sdk(key.apiKey).conversations.retrieve(c.id).catch((e: unknown) => e);
+    const key = (await w.tg.must(apikeyOp('CreateApiKey'), {
+      name: 'other',
+      userId: 'u2',
+      enterpriseContext: { customerId: 'acme', projectId: 'other-conv' },
+    })) as { apiKey: string };
+    const theirs = await sdk(key.apiKey)
+      .conversations.retrieve(c.id)
+      .catch((e: unknown) => e);
     expect(theirs).toBeInstanceOf(OpenAI.NotFoundError);
-    const list = await sdk(key.apiKey).conversations.items.list(c.id).catch((e: unknown) => e);
+    const list = await sdk(key.apiKey)
+      .conversations.items.list(c.id)
+      .catch((e: unknown) => e);
     expect(list).toBeInstanceOf(OpenAI.NotFoundError);
   });
 });

@@ -31,9 +31,22 @@ const saFile = async (workspaceId: string): Promise<string> => {
   writeFileSync(file, JSON.stringify(created), { mode: 0o600 });
   return file;
 };
-const ENV = { GATEWAY_HOST: '127.0.0.1', GATEWAY_METRICS_PORT: '0', WORKER_POLL_INTERVAL: '100ms', GATEWAY_LOG_LEVEL: 'error', GATEWAY_SHUTDOWN_GRACE: '300ms', GATEWAY_BACKGROUND_LEASE: LEASE };
+const ENV = {
+  GATEWAY_HOST: '127.0.0.1',
+  GATEWAY_METRICS_PORT: '0',
+  WORKER_POLL_INTERVAL: '100ms',
+  GATEWAY_LOG_LEVEL: 'error',
+  GATEWAY_SHUTDOWN_GRACE: '300ms',
+  GATEWAY_BACKGROUND_LEASE: LEASE,
+};
 const startNode = async (name: 'a' | 'b') =>
-  startDataNode(loadConfig(['serve', '--role', 'data', '--service-account', await saFile(`edge-${name}`)], { ...ENV, GATEWAY_PORT: '0', GATEWAY_DATA_DIR: join(dir, name) }));
+  startDataNode(
+    loadConfig(['serve', '--role', 'data', '--service-account', await saFile(`edge-${name}`)], {
+      ...ENV,
+      GATEWAY_PORT: '0',
+      GATEWAY_DATA_DIR: join(dir, name),
+    }),
+  );
 const sdkAt = (url: string) => new OpenAI({ baseURL: `${url}/v1`, apiKey: w.p.apiKey, maxRetries: 0 });
 const sdk = (n: 'a' | 'b') => sdkAt(nodes[n]?.inferenceUrl ?? '');
 
@@ -167,13 +180,22 @@ describe('background responses across data planes', () => {
     const file = await saFile('edge-k');
     killed = Bun.spawn(['bun', 'src/main.ts', 'serve', '--role', 'data', '--service-account', file], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...ENV, GATEWAY_PORT: String(port), GATEWAY_DATA_DIR: join(dir, 'k') },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        ...ENV,
+        GATEWAY_PORT: String(port),
+        GATEWAY_DATA_DIR: join(dir, 'k'),
+      },
       stdout: 'ignore',
       stderr: 'inherit',
     });
     const k = sdkAt(`http://127.0.0.1:${port}`);
     for (let i = 0; i < 300; i++) {
-      const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       await Bun.sleep(100);
     }
@@ -192,7 +214,11 @@ describe('background responses across data planes', () => {
       expect(r.status).toBe('failed');
       expect(r.error?.message).toContain('stopped (its data plane restarted or was lost)');
       // Cancelling it now is OpenAI's answer for a finished response.
-      expect(await sdk('b').responses.cancel(created.id).catch((e: unknown) => (e as { status: number }).status)).toBe(400);
+      expect(
+        await sdk('b')
+          .responses.cancel(created.id)
+          .catch((e: unknown) => (e as { status: number }).status),
+      ).toBe(400);
     } finally {
       w.an.script(undefined);
     }

@@ -49,7 +49,12 @@ const startNode = (file: string, name: string) =>
   );
 const url = (n: 'a' | 'b' | 'c'): string => nodes[n]?.inferenceUrl ?? '';
 const sdk = (n: 'a' | 'b' | 'c') => new OpenAI({ baseURL: `${url(n)}/v1`, apiKey: w.p.apiKey, maxRetries: 0 });
-const post = async (n: 'a' | 'b' | 'c', path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Body }> => {
+const post = async (
+  n: 'a' | 'b' | 'c',
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Body }> => {
   const res = await fetch(`${url(n)}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${w.p.apiKey}`, 'content-type': 'application/json', ...headers },
@@ -74,7 +79,8 @@ beforeAll(async () => {
       return fetch(`${mp}${u.pathname}`, { method: req.method, headers: req.headers, body: await req.arrayBuffer() });
     },
   });
-  for (const name of ['a', 'b', 'c'] as const) await w.tg.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: `edge-${name}` });
+  for (const name of ['a', 'b', 'c'] as const)
+    await w.tg.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: `edge-${name}` });
   nodes.a = await startNode(await saFile('edge-a', mp), 'a');
   nodes.b = await startNode(await saFile('edge-b', mp), 'b');
   nodes.c = await startNode(await saFile('edge-c', `http://127.0.0.1:${relay.port}`), 'c');
@@ -121,9 +127,19 @@ describe('stored conversations through separate data planes', () => {
   });
 
   test('a Messages thread started through A continues through B', async () => {
-    const one = await post('a', '/v1/messages', { model: 'claude-mini', max_tokens: 100, thread: { type: 'create' }, messages: [{ role: 'user', content: 'the colour is teal' }] });
+    const one = await post('a', '/v1/messages', {
+      model: 'claude-mini',
+      max_tokens: 100,
+      thread: { type: 'create' },
+      messages: [{ role: 'user', content: 'the colour is teal' }],
+    });
     expect(one.status).toBe(200);
-    const two = await post('b', '/v1/messages', { model: 'claude-mini', max_tokens: 100, thread: { type: 'continue', previous_message_id: one.body.id }, messages: [{ role: 'user', content: 'which colour?' }] });
+    const two = await post('b', '/v1/messages', {
+      model: 'claude-mini',
+      max_tokens: 100,
+      thread: { type: 'continue', previous_message_id: one.body.id },
+      messages: [{ role: 'user', content: 'which colour?' }],
+    });
     expect(two.status, JSON.stringify(two.body)).toBe(200);
     expect(JSON.stringify(w.an.requests.at(-1)?.body)).toContain('the colour is teal');
   });
@@ -131,14 +147,21 @@ describe('stored conversations through separate data planes', () => {
   test('conversation calls are scoped to the projects the calling data plane serves', async () => {
     const stored = await sdk('a').responses.create({ model: 'gpt-mini', input: 'private' });
     const projectId = String(((await w.tg.must(admin('GetProject'), { customerId: 'acme', projectId: 'default' })).project as Body).id);
-    const other = new PullController(readServiceAccountFile(otherFile), new SnapshotHolder(), getAdapter, { dataDir: dir, pollMs: 60_000, driftSweepMs: 60_000 });
+    const other = new PullController(readServiceAccountFile(otherFile), new SnapshotHolder(), getAdapter, {
+      dataDir: dir,
+      pollMs: 60_000,
+      driftSweepMs: 60_000,
+    });
     const refused = await other.client.protocol('GetConversation', { projectId, id: stored.id }).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(refused).toBeInstanceOf(ApiError);
     expect(refused).toMatchObject({ status: 403, code: 'permission_denied' });
-    const unauth = await fetch(`${w.tg.adminUrl}/dataplane.v1.DataplaneService/GetConversation`, { method: 'POST', body: JSON.stringify({ projectId, id: stored.id }) });
+    const unauth = await fetch(`${w.tg.adminUrl}/dataplane.v1.DataplaneService/GetConversation`, {
+      method: 'POST',
+      body: JSON.stringify({ projectId, id: stored.id }),
+    });
     expect(unauth.status).toBe(401);
   });
 
@@ -151,7 +174,12 @@ describe('stored conversations through separate data planes', () => {
     expect(cont.body.error).toMatchObject({ type: 'service_unavailable_error', code: 'conversation_store_unavailable' });
     const read = await get('c', `/v1/responses/${String(stored.body.id)}`);
     expect(read.status).toBe(503);
-    const thread = await post('c', '/v1/messages', { model: 'claude-mini', max_tokens: 50, thread: { type: 'continue', previous_message_id: 'msg_x' }, messages: [{ role: 'user', content: 'hi' }] });
+    const thread = await post('c', '/v1/messages', {
+      model: 'claude-mini',
+      max_tokens: 50,
+      thread: { type: 'continue', previous_message_id: 'msg_x' },
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(thread.status).toBe(503);
     expect(thread.body).toMatchObject({ type: 'error', error: { code: 'conversation_store_unavailable' } });
     // Chat Completions keeps nothing: served from the last configuration as before.

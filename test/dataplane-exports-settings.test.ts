@@ -18,7 +18,15 @@ import type { TelemetryConfig } from '../src/config/telemetry.ts';
  */
 
 const base = (env: Record<string, string> = {}): TelemetryConfig => loadConfig([], { GATEWAY_METRICS_PORT: '0', ...env }).telemetry;
-const account = (o: Partial<AccountTelemetry> = {}): AccountTelemetry => ({ endpoint: 'http://collector:4318', headers: {}, insecure: false, protocol: '', timeout: '', localVars: {}, ...o });
+const account = (o: Partial<AccountTelemetry> = {}): AccountTelemetry => ({
+  endpoint: 'http://collector:4318',
+  headers: {},
+  insecure: false,
+  protocol: '',
+  timeout: '',
+  localVars: {},
+  ...o,
+});
 const lines: string[] = [];
 
 beforeAll(() => {
@@ -33,7 +41,15 @@ afterAll(() => {
 
 describe("a data plane's export settings", () => {
   test('the account’s endpoint applies when the environment names none: OTLP paths, protocol default, headers, timeout, insecure', () => {
-    const c = new DataExports(base({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_HEADERS: 'x-env=1' }), account({ endpoint: 'https://collector:4318/', headers: { authorization: 'Bearer a', 'x-env': 'account' }, insecure: true, timeout: '2500ms' })).initial;
+    const c = new DataExports(
+      base({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_HEADERS: 'x-env=1' }),
+      account({
+        endpoint: 'https://collector:4318/',
+        headers: { authorization: 'Bearer a', 'x-env': 'account' },
+        insecure: true,
+        timeout: '2500ms',
+      }),
+    ).initial;
     expect(c.protocol).toBe('http/protobuf');
     expect(c.tracesUrl).toBe('https://collector:4318/v1/traces');
     expect(c.metrics.url).toBe('https://collector:4318/v1/metrics');
@@ -55,7 +71,12 @@ describe("a data plane's export settings", () => {
 
   test('local variables: service name, resource attributes and extra headers honoured; others logged once by name, never by value', () => {
     const ex = new DataExports(base(), undefined);
-    const vars = { OTEL_SERVICE_NAME: 'edge', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod,team=a%2Cb', OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=t1', OTEL_TRACES_SAMPLER: 'sampler-secret-77' };
+    const vars = {
+      OTEL_SERVICE_NAME: 'edge',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod,team=a%2Cb',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=t1',
+      OTEL_TRACES_SAMPLER: 'sampler-secret-77',
+    };
     const c = ex.effective(account({ headers: { 'x-tenant': 'account' }, localVars: vars }));
     expect(c.serviceName).toBe('edge');
     expect(c.resourceAttributes).toEqual({ 'deployment.environment': 'prod', team: 'a,b' });
@@ -68,9 +89,16 @@ describe("a data plane's export settings", () => {
   });
 
   test('timeouts are durations of the seed’s pattern', () => {
-    expect([timeoutMsOf('10s'), timeoutMsOf('250ms'), timeoutMsOf('1m'), timeoutMsOf('1500us'), timeoutMsOf('5ns'), timeoutMsOf(''), timeoutMsOf('10'), timeoutMsOf('0s')]).toEqual([
-      10_000, 250, 60_000, 2, 1, undefined, undefined, undefined,
-    ]);
+    expect([
+      timeoutMsOf('10s'),
+      timeoutMsOf('250ms'),
+      timeoutMsOf('1m'),
+      timeoutMsOf('1500us'),
+      timeoutMsOf('5ns'),
+      timeoutMsOf(''),
+      timeoutMsOf('10'),
+      timeoutMsOf('0s'),
+    ]).toEqual([10_000, 250, 60_000, 2, 1, undefined, undefined, undefined]);
   });
 
   test('a pulled document re-applies the settings only when they differ', async () => {
@@ -99,8 +127,17 @@ describe('insecure: an https endpoint with a certificate nobody trusts', () => {
 
   const exportOne = async (insecure: boolean): Promise<void> => {
     const url = `https://127.0.0.1:${server?.port}/v1/traces`;
-    const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(await spanExporter('http/json', url, { headers: { authorization: 'Bearer tls' }, insecure, timeoutMs: 3000 }))] });
-    provider.getTracer('t').startSpan(insecure ? 'insecure' : 'verified').end();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [
+        new BatchSpanProcessor(
+          await spanExporter('http/json', url, { headers: { authorization: 'Bearer tls' }, insecure, timeoutMs: 3000 }),
+        ),
+      ],
+    });
+    provider
+      .getTracer('t')
+      .startSpan(insecure ? 'insecure' : 'verified')
+      .end();
     await provider.forceFlush().catch(() => undefined);
     await provider.shutdown().catch(() => undefined);
   };
@@ -108,14 +145,35 @@ describe('insecure: an https endpoint with a certificate nobody trusts', () => {
   test('is exported to with insecure, and not without', async () => {
     const cert = join(dir, 'cert.pem');
     const key = join(dir, 'key.pem');
-    const made = Bun.spawnSync(['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert]);
+    const made = Bun.spawnSync([
+      'openssl',
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ]);
     expect(made.exitCode).toBe(0);
     server = Bun.serve({
       port: 0,
       hostname: '127.0.0.1',
       tls: { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') },
       fetch: async (req) => {
-        got.push(`${req.headers.get('authorization')} ${JSON.stringify(await req.json()).includes('"insecure"') ? 'insecure' : 'verified'}`);
+        got.push(
+          `${req.headers.get('authorization')} ${JSON.stringify(await req.json()).includes('"insecure"') ? 'insecure' : 'verified'}`,
+        );
         return Response.json({});
       },
     });

@@ -31,8 +31,14 @@ const lines: string[] = [];
 const OTLP_TOKEN = 'otlp-bearer-5e1d0c77ab';
 const TENANT = 'tenant-secret-9f3a21';
 const BOGUS = 'bogus-value-c0ffee42';
-const forms = (s: string): string[] => [s, Buffer.from(s).toString('base64'), Buffer.from(s).toString('base64url'), Buffer.from(s).toString('hex')];
-const filesUnder = (root: string): string[] => readdirSync(root, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(root, e.name)) : [join(root, e.name)]));
+const forms = (s: string): string[] => [
+  s,
+  Buffer.from(s).toString('base64'),
+  Buffer.from(s).toString('base64url'),
+  Buffer.from(s).toString('hex'),
+];
+const filesUnder = (root: string): string[] =>
+  readdirSync(root, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(root, e.name)) : [join(root, e.name)]));
 
 const plane = async (name: string, account: Record<string, unknown>, env: Record<string, string> = {}): Promise<DataNode> => {
   const d = join(dir, name);
@@ -53,7 +59,8 @@ const chat = async (node: DataNode): Promise<string> => {
   expect(r.status).toBe(200);
   return r.headers.get('x-request-id') ?? '';
 };
-const serverSpan = (rx: OtlpReceiver, requestId: string) => rx.spans.find((s) => s.kind === 2 && s.attributes['gateway.request_id'] === requestId);
+const serverSpan = (rx: OtlpReceiver, requestId: string) =>
+  rx.spans.find((s) => s.kind === 2 && s.attributes['gateway.request_id'] === requestId);
 
 beforeAll(async () => {
   // Another file may have left the level at error: this one reads warnings.
@@ -111,14 +118,19 @@ describe("a separate data plane exports to its service account's dataExports.tel
 
   test('its config-cache.json (and every file of GATEWAY_DATA_DIR) holds no header value or local variable in plaintext', () => {
     const dataDir = join(dir, 'a', 'node');
-    const cache = JSON.parse(readFileSync(join(dataDir, 'config-cache.json'), 'utf8')) as { document: { dataExports?: { telemetry: Record<string, unknown> } } };
+    const cache = JSON.parse(readFileSync(join(dataDir, 'config-cache.json'), 'utf8')) as {
+      document: { dataExports?: { telemetry: Record<string, unknown> } };
+    };
     const t = cache.document.dataExports?.telemetry;
     expect(t?.endpoint).toBe(`${otlp.url}/`);
     expect(String(t?.headers)).toMatch(new RegExp(SEALED_PATTERN));
     expect(String(t?.localVars)).toMatch(new RegExp(SEALED_PATTERN));
     for (const f of filesUnder(dataDir)) {
       const text = readFileSync(f).toString('latin1');
-      expect({ file: f, leaked: [OTLP_TOKEN, TENANT, BOGUS].filter((s) => forms(s).some((x) => text.includes(x))) }).toEqual({ file: f, leaked: [] });
+      expect({ file: f, leaked: [OTLP_TOKEN, TENANT, BOGUS].filter((s) => forms(s).some((x) => text.includes(x))) }).toEqual({
+        file: f,
+        leaked: [],
+      });
     }
   });
 
@@ -135,7 +147,9 @@ describe("a separate data plane exports to its service account's dataExports.tel
     const span = await eventually(() => serverSpan(other, requestId));
     expect(span.resource['service.name']).toBe('edge-plane');
     const traces = other.requests.filter((r) => r.path === '/v1/traces');
-    expect(traces.every((r) => r.headers.get('authorization') === 'Bearer rotated' && (r.headers.get('content-type') ?? '').includes('json'))).toBe(true);
+    expect(
+      traces.every((r) => r.headers.get('authorization') === 'Bearer rotated' && (r.headers.get('content-type') ?? '').includes('json')),
+    ).toBe(true);
     await Bun.sleep(700);
     expect(serverSpan(otlp, requestId)).toBeUndefined();
   }, 30_000);
@@ -151,10 +165,14 @@ describe("a separate data plane exports to its service account's dataExports.tel
   }, 30_000);
 
   test('an OTLP endpoint in the data plane’s own environment wins over the account’s', async () => {
-    const envWins = await plane('b', { telemetryEndpoint: otlp.url, telemetryHeaders: { authorization: `Bearer ${OTLP_TOKEN}` }, telemetryProtocol: 'http/protobuf' }, {
-      OTEL_EXPORTER_OTLP_ENDPOINT: other.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-    });
+    const envWins = await plane(
+      'b',
+      { telemetryEndpoint: otlp.url, telemetryHeaders: { authorization: `Bearer ${OTLP_TOKEN}` }, telemetryProtocol: 'http/protobuf' },
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: other.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      },
+    );
     const seen = other.requests.length;
     const requestId = await chat(envWins);
     await eventually(() => serverSpan(other, requestId));

@@ -23,7 +23,9 @@ let node: DataNode;
 const at = () => ({ customerId: 'acme', projectId: 'default' });
 
 /** Waits until the data plane serves the project with `ready` true of its snapshot. */
-const served = async (ready: (p: NonNullable<ReturnType<NonNullable<DataNode['snapshots']['current']>['projects']['get']>>) => boolean): Promise<void> => {
+const served = async (
+  ready: (p: NonNullable<ReturnType<NonNullable<DataNode['snapshots']['current']>['projects']['get']>>) => boolean,
+): Promise<void> => {
   for (let i = 0; i < 200; i++) {
     const p = node.snapshots.current?.projects.get('acme/default');
     if (p && ready(p)) return;
@@ -62,10 +64,20 @@ describe.skipIf(skip !== undefined)(`governance on a separate data plane${skip ?
   });
 
   test('an input guardrail blocks on the data plane, and the upstream never sees the request', async () => {
-    await w.tg.must(admin('CreateGuardrail'), { ...at(), name: 'no-secrets', stage: 'input', kind: 'regex', pattern: 'TOPSECRET-\\d+', action: 'block' });
+    await w.tg.must(admin('CreateGuardrail'), {
+      ...at(),
+      name: 'no-secrets',
+      stage: 'input',
+      kind: 'regex',
+      pattern: 'TOPSECRET-\\d+',
+      action: 'block',
+    });
     await served((p) => p.guardrails.input.length > 0);
     const before = w.oa.requests.length;
-    const r = await chat(node.inferenceUrl, w.p.apiKey, { model: 'gpt-mini', messages: [{ role: 'user', content: 'the code is TOPSECRET-42' }] });
+    const r = await chat(node.inferenceUrl, w.p.apiKey, {
+      model: 'gpt-mini',
+      messages: [{ role: 'user', content: 'the code is TOPSECRET-42' }],
+    });
     expect(r.status).toBe(400);
     const body = (await r.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('guardrail_blocked');
@@ -78,12 +90,20 @@ describe.skipIf(skip !== undefined)(`governance on a separate data plane${skip ?
 
   test('a rate limit holds on the data plane: requestsPerMinute admitted, the rest 429 with Retry-After', async () => {
     const limit = 3;
-    await w.tg.must(admin('UpsertProjectSetting'), { ...at(), settingName: 'rate-limit', settingValue: JSON.stringify({ requestsPerMinute: limit, per: 'project' }) });
+    await w.tg.must(admin('UpsertProjectSetting'), {
+      ...at(),
+      settingName: 'rate-limit',
+      settingValue: JSON.stringify({ requestsPerMinute: limit, per: 'project' }),
+    });
     await served((p) => p.rateLimit?.requestsPerMinute === limit);
-    const res = await Promise.all(Array.from({ length: 8 }, () => chat(node.inferenceUrl, w.p.apiKey, { model: 'gpt-mini', messages: [{ role: 'user', content: 'hi' }] })));
+    const res = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        chat(node.inferenceUrl, w.p.apiKey, { model: 'gpt-mini', messages: [{ role: 'user', content: 'hi' }] }),
+      ),
+    );
     expect(res.filter((r) => r.status === 200).length).toBe(limit);
     const limited = res.find((r) => r.status === 429);
-    expect(((await limited?.json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
+    expect(((await limited?.json()) as { error: { code: string } } | undefined)?.error.code).toBe('rate_limit_exceeded');
     expect(Number(limited?.headers.get('retry-after'))).toBeGreaterThan(0);
     await w.tg.must(admin('DeleteProjectSetting'), { ...at(), settingName: 'rate-limit' });
     await served((p) => p.rateLimit === undefined);
@@ -98,12 +118,15 @@ describe.skipIf(skip !== undefined)(`governance on a separate data plane${skip ?
       await w.tg.must(admin('UpsertBudget'), { ...at(), name: 'edge', limitUsd: (k * perRequest * 1.5).toFixed(9), period: 'day' });
       await served((p) => p.budgets.length === 1);
       const res: Response[] = [];
-      for (let i = 0; i < 3 * k; i++) res.push(await chat(node.inferenceUrl, w.p.apiKey, { model: 'gpt-mini', max_tokens: 7, messages: [{ role: 'user', content: 'hi' }] }));
+      for (let i = 0; i < 3 * k; i++)
+        res.push(
+          await chat(node.inferenceUrl, w.p.apiKey, { model: 'gpt-mini', max_tokens: 7, messages: [{ role: 'user', content: 'hi' }] }),
+        );
       const ok = res.filter((r) => r.status === 200).length;
       expect(ok).toBeGreaterThanOrEqual(k);
       expect(ok).toBeLessThan(3 * k);
       const refused = res.find((r) => r.status === 429);
-      expect(((await refused?.json()) as { error: { code: string } }).error.code).toBe('budget_exceeded');
+      expect(((await refused?.json()) as { error: { code: string } } | undefined)?.error.code).toBe('budget_exceeded');
       const got = (await w.tg.must(admin('GetBudget'), { ...at(), name: 'edge' })) as { budget: { spentUsd: string } };
       expect(Number(got.budget.spentUsd)).toBeCloseTo(ok * perRequest, 9);
     } finally {

@@ -27,7 +27,15 @@ test('the data-plane composition imports neither PGlite, postgres.js, the store 
   visit(join(import.meta.dir, '..', 'src', 'app-data.ts'), true);
   const ours = [...seen].map((f) => f.slice(f.indexOf('/src/') + 1));
   expect(ours.filter((f) => f.startsWith('src/control-plane/') || f === 'src/store/db.ts' || f === 'src/app.ts')).toEqual([]);
-  expect([...packages].filter((p) => p.startsWith('@electric-sql/pglite') || p === 'postgres' || p.startsWith('drizzle-orm/pglite') || p.startsWith('drizzle-orm/postgres-js'))).toEqual([]);
+  expect(
+    [...packages].filter(
+      (p) =>
+        p.startsWith('@electric-sql/pglite') ||
+        p === 'postgres' ||
+        p.startsWith('drizzle-orm/pglite') ||
+        p.startsWith('drizzle-orm/postgres-js'),
+    ),
+  ).toEqual([]);
   expect(ours).toContain('src/data-plane/remote/pull.ts');
   // The OpenTelemetry SDK and exporter (most of a data plane's module memory) load only when traces
   // are exported: reached by dynamic import only.

@@ -30,14 +30,16 @@ const dir = mkdtempSync(join(tmpdir(), 'gw-protocol-'));
 /** How the proxy answers a call, or undefined to pass it through. */
 let fault: ((call: string) => Promise<Response | undefined>) | undefined;
 
-const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 const refusal = (p: Promise<unknown>): Promise<unknown> =>
   p.then(
     () => undefined,
     (e: unknown) => e,
   );
 /** An untyped body sent as it is: what another (or a broken) data plane might send. */
-const raw = (call: 'Pull' | 'PushRecords' | 'PutConversation' | 'GetConversation', body: unknown) => refusal(controller.client.post(protocolPath(call), JSON.stringify(body)));
+const raw = (call: 'Pull' | 'PushRecords' | 'PutConversation' | 'GetConversation', body: unknown) =>
+  refusal(controller.client.post(protocolPath(call), JSON.stringify(body)));
 
 beforeAll(async () => {
   tg = await startTestGateway();
@@ -52,12 +54,23 @@ beforeAll(async () => {
     fetch: async (req) => {
       const url = new URL(req.url);
       const body = await req.text();
-      return (await fault?.(url.pathname.split('/').at(-1) ?? '')) ?? fetch(`${tg.adminUrl}${url.pathname}`, { method: 'POST', headers: req.headers, body });
+      return (
+        (await fault?.(url.pathname.split('/').at(-1) ?? '')) ??
+        fetch(`${tg.adminUrl}${url.pathname}`, { method: 'POST', headers: req.headers, body })
+      );
     },
   });
-  const created = await tg.must(admin('CreateServiceAccount'), { customerId: 'acme', workspaceId: 'edge', apiUri: `http://127.0.0.1:${proxy.port}` });
+  const created = await tg.must(admin('CreateServiceAccount'), {
+    customerId: 'acme',
+    workspaceId: 'edge',
+    apiUri: `http://127.0.0.1:${proxy.port}`,
+  });
   writeFileSync(join(dir, 'sa.json'), JSON.stringify(created), { mode: 0o600 });
-  controller = new PullController(readServiceAccountFile(join(dir, 'sa.json')), new SnapshotHolder(), getAdapter, { dataDir: dir, pollMs: 60_000, driftSweepMs: 60_000 });
+  controller = new PullController(readServiceAccountFile(join(dir, 'sa.json')), new SnapshotHolder(), getAdapter, {
+    dataDir: dir,
+    pollMs: 60_000,
+    driftSweepMs: 60_000,
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -79,17 +92,42 @@ describe('the management side answers in the protocol schemas and validates requ
   });
 
   test('Pull requests out of the schema are invalid_argument naming the field, in the words they always had', async () => {
-    expect(await raw('Pull', { full: 'yes' })).toMatchObject({ code: 'invalid_argument', status: 400, detail: { message: 'full: a boolean' } });
-    expect(await raw('Pull', { knownRevision: 'abc' })).toMatchObject({ code: 'invalid_argument', detail: { message: 'knownRevision: an int64' } });
-    expect(await raw('Pull', { appliedRevision: '99999999999999999' })).toMatchObject({ code: 'invalid_argument', detail: { message: 'appliedRevision: an int64' } });
-    expect(await raw('Pull', { waitSeconds: 31 })).toMatchObject({ code: 'invalid_argument', detail: { message: 'waitSeconds: a number of seconds from 0 to 30' } });
-    expect(await raw('PushRecords', { records: 'x' })).toMatchObject({ code: 'invalid_argument', detail: { message: 'records: an array of at most 5000' } });
+    expect(await raw('Pull', { full: 'yes' })).toMatchObject({
+      code: 'invalid_argument',
+      status: 400,
+      detail: { message: 'full: a boolean' },
+    });
+    expect(await raw('Pull', { knownRevision: 'abc' })).toMatchObject({
+      code: 'invalid_argument',
+      detail: { message: 'knownRevision: an int64' },
+    });
+    expect(await raw('Pull', { appliedRevision: '99999999999999999' })).toMatchObject({
+      code: 'invalid_argument',
+      detail: { message: 'appliedRevision: an int64' },
+    });
+    expect(await raw('Pull', { waitSeconds: 31 })).toMatchObject({
+      code: 'invalid_argument',
+      detail: { message: 'waitSeconds: a number of seconds from 0 to 30' },
+    });
+    expect(await raw('PushRecords', { records: 'x' })).toMatchObject({
+      code: 'invalid_argument',
+      detail: { message: 'records: an array of at most 5000' },
+    });
     expect(await raw('Pull', [1])).toMatchObject({ code: 'invalid_argument', detail: { message: 'the body must be a JSON object' } });
   });
 
   test('PushRecords: records are checked one by one; the answer is PushRecordsResponseSchema', async () => {
-    const good = { request_id: crypto.randomUUID(), received_at: new Date().toISOString(), project_id: 'web', endpoint: '/v1/chat/completions', http_status: 200, latency_ms: 5 };
-    const answer = await controller.client.protocol('PushRecords', { records: [good, { ...good, request_id: crypto.randomUUID(), endpoint: ['/v1/chat/completions'] }, 'x'] });
+    const good = {
+      request_id: crypto.randomUUID(),
+      received_at: new Date().toISOString(),
+      project_id: 'web',
+      endpoint: '/v1/chat/completions',
+      http_status: 200,
+      latency_ms: 5,
+    };
+    const answer = await controller.client.protocol('PushRecords', {
+      records: [good, { ...good, request_id: crypto.randomUUID(), endpoint: ['/v1/chat/completions'] }, 'x'],
+    });
     expect(answer).toEqual({
       accepted: 1,
       rejected: 2,
@@ -101,7 +139,14 @@ describe('the management side answers in the protocol schemas and validates requ
   });
 
   test('PushRecords never takes a record it cannot store: each refused with the field named, every accepted one stored', async () => {
-    const good = () => ({ request_id: crypto.randomUUID(), received_at: new Date().toISOString(), project_id: 'web', endpoint: '/v1/chat/completions', http_status: 200, latency_ms: 5 });
+    const good = () => ({
+      request_id: crypto.randomUUID(),
+      received_at: new Date().toISOString(),
+      project_id: 'web',
+      endpoint: '/v1/chat/completions',
+      http_status: 200,
+      latency_ms: 5,
+    });
     const without = (field: 'http_status' | 'latency_ms') => {
       const r: Record<string, unknown> = good();
       delete r[field];
@@ -140,16 +185,27 @@ describe('the management side answers in the protocol schemas and validates requ
     });
     // Every record the answer counted as accepted is in the store (the answer came after the write).
     const taken = [records[0], records[10], records[11]].map((r) => String(r?.request_id));
-    const rows = await tg.gw.store.db.select({ id: requestRecords.requestId, sanitized: requestRecords.sanitized, model: requestRecords.model }).from(requestRecords).where(inArray(requestRecords.requestId, taken));
+    const rows = await tg.gw.store.db
+      .select({ id: requestRecords.requestId, sanitized: requestRecords.sanitized, model: requestRecords.model })
+      .from(requestRecords)
+      .where(inArray(requestRecords.requestId, taken));
     expect(rows.map((r) => r.id).sort()).toEqual([...taken].sort());
     expect(rows.find((r) => r.id === taken[1])).toMatchObject({ model: 'gptx', sanitized: 'text,numbers' });
   });
 
   test('stored conversations round-trip through the typed calls; a malformed one or another project is refused', async () => {
-    const thread: StoredConversation = { kind: 'thread', id: `msg_${crypto.randomUUID()}`, createdAt: 1_700_000_000, system: 'be brief', messages: [{ role: 'user', content: 'hi' }] };
+    const thread: StoredConversation = {
+      kind: 'thread',
+      id: `msg_${crypto.randomUUID()}`,
+      createdAt: 1_700_000_000,
+      system: 'be brief',
+      messages: [{ role: 'user', content: 'hi' }],
+    };
     expect(await controller.client.protocol('PutConversation', { projectId: projectUuid, conversation: thread })).toEqual({});
     expect((await controller.client.protocol('GetConversation', { projectId: projectUuid, id: thread.id })).conversation).toEqual(thread);
-    expect(await controller.client.protocol('GetConversationItem', { projectId: projectUuid, itemId: 'item_absent' })).toEqual({ item: null });
+    expect(await controller.client.protocol('GetConversationItem', { projectId: projectUuid, itemId: 'item_absent' })).toEqual({
+      item: null,
+    });
     expect(await controller.client.protocol('DeleteConversation', { projectId: projectUuid, id: thread.id })).toEqual({ deleted: true });
     expect(await controller.client.protocol('GetConversation', { projectId: projectUuid, id: thread.id })).toEqual({ conversation: null });
     const malformed = await raw('PutConversation', { projectId: projectUuid, conversation: { kind: 'thread', id: 'x', createdAt: 1 } });
@@ -163,15 +219,33 @@ describe('the management side answers in the protocol schemas and validates requ
 describe('the data plane reaches the management plane only through the typed client', () => {
   test('record shipping: 200 sends, a 400 or a named refusal refuses, 503 and an unreachable plane keep the batch', async () => {
     const send = pushRecordsWith(controller.client);
-    const record = JSON.stringify({ request_id: crypto.randomUUID(), received_at: new Date().toISOString(), project_id: 'web', endpoint: '/v1/chat/completions', http_status: 200, latency_ms: 5 });
+    const record = JSON.stringify({
+      request_id: crypto.randomUUID(),
+      received_at: new Date().toISOString(),
+      project_id: 'web',
+      endpoint: '/v1/chat/completions',
+      http_status: 200,
+      latency_ms: 5,
+    });
     expect(await send(`[${record}]`)).toBe('ok');
-    fault = async (call) => (call === 'PushRecords' ? json(503, { code: 'unavailable', message: 'the record store is unavailable; retry' }) : undefined);
+    fault = async (call) =>
+      call === 'PushRecords' ? json(503, { code: 'unavailable', message: 'the record store is unavailable; retry' }) : undefined;
     expect(await send(`[${record}]`)).toBe('retry');
     fault = undefined;
     expect(await send('"not an array"')).toEqual({ refused: [{ message: 'records: an array of at most 5000' }] });
-    const missing = JSON.stringify({ request_id: crypto.randomUUID(), received_at: new Date().toISOString(), endpoint: '/v1/chat/completions', latency_ms: 5 });
+    const missing = JSON.stringify({
+      request_id: crypto.randomUUID(),
+      received_at: new Date().toISOString(),
+      endpoint: '/v1/chat/completions',
+      latency_ms: 5,
+    });
     expect(await send(`[${record},${missing}]`)).toEqual({ refused: [{ index: 1, message: 'http_status: required, a number' }] });
-    const offline = new PullController({ ...readServiceAccountFile(join(dir, 'sa.json')), apiUri: 'http://127.0.0.1:9' }, new SnapshotHolder(), getAdapter, { dataDir: dir, pollMs: 60_000, driftSweepMs: 60_000 });
+    const offline = new PullController(
+      { ...readServiceAccountFile(join(dir, 'sa.json')), apiUri: 'http://127.0.0.1:9' },
+      new SnapshotHolder(),
+      getAdapter,
+      { dataDir: dir, pollMs: 60_000, driftSweepMs: 60_000 },
+    );
     expect(await pushRecordsWith(offline.client)(`[${record}]`)).toBe('retry');
   });
 
@@ -186,7 +260,14 @@ describe('the data plane reaches the management plane only through the typed cli
     setLogSink((l) => void lines.push(l));
     try {
       const sink = new RemoteRecordSink(pushRecordsWith(controller.client), dataDir, { flushMs: 60_000 });
-      const row = { request_id: crypto.randomUUID(), received_at: new Date().toISOString(), project_id: 'web', endpoint: '/v1/chat/completions', http_status: 200, latency_ms: 5 };
+      const row = {
+        request_id: crypto.randomUUID(),
+        received_at: new Date().toISOString(),
+        project_id: 'web',
+        endpoint: '/v1/chat/completions',
+        http_status: 200,
+        latency_ms: 5,
+      };
       const { http_status: _status, ...withoutStatus } = { ...row, request_id: crypto.randomUUID() };
       sink.add({ row, requestBody: null, responseBody: null, sanitized: null });
       sink.add({ row: withoutStatus, requestBody: '{"model":"m"}', responseBody: null, sanitized: null });
@@ -202,7 +283,10 @@ describe('the data plane reaches the management plane only through the typed cli
       expect(said).toHaveLength(1);
       expect(said[0]).toContain('http_status: required, a number');
       // The good one is stored; the refused one is not sent again (nor by a later start on the same directory).
-      const stored = await tg.gw.store.db.select({ id: requestRecords.requestId }).from(requestRecords).where(inArray(requestRecords.requestId, [row.request_id, withoutStatus.request_id]));
+      const stored = await tg.gw.store.db
+        .select({ id: requestRecords.requestId })
+        .from(requestRecords)
+        .where(inArray(requestRecords.requestId, [row.request_id, withoutStatus.request_id]));
       expect(stored.map((r) => r.id)).toEqual([row.request_id]);
       await sink.flush();
       await sink.stop();
@@ -211,7 +295,8 @@ describe('the data plane reaches the management plane only through the typed cli
       await again.stop();
       expect(pushes).toBe(1);
       // A batch refused whole (400) is kept whole with the reason, not dropped.
-      fault = async (call) => (call === 'PushRecords' ? json(400, { code: 'invalid_argument', message: 'records: an array of at most 5000' }) : undefined);
+      fault = async (call) =>
+        call === 'PushRecords' ? json(400, { code: 'invalid_argument', message: 'records: an array of at most 5000' }) : undefined;
       const third = new RemoteRecordSink(pushRecordsWith(controller.client), dataDir, { flushMs: 60_000 });
       third.add({ row, requestBody: null, responseBody: null, sanitized: null });
       await third.flush();
@@ -226,7 +311,10 @@ describe('the data plane reaches the management plane only through the typed cli
   });
 
   test('a Pull answer out of the protocol shape is refused by the client and not served; the plane counts as reachable', async () => {
-    fault = async (call) => (call === 'Pull' ? json(200, { dataplaneId: 'edge', customerId: 'acme', revision: '1', unchanged: false, document: { revision: 1 }, sealedKey: 'k' }) : undefined);
+    fault = async (call) =>
+      call === 'Pull'
+        ? json(200, { dataplaneId: 'edge', customerId: 'acme', revision: '1', unchanged: false, document: { revision: 1 }, sealedKey: 'k' })
+        : undefined;
     try {
       expect(await refusal(controller.client.protocol('Pull', { full: true }))).toMatchObject({ code: 'internal', status: 200 });
       expect(await controller.pull(true)).toBe(true);
@@ -238,7 +326,8 @@ describe('the data plane reaches the management plane only through the typed cli
   });
 
   test('a refused account: the Pull marks it refused with the management plane’s words and reason', async () => {
-    fault = async (call) => (call === 'Pull' ? json(401, { code: 'unauthenticated', message: 'service account expired', reason: 'expired' }) : undefined);
+    fault = async (call) =>
+      call === 'Pull' ? json(401, { code: 'unauthenticated', message: 'service account expired', reason: 'expired' }) : undefined;
     try {
       const e = await refusal(controller.client.protocol('Pull', {}));
       expect(e).toBeInstanceOf(ApiError);

@@ -31,7 +31,12 @@ const HEADER_SECRET = 'hdr-secret-a4417fe0c2';
 const SECRETS = [ANN_OPENAI, PROJECT_OPENAI, PROJECT_ANTHROPIC, HEADER_SECRET, 'sk-upstream-openai-secret', 'sk-ant-upstream-secret'];
 
 /** A secret in any of the forms a careless writer could leave it in. */
-const forms = (s: string): string[] => [s, Buffer.from(s).toString('base64'), Buffer.from(s).toString('base64url'), Buffer.from(s).toString('hex')];
+const forms = (s: string): string[] => [
+  s,
+  Buffer.from(s).toString('base64'),
+  Buffer.from(s).toString('base64url'),
+  Buffer.from(s).toString('hex'),
+];
 const leaked = (text: string): string[] => SECRETS.filter((s) => forms(s).some((f) => text.includes(f)));
 
 const filesUnder = (root: string): string[] =>
@@ -73,9 +78,26 @@ beforeAll(async () => {
   await w.tg.must(admin('AddProjectMember'), { customerId: 'acme', projectId: 'default', userId: 'owen', role: 'admin' });
   await w.tg.must(admin('AddProjectMember'), { customerId: 'acme', projectId: 'default', userId: 'ann', role: 'member' });
   for (const u of ['owen', 'ann']) {
-    tok[u] = String((await w.tg.must(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'edge', userId: u, organizationUnit: 'eng', role: 'dev' })).accessToken);
+    tok[u] = String(
+      (
+        await w.tg.must(admin('CreateUserToken'), {
+          customerId: 'acme',
+          workspaceId: 'edge',
+          userId: u,
+          organizationUnit: 'eng',
+          role: 'dev',
+        })
+      ).accessToken,
+    );
   }
-  await w.tg.must(admin('CreateProviderConnection'), { customerId: 'acme', projectId: 'default', name: 'with-header', provider: 'openai', apiKey: 'sk-upstream-openai-secret', options: { headers: { 'x-custom-auth': HEADER_SECRET } } });
+  await w.tg.must(admin('CreateProviderConnection'), {
+    customerId: 'acme',
+    projectId: 'default',
+    name: 'with-header',
+    provider: 'openai',
+    apiKey: 'sk-upstream-openai-secret',
+    options: { headers: { 'x-custom-auth': HEADER_SECRET } },
+  });
   const register = async (body: Body, token?: string) => expect((await w.tg.call(byokOp('Register'), body, token)).status).toBe(200);
   await register({ provider: 'PROVIDER_OPENAI', name: 'team', secret: PROJECT_OPENAI }, tok.owen);
   await register({ provider: 'PROVIDER_OPENAI', name: 'mine', secret: ANN_OPENAI, userScope: true }, tok.ann);
@@ -83,7 +105,10 @@ beforeAll(async () => {
   await w.tg.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: 'edge', projectId: 'default' });
   node = await startSeparatePlane(w.tg, dir, 'acme', 'edge', '100ms');
   const base = node.inferenceUrl;
-  await until('the data plane serves the BYOK keys', async () => (await chat(base, 'gpt-mini', tok.ann as string)) === 200 && lastOpenai() === `Bearer ${ANN_OPENAI}`);
+  await until(
+    'the data plane serves the BYOK keys',
+    async () => (await chat(base, 'gpt-mini', tok.ann as string)) === 200 && lastOpenai() === `Bearer ${ANN_OPENAI}`,
+  );
 }, 90_000);
 
 afterAll(async () => {
@@ -136,6 +161,7 @@ describe('secrets on a separate data plane (issue 22, defect 1)', () => {
     );
     expect(node.controller.status.source).toBe('disk-cache');
     await servesByok(node.inferenceUrl);
-    for (const f of filesUnder(dataDir)) expect({ file: f, leaked: leaked(readFileSync(f).toString('latin1')) }).toEqual({ file: f, leaked: [] });
+    for (const f of filesUnder(dataDir))
+      expect({ file: f, leaked: leaked(readFileSync(f).toString('latin1')) }).toEqual({ file: f, leaked: [] });
   }, 30_000);
 });

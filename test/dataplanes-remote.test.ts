@@ -40,7 +40,15 @@ let apiKey = '';
 const spawn = (args: string[], env: Record<string, string>): Subprocess =>
   Bun.spawn(['bun', 'src/main.ts', 'serve', ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', GATEWAY_LOG_LEVEL: 'error', WORKER_POLL_INTERVAL: '200ms', GATEWAY_RECORD_FLUSH_INTERVAL: '100ms', GATEWAY_SHUTDOWN_GRACE: '1s', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      GATEWAY_LOG_LEVEL: 'error',
+      WORKER_POLL_INTERVAL: '200ms',
+      GATEWAY_RECORD_FLUSH_INTERVAL: '100ms',
+      GATEWAY_SHUTDOWN_GRACE: '1s',
+      ...env,
+    },
     stdout: 'ignore',
     stderr: 'inherit',
   });
@@ -82,7 +90,11 @@ const startPlane = async (name: 'a' | 'b') => {
 };
 
 const call = async (op: string, body: Body, service = 'admin.v1.AdminService'): Promise<Body> => {
-  const res = await fetch(`${adminUrl}/${service}/${op}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${adminUrl}/${service}/${op}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const out = (await res.json()) as Body;
   if (res.status !== 200) throw new Error(`${op} → ${res.status} ${JSON.stringify(out)}`);
   return out;
@@ -104,7 +116,9 @@ const chat = async (name: 'a' | 'b', model: string): Promise<{ status: number; r
   return { status: res.status, requestId: res.headers.get('x-request-id') ?? '' };
 };
 const bothReach = (model: string, status: (s: number) => boolean) =>
-  until(`${model} on both planes`, async () => ((await Promise.all([chat('a', model), chat('b', model)])).every((r) => status(r.status)) ? true : undefined));
+  until(`${model} on both planes`, async () =>
+    (await Promise.all([chat('a', model), chat('b', model)])).every((r) => status(r.status)) ? true : undefined,
+  );
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gw-planes-'));
@@ -115,7 +129,10 @@ beforeAll(async () => {
   await addModel('echo-chat');
   await call('CreateProviderConnection', { customerId: 'acme', projectId: 'web', name: 'e', provider: 'echo' });
   await call('CreateRoute', { customerId: 'acme', projectId: 'web', model: 'echo-chat', targets: [{ connection: 'e', model: 'echo' }] });
-  apiKey = String((await call('CreateApiKey', { name: 'k', enterpriseContext: { customerId: 'acme', projectId: 'web' } }, 'apikey.v1.ApiKeyService')).apiKey);
+  apiKey = String(
+    (await call('CreateApiKey', { name: 'k', enterpriseContext: { customerId: 'acme', projectId: 'web' } }, 'apikey.v1.ApiKeyService'))
+      .apiKey,
+  );
   for (const name of ['a', 'b'] as const) {
     await call('CreateWorkspace', { customerId: 'acme', workspaceId: `edge-${name}`, projectId: 'web' });
     const created = await call('CreateServiceAccount', { customerId: 'acme', workspaceId: `edge-${name}`, apiUri: adminUrl });

@@ -11,10 +11,12 @@ import { chatAfter, chatStreamBothWays, type Outcome } from './support/decode-ou
  * chunk, the result must be what decoding it in full gives: the same events, or the same failure.
  */
 
-const head = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","service_tier":"default","system_fingerprint":"fp","choices":[{"index":0,"delta":{"content":';
+const head =
+  '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","service_tier":"default","system_fingerprint":"fp","choices":[{"index":0,"delta":{"content":';
 const mid = '},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":';
 const end = '}';
-const role = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"finish_reason":null}],"usage":null,"obfuscation":"Xk"}';
+const role =
+  '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"finish_reason":null}],"usage":null,"obfuscation":"Xk"}';
 const chunk = (token: string, pad: string): string => `${head}${token}${mid}${pad}${end}`;
 
 const full = (data: string): Outcome => chatAfter([role], data);
@@ -36,7 +38,27 @@ test('a padded chunk teaches a template with a padding slot; the text is read wh
 });
 
 test('fixed and adversarial chunks: the template path gives what the full path gives', () => {
-  const tokens = ['"x"', '""', '"é ✓ 👋"', '"\\ud83d\\udc4b"', '"\\ud800"', '"a\\"b"', '"a\\\\"', '"raw\ttab"', '"a","x":"b"', '"abc\\"', '"abc', 'abc"', '"a"b"', '"\\u00zz"', '"\\q"', 'null', '1', '{"a":"b"}', '"a"  '];
+  const tokens = [
+    '"x"',
+    '""',
+    '"é ✓ 👋"',
+    '"\\ud83d\\udc4b"',
+    '"\\ud800"',
+    '"a\\"b"',
+    '"a\\\\"',
+    '"raw\ttab"',
+    '"a","x":"b"',
+    '"abc\\"',
+    '"abc',
+    'abc"',
+    '"a"b"',
+    '"\\u00zz"',
+    '"\\q"',
+    'null',
+    '1',
+    '{"a":"b"}',
+    '"a"  ',
+  ];
   const pads = ['"Xk"', '""', '"0123456789abcdefghij"', '"a\\"b"', '"\\u0041"', '"a', '7', '"x","usage":{"prompt_tokens":1}'];
   for (const token of tokens) {
     for (const pad of pads) {
@@ -74,7 +96,12 @@ test('random texts and paddings: same events on both paths', () => {
 
 test('a whole padded stream: same events as decoding every chunk in full', () => {
   const sent = ['He', 'llo', ' "wo\\nrld"', '', ' ✓'];
-  const chunks = [role, ...sent.map((t, i) => chunk(JSON.stringify(t), JSON.stringify('p'.repeat(i * 3)))), chunk('"x"', '"zz"').replace('"finish_reason":null', '"finish_reason":"stop"'), '[DONE]'];
+  const chunks = [
+    role,
+    ...sent.map((t, i) => chunk(JSON.stringify(t), JSON.stringify('p'.repeat(i * 3)))),
+    chunk('"x"', '"zz"').replace('"finish_reason":null', '"finish_reason":"stop"'),
+    '[DONE]',
+  ];
   const { events, want, texts } = chatStreamBothWays(chunks);
   expect(events).toEqual(want);
   expect(texts).toEqual(['He', 'llo', ' "wo\\nrld"', ' ✓', 'x']);

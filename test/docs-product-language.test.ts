@@ -54,11 +54,13 @@ describe('product docs', () => {
       const found: string[] = [];
       const text = readFileSync(join(ROOT, file), 'utf8');
       prose(text).forEach((line, i) => {
-        for (const [re, what] of FORBIDDEN) if (re.test(line)) found.push(`${relative(ROOT, join(ROOT, file))}:${i + 1}: ${what}: ${line.trim().slice(0, 120)}`);
+        for (const [re, what] of FORBIDDEN)
+          if (re.test(line)) found.push(`${relative(ROOT, join(ROOT, file))}:${i + 1}: ${what}: ${line.trim().slice(0, 120)}`);
       });
       // Code blocks too, for the words a reader cannot resolve.
       text.split('\n').forEach((line, i) => {
-        if (/\bissue \d+|\bcontract §|\bthe seed\b/i.test(line) && !found.some((f) => f.includes(`:${i + 1}:`))) found.push(`${file}:${i + 1}: in code: ${line.trim().slice(0, 120)}`);
+        if (/\bissue \d+|\bcontract §|\bthe seed\b/i.test(line) && !found.some((f) => f.includes(`:${i + 1}:`)))
+          found.push(`${file}:${i + 1}: in code: ${line.trim().slice(0, 120)}`);
       });
       expect(found).toEqual([]);
     });
@@ -72,7 +74,13 @@ describe('product docs', () => {
         .replace(/[^\p{L}\p{N} _-]/gu, '')
         .trim()
         .replace(/ /g, '-');
-    const headings = (file: string) => new Set(readFileSync(join(ROOT, file), 'utf8').split('\n').filter((l) => /^#{1,6} /.test(l)).map((l) => slug(l.replace(/^#+ /, ''))));
+    const headings = (file: string) =>
+      new Set(
+        readFileSync(join(ROOT, file), 'utf8')
+          .split('\n')
+          .filter((l) => /^#{1,6} /.test(l))
+          .map((l) => slug(l.replace(/^#+ /, ''))),
+      );
     for (const file of productDocs()) {
       const text = prose(readFileSync(join(ROOT, file), 'utf8')).join('\n');
       for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {

@@ -50,7 +50,8 @@ describe('management API reference', () => {
 
   test('every operation is in the summary table with its summary', () => {
     const doc = read('docs/reference/management-api.md');
-    for (const op of Object.values(OPS)) expect(doc).toContain(`| [${op.name}](#${op.name.toLowerCase()}) | \`${op.service}\` | \`${op.permission}\` |`);
+    for (const op of Object.values(OPS))
+      expect(doc).toContain(`| [${op.name}](#${op.name.toLowerCase()}) | \`${op.service}\` | \`${op.permission}\` |`);
   });
 });
 
@@ -141,7 +142,10 @@ describe('errors reference', () => {
       const e = new GatewayError({ kind, message: '' });
       const doc = documented.get(e.errorCode);
       expect({ kind, code: e.errorCode, documented: doc !== undefined }).toEqual({ kind, code: e.errorCode, documented: true });
-      expect({ code: e.errorCode, status: doc?.status.startsWith(String(e.status)) || doc?.status.includes(`or ${e.status}`) }).toEqual({ code: e.errorCode, status: true });
+      expect({ code: e.errorCode, status: doc?.status.startsWith(String(e.status)) || doc?.status.includes(`or ${e.status}`) }).toEqual({
+        code: e.errorCode,
+        status: true,
+      });
       expect(doc?.type).toContain(e.type);
     }
   });

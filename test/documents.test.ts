@@ -47,7 +47,15 @@ describe('Chat Completions file parts toward Anthropic', () => {
     const before = w.an.requests.length;
     const r = await openai.chat.completions.create({
       model: 'claude-mini',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'summarise' }, { type: 'file', file: { file_data: PDF_URL, filename: 'report.pdf' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'summarise' },
+            { type: 'file', file: { file_data: PDF_URL, filename: 'report.pdf' } },
+          ],
+        },
+      ],
     });
     expect(r.choices[0]?.message.content).toBe('anthropic says: summarise');
     expect(w.an.requests.length).toBe(before + 1);
@@ -58,7 +66,15 @@ describe('Chat Completions file parts toward Anthropic', () => {
     const stream = await openai.chat.completions.create({
       model: 'claude-mini',
       stream: true,
-      messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: PDF_URL } }, { type: 'text', text: 'streamed' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'file', file: { file_data: PDF_URL } },
+            { type: 'text', text: 'streamed' },
+          ],
+        },
+      ],
     });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
@@ -74,7 +90,15 @@ describe('Chat Completions file parts toward Anthropic', () => {
     const r = await refusal(() =>
       openai.chat.completions.create({
         model: 'claude-mini',
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'file', file: { file_id: 'file-abc123' } }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x' },
+              { type: 'file', file: { file_id: 'file-abc123' } },
+            ],
+          },
+        ],
       }),
     );
     expect(r.status).toBe(400);
@@ -85,7 +109,10 @@ describe('Chat Completions file parts toward Anthropic', () => {
 
   test('a file_data that is not a base64 data URL is a 400 naming it', async () => {
     const r = await refusal(() =>
-      openai.chat.completions.create({ model: 'claude-mini', messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: 'data:application/pdf,plain' } }] }] }),
+      openai.chat.completions.create({
+        model: 'claude-mini',
+        messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: 'data:application/pdf,plain' } }] }],
+      }),
     );
     expect(r).toMatchObject({ status: 400, param: 'messages.0.content.0.file.file_data' });
   });
@@ -114,7 +141,15 @@ describe('Messages document blocks toward OpenAI (Chat Completions upstream)', (
     const stream = anthropic.messages.stream({
       model: 'gpt-mini',
       max_tokens: 100,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'streamed pdf' }, { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'streamed pdf' },
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } },
+          ],
+        },
+      ],
     });
     const final = await stream.finalMessage();
     expect(final.content[0]).toMatchObject({ type: 'text', text: 'openai says: streamed pdf' });
@@ -128,7 +163,15 @@ describe('Messages document blocks toward OpenAI (Chat Completions upstream)', (
     await anthropic.messages.create({
       model: 'gpt-mini',
       max_tokens: 100,
-      messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'The sky is green.' } }, { type: 'text', text: ' Colour?' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'The sky is green.' } },
+            { type: 'text', text: ' Colour?' },
+          ],
+        },
+      ],
     });
     expect(lastSent(w.oa).messages[0]?.content).toBe('The sky is green. Colour?');
   });
@@ -139,7 +182,15 @@ describe('Messages document blocks toward OpenAI (Chat Completions upstream)', (
       anthropic.messages.create({
         model: 'gpt-mini',
         max_tokens: 100,
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x' },
+              { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } },
+            ],
+          },
+        ],
       }),
     );
     expect(r.status).toBe(400);
@@ -160,7 +211,13 @@ describe('Messages document blocks toward OpenAI (Chat Completions upstream)', (
           { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'fetch_doc', input: {} }] },
           {
             role: 'user',
-            content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } }] }],
+            content: [
+              {
+                type: 'tool_result',
+                tool_use_id: 'toolu_1',
+                content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } }],
+              },
+            ],
           },
         ],
       }),
@@ -199,14 +256,26 @@ describe('Responses input_file', () => {
   test('toward Anthropic: a file_id and a type Anthropic cannot read are refused, naming the part', async () => {
     const before = w.an.requests.length;
     const byId = await refusal(() =>
-      openai.responses.create({ model: 'claude-mini', store: false, input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-xyz' }] }] }),
+      openai.responses.create({
+        model: 'claude-mini',
+        store: false,
+        input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-xyz' }] }],
+      }),
     );
     expect(byId).toMatchObject({ status: 400, param: 'input.0.content.0.file_id' });
     const csv = await refusal(() =>
       openai.responses.create({
         model: 'claude-mini',
         store: false,
-        input: [{ role: 'user', content: [{ type: 'input_text', text: 'x' }, { type: 'input_file', file_data: 'data:text/csv;base64,YSxiCjEsMgo=', filename: 't.csv' }] }],
+        input: [
+          {
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'x' },
+              { type: 'input_file', file_data: 'data:text/csv;base64,YSxiCjEsMgo=', filename: 't.csv' },
+            ],
+          },
+        ],
       }),
     );
     expect(csv).toMatchObject({ status: 400, param: 'input.0.content.1' });
@@ -218,11 +287,22 @@ describe('Responses input_file', () => {
     const r = await openai.responses.create({
       model: 'gpt-mini',
       store: false,
-      input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/c.pdf' }, { type: 'input_text', text: 'read' }] }],
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_file', file_url: 'https://example.com/c.pdf' },
+            { type: 'input_text', text: 'read' },
+          ],
+        },
+      ],
     });
     expect(r.output_text).toBe('openai says: read');
     const sent = w.oa.requests.at(-1);
     expect(sent?.path).toBe('/v1/responses');
-    expect((sent?.body.input as { content: unknown[] }[])[0]?.content[0]).toEqual({ type: 'input_file', file_url: 'https://example.com/c.pdf' });
+    expect((sent?.body.input as { content: unknown[] }[] | undefined)?.[0]?.content[0]).toEqual({
+      type: 'input_file',
+      file_url: 'https://example.com/c.pdf',
+    });
   });
 });

@@ -45,20 +45,48 @@ const expectError = (r: Sent, status: number, type: string, code: string, param:
 
 describe('authentication', () => {
   test('missing key → 401 invalid_api_key', async () => {
-    expectError(await send('/v1/chat/completions', chat('gpt-mini'), { authorization: '' }), 401, 'authentication_error', 'invalid_api_key');
+    expectError(
+      await send('/v1/chat/completions', chat('gpt-mini'), { authorization: '' }),
+      401,
+      'authentication_error',
+      'invalid_api_key',
+    );
   });
   test('unknown key → 401', async () => {
-    expectError(await send('/v1/chat/completions', chat('gpt-mini'), { authorization: 'Bearer sk-not-a-real-key-000000000000000000000' }), 401, 'authentication_error', 'invalid_api_key');
+    expectError(
+      await send('/v1/chat/completions', chat('gpt-mini'), { authorization: 'Bearer sk-not-a-real-key-000000000000000000000' }),
+      401,
+      'authentication_error',
+      'invalid_api_key',
+    );
   });
   test('malformed Authorization header → 401', async () => {
-    expectError(await send('/v1/chat/completions', chat('gpt-mini'), { authorization: 'Basic abc' }), 401, 'authentication_error', 'invalid_api_key');
+    expectError(
+      await send('/v1/chat/completions', chat('gpt-mini'), { authorization: 'Basic abc' }),
+      401,
+      'authentication_error',
+      'invalid_api_key',
+    );
   });
   test('revoked key → 401 once revoked, and /v1/models too', async () => {
-    const k = (await tg.must(apikeyOp('CreateApiKey'), { name: 'tmp', enterpriseContext: { customerId: 'acme' } })) as { apiKey: string; id: string };
+    const k = (await tg.must(apikeyOp('CreateApiKey'), { name: 'tmp', enterpriseContext: { customerId: 'acme' } })) as {
+      apiKey: string;
+      id: string;
+    };
     expect((await send('/v1/chat/completions', chat('gpt-mini'), { authorization: `Bearer ${k.apiKey}` })).status).toBe(200);
     await tg.must(apikeyOp('RevokeApiKey'), { id: k.id });
-    expectError(await send('/v1/chat/completions', chat('gpt-mini'), { authorization: `Bearer ${k.apiKey}` }), 401, 'authentication_error', 'invalid_api_key');
-    expectError(await send('/v1/models', undefined, { authorization: `Bearer ${k.apiKey}` }, 'GET'), 401, 'authentication_error', 'invalid_api_key');
+    expectError(
+      await send('/v1/chat/completions', chat('gpt-mini'), { authorization: `Bearer ${k.apiKey}` }),
+      401,
+      'authentication_error',
+      'invalid_api_key',
+    );
+    expectError(
+      await send('/v1/models', undefined, { authorization: `Bearer ${k.apiKey}` }, 'GET'),
+      401,
+      'authentication_error',
+      'invalid_api_key',
+    );
   });
   test('Messages errors carry the Anthropic envelope too', async () => {
     const r = await send('/v1/messages', { model: 'claude-mini', max_tokens: 5, messages: [] }, { authorization: '' });
@@ -89,19 +117,30 @@ describe('model resolution', () => {
   test('route disabled → 503 model_not_ready with Retry-After: 30, absent from /v1/models', async () => {
     const m = (await tg.must(admin('CreateModel'), { model: 'paused', provider: 'openai' })) as { model: { id: string } };
     await tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
-    await tg.must(admin('CreateRoute'), { customerId: 'acme', model: 'paused', enabled: false, targets: [{ connection: 'mock-openai', model: 'x' }] });
+    await tg.must(admin('CreateRoute'), {
+      customerId: 'acme',
+      model: 'paused',
+      enabled: false,
+      targets: [{ connection: 'mock-openai', model: 'x' }],
+    });
     const r = await send('/v1/chat/completions', chat('paused'));
     expect(r.status).toBe(503);
     expect(r.body.error?.code).toBe('model_not_ready');
     expect(r.headers.get('retry-after')).toBe('30');
-    const models = (await (await fetch(`${tg.url}/v1/models`, { headers: { authorization: `Bearer ${p.apiKey}` } })).json()) as { data: { id: string }[] };
+    const models = (await (await fetch(`${tg.url}/v1/models`, { headers: { authorization: `Bearer ${p.apiKey}` } })).json()) as {
+      data: { id: string }[];
+    };
     expect(models.data.map((d) => d.id)).not.toContain('paused');
   });
 
   test('route through a connection that does not exist → 503 model_not_ready', async () => {
     const m = (await tg.must(admin('CreateModel'), { model: 'dangling', provider: 'openai' })) as { model: { id: string } };
     await tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
-    await tg.must(admin('CreateRoute'), { customerId: 'acme', model: 'dangling', targets: [{ connection: 'not-created-yet', model: 'x' }] });
+    await tg.must(admin('CreateRoute'), {
+      customerId: 'acme',
+      model: 'dangling',
+      targets: [{ connection: 'not-created-yet', model: 'x' }],
+    });
     expectError(await send('/v1/chat/completions', chat('dangling')), 503, 'service_unavailable_error', 'model_not_ready', 'model');
   });
 });
@@ -212,12 +251,30 @@ describe('user tokens on the inference API', () => {
     expect(models.status).toBe(200);
   });
   test('a tampered or foreign JWT → 401 invalid_api_key', async () => {
-    const created = (await tg.must(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'main', userId: 'u-43', organizationUnit: 'eng', role: 'dev' })) as {
+    const created = (await tg.must(admin('CreateUserToken'), {
+      customerId: 'acme',
+      workspaceId: 'main',
+      userId: 'u-43',
+      organizationUnit: 'eng',
+      role: 'dev',
+    })) as {
       accessToken: string;
     };
     const [h, payload, sig] = created.accessToken.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload ?? '', 'base64url').toString()), customer: 'other' })).toString('base64url');
-    expectError(await send('/v1/chat/completions', chat('gpt-mini'), { authorization: `Bearer ${h}.${forged}.${sig}` }), 401, 'authentication_error', 'invalid_api_key');
-    expectError(await send('/v1/chat/completions', chat('gpt-mini'), { authorization: 'Bearer aaa.bbb.ccc' }), 401, 'authentication_error', 'invalid_api_key');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload ?? '', 'base64url').toString()), customer: 'other' }),
+    ).toString('base64url');
+    expectError(
+      await send('/v1/chat/completions', chat('gpt-mini'), { authorization: `Bearer ${h}.${forged}.${sig}` }),
+      401,
+      'authentication_error',
+      'invalid_api_key',
+    );
+    expectError(
+      await send('/v1/chat/completions', chat('gpt-mini'), { authorization: 'Bearer aaa.bbb.ccc' }),
+      401,
+      'authentication_error',
+      'invalid_api_key',
+    );
   });
 });

@@ -20,11 +20,21 @@ beforeAll(async () => {
   ({ tg, oa, p } = world);
   client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: p.apiKey, maxRetries: 0 });
   await tg.must(admin('CreateProviderConnection'), { customerId: 'acme', name: 'echo', provider: 'echo' });
-  const m = (await tg.must(admin('CreateModel'), { model: 'echo-embed', provider: 'echo', mode: 'embedding', capabilities: ['embedding'], inputPricePerMillion: 1 })) as {
+  const m = (await tg.must(admin('CreateModel'), {
+    model: 'echo-embed',
+    provider: 'echo',
+    mode: 'embedding',
+    capabilities: ['embedding'],
+    inputPricePerMillion: 1,
+  })) as {
     model: { id: string };
   };
   await tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
-  await tg.must(admin('CreateRoute'), { customerId: 'acme', model: 'echo-embed', targets: [{ connection: 'echo', model: 'echo-embedder' }] });
+  await tg.must(admin('CreateRoute'), {
+    customerId: 'acme',
+    model: 'echo-embed',
+    targets: [{ connection: 'echo', model: 'echo-embedder' }],
+  });
 }, 60_000);
 
 afterAll(() => stopWorld(world));

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import type { ClientFormat, JsonObject, JsonValue } from '../src/canonical/types.ts';
-import { COLUMN_TARGETS, COLUMNS, FIELD_SUPPORT, type Outcome, type Probe, type WalkTarget } from '../src/providers/field-support.ts';
+import { FIELD_SUPPORT } from '../src/providers/field-support.ts';
+import { COLUMN_TARGETS, COLUMNS, type Outcome, type Probe, type WalkTarget } from '../src/providers/field-support-types.ts';
 import { DOC_PATH, withFieldSupport } from '../src/providers/field-support-doc.ts';
 import { admin } from './support/gateway.ts';
 import { type MockUpstream, startMockUpstream } from './support/mock-upstreams.ts';
@@ -32,7 +33,15 @@ const mockOf = (t: WalkTarget): MockUpstream => (t === 'openai' || t === 'openai
 const PATHS: Record<ClientFormat, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages' };
 
 const connection = (name: string, provider: string, baseUrl: string, options?: JsonObject) =>
-  w.tg.must(admin('CreateProviderConnection'), { customerId: 'acme', projectId: 'default', name, provider, baseUrl, apiKey: 'sk-walk-upstream-secret', ...(options ? { options } : {}) });
+  w.tg.must(admin('CreateProviderConnection'), {
+    customerId: 'acme',
+    projectId: 'default',
+    name,
+    provider,
+    baseUrl,
+    apiKey: 'sk-walk-upstream-secret',
+    ...(options ? { options } : {}),
+  });
 
 beforeAll(async () => {
   w = await startWorld();
@@ -43,11 +52,25 @@ beforeAll(async () => {
   await connection('walk-bedrock', 'bedrock', rec.url, { region: 'us-east-1' });
   await connection('walk-cohere', 'cohere', rec.url);
   for (const [target, u] of Object.entries(UPSTREAM)) {
-    const m = (await w.tg.must(admin('CreateModel'), { model: `walk-${target}`, provider: u.provider, capabilities: ['chat', 'tools', 'reasoning'], maxOutputTokens: 64000 })) as { model: { id: string } };
+    const m = (await w.tg.must(admin('CreateModel'), {
+      model: `walk-${target}`,
+      provider: u.provider,
+      capabilities: ['chat', 'tools', 'reasoning'],
+      maxOutputTokens: 64000,
+    })) as { model: { id: string } };
     await w.tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
-    await w.tg.must(admin('CreateRoute'), { customerId: 'acme', projectId: 'default', model: `walk-${target}`, targets: [{ connection: u.connection, model: u.model }] });
+    await w.tg.must(admin('CreateRoute'), {
+      customerId: 'acme',
+      projectId: 'default',
+      model: `walk-${target}`,
+      targets: [{ connection: u.connection, model: u.model }],
+    });
   }
-  const conv = await fetch(`${w.tg.url}/v1/conversations`, { method: 'POST', headers: { authorization: `Bearer ${w.p.apiKey}`, 'content-type': 'application/json' }, body: '{}' });
+  const conv = await fetch(`${w.tg.url}/v1/conversations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${w.p.apiKey}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
   conversation = String(((await conv.json()) as JsonObject).id);
 }, 60_000);
 afterAll(async () => {
@@ -93,7 +116,7 @@ const observe = async (probe: Probe, target: WalkTarget, outcome: Outcome): Prom
   else expect({ what, present: value !== undefined }).toEqual({ what, present: true });
 };
 
-describe("docs/client-compatibility.md: what each family honours, maps or refuses", () => {
+describe('docs/client-compatibility.md: what each family honours, maps or refuses', () => {
   test('the table in the docs is the one generated from the list (bun run docs:fields)', () => {
     const doc = readFileSync(DOC_PATH, 'utf8');
     expect(withFieldSupport(doc)).toBe(doc);
@@ -102,7 +125,12 @@ describe("docs/client-compatibility.md: what each family honours, maps or refuse
   test('every row checks every column', () => {
     for (const row of FIELD_SUPPORT) {
       const checked = new Set(row.probes.flatMap((p) => Object.keys(p.expect)));
-      for (const c of COLUMNS) expect({ row: row.field, column: c.id, checked: COLUMN_TARGETS[c.id].some((t) => checked.has(t)) }).toEqual({ row: row.field, column: c.id, checked: true });
+      for (const c of COLUMNS)
+        expect({ row: row.field, column: c.id, checked: COLUMN_TARGETS[c.id].some((t) => checked.has(t)) }).toEqual({
+          row: row.field,
+          column: c.id,
+          checked: true,
+        });
     }
   });
 

@@ -15,7 +15,9 @@ const DIRS = ['src', 'iac/provider', 'iac/src', 'bench', 'scripts', 'deploy'];
 const lineCount = (text: string): number => text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
 
 test(`no hand-written .ts/.tsx file of ${DIRS.join(', ')} is over ${MAX_LINES} lines`, () => {
-  const files = DIRS.flatMap((d) => [...new Glob('**/*.{ts,tsx}').scanSync({ cwd: `${ROOT}/${d}` })].filter((f) => !f.includes('node_modules/')).map((f) => `${d}/${f}`));
+  const files = DIRS.flatMap((d) =>
+    [...new Glob('**/*.{ts,tsx}').scanSync({ cwd: `${ROOT}/${d}` })].filter((f) => !f.includes('node_modules/')).map((f) => `${d}/${f}`),
+  );
   expect(files.length).toBeGreaterThan(400);
   const attrs = attributesOf(files);
   const generated = files.filter((f) => attrs.get(f)?.generated);

@@ -25,7 +25,11 @@ const upload = (filename: string, content = '{"custom_id":"a"}\n'): Promise<Resp
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/jsonl\r\n\r\n${content}\r\n`,
     `--${boundary}--\r\n`,
   ].join('');
-  return fetch(`${w.tg.url}/v1/files`, { method: 'POST', headers: { ...auth(), 'content-type': `multipart/form-data; boundary=${boundary}` }, body: Buffer.from(body) });
+  return fetch(`${w.tg.url}/v1/files`, {
+    method: 'POST',
+    headers: { ...auth(), 'content-type': `multipart/form-data; boundary=${boundary}` },
+    body: Buffer.from(body),
+  });
 };
 
 const refused = async (res: Response, param: string): Promise<string> => {
@@ -47,9 +51,13 @@ test('a filename with NUL or another control character: 400 naming the field, no
   setLogSink((l) => void lines.push(l));
   try {
     for (const name of ['in\0put.jsonl', 'in\x01put.jsonl', 'in\x7fput.jsonl', 'in\u0085put.jsonl']) {
-      expect(await refused(await upload(name), 'file')).toBe("The filename of 'file' must not contain control characters or unpaired surrogates.");
+      expect(await refused(await upload(name), 'file')).toBe(
+        "The filename of 'file' must not contain control characters or unpaired surrogates.",
+      );
     }
-    expect(await refused(await upload('ok.jsonl', '{"custom_id":"a"}\0\n'), 'file')).toBe("'file' must be UTF-8 text without NUL characters (JSON Lines).");
+    expect(await refused(await upload('ok.jsonl', '{"custom_id":"a"}\0\n'), 'file')).toBe(
+      "'file' must be UTF-8 text without NUL characters (JSON Lines).",
+    );
     expect(await fileCount()).toBe(0);
     const ok = await upload('input-ü.jsonl');
     expect(ok.status).toBe(200);
@@ -63,19 +71,47 @@ test('a filename with NUL or another control character: 400 naming the field, no
 });
 
 test('ids in the path, query values and batch fields with control characters or bad escapes: 400 naming each', async () => {
-  expect(await refused(await fetch(`${w.tg.url}/v1/files/file-%00x`, { headers: auth() }), 'file_id')).toContain("'file_id' must not contain");
-  expect(await refused(await fetch(`${w.tg.url}/v1/files/file-%E0%A4%A`, { headers: auth() }), 'file_id')).toContain('not a valid percent-encoded value');
+  expect(await refused(await fetch(`${w.tg.url}/v1/files/file-%00x`, { headers: auth() }), 'file_id')).toContain(
+    "'file_id' must not contain",
+  );
+  expect(await refused(await fetch(`${w.tg.url}/v1/files/file-%E0%A4%A`, { headers: auth() }), 'file_id')).toContain(
+    'not a valid percent-encoded value',
+  );
   expect(await refused(await fetch(`${w.tg.url}/v1/files/file-%01/content`, { headers: auth() }), 'file_id')).toContain("'file_id'");
-  expect(await refused(await fetch(`${w.tg.url}/v1/files/file-%00`, { method: 'DELETE', headers: auth() }), 'file_id')).toContain("'file_id'");
+  expect(await refused(await fetch(`${w.tg.url}/v1/files/file-%00`, { method: 'DELETE', headers: auth() }), 'file_id')).toContain(
+    "'file_id'",
+  );
   expect(await refused(await fetch(`${w.tg.url}/v1/files?purpose=ba%00tch`, { headers: auth() }), 'purpose')).toContain("'purpose'");
   expect(await refused(await fetch(`${w.tg.url}/v1/files?after=f%00`, { headers: auth() }), 'after')).toContain("'after'");
   expect(await refused(await fetch(`${w.tg.url}/v1/batches/batch_%00`, { headers: auth() }), 'batch_id')).toContain("'batch_id'");
-  expect(await refused(await fetch(`${w.tg.url}/v1/batches/batch_%00/cancel`, { method: 'POST', headers: auth() }), 'batch_id')).toContain("'batch_id'");
-  const create = (body: unknown) => fetch(`${w.tg.url}/v1/batches`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  expect(await refused(await fetch(`${w.tg.url}/v1/batches/batch_%00/cancel`, { method: 'POST', headers: auth() }), 'batch_id')).toContain(
+    "'batch_id'",
+  );
+  const create = (body: unknown) =>
+    fetch(`${w.tg.url}/v1/batches`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   const file = (await (await upload('meta.jsonl')).json()) as { id: string };
-  expect(await refused(await create({ input_file_id: `${file.id}\0`, endpoint: '/v1/chat/completions', completion_window: '24h' }), 'input_file_id')).toContain("'input_file_id'");
-  expect(await refused(await create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { team: 'a\0b' } }), 'metadata')).toContain('NUL');
-  expect(await refused(await create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { team: 'a\ud800' } }), 'metadata')).toContain('unpaired');
+  expect(
+    await refused(
+      await create({ input_file_id: `${file.id}\0`, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+      'input_file_id',
+    ),
+  ).toContain("'input_file_id'");
+  expect(
+    await refused(
+      await create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { team: 'a\0b' } }),
+      'metadata',
+    ),
+  ).toContain('NUL');
+  expect(
+    await refused(
+      await create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { team: 'a\ud800' } }),
+      'metadata',
+    ),
+  ).toContain('unpaired');
   const listed = (await (await fetch(`${w.tg.url}/v1/batches`, { headers: auth() })).json()) as { data: unknown[] };
   expect(listed.data).toEqual([]);
 });

@@ -21,7 +21,10 @@ import { ROOT } from './support/import-graph.ts';
  */
 
 const rel = (abs: string): string => relative(ROOT, abs);
-const filesUnder = (dir: string): string[] => readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => rel(join(e.parentPath, e.name)));
+const filesUnder = (dir: string): string[] =>
+  readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => rel(join(e.parentPath, e.name)));
 
 const GENERATORS: Record<string, readonly string[]> = {
   'bun install': ['bun.lock'],
@@ -40,7 +43,9 @@ const outputs = new Set(Object.values(GENERATORS).flat());
 test('every file a generator writes is marked linguist-generated in .gitattributes', () => {
   expect(outputs.size).toBeGreaterThan(60);
   const attrs = attributesOf([...outputs]);
-  const unmarked = Object.entries(GENERATORS).flatMap(([command, files]) => files.filter((f) => !attrs.get(f)?.generated).map((f) => `${f} (${command})`));
+  const unmarked = Object.entries(GENERATORS).flatMap(([command, files]) =>
+    files.filter((f) => !attrs.get(f)?.generated).map((f) => `${f} (${command})`),
+  );
   expect(unmarked).toEqual([]);
 });
 
@@ -51,11 +56,18 @@ test('no hand-written file is marked generated: every marked tracked file is a g
   expect(marked.length).toBeGreaterThan(60);
   expect(marked.filter((f) => !outputs.has(f))).toEqual([]);
   // Hand-written neighbours of generated files stay unmarked.
-  for (const f of ['src/api/kit.ts', 'src/store/schema/projects.ts', 'iac/src/base.ts', 'docs/index.md', 'drizzle.config.ts']) expect(attrs.get(f)?.generated ?? false).toBe(false);
+  for (const f of ['src/api/kit.ts', 'src/store/schema/projects.ts', 'iac/src/base.ts', 'docs/index.md', 'drizzle.config.ts'])
+    expect(attrs.get(f)?.generated ?? false).toBe(false);
 });
 
-test('the lockfile and the migrations\' schema snapshots have their textual diff turned off; migrations and code keep theirs', () => {
-  const attrs = attributesOf(['bun.lock', 'drizzle/meta/0000_snapshot.json', 'drizzle/0000_init.sql', 'iac/src/l1.ts', 'src/api/registry.ts']);
+test("the lockfile and the migrations' schema snapshots have their textual diff turned off; migrations and code keep theirs", () => {
+  const attrs = attributesOf([
+    'bun.lock',
+    'drizzle/meta/0000_snapshot.json',
+    'drizzle/0000_init.sql',
+    'iac/src/l1.ts',
+    'src/api/registry.ts',
+  ]);
   expect(attrs.get('bun.lock')?.noDiff).toBe(true);
   expect(attrs.get('drizzle/meta/0000_snapshot.json')?.noDiff).toBe(true);
   expect(attrs.get('drizzle/0000_init.sql')?.noDiff).toBe(false);

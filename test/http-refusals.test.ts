@@ -23,7 +23,11 @@ const post = async (path: string, body: string) => {
     body,
   });
   const text = await res.text();
-  return { status: res.status, requestId: res.headers.get('x-request-id'), json: JSON.parse(text) as Record<string, { type?: string; code?: string; param?: string | null; message?: string }> };
+  return {
+    status: res.status,
+    requestId: res.headers.get('x-request-id'),
+    json: JSON.parse(text) as Record<string, { type?: string; code?: string; param?: string | null; message?: string }>,
+  };
 };
 
 /** Sends raw bytes; returns what came back once the server closed or went quiet. */
@@ -42,16 +46,37 @@ const raw = (bytes: string | Uint8Array, waitMs = 1500): Promise<string> =>
   });
 
 const headersOf = (response: string) => response.slice(0, response.indexOf('\r\n\r\n')).toLowerCase();
-const bodyOf = (response: string) => JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as { error: { type: string; code: string } };
+const bodyOf = (response: string) =>
+  JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as { error: { type: string; code: string } };
 
 const nest = (levels: number) => `${'{"type":"object","properties":{"a":'.repeat(levels)}{}${'}}'.repeat(levels)}`;
 
 describe('deep nesting → 400 naming the parameter', () => {
   const cases: [string, string, string, string][] = [
-    ['chat tools[].function.parameters', '/v1/chat/completions', `{"model":"gpt-mini","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${nest(50_000)}}}]}`, 'tools.0.function.parameters'],
-    ['chat response_format schema', '/v1/chat/completions', `{"model":"gpt-mini","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":${nest(50_000)}}}}`, 'response_format.json_schema.schema'],
-    ['responses text.format schema', '/v1/responses', `{"model":"gpt-mini","input":"hi","text":{"format":{"type":"json_schema","name":"x","schema":${nest(50_000)}}}}`, 'text.format.schema'],
-    ['messages input_schema', '/v1/messages', `{"model":"claude-mini","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":${nest(50_000)}}]}`, 'tools.0.input_schema'],
+    [
+      'chat tools[].function.parameters',
+      '/v1/chat/completions',
+      `{"model":"gpt-mini","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${nest(50_000)}}}]}`,
+      'tools.0.function.parameters',
+    ],
+    [
+      'chat response_format schema',
+      '/v1/chat/completions',
+      `{"model":"gpt-mini","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":${nest(50_000)}}}}`,
+      'response_format.json_schema.schema',
+    ],
+    [
+      'responses text.format schema',
+      '/v1/responses',
+      `{"model":"gpt-mini","input":"hi","text":{"format":{"type":"json_schema","name":"x","schema":${nest(50_000)}}}}`,
+      'text.format.schema',
+    ],
+    [
+      'messages input_schema',
+      '/v1/messages',
+      `{"model":"claude-mini","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":${nest(50_000)}}]}`,
+      'tools.0.input_schema',
+    ],
     ['embeddings input', '/v1/embeddings', `{"model":"gpt-mini","input":${'['.repeat(60_000)}${']'.repeat(60_000)}}`, 'input'],
   ];
   for (const [name, path, body, param] of cases) {
@@ -67,7 +92,10 @@ describe('deep nesting → 400 naming the parameter', () => {
   }
 
   test('nesting within the limit is served', async () => {
-    const r = await post('/v1/chat/completions', `{"model":"gpt-mini","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${nest(40)}}}]}`);
+    const r = await post(
+      '/v1/chat/completions',
+      `{"model":"gpt-mini","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${nest(40)}}}]}`,
+    );
     expect(r.status).toBe(200);
   });
 });
@@ -100,7 +128,10 @@ describe('HTTP-level refusals (contract §2)', () => {
   });
 
   test('a body just under the limit is read and answered', async () => {
-    const r = await post('/v1/chat/completions', JSON.stringify({ model: 'gpt-mini', messages: [{ role: 'user', content: 'x'.repeat(3900 * 1024) }] }));
+    const r = await post(
+      '/v1/chat/completions',
+      JSON.stringify({ model: 'gpt-mini', messages: [{ role: 'user', content: 'x'.repeat(3900 * 1024) }] }),
+    );
     expect(r.status).toBe(200);
   });
 

@@ -48,65 +48,62 @@ const check = async (base: string, key: string, f: Fuzzed, i: number): Promise<F
       return fail('error body is not JSON');
     }
     const e = parsed.error;
-    if (!e || typeof e.message !== 'string' || typeof e.type !== 'string' || typeof e.code !== 'string') return fail('not the error format');
+    if (!e || typeof e.message !== 'string' || typeof e.type !== 'string' || typeof e.code !== 'string')
+      return fail('not the error format');
   }
   return undefined;
 };
 
-test(
-  `fuzz: ${COUNT} hostile bodies (seed ${SEED}) → no 5xx, error format, X-Request-ID; ordinary requests still recorded`,
-  async () => {
-    const w = world as World;
-    const rand = mulberry32(SEED);
-    const cases = fuzzRequests(rand, COUNT, ['gpt-mini', 'claude-mini', 'no-such-model']);
-    const failures: Failure[] = [];
-    let next = 0;
-    const statuses = new Map<number, number>();
-    const worker = async () => {
-      while (next < cases.length) {
-        const i = next++;
-        const f = cases[i] as Fuzzed;
-        const r = await check(w.tg.url, w.p.apiKey, f, i).catch((e: unknown) => ({
-          i,
-          path: f.path,
-          status: 0,
-          why: `transport: ${e instanceof Error ? e.message : String(e)}`,
-          body: '',
-        }));
-        if (r) failures.push(r);
-        else statuses.set(0, (statuses.get(0) ?? 0) + 1);
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    if (failures.length > 0) console.error(JSON.stringify(failures.slice(0, 10), null, 1));
-    expect(failures).toEqual([]);
+test(`fuzz: ${COUNT} hostile bodies (seed ${SEED}) → no 5xx, error format, X-Request-ID; ordinary requests still recorded`, async () => {
+  const w = world as World;
+  const rand = mulberry32(SEED);
+  const cases = fuzzRequests(rand, COUNT, ['gpt-mini', 'claude-mini', 'no-such-model']);
+  const failures: Failure[] = [];
+  let next = 0;
+  const statuses = new Map<number, number>();
+  const worker = async () => {
+    while (next < cases.length) {
+      const i = next++;
+      const f = cases[i] as Fuzzed;
+      const r = await check(w.tg.url, w.p.apiKey, f, i).catch((e: unknown) => ({
+        i,
+        path: f.path,
+        status: 0,
+        why: `transport: ${e instanceof Error ? e.message : String(e)}`,
+        body: '',
+      }));
+      if (r) failures.push(r);
+      else statuses.set(0, (statuses.get(0) ?? 0) + 1);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  if (failures.length > 0) console.error(JSON.stringify(failures.slice(0, 10), null, 1));
+  expect(failures).toEqual([]);
 
-    // Afterwards: ordinary requests are served and every one of them is recorded.
-    const ids: string[] = [];
-    for (let i = 0; i < 20; i++) {
-      const clientId = `after-fuzz-${SEED}-${i}`;
-      const res = await fetch(`${w.tg.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${w.p.apiKey}`, 'content-type': 'application/json', 'x-client-request-id': clientId },
-        body: JSON.stringify({ model: i % 2 ? 'gpt-mini' : 'claude-mini', messages: [{ role: 'user', content: `ordinary ${i}` }] }),
-      });
-      expect(res.status).toBe(200);
-      await res.text();
-      ids.push(clientId);
+  // Afterwards: ordinary requests are served and every one of them is recorded.
+  const ids: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const clientId = `after-fuzz-${SEED}-${i}`;
+    const res = await fetch(`${w.tg.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${w.p.apiKey}`, 'content-type': 'application/json', 'x-client-request-id': clientId },
+      body: JSON.stringify({ model: i % 2 ? 'gpt-mini' : 'claude-mini', messages: [{ role: 'user', content: `ordinary ${i}` }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    ids.push(clientId);
+  }
+  const deadline = Date.now() + 15_000;
+  let missing = ids;
+  while (missing.length > 0 && Date.now() < deadline) {
+    await w.tg.gw.records.flush();
+    const found: string[] = [];
+    for (const id of missing) {
+      const r = (await w.tg.must(admin('SearchRequestRecords'), { clientRequestId: id })) as { records: unknown[] };
+      if (r.records.length > 0) found.push(id);
     }
-    const deadline = Date.now() + 15_000;
-    let missing = ids;
-    while (missing.length > 0 && Date.now() < deadline) {
-      await w.tg.gw.records.flush();
-      const found: string[] = [];
-      for (const id of missing) {
-        const r = (await w.tg.must(admin('SearchRequestRecords'), { clientRequestId: id })) as { records: unknown[] };
-        if (r.records.length > 0) found.push(id);
-      }
-      missing = missing.filter((id) => !found.includes(id));
-      if (missing.length > 0) await Bun.sleep(200);
-    }
-    expect(missing).toEqual([]);
-  },
-  240_000,
-);
+    missing = missing.filter((id) => !found.includes(id));
+    if (missing.length > 0) await Bun.sleep(200);
+  }
+  expect(missing).toEqual([]);
+}, 240_000);

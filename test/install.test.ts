@@ -106,7 +106,17 @@ describe('workflows', () => {
   });
 
   test('--apply-prereqs runs them in that order with --project, then helm upgrade --install with the generated values', async () => {
-    const r = await install(['--platform', 'gcp', '--config', file('full.json', FULL), '--apply-prereqs', '--release', 'gw', '--chart', '/charts/gateway']);
+    const r = await install([
+      '--platform',
+      'gcp',
+      '--config',
+      file('full.json', FULL),
+      '--apply-prereqs',
+      '--release',
+      'gw',
+      '--chart',
+      '/charts/gateway',
+    ]);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const helm = r.calls.pop() ?? '';
@@ -138,83 +148,194 @@ describe('workflows', () => {
     expect((await install(['--platform', 'gcp', '--config', config, '--apply-prereqs'])).code).toBe(0);
     const again = await install(['--platform', 'gcp', '--config', config, '--apply-prereqs']);
     expect(again.code).toBe(1);
-    expect(again.err).toContain("gcloud compute addresses create gw-ip --global --project acme-prod failed (exit 1): ERROR: (gcloud.compute.addresses.create) Resource 'gw-ip' already exists (set gcloud.skipExisting");
+    expect(again.err).toContain(
+      "gcloud compute addresses create gw-ip --global --project acme-prod failed (exit 1): ERROR: (gcloud.compute.addresses.create) Resource 'gw-ip' already exists (set gcloud.skipExisting",
+    );
     expect(again.calls).toHaveLength(1);
   });
 
   test('skipExisting skips only "already exists": another gcloud failure stops the run (exit 1)', async () => {
-    const r = await install(['--platform', 'gcp', '--config', file('full.json', FULL), '--apply-prereqs'], { FAKE_GCLOUD_FAIL: 'certificates create' });
+    const r = await install(['--platform', 'gcp', '--config', file('full.json', FULL), '--apply-prereqs'], {
+      FAKE_GCLOUD_FAIL: 'certificates create',
+    });
     expect(r.code).toBe(1);
     expect(r.err).toContain('PERMISSION_DENIED');
     expect(r.calls).toEqual(PREREQS.slice(0, 3));
   });
 
   test('--ack-prereqs installs only (no gcloud), needing customer, serveUrl and certificateMap.name', async () => {
-    const r = await install(['--platform', 'gcp', '--ack-prereqs', '--customer', 'acme', '--serve-url', 'https://gw.acme.example', '--config', file('ack.json', { certificateMap: { name: 'm' } })]);
+    const r = await install([
+      '--platform',
+      'gcp',
+      '--ack-prereqs',
+      '--customer',
+      'acme',
+      '--serve-url',
+      'https://gw.acme.example',
+      '--config',
+      file('ack.json', { certificateMap: { name: 'm' } }),
+    ]);
     expect(r.code).toBe(0);
     expect(r.calls).toHaveLength(1);
     expect(r.calls[0]).toStartWith('helm upgrade --install --namespace router-gateway --create-namespace --values ');
     expect(r.calls[0]).toEndWith(` -- gateway ${DEFAULT_CHART}`);
-    expect(r.values).toEqual({ customer: 'acme', serveUrl: 'https://gw.acme.example', certificateMap: { name: 'm' }, namespaces: { gateway: 'router-gateway', system: 'router-system', dataplane: 'router-dataplane' } });
+    expect(r.values).toEqual({
+      customer: 'acme',
+      serveUrl: 'https://gw.acme.example',
+      certificateMap: { name: 'm' },
+      namespaces: { gateway: 'router-gateway', system: 'router-system', dataplane: 'router-dataplane' },
+    });
   });
 
   test('prerequisites without certificate automation: only the static IP (when set) and the map', async () => {
-    const r = await install(['--platform', 'gcp', '--dry-run-prereqs', '--config', file('min.json', { projectId: 'p', certificateMap: { name: 'm' } })]);
+    const r = await install([
+      '--platform',
+      'gcp',
+      '--dry-run-prereqs',
+      '--config',
+      file('min.json', { projectId: 'p', certificateMap: { name: 'm' } }),
+    ]);
     expect(r.out.trim().split('\n')).toEqual(['gcloud certificate-manager maps create m --project p']);
-    const ip = await install(['--platform', 'gcp', '--dry-run-prereqs', '--config', file('ip.json', { projectId: 'p', certificateMap: { name: 'm' }, gateway: { staticIpName: 'ip1' } })]);
-    expect(ip.out.trim().split('\n')).toEqual(['gcloud compute addresses create ip1 --global --project p', 'gcloud certificate-manager maps create m --project p']);
+    const ip = await install([
+      '--platform',
+      'gcp',
+      '--dry-run-prereqs',
+      '--config',
+      file('ip.json', { projectId: 'p', certificateMap: { name: 'm' }, gateway: { staticIpName: 'ip1' } }),
+    ]);
+    expect(ip.out.trim().split('\n')).toEqual([
+      'gcloud compute addresses create ip1 --global --project p',
+      'gcloud certificate-manager maps create m --project p',
+    ]);
   });
 
   test('dnsAuthorization.name overrides the default name', async () => {
-    const r = await install(['--platform', 'gcp', '--dry-run-prereqs', '--config', file('dns.json', { ...FULL, dnsAuthorization: { name: 'my-auth' } })]);
+    const r = await install([
+      '--platform',
+      'gcp',
+      '--dry-run-prereqs',
+      '--config',
+      file('dns.json', { ...FULL, dnsAuthorization: { name: 'my-auth' } }),
+    ]);
     expect(r.out).toContain('dns-authorizations create my-auth --domain Gateway.Acme.example');
     expect(r.out).toContain('--dns-authorizations my-auth --project');
   });
 
   test('--values-out keeps the values file where asked', async () => {
     const out = join(dir, 'kept-values.yaml');
-    const r = await install(['--platform', 'gcp', '--ack-prereqs', '--customer', 'c', '--serve-url', 'https://x.example', '--config', file('ack.json', { certificateMap: { name: 'm' } }), '--values-out', out]);
+    const r = await install([
+      '--platform',
+      'gcp',
+      '--ack-prereqs',
+      '--customer',
+      'c',
+      '--serve-url',
+      'https://x.example',
+      '--config',
+      file('ack.json', { certificateMap: { name: 'm' } }),
+      '--values-out',
+      out,
+    ]);
     expect(r.code).toBe(0);
     expect(r.calls[0]).toContain(` --values ${out} -- `);
     expect(Bun.YAML.parse(readFileSync(out, 'utf8'))).toEqual(r.values);
   });
 
   test('a helm failure is exit 1 with its message', async () => {
-    const r = await install(['--platform', 'gcp', '--ack-prereqs', '--customer', 'c', '--serve-url', 'https://x.example', '--config', file('ack.json', { certificateMap: { name: 'm' } })], { FAKE_HELM_FAIL: '1' });
+    const r = await install(
+      [
+        '--platform',
+        'gcp',
+        '--ack-prereqs',
+        '--customer',
+        'c',
+        '--serve-url',
+        'https://x.example',
+        '--config',
+        file('ack.json', { certificateMap: { name: 'm' } }),
+      ],
+      { FAKE_HELM_FAIL: '1' },
+    );
     expect(r.code).toBe(1);
     expect(r.err).toBe('gateway install: helm upgrade --install failed (exit 1): Error: UPGRADE FAILED: cannot patch\n');
   });
 
   test('gcloud or helm missing from PATH: exit 1 naming it', async () => {
     let err = '';
-    const code = await runInstall(['--platform', 'gcp', '--ack-prereqs', '--customer', 'c', '--serve-url', 'https://x.example', '--config', file('ack.json', { certificateMap: { name: 'm' } })], {
-      env: { PATH: join(dir, 'empty') },
-      cwd: dir,
-      out: { write: () => undefined },
-      err: { write: (s: string) => (err += s) },
-    });
+    const code = await runInstall(
+      [
+        '--platform',
+        'gcp',
+        '--ack-prereqs',
+        '--customer',
+        'c',
+        '--serve-url',
+        'https://x.example',
+        '--config',
+        file('ack.json', { certificateMap: { name: 'm' } }),
+      ],
+      {
+        env: { PATH: join(dir, 'empty') },
+        cwd: dir,
+        out: { write: () => undefined },
+        err: { write: (s: string) => (err += s) },
+      },
+    );
     expect(code).toBe(1);
     expect(err).toBe('gateway install: helm was not found on PATH\n');
   });
 });
 
 describe('precedence and the serve URL', () => {
-  const identity = file('identity.json', { customer: 'id-cust', environment: 'id-env', serveUrl: 'https://identity.example', proxy: 'https://proxy.example', extra: 'ignored' });
-  const ack = (config: unknown, ...flags: string[]) => install(['--platform', 'gcp', '--ack-prereqs', '--identity', identity, '--config', file('p.json', { certificateMap: { name: 'm' }, ...(config as object) }), ...flags]);
+  const identity = file('identity.json', {
+    customer: 'id-cust',
+    environment: 'id-env',
+    serveUrl: 'https://identity.example',
+    proxy: 'https://proxy.example',
+    extra: 'ignored',
+  });
+  const ack = (config: unknown, ...flags: string[]) =>
+    install([
+      '--platform',
+      'gcp',
+      '--ack-prereqs',
+      '--identity',
+      identity,
+      '--config',
+      file('p.json', { certificateMap: { name: 'm' }, ...(config as object) }),
+      ...flags,
+    ]);
 
   test('flag > config file > identity file', async () => {
-    expect((await ack({ customer: 'file-cust', environment: 'file-env' }, '--customer', 'flag-cust', '--environment', 'flag-env')).values).toMatchObject({ customer: 'flag-cust', environment: 'flag-env' });
-    expect((await ack({ customer: 'file-cust', environment: 'file-env' })).values).toMatchObject({ customer: 'file-cust', environment: 'file-env' });
+    expect(
+      (await ack({ customer: 'file-cust', environment: 'file-env' }, '--customer', 'flag-cust', '--environment', 'flag-env')).values,
+    ).toMatchObject({ customer: 'flag-cust', environment: 'flag-env' });
+    expect((await ack({ customer: 'file-cust', environment: 'file-env' })).values).toMatchObject({
+      customer: 'file-cust',
+      environment: 'file-env',
+    });
     expect((await ack({})).values).toMatchObject({ customer: 'id-cust', environment: 'id-env' });
   });
 
   test('serve URL: --serve-url, then serveUrl, then https:// + serveDomain, then identity serveUrl, then identity proxy', async () => {
-    expect((await ack({ serveUrl: 'https://file.example', serveDomain: 'dom.example' }, '--serve-url', 'https://flag.example')).values).toMatchObject({ serveUrl: 'https://flag.example' });
-    expect((await ack({ serveUrl: 'https://file.example', serveDomain: 'dom.example' })).values).toMatchObject({ serveUrl: 'https://file.example' });
+    expect(
+      (await ack({ serveUrl: 'https://file.example', serveDomain: 'dom.example' }, '--serve-url', 'https://flag.example')).values,
+    ).toMatchObject({ serveUrl: 'https://flag.example' });
+    expect((await ack({ serveUrl: 'https://file.example', serveDomain: 'dom.example' })).values).toMatchObject({
+      serveUrl: 'https://file.example',
+    });
     expect((await ack({ serveDomain: 'dom.example' })).values).toMatchObject({ serveUrl: 'https://dom.example' });
     expect((await ack({})).values).toMatchObject({ serveUrl: 'https://identity.example' });
     const legacy = file('legacy.json', { customer: 'c', proxy: 'https://proxy.example' });
-    const r = await install(['--platform', 'gcp', '--ack-prereqs', '--identity', legacy, '--config', file('p2.json', { certificateMap: { name: 'm' } })]);
+    const r = await install([
+      '--platform',
+      'gcp',
+      '--ack-prereqs',
+      '--identity',
+      legacy,
+      '--config',
+      file('p2.json', { certificateMap: { name: 'm' } }),
+    ]);
     expect(r.values).toMatchObject({ serveUrl: 'https://proxy.example' });
   });
 
@@ -237,28 +358,69 @@ describe('refusals (exit 2, one line naming it)', () => {
   };
 
   test('missing keys: every one named with where it comes from', async () => {
-    await refuse(['--platform', 'gcp', '--apply-prereqs', '--customer', 'saas'], 'gateway install: --apply-prereqs: missing projectId (from config key projectId); certificateMap.name (from config key certificateMap.name); serveUrl (from --serve-url, config key serveUrl or serveDomain, identity serveUrl or proxy); environment (from --environment, config key environment or identity environment (customer is saas))');
-    await refuse(['--platform', 'gcp', '--ack-prereqs'], '--ack-prereqs: missing customer (from --customer, config key customer or identity customer); serveUrl (from');
-    await refuse(['--platform', 'gcp', '--dry-run-prereqs', '--config', file('cert.json', { projectId: 'p', certificateMap: { name: 'm' }, serveDomain: 'd.example' })], '--dry-run-prereqs: missing certificate.name (from config key certificate.name)');
-    await refuse(['--platform', 'gcp', '--dry-run-prereqs', '--config', file('cert2.json', { projectId: 'p', certificateMap: { name: 'm' }, certificate: { name: 'c' } })], 'missing serveDomain (from config key serveDomain)');
+    await refuse(
+      ['--platform', 'gcp', '--apply-prereqs', '--customer', 'saas'],
+      'gateway install: --apply-prereqs: missing projectId (from config key projectId); certificateMap.name (from config key certificateMap.name); serveUrl (from --serve-url, config key serveUrl or serveDomain, identity serveUrl or proxy); environment (from --environment, config key environment or identity environment (customer is saas))',
+    );
+    await refuse(
+      ['--platform', 'gcp', '--ack-prereqs'],
+      '--ack-prereqs: missing customer (from --customer, config key customer or identity customer); serveUrl (from',
+    );
+    await refuse(
+      [
+        '--platform',
+        'gcp',
+        '--dry-run-prereqs',
+        '--config',
+        file('cert.json', { projectId: 'p', certificateMap: { name: 'm' }, serveDomain: 'd.example' }),
+      ],
+      '--dry-run-prereqs: missing certificate.name (from config key certificate.name)',
+    );
+    await refuse(
+      [
+        '--platform',
+        'gcp',
+        '--dry-run-prereqs',
+        '--config',
+        file('cert2.json', { projectId: 'p', certificateMap: { name: 'm' }, certificate: { name: 'c' } }),
+      ],
+      'missing serveDomain (from config key serveDomain)',
+    );
   });
 
   test('environment is required only when the customer is saas', async () => {
     const config = file('saas.json', { certificateMap: { name: 'm' }, serveUrl: 'https://x.example' });
     await refuse(['--platform', 'gcp', '--ack-prereqs', '--customer', 'saas', '--config', config], 'missing environment');
-    expect((await install(['--platform', 'gcp', '--ack-prereqs', '--customer', 'saas', '--environment', 'eu', '--config', config])).code).toBe(0);
+    expect(
+      (await install(['--platform', 'gcp', '--ack-prereqs', '--customer', 'saas', '--environment', 'eu', '--config', config])).code,
+    ).toBe(0);
   });
 
   test('unknown keys and wrong types in the configuration file, each named', async () => {
     await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', file('u1.json', { projectID: 'x' })], "unknown key 'projectID'");
-    await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', file('u2.json', { certificateMap: { nmae: 'x' } })], "unknown key 'certificateMap.nmae'");
-    await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', file('u3.json', { 'certificateMap.name': 'x' })], "unknown key 'certificateMap.name'");
-    await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', file('t1.json', { gcloud: { skipExisting: 'yes' } })], "'gcloud.skipExisting' must be a boolean");
-    await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', file('t2.json', { projectId: 42 })], "'projectId' must be a non-empty string");
-    await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', file('t3.json', { namespaces: 'router' })], "'namespaces' must be an object");
+    await refuse(
+      ['--platform', 'gcp', '--ack-prereqs', '--config', file('u2.json', { certificateMap: { nmae: 'x' } })],
+      "unknown key 'certificateMap.nmae'",
+    );
+    await refuse(
+      ['--platform', 'gcp', '--ack-prereqs', '--config', file('u3.json', { 'certificateMap.name': 'x' })],
+      "unknown key 'certificateMap.name'",
+    );
+    await refuse(
+      ['--platform', 'gcp', '--ack-prereqs', '--config', file('t1.json', { gcloud: { skipExisting: 'yes' } })],
+      "'gcloud.skipExisting' must be a boolean",
+    );
+    await refuse(
+      ['--platform', 'gcp', '--ack-prereqs', '--config', file('t2.json', { projectId: 42 })],
+      "'projectId' must be a non-empty string",
+    );
+    await refuse(
+      ['--platform', 'gcp', '--ack-prereqs', '--config', file('t3.json', { namespaces: 'router' })],
+      "'namespaces' must be an object",
+    );
     await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', file('t4.json', '{ not json')], 'not valid JSON');
     await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', join(dir, 'absent.json')], 'cannot be read');
-    await refuse(['--platform', 'gcp', '--ack-prereqs', '--identity', file('i1.json', { customer: 7 })], "--identity: ");
+    await refuse(['--platform', 'gcp', '--ack-prereqs', '--identity', file('i1.json', { customer: 7 })], '--identity: ');
   });
 
   test('a name-shaped value that is not a name (a flag, a space, a slash, a newline) is refused before any tool runs, naming the key', async () => {
@@ -284,12 +446,31 @@ describe('refusals (exit 2, one line naming it)', () => {
         expect(r.calls).toEqual([]);
       }
     }
-    await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', file('ok.json', base), '--release=--post-renderer=/bin/sh'], '--release: must be a Helm release name');
-    await refuse(['--platform', 'gcp', '--ack-prereqs', '--config', file('ok.json', base), '--release', '-x'], '--release: must be a Helm release name');
+    await refuse(
+      ['--platform', 'gcp', '--ack-prereqs', '--config', file('ok.json', base), '--release=--post-renderer=/bin/sh'],
+      '--release: must be a Helm release name',
+    );
+    await refuse(
+      ['--platform', 'gcp', '--ack-prereqs', '--config', file('ok.json', base), '--release', '-x'],
+      '--release: must be a Helm release name',
+    );
   });
 
   test('every key of the seed is accepted with its type', async () => {
-    const all = { projectId: 'p', serveDomain: 'd.example', customer: 'c', environment: 'e', serveUrl: 'https://u.example', securityPolicy: 's', certificateMap: { name: 'm' }, gateway: { staticIpName: 'i' }, certificate: { name: 'c' }, dnsAuthorization: { name: 'a' }, namespaces: { gateway: 'g', system: 's', dataplane: 'd' }, gcloud: { skipExisting: false } };
+    const all = {
+      projectId: 'p',
+      serveDomain: 'd.example',
+      customer: 'c',
+      environment: 'e',
+      serveUrl: 'https://u.example',
+      securityPolicy: 's',
+      certificateMap: { name: 'm' },
+      gateway: { staticIpName: 'i' },
+      certificate: { name: 'c' },
+      dnsAuthorization: { name: 'a' },
+      namespaces: { gateway: 'g', system: 's', dataplane: 'd' },
+      gcloud: { skipExisting: false },
+    };
     expect(Object.keys(CONFIG_KEYS)).toHaveLength(14);
     const r = await install(['--platform', 'gcp', '--dry-run-prereqs', '--config', file('all.json', all)]);
     expect(r.code).toBe(0);
@@ -301,7 +482,10 @@ describe('refusals (exit 2, one line naming it)', () => {
     await refuse(['--platform', 'aws', '--ack-prereqs'], "'aws' is not a platform type");
     await refuse(['--platform', 'azure', '--ack-prereqs'], /azure platform type is not supported yet: it would need .*az` CLI/);
     await refuse(['--platform', 'gcp'], 'choose a workflow');
-    await refuse(['--platform', 'gcp', '--ack-prereqs', '--apply-prereqs'], 'choose one of --ack-prereqs, --dry-run-prereqs, --apply-prereqs');
+    await refuse(
+      ['--platform', 'gcp', '--ack-prereqs', '--apply-prereqs'],
+      'choose one of --ack-prereqs, --dry-run-prereqs, --apply-prereqs',
+    );
     await refuse(['--platform', 'gcp', '--ack-prereqs', '--bogus'], '--bogus: unknown flag');
     await refuse(['--platform', 'gcp', '--ack-prereqs', '--customer'], '--customer: needs a value');
   });
@@ -313,9 +497,27 @@ describe('the CLI', () => {
     const help = Bun.spawnSync(['bun', 'src/main.ts', 'install', '--help'], { cwd: root, stdout: 'pipe', stderr: 'pipe' });
     expect(help.exitCode).toBe(0);
     const text = help.stdout.toString();
-    for (const flag of ['--platform', '--config', '--identity', '--customer', '--environment', '--serve-url', '--ack-prereqs', '--dry-run-prereqs', '--apply-prereqs', '--chart', '--release', '--values-out', '--help']) expect(text).toContain(`  ${flag}`);
+    for (const flag of [
+      '--platform',
+      '--config',
+      '--identity',
+      '--customer',
+      '--environment',
+      '--serve-url',
+      '--ack-prereqs',
+      '--dry-run-prereqs',
+      '--apply-prereqs',
+      '--chart',
+      '--release',
+      '--values-out',
+      '--help',
+    ])
+      expect(text).toContain(`  ${flag}`);
     for (const key of Object.keys(CONFIG_KEYS)) expect(text).toContain(key.split('.')[0] ?? key);
-    const bad = Bun.spawnSync(['bun', 'src/main.ts', 'install', '--platform', 'gcp', '--ack-prereqs', '--config', file('u1.json', { projectID: 'x' })], { cwd: root, stdout: 'pipe', stderr: 'pipe' });
+    const bad = Bun.spawnSync(
+      ['bun', 'src/main.ts', 'install', '--platform', 'gcp', '--ack-prereqs', '--config', file('u1.json', { projectID: 'x' })],
+      { cwd: root, stdout: 'pipe', stderr: 'pipe' },
+    );
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr.toString()).toContain("unknown key 'projectID'");
   });

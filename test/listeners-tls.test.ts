@@ -19,7 +19,26 @@ let tg: TestGateway;
 
 beforeAll(async () => {
   const made = Bun.spawnSync(
-    ['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,IP:127.0.0.2', '-keyout', keyFile, '-out', certFile],
+    [
+      'openssl',
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,IP:127.0.0.2',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+    ],
     { stderr: 'pipe' },
   );
   if (made.exitCode !== 0) throw new Error(`openssl: ${made.stderr.toString()}`);
@@ -48,7 +67,7 @@ describe('TLS listeners and the admin bind address', () => {
     // Not trusted without the CA: the certificate really is the one configured (self-signed).
     await expect(fetch(`${tg.url}/healthz`)).rejects.toThrow();
     // Plain HTTP to the TLS port gets no HTTP answer.
-    await expect(fetch(tg.url.replace('https://', 'http://') + '/healthz')).rejects.toThrow();
+    await expect(fetch(`${tg.url.replace('https://', 'http://')}/healthz`)).rejects.toThrow();
   });
 
   test('the management listener serves HTTPS on GATEWAY_ADMIN_HOST only', async () => {
@@ -85,9 +104,15 @@ describe('TLS listeners and the admin bind address', () => {
 describe('settings', () => {
   const base = { GATEWAY_DATA_DIR: 'memory://' };
   test('TLS files come in pairs and must exist; the error names the setting', () => {
-    expect(() => loadConfig([], { ...base, GATEWAY_TLS_CERT_FILE: certFile })).toThrow(new ConfigError('GATEWAY_TLS_KEY_FILE', 'required with GATEWAY_TLS_CERT_FILE'));
-    expect(() => loadConfig([], { ...base, GATEWAY_ADMIN_TLS_KEY_FILE: keyFile })).toThrow(new ConfigError('GATEWAY_ADMIN_TLS_CERT_FILE', 'required with GATEWAY_ADMIN_TLS_KEY_FILE'));
-    expect(() => loadConfig([], { ...base, GATEWAY_METRICS_TLS_CERT_FILE: join(dir, 'nope.pem'), GATEWAY_METRICS_TLS_KEY_FILE: keyFile })).toThrow(/GATEWAY_METRICS_TLS_CERT_FILE/);
+    expect(() => loadConfig([], { ...base, GATEWAY_TLS_CERT_FILE: certFile })).toThrow(
+      new ConfigError('GATEWAY_TLS_KEY_FILE', 'required with GATEWAY_TLS_CERT_FILE'),
+    );
+    expect(() => loadConfig([], { ...base, GATEWAY_ADMIN_TLS_KEY_FILE: keyFile })).toThrow(
+      new ConfigError('GATEWAY_ADMIN_TLS_CERT_FILE', 'required with GATEWAY_ADMIN_TLS_KEY_FILE'),
+    );
+    expect(() =>
+      loadConfig([], { ...base, GATEWAY_METRICS_TLS_CERT_FILE: join(dir, 'nope.pem'), GATEWAY_METRICS_TLS_KEY_FILE: keyFile }),
+    ).toThrow(/GATEWAY_METRICS_TLS_CERT_FILE/);
     const c = loadConfig([], { ...base, GATEWAY_METRICS_TLS_CERT_FILE: certFile, GATEWAY_METRICS_TLS_KEY_FILE: keyFile });
     expect(c.tls).toEqual({ metrics: { certFile, keyFile } });
     expect(c.telemetry.metrics.tls).toEqual({ certFile, keyFile });
@@ -96,7 +121,13 @@ describe('settings', () => {
   test('the admin host defaults to GATEWAY_HOST; pool size and admin body limit are read and bounded', () => {
     const d = loadConfig([], base);
     expect([d.adminHost, d.dbPoolMax, d.adminMaxBodyBytes, d.tls]).toEqual(['127.0.0.1', 10, 4 * 1024 * 1024, {}]);
-    const c = loadConfig([], { ...base, GATEWAY_HOST: '0.0.0.0', GATEWAY_ADMIN_HOST: '10.0.0.5', GATEWAY_DB_POOL_MAX: '25', GATEWAY_ADMIN_MAX_BODY: '8MiB' });
+    const c = loadConfig([], {
+      ...base,
+      GATEWAY_HOST: '0.0.0.0',
+      GATEWAY_ADMIN_HOST: '10.0.0.5',
+      GATEWAY_DB_POOL_MAX: '25',
+      GATEWAY_ADMIN_MAX_BODY: '8MiB',
+    });
     expect([c.host, c.adminHost, c.dbPoolMax, c.adminMaxBodyBytes]).toEqual(['0.0.0.0', '10.0.0.5', 25, 8 * 1024 * 1024]);
     expect(() => loadConfig([], { ...base, GATEWAY_DB_POOL_MAX: '0' })).toThrow(/GATEWAY_DB_POOL_MAX/);
   });

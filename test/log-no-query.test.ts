@@ -32,7 +32,9 @@ describe('describeError on query failures', () => {
     const target = await testDatabase();
     const store = await openStore(target.url ? { driver: 'postgres', url: target.url } : { driver: 'pglite', dataDir: 'memory' });
     try {
-      const e = await failure(() => store.db.execute(sql`select secret_col from no_such_table_8271 where secret_col = ${'needle-param'} or 'needle-literal' = 'x'`));
+      const e = await failure(() =>
+        store.db.execute(sql`select secret_col from no_such_table_8271 where secret_col = ${'needle-param'} or 'needle-literal' = 'x'`),
+      );
       // What the old description printed: the wrapper's message is the statement.
       expect(e instanceof Error && e.message).toStartWith('Failed query: select secret_col');
       const d = describeError(e);
@@ -58,10 +60,21 @@ describe('describeError on query failures', () => {
 
   test('postgres.js-shaped errors: `query` on the error, quoted in its message, or wrapped by drizzle', () => {
     const query = 'select "key_hash", "secret_col" from "api_keys" where "id" = $1';
-    const driver = Object.assign(new Error(`could not run: ${query}\nDETAIL: ${query}`), { name: 'PostgresError', code: '57014', query, parameters: ['needle-param'] });
+    const driver = Object.assign(new Error(`could not run: ${query}\nDETAIL: ${query}`), {
+      name: 'PostgresError',
+      code: '57014',
+      query,
+      parameters: ['needle-param'],
+    });
     const own = describeError(driver);
     expect(own).toBe('PostgresError[57014]: could not run: <query>');
-    const wrapped = describeError(new DrizzleQueryError(query, ['needle-param'], Object.assign(new Error('canceling statement due to statement timeout'), { name: 'PostgresError', code: '57014', query })));
+    const wrapped = describeError(
+      new DrizzleQueryError(
+        query,
+        ['needle-param'],
+        Object.assign(new Error('canceling statement due to statement timeout'), { name: 'PostgresError', code: '57014', query }),
+      ),
+    );
     expect(wrapped).toBe('DrizzleQueryError ← PostgresError[57014]: canceling statement due to statement timeout');
     // A wrapper whose statement is not attached (rebuilt from a message) still prints none of it.
     const bare = describeError(new Error(`Failed query: ${query}\nparams: needle-param`));
@@ -112,20 +125,24 @@ describe('the management log line while the database is down', () => {
   });
 
   const skip = throwawayUnavailable();
-  test.skipIf(skip !== undefined)('PostgreSQL stopped under the gateway: the line names the cause, no SQL', async () => {
-    let pg: ThrowawayPostgres | undefined;
-    let tg: TestGateway | undefined;
-    try {
-      pg = await startThrowawayPostgres();
-      tg = await startTestGateway({ DATABASE_URL: pg.url });
-      const server = pg;
-      const said = await outage(tg, async () => server.stop());
-      for (const l of said) expect(l).not.toMatch(SQL_TEXT);
-      expect(said.join('\n')).toMatch(/ECONNREFUSED|CONNECTION_|terminating/);
-    } finally {
-      pg?.start();
-      await tg?.stop().catch(() => undefined);
-      pg?.destroy();
-    }
-  }, 120_000);
+  test.skipIf(skip !== undefined)(
+    'PostgreSQL stopped under the gateway: the line names the cause, no SQL',
+    async () => {
+      let pg: ThrowawayPostgres | undefined;
+      let tg: TestGateway | undefined;
+      try {
+        pg = await startThrowawayPostgres();
+        tg = await startTestGateway({ DATABASE_URL: pg.url });
+        const server = pg;
+        const said = await outage(tg, async () => server.stop());
+        for (const l of said) expect(l).not.toMatch(SQL_TEXT);
+        expect(said.join('\n')).toMatch(/ECONNREFUSED|CONNECTION_|terminating/);
+      } finally {
+        pg?.start();
+        await tg?.stop().catch(() => undefined);
+        pg?.destroy();
+      }
+    },
+    120_000,
+  );
 });

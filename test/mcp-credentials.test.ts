@@ -77,12 +77,31 @@ beforeAll(async () => {
   await ok('CreateCustomer', { customerId: 'acme' });
   await ok('AddProjectMember', { ...acme, userId: 'owen', role: 'admin' });
   await ok('AddProjectMember', { ...acme, userId: 'ann', role: 'member' });
-  for (const u of ['owen', 'ann']) tok[u] = String((await ok('CreateUserToken', { customerId: 'acme', workspaceId: 'ws', userId: u, organizationUnit: 'eng', role: 'dev', projectId: 'default' })).accessToken);
+  for (const u of ['owen', 'ann'])
+    tok[u] = String(
+      (
+        await ok('CreateUserToken', {
+          customerId: 'acme',
+          workspaceId: 'ws',
+          userId: u,
+          organizationUnit: 'eng',
+          role: 'dev',
+          projectId: 'default',
+        })
+      ).accessToken,
+    );
   const k = (await tg.must(apikeyOp('CreateApiKey'), { name: 'mcp', enterpriseContext: acme })) as { apiKey: string; id: string };
   apiKey = k.apiKey;
   keyId = k.id;
   await ok('CreateMcpServer', { serverId: 'gh', url: gh.url, authType: 'bearer', authValue: CATALOG });
-  await ok('CreateMcpServer', { serverId: 'hdr', url: hdr.url, transport: 'sse', authType: 'header', authHeader: 'x-api-token', authValue: CATALOG_HDR });
+  await ok('CreateMcpServer', {
+    serverId: 'hdr',
+    url: hdr.url,
+    transport: 'sse',
+    authType: 'header',
+    authHeader: 'x-api-token',
+    authValue: CATALOG_HDR,
+  });
   await ok('CreateMcpServer', { serverId: 'open', url: gh.url });
   for (const serverId of ['gh', 'hdr', 'open']) await ok('AddProjectMcpServer', { ...acme, serverId });
   await ok('CreateMcpProfile', { ...acme, profileId: 'tools', servers: [{ serverId: 'gh' }, { serverId: 'hdr' }] });
@@ -102,14 +121,20 @@ describe('managing own credentials', () => {
     expect(project).toMatchObject({ ...acme, serverId: 'gh', userId: '' });
     expect(project.authValue).toBeUndefined();
     await ok('SetMcpServerCredential', { ...acme, serverId: 'hdr', authValue: PROJECT_HDR }, tok.owen);
-    expect(await code('SetMcpServerCredential', { ...acme, serverId: 'gh', userId: 'ann', authValue: 'not-yours' }, tok.owen)).toBe('permission_denied');
-    expect(((await ok('SetMcpServerCredential', { ...acme, serverId: 'gh', userId: 'ann', authValue: 'first' }, tok.ann)).credential as Body).userId).toBe('ann');
+    expect(await code('SetMcpServerCredential', { ...acme, serverId: 'gh', userId: 'ann', authValue: 'not-yours' }, tok.owen)).toBe(
+      'permission_denied',
+    );
+    expect(
+      ((await ok('SetMcpServerCredential', { ...acme, serverId: 'gh', userId: 'ann', authValue: 'first' }, tok.ann)).credential as Body)
+        .userId,
+    ).toBe('ann');
     // Set again: replaced.
     await ok('SetMcpServerCredential', { ...acme, serverId: 'gh', userId: 'ann', authValue: ANN }, tok.ann);
     expect(await code('SetMcpServerCredential', { ...acme, serverId: 'gh', userId: 'nobody', authValue: 'v' })).toBe('failed_precondition');
     expect(await code('SetMcpServerCredential', { ...acme, serverId: 'open', authValue: 'v' })).toBe('failed_precondition');
     expect(await code('SetMcpServerCredential', { ...acme, serverId: 'ghost', authValue: 'v' })).toBe('not_found');
-    const list = async (token?: string) => ((await ok('ListMcpServerCredentials', acme, token)).credentials as Body[]).map((c) => `${c.serverId}:${c.userId}`).sort();
+    const list = async (token?: string) =>
+      ((await ok('ListMcpServerCredentials', acme, token)).credentials as Body[]).map((c) => `${c.serverId}:${c.userId}`).sort();
     expect(await list(tok.ann)).toEqual(['gh:', 'gh:ann', 'hdr:']);
     expect(await list(tok.owen)).toEqual(['gh:', 'hdr:']);
     expect(await list()).toEqual(['gh:', 'gh:ann', 'hdr:']);
@@ -117,7 +142,7 @@ describe('managing own credentials', () => {
     expect(await code('DeleteMcpServerCredential', { ...acme, serverId: 'open' })).toBe('not_found');
   });
 
-  test('the member\'s credential, then the project\'s, then the catalog\'s goes upstream, per call', async () => {
+  test("the member's credential, then the project's, then the catalog's goes upstream, per call", async () => {
     // An API key has no authenticated user: the project's.
     expect(await sentTo(gh, 'authorization', () => echo(tg.url, apiKey, 'gh__echo'))).toEqual([`Bearer ${PROJECT}`]);
     expect(await sentTo(hdr, 'token', () => echo(tg.url, apiKey, 'hdr__echo'))).toEqual([PROJECT_HDR]);
@@ -126,11 +151,17 @@ describe('managing own credentials', () => {
     expect(await sentTo(gh, 'authorization', () => echo(tg.url, tok.owen as string, 'gh__echo'))).toEqual([`Bearer ${PROJECT}`]);
     // A session open across a change takes the next credential in line at its next call.
     const { client } = await connectMcp(`${tg.url}/mcp/tools`, tok.ann as string);
-    expect(await sentTo(gh, 'authorization', () => client.callTool({ name: 'gh__echo', arguments: { text: '1' } }))).toEqual([`Bearer ${ANN}`]);
+    expect(await sentTo(gh, 'authorization', () => client.callTool({ name: 'gh__echo', arguments: { text: '1' } }))).toEqual([
+      `Bearer ${ANN}`,
+    ]);
     await ok('DeleteMcpServerCredential', { ...acme, serverId: 'gh', userId: 'ann' }, tok.ann);
-    expect(await sentTo(gh, 'authorization', () => client.callTool({ name: 'gh__echo', arguments: { text: '2' } }))).toEqual([`Bearer ${PROJECT}`]);
+    expect(await sentTo(gh, 'authorization', () => client.callTool({ name: 'gh__echo', arguments: { text: '2' } }))).toEqual([
+      `Bearer ${PROJECT}`,
+    ]);
     await ok('DeleteMcpServerCredential', { ...acme, serverId: 'gh' }, tok.owen);
-    expect(await sentTo(gh, 'authorization', () => client.callTool({ name: 'gh__echo', arguments: { text: '3' } }))).toEqual([`Bearer ${CATALOG}`]);
+    expect(await sentTo(gh, 'authorization', () => client.callTool({ name: 'gh__echo', arguments: { text: '3' } }))).toEqual([
+      `Bearer ${CATALOG}`,
+    ]);
     await client.close();
     // The caller's own credential never goes upstream.
     expect(JSON.stringify([...gh.seen, ...hdr.seen])).not.toContain(apiKey);
@@ -141,7 +172,7 @@ describe('managing own credentials', () => {
 });
 
 describe('a separate data plane serves a profile from pulled, sealed configuration', () => {
-  test('credentials reach the upstream server, never the plane\'s files; removal and revocation within the propagation time', async () => {
+  test("credentials reach the upstream server, never the plane's files; removal and revocation within the propagation time", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-mcp-plane-'));
     let node: DataNode | undefined;
     try {
@@ -156,10 +187,12 @@ describe('a separate data plane serves a profile from pulled, sealed configurati
       expect(await sentTo(gh, 'authorization', () => echo(plane.inferenceUrl, apiKey, 'gh__echo'))).toEqual([`Bearer ${PROJECT}`]);
       expect(await sentTo(gh, 'authorization', () => echo(plane.inferenceUrl, tok.ann as string, 'gh__echo'))).toEqual([`Bearer ${ANN}`]);
       expect(await sentTo(hdr, 'token', () => echo(plane.inferenceUrl, apiKey, 'hdr__echo'))).toEqual([PROJECT_HDR]);
-      const files = (root: string): string[] => readdirSync(root, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(root, e.name)) : [join(root, e.name)]));
+      const files = (root: string): string[] =>
+        readdirSync(root, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(root, e.name)) : [join(root, e.name)]));
       const stored = files(join(dir, 'node'));
       expect(stored.length).toBeGreaterThan(0);
-      for (const f of stored) expect({ f, leaked: SECRETS.filter((s) => readFileSync(f).toString('latin1').includes(s)) }).toEqual({ f, leaked: [] });
+      for (const f of stored)
+        expect({ f, leaked: SECRETS.filter((s) => readFileSync(f).toString('latin1').includes(s)) }).toEqual({ f, leaked: [] });
 
       // Within the propagation time (the plane polls every 100 ms): a server leaves the profile, then the key is revoked.
       const { client } = await connectMcp(`${plane.inferenceUrl}/mcp/tools`, apiKey);
@@ -211,7 +244,14 @@ describe('never in plaintext', () => {
     await ok('RemoveProjectMcpServer', { ...acme, serverId: 'hdr' });
     await ok('DeleteMcpServer', { serverId: 'hdr' });
     expect(((await ok('ListMcpServerCredentials', acme)).credentials as Body[]).map((c) => c.serverId)).toEqual(['gh', 'gh']);
-    await ok('CreateMcpServer', { serverId: 'hdr', url: hdr.url, transport: 'sse', authType: 'header', authHeader: 'x-api-token', authValue: CATALOG_HDR });
+    await ok('CreateMcpServer', {
+      serverId: 'hdr',
+      url: hdr.url,
+      transport: 'sse',
+      authType: 'header',
+      authHeader: 'x-api-token',
+      authValue: CATALOG_HDR,
+    });
     await ok('AddProjectMcpServer', { ...acme, serverId: 'hdr' });
     await ok('UpdateMcpProfile', { ...acme, profileId: 'tools', servers: [{ serverId: 'gh' }, { serverId: 'hdr' }] });
     expect(await sentTo(hdr, 'token', () => echo(tg.url, tok.ann as string, 'hdr__echo'))).toEqual([CATALOG_HDR]);

@@ -23,11 +23,7 @@ let apiKey: string;
 let keyId: string;
 let otherKey: string;
 const acme = { customerId: 'acme', projectId: 'default' };
-const TOOLS_SERVERS = [
-  { serverId: 'alpha', tools: ['echo', 'add*', 'progress', 'ask'] },
-  { serverId: 'beta' },
-  { serverId: 'down' },
-];
+const TOOLS_SERVERS = [{ serverId: 'alpha', tools: ['echo', 'add*', 'progress', 'ask'] }, { serverId: 'beta' }, { serverId: 'down' }];
 
 const url = (profile: string): string => `${tg.url}/mcp/${profile}`;
 
@@ -37,12 +33,29 @@ beforeAll(async () => {
   tg = await startTestGateway();
   await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
   await tg.must(admin('CreateCustomer'), { customerId: 'other', name: 'Other' });
-  const k = (await tg.must(apikeyOp('CreateApiKey'), { name: 'mcp', userId: 'u1', enterpriseContext: { customerId: 'acme', projectId: 'default' } })) as { apiKey: string; id: string };
+  const k = (await tg.must(apikeyOp('CreateApiKey'), {
+    name: 'mcp',
+    userId: 'u1',
+    enterpriseContext: { customerId: 'acme', projectId: 'default' },
+  })) as { apiKey: string; id: string };
   apiKey = k.apiKey;
   keyId = k.id;
-  otherKey = ((await tg.must(apikeyOp('CreateApiKey'), { name: 'mcp', userId: 'u2', enterpriseContext: { customerId: 'other', projectId: 'default' } })) as { apiKey: string }).apiKey;
+  otherKey = (
+    (await tg.must(apikeyOp('CreateApiKey'), {
+      name: 'mcp',
+      userId: 'u2',
+      enterpriseContext: { customerId: 'other', projectId: 'default' },
+    })) as { apiKey: string }
+  ).apiKey;
   await tg.must(admin('CreateMcpServer'), { serverId: 'alpha', url: alpha.url, authType: 'bearer', authValue: ALPHA_SECRET });
-  await tg.must(admin('CreateMcpServer'), { serverId: 'beta', url: beta.url, transport: 'sse', authType: 'header', authHeader: 'x-api-token', authValue: BETA_SECRET });
+  await tg.must(admin('CreateMcpServer'), {
+    serverId: 'beta',
+    url: beta.url,
+    transport: 'sse',
+    authType: 'header',
+    authHeader: 'x-api-token',
+    authValue: BETA_SECRET,
+  });
   // Nothing listens there: a server that is down.
   await tg.must(admin('CreateMcpServer'), { serverId: 'down', url: 'http://127.0.0.1:9/mcp' });
   for (const serverId of ['alpha', 'beta', 'down']) await tg.must(admin('AddProjectMcpServer'), { ...acme, serverId });
@@ -60,7 +73,17 @@ describe('listing and routing back', () => {
   test('tools of both servers are listed with their prefixes; filtered and down servers cost only their own entries', async () => {
     const { client } = await connectMcp(url('tools'), apiKey);
     const names = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(['alpha__add', 'alpha__ask', 'alpha__echo', 'alpha__progress', 'beta__add', 'beta__admin_reset', 'beta__ask', 'beta__echo', 'beta__progress']);
+    expect(names).toEqual([
+      'alpha__add',
+      'alpha__ask',
+      'alpha__echo',
+      'alpha__progress',
+      'beta__add',
+      'beta__admin_reset',
+      'beta__ask',
+      'beta__echo',
+      'beta__progress',
+    ]);
     await client.close();
   });
 
@@ -95,7 +118,10 @@ describe('listing and routing back', () => {
     expect(got.messages[0]?.content).toEqual({ type: 'text', text: 'b: hello Ada' });
     const uris = (await client.listResources()).resources.map((r) => r.uri).sort();
     expect(uris).toEqual(['mem://a/readme', 'mem://b/readme']);
-    expect((await client.listResourceTemplates()).resourceTemplates.map((t) => `${t.name} ${t.uriTemplate}`).sort()).toEqual(['alpha__item mem://a/items/{id}', 'beta__item mem://b/items/{id}']);
+    expect((await client.listResourceTemplates()).resourceTemplates.map((t) => `${t.name} ${t.uriTemplate}`).sort()).toEqual([
+      'alpha__item mem://a/items/{id}',
+      'beta__item mem://b/items/{id}',
+    ]);
     expect(await client.readResource({ uri: 'mem://b/readme' })).toMatchObject({ contents: [{ uri: 'mem://b/readme', text: 'b readme' }] });
     expect(await client.readResource({ uri: 'mem://a/items/7' })).toMatchObject({ contents: [{ text: 'a item 7' }] });
     await client.close();
@@ -104,7 +130,9 @@ describe('listing and routing back', () => {
   test('progress and server-to-client requests (sampling) pass through', async () => {
     const { client } = await connectMcp(url('tools'), apiKey, { sampling: true });
     const progress: number[] = [];
-    const r = await client.callTool({ name: 'alpha__progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    const r = await client.callTool({ name: 'alpha__progress', arguments: { steps: 3 } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
     expect(textOf(r)).toBe('a:progressed 3');
     expect(progress).toEqual([1, 2, 3]);
     expect(textOf(await client.callTool({ name: 'alpha__ask', arguments: {} }))).toBe('a:sampled sampled-by-client');
@@ -128,7 +156,12 @@ describe('credentials and callers', () => {
   });
 
   test('no credential or a bad one: 401 with WWW-Authenticate: Bearer; another project: 404', async () => {
-    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const none = await fetch(url('tools'), { method: 'POST', headers, body: init });
     expect(none.status).toBe(401);
@@ -167,7 +200,13 @@ describe('sessions without stickiness', () => {
     try {
       const res = await fetch(`http://127.0.0.1:${replica.port}/mcp/flat`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${apiKey}`, 'mcp-session-id': sessionId ?? '', 'mcp-protocol-version': '2025-11-25' },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${apiKey}`,
+          'mcp-session-id': sessionId ?? '',
+          'mcp-protocol-version': '2025-11-25',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: 'elsewhere' } } }),
       });
       expect(res.status).toBe(200);
@@ -175,7 +214,12 @@ describe('sessions without stickiness', () => {
       // A session id is bound to its caller: another credential cannot use it.
       const stolen = await fetch(`http://127.0.0.1:${replica.port}/mcp/flat`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${otherKey}`, 'mcp-session-id': sessionId ?? '' },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${otherKey}`,
+          'mcp-session-id': sessionId ?? '',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/list', params: {} }),
       });
       expect(stolen.status).toBe(404);
@@ -196,17 +240,52 @@ describe('governance', () => {
     const idOf = (method: string): string => requestIds.find((r) => r.method === method)?.id ?? '';
     const search = async (requestId: string) =>
       ((await tg.must(admin('SearchRequestRecords'), { requestId })) as { records: Record<string, unknown>[] }).records[0];
-    expect(await search(idOf('tools/call'))).toMatchObject({ endpoint: '/mcp/tools', model: 'tools/call', provider: 'mcp', connection: 'alpha', upstreamModel: 'echo', httpStatus: 200, apiKeyId: keyId, customerId: 'acme' });
-    expect(await search(idOf('prompts/get'))).toMatchObject({ model: 'prompts/get', connection: 'alpha', upstreamModel: 'greet', httpStatus: 200 });
-    expect(await search(idOf('resources/read'))).toMatchObject({ model: 'resources/read', connection: 'beta', upstreamModel: 'mem://b/readme', httpStatus: 200 });
+    expect(await search(idOf('tools/call'))).toMatchObject({
+      endpoint: '/mcp/tools',
+      model: 'tools/call',
+      provider: 'mcp',
+      connection: 'alpha',
+      upstreamModel: 'echo',
+      httpStatus: 200,
+      apiKeyId: keyId,
+      customerId: 'acme',
+    });
+    expect(await search(idOf('prompts/get'))).toMatchObject({
+      model: 'prompts/get',
+      connection: 'alpha',
+      upstreamModel: 'greet',
+      httpStatus: 200,
+    });
+    expect(await search(idOf('resources/read'))).toMatchObject({
+      model: 'resources/read',
+      connection: 'beta',
+      upstreamModel: 'mem://b/readme',
+      httpStatus: 200,
+    });
     const rec = await search(idOf('tools/call'));
     expect(JSON.stringify(rec?.requestBody)).toContain('recorded');
     expect(typeof rec?.latencyMs).toBe('number');
   });
 
   test('guardrails: input on tool arguments, output on tool results', async () => {
-    await tg.must(admin('CreateGuardrail'), { customerId: 'acme', projectId: 'default', name: 'no-secret-in', stage: 'input', kind: 'regex', pattern: 'forbidden-word', action: 'block' });
-    await tg.must(admin('CreateGuardrail'), { customerId: 'acme', projectId: 'default', name: 'redact-out', stage: 'output', kind: 'regex', pattern: 'a:leak\\S*', action: 'redact' });
+    await tg.must(admin('CreateGuardrail'), {
+      customerId: 'acme',
+      projectId: 'default',
+      name: 'no-secret-in',
+      stage: 'input',
+      kind: 'regex',
+      pattern: 'forbidden-word',
+      action: 'block',
+    });
+    await tg.must(admin('CreateGuardrail'), {
+      customerId: 'acme',
+      projectId: 'default',
+      name: 'redact-out',
+      stage: 'output',
+      kind: 'regex',
+      pattern: 'a:leak\\S*',
+      action: 'redact',
+    });
     const { client } = await connectMcp(url('tools'), apiKey);
     const blocked = await client.callTool({ name: 'alpha__echo', arguments: { text: 'a forbidden-word here' } }).then(
       () => undefined,
@@ -221,12 +300,18 @@ describe('governance', () => {
   });
 
   test('a tool call counts against the rate limit', async () => {
-    await tg.must(admin('UpsertProjectSetting'), { customerId: 'acme', projectId: 'default', settingName: 'rate-limit', settingValue: '{"requestsPerMinute":2}' });
+    await tg.must(admin('UpsertProjectSetting'), {
+      customerId: 'acme',
+      projectId: 'default',
+      settingName: 'rate-limit',
+      settingValue: '{"requestsPerMinute":2}',
+    });
     const { client } = await connectMcp(url('flat'), apiKey);
     // Listing is not a governed call; calls are.
     await client.listTools();
     const results: unknown[] = [];
-    for (let i = 0; i < 4; i++) results.push(await client.callTool({ name: 'echo', arguments: { text: String(i) } }).catch((e: unknown) => e));
+    for (let i = 0; i < 4; i++)
+      results.push(await client.callTool({ name: 'echo', arguments: { text: String(i) } }).catch((e: unknown) => e));
     const refused = results.filter((r) => r instanceof McpError);
     expect(refused.length).toBeGreaterThanOrEqual(2);
     expect(refused[0] instanceof McpError ? refused[0].code : 0).toBe(-32029);
@@ -275,7 +360,13 @@ describe('removal and revocation take effect within the propagation time', () =>
     const raw = (key: string, profile: string) =>
       fetch(url(profile), {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key}`, 'mcp-session-id': transport.sessionId ?? '', 'mcp-protocol-version': '2025-11-25' },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${key}`,
+          'mcp-session-id': transport.sessionId ?? '',
+          'mcp-protocol-version': '2025-11-25',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }),
       });
     await tg.must(apikeyOp('RevokeApiKey'), { id: k.id, ...acme });

@@ -73,7 +73,19 @@ beforeAll(async () => {
   await ok('CreateProject', { customerId: 'acme', projectId: 'api' });
   await ok('AddProjectMember', { ...web, userId: 'owen', role: 'admin' });
   await ok('AddProjectMember', { ...web, userId: 'ann', role: 'member' });
-  for (const u of ['owen', 'ann']) tok[u] = String((await ok('CreateUserToken', { customerId: 'acme', workspaceId: 'ws', userId: u, organizationUnit: 'eng', role: 'dev', projectId: 'web' })).accessToken);
+  for (const u of ['owen', 'ann'])
+    tok[u] = String(
+      (
+        await ok('CreateUserToken', {
+          customerId: 'acme',
+          workspaceId: 'ws',
+          userId: u,
+          organizationUnit: 'eng',
+          role: 'dev',
+          projectId: 'web',
+        })
+      ).accessToken,
+    );
 }, 60_000);
 
 afterAll(async () => {
@@ -83,10 +95,37 @@ afterAll(async () => {
 
 describe('the catalog (platform admin)', () => {
   test('create, get, list (paged), update; the credential is never returned', async () => {
-    const gh = (await ok('CreateMcpServer', { serverId: 'github', url: PUBLIC_URL, authType: 'bearer', authValue: GH_TOKEN, description: 'GitHub', labels: { team: 'dev' } })).server as Body;
-    expect(gh).toMatchObject({ serverId: 'github', url: PUBLIC_URL, transport: 'streamable-http', authType: 'bearer', authHeader: '', hasAuthValue: true, description: 'GitHub', labels: { team: 'dev' } });
+    const gh = (
+      await ok('CreateMcpServer', {
+        serverId: 'github',
+        url: PUBLIC_URL,
+        authType: 'bearer',
+        authValue: GH_TOKEN,
+        description: 'GitHub',
+        labels: { team: 'dev' },
+      })
+    ).server as Body;
+    expect(gh).toMatchObject({
+      serverId: 'github',
+      url: PUBLIC_URL,
+      transport: 'streamable-http',
+      authType: 'bearer',
+      authHeader: '',
+      hasAuthValue: true,
+      description: 'GitHub',
+      labels: { team: 'dev' },
+    });
     expect(gh.authValue).toBeUndefined();
-    const docs = (await ok('CreateMcpServer', { serverId: 'docs', url: 'http://127.0.0.1:9/sse', transport: 'sse', authType: 'header', authHeader: 'X-Docs-Key', authValue: DOCS_KEY })).server as Body;
+    const docs = (
+      await ok('CreateMcpServer', {
+        serverId: 'docs',
+        url: 'http://127.0.0.1:9/sse',
+        transport: 'sse',
+        authType: 'header',
+        authHeader: 'X-Docs-Key',
+        authValue: DOCS_KEY,
+      })
+    ).server as Body;
     expect(docs).toMatchObject({ transport: 'sse', authType: 'header', authHeader: 'X-Docs-Key', hasAuthValue: true });
     await ok('CreateMcpServer', { serverId: 'open', url: PUBLIC_URL });
     expect(((await ok('GetMcpServer', { serverId: 'github' }, tok.ann)).server as Body).id).toBe(gh.id);
@@ -104,11 +143,26 @@ describe('the catalog (platform admin)', () => {
   test('validation: URL scheme, header auth without a header name, a credential for the wrong auth type', async () => {
     await refused('CreateMcpServer', { serverId: 'x1', url: 'ftp://93.184.216.34/mcp' }, 'invalid_argument', 'url');
     await refused('CreateMcpServer', { serverId: 'x1', url: 'https://exa mple.com/mcp' }, 'invalid_argument', 'url');
-    await refused('CreateMcpServer', { serverId: 'x1', url: PUBLIC_URL, authType: 'header', authValue: 'v' }, 'invalid_argument', 'authHeader');
-    await refused('CreateMcpServer', { serverId: 'x1', url: PUBLIC_URL, authType: 'header', authHeader: 'Mcp-Session-Id', authValue: 'v' }, 'invalid_argument', 'authHeader');
+    await refused(
+      'CreateMcpServer',
+      { serverId: 'x1', url: PUBLIC_URL, authType: 'header', authValue: 'v' },
+      'invalid_argument',
+      'authHeader',
+    );
+    await refused(
+      'CreateMcpServer',
+      { serverId: 'x1', url: PUBLIC_URL, authType: 'header', authHeader: 'Mcp-Session-Id', authValue: 'v' },
+      'invalid_argument',
+      'authHeader',
+    );
     await refused('CreateMcpServer', { serverId: 'x1', url: PUBLIC_URL, authType: 'bearer' }, 'invalid_argument', 'authValue');
     await refused('CreateMcpServer', { serverId: 'x1', url: PUBLIC_URL, authValue: 'v' }, 'invalid_argument', 'authValue');
-    await refused('CreateMcpServer', { serverId: 'x1', url: PUBLIC_URL, authType: 'bearer', authHeader: 'X-K', authValue: 'v' }, 'invalid_argument', 'authHeader');
+    await refused(
+      'CreateMcpServer',
+      { serverId: 'x1', url: PUBLIC_URL, authType: 'bearer', authHeader: 'X-K', authValue: 'v' },
+      'invalid_argument',
+      'authHeader',
+    );
     await refused('UpdateMcpServer', { serverId: 'open', authType: 'bearer' }, 'invalid_argument', 'authValue');
     await refused('UpdateMcpServer', { serverId: 'ghost' }, 'not_found');
     await refused('GetMcpServer', { serverId: 'x1' }, 'not_found');
@@ -139,18 +193,53 @@ describe('assignments and profiles', () => {
   });
 
   test('profiles: CRUD by a project admin, reads by a member; default and empty prefixes; servers replaced on update', async () => {
-    const created = (await ok('CreateMcpProfile', { ...web, profileId: 'dev', description: 'dev tools', servers: [{ serverId: 'github', tools: ['search_*', 'get_issue'] }, { serverId: 'docs', prefix: '' }] }, tok.owen))
-      .profile as Body;
-    expect(created).toMatchObject({ profileId: 'dev', description: 'dev tools', servers: [{ serverId: 'github', tools: ['search_*', 'get_issue'], prefix: 'github' }, { serverId: 'docs', prefix: '' }] });
-    await refused('CreateMcpProfile', { ...web, profileId: 'dev', servers: [{ serverId: 'github' }] }, 'already_exists', undefined, tok.owen);
-    await refused('CreateMcpProfile', { ...web, profileId: 'nope', servers: [{ serverId: 'github' }] }, 'permission_denied', undefined, tok.ann);
+    const created = (
+      await ok(
+        'CreateMcpProfile',
+        {
+          ...web,
+          profileId: 'dev',
+          description: 'dev tools',
+          servers: [
+            { serverId: 'github', tools: ['search_*', 'get_issue'] },
+            { serverId: 'docs', prefix: '' },
+          ],
+        },
+        tok.owen,
+      )
+    ).profile as Body;
+    expect(created).toMatchObject({
+      profileId: 'dev',
+      description: 'dev tools',
+      servers: [
+        { serverId: 'github', tools: ['search_*', 'get_issue'], prefix: 'github' },
+        { serverId: 'docs', prefix: '' },
+      ],
+    });
+    await refused(
+      'CreateMcpProfile',
+      { ...web, profileId: 'dev', servers: [{ serverId: 'github' }] },
+      'already_exists',
+      undefined,
+      tok.owen,
+    );
+    await refused(
+      'CreateMcpProfile',
+      { ...web, profileId: 'nope', servers: [{ serverId: 'github' }] },
+      'permission_denied',
+      undefined,
+      tok.ann,
+    );
     expect(((await ok('GetMcpProfile', { ...web, profileId: 'dev' }, tok.ann)).profile as Body).id).toBe(created.id);
     expect(((await ok('ListMcpProfiles', web, tok.ann)).profiles as Body[]).map((p) => p.profileId)).toEqual(['dev']);
     await ok('CreateMcpProfile', { ...web, profileId: 'ops', servers: [{ serverId: 'github', prefix: 'gh' }] }, tok.owen);
     expect(await served('web', 'dev')).toEqual(['github:github:search_*,get_issue', 'docs:']);
-    const up = (await ok('UpdateMcpProfile', { ...web, profileId: 'ops', servers: [{ serverId: 'docs', prefix: 'd' }] }, tok.owen)).profile as Body;
+    const up = (await ok('UpdateMcpProfile', { ...web, profileId: 'ops', servers: [{ serverId: 'docs', prefix: 'd' }] }, tok.owen))
+      .profile as Body;
     expect([up.servers, up.description]).toEqual([[{ serverId: 'docs', prefix: 'd' }], '']);
-    expect(((await ok('UpdateMcpProfile', { ...web, profileId: 'ops', description: 'ops' }, tok.owen)).profile as Body).servers).toEqual([{ serverId: 'docs', prefix: 'd' }]);
+    expect(((await ok('UpdateMcpProfile', { ...web, profileId: 'ops', description: 'ops' }, tok.owen)).profile as Body).servers).toEqual([
+      { serverId: 'docs', prefix: 'd' },
+    ]);
     expect(await served('web', 'ops')).toEqual(['docs:d']);
     await ok('DeleteMcpProfile', { ...web, profileId: 'ops' }, tok.owen);
     await refused('GetMcpProfile', { ...web, profileId: 'ops' }, 'not_found');
@@ -158,15 +247,62 @@ describe('assignments and profiles', () => {
   });
 
   test('validation: unassigned servers, a server twice, duplicate or separator prefixes', async () => {
-    await refused('CreateMcpProfile', { ...web, profileId: 'bad', servers: [{ serverId: 'github' }, { serverId: 'open' }] }, 'failed_precondition', 'servers.1.serverId');
-    await refused('CreateMcpProfile', { customerId: 'acme', projectId: 'api', profileId: 'bad', servers: [{ serverId: 'github' }] }, 'failed_precondition', 'servers.0.serverId');
-    await refused('UpdateMcpProfile', { ...web, profileId: 'dev', servers: [{ serverId: 'open' }] }, 'failed_precondition', 'servers.0.serverId');
-    await refused('CreateMcpProfile', { ...web, profileId: 'bad', servers: [{ serverId: 'github' }, { serverId: 'github', prefix: 'g2' }] }, 'invalid_argument', 'servers.1.serverId');
-    await refused('CreateMcpProfile', { ...web, profileId: 'bad', servers: [{ serverId: 'github', prefix: 'x' }, { serverId: 'docs', prefix: 'x' }] }, 'invalid_argument', 'servers.1.prefix');
-    await refused('CreateMcpProfile', { ...web, profileId: 'bad', servers: [{ serverId: 'github', prefix: 'docs' }, { serverId: 'docs' }] }, 'invalid_argument', 'servers.1.prefix');
-    await refused('CreateMcpProfile', { ...web, profileId: 'bad', servers: [{ serverId: 'github', prefix: 'a__b' }] }, 'invalid_argument', 'servers.0.prefix');
+    await refused(
+      'CreateMcpProfile',
+      { ...web, profileId: 'bad', servers: [{ serverId: 'github' }, { serverId: 'open' }] },
+      'failed_precondition',
+      'servers.1.serverId',
+    );
+    await refused(
+      'CreateMcpProfile',
+      { customerId: 'acme', projectId: 'api', profileId: 'bad', servers: [{ serverId: 'github' }] },
+      'failed_precondition',
+      'servers.0.serverId',
+    );
+    await refused(
+      'UpdateMcpProfile',
+      { ...web, profileId: 'dev', servers: [{ serverId: 'open' }] },
+      'failed_precondition',
+      'servers.0.serverId',
+    );
+    await refused(
+      'CreateMcpProfile',
+      { ...web, profileId: 'bad', servers: [{ serverId: 'github' }, { serverId: 'github', prefix: 'g2' }] },
+      'invalid_argument',
+      'servers.1.serverId',
+    );
+    await refused(
+      'CreateMcpProfile',
+      {
+        ...web,
+        profileId: 'bad',
+        servers: [
+          { serverId: 'github', prefix: 'x' },
+          { serverId: 'docs', prefix: 'x' },
+        ],
+      },
+      'invalid_argument',
+      'servers.1.prefix',
+    );
+    await refused(
+      'CreateMcpProfile',
+      { ...web, profileId: 'bad', servers: [{ serverId: 'github', prefix: 'docs' }, { serverId: 'docs' }] },
+      'invalid_argument',
+      'servers.1.prefix',
+    );
+    await refused(
+      'CreateMcpProfile',
+      { ...web, profileId: 'bad', servers: [{ serverId: 'github', prefix: 'a__b' }] },
+      'invalid_argument',
+      'servers.0.prefix',
+    );
     await refused('CreateMcpProfile', { ...web, profileId: 'bad', servers: [] }, 'invalid_argument', 'servers');
-    await refused('CreateMcpProfile', { ...web, profileId: 'x'.repeat(65), servers: [{ serverId: 'github' }] }, 'invalid_argument', 'profileId');
+    await refused(
+      'CreateMcpProfile',
+      { ...web, profileId: 'x'.repeat(65), servers: [{ serverId: 'github' }] },
+      'invalid_argument',
+      'profileId',
+    );
     await refused('GetMcpProfile', { ...web, profileId: 'bad' }, 'not_found');
   });
 
@@ -184,8 +320,22 @@ describe('assignments and profiles', () => {
 
 describe('what the data planes serve', () => {
   test('the snapshot: catalog servers with their credential in memory; a profile lists only assigned servers; removal and re-assignment propagate', async () => {
-    expect(mcp().servers.get('github')).toEqual({ serverId: 'github', url: PUBLIC_URL, transport: 'streamable-http', authType: 'bearer', authHeader: null, authValue: ROTATED, allowPrivate: false });
-    expect(mcp().servers.get('docs')).toMatchObject({ transport: 'sse', authType: 'header', authHeader: 'X-Docs-Key', authValue: DOCS_KEY, allowPrivate: true });
+    expect(mcp().servers.get('github')).toEqual({
+      serverId: 'github',
+      url: PUBLIC_URL,
+      transport: 'streamable-http',
+      authType: 'bearer',
+      authHeader: null,
+      authValue: ROTATED,
+      allowPrivate: false,
+    });
+    expect(mcp().servers.get('docs')).toMatchObject({
+      transport: 'sse',
+      authType: 'header',
+      authHeader: 'X-Docs-Key',
+      authValue: DOCS_KEY,
+      allowPrivate: true,
+    });
     // 'open' is in the catalog but no profile serves it: its entry is not sent.
     expect(mcp().servers.has('open')).toBe(false);
     await ok('RemoveProjectMcpServer', { ...web, serverId: 'docs' }, tok.owen);
@@ -228,8 +378,10 @@ describe('what the data planes serve', () => {
       const doc = (JSON.parse(text) as { document: { mcpServers: Body[] } }).document;
       expect(doc.mcpServers.map((s) => s.serverId).sort()).toEqual(['docs', 'github']);
       for (const s of doc.mcpServers) expect(String(s.authValue)).toMatch(new RegExp(SEALED_PATTERN));
-      const files = (root: string): string[] => readdirSync(root, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(root, e.name)) : [join(root, e.name)]));
-      for (const f of files(join(dir, 'node'))) expect({ f, leaked: SECRETS.filter((s) => readFileSync(f).toString('latin1').includes(s)) }).toEqual({ f, leaked: [] });
+      const files = (root: string): string[] =>
+        readdirSync(root, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(root, e.name)) : [join(root, e.name)]));
+      for (const f of files(join(dir, 'node')))
+        expect({ f, leaked: SECRETS.filter((s) => readFileSync(f).toString('latin1').includes(s)) }).toEqual({ f, leaked: [] });
     } finally {
       await node?.stop(0);
       rmSync(dir, { recursive: true, force: true });

@@ -29,7 +29,15 @@ test('names: prefixes, globs (listed = callable), the most specific prefix first
 });
 
 test('session ids: checked with the credential that made them, tampering refused', () => {
-  const state: SessionState = { profile: 'p', caller: 'k1', protocolVersion: '2025-11-25', capabilities: { sampling: {} }, clientInfo: { name: 'c', version: '1' }, issued: 1, nonce: newNonce() };
+  const state: SessionState = {
+    profile: 'p',
+    caller: 'k1',
+    protocolVersion: '2025-11-25',
+    capabilities: { sampling: {} },
+    clientInfo: { name: 'c', version: '1' },
+    issued: 1,
+    nonce: newNonce(),
+  };
   const id = sessionIdOf('sk-one', state);
   expect(/^[\x21-\x7e]+$/.test(id)).toBe(true);
   expect(openSessionId('sk-one', id)).toEqual(state);

@@ -100,7 +100,12 @@ describe('user tokens follow project membership on the inference API', () => {
     const serve = async () => {
       await tg.must(admin('AddProjectModel'), { customerId: 'reborn', projectId: 'default', modelId });
       await tg.must(admin('CreateProviderConnection'), { customerId: 'reborn', projectId: 'default', name: 'echo', provider: 'echo' });
-      await tg.must(admin('CreateRoute'), { customerId: 'reborn', projectId: 'default', model: MODEL, targets: [{ connection: 'echo', model: 'echo' }] });
+      await tg.must(admin('CreateRoute'), {
+        customerId: 'reborn',
+        projectId: 'default',
+        model: MODEL,
+        targets: [{ connection: 'echo', model: 'echo' }],
+      });
     };
     await serve();
     const issue = async (impersonate: boolean) =>

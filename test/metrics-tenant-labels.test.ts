@@ -48,9 +48,29 @@ interface Fixture {
 const addProject = async (tg: TestGateway, w: World, customerId: string, projectId: string): Promise<string> => {
   if (projectId !== 'default') await tg.must(admin('CreateProject'), { customerId, projectId });
   await tg.must(admin('AddProjectModel'), { customerId, projectId, modelId: w.p.models['gpt-mini'] });
-  await tg.must(admin('CreateProviderConnection'), { customerId, projectId, name: 'mock-openai', provider: 'openai', baseUrl: `${w.oa.url}/v1`, apiKey: 'sk-upstream-openai-secret' });
-  await tg.must(admin('CreateRoute'), { customerId, projectId, model: 'gpt-mini', targets: [{ connection: 'mock-openai', model: 'gpt-4o-mini' }] });
-  return String((await tg.must(apikeyOp('CreateApiKey'), { name: `${customerId}-${projectId}`, userId: 'u1', enterpriseContext: { customerId, projectId } })).apiKey);
+  await tg.must(admin('CreateProviderConnection'), {
+    customerId,
+    projectId,
+    name: 'mock-openai',
+    provider: 'openai',
+    baseUrl: `${w.oa.url}/v1`,
+    apiKey: 'sk-upstream-openai-secret',
+  });
+  await tg.must(admin('CreateRoute'), {
+    customerId,
+    projectId,
+    model: 'gpt-mini',
+    targets: [{ connection: 'mock-openai', model: 'gpt-4o-mini' }],
+  });
+  return String(
+    (
+      await tg.must(apikeyOp('CreateApiKey'), {
+        name: `${customerId}-${projectId}`,
+        userId: 'u1',
+        enterpriseContext: { customerId, projectId },
+      })
+    ).apiKey,
+  );
 };
 
 const chat = async (base: string, key: string, host?: string): Promise<number> => {
@@ -82,12 +102,35 @@ const setup = async (mode: 'on' | 'off'): Promise<Fixture> => {
   await tg.must(admin('CreateCustomer'), { customerId: 'globex', name: 'Globex' });
   keys.globex = await addProject(tg, w, 'globex', 'default');
   keys.beta = await addProject(tg, w, 'acme', 'beta');
-  await tg.must(admin('CreateTelemetryConfig'), { userId: 'ops', telemetryType: 'metrics', sinkUrl: `${rx.url}/fwd`, protocol: 'http/json', authType: 'bearer', authValue: 'tok', apiKeyHeader: '' });
+  await tg.must(admin('CreateTelemetryConfig'), {
+    userId: 'ops',
+    telemetryType: 'metrics',
+    sinkUrl: `${rx.url}/fwd`,
+    protocol: 'http/json',
+    authType: 'bearer',
+    authValue: 'tok',
+    apiKeyHeader: '',
+  });
   await tg.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: 'edge', projectId: 'default' });
-  const pg = (await tg.must(admin('CreateProjectGateway'), { customerId: 'acme', workspaceId: 'edge', projectGatewayId: 'gw-beta', url: `https://${BETA_HOST}` })).projectGateway as Body;
+  const pg = (
+    await tg.must(admin('CreateProjectGateway'), {
+      customerId: 'acme',
+      workspaceId: 'edge',
+      projectGatewayId: 'gw-beta',
+      url: `https://${BETA_HOST}`,
+    })
+  ).projectGateway as Body;
   await tg.must(admin('AttachProjectGatewayProject'), { id: String(pg.id), projectId: 'beta' });
   const dir = mkdtempSync(join(tmpdir(), `gw-tenant-labels-${mode}-`));
-  const node = await startSeparatePlane(tg, dir, 'acme', 'edge', '100ms', {}, { GATEWAY_METRICS_TENANT_LABELS: mode, GATEWAY_METRICS_PORT: String(dpPort) });
+  const node = await startSeparatePlane(
+    tg,
+    dir,
+    'acme',
+    'edge',
+    '100ms',
+    {},
+    { GATEWAY_METRICS_TENANT_LABELS: mode, GATEWAY_METRICS_PORT: String(dpPort) },
+  );
   const ok: Fixture['ok'] = { embedded: {}, plane: {} };
   const count = (plane: 'embedded' | 'plane', project: string, status: number): void => {
     if (status === 200) ok[plane][project] = (ok[plane][project] ?? 0) + 1;
@@ -105,7 +148,16 @@ const setup = async (mode: 'on' | 'off'): Promise<Fixture> => {
   count('embedded', 'acme/beta', await chat(tg.url, keys.beta));
   count('plane', 'acme/default', await chat(node.inferenceUrl, keys.acme));
   count('plane', 'acme/beta', await chat(node.inferenceUrl, keys.beta, BETA_HOST));
-  return { w, node, dir, rx, gatewayMetrics: `http://127.0.0.1:${gwPort}/metrics`, planeMetrics: `http://127.0.0.1:${dpPort}/metrics`, keys, ok };
+  return {
+    w,
+    node,
+    dir,
+    rx,
+    gatewayMetrics: `http://127.0.0.1:${gwPort}/metrics`,
+    planeMetrics: `http://127.0.0.1:${dpPort}/metrics`,
+    keys,
+    ok,
+  };
 };
 
 const teardown = async (f: Fixture | undefined): Promise<void> => {
@@ -131,9 +183,11 @@ const scrape = async (url: string): Promise<{ samples: Sample[]; text: string }>
 const TENANT_METRICS = ['gateway_requests_total', 'gateway_cost_usd_total'];
 const sum = (samples: readonly Sample[], name: string, labels: Record<string, string>): number =>
   samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
-const projectsOf = (samples: readonly Sample[], name: string): string[] => [...new Set(samples.filter((s) => s.name === name && s.labels.status_code !== '401').map((s) => s.labels.project ?? '(none)'))].sort();
+const projectsOf = (samples: readonly Sample[], name: string): string[] =>
+  [...new Set(samples.filter((s) => s.name === name && s.labels.status_code !== '401').map((s) => s.labels.project ?? '(none)'))].sort();
 const total = (o: Record<string, number>): number => Object.values(o).reduce((a, b) => a + b, 0);
-const requestPoints = (rx: OtlpReceiver, sink: string): ReceivedPoint[] => rx.points.filter((p) => p.sink === sink && p.metric === 'gateway.requests');
+const requestPoints = (rx: OtlpReceiver, sink: string): ReceivedPoint[] =>
+  rx.points.filter((p) => p.sink === sink && p.metric === 'gateway.requests');
 
 describe('GATEWAY_METRICS_TENANT_LABELS=on (default): the project label names customer/project', () => {
   let f: Fixture | undefined;
@@ -146,7 +200,8 @@ describe('GATEWAY_METRICS_TENANT_LABELS=on (default): the project label names cu
     if (!f) throw new Error('no fixture');
     const { samples } = await scrape(f.gatewayMetrics);
     for (const name of TENANT_METRICS) expect(projectsOf(samples, name)).toEqual(['acme/beta', 'acme/default', 'globex/default']);
-    for (const [project, n] of Object.entries(f.ok.embedded)) expect(sum(samples, 'gateway_requests_total', { status_code: '200', project })).toBe(n);
+    for (const [project, n] of Object.entries(f.ok.embedded))
+      expect(sum(samples, 'gateway_requests_total', { status_code: '200', project })).toBe(n);
     expect(f.ok.embedded).toEqual({ 'acme/default': 3, 'globex/default': 2, 'acme/beta': 1 });
     // The OTLP export and the forwarded metrics config carry the same label.
     const rx = f.rx;
@@ -158,7 +213,8 @@ describe('GATEWAY_METRICS_TENANT_LABELS=on (default): the project label names cu
     if (!f) throw new Error('no fixture');
     const { samples } = await scrape(f.planeMetrics);
     expect(projectsOf(samples, 'gateway_requests_total').filter((p) => p !== 'other')).toEqual(['acme/beta', 'acme/default']);
-    for (const [project, n] of Object.entries(f.ok.plane)) expect(sum(samples, 'gateway_requests_total', { status_code: '200', project })).toBe(n);
+    for (const [project, n] of Object.entries(f.ok.plane))
+      expect(sum(samples, 'gateway_requests_total', { status_code: '200', project })).toBe(n);
   });
 });
 
@@ -203,7 +259,15 @@ describe('GATEWAY_METRICS_TENANT_LABELS=off: no series names a customer or proje
     await eventually(() => (requestPoints(fx.rx, '').length > 0 ? true : undefined));
     // Forwarded: the records of both planes (the data plane's come by PushRecords).
     const all = total(fx.ok.embedded) + total(fx.ok.plane);
-    await eventually(() => (requestPoints(fx.rx, '/fwd').filter((p) => p.attributes.status_code === 200).reduce((a, p) => a + p.value, 0) >= all ? true : undefined), 20_000);
+    await eventually(
+      () =>
+        requestPoints(fx.rx, '/fwd')
+          .filter((p) => p.attributes.status_code === 200)
+          .reduce((a, p) => a + p.value, 0) >= all
+          ? true
+          : undefined,
+      20_000,
+    );
     for (const sink of ['', '/fwd']) for (const p of requestPoints(fx.rx, sink)) expect(p.attributes.project).toBe(TENANTS_HIDDEN);
     expect(JSON.stringify(fx.rx.points)).not.toContain('globex');
 
@@ -212,7 +276,9 @@ describe('GATEWAY_METRICS_TENANT_LABELS=off: no series names a customer or proje
       return s.length >= 2 ? s : undefined;
     });
     expect(spans[0]?.attributes['gateway.project_id']).toBe('default');
-    const records = (await fx.w.tg.must(admin('SearchRequestRecords'), { customerId: 'globex', projectId: 'default' })) as { records: Body[] };
+    const records = (await fx.w.tg.must(admin('SearchRequestRecords'), { customerId: 'globex', projectId: 'default' })) as {
+      records: Body[];
+    };
     expect(records.records.length).toBe(2);
   }, 30_000);
 });

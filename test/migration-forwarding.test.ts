@@ -44,14 +44,22 @@ const open = async (url: string | undefined): Promise<Handle> => {
     const { migrate } = await import('drizzle-orm/pglite/migrator');
     const client = await PGlite.create('memory://');
     const db = drizzle(client);
-    return { migrate: (f) => migrate(db, { migrationsFolder: f }), query: async (q) => (await client.query<Record<string, unknown>>(q)).rows, close: () => client.close() };
+    return {
+      migrate: (f) => migrate(db, { migrationsFolder: f }),
+      query: async (q) => (await client.query<Record<string, unknown>>(q)).rows,
+      close: () => client.close(),
+    };
   }
   const postgres = (await import('postgres')).default;
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
   const client = postgres(url, { max: 1, onnotice: () => {} });
   const db = drizzle(client);
-  return { migrate: (f) => migrate(db, { migrationsFolder: f }), query: async (q) => [...(await client.unsafe<Record<string, unknown>[]>(q))], close: () => client.end({ timeout: 5 }) };
+  return {
+    migrate: (f) => migrate(db, { migrationsFolder: f }),
+    query: async (q) => [...(await client.unsafe<Record<string, unknown>[]>(q))],
+    close: () => client.end({ timeout: 5 }),
+  };
 };
 
 test('0016: existing records get stored_at; existing traces/metrics/logs configs start after them, audit_logs keeps its cursor', async () => {
@@ -63,9 +71,13 @@ test('0016: existing records get stored_at; existing traces/metrics/logs configs
       `insert into request_records (request_id, received_at, endpoint, http_status, latency_ms) values ('ffffffff-0000-7000-8000-000000000001', now() - interval '1 day', '/v1/chat/completions', 200, 5)`,
     );
     for (const type of ['traces', 'logs', 'audit_logs'])
-      await h.query(`insert into telemetry_configs (user_id, telemetry_type, sink_url, protocol, auth_type, cursor_ts) values ('ops', '${type}', 'http://sink', 'http/json', 'none', now() - interval '2 days')`);
+      await h.query(
+        `insert into telemetry_configs (user_id, telemetry_type, sink_url, protocol, auth_type, cursor_ts) values ('ops', '${type}', 'http://sink', 'http/json', 'none', now() - interval '2 days')`,
+      );
     await h.migrate(ROOT);
-    expect(await h.query(`select stored_at is not null and stored_at > received_at as stored from request_records`)).toEqual([{ stored: true }]);
+    expect(await h.query(`select stored_at is not null and stored_at > received_at as stored from request_records`)).toEqual([
+      { stored: true },
+    ]);
     const configs = await h.query(
       `select telemetry_type, (cursor_ts, cursor_id) >= (r.stored_at, r.request_id) as past from telemetry_configs, request_records r order by telemetry_type`,
     );
@@ -76,7 +88,9 @@ test('0016: existing records get stored_at; existing traces/metrics/logs configs
     ]);
     // A record stored now comes after the cursor.
     await Bun.sleep(5);
-    await h.query(`insert into request_records (request_id, received_at, endpoint, http_status, latency_ms) values ('00000000-0000-7000-8000-000000000002', now() - interval '3 days', '/v1/x', 200, 5)`);
+    await h.query(
+      `insert into request_records (request_id, received_at, endpoint, http_status, latency_ms) values ('00000000-0000-7000-8000-000000000002', now() - interval '3 days', '/v1/x', 200, 5)`,
+    );
     const after = await h.query(
       `select count(*)::int as n from telemetry_configs c, request_records r where c.telemetry_type = 'logs' and (r.stored_at, r.request_id) > (c.cursor_ts, c.cursor_id)`,
     );

@@ -106,7 +106,9 @@ describe('migration 0001 on a store with 0000 rows', () => {
         ['old-conn', OLD_P, true],
       ]);
       expect((await rows(h.db, 'select deleted_at from routes'))[0]?.deleted_at).not.toBeNull();
-      expect((await rows(h.db, 'select user_id, project_uuid from project_members')).map((m) => [m.user_id, m.project_uuid])).toEqual([['new-user', NEW_P]]);
+      expect((await rows(h.db, 'select user_id, project_uuid from project_members')).map((m) => [m.user_id, m.project_uuid])).toEqual([
+        ['new-user', NEW_P],
+      ]);
       expect((await rows(h.db, 'select project_uuid from project_settings'))[0]?.project_uuid).toBe(NEW_P);
       const planes = await rows(h.db, 'select slug, customer_uuid, project_uuid, deleted_at from dataplanes order by slug');
       expect(planes.map((d) => [d.slug, d.customer_uuid, d.project_uuid, d.deleted_at !== null])).toEqual([
@@ -116,10 +118,24 @@ describe('migration 0001 on a store with 0000 rows', () => {
       const tokens = await rows(h.db, 'select customer_uuid, revoked_at from user_tokens');
       expect(tokens.map((x) => [x.customer_uuid, x.revoked_at !== null])).toEqual([[OLD_C, true]]);
       expect(await rows(h.db, 'select * from project_models')).toEqual([]);
-      expect((await rows(h.db, 'select customer_uuid from projects order by created_at')).map((p) => p.customer_uuid)).toEqual([OLD_C, NEW_C]);
+      expect((await rows(h.db, 'select customer_uuid from projects order by created_at')).map((p) => p.customer_uuid)).toEqual([
+        OLD_C,
+        NEW_C,
+      ]);
       // the columns are NOT NULL foreign keys now
-      await expect((await settled(rows(h.db, `insert into routes (project_uuid, customer_id, project_id, model, targets) values (gen_random_uuid(), 'x', 'y', 'm', '[]')`))).promise).rejects.toThrow();
-      await expect((await settled(rows(h.db, `insert into routes (customer_id, project_id, model, targets) values ('x', 'y', 'm', '[]')`))).promise).rejects.toThrow();
+      await expect(
+        (
+          await settled(
+            rows(
+              h.db,
+              `insert into routes (project_uuid, customer_id, project_id, model, targets) values (gen_random_uuid(), 'x', 'y', 'm', '[]')`,
+            ),
+          )
+        ).promise,
+      ).rejects.toThrow();
+      await expect(
+        (await settled(rows(h.db, `insert into routes (customer_id, project_id, model, targets) values ('x', 'y', 'm', '[]')`))).promise,
+      ).rejects.toThrow();
     } finally {
       await h.close();
       await tdb.drop();

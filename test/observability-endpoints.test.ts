@@ -28,7 +28,11 @@ beforeAll(async () => {
   otlp = startOtlpReceiver();
   const port = freePort();
   metricsUrl = `http://127.0.0.1:${port}/metrics`;
-  world = await startWorld({ GATEWAY_METRICS_PORT: String(port), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/v1/traces`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' });
+  world = await startWorld({
+    GATEWAY_METRICS_PORT: String(port),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/v1/traces`,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+  });
   ({ tg, p } = world);
 }, 60_000);
 
@@ -43,7 +47,8 @@ const otherRequests = async (status: number): Promise<number> => {
   let sum = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith('gateway_requests_total{')) continue;
-    if (line.includes('gen_ai_operation_name="other"') && line.includes(`status_code="${status}"`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.includes('gen_ai_operation_name="other"') && line.includes(`status_code="${status}"`))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
 };
@@ -115,7 +120,13 @@ describe('every endpoint goes through the door: a span, a metric and a record pe
 
       // The record: found by the request id, with the endpoint's path, the caller and the status.
       const record = await recordOf({ requestId });
-      expect(record).toMatchObject({ endpoint: c.path, httpStatus: c.status, apiKeyId: p.keyId, customerId: 'acme', clientRequestId: `door-${c.name}` });
+      expect(record).toMatchObject({
+        endpoint: c.path,
+        httpStatus: c.status,
+        apiKeyId: p.keyId,
+        customerId: 'acme',
+        clientRequestId: `door-${c.name}`,
+      });
     });
   }
 
@@ -127,6 +138,11 @@ describe('every endpoint goes through the door: a span, a metric and a record pe
     expect(await otherRequests(401)).toBe(before + 1);
     const span = await eventually(() => otlp.spans.find((s) => s.kind === 2 && s.attributes['gateway.request_id'] === requestId));
     expect(span.attributes).toMatchObject({ 'http.response.status_code': 401, 'error.type': 'invalid_api_key' });
-    expect(await recordOf({ clientRequestId: 'door-401' })).toMatchObject({ endpoint: '/v1/models', httpStatus: 401, apiKeyId: '', errorCode: 'invalid_api_key' });
+    expect(await recordOf({ clientRequestId: 'door-401' })).toMatchObject({
+      endpoint: '/v1/models',
+      httpStatus: 401,
+      apiKeyId: '',
+      errorCode: 'invalid_api_key',
+    });
   });
 });

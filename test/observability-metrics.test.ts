@@ -31,7 +31,11 @@ beforeAll(async () => {
   otlp = startOtlpReceiver();
   const port = freePort();
   metricsUrl = `http://127.0.0.1:${port}/metrics`;
-  world = await startWorld({ GATEWAY_METRICS_PORT: String(port), OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${otlp.url}/v1/metrics`, OTEL_METRIC_EXPORT_INTERVAL: '200' });
+  world = await startWorld({
+    GATEWAY_METRICS_PORT: String(port),
+    OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${otlp.url}/v1/metrics`,
+    OTEL_METRIC_EXPORT_INTERVAL: '200',
+  });
   ({ tg, oa, p } = world);
   oa.script(() => ({ text: 'a b c d', usage: { input: 10, output: 4 } }));
 }, 60_000);
@@ -82,7 +86,13 @@ test('GET /metrics on the metrics listener gives values matching the traffic sen
   for (const m of ['no-such-model-a', 'no-such-model-b']) expect((await chat(m)).status).toBe(404);
 
   const s = await scrape();
-  const ok = { status_code: '200', gen_ai_operation_name: 'chat', gen_ai_request_model: 'gpt-mini', gen_ai_provider_name: 'openai', project: 'acme/default' };
+  const ok = {
+    status_code: '200',
+    gen_ai_operation_name: 'chat',
+    gen_ai_request_model: 'gpt-mini',
+    gen_ai_provider_name: 'openai',
+    project: 'acme/default',
+  };
   expect(value(s, 'gateway_requests_total', ok)).toBe(4);
   expect(value(s, 'gateway_requests_total', { status_code: '404', gen_ai_request_model: 'other' })).toBe(2);
   expect(value(s, 'gen_ai_client_token_usage_sum', { gen_ai_token_type: 'input', gen_ai_request_model: 'gpt-mini' })).toBe(40);
@@ -92,7 +102,10 @@ test('GET /metrics on the metrics listener gives values matching the traffic sen
   expect(value(s, 'gen_ai_server_time_to_first_token_seconds_count', { gen_ai_request_model: 'gpt-mini' })).toBe(1);
   expect(value(s, 'gateway_upstream_attempts_total', { gen_ai_provider_name: 'openai', outcome: 'ok' })).toBe(4);
   // Prices of gpt-mini: 0.15 / 0.6 USD per million input / output tokens.
-  expect(value(s, 'gateway_cost_usd_total', { project: 'acme/default', gen_ai_request_model: 'gpt-mini' })).toBeCloseTo((4 * (10 * 0.15 + 4 * 0.6)) / 1e6, 12);
+  expect(value(s, 'gateway_cost_usd_total', { project: 'acme/default', gen_ai_request_model: 'gpt-mini' })).toBeCloseTo(
+    (4 * (10 * 0.15 + 4 * 0.6)) / 1e6,
+    12,
+  );
   expect(value(s, 'gateway_records_queued', {})).toBeGreaterThanOrEqual(0);
   expect(s.some((x) => x.name === 'gateway_config_revision' && x.labels.state === 'applied' && x.value > 0)).toBe(true);
   // Buckets are cumulative and end in +Inf = count.
@@ -103,9 +116,13 @@ test('GET /metrics on the metrics listener gives values matching the traffic sen
 });
 
 test('the same metrics reach an OTLP receiver', async () => {
-  const point = await eventually(() => otlp.points.find((pt) => pt.metric === 'gateway.requests' && pt.attributes['gen_ai.request.model'] === 'gpt-mini' && pt.value >= 4));
+  const point = await eventually(() =>
+    otlp.points.find((pt) => pt.metric === 'gateway.requests' && pt.attributes['gen_ai.request.model'] === 'gpt-mini' && pt.value >= 4),
+  );
   expect(point.attributes).toMatchObject({ status_code: 200, 'gen_ai.provider.name': 'openai', project: 'acme/default' });
-  const tokens = await eventually(() => otlp.points.find((pt) => pt.metric === 'gen_ai.client.token.usage' && pt.attributes['gen_ai.token.type'] === 'input' && pt.value >= 4));
+  const tokens = await eventually(() =>
+    otlp.points.find((pt) => pt.metric === 'gen_ai.client.token.usage' && pt.attributes['gen_ai.token.type'] === 'input' && pt.value >= 4),
+  );
   expect(tokens.sum).toBeGreaterThanOrEqual(40);
   expect([...(otlp.contentTypes.get('/v1/metrics') ?? [])]).toEqual(['application/json']);
 });

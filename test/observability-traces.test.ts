@@ -26,9 +26,16 @@ beforeAll(async () => {
   world = await startWorld({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' });
   ({ tg, oa, p } = world);
   oa.script((r) =>
-    r.body.model === 'fail-500' ? { status: 500, errorBody: '{"error":{"message":"boom","type":"server_error"}}' } : { text: 'the answer is 42', usage: { input: 7, output: 5 } },
+    r.body.model === 'fail-500'
+      ? { status: 500, errorBody: '{"error":{"message":"boom","type":"server_error"}}' }
+      : { text: 'the answer is 42', usage: { input: 7, output: 5 } },
   );
-  const m = (await tg.must(admin('CreateModel'), { model: 'fb', provider: 'openai', inputPricePerMillion: 1, outputPricePerMillion: 2 })) as { model: { id: string } };
+  const m = (await tg.must(admin('CreateModel'), {
+    model: 'fb',
+    provider: 'openai',
+    inputPricePerMillion: 1,
+    outputPricePerMillion: 2,
+  })) as { model: { id: string } };
   await tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
   await tg.must(admin('CreateRoute'), {
     customerId: 'acme',
@@ -62,7 +69,11 @@ const treeOf = (requestId: string, children: number) =>
   });
 
 test('a request with a fallback is one SERVER span with a CLIENT span per attempt, GenAI attributes, both ids and forwarded headers', async () => {
-  const res = await chat('secret prompt words', { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`, 'x-request-id': 'client-77', 'x-session-id': 'sess-9' });
+  const res = await chat('secret prompt words', {
+    traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`,
+    'x-request-id': 'client-77',
+    'x-session-id': 'sess-9',
+  });
   expect(res.status).toBe(200);
   await res.text();
   const requestId = res.headers.get('x-request-id') ?? '';
@@ -95,14 +106,25 @@ test('a request with a fallback is one SERVER span with a CLIENT span per attemp
   expect(typeof server.attributes['gen_ai.response.id']).toBe('string');
 
   // Fallback: two sibling CLIENT spans, the failed one first with error.type.
-  const [failed, ok] = [...kids].sort((a, b) => Number(a.attributes['gen_ai.request.model'] !== 'fail-500') - Number(b.attributes['gen_ai.request.model'] !== 'fail-500')) as [ReceivedSpan, ReceivedSpan];
+  const [failed, ok] = [...kids].sort(
+    (a, b) => Number(a.attributes['gen_ai.request.model'] !== 'fail-500') - Number(b.attributes['gen_ai.request.model'] !== 'fail-500'),
+  ) as [ReceivedSpan, ReceivedSpan];
   expect(failed.name).toBe('chat fail-500');
   expect(failed.statusCode).toBe(2);
-  expect(failed.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'http.response.status_code': 500, 'server.address': '127.0.0.1' });
+  expect(failed.attributes).toMatchObject({
+    'gen_ai.provider.name': 'openai',
+    'http.response.status_code': 500,
+    'server.address': '127.0.0.1',
+  });
   expect(typeof failed.attributes['error.type']).toBe('string');
   expect(ok.name).toBe('chat backup-ok');
   expect(ok.attributes['error.type']).toBeUndefined();
-  expect(ok.attributes).toMatchObject({ 'gen_ai.request.model': 'backup-ok', 'gen_ai.usage.input_tokens': 7, 'gen_ai.usage.output_tokens': 5, 'server.address': '127.0.0.1' });
+  expect(ok.attributes).toMatchObject({
+    'gen_ai.request.model': 'backup-ok',
+    'gen_ai.usage.input_tokens': 7,
+    'gen_ai.usage.output_tokens': 5,
+    'server.address': '127.0.0.1',
+  });
   expect(ok.traceId).toBe(CLIENT_TRACE);
 
   // Each attempt sent its own span's traceparent upstream.
@@ -115,7 +137,12 @@ test('a request with a fallback is one SERVER span with a CLIENT span per attemp
 });
 
 test("the project's trace-content setting puts prompt and completion text on the span", async () => {
-  await tg.must(admin('UpsertProjectSetting'), { customerId: 'acme', projectId: 'default', settingName: 'trace-content', settingValue: 'true' });
+  await tg.must(admin('UpsertProjectSetting'), {
+    customerId: 'acme',
+    projectId: 'default',
+    settingName: 'trace-content',
+    settingValue: 'true',
+  });
   const res = await chat('visible prompt words');
   await res.text();
   const requestId = res.headers.get('x-request-id') ?? '';

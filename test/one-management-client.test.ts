@@ -23,7 +23,8 @@ const HTTP_CALLERS: Record<string, string> = {
   'src/data-plane/upstream.ts': "the data plane's calls to upstream LLM providers (and their token endpoints)",
   'src/audit/otlp.ts': "audit forwarding: entries sent to the customer's OTLP/HTTP collector (a telemetry sink)",
   'src/control-plane/openapi-ui.ts': "the API explorer page's browser script (served as HTML; it sends what the reader typed)",
-  'src/console/app/proof.ts': "the console's audit proof check reads the public key document /.well-known/jwks.json (not an operation) to verify a checkpoint's signature",
+  'src/console/app/proof.ts':
+    "the console's audit proof check reads the public key document /.well-known/jwks.json (not an operation) to verify a checkpoint's signature",
   'src/mcp/upstream.ts': "the MCP gateway's calls to upstream MCP servers (the SDK's transports, redirects not followed)",
 };
 

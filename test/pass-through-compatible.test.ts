@@ -16,10 +16,31 @@ let openai: OpenAI;
 
 const addModel = async (w: World, model: string, provider: string, upstream: string): Promise<void> => {
   const { tg } = w;
-  const created = (await tg.must(admin('CreateModel'), { model, provider, mode: 'chat', capabilities: ['chat', 'tools'], contextWindow: 128000, maxOutputTokens: 8192, inputPricePerMillion: 0.1, outputPricePerMillion: 0.2 })) as { model: { id: string } };
+  const created = (await tg.must(admin('CreateModel'), {
+    model,
+    provider,
+    mode: 'chat',
+    capabilities: ['chat', 'tools'],
+    contextWindow: 128000,
+    maxOutputTokens: 8192,
+    inputPricePerMillion: 0.1,
+    outputPricePerMillion: 0.2,
+  })) as { model: { id: string } };
   await tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: created.model.id });
-  await tg.must(admin('CreateProviderConnection'), { customerId: 'acme', projectId: 'default', name: `mock-${provider}`, provider, baseUrl: `${w.oa.url}/v1`, apiKey: `sk-${provider}-upstream-secret` });
-  await tg.must(admin('CreateRoute'), { customerId: 'acme', projectId: 'default', model, targets: [{ connection: `mock-${provider}`, model: upstream }] });
+  await tg.must(admin('CreateProviderConnection'), {
+    customerId: 'acme',
+    projectId: 'default',
+    name: `mock-${provider}`,
+    provider,
+    baseUrl: `${w.oa.url}/v1`,
+    apiKey: `sk-${provider}-upstream-secret`,
+  });
+  await tg.must(admin('CreateRoute'), {
+    customerId: 'acme',
+    projectId: 'default',
+    model,
+    targets: [{ connection: `mock-${provider}`, model: upstream }],
+  });
 };
 
 beforeAll(async () => {
@@ -27,11 +48,36 @@ beforeAll(async () => {
   await addModel(world, 'groq-mini', 'groq', 'llama-3.3-70b-versatile');
   await addModel(world, 'together-mini', 'together', 'meta-llama/Llama-3.3-70B-Instruct-Turbo');
   await addModel(world, 'mistral-mini', 'mistral', 'mistral-small-latest');
-  for (const [name, baseUrl] of [['az-dated', `${world.oa.url}/openai`], ['az-v1', `${world.oa.url}/openai/v1`]] as const) {
-    const created = (await world.tg.must(admin('CreateModel'), { model: `${name}-chat`, provider: 'azure-openai', mode: 'chat', capabilities: ['chat', 'tools'], contextWindow: 128000, maxOutputTokens: 8192, inputPricePerMillion: 0.1, outputPricePerMillion: 0.2 })) as { model: { id: string } };
+  for (const [name, baseUrl] of [
+    ['az-dated', `${world.oa.url}/openai`],
+    ['az-v1', `${world.oa.url}/openai/v1`],
+  ] as const) {
+    const created = (await world.tg.must(admin('CreateModel'), {
+      model: `${name}-chat`,
+      provider: 'azure-openai',
+      mode: 'chat',
+      capabilities: ['chat', 'tools'],
+      contextWindow: 128000,
+      maxOutputTokens: 8192,
+      inputPricePerMillion: 0.1,
+      outputPricePerMillion: 0.2,
+    })) as { model: { id: string } };
     await world.tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: created.model.id });
-    await world.tg.must(admin('CreateProviderConnection'), { customerId: 'acme', projectId: 'default', name, provider: 'azure-openai', baseUrl, apiKey: 'azure-upstream-key', options: { deployments: { 'gpt-4o': 'my-deployment' } } });
-    await world.tg.must(admin('CreateRoute'), { customerId: 'acme', projectId: 'default', model: `${name}-chat`, targets: [{ connection: name, model: 'gpt-4o' }] });
+    await world.tg.must(admin('CreateProviderConnection'), {
+      customerId: 'acme',
+      projectId: 'default',
+      name,
+      provider: 'azure-openai',
+      baseUrl,
+      apiKey: 'azure-upstream-key',
+      options: { deployments: { 'gpt-4o': 'my-deployment' } },
+    });
+    await world.tg.must(admin('CreateRoute'), {
+      customerId: 'acme',
+      projectId: 'default',
+      model: `${name}-chat`,
+      targets: [{ connection: name, model: 'gpt-4o' }],
+    });
   }
   openai = new OpenAI({ baseURL: `${world.tg.url}/v1`, apiKey: world.p.apiKey, maxRetries: 0 });
 }, 60_000);
@@ -49,7 +95,11 @@ const FULL = {
   messages: [
     { role: 'system', content: 'sys' },
     { role: 'user', content: 'hi' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc_123_long', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_abc_123_long', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    },
     { role: 'tool', tool_call_id: 'call_abc_123_long', content: 'ok' },
   ],
   temperature: 0.5,
@@ -83,7 +133,12 @@ for (const [model, upstream] of [
 
 test('a stream to a compatible upstream: the client JSON plus include_usage; the SDK gets text and usage', async () => {
   world?.oa.script(() => ({ text: 'streamed answer', usage: { input: 11, output: 3 } }));
-  const s = await openai.chat.completions.create({ model: 'groq-mini', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+  const s = await openai.chat.completions.create({
+    model: 'groq-mini',
+    messages: [{ role: 'user', content: 'hi' }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   let text = '';
   let usage: number[] = [];
   for await (const ch of s) {

@@ -37,11 +37,21 @@ const TEXT: Scripted = { text: 'The same answer either way.', usage: { input: 21
 const TOOL: Scripted = { toolCall: { id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' }, usage: { input: 30, output: 12 } };
 
 const chatOnce = async (model: string, stream: boolean) => {
-  const params = { model, messages: [{ role: 'user' as const, content: 'hi' }], tools: [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object' } } }] };
+  const params = {
+    model,
+    messages: [{ role: 'user' as const, content: 'hi' }],
+    tools: [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object' } } }],
+  };
   if (!stream) {
     const r = await openai.chat.completions.create(params);
     const c = r.choices[0];
-    return { model: r.model, text: c?.message.content ?? '', finish: c?.finish_reason, tools: (c?.message.tool_calls ?? []).map((t) => (t.type === 'function' ? [t.function.name, t.function.arguments] : [])), usage: [r.usage?.prompt_tokens, r.usage?.completion_tokens] };
+    return {
+      model: r.model,
+      text: c?.message.content ?? '',
+      finish: c?.finish_reason,
+      tools: (c?.message.tool_calls ?? []).map((t) => (t.type === 'function' ? [t.function.name, t.function.arguments] : [])),
+      usage: [r.usage?.prompt_tokens, r.usage?.completion_tokens],
+    };
   }
   const s = await openai.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
   let text = '';
@@ -64,7 +74,12 @@ const chatOnce = async (model: string, stream: boolean) => {
 };
 
 const messagesOnce = async (model: string, stream: boolean) => {
-  const params = { model, max_tokens: 100, messages: [{ role: 'user' as const, content: 'hi' }], tools: [{ name: 'get_weather', input_schema: { type: 'object' as const } }] };
+  const params = {
+    model,
+    max_tokens: 100,
+    messages: [{ role: 'user' as const, content: 'hi' }],
+    tools: [{ name: 'get_weather', input_schema: { type: 'object' as const } }],
+  };
   const r = stream ? await anthropic.messages.stream(params).finalMessage() : await anthropic.messages.create(params);
   const text = r.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
   const tools = r.content.flatMap((b) => (b.type === 'tool_use' ? [[b.name, JSON.stringify(b.input)]] : []));
@@ -72,7 +87,10 @@ const messagesOnce = async (model: string, stream: boolean) => {
 };
 
 for (const stream of [false, true]) {
-  for (const [name, script] of [['text', TEXT], ['tool call', TOOL]] as const) {
+  for (const [name, script] of [
+    ['text', TEXT],
+    ['tool call', TOOL],
+  ] as const) {
     test(`chat ${stream ? 'stream' : 'JSON'}, ${name}: passed through to OpenAI = translated to Anthropic`, async () => {
       both(script);
       const passed = await chatOnce('gpt-mini', stream);
@@ -110,7 +128,10 @@ test('a chat stream without include_usage gets no usage chunk on either path', a
 });
 
 test('upstream errors look the same on both paths (status, type) and carry no upstream secret', async () => {
-  both({ status: 400, errorBody: JSON.stringify({ error: { message: 'bad thing sk-upstream-openai-secret', type: 'invalid_request_error' }, type: 'error' }) });
+  both({
+    status: 400,
+    errorBody: JSON.stringify({ error: { message: 'bad thing sk-upstream-openai-secret', type: 'invalid_request_error' }, type: 'error' }),
+  });
   const err = async (model: string) => {
     try {
       await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] });
@@ -130,7 +151,13 @@ test('fidelity, chat → OpenAI: every documented field and unknown ones arrive 
     model: 'gpt-mini',
     messages: [
       { role: 'system', content: 'sys' },
-      { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hi' },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } },
+        ],
+      },
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
       { role: 'tool', tool_call_id: 'c1', content: 'ok' },
     ],
@@ -172,7 +199,13 @@ test('fidelity, messages → Anthropic: every documented field and unknown ones 
     max_tokens: 64,
     system: [{ type: 'text', text: 'sys', cache_control: { type: 'ephemeral' } }],
     messages: [
-      { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hi' },
+          { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } },
+        ],
+      },
       { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: { a: 1 } }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] },
     ],
@@ -203,7 +236,13 @@ test('Messages server tools, documents and their blocks reach Anthropic as sent;
     model: 'claude-mini',
     max_tokens: 64,
     messages: [
-      { role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' }, citations: { enabled: true } }, { type: 'text', text: 'summarise' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' }, citations: { enabled: true } },
+          { type: 'text', text: 'summarise' },
+        ],
+      },
       {
         role: 'assistant',
         content: [
@@ -238,7 +277,15 @@ test('Chat custom tools, allowed_tools and audio parts reach OpenAI as sent; a t
   oa.script(() => TEXT);
   const body = {
     model: 'gpt-mini',
-    messages: [{ role: 'user', content: [{ type: 'text', text: 'listen' }, { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'listen' },
+          { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } },
+        ],
+      },
+    ],
     tools: [
       { type: 'custom', custom: { name: 'grammar_tool', description: 'free text', format: { type: 'text' } } },
       { type: 'function', function: { name: 'f', parameters: { type: 'object' } } },

@@ -16,10 +16,30 @@ afterAll(async () => {
   await pg.close();
 });
 
-const roundTrip = async (text: string): Promise<unknown> => ((await pg.exec(`select ${dollarQuoted(text)} as v`))[0]?.rows[0] as { v: unknown } | undefined)?.v;
+const roundTrip = async (text: string): Promise<unknown> =>
+  ((await pg.exec(`select ${dollarQuoted(text)} as v`))[0]?.rows[0] as { v: unknown } | undefined)?.v;
 
 test('tags, their pieces at either end, quotes and SQL come back as sent', async () => {
-  const texts = ['', '$', '$$', 'gw$', '$gw', '$gw$', 'a$gw', 'x$gw$y', '$gw$gw$', "it's", '"q"', "'; drop table t; --", '\\', '\\\\n', 'é 👋 ✓', '\t\r\n', '$gwabc$ $gw1$', `a${'$gw'.repeat(50)}`];
+  const texts = [
+    '',
+    '$',
+    '$$',
+    'gw$',
+    '$gw',
+    '$gw$',
+    'a$gw',
+    'x$gw$y',
+    '$gw$gw$',
+    "it's",
+    '"q"',
+    "'; drop table t; --",
+    '\\',
+    '\\\\n',
+    'é 👋 ✓',
+    '\t\r\n',
+    '$gwabc$ $gw1$',
+    `a${'$gw'.repeat(50)}`,
+  ];
   for (const t of texts) expect({ t, back: await roundTrip(t) }).toEqual({ t, back: t });
 });
 

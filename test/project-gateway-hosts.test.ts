@@ -69,16 +69,37 @@ beforeAll(async () => {
     await tg.must(admin('CreateProject'), { customerId: 'acme', projectId });
     await tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId, modelId });
     await tg.must(admin('CreateProviderConnection'), { customerId: 'acme', projectId, name: 'e', provider: 'echo' });
-    await tg.must(admin('CreateRoute'), { customerId: 'acme', projectId, model: 'echo-chat', targets: [{ connection: 'e', model: 'echo' }] });
-    keys[projectId] = String((await tg.must(apikeyOp('CreateApiKey'), { name: projectId, enterpriseContext: { customerId: 'acme', projectId } })).apiKey);
+    await tg.must(admin('CreateRoute'), {
+      customerId: 'acme',
+      projectId,
+      model: 'echo-chat',
+      targets: [{ connection: 'e', model: 'echo' }],
+    });
+    keys[projectId] = String(
+      (await tg.must(apikeyOp('CreateApiKey'), { name: projectId, enterpriseContext: { customerId: 'acme', projectId } })).apiKey,
+    );
   }
-  workspaceUuid = String(((await tg.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: 'edge', projectId: 'web' })).workspace as Body).id);
-  const gw = (await tg.must(admin('CreateProjectGateway'), { customerId: 'acme', workspaceId: 'edge', projectGatewayId: 'gw-api', url: 'https://API.Example.com:8443/v1' })).projectGateway as Body;
+  workspaceUuid = String(
+    ((await tg.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: 'edge', projectId: 'web' })).workspace as Body).id,
+  );
+  const gw = (
+    await tg.must(admin('CreateProjectGateway'), {
+      customerId: 'acme',
+      workspaceId: 'edge',
+      projectGatewayId: 'gw-api',
+      url: 'https://API.Example.com:8443/v1',
+    })
+  ).projectGateway as Body;
   gatewayId = String(gw.id);
   await tg.must(admin('AttachProjectGatewayProject'), { id: gatewayId, projectId: 'api' });
   node = await startSeparatePlane(tg, dir, 'acme', 'edge', '100ms');
   // Both planes serve the attachment before the tests start.
-  await until('gateway host served', async () => ((await chat(tg.url, keys.api, 'api.example.com')).status === 200 && (await chat(node.inferenceUrl, keys.api, 'api.example.com')).status === 200 ? true : undefined));
+  await until('gateway host served', async () =>
+    (await chat(tg.url, keys.api, 'api.example.com')).status === 200 &&
+    (await chat(node.inferenceUrl, keys.api, 'api.example.com')).status === 200
+      ? true
+      : undefined,
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -112,7 +133,7 @@ describe('project gateways served by host', () => {
     });
   }
 
-  test("embedded: a host that selects nothing serves every project, as before", async () => {
+  test('embedded: a host that selects nothing serves every project, as before', async () => {
     for (const key of [keys.web, keys.api, keys.other]) expect((await chat(tg.url, key)).status).toBe(200);
     expect((await chat(tg.url, keys.other, 'unknown.example.com')).status).toBe(200);
   });
@@ -128,13 +149,17 @@ describe('project gateways served by host', () => {
 
   test('attaching, detaching and re-pointing a gateway reach both planes', async () => {
     await tg.must(admin('AttachProjectGatewayProject'), { id: gatewayId, projectId: 'other' });
-    for (const base of [tg.url, node.inferenceUrl]) await until('attached', async () => ((await chat(base, keys.other, 'api.example.com')).status === 200 ? true : undefined));
+    for (const base of [tg.url, node.inferenceUrl])
+      await until('attached', async () => ((await chat(base, keys.other, 'api.example.com')).status === 200 ? true : undefined));
     await tg.must(admin('DetachProjectGatewayProject'), { id: gatewayId, projectId: 'other' });
     // Detached, the project is not served at the host; the separate plane no longer holds it at all.
     await until('detached (embedded)', async () => ((await chat(tg.url, keys.other, 'api.example.com')).status === 404 ? true : undefined));
-    await until('detached (separate)', async () => ((await chat(node.inferenceUrl, keys.other, 'api.example.com')).status === 401 ? true : undefined));
+    await until('detached (separate)', async () =>
+      (await chat(node.inferenceUrl, keys.other, 'api.example.com')).status === 401 ? true : undefined,
+    );
     await tg.must(admin('SetProjectGatewayURL'), { id: gatewayId, url: 'https://llm.example.org' });
-    for (const base of [tg.url, node.inferenceUrl]) await until('re-pointed', async () => ((await chat(base, keys.api, 'llm.example.org')).status === 200 ? true : undefined));
+    for (const base of [tg.url, node.inferenceUrl])
+      await until('re-pointed', async () => ((await chat(base, keys.api, 'llm.example.org')).status === 200 ? true : undefined));
     // The old host selects nothing any more: served as any other host.
     expect((await chat(tg.url, keys.web, 'api.example.com')).status).toBe(200);
     expect((await chat(node.inferenceUrl, keys.api, 'api.example.com')).status).toBe(404);
@@ -145,12 +170,15 @@ describe('project gateways served by host', () => {
     await tg.must(admin('SetWorkspaceURL'), { id: workspaceUuid, url: 'https://edge.example.net', triggerUpdate: false });
     // A later change makes both planes rebuild; the URL stored without triggerUpdate is not acted on.
     await tg.must(admin('AttachProjectGatewayProject'), { id: gatewayId, projectId: 'other' });
-    for (const base of [tg.url, node.inferenceUrl]) await until('rebuilt', async () => ((await chat(base, keys.other, 'llm.example.org')).status === 200 ? true : undefined));
+    for (const base of [tg.url, node.inferenceUrl])
+      await until('rebuilt', async () => ((await chat(base, keys.other, 'llm.example.org')).status === 200 ? true : undefined));
     expect((await readyz()).publicUrl).toBeNull();
     expect((await chat(tg.url, keys.other, 'edge.example.net')).status).toBe(200);
 
     await tg.must(admin('SetWorkspaceURL'), { id: workspaceUuid, url: 'https://Edge.Example.net:9443/', triggerUpdate: true });
-    await until('adopted by the separate plane', async () => ((await readyz()).publicUrl === 'https://Edge.Example.net:9443/' ? true : undefined));
+    await until('adopted by the separate plane', async () =>
+      (await readyz()).publicUrl === 'https://Edge.Example.net:9443/' ? true : undefined,
+    );
     // The embedded plane: the workspace's host serves the workspace's project only.
     const refused = await until('adopted by the embedded plane', async () => {
       const r = await chat(tg.url, keys.other, 'edge.example.net');

@@ -22,7 +22,11 @@ const C = { customerId: 'acme', projectId: 'default' };
 /** A management write straight over HTTP (no waiting for propagation, unlike the harness's `call`). */
 const write = async (op: string, body: unknown): Promise<Record<string, unknown>> => {
   const world = w as World;
-  const res = await fetch(`${world.tg.adminUrl}${op}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` }, body: JSON.stringify(body) });
+  const res = await fetch(`${world.tg.adminUrl}${op}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+    body: JSON.stringify(body),
+  });
   const parsed = (await res.json()) as Record<string, unknown>;
   if (res.status !== 200) throw new Error(`${op} → ${res.status} ${JSON.stringify(parsed)}`);
   return parsed;
@@ -58,7 +62,13 @@ beforeAll(async () => {
   // The two upstreams answer distinguishably.
   w.oa.script((r) => ({ text: `A says ${userText(r)}`, usage: { input: 5, output: 3 } }));
   b.script((r) => ({ text: `B says ${userText(r)}`, usage: { input: 5, output: 3 } }));
-  await w.tg.must(admin('CreateProviderConnection'), { ...C, name: 'mock-b', provider: 'openai', baseUrl: `${b.url}/v1`, apiKey: 'sk-upstream-b-secret' });
+  await w.tg.must(admin('CreateProviderConnection'), {
+    ...C,
+    name: 'mock-b',
+    provider: 'openai',
+    baseUrl: `${b.url}/v1`,
+    apiKey: 'sk-upstream-b-secret',
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -98,7 +108,8 @@ describe('configuration churn', () => {
     const clients = Array.from({ length: 6 }, (_, n) => client(n));
 
     const routeOf = async (model: string) =>
-      ((await write(admin('ListRoutes'), C)) as { routes: { id: string; model: string }[] }).routes.find((r) => r.model === model)?.id as string;
+      ((await write(admin('ListRoutes'), C)) as { routes: { id: string; model: string }[] }).routes.find((r) => r.model === model)
+        ?.id as string;
     const gptRoute = await routeOf('gpt-mini');
     const target = (connection: string, weight = 1, priority = 0) => ({ connection, model: 'gpt-4o-mini', priority, weight });
     let changes = 0;
@@ -117,7 +128,9 @@ describe('configuration churn', () => {
           changes++;
           break;
         case 3: {
-          const created = (await write(apikeyOp('CreateApiKey'), { name: `churn-${i}`, userId: 'u1', enterpriseContext: C })) as { apiKey: string };
+          const created = (await write(apikeyOp('CreateApiKey'), { name: `churn-${i}`, userId: 'u1', enterpriseContext: C })) as {
+            apiKey: string;
+          };
           changes++;
           await world.tg.settle();
           keys.push(created.apiKey);
@@ -125,7 +138,14 @@ describe('configuration churn', () => {
         }
         case 4: {
           const model = `churn-${i}`;
-          const m = (await write(admin('CreateModel'), { model, provider: 'openai', mode: 'chat', capabilities: ['chat'], contextWindow: 8192, maxOutputTokens: 1024 })) as {
+          const m = (await write(admin('CreateModel'), {
+            model,
+            provider: 'openai',
+            mode: 'chat',
+            capabilities: ['chat'],
+            contextWindow: 8192,
+            maxOutputTokens: 1024,
+          })) as {
             model: { id: string };
           };
           await write(admin('AddProjectModel'), { ...C, modelId: m.model.id });
@@ -152,14 +172,34 @@ describe('configuration churn', () => {
 
   test('a stream in flight finishes on the snapshot it started with: route moved and key revoked meanwhile', async () => {
     const world = w as World;
-    const key = (await world.tg.must(apikeyOp('CreateApiKey'), { name: 'inflight', userId: 'u1', enterpriseContext: C })) as { apiKey: string; id: string };
-    const other = (await world.tg.must(apikeyOp('CreateApiKey'), { name: 'other', userId: 'u1', enterpriseContext: C })) as { apiKey: string };
-    const m = (await world.tg.must(admin('CreateModel'), { model: 'slow', provider: 'openai', mode: 'chat', capabilities: ['chat'], contextWindow: 8192, maxOutputTokens: 1024 })) as {
+    const key = (await world.tg.must(apikeyOp('CreateApiKey'), { name: 'inflight', userId: 'u1', enterpriseContext: C })) as {
+      apiKey: string;
+      id: string;
+    };
+    const other = (await world.tg.must(apikeyOp('CreateApiKey'), { name: 'other', userId: 'u1', enterpriseContext: C })) as {
+      apiKey: string;
+    };
+    const m = (await world.tg.must(admin('CreateModel'), {
+      model: 'slow',
+      provider: 'openai',
+      mode: 'chat',
+      capabilities: ['chat'],
+      contextWindow: 8192,
+      maxOutputTokens: 1024,
+    })) as {
       model: { id: string };
     };
     await world.tg.must(admin('AddProjectModel'), { ...C, modelId: m.model.id });
-    const route = (await world.tg.must(admin('CreateRoute'), { ...C, model: 'slow', targets: [{ connection: 'mock-openai', model: 'gpt-4o-mini' }] })) as { route: { id: string } };
-    world.oa.script((r) => ({ text: `A says ${userText(r)} one two three four five six seven eight`, chunkDelayMs: 120, usage: { input: 5, output: 9 } }));
+    const route = (await world.tg.must(admin('CreateRoute'), {
+      ...C,
+      model: 'slow',
+      targets: [{ connection: 'mock-openai', model: 'gpt-4o-mini' }],
+    })) as { route: { id: string } };
+    world.oa.script((r) => ({
+      text: `A says ${userText(r)} one two three four five six seven eight`,
+      chunkDelayMs: 120,
+      usage: { input: 5, output: 9 },
+    }));
     try {
       const before = world.tg.gw.snapshots.current?.revision ?? -1;
       const res = await fetch(`${world.tg.url}/v1/chat/completions`, {

@@ -31,7 +31,8 @@ const cases = readdirSync(FIXTURES, { withFileTypes: true })
 
 const documentOf = (name: string): ConfigDocument => {
   const doc: unknown = JSON.parse(readFileSync(join(FIXTURES, name, 'document.json'), 'utf8'));
-  if (!DocumentCheck.Check(doc)) throw new Error(`${name}/document.json does not match the document schema: ${DocumentCheck.Errors(doc).First()?.path}`);
+  if (!DocumentCheck.Check(doc))
+    throw new Error(`${name}/document.json does not match the document schema: ${DocumentCheck.Errors(doc).First()?.path}`);
   return doc;
 };
 
@@ -49,7 +50,11 @@ const secretsOf = (doc: ConfigDocument): string[] => {
   return out;
 };
 
-const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+const { publicKey, privateKey } = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+});
 
 describe('propagation golden: document.json → buildSnapshot → snapshot.json', () => {
   for (const name of cases) {
@@ -94,7 +99,9 @@ describe('propagation golden: the cases cover the document', () => {
   });
 
   test('governance: every setting, budget period, guardrail kind, stage and action', () => {
-    expect(new Set(all((d) => d.settings).map((s) => s.name))).toEqual(new Set(['rate-limit', 'trace-content', 'record-retention', 'response-cache', 'global-fallback']));
+    expect(new Set(all((d) => d.settings).map((s) => s.name))).toEqual(
+      new Set(['rate-limit', 'trace-content', 'record-retention', 'response-cache', 'global-fallback']),
+    );
     expect(new Set(all((d) => d.budgets).map((b) => b.period))).toEqual(new Set(['day', 'week', 'month', 'total']));
     const g = all((d) => d.guardrails);
     expect(new Set(g.map((r) => r.kind))).toEqual(new Set(['regex', 'pii', 'max_input_tokens']));
@@ -113,6 +120,15 @@ describe('propagation golden: the cases cover the document', () => {
 
   test('secrets: every kind of secret field carries one (connection keys and options, BYOK, MCP, telemetry exports)', () => {
     const secrets = docs.flatMap(secretsOf);
-    for (const s of ['sk-golden-openai-main', 'org-golden', 'sk-golden-byok-new', 'tok-golden-tickets-catalog', 'tok-golden-tickets-alice', 'Bearer otel-golden-token', 'otel-golden-local']) expect(secrets).toContain(s);
+    for (const s of [
+      'sk-golden-openai-main',
+      'org-golden',
+      'sk-golden-byok-new',
+      'tok-golden-tickets-catalog',
+      'tok-golden-tickets-alice',
+      'Bearer otel-golden-token',
+      'otel-golden-local',
+    ])
+      expect(secrets).toContain(s);
   });
 });

@@ -62,7 +62,12 @@ test('keys created, revoked, and other entities changed: the followed document e
   const routes = (await tg.must(admin('ListRoutes'), { customerId: C, projectId: 'default' })).routes as Body[];
   await tg.must(admin('UpdateRoute'), { id: routes[0]?.id, enabled: false });
   await tg.must(admin('CreateProviderConnection'), { customerId: C, projectId: 'default', name: 'e2', provider: 'echo' });
-  await tg.must(admin('UpsertProjectSetting'), { customerId: C, projectId: 'default', settingName: 'rate-limit', settingValue: '{"requestsPerMinute":1000}' });
+  await tg.must(admin('UpsertProjectSetting'), {
+    customerId: C,
+    projectId: 'default',
+    settingName: 'rate-limit',
+    settingValue: '{"requestsPerMinute":1000}',
+  });
   const k4 = await createKey('default');
   expect((await followed()).apiKeys.map((k) => k.id)).toContain(k4);
 
@@ -73,8 +78,20 @@ test('keys created, revoked, and other entities changed: the followed document e
 test('after only route, connection or key changes the previous keys are kept as they were; expired ones are dropped', async () => {
   // A key the store does not have, planted in the previous document: kept when nothing says keys
   // changed (the load trusts the change feed; the periodic full sync reloads everything).
-  const planted = { id: '11111111-1111-4111-8111-111111111111', projectUuid: previous.projects[0]?.id ?? '', keyHash: 'x'.repeat(64), customerId: C, projectId: 'default', expiresAt: null };
-  const expired = { ...planted, id: '22222222-2222-4222-8222-222222222222', keyHash: 'y'.repeat(64), expiresAt: new Date(Date.now() - 1000).toISOString() };
+  const planted = {
+    id: '11111111-1111-4111-8111-111111111111',
+    projectUuid: previous.projects[0]?.id ?? '',
+    keyHash: 'x'.repeat(64),
+    customerId: C,
+    projectId: 'default',
+    expiresAt: null,
+  };
+  const expired = {
+    ...planted,
+    id: '22222222-2222-4222-8222-222222222222',
+    keyHash: 'y'.repeat(64),
+    expiresAt: new Date(Date.now() - 1000).toISOString(),
+  };
   previous = { ...previous, apiKeys: [...previous.apiKeys, planted, expired] };
   const routes = (await tg.must(admin('ListRoutes'), { customerId: C, projectId: 'default' })).routes as Body[];
   await tg.must(admin('UpdateRoute'), { id: routes[0]?.id, enabled: true });
@@ -91,7 +108,13 @@ test('a project deleted revokes its keys by cascade: every key is read again, an
   const before = previous.apiKeys.filter((k) => k.projectId === 'p2').map((k) => k.id);
   expect(before.length).toBeGreaterThan(0);
   // Planted again: a load that reads every key drops it.
-  previous = { ...previous, apiKeys: [...previous.apiKeys, { ...previous.apiKeys[0], id: '33333333-3333-4333-8333-333333333333' } as ConfigDocument['apiKeys'][number]] };
+  previous = {
+    ...previous,
+    apiKeys: [
+      ...previous.apiKeys,
+      { ...previous.apiKeys[0], id: '33333333-3333-4333-8333-333333333333' } as ConfigDocument['apiKeys'][number],
+    ],
+  };
   await tg.must(admin('DeleteProject'), { customerId: C, projectId: 'p2' });
   const next = await followed();
   const ids = next.apiKeys.map((k) => k.id);
@@ -100,7 +123,11 @@ test('a project deleted revokes its keys by cascade: every key is read again, an
 });
 
 test('the embedded data plane serves keys created and revoked through the followed loads', async () => {
-  const key = (await tg.must(apikeyOp('CreateApiKey'), { name: 'live', userId: 'u', enterpriseContext: { customerId: C, projectId: 'default' } })) as Body;
+  const key = (await tg.must(apikeyOp('CreateApiKey'), {
+    name: 'live',
+    userId: 'u',
+    enterpriseContext: { customerId: C, projectId: 'default' },
+  })) as Body;
   const chat = async (): Promise<number> => {
     const res = await fetch(`${tg.url}/v1/chat/completions`, {
       method: 'POST',

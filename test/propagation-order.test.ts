@@ -56,11 +56,23 @@ beforeAll(async () => {
     await tg.must(admin('CreateProject'), { customerId: 'acme', projectId });
     await tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId, modelId });
     await tg.must(admin('CreateProviderConnection'), { customerId: 'acme', projectId, name: 'e', provider: 'echo' });
-    await tg.must(admin('CreateRoute'), { customerId: 'acme', projectId, model: 'echo-chat', targets: [{ connection: 'e', model: 'echo' }] });
+    await tg.must(admin('CreateRoute'), {
+      customerId: 'acme',
+      projectId,
+      model: 'echo-chat',
+      targets: [{ connection: 'e', model: 'echo' }],
+    });
   }
   await tg.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: 'edge', projectId: 'p0' });
   // The data plane serves every project: they are attached to a gateway it hosts.
-  const gw = (await tg.must(admin('CreateProjectGateway'), { customerId: 'acme', workspaceId: 'edge', projectGatewayId: 'all', url: 'https://all.example.com' })).projectGateway as Body;
+  const gw = (
+    await tg.must(admin('CreateProjectGateway'), {
+      customerId: 'acme',
+      workspaceId: 'edge',
+      projectGatewayId: 'all',
+      url: 'https://all.example.com',
+    })
+  ).projectGateway as Body;
   for (const projectId of PROJECTS) await tg.must(admin('AttachProjectGatewayProject'), { id: gw.id, projectId });
   node = await startSeparatePlane(tg, dir, 'acme', 'edge', '30s');
 }, 60_000);
@@ -88,44 +100,48 @@ test(`${N} keys created at once are all served by both planes`, async () => {
   expect(await unserved(node.inferenceUrl, keys, 8_000)).toEqual([]);
 }, 30_000);
 
-test.skipIf(!process.env.TEST_DATABASE_URL)('a write waits for the commit of a write that started before it (PostgreSQL)', async () => {
-  const url = tg.db.url;
-  if (!url) throw new Error('no database url');
-  const sql = postgres(url, { max: 1, onnotice: () => undefined });
-  try {
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked: () => void = () => undefined;
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    // Another writer inside its transaction, holding the ordering lock as every mutation does.
-    const other = sql.begin(async (tx) => {
-      await tx`select pg_advisory_xact_lock(${0x63686731})`;
-      locked();
-      await held;
-    });
-    await isLocked;
-    let done = false;
-    const write = fetch(`${tg.adminUrl}${apikeyOp('CreateApiKey')}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
-      body: JSON.stringify({ name: 'late', enterpriseContext: { customerId: 'acme', projectId: 'p1' } }),
-    }).then((r) => {
-      done = true;
-      return r;
-    });
-    await Bun.sleep(400);
-    expect(done).toBe(false);
-    release();
-    await other;
-    const res = await write;
-    expect(res.status).toBe(200);
-    const key = String(((await res.json()) as Body).apiKey);
-    expect(await unserved(tg.url, [key], 5_000)).toEqual([]);
-  } finally {
-    await sql.end({ timeout: 1 });
-  }
-}, 30_000);
+test.skipIf(!process.env.TEST_DATABASE_URL)(
+  'a write waits for the commit of a write that started before it (PostgreSQL)',
+  async () => {
+    const url = tg.db.url;
+    if (!url) throw new Error('no database url');
+    const sql = postgres(url, { max: 1, onnotice: () => undefined });
+    try {
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked: () => void = () => undefined;
+      const isLocked = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      // Another writer inside its transaction, holding the ordering lock as every mutation does.
+      const other = sql.begin(async (tx) => {
+        await tx`select pg_advisory_xact_lock(${0x63686731})`;
+        locked();
+        await held;
+      });
+      await isLocked;
+      let done = false;
+      const write = fetch(`${tg.adminUrl}${apikeyOp('CreateApiKey')}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: JSON.stringify({ name: 'late', enterpriseContext: { customerId: 'acme', projectId: 'p1' } }),
+      }).then((r) => {
+        done = true;
+        return r;
+      });
+      await Bun.sleep(400);
+      expect(done).toBe(false);
+      release();
+      await other;
+      const res = await write;
+      expect(res.status).toBe(200);
+      const key = String(((await res.json()) as Body).apiKey);
+      expect(await unserved(tg.url, [key], 5_000)).toEqual([]);
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  },
+  30_000,
+);

@@ -2,7 +2,13 @@ import { describe, expect, test } from 'bun:test';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { KindGuard, type TSchema } from '@sinclair/typebox';
 import { compactDecrypt } from 'jose';
-import { type ConfigDocument, ConfigDocumentSchema, SEALED_PATTERN, type SealedConfigDocument, SealedConfigDocumentSchema } from '../src/api/config-document.ts';
+import {
+  type ConfigDocument,
+  ConfigDocumentSchema,
+  SEALED_PATTERN,
+  type SealedConfigDocument,
+  SealedConfigDocumentSchema,
+} from '../src/api/config-document.ts';
 import { isSecretNode, openPull, sealDocument, sealText } from '../src/propagation/seal.ts';
 
 /**
@@ -21,7 +27,7 @@ const NOT_SECRET: Record<string, string> = {
   'budgets[].apiKeyId': 'a row id',
   'userTokenKeys[].kid': 'a key id',
   'userTokenKeys[].publicKeyPem': 'a public key',
-  'revokedTokenIds': 'ids (jti) of revoked tokens, not the tokens',
+  revokedTokenIds: 'ids (jti) of revoked tokens, not the tokens',
   'guardrails[].maxTokens': 'a token count',
   'catalog[].maxOutputTokens': 'a token count',
   'connections[].allowPrivate': 'a flag (private addresses allowed)',
@@ -39,8 +45,10 @@ interface Field {
 /** Every property of the schema, with its path (`[]` for array items). */
 const fields = (s: TSchema, path = '', name = ''): Field[] => {
   const here = path === '' ? [] : [{ path, name, schema: s }];
-  if (KindGuard.IsObject(s)) return [...here, ...Object.entries(s.properties).flatMap(([k, p]) => fields(p, path === '' ? k : `${path}.${k}`, k))];
-  if (KindGuard.IsArray(s) && KindGuard.IsObject(s.items)) return [...here, ...fields(s.items, `${path}[]`, name).filter((f) => f.path !== `${path}[]`)];
+  if (KindGuard.IsObject(s))
+    return [...here, ...Object.entries(s.properties).flatMap(([k, p]) => fields(p, path === '' ? k : `${path}.${k}`, k))];
+  if (KindGuard.IsArray(s) && KindGuard.IsObject(s.items))
+    return [...here, ...fields(s.items, `${path}[]`, name).filter((f) => f.path !== `${path}[]`)];
   return here;
 };
 const declaredSecret = (s: TSchema): boolean => isSecretNode(s) || (KindGuard.IsUnion(s) && s.anyOf.some(isSecretNode));
@@ -51,13 +59,24 @@ describe('the document schema: every secret-like field is sealed', () => {
   const sealed = new Map(fields(SealedConfigDocumentSchema).map((f) => [f.path, f.schema]));
 
   test('every secret-like field is declared secret, or exempted with a reason', () => {
-    const undeclared = plain.filter((f) => !containers(f.schema) && SECRET_LIKE.test(f.name) && !declaredSecret(f.schema) && !(f.path in NOT_SECRET)).map((f) => f.path);
+    const undeclared = plain
+      .filter((f) => !containers(f.schema) && SECRET_LIKE.test(f.name) && !declaredSecret(f.schema) && !(f.path in NOT_SECRET))
+      .map((f) => f.path);
     expect(undeclared).toEqual([]);
     const paths = new Set(plain.map((f) => f.path));
     expect(Object.keys(NOT_SECRET).filter((p) => !paths.has(p))).toEqual([]);
     // The fields known secret today are declared so.
     const declared = plain.filter((f) => declaredSecret(f.schema)).map((f) => f.path);
-    expect(declared).toEqual(expect.arrayContaining(['connections[].apiKey', 'connections[].options', 'byokKeys[].secret', 'mcpServers[].authValue', 'dataExports.telemetry.headers', 'dataExports.telemetry.localVars']));
+    expect(declared).toEqual(
+      expect.arrayContaining([
+        'connections[].apiKey',
+        'connections[].options',
+        'byokKeys[].secret',
+        'mcpServers[].authValue',
+        'dataExports.telemetry.headers',
+        'dataExports.telemetry.localVars',
+      ]),
+    );
   });
 
   test('in the sealed form every secret field is a sealed value, and only those differ', () => {
@@ -70,7 +89,8 @@ describe('the document schema: every secret-like field is sealed', () => {
         expect({ path: f.path, members: secretMembers.length }).toEqual({ path: f.path, members: 1 });
         for (const m of secretMembers) expect({ path: f.path, pattern: m.pattern }).toEqual({ path: f.path, pattern: SEALED_PATTERN });
         expect(members.every((m) => isSecretNode(m) || KindGuard.IsNull(m))).toBe(true);
-      } else if (!containers(f.schema)) expect({ path: f.path, schema: JSON.stringify(s) }).toEqual({ path: f.path, schema: JSON.stringify(f.schema) });
+      } else if (!containers(f.schema))
+        expect({ path: f.path, schema: JSON.stringify(s) }).toEqual({ path: f.path, schema: JSON.stringify(f.schema) });
     }
   });
 
@@ -92,10 +112,12 @@ const sample = (s: TSchema, path: string, secrets: string[], underSecret = false
     if (secret) secrets.push(v);
     return v;
   };
-  if (KindGuard.IsObject(s)) return Object.fromEntries(Object.entries(s.properties).map(([k, p]) => [k, sample(p, `${path}.${k}`, secrets, secret)]));
+  if (KindGuard.IsObject(s))
+    return Object.fromEntries(Object.entries(s.properties).map(([k, p]) => [k, sample(p, `${path}.${k}`, secrets, secret)]));
   if (KindGuard.IsArray(s)) return [0, 1].map((i) => sample(s.items, `${path}[${i}]`, secrets, secret));
   if (KindGuard.IsUnion(s)) return sample(s.anyOf.find((m) => !KindGuard.IsNull(m)) ?? s.anyOf[0] ?? s, path, secrets, secret);
-  if (KindGuard.IsRecord(s)) return { headers: { authorization: text('/authorization') }, secretAccessKey: text('/key'), region: text('/region') };
+  if (KindGuard.IsRecord(s))
+    return { headers: { authorization: text('/authorization') }, secretAccessKey: text('/key'), region: text('/region') };
   if (KindGuard.IsString(s)) return text();
   if (KindGuard.IsNumber(s)) return 7;
   if (KindGuard.IsBoolean(s)) return true;
@@ -103,7 +125,12 @@ const sample = (s: TSchema, path: string, secrets: string[], underSecret = false
   throw new Error(`no sample for ${path}`);
 };
 
-const keys = () => generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+const keys = () =>
+  generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
 
 describe('sealing a document filled from its schema', () => {
   test('no secret is left in plaintext; everything else is; the data plane opens it back whole', async () => {
@@ -135,8 +162,13 @@ describe('sealing a document filled from its schema', () => {
     const secrets: string[] = [];
     const doc = sample(ConfigDocumentSchema, 'doc', secrets) as ConfigDocument;
     const { publicKey, privateKey } = keys();
-    const pull = JSON.parse(JSON.stringify(await sealDocument(doc, publicKey))) as { document: { byokKeys: { secret: string }[]; connections: { apiKey: string }[] } };
-    for (const tamper of [(p: typeof pull) => ((p.document.byokKeys[0] as { secret: string }).secret = 'sk-plaintext-byok'), (p: typeof pull) => ((p.document.connections[1] as { apiKey: string }).apiKey = 'sk-plaintext-byok')]) {
+    const pull = JSON.parse(JSON.stringify(await sealDocument(doc, publicKey))) as {
+      document: { byokKeys: { secret: string }[]; connections: { apiKey: string }[] };
+    };
+    for (const tamper of [
+      (p: typeof pull) => ((p.document.byokKeys[0] as { secret: string }).secret = 'sk-plaintext-byok'),
+      (p: typeof pull) => ((p.document.connections[1] as { apiKey: string }).apiKey = 'sk-plaintext-byok'),
+    ]) {
       const bad = structuredClone(pull);
       tamper(bad);
       const err = await openPull(bad, privateKey).then(

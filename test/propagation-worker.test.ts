@@ -39,7 +39,9 @@ const rawWrite = async (g: TestGateway, customerId: string): Promise<void> => {
 
 const local = async (g: TestGateway) => {
   const r = await g.must(admin('GetConfigStatus'), { dataplaneId: 'local' });
-  return (r.dataplanes as { desiredRevision: string; appliedRevision: string; stage: string; lastPollAt?: string; lastDriftSweepAt?: string }[])[0];
+  return (
+    r.dataplanes as { desiredRevision: string; appliedRevision: string; stage: string; lastPollAt?: string; lastDriftSweepAt?: string }[]
+  )[0];
 };
 
 const until = async (what: string, fn: () => boolean, ms: number): Promise<number> => {
@@ -52,7 +54,8 @@ const until = async (what: string, fn: () => boolean, ms: number): Promise<numbe
 };
 
 /** The worker is up: its start-up full sync has run (so a later write is not applied by it). */
-const workerUp = (g: TestGateway) => until('the worker’s first full sync', () => g.gw.controller.status.lastFullSyncAt !== undefined, 20_000);
+const workerUp = (g: TestGateway) =>
+  until('the worker’s first full sync', () => g.gw.controller.status.lastFullSyncAt !== undefined, 20_000);
 
 describe('propagation worker', () => {
   test('notify off: a write returns before it is served (pending), and polling alone converges', async () => {
@@ -85,7 +88,12 @@ describe('propagation worker', () => {
   }, 60_000);
 
   test('drift sweep: applies what no poll or notification delivered; every Nth sweep rebuilds at the same revision', async () => {
-    tg = await startTestGateway({ WORKER_LISTEN: '0', WORKER_POLL_INTERVAL: '1h', WORKER_DRIFT_SWEEP_INTERVAL: '400ms', WORKER_FULL_SYNC_EVERY_N_DRIFT_TICKS: '2' });
+    tg = await startTestGateway({
+      WORKER_LISTEN: '0',
+      WORKER_POLL_INTERVAL: '1h',
+      WORKER_DRIFT_SWEEP_INTERVAL: '400ms',
+      WORKER_FULL_SYNC_EVERY_N_DRIFT_TICKS: '2',
+    });
     const g = tg;
     await workerUp(g);
     await rawWrite(g, 'swept');
@@ -97,7 +105,11 @@ describe('propagation worker', () => {
     // Full sync: a new snapshot object at the same revision.
     const before = g.gw.snapshots.current;
     const fullBefore = g.gw.controller.status.lastFullSyncAt?.getTime() ?? 0;
-    await until('a full sync', () => g.gw.snapshots.current !== before && (g.gw.controller.status.lastFullSyncAt?.getTime() ?? 0) > fullBefore, 10_000);
+    await until(
+      'a full sync',
+      () => g.gw.snapshots.current !== before && (g.gw.controller.status.lastFullSyncAt?.getTime() ?? 0) > fullBefore,
+      10_000,
+    );
     expect(g.gw.snapshots.current?.revision).toBe(desired);
   }, 60_000);
 
@@ -161,7 +173,8 @@ describe('propagation worker', () => {
       }
     }
     // Its next held pull reports the revision it applied.
-    const stage = async () => ((await g.must(admin('GetConfigStatus'), { dataplaneId: 'edge' })).dataplanes as { stage: string }[])[0]?.stage;
+    const stage = async () =>
+      ((await g.must(admin('GetConfigStatus'), { dataplaneId: 'edge' })).dataplanes as { stage: string }[])[0]?.stage;
     const t0 = Date.now();
     while ((await stage()) !== 'serving' && Date.now() - t0 < 5_000) await Bun.sleep(20);
     expect(await stage()).toBe('serving');

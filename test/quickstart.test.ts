@@ -116,7 +116,11 @@ describe('quick start', () => {
     ['an unknown role', {}, /--role/],
     ['a malformed duration', { WORKER_POLL_INTERVAL: 'soon' }, /WORKER_POLL_INTERVAL/],
     ['DATABASE_URL without GATEWAY_KEK', { DATABASE_URL: 'postgres://127.0.0.1:1/x' }, /GATEWAY_KEK/],
-    ['an unreachable DATABASE_URL', { DATABASE_URL: 'postgres://u:p@127.0.0.1:1/x', GATEWAY_KEK: Buffer.alloc(32, 1).toString('base64') }, /DATABASE_URL/],
+    [
+      'an unreachable DATABASE_URL',
+      { DATABASE_URL: 'postgres://u:p@127.0.0.1:1/x', GATEWAY_KEK: Buffer.alloc(32, 1).toString('base64') },
+      /DATABASE_URL/,
+    ],
     ['a bad port', { GATEWAY_PORT: '99999' }, /GATEWAY_PORT/],
   ];
   for (const [what, env, pattern] of badSettings) {

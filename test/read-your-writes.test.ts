@@ -37,7 +37,11 @@ const chat = (key: string, model: string) =>
 test('a key created and used at once is served (20 rounds)', async () => {
   world?.oa.script(() => ({ text: 'ok', usage: { input: 1, output: 1 } }));
   for (let i = 0; i < 20; i++) {
-    const created = (await raw(apikeyOp('CreateApiKey'), { name: `ryw-${i}`, userId: 'u1', enterpriseContext: { customerId: 'acme', projectId: 'default' } })) as { apiKey: string };
+    const created = (await raw(apikeyOp('CreateApiKey'), {
+      name: `ryw-${i}`,
+      userId: 'u1',
+      enterpriseContext: { customerId: 'acme', projectId: 'default' },
+    })) as { apiKey: string };
     const res = await chat(created.apiKey, 'gpt-mini');
     expect(res.status).toBe(200);
   }
@@ -47,9 +51,23 @@ test('a model and route created and used at once are served', async () => {
   world?.oa.script(() => ({ text: 'ok', usage: { input: 1, output: 1 } }));
   for (let i = 0; i < 5; i++) {
     const model = `ryw-model-${i}`;
-    const created = (await raw(admin('CreateModel'), { model, provider: 'openai', mode: 'chat', capabilities: ['chat'], contextWindow: 8000, maxOutputTokens: 1000, inputPricePerMillion: 1, outputPricePerMillion: 1 })) as { model: { id: string } };
+    const created = (await raw(admin('CreateModel'), {
+      model,
+      provider: 'openai',
+      mode: 'chat',
+      capabilities: ['chat'],
+      contextWindow: 8000,
+      maxOutputTokens: 1000,
+      inputPricePerMillion: 1,
+      outputPricePerMillion: 1,
+    })) as { model: { id: string } };
     await raw(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: created.model.id });
-    await raw(admin('CreateRoute'), { customerId: 'acme', projectId: 'default', model, targets: [{ connection: 'mock-openai', model: 'gpt-4o-mini' }] });
+    await raw(admin('CreateRoute'), {
+      customerId: 'acme',
+      projectId: 'default',
+      model,
+      targets: [{ connection: 'mock-openai', model: 'gpt-4o-mini' }],
+    });
     const res = await chat(world?.p.apiKey ?? '', model);
     expect(res.status).toBe(200);
   }

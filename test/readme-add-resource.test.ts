@@ -38,7 +38,11 @@ const PATTERNS: Record<string, { dir: string; suffix?: string; holds: RegExp }> 
   'src/store/schema/widgets.ts': { dir: 'src/store/schema', holds: /pgTable\(/ },
   'src/control-plane/services/widgets.ts': { dir: 'src/control-plane/services', holds: /^export const \w+Ops = \(deps: ControlDeps/m },
   'src/propagation/sections/widgets.ts': { dir: 'src/propagation/sections', holds: /^export const \w+Loader = async/m },
-  'src/propagation/sections/widgets.snapshot.ts': { dir: 'src/propagation/sections', suffix: '.snapshot.ts', holds: /^export const \w+Snapshot = \{[\s\S]*satisfies SnapshotBuilder/m },
+  'src/propagation/sections/widgets.snapshot.ts': {
+    dir: 'src/propagation/sections',
+    suffix: '.snapshot.ts',
+    holds: /^export const \w+Snapshot = \{[\s\S]*satisfies SnapshotBuilder/m,
+  },
 };
 
 test("each listed file exists, or is the resource's own file of a kind the existing resources have", () => {
@@ -75,7 +79,9 @@ test('every generated registry is named in the section, with the command that wr
     expect([generated, section.includes(`\`${generated}\``), existsSync(join(ROOT, generated))]).toEqual([generated, true, true]);
   }
   const stated = /and (\d+) generated ones/.exec(section)?.[1];
-  const named = new Set([...section.slice(section.indexOf('Then run')).matchAll(/`((?:src|docs|iac|drizzle)\/[^`]+\.(?:ts|md|sql|json))`/g)].map((m) => m[1]));
+  const named = new Set(
+    [...section.slice(section.indexOf('Then run')).matchAll(/`((?:src|docs|iac|drizzle)\/[^`]+\.(?:ts|md|sql|json))`/g)].map((m) => m[1]),
+  );
   // The hooks and the docs' examples are named as optional edits, not generated files.
   for (const optional of ['iac/provider/hooks.ts', 'iac/scripts/gen-docs.ts']) named.delete(optional);
   expect(named.size).toBe(Number(stated));

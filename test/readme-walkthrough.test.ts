@@ -61,7 +61,10 @@ beforeAll(async () => {
   });
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    const ok = await fetch(`http://127.0.0.1:${ports.admin}/readyz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${ports.admin}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await Bun.sleep(200);
   }
@@ -99,14 +102,26 @@ describe('README walkthrough', () => {
     const harness = `trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT\n${script}`;
     const run = Bun.spawn(['bash', '-c', harness], {
       cwd: dir,
-      env: { ...process.env, GATEWAY_ADMIN_TOKEN: TOKEN, OPENAI_BASE_URL: `${upstream.url}/v1`, OPENAI_API_KEY: 'sk-readme-upstream-key', GATEWAY_LOG_LEVEL: 'error' },
+      env: {
+        ...process.env,
+        GATEWAY_ADMIN_TOKEN: TOKEN,
+        OPENAI_BASE_URL: `${upstream.url}/v1`,
+        OPENAI_API_KEY: 'sk-readme-upstream-key',
+        GATEWAY_LOG_LEVEL: 'error',
+      },
       stdout: 'pipe',
       stderr: 'pipe',
     });
     const timer = setTimeout(() => run.kill(), 120_000);
     const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
     clearTimeout(timer);
-    expect({ code, err: err.split('\n').filter((l) => l && !l.startsWith('gateway:')).join('\n') }).toEqual({ code: 0, err: '' });
+    expect({
+      code,
+      err: err
+        .split('\n')
+        .filter((l) => l && !l.startsWith('gateway:'))
+        .join('\n'),
+    }).toEqual({ code: 0, err: '' });
     const answers = out
       .split('\n')
       .filter((l) => l.startsWith('{'))
@@ -125,7 +140,9 @@ describe('README walkthrough', () => {
     const records = answers.find((a) => Array.isArray(a.records)) as { records: unknown[] } | undefined;
     expect(records?.records.length).toBeGreaterThanOrEqual(1);
     // The service account file is what the data plane read.
-    const account = JSON.parse(readFileSync(join(dir, 'edge-eu.json'), 'utf8')) as { serviceAccount: { workspaceId: string; apiUri: string } };
+    const account = JSON.parse(readFileSync(join(dir, 'edge-eu.json'), 'utf8')) as {
+      serviceAccount: { workspaceId: string; apiUri: string };
+    };
     expect(account.serviceAccount.workspaceId).toBe('edge-eu');
     expect(account.serviceAccount.apiUri).toBe(`http://127.0.0.1:${ports.admin}`);
   }, 150_000);

@@ -10,7 +10,17 @@ import { COLUMNS, entryCsv, entryJson, entryOf, UnstorableText } from '../src/re
  */
 const tricky = 'say "hi"\n\\ \x01 ünïcödé 😀';
 const entry: RecordEntry = {
-  row: { request_id: '0190b1c2-0000-7000-8000-000000000001', received_at: '2026-11-26T11:00:00.000Z', endpoint: '/v1/chat/completions', model: tricky, http_status: 200, latency_ms: 7, stream: false, cost_nano_usd: 123456789, client_request_id: null },
+  row: {
+    request_id: '0190b1c2-0000-7000-8000-000000000001',
+    received_at: '2026-11-26T11:00:00.000Z',
+    endpoint: '/v1/chat/completions',
+    model: tricky,
+    http_status: 200,
+    latency_ms: 7,
+    stream: false,
+    cost_nano_usd: 123456789,
+    client_request_id: null,
+  },
   requestBody: JSON.stringify({ messages: [{ role: 'user', content: tricky }] }),
   responseBody: '{"ok":true}',
   sanitized: 'usage',
@@ -25,7 +35,11 @@ test('a pushed record (recordJson) and the PostgreSQL insert (entryJson) give ba
     expect(o.sanitized).toBe('usage');
   }
   // An entry without any column still makes a JSON object.
-  expect(JSON.parse(recordJson({ row: {}, requestBody: null, responseBody: null, sanitized: null }))).toEqual({ request_body: null, response_body: null, sanitized: null });
+  expect(JSON.parse(recordJson({ row: {}, requestBody: null, responseBody: null, sanitized: null }))).toEqual({
+    request_body: null,
+    response_body: null,
+    sanitized: null,
+  });
 });
 
 test('a COPY line has one value per column in table order, quotes text (the quote character doubled) and leaves NULL empty', () => {
@@ -62,7 +76,13 @@ test('a COPY line has one value per column in table order, quotes text (the quot
 });
 
 test('entryOf (tools and tests) fills NOT NULL defaults and writes times as ISO text', () => {
-  const e = entryOf({ requestId: '0190b1c2-0000-7000-8000-000000000002', receivedAt: new Date('2026-11-26T11:00:00Z'), endpoint: '/v1/messages', httpStatus: 200, latencyMs: 1 });
+  const e = entryOf({
+    requestId: '0190b1c2-0000-7000-8000-000000000002',
+    receivedAt: new Date('2026-11-26T11:00:00Z'),
+    endpoint: '/v1/messages',
+    httpStatus: 200,
+    latencyMs: 1,
+  });
   expect(e.row.received_at).toBe('2026-11-26T11:00:00.000Z');
   expect(e.row.input_tokens).toBe(0);
   expect(e.row.stream).toBe(false);

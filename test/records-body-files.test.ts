@@ -123,14 +123,24 @@ describe('the embedded gateway in a data directory', () => {
     await stopWorld(world);
   });
 
-  const search = async (requestId: string) =>
-    ((await world?.tg.must(admin('SearchRequestRecords'), { requestId })) as { records: { requestBody: unknown; responseBody: unknown; usage: { totalTokens: number } }[] }).records;
+  const search = async (requestId: string) => {
+    if (!world) throw new Error('the world did not start');
+    return (
+      (await world.tg.must(admin('SearchRequestRecords'), { requestId })) as {
+        records: { requestBody: unknown; responseBody: unknown; usage: { totalTokens: number } }[];
+      }
+    ).records;
+  };
 
   test('bodies go to files beside the rows, a search returns them, and they survive a restart', async () => {
     const tg = world?.tg;
     if (!tg) throw new Error('no gateway');
     const body = { model: 'gpt-mini', messages: [{ role: 'user', content: 'keep me beside ✓' }] };
-    const res = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${p.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${tg.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(200);
     const answer = (await res.json()) as { choices: { message: { content: string } }[] };
     const requestId = res.headers.get('x-request-id') ?? '';
@@ -144,12 +154,16 @@ describe('the embedded gateway in a data directory', () => {
 
     const [r] = await search(requestId);
     expect(r?.requestBody).toEqual(body);
-    expect((r?.responseBody as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe(answer.choices[0]?.message.content ?? '');
+    expect((r?.responseBody as { choices: { message: { content: string } }[] } | undefined)?.choices[0]?.message.content).toBe(
+      answer.choices[0]?.message.content ?? '',
+    );
     const [s] = await search(streamId);
     expect(s?.requestBody).toEqual({ ...body, stream: true });
     expect(s?.responseBody).not.toBeNull();
 
-    const rows = (await tg.gw.store.db.execute(sql`select request_body, response_body, bodies_at from request_records where request_id = ${requestId}`)) as unknown as { rows: Record<string, unknown>[] };
+    const rows = (await tg.gw.store.db.execute(
+      sql`select request_body, response_body, bodies_at from request_records where request_id = ${requestId}`,
+    )) as unknown as { rows: Record<string, unknown>[] };
     expect(rows.rows[0]?.request_body).toBeNull();
     expect(rows.rows[0]?.response_body).toBeNull();
     expect(String(rows.rows[0]?.bodies_at)).toMatch(/^[0-9a-z]+(-\d+)?\.bodies:\d+:\d+:\d+$/);

@@ -44,8 +44,17 @@ beforeAll(async () => {
     baseUrl: `${oa.url}/v1`,
     apiKey: OTHER_UPSTREAM_KEY,
   });
-  await tg.must(admin('CreateRoute'), { customerId: 'globex', projectId: 'default', model: 'gpt-mini', targets: [{ connection: 'gx-openai', model: 'gpt-4o-mini' }] });
-  const key = (await tg.must(apikeyOp('CreateApiKey'), { name: 'gx', userId: 'u2', enterpriseContext: { customerId: 'globex', projectId: 'default' } })) as { apiKey: string };
+  await tg.must(admin('CreateRoute'), {
+    customerId: 'globex',
+    projectId: 'default',
+    model: 'gpt-mini',
+    targets: [{ connection: 'gx-openai', model: 'gpt-4o-mini' }],
+  });
+  const key = (await tg.must(apikeyOp('CreateApiKey'), {
+    name: 'gx',
+    userId: 'u2',
+    enterpriseContext: { customerId: 'globex', projectId: 'default' },
+  })) as { apiKey: string };
   otherKey = key.apiKey;
   // The mock OpenAI upstream misbehaves on cue: absurd usage numbers, a lone surrogate in its reply.
   oa.script((req) => {
@@ -75,7 +84,8 @@ const send = async (apiKey: string, rawBody: string, clientId: string): Promise<
   return { status: res.status, requestId: res.headers.get('x-request-id') ?? '' };
 };
 
-const chat = (content: string, model = 'gpt-mini') => `{"model":${JSON.stringify(model)},"messages":[{"role":"user","content":${JSON.stringify(content)}}]}`;
+const chat = (content: string, model = 'gpt-mini') =>
+  `{"model":${JSON.stringify(model)},"messages":[{"role":"user","content":${JSON.stringify(content)}}]}`;
 
 const deepBody = (depth: number): string =>
   `{"model":"gpt-mini","messages":[{"role":"user","content":"deep MARK-BODY-DEEP"}],"tools":[{"type":"function","function":{"name":"f","parameters":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}}]}`;
@@ -156,7 +166,9 @@ test('poisoned rows never hold back other tenants, are stored cleaned and flagge
   expect(deep.requestBody ?? null).toBeNull();
 
   // The sink's counters are visible on the inference listener's /readyz.
-  const ready = (await (await fetch(`${world.tg.url}/readyz`)).json()) as { records: { sanitized: number; dropped: number; queued: number } };
+  const ready = (await (await fetch(`${world.tg.url}/readyz`)).json()) as {
+    records: { sanitized: number; dropped: number; queued: number };
+  };
   expect(ready.records.sanitized).toBeGreaterThanOrEqual(3);
   expect(ready.records.queued).toBe(0);
   expect(ready.records.dropped).toBe(0);

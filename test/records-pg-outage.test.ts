@@ -40,7 +40,19 @@ const freePort = (): number => {
 const pgCtl = (action: 'start' | 'stop'): void => {
   const args =
     action === 'start'
-      ? [join(BIN, 'pg_ctl'), '-D', join(dir, 'data'), '-l', join(dir, 'server.log'), '-w', '-t', '30', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']
+      ? [
+          join(BIN, 'pg_ctl'),
+          '-D',
+          join(dir, 'data'),
+          '-l',
+          join(dir, 'server.log'),
+          '-w',
+          '-t',
+          '30',
+          '-o',
+          `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+          'start',
+        ]
       : [join(BIN, 'pg_ctl'), '-D', join(dir, 'data'), '-m', 'immediate', '-w', 'stop'];
   const r = pg(args);
   if (!r.ok) throw new Error(`pg_ctl ${action} failed: ${r.out.slice(0, 500)}`);
@@ -74,63 +86,70 @@ afterAll(async () => {
   }
 }, 30_000);
 
-test.skipIf(!haveBinaries)(`PostgreSQL down for 10 s under load: inference keeps serving and no record is lost${haveBinaries ? '' : ` (skipped: no initdb/pg_ctl in ${BIN})`}`, async () => {
-  const w = world as World;
-  const ids: string[] = [];
-  const failures: number[] = [];
-  let running = true;
-  const worker = async (n: number) => {
-    for (let i = 0; running; i++) {
-      const res = await fetch(`${w.tg.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${w.p.apiKey}`, 'content-type': 'application/json', 'x-request-id': `load-${n}-${i}` },
-        body: JSON.stringify({ model: 'gpt-mini', messages: [{ role: 'user', content: `outage MARK-OUTAGE ${n}/${i}` }] }),
-      });
-      await res.text();
-      if (res.status === 200) ids.push(res.headers.get('x-request-id') ?? '');
-      else failures.push(res.status);
-      await Bun.sleep(10);
+test.skipIf(!haveBinaries)(
+  `PostgreSQL down for 10 s under load: inference keeps serving and no record is lost${haveBinaries ? '' : ` (skipped: no initdb/pg_ctl in ${BIN})`}`,
+  async () => {
+    const w = world as World;
+    const ids: string[] = [];
+    const failures: number[] = [];
+    let running = true;
+    const worker = async (n: number) => {
+      for (let i = 0; running; i++) {
+        const res = await fetch(`${w.tg.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${w.p.apiKey}`, 'content-type': 'application/json', 'x-request-id': `load-${n}-${i}` },
+          body: JSON.stringify({ model: 'gpt-mini', messages: [{ role: 'user', content: `outage MARK-OUTAGE ${n}/${i}` }] }),
+        });
+        await res.text();
+        if (res.status === 200) ids.push(res.headers.get('x-request-id') ?? '');
+        else failures.push(res.status);
+        await Bun.sleep(10);
+      }
+    };
+    const load = Promise.all(Array.from({ length: 6 }, (_, n) => worker(n)));
+
+    await Bun.sleep(1_500);
+    const before = ids.length;
+    pgCtl('stop');
+    const stoppedAt = Date.now();
+    await Bun.sleep(3_000);
+    const during = (await (await fetch(`${w.tg.url}/readyz`)).json()) as {
+      status: string;
+      records: { queued: number; storeDown: boolean };
+    };
+    expect(during.status).toBe('ok');
+    expect(during.records.storeDown).toBe(true);
+    expect(during.records.queued).toBeGreaterThan(0);
+    await Bun.sleep(Math.max(0, 10_000 - (Date.now() - stoppedAt)));
+    const servedWhileDown = ids.length - before;
+    pgCtl('start');
+    await Bun.sleep(2_000);
+    running = false;
+    await load;
+
+    expect(failures).toEqual([]);
+    expect(servedWhileDown).toBeGreaterThan(50);
+
+    // Everything queued during the outage reaches the store by itself (no explicit flush).
+    const until = Date.now() + 15_000;
+    while (w.tg.gw.records.stats.queued > 0 && Date.now() < until) await Bun.sleep(100);
+    expect(w.tg.gw.records.stats).toMatchObject({ queued: 0, dropped: 0, storeDown: false });
+
+    const sql = postgres(`postgres://gateway@127.0.0.1:${port}/postgres`, { max: 1, onnotice: () => {} });
+    try {
+      const rows = await sql<{ id: string }[]>`select request_id::text as id from request_records where request_id::text in ${sql(ids)}`;
+      const stored = new Set(rows.map((r) => r.id));
+      expect(ids.filter((id) => !stored.has(id))).toEqual([]);
+    } finally {
+      await sql.end();
     }
-  };
-  const load = Promise.all(Array.from({ length: 6 }, (_, n) => worker(n)));
-
-  await Bun.sleep(1_500);
-  const before = ids.length;
-  pgCtl('stop');
-  const stoppedAt = Date.now();
-  await Bun.sleep(3_000);
-  const during = (await (await fetch(`${w.tg.url}/readyz`)).json()) as { status: string; records: { queued: number; storeDown: boolean } };
-  expect(during.status).toBe('ok');
-  expect(during.records.storeDown).toBe(true);
-  expect(during.records.queued).toBeGreaterThan(0);
-  await Bun.sleep(Math.max(0, 10_000 - (Date.now() - stoppedAt)));
-  const servedWhileDown = ids.length - before;
-  pgCtl('start');
-  await Bun.sleep(2_000);
-  running = false;
-  await load;
-
-  expect(failures).toEqual([]);
-  expect(servedWhileDown).toBeGreaterThan(50);
-
-  // Everything queued during the outage reaches the store by itself (no explicit flush).
-  const until = Date.now() + 15_000;
-  while (w.tg.gw.records.stats.queued > 0 && Date.now() < until) await Bun.sleep(100);
-  expect(w.tg.gw.records.stats).toMatchObject({ queued: 0, dropped: 0, storeDown: false });
-
-  const sql = postgres(`postgres://gateway@127.0.0.1:${port}/postgres`, { max: 1, onnotice: () => {} });
-  try {
-    const rows = await sql<{ id: string }[]>`select request_id::text as id from request_records where request_id::text in ${sql(ids)}`;
-    const stored = new Set(rows.map((r) => r.id));
-    expect(ids.filter((id) => !stored.has(id))).toEqual([]);
-  } finally {
-    await sql.end();
-  }
-  // The outage is logged a few times, not once per write or per poll, and never with a body.
-  expect(lines.length).toBeLessThan(40);
-  for (const line of lines) expect(line.includes('MARK-OUTAGE') || line.includes(w.p.apiKey) || line.includes('sk-upstream')).toBe(false);
-  // Nor with SQL text or parameters (issue 38 item 7: the propagation worker's status carried
-  // drizzle's "Failed query: select max(\"id\") from \"config_changes\"" into the log).
-  expect(lines.some((l) => l.includes('propagating the configuration failed'))).toBe(true);
-  for (const line of lines) expect(line).not.toMatch(/Failed query|select |insert into|from "|where "|params:|\$1/i);
-}, 90_000);
+    // The outage is logged a few times, not once per write or per poll, and never with a body.
+    expect(lines.length).toBeLessThan(40);
+    for (const line of lines) expect(line.includes('MARK-OUTAGE') || line.includes(w.p.apiKey) || line.includes('sk-upstream')).toBe(false);
+    // Nor with SQL text or parameters (issue 38 item 7: the propagation worker's status carried
+    // drizzle's "Failed query: select max(\"id\") from \"config_changes\"" into the log).
+    expect(lines.some((l) => l.includes('propagating the configuration failed'))).toBe(true);
+    for (const line of lines) expect(line).not.toMatch(/Failed query|select |insert into|from "|where "|params:|\$1/i);
+  },
+  90_000,
+);

@@ -7,7 +7,15 @@ import { searchRecordsQuery } from '../src/records/search.ts';
 import { type UsageGroupBy, type UsageQuery, usageQuery, usageSums } from '../src/records/usage.ts';
 import { RecordWriter } from '../src/records/writer.ts';
 import { openStore, type Store } from '../src/store/db.ts';
-import { customers, type NewRequestRecord, projectSettings, projects, type RequestRecordRow, requestRecords, requestUsageDaily } from '../src/store/schema/index.ts';
+import {
+  customers,
+  type NewRequestRecord,
+  projectSettings,
+  projects,
+  type RequestRecordRow,
+  requestRecords,
+  requestUsageDaily,
+} from '../src/store/schema/index.ts';
 import { type TestDatabase, testDatabase } from './support/db.ts';
 
 /**
@@ -83,7 +91,8 @@ const rollupAndScan = async () => {
     })
     .from(r)
     .groupBy(sql`1`);
-  const asMap = (rows: { k: string; v: string }[]) => Object.fromEntries(rows.map((x) => [x.k, x.v]).sort(([a], [b]) => ((a ?? '') < (b ?? '') ? -1 : 1)));
+  const asMap = (rows: { k: string; v: string }[]) =>
+    Object.fromEntries(rows.map((x) => [x.k, x.v]).sort(([a], [b]) => ((a ?? '') < (b ?? '') ? -1 : 1)));
   return { kept: asMap(kept), scanned: asMap(scanned) };
 };
 
@@ -101,7 +110,12 @@ test('the rollup equals a scan of the records after COPY and JSON inserts, batch
   expect(Number(before[0]?.n)).toBe(1200);
 
   // Deleting rows takes them out; a group left with nothing is gone.
-  await store.db.delete(requestRecords).where(inArray(requestRecords.requestId, first.slice(0, 150).map((r) => r.requestId)));
+  await store.db.delete(requestRecords).where(
+    inArray(
+      requestRecords.requestId,
+      first.slice(0, 150).map((r) => r.requestId),
+    ),
+  );
   await store.db.delete(requestRecords).where(and(eq(requestRecords.customerId, 'beta'), eq(requestRecords.model, 'm2')));
   ({ kept, scanned } = await rollupAndScan());
   expect(kept).toEqual(scanned);
@@ -109,8 +123,17 @@ test('the rollup equals a scan of the records after COPY and JSON inserts, batch
 
   // A retention purge (days: 5 for acme/default), in batches of 40 rows.
   const [c] = await store.db.insert(customers).values({ customerId: 'acme' }).returning();
-  const [p] = await store.db.insert(projects).values({ customerUuid: c?.id as string, customerId: 'acme', projectId: 'default' }).returning();
-  await store.db.insert(projectSettings).values({ projectUuid: p?.id as string, customerId: 'acme', projectId: 'default', settingName: 'record-retention', settingValue: '{"bodies":"full","days":5}' });
+  const [p] = await store.db
+    .insert(projects)
+    .values({ customerUuid: c?.id as string, customerId: 'acme', projectId: 'default' })
+    .returning();
+  await store.db.insert(projectSettings).values({
+    projectUuid: p?.id as string,
+    customerId: 'acme',
+    projectId: 'default',
+    settingName: 'record-retention',
+    settingValue: '{"bodies":"full","days":5}',
+  });
   const purged = await new RecordRetention(store.db, { batch: 40, responseRetentionMs: 30 * DAY }).purge(NOW);
   expect(purged).toBeGreaterThan(40);
   ({ kept, scanned } = await rollupAndScan());
@@ -131,12 +154,28 @@ test('the rollup equals a scan of the records after COPY and JSON inserts, batch
 
 /** GetUsage's sums computed here from every record. */
 const expected = (rows: RequestRecordRow[], q: UsageQuery) => {
-  const groups = new Map<string, { requests: number; inputTokens: number; outputTokens: number; cachedInputTokens: number; cacheWriteTokens: number; costNano: bigint }>();
+  const groups = new Map<
+    string,
+    { requests: number; inputTokens: number; outputTokens: number; cachedInputTokens: number; cacheWriteTokens: number; costNano: bigint }
+  >();
   for (const r of rows) {
-    if (r.customerId !== q.customerId || (q.projectId && r.projectId !== q.projectId) || (q.apiKeyId && r.apiKeyId !== q.apiKeyId)) continue;
+    if (r.customerId !== q.customerId || (q.projectId && r.projectId !== q.projectId) || (q.apiKeyId && r.apiKeyId !== q.apiKeyId))
+      continue;
     if ((q.start && r.receivedAt < q.start) || (q.end && r.receivedAt >= q.end)) continue;
-    const by: Record<UsageGroupBy, string> = { api_key: r.apiKeyId ?? '', model: r.model ?? '', provider: r.provider ?? '', day: r.receivedAt.toISOString().slice(0, 10) };
-    const g = groups.get(by[q.groupBy]) ?? { requests: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, costNano: 0n };
+    const by: Record<UsageGroupBy, string> = {
+      api_key: r.apiKeyId ?? '',
+      model: r.model ?? '',
+      provider: r.provider ?? '',
+      day: r.receivedAt.toISOString().slice(0, 10),
+    };
+    const g = groups.get(by[q.groupBy]) ?? {
+      requests: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      cachedInputTokens: 0,
+      cacheWriteTokens: 0,
+      costNano: 0n,
+    };
     g.requests++;
     g.inputTokens += r.inputTokens;
     g.outputTokens += r.outputTokens;
@@ -196,7 +235,9 @@ test('SearchRequestRecords by request id and by client request id, and GetUsage 
   const byId = await plan(searchRecordsQuery(store.db, { requestId: one?.requestId.toUpperCase(), customerId: 'acme', limit: 51 }));
   expect(byId).toContain('request_records_pkey');
   expect(byId).not.toContain('Seq Scan');
-  const byClient = await plan(searchRecordsQuery(store.db, { clientRequestId: 'c-31000', customerId: 'acme', projectId: 'default', limit: 51 }));
+  const byClient = await plan(
+    searchRecordsQuery(store.db, { clientRequestId: 'c-31000', customerId: 'acme', projectId: 'default', limit: 51 }),
+  );
   expect(byClient).toContain('request_records_client_id');
   expect(byClient).not.toContain('Seq Scan');
   const found = await searchRecordsQuery(store.db, { clientRequestId: 'c-31000', limit: 51 });
@@ -212,32 +253,46 @@ test('SearchRequestRecords by request id and by client request id, and GetUsage 
     expect(monthPlan).toContain('request_usage_daily');
     expect(monthPlan).not.toContain('request_records');
   }
-  const partial = { customerId: 'acme', start: new Date('2026-10-03T12:00:00Z'), end: new Date('2026-11-02T06:00:00Z'), groupBy: 'api_key' as const };
+  const partial = {
+    customerId: 'acme',
+    start: new Date('2026-10-03T12:00:00Z'),
+    end: new Date('2026-11-02T06:00:00Z'),
+    groupBy: 'api_key' as const,
+  };
   const partialPlan = await plan(usageQuery(store.db, partial));
   expect(partialPlan).toContain('request_usage_daily');
   expect(partialPlan).toMatch(/Index[^\n]*request_records_(time|key_time)/);
   expect(partialPlan).not.toContain('Seq Scan on request_records');
-  expect((await usageSums(store.db, partial)).reduce((n, g) => n + g.requests, 0)).toBe((partial.end.getTime() - partial.start.getTime()) / 60_000);
+  expect((await usageSums(store.db, partial)).reduce((n, g) => n + g.requests, 0)).toBe(
+    (partial.end.getTime() - partial.start.getTime()) / 60_000,
+  );
 }, 60_000);
 
-test.skipIf(!process.env.TEST_DATABASE_URL)('the PostgreSQL writer thread COPYs batches; a batch with a request id already stored is written again skipping it; the rollup counts each row once', async () => {
-  const ws = workerStore(tdb.url as string);
-  try {
-    const rows = Array.from({ length: 300 }, randomRow);
-    const ids = rows.map((r) => r.requestId as string);
-    expect(await ws.insert(rows.slice(0, 200).map((r) => entryOf(r)))).toBeUndefined();
-    // 100 already stored, 100 new: COPY refuses the batch (23505), the JSON insert stores the new ones.
-    expect(await ws.insert(rows.slice(100).map((r) => entryOf(r)))).toBeUndefined();
-    const stored = await store.db.select({ id: requestRecords.requestId }).from(requestRecords).where(inArray(requestRecords.requestId, ids));
-    expect(stored).toHaveLength(300);
-    const { kept, scanned } = await rollupAndScan();
-    expect(kept).toEqual(scanned);
-    // A field the database cannot hold is refused as the database would (a data error, split and cleaned by the writer).
-    const bad = await ws.insert([entryOf({ ...randomRow(), errorCode: 'x\uD800y' })]);
-    expect(isDataError(bad)).toBe(true);
-    const refused = await ws.insertJson(batchJson([entryOf({ ...randomRow(), endpoint: 'x'.repeat(10), httpStatus: 2 ** 40 })]));
-    expect(isDataError(refused)).toBe(true);
-  } finally {
-    await ws.close?.();
-  }
-}, 60_000);
+test.skipIf(!process.env.TEST_DATABASE_URL)(
+  'the PostgreSQL writer thread COPYs batches; a batch with a request id already stored is written again skipping it; the rollup counts each row once',
+  async () => {
+    const ws = workerStore(tdb.url as string);
+    try {
+      const rows = Array.from({ length: 300 }, randomRow);
+      const ids = rows.map((r) => r.requestId as string);
+      expect(await ws.insert(rows.slice(0, 200).map((r) => entryOf(r)))).toBeUndefined();
+      // 100 already stored, 100 new: COPY refuses the batch (23505), the JSON insert stores the new ones.
+      expect(await ws.insert(rows.slice(100).map((r) => entryOf(r)))).toBeUndefined();
+      const stored = await store.db
+        .select({ id: requestRecords.requestId })
+        .from(requestRecords)
+        .where(inArray(requestRecords.requestId, ids));
+      expect(stored).toHaveLength(300);
+      const { kept, scanned } = await rollupAndScan();
+      expect(kept).toEqual(scanned);
+      // A field the database cannot hold is refused as the database would (a data error, split and cleaned by the writer).
+      const bad = await ws.insert([entryOf({ ...randomRow(), errorCode: 'x\uD800y' })]);
+      expect(isDataError(bad)).toBe(true);
+      const refused = await ws.insertJson(batchJson([entryOf({ ...randomRow(), endpoint: 'x'.repeat(10), httpStatus: 2 ** 40 })]));
+      expect(isDataError(refused)).toBe(true);
+    } finally {
+      await ws.close?.();
+    }
+  },
+  60_000,
+);

@@ -45,7 +45,7 @@ const stored = async (ids: string[]) => store.db.select().from(requestRecords).w
 
 test('past the body bound the oldest queued rows lose their bodies; past the row bound new rows are dropped and counted', async () => {
   const sink = new RecordWriter(directStore(store.db), { maxQueued: 5, maxBodyChars: 100, maxBatch: 100 });
-  const body = (`{"content":"${'b'.repeat(40)}"}`);
+  const body = `{"content":"${'b'.repeat(40)}"}`;
   const rows = Array.from({ length: 7 }, () => row({ requestBody: body }));
   for (const r of rows) sink.add(entryOf(r));
   expect(sink.stats).toMatchObject({ queued: 5, dropped: 2 });
@@ -64,7 +64,7 @@ test('a store that is down keeps every row queued (no split, no cleaning, no dro
   await down.close();
   const sink = new RecordWriter(directStore(down.db), { flushMs: 20 });
   sink.start();
-  for (let i = 0; i < 10; i++) sink.add(entryOf(row({ model: `m\u0000${i}`, requestBody: ('{"a":"MARK-DOWN-BODY"}') })));
+  for (let i = 0; i < 10; i++) sink.add(entryOf(row({ model: `m\u0000${i}`, requestBody: '{"a":"MARK-DOWN-BODY"}' })));
   await sink.flush();
   expect(sink.stats).toMatchObject({ queued: 10, dropped: 0, sanitized: 0, storeDown: true });
   const t = Date.now();
@@ -79,7 +79,7 @@ test('refused rows are cleaned precisely: escaped backslashes and valid pairs st
   const good = row();
   const odd = row({
     clientRequestId: 'c\udc00x',
-    requestBody: (String.raw`{"keep":"\\udead","pair":"\ud83d\ude00","lone":"a\udeadb","nul":"x\u0000y"}`),
+    requestBody: String.raw`{"keep":"\\udead","pair":"\ud83d\ude00","lone":"a\udeadb","nul":"x\u0000y"}`,
     responseBody: { text: 'r\ud800s' },
     latencyMs: 1e12,
     costNanoUsd: Number.NaN,
@@ -102,7 +102,7 @@ test('refused rows are cleaned precisely: escaped backslashes and valid pairs st
 test('a body nested deeper than the store can take is never sent to it: the row is stored without it, flagged', async () => {
   const sink = new RecordWriter(directStore(store.db), { maxBatch: 100 });
   const depth = 20_000;
-  const deep = (`{"tools":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`);
+  const deep = `{"tools":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
   const rows = [row({ requestBody: deep }), row(), row({ responseBody: deep })];
   for (const r of rows) sink.add(entryOf(r));
   await sink.stop();
@@ -126,6 +126,12 @@ test('a record sent twice is stored once and not counted as dropped; quotes, com
   await again.stop();
   expect(again.stats).toMatchObject({ queued: 0, dropped: 0, bodiesDropped: 0, sanitized: 0 });
   const got = new Map((await stored([first.requestId as string, fresh.requestId as string])).map((g) => [g.requestId, g]));
-  expect(got.get(first.requestId as string)).toMatchObject({ clientRequestId: odd, model: '', requestBody: { t: odd }, responseBody: { t: odd, n: null }, sanitized: null });
+  expect(got.get(first.requestId as string)).toMatchObject({
+    clientRequestId: odd,
+    model: '',
+    requestBody: { t: odd },
+    responseBody: { t: odd, n: null },
+    sanitized: null,
+  });
   expect(got.get(fresh.requestId as string)).toMatchObject({ provider: odd, clientRequestId: null, requestBody: null });
 });

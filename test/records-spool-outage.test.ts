@@ -42,7 +42,12 @@ describe.skipIf(skip !== undefined)('the embedded data plane on PostgreSQL, data
 
   test('records past the queue bound are spooled to disk, reported by /readyz, and all stored exactly once after recovery', async () => {
     pg = await startThrowawayPostgres();
-    w = await startWorld({ DATABASE_URL: pg.url, GATEWAY_DATA_DIR: dataDir, GATEWAY_RECORD_QUEUE_MAX: String(QUEUE_MAX), WORKER_POLL_INTERVAL: '500ms' });
+    w = await startWorld({
+      DATABASE_URL: pg.url,
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_RECORD_QUEUE_MAX: String(QUEUE_MAX),
+      WORKER_POLL_INTERVAL: '500ms',
+    });
     const world = w;
     const ids: string[] = [];
     const failures: number[] = [];
@@ -60,7 +65,8 @@ describe.skipIf(skip !== undefined)('the embedded data plane on PostgreSQL, data
       }
     };
     const load = Promise.all(Array.from({ length: 16 }, (_, n) => worker(n)));
-    const readyz = async (): Promise<ReadyRecords> => ((await (await fetch(`${world.tg.url}/readyz`)).json()) as { records: ReadyRecords }).records;
+    const readyz = async (): Promise<ReadyRecords> =>
+      ((await (await fetch(`${world.tg.url}/readyz`)).json()) as { records: ReadyRecords }).records;
 
     await Bun.sleep(1_000);
     const before = ids.length;
@@ -96,7 +102,9 @@ describe.skipIf(skip !== undefined)('the embedded data plane on PostgreSQL, data
 
     const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
     try {
-      const rows = await sql<{ id: string; n: number }[]>`select request_id::text as id, count(*)::int as n from request_records where api_key_id = ${world.p.keyId} group by request_id`;
+      const rows = await sql<
+        { id: string; n: number }[]
+      >`select request_id::text as id, count(*)::int as n from request_records where api_key_id = ${world.p.keyId} group by request_id`;
       const stored = new Map(rows.map((r) => [r.id, r.n]));
       expect(ids.filter((id) => stored.get(id) !== 1)).toEqual([]);
       // Nothing but these requests, each once.

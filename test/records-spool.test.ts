@@ -132,7 +132,9 @@ test('store down: past the bound and on every tick the queue goes to the spool; 
   expect(jsonFiles(dir)).toEqual([]);
   const got = await stored(ids);
   expect(got).toHaveLength(2_000);
-  expect(got.find((g) => g.requestId === ids[1_000])?.requestBody).toEqual({ messages: [{ role: 'user', content: 'hello MARK-SPOOL-BODY' }] });
+  expect(got.find((g) => g.requestId === ids[1_000])?.requestBody).toEqual({
+    messages: [{ role: 'user', content: 'hello MARK-SPOOL-BODY' }],
+  });
   expect(lines.some((l) => l.includes('MARK-SPOOL-BODY'))).toBe(false);
 }, 30_000);
 
@@ -219,7 +221,12 @@ test('a spool that cannot be written: rows stay in memory up to the bound, then 
   writeFileSync(join(d, 'not-a-dir'), '');
   const { sw, store: s } = switchable(directStore(store.db));
   sw.down = true;
-  const writer = new RecordWriter(s, { flushMs: 60_000, maxBatch: 100, maxQueued: 1_000, spool: new Spool(join(d, 'not-a-dir', 'record-spool')) });
+  const writer = new RecordWriter(s, {
+    flushMs: 60_000,
+    maxBatch: 100,
+    maxQueued: 1_000,
+    spool: new Spool(join(d, 'not-a-dir', 'record-spool')),
+  });
   const entries: RecordEntry[] = Array.from({ length: 1_200 }, () => entryOf(row()));
   for (const e of entries) writer.add(e);
   expect(writer.stats).toMatchObject({ queued: 1_000, dropped: 200, spooled: 0 });

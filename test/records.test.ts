@@ -32,7 +32,8 @@ interface RecordView {
   errorCode?: string;
 }
 
-const search = async (q: Record<string, unknown>) => (await tg.must(admin('SearchRequestRecords'), q)) as { records: RecordView[]; nextPageToken: string };
+const search = async (q: Record<string, unknown>) =>
+  (await tg.must(admin('SearchRequestRecords'), q)) as { records: RecordView[]; nextPageToken: string };
 
 test('a non-streaming request is recorded with every seed field and its cost', async () => {
   const res = await fetch(`${tg.url}/v1/chat/completions`, {
@@ -66,8 +67,15 @@ test('a non-streaming request is recorded with every seed field and its cost', a
 });
 
 test('a streamed Messages request served by OpenAI is recorded with the upstream usage', async () => {
-  const client = new Anthropic({ baseURL: tg.url, apiKey: p.apiKey, maxRetries: 0, defaultHeaders: { 'x-client-request-id': 'stream-trace' } });
-  const final = await client.messages.stream({ model: 'gpt-mini', max_tokens: 50, messages: [{ role: 'user', content: 'streamed record' }] }).finalMessage();
+  const client = new Anthropic({
+    baseURL: tg.url,
+    apiKey: p.apiKey,
+    maxRetries: 0,
+    defaultHeaders: { 'x-client-request-id': 'stream-trace' },
+  });
+  const final = await client.messages
+    .stream({ model: 'gpt-mini', max_tokens: 50, messages: [{ role: 'user', content: 'streamed record' }] })
+    .finalMessage();
   expect(final.usage.output_tokens).toBe(7);
   const { records } = await search({ clientRequestId: 'stream-trace' });
   expect(records).toHaveLength(1);
@@ -93,7 +101,9 @@ test('GetUsage groups requests, tokens and cost per key and per model', async ()
   const mine = byKey.groups.find((g) => g.key === p.keyId);
   expect(mine?.requests).toBeGreaterThanOrEqual(3);
   expect(byKey.total.requests).toBeGreaterThanOrEqual(3);
-  const byModel = (await tg.must(admin('GetUsage'), { customerId: 'acme', groupBy: 'model' })) as { groups: { key: string; outputTokens: number }[] };
+  const byModel = (await tg.must(admin('GetUsage'), { customerId: 'acme', groupBy: 'model' })) as {
+    groups: { key: string; outputTokens: number }[];
+  };
   expect(byModel.groups.find((g) => g.key === 'gpt-mini')?.outputTokens).toBe(14);
 });
 

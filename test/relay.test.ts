@@ -16,7 +16,7 @@ import { mulberry32 } from './support/fuzz-bodies.ts';
 
 const adapter = (id: string): HttpProviderAdapter => {
   const a = getAdapter(id);
-  if (!a || a.kind !== 'http') throw new Error(`no http adapter ${id}`);
+  if (a?.kind !== 'http') throw new Error(`no http adapter ${id}`);
   return a;
 };
 
@@ -71,9 +71,21 @@ const chunked = (bytes: Uint8Array, rnd: () => number): ReadableStream<Uint8Arra
   });
 };
 
-const fast = async (a: HttpProviderAdapter, format: ClientFormat, body: string, includeUsage: boolean, rnd: () => number, relayed = true): Promise<Outcome> => {
+const fast = async (
+  a: HttpProviderAdapter,
+  format: ClientFormat,
+  body: string,
+  includeUsage: boolean,
+  rnd: () => number,
+  relayed = true,
+): Promise<Outcome> => {
   const relay = new Relay(format, 'up-model', 'client-model', includeUsage);
-  const read = sseReader(a.createStreamDecoder(), chunked(new TextEncoder().encode(body), rnd), new AbortController().signal, relayed ? relay : undefined);
+  const read = sseReader(
+    a.createStreamDecoder(),
+    chunked(new TextEncoder().encode(body), rnd),
+    new AbortController().signal,
+    relayed ? relay : undefined,
+  );
   const events: StreamEvent[] = [];
   let text = '';
   try {
@@ -88,7 +100,8 @@ const fast = async (a: HttpProviderAdapter, format: ClientFormat, body: string, 
   }
 };
 
-const chunk = (o: Record<string, unknown>): string => JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'up-model', ...o });
+const chunk = (o: Record<string, unknown>): string =>
+  JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'up-model', ...o });
 const delta = (content: string) => chunk({ choices: [{ index: 0, delta: { content }, finish_reason: null }] });
 const fin = chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
 const usage = chunk({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 } });
@@ -96,7 +109,9 @@ const chatPlain = `data: ${delta('Hé')}\n\ndata: ${delta('llo ✓ wörld')}\n\n
 
 const msg = (type: string, o: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...o })}\n\n`;
 const messagesPlain =
-  msg('message_start', { message: { id: 'm1', type: 'message', role: 'assistant', model: 'up-model', content: [], usage: { input_tokens: 4, output_tokens: 1 } } }) +
+  msg('message_start', {
+    message: { id: 'm1', type: 'message', role: 'assistant', model: 'up-model', content: [], usage: { input_tokens: 4, output_tokens: 1 } },
+  }) +
   msg('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
   msg('ping', {}) +
   msg('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Grüße 👋' } }) +
@@ -108,16 +123,48 @@ const cases: { name: string; id: string; format: ClientFormat; body: string; inc
   { name: 'chat, plain', id: 'openai', format: 'chat', body: chatPlain },
   { name: 'chat, usage withheld', id: 'openai', format: 'chat', body: chatPlain, includeUsage: false },
   { name: 'chat, CRLF', id: 'openai', format: 'chat', body: chatPlain.replaceAll('\n', '\r\n') },
-  { name: 'chat, CRLF from the middle on', id: 'openai', format: 'chat', body: chatPlain.slice(0, 150) + chatPlain.slice(150).replaceAll('\n', '\r\n') },
-  { name: 'chat, comments, no space, multi-line data, event lines, extra blank lines', id: 'openai', format: 'chat', body: `: hello\n\ndata:${delta('a')}\n\nevent: x\ndata: ${delta('b')}\n\n\n\ndata: {"id":"c1","model":"up-model",\ndata: "choices":[{"index":0,"delta":{"content":"c"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n` },
+  {
+    name: 'chat, CRLF from the middle on',
+    id: 'openai',
+    format: 'chat',
+    body: chatPlain.slice(0, 150) + chatPlain.slice(150).replaceAll('\n', '\r\n'),
+  },
+  {
+    name: 'chat, comments, no space, multi-line data, event lines, extra blank lines',
+    id: 'openai',
+    format: 'chat',
+    body: `: hello\n\ndata:${delta('a')}\n\nevent: x\ndata: ${delta('b')}\n\n\n\ndata: {"id":"c1","model":"up-model",\ndata: "choices":[{"index":0,"delta":{"content":"c"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n`,
+  },
   { name: 'chat, BOM and no final blank line', id: 'openai', format: 'chat', body: `\ufeffdata: ${delta('x')}\n\ndata: ${fin}` },
-  { name: 'chat, error event mid-stream', id: 'openai', format: 'chat', body: `data: ${delta('x')}\n\ndata: {"error":{"message":"overloaded","type":"server_error"}}\n\ndata: ${fin}\n\n` },
-  { name: 'chat, an event that is not JSON', id: 'openai', format: 'chat', body: `data: ${delta('x')}\n\ndata: {not json\n\ndata: ${fin}\n\n` },
+  {
+    name: 'chat, error event mid-stream',
+    id: 'openai',
+    format: 'chat',
+    body: `data: ${delta('x')}\n\ndata: {"error":{"message":"overloaded","type":"server_error"}}\n\ndata: ${fin}\n\n`,
+  },
+  {
+    name: 'chat, an event that is not JSON',
+    id: 'openai',
+    format: 'chat',
+    body: `data: ${delta('x')}\n\ndata: {not json\n\ndata: ${fin}\n\n`,
+  },
   { name: 'chat, ends early', id: 'openai', format: 'chat', body: `data: ${delta('x')}\n\n` },
   { name: 'messages, plain', id: 'anthropic', format: 'messages', body: messagesPlain },
   { name: 'messages, CRLF', id: 'anthropic', format: 'messages', body: messagesPlain.replaceAll('\n', '\r\n') },
-  { name: 'messages, data without event line, comment', id: 'anthropic', format: 'messages', body: `: c\n\n${messagesPlain.replace('event: ping\n', '')}` },
-  { name: 'messages, error event', id: 'anthropic', format: 'messages', body: messagesPlain.slice(0, messagesPlain.indexOf('event: content_block_delta')) + msg('error', { error: { type: 'overloaded_error', message: 'busy' } }) },
+  {
+    name: 'messages, data without event line, comment',
+    id: 'anthropic',
+    format: 'messages',
+    body: `: c\n\n${messagesPlain.replace('event: ping\n', '')}`,
+  },
+  {
+    name: 'messages, error event',
+    id: 'anthropic',
+    format: 'messages',
+    body:
+      messagesPlain.slice(0, messagesPlain.indexOf('event: content_block_delta')) +
+      msg('error', { error: { type: 'overloaded_error', message: 'busy' } }),
+  },
 ];
 
 for (const c of cases) {
@@ -128,6 +175,7 @@ for (const c of cases) {
     const rnd = mulberry32(c.name.length * 7919);
     for (let i = 0; i < 60; i++) expect(await fast(a, c.format, c.body, c.includeUsage ?? true, rnd)).toEqual(want);
     // Without a relay (a translated stream): the same events, the same failure.
-    for (let i = 0; i < 30; i++) expect(await fast(a, c.format, c.body, c.includeUsage ?? true, rnd, false)).toEqual({ ...want, text: '', done: false });
+    for (let i = 0; i < 30; i++)
+      expect(await fast(a, c.format, c.body, c.includeUsage ?? true, rnd, false)).toEqual({ ...want, text: '', done: false });
   });
 }

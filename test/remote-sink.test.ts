@@ -25,7 +25,12 @@ const dataDir = (): string => {
   return d;
 };
 
-const entry = (i: number): RecordEntry => ({ row: { request_id: `r-${i}`, endpoint: '/v1/chat/completions' }, requestBody: null, responseBody: null, sanitized: null });
+const entry = (i: number): RecordEntry => ({
+  row: { request_id: `r-${i}`, endpoint: '/v1/chat/completions' },
+  requestBody: null,
+  responseBody: null,
+  sanitized: null,
+});
 const idsOf = (json: string): string[] => (JSON.parse(json) as { request_id: string }[]).map((r) => r.request_id);
 
 test('records added while a batch is in flight start no flush per request, and go in full batches once it ends, each once', async () => {

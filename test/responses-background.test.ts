@@ -54,7 +54,9 @@ describe('Responses background: true', () => {
       upstream(family).script(() => ({ text: `${family} took its time`, delayMs: 600, usage: { input: 11, output: 7 } }));
       try {
         const t0 = performance.now();
-        const { data: created, response: http } = await sdk().responses.create({ model, input: 'think slowly', background: true }).withResponse();
+        const { data: created, response: http } = await sdk()
+          .responses.create({ model, input: 'think slowly', background: true })
+          .withResponse();
         expect(performance.now() - t0).toBeLessThan(500);
         expect(created.status).toBe('queued');
         expect(created.background).toBe(true);
@@ -138,18 +140,30 @@ describe('Responses background: true', () => {
         expect(first.map((e) => e.sequence_number)).toEqual([0, 1, 2, 3]);
         const last = first.at(-1)?.sequence_number ?? 0;
         // Resumed with the raw wire: only the events after `starting_after`, to the end.
-        const res = await fetch(`${w.tg.url}/v1/responses/${id}?stream=true&starting_after=${last}`, { headers: { authorization: `Bearer ${w.p.apiKey}` } });
+        const res = await fetch(`${w.tg.url}/v1/responses/${id}?stream=true&starting_after=${last}`, {
+          headers: { authorization: `Bearer ${w.p.apiKey}` },
+        });
         expect(res.headers.get('content-type')).toContain('text/event-stream');
         const events = (await res.text())
           .split('\n')
           .filter((l) => l.startsWith('data: '))
-          .map((l) => JSON.parse(l.slice(6)) as { type: string; sequence_number: number; delta?: string; response?: { status: string; output_text?: string } });
+          .map(
+            (l) =>
+              JSON.parse(l.slice(6)) as {
+                type: string;
+                sequence_number: number;
+                delta?: string;
+                response?: { status: string; output_text?: string };
+              },
+          );
         expect(events[0]?.sequence_number).toBe(last + 1);
         expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => last + 1 + i));
         const done = events.at(-1);
         expect(done?.type).toBe('response.completed');
         expect(done?.response?.status).toBe('completed');
-        const text = [...first, ...events].map((e) => ('delta' in e && typeof e.delta === 'string' && e.type === 'response.output_text.delta' ? e.delta : '')).join('');
+        const text = [...first, ...events]
+          .map((e) => ('delta' in e && typeof e.delta === 'string' && e.type === 'response.output_text.delta' ? e.delta : ''))
+          .join('');
         expect(text).toBe('one two three four five six');
         // The SDK's own resume (responses.stream with response_id / starting_after) yields the same end.
         const resumed = sdk().responses.stream({ response_id: id, starting_after: last });
@@ -164,7 +178,10 @@ describe('Responses background: true', () => {
     });
 
     test(`an upstream failure reads failed with the error (${family})`, async () => {
-      upstream(family).script(() => ({ status: 400, errorBody: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'the upstream said no' } }) }));
+      upstream(family).script(() => ({
+        status: 400,
+        errorBody: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'the upstream said no' } }),
+      }));
       try {
         const created = await sdk().responses.create({ model, input: 'fail please', background: true });
         const { response } = await pollUntilDone(created.id);
@@ -183,15 +200,23 @@ describe('Responses background: true', () => {
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('background');
 
-    const unknown = await sdk().responses.cancel('resp_nope').catch((e: unknown) => e);
+    const unknown = await sdk()
+      .responses.cancel('resp_nope')
+      .catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
 
     // A foreground response cannot be cancelled; a finished background one neither.
     const fg = await sdk().responses.create({ model: 'claude-mini', input: 'x' });
-    expect(await sdk().responses.cancel(fg.id).catch((e: unknown) => (e as { status: number }).status)).toBe(400);
+    expect(
+      await sdk()
+        .responses.cancel(fg.id)
+        .catch((e: unknown) => (e as { status: number }).status),
+    ).toBe(400);
     const bg = await sdk().responses.create({ model: 'claude-mini', input: 'x', background: true });
     expect((await pollUntilDone(bg.id)).response.status).toBe('completed');
-    const late = await sdk().responses.cancel(bg.id).catch((e: unknown) => e);
+    const late = await sdk()
+      .responses.cancel(bg.id)
+      .catch((e: unknown) => e);
     expect(late).toBeInstanceOf(OpenAI.BadRequestError);
     expect((late as Error).message).toContain('Cannot cancel a completed response');
   });

@@ -57,7 +57,11 @@ beforeAll(async () => {
   await w.tg.must(admin('CreateMcpServer'), { serverId: 'alpha', url: alpha.url, authType: 'bearer', authValue: 'alpha-secret' });
   await w.tg.must(admin('CreateMcpServer'), { serverId: 'faulty', url: faulty.url });
   for (const serverId of ['alpha', 'faulty']) await w.tg.must(admin('AddProjectMcpServer'), { ...acme, serverId });
-  await w.tg.must(admin('CreateMcpProfile'), { ...acme, profileId: 'tools', servers: [{ serverId: 'alpha', prefix: 'alpha', tools: ['echo', 'add'] }] });
+  await w.tg.must(admin('CreateMcpProfile'), {
+    ...acme,
+    profileId: 'tools',
+    servers: [{ serverId: 'alpha', prefix: 'alpha', tools: ['echo', 'add'] }],
+  });
   await w.tg.must(admin('CreateMcpProfile'), { ...acme, profileId: 'broken', servers: [{ serverId: 'faulty', prefix: '' }] });
 }, 60_000);
 
@@ -68,7 +72,13 @@ afterAll(async () => {
 });
 
 const sdk = () => new OpenAI({ baseURL: `${w.tg.url}/v1`, apiKey: w.p.apiKey, maxRetries: 0 });
-const tool = (extra: Record<string, unknown> = {}) => ({ type: 'mcp' as const, server_label: 'docs', server_url: `${w.tg.url}/mcp/tools`, require_approval: 'never' as const, ...extra });
+const tool = (extra: Record<string, unknown> = {}) => ({
+  type: 'mcp' as const,
+  server_label: 'docs',
+  server_url: `${w.tg.url}/mcp/tools`,
+  require_approval: 'never' as const,
+  ...extra,
+});
 const types = (output: ResponseOutputItem[]): string[] => output.map((o) => o.type);
 const only = <T extends ResponseOutputItem['type']>(output: ResponseOutputItem[], type: T): Extract<ResponseOutputItem, { type: T }> => {
   const found = output.find((o): o is Extract<ResponseOutputItem, { type: T }> => o.type === type);
@@ -88,20 +98,35 @@ const records = async (query: Record<string, string>): Promise<Record<string, un
 describe('an mcp tool naming a profile of this gateway', () => {
   for (const [model, family] of MODELS) {
     test(`${family}: tools listed, the call run through the profile, its result fed back; usage summed`, async () => {
-      const { data: r, response } = await sdk().responses.create({ model, input: 'call alpha__echo {"text":"hi"}', tools: [tool()] }).withResponse();
+      const { data: r, response } = await sdk()
+        .responses.create({ model, input: 'call alpha__echo {"text":"hi"}', tools: [tool()] })
+        .withResponse();
       expect(types(r.output)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
       const list = only(r.output, 'mcp_list_tools');
       expect(list.server_label).toBe('docs');
       expect(list.tools.map((t) => t.name).sort()).toEqual(['alpha__add', 'alpha__echo']);
       const call = only(r.output, 'mcp_call');
-      expect(call).toMatchObject({ server_label: 'docs', name: 'alpha__echo', arguments: '{"text":"hi"}', output: 'a:hi', error: null, status: 'completed' });
+      expect(call).toMatchObject({
+        server_label: 'docs',
+        name: 'alpha__echo',
+        arguments: '{"text":"hi"}',
+        output: 'a:hi',
+        error: null,
+        status: 'completed',
+      });
       expect(r.output_text).toBe('tool said: a:hi');
       // Two rounds: (20 + 30) in, (9 + 5) out (the mock's usage per round).
       expect(r.usage).toMatchObject({ input_tokens: 50, output_tokens: 14 });
       // The tool call is a record as /mcp makes it, linked to the Responses request by its id.
       const requestId = response.headers.get('x-request-id') ?? '';
       const calls = await records({ clientRequestId: requestId });
-      expect(calls.find((c) => c.model === 'tools/call')).toMatchObject({ endpoint: '/mcp/tools', provider: 'mcp', connection: 'alpha', upstreamModel: 'echo', httpStatus: 200 });
+      expect(calls.find((c) => c.model === 'tools/call')).toMatchObject({
+        endpoint: '/mcp/tools',
+        provider: 'mcp',
+        connection: 'alpha',
+        upstreamModel: 'echo',
+        httpStatus: 200,
+      });
       // One record for the Responses request, with the summed usage.
       const own = await records({ requestId });
       expect(own.length).toBe(1);
@@ -114,15 +139,23 @@ describe('an mcp tool naming a profile of this gateway', () => {
   }
 
   test('a relative server_url names the profile too; allowed_tools filters what is listed and offered', async () => {
-    const r = await sdk().responses.create({ model: 'claude-mini', input: 'call alpha__add {"a":2,"b":3}', tools: [{ ...tool({ allowed_tools: ['alpha__add'] }), server_url: '/mcp/tools' }] });
+    const r = await sdk().responses.create({
+      model: 'claude-mini',
+      input: 'call alpha__add {"a":2,"b":3}',
+      tools: [{ ...tool({ allowed_tools: ['alpha__add'] }), server_url: '/mcp/tools' }],
+    });
     expect(only(r.output, 'mcp_list_tools').tools.map((t) => t.name)).toEqual(['alpha__add']);
     expect(only(r.output, 'mcp_call').output).toBe('5');
-    const offered = (w.an.requests.at(-1)?.body.tools as { name: string }[]).map((t) => t.name);
+    const offered = (w.an.requests.at(-1)?.body.tools as { name: string }[] | undefined)?.map((t) => t.name);
     expect(offered).toEqual(['alpha__add']);
   });
 
   test('a tool outside allowed_tools is not callable even when the model asks for it', async () => {
-    const r = await sdk().responses.create({ model: 'claude-mini', input: 'call alpha__echo {"text":"x"}', tools: [tool({ allowed_tools: { tool_names: ['alpha__add'] } })] });
+    const r = await sdk().responses.create({
+      model: 'claude-mini',
+      input: 'call alpha__echo {"text":"x"}',
+      tools: [tool({ allowed_tools: { tool_names: ['alpha__add'] } })],
+    });
     // The model called a function the gateway did not offer: it goes back to the client as a function call.
     expect(types(r.output)).toEqual(['mcp_list_tools', 'function_call']);
   });
@@ -131,7 +164,11 @@ describe('an mcp tool naming a profile of this gateway', () => {
     test(`${family}: require_approval 'always' — an approval request, then the call once approved`, async () => {
       const client = sdk();
       const seen = alpha.seen.length;
-      const first = await client.responses.create({ model, input: 'call alpha__echo {"text":"ok?"}', tools: [tool({ require_approval: 'always' })] });
+      const first = await client.responses.create({
+        model,
+        input: 'call alpha__echo {"text":"ok?"}',
+        tools: [tool({ require_approval: 'always' })],
+      });
       expect(types(first.output)).toEqual(['mcp_list_tools', 'mcp_approval_request']);
       const ask = only(first.output, 'mcp_approval_request');
       expect(ask).toMatchObject({ server_label: 'docs', name: 'alpha__echo', arguments: '{"text":"ok?"}' });
@@ -150,7 +187,12 @@ describe('an mcp tool naming a profile of this gateway', () => {
       expect(alpha.seen.length - seen).toBeGreaterThan(callsBefore);
       // A third turn replays the conversation without running the approved call again.
       const before = alpha.seen.length;
-      const third = await client.responses.create({ model, previous_response_id: second.id, input: 'thanks', tools: [tool({ require_approval: 'always' })] });
+      const third = await client.responses.create({
+        model,
+        previous_response_id: second.id,
+        input: 'thanks',
+        tools: [tool({ require_approval: 'always' })],
+      });
       expect(types(third.output)).toEqual(['message']);
       expect(alpha.seen.length).toBe(before + 1); // the listing only
     });
@@ -158,7 +200,11 @@ describe('an mcp tool naming a profile of this gateway', () => {
 
   test('a denied approval: the call never runs, the model is told', async () => {
     const client = sdk();
-    const first = await client.responses.create({ model: 'claude-mini', input: 'call alpha__echo {"text":"no"}', tools: [tool({ require_approval: { never: { tool_names: ['alpha__add'] } } })] });
+    const first = await client.responses.create({
+      model: 'claude-mini',
+      input: 'call alpha__echo {"text":"no"}',
+      tools: [tool({ require_approval: { never: { tool_names: ['alpha__add'] } } })],
+    });
     const ask = only(first.output, 'mcp_approval_request');
     const second = await client.responses.create({
       model: 'claude-mini',
@@ -174,7 +220,10 @@ describe('an mcp tool naming a profile of this gateway', () => {
 
   test('the rounds are bounded: the 8th upstream request must answer (tool_choice none)', async () => {
     const before = w.an.requests.length;
-    w.an.script(() => ({ toolCall: { id: `toolu_${Math.random().toString(36).slice(2)}`, name: 'alpha__echo', arguments: '{"text":"again"}' }, usage: { input: 1, output: 1 } }));
+    w.an.script(() => ({
+      toolCall: { id: `toolu_${Math.random().toString(36).slice(2)}`, name: 'alpha__echo', arguments: '{"text":"again"}' },
+      usage: { input: 1, output: 1 },
+    }));
     try {
       const r = await sdk().responses.create({ model: 'claude-mini', input: 'loop', tools: [tool()] });
       expect(w.an.requests.length - before).toBe(8);
@@ -189,7 +238,11 @@ describe('an mcp tool naming a profile of this gateway', () => {
 
   test('an approval response for an unknown request is a 400', async () => {
     const err = await sdk()
-      .responses.create({ model: 'claude-mini', input: [{ type: 'mcp_approval_response', approve: true, approval_request_id: 'mcpr_nope' }], tools: [tool()] })
+      .responses.create({
+        model: 'claude-mini',
+        input: [{ type: 'mcp_approval_response', approve: true, approval_request_id: 'mcpr_nope' }],
+        tools: [tool()],
+      })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(String(err)).toContain('mcpr_nope');
@@ -198,10 +251,19 @@ describe('an mcp tool naming a profile of this gateway', () => {
   test("an upstream MCP error surfaces in mcp_call.error (JSON-RPC error and a tool's isError)", async () => {
     const broken = { ...tool(), server_label: 'broken', server_url: `${w.tg.url}/mcp/broken` };
     const a = await sdk().responses.create({ model: 'claude-mini', input: 'call explode {}', tools: [broken] });
-    expect(only(a.output, 'mcp_call')).toMatchObject({ name: 'explode', output: null, status: 'failed', error: { type: 'mcp_protocol_error', code: -32050, message: expect.stringContaining('database unavailable') } });
+    expect(only(a.output, 'mcp_call')).toMatchObject({
+      name: 'explode',
+      output: null,
+      status: 'failed',
+      error: { type: 'mcp_protocol_error', code: -32050, message: expect.stringContaining('database unavailable') },
+    });
     expect(a.output_text).toContain('database unavailable');
     const b = await sdk().responses.create({ model: 'gpt-mini', input: 'call fail {}', tools: [broken] });
-    expect(only(b.output, 'mcp_call')).toMatchObject({ name: 'fail', status: 'failed', error: { type: 'mcp_tool_execution_error', content: [{ type: 'text', text: 'it broke' }] } });
+    expect(only(b.output, 'mcp_call')).toMatchObject({
+      name: 'fail',
+      status: 'failed',
+      error: { type: 'mcp_tool_execution_error', content: [{ type: 'text', text: 'it broke' }] },
+    });
   });
 });
 
@@ -231,7 +293,9 @@ describe('streamed', () => {
       expect(final.output_text).toBe('tool said: a:streamed');
       expect(final.usage).toMatchObject({ input_tokens: 50, output_tokens: 14 });
       // Item indices are those of the final output.
-      const done = events.filter((e): e is Extract<ResponseStreamEvent, { type: 'response.output_item.done' }> => e.type === 'response.output_item.done');
+      const done = events.filter(
+        (e): e is Extract<ResponseStreamEvent, { type: 'response.output_item.done' }> => e.type === 'response.output_item.done',
+      );
       expect(done.map((d) => [d.output_index, d.item.type])).toEqual([
         [0, 'mcp_list_tools'],
         [1, 'mcp_call'],
@@ -242,21 +306,37 @@ describe('streamed', () => {
 
   test('an approval request streamed, then approved in a streamed turn', async () => {
     const client = sdk();
-    const one = client.responses.stream({ model: 'claude-mini', input: 'call alpha__echo {"text":"s?"}', tools: [tool({ require_approval: 'always' })] });
+    const one = client.responses.stream({
+      model: 'claude-mini',
+      input: 'call alpha__echo {"text":"s?"}',
+      tools: [tool({ require_approval: 'always' })],
+    });
     const first = await one.finalResponse();
     const ask = only(first.output, 'mcp_approval_request');
-    const two = client.responses.stream({ model: 'claude-mini', previous_response_id: first.id, input: [{ type: 'mcp_approval_response', approve: true, approval_request_id: ask.id }], tools: [tool()] });
+    const two = client.responses.stream({
+      model: 'claude-mini',
+      previous_response_id: first.id,
+      input: [{ type: 'mcp_approval_response', approve: true, approval_request_id: ask.id }],
+      tools: [tool()],
+    });
     const second = await two.finalResponse();
     expect(types(second.output)).toEqual(['mcp_call', 'message']);
     expect(second.output_text).toBe('tool said: a:s?');
   });
 });
 
-describe('a server_url that is not one of the caller\'s profiles', () => {
-  const foreign = { type: 'mcp' as const, server_label: 'elsewhere', server_url: 'https://mcp.example.com/mcp/tools', require_approval: 'never' as const };
+describe("a server_url that is not one of the caller's profiles", () => {
+  const foreign = {
+    type: 'mcp' as const,
+    server_label: 'elsewhere',
+    server_url: 'https://mcp.example.com/mcp/tools',
+    require_approval: 'never' as const,
+  };
 
   test('translated upstream: refused with a 400 as before', async () => {
-    const err = await sdk().responses.create({ model: 'claude-mini', input: 'hi', tools: [foreign] }).catch((e: unknown) => e);
+    const err = await sdk()
+      .responses.create({ model: 'claude-mini', input: 'hi', tools: [foreign] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(String(err)).toContain("Built-in tool type 'mcp'");
   });
@@ -269,7 +349,9 @@ describe('a server_url that is not one of the caller\'s profiles', () => {
   });
 
   test("a profile the caller's project does not have on this gateway is not the gateway's", async () => {
-    const err = await sdk().responses.create({ model: 'claude-mini', input: 'hi', tools: [{ ...foreign, server_url: `${w.tg.url}/mcp/missing` }] }).catch((e: unknown) => e);
+    const err = await sdk()
+      .responses.create({ model: 'claude-mini', input: 'hi', tools: [{ ...foreign, server_url: `${w.tg.url}/mcp/missing` }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
   });
 });

@@ -39,18 +39,31 @@ const model = async (name: string, capabilities: string[], targets: { connection
 
 const SCRIPT: Script = (r) =>
   r.body.model === 'fail-500'
-    ? { status: 500, errorBody: JSON.stringify({ error: { message: 'The server had an error', type: 'server_error', param: null, code: null } }) }
-    : { text: `openai says: ${JSON.stringify(r.body.messages).includes('second') ? 'second answer' : 'first answer'}`, usage: { input: 40, output: 10 } };
+    ? {
+        status: 500,
+        errorBody: JSON.stringify({ error: { message: 'The server had an error', type: 'server_error', param: null, code: null } }),
+      }
+    : {
+        text: `openai says: ${JSON.stringify(r.body.messages).includes('second') ? 'second answer' : 'first answer'}`,
+        usage: { input: 40, output: 10 },
+      };
 
 beforeAll(async () => {
   w = await startWorld();
   await model('reasoner', ['chat', 'tools', 'reasoning'], [{ connection: 'mock-openai', model: 'o4-mini' }]);
-  await model('fallback', ['chat'], [
-    { connection: 'mock-openai', model: 'fail-500', priority: 0 },
-    { connection: 'mock-anthropic', model: 'claude-haiku-4-5', priority: 1 },
-  ]);
+  await model(
+    'fallback',
+    ['chat'],
+    [
+      { connection: 'mock-openai', model: 'fail-500', priority: 0 },
+      { connection: 'mock-anthropic', model: 'claude-haiku-4-5', priority: 1 },
+    ],
+  );
   await model('claude-only', ['chat'], [{ connection: 'mock-anthropic', model: 'claude-haiku-4-5' }]);
-  for (const [name, baseUrl] of [['az-dated', `${w.oa.url}/openai`], ['az-v1', `${w.oa.url}/openai/v1`]] as const) {
+  for (const [name, baseUrl] of [
+    ['az-dated', `${w.oa.url}/openai`],
+    ['az-v1', `${w.oa.url}/openai/v1`],
+  ] as const) {
     await w.tg.must(admin('CreateProviderConnection'), {
       customerId: 'acme',
       projectId: 'default',
@@ -181,7 +194,9 @@ describe('official openai SDK', () => {
   for (const stream of [false, true]) {
     test(`previous_response_id across turns sends the kept reasoning back (${stream ? 'stream' : 'JSON'} first turn)`, async () => {
       const client = sdk();
-      const one = stream ? await client.responses.stream({ model: 'reasoner', input: 'first question' }).finalResponse() : await client.responses.create({ model: 'reasoner', input: 'first question' });
+      const one = stream
+        ? await client.responses.stream({ model: 'reasoner', input: 'first question' }).finalResponse()
+        : await client.responses.create({ model: 'reasoner', input: 'first question' });
       const found = one.output.find((o) => o.type === 'reasoning');
       const rs = found?.type === 'reasoning' ? found : undefined;
       expect(rs?.encrypted_content).toStartWith('gAAAAB-mock-');
@@ -195,8 +210,17 @@ describe('official openai SDK', () => {
       expect(input.map((i) => i.type ?? 'message')).toEqual(['message', 'reasoning', 'message', 'message']);
       expect(input[1]).toMatchObject({ id: rs?.id, encrypted_content: rs?.encrypted_content });
       // An item_reference to the kept reasoning item expands to the whole item too.
-      await client.responses.create({ model: 'reasoner', input: [{ type: 'item_reference', id: rs?.id ?? '' }, { role: 'user', content: 'third' }] });
-      expect((last().body.input as Record<string, unknown>[])[0]).toMatchObject({ type: 'reasoning', encrypted_content: rs?.encrypted_content });
+      await client.responses.create({
+        model: 'reasoner',
+        input: [
+          { type: 'item_reference', id: rs?.id ?? '' },
+          { role: 'user', content: 'third' },
+        ],
+      });
+      expect((last().body.input as Record<string, unknown>[])[0]).toMatchObject({
+        type: 'reasoning',
+        encrypted_content: rs?.encrypted_content,
+      });
     });
   }
 });
@@ -205,7 +229,8 @@ describe('AI SDK Responses provider on a reasoning model (store: true)', () => {
   test('a tool loop sends the reasoning item back by reference; OpenAI gets it with its encrypted content', async () => {
     w.oa.script((r) => {
       const messages = r.body.messages as { role: string; content: unknown }[];
-      if (messages.at(-1)?.role === 'tool') return { text: `tool said: ${String(messages.at(-1)?.content)}`, usage: { input: 30, output: 5 } };
+      if (messages.at(-1)?.role === 'tool')
+        return { text: `tool said: ${String(messages.at(-1)?.content)}`, usage: { input: 30, output: 5 } };
       return { toolCall: { id: 'call_w1', name: 'weather', arguments: '{"city":"Oslo"}' }, usage: { input: 20, output: 9 } };
     });
     const provider = createOpenAI({ baseURL: `${w.tg.url}/v1`, apiKey: w.p.apiKey });
@@ -224,7 +249,9 @@ describe('AI SDK Responses provider on a reasoning model (store: true)', () => {
     expect(input.map((i) => i.type ?? 'message')).toContain('function_call_output');
     // What the AI SDK itself sent (the record keeps the client's body): the reasoning item by reference.
     await w.tg.gw.records.flush();
-    const found = (await w.tg.must(admin('SearchRequestRecords'), { customerId: 'acme', pageSize: 1 })) as { records: { requestBody: unknown }[] };
+    const found = (await w.tg.must(admin('SearchRequestRecords'), { customerId: 'acme', pageSize: 1 })) as {
+      records: { requestBody: unknown }[];
+    };
     expect(JSON.stringify(found.records[0]?.requestBody)).toContain(`"item_reference"`);
   });
 });
@@ -245,7 +272,11 @@ describe('fallback, Azure, records', () => {
   test('azure-openai: dated path with the Responses api-version, and the v1 path; deployment as model; api-key', async () => {
     const dated = await sdk().responses.create({ model: 'az-dated-model', input: 'hi azure' });
     expect(dated.output_text).toBe('openai says: first answer');
-    expect(last()).toMatchObject({ path: '/openai/responses', search: '?api-version=2025-04-01-preview', body: { model: 'my-deployment', store: false } });
+    expect(last()).toMatchObject({
+      path: '/openai/responses',
+      search: '?api-version=2025-04-01-preview',
+      body: { model: 'my-deployment', store: false },
+    });
     expect(last().headers['api-key']).toBe('azure-upstream-key');
     expect(last().headers.authorization).toBeUndefined();
     const v1 = await sdk().responses.stream({ model: 'az-v1-model', input: 'hi azure' }).finalResponse();
@@ -255,9 +286,11 @@ describe('fallback, Azure, records', () => {
 
   test('a stream that fails upstream (response.failed) ends with the error event, as on the translated path', async () => {
     w.oa.script(() => ({ text: 'one two three four', midStreamError: true, chunkDelayMs: 30, usage: { input: 3, output: 4 } }));
-    const res = await fetch(`${w.tg.url}/v1/responses`, { method: 'POST', headers: headers(), body: JSON.stringify({ model: 'gpt-mini', input: 'hi', stream: true }) }).finally(() =>
-      w.oa.script(SCRIPT),
-    );
+    const res = await fetch(`${w.tg.url}/v1/responses`, {
+      method: 'POST',
+      headers: headers(),
+      body: JSON.stringify({ model: 'gpt-mini', input: 'hi', stream: true }),
+    }).finally(() => w.oa.script(SCRIPT));
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text).toContain('event: response.created');
@@ -270,7 +303,11 @@ describe('fallback, Azure, records', () => {
   test('native requests are recorded with usage, cost and provider', async () => {
     const ids: string[] = [];
     for (const stream of [false, true]) {
-      const res = await fetch(`${w.tg.url}/v1/responses`, { method: 'POST', headers: headers(), body: JSON.stringify({ model: 'reasoner', input: 'record me', stream }) });
+      const res = await fetch(`${w.tg.url}/v1/responses`, {
+        method: 'POST',
+        headers: headers(),
+        body: JSON.stringify({ model: 'reasoner', input: 'record me', stream }),
+      });
       await res.text();
       ids.push(res.headers.get('x-request-id') ?? '');
     }
@@ -279,7 +316,12 @@ describe('fallback, Azure, records', () => {
       const found = (await w.tg.must(admin('SearchRequestRecords'), { requestId })) as { records: Record<string, unknown>[] };
       expect(found.records).toHaveLength(1);
       // 40 × 1 + 10 × 2 per million = 6e-5 USD
-      expect(found.records[0]).toMatchObject({ provider: 'openai', httpStatus: 200, usage: { promptTokens: 40, completionTokens: 10, totalTokens: 50 }, cost: '0.00006' });
+      expect(found.records[0]).toMatchObject({
+        provider: 'openai',
+        httpStatus: 200,
+        usage: { promptTokens: 40, completionTokens: 10, totalTokens: 50 },
+        cost: '0.00006',
+      });
     }
   });
 });

@@ -65,7 +65,11 @@ const expectUpstreamShape = (family: 'openai' | 'anthropic', upstreamModel: stri
 
 const weather = {
   type: 'function' as const,
-  function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_weather',
+    description: 'Weather for a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
 
 for (const u of UPSTREAMS) {
@@ -82,7 +86,10 @@ for (const u of UPSTREAMS) {
     test('chat completions, streaming with include_usage', async () => {
       const stream = await openai.chat.completions.create({
         model: u.model,
-        messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'stream me words' }],
+        messages: [
+          { role: 'system', content: 'be brief' },
+          { role: 'user', content: 'stream me words' },
+        ],
         stream: true,
         stream_options: { include_usage: true },
       });
@@ -150,7 +157,13 @@ for (const u of UPSTREAMS) {
       expect(deltas).toBe(`${u.family} says: stream responses`);
       expect(final.output_text).toBe(deltas);
       expect(final.usage).toMatchObject({ input_tokens: 12, output_tokens: 7 });
-      for (const t of ['response.created', 'response.output_item.added', 'response.output_text.delta', 'response.output_text.done', 'response.completed'])
+      for (const t of [
+        'response.created',
+        'response.output_item.added',
+        'response.output_text.delta',
+        'response.output_text.done',
+        'response.completed',
+      ])
         expect(types.has(t)).toBe(true);
       expectUpstreamShape(u.family, u.upstreamModel, true, true);
     });
@@ -168,7 +181,11 @@ for (const u of UPSTREAMS) {
     });
 
     test('messages, non-streaming', async () => {
-      const msg = await anthropic.messages.create({ model: u.model, max_tokens: 100, messages: [{ role: 'user', content: 'hi messages' }] });
+      const msg = await anthropic.messages.create({
+        model: u.model,
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'hi messages' }],
+      });
       expect(msg.content[0]?.type === 'text' && msg.content[0].text).toBe(`${u.family} says: hi messages`);
       expect(msg.stop_reason).toBe('end_turn');
       expect(msg.usage.input_tokens).toBe(12);
@@ -177,7 +194,12 @@ for (const u of UPSTREAMS) {
     });
 
     test('messages, streaming with finalMessage()', async () => {
-      const stream = anthropic.messages.stream({ model: u.model, max_tokens: 100, system: 'terse', messages: [{ role: 'user', content: 'stream messages' }] });
+      const stream = anthropic.messages.stream({
+        model: u.model,
+        max_tokens: 100,
+        system: 'terse',
+        messages: [{ role: 'user', content: 'stream messages' }],
+      });
       let text = '';
       stream.on('text', (t) => {
         text += t;
@@ -195,7 +217,9 @@ for (const u of UPSTREAMS) {
       const stream = anthropic.messages.stream({
         model: u.model,
         max_tokens: 100,
-        tools: [{ name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+        tools: [
+          { name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
+        ],
         messages: [{ role: 'user', content: 'call get_weather {"city":"Rome"}' }],
       });
       const final = await stream.finalMessage();

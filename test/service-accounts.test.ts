@@ -43,7 +43,11 @@ const jwtOf = async (sa: Sa, claims: Body = {}, lifetimeS = 60) => {
 };
 
 const pull = async (token: string, body: Body = {}) => {
-  const res = await fetch(`${tg.adminUrl}/dataplane.v1.DataplaneService/Pull`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${tg.adminUrl}/dataplane.v1.DataplaneService/Pull`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, text, body: JSON.parse(text) as Body };
 };
@@ -55,8 +59,17 @@ beforeAll(async () => {
   await tg.must(A('CreateProject'), { customerId: 'acme', projectId: 'web' });
   await tg.must(A('CreateProject'), { customerId: 'globex', projectId: 'shop' });
   await tg.must(A('CreateWorkspace'), { customerId: 'acme', workspaceId: 'edge', projectId: 'web' });
-  for (const [c, p] of [['acme', 'web'], ['globex', 'shop']] as const) {
-    await tg.must(A('CreateProviderConnection'), { customerId: c, projectId: p, name: 'up', provider: 'openai', apiKey: `sk-secret-of-${c}` });
+  for (const [c, p] of [
+    ['acme', 'web'],
+    ['globex', 'shop'],
+  ] as const) {
+    await tg.must(A('CreateProviderConnection'), {
+      customerId: c,
+      projectId: p,
+      name: 'up',
+      provider: 'openai',
+      apiKey: `sk-secret-of-${c}`,
+    });
   }
 }, 60_000);
 afterAll(async () => {
@@ -65,7 +78,11 @@ afterAll(async () => {
 
 describe('CreateServiceAccount', () => {
   test('returns the private key once, a checksum over the RFC 8785 JSON, defaults, and publishes the public key', async () => {
-    const { sa, raw } = await create({ routerUrl: 'https://router.example', routerKey: 'rk-plain', telemetryLocalVars: { OTEL_TOKEN: 'tok-1' } });
+    const { sa, raw } = await create({
+      routerUrl: 'https://router.example',
+      routerKey: 'rk-plain',
+      telemetryLocalVars: { OTEL_TOKEN: 'tok-1' },
+    });
     expect(raw.checksumAlgorithm).toBe('sha256');
     expect(raw.checksum).toBe(sha256Hex(jcs(raw.serviceAccount)));
     expect(sa.privateKey).toStartWith('-----BEGIN PRIVATE KEY-----');
@@ -79,7 +96,9 @@ describe('CreateServiceAccount', () => {
     const vars = ((full.dataExports as Body).telemetry as Body).localVars as Record<string, string>;
     expect(vars.OTEL_TOKEN).toMatch(/^secret:\/\/internal\//);
     // Neither the private key nor a plaintext secret is anywhere in the database or the audit trail.
-    const dump = JSON.stringify(await tg.gw.store.db.execute('select * from service_accounts' as never)) + JSON.stringify(await tg.gw.store.db.execute('select * from audit_logs' as never));
+    const dump =
+      JSON.stringify(await tg.gw.store.db.execute('select * from service_accounts' as never)) +
+      JSON.stringify(await tg.gw.store.db.execute('select * from audit_logs' as never));
     expect(dump).not.toContain(sa.privateKey.split('\n')[1] as string);
     expect(dump).not.toContain('rk-plain');
     expect(dump).not.toContain('tok-1');
@@ -97,7 +116,11 @@ describe('CreateServiceAccount', () => {
       expect(r.status).toBe(200);
       expect(String((r.body.serviceAccount as Body).internalApiKey)).toMatch(/^secret:\/\/internal\//);
     }
-    const bad = await tg.call(A('CreateServiceAccount'), { customerId: 'acme', workspaceId: 'edge', internalApiKey: 'secret://internal/00000000-0000-4000-8000-000000000000' });
+    const bad = await tg.call(A('CreateServiceAccount'), {
+      customerId: 'acme',
+      workspaceId: 'edge',
+      internalApiKey: 'secret://internal/00000000-0000-4000-8000-000000000000',
+    });
     expect(bad.status).toBe(400);
     const unknownWs = await tg.call(A('CreateServiceAccount'), { customerId: 'acme', workspaceId: 'nowhere' });
     expect(unknownWs.status).toBe(404);
@@ -113,7 +136,9 @@ describe('service-account JWTs on the management API', () => {
     expect((await tg.call(A('ListProjects'), { customerId: 'acme' }, rt)).status).toBe(200);
     expect((await tg.call(A('ListProjects'), { customerId: 'globex' }, rt)).status).toBe(403);
     expect((await tg.call(A('UpdateProject'), { customerId: 'acme', projectId: 'web', description: 'x' }, rt)).status).toBe(403);
-    expect((await tg.call(A('UpdateProject'), { customerId: 'acme', projectId: 'web', description: 'x' }, await jwtOf(writer))).status).toBe(200);
+    expect(
+      (await tg.call(A('UpdateProject'), { customerId: 'acme', projectId: 'web', description: 'x' }, await jwtOf(writer))).status,
+    ).toBe(200);
     expect((await tg.call(A('CreateCustomer'), { customerId: 'nope' }, await jwtOf(writer))).status).toBe(403);
     expect((await tg.call(A('ListProjects'), { customerId: 'acme' }, await jwtOf(dp))).status).toBe(401);
     // Long-lived tokens are refused (at most one hour).
@@ -151,7 +176,10 @@ describe('the data plane protocol', () => {
     const first = await pull(await jwtOf(sa), { full: true });
     expect(first.status).toBe(200);
     expect(first.text).not.toContain('sk-secret-of-');
-    const doc = first.body.document as { projects: { customerId: string; projectId: string }[]; connections: { id: string; customerId: string; apiKey: string | null }[] };
+    const doc = first.body.document as {
+      projects: { customerId: string; projectId: string }[];
+      connections: { id: string; customerId: string; apiKey: string | null }[];
+    };
     expect(doc.projects.map((p) => `${p.customerId}/${p.projectId}`)).toEqual(['acme/web']);
     expect(doc.connections.map((c) => c.customerId)).toEqual(['acme']);
     expect(doc.connections[0]?.apiKey).toStartWith('eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..');
@@ -161,11 +189,22 @@ describe('the data plane protocol', () => {
     const again = await pull(await jwtOf(sa), { knownRevision: rev, appliedRevision: rev });
     expect(again.body).toMatchObject({ unchanged: true, revision: rev, dataplaneId: 'edge' });
     const status = (await tg.must(A('GetConfigStatus'), { dataplaneId: 'edge' })).dataplanes as Body[];
-    expect(status[0]).toMatchObject({ dataplaneId: 'edge', customerId: 'acme', appliedRevision: rev, desiredRevision: rev, stage: 'serving' });
+    expect(status[0]).toMatchObject({
+      dataplaneId: 'edge',
+      customerId: 'acme',
+      appliedRevision: rev,
+      desiredRevision: rev,
+      stage: 'serving',
+    });
     expect(typeof status[0]?.lastPollAt).toBe('string');
     // A change addressed to the plane moves its desired revision: pending until it pulls.
     await tg.must(A('CreateModel'), { model: 'm1', provider: 'openai' });
-    await tg.must(A('CreateRoute'), { customerId: 'acme', projectId: 'web', model: 'm1', targets: [{ connection: 'up', model: 'gpt-4o' }] });
+    await tg.must(A('CreateRoute'), {
+      customerId: 'acme',
+      projectId: 'web',
+      model: 'm1',
+      targets: [{ connection: 'up', model: 'gpt-4o' }],
+    });
     const moved = ((await tg.must(A('GetConfigStatus'), { dataplaneId: 'edge' })).dataplanes as Body[])[0];
     expect(moved?.stage).toBe('pending');
     const next = await pull(await jwtOf(sa), { knownRevision: rev, appliedRevision: rev });
@@ -189,7 +228,13 @@ describe('the data plane protocol', () => {
     const held = pull(await jwtOf(sa), { knownRevision: rev, appliedRevision: rev, waitSeconds: 25 });
     await Bun.sleep(300);
     const t1 = Date.now();
-    await tg.must(A('CreateProviderConnection'), { customerId: 'acme', projectId: 'web', name: `held${Date.now()}`, provider: 'openai', apiKey: 'sk-held' });
+    await tg.must(A('CreateProviderConnection'), {
+      customerId: 'acme',
+      projectId: 'web',
+      name: `held${Date.now()}`,
+      provider: 'openai',
+      apiKey: 'sk-held',
+    });
     const answered = await held;
     expect(Date.now() - t1).toBeLessThan(10_000);
     expect(answered.body.unchanged).toBe(false);
@@ -197,7 +242,13 @@ describe('the data plane protocol', () => {
     // A change for another customer does not answer it: the hold re-reads its own revision.
     const now = String(answered.body.revision);
     const other = pull(await jwtOf(sa), { knownRevision: now, appliedRevision: now, waitSeconds: 1 });
-    await tg.must(A('CreateProviderConnection'), { customerId: 'globex', projectId: 'shop', name: `x${Date.now()}`, provider: 'openai', apiKey: 'sk-other' });
+    await tg.must(A('CreateProviderConnection'), {
+      customerId: 'globex',
+      projectId: 'shop',
+      name: `x${Date.now()}`,
+      provider: 'openai',
+      apiKey: 'sk-other',
+    });
     expect((await other).body).toMatchObject({ unchanged: true, revision: now });
   });
 
@@ -205,14 +256,39 @@ describe('the data plane protocol', () => {
     const { sa } = await create();
     const id = crypto.randomUUID();
     const rows = [
-      { request_id: id, received_at: new Date().toISOString(), customer_id: 'acme', project_id: 'web', endpoint: '/v1/chat/completions', http_status: 200, latency_ms: 5, request_body: { a: 1 } },
-      { request_id: crypto.randomUUID(), received_at: new Date().toISOString(), customer_id: 'globex', project_id: 'shop', endpoint: '/v1/chat/completions', http_status: 200, latency_ms: 5 },
+      {
+        request_id: id,
+        received_at: new Date().toISOString(),
+        customer_id: 'acme',
+        project_id: 'web',
+        endpoint: '/v1/chat/completions',
+        http_status: 200,
+        latency_ms: 5,
+        request_body: { a: 1 },
+      },
+      {
+        request_id: crypto.randomUUID(),
+        received_at: new Date().toISOString(),
+        customer_id: 'globex',
+        project_id: 'shop',
+        endpoint: '/v1/chat/completions',
+        http_status: 200,
+        latency_ms: 5,
+      },
     ];
     const push = async (token: string) =>
-      fetch(`${tg.adminUrl}/dataplane.v1.DataplaneService/PushRecords`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ records: rows }) });
+      fetch(`${tg.adminUrl}/dataplane.v1.DataplaneService/PushRecords`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ records: rows }),
+      });
     const r = await push(await jwtOf(sa));
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ accepted: 1, rejected: 1, errors: [{ index: 1, message: "customer_id: records of another customer than the service account's ('acme') are refused" }] });
+    expect(await r.json()).toEqual({
+      accepted: 1,
+      rejected: 1,
+      errors: [{ index: 1, message: "customer_id: records of another customer than the service account's ('acme') are refused" }],
+    });
     const again = await push(await jwtOf(sa));
     expect(again.status).toBe(200);
     const found = (await tg.must(A('SearchRequestRecords'), { customerId: 'acme', projectId: 'web', requestId: id })) as Body;
@@ -226,21 +302,36 @@ describe('the data plane protocol', () => {
     expect((await pull('test-admin-token-0123456789')).status).toBe(401);
   });
 
-  test('PushRecords: a record naming no customer is stored as the account\'s customer, never lost (issue 22, item 7)', async () => {
+  test("PushRecords: a record naming no customer is stored as the account's customer, never lost (issue 22, item 7)", async () => {
     const { sa } = await create();
     const [none, empty] = [crypto.randomUUID(), crypto.randomUUID()];
-    const base = { received_at: new Date().toISOString(), project_id: 'web', endpoint: '/v1/chat/completions', http_status: 200, latency_ms: 5 };
+    const base = {
+      received_at: new Date().toISOString(),
+      project_id: 'web',
+      endpoint: '/v1/chat/completions',
+      http_status: 200,
+      latency_ms: 5,
+    };
     const res = await fetch(`${tg.adminUrl}/dataplane.v1.DataplaneService/PushRecords`, {
       method: 'POST',
       headers: { authorization: `Bearer ${await jwtOf(sa)}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ records: [{ ...base, request_id: none }, { ...base, request_id: empty, customer_id: '' }, { ...base, request_id: crypto.randomUUID(), customer_id: null }] }),
+      body: JSON.stringify({
+        records: [
+          { ...base, request_id: none },
+          { ...base, request_id: empty, customer_id: '' },
+          { ...base, request_id: crypto.randomUUID(), customer_id: null },
+        ],
+      }),
     });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ accepted: 3, rejected: 0 });
     for (const id of [none, empty]) {
       const found = (await tg.must(A('SearchRequestRecords'), { customerId: 'acme', projectId: 'web', requestId: id })) as Body;
       expect(JSON.stringify(found)).toContain(id);
-      const rows = await tg.gw.store.db.select({ customerId: requestRecords.customerId }).from(requestRecords).where(eq(requestRecords.requestId, id));
+      const rows = await tg.gw.store.db
+        .select({ customerId: requestRecords.customerId })
+        .from(requestRecords)
+        .where(eq(requestRecords.requestId, id));
       expect(rows.map((r) => r.customerId)).toEqual(['acme']);
     }
   });

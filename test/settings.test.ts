@@ -29,7 +29,9 @@ describe('settings schema', () => {
   });
 
   test('every environment variable read anywhere in src/ is declared in the schema', () => {
-    const files = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+    const files = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter(
+      (f) => f.endsWith('.ts') && !f.endsWith('.test.ts'),
+    );
     const read = /\b(?:process\.env|Bun\.env|env)(?:\.([A-Z][A-Z0-9_]*)|\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\])/g;
     // Tooling, not the gateway: regenerates golden files when set; `install` finds gcloud and helm on PATH.
     const tooling = new Set(['UPDATE_GOLDEN', 'PATH']);
@@ -64,7 +66,15 @@ describe('settings schema', () => {
       recordBodies: true,
       upstreamAllowPrivate: false,
       keepAliveMs: 15_000,
-      limits: { maxBodyBytes: 32 * 1024 ** 2, bodyTimeoutMs: 30_000, idleTimeoutSeconds: 10, streamStallMs: 60_000, maxUpstreamResponseBytes: 32 * 1024 ** 2, maxStreamEventBytes: 16 * 1024 ** 2, maxMcpMessageBytes: 16 * 1024 ** 2 },
+      limits: {
+        maxBodyBytes: 32 * 1024 ** 2,
+        bodyTimeoutMs: 30_000,
+        idleTimeoutSeconds: 10,
+        streamStallMs: 60_000,
+        maxUpstreamResponseBytes: 32 * 1024 ** 2,
+        maxStreamEventBytes: 16 * 1024 ** 2,
+        maxMcpMessageBytes: 16 * 1024 ** 2,
+      },
       shutdownGraceMs: 30_000,
       telemetry: {
         protocol: 'http/json',
@@ -176,12 +186,15 @@ describe('settings schema', () => {
   });
 
   test('importing the schema reads and starts nothing; its specs are plain data', async () => {
-    const proc = Bun.spawn(['bun', '-e', "const m = await import('./src/config/settings.ts'); console.log(Object.keys(m.SETTINGS).length)"], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GATEWAY_PORT: '99999', GATEWAY_LOG_LEVEL: 'loud' },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    });
+    const proc = Bun.spawn(
+      ['bun', '-e', "const m = await import('./src/config/settings.ts'); console.log(Object.keys(m.SETTINGS).length)"],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GATEWAY_PORT: '99999', GATEWAY_LOG_LEVEL: 'loud' },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      },
+    );
     const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     expect({ code, err }).toEqual({ code: 0, err: '' });
     expect(Number(out.trim())).toBe(Object.keys(SETTINGS).length);

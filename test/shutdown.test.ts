@@ -55,7 +55,13 @@ const spawnGateway = async (extraEnv: Record<string, string>): Promise<Running> 
     ...(db.url ? { DATABASE_URL: db.url, GATEWAY_KEK: generateKek() } : { GATEWAY_DATA_DIR: dir }),
     ...extraEnv,
   };
-  const proc = Bun.spawn(['bun', 'src/main.ts', 'serve'], { cwd: ROOT, env: { ...process.env, ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+  const proc = Bun.spawn(['bun', 'src/main.ts', 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   cleanups.push(() => {
     if (proc.exitCode === null) proc.kill('SIGKILL');
   });
@@ -80,29 +86,64 @@ const spawnGateway = async (extraEnv: Record<string, string>): Promise<Running> 
 /** One customer, model `gpt-mini` routed to the mock OpenAI upstream, and an API key. */
 const provision = async (adminUrl: string, upstream: MockUpstream): Promise<string> => {
   const op = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
-    const res = await fetch(`${adminUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body: JSON.stringify(body) });
+    const res = await fetch(`${adminUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+      body: JSON.stringify(body),
+    });
     const json = (await res.json()) as Record<string, unknown>;
     if (res.status !== 200) throw new Error(`${path} → ${res.status} ${JSON.stringify(json)}`);
     return json;
   };
   const a = (name: string) => `/admin.v1.AdminService/${name}`;
   await op(a('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
-  const model = (await op(a('CreateModel'), { model: 'gpt-mini', provider: 'openai', mode: 'chat', capabilities: ['chat'], contextWindow: 128000, maxOutputTokens: 16384 })) as { model: { id: string } };
+  const model = (await op(a('CreateModel'), {
+    model: 'gpt-mini',
+    provider: 'openai',
+    mode: 'chat',
+    capabilities: ['chat'],
+    contextWindow: 128000,
+    maxOutputTokens: 16384,
+  })) as { model: { id: string } };
   await op(a('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: model.model.id });
-  await op(a('CreateProviderConnection'), { customerId: 'acme', projectId: 'default', name: 'mock-openai', provider: 'openai', baseUrl: `${upstream.url}/v1`, apiKey: 'sk-upstream-secret' });
-  await op(a('CreateRoute'), { customerId: 'acme', projectId: 'default', model: 'gpt-mini', targets: [{ connection: 'mock-openai', model: 'gpt-4o-mini' }] });
-  const key = (await op('/apikey.v1.ApiKeyService/CreateApiKey', { name: 't', userId: 'u1', enterpriseContext: { customerId: 'acme', projectId: 'default' } })) as { apiKey: string };
+  await op(a('CreateProviderConnection'), {
+    customerId: 'acme',
+    projectId: 'default',
+    name: 'mock-openai',
+    provider: 'openai',
+    baseUrl: `${upstream.url}/v1`,
+    apiKey: 'sk-upstream-secret',
+  });
+  await op(a('CreateRoute'), {
+    customerId: 'acme',
+    projectId: 'default',
+    model: 'gpt-mini',
+    targets: [{ connection: 'mock-openai', model: 'gpt-4o-mini' }],
+  });
+  const key = (await op('/apikey.v1.ApiKeyService/CreateApiKey', {
+    name: 't',
+    userId: 'u1',
+    enterpriseContext: { customerId: 'acme', projectId: 'default' },
+  })) as { apiKey: string };
   // Writes return at commit: wait until the gateway's embedded data plane serves them.
   await waitServing(adminUrl, ADMIN);
   return key.apiKey;
 };
 
 /** Opens a stream and returns its whole text once it ends (or whatever arrived when it broke). */
-const openStream = async (url: string, key: string, clientId: string): Promise<{ status: number; text: string; requestId: string | null }> => {
+const openStream = async (
+  url: string,
+  key: string,
+  clientId: string,
+): Promise<{ status: number; text: string; requestId: string | null }> => {
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-client-request-id': clientId },
-    body: JSON.stringify({ model: 'gpt-mini', stream: true, messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve' }] }),
+    body: JSON.stringify({
+      model: 'gpt-mini',
+      stream: true,
+      messages: [{ role: 'user', content: 'one two three four five six seven eight nine ten eleven twelve' }],
+    }),
   });
   let text = '';
   try {
@@ -130,7 +171,11 @@ describe('shutdown (contract §1)', () => {
     const gw = await spawnGateway({ GATEWAY_ADMIN_PORT: adminPort, GATEWAY_SHUTDOWN_GRACE: '30s' });
     const key = await provision(`http://127.0.0.1:${adminPort}`, up);
     // 14 chunks, 150 ms apart: each stream lasts about 2 s.
-    up.script(() => ({ text: 'one two three four five six seven eight nine ten eleven twelve', usage: { input: 5, output: 12 }, chunkDelayMs: 150 }));
+    up.script(() => ({
+      text: 'one two three four five six seven eight nine ten eleven twelve',
+      usage: { input: 5, output: 12 },
+      chunkDelayMs: 150,
+    }));
     const streams = Array.from({ length: 50 }, (_, i) => openStream(gw.url, key, `drain-${i}`));
     await Bun.sleep(600);
     expect(up.requests.length).toBe(50);

@@ -64,15 +64,38 @@ let hostileKey: string;
 beforeAll(async () => {
   oa = startMockUpstream('openai');
   hostile = startHostileUpstream();
-  tg = await startTestGateway({ GATEWAY_BODY_TIMEOUT: '2s', GATEWAY_IDLE_TIMEOUT: '2s', GATEWAY_STREAM_STALL_TIMEOUT: '3s', GATEWAY_KEEPALIVE_INTERVAL: '60s' });
+  tg = await startTestGateway({
+    GATEWAY_BODY_TIMEOUT: '2s',
+    GATEWAY_IDLE_TIMEOUT: '2s',
+    GATEWAY_STREAM_STALL_TIMEOUT: '3s',
+    GATEWAY_KEEPALIVE_INTERVAL: '60s',
+  });
   p = await provision(tg, { openaiUrl: oa.url, anthropicUrl: oa.url });
   // A second tenant whose `gpt-mini` is routed to the hostile upstream.
   const a = (op: string) => `/admin.v1.AdminService/${op}`;
   await tg.must(a('CreateCustomer'), { customerId: 'hostile', name: 'Hostile' });
   await tg.must(a('AddProjectModel'), { customerId: 'hostile', projectId: 'default', modelId: p.models['gpt-mini'] });
-  await tg.must(a('CreateProviderConnection'), { customerId: 'hostile', projectId: 'default', name: 'hostile', provider: 'openai', baseUrl: `${hostile.url}/v1`, apiKey: 'sk-hostile' });
-  await tg.must(a('CreateRoute'), { customerId: 'hostile', projectId: 'default', model: 'gpt-mini', targets: [{ connection: 'hostile', model: 'gpt-4o-mini' }] });
-  hostileKey = ((await tg.must('/apikey.v1.ApiKeyService/CreateApiKey', { name: 'h', userId: 'u2', enterpriseContext: { customerId: 'hostile', projectId: 'default' } })) as { apiKey: string }).apiKey;
+  await tg.must(a('CreateProviderConnection'), {
+    customerId: 'hostile',
+    projectId: 'default',
+    name: 'hostile',
+    provider: 'openai',
+    baseUrl: `${hostile.url}/v1`,
+    apiKey: 'sk-hostile',
+  });
+  await tg.must(a('CreateRoute'), {
+    customerId: 'hostile',
+    projectId: 'default',
+    model: 'gpt-mini',
+    targets: [{ connection: 'hostile', model: 'gpt-4o-mini' }],
+  });
+  hostileKey = (
+    (await tg.must('/apikey.v1.ApiKeyService/CreateApiKey', {
+      name: 'h',
+      userId: 'u2',
+      enterpriseContext: { customerId: 'hostile', projectId: 'default' },
+    })) as { apiKey: string }
+  ).apiKey;
 }, 60_000);
 
 afterAll(async () => {
@@ -113,14 +136,24 @@ describe('slow clients', () => {
     const slowCall = chat(false);
     const quietStream = chat(true);
 
-    const partialHeaders = Array.from({ length: 300 }, () => probe(port, 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n'));
+    const partialHeaders = Array.from({ length: 300 }, () =>
+      probe(port, 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n'),
+    );
     const partialBodies = Array.from({ length: 300 }, () =>
-      probe(port, `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${p.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model":`),
+      probe(
+        port,
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${p.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model":`,
+      ),
     );
     const chunkedBodies = Array.from({ length: 50 }, () =>
-      probe(port, `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${p.apiKey}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"mod\r\n`),
+      probe(
+        port,
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${p.apiKey}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"mod\r\n`,
+      ),
     );
-    const unauthBodies = Array.from({ length: 100 }, () => probe(port, 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"model":'));
+    const unauthBodies = Array.from({ length: 100 }, () =>
+      probe(port, 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"model":'),
+    );
 
     const headerTimes = await Promise.all(partialHeaders.map((x) => x.closedAfterMs));
     // Bun's fixed header deadline: about 10 s (its timer ticks every 4 s).

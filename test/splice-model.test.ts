@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import { spliceFirstModel } from '../src/data-plane/dispatch.ts';
+import { spliceFirstModel } from '../src/data-plane/splice-model.ts';
 
 /** The relayed answer's model: the first `"model": "…"` member set to the client's name, as the former regular expression did. */
 const REGEX = /"model"\s*:\s*"(?:[^"\\]|\\.)*"/;

@@ -24,7 +24,10 @@ describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))('the embedded store in i
     const e = await store.db
       .insert(customers)
       .values({ customerId: 'dup-co' })
-      .then(() => undefined, (x: unknown) => x);
+      .then(
+        () => undefined,
+        (x: unknown) => x,
+      );
     const cause: unknown = e instanceof Error ? e.cause : undefined;
     expect(cause).toBeInstanceOf(Error);
     expect(Reflect.get(cause as Error, 'code')).toBe('23505');
@@ -40,7 +43,10 @@ describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))('the embedded store in i
         await tx.insert(customers).values({ customerId: 'gone-co' });
         throw new Error('changed my mind');
       })
-      .then(() => 'committed', (e: unknown) => (e instanceof Error ? e.message : String(e)));
+      .then(
+        () => 'committed',
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
+      );
     expect(failed).toBe('changed my mind');
     const names = (await store.db.select({ id: customers.customerId }).from(customers)).map((r) => r.id);
     expect(names).toContain('kept-co');
@@ -85,7 +91,10 @@ describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))('the embedded store in i
   test('a closed store refuses as PGlite does (the gateway answers 503)', async () => {
     const other = await openStore({ driver: 'pglite', dataDir: 'memory' });
     await other.close();
-    const e = await other.db.execute(sql`select 1`).then(() => undefined, (x: unknown) => x);
+    const e = await other.db.execute(sql`select 1`).then(
+      () => undefined,
+      (x: unknown) => x,
+    );
     const message = e instanceof Error ? `${e.message} ${e.cause instanceof Error ? e.cause.message : ''}` : '';
     expect(message).toContain('PGlite is closed');
   });

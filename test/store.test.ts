@@ -8,7 +8,18 @@ import { buildSnapshot } from '../src/propagation/build.ts';
 import { currentRevision, loadConfigDocument } from '../src/propagation/load.ts';
 import { getAdapter } from '../src/providers/registry.ts';
 import { openStore, type Store, type StoreTarget } from '../src/store/db.ts';
-import { aiModels, apiKeys, configChanges, customers, projectModels, projectProviders, projects, providerConnections, requestRecords, routes } from '../src/store/schema/index.ts';
+import {
+  aiModels,
+  apiKeys,
+  configChanges,
+  customers,
+  projectModels,
+  projectProviders,
+  projects,
+  providerConnections,
+  requestRecords,
+  routes,
+} from '../src/store/schema/index.ts';
 import { testDatabase, type TestDatabase } from './support/db.ts';
 import { settled } from './support/settled.ts';
 
@@ -57,7 +68,16 @@ for (const t of targets) {
 
     test('an active slug is unique; after a soft delete it can be reused', async () => {
       await store.db.insert(customers).values({ customerId: 'dup' });
-      await expect((await settled(store.db.insert(customers).values({ customerId: 'dup' }).then(() => 'inserted'))).promise).rejects.toThrow();
+      await expect(
+        (
+          await settled(
+            store.db
+              .insert(customers)
+              .values({ customerId: 'dup' })
+              .then(() => 'inserted'),
+          )
+        ).promise,
+      ).rejects.toThrow();
       await store.db.update(customers).set({ deletedAt: new Date() }).where(eq(customers.customerId, 'dup'));
       await store.db.insert(customers).values({ customerId: 'dup' });
       const active = await store.db.select().from(customers).where(isNull(customers.deletedAt));
@@ -65,8 +85,14 @@ for (const t of targets) {
     });
 
     test('the config document holds unwrapped secrets; the table holds only wrapped ones', async () => {
-      const [live] = await store.db.select().from(customers).where(and(eq(customers.customerId, 'dup'), isNull(customers.deletedAt)));
-      const [p] = await store.db.insert(projects).values({ customerUuid: live?.id as string, customerId: 'dup', projectId: 'default' }).returning();
+      const [live] = await store.db
+        .select()
+        .from(customers)
+        .where(and(eq(customers.customerId, 'dup'), isNull(customers.deletedAt)));
+      const [p] = await store.db
+        .insert(projects)
+        .values({ customerUuid: live?.id as string, customerId: 'dup', projectId: 'default' })
+        .returning();
       const projectUuid = p?.id as string;
       const [m] = await store.db.insert(aiModels).values({ model: 'm1', provider: 'openai', inputPricePerMillion: 1.5 }).returning();
       await store.db.insert(projectModels).values({ projectUuid, customerId: 'dup', projectId: 'default', modelId: m?.id as string });
@@ -80,9 +106,25 @@ for (const t of targets) {
         baseUrl: 'http://127.0.0.1:1/v1',
         apiKeyWrapped: secrets.wrap('sk-very-secret'),
       });
-      await store.db.insert(routes).values({ projectUuid, customerId: 'dup', projectId: 'default', model: 'm1', targets: [{ connection: 'c1', model: 'up', priority: 0, weight: 1 }] });
-      await store.db.insert(apiKeys).values({ keyHash: 'h1', keyPrefix: 'sk-x', keyAddress: 'a', projectUuid, customerId: 'dup', projectId: 'default' });
-      await store.db.insert(apiKeys).values({ keyHash: 'h2', keyPrefix: 'sk-y', keyAddress: 'a', projectUuid, customerId: 'dup', projectId: 'default', revokedAt: new Date() });
+      await store.db.insert(routes).values({
+        projectUuid,
+        customerId: 'dup',
+        projectId: 'default',
+        model: 'm1',
+        targets: [{ connection: 'c1', model: 'up', priority: 0, weight: 1 }],
+      });
+      await store.db
+        .insert(apiKeys)
+        .values({ keyHash: 'h1', keyPrefix: 'sk-x', keyAddress: 'a', projectUuid, customerId: 'dup', projectId: 'default' });
+      await store.db.insert(apiKeys).values({
+        keyHash: 'h2',
+        keyPrefix: 'sk-y',
+        keyAddress: 'a',
+        projectUuid,
+        customerId: 'dup',
+        projectId: 'default',
+        revokedAt: new Date(),
+      });
       await store.db.insert(configChanges).values({ target: 'local', kind: 'TEST', entity: 'x', entityId: '1' });
 
       const [raw] = await store.db.select({ k: providerConnections.apiKeyWrapped }).from(providerConnections);
@@ -106,17 +148,19 @@ for (const t of targets) {
       const sink = new RecordWriter(directStore(store.db), { flushMs: 10_000, maxBatch: 500 });
       const now = Date.now();
       for (let i = 0; i < 1200; i++) {
-        sink.add(entryOf({
-          requestId: crypto.randomUUID(),
-          receivedAt: new Date(now + i),
-          endpoint: '/v1/chat/completions',
-          httpStatus: 200,
-          latencyMs: 1,
-          inputTokens: 2,
-          outputTokens: 3,
-          totalTokens: 5,
-          costNanoUsd: 7,
-        }));
+        sink.add(
+          entryOf({
+            requestId: crypto.randomUUID(),
+            receivedAt: new Date(now + i),
+            endpoint: '/v1/chat/completions',
+            httpStatus: 200,
+            latencyMs: 1,
+            inputTokens: 2,
+            outputTokens: 3,
+            totalTokens: 5,
+            costNanoUsd: 7,
+          }),
+        );
       }
       await sink.stop();
       const [row] = await store.db.select({ n: count() }).from(requestRecords);

@@ -52,7 +52,11 @@ const start = (): Promise<Gateway> =>
 
 const g = (): Gateway => gw as Gateway;
 const must = async (op: string, body: unknown): Promise<Record<string, unknown>> => {
-  const res = await fetch(`${g().adminUrl}${op}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` }, body: JSON.stringify(body) });
+  const res = await fetch(`${g().adminUrl}${op}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+    body: JSON.stringify(body),
+  });
   const out = (await res.json()) as Record<string, unknown>;
   if (res.status !== 200) throw new Error(`${op}: ${res.status} ${JSON.stringify(out)}`);
   return out;
@@ -85,19 +89,27 @@ const chat = async (content: string, clientId?: string): Promise<string> => {
 
 const uidsAt = (sink: string): string[] => rx.logs.filter((l) => l.sink === sink).map((l) => String(l.attributes['log.record.uid']));
 const serverSpansAt = (sink: string) => rx.spans.filter((s) => s.sink === sink && s.kind === 2);
-const requestsCounted = (sink: string): number => rx.points.filter((p) => p.sink === sink && p.metric === 'gateway.requests').reduce((n, p) => n + p.value, 0);
+const requestsCounted = (sink: string): number =>
+  rx.points.filter((p) => p.sink === sink && p.metric === 'gateway.requests').reduce((n, p) => n + p.value, 0);
 
 /** Every sink holds every request sent, each once (metrics: the request counts add up to them). */
 const allExactlyOnce = async (timeoutMs = 20_000): Promise<void> => {
   await eventually(
     () =>
-      ['/lj', '/lp'].every((s) => uidsAt(s).length >= sent.length) && ['/tj', '/tp'].every((s) => serverSpansAt(s).length >= sent.length) && ['/mj', '/mp'].every((s) => requestsCounted(s) >= sent.length)
+      ['/lj', '/lp'].every((s) => uidsAt(s).length >= sent.length) &&
+      ['/tj', '/tp'].every((s) => serverSpansAt(s).length >= sent.length) &&
+      ['/mj', '/mp'].every((s) => requestsCounted(s) >= sent.length)
         ? true
         : undefined,
     timeoutMs,
   );
   for (const s of ['/lj', '/lp']) expect(uidsAt(s).sort()).toEqual([...sent].sort());
-  for (const s of ['/tj', '/tp']) expect(serverSpansAt(s).map((x) => String(x.attributes['gateway.request_id'])).sort()).toEqual([...sent].sort());
+  for (const s of ['/tj', '/tp'])
+    expect(
+      serverSpansAt(s)
+        .map((x) => String(x.attributes['gateway.request_id']))
+        .sort(),
+    ).toEqual([...sent].sort());
   for (const s of ['/mj', '/mp']) expect(requestsCounted(s)).toBe(sent.length);
 };
 
@@ -109,7 +121,8 @@ const until = async (check: () => Promise<boolean>, timeoutMs = 10_000): Promise
   }
 };
 
-const status = async (sink: string): Promise<string> => ((await must(admin('GetTelemetryConfig'), { id: ids[sink] })) as { config: { status: string } }).config.status;
+const status = async (sink: string): Promise<string> =>
+  ((await must(admin('GetTelemetryConfig'), { id: ids[sink] })) as { config: { status: string } }).config.status;
 
 beforeAll(async () => {
   target = await testDatabase();
@@ -120,13 +133,41 @@ beforeAll(async () => {
   oa.script(() => ({ text: 'forty-two', usage: { input: 11, output: 7 } }));
   gw = await start();
   await must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
-  const m = (await must(admin('CreateModel'), { model: 'gpt-mini', provider: 'openai', inputPricePerMillion: 1, outputPricePerMillion: 2 })) as { model: { id: string } };
+  const m = (await must(admin('CreateModel'), {
+    model: 'gpt-mini',
+    provider: 'openai',
+    inputPricePerMillion: 1,
+    outputPricePerMillion: 2,
+  })) as { model: { id: string } };
   await must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
-  await must(admin('CreateProviderConnection'), { customerId: 'acme', projectId: 'default', name: 'mock-openai', provider: 'openai', baseUrl: `${oa.url}/v1`, apiKey: 'sk-upstream' });
-  await must(admin('CreateRoute'), { customerId: 'acme', projectId: 'default', model: 'gpt-mini', targets: [{ connection: 'mock-openai', model: 'gpt-4o-mini' }] });
-  apiKey = ((await must(apikeyOp('CreateApiKey'), { name: 'fwd', userId: 'u1', enterpriseContext: { customerId: 'acme', projectId: 'default' } })) as { apiKey: string }).apiKey;
+  await must(admin('CreateProviderConnection'), {
+    customerId: 'acme',
+    projectId: 'default',
+    name: 'mock-openai',
+    provider: 'openai',
+    baseUrl: `${oa.url}/v1`,
+    apiKey: 'sk-upstream',
+  });
+  await must(admin('CreateRoute'), {
+    customerId: 'acme',
+    projectId: 'default',
+    model: 'gpt-mini',
+    targets: [{ connection: 'mock-openai', model: 'gpt-4o-mini' }],
+  });
+  apiKey = (
+    (await must(apikeyOp('CreateApiKey'), {
+      name: 'fwd',
+      userId: 'u1',
+      enterpriseContext: { customerId: 'acme', projectId: 'default' },
+    })) as { apiKey: string }
+  ).apiKey;
   for (const [sink, c] of Object.entries(SINKS)) {
-    const created = (await must(admin('CreateTelemetryConfig'), { userId: 'ops', sinkUrl: `${rx.url}${sink}`, apiKeyHeader: c.authType === 'api_key' ? 'x-api-key' : '', ...c })) as { config: { id: string } };
+    const created = (await must(admin('CreateTelemetryConfig'), {
+      userId: 'ops',
+      sinkUrl: `${rx.url}${sink}`,
+      apiKeyHeader: c.authType === 'api_key' ? 'x-api-key' : '',
+      ...c,
+    })) as { config: { id: string } };
     ids[sink] = created.config.id;
   }
   await g().controller.settled();
@@ -168,9 +209,20 @@ describe('telemetry forwarding of request records', () => {
     }
     for (const sink of ['/lj', '/lp']) {
       const rec = rx.logs.find((l) => l.sink === sink && l.attributes['log.record.uid'] === first);
-      expect(rec?.attributes).toMatchObject({ 'gateway.request_id': first, 'gateway.client_request_id': 'client-1', 'gateway.customer_id': 'acme', 'gateway.project_id': 'default', 'gen_ai.request.model': 'gpt-mini' });
+      expect(rec?.attributes).toMatchObject({
+        'gateway.request_id': first,
+        'gateway.client_request_id': 'client-1',
+        'gateway.customer_id': 'acme',
+        'gateway.project_id': 'default',
+        'gen_ai.request.model': 'gpt-mini',
+      });
       // The body is the record as SearchRequestRecords returns it, bodies as stored (on PGlite: read from the body files).
-      const body = JSON.parse(rec?.body ?? '{}') as { requestId: string; requestBody: { messages: { content: string }[] }; responseBody: unknown; usage: { promptTokens: number } };
+      const body = JSON.parse(rec?.body ?? '{}') as {
+        requestId: string;
+        requestBody: { messages: { content: string }[] };
+        responseBody: unknown;
+        usage: { promptTokens: number };
+      };
       expect(body.requestId).toBe(first);
       expect(body.requestBody.messages[0]?.content).toBe('what is six times seven');
       expect(JSON.stringify(body.responseBody)).toContain('forty-two');
@@ -178,7 +230,12 @@ describe('telemetry forwarding of request records', () => {
     }
     for (const sink of ['/mj', '/mp']) {
       const points = rx.points.filter((p) => p.sink === sink);
-      expect(points.find((p) => p.metric === 'gateway.requests')?.attributes).toMatchObject({ status_code: 200, 'gen_ai.request.model': 'gpt-mini', 'gen_ai.provider.name': 'openai', project: 'acme/default' });
+      expect(points.find((p) => p.metric === 'gateway.requests')?.attributes).toMatchObject({
+        status_code: 200,
+        'gen_ai.request.model': 'gpt-mini',
+        'gen_ai.provider.name': 'openai',
+        project: 'acme/default',
+      });
       const input = points.filter((p) => p.metric === 'gen_ai.client.token.usage' && p.attributes['gen_ai.token.type'] === 'input');
       expect(input.reduce((n, p) => n + p.value, 0)).toBe(2);
       expect(input.reduce((n, p) => n + (p.sum ?? 0), 0)).toBe(22);
@@ -225,7 +282,18 @@ describe('telemetry forwarding of request records', () => {
     const receivedAt = new Date(Date.now() - 3_600_000);
     // The JSON insert a spooled batch takes (stored_at is left to the database).
     const failed = await jsonStore(g().store.db).insert([
-      entryOf({ requestId: id, receivedAt, customerId: 'acme', projectId: 'default', endpoint: '/v1/chat/completions', model: 'gpt-mini', provider: 'openai', httpStatus: 502, latencyMs: 30, errorCode: 'upstream_error' }),
+      entryOf({
+        requestId: id,
+        receivedAt,
+        customerId: 'acme',
+        projectId: 'default',
+        endpoint: '/v1/chat/completions',
+        model: 'gpt-mini',
+        provider: 'openai',
+        httpStatus: 502,
+        latencyMs: 30,
+        errorCode: 'upstream_error',
+      }),
     ]);
     expect(failed).toBeUndefined();
     sent.push(id);
@@ -239,12 +307,26 @@ describe('telemetry forwarding of request records', () => {
   test('grpc: spans and log records over OTLP/gRPC with the bearer token as metadata', async () => {
     const created = await Promise.all(
       (['traces', 'logs'] as const).map((telemetryType) =>
-        must(admin('CreateTelemetryConfig'), { userId: 'ops', telemetryType, sinkUrl: grpcRx.url, protocol: 'grpc', authType: 'bearer', authValue: 'tok-grpc' }),
+        must(admin('CreateTelemetryConfig'), {
+          userId: 'ops',
+          telemetryType,
+          sinkUrl: grpcRx.url,
+          protocol: 'grpc',
+          authType: 'bearer',
+          authValue: 'tok-grpc',
+        }),
       ),
     );
     expect(created.length).toBe(2);
     const id = await chat('over grpc');
-    await eventually(() => (rx.spans.some((s) => s.sink === 'grpc' && s.attributes['gateway.request_id'] === id) && rx.logs.some((l) => l.sink === 'grpc' && l.attributes['log.record.uid'] === id) ? true : undefined), 20_000);
+    await eventually(
+      () =>
+        rx.spans.some((s) => s.sink === 'grpc' && s.attributes['gateway.request_id'] === id) &&
+        rx.logs.some((l) => l.sink === 'grpc' && l.attributes['log.record.uid'] === id)
+          ? true
+          : undefined,
+      20_000,
+    );
     // Only records stored after the configs' creation.
     expect(new Set(rx.logs.filter((l) => l.sink === 'grpc').map((l) => l.attributes['log.record.uid']))).toEqual(new Set([id]));
     expect(rx.spans.find((s) => s.sink === 'grpc' && s.kind === 2)?.traceId).toBe(id.replaceAll('-', ''));

@@ -83,14 +83,21 @@ test('an upstream silent past the route time-out ends the stream with a timeout 
 test('each request is a span carrying both ids, the model, usage and forwarded app headers', async () => {
   const res = await fetch(`${tg.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${p.apiKey}`, 'content-type': 'application/json', 'x-request-id': 'span-client-1', 'x-session-id': 'sess-42' },
+    headers: {
+      authorization: `Bearer ${p.apiKey}`,
+      'content-type': 'application/json',
+      'x-request-id': 'span-client-1',
+      'x-session-id': 'sess-42',
+    },
     body: JSON.stringify({ model: 'gpt-mini', messages: [{ role: 'user', content: 'trace me' }] }),
   });
   const requestId = res.headers.get('x-request-id');
   await res.text();
   await tg.gw.stop();
   const attrsOf = (s: Record<string, unknown>) =>
-    Object.fromEntries(((s.attributes as OtlpAttr[]) ?? []).map((a) => [a.key, a.value.stringValue ?? a.value.intValue ?? a.value.boolValue]));
+    Object.fromEntries(
+      ((s.attributes as OtlpAttr[]) ?? []).map((a) => [a.key, a.value.stringValue ?? a.value.intValue ?? a.value.boolValue]),
+    );
   const span = spans.map(attrsOf).find((a) => a['gateway.request_id'] === requestId);
   expect(span).toBeDefined();
   expect(span).toMatchObject({

@@ -17,7 +17,19 @@ afterAll(() => stopWorld(w));
 
 const ev = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
 const THINKING_STREAM = [
-  ev({ type: 'message_start', message: { id: 'msg_think1', type: 'message', role: 'assistant', content: [], model: 'claude-haiku-4-5', stop_reason: null, stop_sequence: null, usage: { input_tokens: 20, output_tokens: 1 } } }),
+  ev({
+    type: 'message_start',
+    message: {
+      id: 'msg_think1',
+      type: 'message',
+      role: 'assistant',
+      content: [],
+      model: 'claude-haiku-4-5',
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 20, output_tokens: 1 },
+    },
+  }),
   ev({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }),
   ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'The user wants ' } }),
   ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'the weather.' } }),
@@ -49,7 +61,10 @@ test('a streamed reply keeps its thinking blocks (with signatures) for the conti
   expect(first.res.status).toBe(200);
   expect(first.text).toContain('signature_delta');
 
-  const cont = { thread: { type: 'continue', previous_message_id: 'msg_think1' }, messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }] }] };
+  const cont = {
+    thread: { type: 'continue', previous_message_id: 'msg_think1' },
+    messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }] }],
+  };
   const second = await send(cont);
   expect(second.res.status).toBe(200);
   const sent = w.an.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] };
@@ -72,7 +87,12 @@ test('a streamed reply keeps its thinking blocks (with signatures) for the conti
   expect(w.an.requests.length).toBe(before);
   const client = new Anthropic({ baseURL: w.tg.url, apiKey: w.p.apiKey, maxRetries: 0 });
   const err = await client.beta.messages
-    .create({ model: 'claude-mini', max_tokens: 100, thread: { type: 'continue', previous_message_id: 'msg_think1' }, messages: [{ role: 'user', content: 'again' }] })
+    .create({
+      model: 'claude-mini',
+      max_tokens: 100,
+      thread: { type: 'continue', previous_message_id: 'msg_think1' },
+      messages: [{ role: 'user', content: 'again' }],
+    })
     .catch((e: unknown) => e);
   expect(err).toBeInstanceOf(Anthropic.ThreadAlreadyContinuedError);
   w.an.script(undefined);
@@ -83,7 +103,10 @@ test('the thread SDK recovers from thread_already_continued by replaying the con
   const thread = client.beta.messages.thread({ model: 'claude-mini', max_tokens: 256 });
   const one = await thread.send({ role: 'user', content: 'turn one' });
   // Someone else continues from the same reply first.
-  const other = await send({ thread: { type: 'continue', previous_message_id: one.id }, messages: [{ role: 'user', content: 'elsewhere' }] });
+  const other = await send({
+    thread: { type: 'continue', previous_message_id: one.id },
+    messages: [{ role: 'user', content: 'elsewhere' }],
+  });
   expect(other.res.status).toBe(200);
   const two = await thread.send({ role: 'user', content: 'turn two' });
   expect(two.content[0]).toMatchObject({ type: 'text', text: 'anthropic says: turn two' });
@@ -97,7 +120,10 @@ test('one continue at a time: a concurrent one is thread_continue_in_flight; a f
   const id = (JSON.parse(created.text) as { id: string }).id;
   const cont = (text: string) => ({ thread: { type: 'continue', previous_message_id: id }, messages: [{ role: 'user', content: text }] });
 
-  w.an.script(() => ({ status: 500, errorBody: JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'Internal server error' } }) }));
+  w.an.script(() => ({
+    status: 500,
+    errorBody: JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'Internal server error' } }),
+  }));
   const failed = await send(cont('fails upstream'));
   expect(failed.res.status).toBeGreaterThanOrEqual(500);
 
@@ -106,11 +132,15 @@ test('one continue at a time: a concurrent one is thread_continue_in_flight; a f
   await Bun.sleep(300);
   const racing = await send(cont('racing one'));
   expect(racing.res.status).toBe(400);
-  expect((JSON.parse(racing.text) as { error: { details: { error_code: string } } }).error.details.error_code).toBe('thread_continue_in_flight');
+  expect((JSON.parse(racing.text) as { error: { details: { error_code: string } } }).error.details.error_code).toBe(
+    'thread_continue_in_flight',
+  );
   expect((await slow).res.status).toBe(200);
   w.an.script(undefined);
 
   const late = await send(cont('too late'));
   expect(late.res.status).toBe(400);
-  expect((JSON.parse(late.text) as { error: { details: { error_code: string } } }).error.details.error_code).toBe('thread_already_continued');
+  expect((JSON.parse(late.text) as { error: { details: { error_code: string } } }).error.details.error_code).toBe(
+    'thread_already_continued',
+  );
 });

@@ -49,35 +49,109 @@ const refusedNaming = async (op: string, body: Record<string, unknown>, field: s
 
 describe('refused at save, naming the field', () => {
   test('a connection apiKey, on create and update; nothing stored', async () => {
-    for (const apiKey of BAD) await refusedNaming(admin('CreateProviderConnection'), { customerId: 'acme', name: 'bad-key', provider: 'openai', apiKey }, 'apiKey');
+    for (const apiKey of BAD)
+      await refusedNaming(admin('CreateProviderConnection'), { customerId: 'acme', name: 'bad-key', provider: 'openai', apiKey }, 'apiKey');
     expect((await tg.call(admin('GetProviderConnection'), { customerId: 'acme', name: 'bad-key' })).status).toBe(404);
-    for (const apiKey of BAD) await refusedNaming(admin('UpdateProviderConnection'), { customerId: 'acme', name: 'mock-openai', apiKey }, 'apiKey');
+    for (const apiKey of BAD)
+      await refusedNaming(admin('UpdateProviderConnection'), { customerId: 'acme', name: 'mock-openai', apiKey }, 'apiKey');
     // The plain ASCII placeholder of the README is taken; so is a key with inner spaces.
-    expect((await tg.call(admin('CreateProviderConnection'), { customerId: 'acme', name: 'ascii-key', provider: 'openai', apiKey: 'sk-upstream-xxxx' })).status).toBe(200);
+    expect(
+      (
+        await tg.call(admin('CreateProviderConnection'), {
+          customerId: 'acme',
+          name: 'ascii-key',
+          provider: 'openai',
+          apiKey: 'sk-upstream-xxxx',
+        })
+      ).status,
+    ).toBe(200);
     // A Vertex connection's apiKey is a service-account JSON key (several lines), not a header value.
-    const vertex = await tg.call(admin('CreateProviderConnection'), { customerId: 'acme', name: 'vx', provider: 'vertex', apiKey: '{\n  "type": "service_account"\n}', options: { project: 'p', location: 'us-central1' } });
+    const vertex = await tg.call(admin('CreateProviderConnection'), {
+      customerId: 'acme',
+      name: 'vx',
+      provider: 'vertex',
+      apiKey: '{\n  "type": "service_account"\n}',
+      options: { project: 'p', location: 'us-central1' },
+    });
     expect(vertex.body.code).not.toBe('invalid_argument');
   });
 
   test("a connection's custom headers: names must be header names, values sendable", async () => {
-    await refusedNaming(admin('CreateProviderConnection'), { customerId: 'acme', name: 'bad-h', provider: 'openai', apiKey: 'sk-ok', options: { headers: { 'x-team': 'a\u2026' } } }, 'options.headers.x-team');
-    await refusedNaming(admin('UpdateProviderConnection'), { customerId: 'acme', name: 'mock-openai', options: { headers: { 'x-team': 'a\r\nb' } } }, 'options.headers.x-team');
-    const name = await tg.call(admin('CreateProviderConnection'), { customerId: 'acme', name: 'bad-n', provider: 'openai', options: { headers: { 'x team': 'a' } } });
+    await refusedNaming(
+      admin('CreateProviderConnection'),
+      { customerId: 'acme', name: 'bad-h', provider: 'openai', apiKey: 'sk-ok', options: { headers: { 'x-team': 'a\u2026' } } },
+      'options.headers.x-team',
+    );
+    await refusedNaming(
+      admin('UpdateProviderConnection'),
+      { customerId: 'acme', name: 'mock-openai', options: { headers: { 'x-team': 'a\r\nb' } } },
+      'options.headers.x-team',
+    );
+    const name = await tg.call(admin('CreateProviderConnection'), {
+      customerId: 'acme',
+      name: 'bad-n',
+      provider: 'openai',
+      options: { headers: { 'x team': 'a' } },
+    });
     expect(name.status).toBe(400);
     expect(String(name.body.message)).toContain("invalid field 'options.headers': 'x team' is not an HTTP header name");
   });
 
   test('MCP server credentials (catalog and per project), BYOK keys and telemetry tokens', async () => {
     for (const authValue of BAD.slice(0, 3)) {
-      await refusedNaming(admin('CreateMcpServer'), { serverId: 'gh-bad', url: 'https://93.184.216.34/mcp', authType: 'bearer', authValue }, 'authValue');
+      await refusedNaming(
+        admin('CreateMcpServer'),
+        { serverId: 'gh-bad', url: 'https://93.184.216.34/mcp', authType: 'bearer', authValue },
+        'authValue',
+      );
     }
-    expect((await tg.call(admin('CreateMcpServer'), { serverId: 'gh', url: 'https://93.184.216.34/mcp', authType: 'header', authHeader: 'x-token', authValue: 'tok-1' })).status).toBe(200);
+    expect(
+      (
+        await tg.call(admin('CreateMcpServer'), {
+          serverId: 'gh',
+          url: 'https://93.184.216.34/mcp',
+          authType: 'header',
+          authHeader: 'x-token',
+          authValue: 'tok-1',
+        })
+      ).status,
+    ).toBe(200);
     await refusedNaming(admin('UpdateMcpServer'), { serverId: 'gh', authValue: 'tok\u2026' }, 'authValue');
     expect((await tg.call(admin('AddProjectMcpServer'), { customerId: 'acme', projectId: 'default', serverId: 'gh' })).status).toBe(200);
-    await refusedNaming(admin('SetMcpServerCredential'), { customerId: 'acme', projectId: 'default', serverId: 'gh', authValue: 'tok\nX' }, 'authValue');
-    await refusedNaming('/byok.v1.ByokService/Register', { customerId: 'acme', projectId: 'default', provider: 'PROVIDER_OPENAI', name: 'team', secret: 'sk-upstream-\u2026' }, 'secret');
-    await refusedNaming(admin('CreateTelemetryConfig'), { userId: 'ops', telemetryType: 'logs', sinkUrl: 'https://otel.example.com', protocol: 'http/json', authType: 'bearer', authValue: 'tok\r\n' }, 'authValue');
-    await refusedNaming(admin('CreateTelemetryConfig'), { userId: 'ops', telemetryType: 'logs', sinkUrl: 'https://otel.example.com', protocol: 'http/json', authType: 'api_key', authValue: 'k\u2026' }, 'authValue');
+    await refusedNaming(
+      admin('SetMcpServerCredential'),
+      { customerId: 'acme', projectId: 'default', serverId: 'gh', authValue: 'tok\nX' },
+      'authValue',
+    );
+    await refusedNaming(
+      '/byok.v1.ByokService/Register',
+      { customerId: 'acme', projectId: 'default', provider: 'PROVIDER_OPENAI', name: 'team', secret: 'sk-upstream-\u2026' },
+      'secret',
+    );
+    await refusedNaming(
+      admin('CreateTelemetryConfig'),
+      {
+        userId: 'ops',
+        telemetryType: 'logs',
+        sinkUrl: 'https://otel.example.com',
+        protocol: 'http/json',
+        authType: 'bearer',
+        authValue: 'tok\r\n',
+      },
+      'authValue',
+    );
+    await refusedNaming(
+      admin('CreateTelemetryConfig'),
+      {
+        userId: 'ops',
+        telemetryType: 'logs',
+        sinkUrl: 'https://otel.example.com',
+        protocol: 'http/json',
+        authType: 'api_key',
+        authValue: 'k\u2026',
+      },
+      'authValue',
+    );
   });
 });
 
@@ -86,7 +160,9 @@ test('a key stored before the rule: the request fails naming the connection, and
   // connection through the API carries it to the data plane.
   const bad = new SecretBox(kek).wrap('sk-upstream-\u2026');
   await tg.gw.store.db.update(providerConnections).set({ apiKeyWrapped: bad }).where(eq(providerConnections.name, 'mock-openai'));
-  expect((await tg.call(admin('UpdateProviderConnection'), { customerId: 'acme', name: 'mock-openai', options: { note: 'touched' } })).status).toBe(200);
+  expect(
+    (await tg.call(admin('UpdateProviderConnection'), { customerId: 'acme', name: 'mock-openai', options: { note: 'touched' } })).status,
+  ).toBe(200);
   const lines: string[] = [];
   setLogSink((l) => void lines.push(l));
   try {

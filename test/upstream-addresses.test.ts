@@ -24,15 +24,28 @@ let aliceToken = '';
 let apiKey = '';
 
 const issue = async (g: TestGateway, userId: string) =>
-  ((await g.must(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'ws1', userId, organizationUnit: 'eng', role: 'developer' })) as { accessToken: string })
-    .accessToken;
+  (
+    (await g.must(admin('CreateUserToken'), {
+      customerId: 'acme',
+      workspaceId: 'ws1',
+      userId,
+      organizationUnit: 'eng',
+      role: 'developer',
+    })) as { accessToken: string }
+  ).accessToken;
 
 const setUp = async (g: TestGateway): Promise<{ token: string; apiKey: string }> => {
   await g.must(admin('CreateCustomer'), { customerId: 'acme' });
   await g.must(admin('AddProjectMember'), { customerId: 'acme', projectId: 'default', userId: 'alice', role: 'admin' });
-  const m = (await g.must(admin('CreateModel'), { model: 'm1', provider: 'openai', mode: 'chat', capabilities: ['chat'] })) as { model: { id: string } };
+  const m = (await g.must(admin('CreateModel'), { model: 'm1', provider: 'openai', mode: 'chat', capabilities: ['chat'] })) as {
+    model: { id: string };
+  };
   await g.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
-  const k = (await g.must(apikeyOp('CreateApiKey'), { name: 'k', userId: 'u1', enterpriseContext: { customerId: 'acme', projectId: 'default' } })) as { apiKey: string };
+  const k = (await g.must(apikeyOp('CreateApiKey'), {
+    name: 'k',
+    userId: 'u1',
+    enterpriseContext: { customerId: 'acme', projectId: 'default' },
+  })) as { apiKey: string };
   return { token: await issue(g, 'alice'), apiKey: k.apiKey };
 };
 
@@ -53,7 +66,8 @@ const chat = async (g: TestGateway, key: string) => {
 };
 
 const connections = async (g: TestGateway) =>
-  ((await g.must(admin('ListProviderConnections'), { customerId: 'acme' })) as { connections: { name: string; baseUrl: string }[] }).connections;
+  ((await g.must(admin('ListProviderConnections'), { customerId: 'acme' })) as { connections: { name: string; baseUrl: string }[] })
+    .connections;
 
 beforeAll(async () => {
   setResolver(async (host) => {
@@ -103,10 +117,23 @@ describe('save time', () => {
     ['a name that resolves inward', { provider: 'openai', baseUrl: 'https://inward.example.test/v1' }, 'baseUrl'],
     [
       'Vertex token_uri',
-      { provider: 'vertex', apiKey: JSON.stringify({ type: 'service_account', client_email: 'a@b', private_key: 'k', token_uri: 'http://169.254.169.254/token' }), options: { projectId: 'p' } },
+      {
+        provider: 'vertex',
+        apiKey: JSON.stringify({
+          type: 'service_account',
+          client_email: 'a@b',
+          private_key: 'k',
+          token_uri: 'http://169.254.169.254/token',
+        }),
+        options: { projectId: 'p' },
+      },
       'apiKey.token_uri',
     ],
-    ['watsonx iamUrl', { provider: 'watsonx', apiKey: 'ibm', options: { projectId: 'p', iamUrl: 'http://10.0.0.5/identity/token' } }, 'options.iamUrl'],
+    [
+      'watsonx iamUrl',
+      { provider: 'watsonx', apiKey: 'ibm', options: { projectId: 'p', iamUrl: 'http://10.0.0.5/identity/token' } },
+      'options.iamUrl',
+    ],
   ];
   for (const [name, fields, field] of refused) {
     test(`project admin: ${name} → permission_denied naming ${field}, nothing stored`, async () => {
@@ -119,22 +146,42 @@ describe('save time', () => {
   }
 
   test('project admin: a public address is accepted; changing it to an inward one is refused', async () => {
-    const ok = await tg.call(admin('CreateProviderConnection'), { customerId: 'acme', name: 'pub', provider: 'openai', baseUrl: 'https://api.example.com/v1' }, aliceToken);
+    const ok = await tg.call(
+      admin('CreateProviderConnection'),
+      { customerId: 'acme', name: 'pub', provider: 'openai', baseUrl: 'https://api.example.com/v1' },
+      aliceToken,
+    );
     expect(ok.status).toBe(200);
-    const r = await tg.call(admin('UpdateProviderConnection'), { customerId: 'acme', name: 'pub', baseUrl: `http://127.0.0.1:${port()}/v1` }, aliceToken);
+    const r = await tg.call(
+      admin('UpdateProviderConnection'),
+      { customerId: 'acme', name: 'pub', baseUrl: `http://127.0.0.1:${port()}/v1` },
+      aliceToken,
+    );
     expect(r.status).toBe(403);
     expect(r.body.code).toBe('permission_denied');
     expect((await connections(tg)).find((c) => c.name === 'pub')?.baseUrl).toBe('https://api.example.com/v1');
   });
 
   test('platform admin: a loopback address is accepted and served; a project admin may rotate its key but not move it', async () => {
-    await tg.must(admin('CreateProviderConnection'), { customerId: 'acme', name: 'local', provider: 'openai', baseUrl: `${up.url}/v1`, apiKey: 'sk-one' });
+    await tg.must(admin('CreateProviderConnection'), {
+      customerId: 'acme',
+      name: 'local',
+      provider: 'openai',
+      baseUrl: `${up.url}/v1`,
+      apiKey: 'sk-one',
+    });
     expect((await route(tg, 'local')).status).toBe(200);
     expect((await chat(tg, apiKey)).status).toBe(200);
-    expect((await tg.call(admin('UpdateProviderConnection'), { customerId: 'acme', name: 'local', apiKey: 'sk-two' }, aliceToken)).status).toBe(200);
+    expect(
+      (await tg.call(admin('UpdateProviderConnection'), { customerId: 'acme', name: 'local', apiKey: 'sk-two' }, aliceToken)).status,
+    ).toBe(200);
     expect((await chat(tg, apiKey)).status).toBe(200);
     expect(up.requests.at(-1)?.headers.authorization).toBe('Bearer sk-two');
-    const moved = await tg.call(admin('UpdateProviderConnection'), { customerId: 'acme', name: 'local', baseUrl: 'http://127.0.0.1:1/v1' }, aliceToken);
+    const moved = await tg.call(
+      admin('UpdateProviderConnection'),
+      { customerId: 'acme', name: 'local', baseUrl: 'http://127.0.0.1:1/v1' },
+      aliceToken,
+    );
     expect(moved.status).toBe(403);
   });
 });
@@ -163,7 +210,11 @@ describe('GATEWAY_UPSTREAM_ALLOW_PRIVATE=1', () => {
     const g = await startTestGateway({ GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1' });
     try {
       const s = await setUp(g);
-      const r = await g.call(admin('CreateProviderConnection'), { customerId: 'acme', name: 'local', provider: 'openai', baseUrl: `${up.url}/v1` }, s.token);
+      const r = await g.call(
+        admin('CreateProviderConnection'),
+        { customerId: 'acme', name: 'local', provider: 'openai', baseUrl: `${up.url}/v1` },
+        s.token,
+      );
       expect(r.status).toBe(200);
       expect((await route(g, 'local')).status).toBe(200);
       expect((await chat(g, s.apiKey)).status).toBe(200);

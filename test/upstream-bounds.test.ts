@@ -53,7 +53,13 @@ beforeAll(async () => {
   mcpMany = startHostileMcp(0, 200_012);
   tg = await startTestGateway({ GATEWAY_MAX_UPSTREAM_RESPONSE: '4MiB', GATEWAY_MAX_STREAM_EVENT: '1MiB', GATEWAY_MCP_MAX_MESSAGE: '2MiB' });
   await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
-  await tg.must(admin('CreateProviderConnection'), { ...acme, name: 'hostile', provider: 'openai', baseUrl: `${llm.url}/v1`, apiKey: 'sk-hostile-upstream' });
+  await tg.must(admin('CreateProviderConnection'), {
+    ...acme,
+    name: 'hostile',
+    provider: 'openai',
+    baseUrl: `${llm.url}/v1`,
+    apiKey: 'sk-hostile-upstream',
+  });
   const routes: Record<string, string[]> = {
     'h-json': ['endless-json'],
     'h-event': ['endless-event'],
@@ -62,11 +68,24 @@ beforeAll(async () => {
     'h-stream-fallback': ['endless-event', 'fine'],
   };
   for (const [model, targets] of Object.entries(routes)) {
-    const created = (await tg.must(admin('CreateModel'), { model, provider: 'openai', mode: 'chat', capabilities: ['chat'], contextWindow: 128000, maxOutputTokens: 4096, inputPricePerMillion: 1, outputPricePerMillion: 1 })) as {
+    const created = (await tg.must(admin('CreateModel'), {
+      model,
+      provider: 'openai',
+      mode: 'chat',
+      capabilities: ['chat'],
+      contextWindow: 128000,
+      maxOutputTokens: 4096,
+      inputPricePerMillion: 1,
+      outputPricePerMillion: 1,
+    })) as {
       model: { id: string };
     };
     await tg.must(admin('AddProjectModel'), { ...acme, modelId: created.model.id });
-    await tg.must(admin('CreateRoute'), { ...acme, model, targets: targets.map((t, priority) => ({ connection: 'hostile', model: t, priority })) });
+    await tg.must(admin('CreateRoute'), {
+      ...acme,
+      model,
+      targets: targets.map((t, priority) => ({ connection: 'hostile', model: t, priority })),
+    });
   }
   await tg.must(admin('CreateMcpServer'), { serverId: 'hostile', url: mcpHostile.url });
   await tg.must(admin('CreateMcpServer'), { serverId: 'many', url: mcpMany.url });
@@ -220,7 +239,11 @@ describe('the parsers hold no event past their bound', () => {
     expect(tooLarge(() => q.push(`data: ${'b'.repeat(60)}`))).toBe('upstream_response_too_large');
     // Many short lines of one event count together.
     const r = createSseParser(100);
-    expect(tooLarge(() => { for (let i = 0; i < 20; i++) r.push('data: 0123456789\n'); })).toBe('upstream_response_too_large');
+    expect(
+      tooLarge(() => {
+        for (let i = 0; i < 20; i++) r.push('data: 0123456789\n');
+      }),
+    ).toBe('upstream_response_too_large');
   });
 
   test('NDJSON: a line without its end is refused past the bound', () => {
@@ -244,18 +267,28 @@ describe('the parsers hold no event past their bound', () => {
 });
 
 describe('batch input files', () => {
-  const line = (i: number, pad = 0) => JSON.stringify({ custom_id: `r${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'm', messages: [], pad: 'x'.repeat(pad) } });
+  const line = (i: number, pad = 0) =>
+    JSON.stringify({
+      custom_id: `r${i}`,
+      method: 'POST',
+      url: '/v1/chat/completions',
+      body: { model: 'm', messages: [], pad: 'x'.repeat(pad) },
+    });
 
   test('more requests than GATEWAY_BATCH_MAX_LINES: the file is refused with too_many_lines at the first one past it', () => {
     const content = Array.from({ length: 12 }, (_, i) => line(i)).join('\n');
     const r = parseInput(content, '/v1/chat/completions', { maxLines: 10, maxLineBytes: 10_000 });
-    expect(r.errors).toEqual([{ code: 'too_many_lines', message: 'The input file has more than 10 requests (GATEWAY_BATCH_MAX_LINES).', line: 11 }]);
+    expect(r.errors).toEqual([
+      { code: 'too_many_lines', message: 'The input file has more than 10 requests (GATEWAY_BATCH_MAX_LINES).', line: 11 },
+    ]);
     expect(parseInput(content, '/v1/chat/completions', { maxLines: 12, maxLineBytes: 10_000 }).lines).toHaveLength(12);
   });
 
   test('a line longer than GATEWAY_MAX_BODY is refused with line_too_large, without being parsed', () => {
     const content = [line(1), line(2, 2000), line(3)].join('\n');
     const r = parseInput(content, '/v1/chat/completions', { maxLines: 10, maxLineBytes: 1000 });
-    expect(r.errors).toEqual([{ code: 'line_too_large', message: 'This line is longer than the limit of 1000 bytes (GATEWAY_MAX_BODY).', line: 2 }]);
+    expect(r.errors).toEqual([
+      { code: 'line_too_large', message: 'This line is longer than the limit of 1000 bytes (GATEWAY_MAX_BODY).', line: 2 },
+    ]);
   });
 });

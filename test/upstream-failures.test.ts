@@ -18,9 +18,26 @@ let client: OpenAI;
 
 const BEHAVIOUR: Record<string, Scripted> = {
   'fail-500': { status: 500, errorBody: JSON.stringify({ error: { message: 'boom', type: 'server_error', param: null, code: null } }) },
-  'fail-429': { status: 429, errorBody: JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } }), headers: { 'retry-after': '7' } },
-  'fail-400': { status: 400, errorBody: JSON.stringify({ error: { message: 'bad temperature', type: 'invalid_request_error', param: 'temperature', code: null } }) },
-  'fail-401': { status: 401, errorBody: JSON.stringify({ error: { message: 'Incorrect API key provided: sk-upstr****cret', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }) },
+  'fail-429': {
+    status: 429,
+    errorBody: JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } }),
+    headers: { 'retry-after': '7' },
+  },
+  'fail-400': {
+    status: 400,
+    errorBody: JSON.stringify({ error: { message: 'bad temperature', type: 'invalid_request_error', param: 'temperature', code: null } }),
+  },
+  'fail-401': {
+    status: 401,
+    errorBody: JSON.stringify({
+      error: {
+        message: 'Incorrect API key provided: sk-upstr****cret',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_api_key',
+      },
+    }),
+  },
   slow: { text: 'late', delayMs: 1500, usage: { input: 1, output: 1 } },
   malformed: { raw: '{"id": "x", "choices": [' },
   'mid-error': { text: 'one two three four', midStreamError: true, chunkDelayMs: 30, usage: { input: 3, output: 4 } },
@@ -29,10 +46,21 @@ const BEHAVIOUR: Record<string, Scripted> = {
   dribble: { text: 'a b c d e f g h i j k l m n o p', chunkDelayMs: 200, usage: { input: 3, output: 16 } },
 };
 
-const route = async (model: string, targets: { model: string; priority?: number; weight?: number }[], extra: Record<string, unknown> = {}) => {
-  const m = (await tg.must(admin('CreateModel'), { model, provider: 'openai', inputPricePerMillion: 1, outputPricePerMillion: 2 })) as { model: { id: string } };
+const route = async (
+  model: string,
+  targets: { model: string; priority?: number; weight?: number }[],
+  extra: Record<string, unknown> = {},
+) => {
+  const m = (await tg.must(admin('CreateModel'), { model, provider: 'openai', inputPricePerMillion: 1, outputPricePerMillion: 2 })) as {
+    model: { id: string };
+  };
   await tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
-  await tg.must(admin('CreateRoute'), { customerId: 'acme', model, targets: targets.map((t) => ({ connection: 'mock-openai', ...t })), ...extra });
+  await tg.must(admin('CreateRoute'), {
+    customerId: 'acme',
+    model,
+    targets: targets.map((t) => ({ connection: 'mock-openai', ...t })),
+    ...extra,
+  });
 };
 
 let world: World | undefined;
@@ -41,12 +69,28 @@ beforeAll(async () => {
   ({ tg, oa, p } = world);
   oa.script((r) => BEHAVIOUR[String(r.body.model)] ?? { text: `served by ${String(r.body.model)}`, usage: { input: 5, output: 3 } });
   client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: p.apiKey, maxRetries: 0 });
-  await route('r-fallback', [{ model: 'fail-500', priority: 0 }, { model: 'backup-ok', priority: 1 }]);
-  await route('r-all-down', [{ model: 'fail-500', priority: 0 }, { model: 'fail-500', priority: 1 }]);
+  await route('r-fallback', [
+    { model: 'fail-500', priority: 0 },
+    { model: 'backup-ok', priority: 1 },
+  ]);
+  await route('r-all-down', [
+    { model: 'fail-500', priority: 0 },
+    { model: 'fail-500', priority: 1 },
+  ]);
   await route('r-429', [{ model: 'fail-429' }]);
-  await route('r-400', [{ model: 'fail-400', priority: 0 }, { model: 'backup-ok', priority: 1 }]);
+  await route('r-400', [
+    { model: 'fail-400', priority: 0 },
+    { model: 'backup-ok', priority: 1 },
+  ]);
   await route('r-401', [{ model: 'fail-401' }]);
-  await route('r-timeout', [{ model: 'slow', priority: 0 }, { model: 'backup-ok', priority: 1 }], { timeoutMs: 300 });
+  await route(
+    'r-timeout',
+    [
+      { model: 'slow', priority: 0 },
+      { model: 'backup-ok', priority: 1 },
+    ],
+    { timeoutMs: 300 },
+  );
   await route('r-timeout-only', [{ model: 'slow' }], { timeoutMs: 300 });
   await route('r-slow-once', [{ model: 'slow' }]);
   await route('r-malformed', [{ model: 'malformed' }]);
@@ -90,7 +134,10 @@ describe('non-streaming', () => {
     const res = await post('r-429');
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('7');
-    expect(((await res.json()) as { error: { type: string; code: string } }).error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+    expect(((await res.json()) as { error: { type: string; code: string } }).error).toMatchObject({
+      type: 'rate_limit_error',
+      code: 'rate_limit_exceeded',
+    });
   });
 
   test('a non-retryable 400 does not fall back and keeps the upstream param', async () => {
@@ -116,7 +163,10 @@ describe('non-streaming', () => {
     const res = await post('r-timeout-only');
     expect(res.status).toBe(504);
     expect(performance.now() - t0).toBeLessThan(1400);
-    expect(((await res.json()) as { error: { type: string; code: string } }).error).toMatchObject({ type: 'timeout_error', code: 'timeout' });
+    expect(((await res.json()) as { error: { type: string; code: string } }).error).toMatchObject({
+      type: 'timeout_error',
+      code: 'timeout',
+    });
   });
 
   test('an unparseable upstream body → 502', async () => {
@@ -189,7 +239,9 @@ describe('streaming', () => {
     // The upstream answers after 1.5 s; the attempt must have ended long before that.
     await Bun.sleep(300);
     await tg.gw.records.flush();
-    const found = (await tg.must(admin('SearchRequestRecords'), { clientRequestId: clientId })) as { records: { latencyMs: number; errorCode?: string }[] };
+    const found = (await tg.must(admin('SearchRequestRecords'), { clientRequestId: clientId })) as {
+      records: { latencyMs: number; errorCode?: string }[];
+    };
     expect(found.records).toHaveLength(1);
     expect(found.records[0]?.errorCode).toBe('client_closed');
     expect(found.records[0]?.latencyMs).toBeLessThan(1_000);

@@ -30,11 +30,18 @@ const echoServer = Bun.serve({
       .filter((v): v is string => !!v)
       .join(' and ');
     const message = `Incorrect API key provided: ${got}. You can find your API key at https://example.invalid/keys (key=${encodeURIComponent(got)}).`;
-    const error = { error: { message, type: 'invalid_request_error', param: got, code: `bad_key_${got}` }, errors: [{ message, code: 'bad_key' }] };
+    const error = {
+      error: { message, type: 'invalid_request_error', param: got, code: `bad_key_${got}` },
+      errors: [{ message, code: 'bad_key' }],
+    };
     if (mode !== 'mid') return Response.json(error, { status: mode, headers: { 'x-echo': got } });
     const chunk = (delta: Record<string, unknown>) =>
       `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
-    const body = [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hello' }), `data: ${JSON.stringify({ error: { ...error.error, type: 'server_error' } })}\n\n`].join('');
+    const body = [
+      chunk({ role: 'assistant', content: '' }),
+      chunk({ content: 'Hello' }),
+      `data: ${JSON.stringify({ error: { ...error.error, type: 'server_error' } })}\n\n`,
+    ].join('');
     return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
   },
 });
@@ -53,12 +60,18 @@ beforeAll(async () => {
     ['short-model', 'openai', `${url}/v1`, SHORT_KEY, { headers: { 'X-Custom-Auth': HEADER_SECRET } }],
     ['ibm-model', 'watsonx', `${url}/ml/v1`, IBM_KEY, { projectId: 'p1', iamUrl: `${url}/identity/token` }],
   ] as const) {
-    const created = (await tg.must(admin('CreateModel'), { model, provider, mode: 'chat', capabilities: ['chat'] })) as { model: { id: string } };
+    const created = (await tg.must(admin('CreateModel'), { model, provider, mode: 'chat', capabilities: ['chat'] })) as {
+      model: { id: string };
+    };
     await tg.must(admin('AddProjectModel'), { customerId: 'leaky', projectId: 'default', modelId: created.model.id });
     await tg.must(admin('CreateProviderConnection'), { customerId: 'leaky', name: `c-${model}`, provider, baseUrl, apiKey: key, options });
     await tg.must(admin('CreateRoute'), { customerId: 'leaky', model, targets: [{ connection: `c-${model}`, model: 'gpt-4o-mini' }] });
   }
-  const k = (await tg.must(apikeyOp('CreateApiKey'), { name: 'k', userId: 'u1', enterpriseContext: { customerId: 'leaky', projectId: 'default' } })) as { apiKey: string };
+  const k = (await tg.must(apikeyOp('CreateApiKey'), {
+    name: 'k',
+    userId: 'u1',
+    enterpriseContext: { customerId: 'leaky', projectId: 'default' },
+  })) as { apiKey: string };
   apiKey = k.apiKey;
 }, 60_000);
 
@@ -71,9 +84,15 @@ afterAll(async () => {
 const leaked = (text: string): string[] => SECRETS.filter((s) => text.includes(s));
 
 const FORMATS = {
-  chat: { path: '/v1/chat/completions', body: (model: string, stream: boolean) => ({ model, stream, messages: [{ role: 'user', content: 'hi' }] }) },
+  chat: {
+    path: '/v1/chat/completions',
+    body: (model: string, stream: boolean) => ({ model, stream, messages: [{ role: 'user', content: 'hi' }] }),
+  },
   responses: { path: '/v1/responses', body: (model: string, stream: boolean) => ({ model, stream, input: 'hi' }) },
-  messages: { path: '/v1/messages', body: (model: string, stream: boolean) => ({ model, stream, max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] }) },
+  messages: {
+    path: '/v1/messages',
+    body: (model: string, stream: boolean) => ({ model, stream, max_tokens: 32, messages: [{ role: 'user', content: 'hi' }] }),
+  },
 } as const;
 
 describe('upstream error text never carries the credentials the gateway sent', () => {

@@ -34,17 +34,42 @@ export const startDataplane = async (
 ): Promise<RunningDataplane> => {
   const workspaceId = `bench-dp-${randomBytes(4).toString('hex')}`;
   await mp.call('/admin.v1.AdminService/CreateWorkspace', { customerId: BENCH_CUSTOMER, workspaceId, projectId: 'default' });
-  const account = await mp.call('/admin.v1.AdminService/CreateServiceAccount', { customerId: BENCH_CUSTOMER, workspaceId, apiUri: mp.adminUrl });
+  const account = await mp.call('/admin.v1.AdminService/CreateServiceAccount', {
+    customerId: BENCH_CUSTOMER,
+    workspaceId,
+    apiUri: mp.adminUrl,
+  });
   const dir = scratchDir('bench-dp-');
   const file = join(dir, 'service-account.json');
   writeFileSync(file, JSON.stringify(account), { mode: 0o600 });
   const t0 = performance.now();
-  const { service, match } = await spawnService('dataplane', pinned(cpu, ['bun', ...(side.bunArgs ?? process.env.BENCH_DATAPLANE_BUN_ARGS?.split(' ').filter(Boolean) ?? []), join(side.root ?? ROOT, 'src/main.ts'), 'serve', '--role', 'data', '--service-account', file]), {
-    cwd: side.root ?? ROOT,
-    env: { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', GATEWAY_DATA_DIR: join(dir, 'data'), GATEWAY_LOG_LEVEL: 'warn', DATABASE_URL: undefined, ...ramSizeEnv(DATAPLANE_JSC_RAM_SIZE), ...extraEnv },
-    ready: /inference API on (http:\/\/\S+)\/v1/,
-    timeoutMs: 60_000,
-  });
+  const { service, match } = await spawnService(
+    'dataplane',
+    pinned(cpu, [
+      'bun',
+      ...(side.bunArgs ?? process.env.BENCH_DATAPLANE_BUN_ARGS?.split(' ').filter(Boolean) ?? []),
+      join(side.root ?? ROOT, 'src/main.ts'),
+      'serve',
+      '--role',
+      'data',
+      '--service-account',
+      file,
+    ]),
+    {
+      cwd: side.root ?? ROOT,
+      env: {
+        GATEWAY_PORT: '0',
+        GATEWAY_HOST: '127.0.0.1',
+        GATEWAY_DATA_DIR: join(dir, 'data'),
+        GATEWAY_LOG_LEVEL: 'warn',
+        DATABASE_URL: undefined,
+        ...ramSizeEnv(DATAPLANE_JSC_RAM_SIZE),
+        ...extraEnv,
+      },
+      ready: /inference API on (http:\/\/\S+)\/v1/,
+      timeoutMs: 60_000,
+    },
+  );
   const url = match[1] as string;
   const probe = gatewayRequests('chat-json', [key])[0];
   if (!probe) throw new Error('no chat-json request for the data plane probe');

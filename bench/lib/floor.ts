@@ -30,12 +30,25 @@ export interface FloorResult {
 
 export const runFloor = async (kind: Kind, modes: readonly FloorMode[], rounds: number, durationS: number): Promise<FloorResult[]> => {
   const cores = planCores();
-  const mock = await spawnService('mock', pinned(cores.load, ['bun', join(import.meta.dir, '..', 'mock-upstream.ts')]), { ready: /"port":(\d+)/ });
+  const mock = await spawnService('mock', pinned(cores.load, ['bun', join(import.meta.dir, '..', 'mock-upstream.ts')]), {
+    ready: /"port":(\d+)/,
+  });
   const mockUrl = `http://127.0.0.1:${mock.match[1]}`;
-  const proxies: { mode: FloorMode; s: Awaited<ReturnType<typeof spawnService>>; us: number[]; rps: number[]; js: number[]; http: number[] }[] = [];
+  const proxies: {
+    mode: FloorMode;
+    s: Awaited<ReturnType<typeof spawnService>>;
+    us: number[];
+    rps: number[];
+    js: number[];
+    http: number[];
+  }[] = [];
   try {
     for (const mode of modes) {
-      const s = await spawnService(mode.name, pinned(cores.server, ['bun', mode.script ?? join(import.meta.dir, '..', 'bare-proxy.ts'), '--upstream', mockUrl, ...mode.args]), { ready: /"port":(\d+)/ });
+      const s = await spawnService(
+        mode.name,
+        pinned(cores.server, ['bun', mode.script ?? join(import.meta.dir, '..', 'bare-proxy.ts'), '--upstream', mockUrl, ...mode.args]),
+        { ready: /"port":(\d+)/ },
+      );
       proxies.push({ mode, s, us: [], rps: [], js: [], http: [] });
     }
     const reqs = upstreamRequests(kind);
@@ -54,7 +67,14 @@ export const runFloor = async (kind: Kind, modes: readonly FloorMode[], rounds: 
         p.rps.push(w.rps);
         if (w.errorCount) console.log(p.mode.name, 'errors', w.errorCount);
       }
-    return proxies.map((p) => ({ name: p.mode.name, rps: median(p.rps), us: median(p.us), rounds: p.us, js: median(p.js), http: median(p.http) }));
+    return proxies.map((p) => ({
+      name: p.mode.name,
+      rps: median(p.rps),
+      us: median(p.us),
+      rounds: p.us,
+      js: median(p.js),
+      http: median(p.http),
+    }));
   } finally {
     for (const p of proxies) await p.s.service.stop();
     await mock.service.stop();
@@ -63,5 +83,11 @@ export const runFloor = async (kind: Kind, modes: readonly FloorMode[], rounds: 
 
 export const printFloor = (results: readonly FloorResult[], unit: string): void => {
   for (const p of results)
-    console.log(p.name.padEnd(12), `${p.rps.toFixed(0)} req/s`, `${p.us.toFixed(1)} µs/${unit}`, `(JS thread ${p.js.toFixed(1)} + HTTP client ${p.http.toFixed(1)})`, p.rounds.map((x) => x.toFixed(0)).join(','));
+    console.log(
+      p.name.padEnd(12),
+      `${p.rps.toFixed(0)} req/s`,
+      `${p.us.toFixed(1)} µs/${unit}`,
+      `(JS thread ${p.js.toFixed(1)} + HTTP client ${p.http.toFixed(1)})`,
+      p.rounds.map((x) => x.toFixed(0)).join(','),
+    );
 };

@@ -61,27 +61,36 @@ export interface LaunchedGateway {
 /** `bun src/main.ts serve` on the setup's data directory; resolves once it printed "ready". */
 export const launchGateway = async (
   setup: GatewaySetup,
-  opts: { cpu: string | undefined; env?: Record<string, string>; bunArgs?: string[]; /** Another checkout to run (bench/ab.ts). */ root?: string },
+  opts: {
+    cpu: string | undefined;
+    env?: Record<string, string>;
+    bunArgs?: string[] /** Another checkout to run (bench/ab.ts). */;
+    root?: string;
+  },
 ): Promise<LaunchedGateway> => {
   const t0 = performance.now();
   const root = opts.root ?? ROOT;
-  const { service } = await spawnService('gateway', pinned(opts.cpu, ['bun', ...(opts.bunArgs ?? []), join(root, 'src/main.ts'), 'serve']), {
-    cwd: root,
-    env: {
-      GATEWAY_DATA_DIR: setup.dataDir,
-      GATEWAY_PORT: '0',
-      GATEWAY_ADMIN_PORT: '0',
-      GATEWAY_HOST: '127.0.0.1',
-      GATEWAY_ADMIN_TOKEN: setup.adminToken,
-      GATEWAY_KEK: setup.kek,
-      GATEWAY_DEMO: '0',
-      GATEWAY_LOG_LEVEL: 'warn',
-      DATABASE_URL: undefined,
-      ...opts.env,
+  const { service } = await spawnService(
+    'gateway',
+    pinned(opts.cpu, ['bun', ...(opts.bunArgs ?? []), join(root, 'src/main.ts'), 'serve']),
+    {
+      cwd: root,
+      env: {
+        GATEWAY_DATA_DIR: setup.dataDir,
+        GATEWAY_PORT: '0',
+        GATEWAY_ADMIN_PORT: '0',
+        GATEWAY_HOST: '127.0.0.1',
+        GATEWAY_ADMIN_TOKEN: setup.adminToken,
+        GATEWAY_KEK: setup.kek,
+        GATEWAY_DEMO: '0',
+        GATEWAY_LOG_LEVEL: 'warn',
+        DATABASE_URL: undefined,
+        ...opts.env,
+      },
+      ready: /gateway: ready in/,
+      timeoutMs: 90_000,
     },
-    ready: /gateway: ready in/,
-    timeoutMs: 90_000,
-  });
+  );
   const startMs = performance.now() - t0;
   const find = (re: RegExp) => {
     for (const l of service.lines) {
@@ -158,7 +167,11 @@ export interface ProvisionTimings {
 }
 
 /** The configuration, through the management API of a running gateway. Returns the bench customer's keys. */
-export const provision = async (gw: LaunchedGateway, mock: string, keysPerCustomer = KEYS_PER_CUSTOMER): Promise<{ keys: string[]; timings: ProvisionTimings }> => {
+export const provision = async (
+  gw: LaunchedGateway,
+  mock: string,
+  keysPerCustomer = KEYS_PER_CUSTOMER,
+): Promise<{ keys: string[]; timings: ProvisionTimings }> => {
   const admin = (op: string, body: unknown) => gw.call(`/admin.v1.AdminService/${op}`, body);
   const t0 = performance.now();
   const fillers = Array.from({ length: ROUTES_PER_CUSTOMER }, (_, i) => `filler-${String(i).padStart(2, '0')}`);
@@ -172,7 +185,15 @@ export const provision = async (gw: LaunchedGateway, mock: string, keysPerCustom
   ];
   const modelIds = new Map<string, string>();
   for (const [model, provider] of catalog) {
-    const r = (await admin('CreateModel', { model, provider, mode: 'chat', capabilities: ['chat', 'tools'], contextWindow: 128000, maxOutputTokens: 16384, ...PRICES })) as {
+    const r = (await admin('CreateModel', {
+      model,
+      provider,
+      mode: 'chat',
+      capabilities: ['chat', 'tools'],
+      contextWindow: 128000,
+      maxOutputTokens: 16384,
+      ...PRICES,
+    })) as {
       model: { id: string };
     };
     modelIds.set(model, r.model.id);
@@ -227,7 +248,12 @@ export const provision = async (gw: LaunchedGateway, mock: string, keysPerCustom
 export const repoint = async (gw: LaunchedGateway, mock: string): Promise<void> => {
   for (const customerId of customerIds()) {
     for (const c of connectionsOf(customerId, mock)) {
-      await gw.call('/admin.v1.AdminService/UpdateProviderConnection', { customerId, projectId: 'default', name: c.name, baseUrl: c.baseUrl });
+      await gw.call('/admin.v1.AdminService/UpdateProviderConnection', {
+        customerId,
+        projectId: 'default',
+        name: c.name,
+        baseUrl: c.baseUrl,
+      });
     }
   }
   await gw.converged();
@@ -270,7 +296,11 @@ interface TemplateMeta {
 }
 
 const templateKey = (): string => {
-  const parts = [readFileSync(join(ROOT, 'drizzle', 'meta', '_journal.json'), 'utf8'), readFileSync(import.meta.path, 'utf8'), String(KEYS_PER_CUSTOMER)];
+  const parts = [
+    readFileSync(join(ROOT, 'drizzle', 'meta', '_journal.json'), 'utf8'),
+    readFileSync(import.meta.path, 'utf8'),
+    String(KEYS_PER_CUSTOMER),
+  ];
   return Bun.hash.xxHash64(parts.join('\n')).toString(16).padStart(16, '0');
 };
 
@@ -303,7 +333,12 @@ export const removeScratchDirs = (): void => {
   for (const d of scratchDirs.splice(0)) rmSync(d, { recursive: true, force: true });
 };
 
-export const prepareStore = async (opts: { mock: string; cpu: string | undefined; fresh: boolean; log: (s: string) => void }): Promise<PreparedStore> => {
+export const prepareStore = async (opts: {
+  mock: string;
+  cpu: string | undefined;
+  fresh: boolean;
+  log: (s: string) => void;
+}): Promise<PreparedStore> => {
   const tdir = templateDir();
   const metaFile = `${tdir}.json`;
   const dataDir = scratchDir();
@@ -320,13 +355,21 @@ export const prepareStore = async (opts: { mock: string; cpu: string | undefined
       templateCreatedAt: meta.createdAt,
     };
   }
-  const setup: GatewaySetup = { dataDir, kek: randomBytes(32).toString('base64'), adminToken: `bench-admin-${randomBytes(12).toString('hex')}` };
-  opts.log('store: first start on an empty data directory, then provisioning 10 customers, 100 routes, 1,000 API keys through the management API…');
+  const setup: GatewaySetup = {
+    dataDir,
+    kek: randomBytes(32).toString('base64'),
+    adminToken: `bench-admin-${randomBytes(12).toString('hex')}`,
+  };
+  opts.log(
+    'store: first start on an empty data directory, then provisioning 10 customers, 100 routes, 1,000 API keys through the management API…',
+  );
   const gw = await launchGateway(setup, { cpu: opts.cpu });
   const { keys, timings } = await provision(gw, opts.mock);
   await gw.service.stop();
   const all = { ...timings, firstStartMs: gw.startMs };
-  opts.log(`store: first start ${(gw.startMs / 1000).toFixed(1)} s, configuration ${(timings.configMs / 1000).toFixed(1)} s, 1,000 keys ${(timings.keysMs / 1000).toFixed(1)} s`);
+  opts.log(
+    `store: first start ${(gw.startMs / 1000).toFixed(1)} s, configuration ${(timings.configMs / 1000).toFixed(1)} s, 1,000 keys ${(timings.keysMs / 1000).toFixed(1)} s`,
+  );
   rmSync(tdir, { recursive: true, force: true });
   cpSync(dataDir, tdir, { recursive: true });
   const meta: TemplateMeta = { kek: setup.kek, adminToken: setup.adminToken, keys, createdAt: new Date().toISOString(), timings: all };

@@ -99,30 +99,82 @@ export const evaluateGoals = (r: Results): Results['goals'] => {
   const floorOf = (f: typeof h.floor, bareRatio: number) => (f ? `; floor ${pct(bareRatio)} of bare, bodies ${f.bodies}` : '');
   const cpuOf = (v: number | undefined) => (v === undefined ? '' : `; ${v.toFixed(0)} µs/req, bare ${j?.bare?.cpuUs.toFixed(0)}`);
   if (h.floor || h.floorS) {
-    const both = (k: Kind) => `json ${pct(ratio(r.max[k]?.['floor-json']?.rps, r.max[k]?.bare?.rps))}, raw ${pct(ratio(r.max[k]?.['floor-raw']?.rps, r.max[k]?.bare?.rps))}`;
-    out.push({ goal: 'Product floor ÷ bare proxy, non-streaming / streams (the cheaper of bodies json and raw)', target: '—', value: `${pct(h.floorRatio)} (${both('chat-json')}${h.floor ? `; ${h.floor.run.cpuUs.toFixed(0)} µs/req` : ''}) / ${pct(h.floorStreamRatio)} (${both('chat-sse')})`, met: undefined });
+    const both = (k: Kind) =>
+      `json ${pct(ratio(r.max[k]?.['floor-json']?.rps, r.max[k]?.bare?.rps))}, raw ${pct(ratio(r.max[k]?.['floor-raw']?.rps, r.max[k]?.bare?.rps))}`;
+    out.push({
+      goal: 'Product floor ÷ bare proxy, non-streaming / streams (the cheaper of bodies json and raw)',
+      target: '—',
+      value: `${pct(h.floorRatio)} (${both('chat-json')}${h.floor ? `; ${h.floor.run.cpuUs.toFixed(0)} µs/req` : ''}) / ${pct(h.floorStreamRatio)} (${both('chat-sse')})`,
+      met: undefined,
+    });
   }
   const dpRss = Math.max(j?.dataplane?.rssPeakMb ?? 0, s?.dataplane?.rssPeakMb ?? 0);
   if (dpRss) {
     const dpRatio = ratio(j?.dataplane?.rps, j?.bare?.rps);
-    out.push({ goal: 'Separate data plane, non-streaming req/s ÷ product floor', target: `≥ ${GOALS.dataplaneVsFloor} × floor`, value: `${x1(h.dataplaneVsFloor.value)} (${pct(dpRatio)} of bare${cpuOf(j?.dataplane?.cpuUs)}${floorOf(h.floor, h.floorRatio)})`, met: h.dataplaneVsFloor.met });
-    out.push({ goal: 'Separate data plane, streams/s ÷ product floor streams', target: `≥ ${GOALS.dataplaneStreamVsFloor} × floor`, value: `${x1(h.dataplaneStreamVsFloor.value)} (${pct(ratio(s?.dataplane?.rps, s?.bare?.rps))} of bare${floorOf(h.floorS, h.floorStreamRatio)})`, met: h.dataplaneStreamVsFloor.met });
+    out.push({
+      goal: 'Separate data plane, non-streaming req/s ÷ product floor',
+      target: `≥ ${GOALS.dataplaneVsFloor} × floor`,
+      value: `${x1(h.dataplaneVsFloor.value)} (${pct(dpRatio)} of bare${cpuOf(j?.dataplane?.cpuUs)}${floorOf(h.floor, h.floorRatio)})`,
+      met: h.dataplaneVsFloor.met,
+    });
+    out.push({
+      goal: 'Separate data plane, streams/s ÷ product floor streams',
+      target: `≥ ${GOALS.dataplaneStreamVsFloor} × floor`,
+      value: `${x1(h.dataplaneStreamVsFloor.value)} (${pct(ratio(s?.dataplane?.rps, s?.bare?.rps))} of bare${floorOf(h.floorS, h.floorStreamRatio)})`,
+      met: h.dataplaneStreamVsFloor.met,
+    });
   }
-  out.push({ goal: 'Embedded gateway, non-streaming req/s ÷ bare proxy', target: `≥ ${pct(GOALS.ratio)}`, value: `${pct(h.ratio.value)}${cpu(j?.gateway?.cpuUs)}`, met: h.ratio.met });
+  out.push({
+    goal: 'Embedded gateway, non-streaming req/s ÷ bare proxy',
+    target: `≥ ${pct(GOALS.ratio)}`,
+    value: `${pct(h.ratio.value)}${cpu(j?.gateway?.cpuUs)}`,
+    met: h.ratio.met,
+  });
   const pgRatio = ratio(j?.['gateway-pg']?.rps, j?.bare?.rps);
-  if (Number.isFinite(pgRatio)) out.push({ goal: 'PostgreSQL-store gateway, non-streaming ÷ bare proxy (no goal of its own)', target: '—', value: `${pct(pgRatio)}${cpu(j?.['gateway-pg']?.cpuUs)}`, met: undefined });
-  out.push({ goal: 'Embedded gateway, same-format streams/s ÷ product floor streams', target: `≥ ${GOALS.streamVsFloor} × floor`, value: `${x1(h.streamVsFloor.value)} (${pct(ratio(s?.gateway?.rps, s?.bare?.rps))} of bare${floorOf(h.floorS, h.floorStreamRatio)})`, met: h.streamVsFloor.met });
-  out.push({ goal: 'Cross-format streams/s (Messages → OpenAI) ÷ bare proxy', target: `≥ ${pct(GOALS.crossStreamRatio)}`, value: pct(h.crossStreamRatio.value), met: h.crossStreamRatio.met });
+  if (Number.isFinite(pgRatio))
+    out.push({
+      goal: 'PostgreSQL-store gateway, non-streaming ÷ bare proxy (no goal of its own)',
+      target: '—',
+      value: `${pct(pgRatio)}${cpu(j?.['gateway-pg']?.cpuUs)}`,
+      met: undefined,
+    });
+  out.push({
+    goal: 'Embedded gateway, same-format streams/s ÷ product floor streams',
+    target: `≥ ${GOALS.streamVsFloor} × floor`,
+    value: `${x1(h.streamVsFloor.value)} (${pct(ratio(s?.gateway?.rps, s?.bare?.rps))} of bare${floorOf(h.floorS, h.floorStreamRatio)})`,
+    met: h.streamVsFloor.met,
+  });
+  out.push({
+    goal: 'Cross-format streams/s (Messages → OpenAI) ÷ bare proxy',
+    target: `≥ ${pct(GOALS.crossStreamRatio)}`,
+    value: pct(h.crossStreamRatio.value),
+    met: h.crossStreamRatio.met,
+  });
   const inProcess = r.meta.limits?.memoryRatio ?? Number.NaN;
   const onRedis = r.meta.limits?.redisRatio ?? Number.NaN;
   const shown = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : 'not run');
-  out.push({ goal: 'Limits + budgets in process ÷ the same gateway without them', target: '≥ 0.9', value: shown(inProcess), met: check(inProcess, (v) => v >= 0.9) });
-  out.push({ goal: 'Limits + budgets on Redis ÷ the same gateway without them', target: '≥ 0.8', value: shown(onRedis), met: check(onRedis, (v) => v >= 0.8) });
+  out.push({
+    goal: 'Limits + budgets in process ÷ the same gateway without them',
+    target: '≥ 0.9',
+    value: shown(inProcess),
+    met: check(inProcess, (v) => v >= 0.9),
+  });
+  out.push({
+    goal: 'Limits + budgets on Redis ÷ the same gateway without them',
+    target: '≥ 0.8',
+    value: shown(onRedis),
+    met: check(onRedis, (v) => v >= 0.8),
+  });
   const added = (r.fixed?.runs.gateway?.p99 ?? Number.NaN) - (r.fixed?.runs.direct?.p99 ?? Number.NaN);
   const bareAdded = (r.fixed?.runs.bare?.p99 ?? Number.NaN) - (r.fixed?.runs.direct?.p99 ?? Number.NaN);
   // Relative to the bare proxy of the same run: without it the goal cannot be judged.
   const bareShown = Number.isFinite(bareAdded) ? ms(bareAdded) : 'not run';
-  out.push({ goal: `Added p99 at ${r.fixed?.rate ?? 200} req/s over direct`, target: "≤ the bare proxy's + 1 ms", value: `${ms(added)} (bare proxy ${bareShown})`, met: check(added - bareAdded, (v) => v <= 1) });
+  out.push({
+    goal: `Added p99 at ${r.fixed?.rate ?? 200} req/s over direct`,
+    target: "≤ the bare proxy's + 1 ms",
+    value: `${ms(added)} (bare proxy ${bareShown})`,
+    met: check(added - bareAdded, (v) => v <= 1),
+  });
   const us = (v: number) => (Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(0)} µs` : '—');
   out.push({
     goal: `Added latency at one connection (${r.c1?.requests ?? 2000} sequential requests), p99 over direct`,
@@ -132,14 +184,41 @@ export const evaluateGoals = (r: Results): Results['goals'] => {
   });
   const fe = r.firstEvent.find((f) => f.target === 'gateway' && f.kind === 'chat-sse');
   const feAdded = fe?.addedP50 ?? Number.NaN;
-  out.push({ goal: 'First-event latency over direct (streams, p50)', target: '≤ 1 ms', value: fe ? `${ms(feAdded)} (p99 ${ms(fe.addedP99)})` : '—', met: check(feAdded, (v) => v <= 1) });
+  out.push({
+    goal: 'First-event latency over direct (streams, p50)',
+    target: '≤ 1 ms',
+    value: fe ? `${ms(feAdded)} (p99 ${ms(fe.addedP99)})` : '—',
+    met: check(feAdded, (v) => v <= 1),
+  });
   const rss = Math.max(j?.gateway?.rssPeakMb ?? 0, s?.gateway?.rssPeakMb ?? 0, r.slow?.gateway?.rssPeakMb ?? 0);
-  out.push({ goal: 'RSS under load, embedded store (PGlite included)', target: '≤ 400 MB', value: rss ? `${rss.toFixed(0)} MB (idle after start ${r.meta.gatewayIdleRssMb.toFixed(0)} MB)` : '—', met: rss ? rss <= 400 : undefined });
+  out.push({
+    goal: 'RSS under load, embedded store (PGlite included)',
+    target: '≤ 400 MB',
+    value: rss ? `${rss.toFixed(0)} MB (idle after start ${r.meta.gatewayIdleRssMb.toFixed(0)} MB)` : '—',
+    met: rss ? rss <= 400 : undefined,
+  });
   const pgRss = Math.max(j?.['gateway-pg']?.rssPeakMb ?? 0, s?.['gateway-pg']?.rssPeakMb ?? 0);
-  if (pgRss) out.push({ goal: 'RSS under load, PostgreSQL store', target: '≤ 200 MB', value: `${pgRss.toFixed(0)} MB (idle ${r.meta.postgres.idleRssMb?.toFixed(0) ?? '—'} MB)`, met: pgRss <= 200 });
-  if (dpRss) out.push({ goal: 'RSS under load, separate data plane', target: '≤ 100 MB', value: `${dpRss.toFixed(0)} MB (idle ${r.meta.dataplane?.idleRssMb?.toFixed(0) ?? '—'} MB)`, met: dpRss <= 100 });
+  if (pgRss)
+    out.push({
+      goal: 'RSS under load, PostgreSQL store',
+      target: '≤ 200 MB',
+      value: `${pgRss.toFixed(0)} MB (idle ${r.meta.postgres.idleRssMb?.toFixed(0) ?? '—'} MB)`,
+      met: pgRss <= 200,
+    });
+  if (dpRss)
+    out.push({
+      goal: 'RSS under load, separate data plane',
+      target: '≤ 100 MB',
+      value: `${dpRss.toFixed(0)} MB (idle ${r.meta.dataplane?.idleRssMb?.toFixed(0) ?? '—'} MB)`,
+      met: dpRss <= 100,
+    });
   const pk = ratio(j?.gateway?.rps, j?.portkey?.rps);
-  out.push({ goal: 'Non-streaming req/s ÷ Portkey on Bun', target: '≥ 3×', value: Number.isFinite(pk) ? `${pk.toFixed(1)}×` : 'not run', met: check(pk, (v) => v >= 3) });
+  out.push({
+    goal: 'Non-streaming req/s ÷ Portkey on Bun',
+    target: '≥ 3×',
+    value: Number.isFinite(pk) ? `${pk.toFixed(1)}×` : 'not run',
+    met: check(pk, (v) => v >= 3),
+  });
   if (r.soak) {
     out.push({
       goal: `RSS flat over a ${Math.round(r.soak.segments.at(-1)?.t ?? 0)} s soak`,
@@ -155,7 +234,8 @@ export const evaluateGoals = (r: Results): Results['goals'] => {
 /** Failed requests over every run of a benchmark. */
 export const totalErrors = (res: Results): number => {
   let errors = 0;
-  for (const byTarget of Object.values(res.rounds)) for (const runs of Object.values(byTarget ?? {})) for (const r of runs ?? []) errors += r.errors;
+  for (const byTarget of Object.values(res.rounds))
+    for (const runs of Object.values(byTarget ?? {})) for (const r of runs ?? []) errors += r.errors;
   for (const r of Object.values(res.fixed?.runs ?? {})) errors += r?.errors ?? 0;
   for (const r of Object.values(res.c1?.runs ?? {})) errors += r?.errors ?? 0;
   for (const f of res.firstEvent) errors += f.result.errors;
@@ -167,7 +247,10 @@ export const totalErrors = (res: Results): number => {
 };
 
 /** The one-line JSON summary printed last by `bench -- --quick` (and by full runs). */
-export const quickSummary = (r: Results, ran: { peer: boolean; pg: boolean; dataplane?: boolean }): Record<string, number | boolean | null> => {
+export const quickSummary = (
+  r: Results,
+  ran: { peer: boolean; pg: boolean; dataplane?: boolean },
+): Record<string, number | boolean | null> => {
   const g = r.max['chat-json'];
   const s = r.max['chat-sse'];
   const h = headline(r);
@@ -207,7 +290,12 @@ export const quickSummary = (r: Results, ran: { peer: boolean; pg: boolean; data
     first_event_added_ms: round3(r.firstEvent.find((f) => f.target === 'gateway' && f.kind === 'chat-sse')?.addedP50 ?? Number.NaN),
     rss_mb: Math.round(Math.max(g?.gateway?.rssPeakMb ?? 0, s?.gateway?.rssPeakMb ?? 0)),
     portkey_rps: ran.peer ? Math.round(g?.portkey?.rps ?? Number.NaN) : null,
-    ...(ran.pg ? { gateway_pg_rps: Math.round(g?.['gateway-pg']?.rps ?? Number.NaN), rss_mb_pg: Math.round(g?.['gateway-pg']?.rssPeakMb ?? Number.NaN) } : {}),
+    ...(ran.pg
+      ? {
+          gateway_pg_rps: Math.round(g?.['gateway-pg']?.rps ?? Number.NaN),
+          rss_mb_pg: Math.round(g?.['gateway-pg']?.rssPeakMb ?? Number.NaN),
+        }
+      : {}),
     ...(ran.dataplane
       ? {
           dataplane_ratio: round3(ratio(g?.dataplane?.rps, g?.bare?.rps)),

@@ -18,7 +18,11 @@ export interface McpBenchGateway {
 
 const ADMIN = 'bench-admin-token-0123456789';
 
-export const startMcpGateway = async (profileId: string, servers: readonly (readonly [string, string, 'streamable-http' | 'sse', string])[], env: Record<string, string> = {}): Promise<McpBenchGateway> => {
+export const startMcpGateway = async (
+  profileId: string,
+  servers: readonly (readonly [string, string, 'streamable-http' | 'sse', string])[],
+  env: Record<string, string> = {},
+): Promise<McpBenchGateway> => {
   const config = loadConfig([], {
     GATEWAY_PORT: '0',
     GATEWAY_ADMIN_PORT: '0',

@@ -47,16 +47,39 @@ const project = (i: number): ProjectSnapshot => ({
 
 export const measureMetricsCost = async (requests = 50_000, tenantLabels = true): Promise<number> => {
   const metrics = await startMetrics(
-    { protocol: 'http/json', tracesUrl: undefined, headers: {}, serviceName: 'bench', spanHeaders: [], metrics: { port: 0, host: '127.0.0.1', tenantLabels, url: undefined, intervalMs: 60_000 } },
+    {
+      protocol: 'http/json',
+      tracesUrl: undefined,
+      headers: {},
+      serviceName: 'bench',
+      spanHeaders: [],
+      metrics: { port: 0, host: '127.0.0.1', tenantLabels, url: undefined, intervalMs: 60_000 },
+    },
     'bench',
   );
   const observers = new Observers([metrics.observer]);
-  const keys: KeySnapshot[] = Array.from({ length: 5 }, (_, i) => ({ id: `k${i}`, customerId: 'bench', projectId: `project-${i}`, expiresAt: null, project: project(i) }));
+  const keys: KeySnapshot[] = Array.from({ length: 5 }, (_, i) => ({
+    id: `k${i}`,
+    customerId: 'bench',
+    projectId: `project-${i}`,
+    expiresAt: null,
+    project: project(i),
+  }));
   const models = Array.from({ length: 20 }, (_, i) => `model-${i}`);
   const route: RouteSnapshot = { id: 'r', model: 'm', tiers: [], timeoutMs: 1000, maxRetries: 0, active: true, fallback: [] };
   const target = { connection: { name: 'conn', provider: 'openai' }, upstreamModel: 'up' };
   const view = { target, call: { url: 'https://api.openai.com/v1/chat/completions' } };
-  const s: Settlement = { inputTokens: 120, outputTokens: 40, totalTokens: 160, cachedInputTokens: 0, cacheWriteTokens: 0, costNanoUsd: 42_000, costSavedNanoUsd: 0, adjusted: false, atReservation: false };
+  const s: Settlement = {
+    inputTokens: 120,
+    outputTokens: 40,
+    totalTokens: 160,
+    cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    costNanoUsd: 42_000,
+    costSavedNanoUsd: 0,
+    adjusted: false,
+    atReservation: false,
+  };
   const run = (n: number): void => {
     for (let i = 0; i < n; i++) {
       const ctx = openContext('/v1/chat/completions', { requestId: 'r', clientRequestId: undefined }, observers);

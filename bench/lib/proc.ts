@@ -17,7 +17,8 @@ export interface Cores {
 export const planCores = (): Cores => {
   const n = cpus().length;
   const taskset = Bun.which('taskset');
-  if (!taskset) return { server: undefined, load: undefined, note: `${n} cores, not pinned (taskset not found: apt-get install util-linux)` };
+  if (!taskset)
+    return { server: undefined, load: undefined, note: `${n} cores, not pinned (taskset not found: apt-get install util-linux)` };
   if (n < 2) return { server: undefined, load: undefined, note: '1 core: servers and load generator share it (not pinned)' };
   const load = n >= 4 ? `1-${Math.min(n - 1, 3)}` : '1';
   return { server: '0', load, note: `${n} cores: server under test pinned to core 0, wrk + mock upstream + probes to core ${load}` };
@@ -109,7 +110,10 @@ export const spawnService = async (
     },
   };
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within ${opts.timeoutMs ?? 60000} ms:\n${lines.slice(-20).join('\n')}`)), opts.timeoutMs ?? 60000);
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not start within ${opts.timeoutMs ?? 60000} ms:\n${lines.slice(-20).join('\n')}`)),
+      opts.timeoutMs ?? 60000,
+    );
     for (const l of lines) {
       const m = opts.ready.exec(l);
       if (m) {
@@ -147,7 +151,11 @@ export const JS_THREAD = 'bun';
 export const HTTP_THREAD = 'HTTP Client';
 
 /** CPU µs per request of each thread (by name) between two `threadCpuMs` readings. */
-export const threadUsPerRequest = (before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, requests: number): Map<string, number> =>
+export const threadUsPerRequest = (
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>,
+  requests: number,
+): Map<string, number> =>
   new Map([...after].map(([name, ms]) => [name, ((ms - (before.get(name) ?? 0)) * 1000) / Math.max(1, requests)] as const));
 
 /** User + system CPU time of each of a process's threads, summed by thread name, in ms. */
@@ -215,7 +223,10 @@ export const rssSampler = (pid: number, everyMs = 200) => {
  * Waits until none of `pids` used more than `threshold` of a core over a `windowMs` window (the
  * processes finished deferred work: batched record writes, GC), or `maxMs` passed. Returns ms waited.
  */
-export const settle = async (pids: readonly number[], opts: { windowMs?: number; threshold?: number; maxMs?: number } = {}): Promise<number> => {
+export const settle = async (
+  pids: readonly number[],
+  opts: { windowMs?: number; threshold?: number; maxMs?: number } = {},
+): Promise<number> => {
   const windowMs = opts.windowMs ?? 200;
   const threshold = opts.threshold ?? 0.05;
   const maxMs = opts.maxMs ?? 20_000;

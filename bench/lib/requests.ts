@@ -8,7 +8,15 @@ import { peerHeaders } from './peer.ts';
 import type { StreamKind } from './probe.ts';
 import type { WrkRequest } from './wrk.ts';
 
-export type Kind = 'chat-json' | 'chat-sse' | 'messages-sse' | 'messages-x-sse' | 'responses-sse' | 'fallback-json' | 'churn-json' | 'slow-sse';
+export type Kind =
+  | 'chat-json'
+  | 'chat-sse'
+  | 'messages-sse'
+  | 'messages-x-sse'
+  | 'responses-sse'
+  | 'fallback-json'
+  | 'churn-json'
+  | 'slow-sse';
 
 export type TargetName = 'direct' | 'bare' | 'floor-json' | 'floor-raw' | 'gateway' | 'gateway-pg' | 'dataplane' | 'portkey';
 
@@ -99,7 +107,13 @@ export const upstreamRequests = (kind: Kind): WrkRequest[] => {
     case 'responses-sse':
       return [{ path: '/v1/chat/completions', headers: h, body: chatBody('gpt-4o-mini', true) }];
     case 'messages-sse':
-      return [{ path: '/v1/messages', headers: { ...JSON_CT, 'x-api-key': 'sk-ant-upstream-bench', 'anthropic-version': '2023-06-01' }, body: messagesBody('claude-haiku-4-5') }];
+      return [
+        {
+          path: '/v1/messages',
+          headers: { ...JSON_CT, 'x-api-key': 'sk-ant-upstream-bench', 'anthropic-version': '2023-06-01' },
+          body: messagesBody('claude-haiku-4-5'),
+        },
+      ];
     case 'slow-sse':
       return [{ path: `${SLOW_PREFIX}/v1/chat/completions`, headers: h, body: chatBody('gpt-4o-mini', true) }];
   }
@@ -109,7 +123,8 @@ export const upstreamRequests = (kind: Kind): WrkRequest[] => {
  * The product floor: the upstream's own requests (its bearer key, `sk-upstream-bench-openai`, is
  * registered in it like any other; the model is the upstream's). It serves Chat Completions only.
  */
-export const floorRequests = (kind: Kind): WrkRequest[] | undefined => (kind === 'chat-json' || kind === 'chat-sse' ? upstreamRequests(kind) : undefined);
+export const floorRequests = (kind: Kind): WrkRequest[] | undefined =>
+  kind === 'chat-json' || kind === 'chat-sse' ? upstreamRequests(kind) : undefined;
 
 /** Portkey: routing travels in headers (provider, custom host = the mock). */
 export const peerRequests = (kind: Kind, mock: string): WrkRequest[] | undefined => {

@@ -68,7 +68,13 @@ export interface Results {
   slow: Partial<Record<TargetName, Run>> | undefined;
   sweep: Partial<Record<TargetName, Run[]>> | undefined;
   /** `recordsQueued`: request records the gateway held in memory after the segment (its /readyz). */
-  soak: { segments: { t: number; rssMb: number; rps: number; errors: number; recordsQueued?: number }[]; slopeMbPerMin: number; growthMb: number } | undefined;
+  soak:
+    | {
+        segments: { t: number; rssMb: number; rps: number; errors: number; recordsQueued?: number }[];
+        slopeMbPerMin: number;
+        growthMb: number;
+      }
+    | undefined;
   errorsTotal: number;
   goals: { goal: string; target: string; value: string; met: boolean | undefined }[];
 }

@@ -51,7 +51,12 @@ export const runChurn = async (
         { connection: 'mock-openai', model: 'gpt-4o-mini-2024-07-18', priority: 0, weight: 1 },
       ];
       const c0 = performance.now();
-      await gw.call('/admin.v1.AdminService/UpdateRoute', { customerId: 'bench-00', projectId: 'default', model: MODELS.churn, targets: i++ % 2 ? targetsA : targetsB });
+      await gw.call('/admin.v1.AdminService/UpdateRoute', {
+        customerId: 'bench-00',
+        projectId: 'default',
+        model: MODELS.churn,
+        targets: i++ % 2 ? targetsA : targetsB,
+      });
       // The write returns at commit; the change counts once the embedded plane serves it.
       await gw.converged();
       changeMs.push(performance.now() - c0);
@@ -62,7 +67,9 @@ export const runChurn = async (
   stop = true;
   await changer;
   say('churn', 'gateway', churn);
-  log(`  ${changeMs.length} route updates, each served (GetConfigStatus: serving, polled every 20 ms) after p50 ${median(changeMs).toFixed(0)} ms`);
+  log(
+    `  ${changeMs.length} route updates, each served (GetConfigStatus: serving, polled every 20 ms) after p50 ${median(changeMs).toFixed(0)} ms`,
+  );
   return { steady, churn, changes: changeMs.length, changeMs: percentiles(changeMs) };
 };
 
@@ -77,7 +84,13 @@ const recordsQueued = async (url: string): Promise<number | undefined> => {
 };
 
 /** Mixed traffic in 15 s segments; RSS per segment (read once the target is idle again) and the slope over the second half. */
-export const runSoak = async (measure: Measure, t: Target, keys: string[], seconds: number, log: (s: string) => void): Promise<NonNullable<Results['soak']>> => {
+export const runSoak = async (
+  measure: Measure,
+  t: Target,
+  keys: string[],
+  seconds: number,
+  log: (s: string) => void,
+): Promise<NonNullable<Results['soak']>> => {
   log(`soak: ${seconds} s of mixed traffic (chat, chat SSE, Messages cross-format, Responses) at 32 connections…`);
   const mix: WrkRequest[] = [];
   const parts = (['chat-json', 'chat-sse', 'messages-x-sse', 'responses-sse'] as Kind[]).map((k) => gatewayRequests(k, keys));
@@ -87,15 +100,29 @@ export const runSoak = async (measure: Measure, t: Target, keys: string[], secon
   const segS = 15;
   const start = performance.now();
   while ((performance.now() - start) / 1000 < seconds - 1) {
-    const run = await measure(mixed, 'chat-json', { connections: 32, durationS: Math.min(segS, Math.max(2, seconds - (performance.now() - start) / 1000)) });
+    const run = await measure(mixed, 'chat-json', {
+      connections: 32,
+      durationS: Math.min(segS, Math.max(2, seconds - (performance.now() - start) / 1000)),
+    });
     const queued = await recordsQueued(t.url);
-    segments.push({ t: (performance.now() - start) / 1000, rssMb: run.rssMb, rps: run.rps, errors: run.errors, ...(queued === undefined ? {} : { recordsQueued: queued }) });
-    log(`  t=${segments.at(-1)?.t.toFixed(0)} s  ${run.rps.toFixed(0)} req/s  rss ${run.rssMb.toFixed(0)} MB  errors ${run.errors}${queued === undefined ? '' : `  records queued ${queued}`}`);
+    segments.push({
+      t: (performance.now() - start) / 1000,
+      rssMb: run.rssMb,
+      rps: run.rps,
+      errors: run.errors,
+      ...(queued === undefined ? {} : { recordsQueued: queued }),
+    });
+    log(
+      `  t=${segments.at(-1)?.t.toFixed(0)} s  ${run.rps.toFixed(0)} req/s  rss ${run.rssMb.toFixed(0)} MB  errors ${run.errors}${queued === undefined ? '' : `  records queued ${queued}`}`,
+    );
   }
   const half = segments.slice(Math.floor(segments.length / 2));
   return {
     segments,
-    slopeMbPerMin: slope(half.map((s) => s.t / 60), half.map((s) => s.rssMb)),
+    slopeMbPerMin: slope(
+      half.map((s) => s.t / 60),
+      half.map((s) => s.rssMb),
+    ),
     growthMb: (segments.at(-1)?.rssMb ?? 0) - (segments[0]?.rssMb ?? 0),
   };
 };
@@ -135,7 +162,13 @@ export const runFirstEvent = async (
     const wire = kind === 'messages-sse' ? 'messages' : 'chat';
     if (n === 'direct') base[wire] = result;
     const d = base[wire];
-    const fe: FirstEvent = { target: n, kind, result, addedP50: d ? result.ttfb.p50 - d.ttfb.p50 : Number.NaN, addedP99: d ? result.ttfb.p99 - d.ttfb.p99 : Number.NaN };
+    const fe: FirstEvent = {
+      target: n,
+      kind,
+      result,
+      addedP50: d ? result.ttfb.p50 - d.ttfb.p50 : Number.NaN,
+      addedP99: d ? result.ttfb.p99 - d.ttfb.p99 : Number.NaN,
+    };
     out.push(fe);
     log(
       `  ${kind.padEnd(16)} ${n.padEnd(8)} first event p50 ${result.ttfb.p50.toFixed(2)} ms p99 ${result.ttfb.p99.toFixed(2)} ms (added ${fe.addedP50.toFixed(2)} / ${fe.addedP99.toFixed(2)})  errors ${result.errors}${result.firstError ? ` (${result.firstError})` : ''}`,

@@ -26,7 +26,10 @@ export interface CpuProfile {
 
 type Rule = readonly [stage: string, test: (file: string, fn: string) => boolean];
 
-const under = (...prefixes: string[]) => (file: string): boolean => prefixes.some((p) => file.startsWith(p));
+const under =
+  (...prefixes: string[]) =>
+  (file: string): boolean =>
+    prefixes.some((p) => file.startsWith(p));
 
 /** Stages whose frames anywhere on the stack claim the sample. */
 const ENCLOSING: readonly Rule[] = [
@@ -37,12 +40,18 @@ const ENCLOSING: readonly Rule[] = [
 /** Stages of the innermost frame of ours. */
 const STAGES: readonly Rule[] = [
   // Streams: the upstream body read and relayed, its frames and events, the client's events written.
-  ['stream relay (upstream body read, frames written)', under('data-plane/relay.ts', 'data-plane/relay-final.ts', 'providers/framing.ts', 'providers/eventstream.ts', 'formats/sse.ts')],
+  [
+    'stream relay (upstream body read, frames written)',
+    under('data-plane/relay.ts', 'data-plane/relay-final.ts', 'providers/framing.ts', 'providers/eventstream.ts', 'formats/sse.ts'),
+  ],
   ['upstream stream events decoded', (f) => f.startsWith('providers/') && f.endsWith('stream.ts')],
   ['client stream events encoded', (f) => f.startsWith('formats/') && f.endsWith('stream.ts')],
   ['upstream call (Bun fetch)', (f, fn) => f === 'data-plane/upstream.ts' && (fn === 'post' || fn === 'sendUpstream')],
   ['upstream answer read', (f) => f === 'data-plane/upstream.ts' || f === 'core/bounded-read.ts'],
-  ['upstream request built', (f, fn) => (f.startsWith('providers/') && f.endsWith('request.ts')) || fn === 'spliceFirstModel' || fn === 'prepareRequest'],
+  [
+    'upstream request built',
+    (f, fn) => (f.startsWith('providers/') && f.endsWith('request.ts')) || fn === 'spliceFirstModel' || fn === 'prepareRequest',
+  ],
   ['upstream answer decoded', (f) => f.startsWith('providers/')],
   ['answer written (Response, SSE writer)', under('data-plane/respond.ts', 'pipeline/answer.ts')],
   ['listener, ids, timers', under('data-plane/server.ts', 'core/sweep.ts', 'core/ids.ts')],
@@ -86,7 +95,9 @@ export const attribute = (p: CpuProfile): Map<string, number> => {
       inner ??= { file, fn: frame.functionName };
       enclosing ??= ENCLOSING.find(([, test]) => test(file, frame.functionName))?.[0];
     }
-    const stage = startUp ? null : (enclosing ?? (inner ? (STAGES.find(([, test]) => test(inner.file, inner.fn))?.[0] ?? OTHER) : BUN_ONLY));
+    const stage = startUp
+      ? null
+      : (enclosing ?? (inner ? (STAGES.find(([, test]) => test(inner.file, inner.fn))?.[0] ?? OTHER) : BUN_ONLY));
     memo.set(leafId, stage);
     return stage;
   };

@@ -1,7 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { startDataplane } from './dataplane.ts';
-import { createPostgresDatabase, launchGateway, type LaunchedGateway, type PostgresStore, type PreparedStore, prepareStore, provision, repoint, scratchDir } from './gateway.ts';
+import {
+  createPostgresDatabase,
+  launchGateway,
+  type LaunchedGateway,
+  type PostgresStore,
+  type PreparedStore,
+  prepareStore,
+  provision,
+  repoint,
+  scratchDir,
+} from './gateway.ts';
 import { findPeer, peerDir, type RunningPeer, startPeer } from './peer.ts';
 import { type Cores, pinned, POSTGRES_JSC_RAM_SIZE, ramSizeEnv, type Service, spawnService } from './proc.ts';
 import { FLOOR_TARGETS, floorRequests, gatewayRequests, peerRequests, upstreamRequests } from './requests.ts';
@@ -52,14 +62,30 @@ const reason = (e: unknown): string => (e instanceof Error ? (e.message.split('\
 
 const startPeerTarget = async (o: TargetOptions, cores: Cores, started: Started): Promise<Pick<Targets, 'peer' | 'peerStatus'>> => {
   const info = findPeer();
-  if (!o.peer) return { peer: undefined, peerStatus: { status: 'skipped', message: o.quick ? 'skipped in quick runs (--peer includes it)' : 'skipped (--no-peer)' } };
-  if (!info) return { peer: undefined, peerStatus: { status: 'skipped', message: `Portkey gateway not installed in ${peerDir()} — run \`bash bench/peer/setup.sh\` to include it` } };
+  if (!o.peer)
+    return {
+      peer: undefined,
+      peerStatus: { status: 'skipped', message: o.quick ? 'skipped in quick runs (--peer includes it)' : 'skipped (--no-peer)' },
+    };
+  if (!info)
+    return {
+      peer: undefined,
+      peerStatus: {
+        status: 'skipped',
+        message: `Portkey gateway not installed in ${peerDir()} — run \`bash bench/peer/setup.sh\` to include it`,
+      },
+    };
   try {
     const peer = await startPeer(info, cores.server);
     started.services.push(peer.service);
     return {
       peer,
-      peerStatus: { status: 'ran', message: `@portkey-ai/gateway ${info.version} on Bun ${Bun.version}`, version: info.version, ...(info.honoNodeServer ? { honoNodeServer: info.honoNodeServer } : {}) },
+      peerStatus: {
+        status: 'ran',
+        message: `@portkey-ai/gateway ${info.version} on Bun ${Bun.version}`,
+        version: info.version,
+        ...(info.honoNodeServer ? { honoNodeServer: info.honoNodeServer } : {}),
+      },
     };
   } catch (e) {
     return { peer: undefined, peerStatus: { status: 'skipped', message: `Portkey failed to start: ${reason(e)}` } };
@@ -67,11 +93,21 @@ const startPeerTarget = async (o: TargetOptions, cores: Cores, started: Started)
 };
 
 /** The same gateway on an external PostgreSQL store (records leave the process). */
-const startPostgresTarget = async (url: string, mockUrl: string, cores: Cores, started: Started, log: (s: string) => void): Promise<Pick<Targets, 'pg' | 'pgStatus'>> => {
+const startPostgresTarget = async (
+  url: string,
+  mockUrl: string,
+  cores: Cores,
+  started: Started,
+  log: (s: string) => void,
+): Promise<Pick<Targets, 'pg' | 'pgStatus'>> => {
   let db: PostgresStore | undefined;
   try {
     db = await createPostgresDatabase(url);
-    const setup = { dataDir: scratchDir('bench-gw-pg-'), kek: randomBytes(32).toString('base64'), adminToken: `bench-admin-${randomBytes(12).toString('hex')}` };
+    const setup = {
+      dataDir: scratchDir('bench-gw-pg-'),
+      kek: randomBytes(32).toString('base64'),
+      adminToken: `bench-admin-${randomBytes(12).toString('hex')}`,
+    };
     log('postgres: starting the gateway on a fresh database and provisioning it through the API…');
     const pgw = await launchGateway(setup, { cpu: cores.server, env: { DATABASE_URL: db.url, ...ramSizeEnv(POSTGRES_JSC_RAM_SIZE) } });
     started.services.push(pgw.service);
@@ -81,7 +117,11 @@ const startPostgresTarget = async (url: string, mockUrl: string, cores: Cores, s
     started.drops.push(db.drop);
     return {
       pg: { gw: pgw, keys, db },
-      pgStatus: { status: 'ran', message: `gateway with DATABASE_URL (server not pinned; its CPU is not in the gateway's figures), provisioned in ${(provisionMs / 1000).toFixed(1)} s`, provisionMs },
+      pgStatus: {
+        status: 'ran',
+        message: `gateway with DATABASE_URL (server not pinned; its CPU is not in the gateway's figures), provisioned in ${(provisionMs / 1000).toFixed(1)} s`,
+        provisionMs,
+      },
     };
   } catch (e) {
     await db?.drop().catch(() => undefined);
@@ -94,7 +134,12 @@ const startPostgresTarget = async (url: string, mockUrl: string, cores: Cores, s
  * management plane (a second gateway on a copy of the store) on the load core — where a
  * deployment runs it, elsewhere; its work on the shipped records takes from the load side.
  */
-const startDataplaneTarget = async (mockUrl: string, cores: Cores, started: Started, log: (s: string) => void): Promise<Pick<Targets, 'dp' | 'dpStatus'>> => {
+const startDataplaneTarget = async (
+  mockUrl: string,
+  cores: Cores,
+  started: Started,
+  log: (s: string) => void,
+): Promise<Pick<Targets, 'dp' | 'dpStatus'>> => {
   try {
     const mpStore = await prepareStore({ mock: mockUrl, cpu: cores.load, fresh: false, log });
     const mp = await launchGateway(mpStore.setup, { cpu: cores.load });
@@ -104,7 +149,11 @@ const startDataplaneTarget = async (mockUrl: string, cores: Cores, started: Star
     started.services.push(d.service);
     return {
       dp: { url: d.url, pid: d.service.pid, keys: mpStore.keys },
-      dpStatus: { status: 'ran', message: `\`serve --role data\` on the server core; its management plane (records shipped to it) on the load core; serving after ${(d.startMs / 1000).toFixed(1)} s`, startMs: d.startMs },
+      dpStatus: {
+        status: 'ran',
+        message: `\`serve --role data\` on the server core; its management plane (records shipped to it) on the load core; serving after ${(d.startMs / 1000).toFixed(1)} s`,
+        startMs: d.startMs,
+      },
     };
   } catch (e) {
     return { dp: undefined, dpStatus: { status: 'failed', message: `separate data plane skipped: ${reason(e)}` } };
@@ -116,17 +165,39 @@ const startDataplaneTarget = async (mockUrl: string, cores: Cores, started: Star
  * flags plus `--work product --bodies json|raw`, on the server core like the bare proxy; its
  * record batches go to the mock's `/records-sink`.
  */
-export const floorCommand = (mockUrl: string, bodies: 'json' | 'raw'): string[] => ['bun', join(import.meta.dir, '..', 'product-proxy.ts'), '--upstream', mockUrl, '--work', 'product', '--bodies', bodies];
+export const floorCommand = (mockUrl: string, bodies: 'json' | 'raw'): string[] => [
+  'bun',
+  join(import.meta.dir, '..', 'product-proxy.ts'),
+  '--upstream',
+  mockUrl,
+  '--work',
+  'product',
+  '--bodies',
+  bodies,
+];
 
-const startFloorTargets = async (mockUrl: string, cores: Cores, started: Started): Promise<{ targets: Target[]; floorStatus: Targets['floorStatus'] }> => {
+const startFloorTargets = async (
+  mockUrl: string,
+  cores: Cores,
+  started: Started,
+): Promise<{ targets: Target[]; floorStatus: Targets['floorStatus'] }> => {
   const targets: Target[] = [];
   try {
     for (const name of FLOOR_TARGETS) {
-      const s = await spawnService(name, pinned(cores.server, floorCommand(mockUrl, name === 'floor-json' ? 'json' : 'raw')), { ready: /"port":(\d+)/ });
+      const s = await spawnService(name, pinned(cores.server, floorCommand(mockUrl, name === 'floor-json' ? 'json' : 'raw')), {
+        ready: /"port":(\d+)/,
+      });
       started.services.push(s.service);
       targets.push({ name, url: `http://127.0.0.1:${s.match[1]}`, pid: s.service.pid, requests: floorRequests });
     }
-    return { targets, floorStatus: { status: 'ran', message: '`bench/product-proxy.ts --work product` with `--bodies json` and `--bodies raw`, on the server core; the cheaper (higher req/s) of the two is the floor' } };
+    return {
+      targets,
+      floorStatus: {
+        status: 'ran',
+        message:
+          '`bench/product-proxy.ts --work product` with `--bodies json` and `--bodies raw`, on the server core; the cheaper (higher req/s) of the two is the floor',
+      },
+    };
   } catch (e) {
     return { targets: [], floorStatus: { status: 'failed', message: `product floor skipped: ${reason(e)}` } };
   }
@@ -134,12 +205,20 @@ const startFloorTargets = async (mockUrl: string, cores: Cores, started: Started
 
 export const startTargets = async (o: TargetOptions, cores: Cores, started: Started, log: (s: string) => void): Promise<Targets> => {
   // Mock upstream and bare proxy.
-  const mockStart = await spawnService('mock', pinned(cores.load, ['bun', join(import.meta.dir, '..', 'mock-upstream.ts')]), { ready: /"port":(\d+)/ });
+  const mockStart = await spawnService('mock', pinned(cores.load, ['bun', join(import.meta.dir, '..', 'mock-upstream.ts')]), {
+    ready: /"port":(\d+)/,
+  });
   started.services.push(mockStart.service);
   const mockUrl = `http://127.0.0.1:${mockStart.match[1]}`;
-  const bareStart = await spawnService('bare', pinned(cores.server, ['bun', join(import.meta.dir, '..', 'bare-proxy.ts'), '--upstream', mockUrl]), { ready: /"port":(\d+)/ });
+  const bareStart = await spawnService(
+    'bare',
+    pinned(cores.server, ['bun', join(import.meta.dir, '..', 'bare-proxy.ts'), '--upstream', mockUrl]),
+    { ready: /"port":(\d+)/ },
+  );
   started.services.push(bareStart.service);
-  const floor = o.floor ? await startFloorTargets(mockUrl, cores, started) : { targets: [], floorStatus: { status: 'skipped' as const, message: 'not run (--no-floor)' } };
+  const floor = o.floor
+    ? await startFloorTargets(mockUrl, cores, started)
+    : { targets: [], floorStatus: { status: 'skipped' as const, message: 'not run (--no-floor)' } };
   if (o.floor) log(`floor: ${floor.floorStatus.message}`);
 
   // The gateway, on a provisioned store.
@@ -151,9 +230,13 @@ export const startTargets = async (o: TargetOptions, cores: Cores, started: Star
 
   const { peer, peerStatus } = await startPeerTarget(o, cores, started);
   log(`peer: ${peerStatus.message}`);
-  const { pg, pgStatus } = o.postgres ? await startPostgresTarget(o.postgres, mockUrl, cores, started, log) : { pg: undefined, pgStatus: { status: 'skipped' as const, message: 'not run (--postgres adds it)' } };
+  const { pg, pgStatus } = o.postgres
+    ? await startPostgresTarget(o.postgres, mockUrl, cores, started, log)
+    : { pg: undefined, pgStatus: { status: 'skipped' as const, message: 'not run (--postgres adds it)' } };
   if (o.postgres) log(`postgres: ${pgStatus.message}`);
-  const { dp, dpStatus } = o.dataplane ? await startDataplaneTarget(mockUrl, cores, started, log) : { dp: undefined, dpStatus: { status: 'skipped' as const, message: 'not run (--no-dataplane)' } };
+  const { dp, dpStatus } = o.dataplane
+    ? await startDataplaneTarget(mockUrl, cores, started, log)
+    : { dp: undefined, dpStatus: { status: 'skipped' as const, message: 'not run (--no-dataplane)' } };
   if (o.dataplane) log(`dataplane: ${dpStatus.message}`);
 
   const targets: Target[] = [

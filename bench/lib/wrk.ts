@@ -111,6 +111,13 @@ export const runWrk = async (o: WrkOptions): Promise<WrkResult> => {
     bytes: n('bytes'),
     errors,
     errorCount: errors.connect + errors.read + errors.write + errors.status + errors.timeout,
-    latency: { p50: n('p50') / 1000, p90: n('p90') / 1000, p99: n('p99') / 1000, p999: n('p999') / 1000, mean: n('mean') / 1000, max: n('max') / 1000 },
+    latency: {
+      p50: n('p50') / 1000,
+      p90: n('p90') / 1000,
+      p99: n('p99') / 1000,
+      p999: n('p999') / 1000,
+      mean: n('mean') / 1000,
+      max: n('max') / 1000,
+    },
   };
 };

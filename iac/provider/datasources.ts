@@ -7,7 +7,11 @@ import type { Cty, CtyObject } from './wire.ts';
 /** Data sources: a customer, a project, the catalog's models. Their attributes mirror the resources'. */
 
 const asComputed = (attrs: Attr[], inputs: string[]): Attr[] =>
-  attrs.map((a) => (inputs.includes(a.tf) ? { ...a, required: true, optional: false, computed: false } : { ...a, required: false, optional: false, computed: true }));
+  attrs.map((a) =>
+    inputs.includes(a.tf)
+      ? { ...a, required: true, optional: false, computed: false }
+      : { ...a, required: false, optional: false, computed: true },
+  );
 
 const fromResource = (type: string, inputs: string[], get: string, envelope: string): DataSourceDef => {
   const res = RESOURCES_DECLARED.find((r) => r.type === type);
@@ -61,7 +65,11 @@ const models: DataSourceDef = {
     const rows: CtyObject[] = [];
     let token = '';
     do {
-      const r = await c.callJson('ListModels', { pageSize: 1000, ...(config.provider_name ? { provider: str(config.provider_name) } : {}), ...(token ? { pageToken: token } : {}) });
+      const r = await c.callJson('ListModels', {
+        pageSize: 1000,
+        ...(config.provider_name ? { provider: str(config.provider_name) } : {}),
+        ...(token ? { pageToken: token } : {}),
+      });
       for (const m of Array.isArray(r.models) ? r.models : []) if (m && typeof m === 'object' && !Array.isArray(m)) rows.push(modelRow(m));
       token = typeof r.nextPageToken === 'string' ? r.nextPageToken : '';
     } while (token);

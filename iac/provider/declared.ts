@@ -28,7 +28,11 @@ const argAttr = (d: TerraformDecl, a: TfArg): Attr => {
     ...(a.read ? { read: a.read } : {}),
     ...(a.required !== undefined ? { required: a.required } : {}),
   });
-  return { ...base, ...(a.forceNew !== undefined ? { forceNew: a.forceNew } : {}), ...(a.description ? { description: a.description } : {}) };
+  return {
+    ...base,
+    ...(a.forceNew !== undefined ? { forceNew: a.forceNew } : {}),
+    ...(a.description ? { description: a.description } : {}),
+  };
 };
 
 /** `<tf>_wo` (never in state) and `<tf>_wo_version` (bump it to send `<tf>_wo` again). */
@@ -49,13 +53,21 @@ const writeOnlyForm = (d: TerraformDecl, a: TfArg, attr: Attr): Attr[] => [
     local: true,
     // Without an update operation a new secret means a new object.
     forceNew: !d.update,
-    description: d.update ? `change it to send ${attr.tf}_wo again` : `change it to replace the ${d.type.replace('gateway_', '').replace(/_/g, ' ')} with one holding the current ${attr.tf}_wo`,
+    description: d.update
+      ? `change it to send ${attr.tf}_wo again`
+      : `change it to replace the ${d.type.replace('gateway_', '').replace(/_/g, ' ')} with one holding the current ${attr.tf}_wo`,
   },
 ];
 
 const attrsOf = (d: TerraformDecl, args: (TfArg | TfComputed)[]): Attr[] =>
   args.flatMap((a) => {
-    if (isComputed(a)) return [computed(a.computed, a.api, 'string', a.description, { ...(a.sensitive ? { sensitive: true } : {}), ...(a.volatile ? { volatile: true } : {}) })];
+    if (isComputed(a))
+      return [
+        computed(a.computed, a.api, 'string', a.description, {
+          ...(a.sensitive ? { sensitive: true } : {}),
+          ...(a.volatile ? { volatile: true } : {}),
+        }),
+      ];
     const attr = argAttr(d, a);
     if (!a.writeOnlyForm) return [attr];
     // A required secret becomes "this or its write-only form" (checked in writeOnlyHooks).
@@ -168,7 +180,12 @@ const writeOnlyHooks = (attrs: Attr[]): Pick<ResourceDef, 'amend' | 'check'> | u
       // The write-only secret is sent on create (createBody), and on update when its version changes.
       for (const { wo, version } of forms) {
         const value = config[wo.tf];
-        if (prior && JSON.stringify(prior[version] ?? null) !== JSON.stringify(plan[version] ?? null) && value != null && !isUnknown(value)) {
+        if (
+          prior &&
+          JSON.stringify(prior[version] ?? null) !== JSON.stringify(plan[version] ?? null) &&
+          value != null &&
+          !isUnknown(value)
+        ) {
           const v = toApi(wo, value);
           if (v !== undefined) body[wo.api] = v as Json;
         }
@@ -177,7 +194,8 @@ const writeOnlyHooks = (attrs: Attr[]): Pick<ResourceDef, 'amend' | 'check'> | u
     check: (config) =>
       forms.flatMap(({ wo, secret, required }): [string, string][] => {
         if (config[secret] != null && config[wo.tf] != null) return [[wo.tf, `set either ${secret} or ${wo.tf}, not both`]];
-        if (required && config[secret] == null && config[wo.tf] == null) return [[secret, `${secret} is required: set ${secret}, or ${wo.tf} with ${wo.tf}_version`]];
+        if (required && config[secret] == null && config[wo.tf] == null)
+          return [[secret, `${secret} is required: set ${secret}, or ${wo.tf} with ${wo.tf}_version`]];
         return [];
       }),
   };
@@ -209,7 +227,8 @@ export const fromDecl = (d: TerraformDecl, hooks: Hooks = {}): ResourceDef => {
   const attrs = [ID, ...keys, ...args];
   const envelope = d.envelope ?? '';
   const crud = d.key ? keyedCrud(d, keys) : d.idField ? byIdCrud(d, d.idField) : undefined;
-  const create = hooks.create ?? (async (c: GatewayClient, body: JsonObject) => envelopeOf(await c.callJson(d.create.name, body), envelope));
+  const create =
+    hooks.create ?? (async (c: GatewayClient, body: JsonObject) => envelopeOf(await c.callJson(d.create.name, body), envelope));
   const read = hooks.read ?? crud?.read;
   const del = hooks.delete ?? crud?.delete;
   if (!read || !del) throw new Error(`${d.type}: neither a key nor an id field, and no read/delete hooks`);

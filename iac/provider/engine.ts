@@ -18,14 +18,23 @@ export interface Diagnostic {
 }
 
 export const ERROR = 1;
-export const diag = (summary: string, detail = '', steps?: PathStep[]): Diagnostic => ({ severity: ERROR, summary, detail, ...(steps ? { attribute: { steps } } : {}) });
+export const diag = (summary: string, detail = '', steps?: PathStep[]): Diagnostic => ({
+  severity: ERROR,
+  summary,
+  detail,
+  ...(steps ? { attribute: { steps } } : {}),
+});
 
 const asObject = (v: Cty | undefined): CtyObject | null => (v && typeof v === 'object' && !Array.isArray(v) && !isUnknown(v) ? v : null);
 const same = (x: Cty | undefined, y: Cty | undefined): boolean => JSON.stringify(x ?? null) === JSON.stringify(y ?? null);
 
-export const validateConfig = (def: ResourceDef | { attrs: Attr[]; blocks?: ResourceDef['blocks']; check?: ResourceDef['check'] }, config: CtyObject): Diagnostic[] => {
+export const validateConfig = (
+  def: ResourceDef | { attrs: Attr[]; blocks?: ResourceDef['blocks']; check?: ResourceDef['check'] },
+  config: CtyObject,
+): Diagnostic[] => {
   const out: Diagnostic[] = [];
-  for (const a of def.attrs) for (const m of violations(a, config[a.tf] ?? null)) out.push(diag(`Invalid value for ${a.tf}`, m, [{ attribute_name: a.tf }]));
+  for (const a of def.attrs)
+    for (const m of violations(a, config[a.tf] ?? null)) out.push(diag(`Invalid value for ${a.tf}`, m, [{ attribute_name: a.tf }]));
   for (const b of def.blocks ?? []) {
     const list = config[b.tf];
     if (!Array.isArray(list)) continue;
@@ -34,7 +43,13 @@ export const validateConfig = (def: ResourceDef | { attrs: Attr[]; blocks?: Reso
       if (!o) return;
       for (const a of b.attrs)
         for (const m of violations(a, o[a.tf] ?? null))
-          out.push(diag(`Invalid value for ${b.tf}[${i}].${a.tf}`, m, [{ attribute_name: b.tf }, { element_key_int: i }, { attribute_name: a.tf }]));
+          out.push(
+            diag(`Invalid value for ${b.tf}[${i}].${a.tf}`, m, [
+              { attribute_name: b.tf },
+              { element_key_int: i },
+              { attribute_name: a.tf },
+            ]),
+          );
     });
   }
   for (const [attr, m] of def.check?.(config) ?? []) out.push(diag(`Invalid value for ${attr}`, m, [{ attribute_name: attr }]));
@@ -59,10 +74,12 @@ export const IMPORTED = 'imported';
  * adopted: recorded in state at the next apply, without an API call and never a replacement.
  * Two different known values are a real change.
  */
-const adoption = (a: Attr, was: Cty, now: Cty): boolean => (a.keep === true || a.local === true) && !a.writeOnly && (was === null || now === null);
+const adoption = (a: Attr, was: Cty, now: Cty): boolean =>
+  (a.keep === true || a.local === true) && !a.writeOnly && (was === null || now === null);
 
 /** The attributes whose planned value differs from the prior state. */
-const changed = (def: ResourceDef, prior: CtyObject, planned: CtyObject): Attr[] => def.attrs.filter((a) => !a.writeOnly && !same(prior[a.tf], planned[a.tf]));
+const changed = (def: ResourceDef, prior: CtyObject, planned: CtyObject): Attr[] =>
+  def.attrs.filter((a) => !a.writeOnly && !same(prior[a.tf], planned[a.tf]));
 
 /** Every change is an adoption after an import (no API call needed). */
 export const adoptsOnly = (def: ResourceDef, prior: CtyObject, planned: CtyObject): boolean => {
@@ -100,13 +117,21 @@ export const plan = (def: ResourceDef, prior: CtyObject | null, proposed: CtyObj
       const was = prior[a.tf] ?? null;
       const now = planned[a.tf] ?? null;
       if (same(was, now)) continue;
-      if (a.forceNew || (now === null && was !== null && !a.computed && !a.local && clearNeedsReplace(a))) replace.push([{ attribute_name: a.tf }]);
+      if (a.forceNew || (now === null && was !== null && !a.computed && !a.local && clearNeedsReplace(a)))
+        replace.push([{ attribute_name: a.tf }]);
     }
     for (const b of def.blocks ?? []) if (!b.updatable && !same(prior[b.tf], planned[b.tf])) replace.push([{ attribute_name: b.tf }]);
     if (replace.length > 0) for (const a of def.attrs) if (a.computed && !a.optional) planned[a.tf] = UNKNOWN;
     // Without a change nothing is unknown: the plan is the prior state (no spurious diff).
-    if (replace.length === 0 && !def.attrs.some((a) => !same(prior[a.tf], planned[a.tf])) && !(def.blocks ?? []).some((b) => !same(prior[b.tf], planned[b.tf])))
-      return { planned: { ...prior, ...Object.fromEntries(def.attrs.filter((a) => a.writeOnly).map((a) => [a.tf, null])) }, requiresReplace: [] };
+    if (
+      replace.length === 0 &&
+      !def.attrs.some((a) => !same(prior[a.tf], planned[a.tf])) &&
+      !(def.blocks ?? []).some((b) => !same(prior[b.tf], planned[b.tf]))
+    )
+      return {
+        planned: { ...prior, ...Object.fromEntries(def.attrs.filter((a) => a.writeOnly).map((a) => [a.tf, null])) },
+        requiresReplace: [],
+      };
     // An update: what the server recomputes on any change is known only after apply.
     for (const a of def.attrs) if (a.volatile) planned[a.tf] = UNKNOWN;
   }
@@ -120,12 +145,25 @@ const settle = (def: ResourceDef, fresh: CtyObject, planned: CtyObject): CtyObje
     const p = planned[a.tf];
     if (p === undefined || isUnknown(p) || p === null) continue;
     const got = out[a.tf];
-    if (a.kind === 'number' && (typeof p === 'number' || typeof p === 'string') && (typeof got === 'number' || typeof got === 'string') && Number(got) === Number(p)) out[a.tf] = p;
+    if (
+      a.kind === 'number' &&
+      (typeof p === 'number' || typeof p === 'string') &&
+      (typeof got === 'number' || typeof got === 'string') &&
+      Number(got) === Number(p)
+    )
+      out[a.tf] = p;
   }
   return out;
 };
 
-export const apply = async (c: GatewayClient, def: ResourceDef, prior: CtyObject | null, planned: CtyObject | null, config: CtyObject, imported = false): Promise<CtyObject | null> => {
+export const apply = async (
+  c: GatewayClient,
+  def: ResourceDef,
+  prior: CtyObject | null,
+  planned: CtyObject | null,
+  config: CtyObject,
+  imported = false,
+): Promise<CtyObject | null> => {
   if (!planned) {
     if (prior) await def.delete(c, prior);
     return null;
@@ -154,8 +192,7 @@ export const read = async (c: GatewayClient, def: ResourceDef, state: CtyObject)
 export const importState = (def: ResourceDef, id: string): CtyObject | string => {
   const custom = def.parseImport?.(id);
   const parts = id.split('/');
-  if (!custom && parts.length !== def.importKeys.length)
-    return `import id of ${def.type} is ${def.importKeys.join('/')} (got '${id}')`;
+  if (!custom && parts.length !== def.importKeys.length) return `import id of ${def.type} is ${def.importKeys.join('/')} (got '${id}')`;
   const state: CtyObject = {};
   for (const a of def.attrs) state[a.tf] = null;
   for (const b of def.blocks ?? []) state[b.tf] = [];

@@ -60,7 +60,11 @@ export const enumValues = (s: TSchema): string[] | undefined => {
 };
 
 const range = (min: number | undefined, max: number | undefined, unit: string): string =>
-  min !== undefined && max !== undefined ? `${min} to ${max}${unit}` : max !== undefined ? `at most ${max}${unit}` : `at least ${min ?? 0}${unit}`;
+  min !== undefined && max !== undefined
+    ? `${min} to ${max}${unit}`
+    : max !== undefined
+      ? `at most ${max}${unit}`
+      : `at least ${min ?? 0}${unit}`;
 
 /** Bounds of a schema in words (for documentation): "1 to 253 characters", "one of: a, b". */
 export const boundsOf = (s: TSchema): string[] => {
@@ -119,29 +123,37 @@ export const explain = (s: TSchema, v: unknown, name: string, secret = false): s
     const branch = branches.find((b) => typeOk(shape(b), numeric)) ?? branches[0];
     return branch ? explain(branch, numeric, name, secret) : [`${name} is not allowed here`];
   }
-  if (!typeOk(u, v)) return [`${name} must be ${u.type === 'integer' ? 'a whole number' : `a ${u.type === 'object' ? 'map' : u.type === 'array' ? 'list' : u.type}`}`];
+  if (!typeOk(u, v))
+    return [
+      `${name} must be ${u.type === 'integer' ? 'a whole number' : `a ${u.type === 'object' ? 'map' : u.type === 'array' ? 'list' : u.type}`}`,
+    ];
   const out: string[] = [];
   if (typeof v === 'string') {
     if ((u.minLength !== undefined && v.length < u.minLength) || (u.maxLength !== undefined && v.length > u.maxLength))
       out.push(`${name} must be ${range(u.minLength, u.maxLength, ' characters')} long (got ${v.length})`);
     else if (u.pattern && !new RegExp(u.pattern).test(v))
-      out.push(`${name} must be ${PATTERN_WORDS[u.pattern] ?? `text matching ${u.pattern}`}${PATTERN_WORDS[u.pattern] ? ` (${u.pattern})` : ''}${secret ? '' : `, got ${quote(v)}`}`);
+      out.push(
+        `${name} must be ${PATTERN_WORDS[u.pattern] ?? `text matching ${u.pattern}`}${PATTERN_WORDS[u.pattern] ? ` (${u.pattern})` : ''}${secret ? '' : `, got ${quote(v)}`}`,
+      );
   } else if (typeof v === 'number') {
     if (u.type === 'integer' && !Number.isInteger(v)) out.push(`${name} must be a whole number (got ${v})`);
-    else if ((u.minimum !== undefined && v < u.minimum) || (u.maximum !== undefined && v > u.maximum)) out.push(`${name} must be ${range(u.minimum, u.maximum, '')} (got ${v})`);
+    else if ((u.minimum !== undefined && v < u.minimum) || (u.maximum !== undefined && v > u.maximum))
+      out.push(`${name} must be ${range(u.minimum, u.maximum, '')} (got ${v})`);
   } else if (Array.isArray(v)) {
     if ((u.minItems !== undefined && v.length < u.minItems) || (u.maxItems !== undefined && v.length > u.maxItems))
       out.push(`${name} must have ${range(u.minItems, u.maxItems, ' items')} (got ${v.length})`);
     if (u.uniqueItems && new Set(v.map((x) => JSON.stringify(x))).size !== v.length) out.push(`${name} must not repeat a value`);
     const items = u.items;
-    if (items) v.forEach((x, i) => out.push(...explain(items, x, `${name}[${i}]`, secret)));
+    if (items) for (const [i, x] of v.entries()) out.push(...explain(items, x, `${name}[${i}]`, secret));
   } else if (v && typeof v === 'object') {
     const entries = Object.entries(v);
-    if (u.maxProperties !== undefined && entries.length > u.maxProperties) out.push(`${name} must have at most ${u.maxProperties} entries (got ${entries.length})`);
+    if (u.maxProperties !== undefined && entries.length > u.maxProperties)
+      out.push(`${name} must have at most ${u.maxProperties} entries (got ${entries.length})`);
     const valueSchema = Object.values(u.patternProperties ?? {})[0];
     if (valueSchema) for (const [k, x] of entries) out.push(...explain(valueSchema, x, `${name}[${quote(k)}]`, secret));
     for (const k of u.required ?? []) if (!(k in v)) out.push(`${name}.${k} is required`);
-    for (const [k, ps] of Object.entries(u.properties ?? {})) if (k in v) out.push(...explain(ps, (v as Record<string, unknown>)[k], `${name}.${k}`, secret));
+    for (const [k, ps] of Object.entries(u.properties ?? {}))
+      if (k in v) out.push(...explain(ps, (v as Record<string, unknown>)[k], `${name}.${k}`, secret));
   }
   if (out.length > 0) return out;
   // Anything else (a format, an unexpected key): TypeBox's own words, with the attribute's path.

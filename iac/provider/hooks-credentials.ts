@@ -25,7 +25,8 @@ const ACTIVE = 'SERVICE_ACCOUNT_STATUS_ACTIVE';
 const findKey = async (c: GatewayClient, s: CtyObject): Promise<JsonObject | null> => {
   const id = str(s.id);
   const match = (k: JsonObject) => k.id === id;
-  if (s.customer_id) return findInList(c, 'ListApiKeys', { customerId: str(s.customer_id), projectId: str(s.project_id) }, 'apiKeys', match, APIKEY);
+  if (s.customer_id)
+    return findInList(c, 'ListApiKeys', { customerId: str(s.customer_id), projectId: str(s.project_id) }, 'apiKeys', match, APIKEY);
   let token = '';
   do {
     const page = await c.callJson('ListCustomers', { pageSize: 1000, ...(token ? { pageToken: token } : {}) });
@@ -33,7 +34,14 @@ const findKey = async (c: GatewayClient, s: CtyObject): Promise<JsonObject | nul
       const customerId = str((cust as JsonObject).customerId as string);
       const projects = await c.callJson('ListProjects', { customerId, pageSize: 1000 });
       for (const p of Array.isArray(projects.projects) ? projects.projects : []) {
-        const hit = await findInList(c, 'ListApiKeys', { customerId, projectId: str((p as JsonObject).projectId as string) }, 'apiKeys', match, APIKEY);
+        const hit = await findInList(
+          c,
+          'ListApiKeys',
+          { customerId, projectId: str((p as JsonObject).projectId as string) },
+          'apiKeys',
+          match,
+          APIKEY,
+        );
         if (hit) return hit;
       }
     }
@@ -50,7 +58,10 @@ const expiresInDays = (k: JsonObject): JsonObject => {
 };
 
 const byokKey = (c: GatewayClient, s: { id?: unknown; customer_id?: unknown; project_id?: unknown }): Promise<JsonObject | null> =>
-  orGone(c.callJson('Get', { id: str(s.id as string), customerId: str(s.customer_id as string), projectId: str(s.project_id as string) }, BYOK), 'key');
+  orGone(
+    c.callJson('Get', { id: str(s.id as string), customerId: str(s.customer_id as string), projectId: str(s.project_id as string) }, BYOK),
+    'key',
+  );
 
 export const CREDENTIAL_HOOKS: Partial<Record<TerraformType, Hooks>> = {
   gateway_api_key: {
@@ -83,7 +94,13 @@ export const CREDENTIAL_HOOKS: Partial<Record<TerraformType, Hooks>> = {
       const r = await c.callJson('CreateServiceAccount', body);
       const sa = envelopeOf(r, 'serviceAccount');
       const info = envelopeOf(await c.callJson('GetServiceAccount', { id: str(sa.id as string) }), 'serviceAccount');
-      const out: JsonObject = { ...info, privateKey: sa.privateKey ?? '', privateKeyId: sa.privateKeyId ?? '', checksum: r.checksum ?? '', credentialsJson: JSON.stringify(r) };
+      const out: JsonObject = {
+        ...info,
+        privateKey: sa.privateKey ?? '',
+        privateKeyId: sa.privateKeyId ?? '',
+        checksum: r.checksum ?? '',
+        credentialsJson: JSON.stringify(r),
+      };
       return out;
     },
     read: async (c, s) => {

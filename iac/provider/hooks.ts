@@ -27,7 +27,8 @@ const refusal = (fn: () => void, attrOf: (field: string) => string): [string, st
 const known = (v: Cty | undefined): boolean => v !== undefined && !isUnknown(v);
 const text = (v: Cty | undefined): string | null => (typeof v === 'string' ? v : null);
 
-const settingId = (body: JsonObject): string => `${str(body.customerId as string)}/${str(body.projectId as string)}/${str(body.settingName as string)}`;
+const settingId = (body: JsonObject): string =>
+  `${str(body.customerId as string)}/${str(body.projectId as string)}/${str(body.settingName as string)}`;
 
 export const HOOKS: Partial<Record<TerraformType, Hooks>> = {
   // UpdateProjectMember requires the role in every request.
@@ -46,7 +47,9 @@ export const HOOKS: Partial<Record<TerraformType, Hooks>> = {
       });
       const list = Array.isArray(r.settings) ? r.settings : [];
       const hit = list.find((x) => x && typeof x === 'object' && !Array.isArray(x) && x.settingName === str(s.setting_name));
-      return hit && typeof hit === 'object' && !Array.isArray(hit) ? { ...hit, id: `${str(s.customer_id)}/${str(s.project_id)}/${str(s.setting_name)}` } : null;
+      return hit && typeof hit === 'object' && !Array.isArray(hit)
+        ? { ...hit, id: `${str(s.customer_id)}/${str(s.project_id)}/${str(s.setting_name)}` }
+        : null;
     },
     create: async (c, body) => {
       const r = await c.callJson('UpsertProjectSetting', body);
@@ -77,7 +80,10 @@ export const HOOKS: Partial<Record<TerraformType, Hooks>> = {
       if (!authType) return [];
       const hasValue = config.auth_value != null || config.auth_value_wo != null;
       const value = text(config.auth_value) ?? text(config.auth_value_wo);
-      return refusal(() => checkMcpAuth({ authType, authHeader: text(config.auth_header), hasValue, value }), (f) => (f === 'authValue' ? (config.auth_value_wo != null ? 'auth_value_wo' : 'auth_value') : 'auth_header'));
+      return refusal(
+        () => checkMcpAuth({ authType, authHeader: text(config.auth_header), hasValue, value }),
+        (f) => (f === 'authValue' ? (config.auth_value_wo != null ? 'auth_value_wo' : 'auth_value') : 'auth_header'),
+      );
     },
   },
   gateway_mcp_profile: {
@@ -92,7 +98,10 @@ export const HOOKS: Partial<Record<TerraformType, Hooks>> = {
         const tools = Array.isArray(o.tools) && o.tools.every((t): t is string => typeof t === 'string') ? o.tools : undefined;
         shapes.push({ serverId: o.server_id, tools, prefix: text(o.prefix) ?? undefined });
       }
-      return refusal(() => checkMcpProfileServers(shapes), () => 'server');
+      return refusal(
+        () => checkMcpProfileServers(shapes),
+        () => 'server',
+      );
     },
   },
   ...CREDENTIAL_HOOKS,

@@ -27,7 +27,8 @@ let client: GatewayClient | undefined;
 /** The resource was imported and not applied since (its private state, see engine.ts IMPORTED). */
 const isImported = (p: unknown): boolean => p instanceof Uint8Array && Buffer.from(p).toString('utf8') === IMPORTED;
 const obj = (v: Cty): CtyObject | null => (v && typeof v === 'object' && !Array.isArray(v) && !isUnknown(v) ? v : null);
-const errorDiag = (e: unknown): Diagnostic => diag(e instanceof ApiError ? 'Gateway API error' : 'Provider error', e instanceof Error ? e.message : 'unexpected error');
+const errorDiag = (e: unknown): Diagnostic =>
+  diag(e instanceof ApiError ? 'Gateway API error' : 'Provider error', e instanceof Error ? e.message : 'unexpected error');
 
 /** Full object (every attribute present) for the schema: cty rejects a missing key. */
 const complete = (def: ResourceDef | DataSourceDef, v: CtyObject | null): Cty => {
@@ -79,7 +80,8 @@ const providerService: Record<string, Handler> = {
     const endpoint = (typeof cfg.endpoint === 'string' && cfg.endpoint) || process.env.GATEWAY_ENDPOINT || '';
     const token = (typeof cfg.token === 'string' && cfg.token) || process.env.GATEWAY_TOKEN || '';
     const diagnostics: Diagnostic[] = [];
-    if (!endpoint) diagnostics.push(diag('Missing endpoint', 'set the provider endpoint or GATEWAY_ENDPOINT', [{ attribute_name: 'endpoint' }]));
+    if (!endpoint)
+      diagnostics.push(diag('Missing endpoint', 'set the provider endpoint or GATEWAY_ENDPOINT', [{ attribute_name: 'endpoint' }]));
     if (!token) diagnostics.push(diag('Missing token', 'set the provider token or GATEWAY_TOKEN', [{ attribute_name: 'token' }]));
     if (diagnostics.length === 0) client = new GatewayClient({ endpoint, token });
     return { diagnostics };
@@ -113,9 +115,20 @@ const providerService: Record<string, Handler> = {
     // prior values, e.g. an imported secret's null), which is not what the user wrote.
     const config = obj(decodeDynamic(req.config as DynamicValue));
     const refused = !prior && proposed && config ? validateConfig(def, config) : [];
-    if (refused.length > 0) return { planned_state: req.proposed_new_state, requires_replace: [], planned_private: req.prior_private ?? Buffer.alloc(0), diagnostics: refused };
+    if (refused.length > 0)
+      return {
+        planned_state: req.proposed_new_state,
+        requires_replace: [],
+        planned_private: req.prior_private ?? Buffer.alloc(0),
+        diagnostics: refused,
+      };
     const p = plan(def, prior, proposed, isImported(req.prior_private));
-    return { planned_state: encodeDynamic(complete(def, p.planned)), requires_replace: p.requiresReplace.map((steps) => ({ steps })), planned_private: req.prior_private ?? Buffer.alloc(0), diagnostics: [] };
+    return {
+      planned_state: encodeDynamic(complete(def, p.planned)),
+      requires_replace: p.requiresReplace.map((steps) => ({ steps })),
+      planned_private: req.prior_private ?? Buffer.alloc(0),
+      diagnostics: [],
+    };
   },
   ApplyResourceChange: async (req) => {
     const def = resourceOf(req.type_name);
@@ -134,7 +147,10 @@ const providerService: Record<string, Handler> = {
     const def = resourceOf(req.type_name);
     const s = importState(def, String(req.id ?? ''));
     if (typeof s === 'string') return { imported_resources: [], diagnostics: [diag('Invalid import id', s)] };
-    return { imported_resources: [{ type_name: def.type, state: encodeDynamic(complete(def, s)), private: Buffer.from(IMPORTED) }], diagnostics: [] };
+    return {
+      imported_resources: [{ type_name: def.type, state: encodeDynamic(complete(def, s)), private: Buffer.from(IMPORTED) }],
+      diagnostics: [],
+    };
   },
   ReadDataSource: async (req) => {
     const def = dataSources.get(String(req.type_name));
@@ -151,11 +167,18 @@ const main = async (): Promise<void> => {
     process.stderr.write('This binary is a plugin for Terraform; it is not meant to be run directly.\n');
     process.exit(1);
   }
-  const defs = grpc.loadPackageDefinition(loadPackageDefinition()) as unknown as Record<string, Record<string, Record<string, { service: grpc.ServiceDefinition }>>>;
+  const defs = grpc.loadPackageDefinition(loadPackageDefinition()) as unknown as Record<
+    string,
+    Record<string, Record<string, { service: grpc.ServiceDefinition }>>
+  >;
   const tfplugin6 = defs.tfplugin6 as unknown as Record<string, { service: grpc.ServiceDefinition }>;
   const plugin = defs.plugin as unknown as Record<string, { service: grpc.ServiceDefinition }>;
-  const health = (defs.grpc as unknown as Record<string, Record<string, Record<string, { service: grpc.ServiceDefinition }>>>).health?.v1 as Record<string, { service: grpc.ServiceDefinition }>;
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 256 * 1024 * 1024, 'grpc.max_send_message_length': 256 * 1024 * 1024 });
+  const health = (defs.grpc as unknown as Record<string, Record<string, Record<string, { service: grpc.ServiceDefinition }>>>).health
+    ?.v1 as Record<string, { service: grpc.ServiceDefinition }>;
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': 256 * 1024 * 1024,
+    'grpc.max_send_message_length': 256 * 1024 * 1024,
+  });
   const impl: grpc.UntypedServiceImplementation = {};
   for (const [name, fn] of Object.entries(providerService)) impl[name] = unary(fn);
   server.addService((tfplugin6.Provider as { service: grpc.ServiceDefinition }).service, impl);
@@ -177,7 +200,11 @@ const main = async (): Promise<void> => {
   let certField = '';
   if (clientCert) {
     const cert = await makeServerCert();
-    creds = grpc.ServerCredentials.createSsl(Buffer.from(clientCert), [{ private_key: Buffer.from(cert.keyPem), cert_chain: Buffer.from(cert.certPem) }], true);
+    creds = grpc.ServerCredentials.createSsl(
+      Buffer.from(clientCert),
+      [{ private_key: Buffer.from(cert.keyPem), cert_chain: Buffer.from(cert.certPem) }],
+      true,
+    );
     certField = cert.derB64;
   } else creds = grpc.ServerCredentials.createInsecure();
 

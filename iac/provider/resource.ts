@@ -107,7 +107,8 @@ export const updateBody = (def: ResourceDef, prior: CtyObject, plan: CtyObject, 
     // A cleared optional string is sent as '' (the API keeps a field that is null or absent).
     setPath(body, a.api, (v === undefined ? (a.kind === 'string' ? '' : null) : v) as Json);
   }
-  for (const b of def.blocks ?? []) if (b.updatable && !same(prior[b.tf], plan[b.tf])) setPath(body, b.api, blockToApi(b, plan[b.tf] ?? null));
+  for (const b of def.blocks ?? [])
+    if (b.updatable && !same(prior[b.tf], plan[b.tf])) setPath(body, b.api, blockToApi(b, plan[b.tf] ?? null));
   return body;
 };
 
@@ -123,8 +124,7 @@ export const stateFrom = (def: ResourceDef, api: JsonObject, base: CtyObject): C
       const woInUse = (base[`${a.tf}_wo_version`] ?? null) !== null;
       const v = (prior === null || isUnknown(prior)) && !woInUse ? getPath(api, a.read ?? a.api.split('.').pop() ?? a.api) : undefined;
       out[a.tf] = v === undefined ? (isUnknown(prior) ? null : prior) : fromApi(a, v, null);
-    }
-    else {
+    } else {
       const v = getPath(api, a.read ?? a.api.split('.').pop() ?? a.api);
       // A field the answer does not carry keeps its known value (a list row may omit some).
       out[a.tf] = v === undefined ? (isUnknown(prior) ? null : prior) : fromApi(a, v, prior);
@@ -135,7 +135,12 @@ export const stateFrom = (def: ResourceDef, api: JsonObject, base: CtyObject): C
     out[b.tf] = Array.isArray(v)
       ? v.map((el) => {
           const o: CtyObject = {};
-          for (const a of b.attrs) o[a.tf] = fromApi(a, el && typeof el === 'object' && !Array.isArray(el) ? (el as Record<string, ApiValue>)[a.api] : undefined, null);
+          for (const a of b.attrs)
+            o[a.tf] = fromApi(
+              a,
+              el && typeof el === 'object' && !Array.isArray(el) ? (el as Record<string, ApiValue>)[a.api] : undefined,
+              null,
+            );
           return o;
         })
       : [];

@@ -11,7 +11,9 @@ import type { ResourceDef } from './resource.ts';
  */
 const declared: TerraformDecl[] = Object.values(DECLARATIONS).flatMap((d): TerraformDecl[] => ('terraform' in d ? [d.terraform] : []));
 
-export const RESOURCES_DECLARED: ResourceDef[] = declared.sort((a, b) => a.type.localeCompare(b.type)).map((d) => fromDecl(d, hooksOf(d.type)));
+export const RESOURCES_DECLARED: ResourceDef[] = declared
+  .sort((a, b) => a.type.localeCompare(b.type))
+  .map((d) => fromDecl(d, hooksOf(d.type)));
 
 // HOOKS is keyed by TerraformType (a hook of an undeclared type does not compile); this guards the build's output too.
 const unknownHooks = Object.keys(HOOKS).filter((type) => !declared.some((d) => d.type === type));

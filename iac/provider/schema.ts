@@ -157,7 +157,9 @@ export const toApi = (a: Attr, v: Cty): ApiValue | undefined => {
 
 const canonical = (v: unknown): string =>
   JSON.stringify(v, (_k, x: unknown) =>
-    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : x,
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : x,
   );
 
 export const fromApi = (a: Attr, v: ApiValue | undefined, prior: Cty): Cty => {

@@ -32,17 +32,44 @@ export const resourceSchema = (def: ResourceDef | DataSourceDef) => ({
       nesting: NESTING_LIST,
       min_items: b.min,
       max_items: b.max,
-      block: { version: 0, description: b.description, description_kind: 0, deprecated: false, attributes: b.attrs.map(attribute), block_types: [] },
+      block: {
+        version: 0,
+        description: b.description,
+        description_kind: 0,
+        deprecated: false,
+        attributes: b.attrs.map(attribute),
+        block_types: [],
+      },
     })),
   },
 });
 
 export const PROVIDER_ATTRS: Attr[] = [
-  { tf: 'endpoint', api: 'endpoint', kind: 'string', optional: true, description: 'management API base URL (default: env GATEWAY_ENDPOINT)' },
-  { tf: 'token', api: 'token', kind: 'string', optional: true, sensitive: true, description: 'platform-admin token, user token or service-account JWT (default: env GATEWAY_TOKEN)' },
+  {
+    tf: 'endpoint',
+    api: 'endpoint',
+    kind: 'string',
+    optional: true,
+    description: 'management API base URL (default: env GATEWAY_ENDPOINT)',
+  },
+  {
+    tf: 'token',
+    api: 'token',
+    kind: 'string',
+    optional: true,
+    sensitive: true,
+    description: 'platform-admin token, user token or service-account JWT (default: env GATEWAY_TOKEN)',
+  },
 ];
 
 export const providerSchema = () => ({
   version: 0,
-  block: { version: 0, description: 'AI gateway management API', description_kind: 0, deprecated: false, attributes: PROVIDER_ATTRS.map(attribute), block_types: [] },
+  block: {
+    version: 0,
+    description: 'AI gateway management API',
+    description_kind: 0,
+    deprecated: false,
+    attributes: PROVIDER_ATTRS.map(attribute),
+    block_types: [],
+  },
 });

@@ -31,7 +31,13 @@ const EXAMPLES: Partial<Record<TerraformType, Record<string, string>>> = {
   gateway_project_setting: { setting_name: '"rate-limit"', setting_value: 'jsonencode({ requestsPerMinute = 600 })' },
   gateway_guardrail: { name: '"no-pii"', stage: '"both"', kind: '"pii"', pii_types: '["email", "credit_card"]', action: '"redact"' },
   gateway_budget: { name: '"monthly"', limit_usd: '"25"', period: '"month"' },
-  gateway_telemetry_config: { user_id: '"ops"', telemetry_type: '"audit_logs"', sink_url: '"https://otel.example.com"', protocol: '"http/json"', auth_type: '"bearer"' },
+  gateway_telemetry_config: {
+    user_id: '"ops"',
+    telemetry_type: '"audit_logs"',
+    sink_url: '"https://otel.example.com"',
+    protocol: '"http/json"',
+    auth_type: '"bearer"',
+  },
   gateway_byok_key: { name: '"team-openai"', provider_name: '"PROVIDER_OPENAI"' },
   gateway_mcp_server: { server_id: '"github"', url: '"https://mcp.example.com/mcp"', auth_type: '"bearer"' },
   gateway_mcp_profile: { profile_id: '"dev"' },
@@ -53,7 +59,8 @@ const READ_ON_IMPORT: Partial<Record<TerraformType, string[]>> = { gateway_api_k
 const WRITE_ONLY_SHOWN: readonly TerraformType[] = ['gateway_telemetry_config', 'gateway_mcp_server'];
 
 /** A declared type's entry of a table keyed by TerraformType. */
-const byType = <T>(table: Partial<Record<TerraformType, T>>, type: string): T | undefined => Object.entries(table).find(([t]) => t === type)?.[1];
+const byType = <T>(table: Partial<Record<TerraformType, T>>, type: string): T | undefined =>
+  Object.entries(table).find(([t]) => t === type)?.[1];
 
 const declOf = (type: string): TerraformDecl | undefined =>
   Object.values(DECLARATIONS)
@@ -87,7 +94,10 @@ const exampleValue = (type: string, a: Attr): string => {
 const hcl = (def: ResourceDef): string => {
   const examples = byType(EXAMPLES, def.type) ?? {};
   const shown = def.attrs.filter((a) => a.required || (a.tf in examples && !a.computed) || (a.tf in examples && a.optional));
-  const secrets = def.attrs.filter((a) => a.writeOnly && (def.attrs.find((p) => p.tf === a.tf.slice(0, -3))?.eitherRequired || WRITE_ONLY_SHOWN.some((t) => t === def.type)));
+  const secrets = def.attrs.filter(
+    (a) =>
+      a.writeOnly && (def.attrs.find((p) => p.tf === a.tf.slice(0, -3))?.eitherRequired || WRITE_ONLY_SHOWN.some((t) => t === def.type)),
+  );
   const width = Math.max(0, ...[...shown, ...secrets.flatMap((s) => [s, { tf: `${s.tf}_version` }])].map((a) => a.tf.length));
   const line = (k: string, v: string) => `  ${k.padEnd(width)} = ${v}\n`;
   let body = shown.map((a) => line(a.tf, exampleValue(def.type, a))).join('');
@@ -100,7 +110,17 @@ const hcl = (def: ResourceDef): string => {
 };
 
 const typeName = (a: Attr): string =>
-  a.kind === 'strlist' ? 'List of String' : a.kind === 'strmap' ? 'Map of String' : a.kind === 'number' ? 'Number' : a.kind === 'bool' ? 'Boolean' : a.kind === 'json' ? 'String, JSON' : 'String';
+  a.kind === 'strlist'
+    ? 'List of String'
+    : a.kind === 'strmap'
+      ? 'Map of String'
+      : a.kind === 'number'
+        ? 'Number'
+        : a.kind === 'bool'
+          ? 'Boolean'
+          : a.kind === 'json'
+            ? 'String, JSON'
+            : 'String';
 
 const sentence = (s: string): string => {
   const t = s.trim();
@@ -115,7 +135,8 @@ const argument = (a: Attr, resource: boolean): string => {
   const parts = [sentence(a.description === a.tf ? '' : a.description)];
   const bounds = a.schema ? boundsOf(a.schema) : [];
   if (bounds.length > 0) parts.push(`Allowed: ${bounds.join('; ')}.`);
-  if (a.optional && a.computed && !a.keep && resource) parts.push('Default: the server’s value when unset; removing the argument keeps the current value.');
+  if (a.optional && a.computed && !a.keep && resource)
+    parts.push('Default: the server’s value when unset; removing the argument keeps the current value.');
   if (a.eitherRequired) parts.push(`One of \`${a.tf}\` and \`${a.tf}_wo\` is required.`);
   return `- \`${a.tf}\` (${flags.join(', ')}) ${parts.filter(Boolean).join(' ')}`.trimEnd();
 };
@@ -129,7 +150,8 @@ const blockDoc = (b: BlockDef): string =>
     ...b.attrs.map((a) => argument({ ...a, forceNew: false }, false)),
   ].join('\n');
 
-const frontMatter = (title: string, description: string): string => `---\npage_title: "${title} - gateway"\ndescription: |-\n  ${description}\n---\n`;
+const frontMatter = (title: string, description: string): string =>
+  `---\npage_title: "${title} - gateway"\ndescription: |-\n  ${description}\n---\n`;
 
 export const resourcePage = (def: ResourceDef): string => {
   const args = def.attrs.filter((a) => a.required || a.optional);

@@ -34,7 +34,16 @@ export interface SchemaBlock {
   block_types: { type_name: string; min_items: number; max_items: number; block: { description: string; attributes: SchemaAttribute[] } }[];
 }
 
-const decode = (a: { name: string; type: Buffer; description: string; required: boolean; optional: boolean; computed: boolean; sensitive: boolean; write_only: boolean }): SchemaAttribute => ({
+const decode = (a: {
+  name: string;
+  type: Buffer;
+  description: string;
+  required: boolean;
+  optional: boolean;
+  computed: boolean;
+  sensitive: boolean;
+  write_only: boolean;
+}): SchemaAttribute => ({
   name: a.name,
   type: JSON.parse(a.type.toString('utf8')),
   description: a.description,
@@ -127,7 +136,15 @@ const sentence = (s: string): string => {
 const bounds = (s: TSchema | undefined): string => {
   if (!s) return '';
   const any = (s as { anyOf?: TSchema[] }).anyOf?.filter((x) => (x as { type?: string }).type !== 'null');
-  const u = (any?.length === 1 && any[0] ? any[0] : s) as { minLength?: number; maxLength?: number; minimum?: number; maximum?: number; maxItems?: number; pattern?: string; items?: TSchema };
+  const u = (any?.length === 1 && any[0] ? any[0] : s) as {
+    minLength?: number;
+    maxLength?: number;
+    minimum?: number;
+    maximum?: number;
+    maxItems?: number;
+    pattern?: string;
+    items?: TSchema;
+  };
   const parts: string[] = [];
   if (u.maxLength !== undefined) parts.push(`${u.minLength ?? 0}-${u.maxLength} characters`);
   if (u.maximum !== undefined) parts.push(`${u.minimum ?? 0}..${u.maximum}`);
@@ -155,7 +172,25 @@ const props = (name: string, attrs: SchemaAttribute[], apiAttrs: Attr[], meta: b
 };
 
 /** Members the cdktf base classes define: no getter may shadow them. */
-const RESERVED = new Set(['id', 'attr', 'node', 'fqn', 'friendlyUniqueId', 'terraformResourceType', 'terraformGeneratorMetadata', 'terraformMetaArguments', 'dependsOn', 'count', 'provider', 'lifecycle', 'forEach', 'provisioners', 'connection', 'rawOverrides', 'cdktfStack']);
+const RESERVED = new Set([
+  'id',
+  'attr',
+  'node',
+  'fqn',
+  'friendlyUniqueId',
+  'terraformResourceType',
+  'terraformGeneratorMetadata',
+  'terraformMetaArguments',
+  'dependsOn',
+  'count',
+  'provider',
+  'lifecycle',
+  'forEach',
+  'provisioners',
+  'connection',
+  'rawOverrides',
+  'cdktfStack',
+]);
 
 const getters = (attrs: SchemaAttribute[], apiAttrs: Attr[]): string[] =>
   attrs
@@ -163,7 +198,13 @@ const getters = (attrs: SchemaAttribute[], apiAttrs: Attr[]): string[] =>
     .filter((a) => !a.write_only && !RESERVED.has(camel(a.name)))
     .map((a) => {
       const [type, method] = getterOf(a);
-      return `${doc(attrDoc(a, apiAttrs.find((x) => x.tf === a.name)), '  ')}\n  get ${camel(a.name)}(): ${type} {\n    return this.${method}('${a.name}');\n  }`;
+      return `${doc(
+        attrDoc(
+          a,
+          apiAttrs.find((x) => x.tf === a.name),
+        ),
+        '  ',
+      )}\n  get ${camel(a.name)}(): ${type} {\n    return this.${method}('${a.name}');\n  }`;
     });
 
 const importDoc = (def: ResourceDef): string => {
@@ -183,11 +224,16 @@ const resource = (def: ResourceDef): string => {
     out.push(props(iface, b.block.attributes, apiBlock?.attrs ?? [], false));
     const prop = `${camel(b.type_name)}s`;
     blocks.push([prop, b.type_name]);
-    blockProps.push(doc([sentence(b.block.description), `${b.min_items}-${b.max_items} \`${b.type_name}\` blocks, kept in the order given.`], '  '), `  readonly ${prop}${b.min_items > 0 ? '' : '?'}: ${iface}[];`);
+    blockProps.push(
+      doc([sentence(b.block.description), `${b.min_items}-${b.max_items} \`${b.type_name}\` blocks, kept in the order given.`], '  '),
+      `  readonly ${prop}${b.min_items > 0 ? '' : '?'}: ${iface}[];`,
+    );
   }
   const base = props(`${cls}Props`, schema.attributes, def.attrs, true);
   out.push(blockProps.length ? base.replace(/\n}$/, `\n${blockProps.join('\n')}\n}`) : base);
-  const secrets = schema.attributes.filter((a) => configurable(a) && a.type === 'string' && (a.sensitive || a.write_only)).map((a) => `'${a.name}'`);
+  const secrets = schema.attributes
+    .filter((a) => configurable(a) && a.type === 'string' && (a.sensitive || a.write_only))
+    .map((a) => `'${a.name}'`);
   const blockArg = blocks.length ? `, { ${blocks.map(([p, t]) => `${p}: '${t}'`).join(', ')} }` : secrets.length ? ', {}' : '';
   const secretArg = secrets.length ? `, [${secrets.join(', ')}]` : '';
   out.push(

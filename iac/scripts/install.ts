@@ -23,10 +23,13 @@ export const install = async (): Promise<{ binary: string; rc: string; ms: numbe
   const outDir = join(IAC_DIR, 'bin');
   mkdirSync(outDir, { recursive: true });
   const built = join(outDir, 'terraform-provider-gateway');
-  const proc = Bun.spawnSync(['bun', 'build', '--compile', '--minify', '--bytecode', join(IAC_DIR, 'provider/main.ts'), '--outfile', built], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
+  const proc = Bun.spawnSync(
+    ['bun', 'build', '--compile', '--minify', '--bytecode', join(IAC_DIR, 'provider/main.ts'), '--outfile', built],
+    {
+      stdout: 'pipe',
+      stderr: 'pipe',
+    },
+  );
   if (proc.exitCode !== 0) throw new Error(`bun build failed:\n${proc.stderr.toString()}`);
   const mirror = join(IAC_DIR, '.mirror');
   const target = join(mirror, SOURCE, VERSION, platform(), `terraform-provider-gateway_v${VERSION}`);

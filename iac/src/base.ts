@@ -70,7 +70,14 @@ const refuseLiteralSecrets = (type: string, args: Record<string, unknown>, secre
 export abstract class GatewayResource<P extends object> extends TerraformResource {
   private readonly args: Record<string, unknown>;
   /** `secrets`: the secret string arguments (sensitive or write-only), which must be tokens. */
-  protected constructor(scope: Construct, id: string, type: string, props: P & TerraformMetaArguments, blocks: Record<string, string> = {}, secrets: readonly string[] = []) {
+  protected constructor(
+    scope: Construct,
+    id: string,
+    type: string,
+    props: P & TerraformMetaArguments,
+    blocks: Record<string, string> = {},
+    secrets: readonly string[] = [],
+  ) {
     const { meta, rest } = split(props);
     super(scope, id, { terraformResourceType: type, terraformGeneratorMetadata: META, ...meta });
     this.args = toArguments(rest, blocks);

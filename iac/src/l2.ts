@@ -1,6 +1,17 @@
 import { TerraformVariable } from 'cdktf';
 import { Construct } from 'constructs';
-import { ApiKey, type ApiKeyProps, Project, type ProjectProps, ProjectModel, ProviderConnection, type ProviderConnectionProps, Route, type RouteProps, type RouteTarget } from './l1.ts';
+import {
+  ApiKey,
+  type ApiKeyProps,
+  Project,
+  type ProjectProps,
+  ProjectModel,
+  ProviderConnection,
+  type ProviderConnectionProps,
+  Route,
+  type RouteProps,
+  type RouteTarget,
+} from './l1.ts';
 
 /** L2 constructs: the common shapes in one piece. */
 
@@ -14,7 +25,8 @@ const nameOf = (c: string | ProviderConnection): string => (typeof c === 'string
 /** Route target helpers. */
 export const Targets = {
   /** Tried in order: the first is primary, each next one a backup (priority 0, 1, 2, …). */
-  fallback: (...chain: TargetSpec[]): RouteTarget[] => chain.map((t, i) => ({ connection: nameOf(t.connection), model: t.model, priority: i, weight: 1 })),
+  fallback: (...chain: TargetSpec[]): RouteTarget[] =>
+    chain.map((t, i) => ({ connection: nameOf(t.connection), model: t.model, priority: i, weight: 1 })),
   /** Traffic split by weight among targets of one priority. */
   weighted: (split: (TargetSpec & { weight: number })[], priority = 0): RouteTarget[] =>
     split.map((t) => ({ connection: nameOf(t.connection), model: t.model, priority, weight: t.weight })),
@@ -50,11 +62,17 @@ export class GatewayProject extends Construct {
     const { modelIds, connections, routes, keys, ...projectProps } = props;
     this.project = new Project(this, 'project', projectProps);
     const where = { customerId: this.project.customerId, projectId: this.project.projectId };
-    (modelIds ?? []).forEach((modelId, i) => this.models.push(new ProjectModel(this, `model-${i}`, { ...where, modelId })));
-    for (const [name, c] of Object.entries(connections ?? {})) this.connections[name] = new ProviderConnection(this, `connection-${name}`, { ...where, name, ...c });
+    for (const [i, modelId] of (modelIds ?? []).entries()) this.models.push(new ProjectModel(this, `model-${i}`, { ...where, modelId }));
+    for (const [name, c] of Object.entries(connections ?? {}))
+      this.connections[name] = new ProviderConnection(this, `connection-${name}`, { ...where, name, ...c });
     const all = Object.values(this.connections);
     for (const [model, r] of Object.entries(routes ?? {}))
-      this.routes[model] = new Route(this, `route-${model.replace(/[^A-Za-z0-9-]/g, '-')}`, { ...where, model, ...r, dependsOn: [...all, ...this.models, ...(r.dependsOn ?? [])] });
+      this.routes[model] = new Route(this, `route-${model.replace(/[^A-Za-z0-9-]/g, '-')}`, {
+        ...where,
+        model,
+        ...r,
+        dependsOn: [...all, ...this.models, ...(r.dependsOn ?? [])],
+      });
     for (const [name, k] of Object.entries(keys ?? {})) this.keys[name] = new ApiKey(this, `key-${name}`, { ...where, name, ...k });
   }
 }

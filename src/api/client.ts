@@ -176,7 +176,11 @@ export class ManagementClient {
         text = await res.text();
       } catch (e) {
         // The connection ended (or the time-out fired) while the answer was read: retried like an unreachable endpoint.
-        last = new ApiError('unavailable', `${what}: the answer from ${this.endpoint} was cut off (${e instanceof Error ? e.name : 'error'})`, 0);
+        last = new ApiError(
+          'unavailable',
+          `${what}: the answer from ${this.endpoint} was cut off (${e instanceof Error ? e.name : 'error'})`,
+          0,
+        );
         continue;
       }
       let parsed: unknown;
@@ -188,7 +192,8 @@ export class ManagementClient {
       const obj = isObject(parsed) ? parsed : {};
       if (res.status === 200 && isObject(parsed)) return parsed;
       const code = typeof obj.code === 'string' ? obj.code : res.status === 200 ? 'internal' : `http_${res.status}`;
-      const message = typeof obj.message === 'string' ? obj.message : res.status === 200 ? 'the answer is not a JSON object' : `HTTP ${res.status}`;
+      const message =
+        typeof obj.message === 'string' ? obj.message : res.status === 200 ? 'the answer is not a JSON object' : `HTTP ${res.status}`;
       last = new ApiError(code, `${what}: ${code}: ${message}`, res.status, {
         ...(typeof obj.message === 'string' ? { message: obj.message } : {}),
         ...(typeof obj.reason === 'string' ? { reason: obj.reason } : {}),

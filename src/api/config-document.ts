@@ -69,13 +69,17 @@ const documentSchema = <T extends TSchema, J extends TSchema>(secret: SecretForm
      * Absent in documents written before project gateways were served by host.
      */
     projectGateways: Type.Optional(
-      Type.Array(Type.Object({ id: Str, customerUuid: Str, workspaceId: Str, projectGatewayId: Str, host: Str, projectUuids: Type.Array(Str) })),
+      Type.Array(
+        Type.Object({ id: Str, customerUuid: Str, workspaceId: Str, projectGatewayId: Str, host: Str, projectUuids: Type.Array(Str) }),
+      ),
     ),
     /**
      * Workspace URLs adopted through a PROXY_URL event (SetWorkspaceURL with triggerUpdate): the
      * newest event's URL of each live workspace, its host normalised like a gateway's.
      */
-    workspaceUrls: Type.Optional(Type.Array(Type.Object({ id: Str, customerUuid: Str, workspaceId: Str, projectUuid: Str, url: Str, host: Str }))),
+    workspaceUrls: Type.Optional(
+      Type.Array(Type.Object({ id: Str, customerUuid: Str, workspaceId: Str, projectUuid: Str, url: Str, host: Str })),
+    ),
     /** A separate data plane's own workspace (absent for the embedded data plane, which serves every project). */
     self: Type.Optional(Type.Object({ workspaceUuid: Str, workspaceId: Str, projectUuid: Str })),
     /**
@@ -87,7 +91,14 @@ const documentSchema = <T extends TSchema, J extends TSchema>(secret: SecretForm
      */
     dataExports: Type.Optional(
       Type.Object({
-        telemetry: Type.Object({ endpoint: Str, headers: secret.json, insecure: Type.Boolean(), protocol: Str, timeout: Str, localVars: secret.json }),
+        telemetry: Type.Object({
+          endpoint: Str,
+          headers: secret.json,
+          insecure: Type.Boolean(),
+          protocol: Str,
+          timeout: Str,
+          localVars: secret.json,
+        }),
       }),
     ),
   });

@@ -98,7 +98,12 @@ export const StoredConversationSchema = Type.Union([
     response: JsonObj,
     input: Type.Array(JsonObj),
     background: Type.Optional(
-      Type.Object({ owner: Type.String(), leaseUntil: Type.Number(), events: Type.Optional(Type.Array(JsonObj)), cancelRequested: Type.Optional(Type.Boolean()) }),
+      Type.Object({
+        owner: Type.String(),
+        leaseUntil: Type.Number(),
+        events: Type.Optional(Type.Array(JsonObj)),
+        cancelRequested: Type.Optional(Type.Boolean()),
+      }),
     ),
   }),
   Type.Object({
@@ -114,7 +119,10 @@ export const StoredConversationSchema = Type.Union([
 ]);
 type Assignable<A extends B, B> = [A, B];
 /** A compile-time check: the schema's type and the store's (core/conversation-store.ts) are assignable both ways. */
-export type StoredConversationMatches = [Assignable<Static<typeof StoredConversationSchema>, StoredConversation>, Assignable<StoredConversation, Static<typeof StoredConversationSchema>>];
+export type StoredConversationMatches = [
+  Assignable<Static<typeof StoredConversationSchema>, StoredConversation>,
+  Assignable<StoredConversation, Static<typeof StoredConversationSchema>>,
+];
 
 /** `projectId`: the project's row id; it must be a project the calling data plane serves. */
 const ProjectId = () => Id();

@@ -14,7 +14,8 @@ const HEADER_VALUE = /^[!-~]([ -~]*[!-~])?$/;
 /** An HTTP header name (RFC 9110 token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-export const HEADER_VALUE_RULE = 'must be a valid HTTP header value: printable ASCII only (no CR, LF or other control character, no non-ASCII character such as …), not starting or ending with a space';
+export const HEADER_VALUE_RULE =
+  'must be a valid HTTP header value: printable ASCII only (no CR, LF or other control character, no non-ASCII character such as …), not starting or ending with a space';
 
 export const isHeaderValue = (v: string): boolean => HEADER_VALUE.test(v);
 export const isHeaderName = (v: string): boolean => HEADER_NAME.test(v);
@@ -27,10 +28,17 @@ export const checkHeaderValue = (field: string, value: string): void => {
 /** A map of header names to values (a connection's `options.headers`): every name a token, every value sendable. */
 export const checkHeaderMap = (field: string, headers: unknown): void => {
   if (headers === undefined || headers === null) return;
-  if (typeof headers !== 'object' || Array.isArray(headers)) throw connectError('invalid_argument', `invalid field '${field}': must be an object of header names to string values`, field);
+  if (typeof headers !== 'object' || Array.isArray(headers))
+    throw connectError('invalid_argument', `invalid field '${field}': must be an object of header names to string values`, field);
   for (const [name, value] of Object.entries(headers)) {
-    if (!isHeaderName(name)) throw connectError('invalid_argument', `invalid field '${field}': '${name}' is not an HTTP header name (letters, digits and ! # $ % & ' * + . ^ _ \` | ~ -)`, field);
-    if (typeof value !== 'string') throw connectError('invalid_argument', `invalid field '${field}.${name}': must be a string`, `${field}.${name}`);
+    if (!isHeaderName(name))
+      throw connectError(
+        'invalid_argument',
+        `invalid field '${field}': '${name}' is not an HTTP header name (letters, digits and ! # $ % & ' * + . ^ _ \` | ~ -)`,
+        field,
+      );
+    if (typeof value !== 'string')
+      throw connectError('invalid_argument', `invalid field '${field}.${name}': must be a string`, `${field}.${name}`);
     checkHeaderValue(`${field}.${name}`, value);
   }
 };

@@ -32,15 +32,20 @@ interface StrOpts {
 export const Str = (min: number, max: number, o: StrOpts = {}) =>
   t.String({ ...(min > 0 ? { minLength: min } : {}), maxLength: max, ...o });
 /** Optional and nullable (the seed's 'nullable'): omitted or null leaves a stored value unchanged. */
-export const Nullable = <T extends TSchema>(s: T, description?: string) => t.Optional(t.Union([s, t.Null()], description ? { description } : {}));
+export const Nullable = <T extends TSchema>(s: T, description?: string) =>
+  t.Optional(t.Union([s, t.Null()], description ? { description } : {}));
 type Literals<V extends readonly string[]> = { -readonly [K in keyof V]: TLiteral<V[K]> };
 export const Enum = <const V extends readonly string[]>(values: V, description?: string): TUnion<Literals<V>> =>
-  t.Union(values.map((v) => t.Literal(v)), { description: description ?? `one of: ${values.join(', ')}` }) as unknown as TUnion<Literals<V>>;
+  t.Union(
+    values.map((v) => t.Literal(v)),
+    { description: description ?? `one of: ${values.join(', ')}` },
+  ) as unknown as TUnion<Literals<V>>;
 
 export const Uuid = (description = 'UUID') => t.String({ pattern: PATTERNS.UUID, description });
 export const CustomerSlug = () => Str(1, 63, { pattern: PATTERNS.SLUG, description: 'customer slug (SLUG, 1-63)' });
 export const CustomerRef = () => Str(1, 63, { description: 'customer slug (1-63)' });
-export const ProjectSlug = () => Str(1, 253, { pattern: PATTERNS.PROJ, description: 'project slug (PROJ, 1-253), unique within the customer' });
+export const ProjectSlug = () =>
+  Str(1, 253, { pattern: PATTERNS.PROJ, description: 'project slug (PROJ, 1-253), unique within the customer' });
 /** A required project reference (the seed's projectId [1,253] of project and assignment operations). */
 export const ProjectKey = () => Str(1, 253, { description: "project slug (1-253); 'default' is the default project" });
 /** An optional project reference; empty or 'default' means the default project. */
@@ -52,7 +57,9 @@ export const LABEL_KEY = '^[\\s\\S]{1,255}$';
 export const StringMap = (description: string) =>
   t.Record(t.String({ pattern: LABEL_KEY }), Str(0, 255), { maxProperties: 50, additionalProperties: false, description });
 export const Labels = () =>
-  t.Optional(StringMap('labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set'));
+  t.Optional(
+    StringMap('labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set'),
+  );
 export const Url = (min: number, description: string) => Str(min, 2048, { description });
 /**
  * A model id (catalog, route and route-target `model`): 1-253 characters from printable ASCII
@@ -60,21 +67,39 @@ export const Url = (min: number, description: string) => Str(min, 2048, { descri
  * (zero-width, bidi controls) and non-Latin letters, so two names cannot look alike yet differ.
  */
 export const ModelId = (description: string) =>
-  t.String({ minLength: 1, maxLength: MODEL_ID_MAX, pattern: PATTERNS.MODEL, description: `${description}; letters, digits and - _ . : / @ + (1-${MODEL_ID_MAX})` });
+  t.String({
+    minLength: 1,
+    maxLength: MODEL_ID_MAX,
+    pattern: PATTERNS.MODEL,
+    description: `${description}; letters, digits and - _ . : / @ + (1-${MODEL_ID_MAX})`,
+  });
 
 /** int32: a JSON integer (a string is rejected). */
 export const Int32 = (o: { minimum?: number; maximum?: number; description?: string } = {}) =>
-  Type.Integer({ minimum: o.minimum ?? -2_147_483_648, maximum: o.maximum ?? 2_147_483_647, ...(o.description ? { description: o.description } : {}) });
+  Type.Integer({
+    minimum: o.minimum ?? -2_147_483_648,
+    maximum: o.maximum ?? 2_147_483_647,
+    ...(o.description ? { description: o.description } : {}),
+  });
 
 /**
  * int64: a JSON integer or a string of digits. Strings are turned into numbers before validation
  * (see connect.ts), so bounds apply to both spellings; output int64 values are strings.
  */
 export const Int64 = (o: { minimum?: number; maximum?: number; description?: string } = {}) =>
-  t.Union([Type.Integer({ ...(o.minimum !== undefined ? { minimum: o.minimum } : {}), ...(o.maximum !== undefined ? { maximum: o.maximum } : {}) }), t.String({ pattern: '^-?[0-9]{1,19}$' })], {
-    description: o.description ?? 'int64 as a number or a string of digits',
-    int64: true,
-  });
+  t.Union(
+    [
+      Type.Integer({
+        ...(o.minimum !== undefined ? { minimum: o.minimum } : {}),
+        ...(o.maximum !== undefined ? { maximum: o.maximum } : {}),
+      }),
+      t.String({ pattern: '^-?[0-9]{1,19}$' }),
+    ],
+    {
+      description: o.description ?? 'int64 as a number or a string of digits',
+      int64: true,
+    },
+  );
 
 export const int64Value = (v: number | string): number => (typeof v === 'number' ? v : Number(v));
 
@@ -103,7 +128,8 @@ export const timestampOf = (v: string): Date | undefined => {
   const m = RFC3339.exec(v);
   if (!m) return undefined;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59)
+    return undefined;
   const offHours = m[10] === undefined ? 0 : Number(m[10]);
   const offMinutes = m[11] === undefined ? 0 : Number(m[11]);
   if (offHours > 23 || offMinutes > 59) return undefined;
@@ -145,4 +171,7 @@ export const Warnings = () => t.Array(t.String(), { description: 'non-fatal advi
 export const One = <K extends string, S extends TSchema>(name: K, schema: S) => t.Object({ [name]: schema } as { [P in K]: S });
 /** `{ [name]: schema[], nextPageToken }`: a page of a list. */
 export const Page = <K extends string, S extends TSchema>(name: K, schema: S) =>
-  t.Object({ ...({ [name]: t.Array(schema) } as { [P in K]: ReturnType<typeof t.Array<S>> }), nextPageToken: t.String({ description: 'empty when exhausted' }) });
+  t.Object({
+    ...({ [name]: t.Array(schema) } as { [P in K]: ReturnType<typeof t.Array<S>> }),
+    nextPageToken: t.String({ description: 'empty when exhausted' }),
+  });

@@ -41,10 +41,13 @@ export interface McpAuthShape {
 export const checkMcpAuth = (a: McpAuthShape): void => {
   if (a.authType === 'header') {
     if (!a.authHeader) throw connectError('invalid_argument', "invalid field 'authHeader': required for authType 'header'", 'authHeader');
-    if (MCP_RESERVED_HEADERS.has(a.authHeader.toLowerCase())) throw connectError('invalid_argument', `invalid field 'authHeader': '${a.authHeader}' is set by the gateway itself`, 'authHeader');
+    if (MCP_RESERVED_HEADERS.has(a.authHeader.toLowerCase()))
+      throw connectError('invalid_argument', `invalid field 'authHeader': '${a.authHeader}' is set by the gateway itself`, 'authHeader');
   } else if (a.authHeader) throw connectError('invalid_argument', "invalid field 'authHeader': only for authType 'header'", 'authHeader');
-  if (a.authType === 'none' && a.hasValue) throw connectError('invalid_argument', "invalid field 'authValue': authType 'none' takes no credential", 'authValue');
-  if (a.authType !== 'none' && !a.hasValue) throw connectError('invalid_argument', `invalid field 'authValue': required for authType '${a.authType}'`, 'authValue');
+  if (a.authType === 'none' && a.hasValue)
+    throw connectError('invalid_argument', "invalid field 'authValue': authType 'none' takes no credential", 'authValue');
+  if (a.authType !== 'none' && !a.hasValue)
+    throw connectError('invalid_argument', `invalid field 'authValue': required for authType '${a.authType}'`, 'authValue');
   if (a.value) checkHeaderValue('authValue', a.value);
 };
 
@@ -59,15 +62,31 @@ export interface McpProfileServerShape {
  * naming the entry: a server listed twice, two entries with one prefix (their names would
  * collide), a prefix with `__` (the separator: `a` + `b__x` and `a__b` + `x` would collide).
  */
-export const checkMcpProfileServers = (servers: readonly McpProfileServerShape[]): { serverId: string; tools?: string[]; prefix: string }[] => {
+export const checkMcpProfileServers = (
+  servers: readonly McpProfileServerShape[],
+): { serverId: string; tools?: string[]; prefix: string }[] => {
   const ids = new Set<string>();
   const prefixes = new Set<string>();
   return servers.map((s, i) => {
     const prefix = s.prefix ?? s.serverId;
-    if (ids.has(s.serverId)) throw connectError('invalid_argument', `invalid field 'servers.${i}.serverId': server '${s.serverId}' is listed twice`, `servers.${i}.serverId`);
-    if (prefix.includes('__')) throw connectError('invalid_argument', `invalid field 'servers.${i}.prefix': '__' separates the prefix from the name; a prefix cannot contain it`, `servers.${i}.prefix`);
+    if (ids.has(s.serverId))
+      throw connectError(
+        'invalid_argument',
+        `invalid field 'servers.${i}.serverId': server '${s.serverId}' is listed twice`,
+        `servers.${i}.serverId`,
+      );
+    if (prefix.includes('__'))
+      throw connectError(
+        'invalid_argument',
+        `invalid field 'servers.${i}.prefix': '__' separates the prefix from the name; a prefix cannot contain it`,
+        `servers.${i}.prefix`,
+      );
     if (prefixes.has(prefix))
-      throw connectError('invalid_argument', `invalid field 'servers.${i}.prefix': prefix '${prefix}' is used by another server of the profile`, `servers.${i}.prefix`);
+      throw connectError(
+        'invalid_argument',
+        `invalid field 'servers.${i}.prefix': prefix '${prefix}' is used by another server of the profile`,
+        `servers.${i}.prefix`,
+      );
     ids.add(s.serverId);
     prefixes.add(prefix);
     return { serverId: s.serverId, ...(s.tools ? { tools: [...s.tools] } : {}), prefix };

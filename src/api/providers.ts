@@ -45,5 +45,10 @@ const KNOWN: ReadonlySet<string> = new Set(PROVIDER_IDS);
 
 /** `invalid_argument` naming `field` unless `name` is a provider id; the message lists the ids. */
 export const checkProviderName = (field: string, name: string): void => {
-  if (!KNOWN.has(name)) throw connectError('invalid_argument', `invalid field '${field}': unknown provider '${name}'; one of: ${PROVIDER_IDS.join(', ')}`, field);
+  if (!KNOWN.has(name))
+    throw connectError(
+      'invalid_argument',
+      `invalid field '${field}': unknown provider '${name}'; one of: ${PROVIDER_IDS.join(', ')}`,
+      field,
+    );
 };

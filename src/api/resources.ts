@@ -1,4 +1,4 @@
-import { CHANGES, DECLARATIONS } from './registry.ts';
+import { CHANGES, type DECLARATIONS } from './registry.ts';
 
 /**
  * The configuration resources the data planes serve: the change kind and entity a write of each

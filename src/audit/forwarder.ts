@@ -59,8 +59,21 @@ const auditSource = (db: Db, lagMs: number, version: string): ForwardSource<Audi
   const after = (c: Cursor) => or(gt(auditLogs.timestamp, c.ts), and(eq(auditLogs.timestamp, c.ts), gt(auditLogs.id, c.id)));
   const old = () => lt(auditLogs.timestamp, sql`now() - ${lagMs} * interval '1 millisecond'`);
   return {
-    pending: async (c) => (await db.select({ id: auditLogs.id }).from(auditLogs).where(and(after(c), old())).limit(1)).length > 0,
-    next: (c, limit) => db.select().from(auditLogs).where(and(after(c), old())).orderBy(asc(auditLogs.timestamp), asc(auditLogs.id)).limit(limit),
+    pending: async (c) =>
+      (
+        await db
+          .select({ id: auditLogs.id })
+          .from(auditLogs)
+          .where(and(after(c), old()))
+          .limit(1)
+      ).length > 0,
+    next: (c, limit) =>
+      db
+        .select()
+        .from(auditLogs)
+        .where(and(after(c), old()))
+        .orderBy(asc(auditLogs.timestamp), asc(auditLogs.id))
+        .limit(limit),
     cursorOf: (e) => ({ ts: e.timestamp, id: e.id }),
     export: async (rows) => {
       const json = JSON.stringify(otlpLogs(rows.map(auditEntryView), version));
@@ -88,7 +101,12 @@ export class TelemetryForwarder {
     private readonly opts: ForwarderOptions,
   ) {
     this.#audit = auditSource(db, opts.lagMs, opts.version);
-    this.#records = { lagMs: Math.min(MAX_RECORDS_LAG_MS, opts.lagMs), version: opts.version, metricsTenantLabels: opts.metricsTenantLabels ?? true, ...(opts.recordBodies ? { recordBodies: opts.recordBodies } : {}) };
+    this.#records = {
+      lagMs: Math.min(MAX_RECORDS_LAG_MS, opts.lagMs),
+      version: opts.version,
+      metricsTenantLabels: opts.metricsTenantLabels ?? true,
+      ...(opts.recordBodies ? { recordBodies: opts.recordBodies } : {}),
+    };
   }
 
   /** Forwards for every due config (its next attempt time has come). */
@@ -124,7 +142,11 @@ export class TelemetryForwarder {
         and(
           eq(telemetryConfigs.id, id),
           eq(telemetryConfigs.enabled, true),
-          or(isNull(telemetryConfigs.leaseUntil), lt(telemetryConfigs.leaseUntil, sql`now()`), eq(telemetryConfigs.leaseOwner, this.#owner)),
+          or(
+            isNull(telemetryConfigs.leaseUntil),
+            lt(telemetryConfigs.leaseUntil, sql`now()`),
+            eq(telemetryConfigs.leaseOwner, this.#owner),
+          ),
           dueOnly ? lte(telemetryConfigs.nextAttemptAt, sql`now()`) : undefined,
         ),
       )
@@ -143,13 +165,17 @@ export class TelemetryForwarder {
   }
 
   async #cursor(id: string): Promise<Cursor | undefined> {
-    const [c] = await this.db.select({ ts: telemetryConfigs.cursorTs, id: telemetryConfigs.cursorId }).from(telemetryConfigs).where(eq(telemetryConfigs.id, id));
+    const [c] = await this.db
+      .select({ ts: telemetryConfigs.cursorTs, id: telemetryConfigs.cursorId })
+      .from(telemetryConfigs)
+      .where(eq(telemetryConfigs.id, id));
     return c;
   }
 
   #drainOne(id: string, type: string, dueOnly: boolean): Promise<void> {
     if (type === 'audit_logs') return this.#drainWith(id, this.#audit, dueOnly);
-    if (type === 'traces' || type === 'metrics' || type === 'logs') return this.#drainWith(id, recordsSource(this.db, type, this.#records), dueOnly);
+    if (type === 'traces' || type === 'metrics' || type === 'logs')
+      return this.#drainWith(id, recordsSource(this.db, type, this.#records), dueOnly);
     return Promise.resolve();
   }
 
@@ -163,17 +189,41 @@ export class TelemetryForwarder {
     const what = cfg.telemetryType;
     try {
       if (!source.protocols.includes(cfg.protocol)) {
-        await this.#update(id, { ...release, status: 'error', lastCheckedAt: new Date(), nextAttemptAt: new Date(Date.now() + MAX_BACKOFF_S * 1000) });
-        log.every(`forward.protocol.${id}`, 'warn', 'this telemetry type does not forward in the config\'s protocol; config skipped', { config: id, type: what, protocol: cfg.protocol });
+        await this.#update(id, {
+          ...release,
+          status: 'error',
+          lastCheckedAt: new Date(),
+          nextAttemptAt: new Date(Date.now() + MAX_BACKOFF_S * 1000),
+        });
+        log.every(`forward.protocol.${id}`, 'warn', "this telemetry type does not forward in the config's protocol; config skipped", {
+          config: id,
+          type: what,
+          protocol: cfg.protocol,
+        });
         return;
       }
-      const auth = { authType: cfg.authType, authValue: cfg.authValueWrapped ? this.secrets.unwrap(cfg.authValueWrapped) : null, apiKeyHeader: cfg.apiKeyHeader };
+      const auth = {
+        authType: cfg.authType,
+        authValue: cfg.authValueWrapped ? this.secrets.unwrap(cfg.authValueWrapped) : null,
+        apiKeyHeader: cfg.apiKeyHeader,
+      };
       // Checked at every drain, as the data plane checks its upstreams: a name may resolve inward later.
       const inward = this.opts.allowInward === true ? undefined : await inwardSink(exportUrl(cfg.sinkUrl, cfg.protocol, source.signal));
       if (inward) {
         const failures = cfg.failures + 1;
-        await this.#update(id, { ...release, status: 'error', failures, lastCheckedAt: new Date(), nextAttemptAt: new Date(Date.now() + backoffSeconds(failures) * 1000) });
-        log.every(`forward.inward.${id}`, 'warn', 'telemetry sink is at an inward address; not forwarded (GATEWAY_UPSTREAM_ALLOW_PRIVATE=1 allows it)', { config: id, type: what, class: inward.class });
+        await this.#update(id, {
+          ...release,
+          status: 'error',
+          failures,
+          lastCheckedAt: new Date(),
+          nextAttemptAt: new Date(Date.now() + backoffSeconds(failures) * 1000),
+        });
+        log.every(
+          `forward.inward.${id}`,
+          'warn',
+          'telemetry sink is at an inward address; not forwarded (GATEWAY_UPSTREAM_ALLOW_PRIVATE=1 allows it)',
+          { config: id, type: what, class: inward.class },
+        );
         return;
       }
       let cursor: Cursor = { ts: cfg.cursorTs, id: cfg.cursorId };
@@ -188,11 +238,25 @@ export class TelemetryForwarder {
           items = items.slice(0, Math.ceil(items.length / 2));
           body = encodeExport(await source.export(items, cursor), cfg.protocol);
         }
-        const sent = body === undefined ? { ok: false, message: `protocol ${cfg.protocol} is not supported for ${what}` } : await sendExport(cfg.sinkUrl, cfg.protocol, source.signal, auth, body);
+        const sent =
+          body === undefined
+            ? { ok: false, message: `protocol ${cfg.protocol} is not supported for ${what}` }
+            : await sendExport(cfg.sinkUrl, cfg.protocol, source.signal, auth, body);
         if (!sent.ok) {
           const failures = cfg.failures + 1;
-          await this.#update(id, { ...release, status: 'error', failures, lastCheckedAt: new Date(), nextAttemptAt: new Date(Date.now() + backoffSeconds(failures) * 1000) });
-          log.every(`forward.${id}`, 'warn', 'forwarding telemetry failed; will retry', { config: id, type: what, reason: sent.message, failures });
+          await this.#update(id, {
+            ...release,
+            status: 'error',
+            failures,
+            lastCheckedAt: new Date(),
+            nextAttemptAt: new Date(Date.now() + backoffSeconds(failures) * 1000),
+          });
+          log.every(`forward.${id}`, 'warn', 'forwarding telemetry failed; will retry', {
+            config: id,
+            type: what,
+            reason: sent.message,
+            failures,
+          });
           return;
         }
         cursor = source.cursorOf(items.at(-1) as T);
@@ -211,7 +275,9 @@ export class TelemetryForwarder {
       await this.#update(id, { ...release, nextAttemptAt: new Date(Date.now() + source.intervalMs(cfg)) });
     } catch (e) {
       log.every(`forward.${id}`, 'error', 'forwarding telemetry failed; will retry', { config: id, type: what, error: describeError(e) });
-      await this.#update(id, { ...release, nextAttemptAt: new Date(Date.now() + backoffSeconds(cfg.failures + 1) * 1000) }).catch(() => undefined);
+      await this.#update(id, { ...release, nextAttemptAt: new Date(Date.now() + backoffSeconds(cfg.failures + 1) * 1000) }).catch(
+        () => undefined,
+      );
     }
   }
 

@@ -48,7 +48,13 @@ const newKeyRow = (secrets: SecretBox) => {
 };
 
 const activeRow = async (db: Pick<Db, 'select'>) =>
-  (await db.select().from(signingKeys).where(and(eq(signingKeys.purpose, AUDIT_PURPOSE), isNull(signingKeys.retiredAt))).limit(1))[0];
+  (
+    await db
+      .select()
+      .from(signingKeys)
+      .where(and(eq(signingKeys.purpose, AUDIT_PURPOSE), isNull(signingKeys.retiredAt)))
+      .limit(1)
+  )[0];
 
 /** Private keys already unwrapped, by kid (a kid's key never changes). */
 const privateKeys = new Map<string, KeyObject>();
@@ -95,7 +101,13 @@ export const rotateAuditSigningKey = async (tx: Tx, secrets: SecretBox): Promise
 const AUDIT_KEY_LOCK = 0x61756b31; // 'auk1'
 
 const jwkOf = (row: { kid: string; alg: string; publicKeyPem: string }): Jwk => {
-  const raw = createPublicKey(row.publicKeyPem).export({ format: 'jwk' }) as { kty: string; crv?: string; x?: string; n?: string; e?: string };
+  const raw = createPublicKey(row.publicKeyPem).export({ format: 'jwk' }) as {
+    kty: string;
+    crv?: string;
+    x?: string;
+    n?: string;
+    e?: string;
+  };
   return { ...raw, kid: row.kid, alg: row.alg, use: 'sig' };
 };
 

@@ -48,10 +48,12 @@ const GRPC_METHODS: Readonly<Record<Signal, string>> = {
 };
 
 /** Where the export connects: the signal's URL over HTTP, the sink URL itself over gRPC. */
-export const exportUrl = (sinkUrl: string, protocol: string, signal: Signal): string => (protocol === 'grpc' ? sinkUrl : signalUrl(sinkUrl, signal));
+export const exportUrl = (sinkUrl: string, protocol: string, signal: Signal): string =>
+  protocol === 'grpc' ? sinkUrl : signalUrl(sinkUrl, signal);
 
 /** The export's body in the protocol (undefined when the type has no such encoding). */
-export const encodeExport = (payload: OtlpExport, protocol: string): Uint8Array | string | undefined => (protocol === 'http/json' ? payload.json() : payload.protobuf());
+export const encodeExport = (payload: OtlpExport, protocol: string): Uint8Array | string | undefined =>
+  protocol === 'http/json' ? payload.json() : payload.protobuf();
 
 /** Its size in bytes (a batch past the sink's usual message limit is split). */
 export const encodedBytes = (body: Uint8Array | string): number => (typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
@@ -76,7 +78,8 @@ const sendGrpc = async (sinkUrl: string, signal: Signal, auth: SinkAuth, body: U
         { deadline: Date.now() + timeoutMs },
         (err) => {
           if (!err) return resolve({ ok: true, message: '' });
-          if (err.code === grpc.status.DEADLINE_EXCEEDED) return resolve({ ok: false, message: `the sink did not answer within ${timeoutMs} ms` });
+          if (err.code === grpc.status.DEADLINE_EXCEEDED)
+            return resolve({ ok: false, message: `the sink did not answer within ${timeoutMs} ms` });
           if (err.code === grpc.status.UNAVAILABLE) return resolve({ ok: false, message: 'cannot reach the sink (gRPC UNAVAILABLE)' });
           resolve({ ok: false, message: `the sink answered gRPC status ${err.code} (${grpc.status[err.code] ?? 'unknown'})` });
         },
@@ -88,7 +91,20 @@ const sendGrpc = async (sinkUrl: string, signal: Signal, auth: SinkAuth, body: U
 };
 
 /** Sends an encoded export; ok only when the sink accepted it (HTTP 2xx, gRPC OK). */
-export const sendExport = (sinkUrl: string, protocol: string, signal: Signal, auth: SinkAuth, body: Uint8Array | string, timeoutMs = SEND_TIMEOUT_MS): Promise<SendResult> => {
+export const sendExport = (
+  sinkUrl: string,
+  protocol: string,
+  signal: Signal,
+  auth: SinkAuth,
+  body: Uint8Array | string,
+  timeoutMs = SEND_TIMEOUT_MS,
+): Promise<SendResult> => {
   if (protocol === 'grpc') return sendGrpc(sinkUrl, signal, auth, typeof body === 'string' ? Buffer.from(body) : body, timeoutMs);
-  return postOtlp(signalUrl(sinkUrl, signal), auth, body, protocol === 'http/json' ? 'application/json' : 'application/x-protobuf', timeoutMs);
+  return postOtlp(
+    signalUrl(sinkUrl, signal),
+    auth,
+    body,
+    protocol === 'http/json' ? 'application/json' : 'application/x-protobuf',
+    timeoutMs,
+  );
 };

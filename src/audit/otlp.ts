@@ -54,7 +54,8 @@ export const authHeaders = (a: SinkAuth): Record<string, string> => {
 type AnyValue = { stringValue: string } | { intValue: string } | { boolValue: boolean };
 const attr = (key: string, value: string | number | boolean): { key: string; value: AnyValue } => ({
   key,
-  value: typeof value === 'string' ? { stringValue: value } : typeof value === 'number' ? { intValue: String(value) } : { boolValue: value },
+  value:
+    typeof value === 'string' ? { stringValue: value } : typeof value === 'number' ? { intValue: String(value) } : { boolValue: value },
 });
 
 const nanos = (iso: string): string => `${BigInt(Date.parse(iso)) * 1_000_000n}`;
@@ -114,7 +115,13 @@ export const sendOtlp = (url: string, auth: SinkAuth, body: unknown, timeoutMs =
   postOtlp(url, auth, JSON.stringify(body), 'application/json', timeoutMs);
 
 /** POSTs an encoded OTLP body (`application/json` or `application/x-protobuf`); ok only on a 2xx answer (redirects are not followed). */
-export const postOtlp = async (url: string, auth: SinkAuth, body: string | Uint8Array, contentType: string, timeoutMs = SEND_TIMEOUT_MS): Promise<SendResult> => {
+export const postOtlp = async (
+  url: string,
+  auth: SinkAuth,
+  body: string | Uint8Array,
+  contentType: string,
+  timeoutMs = SEND_TIMEOUT_MS,
+): Promise<SendResult> => {
   try {
     const res = await fetch(url, {
       method: 'POST',

@@ -11,7 +11,12 @@ type Reader = Pick<Db, 'select'>;
 /** Checkpoints with seq > afterSeq, ascending; `rebuild` recomputes each window from current content. */
 export const listCheckpoints = async (db: Reader, o: { afterSeq: number; limit: number; rebuild: boolean }): Promise<CheckpointWire[]> => {
   const limit = o.limit <= 0 ? CHECKPOINT_PAGE_DEFAULT : Math.min(o.limit, CHECKPOINT_PAGE_MAX);
-  const rows = await db.select().from(auditCheckpoints).where(gt(auditCheckpoints.seq, o.afterSeq)).orderBy(asc(auditCheckpoints.seq)).limit(limit);
+  const rows = await db
+    .select()
+    .from(auditCheckpoints)
+    .where(gt(auditCheckpoints.seq, o.afterSeq))
+    .orderBy(asc(auditCheckpoints.seq))
+    .limit(limit);
   const out: CheckpointWire[] = [];
   for (const r of rows) {
     if (!o.rebuild) {

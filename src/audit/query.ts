@@ -87,7 +87,13 @@ export interface AuditPage {
  * returned, so no entry is returned twice and none is skipped among those that existed when paging
  * began (new entries appear at the end of an ascending walk and never within a descending one).
  */
-export const queryAuditLogs = async (db: Db, filter: AuditFilter, direction: OrderDirection, size: number, cursor: Omit<AuditCursor, 'direction'> | undefined): Promise<AuditPage> => {
+export const queryAuditLogs = async (
+  db: Db,
+  filter: AuditFilter,
+  direction: OrderDirection,
+  size: number,
+  cursor: Omit<AuditCursor, 'direction'> | undefined,
+): Promise<AuditPage> => {
   const where = auditWhere(filter);
   const order = direction === 'desc' ? [desc(auditLogs.timestamp), desc(auditLogs.id)] : [asc(auditLogs.timestamp), asc(auditLogs.id)];
   const [rows, total] = await Promise.all([

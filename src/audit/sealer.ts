@@ -61,7 +61,14 @@ export class AuditSealer {
       const clock = now ?? (await this.#dbNow(tx));
       const end = new Date(Math.floor((clock.getTime() - this.#lagMs) / this.#intervalMs) * this.#intervalMs);
       const [last] = await tx.select().from(auditCheckpoints).orderBy(desc(auditCheckpoints.seq)).limit(1);
-      const start = last ? last.rangeEndTs : (await tx.select({ t: min(auditLogs.timestamp) }).from(auditLogs).where(lt(auditLogs.timestamp, end)))[0]?.t;
+      const start = last
+        ? last.rangeEndTs
+        : (
+            await tx
+              .select({ t: min(auditLogs.timestamp) })
+              .from(auditLogs)
+              .where(lt(auditLogs.timestamp, end))
+          )[0]?.t;
       if (!start || start.getTime() >= end.getTime()) return undefined;
       const leaves = await windowLeaves(tx, start, end);
       if (leaves.ids.length === 0) return undefined;
@@ -80,7 +87,14 @@ export class AuditSealer {
         algo: CHECKPOINT_ALGO,
       };
       const signedAt = new Date();
-      const draft: AuditCheckpointRow = { ...signed, signature: new Uint8Array(0), signingKid: signer.kid, kekVersion: KEK_VERSION, signedAt, createdAt: signedAt };
+      const draft: AuditCheckpointRow = {
+        ...signed,
+        signature: new Uint8Array(0),
+        signingKid: signer.kid,
+        kekVersion: KEK_VERSION,
+        signedAt,
+        createdAt: signedAt,
+      };
       const signature = signer.sign(checkpointMessage(checkpointView(draft)));
       const [row] = await tx
         .insert(auditCheckpoints)
@@ -111,7 +125,9 @@ export class AuditSealer {
     const tick = () => {
       if (this.#stopped) return;
       this.#running = this.sealAll()
-        .catch((e: unknown) => log.every('audit.seal', 'error', 'sealing an audit checkpoint failed; retrying', { error: describeError(e) }))
+        .catch((e: unknown) =>
+          log.every('audit.seal', 'error', 'sealing an audit checkpoint failed; retrying', { error: describeError(e) }),
+        )
         .finally(() => {
           this.#running = undefined;
           if (!this.#stopped) this.#timer = setTimeout(tick, every);

@@ -35,7 +35,8 @@ export const toBase64 = (b: Uint8Array): string => {
 
 export const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
 
-const sha256 = async (parts: readonly Uint8Array[]): Promise<Uint8Array> => new Uint8Array(await crypto.subtle.digest('SHA-256', concatBytes(parts)));
+const sha256 = async (parts: readonly Uint8Array[]): Promise<Uint8Array> =>
+  new Uint8Array(await crypto.subtle.digest('SHA-256', concatBytes(parts)));
 
 /** SHA-256(0x00 ‖ JCS(entry)): the leaf of an audit entry as GetAuditLog returns it. */
 export const leafHashOf = (entry: unknown): Promise<Uint8Array> => sha256([Uint8Array.of(0), new TextEncoder().encode(jcs(entry))]);
@@ -46,7 +47,12 @@ const nodeHash = (left: Uint8Array, right: Uint8Array): Promise<Uint8Array> => s
  * The root an audit path leads to (RFC 9162 §2.1.3.2), or undefined when the path does not fit a
  * tree of `treeSize` leaves (wrong length, index out of range).
  */
-export const rootFromPath = async (leaf: Uint8Array, index: number, treeSize: number, path: readonly Uint8Array[]): Promise<Uint8Array | undefined> => {
+export const rootFromPath = async (
+  leaf: Uint8Array,
+  index: number,
+  treeSize: number,
+  path: readonly Uint8Array[],
+): Promise<Uint8Array | undefined> => {
   if (!Number.isSafeInteger(index) || !Number.isSafeInteger(treeSize) || index < 0 || index >= treeSize) return undefined;
   let fn = index;
   let sn = treeSize - 1;
@@ -114,7 +120,8 @@ export const ed25519Jwks = (doc: unknown): Map<string, string> => {
 };
 
 /** The verification key of an Ed25519 JWK's `x`; rejects a malformed one (or a runtime without Ed25519). */
-export const importEd25519 = (x: string): Promise<CryptoKey> => crypto.subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', x }, { name: 'Ed25519' }, false, ['verify']);
+export const importEd25519 = (x: string): Promise<CryptoKey> =>
+  crypto.subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', x }, { name: 'Ed25519' }, false, ['verify']);
 
 /** Whether `signature` (base64) is the Ed25519 signature of the checkpoint's signed fields under `key`. */
 export const checkpointSignatureValid = (c: SignedFields & { signature: string }, key: CryptoKey): Promise<boolean> =>

@@ -50,12 +50,17 @@ const ed25519Keys = async (doc: unknown): Promise<Map<string, CryptoKey>> => {
 const signatureValid = (c: CheckpointWire, key: CryptoKey): Promise<boolean> => checkpointSignatureValid(c, key).catch(() => false);
 
 /** An answer of a server that has no such operation (an older server). */
-const isUnknownOperation = (e: unknown): boolean => e instanceof ApiError && e.code === 'not_found' && e.status === 404 && e.message.endsWith(': unknown operation');
+const isUnknownOperation = (e: unknown): boolean =>
+  e instanceof ApiError && e.code === 'not_found' && e.status === 404 && e.message.endsWith(': unknown operation');
 
 const windowName = (c: CheckpointWire): string => `checkpoint seq ${c.seq} (window ${c.rangeStartTs} .. ${c.rangeEndTs})`;
 
 export const verifyAuditLog = async (o: VerifyOptions): Promise<VerifyResult> => {
-  const client = new ManagementClient({ endpoint: o.endpoint, token: o.token, ...(o.attempts !== undefined ? { attempts: o.attempts } : {}) });
+  const client = new ManagementClient({
+    endpoint: o.endpoint,
+    token: o.token,
+    ...(o.attempts !== undefined ? { attempts: o.attempts } : {}),
+  });
   const failures: string[] = [];
   const notes: string[] = [];
   const fail = (m: string) => failures.push(m);
@@ -78,14 +83,17 @@ export const verifyAuditLog = async (o: VerifyOptions): Promise<VerifyResult> =>
     const expected = prev ? String(Number(prev.seq) + 1) : '1';
     if (c.seq !== expected) fail(`${name}: expected seq ${expected} (a checkpoint is missing)`);
     if (c.algo !== CHECKPOINT_ALGO) fail(`${name}: unknown algo '${c.algo}'`);
-    if (c.prevRootHash !== (prev ? prev.rootHash : '')) fail(`${name}: prevRootHash is not the root of ${prev ? `seq ${prev.seq}` : 'nothing (first checkpoint)'} — the chain is broken`);
-    if (prev && c.rangeStartTs !== prev.rangeEndTs) fail(`${name}: the window does not start where seq ${prev.seq} ended (${prev.rangeEndTs})`);
+    if (c.prevRootHash !== (prev ? prev.rootHash : ''))
+      fail(`${name}: prevRootHash is not the root of ${prev ? `seq ${prev.seq}` : 'nothing (first checkpoint)'} — the chain is broken`);
+    if (prev && c.rangeStartTs !== prev.rangeEndTs)
+      fail(`${name}: the window does not start where seq ${prev.seq} ended (${prev.rangeEndTs})`);
     if (Date.parse(c.rangeStartTs) >= Date.parse(c.rangeEndTs)) fail(`${name}: empty or inverted window`);
     const key = keys.get(c.signingKid);
     if (!key) fail(`${name}: signing key '${c.signingKid}' is not published in the JWKS`);
     else if (!(await signatureValid(c, key))) fail(`${name}: bad signature (kid ${c.signingKid})`);
     if (c.contentRootHash === undefined || c.contentLeafCount === undefined) fail(`${name}: the server did not rebuild the window`);
-    else if (c.contentLeafCount !== c.leafCount) fail(`${name}: the window holds ${c.contentLeafCount} entries now, ${c.leafCount} when sealed (entries deleted or inserted)`);
+    else if (c.contentLeafCount !== c.leafCount)
+      fail(`${name}: the window holds ${c.contentLeafCount} entries now, ${c.leafCount} when sealed (entries deleted or inserted)`);
     else if (c.contentRootHash !== c.rootHash) fail(`${name}: the window's entries changed since sealing (content root differs)`);
     prev = c;
   }
@@ -99,15 +107,19 @@ export const verifyAuditLog = async (o: VerifyOptions): Promise<VerifyResult> =>
       const cp = checkpoints.find((c) => c.seq === proven.seq);
       const name = windowName(proven);
       if (!cp) fail(`entry ${id}: ${name} is not in the checkpoint list`);
-      else if (cp.rootHash !== proven.rootHash || cp.leafCount !== proven.leafCount) fail(`entry ${id}: the proof names ${name} with another root than the list`);
+      else if (cp.rootHash !== proven.rootHash || cp.leafCount !== proven.leafCount)
+        fail(`entry ${id}: the proof names ${name} with another root than the list`);
       else {
         const leaf = fromBase64(p.leafHash);
         const root = await rootFromPath(leaf, Number(p.leafIndex), Number(p.treeSize), p.proof.map(fromBase64));
-        if (p.treeSize !== cp.leafCount) fail(`entry ${id} in ${name}: the window holds ${p.treeSize} entries now, ${cp.leafCount} when sealed`);
-        else if (!root || !sameBytes(root, fromBase64(cp.rootHash))) fail(`entry ${id} in ${name}: the audit path does not lead to the sealed root (the entry or its window changed)`);
+        if (p.treeSize !== cp.leafCount)
+          fail(`entry ${id} in ${name}: the window holds ${p.treeSize} entries now, ${cp.leafCount} when sealed`);
+        else if (!root || !sameBytes(root, fromBase64(cp.rootHash)))
+          fail(`entry ${id} in ${name}: the audit path does not lead to the sealed root (the entry or its window changed)`);
         try {
           const got = await client.call('GetAuditLog', { id });
-          if (!sameBytes(await leafHashOf(got.log), leaf)) fail(`entry ${id} in ${name}: the entry as GetAuditLog returns it does not hash to the proven leaf`);
+          if (!sameBytes(await leafHashOf(got.log), leaf))
+            fail(`entry ${id} in ${name}: the entry as GetAuditLog returns it does not hash to the proven leaf`);
         } catch (e) {
           if (isUnknownOperation(e)) notes.push('this server has no GetAuditLog: the leaf hash was taken from the proof');
           else throw e;
@@ -149,7 +161,9 @@ export const main = async (argv: readonly string[]): Promise<number> => {
     const r = await verifyAuditLog({ endpoint, token, ...(entry ? { entry } : {}) });
     for (const n of r.notes) console.log(`note: ${n}`);
     if (r.ok) {
-      console.log(`OK: ${r.checkpoints} checkpoint(s): chain, signatures and window contents verified${entry ? `; entry ${entry} included` : ''}`);
+      console.log(
+        `OK: ${r.checkpoints} checkpoint(s): chain, signatures and window contents verified${entry ? `; entry ${entry} included` : ''}`,
+      );
       return 0;
     }
     console.error(`FAIL: ${r.failures[0]}`);

@@ -39,7 +39,11 @@ export const DEFAULT_INPUT_BOUNDS: InputBounds = { maxLines: 50_000, maxLineByte
  * refused when the next one shows, before the rest is read; a line longer than `maxLineBytes`
  * (characters, never more than its bytes) is refused without being parsed.
  */
-export const parseInput = (content: string, endpoint: BatchEndpoint, bounds: InputBounds = DEFAULT_INPUT_BOUNDS): { lines: BatchLine[]; errors: InputError[] } => {
+export const parseInput = (
+  content: string,
+  endpoint: BatchEndpoint,
+  bounds: InputBounds = DEFAULT_INPUT_BOUNDS,
+): { lines: BatchLine[]; errors: InputError[] } => {
   const lines: BatchLine[] = [];
   const errors: InputError[] = [];
   const seen = new Set<string>();
@@ -52,13 +56,21 @@ export const parseInput = (content: string, endpoint: BatchEndpoint, bounds: Inp
     const from = start;
     start = end + 1;
     if (length > bounds.maxLineBytes) {
-      errors.push({ code: 'line_too_large', message: `This line is longer than the limit of ${bounds.maxLineBytes} bytes (GATEWAY_MAX_BODY).`, line: at });
+      errors.push({
+        code: 'line_too_large',
+        message: `This line is longer than the limit of ${bounds.maxLineBytes} bytes (GATEWAY_MAX_BODY).`,
+        line: at,
+      });
       continue;
     }
     const t = content.slice(from, end).trim();
     if (t === '') continue;
     if (++requests > bounds.maxLines) {
-      errors.push({ code: 'too_many_lines', message: `The input file has more than ${bounds.maxLines} requests (GATEWAY_BATCH_MAX_LINES).`, line: at });
+      errors.push({
+        code: 'too_many_lines',
+        message: `The input file has more than ${bounds.maxLines} requests (GATEWAY_BATCH_MAX_LINES).`,
+        line: at,
+      });
       break;
     }
     let v: unknown;
@@ -73,12 +85,17 @@ export const parseInput = (content: string, endpoint: BatchEndpoint, bounds: Inp
       continue;
     }
     if (seen.has(v.custom_id)) {
-      errors.push({ code: 'duplicate_custom_id', message: `The custom_id '${v.custom_id.slice(0, 64)}' appears more than once.`, line: at });
+      errors.push({
+        code: 'duplicate_custom_id',
+        message: `The custom_id '${v.custom_id.slice(0, 64)}' appears more than once.`,
+        line: at,
+      });
       continue;
     }
     seen.add(v.custom_id);
     if (v.method !== 'POST') errors.push({ code: 'invalid_method', message: "'method' must be 'POST'.", line: at });
-    else if (v.url !== endpoint) errors.push({ code: 'invalid_url', message: `'url' must be the batch's endpoint '${endpoint}'.`, line: at });
+    else if (v.url !== endpoint)
+      errors.push({ code: 'invalid_url', message: `'url' must be the batch's endpoint '${endpoint}'.`, line: at });
     else if (!isRecord(v.body)) errors.push({ code: 'invalid_body', message: "'body' must be a JSON object.", line: at });
     else if (v.body.stream === true) lines.push({ customId: v.custom_id, body: v.body, refusal: 'Streaming is not supported in a batch.' });
     else lines.push({ customId: v.custom_id, body: v.body });
@@ -96,6 +113,12 @@ const parsedBody = (text: string): unknown => {
 };
 
 export const outputLine = (customId: string, status: number, requestId: string, body: string): string =>
-  JSON.stringify({ id: newId('batch_req_'), custom_id: customId, response: { status_code: status, request_id: requestId, body: parsedBody(body) }, error: null });
+  JSON.stringify({
+    id: newId('batch_req_'),
+    custom_id: customId,
+    response: { status_code: status, request_id: requestId, body: parsedBody(body) },
+    error: null,
+  });
 
-export const lineError = (customId: string, code: string, message: string): string => JSON.stringify({ id: newId('batch_req_'), custom_id: customId, response: null, error: { code, message } });
+export const lineError = (customId: string, code: string, message: string): string =>
+  JSON.stringify({ id: newId('batch_req_'), custom_id: customId, response: null, error: { code, message } });

@@ -93,7 +93,9 @@ export class BatchRunner {
         .returning();
       if (!row) continue;
       const p = this.#runBatch(row)
-        .catch((e: unknown) => log.error('a batch failed to run; it is resumed when its lease expires', { batch: row.id, error: describeError(e) }))
+        .catch((e: unknown) =>
+          log.error('a batch failed to run; it is resumed when its lease expires', { batch: row.id, error: describeError(e) }),
+        )
         .finally(() => this.#running.delete(row.id));
       this.#running.set(row.id, p);
     }
@@ -106,16 +108,38 @@ export class BatchRunner {
   async #runBatch(row: GatewayBatchRow): Promise<void> {
     const [file] = await this.db.select({ content: gatewayFiles.content }).from(gatewayFiles).where(eq(gatewayFiles.id, row.inputFileId));
     const endpoint = (BATCH_ENDPOINTS as readonly string[]).includes(row.endpoint) ? (row.endpoint as BatchEndpoint) : undefined;
-    const parsed = file && endpoint ? parseInput(file.content, endpoint, this.opts.input) : { lines: [], errors: [{ code: 'invalid_file', message: file ? `Unknown endpoint '${row.endpoint}'.` : `The input file '${row.inputFileId}' no longer exists.`, line: null }] };
+    const parsed =
+      file && endpoint
+        ? parseInput(file.content, endpoint, this.opts.input)
+        : {
+            lines: [],
+            errors: [
+              {
+                code: 'invalid_file',
+                message: file ? `Unknown endpoint '${row.endpoint}'.` : `The input file '${row.inputFileId}' no longer exists.`,
+                line: null,
+              },
+            ],
+          };
     if (row.status === 'validating') {
       if (parsed.errors.length > 0) {
-        await this.db.update(gatewayBatches).set({ status: 'failed', failedAt: new Date(), errors: parsed.errors, leaseOwner: null, leaseUntil: null }).where(this.#mine(row.id));
+        await this.db
+          .update(gatewayBatches)
+          .set({ status: 'failed', failedAt: new Date(), errors: parsed.errors, leaseOwner: null, leaseUntil: null })
+          .where(this.#mine(row.id));
         return;
       }
-      await this.db.update(gatewayBatches).set({ status: 'in_progress', inProgressAt: new Date(), total: parsed.lines.length }).where(this.#mine(row.id));
+      await this.db
+        .update(gatewayBatches)
+        .set({ status: 'in_progress', inProgressAt: new Date(), total: parsed.lines.length })
+        .where(this.#mine(row.id));
     }
     let status = row.status === 'validating' ? 'in_progress' : row.status;
-    const done = new Set((await this.db.select({ line: gatewayBatchLines.line }).from(gatewayBatchLines).where(eq(gatewayBatchLines.batchId, row.id))).map((r) => r.line));
+    const done = new Set(
+      (await this.db.select({ line: gatewayBatchLines.line }).from(gatewayBatchLines).where(eq(gatewayBatchLines.batchId, row.id))).map(
+        (r) => r.line,
+      ),
+    );
     const expiresAt = row.expiresAt.getTime();
     const run = this.run(row.id);
     let next = 0;
@@ -139,7 +163,8 @@ export class BatchRunner {
       );
     }, TICK_MS);
     try {
-      if (status === 'in_progress') await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, Math.max(1, parsed.lines.length)) }, worker));
+      if (status === 'in_progress')
+        await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, Math.max(1, parsed.lines.length)) }, worker));
     } finally {
       clearInterval(tick);
     }
@@ -149,7 +174,8 @@ export class BatchRunner {
       return;
     }
     const [now] = await this.db.select({ status: gatewayBatches.status }).from(gatewayBatches).where(eq(gatewayBatches.id, row.id));
-    const final = now?.status === 'cancelling' ? 'cancelled' : Date.now() >= expiresAt && done.size < parsed.lines.length ? 'expired' : 'completed';
+    const final =
+      now?.status === 'cancelling' ? 'cancelled' : Date.now() >= expiresAt && done.size < parsed.lines.length ? 'expired' : 'completed';
     await this.#finalize(row, final);
   }
 
@@ -192,15 +218,29 @@ export class BatchRunner {
 
   /** The output and error files from the finished lines, the batch's end state, and the line rows removed; one transaction. */
   async #finalize(row: GatewayBatchRow, status: 'completed' | 'cancelled' | 'expired'): Promise<void> {
-    await this.db.update(gatewayBatches).set({ status: status === 'completed' ? 'finalizing' : 'cancelling', finalizingAt: new Date() }).where(this.#mine(row.id));
+    await this.db
+      .update(gatewayBatches)
+      .set({ status: status === 'completed' ? 'finalizing' : 'cancelling', finalizingAt: new Date() })
+      .where(this.#mine(row.id));
     await this.db.transaction(async (tx) => {
-      const lines = await tx.select({ ok: gatewayBatchLines.ok, text: gatewayBatchLines.text }).from(gatewayBatchLines).where(eq(gatewayBatchLines.batchId, row.id)).orderBy(asc(gatewayBatchLines.line));
+      const lines = await tx
+        .select({ ok: gatewayBatchLines.ok, text: gatewayBatchLines.text })
+        .from(gatewayBatchLines)
+        .where(eq(gatewayBatchLines.batchId, row.id))
+        .orderBy(asc(gatewayBatchLines.line));
       const fileOf = async (ok: boolean, name: string): Promise<string | null> => {
         const picked = lines.filter((l) => l.ok === ok);
         if (picked.length === 0) return null;
         const content = `${picked.map((l) => l.text).join('\n')}\n`;
         const id = newId('file-');
-        await tx.insert(gatewayFiles).values({ id, projectUuid: row.projectUuid, purpose: 'batch_output', filename: `${row.id}_${name}.jsonl`, bytes: Buffer.byteLength(content), content });
+        await tx.insert(gatewayFiles).values({
+          id,
+          projectUuid: row.projectUuid,
+          purpose: 'batch_output',
+          filename: `${row.id}_${name}.jsonl`,
+          bytes: Buffer.byteLength(content),
+          content,
+        });
         return id;
       };
       const outputFileId = await fileOf(true, 'output');

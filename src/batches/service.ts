@@ -34,7 +34,10 @@ export const batchObject = (r: GatewayBatchRow): BatchObject => ({
   id: r.id,
   object: 'batch',
   endpoint: r.endpoint,
-  errors: r.errors && r.errors.length > 0 ? { object: 'list', data: r.errors.map((e) => ({ code: e.code, message: e.message, param: null, line: e.line })) } : null,
+  errors:
+    r.errors && r.errors.length > 0
+      ? { object: 'list', data: r.errors.map((e) => ({ code: e.code, message: e.message, param: null, line: e.line })) }
+      : null,
   input_file_id: r.inputFileId,
   completion_window: r.completionWindow,
   status: r.status as BatchObject['status'],
@@ -58,7 +61,13 @@ const page = <T extends { id: string }>(rows: T[], limit: number): ListPage<T> =
   return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > limit };
 };
 
-const FILE_COLUMNS = { id: gatewayFiles.id, bytes: gatewayFiles.bytes, createdAt: gatewayFiles.createdAt, filename: gatewayFiles.filename, purpose: gatewayFiles.purpose };
+const FILE_COLUMNS = {
+  id: gatewayFiles.id,
+  bytes: gatewayFiles.bytes,
+  createdAt: gatewayFiles.createdAt,
+  filename: gatewayFiles.filename,
+  purpose: gatewayFiles.purpose,
+};
 
 const WINDOW_MS = 24 * 3600_000;
 
@@ -80,29 +89,54 @@ export class DbBatchService implements BatchService {
     const where: SQL[] = [eq(gatewayFiles.projectUuid, caller.projectUuid)];
     if (q.after) where.push(lt(gatewayFiles.id, q.after));
     if (q.purpose) where.push(eq(gatewayFiles.purpose, q.purpose));
-    const rows = await this.db.select(FILE_COLUMNS).from(gatewayFiles).where(and(...where)).orderBy(desc(gatewayFiles.id)).limit(q.limit + 1);
+    const rows = await this.db
+      .select(FILE_COLUMNS)
+      .from(gatewayFiles)
+      .where(and(...where))
+      .orderBy(desc(gatewayFiles.id))
+      .limit(q.limit + 1);
     return page(rows.map(fileObject), q.limit);
   }
 
   async getFile(caller: BatchCaller, id: string): Promise<FileObject | undefined> {
-    const [r] = await this.db.select(FILE_COLUMNS).from(gatewayFiles).where(and(eq(gatewayFiles.projectUuid, caller.projectUuid), eq(gatewayFiles.id, id)));
+    const [r] = await this.db
+      .select(FILE_COLUMNS)
+      .from(gatewayFiles)
+      .where(and(eq(gatewayFiles.projectUuid, caller.projectUuid), eq(gatewayFiles.id, id)));
     return r ? fileObject(r) : undefined;
   }
 
   async fileContent(caller: BatchCaller, id: string): Promise<string | undefined> {
-    const [r] = await this.db.select({ content: gatewayFiles.content }).from(gatewayFiles).where(and(eq(gatewayFiles.projectUuid, caller.projectUuid), eq(gatewayFiles.id, id)));
+    const [r] = await this.db
+      .select({ content: gatewayFiles.content })
+      .from(gatewayFiles)
+      .where(and(eq(gatewayFiles.projectUuid, caller.projectUuid), eq(gatewayFiles.id, id)));
     return r?.content;
   }
 
   async deleteFile(caller: BatchCaller, id: string): Promise<boolean> {
-    const gone = await this.db.delete(gatewayFiles).where(and(eq(gatewayFiles.projectUuid, caller.projectUuid), eq(gatewayFiles.id, id))).returning({ id: gatewayFiles.id });
+    const gone = await this.db
+      .delete(gatewayFiles)
+      .where(and(eq(gatewayFiles.projectUuid, caller.projectUuid), eq(gatewayFiles.id, id)))
+      .returning({ id: gatewayFiles.id });
     return gone.length > 0;
   }
 
   async createBatch(caller: BatchCaller, input: CreateBatch): Promise<BatchObject> {
     const file = await this.getFile(caller, input.inputFileId);
-    if (!file) throw new GatewayError({ kind: 'not_found', errorCode: 'file_not_found', message: `No file found with id '${input.inputFileId}'.`, param: 'input_file_id' });
-    if (file.purpose !== 'batch') throw new GatewayError({ kind: 'invalid_request', message: `File '${file.id}' has purpose '${file.purpose}'; a batch's input file needs purpose 'batch'.`, param: 'input_file_id' });
+    if (!file)
+      throw new GatewayError({
+        kind: 'not_found',
+        errorCode: 'file_not_found',
+        message: `No file found with id '${input.inputFileId}'.`,
+        param: 'input_file_id',
+      });
+    if (file.purpose !== 'batch')
+      throw new GatewayError({
+        kind: 'invalid_request',
+        message: `File '${file.id}' has purpose '${file.purpose}'; a batch's input file needs purpose 'batch'.`,
+        param: 'input_file_id',
+      });
     const [row] = await this.db
       .insert(gatewayBatches)
       .values({
@@ -123,14 +157,22 @@ export class DbBatchService implements BatchService {
   }
 
   async getBatch(caller: BatchCaller, id: string): Promise<BatchObject | undefined> {
-    const [r] = await this.db.select().from(gatewayBatches).where(and(eq(gatewayBatches.projectUuid, caller.projectUuid), eq(gatewayBatches.id, id)));
+    const [r] = await this.db
+      .select()
+      .from(gatewayBatches)
+      .where(and(eq(gatewayBatches.projectUuid, caller.projectUuid), eq(gatewayBatches.id, id)));
     return r ? batchObject(r) : undefined;
   }
 
   async listBatches(caller: BatchCaller, q: PageQuery): Promise<ListPage<BatchObject>> {
     const where: SQL[] = [eq(gatewayBatches.projectUuid, caller.projectUuid)];
     if (q.after) where.push(lt(gatewayBatches.id, q.after));
-    const rows = await this.db.select().from(gatewayBatches).where(and(...where)).orderBy(desc(gatewayBatches.id)).limit(q.limit + 1);
+    const rows = await this.db
+      .select()
+      .from(gatewayBatches)
+      .where(and(...where))
+      .orderBy(desc(gatewayBatches.id))
+      .limit(q.limit + 1);
     return page(rows.map(batchObject), q.limit);
   }
 
@@ -139,7 +181,10 @@ export class DbBatchService implements BatchService {
     const [r] = await this.db.select({ status: gatewayBatches.status }).from(gatewayBatches).where(mine);
     if (!r) return undefined;
     if (r.status === 'validating' || r.status === 'in_progress') {
-      await this.db.update(gatewayBatches).set({ status: 'cancelling', cancellingAt: new Date() }).where(and(mine, eq(gatewayBatches.status, r.status)));
+      await this.db
+        .update(gatewayBatches)
+        .set({ status: 'cancelling', cancellingAt: new Date() })
+        .where(and(mine, eq(gatewayBatches.status, r.status)));
       this.wake();
     } else if (r.status !== 'cancelling' && r.status !== 'cancelled') {
       throw new GatewayError({ kind: 'conflict', message: `Batch '${id}' is ${r.status} and cannot be cancelled.` });

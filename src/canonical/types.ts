@@ -170,5 +170,4 @@ export type StreamEvent =
 
 export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0 });
 
-export const textOf = (parts: readonly ContentPart[]): string =>
-  parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+export const textOf = (parts: readonly ContentPart[]): string => parts.map((p) => (p.type === 'text' ? p.text : '')).join('');

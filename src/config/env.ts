@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { TlsFiles } from '../core/tls.ts';
 import type { TelemetryConfig } from './telemetry.ts';
-import { ConfigError, LOG_LEVELS, parseSettings, type Settings } from './settings.ts';
+import { ConfigError, type LOG_LEVELS, parseSettings, type Settings } from './settings.ts';
 
 export { ConfigError } from './settings.ts';
 
@@ -102,7 +102,8 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     const arg = argv[i];
     if (arg === '--role') {
       const v = argv[++i];
-      if (v !== 'all' && v !== 'control' && v !== 'data') throw new ConfigError('--role', `'${v ?? ''}' is not a role (all, control, data)`);
+      if (v !== 'all' && v !== 'control' && v !== 'data')
+        throw new ConfigError('--role', `'${v ?? ''}' is not a role (all, control, data)`);
       role = v;
     } else if (arg === '--service-account') {
       serviceAccountFile = argv[++i];
@@ -110,7 +111,8 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
   }
   if (role === 'data' && !serviceAccountFile) throw new ConfigError('--service-account', 'required with --role data');
   const s = parseSettings(env);
-  if (s.GATEWAY_KEK_PREVIOUS.length > 0 && !s.GATEWAY_KEK) throw new ConfigError('GATEWAY_KEK_PREVIOUS', 'needs GATEWAY_KEK (the new key) to be set');
+  if (s.GATEWAY_KEK_PREVIOUS.length > 0 && !s.GATEWAY_KEK)
+    throw new ConfigError('GATEWAY_KEK_PREVIOUS', 'needs GATEWAY_KEK (the new key) to be set');
   if (s.DATABASE_URL && !s.GATEWAY_KEK && role !== 'data') throw new ConfigError('GATEWAY_KEK', 'required when DATABASE_URL is set');
   const tls: GatewayConfig['tls'] = {};
   const inferenceTls = tlsPair(s.GATEWAY_TLS_CERT_FILE, s.GATEWAY_TLS_KEY_FILE, 'GATEWAY_TLS');
@@ -177,7 +179,11 @@ const tlsPair = (cert: string | undefined, key: string | undefined, prefix: stri
   if (cert === undefined && key === undefined) return undefined;
   if (cert === undefined) throw new ConfigError(`${prefix}_CERT_FILE`, `required with ${prefix}_KEY_FILE`);
   if (key === undefined) throw new ConfigError(`${prefix}_KEY_FILE`, `required with ${prefix}_CERT_FILE`);
-  for (const [name, file] of [[`${prefix}_CERT_FILE`, cert], [`${prefix}_KEY_FILE`, key]] as const) if (!existsSync(file)) throw new ConfigError(name, `'${file}' does not exist`);
+  for (const [name, file] of [
+    [`${prefix}_CERT_FILE`, cert],
+    [`${prefix}_KEY_FILE`, key],
+  ] as const)
+    if (!existsSync(file)) throw new ConfigError(name, `'${file}' does not exist`);
   return { certFile: cert, keyFile: key };
 };
 

@@ -74,7 +74,8 @@ export const url = (o: Common & { schemes: readonly string[]; parseable?: boolea
     parse(raw, name) {
       if (raw === undefined) return undefined;
       const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(raw)?.[1]?.toLowerCase();
-      if (!scheme || !o.schemes.includes(scheme)) throw new ConfigError(name, `must start with ${o.schemes.map((s) => `${s}://`).join(' or ')}`);
+      if (!scheme || !o.schemes.includes(scheme))
+        throw new ConfigError(name, `must start with ${o.schemes.map((s) => `${s}://`).join(' or ')}`);
       if (parseable && !URL.canParse(raw)) throw new ConfigError(name, `${shown(spec, raw)} is not a URL`);
       return raw;
     },
@@ -105,7 +106,8 @@ export const integer = (o: Common & { default: string; min: number; max?: number
       const v = raw ?? o.default;
       const n = Number(v);
       if (!Number.isSafeInteger(n) || n < min || (max !== undefined && n > max)) {
-        const range = max === undefined ? (min === 1 ? 'a positive integer' : `an integer of at least ${min}`) : `an integer from ${min} to ${max}`;
+        const range =
+          max === undefined ? (min === 1 ? 'a positive integer' : `an integer of at least ${min}`) : `an integer from ${min} to ${max}`;
         throw new ConfigError(name, `'${v}' is not ${range}`);
       }
       return n;
@@ -189,7 +191,9 @@ export const oneOf = <const V extends readonly string[]>(o: Common & { values: V
 });
 
 /** Comma-separated values; an empty value is the empty list. `check` returns what is wrong with an item. */
-export const list = (o: Common & { default?: string; lower?: boolean; check?: (item: string) => string | undefined }): Setting<string[]> => {
+export const list = (
+  o: Common & { default?: string; lower?: boolean; check?: (item: string) => string | undefined },
+): Setting<string[]> => {
   const { check, lower, ...spec } = o;
   return {
     type: 'list',

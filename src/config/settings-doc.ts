@@ -30,7 +30,8 @@ const typeOf = (s: SettingSpec): string => {
 };
 
 const allowed = (s: SettingSpec): string => {
-  const range = s.min !== undefined && s.max !== undefined ? `${code(s.min)}–${code(s.max)}` : s.min !== undefined ? `≥ ${code(s.min)}` : undefined;
+  const range =
+    s.min !== undefined && s.max !== undefined ? `${code(s.min)}–${code(s.max)}` : s.min !== undefined ? `≥ ${code(s.min)}` : undefined;
   switch (s.type) {
     case 'port':
     case 'integer':
@@ -57,13 +58,18 @@ const allowed = (s: SettingSpec): string => {
 const defaultOf = (s: SettingSpec): string => (s.default !== undefined ? code(s.default) : (s.unset ?? '—'));
 
 const meaning = (s: SettingSpec): string => {
-  const notes = [s.secret ? 'Secret: never printed, not even in an error.' : '', s.readBy === 'bun' ? 'Read by Bun at process start; the gateway only checks it.' : ''].filter(Boolean);
+  const notes = [
+    s.secret ? 'Secret: never printed, not even in an error.' : '',
+    s.readBy === 'bun' ? 'Read by Bun at process start; the gateway only checks it.' : '',
+  ].filter(Boolean);
   return [`${s.description}.`, ...notes].join(' ');
 };
 
 /** The generated block, markers included. */
 export const renderSettings = (): string => {
-  const rows = settingSpecs().map((s) => `| ${code(s.name)} | ${typeOf(s)} | ${cell(defaultOf(s))} | ${cell(allowed(s))} | ${cell(meaning(s))} |`);
+  const rows = settingSpecs().map(
+    (s) => `| ${code(s.name)} | ${typeOf(s)} | ${cell(defaultOf(s))} | ${cell(allowed(s))} | ${cell(meaning(s))} |`,
+  );
   return [
     BEGIN,
     '| Setting | Type | Default | Allowed | Meaning |',

@@ -15,7 +15,11 @@ export function bundleConsole(): { js: string; css: string } {
     stderr: 'pipe',
   });
   if (built.exitCode !== 0) throw new Error(`console bundle failed: ${built.stderr.toString()}`);
-  const css = Bun.spawnSync([process.execPath, 'build', join(dir, 'style.css'), '--minify'], { env: { ...process.env, BUN_BE_BUN: '1' }, stdout: 'pipe', stderr: 'pipe' });
+  const css = Bun.spawnSync([process.execPath, 'build', join(dir, 'style.css'), '--minify'], {
+    env: { ...process.env, BUN_BE_BUN: '1' },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   if (css.exitCode !== 0) throw new Error(`console styles failed: ${css.stderr.toString()}`);
   return { js: built.stdout.toString(), css: css.stdout.toString() };
 }

@@ -15,7 +15,8 @@ const load = (): Promise<Assets> => (assets ??= import('./assets.ts').then((m) =
  * Scripts and styles only from this origin; TypeBox's compiled checks (the typed client checks each
  * answer against its schema) need 'unsafe-eval'. No frames, no plugins, no other origins.
  */
-const CSP = "default-src 'none'; script-src 'self' 'unsafe-eval'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self' 'unsafe-eval'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -42,5 +43,9 @@ export const consoleRoutes = () =>
   new Elysia({ name: 'console' })
     // `/console` and `/console/` alike (Elysia matches either); the page's assets are absolute paths.
     .get('/console/', () => new Response(PAGE, { headers: headers('text/html; charset=utf-8') }), { detail: { hide: true } })
-    .get('/console/console.js', async () => new Response((await load()).js, { headers: headers('text/javascript; charset=utf-8') }), { detail: { hide: true } })
-    .get('/console/console.css', async () => new Response((await load()).css, { headers: headers('text/css; charset=utf-8') }), { detail: { hide: true } });
+    .get('/console/console.js', async () => new Response((await load()).js, { headers: headers('text/javascript; charset=utf-8') }), {
+      detail: { hide: true },
+    })
+    .get('/console/console.css', async () => new Response((await load()).css, { headers: headers('text/css; charset=utf-8') }), {
+      detail: { hide: true },
+    });

@@ -79,13 +79,22 @@ export const actorOf = (principal: Principal | undefined): Actor => {
       return { actorType: 'user', userId: PLATFORM_ADMIN_USER, userEmail: '', facts: { principal: 'platform_admin' } };
     case 'user':
       return principal.serviceAccountId
-        ? { actorType: 'user', userId: principal.userId, userEmail: principal.userId, facts: { principal: 'service_account', customerId: principal.customerId, serviceAccountId: principal.serviceAccountId } }
-        : { actorType: 'user', userId: principal.userId, userEmail: '', facts: { principal: 'user_token', customerId: principal.customerId } };
+        ? {
+            actorType: 'user',
+            userId: principal.userId,
+            userEmail: principal.userId,
+            facts: { principal: 'service_account', customerId: principal.customerId, serviceAccountId: principal.serviceAccountId },
+          }
+        : {
+            actorType: 'user',
+            userId: principal.userId,
+            userEmail: '',
+            facts: { principal: 'user_token', customerId: principal.customerId },
+          };
     case 'system':
       return SYSTEM_ACTOR;
   }
 };
-
 
 export const REDACTED = '[REDACTED]';
 
@@ -117,7 +126,8 @@ const isSecretName = (k: string): boolean => {
 };
 
 /** Values that are secrets whatever their property name: inference keys, JWTs, PEM keys. */
-const SECRET_VALUE = /^(sk-[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*)$/;
+const SECRET_VALUE =
+  /^(sk-[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*)$/;
 
 /** Bodies larger than this (as JSON text) are recorded as a size only. */
 export const MAX_RECORDED_BODY = 64 * 1024;
@@ -180,7 +190,14 @@ export interface Outcome {
 }
 
 /** One audit row. `timestamp` is taken when the row is built (millisecond precision). */
-export const auditRow = (call: CallInfo | undefined, actor: Actor, target: AuditTarget, requestBody: unknown, outcome: Outcome, extra: Record<string, unknown> = {}): NewAuditLogRow => ({
+export const auditRow = (
+  call: CallInfo | undefined,
+  actor: Actor,
+  target: AuditTarget,
+  requestBody: unknown,
+  outcome: Outcome,
+  extra: Record<string, unknown> = {},
+): NewAuditLogRow => ({
   timestamp: new Date(),
   userId: storable(actor.userId),
   userEmail: storable(actor.userEmail),

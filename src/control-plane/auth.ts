@@ -92,7 +92,11 @@ export class ManagementAuth {
     try {
       scope = def.scope && isRecord(input) ? await def.scope(input) : undefined;
     } catch (e) {
-      if (e instanceof GatewayError && (e.connectCode === 'permission_denied' || e.connectCode === 'not_found' || e.connectCode === 'unavailable')) throw e;
+      if (
+        e instanceof GatewayError &&
+        (e.connectCode === 'permission_denied' || e.connectCode === 'not_found' || e.connectCode === 'unavailable')
+      )
+        throw e;
       if (isDatabaseUnavailable(e)) throw databaseUnavailable();
       throw denied();
     }
@@ -109,6 +113,7 @@ export class ManagementAuth {
     const project = projectOrDefault(scope.projectId);
     const role = principal.roles.get(project);
     if (!role) throw connectError('permission_denied', `not a member of project '${project}'`);
-    if (def.permission === 'project_admin' && role !== 'admin') throw connectError('permission_denied', `${def.name} requires the admin role in project '${project}'`);
+    if (def.permission === 'project_admin' && role !== 'admin')
+      throw connectError('permission_denied', `${def.name} requires the admin role in project '${project}'`);
   };
 }

@@ -35,7 +35,9 @@ export interface CascadeStep extends Omit<StoredDecl, 'removedWith'> {
 
 /** Every table of the store schema by its SQL name. */
 const exported: unknown[] = Object.values(schema);
-export const STORE_TABLES: ReadonlyMap<string, PgTable> = new Map(exported.filter((v): v is PgTable => is(v, PgTable)).map((t) => [getTableName(t), t]));
+export const STORE_TABLES: ReadonlyMap<string, PgTable> = new Map(
+  exported.filter((v): v is PgTable => is(v, PgTable)).map((t) => [getTableName(t), t]),
+);
 
 /** The owners' own rows: removed last by their own cascade (a customer's projects are each cascaded first). */
 const OWN_TABLE: Record<Removable, PgTable> = { project: projects, customer: customers };
@@ -47,7 +49,8 @@ const OWN_TABLE: Record<Removable, PgTable> = { project: projects, customer: cus
 export const KEPT_ON_DELETE: Readonly<Record<string, string>> = {
   gateway_files: "a project's files: reached only with a key of the project (none works once it is deleted); removed by DeleteFile",
   gateway_batches: "a project's batches: reached only with a key of the project; they expire",
-  stored_conversations: "a project's stored conversations: reached only with a key of the project; they expire (GATEWAY_RESPONSE_RETENTION)",
+  stored_conversations:
+    "a project's stored conversations: reached only with a key of the project; they expire (GATEWAY_RESPONSE_RETENTION)",
   stored_conversation_items: 'the items of stored conversations: they expire with them',
 };
 
@@ -101,11 +104,17 @@ const bind = (owner: Removable, step: Omit<StoredDecl, 'removedWith'>): Remove =
     const values: Record<string, Date | string> = { [markerName]: at };
     if (step.touch) values.updatedAt = at;
     if (reason) values[reason] = `${owner} deleted`;
-    await tx.update(table).set(values).where(and(eq(ownerColumn, ownerId), isNull(marker)));
+    await tx
+      .update(table)
+      .set(values)
+      .where(and(eq(ownerColumn, ownerId), isNull(marker)));
   };
 };
 
-const REMOVE: Record<Removable, Remove[]> = { project: PLAN.project.map((s) => bind('project', s)), customer: PLAN.customer.map((s) => bind('customer', s)) };
+const REMOVE: Record<Removable, Remove[]> = {
+  project: PLAN.project.map((s) => bind('project', s)),
+  customer: PLAN.customer.map((s) => bind('customer', s)),
+};
 
 /** How an owner's own row is removed: its own declaration's (the `project` and `customer` resources). */
 const ownRow = (owner: Removable): Remove => {
@@ -140,11 +149,19 @@ export const cascadeProjectDelete = async (tx: Tx, customerId: string, projectId
  * at once and its key leaves the JWKS, and a workspace later re-created with the same slug does not
  * take the old accounts.
  */
-export const revokeWorkspaceAccounts = async (tx: Tx, customerUuid: string, workspaceId: string, at: Date, reason: string): Promise<void> => {
+export const revokeWorkspaceAccounts = async (
+  tx: Tx,
+  customerUuid: string,
+  workspaceId: string,
+  at: Date,
+  reason: string,
+): Promise<void> => {
   await tx
     .update(serviceAccounts)
     .set({ revokedAt: at, revokeReason: reason })
-    .where(and(eq(serviceAccounts.customerUuid, customerUuid), eq(serviceAccounts.workspaceId, workspaceId), isNull(serviceAccounts.revokedAt)));
+    .where(
+      and(eq(serviceAccounts.customerUuid, customerUuid), eq(serviceAccounts.workspaceId, workspaceId), isNull(serviceAccounts.revokedAt)),
+    );
 };
 
 /**

@@ -28,7 +28,11 @@ const pathOf = (path: string, key: string | number): string => (path ? `${path}.
 
 /** Why a string cannot be stored (PostgreSQL text and jsonb hold neither NUL nor a lone surrogate), or undefined. */
 const unstorable = (s: string): string | undefined =>
-  s.includes('\u0000') ? 'contains a NUL character' : s.isWellFormed() ? undefined : 'contains a lone UTF-16 surrogate (not valid Unicode text)';
+  s.includes('\u0000')
+    ? 'contains a NUL character'
+    : s.isWellFormed()
+      ? undefined
+      : 'contains a lone UTF-16 surrogate (not valid Unicode text)';
 
 /** A request body as prepared for authorization and validation, with the first problem found in it. */
 export interface PreparedBody {
@@ -71,7 +75,9 @@ export const prepareBody = (body: unknown, schema: TSchema | undefined): Prepare
     if (value === null || typeof value !== 'object') return value;
     const s = (sch ?? {}) as SchemaLike;
     if (Array.isArray(value)) return value.map((v, i) => walk(v, s.items, pathOf(path, i), depth + 1));
-    const objectSchema = s.anyOf ? (s.anyOf.find((b) => (b as SchemaLike).properties || (b as SchemaLike).patternProperties) as SchemaLike | undefined) : s;
+    const objectSchema = s.anyOf
+      ? (s.anyOf.find((b) => (b as SchemaLike).properties || (b as SchemaLike).patternProperties) as SchemaLike | undefined)
+      : s;
     const props = objectSchema?.properties;
     const mapValue = objectSchema?.patternProperties ? Object.values(objectSchema.patternProperties)[0] : undefined;
     const out: Record<string, unknown> = {};
@@ -82,7 +88,12 @@ export const prepareBody = (body: unknown, schema: TSchema | undefined): Prepare
       if (Object.hasOwn(out, name)) report(pathOf(path, name), `given twice (as '${k}' and its other spelling)`);
       const sub = props && Object.hasOwn(props, name) ? props[name] : mapValue;
       // An own property even for `__proto__`: it must reach the validator (and be rejected), never become a prototype.
-      Object.defineProperty(out, name, { value: walk(v, sub, pathOf(path, name), depth + 1), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, name, {
+        value: walk(v, sub, pathOf(path, name), depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   };
@@ -133,7 +144,10 @@ const unionError = (schema: SchemaLike, value: unknown): { sub: string; message:
     const inner = unionError(first.schema, first.value);
     return { sub: [sub === 'body' ? '' : sub, inner.sub].filter(Boolean).join('.'), message: inner.message };
   }
-  return { sub: sub === 'body' ? '' : sub, message: /^Unexpected property/i.test(first.message ?? '') ? 'unknown property' : (first.message ?? 'invalid value') };
+  return {
+    sub: sub === 'body' ? '' : sub,
+    message: /^Unexpected property/i.test(first.message ?? '') ? 'unknown property' : (first.message ?? 'invalid value'),
+  };
 };
 
 /** Elysia's validation error → `invalid_argument` naming the field. */

@@ -1,7 +1,7 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { projectOrDefault } from '../api/kit.ts';
-import { type OpSpec } from '../api/op.ts';
+import type { OpSpec } from '../api/op.ts';
 import { Elysia } from 'elysia';
 import { asGatewayError, connectError, databaseUnavailable, GatewayError, isDatabaseUnavailable, toConnectBody } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
@@ -139,7 +139,10 @@ interface CallState {
 const ConnectErrorSchema = {
   type: 'object',
   properties: {
-    code: { type: 'string', description: 'Connect code: invalid_argument, failed_precondition, unauthenticated, permission_denied, not_found, already_exists, …' },
+    code: {
+      type: 'string',
+      description: 'Connect code: invalid_argument, failed_precondition, unauthenticated, permission_denied, not_found, already_exists, …',
+    },
     message: { type: 'string', description: 'what went wrong; names the offending field for invalid_argument' },
   },
   required: ['code', 'message'],
@@ -176,7 +179,8 @@ const parseJson = async ({ request }: { request: Request }): Promise<unknown> =>
   }
 };
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof MalformedBody);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof MalformedBody);
 
 /**
  * Mounts operations on a new Elysia instance (strict: unknown properties are rejected). Every
@@ -193,11 +197,18 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
       const v = validationMessage(error);
       return connectError('invalid_argument', v.message, v.field);
     }
-    if (code === 'PARSE') return connectError('invalid_argument', 'the request body must be a JSON object (send {} for an empty request)', 'body');
+    if (code === 'PARSE')
+      return connectError('invalid_argument', 'the request body must be a JSON object (send {} for an empty request)', 'body');
     if (code === 'NOT_FOUND') return connectError('not_found', 'unknown operation');
     if (error instanceof GatewayError) return error;
     if (isDatabaseUnavailable(error)) {
-      log.every('management-db-unavailable', 'warn', 'management operation: the database is unavailable', { error: describeError(error) }, 5_000);
+      log.every(
+        'management-db-unavailable',
+        'warn',
+        'management operation: the database is unavailable',
+        { error: describeError(error) },
+        5_000,
+      );
       return databaseUnavailable();
     }
     log.every('management-op-failed', 'error', 'management operation failed', { error: describeError(error) }, 5_000);
@@ -238,7 +249,14 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
           state.principal = principal;
           const prepared: PreparedBody = isPlainObject(raw)
             ? prepareBody(raw, def.input)
-            : { value: {}, problem: connectError('invalid_argument', "invalid field 'body': the request body must be a JSON object (send {} for an empty request)", 'body') };
+            : {
+                value: {},
+                problem: connectError(
+                  'invalid_argument',
+                  "invalid field 'body': the request body must be a JSON object (send {} for an empty request)",
+                  'body',
+                ),
+              };
           if (def.sessionDefaults && isPlainObject(prepared.value)) prepared.value = def.sessionDefaults(prepared.value, principal);
           state.body = prepared.value;
           await opts.authorize(principal, def, prepared.value);

@@ -25,7 +25,8 @@ const REFUSALS: Record<string, string> = {
   projectId: `projectId: a non-empty string (max ${MAX_CONVERSATION_ID})`,
   id: `id: a non-empty string (max ${MAX_CONVERSATION_ID})`,
   itemId: `itemId: a non-empty string (max ${MAX_CONVERSATION_ID})`,
-  conversation: 'conversation: a stored response {kind: "response", id, createdAt, response, input} or thread {kind: "thread", id, createdAt, messages}',
+  conversation:
+    'conversation: a stored response {kind: "response", id, createdAt, response, input} or thread {kind: "thread", id, createdAt, messages}',
 };
 
 type ConversationCall = 'GetConversation' | 'GetConversationItem' | 'PutConversation' | 'DeleteConversation';
@@ -40,15 +41,20 @@ export const conversationRoutes = (deps: ControlDeps, store: ConversationStore):
         if (a instanceof Response) return a;
         const input: ProtocolInput<N> = valid(PROTOCOL[name].input, await body(req), REFUSALS);
         const plane = await planeOf(deps, a);
-        if (!plane.projectUuids.includes(input.projectId)) throw connectError('permission_denied', 'the project is not served by this data plane', 'projectId');
+        if (!plane.projectUuids.includes(input.projectId))
+          throw connectError('permission_denied', 'the project is not served by this data plane', 'projectId');
         return answer<N>(await op(input));
       } catch (e) {
         return fail(e);
       }
     };
   return {
-    [protocolPath('GetConversation')]: handle('GetConversation', async (b) => ({ conversation: (await store.get(b.projectId, b.id)) ?? null })),
-    [protocolPath('GetConversationItem')]: handle('GetConversationItem', async (b) => ({ item: (await store.getItem(b.projectId, b.itemId)) ?? null })),
+    [protocolPath('GetConversation')]: handle('GetConversation', async (b) => ({
+      conversation: (await store.get(b.projectId, b.id)) ?? null,
+    })),
+    [protocolPath('GetConversationItem')]: handle('GetConversationItem', async (b) => ({
+      item: (await store.getItem(b.projectId, b.itemId)) ?? null,
+    })),
     [protocolPath('PutConversation')]: handle('PutConversation', async (b) => {
       await store.put(b.projectId, b.conversation);
       return {};

@@ -18,10 +18,23 @@ export const dataExportsOf = async (deps: ControlDeps, a: ServiceAccountRow): Pr
     try {
       localVars[name] = await resolveSecretRef(deps.db, deps.secrets, a.customerId, ref, `telemetryLocalVars.${name}`);
     } catch (e) {
-      log.every(`dataplane-export-var-${a.id}-${name}`, 'warn', "a service account's telemetry local variable could not be opened; left out", { serviceAccount: a.id, name, error: describeError(e) }, 300_000);
+      log.every(
+        `dataplane-export-var-${a.id}-${name}`,
+        'warn',
+        "a service account's telemetry local variable could not be opened; left out",
+        { serviceAccount: a.id, name, error: describeError(e) },
+        300_000,
+      );
     }
   }
   return {
-    telemetry: { endpoint: t.endpoint ?? '', headers: t.headers ?? {}, insecure: t.insecure ?? false, protocol: t.protocol ?? '', timeout: t.timeout ?? '', localVars },
+    telemetry: {
+      endpoint: t.endpoint ?? '',
+      headers: t.headers ?? {},
+      insecure: t.insecure ?? false,
+      protocol: t.protocol ?? '',
+      timeout: t.timeout ?? '',
+      localVars,
+    },
   };
 };

@@ -16,7 +16,14 @@ import { sealDocument } from '../propagation/seal.ts';
 import { dataExportsOf } from './dataplane-exports.ts';
 import type { RecordEntry } from '../core/records.ts';
 import { pushedEntry } from './pushed-records.ts';
-import { configChanges, dataplanes, dataplaneStatus, projectGatewayProjects, projectGateways, type ServiceAccountRow } from '../store/schema/index.ts';
+import {
+  configChanges,
+  dataplanes,
+  dataplaneStatus,
+  projectGatewayProjects,
+  projectGateways,
+  type ServiceAccountRow,
+} from '../store/schema/index.ts';
 import { bearer } from './auth.ts';
 import type { ControlDeps } from './deps.ts';
 import { verifyServiceAccountJwt } from './service-account-auth.ts';
@@ -56,7 +63,8 @@ export interface RecordWriter {
   readonly stats: { storeDown: boolean };
 }
 
-export const json = (status: number, body: unknown): Response => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+export const json = (status: number, body: unknown): Response =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 export const fail = (e: unknown): Response => {
   const g = e instanceof GatewayError ? e : isDatabaseUnavailable(e) ? databaseUnavailable() : undefined;
   if (!g) {
@@ -71,7 +79,8 @@ export const authenticate = async (deps: ControlDeps, req: Request): Promise<Ser
   const v = token ? await verifyServiceAccountJwt(deps, token) : undefined;
   if (!v) return json(401, { code: 'unauthenticated', message: 'invalid credentials: a service-account JWT is required' });
   if (!v.ok) return json(401, { code: 'unauthenticated', message: `service account ${v.reason}`, reason: v.reason });
-  if (!v.account.scopes.includes('dataplane')) return json(403, { code: 'permission_denied', message: "the service account lacks scope 'dataplane'" });
+  if (!v.account.scopes.includes('dataplane'))
+    return json(403, { code: 'permission_denied', message: "the service account lacks scope 'dataplane'" });
   return v.account;
 };
 
@@ -124,15 +133,30 @@ export const planeOf = async (deps: ControlDeps, a: ServiceAccountRow) => {
   const gateways = await deps.db
     .select({ id: projectGateways.id })
     .from(projectGateways)
-    .where(and(eq(projectGateways.customerUuid, a.customerUuid), eq(projectGateways.workspaceId, a.workspaceId), isNull(projectGateways.deletedAt)));
+    .where(
+      and(
+        eq(projectGateways.customerUuid, a.customerUuid),
+        eq(projectGateways.workspaceId, a.workspaceId),
+        isNull(projectGateways.deletedAt),
+      ),
+    );
   const attached =
     gateways.length === 0
       ? []
       : await deps.db
           .select({ projectUuid: projectGatewayProjects.projectUuid })
           .from(projectGatewayProjects)
-          .where(inArray(projectGatewayProjects.gatewayId, gateways.map((g) => g.id)));
-  return { ws, targets: [ws.id, ...gateways.map((g) => g.id)], projectUuids: [...new Set([ws.projectUuid, ...attached.map((p) => p.projectUuid)])] };
+          .where(
+            inArray(
+              projectGatewayProjects.gatewayId,
+              gateways.map((g) => g.id),
+            ),
+          );
+  return {
+    ws,
+    targets: [ws.id, ...gateways.map((g) => g.id)],
+    projectUuids: [...new Set([ws.projectUuid, ...attached.map((p) => p.projectUuid)])],
+  };
 };
 
 type Plane = Awaited<ReturnType<typeof planeOf>>;
@@ -145,7 +169,12 @@ type Plane = Awaited<ReturnType<typeof planeOf>>;
  * has other targets (a gateway added to or removed from the workspace), the revision is read again
  * for them.
  */
-const scopeAfterRevision = async (deps: ControlDeps, a: ServiceAccountRow, plane: Plane, revision: number): Promise<{ plane: Plane; revision: number }> => {
+const scopeAfterRevision = async (
+  deps: ControlDeps,
+  a: ServiceAccountRow,
+  plane: Plane,
+  revision: number,
+): Promise<{ plane: Plane; revision: number }> => {
   let current = { plane, revision };
   for (let i = 0; i < 8; i++) {
     const again = await planeOf(deps, a);
@@ -158,13 +187,20 @@ const scopeAfterRevision = async (deps: ControlDeps, a: ServiceAccountRow, plane
 
 /** The desired revision of a data plane: the newest change record addressed to it (or a gateway it hosts). */
 export const desiredRevisionOf = async (deps: Pick<ControlDeps, 'db'>, targets: string[]): Promise<number> => {
-  const [row] = await deps.db.select({ rev: max(configChanges.id) }).from(configChanges).where(inArray(configChanges.target, targets));
+  const [row] = await deps.db
+    .select({ rev: max(configChanges.id) })
+    .from(configChanges)
+    .where(inArray(configChanges.target, targets));
   return Number(row?.rev ?? 0);
 };
 
 const recordPoll = async (deps: ControlDeps, planeId: string, applied: number | undefined, full: boolean): Promise<void> => {
   const now = new Date();
-  const set = { lastPollAt: now, ...(applied !== undefined ? { appliedRevision: applied } : {}), ...(full ? { lastDriftSweepAt: now } : {}) };
+  const set = {
+    lastPollAt: now,
+    ...(applied !== undefined ? { appliedRevision: applied } : {}),
+    ...(full ? { lastDriftSweepAt: now } : {}),
+  };
   await deps.db
     .insert(dataplaneStatus)
     .values({ dataplaneId: planeId, appliedRevision: applied ?? 0, lastPollAt: now, ...(full ? { lastDriftSweepAt: now } : {}) })
@@ -176,7 +212,13 @@ const recordPoll = async (deps: ControlDeps, planeId: string, applied: number | 
  * the desired revision then. The waiter is armed before each read, so a change committed in between
  * is not missed.
  */
-const holdWhileUnchanged = async (deps: ControlDeps, targets: string[], known: number, revision: number, waitMs: number): Promise<number> => {
+const holdWhileUnchanged = async (
+  deps: ControlDeps,
+  targets: string[],
+  known: number,
+  revision: number,
+  waitMs: number,
+): Promise<number> => {
   const signal = deps.configChanged;
   if (!signal || waitMs <= 0 || revision !== known) return revision;
   const deadline = Date.now() + waitMs;
@@ -248,7 +290,13 @@ const handlers = (deps: ControlDeps, records: RecordWriter) => ({
         } else errors.push({ index, message: entry });
       });
       const rejected = errors.length;
-      if (rejected > 0) log.every('dataplane-push-rejected', 'warn', 'a data plane pushed records that were refused', { dataplaneId: a.workspaceId, customerId: a.customerId, rejected, first: errors[0]?.message });
+      if (rejected > 0)
+        log.every('dataplane-push-rejected', 'warn', 'a data plane pushed records that were refused', {
+          dataplaneId: a.workspaceId,
+          customerId: a.customerId,
+          rejected,
+          first: errors[0]?.message,
+        });
       await records.flush();
       // Rows stay queued in this process too; the data plane re-sends them (idempotent by requestId).
       if (records.stats.storeDown) return json(503, { code: 'unavailable', message: 'the record store is unavailable; retry' });

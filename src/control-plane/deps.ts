@@ -101,7 +101,12 @@ export const targetsOf = async (tx: Reader, scope: { customerId?: string | null;
  * customer and project unless `targets` are given. `extraTargets` are added (e.g. the data plane a
  * gateway moved away from).
  */
-export const recordChange = async (tx: Tx, change: Change, targets?: readonly string[], extraTargets: readonly string[] = []): Promise<void> => {
+export const recordChange = async (
+  tx: Tx,
+  change: Change,
+  targets?: readonly string[],
+  extraTargets: readonly string[] = [],
+): Promise<void> => {
   const all = new Set([...(targets ?? (await targetsOf(tx, change))), ...extraTargets]);
   await tx.insert(configChanges).values(
     [...all].map((target) => ({

@@ -27,7 +27,12 @@ export const liveCustomerId = async (db: Reader, customerId: string): Promise<st
 };
 
 /** An active project of an active customer; empty projectId means the default project. */
-export const findProject = async (db: Reader, customerId: string, projectId: string | null | undefined, field = 'projectId'): Promise<ProjectRow> => {
+export const findProject = async (
+  db: Reader,
+  customerId: string,
+  projectId: string | null | undefined,
+  field = 'projectId',
+): Promise<ProjectRow> => {
   const customer = await findCustomer(db, customerId);
   const slug = projectOrDefault(projectId);
   const [row] = await db
@@ -45,7 +50,12 @@ export const findProject = async (db: Reader, customerId: string, projectId: str
  * for the insert to commit and then cascades over it, or runs first and the locked re-read finds
  * the parent gone: not_found). Children store the parent's row id, never only its slug.
  */
-export const lockCustomer = async (tx: Tx, customerId: string, field = 'customerId', mode: 'share' | 'update' = 'share'): Promise<CustomerRow> => {
+export const lockCustomer = async (
+  tx: Tx,
+  customerId: string,
+  field = 'customerId',
+  mode: 'share' | 'update' = 'share',
+): Promise<CustomerRow> => {
   const [row] = await tx
     .select()
     .from(customers)

@@ -57,12 +57,25 @@ const failureOf = (error: unknown): { statusCode: number; errorMessage: string }
   return { statusCode: e.status, errorMessage: toConnectBody(e).message };
 };
 
-const writeRefusal = async (deps: ControlDeps, call: CallInfo, actor: Actor, target: AuditTarget, body: unknown, error: unknown): Promise<void> => {
+const writeRefusal = async (
+  deps: ControlDeps,
+  call: CallInfo,
+  actor: Actor,
+  target: AuditTarget,
+  body: unknown,
+  error: unknown,
+): Promise<void> => {
   const f = failureOf(error);
   try {
     await deps.db.insert(auditLogs).values(auditRow(call, actor, target, body, { ...f, success: false, responseData: {} }));
   } catch (e) {
-    log.every('audit-refusal-unwritten', isDatabaseUnavailable(e) ? 'warn' : 'error', 'a refused management call could not be audited', { endpoint: call.endpoint, requestId: call.requestId, error: describeError(e) }, 5_000);
+    log.every(
+      'audit-refusal-unwritten',
+      isDatabaseUnavailable(e) ? 'warn' : 'error',
+      'a refused management call could not be audited',
+      { endpoint: call.endpoint, requestId: call.requestId, error: describeError(e) },
+      5_000,
+    );
   }
 };
 
@@ -127,7 +140,14 @@ const build = (deps: ControlDeps, core: MutationCore): OpDef => {
       const m: MutationCtx = { ...ctx, tx, change: changeIn(deps, tx) };
       const { result, id } = await apply(input, m);
       const target = { actionType: action, resourceType: resource, resourceId: id };
-      await tx.insert(auditLogs).values(auditRow(ctx.call, actorOf(ctx.principal), target, input, { statusCode: 200, success: true, errorMessage: '', responseData: recordedBody(result) }));
+      await tx.insert(auditLogs).values(
+        auditRow(ctx.call, actorOf(ctx.principal), target, input, {
+          statusCode: 200,
+          success: true,
+          errorMessage: '',
+          responseData: recordedBody(result),
+        }),
+      );
       return result;
     });
   };
@@ -135,7 +155,9 @@ const build = (deps: ControlDeps, core: MutationCore): OpDef => {
 };
 
 /** An operation spec that changes state (`mutates` says how its calls are audited). */
-export type MutationSpec<S extends TObject, O extends TObject> = OpSpec<S, O> & { mutates: { action: ActionType; resource: AuditResource } };
+export type MutationSpec<S extends TObject, O extends TObject> = OpSpec<S, O> & {
+  mutates: { action: ActionType; resource: AuditResource };
+};
 
 /** What the server adds to a state-changing operation's spec. */
 export interface MutationImpl<S extends TObject, O extends TObject> extends Omit<OpImpl<S, O>, 'handler'> {
@@ -149,7 +171,11 @@ export interface MutationImpl<S extends TObject, O extends TObject> extends Omit
 const isRecord = (v: unknown): v is Readonly<Record<string, unknown>> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Declares a state-changing operation: its handler runs on the mutation path. */
-export const mutation = <S extends TObject, O extends TObject>(deps: ControlDeps, spec: MutationSpec<S, O>, impl: MutationImpl<S, O>): OpDef => {
+export const mutation = <S extends TObject, O extends TObject>(
+  deps: ControlDeps,
+  spec: MutationSpec<S, O>,
+  impl: MutationImpl<S, O>,
+): OpDef => {
   const { scope, sessionDefaults, resourceId, before, handler } = impl;
   return build(deps, {
     spec,
@@ -192,7 +218,9 @@ export const systemMutation = async <T>(
     // Nothing applied (another replica did it first): nothing to audit.
     if (result === undefined) return undefined;
     const extra = cause ? { cause: { requestId: cause.requestId, endpoint: cause.endpoint } } : {};
-    await tx.insert(auditLogs).values(auditRow(undefined, SYSTEM_ACTOR, target, {}, { statusCode: 200, success: true, errorMessage: '', responseData: {} }, extra));
+    await tx
+      .insert(auditLogs)
+      .values(auditRow(undefined, SYSTEM_ACTOR, target, {}, { statusCode: 200, success: true, errorMessage: '', responseData: {} }, extra));
     return result;
   });
 };

@@ -1,6 +1,6 @@
 import { isRecord } from '../core/json.ts';
 import type { RecordEntry, RecordValue } from '../core/records.ts';
-import { COLUMNS, valueOf } from '../records/entry.ts';
+import { COLUMNS, recordValue } from '../records/entry.ts';
 
 /**
  * A record a data plane pushed (`PushRecords`, dataplane-protocol.ts): its RecordEntry as one JSON
@@ -30,7 +30,14 @@ const isTime = (v: string): boolean => {
   return day >= 1 && day <= days && (hour ?? 0) < 24 && (minute ?? 0) < 60 && (second ?? 0) < 60 && (offH ?? 0) < 16 && (offM ?? 0) < 60;
 };
 
-const WANTS = { uuid: 'a UUID', time: 'an ISO 8601 time (YYYY-MM-DDTHH:MM:SS[.ffffff]Z or ±HH:MM)', boolean: 'a boolean', number: 'a number', json: 'JSON', text: 'a string' } as const;
+const WANTS = {
+  uuid: 'a UUID',
+  time: 'an ISO 8601 time (YYYY-MM-DDTHH:MM:SS[.ffffff]Z or ±HH:MM)',
+  boolean: 'a boolean',
+  number: 'a number',
+  json: 'JSON',
+  text: 'a string',
+} as const;
 
 const fits = (holds: keyof typeof WANTS, v: unknown): boolean => {
   switch (holds) {
@@ -76,7 +83,7 @@ export const pushedEntry = (v: unknown, customerId: string): RecordEntry | strin
   for (const c of COLUMNS) {
     if (BODIES.has(c.name)) continue;
     const value = o[c.name];
-    if (value !== undefined && value !== null) row[c.name] = valueOf(value);
+    if (value !== undefined && value !== null) row[c.name] = recordValue(value);
     else if (c.notNull && c.fallback !== null) row[c.name] = c.fallback as RecordValue;
   }
   row.customer_id = customerId;

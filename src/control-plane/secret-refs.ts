@@ -20,13 +20,23 @@ export const internalRef = (id: string): string => `${SECRET_SCHEME}internal/${i
 
 /** Stores a plaintext secret for a customer and returns its internal reference. */
 export const storeSecret = async (tx: Tx, secrets: SecretBox, customerId: string, purpose: string, plaintext: string): Promise<string> => {
-  const [row] = await tx.insert(storedSecrets).values({ customerId, purpose, valueWrapped: secrets.wrap(plaintext) }).returning({ id: storedSecrets.id });
+  const [row] = await tx
+    .insert(storedSecrets)
+    .values({ customerId, purpose, valueWrapped: secrets.wrap(plaintext) })
+    .returning({ id: storedSecrets.id });
   if (!row) throw new Error('secret not stored');
   return internalRef(row.id);
 };
 
 /** The plaintext a reference names, or `invalid_argument` naming `field` when it names nothing usable. */
-export const resolveSecretRef = async (db: Reader, secrets: SecretBox, customerId: string, ref: string, field: string, env: Record<string, string | undefined> = process.env): Promise<string> => {
+export const resolveSecretRef = async (
+  db: Reader,
+  secrets: SecretBox,
+  customerId: string,
+  ref: string,
+  field: string,
+  env: Record<string, string | undefined> = process.env,
+): Promise<string> => {
   const internal = INTERNAL.exec(ref);
   if (internal) {
     const [row] = await db
@@ -40,7 +50,8 @@ export const resolveSecretRef = async (db: Reader, secrets: SecretBox, customerI
   const fromEnv = ENV.exec(ref);
   if (fromEnv) {
     const v = env[fromEnv[1] as string];
-    if (v === undefined || v === '') throw connectError('invalid_argument', `${field}: environment variable ${fromEnv[1]} is not set on the management plane`, field);
+    if (v === undefined || v === '')
+      throw connectError('invalid_argument', `${field}: environment variable ${fromEnv[1]} is not set on the management plane`, field);
     return v;
   }
   throw connectError('invalid_argument', `${field}: not a secret reference (secret://internal/<uuid> or secret://env/<NAME>)`, field);

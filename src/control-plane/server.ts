@@ -51,7 +51,7 @@ const DESCRIPTION = [
   'Connect-protocol unary JSON: every operation is `POST /{service}/{Operation}` with the request object as body (`Content-Type: application/json`) and the response object as a 200 body.',
   'Errors are `{code, message}` with the Connect status mapping (invalid_argument 400, failed_precondition 400, unauthenticated 401, permission_denied 403, not_found 404, already_exists 409, internal 500, …); a validation error names the offending field.',
   'Names are camelCase; snake_case is accepted on input. Unknown properties are rejected. int64 values are a number or a digit string on input and strings on output; timestamps are RFC 3339 UTC.',
-  "Authentication: `Authorization: Bearer <token>` with the platform-admin token or a user token (CreateUserToken; project admins manage their project, members read it). Each operation states its required permission.",
+  'Authentication: `Authorization: Bearer <token>` with the platform-admin token or a user token (CreateUserToken; project admins manage their project, members read it). Each operation states its required permission.',
 ].join('\n\n');
 
 /** The management listener: Connect-style operations, health, the OpenAPI document and its offline UI. */
@@ -63,10 +63,13 @@ export const buildControlApp = (opts: ControlServerOptions) =>
     })
     .onError(({ code, request, server }) => {
       if (code === 'NOT_FOUND')
-        return new Response(JSON.stringify({ code: 'not_found', message: 'unknown operation: POST /{service}/{Operation}, see /openapi' }), {
-          status: 404,
-          headers: { 'content-type': 'application/json', 'x-request-id': callInfo(request, server).requestId },
-        });
+        return new Response(
+          JSON.stringify({ code: 'not_found', message: 'unknown operation: POST /{service}/{Operation}, see /openapi' }),
+          {
+            status: 404,
+            headers: { 'content-type': 'application/json', 'x-request-id': callInfo(request, server).requestId },
+          },
+        );
       return undefined;
     })
     .use(
@@ -84,7 +87,9 @@ export const buildControlApp = (opts: ControlServerOptions) =>
         },
       }),
     )
-    .get('/openapi', () => new Response(openApiPage(TITLE, SPEC), { headers: { 'content-type': 'text/html; charset=utf-8' } }), { detail: { hide: true } })
+    .get('/openapi', () => new Response(openApiPage(TITLE, SPEC), { headers: { 'content-type': 'text/html; charset=utf-8' } }), {
+      detail: { hide: true },
+    })
     .get(
       '/healthz',
       ({ set }) => {
@@ -116,7 +121,8 @@ export const buildControlApp = (opts: ControlServerOptions) =>
     )
     .use(consoleRoutes())
     .use((app) => {
-      for (const [path, handle] of Object.entries(opts.rawRoutes ?? {})) app.post(path, ({ request }) => handle(request), { parse: 'none', detail: { hide: true } });
+      for (const [path, handle] of Object.entries(opts.rawRoutes ?? {}))
+        app.post(path, ({ request }) => handle(request), { parse: 'none', detail: { hide: true } });
       return app;
     })
     .use(mountOperations(opts.ops, { authenticate: opts.auth.authenticate, authorize: opts.auth.authorize }));
@@ -126,6 +132,12 @@ export const DEFAULT_ADMIN_MAX_BODY = 4 * 1024 * 1024;
 
 export const startControlServer = (opts: ControlServerOptions) => {
   const app = buildControlApp(opts);
-  app.listen({ hostname: opts.host, port: opts.port, idleTimeout: 0, maxRequestBodySize: opts.maxBodyBytes ?? DEFAULT_ADMIN_MAX_BODY, ...tlsOption(opts.tls) });
+  app.listen({
+    hostname: opts.host,
+    port: opts.port,
+    idleTimeout: 0,
+    maxRequestBodySize: opts.maxBodyBytes ?? DEFAULT_ADMIN_MAX_BODY,
+    ...tlsOption(opts.tls),
+  });
   return app;
 };

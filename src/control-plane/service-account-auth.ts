@@ -31,7 +31,10 @@ export const accountStatus = (a: Pick<ServiceAccountRow, 'revokedAt' | 'expiresA
 class LastUsed {
   readonly #pending = new Map<string, Date>();
   #timer: ReturnType<typeof setTimeout> | undefined;
-  constructor(private readonly deps: Pick<ControlDeps, 'db'>, private readonly everyMs: number) {}
+  constructor(
+    private readonly deps: Pick<ControlDeps, 'db'>,
+    private readonly everyMs: number,
+  ) {}
 
   mark(id: string): void {
     this.#pending.set(id, new Date());
@@ -116,7 +119,8 @@ export const verifyServiceAccountJwt = async (deps: ControlDeps, token: string):
   return { ok: true, account: row };
 };
 
-const roleOf = (scopes: readonly string[]): ProjectRole | undefined => (scopes.includes('admin') ? 'admin' : scopes.includes('read') ? 'member' : undefined);
+const roleOf = (scopes: readonly string[]): ProjectRole | undefined =>
+  scopes.includes('admin') ? 'admin' : scopes.includes('read') ? 'member' : undefined;
 
 /**
  * The management API's verifier: a service account with scope `admin` or `read` acts as a user of
@@ -145,4 +149,5 @@ export const serviceAccountVerifier =
   };
 
 /** Rows by id (GetConfigStatus lists the data planes of these accounts). */
-export const accountsByIds = (deps: ControlDeps, ids: string[]) => deps.db.select().from(serviceAccounts).where(inArray(serviceAccounts.id, ids));
+export const accountsByIds = (deps: ControlDeps, ids: string[]) =>
+  deps.db.select().from(serviceAccounts).where(inArray(serviceAccounts.id, ids));

@@ -69,7 +69,11 @@ export class SigningKeys {
     let p = this.#publics.get(kid);
     if (!p) {
       p = (async () => {
-        const [row] = await this.deps.db.select().from(signingKeys).where(and(eq(signingKeys.kid, kid), eq(signingKeys.purpose, USER_TOKEN_PURPOSE))).limit(1);
+        const [row] = await this.deps.db
+          .select()
+          .from(signingKeys)
+          .where(and(eq(signingKeys.kid, kid), eq(signingKeys.purpose, USER_TOKEN_PURPOSE)))
+          .limit(1);
         return row ? importSPKI(row.publicKeyPem, 'RS256') : undefined;
       })();
       // Unknown kids are not cached (a key created by another replica may appear).
@@ -80,7 +84,13 @@ export class SigningKeys {
   }
 
   async #read() {
-    return (await this.deps.db.select().from(signingKeys).where(and(eq(signingKeys.purpose, USER_TOKEN_PURPOSE), isNull(signingKeys.retiredAt))).limit(1))[0];
+    return (
+      await this.deps.db
+        .select()
+        .from(signingKeys)
+        .where(and(eq(signingKeys.purpose, USER_TOKEN_PURPOSE), isNull(signingKeys.retiredAt)))
+        .limit(1)
+    )[0];
   }
 
   async #loadOrCreate(cause: CallInfo | undefined): Promise<ActiveKey> {
@@ -95,7 +105,13 @@ export class SigningKeys {
         async ({ tx, change }) => {
           const inserted = await tx
             .insert(signingKeys)
-            .values({ kid: k.kid, purpose: USER_TOKEN_PURPOSE, alg: 'RS256', publicKeyPem: k.publicKeyPem, privateKeyWrapped: k.privateKeyWrapped })
+            .values({
+              kid: k.kid,
+              purpose: USER_TOKEN_PURPOSE,
+              alg: 'RS256',
+              publicKeyPem: k.publicKeyPem,
+              privateKeyWrapped: k.privateKeyWrapped,
+            })
             .onConflictDoNothing()
             .returning({ kid: signingKeys.kid });
           if (inserted.length === 0) return undefined;
@@ -126,7 +142,11 @@ export const ringOf = (deps: ControlDeps): SigningKeys => {
  * new one, deletes keys retired more than MAX_TOKEN_DAYS ago. Returns the new kid, the retired one
  * ('' when there was none) and the kids deleted.
  */
-export const rotateSigningKey = async (deps: ControlDeps, tx: Tx, at: Date): Promise<{ kid: string; retiredKid: string; deletedKids: string[] }> => {
+export const rotateSigningKey = async (
+  deps: ControlDeps,
+  tx: Tx,
+  at: Date,
+): Promise<{ kid: string; retiredKid: string; deletedKids: string[] }> => {
   const k = await newKey(deps);
   const [current] = await tx
     .select({ kid: signingKeys.kid })
@@ -135,10 +155,18 @@ export const rotateSigningKey = async (deps: ControlDeps, tx: Tx, at: Date): Pro
     .limit(1)
     .for('update');
   if (current) await tx.update(signingKeys).set({ retiredAt: at }).where(eq(signingKeys.kid, current.kid));
-  await tx.insert(signingKeys).values({ kid: k.kid, purpose: USER_TOKEN_PURPOSE, alg: 'RS256', publicKeyPem: k.publicKeyPem, privateKeyWrapped: k.privateKeyWrapped });
+  await tx.insert(signingKeys).values({
+    kid: k.kid,
+    purpose: USER_TOKEN_PURPOSE,
+    alg: 'RS256',
+    publicKeyPem: k.publicKeyPem,
+    privateKeyWrapped: k.privateKeyWrapped,
+  });
   const deleted = await tx
     .delete(signingKeys)
-    .where(and(eq(signingKeys.purpose, USER_TOKEN_PURPOSE), lt(signingKeys.retiredAt, new Date(at.getTime() - MAX_TOKEN_DAYS * 86_400_000))))
+    .where(
+      and(eq(signingKeys.purpose, USER_TOKEN_PURPOSE), lt(signingKeys.retiredAt, new Date(at.getTime() - MAX_TOKEN_DAYS * 86_400_000))),
+    )
     .returning({ kid: signingKeys.kid });
   return { kid: k.kid, retiredKid: current?.kid ?? '', deletedKids: deleted.map((d) => d.kid) };
 };

@@ -24,7 +24,9 @@ const collect = (v: unknown, path: string, out: Map<string, string>): void => {
   if (typeof v === 'string') {
     if (HTTP_URL.test(v.trim())) out.set(path, v.trim());
   } else if (Array.isArray(v)) {
-    v.forEach((x, i) => collect(x, `${path}[${i}]`, out));
+    v.forEach((x, i) => {
+      collect(x, `${path}[${i}]`, out);
+    });
   } else if (v !== null && typeof v === 'object') {
     for (const [k, x] of Object.entries(v)) if (k.toLowerCase() !== 'headers') collect(x, `${path}.${k}`, out);
   }

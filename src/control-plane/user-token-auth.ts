@@ -103,7 +103,8 @@ export const userTokenVerifier =
     const persisted = claims.imp !== true;
     if (persisted) {
       const [row] = await deps.db.select().from(userTokens).where(eq(userTokens.jti, jti)).limit(1);
-      if (!row || row.revokedAt || row.expiresAt.getTime() <= Date.now() || row.userId !== sub || row.customerUuid !== c.id) return undefined;
+      if (!row || row.revokedAt || row.expiresAt.getTime() <= Date.now() || row.userId !== sub || row.customerUuid !== c.id)
+        return undefined;
       usageOf(deps).mark(jti);
     }
     const memberships = await deps.db

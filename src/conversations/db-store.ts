@@ -60,7 +60,9 @@ export class DbConversationStore implements ConversationStore {
     const rows = await this.db
       .select({ body: storedConversations.body })
       .from(storedConversations)
-      .where(and(eq(storedConversations.projectId, projectId), eq(storedConversations.id, id), gt(storedConversations.expiresAt, new Date())))
+      .where(
+        and(eq(storedConversations.projectId, projectId), eq(storedConversations.id, id), gt(storedConversations.expiresAt, new Date())),
+      )
       .limit(1);
     return rows[0]?.body as StoredConversation | undefined;
   }
@@ -70,7 +72,13 @@ export class DbConversationStore implements ConversationStore {
     const rows = await this.db
       .select({ item: storedConversationItems.item })
       .from(storedConversationItems)
-      .where(and(eq(storedConversationItems.projectId, projectId), eq(storedConversationItems.itemId, itemId), gt(storedConversationItems.expiresAt, new Date())))
+      .where(
+        and(
+          eq(storedConversationItems.projectId, projectId),
+          eq(storedConversationItems.itemId, itemId),
+          gt(storedConversationItems.expiresAt, new Date()),
+        ),
+      )
       .limit(1);
     return rows[0]?.item;
   }
@@ -82,7 +90,13 @@ export class DbConversationStore implements ConversationStore {
    * out rather than derived from the drizzle query through store/pglite-select.ts: building and
    * wrapping that query costs more than the read (915–1,090 µs per read against 372 measured).
    */
-  async #one<T>(column: 'body' | 'item', table: 'stored_conversations' | 'stored_conversation_items', projectId: string, key: 'id' | 'item_id', value: string): Promise<T | undefined> {
+  async #one<T>(
+    column: 'body' | 'item',
+    table: 'stored_conversations' | 'stored_conversation_items',
+    projectId: string,
+    key: 'id' | 'item_id',
+    value: string,
+  ): Promise<T | undefined> {
     const [result] = (await (this.#exec as Exec)(
       `select ${column} as v from ${table} where project_id = ${dollarQuoted(projectId)}::uuid and ${key} = ${dollarQuoted(value)} and expires_at > ${dollarQuoted(new Date().toISOString())}::timestamptz limit 1`,
     )) as { rows: { v: T }[] }[];
@@ -139,7 +153,8 @@ export class DbConversationStore implements ConversationStore {
     for (const { projectId, c } of batch) {
       rows.set(`${projectId}\u0000${c.id}`, JSON.stringify({ project_id: projectId, id: c.id, kind: c.kind, body: c }));
       if (c.kind === 'response') {
-        for (const item of itemIdsOf(c)) items.push(JSON.stringify({ project_id: projectId, item_id: String(item.id), conversation_id: c.id, item }));
+        for (const item of itemIdsOf(c))
+          items.push(JSON.stringify({ project_id: projectId, item_id: String(item.id), conversation_id: c.id, item }));
       }
     }
     const rowsJson = `[${[...rows.values()].join(',')}]`;
@@ -149,7 +164,10 @@ export class DbConversationStore implements ConversationStore {
       // The embedded store: both statements in one round trip of the simple protocol (an implicit
       // transaction: both or neither), the JSON as dollar-quoted literals.
       const expires = sql.raw(`'${expiresAt}'`);
-      const text = [insertConversations(sql.raw(dollarQuoted(rowsJson)), expires), ...(itemsJson ? [insertItems(sql.raw(dollarQuoted(itemsJson)), expires)] : [])]
+      const text = [
+        insertConversations(sql.raw(dollarQuoted(rowsJson)), expires),
+        ...(itemsJson ? [insertItems(sql.raw(dollarQuoted(itemsJson)), expires)] : []),
+      ]
         .map((q) => dialect.sqlToQuery(q).sql)
         .join(';\n');
       await exec(text);
@@ -165,9 +183,13 @@ export class DbConversationStore implements ConversationStore {
     return this.db.transaction(async (tx) => {
       const gone = await tx
         .delete(storedConversations)
-        .where(and(eq(storedConversations.projectId, projectId), eq(storedConversations.id, id), gt(storedConversations.expiresAt, new Date())))
+        .where(
+          and(eq(storedConversations.projectId, projectId), eq(storedConversations.id, id), gt(storedConversations.expiresAt, new Date())),
+        )
         .returning({ id: storedConversations.id });
-      await tx.delete(storedConversationItems).where(and(eq(storedConversationItems.projectId, projectId), eq(storedConversationItems.conversationId, id)));
+      await tx
+        .delete(storedConversationItems)
+        .where(and(eq(storedConversationItems.projectId, projectId), eq(storedConversationItems.conversationId, id)));
       return gone.length > 0;
     });
   }
@@ -175,13 +197,18 @@ export class DbConversationStore implements ConversationStore {
   /** Deletes expired conversations and items; returns how many conversations went. */
   async purge(now = new Date()): Promise<number> {
     await this.db.delete(storedConversationItems).where(lt(storedConversationItems.expiresAt, now));
-    const gone = await this.db.delete(storedConversations).where(lt(storedConversations.expiresAt, now)).returning({ id: storedConversations.id });
+    const gone = await this.db
+      .delete(storedConversations)
+      .where(lt(storedConversations.expiresAt, now))
+      .returning({ id: storedConversations.id });
     return gone.length;
   }
 
   start(purgeEveryMs: number): void {
     this.#timer = setInterval(() => {
-      this.purge().catch((e: unknown) => log.every('conversation-purge', 'warn', 'purging expired stored conversations failed', { error: describeError(e) }));
+      this.purge().catch((e: unknown) =>
+        log.every('conversation-purge', 'warn', 'purging expired stored conversations failed', { error: describeError(e) }),
+      );
     }, purgeEveryMs);
     this.#timer.unref?.();
   }

@@ -192,7 +192,8 @@ export const inwardAddress = async (url: string): Promise<Inward | undefined> =>
   const host = urlHost(url);
   if (host === undefined || host === '') return { address: url, class: 'reserved' };
   const direct = classifyIp(host) ?? classifyName(host);
-  if (direct !== undefined) return remember(url, direct === 'public' ? undefined : { address: host, class: direct }, now + RESOLUTION_TTL_MS);
+  if (direct !== undefined)
+    return remember(url, direct === 'public' ? undefined : { address: host, class: direct }, now + RESOLUTION_TTL_MS);
   const r = resolution(host, now);
   for (const address of await r.addresses) {
     const c = classifyIp(address) ?? 'reserved';

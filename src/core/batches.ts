@@ -92,4 +92,9 @@ export interface BatchService {
 }
 
 /** Runs one batch line through the project's routes as the key `keyId` would (the embedded data plane's pipeline). */
-export type RunLine = (keyId: string, endpoint: BatchEndpoint, body: unknown, customId: string) => Promise<{ status: number; requestId: string; body: string }>;
+export type RunLine = (
+  keyId: string,
+  endpoint: BatchEndpoint,
+  body: unknown,
+  customId: string,
+) => Promise<{ status: number; requestId: string; body: string }>;

@@ -16,4 +16,5 @@ export type ByokProvider = keyof typeof BYOK_PROVIDERS;
 export const BYOK_PROVIDER_NAMES = Object.keys(BYOK_PROVIDERS) as ByokProvider[];
 
 /** The provider id a BYOK provider value serves, or undefined for an unknown value. */
-export const byokProviderId = (p: string): string | undefined => (Object.hasOwn(BYOK_PROVIDERS, p) ? BYOK_PROVIDERS[p as ByokProvider] : undefined);
+export const byokProviderId = (p: string): string | undefined =>
+  Object.hasOwn(BYOK_PROVIDERS, p) ? BYOK_PROVIDERS[p as ByokProvider] : undefined;

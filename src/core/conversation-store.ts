@@ -84,4 +84,3 @@ export const itemIdsOf = (c: StoredResponse): JsonObject[] => {
   }
   return out;
 };
-

@@ -142,7 +142,11 @@ export const modelNotOnDataPlane = (model: string): GatewayError =>
   });
 
 export const modelNotRouted = (model: string): GatewayError =>
-  new GatewayError({ kind: 'model_not_routed', message: `No route is deployed for the model '${model}' on this data plane.`, param: 'model' });
+  new GatewayError({
+    kind: 'model_not_routed',
+    message: `No route is deployed for the model '${model}' on this data plane.`,
+    param: 'model',
+  });
 
 export const modelNotReady = (model: string): GatewayError =>
   new GatewayError({
@@ -218,7 +222,8 @@ export const isDatabaseUnavailable = (e: unknown): boolean => {
   let cur: unknown = e;
   for (let depth = 0; depth < 6 && cur !== null && typeof cur === 'object'; depth++) {
     const code = (cur as { code?: unknown }).code;
-    if (typeof code === 'string' && (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    if (typeof code === 'string' && (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)))
+      return true;
     const message = (cur as { message?: unknown }).message;
     if (typeof message === 'string' && /^PGlite is closed/.test(message)) return true;
     cur = (cur as { cause?: unknown }).cause;

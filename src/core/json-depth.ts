@@ -82,7 +82,11 @@ const refuseNesting = (text: string, limit: number): void => {
       if (++depth > limit) {
         const path = isArray[0] ? null : paramOf(segs.slice(0, Math.min(depth - 1, PATH_LEVELS)));
         const where = path === null ? 'The request body' : `'${path}'`;
-        throw invalidRequest(`${where} is nested too deeply: JSON objects and arrays may nest at most ${limit} levels.`, path, 'nesting_too_deep');
+        throw invalidRequest(
+          `${where} is nested too deeply: JSON objects and arrays may nest at most ${limit} levels.`,
+          path,
+          'nesting_too_deep',
+        );
       }
       if (depth <= PATH_LEVELS) {
         isArray[depth - 1] = c === 91;

@@ -1,4 +1,4 @@
-import { LOG_LEVELS, readSetting } from '../config/settings.ts';
+import { type LOG_LEVELS, readSetting } from '../config/settings.ts';
 
 /**
  * Minimal structured logger: one JSON line per event on stderr.
@@ -76,7 +76,8 @@ const withoutQueries = (message: string, queries: readonly string[]): string => 
   let first = message.split('\n', 1)[0] ?? '';
   for (const q of queries) {
     // The statement, or its first line (a message may quote it cut or on one line).
-    for (const text of [q.trim(), q.trim().split('\n', 1)[0] ?? '']) if (text.length >= MIN_QUERY_TEXT) first = first.split(text).join('<query>');
+    for (const text of [q.trim(), q.trim().split('\n', 1)[0] ?? ''])
+      if (text.length >= MIN_QUERY_TEXT) first = first.split(text).join('<query>');
   }
   return cut(first);
 };

@@ -48,7 +48,11 @@ interface Envelope {
 const parseV2 = (wrapped: string): Envelope | undefined => {
   const parts = wrapped.split(':');
   if (parts.length !== 4 || parts[0] !== 'v2') return undefined;
-  return { kekId: parts[1] as string, wrappedKey: Buffer.from(parts[2] as string, 'base64'), payload: Buffer.from(parts[3] as string, 'base64') };
+  return {
+    kekId: parts[1] as string,
+    wrappedKey: Buffer.from(parts[2] as string, 'base64'),
+    payload: Buffer.from(parts[3] as string, 'base64'),
+  };
 };
 
 export class SecretBox {

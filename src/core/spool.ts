@@ -50,7 +50,9 @@ export class Spool {
   constructor(dir: string, rowsOf: (text: string) => number = () => 0) {
     this.dir = dir;
     if (!existsSync(dir)) return;
-    for (const name of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    for (const name of readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .sort()) {
       try {
         const m = ROWS_IN_NAME.exec(name);
         const rows = m ? Number(m[1]) : rowsOf(readFileSync(join(dir, name), 'utf8'));

@@ -8,7 +8,9 @@ export interface TlsFiles {
 }
 
 /** Bun.serve's `tls` option for these files, or nothing (plain HTTP). */
-export const tlsOption = (files: TlsFiles | undefined): { tls: { cert: ReturnType<typeof Bun.file>; key: ReturnType<typeof Bun.file> } } | Record<string, never> =>
+export const tlsOption = (
+  files: TlsFiles | undefined,
+): { tls: { cert: ReturnType<typeof Bun.file>; key: ReturnType<typeof Bun.file> } } | Record<string, never> =>
   files ? { tls: { cert: Bun.file(files.certFile), key: Bun.file(files.keyFile) } } : {};
 
 /** `http` or `https`, as the listener serves. */

@@ -12,7 +12,11 @@ export interface UpstreamBounds {
   maxMcpMessageBytes: number;
 }
 
-export const upstreamBounds: UpstreamBounds = { maxUpstreamResponseBytes: 32 * 1024 * 1024, maxStreamEventBytes: DEFAULT_MAX_EVENT, maxMcpMessageBytes: 16 * 1024 * 1024 };
+export const upstreamBounds: UpstreamBounds = {
+  maxUpstreamResponseBytes: 32 * 1024 * 1024,
+  maxStreamEventBytes: DEFAULT_MAX_EVENT,
+  maxMcpMessageBytes: 16 * 1024 * 1024,
+};
 
 export const setUpstreamBounds = (bounds: Partial<UpstreamBounds>): void => {
   if (bounds.maxUpstreamResponseBytes !== undefined) upstreamBounds.maxUpstreamResponseBytes = bounds.maxUpstreamResponseBytes;

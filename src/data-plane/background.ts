@@ -37,12 +37,14 @@ const tickMs = (leaseMs: number): number => Math.max(50, Math.min(1000, Math.flo
 
 export const workerLost = (): JsonObject => ({
   code: 'server_error',
-  message: 'The gateway worker running this background response stopped (its data plane restarted or was lost) before it finished; the response was not completed. Create it again.',
+  message:
+    'The gateway worker running this background response stopped (its data plane restarted or was lost) before it finished; the response was not completed. Create it again.',
 });
 
 const shutDown = (): JsonObject => ({
   code: 'server_error',
-  message: 'The gateway data plane running this background response shut down before it finished; the response was not completed. Create it again.',
+  message:
+    'The gateway data plane running this background response shut down before it finished; the response was not completed. Create it again.',
 });
 
 /** The error a failed run's answer or stream carried, as a Responses `error` object. */
@@ -93,10 +95,22 @@ export const serveBackground = async (s: InferenceServing, run: (s: InferenceSer
   const runs = conv.runs;
   const streamed = s.request.stream;
   const queued: JsonObject = {
-    ...responseObject({ id, createdAt: nowSeconds(), status: 'in_progress', model: s.request.model, output: [], usage: null, ...(keeper.responseFields ? { fields: keeper.responseFields } : {}) }),
+    ...responseObject({
+      id,
+      createdAt: nowSeconds(),
+      status: 'in_progress',
+      model: s.request.model,
+      output: [],
+      usage: null,
+      ...(keeper.responseFields ? { fields: keeper.responseFields } : {}),
+    }),
     status: 'queued',
   };
-  const lease = (events?: JsonObject[]): BackgroundRun => ({ owner: runs.owner, leaseUntil: Date.now() + runs.leaseMs, ...(streamed ? { events: events ?? [] } : {}) });
+  const lease = (events?: JsonObject[]): BackgroundRun => ({
+    owner: runs.owner,
+    leaseUntil: Date.now() + runs.leaseMs,
+    ...(streamed ? { events: events ?? [] } : {}),
+  });
   // Stored before answering: a poll that follows at once finds it (a store failure is the create's error).
   await hold(queued, lease());
   const job = runs.open(projectId, id);
@@ -121,7 +135,8 @@ interface Work {
   lease: (events?: JsonObject[]) => BackgroundRun;
 }
 
-const cancelRequested = (stored: StoredResponse | undefined): boolean => stored?.background?.cancelRequested === true || stored?.response.status === 'cancelled';
+const cancelRequested = (stored: StoredResponse | undefined): boolean =>
+  stored?.background?.cancelRequested === true || stored?.response.status === 'cancelled';
 
 const storedResponse = async (conv: Conversations, projectId: string, id: string): Promise<StoredResponse | undefined> => {
   const found = await conv.get(projectId, id);
@@ -153,7 +168,9 @@ const work = async (w: Work): Promise<void> => {
       written = n;
       lastWrite = Date.now();
     })()
-      .catch((e: unknown) => log.every('background-heartbeat', 'warn', 'renewing a background response failed', { error: describeError(e) }))
+      .catch((e: unknown) =>
+        log.every('background-heartbeat', 'warn', 'renewing a background response failed', { error: describeError(e) }),
+      )
       .finally(() => {
         writing = undefined;
       });
@@ -178,7 +195,8 @@ const work = async (w: Work): Promise<void> => {
     if (streamed && res.status === 200 && res.body) {
       await readEvents(res.body, job.controller.signal, (event) => {
         const e: JsonObject = { ...event, sequence_number: job.events.length };
-        if (isObject(e.response) && (e.type === 'response.created' || e.type === 'response.in_progress')) current = { ...e.response, status: 'in_progress' };
+        if (isObject(e.response) && (e.type === 'response.created' || e.type === 'response.in_progress'))
+          current = { ...e.response, status: 'in_progress' };
         if (e.type === 'error' || e.type === 'response.failed') failure = errorOf(isObject(e.response) ? e.response : e);
         job.push(e);
       });
@@ -201,9 +219,22 @@ const work = async (w: Work): Promise<void> => {
     if (cancelled) await w.hold({ ...current, status: 'cancelled' }, done);
     else if (job.controller.signal.reason === SHUTDOWN) await w.hold({ ...current, status: 'failed', error: shutDown() }, done);
     else if (answer && !failure) await w.keep({ ...answer, background: true }, done);
-    else await w.hold({ ...current, status: 'failed', error: failure ?? { code: 'server_error', message: 'The background response ended without an answer.' } }, done);
+    else
+      await w.hold(
+        {
+          ...current,
+          status: 'failed',
+          error: failure ?? { code: 'server_error', message: 'The background response ended without an answer.' },
+        },
+        done,
+      );
   } catch (e) {
-    log.every('background-final', 'error', 'storing the final state of a background response failed; readers will find it failed once its lease ends', { error: describeError(e) });
+    log.every(
+      'background-final',
+      'error',
+      'storing the final state of a background response failed; readers will find it failed once its lease ends',
+      { error: describeError(e) },
+    );
   } finally {
     job.end();
     job.settled();
@@ -245,7 +276,13 @@ export const storeSource = (read: () => Promise<StoredResponse | undefined>): Ev
 const sseOf = (e: JsonObject): string => sseEvent(String(e.type), e);
 
 /** The events after `startingAfter` as SSE, until the run ends; keep-alive comments while quiet. */
-export const tailResponse = (source: EventSource, startingAfter: number, ids: RequestIds, ended: (() => void) | undefined, keepAliveMs: number): Response => {
+export const tailResponse = (
+  source: EventSource,
+  startingAfter: number,
+  ids: RequestIds,
+  ended: (() => void) | undefined,
+  keepAliveMs: number,
+): Response => {
   let after = startingAfter;
   const enc = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>({
@@ -267,5 +304,10 @@ export const tailResponse = (source: EventSource, startingAfter: number, ids: Re
       ended?.();
     },
   });
-  return markGatewayStream(new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...idHeaders(ids) } }));
+  return markGatewayStream(
+    new Response(stream, {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...idHeaders(ids) },
+    }),
+  );
 };

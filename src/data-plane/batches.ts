@@ -26,7 +26,8 @@ const notHere = (): GatewayError =>
     message: 'Files and batches are served by the embedded data plane (the management process) only; send /v1/files and /v1/batches there.',
   });
 
-const notFound = (what: string, id: string): GatewayError => new GatewayError({ kind: 'not_found', message: `No ${what} found with id '${id}'.` });
+const notFound = (what: string, id: string): GatewayError =>
+  new GatewayError({ kind: 'not_found', message: `No ${what} found with id '${id}'.` });
 
 const callerOf = (key: KeySnapshot): BatchCaller => ({ projectUuid: key.project.id, keyId: key.id });
 
@@ -34,7 +35,8 @@ const pageOf = (req: Request, max: number, dflt: number): { after?: string; limi
   const q = new URL(req.url).searchParams;
   const raw = q.get('limit');
   const limit = raw === null ? dflt : Number(raw);
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > max) throw invalidRequest(`'limit' must be an integer from 1 to ${max}.`, 'limit');
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > max)
+    throw invalidRequest(`'limit' must be an integer from 1 to ${max}.`, 'limit');
   const after = q.get('after');
   return after ? { after: plain(after, 'after'), limit } : { limit };
 };
@@ -44,7 +46,8 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** A value from the client for the store: refused (400 naming `param`) with a control character or a lone surrogate. */
 const plain = (value: string, param: string, what = `'${param}'`): string => {
-  if (CONTROL.test(value) || !value.isWellFormed()) throw invalidRequest(`${what} must not contain control characters or unpaired surrogates.`, param);
+  if (CONTROL.test(value) || !value.isWellFormed())
+    throw invalidRequest(`${what} must not contain control characters or unpaired surrogates.`, param);
   return value;
 };
 
@@ -78,7 +81,12 @@ export const batchRoute =
       (_ctx, door) => handler(b, door.key, req, ids),
       (g, e) => {
         // Not a refusal of ours: said in the log (the client sees only an internal error).
-        if (g.kind === 'internal' && !(e instanceof GatewayError)) log.error('a files or batches request failed', { requestId: ids.requestId, path: new URL(req.url).pathname, error: describeError(e) });
+        if (g.kind === 'internal' && !(e instanceof GatewayError))
+          log.error('a files or batches request failed', {
+            requestId: ids.requestId,
+            path: new URL(req.url).pathname,
+            error: describeError(e),
+          });
         return errorResponse(g, ids);
       },
     );
@@ -146,9 +154,11 @@ const metadataOf = (v: unknown): Record<string, string> | null => {
   const entries = Object.entries(v);
   if (entries.length > 16) throw invalidRequest("'metadata' has at most 16 keys.", 'metadata');
   for (const [k, val] of entries) {
-    if (typeof val !== 'string' || k.length > 64 || val.length > 512) throw invalidRequest("'metadata' keys are strings of up to 64 characters, values up to 512.", 'metadata');
+    if (typeof val !== 'string' || k.length > 64 || val.length > 512)
+      throw invalidRequest("'metadata' keys are strings of up to 64 characters, values up to 512.", 'metadata');
     // Newlines and tabs are text; NUL and unpaired surrogates are what the store cannot hold.
-    if (`${k}${val}`.includes('\0') || !k.isWellFormed() || !val.isWellFormed()) throw invalidRequest("'metadata' keys and values must not contain NUL characters or unpaired surrogates.", 'metadata');
+    if (`${k}${val}`.includes('\0') || !k.isWellFormed() || !val.isWellFormed())
+      throw invalidRequest("'metadata' keys and values must not contain NUL characters or unpaired surrogates.", 'metadata');
     out[k] = val;
   }
   return out;
@@ -156,7 +166,8 @@ const metadataOf = (v: unknown): Record<string, string> | null => {
 
 export const createBatch: Handler = async (b, key, req, ids) => {
   const caller = callerOf(key);
-  if (key.userId !== undefined) throw invalidRequest('A batch runs as an API key of the project: create it with one (not a user token).', null);
+  if (key.userId !== undefined)
+    throw invalidRequest('A batch runs as an API key of the project: create it with one (not a user token).', null);
   let body: unknown;
   try {
     body = await req.json();
@@ -164,11 +175,15 @@ export const createBatch: Handler = async (b, key, req, ids) => {
     throw invalidRequest('The request body must be JSON.', null);
   }
   if (!isRecord(body)) throw invalidRequest('The request body must be a JSON object.', null);
-  if (typeof body.input_file_id !== 'string' || body.input_file_id === '') throw invalidRequest("'input_file_id' is required.", 'input_file_id', 'missing_required_parameter');
+  if (typeof body.input_file_id !== 'string' || body.input_file_id === '')
+    throw invalidRequest("'input_file_id' is required.", 'input_file_id', 'missing_required_parameter');
   plain(body.input_file_id, 'input_file_id');
   if (!isEndpoint(body.endpoint)) throw invalidRequest(`'endpoint' must be one of ${BATCH_ENDPOINTS.join(', ')}.`, 'endpoint');
   if (body.completion_window !== '24h') throw invalidRequest("'completion_window' must be '24h'.", 'completion_window');
-  return json(await b.service.createBatch(caller, { inputFileId: body.input_file_id, endpoint: body.endpoint, metadata: metadataOf(body.metadata) }), ids);
+  return json(
+    await b.service.createBatch(caller, { inputFileId: body.input_file_id, endpoint: body.endpoint, metadata: metadataOf(body.metadata) }),
+    ids,
+  );
 };
 
 export const getBatch: Handler = async (b, key, req, ids) => {
@@ -201,7 +216,8 @@ const keyById = (snapshot: ConfigSnapshot, id: string): KeySnapshot => {
     byId.set(snapshot, index);
   }
   const key = index.get(id);
-  if (!key || (key.expiresAt !== null && key.expiresAt <= Date.now())) throw invalidApiKey('The API key that created this batch is no longer valid.');
+  if (!key || (key.expiresAt !== null && key.expiresAt <= Date.now()))
+    throw invalidApiKey('The API key that created this batch is no longer valid.');
   return key;
 };
 
@@ -215,11 +231,21 @@ export const batchLineRunner =
   (batchId) =>
   async (keyId, endpoint, body, customId) => {
     const ids: RequestIds = { requestId: requestUuid(), clientRequestId: `${batchId}/${customId}`.slice(0, 256) };
-    const req = new Request(`http://batch.internal${endpoint}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const req = new Request(`http://batch.internal${endpoint}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const as = (snapshot: ConfigSnapshot) => keyById(snapshot, keyId);
     const res =
       endpoint === '/v1/embeddings'
         ? await handleExtra(deps, 'embeddings', endpoint, req, ids, as)
-        : await handleInference(deps, endpoint === '/v1/chat/completions' ? 'chat' : endpoint === '/v1/responses' ? 'responses' : 'messages', req, ids, as);
+        : await handleInference(
+            deps,
+            endpoint === '/v1/chat/completions' ? 'chat' : endpoint === '/v1/responses' ? 'responses' : 'messages',
+            req,
+            ids,
+            as,
+          );
     return { status: res.status, requestId: ids.requestId, body: await res.text() };
   };

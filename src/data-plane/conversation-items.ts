@@ -22,7 +22,7 @@ const ITEM_PREFIX: Record<string, string> = { message: 'msg', function_call: 'fc
 export const conversationParam = (v: JsonValue | undefined): string | undefined => {
   if (v === undefined || v === null) return undefined;
   const id = isObject(v) ? v.id : v;
-  if (typeof id !== 'string' || id === '') throw invalidRequest("'conversation' must be a conversation id or {\"id\": …}.", 'conversation');
+  if (typeof id !== 'string' || id === '') throw invalidRequest('\'conversation\' must be a conversation id or {"id": …}.', 'conversation');
   return id;
 };
 
@@ -30,15 +30,21 @@ export const conversationParam = (v: JsonValue | undefined): string | undefined 
 export const conversationItem = (item: JsonValue, param: string): JsonObject => {
   if (!isObject(item)) throw invalidRequest('Each item must be an object.', param);
   const type = typeof item.type === 'string' ? item.type : 'message';
-  if (type === 'item_reference') throw invalidRequest('Item references cannot be added to a conversation; add the item itself.', `${param}.type`);
-  const out: JsonObject = { id: typeof item.id === 'string' && item.id !== '' ? item.id : `${ITEM_PREFIX[type] ?? 'item'}_${randomHex()}`, ...item, type };
+  if (type === 'item_reference')
+    throw invalidRequest('Item references cannot be added to a conversation; add the item itself.', `${param}.type`);
+  const out: JsonObject = {
+    id: typeof item.id === 'string' && item.id !== '' ? item.id : `${ITEM_PREFIX[type] ?? 'item'}_${randomHex()}`,
+    ...item,
+    type,
+  };
   if (type !== 'message') return out;
   const role = item.role;
   if (role !== 'user' && role !== 'assistant' && role !== 'system' && role !== 'developer') {
     throw invalidRequest("A message item needs a 'role' of user, assistant, system or developer.", `${param}.role`);
   }
   if (typeof item.content === 'string') out.content = [{ type: role === 'assistant' ? 'output_text' : 'input_text', text: item.content }];
-  else if (!Array.isArray(item.content)) throw invalidRequest("A message item needs 'content' (a string or content parts).", `${param}.content`);
+  else if (!Array.isArray(item.content))
+    throw invalidRequest("A message item needs 'content' (a string or content parts).", `${param}.content`);
   out.status ??= 'completed';
   return out;
 };
@@ -52,14 +58,24 @@ export const conversationItems = (v: JsonValue | undefined, param = 'items'): Js
 };
 
 /** The caller's conversation, or the 404 naming `param`. */
-export const loadConversation = async (conv: Conversations, projectId: string, id: string, param: string | null = 'conversation'): Promise<StoredConversationObject> => {
+export const loadConversation = async (
+  conv: Conversations,
+  projectId: string,
+  id: string,
+  param: string | null = 'conversation',
+): Promise<StoredConversationObject> => {
   const found = await conv.get(projectId, id);
   if (found?.kind !== 'conversation') throw notStored('Conversation', id, param);
   return found;
 };
 
 /** Appends items (each given an id when it has none) and stores the conversation; returns the items as added. */
-export const appendToConversation = async (conv: Conversations, projectId: string, id: string, items: readonly JsonObject[]): Promise<JsonObject[]> => {
+export const appendToConversation = async (
+  conv: Conversations,
+  projectId: string,
+  id: string,
+  items: readonly JsonObject[],
+): Promise<JsonObject[]> => {
   const c = await loadConversation(conv, projectId, id);
   const held = new Set(c.items.map((i) => i.id));
   const added = items.map((item, i) => conversationItem(item, `items.${i}`)).filter((item) => !held.has(item.id));
@@ -68,7 +84,12 @@ export const appendToConversation = async (conv: Conversations, projectId: strin
 };
 
 /** OpenAI's conversation object. */
-export const conversationObject = (c: StoredConversationObject): JsonObject => ({ id: c.id, object: 'conversation', created_at: c.createdAt, metadata: c.metadata });
+export const conversationObject = (c: StoredConversationObject): JsonObject => ({
+  id: c.id,
+  object: 'conversation',
+  created_at: c.createdAt,
+  metadata: c.metadata,
+});
 
 /** `metadata`: at most 16 string values (keys up to 64 characters, values up to 512), as on OpenAI. */
 export const conversationMetadata = (v: JsonValue | undefined): JsonObject => {
@@ -78,7 +99,8 @@ export const conversationMetadata = (v: JsonValue | undefined): JsonObject => {
   if (entries.length > 16) throw invalidRequest("'metadata' takes at most 16 keys.", 'metadata');
   for (const [k, val] of entries) {
     if (k.length > 64) throw invalidRequest('Metadata keys are at most 64 characters.', `metadata.${k}`);
-    if (typeof val !== 'string' || val.length > 512) throw invalidRequest('Metadata values are strings of at most 512 characters.', `metadata.${k}`);
+    if (typeof val !== 'string' || val.length > 512)
+      throw invalidRequest('Metadata values are strings of at most 512 characters.', `metadata.${k}`);
   }
   return v;
 };

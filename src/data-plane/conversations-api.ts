@@ -40,7 +40,12 @@ const bodyOf = async (deps: InferenceDeps, req: Request): Promise<JsonObject> =>
 };
 
 const methodNotAllowed = (req: Request): GatewayError =>
-  new GatewayError({ kind: 'invalid_request', status: 405, errorCode: 'method_not_allowed', message: `Method ${req.method} is not allowed on ${new URL(req.url).pathname}.` });
+  new GatewayError({
+    kind: 'invalid_request',
+    status: 405,
+    errorCode: 'method_not_allowed',
+    message: `Method ${req.method} is not allowed on ${new URL(req.url).pathname}.`,
+  });
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
@@ -55,7 +60,13 @@ const route = async (deps: InferenceDeps, conv: Conversations, projectId: string
   if (id === undefined) {
     if (method !== 'POST') throw methodNotAllowed(req);
     const body = await bodyOf(deps, req);
-    const c = { kind: 'conversation' as const, id: newConversationId(), createdAt: nowSeconds(), metadata: conversationMetadata(body.metadata), items: conversationItems(body.items) };
+    const c = {
+      kind: 'conversation' as const,
+      id: newConversationId(),
+      createdAt: nowSeconds(),
+      metadata: conversationMetadata(body.metadata),
+      items: conversationItems(body.items),
+    };
     await conv.put(projectId, c);
     return conversationObject(c);
   }
@@ -80,7 +91,13 @@ const route = async (deps: InferenceDeps, conv: Conversations, projectId: string
     const body = await bodyOf(deps, req);
     if (!Array.isArray(body.items)) throw invalidRequest("'items' is required (an array of items).", 'items');
     const added = await appendToConversation(conv, projectId, id, conversationItems(body.items));
-    return { object: 'list', data: added, first_id: (added[0]?.id as string | undefined) ?? null, last_id: (added.at(-1)?.id as string | undefined) ?? null, has_more: false };
+    return {
+      object: 'list',
+      data: added,
+      first_id: (added[0]?.id as string | undefined) ?? null,
+      last_id: (added.at(-1)?.id as string | undefined) ?? null,
+      has_more: false,
+    };
   }
   const c = await loadConversation(conv, projectId, id, null);
   const at = c.items.findIndex((i) => i.id === itemId);
@@ -95,7 +112,11 @@ const route = async (deps: InferenceDeps, conv: Conversations, projectId: string
 const pathOf = (pathname: string): string => {
   const m = PATH.exec(pathname);
   if (!m?.[1]) return '/v1/conversations';
-  return m[2] !== undefined ? '/v1/conversations/{id}/items/{item_id}' : pathname.includes('/items') ? '/v1/conversations/{id}/items' : '/v1/conversations/{id}';
+  return m[2] !== undefined
+    ? '/v1/conversations/{id}/items/{item_id}'
+    : pathname.includes('/items')
+      ? '/v1/conversations/{id}/items'
+      : '/v1/conversations/{id}';
 };
 
 export const handleConversations = (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> =>

@@ -15,7 +15,6 @@ export { itemIdsOf };
 import { GatewayError } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 
-
 /**
  * The store as the request path uses it. A write is answered to the client before it lands (a
  * stream's last event goes out first), so reads of an id whose write is still under way wait for
@@ -66,7 +65,9 @@ export class Conversations {
   /** Starts the write; resolves when it landed. A failed write is logged (the answer was already given). */
   put(projectId: string, c: StoredConversation): Promise<void> {
     return this.write(projectId, c).catch((e: unknown) => {
-      log.every('conversation-store-put', 'error', 'storing a conversation failed; later references to it will be refused', { error: describeError(e) });
+      log.every('conversation-store-put', 'error', 'storing a conversation failed; later references to it will be refused', {
+        error: describeError(e),
+      });
     });
   }
 

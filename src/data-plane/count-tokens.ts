@@ -35,7 +35,9 @@ export const estimateBodyTokens = (body: JsonObject, kind: Kind): number => {
 };
 
 const answer = (kind: Kind, tokens: number): JsonObject =>
-  kind === 'messages' ? { input_tokens: tokens, estimated: true } : { object: 'response.input_tokens', input_tokens: tokens, estimated: true };
+  kind === 'messages'
+    ? { input_tokens: tokens, estimated: true }
+    : { object: 'response.input_tokens', input_tokens: tokens, estimated: true };
 
 /** The upstream request that counts `body` at `target`, when its API has a counting endpoint. */
 const countingRequest = (kind: Kind, target: ResolvedTarget, body: JsonObject) => {
@@ -72,7 +74,8 @@ export const handleCountTokens = (deps: InferenceDeps, kind: Kind, req: Request,
       const read = await readJsonBody(req, deps.bodyLimits);
       ctx.bodyText = read.text;
       const value = read.value;
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidRequest('The request body must be a JSON object.');
+      if (value === null || typeof value !== 'object' || Array.isArray(value))
+        throw invalidRequest('The request body must be a JSON object.');
       const body = value as JsonObject;
       if (typeof body.model !== 'string' || body.model === '') throw invalidRequest("'model' is required.", 'model');
       ctx.model = body.model;
@@ -86,7 +89,9 @@ export const handleCountTokens = (deps: InferenceDeps, kind: Kind, req: Request,
       const upstream = target && countingRequest(kind, target, body);
       if (target && upstream && target.adapter.kind === 'http') {
         const call = new UpstreamCall(target.connection, req.signal);
-        const res = await call.send(await call.prepare(upstream, target.adapter, { connection: target.connection, upstreamModel: target.upstreamModel }));
+        const res = await call.send(
+          await call.prepare(upstream, target.adapter, { connection: target.connection, upstreamModel: target.upstreamModel }),
+        );
         const text = await readUpstreamText(res, req.signal);
         if (res.ok) return jsonResponse(200, text, ids);
         // An upstream without the endpoint (404) is estimated; any other refusal is the client's answer.

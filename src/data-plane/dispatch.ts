@@ -2,14 +2,14 @@ import { Sweep } from '../core/sweep.ts';
 import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject, StreamEvent } from '../canonical/types.ts';
 import { GatewayError, invalidRequest } from '../core/errors.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
-import { createFrameParser } from '../providers/framing.ts';
-import type { ExtraEndpoint, HttpProviderAdapter, PassThrough, StreamDecoder, UpstreamFrame, UpstreamHttpRequest } from '../providers/types.ts';
-import { pullEvents, Relay, sseReader } from './relay.ts';
+import type { ExtraEndpoint, HttpProviderAdapter, PassThrough, UpstreamHttpRequest } from '../providers/types.ts';
+import { Relay, sseReader } from './relay.ts';
+import { eventReader } from './event-reader.ts';
+import { spliceFirstModel } from './splice-model.ts';
 import { finalCollector } from './relay-final.ts';
 import type { Attempt, RequestContext } from '../pipeline/context.ts';
 import type { NativeAnswer } from './responses-native.ts';
 import { targetOrder } from '../pipeline/plan.ts';
-import { upstreamBounds } from '../core/upstream-bounds.ts';
 import { clientClosed, prepareRequest, readUpstreamText, timeoutError, UpstreamCall } from './upstream.ts';
 
 export type DispatchFailure = { ok: false; error: GatewayError; attempts: Attempt[]; target: ResolvedTarget | undefined };
@@ -32,7 +32,13 @@ export interface PassThroughRequest {
 }
 
 export type CompleteOutcome =
-  | { ok: true; response: CanonicalResponse; target: ResolvedTarget; attempts: Attempt[]; /** The upstream's JSON answer with the client's model, when passed through. */ relayText?: string }
+  | {
+      ok: true;
+      response: CanonicalResponse;
+      target: ResolvedTarget;
+      attempts: Attempt[] /** The upstream's JSON answer with the client's model, when passed through. */;
+      relayText?: string;
+    }
   | DispatchFailure;
 
 /** A stream whose first events arrived: from here on the client gets a 200 and SSE. */
@@ -110,7 +116,15 @@ const begin = (target: ResolvedTarget, route: RouteSnapshot, clientSignal: Abort
   const controller = new AbortController();
   if (clientSignal.aborted) controller.abort(clientClosed());
   const started = performance.now();
-  const t: Try = { target, controller, client: clientSignal, call: new UpstreamCall(target.connection, controller.signal), deadline: started + route.timeoutMs, timeoutMs: route.timeoutMs, started };
+  const t: Try = {
+    target,
+    controller,
+    client: clientSignal,
+    call: new UpstreamCall(target.connection, controller.signal),
+    deadline: started + route.timeoutMs,
+    timeoutMs: route.timeoutMs,
+    started,
+  };
   arm(t);
   return t;
 };
@@ -118,7 +132,9 @@ const begin = (target: ResolvedTarget, route: RouteSnapshot, clientSignal: Abort
 const attemptOf = (t: Try, status: number, error?: GatewayError): Attempt => {
   const { connection: c, upstreamModel } = t.target;
   const ms = Math.round(performance.now() - t.started);
-  return error ? { connection: c.name, provider: c.provider, upstreamModel, status, errorCode: error.errorCode, ms } : { connection: c.name, provider: c.provider, upstreamModel, status, ms };
+  return error
+    ? { connection: c.name, provider: c.provider, upstreamModel, status, errorCode: error.errorCode, ms }
+    : { connection: c.name, provider: c.provider, upstreamModel, status, ms };
 };
 
 const shouldFallBack = (e: GatewayError, clientSignal: AbortSignal): boolean => e.retryable && !clientSignal.aborted;
@@ -196,77 +212,54 @@ const nativeOnlyError = (req: CanonicalRequest): (() => GatewayError) => {
 };
 
 /** The target's native pass-through for the request, when the client's format is its own. */
-const nativeOf = (adapter: HttpProviderAdapter, pass: PassThroughRequest | undefined): PassThrough | undefined => (pass ? adapter.passThrough?.[pass.format] : undefined);
+const nativeOf = (adapter: HttpProviderAdapter, pass: PassThroughRequest | undefined): PassThrough | undefined =>
+  pass ? adapter.passThrough?.[pass.format] : undefined;
 
 /** Non-streaming: try targets in order until one answers or a non-retryable error occurs. */
-export const dispatchComplete = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal, pass?: PassThroughRequest, ctx?: RequestContext): Promise<CompleteOutcome> => {
-  const r = await failover<{ response: CanonicalResponse; relayText?: string }>(route, clientSignal, nativeOnlyError(req), async (target, t) => {
-    const adapter = target.adapter;
-    // A feature only the client's own API has: targets that would translate are skipped.
-    if (adapter.kind === 'local') return req.nativeOnly ? undefined : { value: { response: adapter.complete(req, withTarget(target)) }, status: 200 };
-    const signal = t.controller.signal;
-    const native = nativeOf(adapter, pass);
-    // The resolved target is the UpstreamTarget (connection, upstreamModel) the adapters read.
-    const direct = native && pass ? native.build(pass.body, target, false, req) : undefined;
-    if (!direct && req.nativeOnly) return undefined;
-    const built = direct ? t.call.prepare(direct, adapter, target) : prepareRequest(adapter, req, target, t.call);
-    const upstream = await t.call.send(built instanceof Promise ? await built : built);
-    const text = await readUpstreamText(upstream, signal);
-    if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(text), upstream.headers);
-    // Parsed either way: it validates the answer and gives usage and finish for the record.
-    const response = direct && native?.parseResponse ? native.parseResponse(text) : adapter.parseResponse(text);
-    if (!direct || !pass) return { value: { response }, status: upstream.status };
-    return { value: { response, relayText: pass.answer ? pass.answer.json(text) : spliceFirstModel(text, pass.clientModel) }, status: upstream.status };
-  }, ctx);
-  return r.ok ? { ok: true, response: r.value.response, ...(r.value.relayText !== undefined ? { relayText: r.value.relayText } : {}), target: r.target, attempts: r.attempts } : r;
-};
-
-/** JSON's whitespace: space, tab, line feed, carriage return. */
-const isJsonSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
-
-/**
- * The first `"model": "…"` member of a JSON text (the top-level one in both wires) set to `model`;
- * the text unchanged when it has none. A scan, not a regular expression: it runs on every relayed
- * answer.
- */
-export const spliceFirstModel = (text: string, model: string): string => {
-  for (let at = text.indexOf('"model"'); at !== -1; at = text.indexOf('"model"', at + 1)) {
-    let i = at + 7;
-    while (isJsonSpace(text.charCodeAt(i))) i++;
-    if (text.charCodeAt(i) !== 58) continue;
-    i++;
-    while (isJsonSpace(text.charCodeAt(i))) i++;
-    if (text.charCodeAt(i) !== 34) continue;
-    let end = i + 1;
-    for (; end < text.length; end++) {
-      const c = text.charCodeAt(end);
-      if (c === 92) end++;
-      else if (c === 34) break;
-    }
-    if (end >= text.length) continue;
-    return `${text.slice(0, at)}"model":${JSON.stringify(model)}${text.slice(end + 1)}`;
-  }
-  return text;
-};
-
-/** Pull-based reader of an upstream body: bytes → frames → canonical events. */
-const eventReader = (adapter: HttpProviderAdapter, decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay, fail?: (e: unknown) => unknown) => {
-  const reader = body.getReader();
-  const framer = createFrameParser(adapter.framing, upstreamBounds.maxStreamEventBytes);
-  const decode = (frames: UpstreamFrame[]): StreamEvent[] => {
-    const out: StreamEvent[] = [];
-    for (const f of frames) {
-      const events = decoder.push(f);
-      for (const ev of events) out.push(ev);
-      relay?.frame(f, events);
-    }
-    return out;
-  };
-  return pullEvents(reader, signal, (chunk) => decode(framer.push(chunk)), () => {
-    const tail = decode(framer.flush());
-    for (const ev of decoder.end()) tail.push(ev);
-    return tail;
-  }, fail);
+export const dispatchComplete = async (
+  req: CanonicalRequest,
+  route: RouteSnapshot,
+  clientSignal: AbortSignal,
+  pass?: PassThroughRequest,
+  ctx?: RequestContext,
+): Promise<CompleteOutcome> => {
+  const r = await failover<{ response: CanonicalResponse; relayText?: string }>(
+    route,
+    clientSignal,
+    nativeOnlyError(req),
+    async (target, t) => {
+      const adapter = target.adapter;
+      // A feature only the client's own API has: targets that would translate are skipped.
+      if (adapter.kind === 'local')
+        return req.nativeOnly ? undefined : { value: { response: adapter.complete(req, withTarget(target)) }, status: 200 };
+      const signal = t.controller.signal;
+      const native = nativeOf(adapter, pass);
+      // The resolved target is the UpstreamTarget (connection, upstreamModel) the adapters read.
+      const direct = native && pass ? native.build(pass.body, target, false, req) : undefined;
+      if (!direct && req.nativeOnly) return undefined;
+      const built = direct ? t.call.prepare(direct, adapter, target) : prepareRequest(adapter, req, target, t.call);
+      const upstream = await t.call.send(built instanceof Promise ? await built : built);
+      const text = await readUpstreamText(upstream, signal);
+      if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(text), upstream.headers);
+      // Parsed either way: it validates the answer and gives usage and finish for the record.
+      const response = direct && native?.parseResponse ? native.parseResponse(text) : adapter.parseResponse(text);
+      if (!direct || !pass) return { value: { response }, status: upstream.status };
+      return {
+        value: { response, relayText: pass.answer ? pass.answer.json(text) : spliceFirstModel(text, pass.clientModel) },
+        status: upstream.status,
+      };
+    },
+    ctx,
+  );
+  return r.ok
+    ? {
+        ok: true,
+        response: r.value.response,
+        ...(r.value.relayText !== undefined ? { relayText: r.value.relayText } : {}),
+        target: r.target,
+        attempts: r.attempts,
+      }
+    : r;
 };
 
 /**
@@ -274,40 +267,70 @@ const eventReader = (adapter: HttpProviderAdapter, decoder: StreamDecoder, body:
  * before the stream opens (HTTP errors, an error as the first event) still fall back to the next
  * target and reach the client as a plain HTTP error.
  */
-export const dispatchStream = async (req: CanonicalRequest, route: RouteSnapshot, clientSignal: AbortSignal, pass?: PassThroughRequest, ctx?: RequestContext): Promise<StreamOutcome> => {
+export const dispatchStream = async (
+  req: CanonicalRequest,
+  route: RouteSnapshot,
+  clientSignal: AbortSignal,
+  pass?: PassThroughRequest,
+  ctx?: RequestContext,
+): Promise<StreamOutcome> => {
   type Opened = Omit<OpenStream, 'attempts' | 'target'>;
-  const r = await failover<Opened>(route, clientSignal, nativeOnlyError(req), async (target, t) => {
-    const adapter = target.adapter;
-    const abort = (reason: GatewayError) => t.controller.abort(reason);
-    if (adapter.kind === 'local') {
-      if (req.nativeOnly) return undefined;
-      let served = false;
-      const next = async () => (served ? null : ((served = true), []));
-      return { value: { first: adapter.stream(req, withTarget(target)), next, abort, controller: t.controller }, status: 200 };
-    }
-    const signal = t.controller.signal;
-    const native = nativeOf(adapter, pass);
-    const direct: UpstreamHttpRequest | undefined = native && pass ? native.build(pass.body, withTarget(target), true, req) : undefined;
-    if (!direct && req.nativeOnly) return undefined;
-    const collector = direct && pass?.keepFinal ? finalCollector(pass.format) : undefined;
-    const splice = direct ? pass?.answer?.splicer() : undefined;
-    const relay = direct && pass ? new Relay(pass.format, target.upstreamModel, pass.clientModel, pass.includeUsage, { ...(splice ? { splice } : {}), ...(collector ? { collector } : {}) }) : undefined;
-    const decoder = direct && native?.createStreamDecoder ? native.createStreamDecoder() : adapter.createStreamDecoder();
-    const upstream = await t.call.send(direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call));
-    if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
-    if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
-    // Errors after the stream opened (in-stream error events, cuts) leave mapped by the attempt;
-    // before, failover() maps them. The reader returns null again once it ended.
-    let opened = false;
-    const fail = (e: unknown): unknown => (opened ? t.call.fail(e) : e);
-    const read = adapter.framing === 'sse' ? sseReader(decoder, upstream.body, signal, relay, fail) : eventReader(adapter, decoder, upstream.body, signal, relay, fail);
-    let first: StreamEvent[] | null = [];
-    while (first !== null && first.length === 0) first = await read();
-    opened = true;
-    const next = read;
-    const relayed = relay ? { takeRelay: () => relay.take(), relayDone: () => relay.done, ...(collector ? { relayFinal: () => collector.final() } : {}) } : {};
-    return { value: { first: first ?? [], next, abort, controller: t.controller, ...relayed }, status: upstream.status };
-  }, ctx);
+  const r = await failover<Opened>(
+    route,
+    clientSignal,
+    nativeOnlyError(req),
+    async (target, t) => {
+      const adapter = target.adapter;
+      const abort = (reason: GatewayError) => t.controller.abort(reason);
+      if (adapter.kind === 'local') {
+        if (req.nativeOnly) return undefined;
+        let served = false;
+        const next = async () => {
+          if (served) return null;
+          served = true;
+          return [];
+        };
+        return { value: { first: adapter.stream(req, withTarget(target)), next, abort, controller: t.controller }, status: 200 };
+      }
+      const signal = t.controller.signal;
+      const native = nativeOf(adapter, pass);
+      const direct: UpstreamHttpRequest | undefined = native && pass ? native.build(pass.body, withTarget(target), true, req) : undefined;
+      if (!direct && req.nativeOnly) return undefined;
+      const collector = direct && pass?.keepFinal ? finalCollector(pass.format) : undefined;
+      const splice = direct ? pass?.answer?.splicer() : undefined;
+      const relay =
+        direct && pass
+          ? new Relay(pass.format, target.upstreamModel, pass.clientModel, pass.includeUsage, {
+              ...(splice ? { splice } : {}),
+              ...(collector ? { collector } : {}),
+            })
+          : undefined;
+      const decoder = direct && native?.createStreamDecoder ? native.createStreamDecoder() : adapter.createStreamDecoder();
+      const upstream = await t.call.send(
+        direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call),
+      );
+      if (!upstream.ok)
+        throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
+      if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
+      // Errors after the stream opened (in-stream error events, cuts) leave mapped by the attempt;
+      // before, failover() maps them. The reader returns null again once it ended.
+      let opened = false;
+      const fail = (e: unknown): unknown => (opened ? t.call.fail(e) : e);
+      const read =
+        adapter.framing === 'sse'
+          ? sseReader(decoder, upstream.body, signal, relay, fail)
+          : eventReader(adapter, decoder, upstream.body, signal, relay, fail);
+      let first: StreamEvent[] | null = [];
+      while (first !== null && first.length === 0) first = await read();
+      opened = true;
+      const next = read;
+      const relayed = relay
+        ? { takeRelay: () => relay.take(), relayDone: () => relay.done, ...(collector ? { relayFinal: () => collector.final() } : {}) }
+        : {};
+      return { value: { first: first ?? [], next, abort, controller: t.controller, ...relayed }, status: upstream.status };
+    },
+    ctx,
+  );
   return r.ok ? { ok: true, stream: { ...r.value, target: r.target, attempts: r.attempts } } : r;
 };
 
@@ -326,22 +349,35 @@ const notOffered = (endpoint: ExtraEndpoint): GatewayError =>
  * time-outs as chat. JSON answers are read within the time-out; binary or streamed answers are
  * handed on as they arrive. Targets whose provider lacks the endpoint are skipped.
  */
-export const dispatchExtra = async (endpoint: ExtraEndpoint, body: JsonObject, route: RouteSnapshot, clientSignal: AbortSignal, ctx?: RequestContext): Promise<ExtraOutcome> => {
-  const r = await failover(route, clientSignal, () => notOffered(endpoint), async (target, t) => {
-    const adapter = target.adapter;
-    if (adapter.kind === 'local') {
-      const json = adapter.extra?.(endpoint, body, withTarget(target));
-      return json ? { value: Response.json(json), status: 200 } : undefined;
-    }
-    const built = adapter.buildExtraRequest?.(endpoint, body, withTarget(target));
-    if (!built) return undefined;
-    const signal = t.controller.signal;
-    const upstream = await t.call.send(await t.call.prepare(built, adapter, withTarget(target)));
-    if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
-    const type = upstream.headers.get('content-type') ?? '';
-    if (!type.includes('json')) return { value: upstream, status: upstream.status };
-    const text = await readUpstreamText(upstream, signal);
-    return { value: new Response(text, { status: upstream.status, headers: { 'content-type': type } }), status: upstream.status };
-  }, ctx);
+export const dispatchExtra = async (
+  endpoint: ExtraEndpoint,
+  body: JsonObject,
+  route: RouteSnapshot,
+  clientSignal: AbortSignal,
+  ctx?: RequestContext,
+): Promise<ExtraOutcome> => {
+  const r = await failover(
+    route,
+    clientSignal,
+    () => notOffered(endpoint),
+    async (target, t) => {
+      const adapter = target.adapter;
+      if (adapter.kind === 'local') {
+        const json = adapter.extra?.(endpoint, body, withTarget(target));
+        return json ? { value: Response.json(json), status: 200 } : undefined;
+      }
+      const built = adapter.buildExtraRequest?.(endpoint, body, withTarget(target));
+      if (!built) return undefined;
+      const signal = t.controller.signal;
+      const upstream = await t.call.send(await t.call.prepare(built, adapter, withTarget(target)));
+      if (!upstream.ok)
+        throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
+      const type = upstream.headers.get('content-type') ?? '';
+      if (!type.includes('json')) return { value: upstream, status: upstream.status };
+      const text = await readUpstreamText(upstream, signal);
+      return { value: new Response(text, { status: upstream.status, headers: { 'content-type': type } }), status: upstream.status };
+    },
+    ctx,
+  );
   return r.ok ? { ok: true, response: r.value, target: r.target, attempts: r.attempts } : r;
 };

@@ -65,14 +65,22 @@ const specs = new Map<string, EndpointSpec<JsonObject>>();
  * `/v1/rerank`: the same pipeline as the chat endpoints; the OpenAI wire is kept end to end. JSON
  * answers echo the client's model id and feed usage and cost into the record.
  */
-export const handleExtra = (deps: InferenceDeps, endpoint: ExtraEndpoint, path: string, req: Request, ids: RequestIds, as?: InternalCaller): Promise<Response> => {
+export const handleExtra = (
+  deps: InferenceDeps,
+  endpoint: ExtraEndpoint,
+  path: string,
+  req: Request,
+  ids: RequestIds,
+  as?: InternalCaller,
+): Promise<Response> => {
   let spec = specs.get(path);
   if (!spec) {
     spec = {
       path,
       read: (body) => {
         if (!isObject(body)) throw invalidRequest('The request body must be a JSON object.', null);
-        if (typeof body.model !== 'string' || body.model === '') throw invalidRequest("'model' is required and must be a non-empty string.", 'model', 'missing_required_parameter');
+        if (typeof body.model !== 'string' || body.model === '')
+          throw invalidRequest("'model' is required and must be a non-empty string.", 'model', 'missing_required_parameter');
         return { request: body, model: body.model, stream: body.stream === true };
       },
       serve: (s) => serve(endpoint, s),

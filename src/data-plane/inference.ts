@@ -27,7 +27,12 @@ const ENDPOINT: Record<ClientFormat, string> = { chat: '/v1/chat/completions', r
  */
 const passThroughOf = (format: ClientFormat, s: InferenceServing, body: unknown): PassThroughRequest | undefined => {
   if (s.output !== undefined || body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
-  const base = { format, clientModel: s.request.model, includeUsage: s.request.includeUsage, ...(s.state?.keeper ? { keepFinal: true } : {}) };
+  const base = {
+    format,
+    clientModel: s.request.model,
+    includeUsage: s.request.includeUsage,
+    ...(s.state?.keeper ? { keepFinal: true } : {}),
+  };
   if (format !== 'responses') return { ...base, body: body as JsonObject };
   const answer = nativeAnswer(s.request, `resp_${s.ctx.ids.requestId.replace(/-/g, '')}`, s.state?.keeper?.responseFields);
   return { ...base, body: nativeResponsesBody(body as JsonObject, s.state?.keeper, s.plan.catalog), answer };
@@ -47,7 +52,12 @@ const relayEncoder = (format: ClientFormat, open: OpenStream, inner: StreamEncod
 /** Receives the answer for the response cache (a miss of a project with the `response-cache` setting). */
 type KeepAnswer = ((r: CanonicalResponse) => void) | undefined;
 
-const complete = async (codec: ClientFormatCodec, s: InferenceServing, pass: PassThroughRequest | undefined, cache?: KeepAnswer): Promise<Response> => {
+const complete = async (
+  codec: ClientFormatCodec,
+  s: InferenceServing,
+  pass: PassThroughRequest | undefined,
+  cache?: KeepAnswer,
+): Promise<Response> => {
   const { ctx, request: creq } = s;
   const outcome = await dispatchComplete(creq, s.plan.route, s.signal, pass, ctx);
   if (!outcome.ok) {
@@ -58,7 +68,8 @@ const complete = async (codec: ClientFormatCodec, s: InferenceServing, pass: Pas
   try {
     if (s.output) {
       const view = await s.output.answer({ kind: 'chat', text: r.text, toolCalls: r.toolCalls, finishReason: r.finishReason });
-      if (view.kind === 'chat' && (view.text !== r.text || view.toolCalls !== r.toolCalls)) r = { ...r, text: view.text, toolCalls: [...view.toolCalls] };
+      if (view.kind === 'chat' && (view.text !== r.text || view.toolCalls !== r.toolCalls))
+        r = { ...r, text: view.text, toolCalls: [...view.toolCalls] };
     }
   } catch (e) {
     const err = asGatewayError(e);
@@ -66,14 +77,27 @@ const complete = async (codec: ClientFormatCodec, s: InferenceServing, pass: Pas
     return errorResponse(err, ctx.ids, codec);
   }
   const body = outcome.relayText ?? JSON.stringify(codec.encodeResponse(r, encodeContext(s)));
-  s.finish({ status: 200, usage: r.usage, attempts: outcome.attempts, responseText: body, responseId: r.id, responseModel: r.model, finishReason: r.finishReason });
+  s.finish({
+    status: 200,
+    usage: r.usage,
+    attempts: outcome.attempts,
+    responseText: body,
+    responseId: r.id,
+    responseModel: r.model,
+    finishReason: r.finishReason,
+  });
   cache?.(r);
   // Kept before answering: the client's next turn may follow at once.
   if (s.state?.keeper) await s.state.keeper.keep(JSON.parse(body) as JsonObject);
   return jsonResponse(200, body, ctx.ids);
 };
 
-const stream = async (codec: ClientFormatCodec, s: InferenceServing, pass: PassThroughRequest | undefined, cache?: KeepAnswer): Promise<Response> => {
+const stream = async (
+  codec: ClientFormatCodec,
+  s: InferenceServing,
+  pass: PassThroughRequest | undefined,
+  cache?: KeepAnswer,
+): Promise<Response> => {
   const { ctx, request: creq, deps } = s;
   const outcome = await dispatchStream(creq, s.plan.route, s.signal, pass, ctx);
   if (!outcome.ok) {
@@ -92,8 +116,18 @@ const stream = async (codec: ClientFormatCodec, s: InferenceServing, pass: PassT
     onDone: (sum: StreamSummary) => {
       const response = { text: sum.text, toolCalls: sum.toolCalls.filter(Boolean), finishReason: sum.finishReason ?? null };
       const ended = sum.error ? { error: sum.error, partial: { outputChars: sum.outputChars } } : {};
-      s.finish({ status: 200, usage: sum.usage, attempts: outcome.stream.attempts, ...ended, response, ttfbMs, responseId: sum.id, ...(sum.finishReason ? { finishReason: sum.finishReason } : {}) });
-      if (s.state?.keeper && !sum.error) void s.state.keeper.keep(outcome.stream.relayFinal?.() ?? canonical.final?.() ?? streamedMessage(sum, encodeContext(s)));
+      s.finish({
+        status: 200,
+        usage: sum.usage,
+        attempts: outcome.stream.attempts,
+        ...ended,
+        response,
+        ttfbMs,
+        responseId: sum.id,
+        ...(sum.finishReason ? { finishReason: sum.finishReason } : {}),
+      });
+      if (s.state?.keeper && !sum.error)
+        void s.state.keeper.keep(outcome.stream.relayFinal?.() ?? canonical.final?.() ?? streamedMessage(sum, encodeContext(s)));
       if (cache) {
         const answer = answerOfStream(sum, s.request.model);
         if (answer) cache(answer);
@@ -113,14 +147,19 @@ const encodeContext = (s: InferenceServing): EncodeContext => ({
 const streamedMessage = (sum: StreamSummary, ctx: EncodeContext): JsonObject => {
   const content: JsonObject[] = [];
   if (sum.text !== '') content.push({ type: 'text', text: sum.text });
-  for (const call of sum.toolCalls) if (call) content.push({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) });
+  for (const call of sum.toolCalls)
+    if (call) content.push({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) });
   return { id: messageId(sum.id, ctx), type: 'message', role: 'assistant', content };
 };
 
 const projectOf = (ctx: { key?: { project: { id: string } } }): string => ctx.key?.project.id ?? '';
 
 /** The client's output-limit member per format. */
-const MAX_FIELDS: Record<ClientFormat, readonly string[]> = { chat: ['max_completion_tokens', 'max_tokens'], messages: ['max_tokens'], responses: ['max_output_tokens'] };
+const MAX_FIELDS: Record<ClientFormat, readonly string[]> = {
+  chat: ['max_completion_tokens', 'max_tokens'],
+  messages: ['max_tokens'],
+  responses: ['max_output_tokens'],
+};
 
 /**
  * A requested output limit above the catalog's `maxOutputTokens` is clamped to it (the upstream
@@ -155,7 +194,14 @@ const specFor = (format: ClientFormat): InferenceSpec => {
       ...(format === 'responses'
         ? {
             prepare: async (body, ctx, deps) =>
-              stateOf(prepareHosted(await prepareResponses(deps.conversations, projectOf(ctx), body, ctx.ids.requestId.replace(/-/g, '')), ctx.key, ctx.headers, deps.snapshots.current)),
+              stateOf(
+                prepareHosted(
+                  await prepareResponses(deps.conversations, projectOf(ctx), body, ctx.ids.requestId.replace(/-/g, '')),
+                  ctx.key,
+                  ctx.headers,
+                  deps.snapshots.current,
+                ),
+              ),
           }
         : format === 'messages'
           ? { prepare: async (body, ctx, deps) => stateOf(await prepareThread(deps.conversations, projectOf(ctx), body)) }
@@ -169,7 +215,11 @@ const specFor = (format: ClientFormat): InferenceSpec => {
         // Translated requests asking for reasoning are refused for a model that does not reason (providers/reasoning.ts).
         s.request.modelReasons = s.plan.catalog.capabilities.includes('reasoning');
         const beta = s.ctx.headers?.get('anthropic-beta');
-        if (beta) s.request.anthropicBeta = beta.split(',').map((b) => b.trim()).filter((b) => b !== '');
+        if (beta)
+          s.request.anthropicBeta = beta
+            .split(',')
+            .map((b) => b.trim())
+            .filter((b) => b !== '');
         const run = (r: InferenceServing): Promise<Response> => {
           // The gateway's own MCP tools: served through the canonical path, round after round (hosted-mcp/run.ts); never cached.
           if (r.state?.hosted) return serveHosted(codec, r, r.state.hosted, encodeContext(r));
@@ -196,9 +246,21 @@ const specFor = (format: ClientFormat): InferenceSpec => {
 };
 
 /** One inference request in any of the three client formats, end to end. */
-export const handleInference = (deps: InferenceDeps, format: ClientFormat, req: Request, ids: RequestIds, as?: InternalCaller): Promise<Response> =>
-  runPipeline(deps, specFor(format), req, ids, as);
+export const handleInference = (
+  deps: InferenceDeps,
+  format: ClientFormat,
+  req: Request,
+  ids: RequestIds,
+  as?: InternalCaller,
+): Promise<Response> => runPipeline(deps, specFor(format), req, ids, as);
 
 /** `GET /v1/models`: the key's routable models, serialised once per snapshot revision. */
 export const handleModels = (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> =>
-  withCaller(deps, '/v1/models', req, ids, async (_ctx, door) => jsonResponse(200, door.key.project.modelListJson, ids), (e) => errorResponse(e, ids));
+  withCaller(
+    deps,
+    '/v1/models',
+    req,
+    ids,
+    async (_ctx, door) => jsonResponse(200, door.key.project.modelListJson, ids),
+    (e) => errorResponse(e, ids),
+  );

@@ -65,8 +65,10 @@ const messagesCollector = (): FinalCollector => {
           if (d.type === 'text_delta') append(block, 'text', d.text);
           else if (d.type === 'thinking_delta') append(block, 'thinking', d.thinking);
           else if (d.type === 'signature_delta') block.signature = d.signature ?? '';
-          else if (d.type === 'input_json_delta' && typeof d.partial_json === 'string') partialJson.set(index, (partialJson.get(index) ?? '') + d.partial_json);
-          else if (d.type === 'citations_delta' && d.citation !== undefined) block.citations = [...(Array.isArray(block.citations) ? block.citations : []), d.citation];
+          else if (d.type === 'input_json_delta' && typeof d.partial_json === 'string')
+            partialJson.set(index, (partialJson.get(index) ?? '') + d.partial_json);
+          else if (d.type === 'citations_delta' && d.citation !== undefined)
+            block.citations = [...(Array.isArray(block.citations) ? block.citations : []), d.citation];
           return;
         }
         case 'content_block_stop': {

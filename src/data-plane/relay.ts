@@ -120,7 +120,13 @@ export const pullEvents = (
  * event; otherwise (a withheld usage chunk, `event:` lines toward a chat client, framing that is
  * not plain) per frame: the client gets the same bytes either way.
  */
-export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Array>, signal: AbortSignal, relay?: Relay, fail?: (e: unknown) => unknown): ReadEvents => {
+export const sseReader = (
+  decoder: StreamDecoder,
+  body: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+  relay?: Relay,
+  fail?: (e: unknown) => unknown,
+): ReadEvents => {
   const reader = body.getReader();
   const input = new TextDecoder('utf-8');
   /** The generic parser: for events not in the plain form, and for the whole stream once a CR shows. */
@@ -222,13 +228,19 @@ export const sseReader = (decoder: StreamDecoder, body: ReadableStream<Uint8Arra
     return out;
   };
 
-  return pullEvents(reader, signal, push, () => {
-    const tail: StreamEvent[] = [];
-    const rest = input.decode() + buffer;
-    buffer = '';
-    const p = parser();
-    reframe(rest === '' ? p.flush() : [...p.push(rest), ...p.flush()], tail);
-    for (const ev of decoder.end()) tail.push(ev);
-    return tail;
-  }, fail);
+  return pullEvents(
+    reader,
+    signal,
+    push,
+    () => {
+      const tail: StreamEvent[] = [];
+      const rest = input.decode() + buffer;
+      buffer = '';
+      const p = parser();
+      reframe(rest === '' ? p.flush() : [...p.push(rest), ...p.flush()], tail);
+      for (const ev of decoder.end()) tail.push(ev);
+      return tail;
+    },
+    fail,
+  );
 };

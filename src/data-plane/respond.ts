@@ -31,7 +31,16 @@ export interface StreamSummary {
 
 /** Accumulates what went by, bounded, for the request record. */
 const observer = (maxText: number) => {
-  const s: StreamSummary = { id: '', usage: undefined, text: '', toolCalls: [], finishReason: undefined, error: undefined, outputChars: 0, firstByteAt: 0 };
+  const s: StreamSummary = {
+    id: '',
+    usage: undefined,
+    text: '',
+    toolCalls: [],
+    finishReason: undefined,
+    error: undefined,
+    outputChars: 0,
+    firstByteAt: 0,
+  };
   return {
     summary: s,
     see(ev: StreamEvent): void {
@@ -111,10 +120,21 @@ export const setStreamStallTimeout = (ms: number): void => {
 };
 
 export const clientStalled = (ms: number): GatewayError =>
-  new GatewayError({ kind: 'invalid_request', status: 499, message: `The client read nothing for ${ms} ms; the stream was ended.`, errorCode: 'client_stalled', retryable: false });
+  new GatewayError({
+    kind: 'invalid_request',
+    status: 499,
+    message: `The client read nothing for ${ms} ms; the stream was ended.`,
+    errorCode: 'client_stalled',
+    retryable: false,
+  });
 
 export const gatewayShutdown = (): GatewayError =>
-  new GatewayError({ kind: 'unavailable', message: 'The gateway is shutting down; the stream was ended before it finished.', errorCode: 'gateway_shutdown', retryable: false });
+  new GatewayError({
+    kind: 'unavailable',
+    message: 'The gateway is shutting down; the stream was ended before it finished.',
+    errorCode: 'gateway_shutdown',
+    retryable: false,
+  });
 
 /**
  * One watchdog for every open stream (a timer per stream costs more than the checks): sends
@@ -152,7 +172,8 @@ type DirectSource = {
   pull(controller: ReadableStreamDirectController): void | PromiseLike<void>;
   cancel?(reason?: unknown): void;
 };
-const directStream = (source: DirectSource): ReadableStream<Uint8Array> => new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>);
+const directStream = (source: DirectSource): ReadableStream<Uint8Array> =>
+  new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>);
 
 /**
  * Streams canonical events to the client as SSE in its format. Never stalls a quiet stream
@@ -275,7 +296,10 @@ export const sseResponse = (open: EventSource, encoder: StreamEncoder, ids: Requ
           }
           const encoded = encode(events);
           const out = encoded instanceof Promise ? await encoded : encoded;
-          if (out && (pending = write(out)) !== undefined) await drain(pending);
+          if (out) {
+            pending = write(out);
+            if (pending !== undefined) await drain(pending);
+          }
         }
       } catch (e) {
         if (finished) return;

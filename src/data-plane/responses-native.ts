@@ -54,7 +54,8 @@ export const nativeAnswer = (request: CanonicalRequest, responseId: string, fiel
   if (fields) {
     for (const [k, v] of Object.entries(fields)) {
       if (k === 'store') swaps.push([`"store":${JSON.stringify(!v)}`, `"store":${JSON.stringify(v)}`]);
-      if (k === 'previous_response_id' && v !== null) swaps.push(['"previous_response_id":null', `"previous_response_id":${JSON.stringify(v)}`]);
+      if (k === 'previous_response_id' && v !== null)
+        swaps.push(['"previous_response_id":null', `"previous_response_id":${JSON.stringify(v)}`]);
       if (k === 'background' && v === true) swaps.push(['"background":false', '"background":true']);
       if (k === 'conversation' && v !== null) swaps.push(['"conversation":null', `"conversation":${JSON.stringify(v)}`]);
     }

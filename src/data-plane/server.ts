@@ -16,7 +16,18 @@ import { handleConversations } from './conversations-api.ts';
 import { handleCountTokens } from './count-tokens.ts';
 import type { McpGateway } from '../mcp/http.ts';
 import type { McpToolHost } from '../mcp/in-process.ts';
-import { batchRoute, cancelBatch, createBatch, deleteFile, fileContent, getBatch, getFile, listBatches, listFiles, uploadFile } from './batches.ts';
+import {
+  batchRoute,
+  cancelBatch,
+  createBatch,
+  deleteFile,
+  fileContent,
+  getBatch,
+  getFile,
+  listBatches,
+  listFiles,
+  uploadFile,
+} from './batches.ts';
 
 /**
  * The inference listener. Plain `Bun.serve` with its static route table: the hot path pays for no
@@ -30,19 +41,31 @@ const idsOf = (req: Request): RequestIds => {
 
 const unsupported = (ids: RequestIds): Response =>
   errorResponse(
-    new GatewayError({ kind: 'unsupported_endpoint', message: 'Unsupported endpoint: speech-to-text (/v1/audio/transcriptions) is not supported by this gateway.' }),
+    new GatewayError({
+      kind: 'unsupported_endpoint',
+      message: 'Unsupported endpoint: speech-to-text (/v1/audio/transcriptions) is not supported by this gateway.',
+    }),
     ids,
   );
 
 export const unknownEndpoint = (req: Request, ids: RequestIds): Response =>
   errorResponse(
-    new GatewayError({ kind: 'not_found', errorCode: 'unknown_endpoint', message: `Unknown endpoint: ${req.method} ${new URL(req.url).pathname}` }),
+    new GatewayError({
+      kind: 'not_found',
+      errorCode: 'unknown_endpoint',
+      message: `Unknown endpoint: ${req.method} ${new URL(req.url).pathname}`,
+    }),
     ids,
   );
 
 const methodNotAllowed = (req: Request, ids: RequestIds): Response =>
   errorResponse(
-    new GatewayError({ kind: 'invalid_request', status: 405, errorCode: 'method_not_allowed', message: `Method ${req.method} is not allowed on ${new URL(req.url).pathname}.` }),
+    new GatewayError({
+      kind: 'invalid_request',
+      status: 405,
+      errorCode: 'method_not_allowed',
+      message: `Method ${req.method} is not allowed on ${new URL(req.url).pathname}.`,
+    }),
     ids,
   );
 
@@ -74,38 +97,41 @@ type Handler = (req: Request, ids: RequestIds) => Response | Promise<Response>;
  * has its own deadline, the upstream its own time-outs) and armed again once the response is
  * handed over — for a stream, when the stream ends — so idle kept-alive connections are closed.
  */
-const guardFor = (idleSeconds: number, maxBodyBytes: number) => (handler: Handler) => (req: Request, server: Server<undefined>): Response | Promise<Response> => {
-  const ids = idsOf(req);
-  server.timeout(req, 0);
-  let rearmed = false;
-  const rearm = (): void => {
-    if (rearmed) return;
-    rearmed = true;
+const guardFor =
+  (idleSeconds: number, maxBodyBytes: number) =>
+  (handler: Handler) =>
+  (req: Request, server: Server<undefined>): Response | Promise<Response> => {
+    const ids = idsOf(req);
+    server.timeout(req, 0);
+    let rearmed = false;
+    const rearm = (): void => {
+      if (rearmed) return;
+      rearmed = true;
+      try {
+        server.timeout(req, idleSeconds);
+      } catch {
+        // The connection is already gone.
+      }
+    };
+    ids.streamEnded = rearm;
+    const failed = (e: unknown): Response => {
+      log.error('unhandled error in the inference listener', { requestId: ids.requestId, error: describeError(e) });
+      return errorResponse(asGatewayError(e), ids);
+    };
+    const handed = (res: Response): Response => {
+      if (!isGatewayStream(res)) rearm();
+      return res;
+    };
+    let out: Response | Promise<Response>;
     try {
-      server.timeout(req, idleSeconds);
-    } catch {
-      // The connection is already gone.
+      const declared = req.headers.get('content-length');
+      out = declared !== null && Number(declared) > maxBodyBytes ? errorResponse(bodyTooLarge(maxBodyBytes), ids) : handler(req, ids);
+    } catch (e) {
+      out = failed(e);
     }
+    // No async frame of its own: the handler's promise is chained.
+    return out instanceof Promise ? out.then(handed, (e: unknown) => handed(failed(e))) : handed(out);
   };
-  ids.streamEnded = rearm;
-  const failed = (e: unknown): Response => {
-    log.error('unhandled error in the inference listener', { requestId: ids.requestId, error: describeError(e) });
-    return errorResponse(asGatewayError(e), ids);
-  };
-  const handed = (res: Response): Response => {
-    if (!isGatewayStream(res)) rearm();
-    return res;
-  };
-  let out: Response | Promise<Response>;
-  try {
-    const declared = req.headers.get('content-length');
-    out = declared !== null && Number(declared) > maxBodyBytes ? errorResponse(bodyTooLarge(maxBodyBytes), ids) : handler(req, ids);
-  } catch (e) {
-    out = failed(e);
-  }
-  // No async frame of its own: the handler's promise is chained.
-  return out instanceof Promise ? out.then(handed, (e: unknown) => handed(failed(e))) : handed(out);
-};
 
 /** What the routes need of the MCP gateway. */
 type McpServing = Pick<McpGateway, 'handle'> & McpToolHost;
@@ -142,7 +168,10 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
   const conversations: Handler = (req, ids) => handleConversations(deps, req, ids);
   const extra = (endpoint: ExtraEndpoint, path: string) => post((req, ids) => handleExtra(deps, endpoint, path, req, ids));
   // Uploads are bounded by GATEWAY_FILE_MAX (plus room for the multipart framing), not GATEWAY_MAX_BODY.
-  const uploadGuard = guardFor(opts.limits.idleTimeoutSeconds, deps.batches ? deps.batches.maxFileBytes + 65_536 : opts.limits.maxBodyBytes);
+  const uploadGuard = guardFor(
+    opts.limits.idleTimeoutSeconds,
+    deps.batches ? deps.batches.maxFileBytes + 65_536 : opts.limits.maxBodyBytes,
+  );
   const files = (path: string, h: Parameters<typeof batchRoute>[1]) => {
     const route = batchRoute(path, h);
     return guard((req, ids) => route(deps, req, ids));
@@ -179,13 +208,13 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
     '/v1/rerank': extra('rerank', '/v1/rerank'),
     '/healthz': {
       GET: guard((_req, ids) =>
-        opts.ready()
-          ? jsonResponse(200, '{"status":"ok"}', ids)
-          : jsonResponse(503, '{"status":"starting"}', ids),
+        opts.ready() ? jsonResponse(200, '{"status":"ok"}', ids) : jsonResponse(503, '{"status":"starting"}', ids),
       ),
     },
     '/readyz': {
-      GET: guard((_req, ids) => jsonResponse(opts.ready() ? 200 : 503, JSON.stringify({ status: opts.ready() ? 'ok' : 'starting', ...opts.readiness() }), ids)),
+      GET: guard((_req, ids) =>
+        jsonResponse(opts.ready() ? 200 : 503, JSON.stringify({ status: opts.ready() ? 'ok' : 'starting', ...opts.readiness() }), ids),
+      ),
     },
   } as const;
 };

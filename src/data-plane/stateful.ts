@@ -2,7 +2,14 @@ import type { JsonObject, JsonValue } from '../canonical/types.ts';
 import { GatewayError, invalidRequest } from '../core/errors.ts';
 import { describeError, log } from '../core/log.ts';
 import type { HostedMcp } from './hosted-mcp/prepare.ts';
-import { type BackgroundRun, type Conversations, notStored, type StoredResponse, type StoredThread, storeUnavailable } from './conversations.ts';
+import {
+  type BackgroundRun,
+  type Conversations,
+  notStored,
+  type StoredResponse,
+  type StoredThread,
+  storeUnavailable,
+} from './conversations.ts';
 import { appendToConversation, conversationParam, loadConversation } from './conversation-items.ts';
 
 /**
@@ -58,13 +65,20 @@ const nowSeconds = (): number => Math.floor(Date.now() / 1000);
  * `POST /v1/responses`: `previous_response_id` prepends the stored response's input and output,
  * `item_reference` items become the stored items; `store` (default true) keeps the answer.
  */
-export const prepareResponses = async (conv: Conversations | undefined, projectId: string, body: unknown, requestHex: string): Promise<Prepared> => {
+export const prepareResponses = async (
+  conv: Conversations | undefined,
+  projectId: string,
+  body: unknown,
+  requestHex: string,
+): Promise<Prepared> => {
   if (!isObject(body)) return { body };
   const prev = body.previous_response_id;
   const input = body.input;
   const refs = Array.isArray(input) && input.some((i) => isObject(i) && i.type === 'item_reference');
-  if (body.store !== undefined && body.store !== null && typeof body.store !== 'boolean') throw invalidRequest("'store' must be a boolean.", 'store');
-  if (body.background !== undefined && body.background !== null && typeof body.background !== 'boolean') throw invalidRequest("'background' must be a boolean.", 'background');
+  if (body.store !== undefined && body.store !== null && typeof body.store !== 'boolean')
+    throw invalidRequest("'store' must be a boolean.", 'store');
+  if (body.background !== undefined && body.background !== null && typeof body.background !== 'boolean')
+    throw invalidRequest("'background' must be a boolean.", 'background');
   const store = body.store !== false;
   const background = body.background === true;
   const conversationId = conversationParam(body.conversation);
@@ -76,7 +90,11 @@ export const prepareResponses = async (conv: Conversations | undefined, projectI
       errorCode: 'mutually_exclusive_parameters',
     });
   }
-  if (background && !store) throw invalidRequest("Background mode requires 'store' to be true: a background response is kept so that it can be polled.", 'background');
+  if (background && !store)
+    throw invalidRequest(
+      "Background mode requires 'store' to be true: a background response is kept so that it can be polled.",
+      'background',
+    );
   if (!conv) {
     if (prev !== undefined && prev !== null) throw storeUnavailable('previous_response_id');
     if (refs) throw storeUnavailable('input');
@@ -86,7 +104,8 @@ export const prepareResponses = async (conv: Conversations | undefined, projectI
   }
   const items: JsonValue[] = [];
   if (prev !== undefined && prev !== null) {
-    if (typeof prev !== 'string' || prev === '') throw invalidRequest("'previous_response_id' must be a response id.", 'previous_response_id');
+    if (typeof prev !== 'string' || prev === '')
+      throw invalidRequest("'previous_response_id' must be a response id.", 'previous_response_id');
     const stored = await conv.get(projectId, prev);
     if (stored?.kind !== 'response') throw notStored('Previous response', prev, 'previous_response_id');
     items.push(...stored.input);
@@ -123,7 +142,7 @@ export const prepareResponses = async (conv: Conversations | undefined, projectI
     const output = Array.isArray(response.output) ? response.output.filter(isObject) : [];
     // The answer was given already: a conversation deleted meanwhile (or a store failure) is logged.
     await appendToConversation(conv, projectId, conversationId, [...storedInput.slice(carried), ...output]).catch((e: unknown) => {
-      log.every('conversation-append', 'warn', "appending a turn to its conversation failed", { error: describeError(e) });
+      log.every('conversation-append', 'warn', 'appending a turn to its conversation failed', { error: describeError(e) });
     });
   };
   const record = (response: JsonObject, run?: BackgroundRun): StoredResponse | undefined => {
@@ -189,7 +208,7 @@ export const prepareThread = async (conv: Conversations | undefined, projectId: 
   if (!isObject(body) || body.thread === undefined || body.thread === null) return { body };
   const thread = body.thread;
   if (!isObject(thread) || (thread.type !== 'create' && thread.type !== 'continue')) {
-    throw invalidRequest("'thread' must be {\"type\": \"create\"} or {\"type\": \"continue\", \"previous_message_id\": …}.", 'thread');
+    throw invalidRequest('\'thread\' must be {"type": "create"} or {"type": "continue", "previous_message_id": …}.', 'thread');
   }
   if (!conv) throw storeUnavailable('thread');
   if (!Array.isArray(body.messages)) return { body }; // the codec says why
@@ -199,9 +218,11 @@ export const prepareThread = async (conv: Conversations | undefined, projectId: 
   let previous: StoredThread | undefined;
   if (thread.type === 'continue') {
     const id = thread.previous_message_id;
-    if (typeof id !== 'string' || id === '') throw invalidRequest("'thread.previous_message_id' is required with type 'continue'.", 'thread.previous_message_id');
+    if (typeof id !== 'string' || id === '')
+      throw invalidRequest("'thread.previous_message_id' is required with type 'continue'.", 'thread.previous_message_id');
     const stored = await conv.get(projectId, id);
-    if (stored?.kind !== 'thread') throw notStored('Thread state for message', id, 'thread.previous_message_id', { error_code: 'thread_not_found' });
+    if (stored?.kind !== 'thread')
+      throw notStored('Thread state for message', id, 'thread.previous_message_id', { error_code: 'thread_not_found' });
     if (stored.continued === true) throw alreadyContinued(id);
     previous = stored;
     for (const field of ['system', 'tools'] as const) {

@@ -29,7 +29,11 @@ const settleLost = async (conv: Conversations, projectId: string, stored: Stored
   if (!run || run.leaseUntil === 0 || isTerminal(stored.response)) return stored;
   if (conv.runs.get(projectId, stored.id)) return stored;
   if (run.owner !== conv.runs.owner && run.leaseUntil > Date.now()) return stored;
-  const failed: StoredResponse = { ...stored, response: { ...stored.response, status: 'failed', error: workerLost() }, background: { ...run, leaseUntil: 0 } };
+  const failed: StoredResponse = {
+    ...stored,
+    response: { ...stored.response, status: 'failed', error: workerLost() },
+    background: { ...run, leaseUntil: 0 },
+  };
   await conv.write(projectId, failed);
   return failed;
 };
@@ -55,7 +59,11 @@ const cancel = async (conv: Conversations, projectId: string, id: string): Promi
     return storedResponse(conv, projectId, id);
   }
   // Another data plane runs it: it sees the request at its next heartbeat and aborts.
-  const cancelled: StoredResponse = { ...stored, response: { ...stored.response, status: 'cancelled' }, background: { ...run, cancelRequested: true } };
+  const cancelled: StoredResponse = {
+    ...stored,
+    response: { ...stored.response, status: 'cancelled' },
+    background: { ...run, cancelRequested: true },
+  };
   await conv.write(projectId, cancelled);
   return cancelled;
 };
@@ -104,10 +112,24 @@ const pathOf = (m: RegExpExecArray | null): string => `/v1/responses/{id}${m?.[2
 export const handleStoredResponse = (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> => {
   const url = new URL(req.url);
   const m = PATH.exec(url.pathname);
-  return withCaller(deps, pathOf(m), req, ids, (_ctx, door) => serveStored(deps, door.key, req, url, m, ids), (e) => errorResponse(e, ids));
+  return withCaller(
+    deps,
+    pathOf(m),
+    req,
+    ids,
+    (_ctx, door) => serveStored(deps, door.key, req, url, m, ids),
+    (e) => errorResponse(e, ids),
+  );
 };
 
-const serveStored = async (deps: InferenceDeps, key: KeySnapshot, req: Request, url: URL, m: RegExpExecArray | null, ids: RequestIds): Promise<Response> => {
+const serveStored = async (
+  deps: InferenceDeps,
+  key: KeySnapshot,
+  req: Request,
+  url: URL,
+  m: RegExpExecArray | null,
+  ids: RequestIds,
+): Promise<Response> => {
   const id = decodeURIComponent(m?.[1] ?? '');
   const op: Op = m?.[2] === '/input_items' ? 'input_items' : m?.[2] === '/cancel' ? 'cancel' : req.method === 'DELETE' ? 'delete' : 'get';
   const projectId = key.project.id;
@@ -126,10 +148,12 @@ const serveStored = async (deps: InferenceDeps, key: KeySnapshot, req: Request, 
     if (!stored.background?.events) throw invalidRequest('Only background responses created with stream: true can be streamed.', 'stream');
     const after = startingAfter(url.searchParams.get('starting_after'));
     const job = conv.runs.get(projectId, id);
-    const source = job ? localSource(job) : storeSource(async () => {
-      const found = await conv.get(projectId, id);
-      return found?.kind === 'response' ? settleLost(conv, projectId, found) : undefined;
-    });
+    const source = job
+      ? localSource(job)
+      : storeSource(async () => {
+          const found = await conv.get(projectId, id);
+          return found?.kind === 'response' ? settleLost(conv, projectId, found) : undefined;
+        });
     return tailResponse(source, after, ids, ids.streamEnded, deps.keepAliveMs);
   }
   return jsonResponse(200, JSON.stringify(op === 'get' ? stored.response : inputItemsPage(stored.input, url.searchParams)), ids);

@@ -26,7 +26,8 @@ const forbiddenAddress = (connection: ConnectionConfig, what: string): GatewayEr
     retryable: true,
   });
 
-const unreachable = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'Could not reach the upstream provider.', retryable: true });
+const unreachable = (): GatewayError =>
+  new GatewayError({ kind: 'unavailable', message: 'Could not reach the upstream provider.', retryable: true });
 
 /**
  * Refuses an inward address unless the connection (or the operator, via the snapshot) allows it.
@@ -68,7 +69,12 @@ const UNSENDABLE = /[\u0000\n\r]|[^\u0000-\u00ff]/;
  * logged — not "could not reach the upstream".
  */
 const unsendable = (connection: ConnectionConfig, header: string): GatewayError => {
-  log.every(`upstream-unsendable-${connection.name}`, 'error', 'a stored credential of a connection cannot be sent as an HTTP header value; save it again', { connection: connection.name, header });
+  log.every(
+    `upstream-unsendable-${connection.name}`,
+    'error',
+    'a stored credential of a connection cannot be sent as an HTTP header value; save it again',
+    { connection: connection.name, header },
+  );
   return new GatewayError({
     kind: 'upstream_error',
     status: 502,
@@ -99,7 +105,13 @@ export const timeoutError = (ms: number): GatewayError =>
   new GatewayError({ kind: 'timeout', message: `The upstream provider did not respond within ${ms} ms.`, retryable: true });
 
 export const clientClosed = (): GatewayError =>
-  new GatewayError({ kind: 'invalid_request', status: 499, message: 'The client closed the request.', errorCode: 'client_closed', retryable: false });
+  new GatewayError({
+    kind: 'invalid_request',
+    status: 499,
+    message: 'The client closed the request.',
+    errorCode: 'client_closed',
+    retryable: false,
+  });
 
 /**
  * One attempt against one connection: sends its requests (token exchanges included) and knows
@@ -153,7 +165,11 @@ export class UpstreamCall {
    * Builds the upstream request, running the adapter's async credential step when it has one;
    * without one the request is used as built (no promise).
    */
-  prepare(built: UpstreamHttpRequest, adapter: HttpProviderAdapter, target: UpstreamTarget): UpstreamHttpRequest | Promise<UpstreamHttpRequest> {
+  prepare(
+    built: UpstreamHttpRequest,
+    adapter: HttpProviderAdapter,
+    target: UpstreamTarget,
+  ): UpstreamHttpRequest | Promise<UpstreamHttpRequest> {
     return adapter.authorize ? adapter.authorize(built, target, this.tokenHttp) : built;
   }
 
@@ -177,10 +193,15 @@ export class UpstreamCall {
 }
 
 /** Builds the upstream request of a chat call, credentials included. */
-export const prepareRequest = (adapter: HttpProviderAdapter, request: CanonicalRequest, target: UpstreamTarget, call: UpstreamCall): UpstreamHttpRequest | Promise<UpstreamHttpRequest> =>
-  call.prepare(adapter.buildRequest(request, target), adapter, target);
+export const prepareRequest = (
+  adapter: HttpProviderAdapter,
+  request: CanonicalRequest,
+  target: UpstreamTarget,
+  call: UpstreamCall,
+): UpstreamHttpRequest | Promise<UpstreamHttpRequest> => call.prepare(adapter.buildRequest(request, target), adapter, target);
 
-const tooLargeUpstream = (max: number): GatewayError => upstreamTooLarge("The upstream provider's answer", max, 'GATEWAY_MAX_UPSTREAM_RESPONSE');
+const tooLargeUpstream = (max: number): GatewayError =>
+  upstreamTooLarge("The upstream provider's answer", max, 'GATEWAY_MAX_UPSTREAM_RESPONSE');
 
 /**
  * Reads an upstream answer (or error body) as text, refusing (502, retryable) one larger than the

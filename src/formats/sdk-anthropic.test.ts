@@ -22,7 +22,12 @@ describe('@anthropic-ai/sdk — Messages', () => {
     expect<unknown>(res.content[0]).toEqual({ type: 'text', text: 'Let me check the weather.' });
     expect<unknown>(res.content[1]).toEqual({ type: 'tool_use', id: 'toolu_01A', name: 'get_weather', input: {} });
     expect(res.stop_reason).toBe('tool_use');
-    expect(res.usage).toMatchObject({ input_tokens: 100, output_tokens: 40, cache_creation_input_tokens: 200, cache_read_input_tokens: 700 });
+    expect(res.usage).toMatchObject({
+      input_tokens: 100,
+      output_tokens: 40,
+      cache_creation_input_tokens: 200,
+      cache_read_input_tokens: 700,
+    });
   });
 
   test('messages.stream().finalMessage() reconstructs text and tool_use blocks with cumulative usage', async () => {
@@ -46,8 +51,15 @@ describe('@anthropic-ai/sdk — Messages', () => {
 
   test('Anthropic-style usage: input tokens on start, cache fields preserved', async () => {
     state.script = streamScript('usage-before-finish');
-    const msg = await anthropic.messages.stream({ model: 'gw-model', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
-    expect(msg.usage).toMatchObject({ input_tokens: 25, output_tokens: 15, cache_creation_input_tokens: 100, cache_read_input_tokens: 200 });
+    const msg = await anthropic.messages
+      .stream({ model: 'gw-model', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })
+      .finalMessage();
+    expect(msg.usage).toMatchObject({
+      input_tokens: 25,
+      output_tokens: 15,
+      cache_creation_input_tokens: 100,
+      cache_read_input_tokens: 200,
+    });
     expect(msg.stop_reason).toBe('max_tokens');
     // The upstream's reasoning comes back as a thinking block (unsigned: this upstream gives no signature).
     expect<unknown>(msg.content).toEqual([
@@ -58,7 +70,9 @@ describe('@anthropic-ai/sdk — Messages', () => {
 
   test('OpenAI-style usage after finish still reaches message_delta', async () => {
     state.script = streamScript('tool-calls');
-    const msg = await anthropic.messages.stream({ model: 'gw-model', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+    const msg = await anthropic.messages
+      .stream({ model: 'gw-model', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })
+      .finalMessage();
     expect(msg.usage).toMatchObject({ input_tokens: 50, output_tokens: 20 });
     expect<unknown>(msg.content).toEqual([
       { type: 'tool_use', id: 'call_a', name: 'get_weather', input: { city: 'Paris' } },
@@ -68,7 +82,12 @@ describe('@anthropic-ai/sdk — Messages', () => {
 
   test('create({stream:true}) yields the raw events in order', async () => {
     state.script = streamScript('zero-text');
-    const stream = await anthropic.messages.create({ model: 'gw-model', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const stream = await anthropic.messages.create({
+      model: 'gw-model',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
     const types: string[] = [];
     for await (const event of stream) types.push(event.type);
     expect(types).toEqual(['message_start', 'message_delta', 'message_stop']);
@@ -79,15 +98,19 @@ describe('@anthropic-ai/sdk — Messages', () => {
     const err = await anthropic.messages
       .stream({ model: 'gw-model', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })
       .finalMessage()
-      .then(() => undefined, (e: unknown) => e);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect((err as Error).message).toContain('Upstream connection lost.');
   });
 
   test('a 400 from decodeRequest is read as an Anthropic error', async () => {
-    const err = await anthropic.messages
-      .create({ model: 'gw-model', max_tokens: 0, messages: [{ role: 'user', content: 'hi' }] })
-      .then(() => undefined, (e: unknown) => e);
+    const err = await anthropic.messages.create({ model: 'gw-model', max_tokens: 0, messages: [{ role: 'user', content: 'hi' }] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
     const e = err as InstanceType<typeof Anthropic.BadRequestError>;
     expect(e.status).toBe(400);
@@ -109,6 +132,11 @@ describe('@anthropic-ai/sdk — Messages', () => {
       ],
     });
     expect(state.lastRequest?.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
-    expect(state.lastRequest?.messages[3]).toEqual({ role: 'tool', toolCallId: 't1', name: 'lookup', content: [{ type: 'text', text: 'ok' }] });
+    expect(state.lastRequest?.messages[3]).toEqual({
+      role: 'tool',
+      toolCallId: 't1',
+      name: 'lookup',
+      content: [{ type: 'text', text: 'ok' }],
+    });
   });
 });

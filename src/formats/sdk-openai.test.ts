@@ -22,10 +22,18 @@ afterAll(() => {
 describe('openai SDK — Chat Completions', () => {
   test('non-streaming create: text, tool calls and usage', async () => {
     state.script = { response: canonicalResponse('text-and-tool') };
-    const res = await openai.chat.completions.create({ model: 'gw-model', messages: [{ role: 'user', content: 'hi' }], tools: [weatherTool] });
+    const res = await openai.chat.completions.create({
+      model: 'gw-model',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [weatherTool],
+    });
     expect(state.lastRequest?.tools?.[0]?.name).toBe('lookup');
     expect(res.choices[0]?.message.content).toBe('Let me check the weather.');
-    expect(res.choices[0]?.message.tool_calls?.[0]).toEqual({ id: 'toolu_01A', type: 'function', function: { name: 'get_weather', arguments: 'not json' } });
+    expect(res.choices[0]?.message.tool_calls?.[0]).toEqual({
+      id: 'toolu_01A',
+      type: 'function',
+      function: { name: 'get_weather', arguments: 'not json' },
+    });
     expect(res.choices[0]?.finish_reason).toBe('tool_calls');
     expect(res.usage?.prompt_tokens).toBe(1000);
     expect(res.usage?.prompt_tokens_details?.cached_tokens).toBe(700);
@@ -54,12 +62,23 @@ describe('openai SDK — Chat Completions', () => {
     expect(text).toBe('Checking. And also');
     expect(args).toEqual(['{"q":"a"}', '{"q":"b"}']);
     expect(finish).toBe('tool_calls');
-    expect(usage).toEqual({ prompt_tokens: 30, completion_tokens: 25, total_tokens: 55, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 5 } });
+    expect(usage).toEqual({
+      prompt_tokens: 30,
+      completion_tokens: 25,
+      total_tokens: 55,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 5 },
+    });
   });
 
   test('chat.completions.stream() helper reconstructs the final completion', async () => {
     state.script = streamScript('tool-calls');
-    const runner = openai.chat.completions.stream({ model: 'gw-model', messages: [{ role: 'user', content: 'hi' }], tools: [weatherTool], stream_options: { include_usage: true } });
+    const runner = openai.chat.completions.stream({
+      model: 'gw-model',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [weatherTool],
+      stream_options: { include_usage: true },
+    });
     const final = await runner.finalChatCompletion();
     const msg = final.choices[0]?.message;
     expect(msg?.tool_calls?.map((c) => (c.type === 'function' ? [c.id, c.function.name, c.function.arguments] : []))).toEqual([
@@ -84,14 +103,20 @@ describe('openai SDK — Chat Completions', () => {
     const run = async () => {
       for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     };
-    const err = await run().then(() => undefined, (e: unknown) => e);
+    const err = await run().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain('Upstream connection lost.');
     expect(text).toBe('Par');
   });
 
   test('a 400 from decodeRequest surfaces as BadRequestError with param', async () => {
-    const err = await openai.chat.completions.create({ model: 'gw-model', messages: [] }).then(() => undefined, (e: unknown) => e);
+    const err = await openai.chat.completions.create({ model: 'gw-model', messages: [] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     const e = err as InstanceType<typeof OpenAI.BadRequestError>;
     expect(e.status).toBe(400);
@@ -168,7 +193,13 @@ describe('openai SDK — Responses', () => {
 
   test('a mid-stream error event makes the stream helper throw', async () => {
     state.script = streamScript('error');
-    const err = await openai.responses.stream({ model: 'gw-model', input: 'hi' }).finalResponse().then(() => undefined, (e: unknown) => e);
+    const err = await openai.responses
+      .stream({ model: 'gw-model', input: 'hi' })
+      .finalResponse()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect((err as Error).message).toContain('Upstream connection lost.');
   });
@@ -179,12 +210,20 @@ describe('openai SDK — Responses', () => {
     const run = async () => {
       for await (const _ of stream) void _;
     };
-    expect(await run().then(() => undefined, (e: unknown) => e)).toBeInstanceOf(OpenAI.APIError);
+    expect(
+      await run().then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    ).toBeInstanceOf(OpenAI.APIError);
   });
 
   test('an HTTP error body is read by the SDK', async () => {
     state.script = { error: { kind: 'rate_limit', message: 'Too many requests.' } };
-    const err = await openai.responses.create({ model: 'gw-model', input: 'hi' }).then(() => undefined, (e: unknown) => e);
+    const err = await openai.responses.create({ model: 'gw-model', input: 'hi' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((err as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('rate_limit_exceeded');
   });

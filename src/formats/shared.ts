@@ -83,7 +83,8 @@ export const pushBlockEvent = (event: StreamEvent, hooks: BlockHooks, held: Held
  */
 const THINKING_MARK = 'gw-thinking.';
 
-export const sealThinking = (r: Reasoning): string => THINKING_MARK + Buffer.from(JSON.stringify([r.text, r.signature])).toString('base64url');
+export const sealThinking = (r: Reasoning): string =>
+  THINKING_MARK + Buffer.from(JSON.stringify([r.text, r.signature])).toString('base64url');
 
 export const openThinking = (sealed: string): Reasoning | undefined => {
   if (!sealed.startsWith(THINKING_MARK)) return undefined;

@@ -43,7 +43,12 @@ export const expectInvalid = (fn: () => unknown, param: string | null): GatewayE
     caught = e;
   }
   if (!(caught instanceof GatewayError)) throw new Error(`expected a GatewayError for param ${param}, got ${String(caught)}`);
-  if (caught.param !== param || caught.status !== 400 || caught.type !== 'invalid_request_error' || caught.errorCode !== 'invalid_request') {
+  if (
+    caught.param !== param ||
+    caught.status !== 400 ||
+    caught.type !== 'invalid_request_error' ||
+    caught.errorCode !== 'invalid_request'
+  ) {
     throw new Error(
       `expected 400 invalid_request_error param=${param}, got ${caught.status} ${caught.type} param=${caught.param}: ${caught.message}`,
     );

@@ -31,7 +31,10 @@ describe('checkNesting', () => {
 
   test('the refusal names the parameter where the value became too deep', () => {
     const deep = JSON.parse(nested(MAX_JSON_DEPTH)) as unknown;
-    const body = JSON.stringify({ model: 'm', tools: [{ type: 'function', function: { name: 'f', description: 'a "quoted" [x]', parameters: { type: 'object', p: deep } } }] });
+    const body = JSON.stringify({
+      model: 'm',
+      tools: [{ type: 'function', function: { name: 'f', description: 'a "quoted" [x]', parameters: { type: 'object', p: deep } } }],
+    });
     const e = refusal(body);
     expect(e.param).toBe('tools.0.function.parameters');
     expect(e.message).toContain("'tools.0.function.parameters' is nested too deeply");

@@ -56,12 +56,7 @@ export const optionalString = (obj: UnknownRecord, key: string, base = ''): stri
   return v;
 };
 
-export const optionalEnum = <T extends string>(
-  obj: UnknownRecord,
-  key: string,
-  values: readonly T[],
-  base = '',
-): T | undefined => {
+export const optionalEnum = <T extends string>(obj: UnknownRecord, key: string, values: readonly T[], base = ''): T | undefined => {
   const v = optionalString(obj, key, base);
   if (v === undefined) return undefined;
   const found = values.find((x) => x === v);

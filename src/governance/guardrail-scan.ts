@@ -97,7 +97,7 @@ export const findMatches = (rule: GuardrailRule, text: string): Match[] => {
  * linear path); only redaction needs `findMatches` to locate the spans.
  */
 const matchesText = (rule: GuardrailRule, text: string): boolean => {
-  if (rule.kind === 'regex') return rule.regex !== undefined && rule.regex.test(text);
+  if (rule.kind === 'regex') return rule.regex?.test(text) === true;
   return findMatches(rule, text).length > 0;
 };
 
@@ -216,7 +216,8 @@ export const scan = (rule: GuardrailRule, prepared: Prepared): Hit[] => {
   const hits: Hit[] = [];
   for (const view of prepared.views) {
     // Locating matches (captures, the NFA) costs far more than asking whether there is one (the DFA).
-    if (rule.kind !== 'regex' || matchesText(rule, view.text)) for (const m of findMatches(rule, view.text)) hits.push(...view.locate(m.start, m.end, m.label));
+    if (rule.kind !== 'regex' || matchesText(rule, view.text))
+      for (const m of findMatches(rule, view.text)) hits.push(...view.locate(m.start, m.end, m.label));
     for (const d of view.decoded) {
       // A decoded run is redacted whole, under the label of its first match.
       const label = rule.kind === 'regex' ? (matchesText(rule, d.text) ? rule.name : undefined) : findMatches(rule, d.text)[0]?.label;
@@ -251,7 +252,12 @@ export const mergeHits = (hits: Hit[]): Hit[] => {
 export const redactParts = (texts: readonly string[], hits: Hit[]): readonly string[] => {
   if (hits.length === 0) return texts;
   const merged = mergeHits(hits);
-  return texts.map((t, i) => redact(t, merged.filter((h) => h.part === i)));
+  return texts.map((t, i) =>
+    redact(
+      t,
+      merged.filter((h) => h.part === i),
+    ),
+  );
 };
 
 export const redact = (text: string, matches: readonly Match[]): string => {

@@ -149,7 +149,13 @@ export class LeasedCounters implements Counters {
     };
     const failed = (err: unknown): void => {
       this.#taking.delete(e.key);
-      log.every('limits-lease', 'warn', 'taking a lease of a shared counter failed; admitting one by one', { error: describeError(err) }, 10_000);
+      log.every(
+        'limits-lease',
+        'warn',
+        'taking a lease of a shared counter failed; admitting one by one',
+        { error: describeError(err) },
+        10_000,
+      );
     };
     try {
       const r = this.#inner.tryAdd([{ key: e.key, add: size, limit: e.limit - HEADROOM * size, ttlMs: e.ttlMs }]);
@@ -205,7 +211,13 @@ export class LeasedCounters implements Counters {
 
   #settle(back: readonly CounterAdjust[]): Promise<void> {
     const failed = (err: unknown): void =>
-      log.every('limits-lease-return', 'warn', 'giving back unused leased units failed; they count as used until their counter ends', { error: describeError(err) }, 10_000);
+      log.every(
+        'limits-lease-return',
+        'warn',
+        'giving back unused leased units failed; they count as used until their counter ends',
+        { error: describeError(err) },
+        10_000,
+      );
     try {
       return Promise.resolve(this.#inner.adjust(back)).catch(failed);
     } catch (err) {

@@ -224,4 +224,9 @@ export const originalSpan = (n: Normalised, start: number, end: number): { start
  * still matches.
  */
 export const normalisePattern = (pattern: string): string =>
-  NON_ASCII.test(pattern) ? pattern.normalize('NFD').replace(/([A-Za-z0-9])\p{M}+/gu, '$1').normalize('NFC') : pattern;
+  NON_ASCII.test(pattern)
+    ? pattern
+        .normalize('NFD')
+        .replace(/([A-Za-z0-9])\p{M}+/gu, '$1')
+        .normalize('NFC')
+    : pattern;

@@ -76,7 +76,8 @@ export const compilePattern = (source: string): PatternResult => {
   if (source.length === 0) return { ok: false, reason: 'empty pattern' };
   if (source.length > MAX_PATTERN_CHARS) return { ok: false, reason: `longer than ${MAX_PATTERN_CHARS} characters` };
   const construct = unsupportedConstruct(source);
-  if (construct) return { ok: false, reason: `${construct} is not supported: guardrail patterns use RE2 syntax, which matches in linear time` };
+  if (construct)
+    return { ok: false, reason: `${construct} is not supported: guardrail patterns use RE2 syntax, which matches in linear time` };
   let re: RE2JS;
   try {
     // Folded like the text it matches (./normalize.ts): a rule written `café` matches `cafe\u0301`.
@@ -86,6 +87,9 @@ export const compilePattern = (source: string): PatternResult => {
   }
   const programSize = re.programSize();
   if (programSize > MAX_PROGRAM_SIZE)
-    return { ok: false, reason: `too complex: compiles to ${programSize} instructions (at most ${MAX_PROGRAM_SIZE}; large counted repetitions such as {1000} multiply the pattern)` };
+    return {
+      ok: false,
+      reason: `too complex: compiles to ${programSize} instructions (at most ${MAX_PROGRAM_SIZE}; large counted repetitions such as {1000} multiply the pattern)`,
+    };
   return { ok: true, re, programSize };
 };

@@ -35,11 +35,12 @@ const filtersOf = (dict: string): string[] => {
 };
 
 const asciiHex = (s: string): string => {
-  const hex = s.replace(/>[^]*$/, '').replace(/[^0-9A-Fa-f]/g, '');
+  const hex = s.replace(/>[\s\S]*$/, '').replace(/[^0-9A-Fa-f]/g, '');
   return Buffer.from(hex.length % 2 ? `${hex}0` : hex, 'hex').toString('latin1');
 };
 
-const hexValue = (c: number): number => (c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x41 && c <= 0x46 ? c - 0x37 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1);
+const hexValue = (c: number): number =>
+  c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x41 && c <= 0x46 ? c - 0x37 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
 
 /** A hex string `<…>` of a content stream (s[from, to)): its bytes; non-hex characters skipped, an odd last digit padded with 0. */
 const hexString = (s: string, from: number, to: number): string => {
@@ -58,7 +59,7 @@ const hexString = (s: string, from: number, to: number): string => {
 };
 
 const ascii85 = (s: string): string => {
-  const body = s.replace(/~>[^]*$/, '').replace(/\s/g, '');
+  const body = s.replace(/~>[\s\S]*$/, '').replace(/\s/g, '');
   const out: number[] = [];
   let group: number[] = [];
   const flush = (n: number): void => {
@@ -84,7 +85,10 @@ const decode = (raw: string, filters: readonly string[], budget: number): { data
   for (const f of filters) {
     if (f === 'FlateDecode' || f === 'Fl') {
       try {
-        data = inflateSync(Buffer.from(data, 'latin1'), { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: Math.max(budget, 1) }).toString('latin1');
+        data = inflateSync(Buffer.from(data, 'latin1'), {
+          finishFlush: constants.Z_SYNC_FLUSH,
+          maxOutputLength: Math.max(budget, 1),
+        }).toString('latin1');
       } catch (e) {
         return { error: e instanceof RangeError ? 'it decompresses to more than the gateway reads' : 'a compressed stream is corrupt' };
       }
@@ -153,8 +157,7 @@ const literal = (s: string, i: number): [string, number] => {
 };
 
 /** A string's bytes as text: UTF-16BE after a byte-order mark, else one character per byte. */
-const bytesText = (b: string): string =>
-  b.startsWith('\xfe\xff') ? Buffer.from(b.slice(2), 'latin1').swap16().toString('utf16le') : b;
+const bytesText = (b: string): string => (b.startsWith('\xfe\xff') ? Buffer.from(b.slice(2), 'latin1').swap16().toString('utf16le') : b);
 
 type Operand = string | number | Operand[];
 

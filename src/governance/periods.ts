@@ -25,7 +25,8 @@ export const periodBounds = (period: BudgetPeriod, now: number): { start: number
 };
 
 /** The shared counter of a budget for the period holding `now`. */
-export const budgetCounterKey = (budgetId: string, period: BudgetPeriod, now: number): string => `gw:budget:${budgetId}:${periodBounds(period, now).start}`;
+export const budgetCounterKey = (budgetId: string, period: BudgetPeriod, now: number): string =>
+  `gw:budget:${budgetId}:${periodBounds(period, now).start}`;
 
 /** How long a period's counter must outlive its end (corrections of requests in flight); 0: forever. */
 export const budgetCounterTtlMs = (period: BudgetPeriod, now: number): number => {

@@ -49,7 +49,12 @@ const CARD_SEP = '(?: ?[./_-] ?| )';
 export const DETECTORS: Record<PiiType, Detector> = {
   email: { re: /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g },
   // International (+CC …) or North-American style (555-123-4567, (555) 123-4567).
-  phone: { re: new RegExp(`(?<![\\w+])(?:\\+\\d{1,3}${SEP}?(?:\\(?\\d{1,4}\\)?${SEP}?){2,4}\\d{2,4}|\\(?\\d{3}\\)?${SEP}\\d{3}${SEP}\\d{4})(?![\\w])`, 'g') },
+  phone: {
+    re: new RegExp(
+      `(?<![\\w+])(?:\\+\\d{1,3}${SEP}?(?:\\(?\\d{1,4}\\)?${SEP}?){2,4}\\d{2,4}|\\(?\\d{3}\\)?${SEP}\\d{3}${SEP}\\d{4})(?![\\w])`,
+      'g',
+    ),
+  },
   credit_card: { re: new RegExp(`(?<!\\d)\\d(?:${CARD_SEP}?\\d){12,18}(?!\\d)`, 'g'), valid: (m) => luhn(m.replace(/\D/g, '')) },
   iban: { re: new RegExp(`\\b[A-Z]{2}\\d{2}(?:${SEP}?[A-Z0-9]){11,30}\\b`, 'g'), valid: ibanValid },
   ssn: { re: new RegExp(`(?<!\\d)(?!000|666|9\\d\\d)\\d{3}${SEP}(?!00)\\d{2}${SEP}(?!0000)\\d{4}(?!\\d)`, 'g') },

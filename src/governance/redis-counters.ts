@@ -112,7 +112,11 @@ export class RedisCounters implements Counters {
   private closed = false;
 
   constructor(url: string, opts: { connectTimeoutMs?: number } = {}) {
-    this.client = new RedisClient(url, { connectionTimeout: opts.connectTimeoutMs ?? 2_000, enableOfflineQueue: false, autoReconnect: false });
+    this.client = new RedisClient(url, {
+      connectionTimeout: opts.connectTimeoutMs ?? 2_000,
+      enableOfflineQueue: false,
+      autoReconnect: false,
+    });
   }
 
   private async ready(): Promise<void> {
@@ -158,7 +162,11 @@ export class RedisCounters implements Counters {
     }
   }
 
-  private async send(groups: readonly Waiting[], deltas: ReadonlyMap<string, number>, settled: PromiseWithResolvers<void> | undefined): Promise<void> {
+  private async send(
+    groups: readonly Waiting[],
+    deltas: ReadonlyMap<string, number>,
+    settled: PromiseWithResolvers<void> | undefined,
+  ): Promise<void> {
     const keys: string[] = [];
     const live: string[] = [];
     for (const [key, delta] of deltas) {

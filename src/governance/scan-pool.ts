@@ -82,7 +82,9 @@ class ScanThread {
     const w = new Worker(new URL('./scan-worker.ts', import.meta.url).href);
     (w as Worker & { unref?(): void }).unref?.();
     w.addEventListener('message', (ev: MessageEvent<ScanReply>) => this.#reply(w, ev.data));
-    w.addEventListener('error', (ev: ErrorEvent) => this.#lost(w, new Error(`the guardrail scan thread failed: ${ev.message || 'uncaught error'}`)));
+    w.addEventListener('error', (ev: ErrorEvent) =>
+      this.#lost(w, new Error(`the guardrail scan thread failed: ${ev.message || 'uncaught error'}`)),
+    );
     this.#worker = w;
     return w;
   }

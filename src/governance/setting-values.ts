@@ -104,12 +104,15 @@ const parseJsonObject = (text: string): Parsed<Record<string, unknown>> => {
   return { ok: true, value: v as Record<string, unknown> };
 };
 
-const unknownKey = (o: Record<string, unknown>, allowed: readonly string[]): string | undefined => Object.keys(o).find((k) => !allowed.includes(k));
+const unknownKey = (o: Record<string, unknown>, allowed: readonly string[]): string | undefined =>
+  Object.keys(o).find((k) => !allowed.includes(k));
 
 const positiveInt = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 
-export const isModelId = (v: unknown): v is string => typeof v === 'string' && v.length >= 1 && v.length <= MODEL_ID_MAX && MODEL_ID.test(v);
-export const isConnectionName = (v: unknown): v is string => typeof v === 'string' && v.length >= 1 && v.length <= 253 && CONNECTION_NAME.test(v);
+export const isModelId = (v: unknown): v is string =>
+  typeof v === 'string' && v.length >= 1 && v.length <= MODEL_ID_MAX && MODEL_ID.test(v);
+export const isConnectionName = (v: unknown): v is string =>
+  typeof v === 'string' && v.length >= 1 && v.length <= 253 && CONNECTION_NAME.test(v);
 
 export const parseRateLimit = (text: string): Parsed<RateLimitSetting> => {
   const j = parseJsonObject(text);
@@ -119,7 +122,8 @@ export const parseRateLimit = (text: string): Parsed<RateLimitSetting> => {
   if (extra !== undefined) return fail(`unknown key '${extra.slice(0, 40)}' (allowed: requestsPerMinute, tokensPerMinute, per)`);
   for (const k of ['requestsPerMinute', 'tokensPerMinute'] as const)
     if (o[k] !== undefined && !positiveInt(o[k])) return fail(`'${k}' must be a positive integer`);
-  if (o.requestsPerMinute === undefined && o.tokensPerMinute === undefined) return fail("give 'requestsPerMinute', 'tokensPerMinute' or both");
+  if (o.requestsPerMinute === undefined && o.tokensPerMinute === undefined)
+    return fail("give 'requestsPerMinute', 'tokensPerMinute' or both");
   if (o.per !== undefined && o.per !== 'project' && o.per !== 'api_key') return fail("'per' must be 'project' or 'api_key'");
   return {
     ok: true,
@@ -138,15 +142,18 @@ export const parseGlobalFallback = (text: string): Parsed<GlobalFallbackSetting>
   const extra = unknownKey(o, ['targets']);
   if (extra !== undefined) return fail(`unknown key '${extra.slice(0, 40)}' (allowed: targets)`);
   const list = o.targets;
-  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_FALLBACK_TARGETS) return fail(`'targets' must be a list of 1-${MAX_FALLBACK_TARGETS} targets`);
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_FALLBACK_TARGETS)
+    return fail(`'targets' must be a list of 1-${MAX_FALLBACK_TARGETS} targets`);
   const targets: FallbackTarget[] = [];
   for (const [i, t] of list.entries()) {
     if (t === null || typeof t !== 'object' || Array.isArray(t)) return fail(`'targets[${i}]' must be an object {connection, model}`);
     const target = t as Record<string, unknown>;
     const bad = unknownKey(target, ['connection', 'model']);
     if (bad !== undefined) return fail(`'targets[${i}]': unknown key '${bad.slice(0, 40)}' (allowed: connection, model)`);
-    if (!isConnectionName(target.connection)) return fail(`'targets[${i}].connection' must be a connection name (letters, digits, '-', '_', '.'; 1-253)`);
-    if (!isModelId(target.model)) return fail(`'targets[${i}].model' must be a model id (letters, digits and - _ . : / @ +; 1-${MODEL_ID_MAX})`);
+    if (!isConnectionName(target.connection))
+      return fail(`'targets[${i}].connection' must be a connection name (letters, digits, '-', '_', '.'; 1-253)`);
+    if (!isModelId(target.model))
+      return fail(`'targets[${i}].model' must be a model id (letters, digits and - _ . : / @ +; 1-${MODEL_ID_MAX})`);
     targets.push({ connection: target.connection, model: target.model });
   }
   return { ok: true, value: { targets } };
@@ -167,8 +174,10 @@ export const parseRecordRetention = (text: string): Parsed<RecordRetentionSettin
   const extra = unknownKey(o, ['bodies', 'maxBodyBytes', 'days']);
   if (extra !== undefined) return fail(`unknown key '${extra.slice(0, 40)}' (allowed: bodies, maxBodyBytes, days)`);
   if (o.bodies !== 'full' && o.bodies !== 'truncated' && o.bodies !== 'none') return fail("'bodies' must be 'full', 'truncated' or 'none'");
-  if (o.maxBodyBytes !== undefined && (!positiveInt(o.maxBodyBytes) || (o.maxBodyBytes as number) > MAX_BODY_BYTES)) return fail(`'maxBodyBytes' must be an integer from 1 to ${MAX_BODY_BYTES}`);
-  if (o.days !== undefined && (!positiveInt(o.days) || (o.days as number) > MAX_RETENTION_DAYS)) return fail(`'days' must be an integer from 1 to ${MAX_RETENTION_DAYS}`);
+  if (o.maxBodyBytes !== undefined && (!positiveInt(o.maxBodyBytes) || (o.maxBodyBytes as number) > MAX_BODY_BYTES))
+    return fail(`'maxBodyBytes' must be an integer from 1 to ${MAX_BODY_BYTES}`);
+  if (o.days !== undefined && (!positiveInt(o.days) || (o.days as number) > MAX_RETENTION_DAYS))
+    return fail(`'days' must be an integer from 1 to ${MAX_RETENTION_DAYS}`);
   return {
     ok: true,
     value: {
@@ -186,9 +195,13 @@ export const parseResponseCache = (text: string): Parsed<ResponseCacheSetting> =
   const extra = unknownKey(o, ['mode', 'ttlSeconds', 'scope']);
   if (extra !== undefined) return fail(`unknown key '${extra.slice(0, 40)}' (allowed: mode, ttlSeconds, scope)`);
   if (o.mode !== 'exact') return fail("'mode' must be 'exact'");
-  if (!positiveInt(o.ttlSeconds) || (o.ttlSeconds as number) > MAX_CACHE_TTL_SECONDS) return fail(`'ttlSeconds' must be an integer from 1 to ${MAX_CACHE_TTL_SECONDS}`);
+  if (!positiveInt(o.ttlSeconds) || (o.ttlSeconds as number) > MAX_CACHE_TTL_SECONDS)
+    return fail(`'ttlSeconds' must be an integer from 1 to ${MAX_CACHE_TTL_SECONDS}`);
   if (o.scope !== undefined && o.scope !== 'project' && o.scope !== 'api_key') return fail("'scope' must be 'project' or 'api_key'");
-  return { ok: true, value: { mode: 'exact', ttlSeconds: o.ttlSeconds as number, scope: (o.scope as ResponseCacheScope | undefined) ?? 'project' } };
+  return {
+    ok: true,
+    value: { mode: 'exact', ttlSeconds: o.ttlSeconds as number, scope: (o.scope as ResponseCacheScope | undefined) ?? 'project' },
+  };
 };
 
 /** Parses a setting value by its setting name. */

@@ -27,8 +27,14 @@ export const CONFIG_KEYS = {
 
 export type ConfigKey = keyof typeof CONFIG_KEYS;
 
-const GCP_NAME = { pattern: /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/, what: 'a GCP resource name (a lowercase letter, then lowercase letters, digits and -, at most 63, not ending in -)' };
-const K8S_NAME = { pattern: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, what: 'a Kubernetes namespace name (lowercase letters, digits and -, at most 63, starting and ending with a letter or digit)' };
+const GCP_NAME = {
+  pattern: /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/,
+  what: 'a GCP resource name (a lowercase letter, then lowercase letters, digits and -, at most 63, not ending in -)',
+};
+const K8S_NAME = {
+  pattern: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/,
+  what: 'a Kubernetes namespace name (lowercase letters, digits and -, at most 63, starting and ending with a letter or digit)',
+};
 
 /**
  * The keys whose values name something and reach `gcloud` or `helm` as arguments (or a resource
@@ -37,7 +43,10 @@ const K8S_NAME = { pattern: /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, what: 'a Kub
  * value starting with `-` as one of its flags.
  */
 export const NAME_SHAPES: Partial<Record<ConfigKey, { pattern: RegExp; what: string }>> = {
-  projectId: { pattern: /^(?:[a-z0-9.-]+:)?[a-z]([a-z0-9-]{0,28}[a-z0-9])?$/, what: 'a GCP project id (a lowercase letter, then lowercase letters, digits and -, at most 30)' },
+  projectId: {
+    pattern: /^(?:[a-z0-9.-]+:)?[a-z]([a-z0-9-]{0,28}[a-z0-9])?$/,
+    what: 'a GCP project id (a lowercase letter, then lowercase letters, digits and -, at most 30)',
+  },
   serveDomain: {
     pattern: /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
     what: 'a domain name (labels of letters, digits and -, separated by dots)',
@@ -63,7 +72,11 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isConfigKey = (k: string): k is ConfigKey => Object.hasOwn(CONFIG_KEYS, k);
 
 /** The groups that dotted keys nest under (`certificateMap`, `gateway`, …). */
-const GROUPS = new Set(Object.keys(CONFIG_KEYS).filter((k) => k.includes('.')).map((k) => k.slice(0, k.indexOf('.'))));
+const GROUPS = new Set(
+  Object.keys(CONFIG_KEYS)
+    .filter((k) => k.includes('.'))
+    .map((k) => k.slice(0, k.indexOf('.'))),
+);
 
 const readJson = (file: string, flag: string): unknown => {
   let text: string;
@@ -80,8 +93,10 @@ const readJson = (file: string, flag: string): unknown => {
 };
 
 const checkType = (flag: string, file: string, key: string, want: 'string' | 'boolean', v: unknown): void => {
-  if (want === 'boolean' && typeof v !== 'boolean') throw new ConfigError(flag, `${file}: '${key}' must be a boolean (true or false), not ${JSON.stringify(v)}`);
-  if (want === 'string' && (typeof v !== 'string' || v.trim() === '')) throw new ConfigError(flag, `${file}: '${key}' must be a non-empty string, not ${JSON.stringify(v)}`);
+  if (want === 'boolean' && typeof v !== 'boolean')
+    throw new ConfigError(flag, `${file}: '${key}' must be a boolean (true or false), not ${JSON.stringify(v)}`);
+  if (want === 'string' && (typeof v !== 'string' || v.trim() === ''))
+    throw new ConfigError(flag, `${file}: '${key}' must be a non-empty string, not ${JSON.stringify(v)}`);
 };
 
 /** Validates a parsed configuration file; the first unknown key or wrong type throws. */
@@ -93,7 +108,8 @@ export const parseConfig = (json: unknown, file: string): DeployConfig => {
     if (!isConfigKey(key)) throw new ConfigError(flag, `${file}: unknown key '${key}'`);
     checkType(flag, file, key, CONFIG_KEYS[key], v);
     const shape = NAME_SHAPES[key];
-    if (shape && typeof v === 'string' && !shape.pattern.test(v)) throw new ConfigError(flag, `${file}: '${key}' must be ${shape.what}, not ${JSON.stringify(v)}`);
+    if (shape && typeof v === 'string' && !shape.pattern.test(v))
+      throw new ConfigError(flag, `${file}: '${key}' must be ${shape.what}, not ${JSON.stringify(v)}`);
     if (typeof v === 'string' || typeof v === 'boolean') out[key] = v;
   };
   for (const [k, v] of Object.entries(json)) {
@@ -103,7 +119,14 @@ export const parseConfig = (json: unknown, file: string): DeployConfig => {
       leaf(k, v);
       continue;
     }
-    if (!isObject(v)) throw new ConfigError(flag, `${file}: '${k}' must be an object (${Object.keys(CONFIG_KEYS).filter((x) => x.startsWith(`${k}.`)).map((x) => x.slice(k.length + 1)).join(', ')})`);
+    if (!isObject(v))
+      throw new ConfigError(
+        flag,
+        `${file}: '${k}' must be an object (${Object.keys(CONFIG_KEYS)
+          .filter((x) => x.startsWith(`${k}.`))
+          .map((x) => x.slice(k.length + 1))
+          .join(', ')})`,
+      );
     for (const [sub, sv] of Object.entries(v)) leaf(`${k}.${sub}`, sv);
   }
   return out;

@@ -92,7 +92,8 @@ export const parseFlags = (argv: readonly string[]): InstallFlags => {
     const workflow = WORKFLOW_FLAGS[name];
     if (workflow) {
       if (eq > 0) throw new ConfigError(name, 'takes no value');
-      if (flags.workflow && flags.workflow !== workflow) throw new ConfigError(name, 'choose one of --ack-prereqs, --dry-run-prereqs, --apply-prereqs');
+      if (flags.workflow && flags.workflow !== workflow)
+        throw new ConfigError(name, 'choose one of --ack-prereqs, --dry-run-prereqs, --apply-prereqs');
       flags.workflow = workflow;
       continue;
     }
@@ -100,7 +101,11 @@ export const parseFlags = (argv: readonly string[]): InstallFlags => {
     if (!key) throw new ConfigError(name, `unknown flag (see install --help)`);
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
     if (value === undefined || value === '' || (eq < 0 && value.startsWith('--'))) throw new ConfigError(name, 'needs a value');
-    if (key === 'release' && !RELEASE_NAME.test(value)) throw new ConfigError(name, `must be a Helm release name (lowercase letters, digits, - and ., at most 53, starting and ending with a letter or digit), not ${JSON.stringify(value)}`);
+    if (key === 'release' && !RELEASE_NAME.test(value))
+      throw new ConfigError(
+        name,
+        `must be a Helm release name (lowercase letters, digits, - and ., at most 53, starting and ending with a letter or digit), not ${JSON.stringify(value)}`,
+      );
     flags[key] = value;
   }
   return flags;

@@ -32,11 +32,16 @@ export interface Resolved {
 
 /** The serve URL order: `--serve-url`, `serveUrl`, `https://` + `serveDomain`, identity `serveUrl`, identity `proxy`. */
 export const resolveServeUrl = (flags: InstallFlags, config: DeployConfig, identity: Identity): string | undefined =>
-  flags.serveUrl ?? config.serveUrl ?? (config.serveDomain ? `https://${config.serveDomain}` : undefined) ?? identity.serveUrl ?? identity.proxy;
+  flags.serveUrl ??
+  config.serveUrl ??
+  (config.serveDomain ? `https://${config.serveDomain}` : undefined) ??
+  identity.serveUrl ??
+  identity.proxy;
 
 export const resolve = (flags: InstallFlags, config: DeployConfig, identity: Identity): Resolved => {
   const serveDomain = config.serveDomain;
-  const certificateAutomation = config['certificate.name'] !== undefined || serveDomain !== undefined || config['dnsAuthorization.name'] !== undefined;
+  const certificateAutomation =
+    config['certificate.name'] !== undefined || serveDomain !== undefined || config['dnsAuthorization.name'] !== undefined;
   return {
     projectId: config.projectId,
     serveDomain,
@@ -47,7 +52,8 @@ export const resolve = (flags: InstallFlags, config: DeployConfig, identity: Ide
     certificateMapName: config['certificateMap.name'],
     staticIpName: config['gateway.staticIpName'],
     certificateName: config['certificate.name'],
-    dnsAuthorizationName: config['dnsAuthorization.name'] ?? (certificateAutomation && serveDomain ? `${normalizeDomain(serveDomain)}-dns-auth` : undefined),
+    dnsAuthorizationName:
+      config['dnsAuthorization.name'] ?? (certificateAutomation && serveDomain ? `${normalizeDomain(serveDomain)}-dns-auth` : undefined),
     namespaces: {
       gateway: config['namespaces.gateway'] ?? DEFAULT_NAMESPACES.gateway,
       system: config['namespaces.system'] ?? DEFAULT_NAMESPACES.system,
@@ -120,7 +126,20 @@ export const gcloudCommands = (r: Resolved): string[][] => {
   }
   if (r.certificateMapName) out.push(['certificate-manager', 'maps', 'create', r.certificateMapName, ...project]);
   if (automate && r.certificateMapName) {
-    out.push(['certificate-manager', 'maps', 'entries', 'create', `${normalizeDomain(domain)}-entry`, '--map', r.certificateMapName, '--certificates', cert, '--hostname', domain, ...project]);
+    out.push([
+      'certificate-manager',
+      'maps',
+      'entries',
+      'create',
+      `${normalizeDomain(domain)}-entry`,
+      '--map',
+      r.certificateMapName,
+      '--certificates',
+      cert,
+      '--hostname',
+      domain,
+      ...project,
+    ]);
   }
   return out;
 };
@@ -139,4 +158,5 @@ export const helmValues = (r: Resolved): Record<string, unknown> => {
 };
 
 /** A command as one shell-safe line (dry-run output). */
-export const shellLine = (argv: readonly string[]): string => argv.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+export const shellLine = (argv: readonly string[]): string =>
+  argv.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');

@@ -68,16 +68,29 @@ const timed = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
   new Promise<T>((resolve, reject) => {
     const t = setTimeout(() => reject(new McpError(ErrorCode.RequestTimeout, `${what} timed out after ${ms} ms`)), ms);
     p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e: unknown) => (clearTimeout(t), reject(e)),
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e);
+      },
     );
   });
 
 type Listing = 'tools' | 'prompts' | 'resources' | 'templates';
-const CAPABILITY: Record<Listing, 'tools' | 'prompts' | 'resources'> = { tools: 'tools', prompts: 'prompts', resources: 'resources', templates: 'resources' };
+const CAPABILITY: Record<Listing, 'tools' | 'prompts' | 'resources'> = {
+  tools: 'tools',
+  prompts: 'prompts',
+  resources: 'resources',
+  templates: 'resources',
+};
 
 /** Every page of one list of one server. */
-const pages = async <T>(fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> => {
+const pages = async <T>(
+  fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+): Promise<T[]> => {
   const out: T[] = [];
   let cursor: string | undefined;
   for (let i = 0; i < MAX_PAGES; i++) {
@@ -109,14 +122,25 @@ const fetchList = async (client: Client, what: Listing, signal: AbortSignal | un
       });
     case 'templates':
       return pages(async (cursor) => {
-        const r = await client.request({ method: 'resources/templates/list', params: cursor ? { cursor } : {} }, ListResourceTemplatesResultSchema, opts);
+        const r = await client.request(
+          { method: 'resources/templates/list', params: cursor ? { cursor } : {} },
+          ListResourceTemplatesResultSchema,
+          opts,
+        );
         return { items: r.resourceTemplates, nextCursor: r.nextCursor };
       });
   }
 };
 
 /** One server's entries of a list as the profile shows them, remembering what it listed on its upstream session. */
-const listOne = async (m: McpGatewayDeps, v: McpRequestView, entry: McpProfileServer, server: McpServerConfig, what: Listing, signal?: AbortSignal): Promise<unknown[]> =>
+const listOne = async (
+  m: McpGatewayDeps,
+  v: McpRequestView,
+  entry: McpProfileServer,
+  server: McpServerConfig,
+  what: Listing,
+  signal?: AbortSignal,
+): Promise<unknown[]> =>
   m.pool.use(v.session, server, v.caps, async (client, conn) => {
     if (!client.getServerCapabilities()?.[CAPABILITY[what]]) return [];
     const items = await whileInFlight(signal, (s) => fetchList(client, what, s));
@@ -124,7 +148,8 @@ const listOne = async (m: McpGatewayDeps, v: McpRequestView, entry: McpProfileSe
     return items;
   });
 
-const nameOf = (x: unknown): string | undefined => (typeof x === 'object' && x !== null && 'name' in x && typeof x.name === 'string' ? x.name : undefined);
+const nameOf = (x: unknown): string | undefined =>
+  typeof x === 'object' && x !== null && 'name' in x && typeof x.name === 'string' ? x.name : undefined;
 const uriOf = (x: unknown, field: 'uri' | 'uriTemplate'): string | undefined => {
   if (typeof x !== 'object' || x === null || !(field in x)) return undefined;
   const u: unknown = Reflect.get(x, field);
@@ -135,22 +160,36 @@ const remember = (conn: Conn, entry: McpProfileServer, what: Listing, items: rea
   const names = (): Set<string> => new Set(items.map(nameOf).filter((n): n is string => n !== undefined));
   if (what === 'tools') conn.listed = { ...conn.listed, tools: new Set([...names()].filter((n) => toolAllowed(entry, n))) };
   else if (what === 'prompts') conn.listed = { ...conn.listed, prompts: names() };
-  else if (what === 'resources') conn.listed = { ...conn.listed, resources: new Set(items.map((r) => uriOf(r, 'uri')).filter((u): u is string => u !== undefined)) };
+  else if (what === 'resources')
+    conn.listed = { ...conn.listed, resources: new Set(items.map((r) => uriOf(r, 'uri')).filter((u): u is string => u !== undefined)) };
   else conn.listed = { ...conn.listed, templates: items.map((r) => uriOf(r, 'uriTemplate')).filter((u): u is string => u !== undefined) };
 };
 
 /** Every server's entries, in the profile's order; failures cost only their server's entries. */
-const fanOut = async (m: McpGatewayDeps, v: McpRequestView, what: Listing, signal?: AbortSignal): Promise<{ entry: McpProfileServer; items: unknown[] }[]> => {
+const fanOut = async (
+  m: McpGatewayDeps,
+  v: McpRequestView,
+  what: Listing,
+  signal?: AbortSignal,
+): Promise<{ entry: McpProfileServer; items: unknown[] }[]> => {
   const failures: string[] = [];
   const results = await Promise.all(
     v.profile.servers.map(async (entry) => {
       const server = v.servers.get(entry.serverId);
       if (!server) return { entry, items: [] };
       try {
-        return { entry, items: await timed(listOne(m, v, entry, server, what, signal), m.listTimeoutMs, `listing ${what} of '${entry.serverId}'`) };
+        return {
+          entry,
+          items: await timed(listOne(m, v, entry, server, what, signal), m.listTimeoutMs, `listing ${what} of '${entry.serverId}'`),
+        };
       } catch (e) {
         failures.push(entry.serverId);
-        log.warn('mcp server left out of a list', { profile: v.profile.profileId, server: entry.serverId, list: what, error: describeError(e) });
+        log.warn('mcp server left out of a list', {
+          profile: v.profile.profileId,
+          server: entry.serverId,
+          list: what,
+          error: describeError(e),
+        });
         return { entry, items: [] };
       }
     }),
@@ -182,7 +221,11 @@ export const listTools = async (m: McpGatewayDeps, v: McpRequestView, signal?: A
       }
       out.push({ ...parsed.data, name: listedName(entry, parsed.data.name) });
     }
-  if (out.length === 0 && filtered > 0) log.info('mcp tool list is empty', { profile: v.profile.profileId, reason: `the profile's tool filters leave none of ${filtered} tools` });
+  if (out.length === 0 && filtered > 0)
+    log.info('mcp tool list is empty', {
+      profile: v.profile.profileId,
+      reason: `the profile's tool filters leave none of ${filtered} tools`,
+    });
   return out;
 };
 
@@ -230,7 +273,8 @@ export const routeName = async (m: McpGatewayDeps, v: McpRequestView, kind: 'too
   // Several servers without a prefix: the one that lists the name.
   for (const t of targets) {
     const conn = m.pool.conn(v.session, t.server, v.caps);
-    if (!conn.listed[kind]) await timed(listOne(m, v, t.entry, t.server, kind), m.listTimeoutMs, `listing ${kind} of '${t.entry.serverId}'`).catch(() => []);
+    if (!conn.listed[kind])
+      await timed(listOne(m, v, t.entry, t.server, kind), m.listTimeoutMs, `listing ${kind} of '${t.entry.serverId}'`).catch(() => []);
     if (m.pool.conn(v.session, t.server, v.caps).listed[kind]?.has(t.name)) return t;
   }
   throw unknown();

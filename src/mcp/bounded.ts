@@ -15,7 +15,8 @@ import { readBounded } from '../core/bounded-read.ts';
 
 export const TOO_LARGE_CODE = 'upstream_response_too_large';
 
-const tooLargeMessage = (max: number): string => `The MCP server's message is larger than the limit of ${max} bytes (GATEWAY_MCP_MAX_MESSAGE).`;
+const tooLargeMessage = (max: number): string =>
+  `The MCP server's message is larger than the limit of ${max} bytes (GATEWAY_MCP_MAX_MESSAGE).`;
 
 /** The ids of the JSON-RPC requests a `POST` body carried (none for notifications and answers). */
 const requestIds = (body: unknown): (string | number)[] => {
@@ -33,7 +34,11 @@ const requestIds = (body: unknown): (string | number)[] => {
   return ids;
 };
 
-const errorFor = (id: string | number, max: number) => ({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: tooLargeMessage(max), data: { code: TOO_LARGE_CODE, limit: max } } });
+const errorFor = (id: string | number, max: number) => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code: ErrorCode.InternalError, message: tooLargeMessage(max), data: { code: TOO_LARGE_CODE, limit: max } },
+});
 
 /** Whether an upstream failure is this bound's refusal (for the record's error code). */
 export const isTooLarge = (e: unknown): boolean => e instanceof McpError && isRecord(e.data) && e.data.code === TOO_LARGE_CODE;
@@ -48,14 +53,19 @@ const headersOf = (res: Response, type?: string): Headers => {
   return h;
 };
 
-const tooLarge = (max: number): GatewayError => new GatewayError({ kind: 'bad_gateway', errorCode: TOO_LARGE_CODE, message: tooLargeMessage(max) });
+const tooLarge = (max: number): GatewayError =>
+  new GatewayError({ kind: 'bad_gateway', errorCode: TOO_LARGE_CODE, message: tooLargeMessage(max) });
 
 /** A JSON answer (or an error body) read within the bound; past it, the JSON-RPC errors of the requests. */
 const boundedJson = async (res: Response, max: number, ids: (string | number)[]): Promise<Response> => {
   const refused = (): Response => {
-    if (!res.ok || ids.length === 0) return new Response(tooLargeMessage(max), { status: res.ok ? 502 : res.status, headers: headersOf(res, 'text/plain') });
+    if (!res.ok || ids.length === 0)
+      return new Response(tooLargeMessage(max), { status: res.ok ? 502 : res.status, headers: headersOf(res, 'text/plain') });
     const errors = ids.map((id) => errorFor(id, max));
-    return new Response(JSON.stringify(errors.length === 1 ? errors[0] : errors), { status: 200, headers: headersOf(res, 'application/json') });
+    return new Response(JSON.stringify(errors.length === 1 ? errors[0] : errors), {
+      status: 200,
+      headers: headersOf(res, 'application/json'),
+    });
   };
   const declared = Number(res.headers.get('content-length') ?? Number.NaN);
   if (declared > max && !res.headers.has('content-encoding')) {

@@ -29,7 +29,10 @@ export const serversFor = (mcp: McpSnapshot, key: KeySnapshot): ReadonlyMap<stri
     const value = (key.userId !== undefined ? creds.users.get(key.userId) : undefined) ?? creds.project;
     if (value !== undefined) out.set(serverId, Object.freeze({ ...server, authValue: value }));
   }
-  if (!perCaller) cache.set(mcp, (perCaller = new Map()));
+  if (!perCaller) {
+    perCaller = new Map();
+    cache.set(mcp, perCaller);
+  }
   perCaller.set(who, out);
   return out;
 };

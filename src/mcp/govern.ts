@@ -54,10 +54,26 @@ export const refusal = (e: GatewayError): McpError =>
 /** An upstream failure as the record keeps it (the client gets the upstream's own JSON-RPC error). */
 const upstreamFailure = (e: unknown, serverId: string): GatewayError => {
   if (e instanceof McpError && e.code === ErrorCode.RequestTimeout)
-    return new GatewayError({ kind: 'timeout', status: 504, errorCode: 'upstream_timeout', message: `MCP server '${serverId}' did not answer in time.` });
-  if (isTooLarge(e)) return new GatewayError({ kind: 'bad_gateway', errorCode: TOO_LARGE_CODE, message: `MCP server '${serverId}' sent a message larger than GATEWAY_MCP_MAX_MESSAGE.`, retryable: true });
+    return new GatewayError({
+      kind: 'timeout',
+      status: 504,
+      errorCode: 'upstream_timeout',
+      message: `MCP server '${serverId}' did not answer in time.`,
+    });
+  if (isTooLarge(e))
+    return new GatewayError({
+      kind: 'bad_gateway',
+      errorCode: TOO_LARGE_CODE,
+      message: `MCP server '${serverId}' sent a message larger than GATEWAY_MCP_MAX_MESSAGE.`,
+      retryable: true,
+    });
   const detail = e instanceof McpError ? ` (JSON-RPC ${e.code})` : '';
-  return new GatewayError({ kind: 'upstream_error', status: 502, errorCode: 'mcp_upstream_error', message: `MCP server '${serverId}' failed${detail}.` });
+  return new GatewayError({
+    kind: 'upstream_error',
+    status: 502,
+    errorCode: 'mcp_upstream_error',
+    message: `MCP server '${serverId}' failed${detail}.`,
+  });
 };
 
 /** What a governed call came to: the (output-guarded) result, or the JSON-RPC error the client gets. */
@@ -67,7 +83,12 @@ type Called<R> = { ok: true; result: R } | { ok: false; error: McpError };
 const withoutInput = (p: Policies): Policies => (p.input.length === 0 ? p : { ...p, input: [] });
 
 /** The call behind the door: the governed stages, the upstream call (its one attempt), the output guardrails; finished on every path. */
-const call = async <R extends Record<string, unknown>>(c: GovernedCall, ctx: RequestContext, door: Door, run: (input: Record<string, unknown> | undefined) => Promise<R>): Promise<Called<R>> => {
+const call = async <R extends Record<string, unknown>>(
+  c: GovernedCall,
+  ctx: RequestContext,
+  door: Door,
+  run: (input: Record<string, unknown> | undefined) => Promise<R>,
+): Promise<Called<R>> => {
   const done = door.own();
   const policies = c.deps.policies ?? NO_POLICIES;
   let input = c.input;
@@ -80,7 +101,14 @@ const call = async <R extends Record<string, unknown>>(c: GovernedCall, ctx: Req
   if (admitting instanceof Promise) await admitting;
   // The call to the MCP server is the request's one upstream attempt, reported like an inference attempt.
   const view = { target: { connection: { name: c.serverId, provider: 'mcp' }, upstreamModel: c.target } };
-  const attempt = (status: number, ms: number, errorCode?: string): Attempt => ({ connection: c.serverId, provider: 'mcp', upstreamModel: c.target, status, ms, ...(errorCode ? { errorCode } : {}) });
+  const attempt = (status: number, ms: number, errorCode?: string): Attempt => ({
+    connection: c.serverId,
+    provider: 'mcp',
+    upstreamModel: c.target,
+    status,
+    ms,
+    ...(errorCode ? { errorCode } : {}),
+  });
   const t0 = performance.now();
   let result: R;
   ctx.observers.attemptStart(ctx, view);
@@ -120,7 +148,10 @@ const refused = (e: GatewayError): never => {
  * result; the result handed back is the output-guarded one. Refusals and failures are thrown as
  * McpError (the record is written either way).
  */
-export const governed = async <R extends Record<string, unknown>>(c: GovernedCall, run: (input: Record<string, unknown> | undefined) => Promise<R>): Promise<R> => {
+export const governed = async <R extends Record<string, unknown>>(
+  c: GovernedCall,
+  run: (input: Record<string, unknown> | undefined) => Promise<R>,
+): Promise<R> => {
   const called = await enter<Called<R>>(
     c.deps,
     {

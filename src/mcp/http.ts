@@ -126,7 +126,13 @@ export class McpGateway implements McpToolHost {
   }
 
   /** The profile served in process (mcp/in-process.ts): Responses `mcp` tools run through it. */
-  open(key: KeySnapshot, profile: McpProfileConfig, servers: ReadonlyMap<string, McpServerConfig>, headers: Headers, ids: RequestIds): Promise<McpToolSession> {
+  open(
+    key: KeySnapshot,
+    profile: McpProfileConfig,
+    servers: ReadonlyMap<string, McpServerConfig>,
+    headers: Headers,
+    ids: RequestIds,
+  ): Promise<McpToolSession> {
     return openInProcess(this.m, this.opts.version, key, profile, servers, headers, ids);
   }
 
@@ -137,7 +143,12 @@ export class McpGateway implements McpToolHost {
       req.headers,
       (key, snapshot) => {
         const profile = snapshot.mcp.profiles.get(key.project.id)?.get(profileId);
-        if (!profile) throw new GatewayError({ kind: 'not_found', errorCode: 'mcp_profile_not_found', message: `MCP profile '${profileId}' not found.` });
+        if (!profile)
+          throw new GatewayError({
+            kind: 'not_found',
+            errorCode: 'mcp_profile_not_found',
+            message: `MCP profile '${profileId}' not found.`,
+          });
         return { key, profile, snapshot };
       },
       (e) => e.errorCode === 'mcp_profile_not_found',
@@ -147,7 +158,10 @@ export class McpGateway implements McpToolHost {
   async handle(req: Request, ids: RequestIds, profileId: string): Promise<Response> {
     if (this.opts.loopbackOnly) {
       const origin = req.headers.get('origin');
-      if (!LOOPBACK.has(hostName(req.headers.get('host') ?? '')) || (origin !== null && !LOOPBACK.has(hostName(origin.replace(/^[a-z]+:\/\//i, ''))))) {
+      if (
+        !LOOPBACK.has(hostName(req.headers.get('host') ?? '')) ||
+        (origin !== null && !LOOPBACK.has(hostName(origin.replace(/^[a-z]+:\/\//i, ''))))
+      ) {
         return rpcError(403, -32000, 'Forbidden: the Host or Origin is not allowed on this listener.', ids);
       }
     }
@@ -169,7 +183,9 @@ export class McpGateway implements McpToolHost {
         body = (await readJsonBody(req, this.opts.deps.bodyLimits)).value;
       } catch (e) {
         const err = asGatewayError(e);
-        return err.status === 400 ? rpcError(400, -32700, `Parse error: ${err.message}`, ids) : rpcError(err.status, -32000, err.message, ids);
+        return err.status === 400
+          ? rpcError(400, -32700, `Parse error: ${err.message}`, ids)
+          : rpcError(err.status, -32000, err.message, ids);
       }
     } else if (req.method !== 'GET' && req.method !== 'DELETE') {
       return rpcError(405, -32000, `Method ${req.method} is not allowed.`, ids, { allow: 'GET, POST, DELETE' });
@@ -195,7 +211,7 @@ export class McpGateway implements McpToolHost {
       state = openSessionId(credential, presented);
       if (!state || state.profile !== profile.id || state.caller !== key.id) return rpcError(404, -32001, 'Session not found', ids);
     }
-    const sessionId = newSessionId ?? (state ? presented ?? undefined : undefined);
+    const sessionId = newSessionId ?? (state ? (presented ?? undefined) : undefined);
     const session = sessionId ?? `anon:${key.id}:${profile.id}`;
 
     if (req.method === 'DELETE') {
@@ -203,7 +219,8 @@ export class McpGateway implements McpToolHost {
       this.pool.closeSession(session);
       return new Response(null, { status: 200, headers: idHeaders(ids) });
     }
-    if (req.method === 'GET' && !sessionId) return rpcError(405, -32000, 'A server-to-client stream needs a session: initialize first.', ids, { allow: 'POST' });
+    if (req.method === 'GET' && !sessionId)
+      return rpcError(405, -32000, 'A server-to-client stream needs a session: initialize first.', ids, { allow: 'POST' });
 
     let first = true;
     const view: McpRequestView = {
@@ -224,11 +241,15 @@ export class McpGateway implements McpToolHost {
     // Answers to the gateway's own requests (sampling, elicitation, roots passed through) go to the Server that asked.
     const messages: unknown[] = Array.isArray(body) ? body : [body];
     if (req.method === 'POST' && messages.length > 0 && messages.every(isReply)) {
-      for (const m of messages) if (isReply(m) && !deliverReply(m)) log.debug('mcp client answer to an unknown request', { profile: profile.profileId });
+      for (const m of messages)
+        if (isReply(m) && !deliverReply(m)) log.debug('mcp client answer to an unknown request', { profile: profile.profileId });
       return new Response(null, { status: 202, headers: idHeaders(ids) });
     }
     const server = buildServer(this.m, view, this.opts.version);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, keepAliveMs: this.opts.deps.keepAliveMs });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      keepAliveMs: this.opts.deps.keepAliveMs,
+    });
     server.onerror = (e) => log.debug('mcp gateway protocol error', { profile: profile.profileId, error: describeError(e) });
     await server.connect(new RelayTransport(transport));
     const unlink = req.method === 'GET' && sessionId ? this.links.stream(session, server) : undefined;

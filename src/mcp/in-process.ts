@@ -33,7 +33,13 @@ export interface McpToolSession {
 
 /** What the data plane asks of the MCP gateway (InferenceDeps.mcpTools). */
 export interface McpToolHost {
-  open(key: KeySnapshot, profile: McpProfileConfig, servers: ReadonlyMap<string, McpServerConfig>, headers: Headers, ids: RequestIds): Promise<McpToolSession>;
+  open(
+    key: KeySnapshot,
+    profile: McpProfileConfig,
+    servers: ReadonlyMap<string, McpServerConfig>,
+    headers: Headers,
+    ids: RequestIds,
+  ): Promise<McpToolSession>;
 }
 
 export const openInProcess = async (
@@ -61,9 +67,19 @@ export const openInProcess = async (
   const client = new Client({ name: 'ai-gateway-responses', version }, { capabilities: {}, jsonSchemaValidator: validator });
   await client.connect(clientSide);
   return {
-    listTools: async (signal) => (await client.request({ method: 'tools/list', params: {} }, ListToolsResultSchema, signal ? { signal, timeout: m.listTimeoutMs * 2 } : { timeout: m.listTimeoutMs * 2 })).tools,
+    listTools: async (signal) =>
+      (
+        await client.request(
+          { method: 'tools/list', params: {} },
+          ListToolsResultSchema,
+          signal ? { signal, timeout: m.listTimeoutMs * 2 } : { timeout: m.listTimeoutMs * 2 },
+        )
+      ).tools,
     callTool: (name, args, signal) =>
-      client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, { ...(signal ? { signal } : {}), timeout: m.maxCallMs }),
+      client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, {
+        ...(signal ? { signal } : {}),
+        timeout: m.maxCallMs,
+      }),
     close: async () => {
       await client.close();
       await server.close();

@@ -32,7 +32,10 @@ interface SessionLinks {
  * which aborts when the client's HTTP request ends (after the answer), it would send the server a
  * `notifications/cancelled` for every finished request.
  */
-export const whileInFlight = async <T>(signal: AbortSignal | undefined, fn: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> => {
+export const whileInFlight = async <T>(
+  signal: AbortSignal | undefined,
+  fn: (signal: AbortSignal | undefined) => Promise<T>,
+): Promise<T> => {
   if (!signal) return fn(undefined);
   const own = new AbortController();
   const follow = (): void => own.abort(signal.reason);
@@ -45,14 +48,22 @@ export const whileInFlight = async <T>(signal: AbortSignal | undefined, fn: (sig
   }
 };
 
-const UNRELATED = new Set(['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed', 'notifications/resources/updated']);
+const UNRELATED = new Set([
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/resources/updated',
+]);
 
 export class Links {
   private readonly sessions = new Map<string, SessionLinks>();
 
   private of(session: string): SessionLinks {
     let s = this.sessions.get(session);
-    if (!s) this.sessions.set(session, (s = { inflight: new Map(), streams: new Set() }));
+    if (!s) {
+      s = { inflight: new Map(), streams: new Set() };
+      this.sessions.set(session, s);
+    }
     return s;
   }
 
@@ -65,7 +76,10 @@ export class Links {
   begin(route: Route, extra: Extra): () => void {
     const s = this.of(route.session);
     let list = s.inflight.get(route.serverId);
-    if (!list) s.inflight.set(route.serverId, (list = []));
+    if (!list) {
+      list = [];
+      s.inflight.set(route.serverId, list);
+    }
     list.push(extra);
     return () => {
       const l = s.inflight.get(route.serverId);
@@ -123,7 +137,8 @@ export class Links {
   }
 
   notify(route: Route, n: ServerNotification): void {
-    const failed = (e: unknown): void => log.debug('mcp notification not delivered', { server: route.serverId, method: n.method, error: describeError(e) });
+    const failed = (e: unknown): void =>
+      log.debug('mcp notification not delivered', { server: route.serverId, method: n.method, error: describeError(e) });
     const stream = this.anyStream(route.session);
     if (UNRELATED.has(n.method) && stream) {
       stream.notification(n).catch(failed);

@@ -9,13 +9,20 @@ import type { McpProfileConfig, McpProfileServer } from './config.ts';
 
 export const SEPARATOR = '__';
 
-export const listedName = (entry: McpProfileServer, name: string): string => (entry.prefix === '' ? name : `${entry.prefix}${SEPARATOR}${name}`);
+export const listedName = (entry: McpProfileServer, name: string): string =>
+  entry.prefix === '' ? name : `${entry.prefix}${SEPARATOR}${name}`;
 
 const globCache = new Map<string, RegExp>();
 const globRegExp = (glob: string): RegExp => {
   let re = globCache.get(glob);
   if (!re) {
-    re = new RegExp(`^${glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
+    re = new RegExp(
+      `^${glob
+        .split('*')
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+      's',
+    );
     if (globCache.size > 1024) globCache.clear();
     globCache.set(glob, re);
   }

@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCErrorResponse, type JSONRPCMessage, type JSONRPCResultResponse, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
+  type JSONRPCResultResponse,
+  type MessageExtraInfo,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * Answers to the gateway's own requests to the client. A request the gateway sends the client

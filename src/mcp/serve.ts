@@ -21,7 +21,17 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { listPrompts, listResources, listTemplates, listTools, type McpGatewayDeps, type McpRequestView, routeName, routeUri, type Target } from './aggregate.ts';
+import {
+  listPrompts,
+  listResources,
+  listTemplates,
+  listTools,
+  type McpGatewayDeps,
+  type McpRequestView,
+  routeName,
+  routeUri,
+  type Target,
+} from './aggregate.ts';
 import { type GovernedCall, type GovernedMethod, governed } from './govern.ts';
 import { type Extra, whileInFlight } from './links.ts';
 
@@ -53,18 +63,39 @@ const callOptions = (m: McpGatewayDeps, extra: Extra, signal: AbortSignal | unde
     resetTimeoutOnProgress: true,
     maxTotalTimeout: m.maxCallMs,
     ...(token !== undefined
-      ? { onprogress: (p) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } }).catch(() => undefined) }
+      ? {
+          onprogress: (p) =>
+            void extra
+              .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } })
+              .catch(() => undefined),
+        }
       : {}),
   };
 };
 
 /** Runs `fn` on the target's upstream client with the request registered as in flight to it. */
-const forward = <T>(m: McpGatewayDeps, v: McpRequestView, t: Target, extra: Extra, fn: (client: Client, opts: RequestOptions) => Promise<T>): Promise<T> => {
+const forward = <T>(
+  m: McpGatewayDeps,
+  v: McpRequestView,
+  t: Target,
+  extra: Extra,
+  fn: (client: Client, opts: RequestOptions) => Promise<T>,
+): Promise<T> => {
   const end = m.links.begin({ session: v.session, serverId: t.server.serverId }, extra);
-  return whileInFlight(extra.signal, (signal) => m.pool.use(v.session, t.server, v.caps, (client) => fn(client, callOptions(m, extra, signal)))).finally(end);
+  return whileInFlight(extra.signal, (signal) =>
+    m.pool.use(v.session, t.server, v.caps, (client) => fn(client, callOptions(m, extra, signal))),
+  ).finally(end);
 };
 
-const call = (m: McpGatewayDeps, v: McpRequestView, method: GovernedMethod, t: Target, listed: string, input: Record<string, unknown> | undefined, params: unknown): GovernedCall => ({
+const call = (
+  m: McpGatewayDeps,
+  v: McpRequestView,
+  method: GovernedMethod,
+  t: Target,
+  listed: string,
+  input: Record<string, unknown> | undefined,
+  params: unknown,
+): GovernedCall => ({
   deps: m.deps,
   key: v.key,
   ids: v.nextIds(),
@@ -79,7 +110,9 @@ const call = (m: McpGatewayDeps, v: McpRequestView, method: GovernedMethod, t: T
 });
 
 const strings = (o: Record<string, unknown> | undefined): Record<string, string> | undefined =>
-  o === undefined ? undefined : Object.fromEntries(Object.entries(o).map(([k, val]) => [k, typeof val === 'string' ? val : JSON.stringify(val)]));
+  o === undefined
+    ? undefined
+    : Object.fromEntries(Object.entries(o).map(([k, val]) => [k, typeof val === 'string' ? val : JSON.stringify(val)]));
 
 export const buildServer = (m: McpGatewayDeps, v: McpRequestView, version: string): Server => {
   const server = new Server({ name: 'ai-gateway', version }, { capabilities: SERVER_CAPABILITIES, jsonSchemaValidator: validator });
@@ -87,13 +120,19 @@ export const buildServer = (m: McpGatewayDeps, v: McpRequestView, version: strin
   server.setRequestHandler(ListToolsRequestSchema, async (_req, extra) => ({ tools: await listTools(m, v, extra.signal) }));
   server.setRequestHandler(ListPromptsRequestSchema, async (_req, extra) => ({ prompts: await listPrompts(m, v, extra.signal) }));
   server.setRequestHandler(ListResourcesRequestSchema, async (_req, extra) => ({ resources: await listResources(m, v, extra.signal) }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_req, extra) => ({ resourceTemplates: await listTemplates(m, v, extra.signal) }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_req, extra) => ({
+    resourceTemplates: await listTemplates(m, v, extra.signal),
+  }));
 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const t = await routeName(m, v, 'tools', req.params.name);
     return governed(call(m, v, 'tools/call', t, req.params.name, req.params.arguments, req.params), (input) =>
       forward(m, v, t, extra, (client, opts) =>
-        client.request({ method: 'tools/call', params: { ...req.params, name: t.name, ...(input ? { arguments: input } : {}) } }, CallToolResultSchema, opts),
+        client.request(
+          { method: 'tools/call', params: { ...req.params, name: t.name, ...(input ? { arguments: input } : {}) } },
+          CallToolResultSchema,
+          opts,
+        ),
       ),
     );
   });
@@ -103,7 +142,11 @@ export const buildServer = (m: McpGatewayDeps, v: McpRequestView, version: strin
     return governed(call(m, v, 'prompts/get', t, req.params.name, req.params.arguments, req.params), (input) => {
       const args = strings(input);
       return forward(m, v, t, extra, (client, opts) =>
-        client.request({ method: 'prompts/get', params: { ...req.params, name: t.name, ...(args ? { arguments: args } : {}) } }, GetPromptResultSchema, opts),
+        client.request(
+          { method: 'prompts/get', params: { ...req.params, name: t.name, ...(args ? { arguments: args } : {}) } },
+          GetPromptResultSchema,
+          opts,
+        ),
       );
     });
   });
@@ -111,27 +154,41 @@ export const buildServer = (m: McpGatewayDeps, v: McpRequestView, version: strin
   server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
     const t = await routeUri(m, v, req.params.uri);
     return governed(call(m, v, 'resources/read', t, req.params.uri, undefined, req.params), () =>
-      forward(m, v, t, extra, (client, opts) => client.request({ method: 'resources/read', params: req.params }, ReadResourceResultSchema, opts)),
+      forward(m, v, t, extra, (client, opts) =>
+        client.request({ method: 'resources/read', params: req.params }, ReadResourceResultSchema, opts),
+      ),
     );
   });
 
   server.setRequestHandler(SubscribeRequestSchema, async (req, extra) => {
     const t = await routeUri(m, v, req.params.uri);
-    return forward(m, v, t, extra, (client, opts) => client.request({ method: 'resources/subscribe', params: req.params }, EmptyResultSchema, opts));
+    return forward(m, v, t, extra, (client, opts) =>
+      client.request({ method: 'resources/subscribe', params: req.params }, EmptyResultSchema, opts),
+    );
   });
   server.setRequestHandler(UnsubscribeRequestSchema, async (req, extra) => {
     const t = await routeUri(m, v, req.params.uri);
-    return forward(m, v, t, extra, (client, opts) => client.request({ method: 'resources/unsubscribe', params: req.params }, EmptyResultSchema, opts));
+    return forward(m, v, t, extra, (client, opts) =>
+      client.request({ method: 'resources/unsubscribe', params: req.params }, EmptyResultSchema, opts),
+    );
   });
 
   server.setRequestHandler(CompleteRequestSchema, async (req, extra) => {
     const ref = req.params.ref;
     if (ref.type === 'ref/prompt') {
       const t = await routeName(m, v, 'prompts', ref.name);
-      return forward(m, v, t, extra, (client, opts) => client.request({ method: 'completion/complete', params: { ...req.params, ref: { ...ref, name: t.name } } }, CompleteResultSchema, opts));
+      return forward(m, v, t, extra, (client, opts) =>
+        client.request(
+          { method: 'completion/complete', params: { ...req.params, ref: { ...ref, name: t.name } } },
+          CompleteResultSchema,
+          opts,
+        ),
+      );
     }
     const t = await routeUri(m, v, ref.uri);
-    return forward(m, v, t, extra, (client, opts) => client.request({ method: 'completion/complete', params: req.params }, CompleteResultSchema, opts));
+    return forward(m, v, t, extra, (client, opts) =>
+      client.request({ method: 'completion/complete', params: req.params }, CompleteResultSchema, opts),
+    );
   });
 
   // The level applies to every server of the profile that logs (a server that fails to take it is skipped).

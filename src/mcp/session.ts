@@ -65,7 +65,23 @@ export const openSessionId = (credential: string, id: string): SessionState | un
   }
   if (!isRecord(v)) return undefined;
   const { profile, caller, protocolVersion, capabilities, clientInfo, issued, nonce } = v;
-  if (typeof profile !== 'string' || typeof caller !== 'string' || typeof protocolVersion !== 'string' || typeof issued !== 'number' || typeof nonce !== 'string') return undefined;
-  if (!isRecord(capabilities) || !isRecord(clientInfo) || typeof clientInfo.name !== 'string' || typeof clientInfo.version !== 'string') return undefined;
-  return { profile, caller, protocolVersion, capabilities, clientInfo: { name: clientInfo.name, version: clientInfo.version }, issued, nonce };
+  if (
+    typeof profile !== 'string' ||
+    typeof caller !== 'string' ||
+    typeof protocolVersion !== 'string' ||
+    typeof issued !== 'number' ||
+    typeof nonce !== 'string'
+  )
+    return undefined;
+  if (!isRecord(capabilities) || !isRecord(clientInfo) || typeof clientInfo.name !== 'string' || typeof clientInfo.version !== 'string')
+    return undefined;
+  return {
+    profile,
+    caller,
+    protocolVersion,
+    capabilities,
+    clientInfo: { name: clientInfo.name, version: clientInfo.version },
+    issued,
+    nonce,
+  };
 };

@@ -62,10 +62,18 @@ interface Conn {
 }
 
 const sameServer = (a: McpServerConfig, b: McpServerConfig): boolean =>
-  a.url === b.url && a.transport === b.transport && a.authType === b.authType && a.authHeader === b.authHeader && a.authValue === b.authValue && a.allowPrivate === b.allowPrivate;
+  a.url === b.url &&
+  a.transport === b.transport &&
+  a.authType === b.authType &&
+  a.authHeader === b.authHeader &&
+  a.authValue === b.authValue &&
+  a.allowPrivate === b.allowPrivate;
 
 const forbidden = (serverId: string, what: string): McpError =>
-  new McpError(ErrorCode.InternalError, `The address of MCP server '${serverId}' is ${what}; only the platform admin may allow such addresses.`);
+  new McpError(
+    ErrorCode.InternalError,
+    `The address of MCP server '${serverId}' is ${what}; only the platform admin may allow such addresses.`,
+  );
 
 /**
  * fetch with the address rule and no redirects. The SDK opens a standing `GET` stream for every
@@ -112,7 +120,9 @@ export const upstreamCapabilities = (declared: Record<string, unknown>): ClientC
 
 /** Whether an upstream failure means its session is gone (so the request never ran there): re-open and retry once. */
 const sessionGone = (e: unknown): boolean =>
-  (e instanceof StreamableHTTPError && e.code === 404) || (e instanceof McpError && e.code === ErrorCode.ConnectionClosed && /not connected|closed/i.test(e.message)) || (e instanceof Error && /^Not connected$/.test(e.message));
+  (e instanceof StreamableHTTPError && e.code === 404) ||
+  (e instanceof McpError && e.code === ErrorCode.ConnectionClosed && /not connected|closed/i.test(e.message)) ||
+  (e instanceof Error && /^Not connected$/.test(e.message));
 
 const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
   new Promise<T>((resolve, reject) => {
@@ -154,8 +164,10 @@ export class UpstreamPool {
       client.setRequestHandler(CreateMessageRequestSchema, (req, extra) =>
         this.links.request(route, req, req.params.tools ? CreateMessageResultWithToolsSchema : CreateMessageResultSchema, extra.signal),
       );
-    if (caps.elicitation) client.setRequestHandler(ElicitRequestSchema, (req, extra) => this.links.request(route, req, ElicitResultSchema, extra.signal));
-    if (caps.roots) client.setRequestHandler(ListRootsRequestSchema, (req, extra) => this.links.request(route, req, ListRootsResultSchema, extra.signal));
+    if (caps.elicitation)
+      client.setRequestHandler(ElicitRequestSchema, (req, extra) => this.links.request(route, req, ElicitResultSchema, extra.signal));
+    if (caps.roots)
+      client.setRequestHandler(ListRootsRequestSchema, (req, extra) => this.links.request(route, req, ListRootsResultSchema, extra.signal));
     const conn: Conn = { key, server, lastUsed: Date.now(), closed: false, listed: {}, ready: Promise.resolve(client) };
     client.fallbackNotificationHandler = async (n) => {
       const parsed = ServerNotificationSchema.safeParse(n);
@@ -171,7 +183,11 @@ export class UpstreamPool {
       if (this.conns.get(key) === conn) this.conns.delete(key);
     };
     client.onerror = (e) => log.debug('mcp upstream transport error', { server: server.serverId, error: describeError(e) });
-    const ready = withTimeout(client.connect(transportFor(server, () => this.links.hasStream(session))), this.limits.connectTimeoutMs, `connecting to MCP server '${server.serverId}'`).then(
+    const ready = withTimeout(
+      client.connect(transportFor(server, () => this.links.hasStream(session))),
+      this.limits.connectTimeoutMs,
+      `connecting to MCP server '${server.serverId}'`,
+    ).then(
       () => client,
       (e: unknown) => {
         conn.closed = true;
@@ -200,7 +216,12 @@ export class UpstreamPool {
   }
 
   /** Runs `fn` on the session's client for `server`; an upstream session found gone is re-opened and `fn` run once more. */
-  async use<T>(session: string, server: McpServerConfig, caps: ClientCapabilities, fn: (client: Client, conn: Conn) => Promise<T>): Promise<T> {
+  async use<T>(
+    session: string,
+    server: McpServerConfig,
+    caps: ClientCapabilities,
+    fn: (client: Client, conn: Conn) => Promise<T>,
+  ): Promise<T> {
     const conn = this.conn(session, server, caps);
     try {
       return await fn(await conn.ready, conn);
@@ -239,7 +260,8 @@ export class UpstreamPool {
   }
 
   sweep(now = Date.now()): void {
-    for (const c of [...this.conns.values()]) if (now - c.lastUsed > this.limits.idleMs && !this.links.busy(c.key.slice(0, c.key.indexOf('\n')))) this.drop(c);
+    for (const c of [...this.conns.values()])
+      if (now - c.lastUsed > this.limits.idleMs && !this.links.busy(c.key.slice(0, c.key.indexOf('\n')))) this.drop(c);
   }
 
   close(): void {

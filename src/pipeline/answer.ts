@@ -18,4 +18,3 @@ export const markGatewayStream = (res: Response): Response => {
   gatewayStreams.add(res);
   return res;
 };
-

@@ -62,7 +62,10 @@ const importKey = (pem: string): Promise<CryptoKey> => {
 
 const kidOf = (jwt: string): string | undefined => {
   try {
-    const header = JSON.parse(Buffer.from(jwt.slice(0, jwt.indexOf('.')), 'base64url').toString('utf8')) as { kid?: unknown; alg?: unknown };
+    const header = JSON.parse(Buffer.from(jwt.slice(0, jwt.indexOf('.')), 'base64url').toString('utf8')) as {
+      kid?: unknown;
+      alg?: unknown;
+    };
     return header.alg === 'RS256' && typeof header.kid === 'string' ? header.kid : undefined;
   } catch {
     return undefined;
@@ -97,7 +100,14 @@ const verifiedClaims = async (jwt: string, snapshot: ConfigSnapshot, now: number
   if (!kid || !pem) throw invalidApiKey('Invalid API key or user token.');
   let claims: Record<string, unknown>;
   try {
-    claims = (await jwtVerify(jwt, await importKey(pem), { issuer: USER_TOKEN_ISSUER, audience: USER_TOKEN_AUDIENCE, algorithms: ['RS256'], currentDate: new Date(now) })).payload;
+    claims = (
+      await jwtVerify(jwt, await importKey(pem), {
+        issuer: USER_TOKEN_ISSUER,
+        audience: USER_TOKEN_AUDIENCE,
+        algorithms: ['RS256'],
+        currentDate: new Date(now),
+      })
+    ).payload;
   } catch {
     throw invalidApiKey('Invalid or expired user token.');
   }
@@ -122,7 +132,14 @@ const byUserToken = async (jwt: string, snapshot: ConfigSnapshot, now: number): 
   // is the customer-wide one: CreateUserToken issues tokens for it without a membership, so the
   // token's own validity (expiry, revocation, its customer) governs it.
   if (projectId !== DEFAULT_PROJECT && !p.members.has(sub)) throw invalidApiKey("The user is not a member of the user token's project.");
-  return { id: `user-token:${jti}`, customerId: customer, projectId, expiresAt: typeof exp === 'number' ? exp * 1000 : null, project: p, userId: sub };
+  return {
+    id: `user-token:${jti}`,
+    customerId: customer,
+    projectId,
+    expiresAt: typeof exp === 'number' ? exp * 1000 : null,
+    project: p,
+    userId: sub,
+  };
 };
 
 const looksLikeJwt = (token: string): boolean => !token.startsWith('sk-') && token.split('.').length === 3;
@@ -131,7 +148,9 @@ const looksLikeJwt = (token: string): boolean => !token.startsWith('sk-') && tok
 export const authenticate = (headers: Headers, snapshot: ConfigSnapshot, now: number): KeySnapshot | Promise<KeySnapshot> => {
   const token = tokenOf(headers);
   // The caller's project must be served at the request's host (project gateways, contract §5).
-  return looksLikeJwt(token) ? byUserToken(token, snapshot, now).then((k) => servedAt(headers, snapshot, k)) : servedAt(headers, snapshot, byApiKey(token, snapshot, now));
+  return looksLikeJwt(token)
+    ? byUserToken(token, snapshot, now).then((k) => servedAt(headers, snapshot, k))
+    : servedAt(headers, snapshot, byApiKey(token, snapshot, now));
 };
 
 export const forbiddenModel = (model: string): GatewayError =>

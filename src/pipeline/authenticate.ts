@@ -15,9 +15,20 @@ export type InternalCaller = (snapshot: ConfigSnapshot) => KeySnapshot;
  * the internal caller's lookup; sets `ctx.key`. API keys are resolved synchronously (no await on the hot path);
  * user tokens need a signature check.
  */
-export const authenticate = (ctx: RequestContext, headers: Headers, snapshot: ConfigSnapshot, as?: InternalCaller): KeySnapshot | Promise<KeySnapshot> => {
-  if (as) return (ctx.key = as(snapshot));
+export const authenticate = (
+  ctx: RequestContext,
+  headers: Headers,
+  snapshot: ConfigSnapshot,
+  as?: InternalCaller,
+): KeySnapshot | Promise<KeySnapshot> => {
+  if (as) {
+    ctx.key = as(snapshot);
+    return ctx.key;
+  }
   const key = findCaller(headers, snapshot, ctx.receivedAt);
-  if (!(key instanceof Promise)) return (ctx.key = key);
+  if (!(key instanceof Promise)) {
+    ctx.key = key;
+    return key;
+  }
   return key.then((k) => (ctx.key = k));
 };

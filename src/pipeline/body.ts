@@ -11,10 +11,20 @@ export interface BodyLimits {
 export const DEFAULT_BODY_LIMITS: BodyLimits = { maxBodyBytes: 32 * 1024 * 1024, bodyTimeoutMs: 30_000 };
 
 export const bodyTooLarge = (max: number): GatewayError =>
-  new GatewayError({ kind: 'invalid_request', status: 413, errorCode: 'request_too_large', message: `The request body is larger than the limit of ${max} bytes.` });
+  new GatewayError({
+    kind: 'invalid_request',
+    status: 413,
+    errorCode: 'request_too_large',
+    message: `The request body is larger than the limit of ${max} bytes.`,
+  });
 
 const bodyTimedOut = (ms: number): GatewayError =>
-  new GatewayError({ kind: 'invalid_request', status: 408, errorCode: 'request_timeout', message: `The request body did not arrive within ${ms} ms.` });
+  new GatewayError({
+    kind: 'invalid_request',
+    status: 408,
+    errorCode: 'request_timeout',
+    message: `The request body did not arrive within ${ms} ms.`,
+  });
 
 /** A body without Content-Length (chunked): counted as it arrives, refused past the limit. */
 const readCounted = (body: ReadableStream<Uint8Array>, max: number): Promise<string> => readBounded(body, max, () => bodyTooLarge(max));
@@ -70,7 +80,8 @@ const readBody = (req: Request, limits: BodyLimits): Promise<string> => {
  * invalid_json, nested deeper than MAX_JSON_DEPTH → 400 naming the parameter. Returns the text as
  * received (kept for the record) and the parsed value.
  */
-export const readJsonBody = (req: Request, limits: BodyLimits = DEFAULT_BODY_LIMITS): Promise<{ text: string; value: unknown }> => readBody(req, limits).then(parseBody);
+export const readJsonBody = (req: Request, limits: BodyLimits = DEFAULT_BODY_LIMITS): Promise<{ text: string; value: unknown }> =>
+  readBody(req, limits).then(parseBody);
 
 const parseBody = (text: string): { text: string; value: unknown } => {
   if (text.trim() === '') throw invalidRequest('The request body is empty; send a JSON object.', null, 'invalid_json');

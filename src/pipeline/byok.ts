@@ -21,7 +21,9 @@ const withSecret = (c: ConnectionConfig, secret: string): ConnectionConfig => {
   if (c.provider !== 'bedrock') return Object.freeze({ ...c, apiKey: secret });
   const m = BEDROCK_PAIR.exec(secret);
   const { accessKeyId: _dropped, ...options } = c.options;
-  return Object.freeze(m ? { ...c, apiKey: m[2], options: { ...options, accessKeyId: m[1] as string } } : { ...c, apiKey: secret, options });
+  return Object.freeze(
+    m ? { ...c, apiKey: m[2], options: { ...options, accessKeyId: m[1] as string } } : { ...c, apiKey: secret, options },
+  );
 };
 
 const cache = new WeakMap<RouteSnapshot, Map<string, RouteSnapshot>>();
@@ -47,7 +49,10 @@ export const withByok = (route: RouteSnapshot, key: KeySnapshot): RouteSnapshot 
     ),
   );
   const out = changed ? Object.freeze({ ...route, tiers: Object.freeze(tiers) }) : route;
-  if (!perUser) cache.set(route, (perUser = new Map()));
+  if (!perUser) {
+    perUser = new Map();
+    cache.set(route, perUser);
+  }
   perUser.set(who, out);
   return out;
 };

@@ -14,6 +14,8 @@ export const costNanoUsd = (usage: Usage, prices: Prices): number => {
   const cached = count(usage.cachedInputTokens);
   const written = count(usage.cacheWriteTokens);
   const plainInput = Math.max(0, count(usage.inputTokens) - cached - written);
-  const nano = Math.round((plainInput * prices.input + cached * prices.cached + written * prices.cacheWrite + count(usage.outputTokens) * prices.output) * 1000);
+  const nano = Math.round(
+    (plainInput * prices.input + cached * prices.cached + written * prices.cacheWrite + count(usage.outputTokens) * prices.output) * 1000,
+  );
   return nano > 0 ? Math.min(nano, Number.MAX_SAFE_INTEGER) : 0;
 };

@@ -14,7 +14,8 @@ import { settle } from './settle.ts';
  * is, its requests give the observers the same events (a span, metrics, a record).
  */
 
-export const noSnapshot = (): GatewayError => new GatewayError({ kind: 'unavailable', message: 'The data plane has no configuration yet.' });
+export const noSnapshot = (): GatewayError =>
+  new GatewayError({ kind: 'unavailable', message: 'The data plane has no configuration yet.' });
 
 /** settle → finish → record (to the request's observers), once per request. */
 export const finish = (deps: PipelineDeps, ctx: RequestContext, outcome: Outcome): void => {
@@ -104,7 +105,12 @@ class Entered implements Door {
 }
 
 /** The door for any answer type (an MCP call answers with its result); HTTP endpoints use `withCaller`. */
-export const enter = async <R>(deps: PipelineDeps, a: Arrival, run: (ctx: RequestContext, door: Door) => Promise<R>, answers: Answers<R>): Promise<R> => {
+export const enter = async <R>(
+  deps: PipelineDeps,
+  a: Arrival,
+  run: (ctx: RequestContext, door: Door) => Promise<R>,
+  answers: Answers<R>,
+): Promise<R> => {
   const ctx = openContext(a.path, a.ids, deps.observers, a.method);
   ctx.headers = a.headers;
   a.opened?.(ctx);
@@ -137,7 +143,12 @@ export const enter = async <R>(deps: PipelineDeps, a: Arrival, run: (ctx: Reques
  * through the door itself (mcp/govern.ts). `look` finds what the request needs besides the caller
  * (the MCP profile); `cures` names its errors a catch-up may cure too.
  */
-export const callerOf = async <T>(deps: PipelineDeps, headers: Headers, look: (key: KeySnapshot, snapshot: ConfigSnapshot) => T, cures?: (e: GatewayError) => boolean): Promise<T> => {
+export const callerOf = async <T>(
+  deps: PipelineDeps,
+  headers: Headers,
+  look: (key: KeySnapshot, snapshot: ConfigSnapshot) => T,
+  cures?: (e: GatewayError) => boolean,
+): Promise<T> => {
   const attempt = async (snapshot: ConfigSnapshot): Promise<T> => look(await findKey(headers, snapshot, Date.now()), snapshot);
   const snapshot = deps.snapshots.current;
   if (!snapshot) throw noSnapshot();
@@ -166,4 +177,5 @@ export const withCaller = (
   run: (ctx: RequestContext, door: Door) => Promise<Response>,
   fail: (error: GatewayError, thrown: unknown) => Response,
   as?: InternalCaller,
-): Promise<Response> => enter(deps, { path, ids, headers: req.headers, method: req.method, ...(as ? { as } : {}) }, run, { status: statusOf, fail });
+): Promise<Response> =>
+  enter(deps, { path, ids, headers: req.headers, method: req.method, ...(as ? { as } : {}) }, run, { status: statusOf, fail });

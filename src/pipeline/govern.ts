@@ -20,7 +20,12 @@ const admitAfter = (policies: Policies, ctx: RequestContext, inspected: Inspecte
  * of a body a guardrail replaced before admission runs (admission reads what is sent). Returns a
  * promise only once a stage answers with one (a request no policy concerns costs no await).
  */
-export const admitted = (policies: Policies, ctx: RequestContext, body: unknown, redacted: (body: unknown) => void): Inspected | Promise<Inspected> => {
+export const admitted = (
+  policies: Policies,
+  ctx: RequestContext,
+  body: unknown,
+  redacted: (body: unknown) => void,
+): Inspected | Promise<Inspected> => {
   if (policies.input.length === 0) return admitAfter(policies, ctx, { body, changed: false });
   const inspecting = inspectInput(policies.input, ctx, body);
   const then = (i: Inspected): Inspected | Promise<Inspected> => {

@@ -51,7 +51,8 @@ export const openOutput = (guardrails: readonly OutputGuardrail[], ctx: RequestC
   }
   if (filters.length <= 1) return filters[0];
   return {
-    answer: (view) => filters.reduce<AnswerView | Promise<AnswerView>>((v, f) => (v instanceof Promise ? v.then((x) => f.answer(x)) : f.answer(v)), view),
+    answer: (view) =>
+      filters.reduce<AnswerView | Promise<AnswerView>>((v, f) => (v instanceof Promise ? v.then((x) => f.answer(x)) : f.answer(v)), view),
     events: (events, final) =>
       filters.reduce<readonly StreamEvent[] | Promise<readonly StreamEvent[]>>(
         (evs, f) => (evs instanceof Promise ? evs.then((x) => f.events(x, final)) : f.events(evs, final)),
@@ -66,13 +67,21 @@ export interface Inspected {
 }
 
 /** Runs the input guardrails; returns the body to use (replaced when one redacted it), a promise once one answers with one. */
-export const inspectInput = (guardrails: readonly InputGuardrail[], ctx: RequestContext, body: unknown, from = 0, changed = false): Inspected | Promise<Inspected> => {
+export const inspectInput = (
+  guardrails: readonly InputGuardrail[],
+  ctx: RequestContext,
+  body: unknown,
+  from = 0,
+  changed = false,
+): Inspected | Promise<Inspected> => {
   let current = body;
   for (let i = from; i < guardrails.length; i++) {
     const g = guardrails[i] as InputGuardrail;
     const next = g.inspect(ctx, current);
     if (next instanceof Promise)
-      return next.then((n) => (n === undefined ? inspectInput(guardrails, ctx, current, i + 1, changed) : inspectInput(guardrails, ctx, n, i + 1, true)));
+      return next.then((n) =>
+        n === undefined ? inspectInput(guardrails, ctx, current, i + 1, changed) : inspectInput(guardrails, ctx, n, i + 1, true),
+      );
     if (next !== undefined) {
       current = next;
       changed = true;

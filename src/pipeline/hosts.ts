@@ -15,7 +15,9 @@ const notServed = (host: string, scope: HostScope | undefined): GatewayError =>
     kind: 'not_found',
     errorCode: 'project_not_served',
     message: `This API key's project is not served at '${host}' (${
-      scope ? `${scope.kind === 'project_gateway' ? 'project gateway' : 'workspace'} '${scope.name}' serves other projects` : "this data plane serves its workspace's project there"
+      scope
+        ? `${scope.kind === 'project_gateway' ? 'project gateway' : 'workspace'} '${scope.name}' serves other projects`
+        : "this data plane serves its workspace's project there"
     }); use the URL of a project gateway the project is attached to.`,
   });
 

@@ -92,7 +92,13 @@ const maxOutputOf = (body: unknown): number | undefined => {
 };
 
 /** One inference request through the door and the stages, served by `spec`. */
-export const runPipeline = <T, S, D extends PipelineDeps>(deps: D, spec: EndpointSpec<T, S, D>, req: Request, ids: RequestIds, as?: InternalCaller): Promise<Response> =>
+export const runPipeline = <T, S, D extends PipelineDeps>(
+  deps: D,
+  spec: EndpointSpec<T, S, D>,
+  req: Request,
+  ids: RequestIds,
+  as?: InternalCaller,
+): Promise<Response> =>
   withCaller(
     deps,
     spec.path,
@@ -133,7 +139,18 @@ export const runPipeline = <T, S, D extends PipelineDeps>(deps: D, spec: Endpoin
           // Once per request. The answer's keep() (if any) is called in the same tick, right after.
           if (kept !== undefined) spec.release?.(kept);
         };
-        return await spec.serve({ deps, ctx, request: read.request, body: value, plan, ...(kept !== undefined ? { state: kept } : {}), policies, output, signal: req.signal, finish: done });
+        return await spec.serve({
+          deps,
+          ctx,
+          request: read.request,
+          body: value,
+          plan,
+          ...(kept !== undefined ? { state: kept } : {}),
+          policies,
+          output,
+          signal: req.signal,
+          finish: done,
+        });
       } catch (e) {
         if (!ctx.finished && state !== undefined) spec.release?.(state);
         throw e;

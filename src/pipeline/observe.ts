@@ -114,7 +114,13 @@ export class Observers {
     for (const f of this.#record) f(ctx, entry);
   }
   async shutdown(): Promise<void> {
-    await Promise.all(this.list.map((o) => o.shutdown?.().catch((e: unknown) => log.error('a request observer failed to shut down', { observer: o.name, error: describeError(e) }))));
+    await Promise.all(
+      this.list.map((o) =>
+        o
+          .shutdown?.()
+          .catch((e: unknown) => log.error('a request observer failed to shut down', { observer: o.name, error: describeError(e) })),
+      ),
+    );
   }
 }
 

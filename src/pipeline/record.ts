@@ -22,7 +22,8 @@ const keepValue = (value: unknown): string | null => {
 };
 
 const responseBody = (outcome: Outcome): string | null => {
-  if (outcome.error) return keepValue({ error: { code: outcome.error.errorCode, message: outcome.error.message, attempts: outcome.attempts } });
+  if (outcome.error)
+    return keepValue({ error: { code: outcome.error.errorCode, message: outcome.error.message, attempts: outcome.attempts } });
   if (outcome.responseText !== undefined) return keepText(outcome.responseText);
   return keepValue(outcome.response);
 };

@@ -68,7 +68,8 @@ const hostsOf = (doc: ConfigDocument): Pick<ConfigSnapshot, 'hosts' | 'defaultPr
   for (const g of doc.projectGateways ?? [])
     hosts.set(g.host, Object.freeze({ kind: 'project_gateway', id: g.id, name: g.projectGatewayId, projects: new Set(g.projectUuids) }));
   for (const w of doc.workspaceUrls ?? [])
-    if (!hosts.has(w.host)) hosts.set(w.host, Object.freeze({ kind: 'workspace', id: w.id, name: w.workspaceId, projects: new Set([w.projectUuid]) }));
+    if (!hosts.has(w.host))
+      hosts.set(w.host, Object.freeze({ kind: 'workspace', id: w.id, name: w.workspaceId, projects: new Set([w.projectUuid]) }));
   const self = doc.self;
   return {
     hosts,

@@ -65,7 +65,15 @@ export class SnapshotController {
     private readonly holder: SnapshotHolder,
     private readonly getAdapter: (id: string) => ProviderAdapter | undefined,
   ) {
-    this.status = { appliedRevision: -1, lastPollAt: undefined, lastDriftSweepAt: undefined, lastFullSyncAt: undefined, lastError: undefined, listen: opts.listen, workerRestarts: 0 };
+    this.status = {
+      appliedRevision: -1,
+      lastPollAt: undefined,
+      lastDriftSweepAt: undefined,
+      lastFullSyncAt: undefined,
+      lastError: undefined,
+      listen: opts.listen,
+      workerRestarts: 0,
+    };
   }
 
   /** Serves the first snapshot (built here, so start-up never depends on the worker), then starts the worker. */
@@ -176,7 +184,9 @@ export class SnapshotController {
         this.status.lastDriftSweepAt = at(s.lastDriftSweepAt, this.status.lastDriftSweepAt);
         this.status.lastFullSyncAt = at(s.lastFullSyncAt, this.status.lastFullSyncAt);
         if (s.lastError !== undefined && s.lastError !== this.status.lastError) {
-          log.every('propagation-failed', 'error', 'propagating the configuration failed; still serving the previous snapshot', { error: s.lastError });
+          log.every('propagation-failed', 'error', 'propagating the configuration failed; still serving the previous snapshot', {
+            error: s.lastError,
+          });
         }
         this.status.lastError = s.lastError;
         return;
@@ -203,7 +213,15 @@ export class SnapshotController {
 
   /** Builds and swaps a snapshot (loading the document here when none is given); returns the revision served. */
   async #apply(force: boolean, given: ConfigDocument | undefined): Promise<number> {
-    const doc = given ?? (await loadConfigDocument(this.opts.store.db as Db, this.opts.secrets, this.opts.upstreamAllowPrivate, undefined, force ? {} : { previous: this.#doc }));
+    const doc =
+      given ??
+      (await loadConfigDocument(
+        this.opts.store.db as Db,
+        this.opts.secrets,
+        this.opts.upstreamAllowPrivate,
+        undefined,
+        force ? {} : { previous: this.#doc },
+      ));
     if (!given) this.#doc = doc;
     const served = this.holder.current?.revision ?? -1;
     if (force || doc.revision > served) this.holder.swap(buildSnapshot(doc, this.getAdapter));

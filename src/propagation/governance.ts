@@ -46,10 +46,15 @@ const compile = (g: ConfigDocument['guardrails'][number]): GuardrailRule | undef
     const c = compilePattern(pattern);
     if (!c.ok) {
       // Saved before patterns were RE2 (lookaround, backreferences): the management API refuses them now.
-      log.every(`guardrail-pattern-${g.id}`, 'error', 'a guardrail pattern cannot be matched in linear time; the guardrail is skipped until it is updated', {
-        guardrail: g.name,
-        reason: c.reason,
-      });
+      log.every(
+        `guardrail-pattern-${g.id}`,
+        'error',
+        'a guardrail pattern cannot be matched in linear time; the guardrail is skipped until it is updated',
+        {
+          guardrail: g.name,
+          reason: c.reason,
+        },
+      );
       return undefined;
     }
     regex = { regex: c.re, pattern, programSize: c.programSize };
@@ -66,7 +71,10 @@ const compile = (g: ConfigDocument['guardrails'][number]): GuardrailRule | undef
   });
 };
 
-export const settingsGovernance = (settings: readonly ConfigDocument['settings'][number][], target: (connection: string, model: string) => ResolvedTarget | undefined): SettingsGovernance => {
+export const settingsGovernance = (
+  settings: readonly ConfigDocument['settings'][number][],
+  target: (connection: string, model: string) => ResolvedTarget | undefined,
+): SettingsGovernance => {
   let rateLimit: RateLimitSetting | undefined;
   let traceContent = false;
   let retention = FULL_RETENTION;
@@ -103,10 +111,16 @@ export const settingsGovernance = (settings: readonly ConfigDocument['settings']
 };
 
 export const budgetsGovernance = (budgets: readonly ConfigDocument['budgets'][number][]): readonly BudgetSnapshot[] =>
-  Object.freeze(budgets.map((b) => Object.freeze({ id: b.id, name: b.name, apiKeyId: b.apiKeyId, limitNanoUsd: b.limitNanoUsd, period: b.period as BudgetPeriod })));
+  Object.freeze(
+    budgets.map((b) =>
+      Object.freeze({ id: b.id, name: b.name, apiKeyId: b.apiKeyId, limitNanoUsd: b.limitNanoUsd, period: b.period as BudgetPeriod }),
+    ),
+  );
 
 /** Guardrails by the stage they apply to (a `both` rule is in both lists), in the order given. */
-export const guardrailsGovernance = (guardrails: readonly ConfigDocument['guardrails'][number][]): { input: readonly GuardrailRule[]; output: readonly GuardrailRule[] } => {
+export const guardrailsGovernance = (
+  guardrails: readonly ConfigDocument['guardrails'][number][],
+): { input: readonly GuardrailRule[]; output: readonly GuardrailRule[] } => {
   const rules = guardrails.map(compile).filter((r): r is GuardrailRule => r !== undefined);
   return Object.freeze({
     input: Object.freeze(rules.filter((r) => r.stage !== 'output')),

@@ -3,7 +3,17 @@ import { ENTITIES_KEEPING_API_KEYS, RESOURCES } from '../api/resources.ts';
 import { hostOfUrl } from '../core/hosts.ts';
 import type { SecretBox } from '../core/secrets.ts';
 import type { Db } from '../store/db.ts';
-import { apiKeys, configChanges, customers, dataplanes, projectGatewayProjects, projectGateways, projects, signingKeys, userTokens } from '../store/schema/index.ts';
+import {
+  apiKeys,
+  configChanges,
+  customers,
+  dataplanes,
+  projectGatewayProjects,
+  projectGateways,
+  projects,
+  signingKeys,
+  userTokens,
+} from '../store/schema/index.ts';
 import { pgliteTxExec } from '../store/pglite.ts';
 import type { ConfigDocument, DocumentSections } from '../api/config-document.ts';
 import { batchedSelect, type DocumentScope, type LoadContext, liveProjects, type Tx } from './loader.ts';
@@ -78,7 +88,13 @@ type LoadedSections = Awaited<ReturnType<typeof loadSections>>;
  * `upstreamAllowPrivate` (GATEWAY_UPSTREAM_ALLOW_PRIVATE) lets every connection reach private
  * addresses.
  */
-export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAllowPrivate = false, scope?: DocumentScope, opts: LoadOptions = {}): Promise<ConfigDocument> =>
+export const loadConfigDocument = async (
+  db: Db,
+  secrets: SecretBox,
+  upstreamAllowPrivate = false,
+  scope?: DocumentScope,
+  opts: LoadOptions = {},
+): Promise<ConfigDocument> =>
   db.transaction(async (tx) => {
     // On PGlite the selects go in one round trip (store/pglite-select.ts); `batched: false` (tests) reads them one by one.
     const exec = opts.batched === false ? undefined : pgliteTxExec(tx);
@@ -114,11 +130,20 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
             inArray(apiKeys.projectUuid, live()),
           ),
         ),
-      tx.select({ kid: signingKeys.kid, publicKeyPem: signingKeys.publicKeyPem }).from(signingKeys).where(eq(signingKeys.purpose, 'user_token')),
+      tx
+        .select({ kid: signingKeys.kid, publicKeyPem: signingKeys.publicKeyPem })
+        .from(signingKeys)
+        .where(eq(signingKeys.purpose, 'user_token')),
       tx
         .select({ jti: userTokens.jti })
         .from(userTokens)
-        .where(and(isNotNull(userTokens.revokedAt), gt(userTokens.expiresAt, now), scope ? eq(userTokens.customerUuid, scope.customerUuid) : undefined)),
+        .where(
+          and(
+            isNotNull(userTokens.revokedAt),
+            gt(userTokens.expiresAt, now),
+            scope ? eq(userTokens.customerUuid, scope.customerUuid) : undefined,
+          ),
+        ),
     ]);
     const [[projectRows, keyRows, signingRows, revokedRows], declared] = await Promise.all([own, sections]);
     const hosting = await hostingOf(tx, new Set(projectRows.map((p) => p.id)), scope);
@@ -131,7 +156,9 @@ export const loadConfigDocument = async (db: Db, secrets: SecretBox, upstreamAll
       revokedTokenIds: revokedRows.map((r) => r.jti),
       ...declared,
       ...hosting,
-      ...(scope?.workspace ? { self: { workspaceUuid: scope.workspace.id, workspaceId: scope.workspace.slug, projectUuid: scope.workspace.projectUuid } } : {}),
+      ...(scope?.workspace
+        ? { self: { workspaceUuid: scope.workspace.id, workspaceId: scope.workspace.slug, projectUuid: scope.workspace.projectUuid } }
+        : {}),
     };
   });
 
@@ -149,7 +176,13 @@ const hostingOf = async (
   const ws = scope?.workspace;
   if (scope && !ws) return { projectGateways: [], workspaceUrls: [] };
   const gatewayRows = await tx
-    .select({ id: projectGateways.id, customerUuid: projectGateways.customerUuid, workspaceId: projectGateways.workspaceId, projectGatewayId: projectGateways.projectGatewayId, url: projectGateways.url })
+    .select({
+      id: projectGateways.id,
+      customerUuid: projectGateways.customerUuid,
+      workspaceId: projectGateways.workspaceId,
+      projectGatewayId: projectGateways.projectGatewayId,
+      url: projectGateways.url,
+    })
     .from(projectGateways)
     .innerJoin(customers, eq(customers.id, projectGateways.customerUuid))
     .where(
@@ -166,12 +199,19 @@ const hostingOf = async (
       : await tx
           .select({ gatewayId: projectGatewayProjects.gatewayId, projectUuid: projectGatewayProjects.projectUuid })
           .from(projectGatewayProjects)
-          .where(inArray(projectGatewayProjects.gatewayId, gatewayRows.map((g) => g.id)));
+          .where(
+            inArray(
+              projectGatewayProjects.gatewayId,
+              gatewayRows.map((g) => g.id),
+            ),
+          );
   const gateways = gatewayRows.flatMap((g) => {
     const host = g.url ? hostOfUrl(g.url) : undefined;
     if (!host) return [];
     const projectUuids = attached.filter((a) => a.gatewayId === g.id && live.has(a.projectUuid)).map((a) => a.projectUuid);
-    return [{ id: g.id, customerUuid: g.customerUuid, workspaceId: g.workspaceId, projectGatewayId: g.projectGatewayId, host, projectUuids }];
+    return [
+      { id: g.id, customerUuid: g.customerUuid, workspaceId: g.workspaceId, projectGatewayId: g.projectGatewayId, host, projectUuids },
+    ];
   });
   const planes = await tx
     .select({ id: dataplanes.id, customerUuid: dataplanes.customerUuid, slug: dataplanes.slug, projectUuid: dataplanes.projectUuid })
@@ -184,7 +224,15 @@ const hostingOf = async (
       : await tx
           .selectDistinctOn([configChanges.target], { target: configChanges.target, payload: configChanges.payload })
           .from(configChanges)
-          .where(and(inArray(configChanges.target, planes.map((p) => p.id)), eq(configChanges.kind, 'PROXY_URL')))
+          .where(
+            and(
+              inArray(
+                configChanges.target,
+                planes.map((p) => p.id),
+              ),
+              eq(configChanges.kind, 'PROXY_URL'),
+            ),
+          )
           .orderBy(configChanges.target, desc(configChanges.id));
   const urlOf = new Map(events.map((e) => [e.target, typeof e.payload.url === 'string' ? e.payload.url : undefined]));
   const workspaceUrls = planes.flatMap((p) => {

@@ -81,7 +81,10 @@ export const batchedSelect = (exec: Exec | undefined): LoadContext['select'] => 
     const batch = waiting;
     waiting = [];
     try {
-      const rows: unknown[] = await selectMany(exec, batch.flatMap((w) => w.queries));
+      const rows: unknown[] = await selectMany(
+        exec,
+        batch.flatMap((w) => w.queries),
+      );
       let at = 0;
       for (const w of batch) {
         w.settle(rows.slice(at, at + w.queries.length));

@@ -16,13 +16,24 @@ export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfi
     if (!isTransport(s.transport) || !isAuthType(s.authType)) continue;
     servers.set(
       s.serverId,
-      Object.freeze({ serverId: s.serverId, url: s.url, transport: s.transport, authType: s.authType, authHeader: s.authHeader, authValue: s.authValue, allowPrivate: s.allowPrivate }),
+      Object.freeze({
+        serverId: s.serverId,
+        url: s.url,
+        transport: s.transport,
+        authType: s.authType,
+        authHeader: s.authHeader,
+        authValue: s.authValue,
+        allowPrivate: s.allowPrivate,
+      }),
     );
   }
   const profiles = new Map<string, Map<string, McpProfileConfig>>();
   for (const p of doc.mcpProfiles ?? []) {
     let byId = profiles.get(p.projectUuid);
-    if (!byId) profiles.set(p.projectUuid, (byId = new Map()));
+    if (!byId) {
+      byId = new Map();
+      profiles.set(p.projectUuid, byId);
+    }
     const entries = p.servers
       .filter((e) => servers.has(e.serverId))
       .map((e) => Object.freeze({ serverId: e.serverId, prefix: e.prefix, ...(e.tools ? { tools: Object.freeze([...e.tools]) } : {}) }));
@@ -32,12 +43,20 @@ export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfi
   for (const c of doc.mcpCredentials ?? []) {
     if (!servers.has(c.serverId)) continue;
     let byServer = credentials.get(c.projectUuid);
-    if (!byServer) credentials.set(c.projectUuid, (byServer = new Map()));
+    if (!byServer) {
+      byServer = new Map();
+      credentials.set(c.projectUuid, byServer);
+    }
     let own = byServer.get(c.serverId);
-    if (!own) byServer.set(c.serverId, (own = { users: new Map() }));
+    if (!own) {
+      own = { users: new Map() };
+      byServer.set(c.serverId, own);
+    }
     if (c.userId === '') own.project = c.authValue;
     else own.users.set(c.userId, c.authValue);
   }
-  const frozen: Map<string, ReadonlyMap<string, McpOwnCredentials>> = new Map([...credentials].map(([p, m]) => [p, new Map([...m].map(([sid, o]) => [sid, Object.freeze(o)]))]));
+  const frozen: Map<string, ReadonlyMap<string, McpOwnCredentials>> = new Map(
+    [...credentials].map(([p, m]) => [p, new Map([...m].map(([sid, o]) => [sid, Object.freeze(o)]))]),
+  );
   return Object.freeze({ servers, profiles, credentials: frozen });
 };

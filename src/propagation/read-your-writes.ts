@@ -25,7 +25,10 @@ export const readYourWrites = (controller: SnapshotController, holder: SnapshotH
       const before = holder.current?.revision;
       waiting ??= controller
         .settled(waitMs)
-        .then(() => undefined, () => undefined)
+        .then(
+          () => undefined,
+          () => undefined,
+        )
         .finally(() => {
           waiting = undefined;
         });

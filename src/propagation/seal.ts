@@ -3,7 +3,14 @@ import { KindGuard, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { CompactEncrypt, compactDecrypt, importPKCS8, importSPKI } from 'jose';
 import { GatewayError } from '../core/errors.ts';
-import { type ConfigDocument, ConfigDocumentSchema, SEALED_PATTERN, type Sealed, type SealedPull, SealedPullSchema } from '../api/config-document.ts';
+import {
+  type ConfigDocument,
+  ConfigDocumentSchema,
+  SEALED_PATTERN,
+  type Sealed,
+  type SealedPull,
+  SealedPullSchema,
+} from '../api/config-document.ts';
 
 /**
  * Secrets sealed for one data plane. Every secret field of the configuration document (the fields
@@ -21,9 +28,13 @@ export const sealFor = async (publicKeyPem: string, secrets: Record<string, stri
     .encrypt(await importSPKI(publicKeyPem, SEAL_ALG));
 
 export const unseal = async (privateKeyPem: string, sealed: string): Promise<Record<string, string>> => {
-  const { plaintext } = await compactDecrypt(sealed, await importPKCS8(privateKeyPem, SEAL_ALG), { keyManagementAlgorithms: [SEAL_ALG], contentEncryptionAlgorithms: ['A256GCM'] });
+  const { plaintext } = await compactDecrypt(sealed, await importPKCS8(privateKeyPem, SEAL_ALG), {
+    keyManagementAlgorithms: [SEAL_ALG],
+    contentEncryptionAlgorithms: ['A256GCM'],
+  });
   const out: unknown = JSON.parse(new TextDecoder().decode(plaintext));
-  if (typeof out !== 'object' || out === null || Array.isArray(out)) throw new GatewayError({ kind: 'internal', message: 'sealed secrets: not an object' });
+  if (typeof out !== 'object' || out === null || Array.isArray(out))
+    throw new GatewayError({ kind: 'internal', message: 'sealed secrets: not an object' });
   const map: Record<string, string> = {};
   for (const [k, v] of Object.entries(out)) if (typeof v === 'string') map[k] = v;
   return map;
@@ -49,7 +60,8 @@ export const sealText = (key: Uint8Array, text: string): Sealed => {
 
 export const openText = (key: Uint8Array, sealed: string): string => {
   const [header, wrapped, iv, ct, tag] = sealed.split('.');
-  if (!isSealed(sealed) || header !== HEADER || wrapped !== '' || iv === undefined || ct === undefined || tag === undefined) throw broken('a sealed secret is malformed');
+  if (!isSealed(sealed) || header !== HEADER || wrapped !== '' || iv === undefined || ct === undefined || tag === undefined)
+    throw broken('a sealed secret is malformed');
   const d = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
   d.setAAD(AAD);
   d.setAuthTag(Buffer.from(tag, 'base64url'));

@@ -59,7 +59,9 @@ export const groupByProject = <T extends { projectUuid: string }>(rows: readonly
 };
 
 /** A project's rows of one section: `rowsOf((doc) => doc.budgets)` gives each project its budgets. */
-export const rowsOf = <T extends { projectUuid: string }>(section: (doc: ConfigDocument) => readonly T[] | undefined): ((p: ProjectBuild) => readonly T[]) => {
+export const rowsOf = <T extends { projectUuid: string }>(
+  section: (doc: ConfigDocument) => readonly T[] | undefined,
+): ((p: ProjectBuild) => readonly T[]) => {
   const grouped = perDocument((d) => groupByProject(section(d.doc) ?? []));
   return (p) => grouped(p.document).get(p.project.id) ?? [];
 };

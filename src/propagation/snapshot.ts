@@ -75,4 +75,3 @@ export interface HostScope {
 }
 
 export { projectKey } from '../core/ids.ts';
-

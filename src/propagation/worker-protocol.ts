@@ -13,7 +13,9 @@ export interface WorkerTiming {
 }
 
 /** How the worker reaches the database: its own connection (PostgreSQL) or the main thread (PGlite). */
-export type WorkerSource = { kind: 'main' } | { kind: 'postgres'; url: string; kek: string; kekPrevious: string[]; upstreamAllowPrivate: boolean };
+export type WorkerSource =
+  | { kind: 'main' }
+  | { kind: 'postgres'; url: string; kek: string; kekPrevious: string[]; upstreamAllowPrivate: boolean };
 
 export type ToWorker =
   | { type: 'start'; timing: WorkerTiming; listen: boolean; source: WorkerSource }

@@ -71,7 +71,13 @@ const postgresSource = async (s: Extract<WorkerSource, { kind: 'postgres' }>, li
   const { CONFIG_CHANNEL } = await import('./signal.ts');
   // A statement that waits longer than a minute (a lock held by a stuck session, say) fails and the
   // next tick tries again: a step never blocks propagation for good.
-  const client = postgres(s.url, { max: 2, onnotice: () => undefined, connect_timeout: 10, backoff: reconnectBackoff, connection: { statement_timeout: 60_000 } });
+  const client = postgres(s.url, {
+    max: 2,
+    onnotice: () => undefined,
+    connect_timeout: 10,
+    backoff: reconnectBackoff,
+    connection: { statement_timeout: 60_000 },
+  });
   const db = drizzle(client, { schema }) as unknown as Db;
   const secrets = new SecretBox(s.kek, s.kekPrevious);
   /** The document this thread loaded last (the next load that is not forced reads only the keys changed since). */
@@ -208,9 +214,7 @@ self.onmessage = (ev: MessageEvent<ToWorker>) => {
     case 'stop':
       for (const t of timers) clearInterval(t);
       timers = [];
-      void (source?.close() ?? Promise.resolve())
-        .catch(() => undefined)
-        .then(() => post({ type: 'stopped' }));
+      void (source?.close() ?? Promise.resolve()).catch(() => undefined).then(() => post({ type: 'stopped' }));
       return;
   }
 };

@@ -48,7 +48,7 @@ const tokenEnd = (s: string, from: number): number => {
 const onlyContent = (chunk: UnknownRecord, content: unknown): boolean => {
   if (!empty(chunk['error']) || !empty(chunk['usage']) || chunk['x_groq'] !== undefined) return false;
   const choices = asArray(chunk['choices']);
-  if (!choices || choices.length !== 1) return false;
+  if (choices?.length !== 1) return false;
   const choice = asRecord(choices[0]);
   if (!choice || !(choice['index'] === 0 || choice['index'] === undefined) || !empty(choice['finish_reason'])) return false;
   const delta = asRecord(choice['delta']);
@@ -63,7 +63,11 @@ const onlyContent = (chunk: UnknownRecord, content: unknown): boolean => {
  * quote) in `data`, adopted only if the probe (the marker in the token's place) parses and
  * `fits` it: then every valid JSON string in that slot gives the same decoding with that text.
  */
-export const learnTemplate = (data: string, locator: string, fits: (probe: UnknownRecord, marker: string) => boolean): DeltaTemplate | undefined => {
+export const learnTemplate = (
+  data: string,
+  locator: string,
+  fits: (probe: UnknownRecord, marker: string) => boolean,
+): DeltaTemplate | undefined => {
   const at = data.indexOf(locator);
   if (at === -1) return undefined;
   const start = at + locator.length - 1;
@@ -130,7 +134,9 @@ const paddedText = (t: DeltaTemplate, pad: NonNullable<DeltaTemplate['pad']>, da
  * text, or undefined when the chunk does not have the template's shape.
  */
 export const learnDeltaTemplate = (data: string, chunk: UnknownRecord): DeltaTemplate | undefined =>
-  onlyContent(chunk, asRecord(asRecord(asArray(chunk['choices'])?.[0])?.['delta'])?.['content']) ? learnTemplate(data, LOCATOR, onlyContent) : undefined;
+  onlyContent(chunk, asRecord(asRecord(asArray(chunk['choices'])?.[0])?.['delta'])?.['content'])
+    ? learnTemplate(data, LOCATOR, onlyContent)
+    : undefined;
 
 /**
  * The text of a chunk (trimmed `data`) that fits the template, or undefined when it does not (the

@@ -12,7 +12,12 @@ import { vertexAdapter } from './vertex/index.ts';
 
 /** How each family maps a canonical document (issue 26, defect 6), or refuses it naming the client's part. */
 
-const PDF: ContentPart = { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0x' }, filename: 'My report (v2).pdf', param: 'messages.0.content.0' };
+const PDF: ContentPart = {
+  type: 'document',
+  source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0x' },
+  filename: 'My report (v2).pdf',
+  param: 'messages.0.content.0',
+};
 const URL_DOC: ContentPart = { type: 'document', source: { kind: 'url', url: 'https://example.com/a.pdf' }, param: 'messages.0.content.0' };
 const CSV: ContentPart = { type: 'document', source: { kind: 'base64', mediaType: 'text/csv', data: 'YSxi' }, param: 'input.0.content.0' };
 const ASK: ContentPart = { type: 'text', text: 'read it' };
@@ -31,7 +36,8 @@ const target = (provider: string, options: Record<string, string> = {}, apiKey =
   connection: { id: 'c', name: 'n', provider, apiKey, options },
 });
 
-const sentBody = (a: HttpProviderAdapter, r: CanonicalRequest, t: UpstreamTarget): Record<string, unknown> => JSON.parse(a.buildRequest(r, t).body) as Record<string, unknown>;
+const sentBody = (a: HttpProviderAdapter, r: CanonicalRequest, t: UpstreamTarget): Record<string, unknown> =>
+  JSON.parse(a.buildRequest(r, t).body) as Record<string, unknown>;
 const firstContent = (a: HttpProviderAdapter, r: CanonicalRequest, t: UpstreamTarget, key = 'messages'): unknown => {
   const body = sentBody(a, r, t);
   const first = (body[key] as { content?: unknown; parts?: unknown }[])[0];
@@ -92,16 +98,22 @@ describe('documents per family', () => {
       { text: 'read it' },
     ]);
     expect(refusal(() => a.buildRequest(user(URL_DOC, ASK), t))).toMatchObject({ param: 'messages.0.content.0' });
-    expect(refusal(() => a.buildRequest(user({ ...CSV, source: { kind: 'base64', mediaType: 'application/zip', data: 'UEs=' } }), t)).message).toContain('application/zip');
+    expect(
+      refusal(() => a.buildRequest(user({ ...CSV, source: { kind: 'base64', mediaType: 'application/zip', data: 'UEs=' } }), t)).message,
+    ).toContain('application/zip');
     expect(refusal(() => a.buildRequest(toolResult(PDF), t)).message).toContain('tool result');
   });
 
   test('vertex: Claude takes base64 but no URL; Gemini takes both', () => {
     const sa = JSON.stringify({ client_email: 'gw@p.iam.gserviceaccount.com', private_key: 'unused', project_id: 'p' });
     const claude = target('vertex', {}, sa, 'claude-sonnet-4-5@20250929');
-    expect(firstContent(vertexAdapter, user(PDF), claude)).toEqual([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' }, title: 'My report (v2).pdf' }]);
+    expect(firstContent(vertexAdapter, user(PDF), claude)).toEqual([
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' }, title: 'My report (v2).pdf' },
+    ]);
     expect(refusal(() => vertexAdapter.buildRequest(user(URL_DOC), claude)).message).toContain('Vertex');
-    expect(firstContent(vertexAdapter, user(URL_DOC), target('vertex', {}, sa, 'gemini-2.5-flash'), 'contents')).toEqual([{ fileData: { mimeType: 'application/pdf', fileUri: 'https://example.com/a.pdf' } }]);
+    expect(firstContent(vertexAdapter, user(URL_DOC), target('vertex', {}, sa, 'gemini-2.5-flash'), 'contents')).toEqual([
+      { fileData: { mimeType: 'application/pdf', fileUri: 'https://example.com/a.pdf' } },
+    ]);
   });
 
   test('cohere and ollama read no documents: refused, never dropped', () => {

@@ -7,7 +7,11 @@ import type { JsonObject, JsonValue } from '../canonical/types.ts';
 import type { ExtraEndpoint, UpstreamTarget } from './types.ts';
 
 const DIMENSIONS = 16;
-const words = (s: string): string[] => s.toLowerCase().split(/\s+/).filter((w) => w !== '');
+const words = (s: string): string[] =>
+  s
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((w) => w !== '');
 
 const strings = (v: JsonValue | undefined): string[] => {
   if (typeof v === 'string') return [v];
@@ -27,7 +31,11 @@ export const echoEmbedding = (text: string): number[] => {
   return v.map((x) => Math.round((x / norm) * 1e6) / 1e6);
 };
 
-const tokens = (texts: readonly string[]): number => Math.max(1, texts.reduce((n, t) => n + words(t).length, 0));
+const tokens = (texts: readonly string[]): number =>
+  Math.max(
+    1,
+    texts.reduce((n, t) => n + words(t).length, 0),
+  );
 
 export const echoExtra = (endpoint: ExtraEndpoint, body: JsonObject, target: UpstreamTarget): JsonObject | undefined => {
   const model = target.upstreamModel;

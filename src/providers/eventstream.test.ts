@@ -32,12 +32,19 @@ const join = concatBytes;
 const STREAM = join([
   ev('messageStart', '{"role":"assistant"}'),
   ev('contentBlockDelta', '{"contentBlockIndex":0,"delta":{"text":"héllo 👋 世界"}}'),
-  encodeEventStreamMessage({ ':message-type': 'exception', ':exception-type': 'throttlingException', ':content-type': 'application/json' }, '{"message":"slow down"}'),
+  encodeEventStreamMessage(
+    { ':message-type': 'exception', ':exception-type': 'throttlingException', ':content-type': 'application/json' },
+    '{"message":"slow down"}',
+  ),
   encodeEventStreamMessage({ ':message-type': 'event', ':event-type': 'empty' }, ''),
 ]);
 
 const EXPECTED: UpstreamFrame[] = [
-  { event: 'messageStart', data: '{"role":"assistant"}', headers: { ':event-type': 'messageStart', ':content-type': 'application/json', ':message-type': 'event' } },
+  {
+    event: 'messageStart',
+    data: '{"role":"assistant"}',
+    headers: { ':event-type': 'messageStart', ':content-type': 'application/json', ':message-type': 'event' },
+  },
   {
     event: 'contentBlockDelta',
     data: '{"contentBlockIndex":0,"delta":{"text":"héllo 👋 世界"}}',
@@ -86,7 +93,11 @@ describe('AWS event-stream parser', () => {
     const frames = parseAll([bytes]);
     expect(frames.map((f) => f.event)).toEqual(['messageStart', 'contentBlockDelta', 'contentBlockStop', 'messageStop', 'metadata']);
     expect(frames[1]?.data).toBe('{"contentBlockIndex":0,"delta":{"text":"Héllo 👋"},"p":"abcdefgh"}');
-    expect(frames[1]?.headers).toEqual({ ':event-type': 'contentBlockDelta', ':content-type': 'application/json', ':message-type': 'event' });
+    expect(frames[1]?.headers).toEqual({
+      ':event-type': 'contentBlockDelta',
+      ':content-type': 'application/json',
+      ':message-type': 'event',
+    });
     for (let i = 0; i <= bytes.length; i += 7) expect(parseAll([bytes.subarray(0, i), bytes.subarray(i)])).toEqual(frames);
   });
 
@@ -114,7 +125,9 @@ describe('AWS event-stream parser', () => {
   });
 
   test('generic error frames are named by :error-code', () => {
-    const f = parseAll([encodeEventStreamMessage({ ':message-type': 'error', ':error-code': 'InternalFailure', ':error-message': 'boom' }, '')]);
+    const f = parseAll([
+      encodeEventStreamMessage({ ':message-type': 'error', ':error-code': 'InternalFailure', ':error-message': 'boom' }, ''),
+    ]);
     expect(f[0]?.event).toBe('InternalFailure');
   });
 });

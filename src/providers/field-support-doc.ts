@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fieldSupportTable } from './field-support.ts';
+import { FIELD_SUPPORT } from './field-support.ts';
+import { COLUMNS } from './field-support-types.ts';
 
 /**
  * docs/client-compatibility.md's "What each family honours, maps or refuses" table, generated from
@@ -18,6 +19,16 @@ export const withFieldSupport = (text: string): string => {
   const b = text.indexOf(END);
   if (a < 0 || b < a) throw new Error(`${DOC_PATH}: the field-support markers are missing`);
   return `${text.slice(0, a)}${BEGIN}\n${fieldSupportTable()}\n${text.slice(b)}`;
+};
+
+const cell = (s: string): string => s.replaceAll('\n', ' ');
+
+/** The markdown table docs/client-compatibility.md carries. */
+export const fieldSupportTable = (): string => {
+  const head = `| Client field | ${COLUMNS.map((c) => c.title).join(' | ')} |`;
+  const rule = `|---|${COLUMNS.map(() => '---').join('|')}|`;
+  const rows = FIELD_SUPPORT.map((r) => `| ${cell(r.field)} | ${COLUMNS.map((c) => cell(r.cells[c.id])).join(' | ')} |`);
+  return [head, rule, ...rows].join('\n');
 };
 
 if (import.meta.main) {

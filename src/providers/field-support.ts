@@ -1,4 +1,4 @@
-import type { ClientFormat, JsonObject, JsonValue } from '../canonical/types.ts';
+import type { FieldRow } from './field-support-types.ts';
 
 /**
  * What each upstream family honours, maps or refuses of a client's request fields (contract §2,
@@ -7,71 +7,41 @@ import type { ClientFormat, JsonObject, JsonValue } from '../canonical/types.ts'
  * and checks the outcome given here — so the table, the code and the behaviour cannot drift apart.
  */
 
-/** The table's family columns. */
-export type FamilyColumn = 'openai' | 'anthropic' | 'gemini' | 'bedrock-cohere';
-
-export const COLUMNS: readonly { id: FamilyColumn; title: string }[] = [
-  { id: 'openai', title: 'OpenAI family (translated: Messages clients; Mistral, watsonx, OpenAI with `maxTokensField`)' },
-  { id: 'anthropic', title: 'Anthropic family' },
-  { id: 'gemini', title: 'Gemini / Vertex' },
-  { id: 'bedrock-cohere', title: 'Bedrock, Cohere' },
-];
-
-/**
- * The connections a probe is sent to: `openai` passes Chat and Responses bodies through (Responses
- * natively); `openai-translated` is OpenAI with `options.maxTokensField` (Chat translated).
- */
-export type WalkTarget = 'openai' | 'openai-translated' | 'anthropic' | 'gemini' | 'bedrock' | 'cohere';
-
-/** The targets that stand for each column (a row's probes together must check at least one of each). */
-export const COLUMN_TARGETS: Readonly<Record<FamilyColumn, readonly WalkTarget[]>> = {
-  openai: ['openai', 'openai-translated'],
-  anthropic: ['anthropic'],
-  gemini: ['gemini'],
-  'bedrock-cohere': ['bedrock', 'cohere'],
-};
-
-/** The documented outcome of one probe at one target. */
-export type Outcome =
-  /** A 400 `invalid_request_error` naming `param`; nothing reaches the upstream. */
-  | { refused: string }
-  /** The upstream got the request with `path` (dot-separated) set, equal to `equals` when given. */
-  | { sent: string; equals?: JsonValue }
-  /** The upstream got the request without `path`. */
-  | { absent: string };
-
-export interface Probe {
-  format: ClientFormat;
-  /** The client's body without `model` (the walk sets it per target). */
-  body: JsonObject;
-  expect: Partial<Record<WalkTarget, Outcome>>;
-}
-
-export interface FieldRow {
-  /** The first cell (the client field). */
-  field: string;
-  cells: Readonly<Record<FamilyColumn, string>>;
-  probes: readonly Probe[];
-}
-
 const user = [{ role: 'user', content: 'hi' }];
 const schema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false };
 
 export const FIELD_SUPPORT: readonly FieldRow[] = [
   {
     field: 'Chat `n` > 1',
-    cells: { openai: 'passed through (several choices); native-only when translated', anthropic: '400 `n`', gemini: '400 `n`', 'bedrock-cohere': '400 `n`' },
+    cells: {
+      openai: 'passed through (several choices); native-only when translated',
+      anthropic: '400 `n`',
+      gemini: '400 `n`',
+      'bedrock-cohere': '400 `n`',
+    },
     probes: [
       {
         format: 'chat',
         body: { n: 2, messages: user },
-        expect: { openai: { sent: 'n', equals: 2 }, 'openai-translated': { refused: 'n' }, anthropic: { refused: 'n' }, gemini: { refused: 'n' }, bedrock: { refused: 'n' }, cohere: { refused: 'n' } },
+        expect: {
+          openai: { sent: 'n', equals: 2 },
+          'openai-translated': { refused: 'n' },
+          anthropic: { refused: 'n' },
+          gemini: { refused: 'n' },
+          bedrock: { refused: 'n' },
+          cohere: { refused: 'n' },
+        },
       },
     ],
   },
   {
     field: 'Chat `logprobs: true`, `top_logprobs` > 0',
-    cells: { openai: 'passed through; native-only when translated', anthropic: '400 `logprobs` / `top_logprobs`', gemini: '400', 'bedrock-cohere': '400' },
+    cells: {
+      openai: 'passed through; native-only when translated',
+      anthropic: '400 `logprobs` / `top_logprobs`',
+      gemini: '400',
+      'bedrock-cohere': '400',
+    },
     probes: [
       {
         format: 'chat',
@@ -90,14 +60,29 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
   },
   {
     field: 'Responses `top_logprobs` > 0, `include: ["message.output_text.logprobs"]`',
-    cells: { openai: 'sent natively (OpenAI, Azure)', anthropic: '400 `top_logprobs` / `include.N`', gemini: '400', 'bedrock-cohere': '400' },
+    cells: {
+      openai: 'sent natively (OpenAI, Azure)',
+      anthropic: '400 `top_logprobs` / `include.N`',
+      gemini: '400',
+      'bedrock-cohere': '400',
+    },
     probes: [
       {
         format: 'responses',
         body: { top_logprobs: 2, input: 'hi' },
-        expect: { openai: { sent: 'top_logprobs', equals: 2 }, anthropic: { refused: 'top_logprobs' }, gemini: { refused: 'top_logprobs' }, bedrock: { refused: 'top_logprobs' }, cohere: { refused: 'top_logprobs' } },
+        expect: {
+          openai: { sent: 'top_logprobs', equals: 2 },
+          anthropic: { refused: 'top_logprobs' },
+          gemini: { refused: 'top_logprobs' },
+          bedrock: { refused: 'top_logprobs' },
+          cohere: { refused: 'top_logprobs' },
+        },
       },
-      { format: 'responses', body: { include: ['message.output_text.logprobs'], input: 'hi' }, expect: { anthropic: { refused: 'include.0' } } },
+      {
+        format: 'responses',
+        body: { include: ['message.output_text.logprobs'], input: 'hi' },
+        expect: { anthropic: { refused: 'include.0' } },
+      },
     ],
   },
   {
@@ -105,7 +90,7 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
     cells: {
       openai: 'as sent',
       anthropic:
-        "`thinking: {type: \"enabled\", budget_tokens}` by the table below, within the client's limit (next row); without one, `max_tokens` raised to the budget + the default (within the catalog's `maxOutputTokens`)",
+        '`thinking: {type: "enabled", budget_tokens}` by the table below, within the client\'s limit (next row); without one, `max_tokens` raised to the budget + the default (within the catalog\'s `maxOutputTokens`)',
       gemini: "`thinkingConfig.thinkingBudget` by the same table, within the client's limit (next row), `includeThoughts`",
       'bedrock-cohere': '400 naming the field',
     },
@@ -136,13 +121,15 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
     ],
   },
   {
-    field: 'The client\'s limit with reasoning: Chat `max_completion_tokens` / `max_tokens`, Responses `max_output_tokens`, Messages `max_tokens`',
+    field:
+      "The client's limit with reasoning: Chat `max_completion_tokens` / `max_tokens`, Responses `max_output_tokens`, Messages `max_tokens`",
     cells: {
       openai:
-        'as sent; translated to an OpenAI / Azure reasoning model (o-series, gpt-5, or the catalog\'s `reasoning` capability) as `max_completion_tokens` (they refuse `max_tokens`), unless the connection sets `maxTokensField`',
+        "as sent; translated to an OpenAI / Azure reasoning model (o-series, gpt-5, or the catalog's `reasoning` capability) as `max_completion_tokens` (they refuse `max_tokens`), unless the connection sets `maxTokensField`",
       anthropic:
         '`max_tokens` = the limit, which bounds thinking and answer together; an effort whose budget is not below it is lowered to the largest budget of the table that is; a limit of 1024 or less (no room for the 1024-token minimum): 400 naming the effort field',
-      gemini: '`maxOutputTokens` = the limit (Gemini counts thinking inside it); the budget lowered below it by the table, then to the limit − 1',
+      gemini:
+        '`maxOutputTokens` = the limit (Gemini counts thinking inside it); the budget lowered below it by the table, then to the limit − 1',
       'bedrock-cohere': '400 naming the reasoning field (above)',
     },
     probes: [
@@ -161,29 +148,52 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
       {
         format: 'chat',
         body: { reasoning_effort: 'high', max_completion_tokens: 2000, messages: user },
-        expect: { anthropic: { sent: 'thinking.budget_tokens', equals: 1024 }, gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 1024 } },
+        expect: {
+          anthropic: { sent: 'thinking.budget_tokens', equals: 1024 },
+          gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 1024 },
+        },
       },
       {
         format: 'chat',
         body: { reasoning_effort: 'low', max_tokens: 1000, messages: user },
-        expect: { anthropic: { refused: 'reasoning_effort' }, gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 999 } },
+        expect: {
+          anthropic: { refused: 'reasoning_effort' },
+          gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 999 },
+        },
       },
       {
         format: 'responses',
         body: { reasoning: { effort: 'high' }, max_output_tokens: 10000, input: 'hi' },
-        expect: { openai: { sent: 'max_output_tokens', equals: 10000 }, anthropic: { sent: 'thinking.budget_tokens', equals: 8192 }, gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 8192 } },
+        expect: {
+          openai: { sent: 'max_output_tokens', equals: 10000 },
+          anthropic: { sent: 'thinking.budget_tokens', equals: 8192 },
+          gemini: { sent: 'generationConfig.thinkingConfig.thinkingBudget', equals: 8192 },
+        },
       },
       {
         format: 'messages',
         body: { max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: user },
-        expect: { openai: { sent: 'max_completion_tokens', equals: 3000 }, anthropic: { sent: 'max_tokens', equals: 3000 }, gemini: { sent: 'generationConfig.maxOutputTokens', equals: 3000 } },
+        expect: {
+          openai: { sent: 'max_completion_tokens', equals: 3000 },
+          anthropic: { sent: 'max_tokens', equals: 3000 },
+          gemini: { sent: 'generationConfig.maxOutputTokens', equals: 3000 },
+        },
       },
-      { format: 'messages', body: { max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: user }, expect: { openai: { absent: 'max_tokens' } } },
+      {
+        format: 'messages',
+        body: { max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 2048 }, messages: user },
+        expect: { openai: { absent: 'max_tokens' } },
+      },
     ],
   },
   {
     field: 'Messages `thinking: {type: "enabled", budget_tokens}`',
-    cells: { openai: '`reasoning_effort` by the table below', anthropic: 'passed through', gemini: '`thinkingBudget` = the budget', 'bedrock-cohere': '400 `thinking.budget_tokens`' },
+    cells: {
+      openai: '`reasoning_effort` by the table below',
+      anthropic: 'passed through',
+      gemini: '`thinkingBudget` = the budget',
+      'bedrock-cohere': '400 `thinking.budget_tokens`',
+    },
     probes: [
       {
         format: 'messages',
@@ -200,7 +210,12 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
   },
   {
     field: 'Messages `output_config.effort`',
-    cells: { openai: '`reasoning_effort` (`xhigh`, `max` → `high`)', anthropic: 'passed through', gemini: "budget by the table, within the client's `max_tokens`", 'bedrock-cohere': '400 `output_config.effort`' },
+    cells: {
+      openai: '`reasoning_effort` (`xhigh`, `max` → `high`)',
+      anthropic: 'passed through',
+      gemini: "budget by the table, within the client's `max_tokens`",
+      'bedrock-cohere': '400 `output_config.effort`',
+    },
     probes: [
       {
         format: 'messages',
@@ -218,7 +233,12 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
   },
   {
     field: 'Messages `thinking: {type: "disabled" \\| "adaptive"}` (adaptive without `effort`)',
-    cells: { openai: "nothing sent: the model's default", anthropic: 'passed through', gemini: 'nothing sent', 'bedrock-cohere': 'nothing sent' },
+    cells: {
+      openai: "nothing sent: the model's default",
+      anthropic: 'passed through',
+      gemini: 'nothing sent',
+      'bedrock-cohere': 'nothing sent',
+    },
     probes: [
       {
         format: 'messages',
@@ -234,7 +254,11 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
       {
         format: 'messages',
         body: { max_tokens: 100, thinking: { type: 'adaptive' }, messages: user },
-        expect: { openai: { absent: 'reasoning_effort' }, anthropic: { sent: 'thinking.type', equals: 'adaptive' }, gemini: { absent: 'generationConfig.thinkingConfig' } },
+        expect: {
+          openai: { absent: 'reasoning_effort' },
+          anthropic: { sent: 'thinking.type', equals: 'adaptive' },
+          gemini: { absent: 'generationConfig.thinkingConfig' },
+        },
       },
     ],
   },
@@ -265,8 +289,10 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
     cells: {
       openai: 'passed through; translated: `strict` on the function, its schema made strict (below)',
       anthropic: '`strict` on the tool (strict tool use)',
-      gemini: '`strict: true`: 400 `tools.N.function.strict` / `tools.N.strict` (no strict mode for function declarations); `false`: nothing to send',
-      'bedrock-cohere': 'Bedrock: as Gemini (Converse tools have no strict mode); Cohere: `strict_tools: true` (its switch covers every tool of the request)',
+      gemini:
+        '`strict: true`: 400 `tools.N.function.strict` / `tools.N.strict` (no strict mode for function declarations); `false`: nothing to send',
+      'bedrock-cohere':
+        'Bedrock: as Gemini (Converse tools have no strict mode); Cohere: `strict_tools: true` (its switch covers every tool of the request)',
     },
     probes: [
       {
@@ -284,17 +310,31 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
       {
         format: 'responses',
         body: { tools: [{ type: 'function', name: 'f', parameters: schema, strict: true }], input: 'hi' },
-        expect: { openai: { sent: 'tools.0.strict', equals: true }, anthropic: { sent: 'tools.0.strict', equals: true }, gemini: { refused: 'tools.0.strict' }, bedrock: { refused: 'tools.0.strict' } },
+        expect: {
+          openai: { sent: 'tools.0.strict', equals: true },
+          anthropic: { sent: 'tools.0.strict', equals: true },
+          gemini: { refused: 'tools.0.strict' },
+          bedrock: { refused: 'tools.0.strict' },
+        },
       },
       {
         format: 'messages',
         body: { max_tokens: 100, tools: [{ name: 'f', input_schema: schema, strict: true }], messages: user },
-        expect: { openai: { sent: 'tools.0.function.strict', equals: true }, anthropic: { sent: 'tools.0.strict', equals: true }, gemini: { refused: 'tools.0.strict' }, cohere: { sent: 'strict_tools', equals: true } },
+        expect: {
+          openai: { sent: 'tools.0.function.strict', equals: true },
+          anthropic: { sent: 'tools.0.strict', equals: true },
+          gemini: { refused: 'tools.0.strict' },
+          cohere: { sent: 'strict_tools', equals: true },
+        },
       },
       {
         format: 'chat',
         body: { tools: [{ type: 'function', function: { name: 'f', parameters: schema, strict: false } }], messages: user },
-        expect: { anthropic: { sent: 'tools.0.strict', equals: false }, gemini: { sent: 'tools.0.functionDeclarations.0.name', equals: 'f' }, bedrock: { sent: 'toolConfig.tools.0.toolSpec.name', equals: 'f' } },
+        expect: {
+          anthropic: { sent: 'tools.0.strict', equals: false },
+          gemini: { sent: 'tools.0.functionDeclarations.0.name', equals: 'f' },
+          bedrock: { sent: 'toolConfig.tools.0.toolSpec.name', equals: 'f' },
+        },
       },
     ],
   },
@@ -318,7 +358,11 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
           cohere: { absent: 'background' },
         },
       },
-      { format: 'responses', body: { background: true, store: false, input: 'hi' }, expect: { openai: { refused: 'background' }, anthropic: { refused: 'background' } } },
+      {
+        format: 'responses',
+        body: { background: true, store: false, input: 'hi' },
+        expect: { openai: { refused: 'background' }, anthropic: { refused: 'background' } },
+      },
     ],
   },
   {
@@ -341,17 +385,11 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
           cohere: { absent: 'conversation' },
         },
       },
-      { format: 'responses', body: { conversation: '$conversation', previous_response_id: 'resp_x', input: 'hi' }, expect: { openai: { refused: 'conversation' }, anthropic: { refused: 'conversation' } } },
+      {
+        format: 'responses',
+        body: { conversation: '$conversation', previous_response_id: 'resp_x', input: 'hi' },
+        expect: { openai: { refused: 'conversation' }, anthropic: { refused: 'conversation' } },
+      },
     ],
   },
 ];
-
-const cell = (s: string): string => s.replaceAll('\n', ' ');
-
-/** The markdown table docs/client-compatibility.md carries. */
-export const fieldSupportTable = (): string => {
-  const head = `| Client field | ${COLUMNS.map((c) => c.title).join(' | ')} |`;
-  const rule = `|---|${COLUMNS.map(() => '---').join('|')}|`;
-  const rows = FIELD_SUPPORT.map((r) => `| ${cell(r.field)} | ${COLUMNS.map((c) => cell(r.cells[c.id])).join(' | ')} |`);
-  return [head, rule, ...rows].join('\n');
-};

@@ -90,10 +90,7 @@ describe('createSseParser', () => {
   });
 
   test('event type resets after each dispatch; comments and unknown fields are ignored', () => {
-    expect(parseAll(['event: a\ndata: 1\n\ndata: 2\n\n:comment\nfoo: bar\n\n'])).toEqual([
-      { event: 'a', data: '1' },
-      { data: '2' },
-    ]);
+    expect(parseAll(['event: a\ndata: 1\n\ndata: 2\n\n:comment\nfoo: bar\n\n'])).toEqual([{ event: 'a', data: '1' }, { data: '2' }]);
   });
 
   test('a blank line without data dispatches nothing', () => {

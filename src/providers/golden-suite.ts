@@ -14,7 +14,17 @@ import type { GatewayError } from '../core/errors.ts';
 import { concatBytes } from '../core/bytes.ts';
 import { encodeEventStreamMessage } from './eventstream.ts';
 import { createFrameParser } from './framing.ts';
-import { decodeFrames, errorFields, FIXTURES, fixtureJson, fixtureText, golden, splitBytes, withLineEndings, type StreamOutcome } from './golden.ts';
+import {
+  decodeFrames,
+  errorFields,
+  FIXTURES,
+  fixtureJson,
+  fixtureText,
+  golden,
+  splitBytes,
+  withLineEndings,
+  type StreamOutcome,
+} from './golden.ts';
 import { asRecord, isRecord } from './json.ts';
 import type { Framing, HttpProviderAdapter, TokenHttp, UpstreamFrame, UpstreamHttpRequest, UpstreamTarget } from './types.ts';
 
@@ -96,7 +106,12 @@ const built = async (o: SuiteOptions, c: RequestCase): Promise<UpstreamHttpReque
   return o.authorizeWith && o.adapter.authorize ? o.adapter.authorize(r, c.target, o.authorizeWith) : r;
 };
 
-const view = (r: UpstreamHttpRequest): unknown => ({ url: r.url, method: r.method, headers: r.headers, body: JSON.parse(r.body) as unknown });
+const view = (r: UpstreamHttpRequest): unknown => ({
+  url: r.url,
+  method: r.method,
+  headers: r.headers,
+  body: JSON.parse(r.body) as unknown,
+});
 
 /** Registers the golden tests for one family. Await it at the top level of the test file. */
 export const goldenSuite = async (o: SuiteOptions): Promise<void> => {

@@ -50,7 +50,11 @@ export const optionNumber = (options: JsonObject, key: string): number | undefin
 /** A list option given as an array of strings or a comma-separated string. */
 export const optionStringList = (options: JsonObject, key: string): string[] => {
   const v = options[key];
-  if (typeof v === 'string') return v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (typeof v === 'string')
+    return v
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
   if (Array.isArray(v)) return v.filter((s): s is string => typeof s === 'string' && s !== '');
   return [];
 };

@@ -6,7 +6,10 @@ import { isJsonObject, parseJson } from './json.ts';
 
 /** The text of each non-empty system message, in order. */
 export const systemTexts = (messages: readonly Message[]): string[] =>
-  messages.filter((m) => m.role === 'system').map((m) => textOf(m.content)).filter((t) => t !== '');
+  messages
+    .filter((m) => m.role === 'system')
+    .map((m) => textOf(m.content))
+    .filter((t) => t !== '');
 
 /** Tool-call id → function name, from the assistant turns of the history. */
 export const toolNamesById = (messages: readonly Message[]): Map<string, string> => {

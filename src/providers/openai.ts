@@ -10,6 +10,11 @@ import type { OpenAICompatibleSpec } from './openai-compatible/spec.ts';
 /** OpenAI's reasoning model names: o1, o3, o4-mini…, gpt-5 and its sizes (not gpt-5-chat). */
 export const OPENAI_REASONING_MODELS = /^(o\d|gpt-5(?!-chat))/;
 
-export const OPENAI_SPEC: OpenAICompatibleSpec = { id: 'openai', defaultBaseUrl: 'https://api.openai.com/v1', auth: 'bearer', reasoningModels: { names: OPENAI_REASONING_MODELS } };
+export const OPENAI_SPEC: OpenAICompatibleSpec = {
+  id: 'openai',
+  defaultBaseUrl: 'https://api.openai.com/v1',
+  auth: 'bearer',
+  reasoningModels: { names: OPENAI_REASONING_MODELS },
+};
 
 export const openaiAdapter = createOpenAICompatibleAdapter(OPENAI_SPEC);

@@ -10,8 +10,17 @@ import type { ProviderAdapter, UpstreamTarget } from './types.ts';
 
 /** Issue 26: one reasoning table for every family, refusals naming the client's field, strict schemas for OpenAI. */
 
-const target = (provider: string): UpstreamTarget => ({ upstreamModel: 'm', connection: { id: 'c', name: 'n', provider, apiKey: 'k', options: { region: 'us-east-1', accessKeyId: 'AKIA', secretAccessKey: 's' } } });
-const req = (extra: Partial<CanonicalRequest>): CanonicalRequest => ({ model: 'pub', stream: false, includeUsage: false, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], ...extra });
+const target = (provider: string): UpstreamTarget => ({
+  upstreamModel: 'm',
+  connection: { id: 'c', name: 'n', provider, apiKey: 'k', options: { region: 'us-east-1', accessKeyId: 'AKIA', secretAccessKey: 's' } },
+});
+const req = (extra: Partial<CanonicalRequest>): CanonicalRequest => ({
+  model: 'pub',
+  stream: false,
+  includeUsage: false,
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+  ...extra,
+});
 const body = (adapter: ProviderAdapter, r: CanonicalRequest, provider: string): Record<string, unknown> => {
   if (adapter.kind !== 'http') throw new Error('http adapter expected');
   return JSON.parse(adapter.buildRequest(r, target(provider)).body) as Record<string, unknown>;
@@ -36,12 +45,21 @@ describe('the reasoning table', () => {
     const g = (r: CanonicalRequest) => (body(geminiAdapter, r, 'gemini').generationConfig as Record<string, unknown>).thinkingConfig;
     expect(g(req({ reasoningEffort: 'medium' }))).toEqual({ thinkingBudget: 8192, includeThoughts: true });
     expect(g(req({ reasoningBudget: 5000 }))).toEqual({ thinkingBudget: 5000, includeThoughts: true });
-    expect(body(anthropicAdapter, req({ reasoningEffort: 'medium', maxTokens: 20000 }), 'anthropic').thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
+    expect(body(anthropicAdapter, req({ reasoningEffort: 'medium', maxTokens: 20000 }), 'anthropic').thinking).toEqual({
+      type: 'enabled',
+      budget_tokens: 8192,
+    });
   });
 
   test('a model without the reasoning capability, and a family with no mapping, refuse naming the client field', () => {
-    expect(refusedParam(() => body(geminiAdapter, req({ reasoningEffort: 'low', reasoningParam: 'reasoning.effort', modelReasons: false }), 'gemini'))).toBe('reasoning.effort');
-    expect(refusedParam(() => body(bedrockAdapter, req({ reasoningBudget: 2048, reasoningParam: 'thinking.budget_tokens' }), 'bedrock'))).toBe('thinking.budget_tokens');
+    expect(
+      refusedParam(() =>
+        body(geminiAdapter, req({ reasoningEffort: 'low', reasoningParam: 'reasoning.effort', modelReasons: false }), 'gemini'),
+      ),
+    ).toBe('reasoning.effort');
+    expect(
+      refusedParam(() => body(bedrockAdapter, req({ reasoningBudget: 2048, reasoningParam: 'thinking.budget_tokens' }), 'bedrock')),
+    ).toBe('thinking.budget_tokens');
   });
 });
 
@@ -58,7 +76,10 @@ describe('strict schemas for OpenAI', () => {
     );
     expect(s).toEqual({
       type: 'object',
-      properties: { a: { anyOf: [{ type: 'object', properties: {}, required: [], additionalProperties: false }, { type: 'null' }] }, b: { $ref: '#/$defs/B' } },
+      properties: {
+        a: { anyOf: [{ type: 'object', properties: {}, required: [], additionalProperties: false }, { type: 'null' }] },
+        b: { $ref: '#/$defs/B' },
+      },
       required: ['a', 'b'],
       $defs: { B: { type: 'object', properties: { c: { type: 'string', pattern: '^x' } }, required: ['c'], additionalProperties: false } },
       additionalProperties: false,
@@ -66,8 +87,12 @@ describe('strict schemas for OpenAI', () => {
   });
 
   test('what strict mode cannot take is refused at its place', () => {
-    expect(refusedParam(() => strictSchema({ type: 'object', properties: { a: { oneOf: [] } }, required: ['a'] }, 'p'))).toBe('p.properties.a.oneOf');
+    expect(refusedParam(() => strictSchema({ type: 'object', properties: { a: { oneOf: [] } }, required: ['a'] }, 'p'))).toBe(
+      'p.properties.a.oneOf',
+    );
     expect(refusedParam(() => strictSchema({ type: 'array', items: {} }, 'p'))).toBe('p');
-    expect(refusedParam(() => strictSchema({ type: 'object', $defs: { D: { type: 'object', properties: { x: {} } } } }, 'p'))).toBe('p.$defs.D.required');
+    expect(refusedParam(() => strictSchema({ type: 'object', $defs: { D: { type: 'object', properties: { x: {} } } } }, 'p'))).toBe(
+      'p.$defs.D.required',
+    );
   });
 });

@@ -89,5 +89,8 @@ export const assertModelReasons = (r: CanonicalRequest): void => {
 /** For families the gateway cannot ask for reasoning: a clear 400 naming the client's member. */
 export const refuseReasoning = (r: CanonicalRequest, family: string): void => {
   if (!wantsReasoning(r)) return;
-  throw invalidRequest(`'${param(r)}' cannot be honoured by the ${family} upstream this model is routed to: the gateway does not map reasoning settings to it.`, param(r));
+  throw invalidRequest(
+    `'${param(r)}' cannot be honoured by the ${family} upstream this model is routed to: the gateway does not map reasoning settings to it.`,
+    param(r),
+  );
 };

@@ -50,17 +50,47 @@ describe('redact', () => {
   });
 
   test('attempt secrets: the key, JSON-key secrets, options headers and every credential sent', () => {
-    const sa = JSON.stringify({ type: 'service_account', client_email: 'x@y', private_key: 'PEMDATA', private_key_id: 'kid123', token_uri: 'https://t' });
+    const sa = JSON.stringify({
+      type: 'service_account',
+      client_email: 'x@y',
+      private_key: 'PEMDATA',
+      private_key_id: 'kid123',
+      token_uri: 'https://t',
+    });
     const got = attemptSecrets({ apiKey: sa, options: { region: 'us', sessionToken: 'sess-tok', headers: { 'X-Title': 'app-title' } } }, [
-      { url: 'https://t/token', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'grant_type=jwt&assertion=signed.jwt.value' },
+      {
+        url: 'https://t/token',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=jwt&assertion=signed.jwt.value',
+      },
       {
         url: 'https://h/v1/x?key=qkey&alt=sse',
         headers: { authorization: 'Bearer ya29.exchanged', 'x-goog-api-key': 'gkey', 'anthropic-version': '2023-06-01' },
         body: '{}',
       },
-      { url: 'https://b', headers: { Authorization: 'AWS4-HMAC-SHA256 Credential=AKIDX/20240101/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=deadbeef' }, body: '' },
+      {
+        url: 'https://b',
+        headers: {
+          Authorization:
+            'AWS4-HMAC-SHA256 Credential=AKIDX/20240101/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=deadbeef',
+        },
+        body: '',
+      },
     ]);
-    for (const want of [sa, 'PEMDATA', 'kid123', 'sess-tok', 'app-title', 'signed.jwt.value', 'ya29.exchanged', 'gkey', 'qkey', 'AKIDX', 'deadbeef']) expect(got).toContain(want);
+    for (const want of [
+      sa,
+      'PEMDATA',
+      'kid123',
+      'sess-tok',
+      'app-title',
+      'signed.jwt.value',
+      'ya29.exchanged',
+      'gkey',
+      'qkey',
+      'AKIDX',
+      'deadbeef',
+    ])
+      expect(got).toContain(want);
     for (const not of ['us', 'service_account', 'x@y', '2023-06-01', 'jwt', 'https://t']) expect(got).not.toContain(not);
   });
 });

@@ -9,15 +9,15 @@ const MASK = '***';
 
 /** Well-known key prefixes (OpenAI/Anthropic `sk-`, Groq `gsk_`, xAI, HF, NVIDIA, Perplexity, …). */
 const PREFIXED_KEY =
-  /\b(sk|sk_live|sk_test|rk|pk|gsk|xai|hf|nvapi|pplx|csk|r8|fw|ghp|gho|github_pat|glpat|AKIA|ASIA)([-_])[A-Za-z0-9_*\-]{6,}/g;
+  /\b(sk|sk_live|sk_test|rk|pk|gsk|xai|hf|nvapi|pplx|csk|r8|fw|ghp|gho|github_pat|glpat|AKIA|ASIA)([-_])[A-Za-z0-9_*-]{6,}/g;
 const AWS_ACCESS_KEY_ID = /\b(AKIA|ASIA)[A-Z0-9]{12,}\b/g;
-const GOOGLE_KEY = /\bAIza[0-9A-Za-z_\-]{10,}/g;
+const GOOGLE_KEY = /\bAIza[0-9A-Za-z_-]{10,}/g;
 const BEARER = /\b(Bearer|Basic)\s+[^\s"',;]+/gi;
 /** `"api_key": "…"`, `x-api-key: …`, `token=…` style pairs. */
 const NAMED_SECRET =
   /(\b(?:api[_-]?key|x-api-key|api-key|authorization|access[_-]?token|refresh[_-]?token|client[_-]?secret|secret|password|token)["']?\s*[:=]\s*["']?)((?:Bearer|Basic)\s+)?([^\s"',;&}]+)/gi;
 /** Long runs of base64/base64url/hex with mixed character classes (high entropy). */
-const LONG_RUN = /[A-Za-z0-9+/_\-]{32,}={0,2}/g;
+const LONG_RUN = /[A-Za-z0-9+/_-]{32,}={0,2}/g;
 
 const looksRandom = (s: string): boolean => {
   const classes = [/[a-z]/, /[A-Z]/, /[0-9]/].filter((r) => r.test(s)).length;

@@ -8,7 +8,29 @@ describe('provider registry', () => {
     const ids = listProviderIds();
     for (const id of ['openai', 'anthropic', 'echo', ...OPENAI_COMPATIBLE_SPECS.map((s) => s.id)]) expect(ids).toContain(id);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const id of ['groq', 'together', 'fireworks', 'deepseek', 'xai', 'perplexity', 'openrouter', 'cerebras', 'deepinfra', 'mistral', 'vllm', 'nvidia-nim', 'sambanova', 'moonshot', 'nebius', 'novita', 'lambda', 'ai21', 'hf-router', 'databricks', 'cloudflare-workers-ai']) {
+    for (const id of [
+      'groq',
+      'together',
+      'fireworks',
+      'deepseek',
+      'xai',
+      'perplexity',
+      'openrouter',
+      'cerebras',
+      'deepinfra',
+      'mistral',
+      'vllm',
+      'nvidia-nim',
+      'sambanova',
+      'moonshot',
+      'nebius',
+      'novita',
+      'lambda',
+      'ai21',
+      'hf-router',
+      'databricks',
+      'cloudflare-workers-ai',
+    ]) {
       expect(ids).toContain(id);
     }
   });
@@ -19,7 +41,19 @@ describe('provider registry', () => {
 
   test('every provider id of the contract table is registered, and the list is sorted', () => {
     const ids = listProviderIds();
-    for (const id of ['openai', 'anthropic', 'azure-openai', 'bedrock', 'gemini', 'vertex', 'cohere', 'ollama', 'cloudflare-workers-ai', 'watsonx', 'echo']) {
+    for (const id of [
+      'openai',
+      'anthropic',
+      'azure-openai',
+      'bedrock',
+      'gemini',
+      'vertex',
+      'cohere',
+      'ollama',
+      'cloudflare-workers-ai',
+      'watsonx',
+      'echo',
+    ]) {
       expect(ids).toContain(id);
     }
     expect(ids).toEqual([...ids].sort());
@@ -38,10 +72,13 @@ describe('provider registry', () => {
   test('every OpenAI-compatible default base URL is https (or a localhost default) and builds a /chat/completions URL', () => {
     for (const spec of OPENAI_COMPATIBLE_SPECS) {
       const a = getAdapter(spec.id);
-      if (!a || a.kind !== 'http') throw new Error(spec.id);
+      if (a?.kind !== 'http') throw new Error(spec.id);
       const placeholders = [...spec.defaultBaseUrl.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '');
       const options = Object.fromEntries(placeholders.map((p) => [p, 'x1']));
-      const target: UpstreamTarget = { upstreamModel: 'm', connection: { id: 'c', name: 'n', provider: spec.id, apiKey: 'k-123456', options } };
+      const target: UpstreamTarget = {
+        upstreamModel: 'm',
+        connection: { id: 'c', name: 'n', provider: spec.id, apiKey: 'k-123456', options },
+      };
       const r = a.buildRequest({ model: 'm', stream: false, includeUsage: false, messages: [] }, target);
       expect(r.url).toMatch(/^(https:\/\/|http:\/\/localhost:)[^{}]+\/chat\/completions$/);
       expect(r.headers['authorization']).toBe(spec.auth === 'none' ? undefined : 'Bearer k-123456');

@@ -33,7 +33,8 @@ for (const a of [
 
 {
   const ids = [...adapters.keys()].sort().join(',');
-  if (ids !== [...PROVIDER_IDS].sort().join(',')) throw new Error(`provider adapters (${ids}) differ from src/api/providers.ts PROVIDER_IDS`);
+  if (ids !== [...PROVIDER_IDS].sort().join(','))
+    throw new Error(`provider adapters (${ids}) differ from src/api/providers.ts PROVIDER_IDS`);
 }
 
 export const getAdapter = (id: string): ProviderAdapter | undefined => adapters.get(id);

@@ -124,12 +124,7 @@ export const mapUpstreamError = (info: UpstreamErrorInfo): GatewayError => {
 };
 
 /** An error event inside a 200 stream (or body), classified by its upstream `type`/`code`. */
-export const mapInStreamError = (
-  provider: string,
-  raw: string,
-  message: string | undefined,
-  type: string | undefined,
-): GatewayError => {
+export const mapInStreamError = (provider: string, raw: string, message: string | undefined, type: string | undefined): GatewayError => {
   const t = (type ?? '').toLowerCase();
   const kind: ErrorKind = t.includes('overloaded')
     ? 'unavailable'
@@ -216,4 +211,5 @@ export const upstreamTooLarge = (what: string, max: number, setting: string): Ga
 export { DEFAULT_MAX_EVENT } from '../core/upstream-bounds.ts';
 
 /** One event of an upstream stream past GATEWAY_MAX_STREAM_EVENT. */
-export const eventTooLarge = (max: number): GatewayError => upstreamTooLarge("An event of the upstream provider's stream", max, 'GATEWAY_MAX_STREAM_EVENT');
+export const eventTooLarge = (max: number): GatewayError =>
+  upstreamTooLarge("An event of the upstream provider's stream", max, 'GATEWAY_MAX_STREAM_EVENT');

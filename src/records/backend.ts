@@ -52,7 +52,9 @@ export const INSERT_SQL = `insert into request_records (${INSERT_COLUMNS}) selec
 export const jsonStore = (db: Db): RecordStore => {
   const insertJson = async (batch: string): Promise<unknown> => {
     try {
-      await db.execute(sql`insert into ${requestRecords} (${sql.raw(INSERT_COLUMNS)}) select ${sql.raw(INSERT_COLUMNS)} from jsonb_populate_recordset(null::${requestRecords}, ${batch}::jsonb) on conflict do nothing`);
+      await db.execute(
+        sql`insert into ${requestRecords} (${sql.raw(INSERT_COLUMNS)}) select ${sql.raw(INSERT_COLUMNS)} from jsonb_populate_recordset(null::${requestRecords}, ${batch}::jsonb) on conflict do nothing`,
+      );
       return undefined;
     } catch (e) {
       return e ?? new Error('insert failed');

@@ -66,7 +66,11 @@ export class BodyFiles {
   }
 
   #fail(e: unknown): void {
-    if (!this.#failed) log.error('request bodies could not be written beside the records; they are kept in the rows from now on', { dir: this.dir, error: describeError(e) });
+    if (!this.#failed)
+      log.error('request bodies could not be written beside the records; they are kept in the rows from now on', {
+        dir: this.dir,
+        error: describeError(e),
+      });
     this.#failed = true;
   }
 
@@ -93,7 +97,10 @@ export class BodyFiles {
     const resBytes = res === null ? 0 : Buffer.byteLength(res, 'utf8');
     const now = Date.now();
     try {
-      const sink = !this.#sink || this.#offset + reqBytes + resBytes > this.#segmentBytes || now - this.#openedAt > this.#segmentMs ? this.#open(now) : this.#sink;
+      const sink =
+        !this.#sink || this.#offset + reqBytes + resBytes > this.#segmentBytes || now - this.#openedAt > this.#segmentMs
+          ? this.#open(now)
+          : this.#sink;
       if (req !== null) this.#write(sink, req);
       if (res !== null) this.#write(sink, res);
     } catch (err) {
@@ -102,7 +109,12 @@ export class BodyFiles {
     }
     const at = `${this.#segment}:${this.#offset}:${req === null ? -1 : reqBytes}:${res === null ? -1 : resBytes}`;
     this.#offset += reqBytes + resBytes;
-    return { row: { ...e.row, bodies_at: at }, requestBody: null, responseBody: null, sanitized: cleaned ? addFlag(e.sanitized, 'text') : e.sanitized };
+    return {
+      row: { ...e.row, bodies_at: at },
+      requestBody: null,
+      responseBody: null,
+      sanitized: cleaned ? addFlag(e.sanitized, 'text') : e.sanitized,
+    };
   }
 
   /** Hands everything appended so far to the operating system (before rows pointing at it are written). */
@@ -133,7 +145,8 @@ export const parseBodiesAt = (at: string): { segment: string; offset: number; re
   if (parts.length !== 4) return undefined;
   const [segment, ...nums] = parts as [string, string, string, string];
   const [offset, request, response] = nums.map(Number) as [number, number, number];
-  if (!SEGMENT.test(segment) || ![offset, request, response].every((n) => Number.isSafeInteger(n) && n >= -1) || offset < 0) return undefined;
+  if (!SEGMENT.test(segment) || ![offset, request, response].every((n) => Number.isSafeInteger(n) && n >= -1) || offset < 0)
+    return undefined;
   return { segment, offset, request, response };
 };
 
@@ -156,10 +169,13 @@ export const readBodies = async (dir: string, at: string): Promise<{ requestBody
   const res = Math.max(0, p.response);
   let bytes: Uint8Array;
   try {
-    bytes = await Bun.file(join(dir, p.segment)).slice(p.offset, p.offset + req + res).bytes();
+    bytes = await Bun.file(join(dir, p.segment))
+      .slice(p.offset, p.offset + req + res)
+      .bytes();
   } catch {
     bytes = new Uint8Array(0);
   }
-  const part = (from: number, n: number, kept: boolean): unknown => (!kept ? null : bytes.length < from + n ? NOT_READABLE : parseBody(bytes.subarray(from, from + n)));
+  const part = (from: number, n: number, kept: boolean): unknown =>
+    !kept ? null : bytes.length < from + n ? NOT_READABLE : parseBody(bytes.subarray(from, from + n));
   return { requestBody: part(0, req, p.request >= 0), responseBody: part(req, res, p.response >= 0) };
 };

@@ -25,36 +25,42 @@ const HOLDS: Record<string, 'uuid' | 'time' | 'boolean' | 'number' | 'json' | 't
  * SQL column name → its kind and, for NOT NULL columns, the constant default. Every column an
  * insert names: `stored_at` is left out, the database sets it (its default) whatever the path.
  */
-export const COLUMNS = Object.entries(getTableColumns(requestRecords)).filter(([key]) => key !== 'storedAt').map(([key, col]) => ({
-  key: key as keyof NewRequestRecord,
-  name: col.name,
-  kind: col.columnType === 'PgInteger' ? 'int4' : col.columnType === 'PgBigInt53' ? 'int8' : col.columnType === 'PgJsonb' ? 'json' : 'other',
-  /** What the column holds, as a pushed record (control-plane/pushed-records.ts) is checked against it. */
-  holds: HOLDS[col.columnType] ?? 'text',
-  notNull: col.notNull,
-  fallback: col.hasDefault && ['number', 'boolean', 'string'].includes(typeof col.default) ? (col.default as unknown) : null,
-}));
+export const COLUMNS = Object.entries(getTableColumns(requestRecords))
+  .filter(([key]) => key !== 'storedAt')
+  .map(([key, col]) => ({
+    key: key as keyof NewRequestRecord,
+    name: col.name,
+    kind:
+      col.columnType === 'PgInteger' ? 'int4' : col.columnType === 'PgBigInt53' ? 'int8' : col.columnType === 'PgJsonb' ? 'json' : 'other',
+    /** What the column holds, as a pushed record (control-plane/pushed-records.ts) is checked against it. */
+    holds: HOLDS[col.columnType] ?? 'text',
+    notNull: col.notNull,
+    fallback: col.hasDefault && ['number', 'boolean', 'string'].includes(typeof col.default) ? (col.default as unknown) : null,
+  }));
 const BY_NAME = new Map(COLUMNS.map((c) => [c.name, c]));
 
 /**
  * A row object (drizzle's keys) as a record entry (tests and tools; the request path builds entries
  * directly). Bodies: a string is taken as JSON text as is, anything else is serialised.
  */
-export const entryOf = (row: Omit<NewRequestRecord, 'requestBody' | 'responseBody'> & { requestBody?: unknown; responseBody?: unknown }): RecordEntry => {
+export const entryOf = (
+  row: Omit<NewRequestRecord, 'requestBody' | 'responseBody'> & { requestBody?: unknown; responseBody?: unknown },
+): RecordEntry => {
   const out: Record<string, RecordValue> = {};
   for (const c of COLUMNS) {
     if (c.kind === 'json' || c.name === 'sanitized') continue;
     const v: unknown = row[c.key as keyof typeof row];
     const value = v === undefined ? c.fallback : v;
     if (value === null || value === undefined) continue;
-    out[c.name] = valueOf(value);
+    out[c.name] = recordValue(value);
   }
-  const body = (v: unknown): string | null => (v === null || v === undefined ? null : typeof v === 'string' ? v : (JSON.stringify(v) ?? null));
+  const body = (v: unknown): string | null =>
+    v === null || v === undefined ? null : typeof v === 'string' ? v : (JSON.stringify(v) ?? null);
   return { row: out, requestBody: body(row.requestBody), responseBody: body(row.responseBody), sanitized: row.sanitized ?? null };
 };
 
 /** A value as a record column holds it: primitives as they are, a time as ISO text, anything else as its JSON text. */
-export const valueOf = (v: unknown): RecordValue => {
+export const recordValue = (v: unknown): RecordValue => {
   if (v === null || v === undefined) return null;
   if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? 'invalid date' : v.toISOString();
@@ -63,7 +69,10 @@ export const valueOf = (v: unknown): RecordValue => {
 
 /** The entry as one JSON object with SQL column names. */
 export const entryJson = (e: RecordEntry): string =>
-  rowJsonWith(e.row, `"sanitized":${e.sanitized === null ? 'null' : JSON.stringify(e.sanitized)},"request_body":${e.requestBody ?? 'null'},"response_body":${e.responseBody ?? 'null'}`);
+  rowJsonWith(
+    e.row,
+    `"sanitized":${e.sanitized === null ? 'null' : JSON.stringify(e.sanitized)},"request_body":${e.requestBody ?? 'null'},"response_body":${e.responseBody ?? 'null'}`,
+  );
 
 /**
  * A batch as batchJson wrote it (a spooled batch) as entries again. Only for a spooled batch the
@@ -78,8 +87,13 @@ export const entriesOfBatch = (text: string): RecordEntry[] => {
     if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new SyntaxError('a record is a JSON object');
     const fields = o as Record<string, unknown>;
     const row: Record<string, RecordValue> = {};
-    for (const k in fields) if (k !== 'request_body' && k !== 'response_body' && k !== 'sanitized') row[k] = valueOf(fields[k]);
-    return { row, requestBody: body(fields.request_body), responseBody: body(fields.response_body), sanitized: typeof fields.sanitized === 'string' ? fields.sanitized : null };
+    for (const k in fields) if (k !== 'request_body' && k !== 'response_body' && k !== 'sanitized') row[k] = recordValue(fields[k]);
+    return {
+      row,
+      requestBody: body(fields.request_body),
+      responseBody: body(fields.response_body),
+      sanitized: typeof fields.sanitized === 'string' ? fields.sanitized : null,
+    };
   });
 };
 

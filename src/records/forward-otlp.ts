@@ -1,5 +1,12 @@
 import { type Attributes, type HrTime, SpanKind, SpanStatusCode, ValueType } from '@opentelemetry/api';
-import { JsonLogsSerializer, JsonMetricsSerializer, JsonTraceSerializer, ProtobufLogsSerializer, ProtobufMetricsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import {
+  JsonLogsSerializer,
+  JsonMetricsSerializer,
+  JsonTraceSerializer,
+  ProtobufLogsSerializer,
+  ProtobufMetricsSerializer,
+  ProtobufTraceSerializer,
+} from '@opentelemetry/otlp-transformer';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import { AggregationTemporality, DataPointType } from '@opentelemetry/sdk-metrics';
 import { createHash } from 'node:crypto';
@@ -99,7 +106,10 @@ export const logsExport = (rows: readonly RequestRecordRow[], version: string): 
     attributes: { 'log.record.uid': r.requestId, ...recordAttributes(r) },
     droppedAttributesCount: 0,
   }));
-  return { json: () => encoded(JsonLogsSerializer.serializeRequest(logs)), protobuf: () => encoded(ProtobufLogsSerializer.serializeRequest(logs)) };
+  return {
+    json: () => encoded(JsonLogsSerializer.serializeRequest(logs)),
+    protobuf: () => encoded(ProtobufLogsSerializer.serializeRequest(logs)),
+  };
 };
 
 /** A span id (8 bytes, hex) derived from the request id and the span's role. */
@@ -131,11 +141,22 @@ export const tracesExport = (rows: readonly RequestRecordRow[], version: string)
     };
     const name = isMcp(r) ? `${r.model ?? op}${r.upstreamModel ? ` ${r.upstreamModel}` : ''}` : r.model ? `${op} ${r.model}` : op;
     // A SERVER span is an error for the gateway's own failures (5xx), as the live spans are.
-    spans.push({ ...base, name, kind: SpanKind.SERVER, spanContext: () => server, attributes, status: { code: r.httpStatus >= 500 ? SpanStatusCode.ERROR : SpanStatusCode.UNSET } });
+    spans.push({
+      ...base,
+      name,
+      kind: SpanKind.SERVER,
+      spanContext: () => server,
+      attributes,
+      status: { code: r.httpStatus >= 500 ? SpanStatusCode.ERROR : SpanStatusCode.UNSET },
+    });
     if (!r.provider) continue;
     const client = { traceId, spanId: spanId(r.requestId, 'client'), traceFlags: 1 };
     const upstream = r.upstreamModel ?? r.model ?? '';
-    const clientAttrs: Attributes = { 'gen_ai.operation.name': op, 'gen_ai.provider.name': isMcp(r) ? 'mcp' : providerNameOf(r.provider), 'gateway.request_id': r.requestId };
+    const clientAttrs: Attributes = {
+      'gen_ai.operation.name': op,
+      'gen_ai.provider.name': isMcp(r) ? 'mcp' : providerNameOf(r.provider),
+      'gateway.request_id': r.requestId,
+    };
     if (upstream) clientAttrs[isMcp(r) ? 'gateway.upstream_name' : 'gen_ai.request.model'] = upstream;
     if (r.connection) clientAttrs['gateway.connection'] = r.connection;
     if (r.httpStatus >= 400) clientAttrs['error.type'] = attributes['error.type'] ?? String(r.httpStatus);
@@ -149,7 +170,10 @@ export const tracesExport = (rows: readonly RequestRecordRow[], version: string)
       status: { code: r.httpStatus >= 400 ? SpanStatusCode.ERROR : SpanStatusCode.UNSET },
     });
   }
-  return { json: () => encoded(JsonTraceSerializer.serializeRequest(spans)), protobuf: () => encoded(ProtobufTraceSerializer.serializeRequest(spans)) };
+  return {
+    json: () => encoded(JsonTraceSerializer.serializeRequest(spans)),
+    protobuf: () => encoded(ProtobufTraceSerializer.serializeRequest(spans)),
+  };
 };
 
 /** A label's values in one batch, first come, up to MAX_LABEL_VALUES; the rest are `other`. */
@@ -163,11 +187,23 @@ const bounded = () => {
   };
 };
 
-export const metricsExport = (rows: readonly RequestRecordRow[], from: Date, to: Date, version: string, tenantLabels: boolean): OtlpExport => {
+export const metricsExport = (
+  rows: readonly RequestRecordRow[],
+  from: Date,
+  to: Date,
+  version: string,
+  tenantLabels: boolean,
+): OtlpExport => {
   const models = bounded();
   const projects = bounded();
   const servers = bounded();
-  const agg = new Aggregates({ AggregationTemporality, DataPointType }, resourceOf(version), { name: 'ai-gateway.records', version }, CARDINALITY_LIMIT, { temporality: 'delta', start: hr(from.getTime()) });
+  const agg = new Aggregates(
+    { AggregationTemporality, DataPointType },
+    resourceOf(version),
+    { name: 'ai-gateway.records', version },
+    CARDINALITY_LIMIT,
+    { temporality: 'delta', start: hr(from.getTime()) },
+  );
   const sum = (d: MetricDef, valueType: ValueType) => agg.sum(d.name, d.description, d.unit, valueType);
   const histogram = (d: HistogramDef) => agg.histogram(d.name, d.unit, d.description, d.buckets);
   const requests = sum(METRICS.requests, ValueType.INT);
@@ -181,7 +217,10 @@ export const metricsExport = (rows: readonly RequestRecordRow[], from: Date, to:
   for (const r of rows) {
     const project = !tenantLabels ? TENANTS_HIDDEN : r.customerId && r.projectId ? projects(`${r.customerId}/${r.projectId}`) : OTHER;
     if (isMcp(r)) {
-      mcpCalls.add(1, ...by({ server: servers(r.connection ?? OTHER), outcome: r.httpStatus === 504 ? 'timeout' : r.httpStatus >= 400 ? 'error' : 'ok' }));
+      mcpCalls.add(
+        1,
+        ...by({ server: servers(r.connection ?? OTHER), outcome: r.httpStatus === 504 ? 'timeout' : r.httpStatus >= 400 ? 'error' : 'ok' }),
+      );
       continue;
     }
     // A model is a label value only when the request resolved to a route (unknown names are `other`).
@@ -199,5 +238,8 @@ export const metricsExport = (rows: readonly RequestRecordRow[], from: Date, to:
     if (r.stream && r.ttfbMs !== null) ttft.record(r.ttfbMs / 1000, ...by({ 'gen_ai.operation.name': op, 'gen_ai.request.model': model }));
   }
   const rm = agg.collect(hr(Math.max(to.getTime(), from.getTime())));
-  return { json: () => encoded(JsonMetricsSerializer.serializeRequest(rm)), protobuf: () => encoded(ProtobufMetricsSerializer.serializeRequest(rm)) };
+  return {
+    json: () => encoded(JsonMetricsSerializer.serializeRequest(rm)),
+    protobuf: () => encoded(ProtobufMetricsSerializer.serializeRequest(rm)),
+  };
 };

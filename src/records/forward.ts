@@ -37,7 +37,14 @@ const { requestBody: _req, responseBody: _res, ...LEAN } = getTableColumns(reque
 const WITHOUT_BODIES = { ...LEAN, requestBody: sql<unknown>`null`, responseBody: sql<unknown>`null` };
 
 export const recordsSource = (db: Db, type: RecordsType, o: RecordsForwardOptions): ForwardSource<RequestRecordRow> => ({
-  pending: async (c) => (await db.select({ id: r.requestId }).from(r).where(and(after(c), old(o.lagMs))).limit(1)).length > 0,
+  pending: async (c) =>
+    (
+      await db
+        .select({ id: r.requestId })
+        .from(r)
+        .where(and(after(c), old(o.lagMs)))
+        .limit(1)
+    ).length > 0,
   next: async (c, limit) => {
     const where = and(after(c), old(o.lagMs));
     if (type !== 'logs') return db.select(WITHOUT_BODIES).from(r).where(where).orderBy(asc(r.storedAt), asc(r.requestId)).limit(limit);

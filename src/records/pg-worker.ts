@@ -51,7 +51,9 @@ const copy = async (db: ReturnType<typeof postgres>, csv: string): Promise<boole
   }
 };
 
-self.onmessage = async (ev: MessageEvent<{ type: 'open'; url: string } | { type: 'insert' | 'copy'; id: number; batch: string } | { type: 'close' }>) => {
+self.onmessage = async (
+  ev: MessageEvent<{ type: 'open'; url: string } | { type: 'insert' | 'copy'; id: number; batch: string } | { type: 'close' }>,
+) => {
   const msg = ev.data;
   if (msg.type === 'open') {
     sql = postgres(msg.url, { max: 1, onnotice: () => undefined, connect_timeout: 5, backoff: reconnectBackoff });
@@ -66,10 +68,19 @@ self.onmessage = async (ev: MessageEvent<{ type: 'open'; url: string } | { type:
   try {
     if (!sql) throw new Error('record writer not open');
     if (msg.type === 'insert') await sql.unsafe(INSERT_SQL, [msg.batch]);
-    reply = msg.type === 'copy' && !(await copy(sql, msg.batch)) ? { id: msg.id, ok: false, code: undefined, name: COPY_REFUSED, message: 'COPY refused' } : { id: msg.id, ok: true };
+    reply =
+      msg.type === 'copy' && !(await copy(sql, msg.batch))
+        ? { id: msg.id, ok: false, code: undefined, name: COPY_REFUSED, message: 'COPY refused' }
+        : { id: msg.id, ok: true };
   } catch (e) {
     const code = (e as { code?: unknown }).code;
-    reply = { id: msg.id, ok: false, code: typeof code === 'string' ? code : undefined, name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? firstLine(e.message) : 'insert failed' };
+    reply = {
+      id: msg.id,
+      ok: false,
+      code: typeof code === 'string' ? code : undefined,
+      name: e instanceof Error ? e.name : 'Error',
+      message: e instanceof Error ? firstLine(e.message) : 'insert failed',
+    };
   }
   self.postMessage(reply);
 };

@@ -69,9 +69,18 @@ export class RecordRetention {
         const expired = this.db
           .select({ id: requestRecords.requestId })
           .from(requestRecords)
-          .where(and(lt(requestRecords.receivedAt, cutoff), eq(requestRecords.customerId, r.customerId), eq(requestRecords.projectId, r.projectId)))
+          .where(
+            and(
+              lt(requestRecords.receivedAt, cutoff),
+              eq(requestRecords.customerId, r.customerId),
+              eq(requestRecords.projectId, r.projectId),
+            ),
+          )
           .limit(this.#batch);
-        const gone = await this.db.delete(requestRecords).where(inArray(requestRecords.requestId, expired)).returning({ bodiesAt: requestRecords.bodiesAt });
+        const gone = await this.db
+          .delete(requestRecords)
+          .where(inArray(requestRecords.requestId, expired))
+          .returning({ bodiesAt: requestRecords.bodiesAt });
         deleted += gone.length;
         for (const g of gone) {
           const at = g.bodiesAt ? parseBodiesAt(g.bodiesAt) : undefined;
@@ -81,8 +90,12 @@ export class RecordRetention {
       }
       // Stored conversations: created = expires_at - GATEWAY_RESPONSE_RETENTION.
       const createdBefore = new Date(cutoff.getTime() + this.opts.responseRetentionMs);
-      await this.db.delete(storedConversationItems).where(and(eq(storedConversationItems.projectId, r.id), lt(storedConversationItems.expiresAt, createdBefore)));
-      await this.db.delete(storedConversations).where(and(eq(storedConversations.projectId, r.id), lt(storedConversations.expiresAt, createdBefore)));
+      await this.db
+        .delete(storedConversationItems)
+        .where(and(eq(storedConversationItems.projectId, r.id), lt(storedConversationItems.expiresAt, createdBefore)));
+      await this.db
+        .delete(storedConversations)
+        .where(and(eq(storedConversations.projectId, r.id), lt(storedConversations.expiresAt, createdBefore)));
     }
     if (this.opts.bodiesDir) await this.#dropSegments(segments, now);
     return deleted;
@@ -97,14 +110,20 @@ export class RecordRetention {
       if (!present.has(seg)) continue;
       const path = join(dir, seg);
       if (now - statSync(path).mtimeMs < this.#segmentOpenMs) continue;
-      const used = await this.db.select({ id: requestRecords.requestId }).from(requestRecords).where(like(requestRecords.bodiesAt, `${seg}:%`)).limit(1);
+      const used = await this.db
+        .select({ id: requestRecords.requestId })
+        .from(requestRecords)
+        .where(like(requestRecords.bodiesAt, `${seg}:%`))
+        .limit(1);
       if (used.length === 0) unlinkSync(path);
     }
   }
 
   start(): void {
     this.#timer = setInterval(() => {
-      this.purge().catch((e: unknown) => log.every('record-retention', 'warn', 'purging expired request records failed', { error: describeError(e) }));
+      this.purge().catch((e: unknown) =>
+        log.every('record-retention', 'warn', 'purging expired request records failed', { error: describeError(e) }),
+      );
     }, this.opts.everyMs ?? 600_000);
     this.#timer.unref?.();
   }

@@ -25,7 +25,10 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 const olderThan = (after: RecordFilter['after']): SQL | undefined =>
   after
-    ? or(lt(requestRecords.receivedAt, after.receivedAt), and(eq(requestRecords.receivedAt, after.receivedAt), lt(requestRecords.requestId, after.requestId)))
+    ? or(
+        lt(requestRecords.receivedAt, after.receivedAt),
+        and(eq(requestRecords.receivedAt, after.receivedAt), lt(requestRecords.requestId, after.requestId)),
+      )
     : undefined;
 
 export const searchRecordsQuery = (db: Db, f: RecordFilter) => {

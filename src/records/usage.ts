@@ -44,7 +44,7 @@ const isoDay = (d: Date): string => d.toISOString().slice(0, 10);
  */
 export const splitRange = (
   start: Date | undefined,
-  end: Date | undefined
+  end: Date | undefined,
 ): {
   days?: { from?: string; to?: string };
   raw: [Date | undefined, Date | undefined][];
@@ -73,18 +73,18 @@ export const usageQuery = (db: Db, q: UsageQuery) => {
     q.groupBy === 'api_key'
       ? sql<string>`${u.apiKeyId}`
       : q.groupBy === 'model'
-      ? sql<string>`${u.model}`
-      : q.groupBy === 'provider'
-      ? sql<string>`${u.provider}`
-      : sql<string>`to_char(${u.day}, 'YYYY-MM-DD')`;
+        ? sql<string>`${u.model}`
+        : q.groupBy === 'provider'
+          ? sql<string>`${u.provider}`
+          : sql<string>`to_char(${u.day}, 'YYYY-MM-DD')`;
   const recordKey =
     q.groupBy === 'api_key'
       ? sql<string>`coalesce(${r.apiKeyId}, '')`
       : q.groupBy === 'model'
-      ? sql<string>`coalesce(${r.model}, '')`
-      : q.groupBy === 'provider'
-      ? sql<string>`coalesce(${r.provider}, '')`
-      : sql<string>`to_char(${r.receivedAt} at time zone 'UTC', 'YYYY-MM-DD')`;
+        ? sql<string>`coalesce(${r.model}, '')`
+        : q.groupBy === 'provider'
+          ? sql<string>`coalesce(${r.provider}, '')`
+          : sql<string>`to_char(${r.receivedAt} at time zone 'UTC', 'YYYY-MM-DD')`;
   // Each part under the same alias: the union's two sides then have one type. No whole day: the
   // rollup part is `false` (planned as nothing).
   const rollup = db
@@ -103,8 +103,8 @@ export const usageQuery = (db: Db, q: UsageQuery) => {
         eq(u.customerId, q.customerId),
         q.projectId ? eq(u.projectId, q.projectId) : undefined,
         q.apiKeyId ? eq(u.apiKeyId, q.apiKeyId) : undefined,
-        days ? and(days.from ? gte(u.day, days.from) : undefined, days.to ? lt(u.day, days.to) : undefined) : sql`false`
-      )
+        days ? and(days.from ? gte(u.day, days.from) : undefined, days.to ? lt(u.day, days.to) : undefined) : sql`false`,
+      ),
     )
     .groupBy(sql`1`)
     .as('part');
@@ -127,8 +127,8 @@ export const usageQuery = (db: Db, q: UsageQuery) => {
           eq(r.customerId, q.customerId),
           q.projectId ? eq(r.projectId, q.projectId) : undefined,
           q.apiKeyId ? eq(r.apiKeyId, q.apiKeyId) : undefined,
-          ranges.length === 1 ? ranges[0] : or(...ranges)
-        )
+          ranges.length === 1 ? ranges[0] : or(...ranges),
+        ),
       )
       .groupBy(sql`1`)
       .as('part');

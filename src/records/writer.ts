@@ -4,49 +4,7 @@ import type { RecordEntry, RecordSink, RecordSinkStats } from '../core/records.t
 import { batchJson, isDataError, type RecordStore, rootCause } from './backend.ts';
 import type { BodyFiles } from './body-files.ts';
 import { bodyChars, cleanEntry, entriesOfBatch, hasDeepBody, withoutBodies } from './entry.ts';
-
-/** What a body becomes when it cannot be stored or kept. */
-const OMITTED = '{"omitted":"not stored"}';
-const QUEUE_FULL = '{"omitted":"record queue full"}';
-
-// ---- the writer ---------------------------------------------------------------------------------
-
-interface Queued {
-  entry: RecordEntry;
-  /** Characters of bodies this entry holds (0 once its bodies were dropped). */
-  chars: number;
-  /** Bodies checked for depth (once, off the request path). */
-  checked: boolean;
-  done: boolean;
-  /** Already counted in `sanitized` (when it was spooled). */
-  counted?: boolean;
-}
-
-export interface RecordWriterOptions {
-  flushMs?: number;
-  /** Rows per insert at most. */
-  maxBatch?: number;
-  /** Characters per insert at most (a single larger row still goes alone). */
-  maxBatchChars?: number;
-  /** Rows kept in memory at most; past it the queue goes to the spool, or (none) newer rows are dropped and counted. */
-  maxQueued?: number;
-  /** Characters of request/response bodies kept in memory at most; past it the oldest rows lose their bodies. */
-  maxBodyChars?: number;
-  /** Bodies kept beside the rows (body-files.ts) rather than in them: taken at once, never queued. */
-  bodyFiles?: BodyFiles;
-  /**
-   * Where the queue goes while the store is down or past its bounds (core/spool.ts); its batches
-   * are written before the queue, oldest first. Without one, rows wait in memory and are dropped
-   * past the bound.
-   */
-  spool?: Spool;
-}
-
-const MAX_BACKOFF_MS = 2_000;
-/** After the spool failed to take a batch (disk full, directory gone), it is not tried for this long. */
-const SPOOL_RETRY_MS = 5_000;
-/** What a row's columns other than its bodies count for against maxBatchChars (their text is ~400–600 characters). */
-const ROW_CHARS = 512;
+import { MAX_BACKOFF_MS, OMITTED, type Queued, QUEUE_FULL, ROW_CHARS, type RecordWriterOptions, SPOOL_RETRY_MS } from './writer-options.ts';
 
 /**
  * Takes the data plane's pre-serialised records and writes them in size-bounded batches off the
@@ -100,7 +58,14 @@ export class RecordWriter implements RecordSink {
 
   get stats(): RecordSinkStats {
     const spooled = this.#spool?.stats;
-    return { queued: this.#queue.length, queuedBodyChars: this.#chars, ...this.#stats, spooled: spooled?.rows ?? 0, spooledBytes: spooled?.bytes ?? 0, storeDown: this.#down };
+    return {
+      queued: this.#queue.length,
+      queuedBodyChars: this.#chars,
+      ...this.#stats,
+      spooled: spooled?.rows ?? 0,
+      spooledBytes: spooled?.bytes ?? 0,
+      storeDown: this.#down,
+    };
   }
 
   /** Writes on a timer; while the store is down, each tick moves what was queued to the spool. */
@@ -120,7 +85,10 @@ export class RecordWriter implements RecordSink {
   add(added: RecordEntry): void {
     if (this.#queue.length >= this.#maxQueued && !this.#overflow()) {
       this.#stats.dropped++;
-      log.every('records-queue-full', 'error', 'request records dropped: the record queue is full', { queued: this.#queue.length, dropped: this.#stats.dropped });
+      log.every('records-queue-full', 'error', 'request records dropped: the record queue is full', {
+        queued: this.#queue.length,
+        dropped: this.#stats.dropped,
+      });
       return;
     }
     const entry = this.#bodyFiles ? this.#bodyFiles.keep(added) : added;
@@ -136,7 +104,14 @@ export class RecordWriter implements RecordSink {
     if (!this.#spool) return false;
     const before = this.#queue.length;
     this.#spoolQueue();
-    if (this.#queue.length < before) log.every('records-spooled', 'warn', 'request record queue past its bound: records spooled to disk', { dir: this.#spool.dir, spooled: this.#spool.stats.rows }, 30_000);
+    if (this.#queue.length < before)
+      log.every(
+        'records-spooled',
+        'warn',
+        'request record queue past its bound: records spooled to disk',
+        { dir: this.#spool.dir, spooled: this.#spool.stats.rows },
+        30_000,
+      );
     return this.#queue.length < this.#maxQueued && this.#chars <= this.#maxBodyChars;
   }
 
@@ -159,7 +134,13 @@ export class RecordWriter implements RecordSink {
       }
     } catch (e) {
       this.#spoolRetryAt = Date.now() + SPOOL_RETRY_MS;
-      log.every('records-spool-failed', 'error', 'request records could not be spooled to disk; they stay in memory (bounded)', { dir: spool.dir, error: describeError(e) }, 30_000);
+      log.every(
+        'records-spool-failed',
+        'error',
+        'request records could not be spooled to disk; they stay in memory (bounded)',
+        { dir: spool.dir, error: describeError(e) },
+        30_000,
+      );
     }
     for (const q of this.#queue.splice(start, at - start)) this.#chars -= q.chars;
     this.#shedFrom = Math.min(this.#shedFrom, start);
@@ -189,7 +170,9 @@ export class RecordWriter implements RecordSink {
       q.chars = 0;
       this.#stats.bodiesDropped++;
     }
-    log.every('records-bodies-shed', 'warn', 'request record queue over its body bound: bodies of the oldest queued records left out', { queued: this.#queue.length });
+    log.every('records-bodies-shed', 'warn', 'request record queue over its body bound: bodies of the oldest queued records left out', {
+      queued: this.#queue.length,
+    });
   }
 
   #checkDepth(q: Queued): void {
@@ -318,10 +301,16 @@ export class RecordWriter implements RecordSink {
   #storeDown(e: unknown): 'down' {
     this.#down = true;
     const where = this.#spool ? 'records are spooled to disk' : 'records stay queued';
-    log.every('records-store-down', 'warn', `the request record store is unavailable; ${where} and are retried`, {
-      queued: this.#queue.length,
-      error: describeError(rootCause(e)),
-    }, 30_000);
+    log.every(
+      'records-store-down',
+      'warn',
+      `the request record store is unavailable; ${where} and are retried`,
+      {
+        queued: this.#queue.length,
+        error: describeError(rootCause(e)),
+      },
+      30_000,
+    );
     return 'down';
   }
 
@@ -331,7 +320,10 @@ export class RecordWriter implements RecordSink {
     if (e === undefined) return this.#stored(queued, entries);
     if (!isDataError(e)) return this.#storeDown(e);
     if (queued.length === 1) return this.#writeOne(queued[0] as Queued, e);
-    log.every('records-split', 'warn', 'the database refused a batch of request records; writing it in parts', { rows: queued.length, error: describeError(rootCause(e)) });
+    log.every('records-split', 'warn', 'the database refused a batch of request records; writing it in parts', {
+      rows: queued.length,
+      error: describeError(rootCause(e)),
+    });
     const mid = queued.length >>> 1;
     if ((await this.#write(queued.slice(0, mid))) === 'down') return 'down';
     return this.#write(queued.slice(mid));
@@ -386,7 +378,10 @@ export class RecordWriter implements RecordSink {
         this.#spoolRetryAt = 0;
         this.#spoolQueue();
         if (this.#queue.length === 0) {
-          log.warn('request records not written before the shutdown deadline were spooled; they are written at the next start', { rows, dir: this.#spool.dir });
+          log.warn('request records not written before the shutdown deadline were spooled; they are written at the next start', {
+            rows,
+            dir: this.#spool.dir,
+          });
           return;
         }
       }

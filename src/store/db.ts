@@ -22,7 +22,9 @@ export interface Store {
 }
 
 /** `sharedBuffers`: PGlite's `shared_buffers` in kB (PostgreSQL's own default, 128 MB, when absent). */
-export type StoreTarget = { driver: 'pglite'; dataDir: string | 'memory'; sharedBuffersKb?: number } | { driver: 'postgres'; url: string; /** GATEWAY_DB_POOL_MAX (default 10). */ poolMax?: number };
+export type StoreTarget =
+  | { driver: 'pglite'; dataDir: string | 'memory'; sharedBuffersKb?: number }
+  | { driver: 'postgres'; url: string /** GATEWAY_DB_POOL_MAX (default 10). */; poolMax?: number };
 
 export interface OpenOptions {
   /** false (GATEWAY_MIGRATE=0): apply nothing, refuse to open while a migration is pending. Default true. */
@@ -32,8 +34,13 @@ export interface OpenOptions {
 /** The newest migration drizzle/ holds (its journal's `when`, which drizzle records as `created_at`). */
 const newestMigration = (): number => {
   const journal: unknown = JSON.parse(readFileSync(join(migrationsFolder(), 'meta', '_journal.json'), 'utf8'));
-  const entries = typeof journal === 'object' && journal !== null && 'entries' in journal && Array.isArray(journal.entries) ? journal.entries : [];
-  return entries.reduce((max: number, e: unknown) => (typeof e === 'object' && e !== null && 'when' in e && typeof e.when === 'number' ? Math.max(max, e.when) : max), 0);
+  const entries =
+    typeof journal === 'object' && journal !== null && 'entries' in journal && Array.isArray(journal.entries) ? journal.entries : [];
+  return entries.reduce(
+    (max: number, e: unknown) =>
+      typeof e === 'object' && e !== null && 'when' in e && typeof e.when === 'number' ? Math.max(max, e.when) : max,
+    0,
+  );
 };
 
 /** What the check needs of either driver's drizzle database. */
@@ -42,7 +49,8 @@ interface Executes {
 }
 
 /** PGlite answers `{rows}`, postgres.js an array of rows. */
-const firstRow = (r: unknown): unknown => (Array.isArray(r) ? r[0] : typeof r === 'object' && r !== null && 'rows' in r && Array.isArray(r.rows) ? r.rows[0] : undefined);
+const firstRow = (r: unknown): unknown =>
+  Array.isArray(r) ? r[0] : typeof r === 'object' && r !== null && 'rows' in r && Array.isArray(r.rows) ? r.rows[0] : undefined;
 
 /** Throws unless every migration of drizzle/ was applied (by `gateway migrate` or a gateway with GATEWAY_MIGRATE=1). */
 export const assertMigrated = async (db: Executes): Promise<void> => {
@@ -53,7 +61,10 @@ export const assertMigrated = async (db: Executes): Promise<void> => {
   } catch {
     applied = 0; // no migrations table: nothing was ever applied
   }
-  if (applied < newestMigration()) throw new Error("the database schema is behind this version and GATEWAY_MIGRATE=0: run `gateway migrate` (the chart's migrations Job) first");
+  if (applied < newestMigration())
+    throw new Error(
+      "the database schema is behind this version and GATEWAY_MIGRATE=0: run `gateway migrate` (the chart's migrations Job) first",
+    );
 };
 
 /**
@@ -67,7 +78,11 @@ export const openStore = async (target: StoreTarget, opts: OpenOptions = {}): Pr
     const { PgliteRemote } = await import('./pglite-remote.ts');
     const { drizzle } = await import('drizzle-orm/pglite');
     const client = await PgliteRemote.open(
-      { dataDir: target.dataDir, migrate: opts.migrate !== false, ...(target.sharedBuffersKb ? { sharedBuffersKb: target.sharedBuffersKb } : {}) },
+      {
+        dataDir: target.dataDir,
+        migrate: opts.migrate !== false,
+        ...(target.sharedBuffersKb ? { sharedBuffersKb: target.sharedBuffersKb } : {}),
+      },
       embeddedFiles(),
     );
     const db = drizzle({ client: client as unknown as PGliteClient, schema });

@@ -26,7 +26,8 @@ export const registerEmbedded = (files: EmbeddedFiles): void => {
 export const embeddedFiles = (): EmbeddedFiles | undefined => embedded;
 
 /** drizzle/ of the checkout, or the embedded copy. */
-export const migrationsFolder = (): string => (embedded ? dirname(dirname(embedded.migrationsJournal)) : join(import.meta.dir, '..', '..', 'drizzle'));
+export const migrationsFolder = (): string =>
+  embedded ? dirname(dirname(embedded.migrationsJournal)) : join(import.meta.dir, '..', '..', 'drizzle');
 
 export interface PgliteAssets {
   pgliteWasmModule?: WebAssembly.Module;
@@ -38,6 +39,10 @@ export interface PgliteAssets {
 export const pgliteAssets = async (): Promise<PgliteAssets> => {
   if (!embedded) return {};
   const wasm = async (path: string) => WebAssembly.compile(await Bun.file(path).arrayBuffer());
-  const [pgliteWasmModule, initdbWasmModule, data] = await Promise.all([wasm(embedded.pgliteWasm), wasm(embedded.initdbWasm), Bun.file(embedded.pgliteData).arrayBuffer()]);
+  const [pgliteWasmModule, initdbWasmModule, data] = await Promise.all([
+    wasm(embedded.pgliteWasm),
+    wasm(embedded.initdbWasm),
+    Bun.file(embedded.pgliteData).arrayBuffer(),
+  ]);
   return { pgliteWasmModule, initdbWasmModule, fsBundle: new Blob([data]) };
 };

@@ -39,7 +39,19 @@ export type PgliteReply =
   | { notify: number; payload: string };
 
 /** The fields of a PostgreSQL error callers read (PGlite's DatabaseError, as postgres.js names them). */
-export const ERROR_FIELDS = ['code', 'detail', 'hint', 'constraint', 'table', 'column', 'schema', 'severity', 'position', 'where', 'routine'] as const;
+export const ERROR_FIELDS = [
+  'code',
+  'detail',
+  'hint',
+  'constraint',
+  'table',
+  'column',
+  'schema',
+  'severity',
+  'position',
+  'where',
+  'routine',
+] as const;
 
 export const toWireError = (e: unknown): WireError => {
   if (!(e instanceof Error)) return { name: 'Error', message: String(e), fields: {} };

@@ -41,11 +41,26 @@ class RemoteQueries {
   ) {}
 
   async query(text: string, params: unknown[] = [], options: QueryOptions = {}): Promise<RemoteResults> {
-    return asResults(await this.send({ op: 'query', text, params, rowMode: options.rowMode ?? 'object', ...(this.tx === undefined ? {} : { tx: this.tx }) }));
+    return asResults(
+      await this.send({
+        op: 'query',
+        text,
+        params,
+        rowMode: options.rowMode ?? 'object',
+        ...(this.tx === undefined ? {} : { tx: this.tx }),
+      }),
+    );
   }
 
   async exec(text: string, options: { blob?: Blob } = {}): Promise<RemoteResults[]> {
-    return asResultList(await this.send({ op: 'exec', text, ...(options.blob ? { blob: options.blob } : {}), ...(this.tx === undefined ? {} : { tx: this.tx }) }));
+    return asResultList(
+      await this.send({
+        op: 'exec',
+        text,
+        ...(options.blob ? { blob: options.blob } : {}),
+        ...(this.tx === undefined ? {} : { tx: this.tx }),
+      }),
+    );
   }
 }
 

@@ -62,7 +62,10 @@ const planOf = (q: JsonSelectable): Plan | undefined => {
   // numeric and 64-bit integers as text, as the driver gives them (a JSON number would round them).
   const exprs = fields.map(([, c], i) => (c.columnType === 'PgNumeric' || c.columnType === 'PgBigInt64' ? `x.c${i}::text` : `x.c${i}`));
   const names = fields.map((_, i) => `c${i}`).join(',');
-  return { text: `select coalesce(json_agg(json_build_array(${exprs.join(',')})), '[]')::text as v from (${inner}) as x(${names})`, fields };
+  return {
+    text: `select coalesce(json_agg(json_build_array(${exprs.join(',')})), '[]')::text as v from (${inner}) as x(${names})`,
+    fields,
+  };
 };
 
 const rowsOf = (json: string, fields: [string, Column][]): Record<string, unknown>[] =>
@@ -80,7 +83,10 @@ const rowsOf = (json: string, fields: [string, Column][]): Record<string, unknow
  * Runs `queries` and gives their rows in order: through one `exec` on PGlite (`exec` given), else
  * each awaited through drizzle.
  */
-export const selectMany = async <T extends readonly (JsonSelectable & PromiseLike<unknown>)[]>(exec: Exec | undefined, queries: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> => {
+export const selectMany = async <T extends readonly (JsonSelectable & PromiseLike<unknown>)[]>(
+  exec: Exec | undefined,
+  queries: T,
+): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> => {
   const out: unknown[] = new Array(queries.length);
   const plans = exec ? queries.map(planOf) : queries.map(() => undefined);
   const batched = plans.flatMap((p, i) => (p ? [{ p, i }] : []));

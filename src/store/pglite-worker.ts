@@ -38,7 +38,10 @@ const open = async (o: OpenPglite): Promise<void> => {
   const { migrate } = await import('drizzle-orm/pglite/migrator');
   const { assertMigrated } = await import('./db.ts');
   const where = o.dataDir === 'memory' ? 'memory://' : join(o.dataDir, 'pg');
-  const options = { ...(await pgliteAssets()), ...(o.sharedBuffersKb ? { postgresqlconf: [`shared_buffers = ${o.sharedBuffersKb}kB`] } : {}) };
+  const options = {
+    ...(await pgliteAssets()),
+    ...(o.sharedBuffersKb ? { postgresqlconf: [`shared_buffers = ${o.sharedBuffersKb}kB`] } : {}),
+  };
   if (o.dataDir !== 'memory' && !existsSync(join(where, 'PG_VERSION'))) {
     // A new directory: initdb runs inside PGlite's WebAssembly memory, grows it to ~700 MB, and
     // WebAssembly memory never shrinks. Create and migrate in a first instance, close it (its

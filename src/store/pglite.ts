@@ -34,7 +34,9 @@ export const execOf = (db: Db): Exec | undefined => {
 
 /** The `exec` of the PGlite transaction under a drizzle transaction on PGlite; undefined elsewhere. */
 export const pgliteTxExec = (tx: unknown): Exec | undefined => {
-  const client = (tx as { session?: { client?: unknown } } | undefined)?.session?.client as { exec?: unknown; query?: unknown; unsafe?: unknown } | undefined;
+  const client = (tx as { session?: { client?: unknown } } | undefined)?.session?.client as
+    | { exec?: unknown; query?: unknown; unsafe?: unknown }
+    | undefined;
   if (!client || typeof client.exec !== 'function' || typeof client.query !== 'function' || 'unsafe' in client) return undefined;
   const exec = client.exec as Exec;
   return (q) => exec.call(client, q);

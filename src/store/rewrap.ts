@@ -54,7 +54,9 @@ export const rewrapStore = async (db: Db, secrets: SecretBox, batch = 500): Prom
     const skip = new Set<string>();
     for (;;) {
       const prefix = `v2:${secrets.currentKekId}:%`;
-      const r = await db.execute(sql.raw(`select ${col} as v from ${tbl} where ${col} is not null and ${col} not like '${prefix}' limit ${batch + skip.size}`));
+      const r = await db.execute(
+        sql.raw(`select ${col} as v from ${tbl} where ${col} is not null and ${col} not like '${prefix}' limit ${batch + skip.size}`),
+      );
       const values = rowsOf(r)
         .map((row) => String(row.v))
         .filter((v) => !skip.has(v));
@@ -85,7 +87,9 @@ export const staleWrapped = async (db: Db, secrets: SecretBox): Promise<number> 
   let n = 0;
   for (const { table, column } of await wrappedColumns(db)) {
     const r = await db.execute(
-      sql.raw(`select count(*)::int as n from ${ident(table)} where ${ident(column)} is not null and ${ident(column)} not like 'v2:${secrets.currentKekId}:%'`),
+      sql.raw(
+        `select count(*)::int as n from ${ident(table)} where ${ident(column)} is not null and ${ident(column)} not like 'v2:${secrets.currentKekId}:%'`,
+      ),
     );
     n += Number(rowsOf(r)[0]?.n ?? 0);
   }

@@ -6,7 +6,8 @@ import { Aggregates } from './aggregate.ts';
 import { renderPrometheus } from './prometheus.ts';
 
 const kinds = { AggregationTemporality, DataPointType };
-const fresh = (limit = 10) => new Aggregates(kinds, resourceFromAttributes({ 'service.name': 't' }), { name: 'ai-gateway', version: '1' }, limit);
+const fresh = (limit = 10) =>
+  new Aggregates(kinds, resourceFromAttributes({ 'service.name': 't' }), { name: 'ai-gateway', version: '1' }, limit);
 
 test('a histogram places a value in the first bucket whose bound it does not exceed, and keeps count, sum, min and max', () => {
   const agg = fresh();
@@ -49,7 +50,17 @@ test('gauges are read at collection; the collection serializes as an OTLP reques
   agg.sum('gateway.cost', 'cost', 'USD').add(0.25, 'p', () => ({ project: 'p' }));
   queued = 7;
   const body = new TextDecoder().decode(JsonMetricsSerializer.serializeRequest(agg.collect()));
-  const req = JSON.parse(body) as { resourceMetrics: { scopeMetrics: { metrics: { name: string; sum?: { aggregationTemporality: number; isMonotonic: boolean; dataPoints: { asDouble: number }[] }; gauge?: { dataPoints: { asDouble: number }[] } }[] }[] }[] };
+  const req = JSON.parse(body) as {
+    resourceMetrics: {
+      scopeMetrics: {
+        metrics: {
+          name: string;
+          sum?: { aggregationTemporality: number; isMonotonic: boolean; dataPoints: { asDouble: number }[] };
+          gauge?: { dataPoints: { asDouble: number }[] };
+        }[];
+      }[];
+    }[];
+  };
   const metrics = req.resourceMetrics[0]?.scopeMetrics[0]?.metrics ?? [];
   const cost = metrics.find((m) => m.name === 'gateway.cost');
   expect(cost?.sum?.aggregationTemporality).toBe(2);

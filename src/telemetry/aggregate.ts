@@ -64,7 +64,8 @@ class SeriesMap<S> {
 /** How the points are reported: since the start (the process's metrics) or over one range (a forwarded batch). */
 export type Temporality = 'cumulative' | 'delta';
 
-const temporalityOf = (k: Kinds, t: Temporality): AggregationTemporality => (t === 'delta' ? k.AggregationTemporality.DELTA : k.AggregationTemporality.CUMULATIVE);
+const temporalityOf = (k: Kinds, t: Temporality): AggregationTemporality =>
+  t === 'delta' ? k.AggregationTemporality.DELTA : k.AggregationTemporality.CUMULATIVE;
 
 /** A monotonic sum (a counter). */
 export class Sum {
@@ -82,8 +83,19 @@ export class Sum {
   }
 
   collect(k: Kinds, t: Temporality, start: HrTime, end: HrTime): MetricData {
-    const dataPoints = [...this.#series.entries()].map(({ attributes, s }) => ({ attributes, startTime: start, endTime: end, value: s.value }));
-    return { descriptor: { ...this.d, valueType: this.valueType }, aggregationTemporality: temporalityOf(k, t), dataPointType: k.DataPointType.SUM, isMonotonic: true, dataPoints };
+    const dataPoints = [...this.#series.entries()].map(({ attributes, s }) => ({
+      attributes,
+      startTime: start,
+      endTime: end,
+      value: s.value,
+    }));
+    return {
+      descriptor: { ...this.d, valueType: this.valueType },
+      aggregationTemporality: temporalityOf(k, t),
+      dataPointType: k.DataPointType.SUM,
+      isMonotonic: true,
+      dataPoints,
+    };
   }
 }
 
@@ -103,7 +115,13 @@ export class Histogram {
     readonly boundaries: readonly number[],
     limit: number,
   ) {
-    this.#series = new SeriesMap(limit, () => ({ counts: new Array<number>(boundaries.length + 1).fill(0), count: 0, sum: 0, min: Infinity, max: -Infinity }));
+    this.#series = new SeriesMap(limit, () => ({
+      counts: new Array<number>(boundaries.length + 1).fill(0),
+      count: 0,
+      sum: 0,
+      min: Infinity,
+      max: -Infinity,
+    }));
   }
 
   record(value: number, key: string, attrs: () => Attributes): void {
@@ -124,7 +142,12 @@ export class Histogram {
       endTime: end,
       value: { buckets: { boundaries: [...this.boundaries], counts: [...s.counts] }, count: s.count, sum: s.sum, min: s.min, max: s.max },
     }));
-    return { descriptor: { ...this.d, valueType: ValueType.DOUBLE }, aggregationTemporality: temporalityOf(k, t), dataPointType: k.DataPointType.HISTOGRAM, dataPoints };
+    return {
+      descriptor: { ...this.d, valueType: ValueType.DOUBLE },
+      aggregationTemporality: temporalityOf(k, t),
+      dataPointType: k.DataPointType.HISTOGRAM,
+      dataPoints,
+    };
   }
 }
 
@@ -180,11 +203,20 @@ export class Aggregates {
   collect(end: HrTime = hrNow()): ResourceMetrics {
     const k = this.kinds;
     const t = this.#temporality;
-    const metrics: MetricData[] = [...this.#sums.map((s) => s.collect(k, t, this.#start, end)), ...this.#histograms.map((h) => h.collect(k, t, this.#start, end))].filter((m) => m.dataPoints.length > 0);
+    const metrics: MetricData[] = [
+      ...this.#sums.map((s) => s.collect(k, t, this.#start, end)),
+      ...this.#histograms.map((h) => h.collect(k, t, this.#start, end)),
+    ].filter((m) => m.dataPoints.length > 0);
     for (const g of this.#gauges) {
       const dataPoints: { attributes: Attributes; startTime: HrTime; endTime: HrTime; value: number }[] = [];
       g.read((value, attributes = {}) => dataPoints.push({ attributes, startTime: end, endTime: end, value }));
-      if (dataPoints.length > 0) metrics.push({ descriptor: { ...g.d, valueType: ValueType.DOUBLE }, aggregationTemporality: k.AggregationTemporality.CUMULATIVE, dataPointType: k.DataPointType.GAUGE, dataPoints });
+      if (dataPoints.length > 0)
+        metrics.push({
+          descriptor: { ...g.d, valueType: ValueType.DOUBLE },
+          aggregationTemporality: k.AggregationTemporality.CUMULATIVE,
+          dataPointType: k.DataPointType.GAUGE,
+          dataPoints,
+        });
     }
     return { resource: this.resource, scopeMetrics: [{ scope: this.scope, metrics }] };
   }

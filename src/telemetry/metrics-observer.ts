@@ -105,7 +105,8 @@ export const metricsObserver = (tenantLabels: boolean, m: Instruments): RequestO
       m.requests.add(1, `${status}${K}${base}${K}${proj}`, () => ({ status_code: status, ...baseAttrs(), project: proj }));
       if (error) m.duration.record(seconds, base + K + error.errorCode, () => ({ ...baseAttrs(), 'error.type': error.errorCode }));
       else m.duration.record(seconds, base, baseAttrs);
-      if (error && REFUSALS.has(error.errorCode)) m.refusals.add(1, error.errorCode + K + proj, () => ({ reason: error.errorCode, project: proj }));
+      if (error && REFUSALS.has(error.errorCode))
+        m.refusals.add(1, error.errorCode + K + proj, () => ({ reason: error.errorCode, project: proj }));
       if (s.inputTokens > 0 || s.outputTokens > 0) {
         m.tokenUsage.record(s.inputTokens, `${base}${K}input`, () => ({ ...baseAttrs(), 'gen_ai.token.type': 'input' }));
         m.tokenUsage.record(s.outputTokens, `${base}${K}output`, () => ({ ...baseAttrs(), 'gen_ai.token.type': 'output' }));

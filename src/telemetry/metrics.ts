@@ -55,17 +55,57 @@ export interface HistogramDef extends MetricDef {
 
 /** The request metrics (contract §8), by their OpenTelemetry names: the process's own, and those of forwarded records (records/forward-otlp.ts). */
 export const METRICS = {
-  tokenUsage: { name: 'gen_ai.client.token.usage', unit: '{token}', description: 'Tokens per request by gen_ai.token.type (input, output)', buckets: TOKEN_BUCKETS },
-  duration: { name: 'gen_ai.client.operation.duration', unit: 's', description: 'Request duration as the client saw it (a stream: until its end)', buckets: DURATION_BUCKETS },
-  timeToFirstToken: { name: 'gen_ai.server.time_to_first_token', unit: 's', description: 'Streams: time from arrival to the first byte sent', buckets: TTFT_BUCKETS },
-  timePerOutputToken: { name: 'gen_ai.server.time_per_output_token', unit: 's', description: 'Streams: time per output token after the first', buckets: TPOT_BUCKETS },
-  requests: { name: 'gateway.requests', unit: '', description: 'Inference requests by status code, operation, model, provider and project' },
-  attempts: { name: 'gateway.upstream.attempts', unit: '', description: 'Upstream attempts by provider and outcome (ok, retryable_error, error, timeout)' },
+  tokenUsage: {
+    name: 'gen_ai.client.token.usage',
+    unit: '{token}',
+    description: 'Tokens per request by gen_ai.token.type (input, output)',
+    buckets: TOKEN_BUCKETS,
+  },
+  duration: {
+    name: 'gen_ai.client.operation.duration',
+    unit: 's',
+    description: 'Request duration as the client saw it (a stream: until its end)',
+    buckets: DURATION_BUCKETS,
+  },
+  timeToFirstToken: {
+    name: 'gen_ai.server.time_to_first_token',
+    unit: 's',
+    description: 'Streams: time from arrival to the first byte sent',
+    buckets: TTFT_BUCKETS,
+  },
+  timePerOutputToken: {
+    name: 'gen_ai.server.time_per_output_token',
+    unit: 's',
+    description: 'Streams: time per output token after the first',
+    buckets: TPOT_BUCKETS,
+  },
+  requests: {
+    name: 'gateway.requests',
+    unit: '',
+    description: 'Inference requests by status code, operation, model, provider and project',
+  },
+  attempts: {
+    name: 'gateway.upstream.attempts',
+    unit: '',
+    description: 'Upstream attempts by provider and outcome (ok, retryable_error, error, timeout)',
+  },
   cost: { name: 'gateway.cost', unit: 'USD', description: 'Cost of requests in USD by project and model' },
   mcpCalls: { name: 'gateway.mcp.calls', unit: '', description: 'Governed MCP calls by server and outcome' },
-  refusals: { name: 'gateway.policy.refusals', unit: '', description: 'Requests refused by rate limits, budgets or guardrails, by reason and project' },
-  cache: { name: 'gateway.cache.requests', unit: '', description: 'Requests of projects with a response cache by outcome (hit, miss, bypass) and project' },
-  costSaved: { name: 'gateway.cache.cost_saved', unit: 'USD', description: 'Cost of the answers served from the response cache, in USD by project and model' },
+  refusals: {
+    name: 'gateway.policy.refusals',
+    unit: '',
+    description: 'Requests refused by rate limits, budgets or guardrails, by reason and project',
+  },
+  cache: {
+    name: 'gateway.cache.requests',
+    unit: '',
+    description: 'Requests of projects with a response cache by outcome (hit, miss, bypass) and project',
+  },
+  costSaved: {
+    name: 'gateway.cache.cost_saved',
+    unit: 'USD',
+    description: 'Cost of the answers served from the response cache, in USD by project and model',
+  },
 } as const satisfies Record<string, MetricDef | HistogramDef>;
 
 interface Delegate {
@@ -74,27 +114,45 @@ interface Delegate {
 }
 
 const metricsDelegate = async (protocol: OtlpProtocol, url: string, o: ExportOptions): Promise<Delegate> => {
-  const [{ JsonMetricsSerializer, ProtobufMetricsSerializer, MetricsExporterMetricsHelper }, { grpcOptions, httpOptions }] = await Promise.all([import('@opentelemetry/otlp-transformer'), import('./otlp.ts')]);
+  const [{ JsonMetricsSerializer, ProtobufMetricsSerializer, MetricsExporterMetricsHelper }, { grpcOptions, httpOptions }] =
+    await Promise.all([import('@opentelemetry/otlp-transformer'), import('./otlp.ts')]);
   if (protocol === 'grpc') {
     const { createOtlpGrpcExportDelegate, convertLegacyOtlpGrpcOptions } = await import('@opentelemetry/otlp-grpc-exporter-base');
     const options = convertLegacyOtlpGrpcOptions(await grpcOptions(url, o), 'METRICS');
-    return createOtlpGrpcExportDelegate(options, ProtobufMetricsSerializer, 'otlp_grpc_metric_exporter', MetricsExporterMetricsHelper, undefined, 'MetricsExportService', '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export');
+    return createOtlpGrpcExportDelegate(
+      options,
+      ProtobufMetricsSerializer,
+      'otlp_grpc_metric_exporter',
+      MetricsExporterMetricsHelper,
+      undefined,
+      'MetricsExportService',
+      '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
+    );
   }
   const { createOtlpHttpExportDelegate, convertLegacyHttpOptions } = await import('@opentelemetry/otlp-exporter-base/node-http');
   const json = protocol === 'http/json';
-  const options = convertLegacyHttpOptions(httpOptions(url, o), 'METRICS', 'v1/metrics', { 'Content-Type': json ? 'application/json' : 'application/x-protobuf' });
-  return createOtlpHttpExportDelegate(options, json ? JsonMetricsSerializer : ProtobufMetricsSerializer, 'otlp_http_metric_exporter', MetricsExporterMetricsHelper, undefined);
+  const options = convertLegacyHttpOptions(httpOptions(url, o), 'METRICS', 'v1/metrics', {
+    'Content-Type': json ? 'application/json' : 'application/x-protobuf',
+  });
+  return createOtlpHttpExportDelegate(
+    options,
+    json ? JsonMetricsSerializer : ProtobufMetricsSerializer,
+    'otlp_http_metric_exporter',
+    MetricsExporterMetricsHelper,
+    undefined,
+  );
 };
 
 export const startMetrics = async (cfg: TelemetryConfig, version: string): Promise<Metrics> => {
   const mc = cfg.metrics;
-  const [{ AggregationTemporality, DataPointType }, { resourceFromAttributes }, { metricsObserver }, { renderPrometheus }, { Aggregates }] = await Promise.all([
-    import('@opentelemetry/sdk-metrics'),
-    import('@opentelemetry/resources'),
-    import('./metrics-observer.ts'),
-    import('./prometheus.ts'),
-    import('./aggregate.ts'),
-  ]);
+  const [{ AggregationTemporality, DataPointType }, { resourceFromAttributes }, { metricsObserver }, { renderPrometheus }, { Aggregates }] =
+    await Promise.all([
+      import('@opentelemetry/sdk-metrics'),
+      import('@opentelemetry/resources'),
+      import('./metrics-observer.ts'),
+      import('./prometheus.ts'),
+      import('./aggregate.ts'),
+    ]);
   const agg = new Aggregates(
     { AggregationTemporality, DataPointType },
     resourceFromAttributes(resourceAttributesOf(cfg, version)),
@@ -146,7 +204,10 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
       });
     } catch (e) {
       // Metrics never keep the gateway from serving: a taken port is logged, and OTLP export still runs.
-      log.error('the metrics listener could not listen; no /metrics (set GATEWAY_METRICS_PORT)', { port: mc.port, error: describeError(e) });
+      log.error('the metrics listener could not listen; no /metrics (set GATEWAY_METRICS_PORT)', {
+        port: mc.port,
+        error: describeError(e),
+      });
     }
   }
 
@@ -162,7 +223,10 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
     const rm = { ...(await collect()), resource: e.resource };
     await new Promise<void>((resolve) =>
       e.delegate.export(rm, (r) => {
-        if (r.code !== 0) log.every('metrics-export', 'warn', 'exporting metrics over OTLP failed', { error: r.error ? describeError(r.error) : 'unknown' });
+        if (r.code !== 0)
+          log.every('metrics-export', 'warn', 'exporting metrics over OTLP failed', {
+            error: r.error ? describeError(r.error) : 'unknown',
+          });
         resolve();
       }),
     );
@@ -180,7 +244,13 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
       const e: Export = {
         delegate: await metricsDelegate(c.protocol, c.metrics.url, exportOptions(c)),
         resource: resourceFromAttributes(resourceAttributesOf(c, version)),
-        timer: setInterval(() => void push(e).catch((err: unknown) => log.every('metrics-export', 'warn', 'exporting metrics over OTLP failed', { error: describeError(err) })), c.metrics.intervalMs),
+        timer: setInterval(
+          () =>
+            void push(e).catch((err: unknown) =>
+              log.every('metrics-export', 'warn', 'exporting metrics over OTLP failed', { error: describeError(err) }),
+            ),
+          c.metrics.intervalMs,
+        ),
       };
       e.timer.unref?.();
       exporting = e;

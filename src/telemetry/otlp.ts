@@ -30,7 +30,12 @@ export interface ExportOptions {
 /** The gRPC exporter options of `o` (credentials only when insecure: otherwise chosen by the URL's scheme). */
 export const grpcOptions = async (url: string, o: ExportOptions) => {
   const { createInsecureCredentials } = await import('@opentelemetry/otlp-grpc-exporter-base');
-  return { url, metadata: await grpcMetadata(o.headers), ...(o.insecure ? { credentials: createInsecureCredentials() } : {}), ...(o.timeoutMs ? { timeoutMillis: o.timeoutMs } : {}) };
+  return {
+    url,
+    metadata: await grpcMetadata(o.headers),
+    ...(o.insecure ? { credentials: createInsecureCredentials() } : {}),
+    ...(o.timeoutMs ? { timeoutMillis: o.timeoutMs } : {}),
+  };
 };
 
 /** The HTTP exporter options of `o`. */

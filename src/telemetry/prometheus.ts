@@ -52,7 +52,8 @@ const renderMetric = (m: MetricData, k: Kinds, out: string[]): void => {
     }
     return;
   }
-  if (m.dataPointType === k.SUM || m.dataPointType === k.GAUGE) for (const p of m.dataPoints) out.push(`${name}${labels(p.attributes)} ${num(p.value)}`);
+  if (m.dataPointType === k.SUM || m.dataPointType === k.GAUGE)
+    for (const p of m.dataPoints) out.push(`${name}${labels(p.attributes)} ${num(p.value)}`);
 };
 
 export const renderPrometheus = (rm: ResourceMetrics, kinds: Kinds): string => {

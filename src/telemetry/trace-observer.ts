@@ -63,7 +63,12 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
     const tp = headers?.get('traceparent');
     const m = tp ? TRACEPARENT.exec(tp.trim().toLowerCase()) : null;
     if (!m || /^0+$/.test(m[1] ?? '') || /^0+$/.test(m[2] ?? '')) return ROOT_CONTEXT;
-    return trace.setSpanContext(ROOT_CONTEXT, { traceId: m[1] ?? '', spanId: m[2] ?? '', traceFlags: Number.parseInt(m[3] ?? '0', 16) & 1, isRemote: true });
+    return trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: m[1] ?? '',
+      spanId: m[2] ?? '',
+      traceFlags: Number.parseInt(m[3] ?? '0', 16) & 1,
+      isRemote: true,
+    });
   };
 
   const operation = (ctx: RequestContext): string => operationOf(ctx.endpoint, ctx.mcp?.method);
@@ -100,7 +105,11 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
         attributes['gateway.mcp.server'] = mcp.server;
         if (mcp.name !== undefined && mcp.method === 'tools/call') attributes['gen_ai.tool.name'] = mcp.name;
       }
-      const server = tracer.startSpan(mcp ? `${mcp.method}${mcp.name ? ` ${mcp.name}` : ''}` : nameOf(ctx, operation(ctx)), { kind: SpanKind.SERVER, attributes }, parentOf(headers));
+      const server = tracer.startSpan(
+        mcp ? `${mcp.method}${mcp.name ? ` ${mcp.name}` : ''}` : nameOf(ctx, operation(ctx)),
+        { kind: SpanKind.SERVER, attributes },
+        parentOf(headers),
+      );
       ctx.trace = { server, attempt: undefined };
     },
     attemptStart(ctx, view) {

@@ -31,7 +31,13 @@ const clientFor = (t: TestGateway, key: string) => new OpenAI({ baseURL: `${t.ur
 beforeAll(async () => {
   oa = startMockUpstream('openai');
   an = startMockUpstream('anthropic');
-  env = { GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1', GATEWAY_KEK: kek, GATEWAY_DATA_DIR: dir, GATEWAY_BATCH_CONCURRENCY: '4', GATEWAY_FILE_MAX: '256KiB' };
+  env = {
+    GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1',
+    GATEWAY_KEK: kek,
+    GATEWAY_DATA_DIR: dir,
+    GATEWAY_BATCH_CONCURRENCY: '4',
+    GATEWAY_FILE_MAX: '256KiB',
+  };
   tg = await startTestGateway(env);
   // With PostgreSQL the restart below needs the same database.
   if (tg.db.url) env.DATABASE_URL = tg.db.url;
@@ -48,7 +54,12 @@ afterAll(async () => {
 });
 
 const jsonl = (lines: unknown[]): string => `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
-const chatLine = (id: string, model: string, content: string) => ({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model, max_tokens: 20, messages: [{ role: 'user', content }] } });
+const chatLine = (id: string, model: string, content: string) => ({
+  custom_id: id,
+  method: 'POST',
+  url: '/v1/chat/completions',
+  body: { model, max_tokens: 20, messages: [{ role: 'user', content }] },
+});
 
 /** `/v1/messages` batches: contract §11 names the endpoint; the OpenAI SDK's type does not, so these go by fetch. */
 const createMessagesBatch = async (inputFileId: string): Promise<OpenAI.Batch> => {
@@ -61,7 +72,8 @@ const createMessagesBatch = async (inputFileId: string): Promise<OpenAI.Batch> =
   return (await res.json()) as OpenAI.Batch;
 };
 
-const upload = async (c: OpenAI, text: string) => c.files.create({ file: await toFile(Buffer.from(text), 'input.jsonl'), purpose: 'batch' });
+const upload = async (c: OpenAI, text: string) =>
+  c.files.create({ file: await toFile(Buffer.from(text), 'input.jsonl'), purpose: 'batch' });
 
 const waitFor = async (c: OpenAI, id: string, done: (b: OpenAI.Batch) => boolean, ms = 60_000): Promise<OpenAI.Batch> => {
   const until = Date.now() + ms;
@@ -92,7 +104,12 @@ test('100 Chat lines against an Anthropic route: completed, 100 output lines mat
   const file = await upload(client, jsonl(lines));
   expect(file).toMatchObject({ object: 'file', purpose: 'batch', filename: 'input.jsonl', status: 'processed' });
   expect(await client.files.retrieve(file.id)).toMatchObject({ id: file.id, bytes: file.bytes });
-  const batch = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { job: 'nightly' } });
+  const batch = await client.batches.create({
+    input_file_id: file.id,
+    endpoint: '/v1/chat/completions',
+    completion_window: '24h',
+    metadata: { job: 'nightly' },
+  });
   expect(batch).toMatchObject({ object: 'batch', status: 'validating', input_file_id: file.id, metadata: { job: 'nightly' } });
   const done = await waitFor(client, batch.id, (b) => b.status === 'completed' || b.status === 'failed');
   expect(done.status).toBe('completed');
@@ -112,7 +129,10 @@ test('100 Chat lines against an Anthropic route: completed, 100 output lines mat
   // Every line went to the Anthropic upstream (translated) and left a request record.
   expect(an.requests.filter((r) => JSON.stringify(r.body).includes('batch line ')).length).toBe(100);
   await tg.gw.records.flush();
-  const recs = await tg.gw.store.db.select({ id: requestRecords.requestId, status: requestRecords.httpStatus, provider: requestRecords.provider }).from(requestRecords).where(like(requestRecords.clientRequestId, `${batch.id}/%`));
+  const recs = await tg.gw.store.db
+    .select({ id: requestRecords.requestId, status: requestRecords.httpStatus, provider: requestRecords.provider })
+    .from(requestRecords)
+    .where(like(requestRecords.clientRequestId, `${batch.id}/%`));
   expect(recs.length).toBe(100);
   expect(recs.every((r) => r.status === 200 && r.provider === 'anthropic')).toBe(true);
   expect(new Set(out.map((l) => l.response?.request_id))).toEqual(new Set(recs.map((r) => r.id)));
@@ -125,9 +145,24 @@ test('100 Chat lines against an Anthropic route: completed, 100 output lines mat
 
 test('Messages lines against the OpenAI route; a failing line goes to the error file; a malformed file fails the batch', async () => {
   const lines = [
-    { custom_id: 'm1', method: 'POST', url: '/v1/messages', body: { model: 'metered', max_tokens: 20, messages: [{ role: 'user', content: 'hello there' }] } },
-    { custom_id: 'm2', method: 'POST', url: '/v1/messages', body: { model: 'no-such-model', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] } },
-    { custom_id: 'm3', method: 'POST', url: '/v1/messages', body: { model: 'metered', max_tokens: 20, stream: true, messages: [{ role: 'user', content: 'hi' }] } },
+    {
+      custom_id: 'm1',
+      method: 'POST',
+      url: '/v1/messages',
+      body: { model: 'metered', max_tokens: 20, messages: [{ role: 'user', content: 'hello there' }] },
+    },
+    {
+      custom_id: 'm2',
+      method: 'POST',
+      url: '/v1/messages',
+      body: { model: 'no-such-model', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] },
+    },
+    {
+      custom_id: 'm3',
+      method: 'POST',
+      url: '/v1/messages',
+      body: { model: 'metered', max_tokens: 20, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+    },
   ];
   const file = await upload(client, jsonl(lines));
   const batch = await createMessagesBatch(file.id);
@@ -143,7 +178,10 @@ test('Messages lines against the OpenAI route; a failing line goes to the error 
   expect(errors[0]?.response?.body).toMatchObject({ type: 'error' });
   expect(errors[1]).toMatchObject({ response: null, error: { code: 'invalid_request' } });
 
-  const bad = await upload(client, `${JSON.stringify(lines[0])}\nnot json\n${JSON.stringify({ ...lines[0], url: '/v1/chat/completions', custom_id: 'x' })}\n`);
+  const bad = await upload(
+    client,
+    `${JSON.stringify(lines[0])}\nnot json\n${JSON.stringify({ ...lines[0], url: '/v1/chat/completions', custom_id: 'x' })}\n`,
+  );
   const failed = await waitFor(client, (await createMessagesBatch(bad.id)).id, (b) => b.status === 'failed' || b.status === 'completed');
   expect(failed.status).toBe('failed');
   expect(failed.errors?.data?.map((e) => [e.code, e.line])).toEqual([
@@ -155,7 +193,11 @@ test('Messages lines against the OpenAI route; a failing line goes to the error 
 test('a batch is cancelled cleanly: lines stop, the finished ones are in the output file', async () => {
   oa.script(() => ({ text: 'slow', usage: { input: 1, output: 1 }, delayMs: 150 }));
   const lines = Array.from({ length: 60 }, (_, i) => chatLine(`c-${i}`, 'metered', `cancel line ${i}`));
-  const batch = await client.batches.create({ input_file_id: (await upload(client, jsonl(lines))).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+  const batch = await client.batches.create({
+    input_file_id: (await upload(client, jsonl(lines))).id,
+    endpoint: '/v1/chat/completions',
+    completion_window: '24h',
+  });
   await waitFor(client, batch.id, (b) => (b.request_counts?.completed ?? 0) >= 4);
   const cancelling = await client.batches.cancel(batch.id);
   expect(['cancelling', 'cancelled']).toContain(cancelling.status);
@@ -176,7 +218,11 @@ test('a batch is cancelled cleanly: lines stop, the finished ones are in the out
 test('a batch survives a restart of the gateway midway: it resumes where it stopped, every line exactly once', async () => {
   oa.script(() => ({ text: 'after restart', usage: { input: 1, output: 1 }, delayMs: 60 }));
   const lines = Array.from({ length: 100 }, (_, i) => chatLine(`r-${i}`, 'metered', `restart line ${i}`));
-  const batch = await client.batches.create({ input_file_id: (await upload(client, jsonl(lines))).id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+  const batch = await client.batches.create({
+    input_file_id: (await upload(client, jsonl(lines))).id,
+    endpoint: '/v1/chat/completions',
+    completion_window: '24h',
+  });
   const midway = await waitFor(client, batch.id, (b) => (b.request_counts?.completed ?? 0) >= 10);
   expect(midway.status).toBe('in_progress');
   await tg.gw.stop();
@@ -198,7 +244,9 @@ test('uploads: over GATEWAY_FILE_MAX → 413, purpose must be batch; files are p
   const over = await client.files.create({ file: await toFile(Buffer.from(big), 'big.jsonl'), purpose: 'batch' }).catch((e: unknown) => e);
   expect(over).toBeInstanceOf(OpenAI.APIError);
   expect((over as InstanceType<typeof OpenAI.APIError>).status).toBe(413);
-  const wrong = await client.files.create({ file: await toFile(Buffer.from('{}\n'), 'a.jsonl'), purpose: 'assistants' }).catch((e: unknown) => e);
+  const wrong = await client.files
+    .create({ file: await toFile(Buffer.from('{}\n'), 'a.jsonl'), purpose: 'assistants' })
+    .catch((e: unknown) => e);
   expect((wrong as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
   const f = await upload(client, jsonl([chatLine('a', 'metered', 'x')]));
   const other = await meteredWorld(tg, oa.url, an.url, 'batches-other', { suffix: '-o' });
@@ -206,7 +254,9 @@ test('uploads: over GATEWAY_FILE_MAX → 413, purpose must be batch; files are p
   const seen = await stranger.files.retrieve(f.id).catch((e: unknown) => e);
   expect((seen as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
   expect((await stranger.files.list()).data).toEqual([]);
-  const foreign = await stranger.batches.create({ input_file_id: f.id, endpoint: '/v1/chat/completions', completion_window: '24h' }).catch((e: unknown) => e);
+  const foreign = await stranger.batches
+    .create({ input_file_id: f.id, endpoint: '/v1/chat/completions', completion_window: '24h' })
+    .catch((e: unknown) => e);
   expect((foreign as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
   expect(await client.files.delete(f.id)).toMatchObject({ id: f.id, deleted: true });
   expect(((await client.files.retrieve(f.id).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
@@ -214,7 +264,10 @@ test('uploads: over GATEWAY_FILE_MAX → 413, purpose must be batch; files are p
 
 test('a data plane without the store (a separate data plane) refuses files and batches with 501', async () => {
   const deps = { snapshots: new SnapshotHolder(), observers: NO_OBSERVERS, recordBodies: false, keepAliveMs: 1000 };
-  const res = await batchRoute('/v1/files', listFiles)(deps, new Request('http://dp/v1/files'), { requestId: 'r', clientRequestId: undefined });
+  const res = await batchRoute('/v1/files', listFiles)(deps, new Request('http://dp/v1/files'), {
+    requestId: 'r',
+    clientRequestId: undefined,
+  });
   expect(res.status).toBe(501);
   const body = (await res.json()) as { error: { code: string; message: string } };
   expect(body.error.code).toBe('unsupported_endpoint');

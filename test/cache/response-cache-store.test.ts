@@ -39,7 +39,12 @@ describe.skipIf(skip !== undefined)(`the response cache on Redis${skip ? ` — s
     an = startMockUpstream('anthropic');
     tg = await startTestGateway({ GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1', REDIS_URL: redis.url });
     w = await meteredWorld(tg, oa.url, an.url, 'cache-redis');
-    await tg.must(admin('UpsertProjectSetting'), { customerId: w.customerId, projectId: w.projectId, settingName: 'response-cache', settingValue: '{"mode":"exact","ttlSeconds":120}' });
+    await tg.must(admin('UpsertProjectSetting'), {
+      customerId: w.customerId,
+      projectId: w.projectId,
+      settingName: 'response-cache',
+      settingValue: '{"mode":"exact","ttlSeconds":120}',
+    });
   }, 60_000);
   afterAll(async () => {
     await tg?.stop();

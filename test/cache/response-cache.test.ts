@@ -19,7 +19,8 @@ let an: MockUpstream;
 let w: World;
 let other: World;
 const at = (x: World) => ({ customerId: x.customerId, projectId: x.projectId });
-const setCache = (x: World, value: Record<string, unknown>) => tg.must(admin('UpsertProjectSetting'), { ...at(x), settingName: 'response-cache', settingValue: JSON.stringify(value) });
+const setCache = (x: World, value: Record<string, unknown>) =>
+  tg.must(admin('UpsertProjectSetting'), { ...at(x), settingName: 'response-cache', settingValue: JSON.stringify(value) });
 let n = 0;
 /** A prompt no earlier test used. */
 const fresh = (): string => `question ${++n} at ${Date.now()}`;
@@ -42,7 +43,13 @@ afterAll(async () => {
 });
 
 test('the setting is checked: mode, ttlSeconds 1..604800, scope', async () => {
-  for (const bad of ['{"mode":"semantic","ttlSeconds":60}', '{"mode":"exact","ttlSeconds":0}', '{"mode":"exact","ttlSeconds":604801}', '{"mode":"exact","ttlSeconds":60,"scope":"team"}', '{"mode":"exact","ttlSeconds":60,"x":1}']) {
+  for (const bad of [
+    '{"mode":"semantic","ttlSeconds":60}',
+    '{"mode":"exact","ttlSeconds":0}',
+    '{"mode":"exact","ttlSeconds":604801}',
+    '{"mode":"exact","ttlSeconds":60,"scope":"team"}',
+    '{"mode":"exact","ttlSeconds":60,"x":1}',
+  ]) {
     const r = await tg.call(admin('UpsertProjectSetting'), { ...at(w), settingName: 'response-cache', settingValue: bad });
     expect(r.status).toBe(400);
     expect(JSON.stringify(r.body)).toContain('settingValue');
@@ -53,12 +60,16 @@ test('N identical requests call the upstream once; hits carry the original usage
   const q = fresh();
   const openai = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: w.apiKey, maxRetries: 0 });
   oa.script(() => ({ text: 'cached answer', usage: { input: 11, output: 5 } }));
-  const first = await openai.chat.completions.create({ model: 'metered', messages: [{ role: 'user', content: q }], temperature: 0.7 }).withResponse();
+  const first = await openai.chat.completions
+    .create({ model: 'metered', messages: [{ role: 'user', content: q }], temperature: 0.7 })
+    .withResponse();
   expect(first.response.headers.get('x-gateway-cache')).toBe('miss');
   const hits = await Promise.all(
     Array.from({ length: 5 }, (_, i) =>
       // `user`, `metadata` and `stream_options` do not change the answer: same entry.
-      openai.chat.completions.create({ model: 'metered', messages: [{ role: 'user', content: q }], temperature: 0.7, user: `u${i}` }).withResponse(),
+      openai.chat.completions
+        .create({ model: 'metered', messages: [{ role: 'user', content: q }], temperature: 0.7, user: `u${i}` })
+        .withResponse(),
     ),
   );
   oa.script(undefined);
@@ -72,12 +83,26 @@ test('N identical requests call the upstream once; hits carry the original usage
   }
   await tg.gw.records.flush();
   const rows = await tg.gw.store.db
-    .select({ id: requestRecords.requestId, cache: requestRecords.cache, cost: requestRecords.costNanoUsd, saved: requestRecords.costSavedNanoUsd, out: requestRecords.outputTokens, attempts: requestRecords.attempts })
+    .select({
+      id: requestRecords.requestId,
+      cache: requestRecords.cache,
+      cost: requestRecords.costNanoUsd,
+      saved: requestRecords.costSavedNanoUsd,
+      out: requestRecords.outputTokens,
+      attempts: requestRecords.attempts,
+    })
     .from(requestRecords)
     .where(eq(requestRecords.customerId, w.customerId));
   const miss = rows.find((r) => r.id === first.response.headers.get('x-request-id'));
   expect(miss).toMatchObject({ cache: 'miss', cost: 5000, saved: null, attempts: 1 });
-  for (const h of hits) expect(rows.find((r) => r.id === h.response.headers.get('x-request-id'))).toMatchObject({ cache: 'hit', cost: 0, saved: 5000, out: 5, attempts: 0 });
+  for (const h of hits)
+    expect(rows.find((r) => r.id === h.response.headers.get('x-request-id'))).toMatchObject({
+      cache: 'hit',
+      cost: 0,
+      saved: 5000,
+      out: 5,
+      attempts: 0,
+    });
   // A different temperature is another request.
   const warmer = await chat(tg.url, w.apiKey, { model: 'metered', messages: [{ role: 'user', content: q }], temperature: 0.9 });
   expect(warmer.headers.get('x-gateway-cache')).toBe('miss');
@@ -89,7 +114,9 @@ test('a hit is streamed as SSE when asked (OpenAI and Anthropic SDKs), with the 
   oa.script(() => ({ text: 'one two three', usage: { input: 9, output: 3 } }));
   // Cached from a JSON answer, replayed as a stream…
   await openai.chat.completions.create({ model: 'metered', messages: [{ role: 'user', content: q }] });
-  const { data: stream, response } = await openai.chat.completions.create({ model: 'metered', messages: [{ role: 'user', content: q }], stream: true, stream_options: { include_usage: true } }).withResponse();
+  const { data: stream, response } = await openai.chat.completions
+    .create({ model: 'metered', messages: [{ role: 'user', content: q }], stream: true, stream_options: { include_usage: true } })
+    .withResponse();
   expect(response.headers.get('x-gateway-cache')).toBe('hit');
   expect(response.headers.get('content-type')).toContain('text/event-stream');
   let text = '';
@@ -110,7 +137,9 @@ test('a hit is streamed as SSE when asked (OpenAI and Anthropic SDKs), with the 
   const q2 = fresh();
   const anthropic = new Anthropic({ baseURL: tg.url, apiKey: w.apiKey, maxRetries: 0 });
   an.script(() => ({ text: 'claude says hi', usage: { input: 7, output: 4 } }));
-  const live = await anthropic.messages.stream({ model: 'claude-mini', max_tokens: 50, messages: [{ role: 'user', content: q2 }] }).finalMessage();
+  const live = await anthropic.messages
+    .stream({ model: 'claude-mini', max_tokens: 50, messages: [{ role: 'user', content: q2 }] })
+    .finalMessage();
   const replayed = anthropic.messages.stream({ model: 'claude-mini', max_tokens: 50, messages: [{ role: 'user', content: q2 }] });
   const msg = await replayed.finalMessage();
   an.script(undefined);
@@ -118,7 +147,9 @@ test('a hit is streamed as SSE when asked (OpenAI and Anthropic SDKs), with the 
   expect(msg.content).toEqual(live.content);
   expect(msg.usage).toMatchObject({ input_tokens: 7, output_tokens: 4 });
   expect(msg.stop_reason).toBe('end_turn');
-  const json = await anthropic.messages.create({ model: 'claude-mini', max_tokens: 50, messages: [{ role: 'user', content: q2 }] }).withResponse();
+  const json = await anthropic.messages
+    .create({ model: 'claude-mini', max_tokens: 50, messages: [{ role: 'user', content: q2 }] })
+    .withResponse();
   expect(json.response.headers.get('x-gateway-cache')).toBe('hit');
   expect(json.data.content).toEqual(live.content);
 }, 30_000);
@@ -139,8 +170,12 @@ test('another project never gets the answer; scope api_key keeps keys apart, sco
   // Scope api_key: the same request under another key is a miss.
   await setCache(w, { mode: 'exact', ttlSeconds: 600, scope: 'api_key' });
   const q2 = fresh();
-  expect((await chat(tg.url, w.apiKey, { model: 'metered', messages: [{ role: 'user', content: q2 }] })).headers.get('x-gateway-cache')).toBe('miss');
-  expect((await chat(tg.url, w.apiKey, { model: 'metered', messages: [{ role: 'user', content: q2 }] })).headers.get('x-gateway-cache')).toBe('hit');
+  expect(
+    (await chat(tg.url, w.apiKey, { model: 'metered', messages: [{ role: 'user', content: q2 }] })).headers.get('x-gateway-cache'),
+  ).toBe('miss');
+  expect(
+    (await chat(tg.url, w.apiKey, { model: 'metered', messages: [{ role: 'user', content: q2 }] })).headers.get('x-gateway-cache'),
+  ).toBe('hit');
   const apart = await chat(tg.url, key2.apiKey, { model: 'metered', messages: [{ role: 'user', content: q2 }] });
   expect(apart.headers.get('x-gateway-cache')).toBe('miss');
   expect(upstreamCalls(oa, q2)).toBe(2);
@@ -152,7 +187,11 @@ test('Cache-Control: no-cache refreshes the entry, no-store neither reads nor wr
   const q = fresh();
   const body = { model: 'metered', messages: [{ role: 'user', content: q }] };
   const send = (cc?: string) =>
-    fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json', ...(cc ? { 'cache-control': cc } : {}) }, body: JSON.stringify(body) });
+    fetch(`${tg.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json', ...(cc ? { 'cache-control': cc } : {}) },
+      body: JSON.stringify(body),
+    });
   const textOf = async (r: Response) => ((await r.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content;
   oa.script(() => ({ text: 'old', usage: { input: 1, output: 1 } }));
   expect(await textOf(await send())).toBe('old');
@@ -172,17 +211,26 @@ test('Cache-Control: no-cache refreshes the entry, no-store neither reads nor wr
   // no-store writes nothing either.
   const q2 = fresh();
   const body2 = { model: 'metered', messages: [{ role: 'user', content: q2 }] };
-  const r1 = await fetch(`${tg.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(body2) });
+  const r1 = await fetch(`${tg.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json', 'cache-control': 'no-store' },
+    body: JSON.stringify(body2),
+  });
   expect(r1.headers.get('x-gateway-cache')).toBe('bypass');
   expect((await chat(tg.url, w.apiKey, body2)).headers.get('x-gateway-cache')).toBe('miss');
   oa.script(undefined);
   await tg.gw.records.flush();
-  const rows = await tg.gw.store.db.select({ cache: requestRecords.cache }).from(requestRecords).where(and(eq(requestRecords.customerId, w.customerId), eq(requestRecords.requestId, bypass.headers.get('x-request-id') ?? '')));
+  const rows = await tg.gw.store.db
+    .select({ cache: requestRecords.cache })
+    .from(requestRecords)
+    .where(and(eq(requestRecords.customerId, w.customerId), eq(requestRecords.requestId, bypass.headers.get('x-request-id') ?? '')));
   expect(rows).toEqual([{ cache: 'bypass' }]);
 }, 30_000);
 
 test("no-cache of another key: with scope project it refreshes the entry the project's keys share, with scope api_key it leaves the first key's entry alone", async () => {
-  const key2 = ((await tg.must(apikeyOp('CreateApiKey'), { name: 'refresher', userId: 'u3', enterpriseContext: at(w) })) as { apiKey: string }).apiKey;
+  const key2 = (
+    (await tg.must(apikeyOp('CreateApiKey'), { name: 'refresher', userId: 'u3', enterpriseContext: at(w) })) as { apiKey: string }
+  ).apiKey;
   const ask = async (key: string, q: string, cc?: string): Promise<{ cache: string | null; text: string | undefined }> => {
     const r = await fetch(`${tg.url}/v1/chat/completions`, {
       method: 'POST',
@@ -229,6 +277,9 @@ test('a project without the setting is served as before: no cache, no header, no
   expect(r2.headers.get('x-gateway-cache')).toBeNull();
   expect(upstreamCalls(oa, q)).toBe(2);
   await tg.gw.records.flush();
-  const rows = await tg.gw.store.db.select({ cache: requestRecords.cache }).from(requestRecords).where(eq(requestRecords.requestId, r2.headers.get('x-request-id') ?? ''));
+  const rows = await tg.gw.store.db
+    .select({ cache: requestRecords.cache })
+    .from(requestRecords)
+    .where(eq(requestRecords.requestId, r2.headers.get('x-request-id') ?? ''));
   expect(rows).toEqual([{ cache: null }]);
 }, 30_000);

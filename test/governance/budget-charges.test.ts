@@ -20,14 +20,24 @@ const PRICES = { input: 1, output: 2 };
 const nano = (input: number, output: number): number => input * 1000 + output * 2000;
 const MAX = 200;
 /** What the mock upstreams stream: 40 text deltas, 25 ms apart; usage 500 in, 40 out (reported at the end). */
-const STREAM: Scripted = { textChunks: Array.from({ length: 40 }, (_, i) => `word${i} `), usage: { input: 500, output: 40 }, chunkDelayMs: 25 };
+const STREAM: Scripted = {
+  textChunks: Array.from({ length: 40 }, (_, i) => `word${i} `),
+  usage: { input: 500, output: 40 },
+  chunkDelayMs: 25,
+};
 
 beforeAll(async () => {
   oa = startMockUpstream('openai');
   an = startMockUpstream('anthropic');
   tg = await startTestGateway({ GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1' });
   w = await meteredWorld(tg, oa.url, an.url, 'charges', { prices: PRICES });
-  await tg.must(admin('UpsertBudget'), { customerId: w.customerId, projectId: w.projectId, name: 'streams', limitUsd: '1000', period: 'total' });
+  await tg.must(admin('UpsertBudget'), {
+    customerId: w.customerId,
+    projectId: w.projectId,
+    name: 'streams',
+    limitUsd: '1000',
+    period: 'total',
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -91,7 +101,11 @@ const abortedStream = async (path: string, body: Record<string, unknown>, events
 
 /** Streams `body` to the end (the upstream breaks it). Returns the gateway's request id. */
 const brokenStream = async (path: string, body: Record<string, unknown>): Promise<string> => {
-  const res = await fetch(`${tg.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${tg.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(200);
   expect(await res.text()).toContain('error');
   return res.headers.get('x-request-id') as string;
@@ -108,7 +122,12 @@ const spentAfter = async (before: number): Promise<number> => {
 };
 
 /** The charge must be what the record says, never 0, and as the rule gives it. */
-const expectCharged = async (run: () => Promise<string>, body: Record<string, unknown>, upstream: 'openai' | 'anthropic', errorCode: string): Promise<void> => {
+const expectCharged = async (
+  run: () => Promise<string>,
+  body: Record<string, unknown>,
+  upstream: 'openai' | 'anthropic',
+  errorCode: string,
+): Promise<void> => {
   const before = await spentNano(w.customerId, 'streams');
   const id = await run();
   const rec = await recordOf(id);
@@ -172,7 +191,6 @@ describe('a stream the upstream breaks is charged', () => {
     an.script(() => ({ ...STREAM, chunkDelayMs: 0, cutAfter: 10 }));
     const body = bodyOf('messages', 'claude-mini');
     await expectCharged(() => brokenStream(PATH.messages, body), body, 'anthropic', 'bad_gateway');
-
   }, 30_000);
 });
 
@@ -182,7 +200,12 @@ test('tokens per minute: an aborted stream keeps its reservation in the window',
     await awayFromMinuteEdge();
     const body = bodyOf('chat', 'metered');
     const reserved = inputTokenBound(JSON.stringify(body)) + MAX;
-    await tg.must(admin('UpsertProjectSetting'), { customerId: w.customerId, projectId: w.projectId, settingName: 'rate-limit', settingValue: JSON.stringify({ tokensPerMinute: reserved + 50 }) });
+    await tg.must(admin('UpsertProjectSetting'), {
+      customerId: w.customerId,
+      projectId: w.projectId,
+      settingName: 'rate-limit',
+      settingValue: JSON.stringify({ tokensPerMinute: reserved + 50 }),
+    });
     await recordOf(await abortedStream(PATH.chat, body));
     // The window still holds the aborted stream's reservation: the same request again does not fit.
     const again = await chat(tg.url, w.apiKey, { ...body, stream: false });
@@ -196,13 +219,24 @@ test('tokens per minute: an aborted stream keeps its reservation in the window',
 
 test('CJK input: 10 concurrent requests of 40,000 characters against a $100,000 budget spend at most the limit + one request', async () => {
   const x = await meteredWorld(tg, oa.url, an.url, 'cjk', { prices: { input: 1_000_000, output: 1_000_000 }, suffix: '-cjk' });
-  await tg.must(admin('UpsertBudget'), { customerId: x.customerId, projectId: x.projectId, name: 'cjk', limitUsd: '100000', period: 'total' });
+  await tg.must(admin('UpsertBudget'), {
+    customerId: x.customerId,
+    projectId: x.projectId,
+    name: 'cjk',
+    limitUsd: '100000',
+    period: 'total',
+  });
   // The upstream counts one token per character of the messages' text (as tokenizers do for CJK).
-  const perChar = (r: Recorded): number => ((r.body.messages as { content: string }[] | undefined) ?? []).reduce((n, m) => n + m.content.length, 0);
+  const perChar = (r: Recorded): number =>
+    ((r.body.messages as { content: string }[] | undefined) ?? []).reduce((n, m) => n + m.content.length, 0);
   oa.script((r) => ({ text: 'ok', usage: { input: perChar(r), output: 10 }, delayMs: 200 }));
   try {
     const text = '预算'.repeat(20_000);
-    const res = await Promise.all(Array.from({ length: 10 }, () => chat(tg.url, x.apiKey, { model: 'metered-cjk', max_tokens: 10, messages: [{ role: 'user', content: text }] })));
+    const res = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        chat(tg.url, x.apiKey, { model: 'metered-cjk', max_tokens: 10, messages: [{ role: 'user', content: text }] }),
+      ),
+    );
     const admitted = res.filter((r) => r.status === 200).length;
     expect(admitted).toBeGreaterThanOrEqual(1);
     expect(res.filter((r) => r.status === 429)).toHaveLength(10 - admitted);

@@ -29,7 +29,11 @@ test('budget overshoot: 4k concurrent requests against room for k — at most k+
   const k = 10;
   await tg.must(admin('UpsertBudget'), { ...at(), name: 'daily', limitUsd: '0.00007', period: 'day' });
   oa.script(() => ({ text: 'ok', usage: { input: 12, output: 7 }, delayMs: 100 }));
-  const res = await Promise.all(Array.from({ length: 4 * k }, () => chat(tg.url, w.apiKey, { model: 'metered', max_tokens: 7, messages: [{ role: 'user', content: 'hi' }] })));
+  const res = await Promise.all(
+    Array.from({ length: 4 * k }, () =>
+      chat(tg.url, w.apiKey, { model: 'metered', max_tokens: 7, messages: [{ role: 'user', content: 'hi' }] }),
+    ),
+  );
   oa.script(undefined);
   const admitted = res.filter((r) => r.status === 200).length;
   expect(admitted).toBeLessThanOrEqual(k + 1);
@@ -40,10 +44,15 @@ test('budget overshoot: 4k concurrent requests against room for k — at most k+
   expect(body.error.message).toContain("'daily'");
   expect(Number(refused[0]?.headers.get('retry-after'))).toBeGreaterThan(0);
   await tg.gw.records.flush();
-  const rows = await tg.gw.store.db.select({ cost: requestRecords.costNanoUsd, status: requestRecords.httpStatus }).from(requestRecords).where(eq(requestRecords.customerId, w.customerId));
+  const rows = await tg.gw.store.db
+    .select({ cost: requestRecords.costNanoUsd, status: requestRecords.httpStatus })
+    .from(requestRecords)
+    .where(eq(requestRecords.customerId, w.customerId));
   const recorded = rows.reduce((s, r) => s + r.cost, 0);
   expect(recorded).toBe(admitted * 7000);
-  const got = (await tg.must(admin('GetBudget'), { ...at(), name: 'daily' })) as { budget: { spentUsd: string; limitUsd: string; period: string; id: string } };
+  const got = (await tg.must(admin('GetBudget'), { ...at(), name: 'daily' })) as {
+    budget: { spentUsd: string; limitUsd: string; period: string; id: string };
+  };
   expect(got.budget.spentUsd).toBe(String(recorded / 1e9));
   expect(got.budget.limitUsd).toBe('0.00007');
   const list = (await tg.must(admin('ListBudgets'), at())) as { budgets: { name: string }[] };
@@ -78,14 +87,20 @@ test('tokens per minute: reserved by estimate, corrected to the upstream usage a
 test('requests per minute per API key: the limit, then 429 with Retry-After', async () => {
   await awayFromMinuteEdge();
   await tg.must(admin('UpsertProjectSetting'), { ...at(), settingName: 'rate-limit', settingValue: '{"requestsPerMinute":3}' });
-  const res = await Promise.all(Array.from({ length: 8 }, () => chat(tg.url, w.apiKey, { model: 'metered', messages: [{ role: 'user', content: 'hi' }] })));
+  const res = await Promise.all(
+    Array.from({ length: 8 }, () => chat(tg.url, w.apiKey, { model: 'metered', messages: [{ role: 'user', content: 'hi' }] })),
+  );
   expect(res.filter((r) => r.status === 200)).toHaveLength(3);
   expect(res.filter((r) => r.status === 429 && r.headers.get('retry-after') !== null)).toHaveLength(5);
   await tg.must(admin('DeleteProjectSetting'), { ...at(), settingName: 'rate-limit' });
 }, 30_000);
 
 test('global fallback: tried in order after every target of the route failed retryably', async () => {
-  await tg.must(admin('UpsertProjectSetting'), { ...at(), settingName: 'global-fallback', settingValue: JSON.stringify({ targets: [{ connection: 'mock-anthropic', model: 'claude-fallback' }] }) });
+  await tg.must(admin('UpsertProjectSetting'), {
+    ...at(),
+    settingName: 'global-fallback',
+    settingValue: JSON.stringify({ targets: [{ connection: 'mock-anthropic', model: 'claude-fallback' }] }),
+  });
   oa.script(() => ({ status: 503, errorBody: '{"error":{"message":"down","type":"server_error"}}' }));
   const before = an.requests.length;
   const res = await chat(tg.url, w.apiKey, { model: 'metered', messages: [{ role: 'user', content: 'hello' }] });
@@ -109,7 +124,12 @@ test('Redis unreachable: closed (default) refuses governed requests with 503, lo
   try {
     const x = await meteredWorld(g, oa.url, an.url, 'redisdown');
     expect((await chat(g.url, x.apiKey, { model: 'metered', messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
-    await g.must(admin('UpsertProjectSetting'), { customerId: x.customerId, projectId: x.projectId, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":100}' });
+    await g.must(admin('UpsertProjectSetting'), {
+      customerId: x.customerId,
+      projectId: x.projectId,
+      settingName: 'rate-limit',
+      settingValue: '{"requestsPerMinute":100}',
+    });
     const r = await chat(g.url, x.apiKey, { model: 'metered', messages: [{ role: 'user', content: 'hi' }] });
     expect(r.status).toBe(503);
     expect(((await r.json()) as { error: { code: string } }).error.code).toBe('limits_unavailable');

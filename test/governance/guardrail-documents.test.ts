@@ -24,8 +24,22 @@ beforeAll(async () => {
   an = startMockUpstream('anthropic');
   tg = await startTestGateway({ GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1' });
   w = await meteredWorld(tg, oa.url, an.url, 'docs');
-  await tg.must(admin('CreateGuardrail'), { ...at(), name: 'no-secrets', stage: 'input', kind: 'regex', pattern: 'TOPSECRET-\\d+|password', action: 'block' });
-  await tg.must(admin('CreateGuardrail'), { ...at(), name: 'pii', stage: 'input', kind: 'pii', piiTypes: ['email', 'credit_card'], action: 'redact' });
+  await tg.must(admin('CreateGuardrail'), {
+    ...at(),
+    name: 'no-secrets',
+    stage: 'input',
+    kind: 'regex',
+    pattern: 'TOPSECRET-\\d+|password',
+    action: 'block',
+  });
+  await tg.must(admin('CreateGuardrail'), {
+    ...at(),
+    name: 'pii',
+    stage: 'input',
+    kind: 'pii',
+    piiTypes: ['email', 'credit_card'],
+    action: 'redact',
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -35,7 +49,11 @@ afterAll(async () => {
 });
 
 const post = (path: string, body: Record<string, unknown>) =>
-  fetch(`${tg.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${tg.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64');
 
@@ -50,7 +68,8 @@ const received = (up: MockUpstream): string => {
     } else if (Array.isArray(v)) v.forEach(walk);
     else if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
-      if (o.type === 'base64' && o.media_type === 'text/plain' && typeof o.data === 'string') out.push(Buffer.from(o.data, 'base64').toString('utf8'));
+      if (o.type === 'base64' && o.media_type === 'text/plain' && typeof o.data === 'string')
+        out.push(Buffer.from(o.data, 'base64').toString('utf8'));
       Object.values(o).forEach(walk);
     }
   };
@@ -69,7 +88,10 @@ const expectBlocked = async (r: Response, up: MockUpstream, before: number, guar
 
 const messages = (model: string, content: unknown[]) => ({ model, max_tokens: 50, messages: [{ role: 'user', content }] });
 const doc = (source: Record<string, unknown>) => ({ type: 'document', source });
-const pdf = (text: string, flate: boolean) => b64(makePdf(`BT /F1 12 Tf 72 700 Td (${text.slice(0, 8)}) Tj 0 -14 Td [(${text.slice(8, 14)}) -20 (${text.slice(14)})] TJ ET`, { flate }));
+const pdf = (text: string, flate: boolean) =>
+  b64(
+    makePdf(`BT /F1 12 Tf 72 700 Td (${text.slice(0, 8)}) Tj 0 -14 Td [(${text.slice(8, 14)}) -20 (${text.slice(14)})] TJ ET`, { flate }),
+  );
 
 const UPSTREAMS = [
   { name: 'to an OpenAI upstream', model: 'metered', up: () => oa },
@@ -86,8 +108,15 @@ describe.each(UPSTREAMS)('Messages documents $name', (u) => {
   for (const kind of TEXT_KINDS) {
     test(`${kind.name}: a block rule blocks and nothing is sent; a redact rule redacts what the upstream receives`, async () => {
       const before = u.up().requests.length;
-      await expectBlocked(await post('/v1/messages', messages(u.model, [{ type: 'text', text: 'read this' }, kind.block('the code is TOPSECRET-42.')])), u.up(), before);
-      const r = await post('/v1/messages', messages(u.model, [{ type: 'text', text: 'read this' }, kind.block('mail me@corp.io or card 4111/1111/1111/1111')]));
+      await expectBlocked(
+        await post('/v1/messages', messages(u.model, [{ type: 'text', text: 'read this' }, kind.block('the code is TOPSECRET-42.')])),
+        u.up(),
+        before,
+      );
+      const r = await post(
+        '/v1/messages',
+        messages(u.model, [{ type: 'text', text: 'read this' }, kind.block('mail me@corp.io or card 4111/1111/1111/1111')]),
+      );
       await r.text();
       // Toward OpenAI a content source has no translation (a 400 before the upstream): nothing leaks either way.
       if (u.model === 'metered' && kind.name.startsWith('a content')) {
@@ -106,7 +135,11 @@ describe.each(UPSTREAMS)('Messages documents $name', (u) => {
   for (const flate of [false, true]) {
     test(`a PDF (${flate ? 'Flate-compressed' : 'uncompressed'} content): a block rule blocks; a redact match refuses (a PDF cannot be rewritten); clean text passes`, async () => {
       const before = u.up().requests.length;
-      const withPdf = (text: string) => messages(u.model, [doc({ type: 'base64', media_type: 'application/pdf', data: pdf(text, flate) }), { type: 'text', text: 'summarise' }]);
+      const withPdf = (text: string) =>
+        messages(u.model, [
+          doc({ type: 'base64', media_type: 'application/pdf', data: pdf(text, flate) }),
+          { type: 'text', text: 'summarise' },
+        ]);
       await expectBlocked(await post('/v1/messages', withPdf('the codeTOPSECRET-42 end')), u.up(), before);
       await expectBlocked(await post('/v1/messages', withPdf('write tome@corp.io soon')), u.up(), before, 'pii');
       const ok = await post('/v1/messages', withPdf('a perfectly clean page'));
@@ -123,7 +156,10 @@ describe.each(UPSTREAMS)('Messages documents $name', (u) => {
       messages: [
         { role: 'user', content: 'look it up' },
         { role: 'assistant', content: [{ type: 'tool_use', id: 'tu1', name: 'lookup', input: {} }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: [doc({ type: 'text', media_type: 'text/plain', data: t })] }] },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'tu1', content: [doc({ type: 'text', media_type: 'text/plain', data: t })] }],
+        },
       ],
     });
     await expectBlocked(await post('/v1/messages', body('found TOPSECRET-7')), u.up(), before);
@@ -186,7 +222,18 @@ describe('OpenAI file parts with text data', () => {
   const textUrl = (t: string) => `data:text/plain;base64,${b64(t)}`;
 
   test('Chat `file` part (toward Anthropic: a text part): blocked, and redacted', async () => {
-    const body = (t: string) => ({ model: 'claude-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'read' }, { type: 'file', file: { file_data: textUrl(t), filename: 'notes.txt' } }] }] });
+    const body = (t: string) => ({
+      model: 'claude-mini',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'read' },
+            { type: 'file', file: { file_data: textUrl(t), filename: 'notes.txt' } },
+          ],
+        },
+      ],
+    });
     const before = an.requests.length;
     await expectBlocked(await post('/v1/chat/completions', body('TOPSECRET-9 inside')), an, before);
     expect((await post('/v1/chat/completions', body('write me@corp.io'))).status).toBe(200);
@@ -195,7 +242,18 @@ describe('OpenAI file parts with text data', () => {
   });
 
   test.each(UPSTREAMS)('Responses `input_file` with file_data $name: blocked, and redacted (re-encoded in the data URL)', async (u) => {
-    const body = (t: string) => ({ model: u.model, input: [{ role: 'user', content: [{ type: 'input_text', text: 'read' }, { type: 'input_file', filename: 'notes.txt', file_data: textUrl(t) }] }] });
+    const body = (t: string) => ({
+      model: u.model,
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'read' },
+            { type: 'input_file', filename: 'notes.txt', file_data: textUrl(t) },
+          ],
+        },
+      ],
+    });
     const before = u.up().requests.length;
     await expectBlocked(await post('/v1/responses', body('TOPSECRET-9 inside')), u.up(), before);
     await (await post('/v1/responses', body('write me@corp.io'))).text();
@@ -223,15 +281,21 @@ describe('evasions folded into normalisation', () => {
     ['separated by /', '4111/1111/1111/1111'],
     ['separated by _', '4111_1111_1111_1111'],
     ['in Arabic-Indic digits', '\u0664\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 \u0661\u0661\u0661\u0661'],
-    ['in Extended Arabic-Indic digits', '\u06f4\u06f1\u06f1\u06f1-\u06f1\u06f1\u06f1\u06f1-\u06f1\u06f1\u06f1\u06f1-\u06f1\u06f1\u06f1\u06f1'],
+    [
+      'in Extended Arabic-Indic digits',
+      '\u06f4\u06f1\u06f1\u06f1-\u06f1\u06f1\u06f1\u06f1-\u06f1\u06f1\u06f1\u06f1-\u06f1\u06f1\u06f1\u06f1',
+    ],
   ])('a card number %s is redacted in the original text', async (_, card) => {
-    expect((await post('/v1/chat/completions', { model: 'metered', messages: [{ role: 'user', content: `pay with ${card} today` }] })).status).toBe(200);
+    expect(
+      (await post('/v1/chat/completions', { model: 'metered', messages: [{ role: 'user', content: `pay with ${card} today` }] })).status,
+    ).toBe(200);
     expect(received(oa)).toContain('pay with [REDACTED:credit_card] today');
   });
 });
 
 describe('documents: "refuse"', () => {
-  const withPdf = (model: string, data: string) => messages(model, [doc({ type: 'base64', media_type: 'application/pdf', data }), { type: 'text', text: 'summarise' }]);
+  const withPdf = (model: string, data: string) =>
+    messages(model, [doc({ type: 'base64', media_type: 'application/pdf', data }), { type: 'text', text: 'summarise' }]);
   const imageOnly = b64(makePdf('q 100 0 0 100 0 0 cm /Im1 Do Q', { flate: true }));
   const composite = b64(makePdf('BT /F1 12 Tf <00410042> Tj ET', { type0: true }));
 
@@ -239,13 +303,26 @@ describe('documents: "refuse"', () => {
     const before = u.up().requests.length;
     expect((await post('/v1/messages', withPdf(u.model, imageOnly))).status).toBe(200);
     expect(u.up().requests.length).toBe(before + 1);
-    await tg.must(admin('CreateGuardrail'), { ...at(), name: 'docs-refuse', stage: 'input', kind: 'pii', piiTypes: ['ssn'], action: 'flag', documents: 'refuse' });
+    await tg.must(admin('CreateGuardrail'), {
+      ...at(),
+      name: 'docs-refuse',
+      stage: 'input',
+      kind: 'pii',
+      piiTypes: ['ssn'],
+      action: 'flag',
+      documents: 'refuse',
+    });
     try {
       const got = (await tg.must(admin('GetGuardrail'), { ...at(), name: 'docs-refuse' })) as { guardrail: { documents: string } };
       expect(got.guardrail.documents).toBe('refuse');
       await expectBlocked(await post('/v1/messages', withPdf(u.model, imageOnly)), u.up(), before + 1, 'docs-refuse');
       await expectBlocked(await post('/v1/messages', withPdf(u.model, composite)), u.up(), before + 1, 'docs-refuse');
-      await expectBlocked(await post('/v1/messages', messages(u.model, [doc({ type: 'url', url: 'https://example.com/a.pdf' })])), u.up(), before + 1, 'docs-refuse');
+      await expectBlocked(
+        await post('/v1/messages', messages(u.model, [doc({ type: 'url', url: 'https://example.com/a.pdf' })])),
+        u.up(),
+        before + 1,
+        'docs-refuse',
+      );
       // A PDF whose text is read is scanned, not refused.
       expect((await post('/v1/messages', withPdf(u.model, pdf('a perfectly clean page', true)))).status).toBe(200);
       expect(u.up().requests.length).toBe(before + 2);
@@ -259,10 +336,26 @@ describe('documents: "refuse"', () => {
   test('management: documents defaults to scan; refuse on an output-only guardrail is refused naming the field', async () => {
     const got = (await tg.must(admin('GetGuardrail'), { ...at(), name: 'pii' })) as { guardrail: { documents: string } };
     expect(got.guardrail.documents).toBe('scan');
-    const bad = await tg.call(admin('CreateGuardrail'), { ...at(), name: 'out-refuse', stage: 'output', kind: 'pii', piiTypes: ['email'], action: 'block', documents: 'refuse' });
+    const bad = await tg.call(admin('CreateGuardrail'), {
+      ...at(),
+      name: 'out-refuse',
+      stage: 'output',
+      kind: 'pii',
+      piiTypes: ['email'],
+      action: 'block',
+      documents: 'refuse',
+    });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body)).toContain("'documents'");
-    const wrong = await tg.call(admin('CreateGuardrail'), { ...at(), name: 'x-refuse', stage: 'input', kind: 'pii', piiTypes: ['email'], action: 'block', documents: 'maybe' });
+    const wrong = await tg.call(admin('CreateGuardrail'), {
+      ...at(),
+      name: 'x-refuse',
+      stage: 'input',
+      kind: 'pii',
+      piiTypes: ['email'],
+      action: 'block',
+      documents: 'maybe',
+    });
     expect(wrong.status).toBe(400);
   });
 });

@@ -74,7 +74,12 @@ describe('normalise', () => {
     expect(normalise('\u0664\u0661\u0661\u0661').text).toBe('4111'); // Arabic-Indic
     expect(normalise('\u06f4\u06f1\u06f1\u06f1').text).toBe('4111'); // Extended Arabic-Indic
     expect(normalise('\u096a\u0968 \u0e51\u0e52 \u{1d7d8}').text).toBe('42 12 0'); // Devanagari, Thai, mathematical
-    expect(redacted(pii('credit_card'), 'card \u0664\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 \u06f1\u06f1\u06f1\u06f1 \u06f1\u06f1\u06f1\u06f1 ok')).toEqual(['card [REDACTED:credit_card] ok']);
+    expect(
+      redacted(
+        pii('credit_card'),
+        'card \u0664\u0661\u0661\u0661 \u0661\u0661\u0661\u0661 \u06f1\u06f1\u06f1\u06f1 \u06f1\u06f1\u06f1\u06f1 ok',
+      ),
+    ).toEqual(['card [REDACTED:credit_card] ok']);
   });
 
   test('every normalised unit maps back to the original characters it came from', () => {
@@ -99,7 +104,11 @@ describe('engine', () => {
 
   test('a match split across texts is caught in the joined view and each piece is redacted', () => {
     expect(redacted(regex('TOPSECRET-\\d+'), 'see TOPSEC', 'RET-42 now')).toEqual(['see [REDACTED:r]', '[REDACTED:r] now']);
-    expect(redacted(pii('credit_card'), 'card 4111 1111', ' 1111 1111', 'x')).toEqual(['card [REDACTED:credit_card]', '[REDACTED:credit_card]', 'x']);
+    expect(redacted(pii('credit_card'), 'card 4111 1111', ' 1111 1111', 'x')).toEqual([
+      'card [REDACTED:credit_card]',
+      '[REDACTED:credit_card]',
+      'x',
+    ]);
     // The per-text view keeps word boundaries at each text's own edges.
     expect(redacted(regex('\\bsecret\\b'), 'abc', 'secret')).toEqual(['abc', '[REDACTED:r]']);
   });
@@ -111,7 +120,9 @@ describe('engine', () => {
     // A base64 run split across two texts is decoded from the joined text.
     expect(redacted(regex('TOPSECRET-\\d+'), 'VE9QU0VD', 'UkVULTQy')).toEqual(['[REDACTED:r]', '[REDACTED:r]']);
     // Not decoded: hex, percent-encoding, runs shorter than 12 characters, binary.
-    expect(redacted(regex('TOPSECRET'), '544f50534543524554 %54%4F%50%53%45%43%52%45%54')).toEqual(['544f50534543524554 %54%4F%50%53%45%43%52%45%54']);
+    expect(redacted(regex('TOPSECRET'), '544f50534543524554 %54%4F%50%53%45%43%52%45%54')).toEqual([
+      '544f50534543524554 %54%4F%50%53%45%43%52%45%54',
+    ]);
     expect(redacted(regex('abc'), 'YWJj')).toEqual(['YWJj']);
     const binary = Buffer.from(Array.from({ length: 16 }, (_, i) => i)).toString('base64');
     expect(redacted(regex('[^A-Za-z0-9+/=]'), binary)).toEqual([binary]);
@@ -119,7 +130,8 @@ describe('engine', () => {
 });
 
 describe('PII detectors accept the usual separators inside numbers', () => {
-  const hit = (t: PiiType, text: string): string[] => findMatches(pii(t), normalise(text).text).map((m) => normalise(text).text.slice(m.start, m.end));
+  const hit = (t: PiiType, text: string): string[] =>
+    findMatches(pii(t), normalise(text).text).map((m) => normalise(text).text.slice(m.start, m.end));
   test.each([
     ['credit_card', '4111.1111.1111.1111'],
     ['credit_card', '4111 1111 1111 1111'],

@@ -62,7 +62,14 @@ describe('patterns are RE2: refused at save and at plan, naming the construct', 
 
   for (const [pattern, construct] of REFUSED)
     test(`${pattern} → invalid_argument naming "${construct}"; nothing is saved`, async () => {
-      const r = await tg.call(admin('CreateGuardrail'), { ...at(hostile), name: 'refused', stage: 'input', kind: 'regex', pattern, action: 'block' });
+      const r = await tg.call(admin('CreateGuardrail'), {
+        ...at(hostile),
+        name: 'refused',
+        stage: 'input',
+        kind: 'regex',
+        pattern,
+        action: 'block',
+      });
       expect(r.status).toBe(400);
       expect(r.body.code).toBe('invalid_argument');
       expect(String(r.body.message)).toContain("'pattern'");
@@ -98,7 +105,14 @@ describe('patterns are RE2: refused at save and at plan, naming the construct', 
   });
 
   test('an UpdateGuardrail to a refused pattern changes nothing', async () => {
-    await tg.must(admin('CreateGuardrail'), { ...at(hostile), name: 'upd', stage: 'input', kind: 'regex', pattern: 'TOPSECRET', action: 'block' });
+    await tg.must(admin('CreateGuardrail'), {
+      ...at(hostile),
+      name: 'upd',
+      stage: 'input',
+      kind: 'regex',
+      pattern: 'TOPSECRET',
+      action: 'block',
+    });
     const r = await tg.call(admin('UpdateGuardrail'), { ...at(hostile), name: 'upd', pattern: '(TOP)\\1' });
     expect(r.status).toBe(400);
     const got = (await tg.must(admin('GetGuardrail'), { ...at(hostile), name: 'upd' })) as { guardrail: { pattern: string } };
@@ -109,12 +123,26 @@ describe('patterns are RE2: refused at save and at plan, naming the construct', 
 
 describe('a hostile pattern does not stall another customer', () => {
   test('(a+)+$ saves; four crafted requests (short and 2 MB) leave another customer’s plain request fast', async () => {
-    await tg.must(admin('CreateGuardrail'), { ...at(hostile), name: 'evil', stage: 'input', kind: 'regex', pattern: '(a+)+$', action: 'block' });
-    await tg.must(admin('CreateGuardrail'), { ...at(hostile), name: 'evil-redact', stage: 'input', kind: 'regex', pattern: '(x+x+)+y', action: 'redact' });
+    await tg.must(admin('CreateGuardrail'), {
+      ...at(hostile),
+      name: 'evil',
+      stage: 'input',
+      kind: 'regex',
+      pattern: '(a+)+$',
+      action: 'block',
+    });
+    await tg.must(admin('CreateGuardrail'), {
+      ...at(hostile),
+      name: 'evil-redact',
+      stage: 'input',
+      kind: 'regex',
+      pattern: '(x+x+)+y',
+      action: 'redact',
+    });
     const baseline = await timed(() => chat(victim, 'metered-v', 'hello').then((r) => r.status));
     expect(baseline.value).toBe(200);
     const before = scanThread.offloaded;
-    const crafted = ['a'.repeat(40) + '!', 'x'.repeat(5000) + '!', `${'a'.repeat(2 << 20)}!`, `${'x'.repeat(2 << 20)}!`];
+    const crafted = [`${'a'.repeat(40)}!`, `${'x'.repeat(5000)}!`, `${'a'.repeat(2 << 20)}!`, `${'x'.repeat(2 << 20)}!`];
     const attacks = crafted.map((c) => timed(() => chat(hostile, 'metered-h', c).then((r) => r.status)));
     await Bun.sleep(5);
     const during = await timed(() => chat(victim, 'metered-v', 'hello').then((r) => r.status));
@@ -135,7 +163,14 @@ describe('a hostile pattern does not stall another customer', () => {
 
   test('a check past GATEWAY_GUARDRAIL_SCAN_TIMEOUT refuses the request (fail closed) without stalling others', async () => {
     // A redaction must locate matches: with a large program that is the slowest linear path (~ms per KB).
-    await tg.must(admin('CreateGuardrail'), { ...at(hostile), name: 'slow', stage: 'input', kind: 'regex', pattern: '(?:.*a){40}', action: 'redact' });
+    await tg.must(admin('CreateGuardrail'), {
+      ...at(hostile),
+      name: 'slow',
+      stage: 'input',
+      kind: 'regex',
+      pattern: '(?:.*a){40}',
+      action: 'redact',
+    });
     const sent = oa.requests.length;
     const attack = timed(() => chat(hostile, 'metered-h', 'ab'.repeat(1 << 20)));
     await Bun.sleep(5);
@@ -152,7 +187,14 @@ describe('a hostile pattern does not stall another customer', () => {
     expect(scanThread.timeouts).toBeGreaterThanOrEqual(1);
     // The scan thread is started again: the next large check works.
     await tg.must(admin('DeleteGuardrail'), { ...at(hostile), name: 'slow' });
-    await tg.must(admin('CreateGuardrail'), { ...at(hostile), name: 'word', stage: 'input', kind: 'regex', pattern: 'TOPSECRET', action: 'redact' });
+    await tg.must(admin('CreateGuardrail'), {
+      ...at(hostile),
+      name: 'word',
+      stage: 'input',
+      kind: 'regex',
+      pattern: 'TOPSECRET',
+      action: 'redact',
+    });
     const big = await chat(hostile, 'metered-h', `${'z'.repeat(1 << 20)} TOPSECRET`);
     expect(big.status).toBe(200);
     const up = JSON.stringify(oa.requests.at(-1)?.body);
@@ -162,7 +204,14 @@ describe('a hostile pattern does not stall another customer', () => {
   }, 60_000);
 
   test('text past the first MiB is checked too (a long prefix does not hide a match)', async () => {
-    await tg.must(admin('CreateGuardrail'), { ...at(hostile), name: 'tail', stage: 'input', kind: 'pii', piiTypes: ['email'], action: 'block' });
+    await tg.must(admin('CreateGuardrail'), {
+      ...at(hostile),
+      name: 'tail',
+      stage: 'input',
+      kind: 'pii',
+      piiTypes: ['email'],
+      action: 'block',
+    });
     const r = await chat(hostile, 'metered-h', `${'lorem ipsum '.repeat(200_000)} mail me: bob@example.com`);
     expect(r.status).toBe(400);
     expect(await r.text()).toContain("'tail'");

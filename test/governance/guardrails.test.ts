@@ -17,8 +17,22 @@ beforeAll(async () => {
   an = startMockUpstream('anthropic');
   tg = await startTestGateway({ GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1' });
   w = await meteredWorld(tg, oa.url, an.url);
-  await tg.must(admin('CreateGuardrail'), { ...at(), name: 'no-secrets', stage: 'both', kind: 'regex', pattern: 'TOPSECRET-\\d+', action: 'block' });
-  await tg.must(admin('CreateGuardrail'), { ...at(), name: 'pii', stage: 'both', kind: 'pii', piiTypes: ['email', 'credit_card', 'iban'], action: 'redact' });
+  await tg.must(admin('CreateGuardrail'), {
+    ...at(),
+    name: 'no-secrets',
+    stage: 'both',
+    kind: 'regex',
+    pattern: 'TOPSECRET-\\d+',
+    action: 'block',
+  });
+  await tg.must(admin('CreateGuardrail'), {
+    ...at(),
+    name: 'pii',
+    stage: 'both',
+    kind: 'pii',
+    piiTypes: ['email', 'credit_card', 'iban'],
+    action: 'redact',
+  });
   await tg.must(admin('CreateGuardrail'), { ...at(), name: 'watch-ssn', stage: 'input', kind: 'pii', piiTypes: ['ssn'], action: 'flag' });
 }, 60_000);
 
@@ -29,13 +43,35 @@ afterAll(async () => {
 });
 
 const post = (path: string, body: Record<string, unknown>) =>
-  fetch(`${tg.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${tg.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${w.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
-type Ep = { name: string; path: string; model: string; up: () => MockUpstream; body: (text: string, stream: boolean) => Record<string, unknown> };
+type Ep = {
+  name: string;
+  path: string;
+  model: string;
+  up: () => MockUpstream;
+  body: (text: string, stream: boolean) => Record<string, unknown>;
+};
 const ENDPOINTS: Ep[] = [
-  { name: 'chat', path: '/v1/chat/completions', model: 'metered', up: () => oa, body: (t, s) => ({ model: 'metered', stream: s, messages: [{ role: 'user', content: t }] }) },
+  {
+    name: 'chat',
+    path: '/v1/chat/completions',
+    model: 'metered',
+    up: () => oa,
+    body: (t, s) => ({ model: 'metered', stream: s, messages: [{ role: 'user', content: t }] }),
+  },
   { name: 'responses', path: '/v1/responses', model: 'metered', up: () => oa, body: (t, s) => ({ model: 'metered', stream: s, input: t }) },
-  { name: 'messages', path: '/v1/messages', model: 'claude-mini', up: () => an, body: (t, s) => ({ model: 'claude-mini', stream: s, max_tokens: 50, messages: [{ role: 'user', content: t }] }) },
+  {
+    name: 'messages',
+    path: '/v1/messages',
+    model: 'claude-mini',
+    up: () => an,
+    body: (t, s) => ({ model: 'claude-mini', stream: s, max_tokens: 50, messages: [{ role: 'user', content: t }] }),
+  },
 ];
 
 describe.each(ENDPOINTS)('$name', (ep) => {
@@ -53,7 +89,12 @@ describe.each(ENDPOINTS)('$name', (ep) => {
     });
 
     test(`${mode}: input PII is redacted before the upstream sees it; output PII split across two upstream chunks is redacted`, async () => {
-      ep.up().script(() => ({ text: 'mail bob@example.com now', textChunks: ['mail bob@exa', 'mple.com now'], usage: { input: 5, output: 5 }, chunkDelayMs: 20 }));
+      ep.up().script(() => ({
+        text: 'mail bob@example.com now',
+        textChunks: ['mail bob@exa', 'mple.com now'],
+        usage: { input: 5, output: 5 },
+        chunkDelayMs: 20,
+      }));
       const r = await post(ep.path, ep.body('card 4111 1111 1111 1111 and me@corp.io', stream));
       ep.up().script(undefined);
       expect(r.status).toBe(200);
@@ -70,7 +111,11 @@ describe.each(ENDPOINTS)('$name', (ep) => {
     });
 
     test(`${mode}: blocked output is withheld (non-stream) or ends the stream with the format's error event`, async () => {
-      ep.up().script(() => ({ text: 'the code is TOPSECRET-7 and more', textChunks: ['the code is TOP', 'SECRET-7 and more'], usage: { input: 5, output: 5 } }));
+      ep.up().script(() => ({
+        text: 'the code is TOPSECRET-7 and more',
+        textChunks: ['the code is TOP', 'SECRET-7 and more'],
+        usage: { input: 5, output: 5 },
+      }));
       const r = await post(ep.path, ep.body('tell me', stream));
       ep.up().script(undefined);
       const out = await r.text();
@@ -87,7 +132,10 @@ test('flag: the request is served and the guardrail is named on its record', asy
   expect(r.status).toBe(200);
   const id = r.headers.get('x-request-id') as string;
   await tg.gw.records.flush();
-  const [row] = await tg.gw.store.db.select({ flags: requestRecords.guardrailFlags }).from(requestRecords).where(eq(requestRecords.requestId, id));
+  const [row] = await tg.gw.store.db
+    .select({ flags: requestRecords.guardrailFlags })
+    .from(requestRecords)
+    .where(eq(requestRecords.requestId, id));
   expect(row?.flags).toBe('watch-ssn');
 });
 
@@ -103,16 +151,39 @@ test('extra endpoints: input guardrails apply (embeddings blocked, completions r
 });
 
 test('max_input_tokens blocks large inputs; management validates kinds', async () => {
-  await tg.must(admin('CreateGuardrail'), { ...at(), name: 'small', stage: 'input', kind: 'max_input_tokens', maxTokens: 10, action: 'block' });
+  await tg.must(admin('CreateGuardrail'), {
+    ...at(),
+    name: 'small',
+    stage: 'input',
+    kind: 'max_input_tokens',
+    maxTokens: 10,
+    action: 'block',
+  });
   const r = await post('/v1/chat/completions', { model: 'metered', messages: [{ role: 'user', content: 'x'.repeat(100) }] });
   expect(r.status).toBe(400);
   expect(await r.text()).toContain("'small'");
   await tg.must(admin('DeleteGuardrail'), { ...at(), name: 'small' });
-  const bad = await tg.call(admin('CreateGuardrail'), { ...at(), name: 'bad', stage: 'input', kind: 'regex', pattern: '(', action: 'block' });
+  const bad = await tg.call(admin('CreateGuardrail'), {
+    ...at(),
+    name: 'bad',
+    stage: 'input',
+    kind: 'regex',
+    pattern: '(',
+    action: 'block',
+  });
   expect(bad.status).toBe(400);
-  const dup = await tg.call(admin('CreateGuardrail'), { ...at(), name: 'pii', stage: 'input', kind: 'pii', piiTypes: ['email'], action: 'flag' });
+  const dup = await tg.call(admin('CreateGuardrail'), {
+    ...at(),
+    name: 'pii',
+    stage: 'input',
+    kind: 'pii',
+    piiTypes: ['email'],
+    action: 'flag',
+  });
   expect(dup.status).toBe(409);
-  const upd = (await tg.must(admin('UpdateGuardrail'), { ...at(), name: 'watch-ssn', action: 'flag', piiTypes: ['ssn', 'phone'] })) as { guardrail: { piiTypes: string[] } };
+  const upd = (await tg.must(admin('UpdateGuardrail'), { ...at(), name: 'watch-ssn', action: 'flag', piiTypes: ['ssn', 'phone'] })) as {
+    guardrail: { piiTypes: string[] };
+  };
   expect(upd.guardrail.piiTypes).toEqual(['ssn', 'phone']);
   const list = (await tg.must(admin('ListGuardrails'), at())) as { guardrails: { name: string }[] };
   expect(list.guardrails.map((g) => g.name)).toEqual(['no-secrets', 'pii', 'watch-ssn']);
@@ -122,20 +193,53 @@ test('max_input_tokens blocks large inputs; management validates kinds', async (
 describe('evasions: guardrails match normalised text (contract §3.2)', () => {
   const chat = (messages: unknown[], stream = false) => ({ model: 'metered', stream, messages });
   const user = (content: unknown) => ({ role: 'user', content });
-  const toolCall = (args: string) => ({ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: args } }] });
+  const toolCall = (args: string) => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: args } }],
+  });
   const BLOCKED: [string, string, Record<string, unknown>][] = [
     ['zero-width characters', '/v1/chat/completions', chat([user('here is TOP\u200bSECRET\u200d-42 ok')])],
     ['a soft hyphen', '/v1/chat/completions', chat([user('here is TOPSE\u00adCRET-42 ok')])],
     ['fullwidth letters', '/v1/chat/completions', chat([user('here is ＴＯＰＳＥＣＲＥＴ－４２ ok')])],
     ['a Cyrillic look-alike', '/v1/chat/completions', chat([user('here is TOPS\u0415CRET-42 ok')])],
-    ['two content parts', '/v1/chat/completions', chat([user([{ type: 'text', text: 'here is TOPSEC' }, { type: 'text', text: 'RET-42 ok' }])])],
+    [
+      'two content parts',
+      '/v1/chat/completions',
+      chat([
+        user([
+          { type: 'text', text: 'here is TOPSEC' },
+          { type: 'text', text: 'RET-42 ok' },
+        ]),
+      ]),
+    ],
     ['two messages', '/v1/chat/completions', chat([user('here is TOPSEC'), user('RET-42 ok')])],
     ['base64', '/v1/chat/completions', chat([user('decode VE9QU0VDUkVULTQy please')])],
     ['system text', '/v1/chat/completions', chat([{ role: 'system', content: 'TOPSECRET-42' }, user('hi')])],
     ['developer text', '/v1/chat/completions', chat([{ role: 'developer', content: 'TOPSECRET-42' }, user('hi')])],
-    ['tool arguments', '/v1/chat/completions', chat([user('hi'), toolCall('{"q":"TOPSECRET-42"}'), { role: 'tool', tool_call_id: 'call_1', content: 'ok' }])],
-    ['a tool result', '/v1/chat/completions', chat([user('hi'), toolCall('{}'), { role: 'tool', tool_call_id: 'call_1', content: 'TOPSECRET-42' }])],
-    ['Messages system blocks', '/v1/messages', { model: 'claude-mini', max_tokens: 50, system: [{ type: 'text', text: 'TOPSEC' }, { type: 'text', text: 'RET-42' }], messages: [user('hi')] }],
+    [
+      'tool arguments',
+      '/v1/chat/completions',
+      chat([user('hi'), toolCall('{"q":"TOPSECRET-42"}'), { role: 'tool', tool_call_id: 'call_1', content: 'ok' }]),
+    ],
+    [
+      'a tool result',
+      '/v1/chat/completions',
+      chat([user('hi'), toolCall('{}'), { role: 'tool', tool_call_id: 'call_1', content: 'TOPSECRET-42' }]),
+    ],
+    [
+      'Messages system blocks',
+      '/v1/messages',
+      {
+        model: 'claude-mini',
+        max_tokens: 50,
+        system: [
+          { type: 'text', text: 'TOPSEC' },
+          { type: 'text', text: 'RET-42' },
+        ],
+        messages: [user('hi')],
+      },
+    ],
     [
       'a Messages tool_use input and tool_result',
       '/v1/messages',
@@ -149,7 +253,17 @@ describe('evasions: guardrails match normalised text (contract §3.2)', () => {
         ],
       },
     ],
-    ['a Responses function_call_output', '/v1/responses', { model: 'metered', input: [{ type: 'function_call', call_id: 'c1', name: 'lookup', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: 'TOPSECRET-42' }] }],
+    [
+      'a Responses function_call_output',
+      '/v1/responses',
+      {
+        model: 'metered',
+        input: [
+          { type: 'function_call', call_id: 'c1', name: 'lookup', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c1', output: 'TOPSECRET-42' },
+        ],
+      },
+    ],
   ];
   test.each(BLOCKED)('blocked through %s', async (_what, path, body) => {
     const up = path === '/v1/messages' ? an : oa;
@@ -166,12 +280,27 @@ describe('evasions: guardrails match normalised text (contract §3.2)', () => {
 
   const REDACTED: [string, unknown[], string[], string[]][] = [
     ['a dotted card number', [user('card 4111.1111.1111.1111 thanks')], ['card [REDACTED:credit_card] thanks'], ['4111']],
-    ['a card with zero-width characters and a soft hyphen', [user('card 4111\u200b 1111 11\u00ad11 1111!')], ['card [REDACTED:credit_card]!'], ['4111', '\u200b']],
+    [
+      'a card with zero-width characters and a soft hyphen',
+      [user('card 4111\u200b 1111 11\u00ad11 1111!')],
+      ['card [REDACTED:credit_card]!'],
+      ['4111', '\u200b'],
+    ],
     ['a fullwidth email', [user('mail ｍｅ@ｃｏｒｐ.ｉｏ now')], ['mail [REDACTED:email] now'], ['ｃｏｒｐ']],
     ['an email with a Cyrillic look-alike', [user('mail m\u0435@c\u043erp.io now')], ['mail [REDACTED:email] now'], ['rp.io']],
     ['a base64 email', [user('mail bWVAY29ycC5pbw== now')], ['mail [REDACTED:email] now'], ['bWVAY29ycC5pbw']],
-    ['a card split across two messages', [user('card 4111 1111'), user(' 1111 1111 end')], ['card [REDACTED:credit_card]', '[REDACTED:credit_card] end'], ['4111', '1111']],
-    ['a dashed IBAN in a tool result', [user('hi'), toolCall('{}'), { role: 'tool', tool_call_id: 'call_1', content: 'iban GB82-WEST-1234-5698-7654-32.' }], ['hi', '{}', 'iban [REDACTED:iban].'], ['WEST']],
+    [
+      'a card split across two messages',
+      [user('card 4111 1111'), user(' 1111 1111 end')],
+      ['card [REDACTED:credit_card]', '[REDACTED:credit_card] end'],
+      ['4111', '1111'],
+    ],
+    [
+      'a dashed IBAN in a tool result',
+      [user('hi'), toolCall('{}'), { role: 'tool', tool_call_id: 'call_1', content: 'iban GB82-WEST-1234-5698-7654-32.' }],
+      ['hi', '{}', 'iban [REDACTED:iban].'],
+      ['WEST'],
+    ],
   ];
   test.each(REDACTED)('redacted at the original span: %s', async (_what, messages, expected, gone) => {
     const r = await post('/v1/chat/completions', chat(messages));
@@ -183,7 +312,11 @@ describe('evasions: guardrails match normalised text (contract §3.2)', () => {
   });
 
   test('output: a streamed secret with zero-width characters split across chunks ends the stream', async () => {
-    oa.script(() => ({ text: 'the code is TOP\u200bSECRET-7 ok', textChunks: ['the code is TOP\u200b', 'SEC\u200bRET-7 ok'], usage: { input: 5, output: 5 } }));
+    oa.script(() => ({
+      text: 'the code is TOP\u200bSECRET-7 ok',
+      textChunks: ['the code is TOP\u200b', 'SEC\u200bRET-7 ok'],
+      usage: { input: 5, output: 5 },
+    }));
     const r = await post('/v1/chat/completions', chat([user('tell me')], true));
     oa.script(undefined);
     const out = await r.text();
@@ -197,7 +330,10 @@ describe('evasions: guardrails match normalised text (contract §3.2)', () => {
   ])('output (%s): streamed tool-call arguments split across deltas are scanned as one text', async (name, path) => {
     const up = name === 'messages' ? an : oa;
     up.script(() => ({ toolCall: { id: 'call_9', name: 'lookup', arguments: '{"code":"TOPSECRET-9"}' }, usage: { input: 5, output: 5 } }));
-    const body = name === 'messages' ? { model: 'claude-mini', max_tokens: 50, stream: true, messages: [user('call it')] } : chat([user('call it')], true);
+    const body =
+      name === 'messages'
+        ? { model: 'claude-mini', max_tokens: 50, stream: true, messages: [user('call it')] }
+        : chat([user('call it')], true);
     const r = await post(path, body);
     up.script(undefined);
     const out = await r.text();

@@ -19,9 +19,13 @@ const admitted = (rs: (Refused | undefined)[]): number => rs.filter((r) => r ===
 describe.skipIf(skip !== undefined)(`LeasedCounters over Redis${skip ? ` — skipped: ${skip}` : ''}`, () => {
   let redis: TestRedis;
   let raw: RedisClient;
-  const planes = (): [LeasedCounters, LeasedCounters] => [new LeasedCounters(new RedisCounters(redis.url)), new LeasedCounters(new RedisCounters(redis.url))];
+  const planes = (): [LeasedCounters, LeasedCounters] => [
+    new LeasedCounters(new RedisCounters(redis.url)),
+    new LeasedCounters(new RedisCounters(redis.url)),
+  ];
   const value = async (key: string): Promise<number> => Number((await raw.get(key)) ?? 0);
-  const scriptCalls = async (): Promise<number> => Number(/cmdstat_evalsha:calls=(\d+)/.exec(String(await raw.send('INFO', ['commandstats'])))?.[1] ?? 0);
+  const scriptCalls = async (): Promise<number> =>
+    Number(/cmdstat_evalsha:calls=(\d+)/.exec(String(await raw.send('INFO', ['commandstats'])))?.[1] ?? 0);
 
   beforeAll(async () => {
     redis = await startOwnRedis();
@@ -41,7 +45,8 @@ describe.skipIf(skip !== undefined)(`LeasedCounters over Redis${skip ? ` — ski
     const before = await scriptCalls();
     const rs: (Refused | undefined)[] = [];
     // Waves of concurrent admissions, alternating planes, 4,000 more than the limit.
-    for (let wave = 0; wave < 120; wave++) rs.push(...(await Promise.all(Array.from({ length: 200 }, (_, i) => ((i + wave) % 2 ? a : b).tryAdd(entry)))));
+    for (let wave = 0; wave < 120; wave++)
+      rs.push(...(await Promise.all(Array.from({ length: 200 }, (_, i) => ((i + wave) % 2 ? a : b).tryAdd(entry)))));
     const calls = (await scriptCalls()) - before;
     const n = admitted(rs);
     expect(n).toBeLessThanOrEqual(limit);
@@ -59,7 +64,9 @@ describe.skipIf(skip !== undefined)(`LeasedCounters over Redis${skip ? ` — ski
     const key = unique();
     const limit = LEASE_REQUESTS * MIN_LIMIT_LEASES - 1;
     const [a, b] = planes();
-    const rs = await Promise.all(Array.from({ length: limit + 100 }, (_, i) => (i % 2 ? a : b).tryAdd([{ key, add: 1, limit, ttlMs: 60_000 }])));
+    const rs = await Promise.all(
+      Array.from({ length: limit + 100 }, (_, i) => (i % 2 ? a : b).tryAdd([{ key, add: 1, limit, ttlMs: 60_000 }])),
+    );
     expect(admitted(rs)).toBe(limit);
     expect(a.held.size + b.held.size).toBe(0);
     expect(await value(key)).toBe(limit);
@@ -123,7 +130,12 @@ describe.skipIf(skip !== undefined)(`LeasedCounters over Redis${skip ? ` — ski
     expect(a.held.get(key)).toBe(held);
     const half = Math.ceil((held + 1) / 2);
     const calls = await scriptCalls();
-    expect(await a.tryAdd([{ key, add: half, limit: 1_000_000, ttlMs: 60_000 }, { key, add: half, limit: 1_000_000, ttlMs: 60_000 }])).toBeUndefined();
+    expect(
+      await a.tryAdd([
+        { key, add: half, limit: 1_000_000, ttlMs: 60_000 },
+        { key, add: half, limit: 1_000_000, ttlMs: 60_000 },
+      ]),
+    ).toBeUndefined();
     expect(await scriptCalls()).toBeGreaterThan(calls);
     await a.close();
     expect(await value(key)).toBe(1 + 2 * half);

@@ -50,9 +50,18 @@ describe.skipIf(skip !== undefined)(`RedisCounters, coalesced${skip ? ` — skip
     const [k, x, y, z, empty] = [unique(), unique(), unique(), unique(), unique()];
     expect(await a.tryAdd([{ key: k, add: 8, limit: 10, ttlMs: 60_000 }])).toBeUndefined();
     const [first, second, third, fourth] = await Promise.all([
-      a.tryAdd([{ key: x, add: 1, limit: 100, ttlMs: 60_000 }, { key: k, add: 1, limit: 10, ttlMs: 60_000 }]),
-      a.tryAdd([{ key: y, add: 1, limit: 100, ttlMs: 60_000 }, { key: k, add: 5, limit: 10, ttlMs: 60_000 }]),
-      a.tryAdd([{ key: z, add: 1, limit: 100, ttlMs: 60_000 }, { key: k, add: 1, limit: 10, ttlMs: 60_000 }]),
+      a.tryAdd([
+        { key: x, add: 1, limit: 100, ttlMs: 60_000 },
+        { key: k, add: 1, limit: 10, ttlMs: 60_000 },
+      ]),
+      a.tryAdd([
+        { key: y, add: 1, limit: 100, ttlMs: 60_000 },
+        { key: k, add: 5, limit: 10, ttlMs: 60_000 },
+      ]),
+      a.tryAdd([
+        { key: z, add: 1, limit: 100, ttlMs: 60_000 },
+        { key: k, add: 1, limit: 10, ttlMs: 60_000 },
+      ]),
       // Past its limit alone, admitted only because its counter is still empty.
       a.tryAdd([{ key: empty, add: 500, limit: 100, ttlMs: 60_000, orEmpty: true }]),
     ]);
@@ -67,11 +76,25 @@ describe.skipIf(skip !== undefined)(`RedisCounters, coalesced${skip ? ` — skip
 
   test('settlements coalesced per key give the same final counters; a missing counter stays missing', async () => {
     const [p, q, gone] = [unique(), unique(), unique()];
-    expect(await a.tryAdd([{ key: p, add: 100, limit: 1_000, ttlMs: 60_000 }, { key: q, add: 100, limit: 1_000, ttlMs: 60_000 }])).toBeUndefined();
+    expect(
+      await a.tryAdd([
+        { key: p, add: 100, limit: 1_000, ttlMs: 60_000 },
+        { key: q, add: 100, limit: 1_000, ttlMs: 60_000 },
+      ]),
+    ).toBeUndefined();
     await Promise.all([
-      a.adjust([{ key: p, delta: -30 }, { key: q, delta: 5 }]),
-      a.adjust([{ key: p, delta: -20 }, { key: gone, delta: 7 }]),
-      b.adjust([{ key: p, delta: 3 }, { key: q, delta: -105 }]),
+      a.adjust([
+        { key: p, delta: -30 },
+        { key: q, delta: 5 },
+      ]),
+      a.adjust([
+        { key: p, delta: -20 },
+        { key: gone, delta: 7 },
+      ]),
+      b.adjust([
+        { key: p, delta: 3 },
+        { key: q, delta: -105 },
+      ]),
       a.adjust([{ key: q, delta: 0 }]),
     ]);
     expect(await a.read([p, q, gone])).toEqual([53, 0, 0]);
@@ -144,7 +167,10 @@ describe.skipIf(noServer !== undefined)(`RedisCounters on a redis-server of its 
       const key = unique();
       expect(await c.tryAdd([{ key, add: 1, limit: 1_000, ttlMs: 60_000 }])).toBeUndefined();
       const before = await scriptCalls(redis.url);
-      const rs = await Promise.all([...Array.from({ length: 100 }, () => c.tryAdd([{ key, add: 1, limit: 50, ttlMs: 60_000 }])), c.adjust([{ key, delta: -1 }]).then(() => undefined)]);
+      const rs = await Promise.all([
+        ...Array.from({ length: 100 }, () => c.tryAdd([{ key, add: 1, limit: 50, ttlMs: 60_000 }])),
+        c.adjust([{ key, delta: -1 }]).then(() => undefined),
+      ]);
       expect(admitted(rs)).toBe(50 + 1);
       expect(await scriptCalls(redis.url)).toBe(before + 1);
       const flush = new RedisClient(redis.url);
@@ -166,7 +192,12 @@ describe.skipIf(noServer !== undefined)(`RedisCounters on a redis-server of its 
       expect(await c.tryAdd([{ key, add: 1, limit: 1_000, ttlMs: 60_000 }])).toBeUndefined();
       // Frozen: the batch is sent but not answered; then the server dies under it.
       redis.proc.kill('SIGSTOP');
-      const waiting = Array.from({ length: 20 }, () => c.tryAdd([{ key, add: 1, limit: 1_000, ttlMs: 60_000 }]).then(() => 'admitted', (e: unknown) => e));
+      const waiting = Array.from({ length: 20 }, () =>
+        c.tryAdd([{ key, add: 1, limit: 1_000, ttlMs: 60_000 }]).then(
+          () => 'admitted',
+          (e: unknown) => e,
+        ),
+      );
       await Bun.sleep(100);
       redis.proc.kill('SIGKILL');
       const outcomes = await Promise.all(waiting);

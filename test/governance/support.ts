@@ -23,7 +23,10 @@ export const startRedis = async (): Promise<TestRedis> => {
 /** A redis-server of the test's own (its command statistics and its process are the test's alone). */
 export const startOwnRedis = async (): Promise<TestRedis & { proc: Subprocess }> => {
   const port = await freePort();
-  const proc: Subprocess = spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdout: 'ignore', stderr: 'ignore' });
+  const proc: Subprocess = spawn(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdout: 'ignore',
+    stderr: 'ignore',
+  });
   for (let i = 0; i < 100; i++) {
     const ok = await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } }).then(
       (s) => {
@@ -57,7 +60,13 @@ export interface WorldOptions {
  * 0 per input token and 1 USD per million output tokens (so a request's cost is its output tokens ×
  * 1000 nano-USD), and `claude-mini` on the mock Anthropic upstream.
  */
-export const meteredWorld = async (tg: TestGateway, openaiUrl: string, anthropicUrl: string, customerId = 'gov', options: WorldOptions = {}): Promise<World> => {
+export const meteredWorld = async (
+  tg: TestGateway,
+  openaiUrl: string,
+  anthropicUrl: string,
+  customerId = 'gov',
+  options: WorldOptions = {},
+): Promise<World> => {
   const prices = options.prices ?? { input: 0, output: 1 };
   const suffix = options.suffix ?? '';
   const projectId = 'default';
@@ -78,15 +87,29 @@ export const meteredWorld = async (tg: TestGateway, openaiUrl: string, anthropic
       outputPricePerMillion: prices.output,
     })) as { model: { id: string } };
     await tg.must(admin('AddProjectModel'), { customerId, projectId, modelId: created.model.id });
-    await tg.must(admin('CreateProviderConnection'), { customerId, projectId, name: `mock-${provider}`, provider, baseUrl: base, apiKey: 'sk-upstream' });
+    await tg.must(admin('CreateProviderConnection'), {
+      customerId,
+      projectId,
+      name: `mock-${provider}`,
+      provider,
+      baseUrl: base,
+      apiKey: 'sk-upstream',
+    });
     await tg.must(admin('CreateRoute'), { customerId, projectId, model, targets: [{ connection: `mock-${provider}`, model: upstream }] });
   }
-  const key = (await tg.must(apikeyOp('CreateApiKey'), { name: 'gov', userId: 'u1', enterpriseContext: { customerId, projectId } })) as { apiKey: string; id: string };
+  const key = (await tg.must(apikeyOp('CreateApiKey'), { name: 'gov', userId: 'u1', enterpriseContext: { customerId, projectId } })) as {
+    apiKey: string;
+    id: string;
+  };
   return { customerId, projectId, apiKey: key.apiKey, keyId: key.id };
 };
 
 export const chat = (url: string, apiKey: string, body: Record<string, unknown>): Promise<Response> =>
-  fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 /** Waits until the next minute when fewer than `marginMs` are left in the current one (fixed windows). */
 export const awayFromMinuteEdge = async (marginMs = 8000): Promise<void> => {

@@ -71,11 +71,18 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: provider schema and gateway_api_key
   let dir: string;
   const tf = (args: string[]) => terraform(dir, args, env);
   const keyId = (): string => {
-    const s = JSON.parse(readFileSync(join(dir, 'terraform.tfstate'), 'utf8')) as { resources: { type: string; instances: { attributes: { id: string; user_key_address: string | null } }[] }[] };
+    const s = JSON.parse(readFileSync(join(dir, 'terraform.tfstate'), 'utf8')) as {
+      resources: { type: string; instances: { attributes: { id: string; user_key_address: string | null } }[] }[];
+    };
     const a = s.resources.find((r) => r.type === 'gateway_api_key')?.instances[0]?.attributes;
     return a?.id ?? '';
   };
-  const keys = async () => ((await g.must(apikeyOp('ListApiKeys'), { customerId: 'tfkeys', includeRevoked: true })).apiKeys ?? []) as { id: string; keyAddress: string; revokedAt?: string }[];
+  const keys = async () =>
+    ((await g.must(apikeyOp('ListApiKeys'), { customerId: 'tfkeys', includeRevoked: true })).apiKeys ?? []) as {
+      id: string;
+      keyAddress: string;
+      revokedAt?: string;
+    }[];
 
   beforeAll(async () => {
     const [built, gw] = await Promise.all([providerInstalled(), startTestGateway()]);
@@ -93,13 +100,18 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: provider schema and gateway_api_key
     const r = await tf(['providers', 'schema', '-json']);
     expect(r.code, r.out).toBe(0);
     const json = JSON.parse(r.out.slice(r.out.indexOf('{'), r.out.lastIndexOf('}') + 1)) as {
-      provider_schemas: Record<string, { resource_schemas: Record<string, { block: TfBlock }>; data_source_schemas: Record<string, { block: TfBlock }> }>;
+      provider_schemas: Record<
+        string,
+        { resource_schemas: Record<string, { block: TfBlock }>; data_source_schemas: Record<string, { block: TfBlock }> }
+      >;
     };
     const p = json.provider_schemas['gateway.local/gateway/gateway'];
     expect(Object.keys(p?.resource_schemas ?? {}).sort()).toEqual(RESOURCES.map((d) => d.type).sort());
     expect(Object.keys(p?.data_source_schemas ?? {}).sort()).toEqual(DATA_SOURCES.map((d) => d.type).sort());
-    for (const d of RESOURCES) expect([d.type, fromTerraform(p?.resource_schemas[d.type]?.block)]).toEqual([d.type, normal(protocolSchema(d))]);
-    for (const d of DATA_SOURCES) expect([d.type, fromTerraform(p?.data_source_schemas[d.type]?.block)]).toEqual([d.type, normal(protocolSchema(d))]);
+    for (const d of RESOURCES)
+      expect([d.type, fromTerraform(p?.resource_schemas[d.type]?.block)]).toEqual([d.type, normal(protocolSchema(d))]);
+    for (const d of DATA_SOURCES)
+      expect([d.type, fromTerraform(p?.data_source_schemas[d.type]?.block)]).toEqual([d.type, normal(protocolSchema(d))]);
     const apiKey = p?.resource_schemas.gateway_api_key?.block.attributes?.user_key_address;
     expect(apiKey).toMatchObject({ type: 'string', optional: true });
   }, 60_000);

@@ -32,11 +32,12 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: gateway_byok_key', () => {
   let dir: string;
   const tf = (args: string[], d = dir) => terraform(d, args, env);
   const keyId = (d = dir): string => {
-    const s = JSON.parse(readFileSync(join(d, 'terraform.tfstate'), 'utf8')) as { resources: { type: string; instances: { attributes: { id: string } }[] }[] };
+    const s = JSON.parse(readFileSync(join(d, 'terraform.tfstate'), 'utf8')) as {
+      resources: { type: string; instances: { attributes: { id: string } }[] }[];
+    };
     return s.resources.find((r) => r.type === 'gateway_byok_key')?.instances[0]?.attributes.id ?? '';
   };
-  const fetchSecret = async (id: string) =>
-    (await g.call('/byok.v1.ByokService/Fetch', { id })).body as { secret?: string; code?: string };
+  const fetchSecret = async (id: string) => (await g.call('/byok.v1.ByokService/Fetch', { id })).body as { secret?: string; code?: string };
 
   beforeAll(async () => {
     const [built, gw] = await Promise.all([providerInstalled(), startTestGateway()]);

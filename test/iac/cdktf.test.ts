@@ -66,7 +66,14 @@ describe.skipIf(!ready)('cdktf deploy of the example', () => {
 
   test('deploy, serve, redeploy new weights without a restart, destroy', async () => {
     const outputs = join(tmp, 'outputs.json');
-    const common = ['--auto-approve', '--output', join(tmp, 'cdktf.out'), '--outputs-file', outputs, '--outputs-file-include-sensitive-outputs'];
+    const common = [
+      '--auto-approve',
+      '--output',
+      join(tmp, 'cdktf.out'),
+      '--outputs-file',
+      outputs,
+      '--outputs-file-include-sensitive-outputs',
+    ];
     // First deploy: no lock file yet, and `terraform providers lock` would ask a registry.
     const first = await cdktf(['deploy', ...common, '--skip-provider-lock'], { PRIMARY_WEIGHT: '1' });
     expect(first.code, first.out).toBe(0);
@@ -85,7 +92,9 @@ describe.skipIf(!ready)('cdktf deploy of the example', () => {
 
     const second = await cdktf(['deploy', ...common], { PRIMARY_WEIGHT: '3' });
     expect(second.code, second.out).toBe(0);
-    const route = (await g.must(admin('GetRoute'), { customerId: 'cdkacme', projectId: 'web', model: 'cdk-echo' })).route as { targets: { connection: string; model: string; weight: number; priority: number }[] };
+    const route = (await g.must(admin('GetRoute'), { customerId: 'cdkacme', projectId: 'web', model: 'cdk-echo' })).route as {
+      targets: { connection: string; model: string; weight: number; priority: number }[];
+    };
     expect(route.targets).toEqual([
       { connection: 'primary', model: 'echo-1', priority: 0, weight: 3 },
       { connection: 'backup', model: 'echo-1', priority: 1, weight: 1 },

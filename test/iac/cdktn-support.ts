@@ -21,7 +21,8 @@ const REGISTRY = (process.env.NPM_CONFIG_REGISTRY ?? process.env.npm_config_regi
 const nodePackage = `node-${process.platform}-${process.arch}`;
 
 export const CACHE_DIR =
-  process.env.CDKTN_TEST_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'ai-gateway', `cdktn-${CDKTN_VERSION}-node-${NODE_VERSION}`);
+  process.env.CDKTN_TEST_CACHE ??
+  join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'ai-gateway', `cdktn-${CDKTN_VERSION}-node-${NODE_VERSION}`);
 
 const nodeVersionOk = (bin: string): boolean => {
   const p = Bun.spawnSync([bin, '--version'], { stdout: 'pipe', stderr: 'pipe' });
@@ -75,7 +76,10 @@ const cacheWarm = (): boolean => existsSync(COMPLETE) && readFileSync(COMPLETE, 
 export const cdktnUnavailable = async (): Promise<string | undefined> => {
   if (cacheWarm()) return undefined;
   try {
-    const res = await fetch(`${REGISTRY}/cdktn`, { headers: { accept: 'application/vnd.npm.install-v1+json' }, signal: AbortSignal.timeout(8000) });
+    const res = await fetch(`${REGISTRY}/cdktn`, {
+      headers: { accept: 'application/vnd.npm.install-v1+json' },
+      signal: AbortSignal.timeout(8000),
+    });
     if (res.status === 404) return `cdktn is not published on ${REGISTRY}`;
     if (!res.ok) return `npm registry ${REGISTRY} answered ${res.status}`;
     const doc = (await res.json()) as { versions?: Record<string, unknown> };

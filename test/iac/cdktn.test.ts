@@ -65,7 +65,12 @@ describe.skipIf(unavailable !== undefined)(`CDK Terrain (cdktn ${CDKTN_VERSION})
   test('the example synthesizes unchanged under cdktn and equals the cdktf synthesis; terraform validates and plans it', async () => {
     // cdktf 0.21: what `cdktf synth` runs — the app itself (cdktf.json's "app"), under Bun.
     const cdktfOut = join(tmp, 'cdktf.out');
-    const base = await run(['bun', 'run', 'main.ts'], EXAMPLE, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, CDKTF_OUTDIR: cdktfOut, ...appEnv });
+    const base = await run(['bun', 'run', 'main.ts'], EXAMPLE, {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: tmp,
+      CDKTF_OUTDIR: cdktfOut,
+      ...appEnv,
+    });
     expect(base.code, base.out).toBe(0);
 
     // cdktn: byte-identical copies of the constructs and the example next to a node_modules where
@@ -100,7 +105,13 @@ describe.skipIf(unavailable !== undefined)(`CDK Terrain (cdktn ${CDKTN_VERSION})
 
     const stackDir = join(cdktnOut, 'stacks', STACK);
     // The example's upstream keys are sensitive variables (never in the synthesized JSON).
-    const env = { TF_CLI_CONFIG_FILE: rc, GATEWAY_ENDPOINT: g.adminUrl, GATEWAY_TOKEN: ADMIN_TOKEN, TF_VAR_upstream_api_key: 'sk-tn-1', TF_VAR_upstream_backup_api_key: 'sk-tn-2' };
+    const env = {
+      TF_CLI_CONFIG_FILE: rc,
+      GATEWAY_ENDPOINT: g.adminUrl,
+      GATEWAY_TOKEN: ADMIN_TOKEN,
+      TF_VAR_upstream_api_key: 'sk-tn-1',
+      TF_VAR_upstream_backup_api_key: 'sk-tn-2',
+    };
     const init = await terraform(stackDir, ['init', '-input=false', '-no-color'], env);
     expect(init.code, init.out).toBe(0);
     const validate = await terraform(stackDir, ['validate', '-no-color'], env);

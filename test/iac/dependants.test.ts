@@ -41,10 +41,13 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: a replaced workspace takes its serv
   let dir: string;
   const tf = (args: string[]) => terraform(dir, args, env);
   const saId = (): string => {
-    const s = JSON.parse(readFileSync(join(dir, 'terraform.tfstate'), 'utf8')) as { resources: { type: string; instances: { attributes: { id: string } }[] }[] };
+    const s = JSON.parse(readFileSync(join(dir, 'terraform.tfstate'), 'utf8')) as {
+      resources: { type: string; instances: { attributes: { id: string } }[] }[];
+    };
     return s.resources.find((r) => r.type === 'gateway_service_account')?.instances[0]?.attributes.id ?? '';
   };
-  const account = async (id: string) => (await g.must(admin('GetServiceAccount'), { id })).serviceAccount as { status: string; workspaceId: string };
+  const account = async (id: string) =>
+    (await g.must(admin('GetServiceAccount'), { id })).serviceAccount as { status: string; workspaceId: string };
 
   beforeAll(async () => {
     const [built, gw] = await Promise.all([providerInstalled(), startTestGateway()]);
@@ -73,7 +76,8 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: a replaced workspace takes its serv
       writeFileSync(join(dir, 'main.tf'), config(slug, project, trigger));
       const p = await tf(['plan', '-input=false', '-no-color']);
       expect(p.out, p.out).toContain('# gateway_workspace.w must be replaced');
-      if (sameApply) expect(p.out).toMatch(/# gateway_service_account\.sa (must be replaced|will be replaced due to changes in replace_triggered_by)/);
+      if (sameApply)
+        expect(p.out).toMatch(/# gateway_service_account\.sa (must be replaced|will be replaced due to changes in replace_triggered_by)/);
       const r = await tf(['apply', '-auto-approve', '-input=false', '-no-color']);
       expect(r.code, r.out).toBe(0);
       // Never left ACTIVE on the replaced workspace.

@@ -14,8 +14,15 @@ const pages = renderDocs();
 
 describe('iac/docs (generated from the provider schema)', () => {
   test('one page per resource and data source, no other page', () => {
-    const expected = [...RESOURCES.map((r) => `resources/${r.type.replace('gateway_', '')}.md`), ...DATA_SOURCES.map((d) => `data-sources/${d.type.replace('gateway_', '')}.md`)];
-    expect(Object.keys(pages).filter((p) => p !== 'README.md').sort()).toEqual(expected.sort());
+    const expected = [
+      ...RESOURCES.map((r) => `resources/${r.type.replace('gateway_', '')}.md`),
+      ...DATA_SOURCES.map((d) => `data-sources/${d.type.replace('gateway_', '')}.md`),
+    ];
+    expect(
+      Object.keys(pages)
+        .filter((p) => p !== 'README.md')
+        .sort(),
+    ).toEqual(expected.sort());
     expect(committedDocs().sort()).toEqual(expected.sort());
   });
 
@@ -33,7 +40,9 @@ describe('iac/docs (generated from the provider schema)', () => {
     }
     // Bounds and enums are spelled out.
     expect(pages['resources/budget.md']).toContain('one of: `day`, `week`, `month`, `total`');
-    expect(pages['resources/api_key.md']).toContain('`expires_in_days` (Number, Optional, Forces replacement) Days until the key expires (int64); unset = no expiry. Allowed: 1 to 3650.');
+    expect(pages['resources/api_key.md']).toContain(
+      '`expires_in_days` (Number, Optional, Forces replacement) Days until the key expires (int64); unset = no expiry. Allowed: 1 to 3650.',
+    );
     expect(pages['resources/provider_connection.md']).toContain('The API never returns `api_key`, `api_key_wo_version`');
   });
 

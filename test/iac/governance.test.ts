@@ -61,7 +61,10 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: gateway_budget, gateway_guardrail',
     const u = await tf(['apply', '-auto-approve', '-input=false', '-no-color']);
     expect(u.code, u.out).toBe(0);
     expect(u.out).toContain('0 added, 2 changed, 0 destroyed');
-    expect(((await g.must(admin('GetBudget'), { ...ref, name: 'monthly' })).budget as { limitUsd: string; period: string })).toMatchObject({ limitUsd: '40', period: 'month' });
+    expect((await g.must(admin('GetBudget'), { ...ref, name: 'monthly' })).budget as { limitUsd: string; period: string }).toMatchObject({
+      limitUsd: '40',
+      period: 'month',
+    });
     expect((await tf(['plan', '-detailed-exitcode', '-input=false', '-no-color'])).code).toBe(0);
 
     await g.must(admin('UpsertBudget'), { ...ref, name: 'monthly', limitUsd: '99', period: 'day' });

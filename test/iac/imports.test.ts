@@ -104,7 +104,10 @@ interface StateFile {
   resources: { type: string; name: string; instances: { attributes: Record<string, unknown> }[] }[];
 }
 interface PlanJson {
-  resource_changes: { address: string; change: { actions: string[]; before: Record<string, unknown> | null; after: Record<string, unknown> | null } }[];
+  resource_changes: {
+    address: string;
+    change: { actions: string[]; before: Record<string, unknown> | null; after: Record<string, unknown> | null };
+  }[];
 }
 
 describe.skipIf(!HAVE_TERRAFORM)('terraform import of every resource: no replacement, documented adoptions, then an empty plan', () => {
@@ -137,7 +140,8 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform import of every resource: no replace
       expect(imp.code, `${r.type}.${r.name} ${id}: ${imp.out}`).toBe(0);
     }
 
-    const connBefore = (await g.must(admin('GetProviderConnection'), { customerId: 'tfimp', projectId: 'default', name: 'plain' })).connection as { updatedAt: string };
+    const connBefore = (await g.must(admin('GetProviderConnection'), { customerId: 'tfimp', projectId: 'default', name: 'plain' }))
+      .connection as { updatedAt: string };
     const planned = await terraform(dst, ['plan', '-input=false', '-no-color', '-out=import.plan'], env);
     expect(planned.code, planned.out).toBe(0);
     expect(planned.out).not.toContain('must be replaced');
@@ -159,9 +163,12 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform import of every resource: no replace
     const applied = await terraform(dst, ['apply', '-auto-approve', '-input=false', '-no-color', 'import.plan'], env);
     expect(applied.code, applied.out).toBe(0);
     // The adoptions called no API: the connection is untouched, the key is live and the same.
-    const connAfter = (await g.must(admin('GetProviderConnection'), { customerId: 'tfimp', projectId: 'default', name: 'plain' })).connection as { updatedAt: string };
+    const connAfter = (await g.must(admin('GetProviderConnection'), { customerId: 'tfimp', projectId: 'default', name: 'plain' }))
+      .connection as { updatedAt: string };
     expect(connAfter.updatedAt).toBe(connBefore.updatedAt);
-    const keys = (await g.must('/apikey.v1.ApiKeyService/ListApiKeys', { customerId: 'tfimp', includeRevoked: true })).apiKeys as { revokedAt?: string }[];
+    const keys = (await g.must('/apikey.v1.ApiKeyService/ListApiKeys', { customerId: 'tfimp', includeRevoked: true })).apiKeys as {
+      revokedAt?: string;
+    }[];
     expect(keys).toHaveLength(1);
     expect(keys[0]?.revokedAt).toBeUndefined();
     const again = await terraform(dst, ['plan', '-detailed-exitcode', '-input=false', '-no-color'], env);

@@ -51,11 +51,17 @@ describe('generated L1 constructs', () => {
         const schema = protocolSchema(def);
         const settable = schema.attributes.filter((a) => a.required || a.optional);
         const props: Body = Object.fromEntries(settable.map((a) => [camel(a.name), sample(a)]));
-        for (const b of schema.block_types) props[`${camel(b.type_name)}s`] = [Object.fromEntries(b.block.attributes.filter((a) => a.required || a.optional).map((a) => [camel(a.name), sample(a)]))];
+        for (const b of schema.block_types)
+          props[`${camel(b.type_name)}s`] = [
+            Object.fromEntries(b.block.attributes.filter((a) => a.required || a.optional).map((a) => [camel(a.name), sample(a)])),
+          ];
         const stack = new TerraformStack(new App({ outdir: '/tmp/gw-l1-unused' }), 's');
         new iac.GatewayProvider(stack, 'gateway');
         const instance = new cls(stack, 'x', props);
-        const json = JSON.parse(Testing.synth(stack)) as { resource?: Record<string, Record<string, Body>>; data?: Record<string, Record<string, Body>> };
+        const json = JSON.parse(Testing.synth(stack)) as {
+          resource?: Record<string, Record<string, Body>>;
+          data?: Record<string, Record<string, Body>>;
+        };
         const args = (kind === 'resource' ? json.resource : json.data)?.[def.type]?.x ?? {};
         const given = Object.keys(args).filter((k) => k !== 'provider' && k !== '//');
         expect(given.sort()).toEqual([...settable.map((a) => a.name), ...schema.block_types.map((b) => b.type_name)].sort());

@@ -103,7 +103,12 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: gateway_mcp_server, gateway_project
     await g.settle();
     expect(((await g.must(admin('GetMcpServer'), { serverId: 'github' })).server as { hasAuthValue: boolean }).hasAuthValue).toBe(true);
     expect(authValue()).toBe(WO_1);
-    expect(await profile()).toMatchObject({ servers: [{ serverId: 'github', tools: ['search_*'], prefix: 'github' }, { serverId: 'docs', prefix: 'docs' }] });
+    expect(await profile()).toMatchObject({
+      servers: [
+        { serverId: 'github', tools: ['search_*'], prefix: 'github' },
+        { serverId: 'docs', prefix: 'docs' },
+      ],
+    });
     expect(await planCode()).toBe(0);
     const state = readFileSync(join(dir, 'terraform.tfstate'), 'utf8');
     expect(state).not.toContain(WO_1);
@@ -115,7 +120,12 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: gateway_mcp_server, gateway_project
     expect(u.out).toContain('0 added, 2 changed, 0 destroyed');
     await g.settle();
     expect(authValue()).toBe(WO_2);
-    expect(await profile()).toMatchObject({ servers: [{ serverId: 'github', tools: ['search_*', 'get_issue'] }, { serverId: 'docs', prefix: '' }] });
+    expect(await profile()).toMatchObject({
+      servers: [
+        { serverId: 'github', tools: ['search_*', 'get_issue'] },
+        { serverId: 'docs', prefix: '' },
+      ],
+    });
     expect(await planCode(WO_2)).toBe(0);
 
     // Drift: the profile edited and the assignment removed out of band.
@@ -128,7 +138,14 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: gateway_mcp_server, gateway_project
     const fix = await apply(dir, WO_2);
     expect(fix.code, fix.out).toBe(0);
 
-    const imports = ['gateway_customer.c:tfmcp', 'gateway_mcp_server.gh:github', 'gateway_mcp_server.docs:docs', 'gateway_project_mcp_server.gh:tfmcp/default/github', 'gateway_project_mcp_server.docs:tfmcp/default/docs', 'gateway_mcp_profile.dev:tfmcp/default/dev'];
+    const imports = [
+      'gateway_customer.c:tfmcp',
+      'gateway_mcp_server.gh:github',
+      'gateway_mcp_server.docs:docs',
+      'gateway_project_mcp_server.gh:tfmcp/default/github',
+      'gateway_project_mcp_server.docs:tfmcp/default/docs',
+      'gateway_mcp_profile.dev:tfmcp/default/dev',
+    ];
     const other = workdir({
       'main.tf': config({ version: 2, tools: '["search_*", "get_issue"]', prefix: '' }),
       'imports.tf': imports

@@ -51,7 +51,12 @@ describe.skipIf(!HAVE_TERRAFORM || NODE === null)('the packed library in an app 
   const tmp = mkdtempSync(join(tmpdir(), 'gw-pkg-'));
 
   const run = async (cmd: string[], cwd: string, env: Record<string, string> = {}) => {
-    const p = Bun.spawn(cmd, { cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, ...env }, stdout: 'pipe', stderr: 'pipe' });
+    const p = Bun.spawn(cmd, {
+      cwd,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp, ...env },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
     const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
     return { code, out: `${out}\n${err}` };
   };
@@ -64,10 +69,18 @@ describe.skipIf(!HAVE_TERRAFORM || NODE === null)('the packed library in an app 
     expect(synth.out).toContain(`provider version ${rootPkg.version}`);
     const stackDir = join(out, 'stacks/pkg');
     const json = readFileSync(join(stackDir, 'cdk.tf.json'), 'utf8');
-    const doc = JSON.parse(json) as { '//': { metadata: { version: string } }; terraform: { required_providers: { gateway: { version: string; source: string } } } };
+    const doc = JSON.parse(json) as {
+      '//': { metadata: { version: string } };
+      terraform: { required_providers: { gateway: { version: string; source: string } } };
+    };
     expect(doc.terraform.required_providers.gateway).toEqual({ source: 'gateway.local/gateway/gateway', version: rootPkg.version });
     expect(doc['//'].metadata.version).toBe(cdkVersion);
-    const env = { TF_CLI_CONFIG_FILE: rc, GATEWAY_ENDPOINT: g.adminUrl, GATEWAY_TOKEN: ADMIN_TOKEN, TF_VAR_upstream_api_key: 'sk-pkg-upstream-41' };
+    const env = {
+      TF_CLI_CONFIG_FILE: rc,
+      GATEWAY_ENDPOINT: g.adminUrl,
+      GATEWAY_TOKEN: ADMIN_TOKEN,
+      TF_VAR_upstream_api_key: 'sk-pkg-upstream-41',
+    };
     expect((await terraform(stackDir, ['init', '-input=false', '-no-color'], env)).code).toBe(0);
     const applied = await terraform(stackDir, ['apply', '-auto-approve', '-input=false', '-no-color'], env);
     expect(applied.code, applied.out).toBe(0);
@@ -93,7 +106,14 @@ describe.skipIf(!HAVE_TERRAFORM || NODE === null)('the packed library in an app 
   test('the tarball holds the compiled library, its declarations and the docs, not the sources', async () => {
     const list = await run(['tar', '-tzf', tarball], tmp);
     expect(list.code).toBe(0);
-    for (const f of ['package/package.json', 'package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/src/l1.d.ts', 'package/docs/README.md']) expect(list.out).toContain(f);
+    for (const f of [
+      'package/package.json',
+      'package/dist/index.js',
+      'package/dist/index.d.ts',
+      'package/dist/src/l1.d.ts',
+      'package/docs/README.md',
+    ])
+      expect(list.out).toContain(f);
     expect(list.out).not.toContain('package/src/');
     expect(list.out).not.toContain('package/provider/');
   });
@@ -110,17 +130,21 @@ describe.skipIf(!HAVE_TERRAFORM || NODE === null)('the packed library in an app 
     await deploy(app, 'pkgtf', '0.21.0');
   }, 240_000);
 
-  test.skipIf(!existsSync(join(CDKTN_MODULES, 'cdktf/package.json')))('CDK Terrain (cdktn as cdktf): the same tarball, synthesize with Node, apply, destroy', async () => {
-    const app = join(tmp, 'cdktn-app');
-    const lib = join(app, 'node_modules/@ai-gateway/cdk');
-    mkdirSync(lib, { recursive: true });
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'pkg-app-tn', private: true, type: 'module' }));
-    writeFileSync(join(app, 'main.mjs'), APP);
-    const untar = await run(['tar', '-xzf', tarball, '--strip-components=1', '-C', lib], app);
-    expect(untar.code, untar.out).toBe(0);
-    for (const dep of ['cdktf', 'constructs']) symlinkSync(join(CDKTN_MODULES, dep), join(app, 'node_modules', dep), 'dir');
-    const version = (JSON.parse(readFileSync(join(CDKTN_MODULES, 'cdktf/package.json'), 'utf8')) as { name: string; version: string });
-    expect(version.name).toBe('cdktn');
-    await deploy(app, 'pkgtn', version.version);
-  }, 240_000);
+  test.skipIf(!existsSync(join(CDKTN_MODULES, 'cdktf/package.json')))(
+    'CDK Terrain (cdktn as cdktf): the same tarball, synthesize with Node, apply, destroy',
+    async () => {
+      const app = join(tmp, 'cdktn-app');
+      const lib = join(app, 'node_modules/@ai-gateway/cdk');
+      mkdirSync(lib, { recursive: true });
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'pkg-app-tn', private: true, type: 'module' }));
+      writeFileSync(join(app, 'main.mjs'), APP);
+      const untar = await run(['tar', '-xzf', tarball, '--strip-components=1', '-C', lib], app);
+      expect(untar.code, untar.out).toBe(0);
+      for (const dep of ['cdktf', 'constructs']) symlinkSync(join(CDKTN_MODULES, dep), join(app, 'node_modules', dep), 'dir');
+      const version = JSON.parse(readFileSync(join(CDKTN_MODULES, 'cdktf/package.json'), 'utf8')) as { name: string; version: string };
+      expect(version.name).toBe('cdktn');
+      await deploy(app, 'pkgtn', version.version);
+    },
+    240_000,
+  );
 });

@@ -109,14 +109,16 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform provider: no secret in any log', () 
     // The logs are real debug logs, provider included: otherwise the assertions below prove nothing.
     expect(apply.out).toContain('[DEBUG]');
     expect(apply.out).toContain('[DEBUG] provider: plugin started');
-    const conn = (await g.must(admin('GetProviderConnection'), { customerId: 'logacme', projectId: 'web', name: 'primary' })).connection as { hasApiKey: boolean };
+    const conn = (await g.must(admin('GetProviderConnection'), { customerId: 'logacme', projectId: 'web', name: 'primary' }))
+      .connection as { hasApiKey: boolean };
     expect(conn.hasApiKey).toBe(true);
 
     const state = readFileSync(join(dir, 'terraform.tfstate'), 'utf8');
     expect(state).not.toContain(WO_SECRET);
     expect(state).not.toContain(ADMIN_TOKEN);
-    const inferenceKey = (JSON.parse(state) as { resources: { type: string; instances: { attributes: { key?: string } }[] }[] }).resources.find((r) => r.type === 'gateway_api_key')
-      ?.instances[0]?.attributes.key;
+    const inferenceKey = (
+      JSON.parse(state) as { resources: { type: string; instances: { attributes: { key?: string } }[] }[] }
+    ).resources.find((r) => r.type === 'gateway_api_key')?.instances[0]?.attributes.key;
     expect(inferenceKey).toMatch(/^sk-/);
 
     const plan = await tf('plan', ['plan', '-detailed-exitcode']);

@@ -76,7 +76,9 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: gateway_service_account', () => {
     expect(sa.workspaceId).toBe('edge-tf');
     expect(sa.privateKey).toContain('BEGIN PRIVATE KEY');
     expect((await tf(['output', '-raw', 'private_key'])).out.trim()).toBe(sa.privateKey.trim());
-    const state = JSON.parse(readFileSync(join(dir, 'terraform.tfstate'), 'utf8')) as { resources: { type: string; instances: { attributes: Body; sensitive_attributes: unknown[] }[] }[] };
+    const state = JSON.parse(readFileSync(join(dir, 'terraform.tfstate'), 'utf8')) as {
+      resources: { type: string; instances: { attributes: Body; sensitive_attributes: unknown[] }[] }[];
+    };
     const inst = state.resources.find((r) => r.type === 'gateway_service_account')?.instances[0];
     expect(inst?.attributes.status).toBe('SERVICE_ACCOUNT_STATUS_ACTIVE');
     expect(JSON.stringify(inst?.sensitive_attributes)).toContain('private_key');
@@ -109,7 +111,7 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: gateway_service_account', () => {
     const wsId = String(((await g.must(admin('ListWorkspaces'), { customerId: 'tfsa' })).workspaces as Body[])[0]?.id ?? '');
     const other = workdir({
       'main.tf': config(60)
-        .replace(/\n  validity_days = 60\n  router_key {4}= "router-secret-1234"/, '')
+        .replace(/\n {2}validity_days = 60\n {2}router_key {4}= "router-secret-1234"/, '')
         .replace(/output "(credentials|private_key)" \{[^}]*\}\n/g, ''),
       'imports.tf': [`gateway_customer.c:tfsa`, `gateway_workspace.w:${wsId}`, `gateway_service_account.sa:${id3}`]
         .map((x) => x.split(':'))
@@ -143,12 +145,27 @@ describe('cdktf: ServiceAccount (L1)', () => {
     new GatewayProvider(stack, 'gateway', {});
     const c = new Customer(stack, 'c', { customerId: 'acme' });
     new Workspace(stack, 'w', { customerId: c.customerId, workspaceId: 'edge-eu' });
-    const sa = new ServiceAccount(stack, 'sa', { customerId: c.customerId, workspaceId: 'edge-eu', validityDays: 90, scopes: ['dataplane'], telemetryHeaders: { 'X-Team': 'edge' } });
+    const sa = new ServiceAccount(stack, 'sa', {
+      customerId: c.customerId,
+      workspaceId: 'edge-eu',
+      validityDays: 90,
+      scopes: ['dataplane'],
+      telemetryHeaders: { 'X-Team': 'edge' },
+    });
     new TerraformOutput(stack, 'creds', { value: sa.credentialsJson, sensitive: true });
     app.synth();
-    const json = JSON.parse(readFileSync(join(outdir, 'stacks', 'sa', 'cdk.tf.json'), 'utf8')) as { resource: Record<string, Record<string, Body>>; output: Record<string, Body> };
+    const json = JSON.parse(readFileSync(join(outdir, 'stacks', 'sa', 'cdk.tf.json'), 'utf8')) as {
+      resource: Record<string, Record<string, Body>>;
+      output: Record<string, Body>;
+    };
     const res = json.resource.gateway_service_account?.sa;
-    expect(res).toMatchObject({ customer_id: '${gateway_customer.c.customer_id}', workspace_id: 'edge-eu', validity_days: 90, scopes: ['dataplane'], telemetry_headers: { 'X-Team': 'edge' } });
+    expect(res).toMatchObject({
+      customer_id: '${gateway_customer.c.customer_id}',
+      workspace_id: 'edge-eu',
+      validity_days: 90,
+      scopes: ['dataplane'],
+      telemetry_headers: { 'X-Team': 'edge' },
+    });
     expect(json.output.creds).toMatchObject({ value: '${gateway_service_account.sa.credentials_json}', sensitive: true });
   });
 });

@@ -32,7 +32,13 @@ export const terraform = async (dir: string, args: string[], env: Record<string,
   const started = performance.now();
   const p = Bun.spawn([TERRAFORM, ...args], {
     cwd: dir,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', CHECKPOINT_DISABLE: '1', TF_IN_AUTOMATION: '1', ...env },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      CHECKPOINT_DISABLE: '1',
+      TF_IN_AUTOMATION: '1',
+      ...env,
+    },
     stdout: 'pipe',
     stderr: 'pipe',
   });

@@ -29,7 +29,8 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: gateway_telemetry_config', () => {
   let dir: string;
   const tf = (args: string[], d = dir) => terraform(d, args, env);
   const id = (d = dir): string =>
-    (JSON.parse(readFileSync(join(d, 'terraform.tfstate'), 'utf8')) as { resources: { instances: { attributes: { id: string } }[] }[] }).resources[0]?.instances[0]?.attributes.id ?? '';
+    (JSON.parse(readFileSync(join(d, 'terraform.tfstate'), 'utf8')) as { resources: { instances: { attributes: { id: string } }[] }[] })
+      .resources[0]?.instances[0]?.attributes.id ?? '';
   const get = async (cid: string) => (await g.must(admin('GetTelemetryConfig'), { id: cid })).config as Record<string, unknown>;
 
   beforeAll(async () => {
@@ -50,7 +51,12 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: gateway_telemetry_config', () => {
     expect(a.code, a.out).toBe(0);
     expect(a.out).not.toContain(SINK_SECRET);
     const cid = id();
-    expect(await get(cid)).toMatchObject({ telemetryType: 'audit_logs', authValue: SINK_SECRET, forwardIntervalSeconds: 600, enabled: true });
+    expect(await get(cid)).toMatchObject({
+      telemetryType: 'audit_logs',
+      authValue: SINK_SECRET,
+      forwardIntervalSeconds: 600,
+      enabled: true,
+    });
     expect((await tf(['plan', '-detailed-exitcode', '-input=false', '-no-color'])).code).toBe(0);
 
     // In place.
@@ -70,7 +76,10 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: gateway_telemetry_config', () => {
     await g.must(admin('UpdateTelemetryConfig'), { id: cid, sinkUrl: 'http://127.0.0.1:1' });
 
     // Import by UUID into a fresh directory round-trips to an empty plan.
-    const other = workdir({ 'main.tf': config(900), 'imports.tf': `import {\n  to = gateway_telemetry_config.audit\n  id = "${cid}"\n}\n` });
+    const other = workdir({
+      'main.tf': config(900),
+      'imports.tf': `import {\n  to = gateway_telemetry_config.audit\n  id = "${cid}"\n}\n`,
+    });
     expect((await tf(['init', '-input=false', '-no-color'], other)).code).toBe(0);
     const imp = await tf(['apply', '-auto-approve', '-input=false', '-no-color'], other);
     expect(imp.code, imp.out).toBe(0);

@@ -127,8 +127,12 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform provider', () => {
   const tf = (args: string[], d = dir) => terraform(d, args, env);
   const state = () => readFileSync(join(dir, 'terraform.tfstate'), 'utf8');
   const ids = (): Record<string, string> => {
-    const s = JSON.parse(state()) as { resources: { mode: string; type: string; name: string; instances: { attributes: { id: string } }[] }[] };
-    return Object.fromEntries(s.resources.filter((r) => r.mode === 'managed').map((r) => [`${r.type}.${r.name}`, r.instances[0]?.attributes.id ?? '']));
+    const s = JSON.parse(state()) as {
+      resources: { mode: string; type: string; name: string; instances: { attributes: { id: string } }[] }[];
+    };
+    return Object.fromEntries(
+      s.resources.filter((r) => r.mode === 'managed').map((r) => [`${r.type}.${r.name}`, r.instances[0]?.attributes.id ?? '']),
+    );
   };
   const logs: string[] = [];
 
@@ -149,12 +153,16 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform provider', () => {
     logs.push(a.out);
     expect(a.code, a.out).toBe(0);
     expect(a.out).toContain(`Apply complete! Resources: ${RESOURCES} added, 0 changed, 0 destroyed.`);
-    const route = (await g.must(admin('GetRoute'), { customerId: 'tfacme', projectId: 'web', model: 'tf-test-model' })).route as { targets: unknown[] };
+    const route = (await g.must(admin('GetRoute'), { customerId: 'tfacme', projectId: 'web', model: 'tf-test-model' })).route as {
+      targets: unknown[];
+    };
     expect(route.targets).toEqual([
       { connection: 'primary', model: 'echo-1', priority: 0, weight: 1 },
       { connection: 'backup', model: 'echo-2', priority: 1, weight: 1 },
     ]);
-    const conn = (await g.must(admin('GetProviderConnection'), { customerId: 'tfacme', projectId: 'web', name: 'primary' })).connection as { hasApiKey: boolean };
+    const conn = (await g.must(admin('GetProviderConnection'), { customerId: 'tfacme', projectId: 'web', name: 'primary' })).connection as {
+      hasApiKey: boolean;
+    };
     expect(conn.hasApiKey).toBe(true);
     const p = await tf(['plan', '-detailed-exitcode', '-input=false', '-no-color']);
     logs.push(p.out);
@@ -172,7 +180,9 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform provider', () => {
       expect(out).not.toContain(WO_SECRET);
       expect(out).not.toContain(STATE_SECRET);
     }
-    const key = (JSON.parse(s) as { resources: { type: string; instances: { attributes: { key: string } }[] }[] }).resources.find((r) => r.type === 'gateway_api_key');
+    const key = (JSON.parse(s) as { resources: { type: string; instances: { attributes: { key: string } }[] }[] }).resources.find(
+      (r) => r.type === 'gateway_api_key',
+    );
     expect(key?.instances[0]?.attributes.key).toMatch(/^sk-/);
   });
 
@@ -182,7 +192,9 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform provider', () => {
     expect(a.code, a.out).toBe(0);
     expect(a.out).toContain('Resources: 0 added, 2 changed, 0 destroyed.');
     expect(ids()).toEqual(before);
-    const route = (await g.must(admin('GetRoute'), { customerId: 'tfacme', projectId: 'web', model: 'tf-test-model' })).route as { targets: { weight: number }[] };
+    const route = (await g.must(admin('GetRoute'), { customerId: 'tfacme', projectId: 'web', model: 'tf-test-model' })).route as {
+      targets: { weight: number }[];
+    };
     expect(route.targets[0]?.weight).toBe(5);
     const p = await tf(['plan', '-detailed-exitcode', '-input=false', '-no-color', '-var', 'weight=5', '-var', 'customer_name=Acme Corp']);
     expect(p.code, p.out).toBe(0);

@@ -19,7 +19,10 @@ const PROJECT_OPENAI = 'sk-project-byok-openai-0002';
 const PROJECT_ANTHROPIC = 'sk-ant-project-byok-0003';
 
 const issue = async (userId: string) =>
-  String((await w.tg.must(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'ws1', userId, organizationUnit: 'eng', role: 'dev' })).accessToken);
+  String(
+    (await w.tg.must(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'ws1', userId, organizationUnit: 'eng', role: 'dev' }))
+      .accessToken,
+  );
 const byok = (op: string, body: Body, token: string) => w.tg.call(byokOp(op), body, token);
 
 const chat = async (model: string, token: string): Promise<number> => {
@@ -44,7 +47,17 @@ beforeAll(async () => {
   tok.owen = await issue('owen');
   tok.ann = await issue('ann');
   tok.max = await issue('max');
-  tok.stranger = String((await w.tg.must(admin('CreateUserToken'), { customerId: 'other', workspaceId: 'ws1', userId: 'zoe', organizationUnit: 'o', role: 'r' })).accessToken);
+  tok.stranger = String(
+    (
+      await w.tg.must(admin('CreateUserToken'), {
+        customerId: 'other',
+        workspaceId: 'ws1',
+        userId: 'zoe',
+        organizationUnit: 'o',
+        role: 'r',
+      })
+    ).accessToken,
+  );
 }, 60_000);
 afterAll(() => stopWorld(w));
 
@@ -56,7 +69,15 @@ describe('Register', () => {
     const r = await byok('Register', { provider: 'PROVIDER_OPENAI', name: 'team', secret: PROJECT_OPENAI }, tok.owen as string);
     expect(r.status).toBe(200);
     const key = r.body.key as Body;
-    expect(key).toMatchObject({ name: 'team', provider: 'PROVIDER_OPENAI', customerId: 'acme', projectId: 'default', displaySuffix: '0002', userScope: false, scopeUserId: '' });
+    expect(key).toMatchObject({
+      name: 'team',
+      provider: 'PROVIDER_OPENAI',
+      customerId: 'acme',
+      projectId: 'default',
+      displaySuffix: '0002',
+      userScope: false,
+      scopeUserId: '',
+    });
     expect(String(key.id)).toMatch(/^byok_/);
     expect(key.secretRef).toBe(`byok://acme/default/${String(key.id)}`);
     expect(key.revokedAt).toBeUndefined();
@@ -67,25 +88,50 @@ describe('Register', () => {
   test('a user-scoped key: any member, for themself; never through the platform-admin token', async () => {
     const r = await byok('Register', { provider: 'PROVIDER_OPENAI', name: 'mine', secret: ANN_OPENAI, userScope: true }, tok.ann as string);
     expect(r.status).toBe(200);
-    expect(r.body.key).toMatchObject({ userScope: true, scopeUserId: 'ann', customerId: 'acme', projectId: 'default', displaySuffix: '0001' });
+    expect(r.body.key).toMatchObject({
+      userScope: true,
+      scopeUserId: 'ann',
+      customerId: 'acme',
+      projectId: 'default',
+      displaySuffix: '0001',
+    });
     ids.annOpenai = String((r.body.key as Body).id);
-    const adminUser = await w.tg.call(byokOp('Register'), { customerId: 'acme', provider: 'PROVIDER_OPENAI', name: 'x', secret: 'sk-x-1234', userScope: true });
+    const adminUser = await w.tg.call(byokOp('Register'), {
+      customerId: 'acme',
+      provider: 'PROVIDER_OPENAI',
+      name: 'x',
+      secret: 'sk-x-1234',
+      userScope: true,
+    });
     expect(adminUser.body.code).toBe('failed_precondition');
     // the platform admin has no session: customerId is required
     const noScope = await w.tg.call(byokOp('Register'), { provider: 'PROVIDER_OPENAI', name: 'x', secret: 'sk-x-1234' });
     expect(noScope.body.code).toBe('invalid_argument');
     expect(String(noScope.body.message)).toContain('customerId');
     // the platform admin registers project-level keys
-    const a = await w.tg.call(byokOp('Register'), { customerId: 'acme', provider: 'PROVIDER_ANTHROPIC', name: 'ant', secret: PROJECT_ANTHROPIC });
+    const a = await w.tg.call(byokOp('Register'), {
+      customerId: 'acme',
+      provider: 'PROVIDER_ANTHROPIC',
+      name: 'ant',
+      secret: PROJECT_ANTHROPIC,
+    });
     expect(a.status).toBe(200);
     ids.projectAnthropic = String((a.body.key as Body).id);
   });
 
   test('another customer, an unknown provider, a missing secret', async () => {
-    const other = await byok('Register', { customerId: 'acme', provider: 'PROVIDER_OPENAI', name: 'x', secret: 'sk-x-1234', userScope: true }, tok.stranger as string);
+    const other = await byok(
+      'Register',
+      { customerId: 'acme', provider: 'PROVIDER_OPENAI', name: 'x', secret: 'sk-x-1234', userScope: true },
+      tok.stranger as string,
+    );
     expect(other.body.code).toBe('permission_denied');
     for (const bad of [{ provider: 'PROVIDER_UNSPECIFIED' }, { provider: 'PROVIDER_GROQ' }, { secret: '' }]) {
-      const r = await byok('Register', { provider: 'PROVIDER_OPENAI', name: 'x', secret: 'sk-x-1234', userScope: true, ...bad }, tok.ann as string);
+      const r = await byok(
+        'Register',
+        { provider: 'PROVIDER_OPENAI', name: 'x', secret: 'sk-x-1234', userScope: true, ...bad },
+        tok.ann as string,
+      );
       expect(r.body.code).toBe('invalid_argument');
     }
   });
@@ -129,8 +175,10 @@ describe('at inference: user key, then project key, then the connection key', ()
     expect(lastAnthropic()).toBe(PROJECT_ANTHROPIC);
   });
 
-  test('the choice is made per attempt: a fallback to another provider takes that provider\'s key', async () => {
-    const m = (await w.tg.must(admin('CreateModel'), { model: 'mix', provider: 'openai', capabilities: ['chat'] })) as { model: { id: string } };
+  test("the choice is made per attempt: a fallback to another provider takes that provider's key", async () => {
+    const m = (await w.tg.must(admin('CreateModel'), { model: 'mix', provider: 'openai', capabilities: ['chat'] })) as {
+      model: { id: string };
+    };
     await w.tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
     await w.tg.must(admin('CreateRoute'), {
       customerId: 'acme',
@@ -174,11 +222,20 @@ describe('at inference: user key, then project key, then the connection key', ()
 
   test('deleting the project revokes its BYOK keys', async () => {
     await w.tg.must(admin('CreateProject'), { customerId: 'acme', projectId: 'temp' });
-    const k = (await w.tg.must(byokOp('Register'), { customerId: 'acme', projectId: 'temp', provider: 'PROVIDER_VERTEX', name: 'v', secret: 'vertex-json-7777' })) as { key: Body };
+    const k = (await w.tg.must(byokOp('Register'), {
+      customerId: 'acme',
+      projectId: 'temp',
+      provider: 'PROVIDER_VERTEX',
+      name: 'v',
+      secret: 'vertex-json-7777',
+    })) as { key: Body };
     await w.tg.must(admin('DeleteProject'), { customerId: 'acme', projectId: 'temp' });
     const f = await w.tg.call(byokOp('Fetch'), { id: k.key.id });
     expect(f.body.code).toBe('not_found');
-    const [row] = await w.tg.gw.store.db.select({ revokedAt: byokKeys.revokedAt }).from(byokKeys).where(eq(byokKeys.id, String(k.key.id)));
+    const [row] = await w.tg.gw.store.db
+      .select({ revokedAt: byokKeys.revokedAt })
+      .from(byokKeys)
+      .where(eq(byokKeys.id, String(k.key.id)));
     expect(row?.revokedAt).toBeInstanceOf(Date);
   });
 });

@@ -50,7 +50,11 @@ const env = (kek: string, previous?: string): Record<string, string> => ({
 const start = (kek: string, previous?: string) => startGateway(loadConfig([], env(kek, previous)));
 
 const call = async (gw: Gateway, path: string, body: unknown, token = ADMIN_TOKEN) => {
-  const r = await fetch(`${gw.adminUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+  const r = await fetch(`${gw.adminUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
   const json = (await r.json()) as Record<string, unknown>;
   if (r.status !== 200) throw new Error(`${path} → ${r.status} ${JSON.stringify(json)}`);
   // A write returns at commit: wait until the embedded data plane serves it.
@@ -91,20 +95,45 @@ test('rotate, restart, every wrapped secret still decrypts, the old KEK no longe
   let gw = await start(A);
   await call(gw, admin('CreateCustomer'), { customerId: 'rot' });
   await call(gw, admin('AddProjectMember'), { customerId: 'rot', projectId: 'default', userId: 'ursula', role: 'admin' });
-  const m = (await call(gw, admin('CreateModel'), { model: 'rot-model', provider: 'openai', capabilities: ['chat'] })) as { model: { id: string } };
+  const m = (await call(gw, admin('CreateModel'), { model: 'rot-model', provider: 'openai', capabilities: ['chat'] })) as {
+    model: { id: string };
+  };
   await call(gw, admin('AddProjectModel'), { customerId: 'rot', projectId: 'default', modelId: m.model.id });
-  await call(gw, admin('CreateProviderConnection'), { customerId: 'rot', projectId: 'default', name: 'up', provider: 'openai', baseUrl: `${oa.url}/v1`, apiKey: CONN_KEY });
-  await call(gw, admin('CreateRoute'), { customerId: 'rot', projectId: 'default', model: 'rot-model', targets: [{ connection: 'up', model: 'gpt-4o-mini' }] });
+  await call(gw, admin('CreateProviderConnection'), {
+    customerId: 'rot',
+    projectId: 'default',
+    name: 'up',
+    provider: 'openai',
+    baseUrl: `${oa.url}/v1`,
+    apiKey: CONN_KEY,
+  });
+  await call(gw, admin('CreateRoute'), {
+    customerId: 'rot',
+    projectId: 'default',
+    model: 'rot-model',
+    targets: [{ connection: 'up', model: 'gpt-4o-mini' }],
+  });
   await gw.store.db.execute(sql`update provider_connections set api_key_wrapped = ${legacyWrap(A, CONN_KEY)}`);
-  const token = String((await call(gw, admin('CreateUserToken'), { customerId: 'rot', workspaceId: 'w', userId: 'ursula', organizationUnit: 'o', role: 'r' })).accessToken);
-  const k1 = ((await call(gw, byokOp('Register'), { customerId: 'rot', provider: 'PROVIDER_ANTHROPIC', name: 'one', secret: BYOK_1 })).key as { id: string }).id;
+  const token = String(
+    (await call(gw, admin('CreateUserToken'), { customerId: 'rot', workspaceId: 'w', userId: 'ursula', organizationUnit: 'o', role: 'r' }))
+      .accessToken,
+  );
+  const k1 = (
+    (await call(gw, byokOp('Register'), { customerId: 'rot', provider: 'PROVIDER_ANTHROPIC', name: 'one', secret: BYOK_1 })).key as {
+      id: string;
+    }
+  ).id;
   await gw.stop();
 
   // 2. under B with A as previous: A's secrets are read, new ones are wrapped under B
   gw = await start(B, A);
   expect(await infer(gw, token)).toBe(`Bearer ${CONN_KEY}`);
   expect((await call(gw, byokOp('Fetch'), { id: k1 })).secret).toBe(BYOK_1);
-  const k2 = ((await call(gw, byokOp('Register'), { customerId: 'rot', provider: 'PROVIDER_OPENAI', name: 'two', secret: BYOK_2 })).key as { id: string }).id;
+  const k2 = (
+    (await call(gw, byokOp('Register'), { customerId: 'rot', provider: 'PROVIDER_OPENAI', name: 'two', secret: BYOK_2 })).key as {
+      id: string;
+    }
+  ).id;
   expect(await infer(gw, token)).toBe(`Bearer ${BYOK_2}`);
   const ringB = new SecretBox(B, [A]);
   expect(await staleWrapped(gw.store.db, ringB)).toBeGreaterThanOrEqual(3);
@@ -113,7 +142,15 @@ test('rotate, restart, every wrapped secret still decrypts, the old KEK no longe
   const report = await rewrapStore(gw.store.db, ringB);
   expect(await serving).toEqual(Array(5).fill(`Bearer ${BYOK_2}`));
   expect(report.failed).toEqual([]);
-  expect(report.columns.map((c) => `${c.table}.${c.column}`)).toEqual(expect.arrayContaining(['byok_keys.secret_wrapped', 'mcp_server_credentials.auth_value_wrapped', 'mcp_servers.auth_value_wrapped', 'provider_connections.api_key_wrapped', 'signing_keys.private_key_wrapped']));
+  expect(report.columns.map((c) => `${c.table}.${c.column}`)).toEqual(
+    expect.arrayContaining([
+      'byok_keys.secret_wrapped',
+      'mcp_server_credentials.auth_value_wrapped',
+      'mcp_servers.auth_value_wrapped',
+      'provider_connections.api_key_wrapped',
+      'signing_keys.private_key_wrapped',
+    ]),
+  );
   expect(await staleWrapped(gw.store.db, ringB)).toBe(0);
   for (const v of await allWrapped(gw)) expect(() => new SecretBox(B).unwrap(v)).not.toThrow();
   await gw.stop();
@@ -135,7 +172,17 @@ test('rotate, restart, every wrapped secret still decrypts, the old KEK no longe
     await call(gw, byokOp('Revoke'), { customerId: 'rot', id: k2 });
     expect(await infer(gw, token)).toBe(`Bearer ${CONN_KEY}`);
     // the signing key's private key unwraps: a new token is signed and works
-    const fresh = String((await call(gw, admin('CreateUserToken'), { customerId: 'rot', workspaceId: 'w', userId: 'ursula', organizationUnit: 'o', role: 'r' })).accessToken);
+    const fresh = String(
+      (
+        await call(gw, admin('CreateUserToken'), {
+          customerId: 'rot',
+          workspaceId: 'w',
+          userId: 'ursula',
+          organizationUnit: 'o',
+          role: 'r',
+        })
+      ).accessToken,
+    );
     expect(await infer(gw, fresh)).toBe(`Bearer ${CONN_KEY}`);
     // the old KEKs unwrap nothing any more
     const [one] = await allWrapped(gw);

@@ -18,7 +18,14 @@ let w: World;
 const PROPAGATION_MS = 10_000;
 
 const create = async (userId: string, extra: Body = {}) =>
-  (await w.tg.must(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'ws1', userId, organizationUnit: 'eng', role: 'dev', ...extra })) as Record<string, string>;
+  (await w.tg.must(admin('CreateUserToken'), {
+    customerId: 'acme',
+    workspaceId: 'ws1',
+    userId,
+    organizationUnit: 'eng',
+    role: 'dev',
+    ...extra,
+  })) as Record<string, string>;
 const chat = async (token: string): Promise<number> => {
   const r = await fetch(`${w.tg.url}/v1/chat/completions`, {
     method: 'POST',
@@ -50,12 +57,21 @@ describe('GetUserToken and status', () => {
   test('claims and status, never the token; a user sees its own tokens only', async () => {
     const t = await create('bob', { scopes: ['read'] });
     const got = await info(t.jti as string);
-    expect(got.token).toMatchObject({ jti: t.jti, userId: 'bob', organizationUnit: 'eng', role: 'dev', status: 'USER_TOKEN_STATUS_ACTIVE', expiresAt: t.expiresAt });
+    expect(got.token).toMatchObject({
+      jti: t.jti,
+      userId: 'bob',
+      organizationUnit: 'eng',
+      role: 'dev',
+      status: 'USER_TOKEN_STATUS_ACTIVE',
+      expiresAt: t.expiresAt,
+    });
     expect(JSON.stringify(got)).not.toContain(t.accessToken as string);
     expect((await info(t.jti as string, t.accessToken)).token).toBeDefined();
     const carol = await create('carol');
     expect((await info(t.jti as string, carol.accessToken)).code).toBe('not_found');
-    const zoe = (await w.tg.must(admin('CreateUserToken'), { customerId: 'globex', workspaceId: 'w', userId: 'zoe', organizationUnit: 'o', role: 'r' })).accessToken as string;
+    const zoe = (
+      await w.tg.must(admin('CreateUserToken'), { customerId: 'globex', workspaceId: 'w', userId: 'zoe', organizationUnit: 'o', role: 'r' })
+    ).accessToken as string;
     expect((await info(t.jti as string, zoe)).code).toBe('permission_denied');
     expect((await info('no-such-jti')).code).toBe('not_found');
     // expiresInDays default: 30 days
@@ -65,7 +81,10 @@ describe('GetUserToken and status', () => {
 
   test('EXPIRED once expiresAt passed (and refused)', async () => {
     const t = await create('bob');
-    await w.tg.gw.store.db.update(userTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(userTokens.jti, t.jti as string));
+    await w.tg.gw.store.db
+      .update(userTokens)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(userTokens.jti, t.jti as string));
     expect((await info(t.jti as string)).token).toMatchObject({ status: 'USER_TOKEN_STATUS_EXPIRED' });
     expect((await w.tg.call(admin('GetProject'), { customerId: 'acme', projectId: 'default' }, t.accessToken)).status).toBe(401);
   });
@@ -74,9 +93,13 @@ describe('GetUserToken and status', () => {
     const t = await create('bob');
     expect(((await info(t.jti as string)).token as Body).lastUsedAt).toBeUndefined();
     const t0 = Date.now();
-    for (let i = 0; i < 10; i++) expect((await w.tg.call(admin('GetProject'), { customerId: 'acme', projectId: 'default' }, t.accessToken)).status).toBe(200);
+    for (let i = 0; i < 10; i++)
+      expect((await w.tg.call(admin('GetProject'), { customerId: 'acme', projectId: 'default' }, t.accessToken)).status).toBe(200);
     // ten authenticated calls, no row write yet (batched: one write per token per flush interval)
-    const [row] = await w.tg.gw.store.db.select().from(userTokens).where(eq(userTokens.jti, t.jti as string));
+    const [row] = await w.tg.gw.store.db
+      .select()
+      .from(userTokens)
+      .where(eq(userTokens.jti, t.jti as string));
     expect(row?.lastUsedAt).toBeNull();
     const used = Date.parse(String(((await info(t.jti as string)).token as Body).lastUsedAt));
     expect(used).toBeGreaterThanOrEqual(t0 - 5);
@@ -98,14 +121,18 @@ describe('revocation', () => {
     expect((await w.tg.call(admin('GetProject'), { customerId: 'acme', projectId: 'default' }, t.accessToken)).status).toBe(401);
     const ms = await within(async () => (await chat(t.accessToken as string)) === 401);
     expect(ms).toBeLessThan(PROPAGATION_MS);
-    expect((await info(t.jti as string)).token).toMatchObject({ status: 'USER_TOKEN_STATUS_REVOKED', revokedReason: 'laptop lost', revokedAt: r.revokedAt });
+    expect((await info(t.jti as string)).token).toMatchObject({
+      status: 'USER_TOKEN_STATUS_REVOKED',
+      revokedReason: 'laptop lost',
+      revokedAt: r.revokedAt,
+    });
     // again: nothing changes, the first revocation is kept
     const again = await w.tg.must(admin('RevokeUserToken'), { jti: t.jti, reason: 'other' });
     expect(again.revokedAt).toBe(r.revokedAt);
     expect(((await info(t.jti as string)).token as Body).revokedReason).toBe('laptop lost');
   });
 
-  test('a user revokes its own token; not somebody else\'s', async () => {
+  test("a user revokes its own token; not somebody else's", async () => {
     const mine = await create('bob');
     const carol = await create('carol');
     expect((await w.tg.call(admin('RevokeUserToken'), { jti: mine.jti }, carol.accessToken)).body.code).toBe('not_found');
@@ -114,7 +141,12 @@ describe('revocation', () => {
   });
 
   test('a revoked API key is refused within the propagation time; ListApiKeys pages metadata only', async () => {
-    const k = (await w.tg.must(apikeyOp('CreateApiKey'), { name: 'rev', userId: 'bob', userKeyAddress: 'bob@example.com', enterpriseContext: { customerId: 'acme' } })) as Record<string, string>;
+    const k = (await w.tg.must(apikeyOp('CreateApiKey'), {
+      name: 'rev',
+      userId: 'bob',
+      userKeyAddress: 'bob@example.com',
+      enterpriseContext: { customerId: 'acme' },
+    })) as Record<string, string>;
     expect(k.apiKey).toMatch(/^sk-[A-Za-z0-9_-]{32,}$/);
     expect(k.keyAddress).toBe(Bun.hash.xxHash64('bob').toString(16).padStart(16, '0'));
     expect(await chat(k.apiKey as string)).toBe(200);
@@ -123,7 +155,12 @@ describe('revocation', () => {
     const seen: Body[] = [];
     let pageToken = '';
     do {
-      const p = await w.tg.must(apikeyOp('ListApiKeys'), { customerId: 'acme', includeRevoked: true, pageSize: 1, ...(pageToken ? { pageToken } : {}) });
+      const p = await w.tg.must(apikeyOp('ListApiKeys'), {
+        customerId: 'acme',
+        includeRevoked: true,
+        pageSize: 1,
+        ...(pageToken ? { pageToken } : {}),
+      });
       seen.push(...(p.apiKeys as Body[]));
       pageToken = String(p.nextPageToken);
     } while (pageToken);
@@ -137,12 +174,26 @@ describe('revocation', () => {
 
 describe('impersonation and signing keys', () => {
   test('impersonation tokens: not persisted, the metadata in the claims, the metadata required', async () => {
-    const t = await create('bob', { impersonate: true, impersonationMetadata: { impersonatorKey: 'support-7', reason: 'ticket 9', context: { ticket: '9' } } });
-    expect(decodeJwt(t.accessToken as string)).toMatchObject({ sub: 'bob', imp: true, act: { sub: 'support-7', reason: 'ticket 9', ctx: { ticket: '9' } } });
+    const t = await create('bob', {
+      impersonate: true,
+      impersonationMetadata: { impersonatorKey: 'support-7', reason: 'ticket 9', context: { ticket: '9' } },
+    });
+    expect(decodeJwt(t.accessToken as string)).toMatchObject({
+      sub: 'bob',
+      imp: true,
+      act: { sub: 'support-7', reason: 'ticket 9', ctx: { ticket: '9' } },
+    });
     expect((await info(t.jti as string)).code).toBe('not_found');
     expect((await w.tg.call(admin('GetProject'), { customerId: 'acme', projectId: 'default' }, t.accessToken)).status).toBe(200);
     expect(await chat(t.accessToken as string)).toBe(200);
-    const bad = await w.tg.call(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'w', userId: 'bob', organizationUnit: 'o', role: 'r', impersonate: true });
+    const bad = await w.tg.call(admin('CreateUserToken'), {
+      customerId: 'acme',
+      workspaceId: 'w',
+      userId: 'bob',
+      organizationUnit: 'o',
+      role: 'r',
+      impersonate: true,
+    });
     expect(bad.body.code).toBe('invalid_argument');
   });
 
@@ -162,7 +213,10 @@ describe('impersonation and signing keys', () => {
     expect(rows.find((k) => k.kid === oldKid)?.retiredAt).toBeInstanceOf(Date);
     expect(rows.find((k) => k.kid === r.kid)?.retiredAt).toBeNull();
     // A key retired longer ago than the longest token lifetime is removed by the next rotation.
-    await w.tg.gw.store.db.update(signingKeys).set({ retiredAt: new Date(Date.now() - 366 * 86_400_000) }).where(eq(signingKeys.kid, oldKid));
+    await w.tg.gw.store.db
+      .update(signingKeys)
+      .set({ retiredAt: new Date(Date.now() - 366 * 86_400_000) })
+      .where(eq(signingKeys.kid, oldKid));
     const r2 = await w.tg.must(admin('RotateUserTokenSigningKey'), {});
     expect(r2.deletedKids).toEqual([oldKid]);
     expect(r2.retiredKid).toBe(String(r.kid));
@@ -184,21 +238,31 @@ describe('verified tokens are remembered, not trusted blindly', () => {
     expect((await authenticate(headers(token), snapshot, now)).id).toBe(first.id);
     // A snapshot without its signing key (the key deleted after a rotation): refused, remembered or not.
     const keyless = { ...snapshot, userTokenKeys: new Map<string, string>() };
-    await expect(Promise.resolve().then(() => authenticate(headers(token), keyless, now))).rejects.toMatchObject({ message: 'Invalid API key or user token.' });
+    await expect(Promise.resolve().then(() => authenticate(headers(token), keyless, now))).rejects.toMatchObject({
+      message: 'Invalid API key or user token.',
+    });
     // Past its exp the remembered token is refused like any other.
     const exp = Number(decodeJwt(token).exp) * 1000;
-    await expect(Promise.resolve().then(() => authenticate(headers(token), snapshot, exp + 1000))).rejects.toMatchObject({ message: 'Invalid or expired user token.' });
+    await expect(Promise.resolve().then(() => authenticate(headers(token), snapshot, exp + 1000))).rejects.toMatchObject({
+      message: 'Invalid or expired user token.',
+    });
     // A token never seen, presented after its exp: refused by the signature check's own time test.
     const late = (await create('bob')).accessToken as string;
-    await expect(Promise.resolve().then(() => authenticate(headers(late), snapshot, Number(decodeJwt(late).exp) * 1000 + 1000))).rejects.toMatchObject({ message: 'Invalid or expired user token.' });
+    await expect(
+      Promise.resolve().then(() => authenticate(headers(late), snapshot, Number(decodeJwt(late).exp) * 1000 + 1000)),
+    ).rejects.toMatchObject({ message: 'Invalid or expired user token.' });
     // The remembered token with its signature altered is another string: checked, and refused.
     const [h, p, sig] = token.split('.');
     const forged = `${h}.${p}.${(sig as string).slice(0, -4)}${(sig as string).endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
-    await expect(Promise.resolve().then(() => authenticate(headers(forged), snapshot, now))).rejects.toMatchObject({ message: 'Invalid or expired user token.' });
+    await expect(Promise.resolve().then(() => authenticate(headers(forged), snapshot, now))).rejects.toMatchObject({
+      message: 'Invalid or expired user token.',
+    });
     // Revocation is read from the snapshot on every use, remembered or not.
     await w.tg.must(admin('RevokeUserToken'), { jti: t.jti });
     const after = w.tg.gw.snapshots.current;
     if (!after) throw new Error('no snapshot');
-    await expect(Promise.resolve().then(() => authenticate(headers(token), after, Date.now()))).rejects.toMatchObject({ message: 'This user token has been revoked.' });
+    await expect(Promise.resolve().then(() => authenticate(headers(token), after, Date.now()))).rejects.toMatchObject({
+      message: 'This user token has been revoked.',
+    });
   });
 });

@@ -17,12 +17,21 @@ const U0 = '00000000-0000-4000-8000-000000000000';
 
 const ok = async (op: string, body: Body) => (await tg.must(admin(op), body)) as Record<string, Body>;
 const issue = async (userId: string, customerId: string, extra: Body = {}) =>
-  ((await ok('CreateUserToken', { customerId, workspaceId: 'ws1', userId, organizationUnit: 'eng', role: 'developer', ...extra })) as unknown as { accessToken: string })
-    .accessToken;
+  (
+    (await ok('CreateUserToken', {
+      customerId,
+      workspaceId: 'ws1',
+      userId,
+      organizationUnit: 'eng',
+      role: 'developer',
+      ...extra,
+    })) as unknown as { accessToken: string }
+  ).accessToken;
 const issueJti = async (userId: string, customerId: string) =>
   String((await ok('CreateUserToken', { customerId, workspaceId: 'ws1', userId, organizationUnit: 'eng', role: 'developer' })).jti);
 const freshGateway = async () => {
-  const g = (await ok('CreateProjectGateway', { customerId: 'acme', workspaceId: 'ws1', projectGatewayId: `fresh-${++uniq}` })).projectGateway as { id: string };
+  const g = (await ok('CreateProjectGateway', { customerId: 'acme', workspaceId: 'ws1', projectGatewayId: `fresh-${++uniq}` }))
+    .projectGateway as { id: string };
   await ok('AttachProjectGatewayProject', { id: g.id, projectId: 'web' });
   return g.id;
 };
@@ -49,12 +58,26 @@ beforeAll(async () => {
   await ok('CreateModel', { model: 'fx-route', provider: 'echo' });
   fx.wsId = String(((await ok('CreateWorkspace', { customerId: 'acme', workspaceId: 'ws1' })).workspace as Body).id);
   fx.dpId = String(((await ok('CreateDataplane', { customerId: 'acme', dataplaneId: 'dp1' })).dataplane as Body).id);
-  fx.gwId = String(((await ok('CreateProjectGateway', { customerId: 'acme', workspaceId: 'ws1', projectGatewayId: 'gw-main' })).projectGateway as Body).id);
+  fx.gwId = String(
+    ((await ok('CreateProjectGateway', { customerId: 'acme', workspaceId: 'ws1', projectGatewayId: 'gw-main' })).projectGateway as Body).id,
+  );
   await ok('AttachProjectGatewayProject', { id: fx.gwId, projectId: 'web' });
   fx.saId = String(((await ok('CreateServiceAccount', { customerId: 'acme', workspaceId: 'ws1' })).serviceAccount as Body).id);
   await ok('CreateProviderConnection', { customerId: 'acme', projectId: 'web', name: 'conn1', provider: 'echo' });
   await ok('CreateRoute', { customerId: 'acme', projectId: 'web', model: 'fx-route', targets: [{ connection: 'conn1', model: 'echo' }] });
-  fx.byokId = String((((await tg.must(byokOp('Register'), { customerId: 'acme', projectId: 'web', provider: 'PROVIDER_OPENAI', name: 'fx', secret: 'sk-byok-fx-1234' })).key as Body).id));
+  fx.byokId = String(
+    (
+      (
+        await tg.must(byokOp('Register'), {
+          customerId: 'acme',
+          projectId: 'web',
+          provider: 'PROVIDER_OPENAI',
+          name: 'fx',
+          secret: 'sk-byok-fx-1234',
+        })
+      ).key as Body
+    ).id,
+  );
   fx.bobJti = await issueJti('bob', 'acme');
 }, 60_000);
 afterAll(async () => {
@@ -136,7 +159,11 @@ const MATRIX: Row[] = [
   [A('GetBudget'), 'project_member', () => ({ ...web, name: 'none' })],
   [A('ListBudgets'), 'project_member', () => web],
   [A('DeleteBudget'), 'project_admin', () => ({ ...web, name: 'none' })],
-  [A('CreateGuardrail'), 'project_admin', () => ({ ...web, name: `g-${++uniq}`, stage: 'input', kind: 'pii', piiTypes: ['email'], action: 'flag' })],
+  [
+    A('CreateGuardrail'),
+    'project_admin',
+    () => ({ ...web, name: `g-${++uniq}`, stage: 'input', kind: 'pii', piiTypes: ['email'], action: 'flag' }),
+  ],
   [A('GetGuardrail'), 'project_member', () => ({ ...web, name: 'none' })],
   [A('ListGuardrails'), 'project_member', () => web],
   [A('UpdateGuardrail'), 'project_admin', () => ({ ...web, name: 'none', action: 'flag' })],
@@ -157,7 +184,12 @@ const MATRIX: Row[] = [
   [A('ListUserTokens'), 'customer_member', () => ({ customerId: 'acme' })],
   [A('RevokeUserToken'), 'customer_member', async () => ({ jti: await issueJti('bob', 'acme'), reason: 'matrix' })],
   [A('RotateUserTokenSigningKey'), 'platform_admin', () => ({})],
-  [byokOp('Register'), 'project_member', () => ({ ...web, provider: 'PROVIDER_ANTHROPIC', name: `r-${++uniq}`, secret: 'sk-ant-matrix-9876' }), ['admin', 'alice']],
+  [
+    byokOp('Register'),
+    'project_member',
+    () => ({ ...web, provider: 'PROVIDER_ANTHROPIC', name: `r-${++uniq}`, secret: 'sk-ant-matrix-9876' }),
+    ['admin', 'alice'],
+  ],
   [byokOp('Get'), 'project_member', () => ({ ...web, id: fx.byokId })],
   [byokOp('List'), 'project_member', () => web],
   [byokOp('Revoke'), 'project_member', () => ({ ...web, id: 'byok_none' })],
@@ -188,7 +220,11 @@ const MATRIX: Row[] = [
   [A('ListAuditCheckpoints'), 'platform_admin', () => ({})],
   [A('GetAuditInclusionProof'), 'platform_admin', () => ({ auditLogId: U0 })],
   [A('RotateAuditSigningKey'), 'platform_admin', () => ({})],
-  [A('CreateTelemetryConfig'), 'platform_admin', () => ({ userId: 'ops', telemetryType: 'traces', sinkUrl: 'http://sink.invalid:1', protocol: 'http/json', authType: 'none' })],
+  [
+    A('CreateTelemetryConfig'),
+    'platform_admin',
+    () => ({ userId: 'ops', telemetryType: 'traces', sinkUrl: 'http://sink.invalid:1', protocol: 'http/json', authType: 'none' }),
+  ],
   [A('GetTelemetryConfig'), 'platform_admin', () => ({ id: U0 })],
   [A('ListTelemetryConfigs'), 'platform_admin', () => ({})],
   [A('UpdateTelemetryConfig'), 'platform_admin', () => ({ id: U0, enabled: false })],
@@ -234,7 +270,11 @@ describe('role matrix', () => {
         expect(r.body.code).toBe('unauthenticated');
       }
     }
-    const raw = await fetch(`${tg.adminUrl}${admin('GetModel')}`, { method: 'POST', headers: { authorization: 'Basic abc', 'content-type': 'application/json' }, body: '{}' });
+    const raw = await fetch(`${tg.adminUrl}${admin('GetModel')}`, {
+      method: 'POST',
+      headers: { authorization: 'Basic abc', 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(raw.status).toBe(401);
   });
 
@@ -272,12 +312,31 @@ describe('user tokens', () => {
   });
 
   test('a non-default project requires membership; an unknown customer or project is not_found', async () => {
-    const r = await tg.call(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'w', userId: 'bob', organizationUnit: 'o', role: 'r', projectId: 'other' });
+    const r = await tg.call(admin('CreateUserToken'), {
+      customerId: 'acme',
+      workspaceId: 'w',
+      userId: 'bob',
+      organizationUnit: 'o',
+      role: 'r',
+      projectId: 'other',
+    });
     expect(r.body.code).toBe('failed_precondition');
-    expect((await tg.call(admin('CreateUserToken'), { customerId: 'nope', workspaceId: 'w', userId: 'u', organizationUnit: 'o', role: 'r' })).body.code).toBe('not_found');
-    expect((await tg.call(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'w', userId: 'u', organizationUnit: 'o', role: 'r', projectId: 'nope' })).body.code).toBe(
-      'not_found',
-    );
+    expect(
+      (await tg.call(admin('CreateUserToken'), { customerId: 'nope', workspaceId: 'w', userId: 'u', organizationUnit: 'o', role: 'r' }))
+        .body.code,
+    ).toBe('not_found');
+    expect(
+      (
+        await tg.call(admin('CreateUserToken'), {
+          customerId: 'acme',
+          workspaceId: 'w',
+          userId: 'u',
+          organizationUnit: 'o',
+          role: 'r',
+          projectId: 'nope',
+        })
+      ).body.code,
+    ).toBe('not_found');
   });
 
   test('roles follow project membership at once: promote, demote, remove', async () => {
@@ -330,7 +389,10 @@ describe('user tokens', () => {
       .setExpirationTime('1h')
       .sign(privateKey);
     expect((await tg.call(admin('GetProject'), web, forged)).status).toBe(401);
-    const hs = await new SignJWT({ customer: 'acme', imp: true }).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').sign(new TextEncoder().encode('k'.repeat(32)));
+    const hs = await new SignJWT({ customer: 'acme', imp: true })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .sign(new TextEncoder().encode('k'.repeat(32)));
     expect((await tg.call(admin('GetProject'), web, hs)).status).toBe(401);
   });
 
@@ -354,9 +416,10 @@ describe('owner scope on project gateways', () => {
     expect(carol.body.code).toBe('permission_denied');
     expect(String(carol.body.message)).toContain("does not serve project 'other'");
     // bob is a member (reads) but not an owner (manages)
-    expect((await tg.call(admin('SetProjectGatewayURL'), { id: fx.gwId, projectId: 'web', url: 'bob.example.com' }, tokens.bob as string)).body.code).toBe(
-      'permission_denied',
-    );
+    expect(
+      (await tg.call(admin('SetProjectGatewayURL'), { id: fx.gwId, projectId: 'web', url: 'bob.example.com' }, tokens.bob as string)).body
+        .code,
+    ).toBe('permission_denied');
     // platform admin: projectId ignored, even one the gateway does not serve
     expect((await get({ id: fx.gwId, projectId: 'other' }, 'test-admin-token-0123456789')).status).toBe(200);
     expect((await get({ id: fx.gwId }, 'test-admin-token-0123456789')).status).toBe(200);

@@ -17,7 +17,13 @@ const DRIVER_TEXT = /ECONNREFUSED|ECONNRESET|CONNECTION_|connect|127\.0\.0\.1|po
 const userToken = async (tg: TestGateway): Promise<string> => {
   await tg.must(admin('CreateCustomer'), { customerId: 'acme' });
   await tg.must(admin('AddProjectMember'), { customerId: 'acme', projectId: 'default', userId: 'alice', role: 'admin' });
-  const t = await tg.must(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'w', userId: 'alice', organizationUnit: 'o', role: 'r' });
+  const t = await tg.must(admin('CreateUserToken'), {
+    customerId: 'acme',
+    workspaceId: 'w',
+    userId: 'alice',
+    organizationUnit: 'o',
+    role: 'r',
+  });
   return String(t.accessToken);
 };
 
@@ -26,7 +32,9 @@ const sweep = async (tg: TestGateway, user: string): Promise<string[]> => {
   const out: string[] = [];
   for (const c of OPS) {
     const r = await tg.call(c.path, c.base(GHOST), ADMIN_TOKEN);
-    out.push(`${c.path.split('/').pop()}: ${r.status} ${String(r.body.code)}${DRIVER_TEXT.test(String(r.body.message)) ? ` leaks '${String(r.body.message)}'` : ''}`);
+    out.push(
+      `${c.path.split('/').pop()}: ${r.status} ${String(r.body.code)}${DRIVER_TEXT.test(String(r.body.message)) ? ` leaks '${String(r.body.message)}'` : ''}`,
+    );
   }
   for (const op of ['GetProject', 'ListProjectMembers']) {
     const r = await tg.call(admin(op), { customerId: 'acme', projectId: 'default' }, user);
@@ -37,7 +45,9 @@ const sweep = async (tg: TestGateway, user: string): Promise<string[]> => {
 /** Operations that never touch the database (they work while it is down). */
 const DATABASE_FREE = new Set(['TestAuditForward']);
 const allUnavailable = (): string[] => [
-  ...OPS.map((c) => c.path.split('/').pop() as string).map((op) => (DATABASE_FREE.has(op) ? `${op}: 200 undefined` : `${op}: 503 unavailable`)),
+  ...OPS.map((c) => c.path.split('/').pop() as string).map((op) =>
+    DATABASE_FREE.has(op) ? `${op}: 200 undefined` : `${op}: 503 unavailable`,
+  ),
   'GetProject (user token): 503 unavailable',
   'ListProjectMembers (user token): 503 unavailable',
 ];

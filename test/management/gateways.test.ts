@@ -31,13 +31,16 @@ const fail = async (op: string, body: Body, code: string) => {
 };
 let seq = 0;
 const newGateway = async (extra: Body = {}, workspaceId = 'ws-a') =>
-  (await ok('CreateProjectGateway', { customerId: 'acme', workspaceId, projectGatewayId: `gw-${++seq}`, ...extra })).projectGateway as Body & { id: string };
-const lastChangeId = async () => (await tg.gw.store.db.select({ id: configChanges.id }).from(configChanges)).reduce((m, r) => Math.max(m, r.id), 0);
+  (await ok('CreateProjectGateway', { customerId: 'acme', workspaceId, projectGatewayId: `gw-${++seq}`, ...extra }))
+    .projectGateway as Body & { id: string };
+const lastChangeId = async () =>
+  (await tg.gw.store.db.select({ id: configChanges.id }).from(configChanges)).reduce((m, r) => Math.max(m, r.id), 0);
 const changesAfter = (id: number) => tg.gw.store.db.select().from(configChanges).where(gt(configChanges.id, id));
 
 describe('data planes and workspaces (one resource)', () => {
   test('a workspace and a data plane share one slug space per customer; both views read the same row', async () => {
-    const ws = (await ok('CreateWorkspace', { customerId: 'acme', workspaceId: 'shared', name: 'S', labels: { k: 'v' } })).workspace as Body;
+    const ws = (await ok('CreateWorkspace', { customerId: 'acme', workspaceId: 'shared', name: 'S', labels: { k: 'v' } }))
+      .workspace as Body;
     expect(ws).toMatchObject({ workspaceId: 'shared', customerId: 'acme', projectId: 'default', name: 'S', labels: { k: 'v' }, url: '' });
     await fail('CreateDataplane', { customerId: 'acme', dataplaneId: 'shared' }, 'already_exists');
     await ok('CreateDataplane', { customerId: 'globex', dataplaneId: 'shared' });
@@ -59,7 +62,8 @@ describe('data planes and workspaces (one resource)', () => {
   });
 
   test('update semantics and soft delete', async () => {
-    const ws = (await ok('CreateWorkspace', { customerId: 'acme', workspaceId: 'upd-ws', name: 'N', description: 'D', labels: { a: '1' } })).workspace as Body;
+    const ws = (await ok('CreateWorkspace', { customerId: 'acme', workspaceId: 'upd-ws', name: 'N', description: 'D', labels: { a: '1' } }))
+      .workspace as Body;
     const u = (await ok('UpdateWorkspace', { id: ws.id, name: null, labels: { b: '2' } })).workspace as Body;
     expect(u).toMatchObject({ name: 'N', description: 'D', labels: { b: '2' } });
     const d = (await ok('DeleteWorkspace', { id: ws.id })) as Body;
@@ -119,7 +123,7 @@ describe('project gateways', () => {
     const again = await ok('AttachProjectGatewayProject', { id: g.id, projectId: 'web' });
     expect((again.projectGateway as Body).projectIds).toEqual(['web', 'empty']);
     await fail('AttachProjectGatewayProject', { id: g.id, projectId: 'nope' }, 'not_found');
-    expect(await ok('DetachProjectGatewayProject', { id: g.id, projectId: 'empty' }) as unknown).toEqual({ success: true });
+    expect((await ok('DetachProjectGatewayProject', { id: g.id, projectId: 'empty' })) as unknown).toEqual({ success: true });
     await fail('DetachProjectGatewayProject', { id: g.id, projectId: 'empty' }, 'not_found');
     expect(((await ok('GetProjectGateway', { id: g.id })).projectGateway as Body).projectIds).toEqual(['web']);
   });
@@ -159,7 +163,11 @@ describe('project gateways', () => {
     });
     // the same gateway may set its own host again; create and update enforce the rule too
     await ok('SetProjectGatewayURL', { id: g1.id, url: 'https://unique.example.com/other' });
-    await fail('CreateProjectGateway', { customerId: 'acme', workspaceId: 'ws-c', projectGatewayId: 'dup', url: 'unique.example.com' }, 'already_exists');
+    await fail(
+      'CreateProjectGateway',
+      { customerId: 'acme', workspaceId: 'ws-c', projectGatewayId: 'dup', url: 'unique.example.com' },
+      'already_exists',
+    );
     await fail('UpdateProjectGateway', { id: g2.id, url: 'https://unique.example.com' }, 'already_exists');
     await fail('SetProjectGatewayURL', { id: g2.id, url: 'https://' }, 'invalid_argument');
     // deleting the gateway frees the host
@@ -213,7 +221,8 @@ describe('project gateways', () => {
     const byProject = (await ok('ListProjectGateways', { customerId: 'acme', projectId: 'mob' })).projectGateways as unknown as Body[];
     expect(byProject.map((x) => x.id)).toContain(g.id);
     expect(byProject.every((x) => (x.projectIds as string[]).includes('mob'))).toBe(true);
-    const byWs = (await ok('ListProjectGateways', { customerId: 'acme', workspaceId: 'ws-a', pageSize: 1000 })).projectGateways as unknown as Body[];
+    const byWs = (await ok('ListProjectGateways', { customerId: 'acme', workspaceId: 'ws-a', pageSize: 1000 }))
+      .projectGateways as unknown as Body[];
     expect(byWs.every((x) => x.workspaceId === 'ws-a')).toBe(true);
     const d = await ok('DeleteProjectGateway', { id: g.id });
     expect(d.success as unknown).toBe(true);

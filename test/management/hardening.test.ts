@@ -41,7 +41,10 @@ const expectRejected = async (cases: [op: string, body: Body | string, field: st
   const failures: string[] = [];
   for (const [op, body, field] of cases) {
     const r = await call(op, body);
-    if (!isInvalid(r, field)) failures.push(`${op} ${typeof body === 'string' ? body : JSON.stringify(body)}: want invalid_argument naming '${field}', got ${r.status} ${JSON.stringify(r.body)}`);
+    if (!isInvalid(r, field))
+      failures.push(
+        `${op} ${typeof body === 'string' ? body : JSON.stringify(body)}: want invalid_argument naming '${field}', got ${r.status} ${JSON.stringify(r.body)}`,
+      );
   }
   expect(failures).toEqual([]);
   expect(await tableDigest(tg)).toEqual(before);
@@ -56,17 +59,36 @@ describe('lone surrogates', () => {
       ['CreateCustomer', '{"customerId":"sur","name":"\\udc00"}', 'name'],
       ['CreateCustomer', '{"customerId":"sur","description":"ok \\ud83d then not"}', 'description'],
       ['UpdateCustomer', '{"customerId":"acme","labels":{"team":"\\udfff"}}', 'labels.team'],
-      ['CreateProviderConnection', '{"customerId":"acme","projectId":"web","name":"c2","provider":"echo","options":{"region":"\\ud800x"}}', 'options.region'],
-      ['CreateProviderConnection', '{"customerId":"acme","projectId":"web","name":"c2","provider":"openai","options":{"headers":{"x-a":"\\udead"}}}', 'options.headers.x-a'],
-      ['CreateProviderConnection', '{"customerId":"acme","projectId":"web","name":"c2","provider":"openai","options":{"beta":["a","\\udead"]}}', 'options.beta.1'],
+      [
+        'CreateProviderConnection',
+        '{"customerId":"acme","projectId":"web","name":"c2","provider":"echo","options":{"region":"\\ud800x"}}',
+        'options.region',
+      ],
+      [
+        'CreateProviderConnection',
+        '{"customerId":"acme","projectId":"web","name":"c2","provider":"openai","options":{"headers":{"x-a":"\\udead"}}}',
+        'options.headers.x-a',
+      ],
+      [
+        'CreateProviderConnection',
+        '{"customerId":"acme","projectId":"web","name":"c2","provider":"openai","options":{"beta":["a","\\udead"]}}',
+        'options.beta.1',
+      ],
       ['CreateProviderConnection', '{"customerId":"acme","projectId":"web","name":"c2","provider":"echo","apiKey":"sk-\\udead"}', 'apiKey'],
-      ['UpsertProjectSetting', '{"customerId":"acme","projectId":"web","settingName":"rate-limit","settingValue":"\\udead"}', 'settingValue'],
+      [
+        'UpsertProjectSetting',
+        '{"customerId":"acme","projectId":"web","settingName":"rate-limit","settingValue":"\\udead"}',
+        'settingValue',
+      ],
       ['AddProjectMember', '{"customerId":"acme","projectId":"web","userId":"u\\udead","role":"member"}', 'userId'],
     ]);
   });
 
   test('well-formed surrogate pairs (emoji) are accepted and stored as sent', async () => {
-    const r = await call('CreateCustomer', '{"customerId":"emoji","name":"\\ud83d\\ude00 smile","labels":{"\\ud83d\\ude00":"\\ud83d\\ude00"}}');
+    const r = await call(
+      'CreateCustomer',
+      '{"customerId":"emoji","name":"\\ud83d\\ude00 smile","labels":{"\\ud83d\\ude00":"\\ud83d\\ude00"}}',
+    );
     expect(r.status).toBe(200);
     expect((r.body.customer as Body).name).toBe('\u{1F600} smile');
     expect((r.body.customer as Body).labels).toEqual({ '\u{1F600}': '\u{1F600}' });
@@ -87,7 +109,13 @@ describe('timestamps', () => {
     'yesterday',
     '2024-01-01T00:00:00',
   ];
-  const GOOD = ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z', '2024-02-29T12:00:00+02:00', '2024-01-01t00:00:00z', '2026-01-02T03:04:05.123456Z'];
+  const GOOD = [
+    '0001-01-01T00:00:00Z',
+    '9999-12-31T23:59:59.999Z',
+    '2024-02-29T12:00:00+02:00',
+    '2024-01-01t00:00:00z',
+    '2026-01-02T03:04:05.123456Z',
+  ];
 
   test('extreme and impossible times in SearchRequestRecords and GetUsage: invalid_argument naming the field', async () => {
     const cases: [string, Body, string][] = [];
@@ -114,7 +142,8 @@ describe('timestamps', () => {
 });
 
 describe('setting values (contract §3.2)', () => {
-  const upsert = (settingName: string, settingValue: string) => ['UpsertProjectSetting', { ...web, settingName, settingValue }, 'settingValue'] as [string, Body, string];
+  const upsert = (settingName: string, settingValue: string) =>
+    ['UpsertProjectSetting', { ...web, settingName, settingValue }, 'settingValue'] as [string, Body, string];
 
   test('rate-limit: not JSON, or not the fixed shape: invalid_argument naming settingValue', async () => {
     await expectRejected(
@@ -141,7 +170,12 @@ describe('setting values (contract §3.2)', () => {
   });
 
   test('rate-limit: valid values are stored as given', async () => {
-    for (const v of ['{"requestsPerMinute":600}', '{"tokensPerMinute":100000,"per":"project"}', '{"requestsPerMinute":1,"tokensPerMinute":2,"per":"api_key"}', ' { "requestsPerMinute" : 5 } ']) {
+    for (const v of [
+      '{"requestsPerMinute":600}',
+      '{"tokensPerMinute":100000,"per":"project"}',
+      '{"requestsPerMinute":1,"tokensPerMinute":2,"per":"api_key"}',
+      ' { "requestsPerMinute" : 5 } ',
+    ]) {
       const r = await call('UpsertProjectSetting', { ...web, settingName: 'rate-limit', settingValue: v });
       expect({ v, status: r.status }).toEqual({ v, status: 200 });
       expect((r.body.setting as Body).settingValue).toBe(v);
@@ -191,7 +225,16 @@ describe('model names', () => {
     ['\u0433\u0440\u0442', 'all Cyrillic'],
     ['ｇｐｔ-4o', 'fullwidth letters'],
   ];
-  const REAL = ['gpt-4o-mini', 'claude-3-5-sonnet@20240620', 'meta-llama/Llama-3-70b', 'accounts/fireworks/models/x', 'anthropic.claude-3-haiku-20240307-v1:0', 'llama3.1:8b', '@cf/meta/llama-3.1-8b-instruct', 'a+b_c'];
+  const REAL = [
+    'gpt-4o-mini',
+    'claude-3-5-sonnet@20240620',
+    'meta-llama/Llama-3-70b',
+    'accounts/fireworks/models/x',
+    'anthropic.claude-3-haiku-20240307-v1:0',
+    'llama3.1:8b',
+    '@cf/meta/llama-3.1-8b-instruct',
+    'a+b_c',
+  ];
 
   test('CreateModel refuses invisible, bidi, control and mixed-script characters, naming model', async () => {
     await expectRejected(HOSTILE.map(([m]) => ['CreateModel', { model: m, provider: 'openai' }, 'model'] as [string, Body, string]));

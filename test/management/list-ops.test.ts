@@ -45,7 +45,8 @@ afterAll(async () => tg?.stop());
 describe('ListServiceAccounts', () => {
   test('pages every account of the customer, oldest first; revoked only on request; workspace filter; never a private key', async () => {
     const ids: string[] = [];
-    for (const ws of ['ws1', 'ws1', 'ws2', 'ws1', 'ws2']) ids.push(String(((await ok('CreateServiceAccount', { customerId: 'acme', workspaceId: ws })).serviceAccount as Body).id));
+    for (const ws of ['ws1', 'ws1', 'ws2', 'ws1', 'ws2'])
+      ids.push(String(((await ok('CreateServiceAccount', { customerId: 'acme', workspaceId: ws })).serviceAccount as Body).id));
     await ok('CreateServiceAccount', { customerId: 'globex', workspaceId: 'ws1' });
     await ok('RevokeServiceAccount', { id: ids[1], reason: 'test' });
 
@@ -72,7 +73,14 @@ describe('ListTelemetryConfigs', () => {
   test('pages every config, filters by type, never returns authValue', async () => {
     const made: string[] = [];
     for (const telemetryType of ['traces', 'metrics', 'traces', 'logs', 'traces']) {
-      const c = await ok('CreateTelemetryConfig', { userId: 'ops', telemetryType, sinkUrl: 'http://sink.invalid:1', protocol: 'http/json', authType: 'bearer', authValue: 'sk-sink-secret-777' });
+      const c = await ok('CreateTelemetryConfig', {
+        userId: 'ops',
+        telemetryType,
+        sinkUrl: 'http://sink.invalid:1',
+        protocol: 'http/json',
+        authType: 'bearer',
+        authValue: 'sk-sink-secret-777',
+      });
       made.push(String((c.config as Body).id));
     }
     const every = await all('ListTelemetryConfigs', {}, 'configs');
@@ -107,6 +115,8 @@ describe('ListUserTokens', () => {
     expect(asBob.length).toBeGreaterThanOrEqual(2);
     expect(asBob.every((t) => t.userId === 'bob')).toBe(true);
     expect(await all('ListUserTokens', { customerId: 'acme', userId: 'carol' }, 'tokens', bobTokens[0]?.accessToken)).toEqual([]);
-    expect((await tg.call(admin('ListUserTokens'), { customerId: 'globex' }, bobTokens[0]?.accessToken)).body.code).toBe('permission_denied');
+    expect((await tg.call(admin('ListUserTokens'), { customerId: 'globex' }, bobTokens[0]?.accessToken)).body.code).toBe(
+      'permission_denied',
+    );
   });
 });

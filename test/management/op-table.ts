@@ -46,7 +46,13 @@ const K = '/apikey.v1.ApiKeyService/';
 const B = '/byok.v1.ByokService/';
 
 // ---- field shorthands (the seed's bounds)
-const str = (min: number, max: number, pattern?: Pattern, nullable?: boolean): Spec => ({ kind: 'str', min, max, ...(pattern ? { pattern } : {}), ...(nullable ? { nullable } : {}) });
+const str = (min: number, max: number, pattern?: Pattern, nullable?: boolean): Spec => ({
+  kind: 'str',
+  min,
+  max,
+  ...(pattern ? { pattern } : {}),
+  ...(nullable ? { nullable } : {}),
+});
 const customerSlug = str(1, 63, 'SLUG');
 const customerRef = str(1, 63);
 const projectKey = str(1, 253);
@@ -67,7 +73,20 @@ const modelFields: Record<string, Spec> = {
   mode: str(0, 63, undefined, true),
   capabilities: {
     kind: 'enumArray',
-    values: ['chat', 'completion', 'embedding', 'image', 'speech', 'rerank', 'tools', 'vision', 'computer_use', 'reasoning', 'caching', 'json_mode'],
+    values: [
+      'chat',
+      'completion',
+      'embedding',
+      'image',
+      'speech',
+      'rerank',
+      'tools',
+      'vision',
+      'computer_use',
+      'reasoning',
+      'caching',
+      'json_mode',
+    ],
     maxItems: 12,
   },
   contextWindow: { kind: 'int32', min: 0, max: 2_147_483_647 },
@@ -119,7 +138,11 @@ const connRef = { id: uuid, customerId: customerRef, projectId: projectRef, name
 
 export const OPS: OpCase[] = [
   // ---- catalog
-  { path: `${A}CreateModel`, base: () => ({ model: 'm-new', provider: 'echo' }), fields: { model: str(1, 253), provider: str(1, 63, 'SLUG'), ...modelFields } },
+  {
+    path: `${A}CreateModel`,
+    base: () => ({ model: 'm-new', provider: 'echo' }),
+    fields: { model: str(1, 253), provider: str(1, 63, 'SLUG'), ...modelFields },
+  },
   { path: `${A}GetModel`, base: (fx) => ({ modelId: fx.modelId }), fields: { modelId: uuid } },
   { path: `${A}ListModels`, base: () => ({}), fields: { provider: str(0, 63), ...paging } },
   { path: `${A}UpdateModel`, base: (fx) => ({ modelId: fx.modelId }), fields: { modelId: uuid, ...modelFields } },
@@ -131,25 +154,53 @@ export const OPS: OpCase[] = [
   { path: `${A}UpdateCustomer`, base: (fx) => ({ customerId: fx.customerId }), fields: { customerId: customerRef, ...meta } },
   { path: `${A}DeleteCustomer`, base: (fx) => ({ customerId: fx.customerId }), fields: { customerId: customerRef } },
   // ---- projects
-  { path: `${A}CreateProject`, base: (fx) => ({ customerId: fx.customerId, projectId: 'new-project' }), fields: { customerId: customerRef, projectId: str(1, 253, 'PROJ'), ...meta } },
+  {
+    path: `${A}CreateProject`,
+    base: (fx) => ({ customerId: fx.customerId, projectId: 'new-project' }),
+    fields: { customerId: customerRef, projectId: str(1, 253, 'PROJ'), ...meta },
+  },
   { path: `${A}GetProject`, base: addr, fields: addrFields },
   { path: `${A}ListProjects`, base: (fx) => ({ customerId: fx.customerId }), fields: { customerId: customerRef, ...paging } },
   { path: `${A}UpdateProject`, base: addr, fields: { ...addrFields, ...meta } },
   { path: `${A}DeleteProject`, base: addr, fields: addrFields },
   // ---- members
-  { path: `${A}AddProjectMember`, base: (fx) => ({ ...addr(fx), userId: 'u-x', role: 'member' }), fields: { ...addrFields, userId: str(1, 255), role: { kind: 'enum', values: ['admin', 'member'] } } },
-  { path: `${A}UpdateProjectMember`, base: (fx) => ({ ...addr(fx), userId: 'u-x', role: 'admin' }), fields: { ...addrFields, userId: str(1, 255), role: { kind: 'enum', values: ['admin', 'member'] } } },
+  {
+    path: `${A}AddProjectMember`,
+    base: (fx) => ({ ...addr(fx), userId: 'u-x', role: 'member' }),
+    fields: { ...addrFields, userId: str(1, 255), role: { kind: 'enum', values: ['admin', 'member'] } },
+  },
+  {
+    path: `${A}UpdateProjectMember`,
+    base: (fx) => ({ ...addr(fx), userId: 'u-x', role: 'admin' }),
+    fields: { ...addrFields, userId: str(1, 255), role: { kind: 'enum', values: ['admin', 'member'] } },
+  },
   { path: `${A}RemoveProjectMember`, base: (fx) => ({ ...addr(fx), userId: 'u-x' }), fields: { ...addrFields, userId: str(1, 255) } },
   { path: `${A}ListProjectMembers`, base: addr, fields: { ...addrFields, ...paging } },
   // ---- assignments
   { path: `${A}AddProjectModel`, base: (fx) => ({ ...addr(fx), modelId: fx.modelId }), fields: { ...addrFields, modelId: uuid } },
   { path: `${A}RemoveProjectModel`, base: (fx) => ({ ...addr(fx), modelId: fx.modelId }), fields: { ...addrFields, modelId: uuid } },
   { path: `${A}ListProjectModels`, base: addr, fields: { ...addrFields, ...paging } },
-  { path: `${A}AddProjectProvider`, base: (fx) => ({ ...addr(fx), providerName: 'echo' }), fields: { ...addrFields, providerName: str(1, 63) } },
-  { path: `${A}RemoveProjectProvider`, base: (fx) => ({ ...addr(fx), providerName: 'echo' }), fields: { ...addrFields, providerName: str(1, 63) } },
+  {
+    path: `${A}AddProjectProvider`,
+    base: (fx) => ({ ...addr(fx), providerName: 'echo' }),
+    fields: { ...addrFields, providerName: str(1, 63) },
+  },
+  {
+    path: `${A}RemoveProjectProvider`,
+    base: (fx) => ({ ...addr(fx), providerName: 'echo' }),
+    fields: { ...addrFields, providerName: str(1, 63) },
+  },
   { path: `${A}ListProjectProviders`, base: addr, fields: { ...addrFields, ...paging } },
-  { path: `${A}AddProjectMcpServer`, base: (fx) => ({ ...addr(fx), serverId: 'srv.1' }), fields: { ...addrFields, serverId: str(1, 253, 'SERVER') } },
-  { path: `${A}RemoveProjectMcpServer`, base: (fx) => ({ ...addr(fx), serverId: 'srv.1' }), fields: { ...addrFields, serverId: str(1, 253, 'SERVER') } },
+  {
+    path: `${A}AddProjectMcpServer`,
+    base: (fx) => ({ ...addr(fx), serverId: 'srv.1' }),
+    fields: { ...addrFields, serverId: str(1, 253, 'SERVER') },
+  },
+  {
+    path: `${A}RemoveProjectMcpServer`,
+    base: (fx) => ({ ...addr(fx), serverId: 'srv.1' }),
+    fields: { ...addrFields, serverId: str(1, 253, 'SERVER') },
+  },
   { path: `${A}ListProjectMcpServers`, base: addr, fields: { ...addrFields, ...paging } },
   // ---- MCP catalog and profiles (contract §7)
   {
@@ -196,7 +247,11 @@ export const OPS: OpCase[] = [
     base: (fx) => ({ ...addr(fx), profileId: 'p1' }),
     fields: { ...addrFields, profileId: str(1, 64, 'ID'), description, ...profileServerFields },
   },
-  { path: `${A}DeleteMcpProfile`, base: (fx) => ({ ...addr(fx), profileId: 'p1' }), fields: { ...addrFields, profileId: str(1, 64, 'ID') } },
+  {
+    path: `${A}DeleteMcpProfile`,
+    base: (fx) => ({ ...addr(fx), profileId: 'p1' }),
+    fields: { ...addrFields, profileId: str(1, 64, 'ID') },
+  },
   {
     path: `${A}SetMcpServerCredential`,
     base: (fx) => ({ ...addr(fx), serverId: 'srv.1', authValue: 'v' }),
@@ -207,7 +262,11 @@ export const OPS: OpCase[] = [
       authValue: { kind: 'cases', valid: ['v', 'x'.repeat(16384)], invalid: ['', 'x'.repeat(16385), 5, null] },
     },
   },
-  { path: `${A}DeleteMcpServerCredential`, base: (fx) => ({ ...addr(fx), serverId: 'srv.1' }), fields: { ...addrFields, serverId: str(1, 253, 'SERVER'), userId: str(0, 255) } },
+  {
+    path: `${A}DeleteMcpServerCredential`,
+    base: (fx) => ({ ...addr(fx), serverId: 'srv.1' }),
+    fields: { ...addrFields, serverId: str(1, 253, 'SERVER'), userId: str(0, 255) },
+  },
   { path: `${A}ListMcpServerCredentials`, base: addr, fields: { ...addrFields, ...paging } },
   // ---- settings
   { path: `${A}GetProjectSettings`, base: addr, fields: addrFields },
@@ -218,10 +277,21 @@ export const OPS: OpCase[] = [
       ...addrFields,
       settingName: { kind: 'enum', values: ['rate-limit'] },
       // 1-1024 characters of JSON in the format of the setting (contract §3.2).
-      settingValue: { kind: 'cases', valid: [RATE, RATE.padEnd(1024, ' ')], invalid: ['', RATE.padEnd(1025, ' '), '100/m', '{}', 12345, null] },
+      settingValue: {
+        kind: 'cases',
+        valid: [RATE, RATE.padEnd(1024, ' ')],
+        invalid: ['', RATE.padEnd(1025, ' '), '100/m', '{}', 12345, null],
+      },
     },
   },
-  { path: `${A}DeleteProjectSetting`, base: (fx) => ({ ...addr(fx), settingName: 'rate-limit' }), fields: { ...addrFields, settingName: { kind: 'enum', values: ['global-fallback', 'rate-limit', 'record-retention', 'trace-content'] } } },
+  {
+    path: `${A}DeleteProjectSetting`,
+    base: (fx) => ({ ...addr(fx), settingName: 'rate-limit' }),
+    fields: {
+      ...addrFields,
+      settingName: { kind: 'enum', values: ['global-fallback', 'rate-limit', 'record-retention', 'trace-content'] },
+    },
+  },
   // ---- budgets and guardrails (contract §3.2)
   {
     path: `${A}UpsertBudget`,
@@ -230,13 +300,25 @@ export const OPS: OpCase[] = [
       ...addrFields,
       apiKeyId: str(0, 64),
       name: str(1, 253, 'ID'),
-      limitUsd: { kind: 'cases', valid: ['10', '0.5', '0.000000001', '9000000'], invalid: ['', '-1', '1e3', '0.0000000001', '9000000.1', 'ten', 10, null] },
+      limitUsd: {
+        kind: 'cases',
+        valid: ['10', '0.5', '0.000000001', '9000000'],
+        invalid: ['', '-1', '1e3', '0.0000000001', '9000000.1', 'ten', 10, null],
+      },
       period: { kind: 'enum', values: ['day', 'week', 'month', 'total'] },
     },
   },
-  { path: `${A}GetBudget`, base: (fx) => ({ ...addr(fx), name: 'b1' }), fields: { id: str(1, 64), customerId: customerRef, projectId: projectKey, name: str(1, 253, 'ID') } },
+  {
+    path: `${A}GetBudget`,
+    base: (fx) => ({ ...addr(fx), name: 'b1' }),
+    fields: { id: str(1, 64), customerId: customerRef, projectId: projectKey, name: str(1, 253, 'ID') },
+  },
   { path: `${A}ListBudgets`, base: addr, fields: addrFields },
-  { path: `${A}DeleteBudget`, base: (fx) => ({ ...addr(fx), name: 'b1' }), fields: { id: str(1, 64), customerId: customerRef, projectId: projectKey, name: str(1, 253, 'ID') } },
+  {
+    path: `${A}DeleteBudget`,
+    base: (fx) => ({ ...addr(fx), name: 'b1' }),
+    fields: { id: str(1, 64), customerId: customerRef, projectId: projectKey, name: str(1, 253, 'ID') },
+  },
   {
     path: `${A}CreateGuardrail`,
     base: (fx) => ({ ...addr(fx), name: 'g1', stage: 'input', kind: 'regex', pattern: 'x+', action: 'block' }),
@@ -277,7 +359,13 @@ export const OPS: OpCase[] = [
   {
     path: `${A}CreateProjectGateway`,
     base: (fx) => ({ customerId: fx.customerId, workspaceId: fx.workspaceSlug, projectGatewayId: 'gw-new' }),
-    fields: { customerId: customerSlug, workspaceId: str(1, 253, 'ID'), projectGatewayId: str(1, 253, 'ID'), ...meta, url: str(0, 2048, 'URL', true) },
+    fields: {
+      customerId: customerSlug,
+      workspaceId: str(1, 253, 'ID'),
+      projectGatewayId: str(1, 253, 'ID'),
+      ...meta,
+      url: str(0, 2048, 'URL', true),
+    },
   },
   { path: `${A}GetProjectGateway`, base: (fx) => ({ id: fx.gatewayUuid }), fields: { id: uuid, projectId: str(0, 253, 'ID?') } },
   {
@@ -291,14 +379,26 @@ export const OPS: OpCase[] = [
     fields: { id: uuid, projectId: str(0, 253, 'ID?'), ...meta, url: str(0, 2048, 'URL', true) },
   },
   { path: `${A}DeleteProjectGateway`, base: (fx) => ({ id: fx.gatewayUuid }), fields: { id: uuid, projectId: str(0, 253, 'ID?') } },
-  { path: `${A}AttachProjectGatewayProject`, base: (fx) => ({ id: fx.gatewayUuid, projectId: fx.projectId }), fields: { id: uuid, projectId: str(1, 253, 'ID') } },
-  { path: `${A}DetachProjectGatewayProject`, base: (fx) => ({ id: fx.gatewayUuid, projectId: fx.projectId }), fields: { id: uuid, projectId: str(1, 253, 'ID') } },
+  {
+    path: `${A}AttachProjectGatewayProject`,
+    base: (fx) => ({ id: fx.gatewayUuid, projectId: fx.projectId }),
+    fields: { id: uuid, projectId: str(1, 253, 'ID') },
+  },
+  {
+    path: `${A}DetachProjectGatewayProject`,
+    base: (fx) => ({ id: fx.gatewayUuid, projectId: fx.projectId }),
+    fields: { id: uuid, projectId: str(1, 253, 'ID') },
+  },
   {
     path: `${A}SetProjectGatewayURL`,
     base: (fx) => ({ id: fx.gatewayUuid, url: 'https://gw-v.example.com' }),
     fields: { id: uuid, projectId: str(0, 253, 'ID?'), url: str(1, 2048, 'URL') },
   },
-  { path: `${A}SetProjectGatewayWorkspace`, base: (fx) => ({ id: fx.gatewayUuid, workspaceId: fx.workspaceSlug }), fields: { id: uuid, workspaceId: str(1, 253, 'ID') } },
+  {
+    path: `${A}SetProjectGatewayWorkspace`,
+    base: (fx) => ({ id: fx.gatewayUuid, workspaceId: fx.workspaceSlug }),
+    fields: { id: uuid, workspaceId: str(1, 253, 'ID') },
+  },
   // ---- user tokens
   {
     path: `${A}CreateUserToken`,
@@ -332,14 +432,26 @@ export const OPS: OpCase[] = [
       apiKey: str(1, 16384, undefined, true),
     },
   },
-  { path: `${A}GetProviderConnection`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, name: fx.connection }), fields: connRef },
-  { path: `${A}ListProviderConnections`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }), fields: { customerId: customerRef, projectId: projectRef, ...paging } },
+  {
+    path: `${A}GetProviderConnection`,
+    base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, name: fx.connection }),
+    fields: connRef,
+  },
+  {
+    path: `${A}ListProviderConnections`,
+    base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }),
+    fields: { customerId: customerRef, projectId: projectRef, ...paging },
+  },
   {
     path: `${A}UpdateProviderConnection`,
     base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, name: fx.connection }),
     fields: { ...connRef, baseUrl: str(1, 2048, 'HTTP', true), apiKey: str(1, 16384, undefined, true) },
   },
-  { path: `${A}DeleteProviderConnection`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, name: fx.connection }), fields: connRef },
+  {
+    path: `${A}DeleteProviderConnection`,
+    base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, name: fx.connection }),
+    fields: connRef,
+  },
   // ---- routes (contract §3.1)
   {
     path: `${A}CreateRoute`,
@@ -359,7 +471,11 @@ export const OPS: OpCase[] = [
     },
   },
   { path: `${A}GetRoute`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, model: fx.routeModel }), fields: routeRef },
-  { path: `${A}ListRoutes`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }), fields: { customerId: customerRef, projectId: projectRef, ...paging } },
+  {
+    path: `${A}ListRoutes`,
+    base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }),
+    fields: { customerId: customerRef, projectId: projectRef, ...paging },
+  },
   {
     path: `${A}UpdateRoute`,
     base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, model: fx.routeModel }),
@@ -375,7 +491,11 @@ export const OPS: OpCase[] = [
       maxRetries: { kind: 'int32', min: 0, max: 10, nullable: true },
     },
   },
-  { path: `${A}DeleteRoute`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, model: fx.routeModel }), fields: routeRef },
+  {
+    path: `${A}DeleteRoute`,
+    base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, model: fx.routeModel }),
+    fields: routeRef,
+  },
   // ---- API keys
   {
     path: `${K}CreateApiKey`,
@@ -395,15 +515,28 @@ export const OPS: OpCase[] = [
   },
   // ---- user tokens beyond create (jti [1,64]; reason [0,500])
   { path: `${A}GetUserToken`, base: () => ({ jti: 'ghost-jti' }), fields: { jti: str(1, 64) } },
-  { path: `${A}ListUserTokens`, base: (fx) => ({ customerId: fx.customerId }), fields: { customerId: str(1, 100, 'TOKEN'), userId: str(1, 255), includeRevoked: bool, ...paging } },
+  {
+    path: `${A}ListUserTokens`,
+    base: (fx) => ({ customerId: fx.customerId }),
+    fields: { customerId: str(1, 100, 'TOKEN'), userId: str(1, 255), includeRevoked: bool, ...paging },
+  },
   { path: `${A}RevokeUserToken`, base: () => ({ jti: 'ghost-jti' }), fields: { jti: str(1, 64), reason: str(0, 500, undefined, true) } },
   { path: `${A}RotateUserTokenSigningKey`, base: () => ({}), fields: {} },
   // ---- BYOK keys (seed: BYOK keys; customerId/projectId default from the session)
   {
     path: `${B}Register`,
-    base: (fx) => ({ provider: 'PROVIDER_OPENAI', name: 'k', secret: 'sk-byok-ghost-0000', customerId: fx.customerId, projectId: fx.projectId }),
+    base: (fx) => ({
+      provider: 'PROVIDER_OPENAI',
+      name: 'k',
+      secret: 'sk-byok-ghost-0000',
+      customerId: fx.customerId,
+      projectId: fx.projectId,
+    }),
     fields: {
-      provider: { kind: 'enum', values: ['PROVIDER_OPENAI', 'PROVIDER_ANTHROPIC', 'PROVIDER_AZURE_OPENAI', 'PROVIDER_BEDROCK', 'PROVIDER_VERTEX'] },
+      provider: {
+        kind: 'enum',
+        values: ['PROVIDER_OPENAI', 'PROVIDER_ANTHROPIC', 'PROVIDER_AZURE_OPENAI', 'PROVIDER_BEDROCK', 'PROVIDER_VERTEX'],
+      },
       name: str(1, 255),
       secret: str(1, 16384),
       userScope: bool,
@@ -411,11 +544,27 @@ export const OPS: OpCase[] = [
       projectId: projectRef,
     },
   },
-  { path: `${B}Get`, base: (fx) => ({ id: 'byok_ghost', customerId: fx.customerId, projectId: fx.projectId }), fields: { id: str(1, 64), customerId: customerRef, projectId: projectRef } },
-  { path: `${B}List`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }), fields: { customerId: customerRef, projectId: projectRef } },
-  { path: `${B}Revoke`, base: (fx) => ({ id: 'byok_ghost', customerId: fx.customerId, projectId: fx.projectId }), fields: { id: str(1, 64), customerId: customerRef, projectId: projectRef } },
+  {
+    path: `${B}Get`,
+    base: (fx) => ({ id: 'byok_ghost', customerId: fx.customerId, projectId: fx.projectId }),
+    fields: { id: str(1, 64), customerId: customerRef, projectId: projectRef },
+  },
+  {
+    path: `${B}List`,
+    base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }),
+    fields: { customerId: customerRef, projectId: projectRef },
+  },
+  {
+    path: `${B}Revoke`,
+    base: (fx) => ({ id: 'byok_ghost', customerId: fx.customerId, projectId: fx.projectId }),
+    fields: { id: str(1, 64), customerId: customerRef, projectId: projectRef },
+  },
   { path: `${B}Fetch`, base: () => ({ id: 'byok_ghost' }), fields: { id: str(1, 64) } },
-  { path: `${K}ListApiKeys`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }), fields: { customerId: customerRef, projectId: projectRef, includeRevoked: bool, ...paging } },
+  {
+    path: `${K}ListApiKeys`,
+    base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId }),
+    fields: { customerId: customerRef, projectId: projectRef, includeRevoked: bool, ...paging },
+  },
   { path: `${K}RevokeApiKey`, base: (fx) => ({ id: fx.apiKeyId }), fields: { id: uuid, customerId: customerRef, projectId: projectRef } },
   // ---- service accounts
   {
@@ -507,14 +656,25 @@ export const OPS: OpCase[] = [
   {
     path: `${A}ListAuditCheckpoints`,
     base: () => ({}),
-    fields: { afterSeq: { kind: 'int64', min: 0, max: Number.MAX_SAFE_INTEGER }, limit: { kind: 'int32', min: 0, max: 2_147_483_647 }, rebuild: bool },
+    fields: {
+      afterSeq: { kind: 'int64', min: 0, max: Number.MAX_SAFE_INTEGER },
+      limit: { kind: 'int32', min: 0, max: 2_147_483_647 },
+      rebuild: bool,
+    },
   },
   { path: `${A}GetAuditInclusionProof`, base: () => ({ auditLogId: U0 }), fields: { auditLogId: str(1, 64) } },
   { path: `${A}RotateAuditSigningKey`, base: () => ({}), fields: { reason: str(0, 500, undefined, true) } },
   // ---- telemetry forwarding (the sink's name does not resolve, RFC 6761 .invalid: nothing leaves the machine; an inward sink is refused)
   {
     path: `${A}CreateTelemetryConfig`,
-    base: () => ({ userId: 'ops', telemetryType: 'traces', sinkUrl: 'http://sink.invalid:1', protocol: 'http/json', authType: 'none', authValue: 'tok' }),
+    base: () => ({
+      userId: 'ops',
+      telemetryType: 'traces',
+      sinkUrl: 'http://sink.invalid:1',
+      protocol: 'http/json',
+      authType: 'none',
+      authValue: 'tok',
+    }),
     fields: {
       userId: str(1, 255),
       telemetryType: { kind: 'enum', values: ['traces', 'metrics', 'logs', 'audit_logs'] },
@@ -528,7 +688,11 @@ export const OPS: OpCase[] = [
     },
   },
   { path: `${A}GetTelemetryConfig`, base: () => ({ id: U0 }), fields: { id: str(1, 64) } },
-  { path: `${A}ListTelemetryConfigs`, base: () => ({}), fields: { telemetryType: { kind: 'enum', values: ['traces', 'metrics', 'logs', 'audit_logs'] }, ...paging } },
+  {
+    path: `${A}ListTelemetryConfigs`,
+    base: () => ({}),
+    fields: { telemetryType: { kind: 'enum', values: ['traces', 'metrics', 'logs', 'audit_logs'] }, ...paging },
+  },
   {
     path: `${A}UpdateTelemetryConfig`,
     base: () => ({ id: U0 }),
@@ -580,7 +744,10 @@ export const PATTERN_SAMPLES: Record<Pattern, { valid: string[]; invalid: string
   PROJ: { valid: ['a', 'a.b_c-d9'], invalid: ['A', '_a', 'a_', '-a', 'a b'] },
   SERVER: { valid: ['a', 'A.b_c-D9'], invalid: ['-a', 'a-', '.a', 'a b'] },
   SCOPE: { valid: ['read', 'a_b'], invalid: ['A', 'a-b', 'a1', 'a b'] },
-  UUID: { valid: ['12345678-9abc-4def-8123-456789abcdef'], invalid: ['not-a-uuid', '12345678-9ABC-4DEF-8123-456789ABCDEF', '123456789abc4def8123456789abcdef'] },
+  UUID: {
+    valid: ['12345678-9abc-4def-8123-456789abcdef'],
+    invalid: ['not-a-uuid', '12345678-9ABC-4DEF-8123-456789ABCDEF', '123456789abc4def8123456789abcdef'],
+  },
   TOKEN: { valid: ['a_b-9'], invalid: ['A', 'a.b', 'a b'] },
   'SLUG?': { valid: ['', 'a-b'], invalid: ['A', '-a'] },
   'ID?': { valid: ['', 'A-_.b'], invalid: ['a b', 'a/b'] },

@@ -33,19 +33,29 @@ describe('customers list', () => {
   beforeAll(async () => {
     // 1 005 customers, written directly (fast), with a few identical timestamps to exercise the id tie-break.
     const at = new Date('2026-01-01T00:00:00.000Z');
-    const rows = Array.from({ length: 1005 }, (_, i) => ({ customerId: `bulk-${String(i).padStart(4, '0')}`, createdAt: new Date(at.getTime() + Math.floor(i / 3)), updatedAt: at }));
+    const rows = Array.from({ length: 1005 }, (_, i) => ({
+      customerId: `bulk-${String(i).padStart(4, '0')}`,
+      createdAt: new Date(at.getTime() + Math.floor(i / 3)),
+      updatedAt: at,
+    }));
     await tg.gw.store.db.insert(customers).values(rows);
   });
 
   test('pageSize 0 or unset is the server default (50); 1000 is the cap; nextPageToken is empty when exhausted', async () => {
     for (const pageSize of [undefined, 0]) {
-      const r = (await tg.must(admin('ListCustomers'), pageSize === undefined ? {} : { pageSize })) as { customers: Body[]; nextPageToken: string };
+      const r = (await tg.must(admin('ListCustomers'), pageSize === undefined ? {} : { pageSize })) as {
+        customers: Body[];
+        nextPageToken: string;
+      };
       expect(r.customers).toHaveLength(50);
       expect(r.nextPageToken).not.toBe('');
     }
     const big = (await tg.must(admin('ListCustomers'), { pageSize: 1000 })) as { customers: Body[]; nextPageToken: string };
     expect(big.customers).toHaveLength(1000);
-    const rest = (await tg.must(admin('ListCustomers'), { pageSize: 1000, pageToken: big.nextPageToken })) as { customers: Body[]; nextPageToken: string };
+    const rest = (await tg.must(admin('ListCustomers'), { pageSize: 1000, pageToken: big.nextPageToken })) as {
+      customers: Body[];
+      nextPageToken: string;
+    };
     expect(rest.customers).toHaveLength(5);
     expect(rest.nextPageToken).toBe('');
     const tooBig = await tg.call(admin('ListCustomers'), { pageSize: 1001 });
@@ -90,7 +100,11 @@ describe('customers list', () => {
   test('tokens are opaque and checked', async () => {
     const r = (await tg.must(admin('ListCustomers'), { pageSize: 2 })) as { nextPageToken: string };
     expect(r.nextPageToken).toMatch(/^[A-Za-z0-9_-]+$/);
-    for (const pageToken of ['garbage', r.nextPageToken.slice(0, -6), Buffer.from('{"c":"2026-01-01T00:00:00Z","i":"1; drop table"}').toString('base64url')]) {
+    for (const pageToken of [
+      'garbage',
+      r.nextPageToken.slice(0, -6),
+      Buffer.from('{"c":"2026-01-01T00:00:00Z","i":"1; drop table"}').toString('base64url'),
+    ]) {
       const bad = await tg.call(admin('ListCustomers'), { pageToken });
       expect(bad.status).toBe(400);
       expect(String(bad.body.message)).toContain("'pageToken'");

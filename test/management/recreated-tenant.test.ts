@@ -61,24 +61,43 @@ const chat = async (token: string): Promise<number> => {
   await res.text();
   return res.status;
 };
-const jwksKids = async (): Promise<string[]> => ((await (await fetch(`${tg.adminUrl}/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+const jwksKids = async (): Promise<string[]> =>
+  ((await (await fetch(`${tg.adminUrl}/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
 const status = async (op: string, body: Body, token: string): Promise<number> => (await tg.call(admin(op), body, token)).status;
 
 /** Customer `acme` served (model, connection, route), with workspace `edge` and one credential of every kind. */
 const provision = async (): Promise<Creds> => {
   await tg.must(admin('CreateCustomer'), { customerId: 'acme' });
   const models = (await tg.must(admin('ListModels'), { pageSize: 1000 })).models as Body[];
-  const model = models.find((m) => m.model === MODEL) ?? ((await tg.must(admin('CreateModel'), { model: MODEL, provider: 'echo', capabilities: ['chat'] })).model as Body);
+  const model =
+    models.find((m) => m.model === MODEL) ??
+    ((await tg.must(admin('CreateModel'), { model: MODEL, provider: 'echo', capabilities: ['chat'] })).model as Body);
   await tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: model.id });
   await tg.must(admin('CreateProviderConnection'), { customerId: 'acme', projectId: 'default', name: 'echo', provider: 'echo' });
-  await tg.must(admin('CreateRoute'), { customerId: 'acme', projectId: 'default', model: MODEL, targets: [{ connection: 'echo', model: 'echo' }] });
+  await tg.must(admin('CreateRoute'), {
+    customerId: 'acme',
+    projectId: 'default',
+    model: MODEL,
+    targets: [{ connection: 'echo', model: 'echo' }],
+  });
   await tg.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: 'edge' });
   await tg.must(admin('AddProjectMember'), { customerId: 'acme', projectId: 'default', userId: 'ann', role: 'admin' });
-  const sa = (await tg.must(admin('CreateServiceAccount'), { customerId: 'acme', workspaceId: 'edge', scopes: ['read', 'dataplane'] })).serviceAccount as unknown as Sa;
-  const apiKey = ((await tg.must(apikeyOp('CreateApiKey'), { name: 'k', userId: 'ann', enterpriseContext: { customerId: 'acme', projectId: 'default' } })) as { apiKey: string }).apiKey;
+  const sa = (await tg.must(admin('CreateServiceAccount'), { customerId: 'acme', workspaceId: 'edge', scopes: ['read', 'dataplane'] }))
+    .serviceAccount as unknown as Sa;
+  const apiKey = (
+    (await tg.must(apikeyOp('CreateApiKey'), {
+      name: 'k',
+      userId: 'ann',
+      enterpriseContext: { customerId: 'acme', projectId: 'default' },
+    })) as { apiKey: string }
+  ).apiKey;
   const token = { customerId: 'acme', workspaceId: 'edge', userId: 'ann', organizationUnit: 'eng', role: 'dev' };
   const user = (await tg.must(admin('CreateUserToken'), token)) as Record<string, string>;
-  const imp = (await tg.must(admin('CreateUserToken'), { ...token, impersonate: true, impersonationMetadata: { impersonatorKey: 'support-1' } })) as Record<string, string>;
+  const imp = (await tg.must(admin('CreateUserToken'), {
+    ...token,
+    impersonate: true,
+    impersonationMetadata: { impersonatorKey: 'support-1' },
+  })) as Record<string, string>;
   return { sa, apiKey, userToken: String(user.accessToken), jti: String(user.jti), impersonation: String(imp.accessToken) };
 };
 
@@ -97,8 +116,28 @@ const reach = async (c: Creds) => {
     apiKeyChat: await chat(c.apiKey),
   };
 };
-const ALL_OK = { saGetCustomer: 200, saListWorkspaces: 200, saPull: 200, userGetCustomer: 200, userListWorkspaces: 200, userChat: 200, impGetCustomer: 200, impChat: 200, apiKeyChat: 200 };
-const ALL_REFUSED = { saGetCustomer: 401, saListWorkspaces: 401, saPull: 401, userGetCustomer: 401, userListWorkspaces: 401, userChat: 401, impGetCustomer: 401, impChat: 401, apiKeyChat: 401 };
+const ALL_OK = {
+  saGetCustomer: 200,
+  saListWorkspaces: 200,
+  saPull: 200,
+  userGetCustomer: 200,
+  userListWorkspaces: 200,
+  userChat: 200,
+  impGetCustomer: 200,
+  impChat: 200,
+  apiKeyChat: 200,
+};
+const ALL_REFUSED = {
+  saGetCustomer: 401,
+  saListWorkspaces: 401,
+  saPull: 401,
+  userGetCustomer: 401,
+  userListWorkspaces: 401,
+  userChat: 401,
+  impGetCustomer: 401,
+  impChat: 401,
+  apiKeyChat: 401,
+};
 
 beforeAll(async () => {
   tg = await startTestGateway({ GATEWAY_KEK: KEK });
@@ -150,7 +189,9 @@ describe('a customer deleted and re-created with the same slug', () => {
     expect(await status('GetCustomer', { customerId: 'acme' }, jwt)).toBe(401);
     expect((await pull(jwt)).body).toMatchObject({ code: 'unauthenticated', reason: 'revoked' });
     expect(await jwksKids()).not.toContain(fresh.sa.privateKeyId);
-    expect(((await tg.must(admin('GetServiceAccount'), { id: fresh.sa.id })).serviceAccount as Body).status).toBe('SERVICE_ACCOUNT_STATUS_REVOKED');
+    expect(((await tg.must(admin('GetServiceAccount'), { id: fresh.sa.id })).serviceAccount as Body).status).toBe(
+      'SERVICE_ACCOUNT_STATUS_REVOKED',
+    );
     // And it cannot be restored onto the new customer.
     expect((await tg.call(admin('RestoreServiceAccount'), { id: fresh.sa.id })).body.code).toBe('failed_precondition');
   });
@@ -159,12 +200,17 @@ describe('a customer deleted and re-created with the same slug', () => {
     await tg.must(admin('DeleteCustomer'), { customerId: 'acme' });
     const c = await provision();
     // Signed with the gateway's own active key, with a persisted token's jti, but no `tenant`.
-    const [key] = await tg.gw.store.db.select().from(signingKeys).where(and(eq(signingKeys.purpose, 'user_token'), isNull(signingKeys.retiredAt)));
+    const [key] = await tg.gw.store.db
+      .select()
+      .from(signingKeys)
+      .where(and(eq(signingKeys.purpose, 'user_token'), isNull(signingKeys.retiredAt)));
     if (!key) throw new Error('no active signing key');
     const claims = decodeJwt(c.userToken);
     expect(claims.tenant).toBeString();
     const { tenant: _dropped, ...rest } = claims;
-    const untenanted = await new SignJWT(rest).setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' }).sign(await importPKCS8(new SecretBox(KEK).unwrap(key.privateKeyWrapped), 'RS256'));
+    const untenanted = await new SignJWT(rest)
+      .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
+      .sign(await importPKCS8(new SecretBox(KEK).unwrap(key.privateKeyWrapped), 'RS256'));
     expect(await status('GetCustomer', { customerId: 'acme' }, c.userToken)).toBe(200);
     expect(await chat(c.userToken)).toBe(200);
     expect(await status('GetCustomer', { customerId: 'acme' }, untenanted)).toBe(401);
@@ -176,7 +222,8 @@ describe('deleting a workspace', () => {
   test('revokes its service accounts: refused at once, out of the JWKS, not restorable; a re-created workspace does not take them', async () => {
     await tg.must(admin('CreateCustomer'), { customerId: 'wsco' });
     const ws = (await tg.must(admin('CreateWorkspace'), { customerId: 'wsco', workspaceId: 'edge' })).workspace as Body;
-    const sa = (await tg.must(admin('CreateServiceAccount'), { customerId: 'wsco', workspaceId: 'edge', scopes: ['read', 'dataplane'] })).serviceAccount as unknown as Sa;
+    const sa = (await tg.must(admin('CreateServiceAccount'), { customerId: 'wsco', workspaceId: 'edge', scopes: ['read', 'dataplane'] }))
+      .serviceAccount as unknown as Sa;
     expect((await pull(await saJwt(sa))).status).toBe(200);
     await tg.must(admin('DeleteWorkspace'), { id: ws.id });
     await tg.must(admin('CreateWorkspace'), { customerId: 'wsco', workspaceId: 'edge' });
@@ -184,7 +231,9 @@ describe('deleting a workspace', () => {
     expect((await pull(jwt)).body).toMatchObject({ code: 'unauthenticated', reason: 'revoked' });
     expect(await status('GetCustomer', { customerId: 'wsco' }, jwt)).toBe(401);
     expect(await jwksKids()).not.toContain(sa.privateKeyId);
-    expect(((await tg.must(admin('GetServiceAccount'), { id: sa.id })).serviceAccount as Body).status).toBe('SERVICE_ACCOUNT_STATUS_REVOKED');
+    expect(((await tg.must(admin('GetServiceAccount'), { id: sa.id })).serviceAccount as Body).status).toBe(
+      'SERVICE_ACCOUNT_STATUS_REVOKED',
+    );
     expect((await tg.call(admin('RestoreServiceAccount'), { id: sa.id })).body.code).toBe('failed_precondition');
   });
 });

@@ -54,7 +54,13 @@ beforeAll(async () => {
   w = await startWorld({ GATEWAY_LOG_LEVEL: 'debug' });
   secrets.push(w.p.apiKey, 'sk-upstream-openai-secret', 'sk-ant-upstream-secret', w.tg.gw.config.kek as string);
   await w.tg.must(admin('AddProjectMember'), { customerId: 'acme', projectId: 'default', userId: 'sam', role: 'admin' });
-  const issued = await w.tg.must(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'w', userId: 'sam', organizationUnit: 'o', role: 'r' });
+  const issued = await w.tg.must(admin('CreateUserToken'), {
+    customerId: 'acme',
+    workspaceId: 'w',
+    userId: 'sam',
+    organizationUnit: 'o',
+    role: 'r',
+  });
   const jti = String(issued.jti);
   secrets.push(String(issued.accessToken));
   // The gateway's own signing key (from the store, with the gateway's KEK): tokens that differ from a valid one in one way only.
@@ -82,7 +88,13 @@ beforeAll(async () => {
   const foreign = await generateKeyPair('RS256', { extractable: true });
   expect(await exportPKCS8(foreign.privateKey)).toContain('PRIVATE KEY');
   bad.foreignKey = await sign(foreign.privateKey);
-  const revoked = await w.tg.must(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'w', userId: 'sam', organizationUnit: 'o', role: 'r' });
+  const revoked = await w.tg.must(admin('CreateUserToken'), {
+    customerId: 'acme',
+    workspaceId: 'w',
+    userId: 'sam',
+    organizationUnit: 'o',
+    role: 'r',
+  });
   await w.tg.must(admin('RevokeUserToken'), { jti: revoked.jti });
   bad.revoked = String(revoked.accessToken);
   bad.none = '';
@@ -125,7 +137,11 @@ describe('no secret anywhere', () => {
     };
     await keep(admin('UpdateProviderConnection'), { customerId: 'acme', projectId: 'default', name: 'mock-openai', apiKey: connKey });
     await keep(byokOp('Register'), { customerId: 'acme', provider: 'PROVIDER_OPENAI', name: 'p', secret: projectByok });
-    const sam = await post(admin('CreateUserToken'), { customerId: 'acme', workspaceId: 'w', userId: 'sam', organizationUnit: 'o', role: 'r' }, ADMIN_TOKEN);
+    const sam = await post(
+      admin('CreateUserToken'),
+      { customerId: 'acme', workspaceId: 'w', userId: 'sam', organizationUnit: 'o', role: 'r' },
+      ADMIN_TOKEN,
+    );
     const samToken = String(sam.body.accessToken);
     secrets.push(samToken);
     await keep(byokOp('Register'), { provider: 'PROVIDER_OPENAI', name: 'u', secret: userByok, userScope: true }, samToken);
@@ -134,10 +150,19 @@ describe('no secret anywhere', () => {
     // refusals that carry secrets in their bodies
     await keep(byokOp('Register'), { customerId: 'acme', provider: 'PROVIDER_NONE', name: 'p', secret: projectByok });
     await keep(byokOp('Register'), { customerId: 'ghost', provider: 'PROVIDER_OPENAI', name: 'p', secret: userByok });
-    await keep(admin('CreateProviderConnection'), { customerId: 'acme', projectId: 'default', name: 'bad name!', provider: 'openai', apiKey: connKey });
+    await keep(admin('CreateProviderConnection'), {
+      customerId: 'acme',
+      projectId: 'default',
+      name: 'bad name!',
+      provider: 'openai',
+      apiKey: connKey,
+    });
     // inference with each credential (once the writes above are served); the upstream answers errors that quote the credential it got
     await w.tg.settle();
-    w.oa.script((req) => ({ status: 401, errorBody: JSON.stringify({ error: { message: `bad key ${req.headers.authorization}`, type: 'invalid_request_error' } }) }));
+    w.oa.script((req) => ({
+      status: 401,
+      errorBody: JSON.stringify({ error: { message: `bad key ${req.headers.authorization}`, type: 'invalid_request_error' } }),
+    }));
     try {
       for (const token of [samToken, String(k.body.apiKey), w.p.apiKey]) {
         const r = await fetch(`${w.tg.url}/v1/chat/completions`, {
@@ -164,15 +189,22 @@ describe('no secret anywhere', () => {
       const r = (await db.execute(q)) as unknown;
       return (Array.isArray(r) ? r : (r as { rows: Record<string, unknown>[] }).rows) as Record<string, unknown>[];
     };
-    const tables = (await rows(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)).map((r) => String(r.table_name));
+    const tables = (
+      await rows(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`)
+    ).map((r) => String(r.table_name));
     const dump: Record<string, string> = {};
     for (const t of tables) dump[t] = JSON.stringify(await rows(sql.raw(`select * from "${t}"`)));
-    const places: Record<string, string> = { logs: lines.join('\n'), responses: seen.join('\n'), ...Object.fromEntries(Object.entries(dump).map(([t, v]) => [`table ${t}`, v])) };
+    const places: Record<string, string> = {
+      logs: lines.join('\n'),
+      responses: seen.join('\n'),
+      ...Object.fromEntries(Object.entries(dump).map(([t, v]) => [`table ${t}`, v])),
+    };
     // the scan reads what it should: the tables hold the BYOK rows, the responses were captured
     expect(dump.byok_keys).toContain('7777');
     expect(dump.request_records).toContain('upstream_auth_failed');
     const leaks: string[] = [];
-    for (const s of secrets) for (const [where, text] of Object.entries(places)) if (s && text.includes(s)) leaks.push(`${s.slice(0, 12)}… in ${where}`);
+    for (const s of secrets)
+      for (const [where, text] of Object.entries(places)) if (s && text.includes(s)) leaks.push(`${s.slice(0, 12)}… in ${where}`);
     expect(leaks).toEqual([]);
   }, 60_000);
 });

@@ -25,7 +25,8 @@ export const setPath = (body: Body, path: string, value: unknown, defaults: Reco
   for (let i = 0; i < parts.length - 1; i++) {
     const k = parts[i] as string;
     const next = (cur as Record<string, unknown>)[k];
-    if (next === undefined || next === null) (cur as Record<string, unknown>)[k] = structuredClone(defaults[parts.slice(0, i + 1).join('.')] ?? {});
+    if (next === undefined || next === null)
+      (cur as Record<string, unknown>)[k] = structuredClone(defaults[parts.slice(0, i + 1).join('.')] ?? {});
     cur = (cur as Record<string, unknown>)[k] as Record<string, unknown>;
   }
   (cur as Record<string, unknown>)[parts[parts.length - 1] as string] = value;
@@ -48,10 +49,14 @@ export const tableDigest = async (tg: TestGateway): Promise<Record<string, strin
     const r = (await db.execute(text)) as unknown;
     return (Array.isArray(r) ? r : (r as { rows: unknown[] }).rows) as Record<string, unknown>[];
   };
-  const tables = (await q(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`))
+  const tables = (
+    await q(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`)
+  )
     .map((r) => String(r.table_name))
     .filter((t) => !t.startsWith('audit_'));
-  const parts = tables.map((t) => `select '${t}' as t, count(*)::text as n, coalesce(md5(string_agg(x::text, '|' order by x::text)), '') as h from "${t}" x`);
+  const parts = tables.map(
+    (t) => `select '${t}' as t, count(*)::text as n, coalesce(md5(string_agg(x::text, '|' order by x::text)), '') as h from "${t}" x`,
+  );
   const rows = await q(sql.raw(parts.join(' union all ')));
   return Object.fromEntries(rows.map((r) => [String(r.t), `${r.n}:${r.h}`]));
 };
@@ -61,15 +66,21 @@ export const liveFixture = async (tg: TestGateway, customerId = 'acme', projectI
   const must = tg.must;
   await must(admin('CreateCustomer'), { customerId, name: 'Acme' });
   await must(admin('CreateProject'), { customerId, projectId });
-  const model = (await must(admin('CreateModel'), { model: `fx-${customerId}`, provider: 'echo', capabilities: ['chat'] })) as { model: { id: string } };
+  const model = (await must(admin('CreateModel'), { model: `fx-${customerId}`, provider: 'echo', capabilities: ['chat'] })) as {
+    model: { id: string };
+  };
   await must(admin('AddProjectModel'), { customerId, projectId, modelId: model.model.id });
   const ws = (await must(admin('CreateWorkspace'), { customerId, workspaceId: 'ws1' })) as { workspace: { id: string } };
   const dp = (await must(admin('CreateDataplane'), { customerId, dataplaneId: 'dp1' })) as { dataplane: { id: string } };
-  const gw = (await must(admin('CreateProjectGateway'), { customerId, workspaceId: 'ws1', projectGatewayId: 'gw1' })) as { projectGateway: { id: string } };
+  const gw = (await must(admin('CreateProjectGateway'), { customerId, workspaceId: 'ws1', projectGatewayId: 'gw1' })) as {
+    projectGateway: { id: string };
+  };
   await must(admin('AttachProjectGatewayProject'), { id: gw.projectGateway.id, projectId });
   await must(admin('CreateProviderConnection'), { customerId, projectId, name: 'conn1', provider: 'echo' });
   await must(admin('CreateRoute'), { customerId, projectId, model: `fx-${customerId}`, targets: [{ connection: 'conn1', model: 'echo' }] });
-  const key = (await must(apikeyOp('CreateApiKey'), { name: 'fx', userId: 'u', enterpriseContext: { customerId, projectId } })) as { id: string };
+  const key = (await must(apikeyOp('CreateApiKey'), { name: 'fx', userId: 'u', enterpriseContext: { customerId, projectId } })) as {
+    id: string;
+  };
   return {
     customerId,
     projectId,
@@ -85,12 +96,19 @@ export const liveFixture = async (tg: TestGateway, customerId = 'acme', projectI
 };
 
 /** The operation paths the server documents in /openapi/json, with their request schemas. */
-export const documentedOps = async (tg: TestGateway): Promise<Map<string, { body: Body; permission: string; description: string; response: Body }>> => {
+export const documentedOps = async (
+  tg: TestGateway,
+): Promise<Map<string, { body: Body; permission: string; description: string; response: Body }>> => {
   const spec = (await (await fetch(`${tg.adminUrl}/openapi/json`)).json()) as { paths: Record<string, { post?: Body }> };
   const out = new Map<string, { body: Body; permission: string; description: string; response: Body }>();
   for (const [path, item] of Object.entries(spec.paths)) {
     const post = item.post as
-      | { requestBody?: { content: Record<string, { schema: Body }> }; 'x-permission'?: string; description?: string; responses?: Record<string, { content?: Record<string, { schema: Body }> }> }
+      | {
+          requestBody?: { content: Record<string, { schema: Body }> };
+          'x-permission'?: string;
+          description?: string;
+          responses?: Record<string, { content?: Record<string, { schema: Body }> }>;
+        }
       | undefined;
     if (!post) continue;
     out.set(path, {

@@ -37,7 +37,9 @@ const servedProject = async (customerId: string, projectId: string): Promise<str
   await ok('AddProjectModel', { customerId, projectId, modelId: (m.model as Body).id });
   await ok('CreateProviderConnection', { customerId, projectId, name: 'echo', provider: 'echo' });
   await ok('CreateRoute', { customerId, projectId, model, targets: [{ connection: 'echo', model: 'echo' }] });
-  const key = (await tg.must(apikeyOp('CreateApiKey'), { name: 'k', userId: 'u', enterpriseContext: { customerId, projectId } })) as { apiKey: string };
+  const key = (await tg.must(apikeyOp('CreateApiKey'), { name: 'k', userId: 'u', enterpriseContext: { customerId, projectId } })) as {
+    apiKey: string;
+  };
   return key.apiKey;
 };
 const chat = (key: string, model: string) =>
@@ -49,7 +51,9 @@ const chat = (key: string, model: string) =>
 
 describe('customers', () => {
   test('create → get → list → update → delete, with the default project from the start', async () => {
-    const created = (await ok('CreateCustomer', { customerId: 'c-life', name: 'Life', description: 'd', labels: { tier: 'gold', region: 'eu' } })).customer as Body;
+    const created = (
+      await ok('CreateCustomer', { customerId: 'c-life', name: 'Life', description: 'd', labels: { tier: 'gold', region: 'eu' } })
+    ).customer as Body;
     expect(created).toMatchObject({ customerId: 'c-life', name: 'Life', description: 'd', labels: { tier: 'gold', region: 'eu' } });
     expect(created.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(created.deletedAt).toBeUndefined();
@@ -97,7 +101,9 @@ describe('customers', () => {
     await ok('CreateProject', { customerId: 'c-cascade', projectId: 'p1' });
     const ws = (await ok('CreateWorkspace', { customerId: 'c-cascade', workspaceId: 'ws' })).workspace as Body;
     const dp = (await ok('CreateDataplane', { customerId: 'c-cascade', dataplaneId: 'dp' })).dataplane as Body;
-    const gw = (await ok('CreateProjectGateway', { customerId: 'c-cascade', workspaceId: 'ws', projectGatewayId: 'gw', url: 'cascade.example.com' })).projectGateway as Body;
+    const gw = (
+      await ok('CreateProjectGateway', { customerId: 'c-cascade', workspaceId: 'ws', projectGatewayId: 'gw', url: 'cascade.example.com' })
+    ).projectGateway as Body;
     const key = await servedProject('c-cascade', 'p1');
     expect((await chat(key, 'echo-c-cascade-p1')).status).toBe(200);
     await ok('DeleteCustomer', { customerId: 'c-cascade' });
@@ -109,7 +115,12 @@ describe('customers', () => {
     // the gateway's URL host is free again
     await ok('CreateCustomer', { customerId: 'c-cascade2' });
     await ok('CreateWorkspace', { customerId: 'c-cascade2', workspaceId: 'ws' });
-    await ok('CreateProjectGateway', { customerId: 'c-cascade2', workspaceId: 'ws', projectGatewayId: 'gw', url: 'https://cascade.example.com' });
+    await ok('CreateProjectGateway', {
+      customerId: 'c-cascade2',
+      workspaceId: 'ws',
+      projectGatewayId: 'gw',
+      url: 'https://cascade.example.com',
+    });
   });
 });
 
@@ -146,7 +157,12 @@ describe('projects', () => {
     const key = await servedProject('acme', 'gone');
     expect((await chat(key, 'echo-acme-gone')).status).toBe(200);
     await ok('AddProjectMember', { customerId: 'acme', projectId: 'gone', userId: 'u1', role: 'admin' });
-    await ok('UpsertProjectSetting', { customerId: 'acme', projectId: 'gone', settingName: 'rate-limit', settingValue: '{"requestsPerMinute":10}' });
+    await ok('UpsertProjectSetting', {
+      customerId: 'acme',
+      projectId: 'gone',
+      settingName: 'rate-limit',
+      settingValue: '{"requestsPerMinute":10}',
+    });
     const del = (await ok('DeleteProject', { customerId: 'acme', projectId: 'gone' })) as Body;
     expect(del).toMatchObject({ success: true });
     await fail('GetProject', { customerId: 'acme', projectId: 'gone' }, 'not_found');
@@ -156,7 +172,9 @@ describe('projects', () => {
     const listed = (await ok('ListProjects', { customerId: 'acme' })).projects as unknown as Body[];
     expect(listed.some((p) => p.projectId === 'gone')).toBe(false);
     expect((await chat(key, 'echo-acme-gone')).status).toBe(401);
-    const keys = (await tg.must(apikeyOp('ListApiKeys'), { customerId: 'acme', projectId: 'gone', includeRevoked: true })) as { apiKeys: Body[] };
+    const keys = (await tg.must(apikeyOp('ListApiKeys'), { customerId: 'acme', projectId: 'gone', includeRevoked: true })) as {
+      apiKeys: Body[];
+    };
     expect(keys.apiKeys.every((k) => typeof k.revokedAt === 'string')).toBe(true);
 
     await ok('CreateProject', { customerId: 'acme', projectId: 'gone' });
@@ -184,7 +202,7 @@ describe('assignments', () => {
     expect(u.id).toBe(m.id);
     await fail('UpdateProjectMember', { ...at, userId: 'nobody', role: 'admin' }, 'not_found');
     expect(((await ok('ListProjectMembers', at)).members as unknown as Body[]).map((x) => x.userId)).toEqual(['ann']);
-    expect(await ok('RemoveProjectMember', { ...at, userId: 'ann' }) as unknown).toEqual({ success: true });
+    expect((await ok('RemoveProjectMember', { ...at, userId: 'ann' })) as unknown).toEqual({ success: true });
     await fail('RemoveProjectMember', { ...at, userId: 'ann' }, 'not_found');
   });
 
@@ -198,7 +216,7 @@ describe('assignments', () => {
     await ok('DeleteModel', { modelId: model.id });
     expect(((await ok('ListProjectModels', at)).entries as unknown as Body[]).length).toBe(0);
     await fail('GetModel', { modelId: model.id }, 'not_found');
-    expect(await ok('RemoveProjectModel', { ...at, modelId: model.id }) as unknown).toEqual({ success: true });
+    expect((await ok('RemoveProjectModel', { ...at, modelId: model.id })) as unknown).toEqual({ success: true });
     await fail('RemoveProjectModel', { ...at, modelId: model.id }, 'not_found');
   });
 
@@ -221,15 +239,20 @@ describe('assignments', () => {
 
   test('settings: upsert replaces, get lists by name, delete', async () => {
     await ok('UpsertProjectSetting', { ...at, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":100}' });
-    const s = (await ok('UpsertProjectSetting', { ...at, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":200}' })).setting as Body;
+    const s = (await ok('UpsertProjectSetting', { ...at, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":200}' }))
+      .setting as Body;
     expect(s).toMatchObject({ settingName: 'rate-limit', settingValue: '{"requestsPerMinute":200}' });
-    await ok('UpsertProjectSetting', { ...at, settingName: 'global-fallback', settingValue: '{"targets":[{"connection":"c1","model":"x"}]}' });
+    await ok('UpsertProjectSetting', {
+      ...at,
+      settingName: 'global-fallback',
+      settingValue: '{"targets":[{"connection":"c1","model":"x"}]}',
+    });
     const all = (await ok('GetProjectSettings', at)).settings as unknown as Body[];
     expect(all.map((x) => [x.settingName, x.settingValue])).toEqual([
       ['global-fallback', '{"targets":[{"connection":"c1","model":"x"}]}'],
       ['rate-limit', '{"requestsPerMinute":200}'],
     ]);
-    expect(await ok('DeleteProjectSetting', { ...at, settingName: 'rate-limit' }) as unknown).toEqual({ success: true });
+    expect((await ok('DeleteProjectSetting', { ...at, settingName: 'rate-limit' })) as unknown).toEqual({ success: true });
     await fail('DeleteProjectSetting', { ...at, settingName: 'rate-limit' }, 'not_found');
   });
 });
@@ -247,7 +270,12 @@ describe('configuration-change records', () => {
     await ok('AttachProjectGatewayProject', { id: gwQ.id, projectId: 'q' });
 
     const before = await lastChangeId();
-    await ok('UpsertProjectSetting', { customerId: 'cfg', projectId: 'p', settingName: 'rate-limit', settingValue: '{"requestsPerMinute":60}' });
+    await ok('UpsertProjectSetting', {
+      customerId: 'cfg',
+      projectId: 'p',
+      settingName: 'rate-limit',
+      settingValue: '{"requestsPerMinute":60}',
+    });
     const rows = await changesAfter(before);
     expect(rows.map((r) => r.target).sort()).toEqual(['local', String(ws.id), String(dp.id), String(gwP.id)].sort());
     expect(new Set(rows.map((r) => r.kind))).toEqual(new Set(['PROJECT_SETTING']));
@@ -281,6 +309,8 @@ describe('configuration-change records', () => {
     await track(() => ok('CreateMcpServer', { serverId: 's1', url: 'https://93.184.216.34/mcp' }));
     await track(() => ok('AddProjectMcpServer', { customerId: 'cfg2', projectId: 'default', serverId: 's1' }));
     await track(() => ok('UpdateRoute', { customerId: 'cfg2', projectId: 'default', model: 'echo-cfg2-default', enabled: false }));
-    expect(kinds).toEqual(expect.arrayContaining(['CATALOG', 'PROJECT_MODEL', 'PROVIDER', 'ROUTE', 'API_KEY', 'MCP_SERVER', 'PROJECT_MCP_SERVER']));
+    expect(kinds).toEqual(
+      expect.arrayContaining(['CATALOG', 'PROJECT_MODEL', 'PROVIDER', 'ROUTE', 'API_KEY', 'MCP_SERVER', 'PROJECT_MCP_SERVER']),
+    );
   });
 });

@@ -128,8 +128,14 @@ const casesOf = (spec: Spec): Case[] => {
     case 'strArray': {
       const item = sample(spec.pattern, spec.itemMax) as string;
       ok([], 'empty');
-      ok(Array.from({ length: spec.maxItems }, () => item), `${spec.maxItems} items of ${spec.itemMax}`);
-      bad(Array.from({ length: spec.maxItems + 1 }, () => 'a'), `${spec.maxItems + 1} items`);
+      ok(
+        Array.from({ length: spec.maxItems }, () => item),
+        `${spec.maxItems} items of ${spec.itemMax}`,
+      );
+      bad(
+        Array.from({ length: spec.maxItems + 1 }, () => 'a'),
+        `${spec.maxItems + 1} items`,
+      );
       bad(['a'.repeat(spec.itemMax + 1)], `item of ${spec.itemMax + 1}`);
       if (spec.pattern) for (const v of PATTERN_SAMPLES[spec.pattern].invalid) bad([v], `item does not match ${spec.pattern}`);
       bad('a', 'not an array');
@@ -158,7 +164,19 @@ const casesOf = (spec: Spec): Case[] => {
 
 /** Bounded property paths of a documented request schema (see op-table.ts for the path syntax). */
 const boundedPaths = (schema: Body, prefix = '', out = new Set<string>()): Set<string> => {
-  const boundKeys = ['minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'maxProperties', 'maxItems', 'minItems', 'format', 'const', 'enum'];
+  const boundKeys = [
+    'minLength',
+    'maxLength',
+    'pattern',
+    'minimum',
+    'maximum',
+    'maxProperties',
+    'maxItems',
+    'minItems',
+    'format',
+    'const',
+    'enum',
+  ];
   const visit = (v: Body, path: string) => {
     if (Array.isArray(v.anyOf)) {
       out.add(path);
@@ -212,7 +230,10 @@ describe('bounds, one operation at a time', () => {
           const r: Res = await tg.call(c.path, setPath(base, field, k.value, PARENTS));
           const invalid = isInvalid(r);
           if (k.valid && invalid) failures.push(`${field} = ${k.why}: rejected: ${String(r.body.message)}`);
-          if (!k.valid && !isInvalid(r, field)) failures.push(`${field} = ${k.why}: expected invalid_argument naming '${field}', got ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+          if (!k.valid && !isInvalid(r, field))
+            failures.push(
+              `${field} = ${k.why}: expected invalid_argument naming '${field}', got ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`,
+            );
           if (r.status >= 500) failures.push(`${field} = ${k.why}: ${r.status}`);
         }
       }
@@ -230,7 +251,8 @@ describe('wire conventions, every operation', () => {
     for (const c of OPS) {
       const camel = await tg.call(c.path, c.base(GHOST));
       const snake = await tg.call(c.path, toSnake(c.base(GHOST)));
-      if (isInvalid(camel) || isInvalid(snake) || camel.status !== snake.status) failures.push(`${c.path}: camel ${camel.status}, snake ${snake.status} ${JSON.stringify(snake.body)}`);
+      if (isInvalid(camel) || isInvalid(snake) || camel.status !== snake.status)
+        failures.push(`${c.path}: camel ${camel.status}, snake ${snake.status} ${JSON.stringify(snake.body)}`);
     }
     expect(failures).toEqual([]);
   });
@@ -239,20 +261,33 @@ describe('wire conventions, every operation', () => {
     const failures: string[] = [];
     for (const c of OPS) {
       const r = await tg.call(c.path, { ...c.base(GHOST), surprise: 1 });
-      if (!isInvalid(r, 'surprise') || !String(r.body.message).includes('unknown property')) failures.push(`${c.path}: ${r.status} ${JSON.stringify(r.body)}`);
+      if (!isInvalid(r, 'surprise') || !String(r.body.message).includes('unknown property'))
+        failures.push(`${c.path}: ${r.status} ${JSON.stringify(r.body)}`);
     }
     const nested = await tg.call('/apikey.v1.ApiKeyService/CreateApiKey', { enterpriseContext: { customerId: 'x', extra: true } });
     if (!isInvalid(nested, 'enterpriseContext.extra')) failures.push(`nested: ${JSON.stringify(nested.body)}`);
-    const inArray = await tg.call('/admin.v1.AdminService/CreateRoute', { customerId: 'x', model: 'm', targets: [{ connection: 'c', model: 'u', bogus: 1 }] });
+    const inArray = await tg.call('/admin.v1.AdminService/CreateRoute', {
+      customerId: 'x',
+      model: 'm',
+      targets: [{ connection: 'c', model: 'u', bogus: 1 }],
+    });
     if (!isInvalid(inArray, 'targets.0.bogus')) failures.push(`array item: ${JSON.stringify(inArray.body)}`);
     expect(failures).toEqual([]);
   });
 
   test('prototype keys cannot smuggle unvalidated values (__proto__, constructor)', async () => {
-    const smuggle = await tg.call('/admin.v1.AdminService/CreateCustomer', `{"customerId":"proto","__proto__":{"name":"${'x'.repeat(300)}"}}`);
+    const smuggle = await tg.call(
+      '/admin.v1.AdminService/CreateCustomer',
+      `{"customerId":"proto","__proto__":{"name":"${'x'.repeat(300)}"}}`,
+    );
     expect(isInvalid(smuggle, '__proto__')).toBe(true);
-    expect(isInvalid(await tg.call('/admin.v1.AdminService/CreateCustomer', '{"customerId":"proto","constructor":{}}'), 'constructor')).toBe(true);
-    const nested = await tg.call('/apikey.v1.ApiKeyService/CreateApiKey', '{"enterpriseContext":{"customerId":"x","__proto__":{"projectId":"evil"}}}');
+    expect(
+      isInvalid(await tg.call('/admin.v1.AdminService/CreateCustomer', '{"customerId":"proto","constructor":{}}'), 'constructor'),
+    ).toBe(true);
+    const nested = await tg.call(
+      '/apikey.v1.ApiKeyService/CreateApiKey',
+      '{"enterpriseContext":{"customerId":"x","__proto__":{"projectId":"evil"}}}',
+    );
     expect(isInvalid(nested, 'enterpriseContext.__proto__')).toBe(true);
   });
 

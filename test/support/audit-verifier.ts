@@ -16,7 +16,9 @@ export const jcs = (v: unknown): string => {
   if (Array.isArray(v)) return `[${v.map(jcs).join(',')}]`;
   if (typeof v === 'object') {
     const o = v as Record<string, unknown>;
-    const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const keys = Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${keys.map((k) => `${JSON.stringify(k)}:${jcs(o[k])}`).join(',')}}`;
   }
   throw new Error('not JSON');
@@ -86,10 +88,14 @@ export interface Cp {
 /** Ed25519 over JCS of the signed fields, with the JWK of `signingKid` (WebCrypto). */
 export const signatureValid = async (cp: Cp, jwks: { keys: Record<string, unknown>[] }): Promise<boolean> => {
   const jwk = jwks.keys.find((x) => x.kid === cp.signingKid);
-  if (!jwk || jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') return false;
-  const key = await crypto.subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', x: jwk.x as string }, { name: 'Ed25519' }, false, ['verify']);
+  if (jwk?.kty !== 'OKP' || jwk.crv !== 'Ed25519') return false;
+  const key = await crypto.subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', x: jwk.x as string }, { name: 'Ed25519' }, false, [
+    'verify',
+  ]);
   const { seq, rangeStartId, rangeEndId, rangeStartTs, rangeEndTs, leafCount, rootHash, prevRootHash, algo } = cp;
-  const msg = new TextEncoder().encode(jcs({ seq, rangeStartId, rangeEndId, rangeStartTs, rangeEndTs, leafCount, rootHash, prevRootHash, algo }));
+  const msg = new TextEncoder().encode(
+    jcs({ seq, rangeStartId, rangeEndId, rangeStartTs, rangeEndTs, leafCount, rootHash, prevRootHash, algo }),
+  );
   return crypto.subtle.verify({ name: 'Ed25519' }, key, Buffer.from(cp.signature, 'base64'), msg);
 };
 

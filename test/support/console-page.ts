@@ -24,7 +24,11 @@ export class ConsolePage {
 
   /** Waits until the page shows no `Loading…` (its first reads answered). */
   async loaded(): Promise<void> {
-    await this.page.locator('[aria-busy="true"]').first().waitFor({ state: 'detached', timeout: 10_000 }).catch(() => undefined);
+    await this.page
+      .locator('[aria-busy="true"]')
+      .first()
+      .waitFor({ state: 'detached', timeout: 10_000 })
+      .catch(() => undefined);
   }
 
   async openCreate(summary: string): Promise<Locator> {

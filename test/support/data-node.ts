@@ -25,7 +25,7 @@ export const startSeparatePlane = async (
   return startDataNode(
     loadConfig(['serve', '--role', 'data', '--service-account', file], {
       GATEWAY_PORT: '0',
-    GATEWAY_METRICS_PORT: '0',
+      GATEWAY_METRICS_PORT: '0',
       GATEWAY_HOST: '127.0.0.1',
       GATEWAY_DATA_DIR: join(dir, 'node'),
       WORKER_POLL_INTERVAL: pollInterval,

@@ -31,7 +31,9 @@ export const chatStreamBothWays = (chunks: readonly string[]): { events: StreamE
   const want = chunks
     .flatMap((data) => {
       const f = createChatCompletionsStreamDecoder('openai');
-      return data === role ? f.push({ data }) : (f.push({ data: role }), f.push({ data }));
+      if (data === role) return f.push({ data });
+      f.push({ data: role });
+      return f.push({ data });
     })
     .filter((e, i) => e.type !== 'start' || i === 0);
   return { events, want, texts: events.flatMap((e) => (e.type === 'text' ? [e.text] : [])) };

@@ -25,7 +25,10 @@ type Node = Raw | string | number | boolean | null | Node[] | { [k: string]: Nod
 const serialise = (v: Node): string => {
   if (v instanceof Raw) return v.text;
   if (Array.isArray(v)) return `[${v.map(serialise).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${serialise(x)}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}:${serialise(x)}`)
+      .join(',')}}`;
   return JSON.stringify(v);
 };
 
@@ -92,13 +95,18 @@ const hostileValue = (r: Rand): Node => {
   return deep(r);
 };
 
-const tools = (): Node => [{ type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
+const tools = (): Node => [
+  { type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object', properties: { q: { type: 'string' } } } } },
+];
 
 /** A plausible body per endpoint: the starting point that mutations damage. */
 const BASES: Record<string, (model: string, r: Rand) => Record<string, Node>> = {
   '/v1/chat/completions': (model, r) => ({
     model,
-    messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }],
+    messages: [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hi' },
+    ],
     max_tokens: 16,
     ...(r() < 0.5 ? { tools: tools() } : {}),
     ...(r() < 0.3 ? { response_format: { type: 'json_schema', json_schema: { name: 's', schema: { type: 'object' } } } } : {}),
@@ -129,8 +137,11 @@ const BASES: Record<string, (model: string, r: Rand) => Record<string, Node>> = 
 const paths = (v: Node, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] => {
   if (v instanceof Raw || v === null || typeof v !== 'object') return out;
   out.push(at);
-  if (Array.isArray(v)) v.forEach((x, i) => paths(x, [...at, i], out));
-  else for (const [k, x] of Object.entries(v)) paths(x, [...at, k], out);
+  if (Array.isArray(v)) {
+    v.forEach((x, i) => {
+      paths(x, [...at, i], out);
+    });
+  } else for (const [k, x] of Object.entries(v)) paths(x, [...at, k], out);
   return out;
 };
 
@@ -151,7 +162,10 @@ const mutate = (r: Rand, body: Record<string, Node>): void => {
   }
   const obj = target as Record<string, Node>;
   const keys = Object.keys(obj);
-  const key = keys.length > 0 && r() < 0.75 ? pick(r, keys) : pick(r, ['unknown_field', '__proto__', 'constructor', '\u202eevil', 'x'.repeat(300), '']);
+  const key =
+    keys.length > 0 && r() < 0.75
+      ? pick(r, keys)
+      : pick(r, ['unknown_field', '__proto__', 'constructor', '\u202eevil', 'x'.repeat(300), '']);
   // An own property even for `__proto__`, so it is serialised as a key like any other.
   Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
 };

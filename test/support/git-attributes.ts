@@ -8,7 +8,11 @@ import { ROOT } from './import-graph.ts';
 export const attributesOf = (paths: readonly string[]): Map<string, { generated: boolean; noDiff: boolean }> => {
   const out = new Map<string, { generated: boolean; noDiff: boolean }>();
   if (paths.length === 0) return out;
-  const p = Bun.spawnSync(['git', '-C', ROOT, 'check-attr', '--stdin', '-z', 'linguist-generated', 'diff'], { stdin: Buffer.from(`${paths.join('\0')}\0`), stdout: 'pipe', stderr: 'pipe' });
+  const p = Bun.spawnSync(['git', '-C', ROOT, 'check-attr', '--stdin', '-z', 'linguist-generated', 'diff'], {
+    stdin: Buffer.from(`${paths.join('\0')}\0`),
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   if (p.exitCode !== 0) throw new Error(`git check-attr failed: ${p.stderr.toString()}`);
   // -z: path NUL attribute NUL value NUL, repeated.
   const fields = p.stdout.toString().split('\0');

@@ -66,7 +66,14 @@ const streamed = (state: HostileState, head: string, total: number, tail: string
   });
 };
 
-const chunk = (content: string) => JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
+const chunk = (content: string) =>
+  JSON.stringify({
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, delta: { content }, finish_reason: null }],
+  });
 
 /** The OpenAI-wire hostile upstream; `total` bytes of filler per hostile answer. */
 export const startHostileLlm = (total: number): Hostile => {
@@ -80,17 +87,52 @@ export const startHostileLlm = (total: number): Hostile => {
       const sse = { 'content-type': 'text/event-stream' };
       switch (body.model) {
         case 'endless-json':
-          return new Response(streamed(state, '{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"', total, '"},"finish_reason":"stop"}]}'), {
-            headers: { 'content-type': 'application/json' },
-          });
+          return new Response(
+            streamed(
+              state,
+              '{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"',
+              total,
+              '"},"finish_reason":"stop"}]}',
+            ),
+            {
+              headers: { 'content-type': 'application/json' },
+            },
+          );
         case 'endless-event':
-          return new Response(streamed(state, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"`, total, '"},"finish_reason":null}]}\n\ndata: [DONE]\n\n'), { headers: sse });
+          return new Response(
+            streamed(
+              state,
+              `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"`,
+              total,
+              '"},"finish_reason":null}]}\n\ndata: [DONE]\n\n',
+            ),
+            { headers: sse },
+          );
         case 'late-endless-event':
-          return new Response(streamed(state, `data: ${chunk('first ')}\n\ndata: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"`, total, '"},"finish_reason":null}]}\n\ndata: [DONE]\n\n'), { headers: sse });
+          return new Response(
+            streamed(
+              state,
+              `data: ${chunk('first ')}\n\ndata: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"`,
+              total,
+              '"},"finish_reason":null}]}\n\ndata: [DONE]\n\n',
+            ),
+            { headers: sse },
+          );
         default: {
           const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
-          if (body.stream) return new Response(`data: ${chunk('fine')}\n\ndata: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage })}\n\ndata: [DONE]\n\n`, { headers: sse });
-          return Response.json({ id: 'ok', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }], usage });
+          if (body.stream)
+            return new Response(
+              `data: ${chunk('fine')}\n\ndata: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage })}\n\ndata: [DONE]\n\n`,
+              { headers: sse },
+            );
+          return Response.json({
+            id: 'ok',
+            object: 'chat.completion',
+            created: 1,
+            model: 'm',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }],
+            usage,
+          });
         }
       }
     },
@@ -114,16 +156,31 @@ export const startHostileMcp = (total: number, manyTools = 0): Hostile => {
         case 'initialize':
           return rpc(m.id, { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '1' } });
         case 'tools/list': {
-          if (manyTools === 0) return rpc(m.id, { tools: ['big_json', 'big_sse', 'small'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
-          const one = ',{"name":"tool_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx","description":"a tool of a list far too long for anyone","inputSchema":{"type":"object"}}';
-          return new Response(streamed(state, `{"jsonrpc":"2.0","id":${id},"result":{"tools":[{"name":"t0","inputSchema":{"type":"object"}}`, (manyTools - 1) * one.length, ']}}', one), {
-            headers: { 'content-type': 'application/json' },
-          });
+          if (manyTools === 0)
+            return rpc(m.id, { tools: ['big_json', 'big_sse', 'small'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
+          const one =
+            ',{"name":"tool_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx","description":"a tool of a list far too long for anyone","inputSchema":{"type":"object"}}';
+          return new Response(
+            streamed(
+              state,
+              `{"jsonrpc":"2.0","id":${id},"result":{"tools":[{"name":"t0","inputSchema":{"type":"object"}}`,
+              (manyTools - 1) * one.length,
+              ']}}',
+              one,
+            ),
+            {
+              headers: { 'content-type': 'application/json' },
+            },
+          );
         }
         case 'tools/call': {
           const head = `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"`;
-          if (m.params?.name === 'big_json') return new Response(streamed(state, head, total, '"}]}}'), { headers: { 'content-type': 'application/json' } });
-          if (m.params?.name === 'big_sse') return new Response(streamed(state, `event: message\ndata: ${head}`, total, '"}]}}\n\n'), { headers: { 'content-type': 'text/event-stream' } });
+          if (m.params?.name === 'big_json')
+            return new Response(streamed(state, head, total, '"}]}}'), { headers: { 'content-type': 'application/json' } });
+          if (m.params?.name === 'big_sse')
+            return new Response(streamed(state, `event: message\ndata: ${head}`, total, '"}]}}\n\n'), {
+              headers: { 'content-type': 'text/event-stream' },
+            });
           return rpc(m.id, { content: [{ type: 'text', text: 'small' }] });
         }
         default:

@@ -36,10 +36,13 @@ export const importGraph = (...entries: string[]): ImportGraph => {
 
 /** Every import edge `from → to` of the repository's TypeScript files under `dirs` whose target starts with one of `forbidden`. */
 export const forbiddenEdges = (graph: ImportGraph, from: string, forbidden: readonly string[]): string[] =>
-  [...graph.edges.entries()].filter(([f]) => f.startsWith(from)).flatMap(([f, targets]) => targets.filter((t) => forbidden.some((p) => t.startsWith(p))).map((t) => `${f} → ${t}`));
+  [...graph.edges.entries()]
+    .filter(([f]) => f.startsWith(from))
+    .flatMap(([f, targets]) => targets.filter((t) => forbidden.some((p) => t.startsWith(p))).map((t) => `${f} → ${t}`));
 
 /** `import … from '…'`, `export … from '…'`, `import '…'` and `import('…')`, type-only ones included. */
-const IMPORT_RE = /(?:^|[\s;])(?:import|export)\s+(?:type\s+)?(?:[\w*${}\s,]+?\s+from\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+const IMPORT_RE =
+  /(?:^|[\s;])(?:import|export)\s+(?:type\s+)?(?:[\w*${}\s,]+?\s+from\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 /**
  * The module graph with type-only imports counted (`import type`, `export type … from`): the
@@ -54,7 +57,9 @@ export const typeAwareGraph = (...entries: string[]): ImportGraph => {
     if (edges.has(file)) return;
     const out: string[] = [];
     edges.set(file, out);
-    const text = readFileSync(abs, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+    const text = readFileSync(abs, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/.*$/gm, '');
     for (const m of text.matchAll(IMPORT_RE)) {
       const path = m[1] ?? m[2];
       if (!path) continue;

@@ -20,7 +20,8 @@ export const connectMcp = async (url: string, credential: string | undefined, op
       const id = res.headers.get('x-request-id');
       if (id && typeof init?.body === 'string') {
         const parsed: unknown = JSON.parse(init.body);
-        const method = typeof parsed === 'object' && parsed !== null && 'method' in parsed && typeof parsed.method === 'string' ? parsed.method : '';
+        const method =
+          typeof parsed === 'object' && parsed !== null && 'method' in parsed && typeof parsed.method === 'string' ? parsed.method : '';
         requestIds.push({ method, id });
       }
       return res;
@@ -28,7 +29,11 @@ export const connectMcp = async (url: string, credential: string | undefined, op
   });
   const client = new Client({ name: 'gateway-test', version: '1.0.0' }, { capabilities: opts.sampling ? { sampling: {} } : {} });
   if (opts.sampling)
-    client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', model: 'test', content: { type: 'text', text: 'sampled-by-client' } }));
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      role: 'assistant',
+      model: 'test',
+      content: { type: 'text', text: 'sampled-by-client' },
+    }));
   await client.connect(transport);
   return { client, transport, requestIds };
 };
@@ -37,5 +42,9 @@ export const textOf = (result: unknown): string => {
   if (typeof result !== 'object' || result === null) return '';
   const content: unknown = Reflect.get(result, 'content');
   if (!Array.isArray(content)) return '';
-  return content.map((c: unknown) => (typeof c === 'object' && c !== null && typeof Reflect.get(c, 'text') === 'string' ? String(Reflect.get(c, 'text')) : '')).join('');
+  return content
+    .map((c: unknown) =>
+      typeof c === 'object' && c !== null && typeof Reflect.get(c, 'text') === 'string' ? String(Reflect.get(c, 'text')) : '',
+    )
+    .join('');
 };

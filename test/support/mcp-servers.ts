@@ -24,27 +24,48 @@ export interface TestMcpServer {
 
 /** Registers the tools, prompts and resources of server `tag` ('a' or 'b'). */
 const populate = (server: McpServer, tag: string): void => {
-  server.registerTool('echo', { description: 'Echoes text', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text: `${tag}:${text}` }] }));
-  server.registerTool('add', { description: 'Adds', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }));
-  server.registerTool('admin_reset', { description: 'Hidden by filters' }, async () => ({ content: [{ type: 'text', text: `${tag}:reset done` }] }));
+  server.registerTool('echo', { description: 'Echoes text', inputSchema: { text: z.string() } }, async ({ text }) => ({
+    content: [{ type: 'text', text: `${tag}:${text}` }],
+  }));
+  server.registerTool('add', { description: 'Adds', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
+    content: [{ type: 'text', text: String(a + b) }],
+  }));
+  server.registerTool('admin_reset', { description: 'Hidden by filters' }, async () => ({
+    content: [{ type: 'text', text: `${tag}:reset done` }],
+  }));
   server.registerTool('progress', { description: 'Reports progress', inputSchema: { steps: z.number() } }, async ({ steps }, extra) => {
     const token = extra._meta?.progressToken;
-    for (let i = 1; i <= steps; i++) if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps } });
+    for (let i = 1; i <= steps; i++)
+      if (token !== undefined)
+        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps } });
     return { content: [{ type: 'text', text: `${tag}:progressed ${steps}` }] };
   });
   server.registerTool('ask', { description: 'Asks the client to sample' }, async (extra) => {
-    const r = await extra.sendRequest({ method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } }, z.object({ content: z.object({ type: z.string(), text: z.string().optional() }) }).loose());
+    const r = await extra.sendRequest(
+      { method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } },
+      z.object({ content: z.object({ type: z.string(), text: z.string().optional() }) }).loose(),
+    );
     return { content: [{ type: 'text', text: `${tag}:sampled ${r.content.text ?? ''}` }] };
   });
-  server.registerPrompt('greet', { description: 'Greets', argsSchema: { who: z.string() } }, ({ who }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `${tag}: hello ${who}` } }] }));
-  server.registerResource('readme', `mem://${tag}/readme`, { mimeType: 'text/plain' }, async (uri) => ({ contents: [{ uri: uri.href, text: `${tag} readme` }] }));
-  server.registerResource('item', new ResourceTemplate(`mem://${tag}/items/{id}`, { list: undefined }), { mimeType: 'text/plain' }, async (uri, { id }) => ({
-    contents: [{ uri: uri.href, text: `${tag} item ${String(id)}` }],
+  server.registerPrompt('greet', { description: 'Greets', argsSchema: { who: z.string() } }, ({ who }) => ({
+    messages: [{ role: 'user', content: { type: 'text', text: `${tag}: hello ${who}` } }],
   }));
+  server.registerResource('readme', `mem://${tag}/readme`, { mimeType: 'text/plain' }, async (uri) => ({
+    contents: [{ uri: uri.href, text: `${tag} readme` }],
+  }));
+  server.registerResource(
+    'item',
+    new ResourceTemplate(`mem://${tag}/items/{id}`, { list: undefined }),
+    { mimeType: 'text/plain' },
+    async (uri, { id }) => ({
+      contents: [{ uri: uri.href, text: `${tag} item ${String(id)}` }],
+    }),
+  );
 };
 
 const authorized = (headers: { authorization: string | null; token: string | null }, auth: { bearer?: string; token?: string }): boolean =>
-  (auth.bearer === undefined || headers.authorization === `Bearer ${auth.bearer}`) && (auth.token === undefined || headers.token === auth.token);
+  (auth.bearer === undefined || headers.authorization === `Bearer ${auth.bearer}`) &&
+  (auth.token === undefined || headers.token === auth.token);
 
 /** A Streamable HTTP server (stateful: one McpServer per session). */
 export const startStreamableServer = (tag: string, auth: { bearer?: string; token?: string }): TestMcpServer => {
@@ -56,15 +77,28 @@ export const startStreamableServer = (tag: string, auth: { bearer?: string; toke
     idleTimeout: 0,
     fetch: async (req) => {
       const h = { authorization: req.headers.get('authorization'), token: req.headers.get('x-api-token'), method: req.method };
-      const body: unknown = req.method === 'POST' ? await req.clone().json().catch(() => undefined) : undefined;
-      const rpc = typeof body === 'object' && body !== null && 'method' in body && typeof body.method === 'string' ? body.method : undefined;
+      const body: unknown =
+        req.method === 'POST'
+          ? await req
+              .clone()
+              .json()
+              .catch(() => undefined)
+          : undefined;
+      const rpc =
+        typeof body === 'object' && body !== null && 'method' in body && typeof body.method === 'string' ? body.method : undefined;
       seen.push(rpc ? { ...h, rpc } : h);
       if (!authorized(h, auth)) return new Response('unauthorized', { status: 401 });
       const sid = req.headers.get('mcp-session-id');
       const existing = sid ? sessions.get(sid) : undefined;
       if (existing) return existing.handleRequest(req);
-      if (sid) return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }), { status: 404 });
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (id) => void sessions.set(id, transport) });
+      if (sid)
+        return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }), {
+          status: 404,
+        });
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (id) => void sessions.set(id, transport),
+      });
       const mcp = new McpServer({ name: `server-${tag}`, version: '1.0.0' }, { capabilities: { logging: {} } });
       populate(mcp, tag);
       await mcp.connect(transport);

@@ -11,9 +11,34 @@ type Obj = Record<string, unknown>;
 
 /** Every top-level parameter `POST /v1/responses` documents; anything else is refused. */
 export const RESPONSES_PARAMS = new Set([
-  'background', 'conversation', 'include', 'input', 'instructions', 'max_output_tokens', 'max_tool_calls', 'metadata', 'model',
-  'parallel_tool_calls', 'previous_response_id', 'prompt', 'prompt_cache_key', 'prompt_cache_retention', 'reasoning', 'safety_identifier',
-  'service_tier', 'store', 'stream', 'stream_options', 'temperature', 'text', 'tool_choice', 'tools', 'top_logprobs', 'top_p', 'truncation', 'user',
+  'background',
+  'conversation',
+  'include',
+  'input',
+  'instructions',
+  'max_output_tokens',
+  'max_tool_calls',
+  'metadata',
+  'model',
+  'parallel_tool_calls',
+  'previous_response_id',
+  'prompt',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'reasoning',
+  'safety_identifier',
+  'service_tier',
+  'store',
+  'stream',
+  'stream_options',
+  'temperature',
+  'text',
+  'tool_choice',
+  'tools',
+  'top_logprobs',
+  'top_p',
+  'truncation',
+  'user',
 ]);
 
 export const isResponsesPath = (path: string): boolean => path.endsWith('/responses');
@@ -41,8 +66,14 @@ export const responsesView = (rec: Recorded): Recorded => {
     if (!isObj(item)) continue;
     const type = item.type ?? 'message';
     if (type === 'message') messages.push({ role: item.role, content: textOf(item.content) });
-    else if (type === 'function_call') messages.push({ role: 'assistant', content: null, tool_calls: [{ id: item.call_id, type: 'function' }] });
-    else if (type === 'function_call_output') messages.push({ role: 'tool', tool_call_id: item.call_id, content: typeof item.output === 'string' ? item.output : JSON.stringify(item.output) });
+    else if (type === 'function_call')
+      messages.push({ role: 'assistant', content: null, tool_calls: [{ id: item.call_id, type: 'function' }] });
+    else if (type === 'function_call_output')
+      messages.push({
+        role: 'tool',
+        tool_call_id: item.call_id,
+        content: typeof item.output === 'string' ? item.output : JSON.stringify(item.output),
+      });
   }
   return { ...rec, body: { ...rec.body, messages } };
 };
@@ -52,10 +83,18 @@ export const responsesRefusal = (body: Obj, maxOutput: number): Response | undef
   for (const k of Object.keys(body)) if (!RESPONSES_PARAMS.has(k)) return err(400, `Unknown parameter: '${k}'.`, k, 'unknown_parameter');
   const model = String(body.model ?? '');
   const store = body.store !== false;
-  if (typeof body.previous_response_id === 'string') return err(400, `Previous response with id '${body.previous_response_id}' not found.`, 'previous_response_id', 'previous_response_not_found');
+  if (typeof body.previous_response_id === 'string')
+    return err(
+      400,
+      `Previous response with id '${body.previous_response_id}' not found.`,
+      'previous_response_id',
+      'previous_response_not_found',
+    );
   const include = Array.isArray(body.include) ? body.include : [];
-  if (include.includes('reasoning.encrypted_content') && !isReasoningModel(model)) return err(400, 'Encrypted content is not supported with this model.', 'include');
-  if (typeof body.max_output_tokens === 'number' && body.max_output_tokens > maxOutput) return err(400, `max_output_tokens is too large: ${body.max_output_tokens}.`, 'max_output_tokens');
+  if (include.includes('reasoning.encrypted_content') && !isReasoningModel(model))
+    return err(400, 'Encrypted content is not supported with this model.', 'include');
+  if (typeof body.max_output_tokens === 'number' && body.max_output_tokens > maxOutput)
+    return err(400, `max_output_tokens is too large: ${body.max_output_tokens}.`, 'max_output_tokens');
   const badFile = responsesFileRefusal(body.input);
   if (badFile) return err(400, badFile[0], badFile[1]);
   const calls = new Set<unknown>();
@@ -65,10 +104,15 @@ export const responsesRefusal = (body: Obj, maxOutput: number): Response | undef
     if (!isObj(item)) continue;
     if (item.type === 'item_reference') return err(404, `Item with id '${String(item.id)}' not found.`, `input[${i}]`);
     if (item.type === 'reasoning' && !store && typeof item.encrypted_content !== 'string') {
-      return err(404, `Item with id '${String(item.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`, 'input');
+      return err(
+        404,
+        `Item with id '${String(item.id)}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`,
+        'input',
+      );
     }
     if (item.type === 'function_call') calls.add(item.call_id);
-    if (item.type === 'function_call_output' && !calls.has(item.call_id)) return err(400, `No tool call found for function call output with call_id ${String(item.call_id)}.`, 'input');
+    if (item.type === 'function_call_output' && !calls.has(item.call_id))
+      return err(400, `No tool call found for function call output with call_id ${String(item.call_id)}.`, 'input');
   }
   return undefined;
 };
@@ -95,9 +139,25 @@ const answerOf = (requested: string, s: Scripted, body: Obj): Answer => {
   const reasoning = isReasoningModel(requested);
   const encrypted = Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content');
   const output: Obj[] = [];
-  if (reasoning) output.push({ id: `rs_mock${n}`, type: 'reasoning', summary: [], ...(encrypted ? { encrypted_content: `gAAAAB-mock-${n}` } : {}) });
-  if (s.toolCall) output.push({ id: `fc_mock${n}`, type: 'function_call', status: 'completed', arguments: s.toolCall.arguments, call_id: s.toolCall.id, name: s.toolCall.name });
-  else output.push({ id: `msg_mock${n}`, type: 'message', status: 'completed', content: [{ type: 'output_text', annotations: [], logprobs: [], text: s.text ?? '' }], role: 'assistant' });
+  if (reasoning)
+    output.push({ id: `rs_mock${n}`, type: 'reasoning', summary: [], ...(encrypted ? { encrypted_content: `gAAAAB-mock-${n}` } : {}) });
+  if (s.toolCall)
+    output.push({
+      id: `fc_mock${n}`,
+      type: 'function_call',
+      status: 'completed',
+      arguments: s.toolCall.arguments,
+      call_id: s.toolCall.id,
+      name: s.toolCall.name,
+    });
+  else
+    output.push({
+      id: `msg_mock${n}`,
+      type: 'message',
+      status: 'completed',
+      content: [{ type: 'output_text', annotations: [], logprobs: [], text: s.text ?? '' }],
+      role: 'assistant',
+    });
   const response = (status: 'in_progress' | 'completed', out: Obj[]): Obj => ({
     id: `resp_mock${n}`,
     object: 'response',
@@ -140,7 +200,10 @@ export const responsesEvents = (model: string, s: Scripted, body: Obj, failMidwa
   const a = answerOf(model, s, body);
   let n = 0;
   const ev = (type: string, data: Obj) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: n++, ...data })}\n\n`;
-  const out = [ev('response.created', { response: a.response('in_progress', []) }), ev('response.in_progress', { response: a.response('in_progress', []) })];
+  const out = [
+    ev('response.created', { response: a.response('in_progress', []) }),
+    ev('response.in_progress', { response: a.response('in_progress', []) }),
+  ];
   a.output.forEach((item, i) => {
     if (item.type === 'message') {
       const text = s.text ?? '';
@@ -154,7 +217,8 @@ export const responsesEvents = (model: string, s: Scripted, body: Obj, failMidwa
       const args = String(item.arguments);
       out.push(ev('response.output_item.added', { output_index: i, item: { ...item, status: 'in_progress', arguments: '' } }));
       const mid = Math.floor(args.length / 2);
-      for (const d of [args.slice(0, mid), args.slice(mid)]) out.push(ev('response.function_call_arguments.delta', { item_id: item.id, output_index: i, delta: d }));
+      for (const d of [args.slice(0, mid), args.slice(mid)])
+        out.push(ev('response.function_call_arguments.delta', { item_id: item.id, output_index: i, delta: d }));
       out.push(ev('response.function_call_arguments.done', { item_id: item.id, output_index: i, arguments: args }));
     } else out.push(ev('response.output_item.added', { output_index: i, item }));
     out.push(ev('response.output_item.done', { output_index: i, item }));

@@ -22,14 +22,16 @@ export const anthropicThinkingRefusal = (body: Obj): string | undefined => {
   if (thinking?.type === 'enabled') {
     const budget = thinking.budget_tokens;
     if (typeof budget !== 'number' || budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
-    if (typeof body.max_tokens === 'number' && body.max_tokens <= budget) return '`max_tokens` must be greater than `thinking.budget_tokens`.';
+    if (typeof body.max_tokens === 'number' && body.max_tokens <= budget)
+      return '`max_tokens` must be greater than `thinking.budget_tokens`.';
     if (body.temperature !== undefined && body.temperature !== 1) return '`temperature` may only be set to 1 when thinking is enabled.';
   }
   const messages = (body.messages as { role?: string; content?: unknown }[] | undefined) ?? [];
   for (const [i, m] of messages.entries()) {
     for (const [j, b] of (Array.isArray(m.content) ? (m.content as Block[]) : []).entries()) {
       if (b.type !== 'thinking' || typeof b.signature !== 'string' || !b.signature.startsWith('sig-mock-')) continue;
-      if (b.signature !== mockSignature(String(b.thinking))) return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+      if (b.signature !== mockSignature(String(b.thinking)))
+        return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
     }
   }
   return undefined;
@@ -38,7 +40,8 @@ export const anthropicThinkingRefusal = (body: Obj): string | undefined => {
 /** A reasoning-related request the real OpenAI Chat Completions API answers with 400: its message, or undefined. */
 export const openaiReasoningRefusal = (body: Obj): string | undefined => {
   const model = String(body.model ?? '');
-  if (isReasoningModel(model) && body.max_tokens !== undefined) return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
+  if (isReasoningModel(model) && body.max_tokens !== undefined)
+    return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
   return undefined;
 };
 

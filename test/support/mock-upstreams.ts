@@ -5,7 +5,13 @@
 
 import { anthropicContentRefusal, chatContentRefusal } from './mock-content.ts';
 import { isResponsesPath, responsesBody, responsesEvents, responsesRefusal, responsesView } from './mock-responses.ts';
-import { anthropicThinking, anthropicThinkingRefusal, mockSignature, openaiReasoningRefusal, openaiReasoningTokens } from './mock-thinking.ts';
+import {
+  anthropicThinking,
+  anthropicThinkingRefusal,
+  mockSignature,
+  openaiReasoningRefusal,
+  openaiReasoningTokens,
+} from './mock-thinking.ts';
 
 export interface Recorded {
   path: string;
@@ -73,15 +79,18 @@ const trailingToolResult = (body: Record<string, unknown>): string | undefined =
  * Default behaviour: answer "<provider> says: <last user text>", or call a tool when asked to
  * ("call NAME ARGS"), or "tool said: <result>" after a tool result.
  */
-const defaultScript = (provider: string): Script => (req) => {
-  const result = trailingToolResult(req.body);
-  if (result !== undefined) return { text: `tool said: ${result}`, usage: { input: 30, output: 5 } };
-  const text = lastUserText(req.body);
-  const tools = req.body.tools as unknown[] | undefined;
-  const m = /^call (\w+) (.*)$/.exec(text);
-  if (tools?.length && m) return { toolCall: { id: 'call_abc123', name: m[1] as string, arguments: m[2] as string }, usage: { input: 20, output: 9 } };
-  return { text: `${provider} says: ${text}`, usage: { input: 12, output: 7 } };
-};
+const defaultScript =
+  (provider: string): Script =>
+  (req) => {
+    const result = trailingToolResult(req.body);
+    if (result !== undefined) return { text: `tool said: ${result}`, usage: { input: 30, output: 5 } };
+    const text = lastUserText(req.body);
+    const tools = req.body.tools as unknown[] | undefined;
+    const m = /^call (\w+) (.*)$/.exec(text);
+    if (tools?.length && m)
+      return { toolCall: { id: 'call_abc123', name: m[1] as string, arguments: m[2] as string }, usage: { input: 20, output: 9 } };
+    return { text: `${provider} says: ${text}`, usage: { input: 12, output: 7 } };
+  };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -96,16 +105,18 @@ const openaiBody = (model: string, s: Scripted, body: Record<string, unknown>) =
   model,
   // As many choices as `n` asks for (the same answer each time).
   choices: Array.from({ length: typeof body.n === 'number' ? body.n : 1 }, (_, index) => ({
-      index,
-      message: {
-        role: 'assistant',
-        content: s.toolCall ? null : (s.text ?? ''),
-        ...(s.reasoning !== undefined ? { reasoning_content: s.reasoning } : {}),
-        ...(s.toolCall ? { tool_calls: [{ id: s.toolCall.id, type: 'function', function: { name: s.toolCall.name, arguments: s.toolCall.arguments } }] } : {}),
-        refusal: null,
-      },
-      logprobs: null,
-      finish_reason: s.toolCall ? 'tool_calls' : 'stop',
+    index,
+    message: {
+      role: 'assistant',
+      content: s.toolCall ? null : (s.text ?? ''),
+      ...(s.reasoning !== undefined ? { reasoning_content: s.reasoning } : {}),
+      ...(s.toolCall
+        ? { tool_calls: [{ id: s.toolCall.id, type: 'function', function: { name: s.toolCall.name, arguments: s.toolCall.arguments } }] }
+        : {}),
+      refusal: null,
+    },
+    logprobs: null,
+    finish_reason: s.toolCall ? 'tool_calls' : 'stop',
   })),
   usage: {
     prompt_tokens: s.usage?.input ?? 0,
@@ -123,7 +134,9 @@ const openaiChunks = (model: string, s: Scripted, includeUsage: boolean, body: R
   const out = [chunk({ role: 'assistant', content: '' })];
   if (s.reasoning !== undefined) for (const w of split(s.reasoning)) out.push(chunk({ reasoning_content: w }));
   if (s.toolCall) {
-    out.push(chunk({ tool_calls: [{ index: 0, id: s.toolCall.id, type: 'function', function: { name: s.toolCall.name, arguments: '' } }] }));
+    out.push(
+      chunk({ tool_calls: [{ index: 0, id: s.toolCall.id, type: 'function', function: { name: s.toolCall.name, arguments: '' } }] }),
+    );
     const a = s.toolCall.arguments;
     const mid = Math.floor(a.length / 2);
     for (const part of [a.slice(0, mid), a.slice(mid)]) out.push(chunk({ tool_calls: [{ index: 0, function: { arguments: part } }] }));
@@ -170,7 +183,8 @@ const anthropicBody = (model: string, s: Scripted, body: Record<string, unknown>
   usage: anthropicUsage(s),
 });
 
-const thinkingBlocks = (text: string | undefined) => (text === undefined ? [] : [{ type: 'thinking', thinking: text, signature: mockSignature(text) }]);
+const thinkingBlocks = (text: string | undefined) =>
+  text === undefined ? [] : [{ type: 'thinking', thinking: text, signature: mockSignature(text) }];
 
 const anthropicEvents = (model: string, s: Scripted, body: Record<string, unknown>): string[] => {
   const ev = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -178,29 +192,49 @@ const anthropicEvents = (model: string, s: Scripted, body: Record<string, unknow
   const out = [
     ev({
       type: 'message_start',
-      message: { id: `msg_mock${++messageSeq}`, type: 'message', role: 'assistant', content: [], model, stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      message: {
+        id: `msg_mock${++messageSeq}`,
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        model,
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
     }),
     ev({ type: 'ping' }),
   ];
   const thinking = anthropicThinking(body, s.reasoning);
   if (thinking !== undefined) {
     out.push(ev({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }));
-    for (const w of split(thinking)) out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: w } }));
+    for (const w of split(thinking))
+      out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: w } }));
     out.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: mockSignature(thinking) } }));
     out.push(ev({ type: 'content_block_stop', index: 0 }));
   }
   const index = thinking === undefined ? 0 : 1;
   if (s.toolCall) {
-    out.push(ev({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: s.toolCall.id, name: s.toolCall.name, input: {} } }));
+    out.push(
+      ev({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: s.toolCall.id, name: s.toolCall.name, input: {} } }),
+    );
     const a = s.toolCall.arguments;
     const mid = Math.floor(a.length / 2);
-    for (const part of [a.slice(0, mid), a.slice(mid)]) out.push(ev({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: part } }));
+    for (const part of [a.slice(0, mid), a.slice(mid)])
+      out.push(ev({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: part } }));
   } else {
     out.push(ev({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
-    for (const w of s.textChunks ?? split(s.text ?? '')) out.push(ev({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: w } }));
+    for (const w of s.textChunks ?? split(s.text ?? ''))
+      out.push(ev({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: w } }));
   }
   out.push(ev({ type: 'content_block_stop', index }));
-  out.push(ev({ type: 'message_delta', delta: { stop_reason: s.toolCall ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }));
+  out.push(
+    ev({
+      type: 'message_delta',
+      delta: { stop_reason: s.toolCall ? 'tool_use' : 'end_turn', stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens },
+    }),
+  );
   out.push(ev({ type: 'message_stop' }));
   return out;
 };
@@ -218,8 +252,10 @@ const extraAnswer = (path: string, body: Record<string, unknown>): Response => {
       usage: { prompt_tokens: 4 * inputs.length, total_tokens: 4 * inputs.length },
     });
   }
-  if (path.endsWith('/audio/speech')) return new Response(new Uint8Array([0x49, 0x44, 0x33, 1, 2, 3]), { headers: { 'content-type': 'audio/mpeg' } });
-  if (path.endsWith('/images/generations')) return Response.json({ created: 1_700_000_000, data: [{ url: 'https://example.invalid/cat.png' }] });
+  if (path.endsWith('/audio/speech'))
+    return new Response(new Uint8Array([0x49, 0x44, 0x33, 1, 2, 3]), { headers: { 'content-type': 'audio/mpeg' } });
+  if (path.endsWith('/images/generations'))
+    return Response.json({ created: 1_700_000_000, data: [{ url: 'https://example.invalid/cat.png' }] });
   if (path.endsWith('/completions')) {
     return Response.json({
       id: 'cmpl-1',
@@ -230,7 +266,14 @@ const extraAnswer = (path: string, body: Record<string, unknown>): Response => {
       usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 },
     });
   }
-  if (path.endsWith('/rerank')) return Response.json({ id: 'rr-1', results: [{ index: 1, relevance_score: 0.9 }, { index: 0, relevance_score: 0.1 }] });
+  if (path.endsWith('/rerank'))
+    return Response.json({
+      id: 'rr-1',
+      results: [
+        { index: 1, relevance_score: 0.9 },
+        { index: 0, relevance_score: 0.1 },
+      ],
+    });
   return new Response('{"error":{"message":"not found","type":"invalid_request_error"}}', { status: 404 });
 };
 
@@ -241,7 +284,9 @@ export const MOCK_MAX_OUTPUT_TOKENS = 64000;
 
 const invalid = (kind: 'openai' | 'anthropic', message: string, param: string | null = null): Response =>
   Response.json(
-    kind === 'openai' ? { error: { message, type: 'invalid_request_error', param, code: null } } : { type: 'error', error: { type: 'invalid_request_error', message } },
+    kind === 'openai'
+      ? { error: { message, type: 'invalid_request_error', param, code: null } }
+      : { type: 'error', error: { type: 'invalid_request_error', message } },
     { status: 400 },
   );
 
@@ -253,7 +298,11 @@ const refusal = (kind: 'openai' | 'anthropic', path: string, body: Record<string
   const messages = (body.messages as Msg[] | undefined) ?? [];
   if (kind === 'anthropic') {
     if (typeof body.max_tokens !== 'number') return invalid(kind, 'max_tokens: Field required');
-    if (body.max_tokens > MOCK_MAX_OUTPUT_TOKENS) return invalid(kind, `max_tokens: ${body.max_tokens} > ${MOCK_MAX_OUTPUT_TOKENS}, which is the maximum allowed number of output tokens for this model`);
+    if (body.max_tokens > MOCK_MAX_OUTPUT_TOKENS)
+      return invalid(
+        kind,
+        `max_tokens: ${body.max_tokens} > ${MOCK_MAX_OUTPUT_TOKENS}, which is the maximum allowed number of output tokens for this model`,
+      );
     if (body.thread !== undefined) return invalid(kind, 'thread: Extra inputs are not permitted');
     const badBlock = anthropicContentRefusal(messages);
     if (badBlock) return invalid(kind, badBlock);
@@ -266,19 +315,28 @@ const refusal = (kind: 'openai' | 'anthropic', path: string, body: Record<string
       const blocks = Array.isArray(m?.content) ? (m.content as { type?: string; signature?: unknown }[]) : [];
       if (m?.role !== 'assistant' || !blocks.some((b) => b.type === 'tool_use')) continue;
       const first = blocks[0];
-      if (first?.type === 'thinking' && typeof first.signature !== 'string') return invalid(kind, `messages.${i}.content.0.thinking.signature: Field required`);
+      if (first?.type === 'thinking' && typeof first.signature !== 'string')
+        return invalid(kind, `messages.${i}.content.0.thinking.signature: Field required`);
       if (first?.type !== 'thinking' && first?.type !== 'redacted_thinking') {
-        return invalid(kind, `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`);
+        return invalid(
+          kind,
+          `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`,
+        );
       }
     }
     for (let i = 0; i < messages.length; i++) {
       const content = messages[i]?.content;
       if (!Array.isArray(content)) continue;
       const prev = messages[i - 1]?.content;
-      const uses = new Set(Array.isArray(prev) ? (prev as { type?: string; id?: string }[]).filter((b) => b.type === 'tool_use').map((b) => b.id) : []);
+      const uses = new Set(
+        Array.isArray(prev) ? (prev as { type?: string; id?: string }[]).filter((b) => b.type === 'tool_use').map((b) => b.id) : [],
+      );
       for (const b of content as { type?: string; tool_use_id?: string }[]) {
         if (b.type === 'tool_result' && !uses.has(b.tool_use_id)) {
-          return invalid(kind, `messages.${i}.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`);
+          return invalid(
+            kind,
+            `messages.${i}.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+          );
         }
       }
     }
@@ -287,7 +345,8 @@ const refusal = (kind: 'openai' | 'anthropic', path: string, body: Record<string
   const reasoningRefused = openaiReasoningRefusal(body);
   if (reasoningRefused !== undefined) return invalid(kind, reasoningRefused);
   const max = body.max_completion_tokens ?? body.max_tokens;
-  if (typeof max === 'number' && max > MOCK_MAX_OUTPUT_TOKENS) return invalid(kind, `max_tokens is too large: ${max}. This model supports at most ${MOCK_MAX_OUTPUT_TOKENS} completion tokens.`);
+  if (typeof max === 'number' && max > MOCK_MAX_OUTPUT_TOKENS)
+    return invalid(kind, `max_tokens is too large: ${max}. This model supports at most ${MOCK_MAX_OUTPUT_TOKENS} completion tokens.`);
   const badPart = chatContentRefusal(messages);
   if (badPart) return invalid(kind, badPart[0], badPart[1]);
   const calls = new Set<string | undefined>();
@@ -335,15 +394,26 @@ export const startMockUpstream = (kind: 'openai' | 'anthropic'): MockUpstream =>
       }
       const refused = s.status ? undefined : responses ? responsesRefusal(body, MOCK_MAX_OUTPUT_TOKENS) : refusal(kind, path, body);
       if (refused) return refused;
-      if (kind === 'openai' && !responses && !path.endsWith('/chat/completions') && !(s.status && s.status >= 400)) return extraAnswer(path, body);
-      if (s.status && s.status >= 400) return new Response(s.errorBody ?? '', { status: s.status, headers: { 'content-type': 'application/json', ...s.headers } });
-      if (s.raw !== undefined) return new Response(s.raw, { headers: { 'content-type': body.stream ? 'text/event-stream' : 'application/json' } });
+      if (kind === 'openai' && !responses && !path.endsWith('/chat/completions') && !(s.status && s.status >= 400))
+        return extraAnswer(path, body);
+      if (s.status && s.status >= 400)
+        return new Response(s.errorBody ?? '', { status: s.status, headers: { 'content-type': 'application/json', ...s.headers } });
+      if (s.raw !== undefined)
+        return new Response(s.raw, { headers: { 'content-type': body.stream ? 'text/event-stream' : 'application/json' } });
       if (!body.stream) {
-        const json = responses ? responsesBody(model, s, body) : kind === 'openai' ? openaiBody(model, s, body) : anthropicBody(model, s, body);
+        const json = responses
+          ? responsesBody(model, s, body)
+          : kind === 'openai'
+            ? openaiBody(model, s, body)
+            : anthropicBody(model, s, body);
         return Response.json(json, { headers: s.headers });
       }
       const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-      let chunks = responses ? responsesEvents(model, s, body, s.midStreamError) : kind === 'openai' ? openaiChunks(model, s, includeUsage, body) : anthropicEvents(model, s, body);
+      let chunks = responses
+        ? responsesEvents(model, s, body, s.midStreamError)
+        : kind === 'openai'
+          ? openaiChunks(model, s, includeUsage, body)
+          : anthropicEvents(model, s, body);
       if (s.midStreamError && !responses) {
         const err =
           kind === 'openai'

@@ -86,10 +86,12 @@ const anyValue = (v: JsonAny | undefined): AttrValue => {
   return '';
 };
 
-const attrs = (list: { key: string; value?: JsonAny }[] | undefined): Record<string, AttrValue> => Object.fromEntries((list ?? []).map((a) => [a.key, anyValue(a.value)]));
+const attrs = (list: { key: string; value?: JsonAny }[] | undefined): Record<string, AttrValue> =>
+  Object.fromEntries((list ?? []).map((a) => [a.key, anyValue(a.value)]));
 
 /** Hex of an id: OTLP/JSON sends hex already; protobuf decoded to JSON gives base64. */
-const hex = (id: string | undefined, json: boolean): string => (id === undefined || id === '' ? '' : json ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex'));
+const hex = (id: string | undefined, json: boolean): string =>
+  id === undefined || id === '' ? '' : json ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex');
 
 interface SpanIn {
   traceId?: string;
@@ -164,7 +166,9 @@ export const startOtlpReceiver = (): OtlpReceiver => {
   const refused = new Map<string, number>();
   const ingest = (sink: string, signal: Signal, body: unknown, json: boolean): void => {
     if (signal === 'traces') {
-      const b = body as { resourceSpans?: { resource?: { attributes?: { key: string; value?: JsonAny }[] }; scopeSpans?: { spans?: SpanIn[] }[] }[] };
+      const b = body as {
+        resourceSpans?: { resource?: { attributes?: { key: string; value?: JsonAny }[] }; scopeSpans?: { spans?: SpanIn[] }[] }[];
+      };
       for (const rs of b.resourceSpans ?? [])
         for (const ss of rs.scopeSpans ?? [])
           for (const s of ss.spans ?? [])
@@ -184,14 +188,23 @@ export const startOtlpReceiver = (): OtlpReceiver => {
       for (const rm of b.resourceMetrics ?? [])
         for (const sm of rm.scopeMetrics ?? [])
           for (const m of sm.metrics ?? []) {
-            for (const p of m.sum?.dataPoints ?? m.gauge?.dataPoints ?? []) points.push({ sink, metric: m.name, attributes: attrs(p.attributes), value: Number(p.asDouble ?? p.asInt ?? 0) });
-            for (const p of m.histogram?.dataPoints ?? []) points.push({ sink, metric: m.name, attributes: attrs(p.attributes), value: Number(p.count ?? 0), ...(p.sum !== undefined ? { sum: p.sum } : {}) });
+            for (const p of m.sum?.dataPoints ?? m.gauge?.dataPoints ?? [])
+              points.push({ sink, metric: m.name, attributes: attrs(p.attributes), value: Number(p.asDouble ?? p.asInt ?? 0) });
+            for (const p of m.histogram?.dataPoints ?? [])
+              points.push({
+                sink,
+                metric: m.name,
+                attributes: attrs(p.attributes),
+                value: Number(p.count ?? 0),
+                ...(p.sum !== undefined ? { sum: p.sum } : {}),
+              });
           }
     } else {
       const b = body as { resourceLogs?: { scopeLogs?: { logRecords?: LogIn[] }[] }[] };
       for (const rl of b.resourceLogs ?? [])
         for (const sl of rl.scopeLogs ?? [])
-          for (const l of sl.logRecords ?? []) logs.push({ sink, body: String(anyValue(l.body)), severityNumber: l.severityNumber ?? 0, attributes: attrs(l.attributes) });
+          for (const l of sl.logRecords ?? [])
+            logs.push({ sink, body: String(anyValue(l.body)), severityNumber: l.severityNumber ?? 0, attributes: attrs(l.attributes) });
     }
   };
   const server = Bun.serve({
@@ -220,7 +233,19 @@ export const startOtlpReceiver = (): OtlpReceiver => {
       return json ? Response.json({}) : new Response(new Uint8Array(0), { headers: { 'content-type': 'application/x-protobuf' } });
     },
   });
-  return { url: `http://127.0.0.1:${server.port}`, spans, points, logs, contentTypes, requests, auth, failing, refused, ingest, stop: () => void server.stop(true) };
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    spans,
+    points,
+    logs,
+    contentTypes,
+    requests,
+    auth,
+    failing,
+    refused,
+    ingest,
+    stop: () => void server.stop(true),
+  };
 };
 
 /** Polls until `check` gives a value (spans and metrics are exported in batches). */
@@ -249,10 +274,24 @@ export const startGrpcOtlpReceiver = async (into: OtlpReceiver): Promise<{ url: 
   const server = new grpc.Server();
   const raw = (b: Buffer): Buffer => b;
   for (const [signal, path] of GRPC_SERVICES) {
-    const definition = { Export: { path, requestStream: false, responseStream: false, requestSerialize: raw, requestDeserialize: raw, responseSerialize: raw, responseDeserialize: raw } };
+    const definition = {
+      Export: {
+        path,
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: raw,
+        requestDeserialize: raw,
+        responseSerialize: raw,
+        responseDeserialize: raw,
+      },
+    };
     server.addService(definition, {
-      Export: (call: { request: Buffer; metadata: { get(k: string): unknown[] } }, done: (err: { code: number; details: string } | null, res?: Buffer) => void) => {
-        for (const v of call.metadata.get('authorization')) into.auth.set('grpc', (into.auth.get('grpc') ?? new Set()).add(`authorization: ${String(v)}`));
+      Export: (
+        call: { request: Buffer; metadata: { get(k: string): unknown[] } },
+        done: (err: { code: number; details: string } | null, res?: Buffer) => void,
+      ) => {
+        for (const v of call.metadata.get('authorization'))
+          into.auth.set('grpc', (into.auth.get('grpc') ?? new Set()).add(`authorization: ${String(v)}`));
         if (into.failing.has('grpc')) {
           into.refused.set('grpc', (into.refused.get('grpc') ?? 0) + 1);
           return done({ code: grpc.status.UNAVAILABLE, details: 'down' });
@@ -262,6 +301,8 @@ export const startGrpcOtlpReceiver = async (into: OtlpReceiver): Promise<{ url: 
       },
     });
   }
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
   return { url: `http://127.0.0.1:${port}`, stop: () => server.forceShutdown() };
 };

@@ -19,7 +19,11 @@ export const makePdf = (content: string, o: PdfOptions = {}): Buffer => {
     Buffer.from('<< /Type /Catalog /Pages 2 0 R >>'),
     Buffer.from('<< /Type /Pages /Kids [3 0 R] /Count 1 >>'),
     Buffer.from('<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>'),
-    Buffer.concat([Buffer.from(`<< /Length ${body.length}${o.flate ? ' /Filter /FlateDecode' : ''} >>\nstream\n`), body, Buffer.from('\nendstream')]),
+    Buffer.concat([
+      Buffer.from(`<< /Length ${body.length}${o.flate ? ' /Filter /FlateDecode' : ''} >>\nstream\n`),
+      body,
+      Buffer.from('\nendstream'),
+    ]),
     Buffer.from(font),
   ];
   const parts: Buffer[] = [Buffer.from('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n', 'latin1')];

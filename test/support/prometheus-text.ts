@@ -137,7 +137,8 @@ export const parseExposition = (text: string): Family[] => {
     if (l[i] === '{') ({ labels, end: i } = readLabels(l, i));
     if (l[i] !== ' ') throw new Error(`expected a space before the value: ${l}`);
     const fields = l.slice(i + 1).split(' ');
-    if (fields.length > 2 || (fields[1] !== undefined && !/^-?\d+$/.test(fields[1]))) throw new Error(`value and timestamp malformed: ${l}`);
+    if (fields.length > 2 || (fields[1] !== undefined && !/^-?\d+$/.test(fields[1])))
+      throw new Error(`value and timestamp malformed: ${l}`);
     const value = parseFloatStrict(fields[0] ?? '', l);
     if (!familyOf(name, current)) throw new Error(`sample '${name}' outside its family's TYPE: ${l}`);
     const series = `${name}${JSON.stringify(Object.entries(labels).sort())}`;

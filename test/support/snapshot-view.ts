@@ -13,7 +13,8 @@ type Plain = null | boolean | number | string | Plain[] | { [k: string]: Plain }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 
-const sorted = (entries: Iterable<[string, Plain]>): { [k: string]: Plain } => Object.fromEntries([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+const sorted = (entries: Iterable<[string, Plain]>): { [k: string]: Plain } =>
+  Object.fromEntries([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
 export const plain = (v: unknown, path = '$'): Plain => {
   if (v === undefined || v === null) return null;
@@ -25,7 +26,8 @@ export const plain = (v: unknown, path = '$'): Plain => {
   if (typeof v === 'function') throw new Error(`${path}: a function in the snapshot`);
   if (v instanceof RE2JS) return { re2: v.pattern(), flags: v.flags() };
   if (v instanceof Map) return sorted([...v].map(([k, x]): [string, Plain] => [String(k), plain(x, `${path}.${String(k)}`)]));
-  if (v instanceof Set) return [...v].map((x, i) => plain(x, `${path}[${i}]`)).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+  if (v instanceof Set)
+    return [...v].map((x, i) => plain(x, `${path}[${i}]`)).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
   if (Array.isArray(v)) return v.map((x, i) => plain(x, `${path}[${i}]`));
   if (!isRecord(v)) throw new Error(`${path}: a ${typeof v} in the snapshot`);
   // A provider adapter: functions and an id; the snapshot holds the registry's own object.
@@ -34,7 +36,9 @@ export const plain = (v: unknown, path = '$'): Plain => {
     return `adapter:${v['id']}`;
   }
   return sorted(
-    Object.entries(v).map(([k, x]): [string, Plain] => (k.endsWith('Json') && typeof x === 'string' ? [k, JSON.parse(x) as Plain] : [k, plain(x, `${path}.${k}`)])),
+    Object.entries(v).map(([k, x]): [string, Plain] =>
+      k.endsWith('Json') && typeof x === 'string' ? [k, JSON.parse(x) as Plain] : [k, plain(x, `${path}.${k}`)],
+    ),
   );
 };
 
@@ -49,7 +53,10 @@ export const snapshotView = (snap: ConfigSnapshot): Plain => {
   view['keys'] = sorted(
     [...keys].map(([hash, k]): [string, Plain] => {
       const { project, ...key } = k;
-      return [hash, { ...(plain(key, `$.keys.${hash}`) as { [k: string]: Plain }), project: projectRef(snap, project, `$.keys.${hash}.project`) }];
+      return [
+        hash,
+        { ...(plain(key, `$.keys.${hash}`) as { [k: string]: Plain }), project: projectRef(snap, project, `$.keys.${hash}.project`) },
+      ];
     }),
   );
   return sorted(Object.entries(view));

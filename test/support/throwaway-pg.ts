@@ -19,7 +19,8 @@ export interface ThrowawayPostgres {
 /** Why a throw-away server cannot be made here, or undefined when it can. */
 export const throwawayUnavailable = (): string | undefined => {
   if (!Bun.which('initdb') || !Bun.which('pg_ctl')) return 'initdb/pg_ctl not found on PATH';
-  if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0) return "running as root but there is no 'postgres' OS user";
+  if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0)
+    return "running as root but there is no 'postgres' OS user";
   return undefined;
 };
 
@@ -39,7 +40,9 @@ const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 const run = (args: string[]): void => {
   const asRoot = process.getuid?.() === 0;
-  const r = asRoot ? spawnSync('su', ['postgres', '-c', args.map(quote).join(' ')], { encoding: 'utf8' }) : spawnSync(args[0] as string, args.slice(1), { encoding: 'utf8' });
+  const r = asRoot
+    ? spawnSync('su', ['postgres', '-c', args.map(quote).join(' ')], { encoding: 'utf8' })
+    : spawnSync(args[0] as string, args.slice(1), { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${args.slice(0, 2).join(' ')} failed (${r.status}): ${(r.stderr || r.stdout || '').slice(0, 500)}`);
 };
 
@@ -54,7 +57,19 @@ export const startThrowawayPostgres = async (): Promise<ThrowawayPostgres> => {
   const port = await freePort();
   run(['initdb', '-D', data, '-U', 'gateway', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   const start = () =>
-    run(['pg_ctl', '-D', data, '-l', join(dir, 'log'), '-w', '-t', '30', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+    run([
+      'pg_ctl',
+      '-D',
+      data,
+      '-l',
+      join(dir, 'log'),
+      '-w',
+      '-t',
+      '30',
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      'start',
+    ]);
   const stop = () => run(['pg_ctl', '-D', data, '-m', 'immediate', '-w', 'stop']);
   start();
   let running = true;

@@ -19,7 +19,13 @@ class GatewayStack extends TerraformStack {
 
     const provider = env('EXAMPLE_PROVIDER', 'openai');
     const customer = new Customer(this, 'customer', { customerId: env('EXAMPLE_CUSTOMER', 'acme'), name: 'Acme Inc.' });
-    const model = new Model(this, 'model', { model: env('EXAMPLE_MODEL', 'gpt-4o-mini'), providerName: provider, capabilities: ['chat', 'tools'], inputPricePerMillion: 0.15, outputPricePerMillion: 0.6 });
+    const model = new Model(this, 'model', {
+      model: env('EXAMPLE_MODEL', 'gpt-4o-mini'),
+      providerName: provider,
+      capabilities: ['chat', 'tools'],
+      inputPricePerMillion: 0.15,
+      outputPricePerMillion: 0.6,
+    });
 
     const web = new GatewayProject(this, 'web', {
       customerId: customer.customerId,
@@ -32,10 +38,13 @@ class GatewayStack extends TerraformStack {
       },
       routes: {
         [env('EXAMPLE_MODEL', 'gpt-4o-mini')]: {
-          targets: Targets.splitWithFallback([{ connection: 'primary', model: env('UPSTREAM_MODEL', 'gpt-4o-mini'), weight: Number(env('PRIMARY_WEIGHT', '1')) }], {
-            connection: 'backup',
-            model: env('UPSTREAM_MODEL', 'gpt-4o-mini'),
-          }),
+          targets: Targets.splitWithFallback(
+            [{ connection: 'primary', model: env('UPSTREAM_MODEL', 'gpt-4o-mini'), weight: Number(env('PRIMARY_WEIGHT', '1')) }],
+            {
+              connection: 'backup',
+              model: env('UPSTREAM_MODEL', 'gpt-4o-mini'),
+            },
+          ),
           dependsOn: [model],
         },
       },

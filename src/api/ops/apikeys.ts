@@ -68,7 +68,13 @@ export const ApiKeyOps = {
     summary: "List a project's API keys (metadata only)",
     permission: 'project_member',
     input: t.Object(
-      { customerId: CustomerRef(), projectId: t.Optional(ProjectRef()), includeRevoked: t.Optional(t.Boolean()), pageSize: PageSize(), pageToken: PageToken() },
+      {
+        customerId: CustomerRef(),
+        projectId: t.Optional(ProjectRef()),
+        includeRevoked: t.Optional(t.Boolean()),
+        pageSize: PageSize(),
+        pageToken: PageToken(),
+      },
       { additionalProperties: false },
     ),
     output: Page('apiKeys', ApiKeyOut),
@@ -80,7 +86,10 @@ export const ApiKeyOps = {
     summary: 'Revoke an API key; it stops working once the change reaches the data plane',
     permission: 'project_admin',
     mutates: { action: 'REVOKE', resource: 'api_key' },
-    input: t.Object({ id: Uuid('API key id'), customerId: t.Optional(CustomerRef()), projectId: t.Optional(ProjectRef()) }, { additionalProperties: false }),
+    input: t.Object(
+      { id: Uuid('API key id'), customerId: t.Optional(CustomerRef()), projectId: t.Optional(ProjectRef()) },
+      { additionalProperties: false },
+    ),
     output: t.Object({ revokedAt: Timestamp(), success: t.Boolean() }),
   }),
 };
@@ -104,7 +113,8 @@ export const ApiKeyResources = {
         {
           api: 'userKeyAddress',
           keep: true,
-          description: "the owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an import adopts it from the configuration)",
+          description:
+            "the owner's address (typically an email or user id); the key address is derived from user_id, else from it; not returned by the API (an import adopts it from the configuration)",
         },
         { api: 'enterpriseContext.customerId' },
         { api: 'enterpriseContext.projectId' },

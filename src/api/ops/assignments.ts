@@ -17,7 +17,14 @@ const ProviderName = () => Str(1, 63, { description: 'provider (adapter) id, e.g
 const ServerId = () => Str(1, 253, { pattern: PATTERNS.SERVER, description: 'catalog MCP server id (SERVER, 1-253)' });
 
 export const ModelEntryOut = t.Object(
-  { id: t.String(), customerId: t.String(), projectId: t.String(), modelId: t.String({ description: 'catalog UUID' }), model: AIModelOut, createdAt: Timestamp() },
+  {
+    id: t.String(),
+    customerId: t.String(),
+    projectId: t.String(),
+    modelId: t.String({ description: 'catalog UUID' }),
+    model: AIModelOut,
+    createdAt: Timestamp(),
+  },
   { description: 'ProjectModelEntry' },
 );
 export const ProviderEntryOut = t.Object(
@@ -109,7 +116,8 @@ export const AssignmentOps = {
     group: GROUP,
     name: 'RemoveProjectMcpServer',
     summary: 'Unassign an MCP server from a project',
-    notes: 'Profiles of the project that list the server keep their entry but stop serving it within the propagation time (and serve it again if it is re-assigned).',
+    notes:
+      'Profiles of the project that list the server keep their entry but stop serving it within the propagation time (and serve it again if it is re-assigned).',
     permission: 'project_admin',
     mutates: { action: 'DELETE', resource: 'project_mcp_server' },
     input: t.Object({ ...Addr, serverId: ServerId() }, { additionalProperties: false }),

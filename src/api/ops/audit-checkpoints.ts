@@ -29,7 +29,9 @@ export const CheckpointOut = t.Object(
     rootHash: Bytes('RFC 6962 Merkle tree hash of the window entries ordered by (timestamp, id)'),
     prevRootHash: Bytes('rootHash of checkpoint seq-1; empty for the first'),
     algo: t.String({ description: "'rfc6962-sha256+ed25519'" }),
-    signature: Bytes('Ed25519 over JCS of {seq, rangeStartId, rangeEndId, rangeStartTs, rangeEndTs, leafCount, rootHash, prevRootHash, algo}'),
+    signature: Bytes(
+      'Ed25519 over JCS of {seq, rangeStartId, rangeEndId, rangeStartTs, rangeEndTs, leafCount, rootHash, prevRootHash, algo}',
+    ),
     signingKid: t.String({ description: 'kid of the key in GET /.well-known/jwks.json' }),
     kekVersion: t.Integer({ description: 'version of the KEK wrapping the signing key' }),
     signedAt: Timestamp(),
@@ -50,8 +52,20 @@ export const AuditCheckpointOps = {
     permission: 'platform_admin',
     input: t.Object(
       {
-        afterSeq: t.Optional(Int64({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'int64 ≥ 0: list checkpoints with seq strictly greater (0 = from the start)' })),
-        limit: t.Optional(Int32({ minimum: 0, maximum: 2_147_483_647, description: `int32; 0 or unset = ${CHECKPOINT_PAGE_DEFAULT}, capped at ${CHECKPOINT_PAGE_MAX}` })),
+        afterSeq: t.Optional(
+          Int64({
+            minimum: 0,
+            maximum: Number.MAX_SAFE_INTEGER,
+            description: 'int64 ≥ 0: list checkpoints with seq strictly greater (0 = from the start)',
+          }),
+        ),
+        limit: t.Optional(
+          Int32({
+            minimum: 0,
+            maximum: 2_147_483_647,
+            description: `int32; 0 or unset = ${CHECKPOINT_PAGE_DEFAULT}, capped at ${CHECKPOINT_PAGE_MAX}`,
+          }),
+        ),
         rebuild: t.Optional(t.Boolean({ description: 'recompute each window from current content (more expensive)' })),
       },
       { additionalProperties: false },
@@ -82,11 +96,15 @@ export const AuditCheckpointOps = {
     group: GROUP,
     name: 'RotateAuditSigningKey',
     summary: 'Retire the active audit checkpoint signing key and create a new one',
-    notes: 'Checkpoints sealed from now on are signed with the new key. A retired key stays published in GET /.well-known/jwks.json while a checkpoint signed with it exists.',
+    notes:
+      'Checkpoints sealed from now on are signed with the new key. A retired key stays published in GET /.well-known/jwks.json while a checkpoint signed with it exists.',
     permission: 'platform_admin',
     mutates: { action: 'UPDATE', resource: 'audit_signing_key' },
     input: t.Object({ reason: Nullable(Str(0, 500), 'why (0-500); kept in the audit trail') }, { additionalProperties: false }),
-    output: t.Object({ kid: t.String({ description: 'the new active kid' }), retiredKid: t.String({ description: 'the retired kid; empty if there was none' }) }),
+    output: t.Object({
+      kid: t.String({ description: 'the new active kid' }),
+      retiredKid: t.String({ description: 'the retired kid; empty if there was none' }),
+    }),
   }),
 };
 

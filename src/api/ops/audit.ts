@@ -16,7 +16,10 @@ export const AuditLogEntryOut = t.Object(
     id: t.String({ description: 'UUID' }),
     timestamp: t.String({ description: 'RFC 3339 UTC, millisecond precision' }),
     createdAt: t.String(),
-    userId: t.String({ description: "the caller: a user token's subject, 'platform-admin' for the platform-admin token, 'system' for the gateway itself, '' when not authenticated" }),
+    userId: t.String({
+      description:
+        "the caller: a user token's subject, 'platform-admin' for the platform-admin token, 'system' for the gateway itself, '' when not authenticated",
+    }),
     userEmail: t.String({ description: 'when known (user tokens carry none yet)' }),
     actorType: t.String({ description: 'user, system or service_account' }),
     actionType: t.String({ description: 'CREATE, UPDATE, DELETE, REVOKE, ISSUE' }),
@@ -78,7 +81,8 @@ export const AuditOps = {
     group: GROUP,
     name: 'GetAuditLog',
     summary: 'Get one audit log entry by id',
-    notes: 'The entry exactly as QueryAuditLogs returns it; its RFC 8785 canonical JSON is the leaf hashed into the audit checkpoints (docs/audit.md). Unknown id: not_found.',
+    notes:
+      'The entry exactly as QueryAuditLogs returns it; its RFC 8785 canonical JSON is the leaf hashed into the audit checkpoints (docs/audit.md). Unknown id: not_found.',
     permission: 'platform_admin',
     input: t.Object({ id: Uuid('audit entry UUID') }, { additionalProperties: false }),
     output: t.Object({ log: AuditLogEntryOut }),

@@ -37,7 +37,12 @@ export const BudgetOut = t.Object(
 /** A budget's `limitUsd` in nano-USD, or `invalid_argument` (pure: the Terraform provider can run the same check at plan time). */
 export const checkLimitUsd = (limitUsd: string): number => {
   const limit = parseUsd(limitUsd, MAX_LIMIT_NANO);
-  if (limit === undefined) throw connectError('invalid_argument', "invalid field 'limitUsd': a decimal string such as \"25\" or \"0.5\" (at most 9 fractional digits, at most 9000000)", 'limitUsd');
+  if (limit === undefined)
+    throw connectError(
+      'invalid_argument',
+      'invalid field \'limitUsd\': a decimal string such as "25" or "0.5" (at most 9 fractional digits, at most 9000000)',
+      'limitUsd',
+    );
   return limit;
 };
 
@@ -60,7 +65,7 @@ export const BudgetOps = {
     name: 'UpsertBudget',
     summary: 'Create or replace a spend budget of a project or of one of its API keys',
     notes:
-      "limitUsd: a decimal string (up to 9 fractional digits, at most 9000000). period: day (UTC), week (ISO, from Monday UTC), month (UTC) or total. Without apiKeyId the budget covers the whole project. Replacing a budget keeps its spend. Over the budget, requests get 429 rate_limit_error / budget_exceeded with Retry-After until resetsAt (none for total).",
+      'limitUsd: a decimal string (up to 9 fractional digits, at most 9000000). period: day (UTC), week (ISO, from Monday UTC), month (UTC) or total. Without apiKeyId the budget covers the whole project. Replacing a budget keeps its spend. Over the budget, requests get 429 rate_limit_error / budget_exceeded with Retry-After until resetsAt (none for total).',
     permission: 'project_admin',
     mutates: { action: 'UPDATE', resource: 'budget' },
     input: t.Object(
@@ -115,7 +120,14 @@ export const BudgetResources = {
     document: {
       section: 'budgets',
       row: () =>
-        t.Object({ id: t.String(), projectUuid: t.String(), apiKeyId: t.Union([t.String(), t.Null()]), name: t.String(), limitNanoUsd: t.Number(), period: t.String() }),
+        t.Object({
+          id: t.String(),
+          projectUuid: t.String(),
+          apiKeyId: t.Union([t.String(), t.Null()]),
+          name: t.String(),
+          limitNanoUsd: t.Number(),
+          period: t.String(),
+        }),
     },
     terraform: {
       type: 'gateway_budget',
@@ -130,7 +142,12 @@ export const BudgetResources = {
         { api: 'apiKeyId', update: true },
         { api: 'limitUsd', update: true },
         { api: 'period', update: true },
-        { computed: 'spent_usd', api: 'spentUsd', description: 'spend in the current period (decimal USD, reservations in flight included)', volatile: true },
+        {
+          computed: 'spent_usd',
+          api: 'spentUsd',
+          description: 'spend in the current period (decimal USD, reservations in flight included)',
+          volatile: true,
+        },
         { computed: 'resets_at', api: 'resetsAt', description: 'RFC 3339; empty for a total budget', volatile: true },
       ],
       check: (r) => {

@@ -77,7 +77,8 @@ export const ByokOps = {
     group: GROUP,
     name: 'Get',
     summary: 'A BYOK key (metadata only)',
-    notes: 'A user-scoped key is visible only to its owner (and the platform admin): others get not_found. customerId/projectId default to the session.',
+    notes:
+      'A user-scoped key is visible only to its owner (and the platform admin): others get not_found. customerId/projectId default to the session.',
     permission: 'project_member',
     input: t.Object({ id: KeyId(), ...Scoped }, { additionalProperties: false }),
     output: t.Object({ key: AiKey }),
@@ -97,7 +98,8 @@ export const ByokOps = {
     group: GROUP,
     name: 'Revoke',
     summary: 'Revoke a BYOK key; inference stops using it once the change reaches the data plane',
-    notes: 'A project-level key: the project owner (admin role) or the platform admin; a user-scoped key: its owner or the platform admin. Revoking a revoked key changes nothing.',
+    notes:
+      'A project-level key: the project owner (admin role) or the platform admin; a user-scoped key: its owner or the platform admin. Revoking a revoked key changes nothing.',
     permission: 'project_member',
     mutates: { action: 'REVOKE', resource: 'byok_key' },
     input: t.Object({ id: KeyId(), ...Scoped }, { additionalProperties: false }),
@@ -127,7 +129,10 @@ export const ByokResources = {
      * Unrevoked BYOK keys of live projects, oldest first: `provider` is the provider id the key
      * serves (core/byok.ts); `userId` is '' for a project-level key.
      */
-    document: { section: 'byokKeys', row: (secret) => t.Object({ id: t.String(), projectUuid: t.String(), provider: t.String(), userId: t.String(), secret: secret.text }) },
+    document: {
+      section: 'byokKeys',
+      row: (secret) => t.Object({ id: t.String(), projectUuid: t.String(), provider: t.String(), userId: t.String(), secret: secret.text }),
+    },
     terraform: {
       type: 'gateway_byok_key',
       description: 'A project-level provider key (BYOK); inference prefers it over the route connection key of the same provider.',
@@ -140,7 +145,14 @@ export const ByokResources = {
         { api: 'projectId', required: true },
         { api: 'provider', tf: 'provider_name' },
         { api: 'name' },
-        { api: 'secret', optionalComputed: false, sensitive: true, keep: true, writeOnlyForm: true, description: 'the provider key; kept in state as given, never read back (an import has none in state)' },
+        {
+          api: 'secret',
+          optionalComputed: false,
+          sensitive: true,
+          keep: true,
+          writeOnlyForm: true,
+          description: 'the provider key; kept in state as given, never read back (an import has none in state)',
+        },
         { computed: 'display_suffix', api: 'displaySuffix', description: 'last 4 characters of the secret' },
         { computed: 'secret_ref', api: 'secretRef', description: 'reference to the stored wrapped secret' },
       ],

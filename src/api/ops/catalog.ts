@@ -26,7 +26,8 @@ export const CAPABILITIES = [
 const Capability = Enum(CAPABILITIES, 'capability tag');
 const Price = (description: string) => t.Number({ minimum: 0, maximum: 1_000_000, description });
 const ModelName = () => ModelId('public model id clients send');
-const ProviderName = () => t.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$', description: 'provider id' });
+const ProviderName = () =>
+  t.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$', description: 'provider id' });
 const Mode = () => t.Optional(t.Union([t.String({ maxLength: 63 }), t.Null()], { description: 'modality, e.g. chat or embedding' }));
 const ModelRef = () => Uuid('catalog entry UUID');
 
@@ -88,7 +89,10 @@ export const CatalogOps = {
     name: 'ListModels',
     summary: 'List catalog models (oldest first; optional provider filter)',
     permission: 'authenticated',
-    input: t.Object({ provider: t.Optional(t.String({ maxLength: 63 })), pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    input: t.Object(
+      { provider: t.Optional(t.String({ maxLength: 63 })), pageSize: PageSize(), pageToken: PageToken() },
+      { additionalProperties: false },
+    ),
     output: Page('models', AIModelOut),
   }),
   UpdateModel: defineOp({

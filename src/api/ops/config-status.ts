@@ -20,7 +20,8 @@ export const ConfigStatusOps = {
     service: 'admin.v1.AdminService',
     group: 'Configuration status',
     name: 'GetConfigStatus',
-    summary: 'Desired and applied configuration revision per data plane (the embedded `local` and every workspace), and the stage of the newest change',
+    summary:
+      'Desired and applied configuration revision per data plane (the embedded `local` and every workspace), and the stage of the newest change',
     notes:
       "Lists the embedded data plane ('local') and every live data plane (workspace) the caller may see: desiredRevision is the newest change record addressed to it, appliedRevision what it reported at its last pull, stage serving / pending (polling, not applied yet) / recorded (never polled). A change not applied after 30 minutes is a fault.",
     permission: 'authenticated',

@@ -36,10 +36,18 @@ export const checkProviderKey = (field: string, provider: string | null, key: st
   if (!(id !== null && KEY_NOT_A_HEADER.has(id))) checkHeaderValue(field, key);
 };
 
-const ConnectionName = () => t.String({ minLength: 1, maxLength: 253, pattern: PATTERNS.ID, description: 'connection name (ID pattern), unique within the project' });
-const BaseUrl = () => t.Optional(t.Union([t.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }), t.Null()], { description: 'overrides the public default' }));
-const ApiKey = () => t.Optional(t.Union([t.String({ minLength: 1, maxLength: 16384 }), t.Null()], { description: 'secret; wrapped at rest, never returned' }));
-const Options = () => t.Optional(t.Record(t.String(), t.Unknown(), { description: 'provider options (Struct): region, apiVersion, deployments, headers, …' }));
+const ConnectionName = () =>
+  t.String({ minLength: 1, maxLength: 253, pattern: PATTERNS.ID, description: 'connection name (ID pattern), unique within the project' });
+const BaseUrl = () =>
+  t.Optional(
+    t.Union([t.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' }), t.Null()], {
+      description: 'overrides the public default',
+    }),
+  );
+const ApiKey = () =>
+  t.Optional(t.Union([t.String({ minLength: 1, maxLength: 16384 }), t.Null()], { description: 'secret; wrapped at rest, never returned' }));
+const Options = () =>
+  t.Optional(t.Record(t.String(), t.Unknown(), { description: 'provider options (Struct): region, apiVersion, deployments, headers, …' }));
 
 /** Identifies a connection by `id`, or by (customerId, projectId, name). */
 const ConnectionRef = {
@@ -102,7 +110,10 @@ export const ConnectionOps = {
     name: 'ListProviderConnections',
     summary: 'List the provider connections of a project',
     permission: 'project_member',
-    input: t.Object({ customerId: CustomerRef(), projectId: t.Optional(ProjectRef()), pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    input: t.Object(
+      { customerId: CustomerRef(), projectId: t.Optional(ProjectRef()), pageSize: PageSize(), pageToken: PageToken() },
+      { additionalProperties: false },
+    ),
     output: Page('connections', ConnectionOut),
   }),
   UpdateProviderConnection: defineOp({
@@ -161,7 +172,11 @@ export const ConnectionResources = {
       update: C.UpdateProviderConnection,
       delete: C.DeleteProviderConnection,
       envelope: 'connection',
-      key: [{ api: 'customerId' }, { api: 'projectId', forceNew: true, description: "project slug; unset means the customer's default project" }, { api: 'name' }],
+      key: [
+        { api: 'customerId' },
+        { api: 'projectId', forceNew: true, description: "project slug; unset means the customer's default project" },
+        { api: 'name' },
+      ],
       args: [
         { api: 'provider', tf: 'provider_name', update: true },
         { api: 'baseUrl', update: true },

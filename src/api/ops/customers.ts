@@ -1,5 +1,19 @@
 import { Type as t } from '@sinclair/typebox';
-import { CustomerRef, CustomerSlug, Deleted, Description, Labels, LabelsOut, Name, One, OptTimestamp, Page, PageSize, PageToken, Timestamp } from '../kit.ts';
+import {
+  CustomerRef,
+  CustomerSlug,
+  Deleted,
+  Description,
+  Labels,
+  LabelsOut,
+  Name,
+  One,
+  OptTimestamp,
+  Page,
+  PageSize,
+  PageToken,
+  Timestamp,
+} from '../kit.ts';
 import { defineOp } from '../op.ts';
 import { defineResource } from '../resource.ts';
 
@@ -31,7 +45,10 @@ export const CustomerOps = {
     notes: "The customer gets a project with projectId 'default' at once. A slug of a deleted customer may be reused.",
     permission: 'platform_admin',
     mutates: { action: 'CREATE', resource: 'customer' },
-    input: t.Object({ customerId: CustomerSlug(), description: Description(), labels: Labels(), name: Name() }, { additionalProperties: false }),
+    input: t.Object(
+      { customerId: CustomerSlug(), description: Description(), labels: Labels(), name: Name() },
+      { additionalProperties: false },
+    ),
     output: One('customer', CustomerOut),
   }),
   GetCustomer: defineOp({
@@ -60,7 +77,10 @@ export const CustomerOps = {
     summary: 'Update a customer (unset or null fields stay unchanged; labels replaces the set)',
     permission: 'platform_admin',
     mutates: { action: 'UPDATE', resource: 'customer' },
-    input: t.Object({ customerId: CustomerRef(), description: Description(), labels: Labels(), name: Name() }, { additionalProperties: false }),
+    input: t.Object(
+      { customerId: CustomerRef(), description: Description(), labels: Labels(), name: Name() },
+      { additionalProperties: false },
+    ),
     output: One('customer', CustomerOut),
   }),
   DeleteCustomer: defineOp({
@@ -93,7 +113,11 @@ export const CustomerResources = {
       delete: C.DeleteCustomer,
       envelope: 'customer',
       key: [{ api: 'customerId' }],
-      args: [{ api: 'name', update: true }, { api: 'description', update: true }, { api: 'labels', update: true }],
+      args: [
+        { api: 'name', update: true },
+        { api: 'description', update: true },
+        { api: 'labels', update: true },
+      ],
     },
   }),
 };

@@ -58,7 +58,11 @@ export const checkDataplaneUrl = (url: string): void => {
     throw connectError('invalid_argument', "invalid field 'url': must be an absolute http(s) URL", 'url');
 };
 
-const OptionalCustomer = () => Str(0, 63, { pattern: `^$|${PATTERNS.SLUG}`, description: 'customer slug (SLUG, max 63); empty or unset lists all customers (platform admins only)' });
+const OptionalCustomer = () =>
+  Str(0, 63, {
+    pattern: `^$|${PATTERNS.SLUG}`,
+    description: 'customer slug (SLUG, max 63); empty or unset lists all customers (platform admins only)',
+  });
 
 /** The operations of one flavor (Create, Get, List, Update, Delete, SetProject, SetURL + the noun). */
 export const flavorSpecs = <K extends string, E extends string, L extends string>(f: Flavor<K, E, L>) => {
@@ -93,7 +97,14 @@ export const flavorSpecs = <K extends string, E extends string, L extends string
       permission: 'platform_admin',
       mutates: { action: 'CREATE', resource: 'dataplane' },
       input: t.Object(
-        { customerId: CustomerSlug(), ...keyed(f.key, slugSchema), description: Description(), labels: Labels(), name: Name(), projectId: t.Optional(ProjectRef()) },
+        {
+          customerId: CustomerSlug(),
+          ...keyed(f.key, slugSchema),
+          description: Description(),
+          labels: Labels(),
+          name: Name(),
+          projectId: t.Optional(ProjectRef()),
+        },
         { additionalProperties: false },
       ),
       output: Wrapped,
@@ -114,7 +125,10 @@ export const flavorSpecs = <K extends string, E extends string, L extends string
       summary: `List active ${f.noun === 'Dataplane' ? 'data planes' : 'workspaces'} (oldest first)${f.noun === 'Workspace' ? '' : ''}`,
       notes: 'Keyset paging: pageSize 0 or unset = 50, at most 1000. A user token must name its own customer.',
       permission: 'customer_member',
-      input: t.Object({ customerId: t.Optional(OptionalCustomer()), pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+      input: t.Object(
+        { customerId: t.Optional(OptionalCustomer()), pageSize: PageSize(), pageToken: PageToken() },
+        { additionalProperties: false },
+      ),
       output: Page(f.list, Out),
     }),
     Update: defineOp({
@@ -132,7 +146,8 @@ export const flavorSpecs = <K extends string, E extends string, L extends string
       group,
       name: `Delete${f.noun}`,
       summary: `Delete a ${lower} (soft delete)`,
-      notes: 'A data plane that still hosts active project gateways is failed_precondition: delete or move them first. Its service accounts are revoked: their JWTs are refused at once and their keys leave the JWKS.',
+      notes:
+        'A data plane that still hosts active project gateways is failed_precondition: delete or move them first. Its service accounts are revoked: their JWTs are refused at once and their keys leave the JWKS.',
       permission: 'platform_admin',
       mutates: { action: 'DELETE', resource: 'dataplane' },
       input: t.Object(ById, { additionalProperties: false }),
@@ -158,7 +173,11 @@ export const flavorSpecs = <K extends string, E extends string, L extends string
       permission: 'platform_admin',
       mutates: { action: 'UPDATE', resource: 'dataplane' },
       input: t.Object(
-        { ...ById, url: Url(1, 'full https URL of the gateway endpoint (1-2048)'), triggerUpdate: t.Optional(t.Boolean({ description: 'send a PROXY_URL config event (default false)' })) },
+        {
+          ...ById,
+          url: Url(1, 'full https URL of the gateway endpoint (1-2048)'),
+          triggerUpdate: t.Optional(t.Boolean({ description: 'send a PROXY_URL config event (default false)' })),
+        },
         { additionalProperties: false },
       ),
       output: Wrapped,
@@ -204,7 +223,14 @@ export const DataplaneResources = {
       delete: D.Delete,
       envelope: 'dataplane',
       idField: 'id',
-      args: [{ api: 'customerId' }, { api: 'dataplaneId' }, { api: 'projectId' }, { api: 'name', update: true }, { api: 'description', update: true }, { api: 'labels', update: true }],
+      args: [
+        { api: 'customerId' },
+        { api: 'dataplaneId' },
+        { api: 'projectId' },
+        { api: 'name', update: true },
+        { api: 'description', update: true },
+        { api: 'labels', update: true },
+      ],
     },
   }),
   /** A workspace is a data plane: its changes are the data plane's. */
@@ -219,7 +245,14 @@ export const DataplaneResources = {
       delete: W.Delete,
       envelope: 'workspace',
       idField: 'id',
-      args: [{ api: 'customerId' }, { api: 'workspaceId' }, { api: 'projectId' }, { api: 'name', update: true }, { api: 'description', update: true }, { api: 'labels', update: true }],
+      args: [
+        { api: 'customerId' },
+        { api: 'workspaceId' },
+        { api: 'projectId' },
+        { api: 'name', update: true },
+        { api: 'description', update: true },
+        { api: 'labels', update: true },
+      ],
     },
   }),
   /** A workspace URL adopted through a PROXY_URL event (SetWorkspaceURL with triggerUpdate). */

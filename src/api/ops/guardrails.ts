@@ -26,11 +26,22 @@ const Fields = {
   stage: Enum(GUARDRAIL_STAGES, 'input, output or both'),
   kind: Enum(GUARDRAIL_KINDS, 'regex, pii or max_input_tokens'),
   pattern: t.Optional(Str(0, 1024, { description: 'regex kind: an ECMAScript regular expression (1-1024), matched with the u flag' })),
-  piiTypes: t.Optional(t.Array(Enum(PII_TYPES), { maxItems: PII_TYPES.length, uniqueItems: true, description: 'pii kind: the types to detect (at least one)' })),
-  maxTokens: t.Optional(Int32({ minimum: 1, maximum: 2_000_000, description: 'max_input_tokens kind: the largest estimated input (1..2000000)' })),
+  piiTypes: t.Optional(
+    t.Array(Enum(PII_TYPES), {
+      maxItems: PII_TYPES.length,
+      uniqueItems: true,
+      description: 'pii kind: the types to detect (at least one)',
+    }),
+  ),
+  maxTokens: t.Optional(
+    Int32({ minimum: 1, maximum: 2_000_000, description: 'max_input_tokens kind: the largest estimated input (1..2000000)' }),
+  ),
   action: Enum(GUARDRAIL_ACTIONS, 'block, redact or flag (max_input_tokens: block or flag)'),
   documents: t.Optional(
-    Enum(GUARDRAIL_DOCUMENTS, "input documents the gateway cannot read (a PDF without extractable text, a file by id or URL): scan (default) lets them through, refuse blocks the request"),
+    Enum(
+      GUARDRAIL_DOCUMENTS,
+      'input documents the gateway cannot read (a PDF without extractable text, a file by id or URL): scan (default) lets them through, refuse blocks the request',
+    ),
   ),
 };
 
@@ -70,7 +81,11 @@ export interface GuardrailShape {
  */
 export const checkGuardrail = (g: GuardrailShape): GuardrailShape => {
   if (g.documents === 'refuse' && g.stage === 'output') {
-    throw connectError('invalid_argument', "invalid field 'documents': refuse applies to input documents; the stage is 'output'", 'documents');
+    throw connectError(
+      'invalid_argument',
+      "invalid field 'documents': refuse applies to input documents; the stage is 'output'",
+      'documents',
+    );
   }
   if (g.kind === 'regex') {
     if (!g.pattern) throw connectError('invalid_argument', "invalid field 'pattern': required for kind 'regex'", 'pattern');
@@ -79,12 +94,16 @@ export const checkGuardrail = (g: GuardrailShape): GuardrailShape => {
     return { ...g, piiTypes: [], maxTokens: null };
   }
   if (g.kind === 'pii') {
-    if (g.piiTypes.length === 0) throw connectError('invalid_argument', "invalid field 'piiTypes': give at least one type for kind 'pii'", 'piiTypes');
+    if (g.piiTypes.length === 0)
+      throw connectError('invalid_argument', "invalid field 'piiTypes': give at least one type for kind 'pii'", 'piiTypes');
     return { ...g, pattern: null, maxTokens: null };
   }
-  if (g.maxTokens === null) throw connectError('invalid_argument', "invalid field 'maxTokens': required for kind 'max_input_tokens'", 'maxTokens');
-  if (g.action === 'redact') throw connectError('invalid_argument', "invalid field 'action': max_input_tokens can block or flag, not redact", 'action');
-  if (g.stage !== 'input') throw connectError('invalid_argument', "invalid field 'stage': max_input_tokens applies to the input only", 'stage');
+  if (g.maxTokens === null)
+    throw connectError('invalid_argument', "invalid field 'maxTokens': required for kind 'max_input_tokens'", 'maxTokens');
+  if (g.action === 'redact')
+    throw connectError('invalid_argument', "invalid field 'action': max_input_tokens can block or flag, not redact", 'action');
+  if (g.stage !== 'input')
+    throw connectError('invalid_argument', "invalid field 'stage': max_input_tokens applies to the input only", 'stage');
   return { ...g, pattern: null, piiTypes: [] };
 };
 

@@ -1,5 +1,22 @@
 import { Type as t } from '@sinclair/typebox';
-import { CustomerRef, Deleted, Description, Enum, Labels, LabelsOut, Nullable, One, PATTERNS, Page, PageSize, PageToken, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
+import {
+  CustomerRef,
+  Deleted,
+  Description,
+  Enum,
+  Labels,
+  LabelsOut,
+  Nullable,
+  One,
+  PATTERNS,
+  Page,
+  PageSize,
+  PageToken,
+  ProjectKey,
+  Str,
+  Success,
+  Timestamp,
+} from '../kit.ts';
 import { MCP_AUTH_TYPES, MCP_TRANSPORTS } from '../mcp-rules.ts';
 import { defineOp } from '../op.ts';
 import { defineResource } from '../resource.ts';
@@ -18,19 +35,31 @@ const PROFILES = 'MCP profiles';
 const CREDENTIALS = 'MCP server credentials';
 
 export const ServerId = () => Str(1, 253, { pattern: PATTERNS.SERVER, description: 'catalog MCP server id (SERVER, 1-253)' });
-const ProfileId = () => Str(1, 64, { pattern: PATTERNS.ID, description: 'profile id (ID, 1-64), unique within the project; served at /mcp/{profileId}' });
-const ServerUrl = () => Str(1, 2048, { pattern: '^https?://', description: "the server's MCP endpoint (http or https URL; Streamable HTTP, or the SSE endpoint for transport 'sse')" });
-const AuthHeader = () => Str(1, 255, { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", description: "header name for authType 'header' (an HTTP token, 1-255)" });
-const AuthValue = () => Str(1, 16384, { description: 'the credential (bearer token or header value); secret: wrapped at rest, never returned' });
+const ProfileId = () =>
+  Str(1, 64, { pattern: PATTERNS.ID, description: 'profile id (ID, 1-64), unique within the project; served at /mcp/{profileId}' });
+const ServerUrl = () =>
+  Str(1, 2048, {
+    pattern: '^https?://',
+    description: "the server's MCP endpoint (http or https URL; Streamable HTTP, or the SSE endpoint for transport 'sse')",
+  });
+const AuthHeader = () =>
+  Str(1, 255, { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", description: "header name for authType 'header' (an HTTP token, 1-255)" });
+const AuthValue = () =>
+  Str(1, 16384, { description: 'the credential (bearer token or header value); secret: wrapped at rest, never returned' });
 /** `*` matches any run of characters; names follow the MCP tool-name rule (plus `/`). */
 const ToolName = () => Str(1, 128, { pattern: '^[A-Za-z0-9_.*/-]+$', description: 'a tool name, or a glob with `*` (1-128)' });
 const Prefix = () =>
-  Str(0, 253, { pattern: '^([a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?)?$', description: "listed names are '{prefix}__{name}'; default: the serverId; '' = no prefix" });
+  Str(0, 253, {
+    pattern: '^([a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?)?$',
+    description: "listed names are '{prefix}__{name}'; default: the serverId; '' = no prefix",
+  });
 
 const serverFields = {
   transport: t.Optional(Enum(MCP_TRANSPORTS, "'streamable-http' (default) or 'sse' (the 2024-11-05 HTTP+SSE transport)")),
   description: Description(),
-  authType: t.Optional(Enum(MCP_AUTH_TYPES, "'none' (default), 'bearer' (Authorization: Bearer <authValue>) or 'header' (<authHeader>: <authValue>)")),
+  authType: t.Optional(
+    Enum(MCP_AUTH_TYPES, "'none' (default), 'bearer' (Authorization: Bearer <authValue>) or 'header' (<authHeader>: <authValue>)"),
+  ),
   authHeader: Nullable(AuthHeader(), "header name for authType 'header'"),
   authValue: Nullable(AuthValue(), 'the credential; secret: wrapped at rest, never returned'),
   labels: Labels(),
@@ -56,12 +85,19 @@ export const McpServerOut = t.Object(
 const ProfileServer = t.Object(
   {
     serverId: ServerId(),
-    tools: t.Optional(t.Array(ToolName(), { minItems: 1, maxItems: 256, uniqueItems: true, description: 'tool names or `*` globs; absent = every tool' })),
+    tools: t.Optional(
+      t.Array(ToolName(), { minItems: 1, maxItems: 256, uniqueItems: true, description: 'tool names or `*` globs; absent = every tool' }),
+    ),
     prefix: t.Optional(Prefix()),
   },
   { additionalProperties: false },
 );
-const ProfileServers = () => t.Array(ProfileServer, { minItems: 1, maxItems: 64, description: 'the servers the profile fronts, in order (each at most once, prefixes distinct)' });
+const ProfileServers = () =>
+  t.Array(ProfileServer, {
+    minItems: 1,
+    maxItems: 64,
+    description: 'the servers the profile fronts, in order (each at most once, prefixes distinct)',
+  });
 
 export const McpProfileOut = t.Object(
   {
@@ -79,7 +115,12 @@ export const McpProfileOut = t.Object(
 
 const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
 const CredentialUser = () =>
-  t.Optional(Str(0, 255, { description: "the project member whose own credential it is (the user id of their user tokens); absent or '' = the project's credential" }));
+  t.Optional(
+    Str(0, 255, {
+      description:
+        "the project member whose own credential it is (the user id of their user tokens); absent or '' = the project's credential",
+    }),
+  );
 const CredentialKey = t.Object({ ...Addr, serverId: ServerId(), userId: CredentialUser() }, { additionalProperties: false });
 
 export const McpCredentialOut = t.Object(
@@ -133,7 +174,8 @@ export const McpOps = {
     group: CATALOG,
     name: 'UpdateMcpServer',
     summary: 'Update a catalog MCP server (unset fields stay unchanged; labels replaces the set)',
-    notes: "Changing authType to 'none' drops the stored credential; to 'bearer' or 'header' needs a credential (given now or already stored).",
+    notes:
+      "Changing authType to 'none' drops the stored credential; to 'bearer' or 'header' needs a credential (given now or already stored).",
     permission: 'platform_admin',
     mutates: { action: 'UPDATE', resource: 'mcp_server' },
     input: t.Object({ serverId: ServerId(), url: t.Optional(ServerUrl()), ...serverFields }, { additionalProperties: false }),
@@ -160,7 +202,10 @@ export const McpOps = {
       'Every server must be assigned to the project (failed_precondition otherwise). A server removed from the project later drops out of the profiles that list it (they keep the entry and serve it again if it is re-assigned).',
     permission: 'project_admin',
     mutates: { action: 'CREATE', resource: 'mcp_profile' },
-    input: t.Object({ ...Addr, profileId: ProfileId(), description: Description(), servers: ProfileServers() }, { additionalProperties: false }),
+    input: t.Object(
+      { ...Addr, profileId: ProfileId(), description: Description(), servers: ProfileServers() },
+      { additionalProperties: false },
+    ),
     output: One('profile', McpProfileOut),
   }),
   GetMcpProfile: defineOp({
@@ -188,7 +233,10 @@ export const McpOps = {
     summary: 'Update an MCP profile (unset fields stay unchanged; servers given replaces the list)',
     permission: 'project_admin',
     mutates: { action: 'UPDATE', resource: 'mcp_profile' },
-    input: t.Object({ ...Addr, profileId: ProfileId(), description: Description(), servers: t.Optional(ProfileServers()) }, { additionalProperties: false }),
+    input: t.Object(
+      { ...Addr, profileId: ProfileId(), description: Description(), servers: t.Optional(ProfileServers()) },
+      { additionalProperties: false },
+    ),
     output: One('profile', McpProfileOut),
   }),
   DeleteMcpProfile: defineOp({
@@ -219,7 +267,8 @@ export const McpOps = {
     group: CREDENTIALS,
     name: 'DeleteMcpServerCredential',
     summary: "Delete the project's, or a member's own, credential for a catalog MCP server",
-    notes: "Who may: as for SetMcpServerCredential. Calls use the next credential in line (the project's, then the catalog's) within the propagation time. None set: not_found.",
+    notes:
+      "Who may: as for SetMcpServerCredential. Calls use the next credential in line (the project's, then the catalog's) within the propagation time. None set: not_found.",
     permission: 'project_member',
     mutates: { action: 'DELETE', resource: 'mcp_server_credential' },
     input: CredentialKey,
@@ -229,7 +278,8 @@ export const McpOps = {
     service: ADMIN,
     group: CREDENTIALS,
     name: 'ListMcpServerCredentials',
-    summary: "The project's MCP server credentials (metadata only): the project's and the caller's own (every member's for the platform admin)",
+    summary:
+      "The project's MCP server credentials (metadata only): the project's and the caller's own (every member's for the platform admin)",
     permission: 'project_member',
     input: t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
     output: Page('credentials', McpCredentialOut),
@@ -284,7 +334,8 @@ export const McpResources = {
           sensitive: true,
           keep: true,
           writeOnlyForm: true,
-          description: 'the credential (bearer token or header value); kept in state as given, never read back (an out-of-band change is not detected)',
+          description:
+            'the credential (bearer token or header value); kept in state as given, never read back (an out-of-band change is not detected)',
         },
       ],
     },
@@ -334,7 +385,8 @@ export const McpResources = {
           attrs: [{ api: 'serverId', tf: 'server_id', required: true }, { api: 'tools' }, { api: 'prefix', computed: true }],
           minItems: 1,
           maxItems: 64,
-          description: 'a server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none)',
+          description:
+            'a server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none)',
         },
       ],
     },

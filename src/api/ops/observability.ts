@@ -12,7 +12,13 @@ const Time = (description: string) => t.Optional(TimestampIn(description));
 /** GetUsage's groupings. */
 export const USAGE_GROUP_BY = ['api_key', 'model', 'provider', 'day'] as const;
 
-const Usage = t.Object({ promptTokens: t.Number(), completionTokens: t.Number(), totalTokens: t.Number(), cachedInputTokens: t.Number(), cacheWriteTokens: t.Number() });
+const Usage = t.Object({
+  promptTokens: t.Number(),
+  completionTokens: t.Number(),
+  totalTokens: t.Number(),
+  cachedInputTokens: t.Number(),
+  cacheWriteTokens: t.Number(),
+});
 export const RecordOut = t.Object(
   {
     requestId: t.String({ description: 'X-Request-ID' }),
@@ -38,7 +44,8 @@ export const RecordOut = t.Object(
     responseBody: t.Unknown(),
     sanitized: t.Optional(
       t.Array(t.String(), {
-        description: 'Present when the record had to be changed to be stored: usage (token counts clamped or rounded), text (ill-formed text or NUL cleaned), numbers, bodies (bodies left out)',
+        description:
+          'Present when the record had to be changed to be stored: usage (token counts clamped or rounded), text (ill-formed text or NUL cleaned), numbers, bodies (bodies left out)',
       }),
     ),
   },

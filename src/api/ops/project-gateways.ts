@@ -35,7 +35,8 @@ const OwnerProject = () =>
   t.Optional(
     Str(0, 253, {
       pattern: `^$|${PATTERNS.ID}`,
-      description: 'owner scope (ID, max 253): a project owner names the project it owns, which the gateway must serve; ignored for platform admins',
+      description:
+        'owner scope (ID, max 253): a project owner names the project it owns, which the gateway must serve; ignored for platform admins',
     }),
   );
 const ById = { id: Uuid('project gateway UUID (internal id)') };
@@ -98,11 +99,14 @@ export const ProjectGatewayOps = {
     group: GROUP,
     name: 'ListProjectGateways',
     summary: 'List active project gateways (oldest first)',
-    notes: 'Filters: customerId, workspaceId, projectId (gateways serving it). A user token must name its customer and sees the gateways serving its projects.',
+    notes:
+      'Filters: customerId, workspaceId, projectId (gateways serving it). A user token must name its customer and sees the gateways serving its projects.',
     permission: 'customer_member',
     input: t.Object(
       {
-        customerId: t.Optional(Str(0, 63, { pattern: `^$|${PATTERNS.SLUG}`, description: 'customer slug; empty or unset: all (platform admins only)' })),
+        customerId: t.Optional(
+          Str(0, 63, { pattern: `^$|${PATTERNS.SLUG}`, description: 'customer slug; empty or unset: all (platform admins only)' }),
+        ),
         workspaceId: t.Optional(Str(0, 253, { pattern: `^$|${PATTERNS.ID}`, description: 'only gateways hosted on this workspace' })),
         projectId: t.Optional(Str(0, 253, { pattern: `^$|${PATTERNS.ID}`, description: 'only gateways serving this project' })),
         pageSize: PageSize(),
@@ -121,7 +125,14 @@ export const ProjectGatewayOps = {
     permission: 'project_admin',
     mutates: { action: 'UPDATE', resource: 'project_gateway' },
     input: t.Object(
-      { ...ById, projectId: OwnerProject(), description: Description(), labels: Labels(), name: Name(), url: Nullable(Url(0, 'customer-facing URL or hostname (max 2048); empty clears it')) },
+      {
+        ...ById,
+        projectId: OwnerProject(),
+        description: Description(),
+        labels: Labels(),
+        name: Name(),
+        url: Nullable(Url(0, 'customer-facing URL or hostname (max 2048); empty clears it')),
+      },
       { additionalProperties: false },
     ),
     output: OneGateway,
@@ -141,7 +152,8 @@ export const ProjectGatewayOps = {
     group: GROUP,
     name: 'AttachProjectGatewayProject',
     summary: 'Attach a project to a gateway (idempotent)',
-    notes: "The project must exist in the gateway's customer. Warns when the project has no assigned models (the gateway then serves an empty route map and answers 404).",
+    notes:
+      "The project must exist in the gateway's customer. Warns when the project has no assigned models (the gateway then serves an empty route map and answers 404).",
     permission: 'project_admin',
     mutates: { action: 'UPDATE', resource: 'project_gateway' },
     input: t.Object({ ...ById, projectId: Slug('project to attach') }, { additionalProperties: false }),
@@ -166,7 +178,10 @@ export const ProjectGatewayOps = {
       'The host part must be globally unique across active project gateways: a host bound to another gateway is already_exists. Warns when no project is attached or an attached project has no assigned models.',
     permission: 'project_admin',
     mutates: { action: 'UPDATE', resource: 'project_gateway' },
-    input: t.Object({ ...ById, projectId: OwnerProject(), url: Url(1, 'customer-facing URL or hostname (1-2048)') }, { additionalProperties: false }),
+    input: t.Object(
+      { ...ById, projectId: OwnerProject(), url: Url(1, 'customer-facing URL or hostname (1-2048)') },
+      { additionalProperties: false },
+    ),
     output: WithWarnings,
   }),
   SetProjectGatewayWorkspace: defineOp({
@@ -203,7 +218,15 @@ export const ProjectGatewayResources = {
       delete: G.DeleteProjectGateway,
       envelope: 'projectGateway',
       idField: 'id',
-      args: [{ api: 'customerId' }, { api: 'workspaceId' }, { api: 'projectGatewayId' }, { api: 'url', update: true }, { api: 'name', update: true }, { api: 'description', update: true }, { api: 'labels', update: true }],
+      args: [
+        { api: 'customerId' },
+        { api: 'workspaceId' },
+        { api: 'projectGatewayId' },
+        { api: 'url', update: true },
+        { api: 'name', update: true },
+        { api: 'description', update: true },
+        { api: 'labels', update: true },
+      ],
     },
   }),
 };

@@ -45,7 +45,8 @@ export const ProjectOps = {
     group: GROUP,
     name: 'CreateProject',
     summary: 'Create a project in a customer',
-    notes: 'projectId is unique among the active projects of the customer; a slug of a deleted project may be reused (the new project starts empty).',
+    notes:
+      'projectId is unique among the active projects of the customer; a slug of a deleted project may be reused (the new project starts empty).',
     permission: 'platform_admin',
     mutates: { action: 'CREATE', resource: 'project' },
     input: t.Object(
@@ -113,7 +114,11 @@ export const ProjectResources = {
       delete: P.DeleteProject,
       envelope: 'project',
       key: [{ api: 'customerId' }, { api: 'projectId' }],
-      args: [{ api: 'name', update: true }, { api: 'description', update: true }, { api: 'labels', update: true }],
+      args: [
+        { api: 'name', update: true },
+        { api: 'description', update: true },
+        { api: 'labels', update: true },
+      ],
     },
   }),
 };

@@ -13,7 +13,12 @@ const GROUP = 'Routes';
 
 const Target = t.Object(
   {
-    connection: t.String({ minLength: 1, maxLength: 253, pattern: PATTERNS.ID, description: 'provider connection name in the same project' }),
+    connection: t.String({
+      minLength: 1,
+      maxLength: 253,
+      pattern: PATTERNS.ID,
+      description: 'provider connection name in the same project',
+    }),
     model: ModelId('upstream model id'),
     priority: t.Optional(Int32({ minimum: 0, maximum: 100, description: '0 = primary, 1 = first backup, … (default 0)' })),
     weight: t.Optional(Int32({ minimum: 0, maximum: 10_000, description: 'traffic split within a priority (default 1)' })),
@@ -22,8 +27,14 @@ const Target = t.Object(
 );
 const Targets = () => t.Array(Target, { minItems: 1, maxItems: 32 });
 const PublicModel = () => ModelId('public model id (a catalog model)');
-const TimeoutMs = () => t.Optional(t.Union([Int32({ minimum: 1, maximum: 3_600_000 }), t.Null()], { description: 'per-attempt time-out in ms (default 120000)' }));
-const MaxRetries = () => t.Optional(t.Union([Int32({ minimum: 0, maximum: 10 }), t.Null()], { description: 'retries of the same target before the next (default 0)' }));
+const TimeoutMs = () =>
+  t.Optional(
+    t.Union([Int32({ minimum: 1, maximum: 3_600_000 }), t.Null()], { description: 'per-attempt time-out in ms (default 120000)' }),
+  );
+const MaxRetries = () =>
+  t.Optional(
+    t.Union([Int32({ minimum: 0, maximum: 10 }), t.Null()], { description: 'retries of the same target before the next (default 0)' }),
+  );
 
 /** Identifies a route by `id`, or by (customerId, projectId, model). */
 const RouteRef = {
@@ -87,7 +98,10 @@ export const RouteOps = {
     name: 'ListRoutes',
     summary: 'List the routes of a project',
     permission: 'project_member',
-    input: t.Object({ customerId: CustomerRef(), projectId: t.Optional(ProjectRef()), pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    input: t.Object(
+      { customerId: CustomerRef(), projectId: t.Optional(ProjectRef()), pageSize: PageSize(), pageToken: PageToken() },
+      { additionalProperties: false },
+    ),
     output: Page('routes', RouteOut),
   }),
   UpdateRoute: defineOp({
@@ -145,13 +159,26 @@ export const RouteResources = {
       update: R.UpdateRoute,
       delete: R.DeleteRoute,
       envelope: 'route',
-      key: [{ api: 'customerId' }, { api: 'projectId', forceNew: true, description: "project slug; unset means the customer's default project" }, { api: 'model' }],
-      args: [{ api: 'enabled', update: true }, { api: 'timeoutMs', update: true }, { api: 'maxRetries', update: true }],
+      key: [
+        { api: 'customerId' },
+        { api: 'projectId', forceNew: true, description: "project slug; unset means the customer's default project" },
+        { api: 'model' },
+      ],
+      args: [
+        { api: 'enabled', update: true },
+        { api: 'timeoutMs', update: true },
+        { api: 'maxRetries', update: true },
+      ],
       blocks: [
         {
           tf: 'target',
           api: 'targets',
-          attrs: [{ api: 'connection', required: true }, { api: 'model', required: true }, { api: 'priority', computed: true }, { api: 'weight', computed: true }],
+          attrs: [
+            { api: 'connection', required: true },
+            { api: 'model', required: true },
+            { api: 'priority', computed: true },
+            { api: 'weight', computed: true },
+          ],
           minItems: 0,
           maxItems: 0,
           description: 'a target, in order: connection (name), upstream model, priority (0 = primary), weight',

@@ -12,7 +12,8 @@ import { defineResource, reqList } from '../resource.ts';
 const ADMIN = 'admin.v1.AdminService';
 const GROUP = 'Service accounts';
 
-const Uri = (description: string) => Nullable(Str(1, 2048, { pattern: '^https?://', description: `${description} (http(s) URI, max 2048)` }));
+const Uri = (description: string) =>
+  Nullable(Str(1, 2048, { pattern: '^https?://', description: `${description} (http(s) URI, max 2048)` }));
 const Reason = () => t.Optional(t.Union([Str(0, 500), t.Null()], { description: 'kept in the audit trail (0-500)' }));
 const AccountId = () => Uuid('service account id');
 
@@ -23,7 +24,11 @@ export const SERVICE_ACCOUNT_SCOPES = ['dataplane', 'read', 'admin'] as const;
 export const checkServiceAccountScopes = (scopes: readonly string[]): void => {
   const unknown = scopes.find((s) => !SERVICE_ACCOUNT_SCOPES.some((k) => k === s));
   if (unknown !== undefined)
-    throw connectError('invalid_argument', `invalid field 'scopes': unknown scope '${unknown}'; one of: ${SERVICE_ACCOUNT_SCOPES.join(', ')}`, 'scopes');
+    throw connectError(
+      'invalid_argument',
+      `invalid field 'scopes': unknown scope '${unknown}'; one of: ${SERVICE_ACCOUNT_SCOPES.join(', ')}`,
+      'scopes',
+    );
 };
 
 const PublicKey = t.Object({ alg: t.String(), key: t.String({ description: 'SPKI PEM' }), kid: t.String(), use: t.String() });
@@ -90,20 +95,37 @@ export const ServiceAccountOps = {
         customerId: Str(1, 63, { pattern: PATTERNS.SLUG, description: 'customer slug (SLUG, 1-63)' }),
         workspaceId: Str(1, 253, { pattern: PATTERNS.ID, description: 'workspace (data plane) slug (ID, 1-253)' }),
         apiUri: Uri('management-plane API base URI; default: the URI this call was made to'),
-        audience: Nullable(Str(1, 253, { pattern: PATTERNS.ID, description: "expected aud (max 253, ^[a-zA-Z0-9._-]+$); default 'ai-gateway'" })),
+        audience: Nullable(
+          Str(1, 253, { pattern: PATTERNS.ID, description: "expected aud (max 253, ^[a-zA-Z0-9._-]+$); default 'ai-gateway'" }),
+        ),
         issuer: Uri('expected iss; default: the account’s clientEmail as a mailto: URI'),
         jwksUri: Uri('default: {apiUri}/.well-known/jwks.json'),
         serveUrl: Uri('customer-facing data plane serve URL'),
-        scopes: t.Optional(t.Array(Str(0, 50, { pattern: PATTERNS.SCOPE }), { maxItems: 10, description: "at most 10, each SCOPE, max 50; default ['dataplane']" })),
+        scopes: t.Optional(
+          t.Array(Str(0, 50, { pattern: PATTERNS.SCOPE }), {
+            maxItems: 10,
+            description: "at most 10, each SCOPE, max 50; default ['dataplane']",
+          }),
+        ),
         validityDays: t.Optional(t.Union([Int64({ minimum: 1, maximum: 3650, description: 'int64 1..3650; default 365' }), t.Null()])),
-        internalApiKey: Nullable(Str(1, 4096, { description: 'data plane → management plane key: a secret reference with PostgreSQL; plaintext allowed with the embedded store' })),
+        internalApiKey: Nullable(
+          Str(1, 4096, {
+            description: 'data plane → management plane key: a secret reference with PostgreSQL; plaintext allowed with the embedded store',
+          }),
+        ),
         routerUrl: Uri('router configuration to embed'),
         routerKey: Nullable(Str(1, 4096, { description: 'plaintext (stored wrapped, replaced by a reference) or a secret reference' })),
         telemetryEndpoint: Nullable(Str(0, 2048, { description: 'OTLP exporter endpoint' })),
         telemetryHeaders: t.Optional(StringMap('extra telemetry export headers')),
         telemetryInsecure: Nullable(t.Boolean()),
-        telemetryLocalVars: t.Optional(StringMap('local telemetry environment overrides: plaintext or secret references, re-stored as internal references')),
-        telemetryProtocol: Nullable(t.Union([t.Literal(''), t.Literal('grpc'), t.Literal('http/protobuf'), t.Literal('http/json')], { description: "'', grpc, http/protobuf or http/json" })),
+        telemetryLocalVars: t.Optional(
+          StringMap('local telemetry environment overrides: plaintext or secret references, re-stored as internal references'),
+        ),
+        telemetryProtocol: Nullable(
+          t.Union([t.Literal(''), t.Literal('grpc'), t.Literal('http/protobuf'), t.Literal('http/json')], {
+            description: "'', grpc, http/protobuf or http/json",
+          }),
+        ),
         telemetryTimeout: Nullable(Str(0, 32, { pattern: '^[0-9]+(ns|us|ms|s|m|h)$', description: 'duration ^[0-9]+(ns|us|ms|s|m|h)$' })),
       },
       { additionalProperties: false },
@@ -124,7 +146,8 @@ export const ServiceAccountOps = {
     group: GROUP,
     name: 'ListServiceAccounts',
     summary: "List a customer's service accounts (summaries, oldest first); never a private key",
-    notes: 'Revoked accounts are left out unless includeRevoked; expired accounts are listed (status SERVICE_ACCOUNT_STATUS_EXPIRED). workspaceId narrows to one workspace.',
+    notes:
+      'Revoked accounts are left out unless includeRevoked; expired accounts are listed (status SERVICE_ACCOUNT_STATUS_EXPIRED). workspaceId narrows to one workspace.',
     permission: 'customer_member',
     input: t.Object(
       {
@@ -143,7 +166,8 @@ export const ServiceAccountOps = {
     group: GROUP,
     name: 'RevokeServiceAccount',
     summary: 'Revoke a service account: its JWTs are refused at once (its data plane at its next pull)',
-    notes: 'An ACTIVE or EXPIRED account may be revoked; revoking a REVOKED one is failed_precondition. The reason is kept in the audit entry.',
+    notes:
+      'An ACTIVE or EXPIRED account may be revoked; revoking a REVOKED one is failed_precondition. The reason is kept in the audit entry.',
     permission: 'platform_admin',
     mutates: { action: 'REVOKE', resource: 'service_account' },
     input: t.Object({ id: AccountId(), reason: Reason() }, { additionalProperties: false }),
@@ -202,15 +226,25 @@ export const ServiceAccountResources = {
         { api: 'telemetryTimeout', ...ARG },
         { computed: 'email', api: 'email', description: 'the client email (JWT sub)' },
         { computed: 'private_key_id', api: 'privateKeyId', description: 'the key id (JWT kid)' },
-        { computed: 'private_key', api: 'privateKey', description: 'PEM (PKCS#8) RSA private key; returned once by the API, kept in state', sensitive: true },
+        {
+          computed: 'private_key',
+          api: 'privateKey',
+          description: 'PEM (PKCS#8) RSA private key; returned once by the API, kept in state',
+          sensitive: true,
+        },
         {
           computed: 'credentials_json',
           api: 'credentialsJson',
-          description: 'the CreateServiceAccount answer (serviceAccount, checksum): the file `serve --role data --service-account FILE` reads',
+          description:
+            'the CreateServiceAccount answer (serviceAccount, checksum): the file `serve --role data --service-account FILE` reads',
           sensitive: true,
         },
         { computed: 'checksum', api: 'checksum', description: 'sha256 (hex) over the RFC 8785 canonical JSON of the service account' },
-        { computed: 'public_key_fingerprint', api: 'publicKeyFingerprint', description: 'RFC 7638 JWK thumbprint (SHA-256) of the public key' },
+        {
+          computed: 'public_key_fingerprint',
+          api: 'publicKeyFingerprint',
+          description: 'RFC 7638 JWK thumbprint (SHA-256) of the public key',
+        },
         { computed: 'status', api: 'status', description: 'SERVICE_ACCOUNT_STATUS_ACTIVE (a revoked or expired account reads as gone)' },
         { computed: 'created_at', api: 'createdAt', description: 'RFC 3339' },
         { computed: 'expires_at', api: 'expiresAt', description: 'RFC 3339' },

@@ -11,8 +11,15 @@ const ADMIN = 'admin.v1.AdminService';
 const GROUP = 'Project settings';
 const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
 
-export const SETTING_NAMES = ['global-fallback', 'rate-limit', 'record-retention', 'response-cache', 'trace-content'] as const satisfies readonly SettingName[];
-const SettingNameField = () => Enum(SETTING_NAMES, "setting name: 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'");
+export const SETTING_NAMES = [
+  'global-fallback',
+  'rate-limit',
+  'record-retention',
+  'response-cache',
+  'trace-content',
+] as const satisfies readonly SettingName[];
+const SettingNameField = () =>
+  Enum(SETTING_NAMES, "setting name: 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'");
 
 export const SettingOut = t.Object(
   { settingName: t.String(), settingValue: t.String({ description: 'string-encoded value' }), updatedAt: Timestamp() },
@@ -25,7 +32,12 @@ export const SettingOut = t.Object(
  */
 export const checkSettingValue = (settingName: SettingName, settingValue: string): void => {
   const parsed = parseSettingValue(settingName, settingValue);
-  if (!parsed.ok) throw connectError('invalid_argument', `invalid field 'settingValue': not a valid '${settingName}' value: ${parsed.reason}`, 'settingValue');
+  if (!parsed.ok)
+    throw connectError(
+      'invalid_argument',
+      `invalid field 'settingValue': not a valid '${settingName}' value: ${parsed.reason}`,
+      'settingValue',
+    );
 };
 
 export const SettingOps = {
@@ -47,7 +59,7 @@ export const SettingOps = {
       'settingValue is JSON text (1-1024 characters), checked against the format of its setting and stored as given; a value that does not parse or breaks the format is invalid_argument naming settingValue.',
       '- `rate-limit`: `{"requestsPerMinute"?: int, "tokensPerMinute"?: int, "per"?: "project" | "api_key"}` — at least one limit, each a positive integer; `per` defaults to `api_key`; no other keys.',
       '- `global-fallback`: `{"targets": [{"connection": "<connection name>", "model": "<upstream model id>"}, …]}` — 1-32 targets, tried in order after every target of a route has failed retryably; no other keys.',
-      '- `trace-content`: `true` or `false` (default) — whether prompt and completion text go on the project\'s spans.',
+      "- `trace-content`: `true` or `false` (default) — whether prompt and completion text go on the project's spans.",
       '- `record-retention`: `{"bodies": "full" | "truncated" | "none", "maxBodyBytes"?: int, "days"?: int}` — `none` stores no body, `truncated` cuts each body at `maxBodyBytes` (default 4096), `days` purges records and their bodies (and stored Responses) older than that; default full bodies, kept forever.',
       '- `response-cache`: `{"mode": "exact", "ttlSeconds": int (1..604800), "scope"?: "project" | "api_key"}` — answers cached for that long, shared by the project\'s keys (`project`, the default) or per key (`api_key`); absent: no cache (docs/client-compatibility.md, "Response cache").',
     ].join('\n'),

@@ -20,11 +20,27 @@ export const TELEMETRY_PROTOCOLS = ['grpc', 'http/json', 'http/protobuf'] as con
 export const TELEMETRY_AUTH_TYPES = ['none', 'bearer', 'basic', 'api_key'] as const;
 export const TELEMETRY_STATUSES = ['connected', 'disconnected', 'error', 'testing'] as const;
 
-const SinkUrl = () => Str(1, 2048, { pattern: '^https?://', description: 'http(s) URL of the sink (1-2048): the OTLP/HTTP base (/v1/logs, /v1/traces or /v1/metrics is appended when absent), or the OTLP/gRPC host:port as http(s)://host:port' });
-const AuthValue = () => Str(0, 4096, { description: 'plaintext secret (0-4096): the bearer token, `user:password` for basic, or the API key; stored encrypted' });
+const SinkUrl = () =>
+  Str(1, 2048, {
+    pattern: '^https?://',
+    description:
+      'http(s) URL of the sink (1-2048): the OTLP/HTTP base (/v1/logs, /v1/traces or /v1/metrics is appended when absent), or the OTLP/gRPC host:port as http(s)://host:port',
+  });
+const AuthValue = () =>
+  Str(0, 4096, { description: 'plaintext secret (0-4096): the bearer token, `user:password` for basic, or the API key; stored encrypted' });
 /** An HTTP header name (RFC 9110 token), at most 256. */
-const ApiKeyHeader = () => Str(0, 256, { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$", description: 'header carrying the API key for api_key auth (0-256, an HTTP header name; empty = x-api-key)' });
-const Interval = () => Int32({ minimum: 0, maximum: 86_400, description: 'int32 0..86400 (default 300): seconds between forwards of audit_logs; 0 = every second (traces, metrics and logs forward continuously)' });
+const ApiKeyHeader = () =>
+  Str(0, 256, {
+    pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",
+    description: 'header carrying the API key for api_key auth (0-256, an HTTP header name; empty = x-api-key)',
+  });
+const Interval = () =>
+  Int32({
+    minimum: 0,
+    maximum: 86_400,
+    description:
+      'int32 0..86400 (default 300): seconds between forwards of audit_logs; 0 = every second (traces, metrics and logs forward continuously)',
+  });
 const ConfigId = () => Str(1, 64, { description: 'config id (1-64)' });
 const Owner = () => Str(0, 255, { description: 'logging hint (0-255)' });
 
@@ -55,7 +71,8 @@ const OneConfig = t.Object({ config: TelemetryConfigOut });
  * secret for every auth type but none; audit forwarding speaks http/json only.
  */
 export const checkTelemetryConfig = (c: { telemetryType: string; protocol: string; authType: string; authValue: string | null }): void => {
-  if (c.authType !== 'none' && !c.authValue) throw connectError('invalid_argument', `invalid field 'authValue': required with authType '${c.authType}'`, 'authValue');
+  if (c.authType !== 'none' && !c.authValue)
+    throw connectError('invalid_argument', `invalid field 'authValue': required with authType '${c.authType}'`, 'authValue');
   // A bearer token or an API key is sent as a header value as it is (basic's user:password goes base64-encoded).
   if ((c.authType === 'bearer' || c.authType === 'api_key') && c.authValue) checkHeaderValue('authValue', c.authValue);
   if (c.telemetryType === 'audit_logs' && c.protocol !== 'http/json')
@@ -104,7 +121,10 @@ export const TelemetryConfigOps = {
     summary: 'List the telemetry forwarding configs (oldest first; never authValue)',
     notes: 'telemetryType narrows to one type. authValue is not listed: GetTelemetryConfig returns it.',
     permission: 'platform_admin',
-    input: t.Object({ telemetryType: t.Optional(Enum(TELEMETRY_TYPES)), pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    input: t.Object(
+      { telemetryType: t.Optional(Enum(TELEMETRY_TYPES)), pageSize: PageSize(), pageToken: PageToken() },
+      { additionalProperties: false },
+    ),
     output: Page('configs', TelemetryConfigOut),
   }),
   UpdateTelemetryConfig: defineOp({
@@ -112,7 +132,8 @@ export const TelemetryConfigOps = {
     group: GROUP,
     name: 'UpdateTelemetryConfig',
     summary: 'Update a telemetry forwarding config (unset fields stay unchanged)',
-    notes: 'status overrides the stored status (the forwarder sets it again at its next attempt). authValue is not returned; GetTelemetryConfig returns it. A new sinkUrl follows the same address rule as on create.',
+    notes:
+      'status overrides the stored status (the forwarder sets it again at its next attempt). authValue is not returned; GetTelemetryConfig returns it. A new sinkUrl follows the same address rule as on create.',
     permission: 'platform_admin',
     mutates: { action: 'UPDATE', resource: 'telemetry_config' },
     input: t.Object(
@@ -167,7 +188,8 @@ export const TelemetryConfigOps = {
     group: GROUP,
     name: 'TriggerAuditForward',
     summary: 'Forward audit entries to every enabled audit_logs config now',
-    notes: 'Drains every enabled audit_logs config at once, whatever its interval or backoff, and answers when done (a config another replica is forwarding for is left to it). owner is a logging hint.',
+    notes:
+      'Drains every enabled audit_logs config at once, whatever its interval or backoff, and answers when done (a config another replica is forwarding for is left to it). owner is a logging hint.',
     permission: 'platform_admin',
     mutates: { action: 'UPDATE', resource: 'audit_forwarding' },
     input: t.Object({ owner: t.Optional(Owner()) }, { additionalProperties: false }),
@@ -183,7 +205,8 @@ export const TelemetryConfigResources = {
     audit: 'telemetry_config',
     terraform: {
       type: 'gateway_telemetry_config',
-      description: 'A telemetry forwarding config (OTLP sink); types traces, metrics and logs forward the request records, type audit_logs the audit log.',
+      description:
+        'A telemetry forwarding config (OTLP sink); types traces, metrics and logs forward the request records, type audit_logs the audit log.',
       create: T.CreateTelemetryConfig,
       get: T.GetTelemetryConfig,
       update: T.UpdateTelemetryConfig,
@@ -203,7 +226,8 @@ export const TelemetryConfigResources = {
           sensitive: true,
           keep: true,
           writeOnlyForm: true,
-          description: 'the sink secret (bearer token, user:password for basic, or the API key); kept in state as given and read back by Get (so an import reads it)',
+          description:
+            'the sink secret (bearer token, user:password for basic, or the API key); kept in state as given and read back by Get (so an import reads it)',
         },
         { api: 'apiKeyHeader', update: true },
         { api: 'enabled', update: true },
@@ -211,7 +235,12 @@ export const TelemetryConfigResources = {
         { computed: 'status', api: 'status', description: 'connected, disconnected, error or testing (set by the forwarder)' },
       ],
       check: (r) =>
-        checkTelemetryConfig({ telemetryType: reqText(r.telemetryType) ?? '', protocol: reqText(r.protocol) ?? '', authType: reqText(r.authType) ?? 'none', authValue: reqText(r.authValue) }),
+        checkTelemetryConfig({
+          telemetryType: reqText(r.telemetryType) ?? '',
+          protocol: reqText(r.protocol) ?? '',
+          authType: reqText(r.authType) ?? 'none',
+          authValue: reqText(r.authValue),
+        }),
     },
   }),
   /** A forward of the audit log run now (TriggerAuditForward). */

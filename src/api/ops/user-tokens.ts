@@ -27,7 +27,9 @@ export const UserTokenInfo = t.Object(
     status: t.String({ description: USER_TOKEN_STATUS.join(' | ') }),
     createdAt: Timestamp(),
     expiresAt: Timestamp(),
-    lastUsedAt: OptTimestamp('absent if never used; management calls are stored in batches (within seconds), inference use from the request records'),
+    lastUsedAt: OptTimestamp(
+      'absent if never used; management calls are stored in batches (within seconds), inference use from the request records',
+    ),
     revokedAt: OptTimestamp('absent while not revoked'),
     revokedReason: t.Optional(t.String()),
   },
@@ -51,10 +53,14 @@ export const UserTokenOps = {
         userId: Str(1, 255, { description: 'opaque user id from the identity provider (1-255)' }),
         organizationUnit: Str(1, 255),
         role: Str(1, 100),
-        scopes: t.Optional(t.Array(Str(0, 50, { pattern: PATTERNS.SCOPE }), { maxItems: 10, description: 'at most 10, each SCOPE, max 50' })),
+        scopes: t.Optional(
+          t.Array(Str(0, 50, { pattern: PATTERNS.SCOPE }), { maxItems: 10, description: 'at most 10, each SCOPE, max 50' }),
+        ),
         name: Nullable(Str(0, 255)),
         expiresInDays: t.Optional(t.Union([Int64({ minimum: 1, maximum: 365, description: 'int64 1..365; default 30' }), t.Null()])),
-        projectId: Nullable(Str(0, 253, { pattern: `^$|${PATTERNS.PROJ}`, description: 'PROJ, max 253; unset or empty = the default project' })),
+        projectId: Nullable(
+          Str(0, 253, { pattern: `^$|${PATTERNS.PROJ}`, description: 'PROJ, max 253; unset or empty = the default project' }),
+        ),
         impersonate: Nullable(t.Boolean({ description: 'true: the token is not persisted' })),
         impersonationMetadata: Nullable(
           t.Object(
@@ -85,7 +91,8 @@ export const UserTokenOps = {
     group: GROUP,
     name: 'GetUserToken',
     summary: "A user token's claims and status (never the token)",
-    notes: 'The platform admin: any token; a user: its own tokens (others are not_found). Impersonation tokens are not persisted: not_found.',
+    notes:
+      'The platform admin: any token; a user: its own tokens (others are not_found). Impersonation tokens are not persisted: not_found.',
     permission: 'customer_member',
     input: t.Object({ jti: Jti() }, { additionalProperties: false }),
     output: t.Object({ token: UserTokenInfo }),
@@ -115,10 +122,14 @@ export const UserTokenOps = {
     group: GROUP,
     name: 'RevokeUserToken',
     summary: 'Revoke a user token: refused by the management API at once, by inference within the propagation time',
-    notes: 'The platform admin: any token; a user: its own tokens. Revoking a revoked token changes nothing (its first revokedAt and reason are kept).',
+    notes:
+      'The platform admin: any token; a user: its own tokens. Revoking a revoked token changes nothing (its first revokedAt and reason are kept).',
     permission: 'customer_member',
     mutates: { action: 'REVOKE', resource: 'user_token' },
-    input: t.Object({ jti: Jti(), reason: Nullable(Str(0, 500, { description: 'kept as revokedReason (0-500)' })) }, { additionalProperties: false }),
+    input: t.Object(
+      { jti: Jti(), reason: Nullable(Str(0, 500, { description: 'kept as revokedReason (0-500)' })) },
+      { additionalProperties: false },
+    ),
     output: t.Object({ revokedAt: Timestamp(), success: t.Boolean() }),
   }),
   RotateUserTokenSigningKey: defineOp({
@@ -147,5 +158,9 @@ export const UserTokenResources = {
     stored: [{ table: 'user_tokens', removal: 'revoke', removedWith: ['customer', 'project'] }],
     change: { kind: 'USER_TOKEN', entity: 'user_token', keepsApiKeys: true },
   }),
-  signingKey: defineResource({ owner: 'global', audit: 'signing_key', change: { kind: 'SIGNING_KEY', entity: 'signing_key', keepsApiKeys: true } }),
+  signingKey: defineResource({
+    owner: 'global',
+    audit: 'signing_key',
+    change: { kind: 'SIGNING_KEY', entity: 'signing_key', keepsApiKeys: true },
+  }),
 };

@@ -3,7 +3,17 @@ import { ApiError, type Json } from '../../api/client.ts';
 import { AuditPage } from './audit.tsx';
 import { messageOfError } from './fields.ts';
 import { API_KEYS, BUDGETS, GUARDRAILS, MCP_PROFILES, MCP_SERVERS } from './pages-more.tsx';
-import { CATALOG, CONNECTIONS, CUSTOMERS, MEMBERS, PROJECT_MCP_SERVERS, PROJECT_MODELS, PROJECT_PROVIDERS, PROJECTS, ROUTES } from './pages.tsx';
+import {
+  CATALOG,
+  CONNECTIONS,
+  CUSTOMERS,
+  MEMBERS,
+  PROJECT_MCP_SERVERS,
+  PROJECT_MODELS,
+  PROJECT_PROVIDERS,
+  PROJECTS,
+  ROUTES,
+} from './pages.tsx';
 import { PlanesPage } from './planes.tsx';
 import { RecordsPage } from './records.tsx';
 import { type ResourceDef, ResourcePage, type Scope } from './resource.tsx';
@@ -27,7 +37,12 @@ export const PAGES: PageEntry[] = [
   { id: 'status', title: 'Status', view: (s, changed) => <PlanesPage scope={s} onChanged={changed} /> },
   { id: 'customers', title: 'Customers', adminOnly: true, defs: [CUSTOMERS] },
   { id: 'projects', title: 'Projects', defs: [PROJECTS] },
-  { id: 'project', title: 'Members & assignments', needsProject: true, defs: [MEMBERS, PROJECT_MODELS, PROJECT_PROVIDERS, PROJECT_MCP_SERVERS] },
+  {
+    id: 'project',
+    title: 'Members & assignments',
+    needsProject: true,
+    defs: [MEMBERS, PROJECT_MODELS, PROJECT_PROVIDERS, PROJECT_MCP_SERVERS],
+  },
   { id: 'settings', title: 'Settings', needsProject: true, view: (s) => <SettingsPage scope={s} /> },
   { id: 'catalog', title: 'Catalog', adminOnly: true, defs: [CATALOG] },
   { id: 'connections', title: 'Connections', needsProject: true, defs: [CONNECTIONS] },
@@ -71,7 +86,16 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
         <p>Sign in with the platform-admin token or a user token. Every call is the management API with this token.</p>
         <div class={`field${error ? ' invalid' : ''}`}>
           <label for="token">Token</label>
-          <input id="token" type="password" autoComplete="off" required value={token} aria-invalid={error ? true : undefined} aria-describedby={error ? 'token-error' : undefined} onInput={(e) => setToken(e.currentTarget.value)} />
+          <input
+            id="token"
+            type="password"
+            autoComplete="off"
+            required
+            value={token}
+            aria-invalid={error ? true : undefined}
+            aria-describedby={error ? 'token-error' : undefined}
+            onInput={(e) => setToken(e.currentTarget.value)}
+          />
           {error ? (
             <span id="token-error" class="field-error" role="alert">
               {error}
@@ -85,9 +109,23 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
 }
 
 const slugs = (items: Json | undefined, key: string): string[] =>
-  (Array.isArray(items) ? items : []).flatMap((i) => (i !== null && typeof i === 'object' && !Array.isArray(i) && typeof i[key] === 'string' ? [i[key]] : []));
+  (Array.isArray(items) ? items : []).flatMap((i) =>
+    i !== null && typeof i === 'object' && !Array.isArray(i) && typeof i[key] === 'string' ? [i[key]] : [],
+  );
 
-function Picker({ id, label, options, value, onChange }: { id: string; label: string; options: string[]; value: string; onChange: (v: string) => void }) {
+function Picker({
+  id,
+  label,
+  options,
+  value,
+  onChange,
+}: {
+  id: string;
+  label: string;
+  options: string[];
+  value: string;
+  onChange: (v: string) => void;
+}) {
   return (
     <span class="picker">
       <label for={id}>{label}</label>
@@ -153,7 +191,11 @@ function Console({ session, signOut }: { session: Session; signOut: () => void }
       <header>
         <h1>AI gateway console</h1>
         <div class="context">
-          {session.admin ? <Picker id="pick-customer" label="Customer" options={customers} value={customerId} onChange={setCustomerId} /> : <span>Customer {customerId}</span>}
+          {session.admin ? (
+            <Picker id="pick-customer" label="Customer" options={customers} value={customerId} onChange={setCustomerId} />
+          ) : (
+            <span>Customer {customerId}</span>
+          )}
           <Picker id="pick-project" label="Project" options={projects} value={projectId} onChange={setProjectId} />
         </div>
         <div class="who">
@@ -181,7 +223,11 @@ function Console({ session, signOut }: { session: Session; signOut: () => void }
           <div key={`${current.id}-${customerId}-${projectId}`}>{current.view(scope, changed)}</div>
         ) : (
           (current.defs ?? []).map((d) =>
-            d.scope === 'customer' && !customerId ? <p key={d.list}>Choose a customer first.</p> : <ResourcePage key={`${d.list}-${customerId}-${projectId}`} def={d} scope={scope} onChanged={changed} />,
+            d.scope === 'customer' && !customerId ? (
+              <p key={d.list}>Choose a customer first.</p>
+            ) : (
+              <ResourcePage key={`${d.list}-${customerId}-${projectId}`} def={d} scope={scope} onChanged={changed} />
+            ),
           )
         )}
       </main>

@@ -22,7 +22,11 @@ function VerdictView({ v }: { v: Verdict }) {
   if (v.reason)
     return (
       <p class="verdict" role="status">
-        Not verifiable yet: {v.reason === 'unsealed' ? 'the entry is not in a sealed checkpoint yet (windows are sealed every GATEWAY_AUDIT_CHECKPOINT_INTERVAL)' : v.reason}.
+        Not verifiable yet:{' '}
+        {v.reason === 'unsealed'
+          ? 'the entry is not in a sealed checkpoint yet (windows are sealed every GATEWAY_AUDIT_CHECKPOINT_INTERVAL)'
+          : v.reason}
+        .
       </p>
     );
   return (
@@ -45,7 +49,9 @@ function Details({ log, session }: { log: Log; session: Session }) {
   const [busy, setBusy] = useState(false);
   return (
     <div class="audit-detail">
-      <pre tabIndex={0}>{JSON.stringify({ requestBody: log.requestBody, responseData: log.responseData, errorMessage: log.errorMessage }, null, 2)}</pre>
+      <pre tabIndex={0}>
+        {JSON.stringify({ requestBody: log.requestBody, responseData: log.responseData, errorMessage: log.errorMessage }, null, 2)}
+      </pre>
       <button
         type="button"
         disabled={busy}
@@ -88,7 +94,8 @@ export function AuditPage({ session }: { session: Session }) {
           submitLabel="Search"
           onSubmit={async (body) => {
             const got = await session.client.callJson('QueryAuditLogs', body);
-            if (!Value.Check(OPS.QueryAuditLogs.output, got)) throw new ApiError('internal', 'QueryAuditLogs: internal: the answer does not match its schema', 200);
+            if (!Value.Check(OPS.QueryAuditLogs.output, got))
+              throw new ApiError('internal', 'QueryAuditLogs: internal: the answer does not match its schema', 200);
             setAnswer(got);
           }}
         />
@@ -105,12 +112,20 @@ export function AuditPage({ session }: { session: Session }) {
                 class: log.success ? '' : 'refused',
                 cells: [
                   ...COLUMNS.map((c) => String(log[c])),
-                  <button type="button" class="secondary" aria-expanded={open === log.id} aria-label={`${open === log.id ? 'Hide' : 'Show'} details of ${log.actionType} ${log.resourceType} ${log.timestamp}`} onClick={() => setOpen(open === log.id ? undefined : log.id)}>
+                  <button
+                    type="button"
+                    class="secondary"
+                    aria-expanded={open === log.id}
+                    aria-label={`${open === log.id ? 'Hide' : 'Show'} details of ${log.actionType} ${log.resourceType} ${log.timestamp}`}
+                    onClick={() => setOpen(open === log.id ? undefined : log.id)}
+                  >
                     {open === log.id ? 'Hide' : 'Show'}
                   </button>,
                 ],
               },
-              ...(open === log.id ? [{ key: `${log.id}-detail`, class: 'detail', span: true, cells: [<Details log={log} session={session} />] }] : []),
+              ...(open === log.id
+                ? [{ key: `${log.id}-detail`, class: 'detail', span: true, cells: [<Details log={log} session={session} />] }]
+                : []),
             ])}
           />
         </>

@@ -27,7 +27,8 @@ export interface Change {
 
 const big = (s: string): bigint => (/^\d+$/.test(s) ? BigInt(s) : 0n);
 
-export const revisionsOf = (planes: readonly Plane[]): Record<string, string> => Object.fromEntries(planes.map((p) => [p.dataplaneId, p.desiredRevision]));
+export const revisionsOf = (planes: readonly Plane[]): Record<string, string> =>
+  Object.fromEntries(planes.map((p) => [p.dataplaneId, p.desiredRevision]));
 
 /**
  * From the first status read after the save: this change's revision on every plane whose
@@ -38,7 +39,8 @@ export const noteRevisions = (change: Change, planes: readonly Plane[]): Change 
   const revision: Record<string, string> = {};
   for (const p of planes) {
     const before = change.before?.[p.dataplaneId];
-    if (change.before === undefined || before === undefined || big(p.desiredRevision) > big(before)) revision[p.dataplaneId] = p.desiredRevision;
+    if (change.before === undefined || before === undefined || big(p.desiredRevision) > big(before))
+      revision[p.dataplaneId] = p.desiredRevision;
   }
   return { ...change, revision, observed: true };
 };
@@ -54,10 +56,10 @@ export const stageOn = (change: Change, plane: Plane | undefined): Stage => {
 
 /** True when no plane has this change still on its way. */
 export const settled = (change: Change, planes: readonly Plane[] | undefined): boolean =>
-  planes !== undefined && planes.every((p) => {
+  planes?.every((p) => {
     const s = stageOn(change, p);
     return s === 'serving' || s === 'not affected';
-  });
+  }) === true;
 
 type Listener = (changes: readonly Change[]) => void;
 

@@ -31,7 +31,17 @@ export interface Field {
   maxItems?: number;
 }
 
-const WORDS: Record<string, string> = { id: 'ID', ids: 'IDs', url: 'URL', api: 'API', usd: 'USD', ms: 'ms', mcp: 'MCP', pii: 'PII', jti: 'JTI' };
+const WORDS: Record<string, string> = {
+  id: 'ID',
+  ids: 'IDs',
+  url: 'URL',
+  api: 'API',
+  usd: 'USD',
+  ms: 'ms',
+  mcp: 'MCP',
+  pii: 'PII',
+  jti: 'JTI',
+};
 
 /** `customerId` → "Customer ID", `limitUsd` → "Limit USD", `baseUrl` → "Base URL". */
 export const labelOf = (name: string): string => {
@@ -67,7 +77,10 @@ const forVFlag = (p: string): string => {
       if (c === '[') {
         inClass = true;
         rangeStart = false;
-        if (p.charAt(i + 1) === '^') (out += '^'), i++;
+        if (p.charAt(i + 1) === '^') {
+          out += '^';
+          i++;
+        }
       }
     } else if (c === ']') {
       out += c;
@@ -136,10 +149,18 @@ const fieldOf = (name: string, path: string, raw: TSchema, required: boolean): F
     };
   }
   if (TypeGuard.IsInteger(s) || TypeGuard.IsNumber(s))
-    return { ...base, kind: 'number', ...(s.minimum !== undefined ? { minimum: s.minimum } : {}), ...(s.maximum !== undefined ? { maximum: s.maximum } : {}) };
+    return {
+      ...base,
+      kind: 'number',
+      ...(s.minimum !== undefined ? { minimum: s.minimum } : {}),
+      ...(s.maximum !== undefined ? { maximum: s.maximum } : {}),
+    };
   if (TypeGuard.IsBoolean(s)) return { ...base, kind: 'boolean' };
   if (TypeGuard.IsArray(s)) {
-    const bounds = { ...(s.minItems !== undefined ? { minItems: s.minItems } : {}), ...(s.maxItems !== undefined ? { maxItems: s.maxItems } : {}) };
+    const bounds = {
+      ...(s.minItems !== undefined ? { minItems: s.minItems } : {}),
+      ...(s.maxItems !== undefined ? { maxItems: s.maxItems } : {}),
+    };
     if (TypeGuard.IsObject(s.items)) return { ...base, kind: 'rows', fields: fieldsOf(s.items, `${path}.`), ...bounds };
     const itemChoices = literals(s.items);
     return { ...base, kind: 'list', ...bounds, ...(itemChoices ? { choices: itemChoices } : {}) };
@@ -155,7 +176,7 @@ export const fieldsOf = (schema: TObject, prefix = ''): Field[] =>
 /** What the inputs hold: dotted path → text (checkboxes: 'true' / ''; lists: one item a line; rows: `path.N.field`). */
 export type Values = Record<string, string>;
 
-const valueOf = (f: Field, values: Values, rows: Record<string, number>): Json | undefined => {
+const fieldValue = (f: Field, values: Values, rows: Record<string, number>): Json | undefined => {
   const text = values[f.path] ?? '';
   switch (f.kind) {
     case 'group': {
@@ -201,7 +222,7 @@ const valueOf = (f: Field, values: Values, rows: Record<string, number>): Json |
 const objectOf = (fields: Field[], values: Values, rows: Record<string, number>): JsonObject => {
   const out: JsonObject = {};
   for (const f of fields) {
-    const v = valueOf(f, values, rows);
+    const v = fieldValue(f, values, rows);
     if (v !== undefined) out[f.name] = v;
   }
   return out;
@@ -217,7 +238,13 @@ export const fieldOfError = (message: string): string | undefined => /invalid fi
 export const messageOfError = (message: string): string => message.replace(/^[A-Za-z]+: [a-z_]+: /, '');
 
 const scalarText = (v: Json | undefined): string | undefined =>
-  v === undefined || v === null ? undefined : typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined;
+  v === undefined || v === null
+    ? undefined
+    : typeof v === 'string'
+      ? v
+      : typeof v === 'number' || typeof v === 'boolean'
+        ? String(v)
+        : undefined;
 
 /**
  * What an edit form starts with: a resource as the API returned it, as the inputs' strings (the

@@ -31,7 +31,10 @@ const inputId = (form: string, path: string) => `${form}-${path.replace(/\./g, '
 
 export function SchemaForm(p: FormProps) {
   const [values, setValues] = useState<Values>(() => ({ ...(p.initial ?? {}), ...Object.fromEntries(Object.entries(p.fixed ?? {})) }));
-  const [rows, setRows] = useState<Record<string, number>>(() => ({ ...Object.fromEntries(rowDefaults(p.fields)), ...(p.initialRows ?? {}) }));
+  const [rows, setRows] = useState<Record<string, number>>(() => ({
+    ...Object.fromEntries(rowDefaults(p.fields)),
+    ...(p.initialRows ?? {}),
+  }));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [formError, setFormError] = useState('');
   const [busy, setBusy] = useState(false);
@@ -93,15 +96,27 @@ export function SchemaForm(p: FormProps) {
           {help}
           {errorText}
           {Array.from({ length: n }, (_, i) => (
+            // biome-ignore lint/a11y/useSemanticElements: a row inside the list's own fieldset; a nested fieldset's box would break the row grid.
             <div class="row" key={i} role="group" aria-label={`${f.label} ${i + 1}`}>
               {(f.fields ?? []).map((c) => render({ ...c, path: `${f.path}.${i}.${c.name}`, label: `${c.label}` }, true))}
-              <button type="button" class="secondary" aria-label={`Remove ${f.label.toLowerCase()} ${i + 1}`} disabled={n <= (f.minItems ?? 0)} onClick={() => removeRow(f, i)}>
+              <button
+                type="button"
+                class="secondary"
+                aria-label={`Remove ${f.label.toLowerCase()} ${i + 1}`}
+                disabled={n <= (f.minItems ?? 0)}
+                onClick={() => removeRow(f, i)}
+              >
                 Remove
               </button>
             </div>
           ))}
           {p.rowsExtra?.(f, values, n)}
-          <button type="button" class="secondary" disabled={f.maxItems !== undefined && n >= f.maxItems} onClick={() => setRows((r) => ({ ...r, [f.path]: n + 1 }))}>
+          <button
+            type="button"
+            class="secondary"
+            disabled={f.maxItems !== undefined && n >= f.maxItems}
+            onClick={() => setRows((r) => ({ ...r, [f.path]: n + 1 }))}
+          >
             Add {f.label.toLowerCase().replace(/s$/, '')}
           </button>
         </fieldset>
@@ -129,9 +144,28 @@ export function SchemaForm(p: FormProps) {
         </select>
       );
     else if (f.kind === 'json' || f.kind === 'list')
-      control = <textarea {...common} rows={f.kind === 'json' ? 3 : 2} required={f.required} value={value} onInput={(e) => set(f.path, e.currentTarget.value)} />;
+      control = (
+        <textarea
+          {...common}
+          rows={f.kind === 'json' ? 3 : 2}
+          required={f.required}
+          value={value}
+          onInput={(e) => set(f.path, e.currentTarget.value)}
+        />
+      );
     else if (f.kind === 'number')
-      control = <input {...common} type="number" step="1" min={f.minimum} max={f.maximum} required={f.required} value={value} onInput={(e) => set(f.path, e.currentTarget.value)} />;
+      control = (
+        <input
+          {...common}
+          type="number"
+          step="1"
+          min={f.minimum}
+          max={f.maximum}
+          required={f.required}
+          value={value}
+          onInput={(e) => set(f.path, e.currentTarget.value)}
+        />
+      );
     else
       control = (
         <input
@@ -194,7 +228,13 @@ export function SchemaForm(p: FormProps) {
 }
 
 const rowDefaults = (fields: Field[]): [string, number][] =>
-  fields.flatMap((f) => (f.kind === 'rows' ? [[f.path, Math.max(1, f.minItems ?? 0)] as [string, number]] : f.kind === 'group' ? rowDefaults(f.fields ?? []) : []));
+  fields.flatMap((f) =>
+    f.kind === 'rows'
+      ? [[f.path, Math.max(1, f.minItems ?? 0)] as [string, number]]
+      : f.kind === 'group'
+        ? rowDefaults(f.fields ?? [])
+        : [],
+  );
 
 /** Fixed values (by field name) at any depth: `customerId` fills `enterpriseContext.customerId` too. */
 const fillFixed = (fields: Field[], fixed: Record<string, string>, into: Values): void => {

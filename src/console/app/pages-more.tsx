@@ -24,7 +24,12 @@ export const API_KEYS: ResourceDef = {
     </div>
   ),
   listInput: { includeRevoked: true },
-  remove: { op: 'RevokeApiKey', label: 'Revoke', input: (row, s) => ({ id: str(row.id), customerId: s.customerId, projectId: s.projectId }), when: (row) => !row.revokedAt },
+  remove: {
+    op: 'RevokeApiKey',
+    label: 'Revoke',
+    input: (row, s) => ({ id: str(row.id), customerId: s.customerId, projectId: s.projectId }),
+    when: (row) => !row.revokedAt,
+  },
 };
 
 export const BUDGETS: ResourceDef = {
@@ -45,7 +50,11 @@ export const GUARDRAILS: ResourceDef = {
   create: 'CreateGuardrail',
   createLabel: 'Create guardrail',
   columns: ['name', 'stage', 'kind', 'action', 'pattern', 'piiTypes'],
-  remove: { op: 'DeleteGuardrail', label: 'Delete', input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, name: str(row.name) }) },
+  remove: {
+    op: 'DeleteGuardrail',
+    label: 'Delete',
+    input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, name: str(row.name) }),
+  },
   update: { op: 'UpdateGuardrail', fixed: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, name: str(row.name) }) },
 };
 
@@ -71,7 +80,10 @@ export const MCP_PROFILES: ResourceDef = {
   cells: {
     servers: (row) =>
       (Array.isArray(row.servers) ? row.servers.filter(isObj) : [])
-        .map((s) => `${str(s.serverId)}${Array.isArray(s.tools) ? ` [${s.tools.map(str).join(', ')}]` : ''} as ${str(s.prefix) || '(no prefix)'}`)
+        .map(
+          (s) =>
+            `${str(s.serverId)}${Array.isArray(s.tools) ? ` [${s.tools.map(str).join(', ')}]` : ''} as ${str(s.prefix) || '(no prefix)'}`,
+        )
         .join('; '),
   },
   choices: async (s) => {
@@ -79,6 +91,13 @@ export const MCP_PROFILES: ResourceDef = {
     const entries = Array.isArray(page.entries) ? page.entries.filter(isObj) : [];
     return { serverId: entries.map((e) => ({ value: str(e.serverId), label: str(e.serverId) })) };
   },
-  update: { op: 'UpdateMcpProfile', fixed: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, profileId: str(row.profileId) }) },
-  remove: { op: 'DeleteMcpProfile', label: 'Delete', input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, profileId: str(row.profileId) }) },
+  update: {
+    op: 'UpdateMcpProfile',
+    fixed: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, profileId: str(row.profileId) }),
+  },
+  remove: {
+    op: 'DeleteMcpProfile',
+    label: 'Delete',
+    input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, profileId: str(row.profileId) }),
+  },
 };

@@ -7,7 +7,8 @@ import { text } from './resource.tsx';
 
 const isObj = (v: Json | undefined): v is JsonObject => v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v);
 const str = (v: Json | undefined): string => text(v);
-const num = (v: Json | undefined, dflt: number): number => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : dflt);
+const num = (v: Json | undefined, dflt: number): number =>
+  typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : dflt;
 
 /** Targets grouped by priority, each with its share of its priority's weight. */
 const chain = (targets: { connection: string; model: string; priority: number; weight: number }[]) => {
@@ -43,7 +44,9 @@ function Chain({ targets }: { targets: { connection: string; model: string; prio
 }
 
 const targetsOf = (row: JsonObject) =>
-  (Array.isArray(row.targets) ? row.targets : []).filter(isObj).map((t) => ({ connection: str(t.connection), model: str(t.model), priority: num(t.priority, 0), weight: num(t.weight, 1) }));
+  (Array.isArray(row.targets) ? row.targets : [])
+    .filter(isObj)
+    .map((t) => ({ connection: str(t.connection), model: str(t.model), priority: num(t.priority, 0), weight: num(t.weight, 1) }));
 
 /** The targets being edited, drawn as the fallback chain with each weight's share. */
 const routeTargetsPreview = (f: Field, values: Values, n: number) =>
@@ -64,7 +67,9 @@ const routeTargetsPreview = (f: Field, values: Values, n: number) =>
 const names = async (s: Scope, op: 'ListProviderConnections', key: string) => {
   const page = await s.session.client.callJson(op, { customerId: s.customerId, projectId: s.projectId });
   const items = page[key];
-  return (Array.isArray(items) ? items : []).filter(isObj).map((c) => ({ value: str(c.name), label: `${str(c.name)} (${str(c.provider)})` }));
+  return (Array.isArray(items) ? items : [])
+    .filter(isObj)
+    .map((c) => ({ value: str(c.name), label: `${str(c.name)} (${str(c.provider)})` }));
 };
 
 export const CUSTOMERS: ResourceDef = {
@@ -97,7 +102,11 @@ export const MEMBERS: ResourceDef = {
   createLabel: 'Add member',
   columns: ['userId', 'role', 'createdAt'],
   rowKey: (row) => str(row.userId),
-  remove: { op: 'RemoveProjectMember', label: 'Remove', input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, userId: str(row.userId) }) },
+  remove: {
+    op: 'RemoveProjectMember',
+    label: 'Remove',
+    input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, userId: str(row.userId) }),
+  },
   update: { op: 'UpdateProjectMember', fixed: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, userId: str(row.userId) }) },
 };
 
@@ -116,7 +125,11 @@ export const PROJECT_MODELS: ResourceDef = {
     const models = Array.isArray(page.models) ? page.models.filter(isObj) : [];
     return { modelId: models.map((m) => ({ value: str(m.id), label: `${str(m.model)} (${str(m.provider)})` })) };
   },
-  remove: { op: 'RemoveProjectModel', label: 'Unassign', input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, modelId: str(row.modelId ?? row.id) }) },
+  remove: {
+    op: 'RemoveProjectModel',
+    label: 'Unassign',
+    input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, modelId: str(row.modelId ?? row.id) }),
+  },
 };
 
 export const CATALOG: ResourceDef = {
@@ -164,7 +177,11 @@ export const PROJECT_PROVIDERS: ResourceDef = {
   createLabel: 'Assign provider',
   columns: ['providerName', 'createdAt'],
   rowKey: (row) => str(row.providerName),
-  remove: { op: 'RemoveProjectProvider', label: 'Unassign', input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, providerName: str(row.providerName) }) },
+  remove: {
+    op: 'RemoveProjectProvider',
+    label: 'Unassign',
+    input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, providerName: str(row.providerName) }),
+  },
 };
 
 export const PROJECT_MCP_SERVERS: ResourceDef = {
@@ -180,5 +197,9 @@ export const PROJECT_MCP_SERVERS: ResourceDef = {
     const servers = Array.isArray(page.servers) ? page.servers.filter(isObj) : [];
     return { serverId: servers.map((m) => ({ value: str(m.serverId), label: `${str(m.serverId)} (${str(m.url)})` })) };
   },
-  remove: { op: 'RemoveProjectMcpServer', label: 'Unassign', input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, serverId: str(row.serverId) }) },
+  remove: {
+    op: 'RemoveProjectMcpServer',
+    label: 'Unassign',
+    input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, serverId: str(row.serverId) }),
+  },
 };

@@ -22,7 +22,10 @@ function PlaneStage({ id }: { id: string }) {
   if (!plane) return <span class="muted">no status</span>;
   return (
     <span>
-      <StageBadge stage={plane.stage} /> <span class="muted">r{plane.appliedRevision}/{plane.desiredRevision}</span>
+      <StageBadge stage={plane.stage} />{' '}
+      <span class="muted">
+        r{plane.appliedRevision}/{plane.desiredRevision}
+      </span>
     </span>
   );
 }

@@ -1,5 +1,14 @@
 import type { ManagementClient } from '../../api/client.ts';
-import { checkpointSignatureValid, ed25519Jwks, fromBase64, importEd25519, leafHashOf, rootFromPath, sameBytes, toBase64 } from '../../audit/verifier.ts';
+import {
+  checkpointSignatureValid,
+  ed25519Jwks,
+  fromBase64,
+  importEd25519,
+  leafHashOf,
+  rootFromPath,
+  sameBytes,
+  toBase64,
+} from '../../audit/verifier.ts';
 
 /**
  * An audit entry's inclusion proof verified in the browser (contract §3.3), with WebCrypto:
@@ -41,14 +50,22 @@ export const verifyEntry = async (client: ManagementClient, id: string): Promise
   const checks: Check[] = [];
   const entry = await client.callJson('GetAuditLog', { id });
   const leaf = await leafHashOf(entry.log);
-  checks.push({ name: 'leaf hash', ok: sameBytes(leaf, fromBase64(proof.leafHash)), detail: `SHA-256(0x00 ‖ JCS(entry)) = ${toBase64(leaf)}` });
+  checks.push({
+    name: 'leaf hash',
+    ok: sameBytes(leaf, fromBase64(proof.leafHash)),
+    detail: `SHA-256(0x00 ‖ JCS(entry)) = ${toBase64(leaf)}`,
+  });
   const root = await rootFromPath(leaf, Number(proof.leafIndex), Number(proof.treeSize), proof.proof.map(fromBase64));
   checks.push({
     name: 'audit path',
     ok: root !== undefined && sameBytes(root, fromBase64(cp.rootHash)),
     detail: `leaf ${proof.leafIndex} of ${proof.treeSize}, ${proof.proof.length} nodes → ${root ? toBase64(root) : 'does not fit the tree'}; checkpoint root ${cp.rootHash}`,
   });
-  checks.push({ name: 'window unchanged', ok: proof.treeSize === cp.leafCount, detail: `${proof.treeSize} entries now, ${cp.leafCount} when sealed` });
+  checks.push({
+    name: 'window unchanged',
+    ok: proof.treeSize === cp.leafCount,
+    detail: `${proof.treeSize} entries now, ${cp.leafCount} when sealed`,
+  });
   let signatureOk = false;
   let detail = `Ed25519, key ${cp.signingKid}`;
   try {

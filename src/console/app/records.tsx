@@ -11,7 +11,7 @@ import { Table } from './table.tsx';
 type Answer = OpOutput<'SearchRequestRecords'>;
 type Rec = Answer['records'][number];
 
-const pretty = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v, null, 2) ?? '');
+const pretty = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v, null, 2) ?? ''));
 
 function Bodies({ r }: { r: Rec }) {
   return (
@@ -47,11 +47,26 @@ export function RecordsPage({ scope }: { scope: Scope }) {
       </details>
       {answer ? (
         <>
-          <p role="status">{answer.records.length === 0 ? 'No matching records.' : `${answer.records.length} records${answer.nextPageToken ? ' (more: narrow the search)' : ''}`}</p>
+          <p role="status">
+            {answer.records.length === 0
+              ? 'No matching records.'
+              : `${answer.records.length} records${answer.nextPageToken ? ' (more: narrow the search)' : ''}`}
+          </p>
           {answer.records.length > 0 ? (
             <Table
               label="Request records"
-              columns={['timestamp', 'requestId', 'clientRequestId', 'model', 'target', 'httpStatus', 'latencyMs', 'tokens', 'cost', 'bodies']}
+              columns={[
+                'timestamp',
+                'requestId',
+                'clientRequestId',
+                'model',
+                'target',
+                'httpStatus',
+                'latencyMs',
+                'tokens',
+                'cost',
+                'bodies',
+              ]}
               rows={answer.records.flatMap((r) => [
                 {
                   key: r.requestId,
@@ -66,7 +81,13 @@ export function RecordsPage({ scope }: { scope: Scope }) {
                     r.latencyMs,
                     `${r.usage.promptTokens} in / ${r.usage.completionTokens} out`,
                     `$${r.cost}`,
-                    <button type="button" class="secondary" aria-expanded={open === r.requestId} aria-label={`${open === r.requestId ? 'Hide' : 'Show'} bodies of ${r.requestId}`} onClick={() => setOpen(open === r.requestId ? undefined : r.requestId)}>
+                    <button
+                      type="button"
+                      class="secondary"
+                      aria-expanded={open === r.requestId}
+                      aria-label={`${open === r.requestId ? 'Hide' : 'Show'} bodies of ${r.requestId}`}
+                      onClick={() => setOpen(open === r.requestId ? undefined : r.requestId)}
+                    >
                       {open === r.requestId ? 'Hide' : 'Show'}
                     </button>,
                   ],

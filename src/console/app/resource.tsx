@@ -56,10 +56,20 @@ const itemsOf = (op: OpName): { key: string; item: TObject | undefined } => {
 };
 
 const scopeInput = (def: ResourceDef, s: Scope): Record<string, string> =>
-  def.scope === 'project' ? { customerId: s.customerId, projectId: s.projectId } : def.scope === 'customer' ? { customerId: s.customerId } : {};
+  def.scope === 'project'
+    ? { customerId: s.customerId, projectId: s.projectId }
+    : def.scope === 'customer'
+      ? { customerId: s.customerId }
+      : {};
 
 export const text = (v: Json | undefined): string =>
-  v === undefined || v === null ? '' : typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
+  v === undefined || v === null
+    ? ''
+    : typeof v === 'string'
+      ? v
+      : typeof v === 'number' || typeof v === 'boolean'
+        ? String(v)
+        : JSON.stringify(v);
 
 const isObj = (v: Json | undefined): v is JsonObject => v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v);
 
@@ -81,12 +91,18 @@ const lastChangeOf = (session: Session): Map<string, number> => {
 
 export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scope: Scope; onChanged?: () => void }) {
   const { key, item } = itemsOf(def.list);
-  const columns = def.columns ?? Object.keys(item?.properties ?? {}).filter((c) => !HIDDEN.has(c)).slice(0, 6);
+  const columns =
+    def.columns ??
+    Object.keys(item?.properties ?? {})
+      .filter((c) => !HIDDEN.has(c))
+      .slice(0, 6);
   const [rows, setRows] = useState<JsonObject[] | undefined>(undefined);
   const [error, setError] = useState('');
   const [choices, setChoices] = useState<Record<string, Choice[]>>({});
   const [shown, setShown] = useState<JsonObject | undefined>(undefined);
-  const [changeId, setChangeId] = useState(() => lastChangeOf(scope.session).get(`${def.list}/${scope.customerId}/${scope.projectId}`) ?? 0);
+  const [changeId, setChangeId] = useState(
+    () => lastChangeOf(scope.session).get(`${def.list}/${scope.customerId}/${scope.projectId}`) ?? 0,
+  );
   const [formKey, setFormKey] = useState(0);
   const [editing, setEditing] = useState<JsonObject | undefined>(undefined);
   const session = scope.session;
@@ -152,7 +168,9 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
                           Edit
                         </button>
                       ) : null}
-                      {def.remove && (def.remove.when?.(row) ?? true) ? <RemoveButton def={def} row={row} scope={scope} write={write} onError={setError} /> : null}
+                      {def.remove && (def.remove.when?.(row) ?? true) ? (
+                        <RemoveButton def={def} row={row} scope={scope} write={write} onError={setError} />
+                      ) : null}
                     </span>,
                   ]
                 : []),
@@ -161,7 +179,17 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
         />
       )}
       {shown && def.created ? def.created(shown) : null}
-      {editing && def.update ? <EditForm def={def} update={def.update} row={editing} scope={scope} choices={choices} write={write} close={() => setEditing(undefined)} /> : null}
+      {editing && def.update ? (
+        <EditForm
+          def={def}
+          update={def.update}
+          row={editing}
+          scope={scope}
+          choices={choices}
+          write={write}
+          close={() => setEditing(undefined)}
+        />
+      ) : null}
       {def.create ? (
         <details class="create">
           <summary>{def.createLabel ?? `Create`}</summary>
@@ -191,7 +219,23 @@ type Write = (op: OpName, body: JsonObject, what: string) => Promise<JsonObject>
 
 type Update = NonNullable<ResourceDef['update']>;
 
-function EditForm({ def, update, row, scope, choices, write, close }: { def: ResourceDef; update: Update; row: JsonObject; scope: Scope; choices: Record<string, Choice[]>; write: Write; close: () => void }) {
+function EditForm({
+  def,
+  update,
+  row,
+  scope,
+  choices,
+  write,
+  close,
+}: {
+  def: ResourceDef;
+  update: Update;
+  row: JsonObject;
+  scope: Scope;
+  choices: Record<string, Choice[]>;
+  write: Write;
+  close: () => void;
+}) {
   const name = nameOf(def, row);
   const hide = new Set(update.hide ?? []);
   const fields = fieldsOf(OPS[update.op].input).filter((f) => !hide.has(f.name));
@@ -203,9 +247,7 @@ function EditForm({ def, update, row, scope, choices, write, close }: { def: Res
   }, []);
   return (
     <section class="edit" aria-labelledby={`${id}-h`}>
-      <h3 id={`${id}-h`}>
-        Edit {name}
-      </h3>
+      <h3 id={`${id}-h`}>Edit {name}</h3>
       <SchemaForm
         key={text(row.id) || name}
         id={id}
@@ -228,7 +270,19 @@ function EditForm({ def, update, row, scope, choices, write, close }: { def: Res
   );
 }
 
-function RemoveButton({ def, row, scope, write, onError }: { def: ResourceDef; row: JsonObject; scope: Scope; write: Write; onError: (m: string) => void }) {
+function RemoveButton({
+  def,
+  row,
+  scope,
+  write,
+  onError,
+}: {
+  def: ResourceDef;
+  row: JsonObject;
+  scope: Scope;
+  write: Write;
+  onError: (m: string) => void;
+}) {
   const remove = def.remove;
   if (!remove) return null;
   const name = nameOf(def, row);

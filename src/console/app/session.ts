@@ -43,7 +43,15 @@ export const sessionOf = (token: string): Session => {
   const customerId = str(claims.customer);
   const projectId = str(claims.project) ?? 'default';
   const userId = str(claims.sub);
-  return { token, client, admin: false, changes: new ChangeLog(), ...(customerId ? { customerId } : {}), projectId, ...(userId ? { userId } : {}) };
+  return {
+    token,
+    client,
+    admin: false,
+    changes: new ChangeLog(),
+    ...(customerId ? { customerId } : {}),
+    projectId,
+    ...(userId ? { userId } : {}),
+  };
 };
 
 export const savedToken = (): string | undefined => sessionStorage.getItem(KEY) ?? undefined;
@@ -51,10 +59,13 @@ export const saveToken = (token: string): void => sessionStorage.setItem(KEY, to
 export const forgetToken = (): void => sessionStorage.removeItem(KEY);
 
 const revisions = (s: Session): Promise<Record<string, string> | undefined> =>
-  s.client.call('GetConfigStatus', {}).then((a) => revisionsOf(a.dataplanes), (e: unknown) => {
-    if (e instanceof ApiError) return undefined;
-    throw e;
-  });
+  s.client.call('GetConfigStatus', {}).then(
+    (a) => revisionsOf(a.dataplanes),
+    (e: unknown) => {
+      if (e instanceof ApiError) return undefined;
+      throw e;
+    },
+  );
 
 /**
  * Runs a write and logs it as a change (changes.ts): each plane's revision is read before it and

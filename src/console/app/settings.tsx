@@ -62,7 +62,12 @@ const SETTINGS: SettingDef[] = [
     name: 'global-fallback',
     title: 'Global fallback',
     help: 'Tried in order after every target of a route has failed retryably.',
-    schema: t.Object({ targets: t.Array(t.Object({ connection: t.String({ minLength: 1 }), model: t.String({ minLength: 1 }) }), { minItems: 1, maxItems: 32 }) }),
+    schema: t.Object({
+      targets: t.Array(t.Object({ connection: t.String({ minLength: 1 }), model: t.String({ minLength: 1 }) }), {
+        minItems: 1,
+        maxItems: 32,
+      }),
+    }),
     toValue: (b) => b,
     fromValue: asObject,
   },
@@ -133,7 +138,10 @@ export function SettingsPage({ scope }: { scope: Scope }) {
             <section key={d.name} class="setting" aria-labelledby={`h-setting-${d.name}`}>
               <h3 id={`h-setting-${d.name}`}>{d.title}</h3>
               <p class="help">
-                {d.help} <span class="muted">{now ? `Set (${d.name}, updated ${now.updatedAt}).` : `Not set (${d.name}): the default applies.`}</span>
+                {d.help}{' '}
+                <span class="muted">
+                  {now ? `Set (${d.name}, updated ${now.updatedAt}).` : `Not set (${d.name}): the default applies.`}
+                </span>
               </p>
               <SchemaForm
                 key={`${d.name}-${version}`}
@@ -145,7 +153,11 @@ export function SettingsPage({ scope }: { scope: Scope }) {
                 submitLabel={`Save ${d.title.toLowerCase()}`}
                 onSubmit={(body) =>
                   save(`UpsertProjectSetting ${d.name}`, () =>
-                    session.client.call('UpsertProjectSetting', { ...at, settingName: d.name, settingValue: JSON.stringify(d.toValue(body)) }),
+                    session.client.call('UpsertProjectSetting', {
+                      ...at,
+                      settingName: d.name,
+                      settingValue: JSON.stringify(d.toValue(body)),
+                    }),
                   )
                 }
               />
@@ -154,7 +166,9 @@ export function SettingsPage({ scope }: { scope: Scope }) {
                   type="button"
                   class="danger"
                   onClick={() =>
-                    void save(`DeleteProjectSetting ${d.name}`, () => session.client.call('DeleteProjectSetting', { ...at, settingName: d.name })).catch((e: unknown) => {
+                    void save(`DeleteProjectSetting ${d.name}`, () =>
+                      session.client.call('DeleteProjectSetting', { ...at, settingName: d.name }),
+                    ).catch((e: unknown) => {
                       if (!(e instanceof ApiError)) throw e;
                       setError(messageOfError(e.message));
                     })

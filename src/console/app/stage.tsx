@@ -52,7 +52,9 @@ export function usePlanes(
       } catch (e) {
         if (stopped) return;
         // Whatever failed, the line says so and tries again: it never freezes on a stage it cannot read.
-        setError(e instanceof ApiError ? messageOfError(e.message) : `could not read the status (${e instanceof Error ? e.name : 'error'})`);
+        setError(
+          e instanceof ApiError ? messageOfError(e.message) : `could not read the status (${e instanceof Error ? e.name : 'error'})`,
+        );
         failures++;
         if (live || Date.now() - started < GIVE_UP_MS) again(Math.min(MAX_RETRY_MS, POLL_MS * 2 ** failures));
       }
@@ -117,12 +119,17 @@ export function StageLine({ session, changeId }: { session: Session; changeId: n
   if (!change) return null;
   return (
     <p class="stage" role="status" aria-live="polite" data-change={change.id}>
-      <strong>Saved: {change.what}.</strong> {error ? error : <ChangeStages change={change} planes={change.observed ? planes : undefined} />}
+      <strong>Saved: {change.what}.</strong>{' '}
+      {error ? error : <ChangeStages change={change} planes={change.observed ? planes : undefined} />}
     </p>
   );
 }
 
-const when = (at: number): string => new Date(at).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+const when = (at: number): string =>
+  new Date(at)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
 
 export function StatusPage({ session }: { session: Session }) {
   const { planes, error } = usePlanes(session, true);
@@ -150,7 +157,15 @@ export function StatusView({ session, planes, error }: { session: Session; plane
             columns={['dataplaneId', 'customerId', 'stage', 'desiredRevision', 'appliedRevision', 'lastPollAt', 'faults']}
             rows={planes.map((p) => ({
               key: p.dataplaneId,
-              cells: [p.dataplaneId, p.customerId ?? '', <StageBadge stage={p.stage} />, p.desiredRevision, p.appliedRevision, p.lastPollAt ?? '', p.faults.join('; ')],
+              cells: [
+                p.dataplaneId,
+                p.customerId ?? '',
+                <StageBadge stage={p.stage} />,
+                p.desiredRevision,
+                p.appliedRevision,
+                p.lastPollAt ?? '',
+                p.faults.join('; '),
+              ],
             }))}
           />
         )}

@@ -12,7 +12,7 @@ export interface Row {
 
 export function Table({ label, columns, rows }: { label: string; columns: string[]; rows: Row[] }) {
   return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label={`${label} table`}>
+    <section class="table-wrap" tabIndex={0} aria-label={`${label} table`}>
       <table>
         <thead>
           <tr>
@@ -31,6 +31,6 @@ export function Table({ label, columns, rows }: { label: string; columns: string
           ))}
         </tbody>
       </table>
-    </div>
+    </section>
   );
 }

@@ -15,7 +15,11 @@ type Measure = 'cost' | 'requests' | 'tokens';
 const MEASURES: Record<Measure, { label: string; value: (g: Group) => number; shown: (g: Group) => string }> = {
   cost: { label: 'Cost (USD)', value: (g) => Number(g.cost), shown: (g) => `$${g.cost}` },
   requests: { label: 'Requests', value: (g) => g.requests, shown: (g) => String(g.requests) },
-  tokens: { label: 'Tokens (input + output)', value: (g) => g.inputTokens + g.outputTokens, shown: (g) => String(g.inputTokens + g.outputTokens) },
+  tokens: {
+    label: 'Tokens (input + output)',
+    value: (g) => g.inputTokens + g.outputTokens,
+    shown: (g) => String(g.inputTokens + g.outputTokens),
+  },
 };
 
 const day = (d: Date): string => d.toISOString().slice(0, 10);
@@ -49,10 +53,12 @@ export function UsagePage({ scope }: { scope: Scope }) {
       session.client.call('GetUsage', { ...at, groupBy: 'api_key' }),
       session.client.call('GetUsage', { ...at, groupBy: 'model' }),
       session.client.call('GetUsage', { ...at, groupBy: 'day' }),
-      session.client.call('ListApiKeys', { customerId: scope.customerId, projectId: scope.projectId, includeRevoked: true, pageSize: 1000 }).then(
-        (a) => Object.fromEntries(a.apiKeys.map((k) => [k.id, `${k.name} (${k.keyPrefix})`])),
-        (): Record<string, string> => ({}),
-      ),
+      session.client
+        .call('ListApiKeys', { customerId: scope.customerId, projectId: scope.projectId, includeRevoked: true, pageSize: 1000 })
+        .then(
+          (a) => Object.fromEntries(a.apiKeys.map((k) => [k.id, `${k.name} (${k.keyPrefix})`])),
+          (): Record<string, string> => ({}),
+        ),
     ]).then(
       ([keys, models, days, names]) => {
         if (stale) return;
@@ -71,7 +77,8 @@ export function UsagePage({ scope }: { scope: Scope }) {
   }, [session, scope.customerId, scope.projectId, from, to, tick]);
 
   const m = MEASURES[measure];
-  const bars = (groups: readonly Group[], name: (k: string) => string = (k) => k): Bar[] => groups.map((g) => ({ label: name(g.key), value: m.value(g), shown: m.shown(g) }));
+  const bars = (groups: readonly Group[], name: (k: string) => string = (k) => k): Bar[] =>
+    groups.map((g) => ({ label: name(g.key), value: m.value(g), shown: m.shown(g) }));
   const keyName = (k: string) => data?.names[k] ?? k;
   return (
     <section aria-labelledby="h-usage">
@@ -88,7 +95,13 @@ export function UsagePage({ scope }: { scope: Scope }) {
         <label for="usage-to">To</label>
         <input id="usage-to" type="date" value={to} onChange={(e) => setTo(e.currentTarget.value)} />
         <label for="usage-measure">Measure</label>
-        <select id="usage-measure" value={measure} onChange={(e) => setMeasure(e.currentTarget.value === 'requests' ? 'requests' : e.currentTarget.value === 'tokens' ? 'tokens' : 'cost')}>
+        <select
+          id="usage-measure"
+          value={measure}
+          onChange={(e) =>
+            setMeasure(e.currentTarget.value === 'requests' ? 'requests' : e.currentTarget.value === 'tokens' ? 'tokens' : 'cost')
+          }
+        >
           {Object.entries(MEASURES).map(([k, v]) => (
             <option key={k} value={k}>
               {v.label}
@@ -103,11 +116,14 @@ export function UsagePage({ scope }: { scope: Scope }) {
         </p>
       ) : null}
       {data === undefined ? (
-        error ? null : <p aria-busy="true">Loading…</p>
+        error ? null : (
+          <p aria-busy="true">Loading…</p>
+        )
       ) : (
         <>
           <p role="status" class="totals">
-            Total: {data.days.total.requests} requests, {data.days.total.inputTokens} input and {data.days.total.outputTokens} output tokens, ${data.days.total.cost}
+            Total: {data.days.total.requests} requests, {data.days.total.inputTokens} input and {data.days.total.outputTokens} output
+            tokens, ${data.days.total.cost}
           </p>
           <div class="charts">
             <figure>
@@ -127,13 +143,19 @@ export function UsagePage({ scope }: { scope: Scope }) {
           <Table
             label="Usage by model"
             columns={['model', 'requests', 'inputTokens', 'outputTokens', 'cachedInputTokens', 'cost']}
-            rows={data.models.groups.map((g) => ({ key: g.key, cells: [g.key, g.requests, g.inputTokens, g.outputTokens, g.cachedInputTokens, `$${g.cost}`] }))}
+            rows={data.models.groups.map((g) => ({
+              key: g.key,
+              cells: [g.key, g.requests, g.inputTokens, g.outputTokens, g.cachedInputTokens, `$${g.cost}`],
+            }))}
           />
           <h3>Figures by API key</h3>
           <Table
             label="Usage by API key"
             columns={['API key', 'requests', 'inputTokens', 'outputTokens', 'cost']}
-            rows={data.keys.groups.map((g) => ({ key: g.key, cells: [keyName(g.key), g.requests, g.inputTokens, g.outputTokens, `$${g.cost}`] }))}
+            rows={data.keys.groups.map((g) => ({
+              key: g.key,
+              cells: [keyName(g.key), g.requests, g.inputTokens, g.outputTokens, `$${g.cost}`],
+            }))}
           />
         </>
       )}

@@ -16,7 +16,8 @@ const { CreateApiKey, ListApiKeys, RevokeApiKey } = ApiKeyOps;
 export const xxhash64Hex = (s: string): string => Bun.hash.xxHash64(s).toString(16).padStart(16, '0');
 
 /** A property of a value as sent (undefined unless the value is an object). */
-const prop = (v: unknown, key: string): unknown => (typeof v === 'object' && v !== null ? Object.getOwnPropertyDescriptor(v, key)?.value : undefined);
+const prop = (v: unknown, key: string): unknown =>
+  typeof v === 'object' && v !== null ? Object.getOwnPropertyDescriptor(v, key)?.value : undefined;
 
 export const apiKeyView = (k: ApiKeyRow) => ({
   id: k.id,
@@ -44,27 +45,31 @@ export const apiKeyOps = (deps: ControlDeps): OpDef[] => [
       const project = await lockProject(tx, ec.customerId, ec.projectId);
       const days = ec.expiresInDays === undefined ? undefined : int64Value(ec.expiresInDays);
       if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > 3650))
-        throw connectError('invalid_argument', "invalid field 'enterpriseContext.expiresInDays': must be 1..3650", 'enterpriseContext.expiresInDays');
+        throw connectError(
+          'invalid_argument',
+          "invalid field 'enterpriseContext.expiresInDays': must be 1..3650",
+          'enterpriseContext.expiresInDays',
+        );
       const key = newApiKey();
       const userId = input.userId ?? '';
       const [k] = await tx
-          .insert(apiKeys)
-          .values({
-            projectUuid: project.id,
-            name: input.name ?? '',
-            userId,
-            keyHash: sha256Hex(key),
-            keyPrefix: key.slice(0, 10),
-            keyAddress: xxhash64Hex(userId || input.userKeyAddress || ''),
-            customerId: project.customerId,
-            projectId: project.projectId,
-            workspaceId: ec.workspaceId ?? null,
-            role: ec.role ?? null,
-            organizationUnit: ec.organizationUnit ?? null,
-            scopes: ec.scopes ?? [],
-            expiresAt: days === undefined ? null : new Date(Date.now() + days * 86_400_000),
-          })
-          .returning();
+        .insert(apiKeys)
+        .values({
+          projectUuid: project.id,
+          name: input.name ?? '',
+          userId,
+          keyHash: sha256Hex(key),
+          keyPrefix: key.slice(0, 10),
+          keyAddress: xxhash64Hex(userId || input.userKeyAddress || ''),
+          customerId: project.customerId,
+          projectId: project.projectId,
+          workspaceId: ec.workspaceId ?? null,
+          role: ec.role ?? null,
+          organizationUnit: ec.organizationUnit ?? null,
+          scopes: ec.scopes ?? [],
+          expiresAt: days === undefined ? null : new Date(Date.now() + days * 86_400_000),
+        })
+        .returning();
       const row = k as ApiKeyRow;
       await change({ resource: 'apiKey' as const, entityId: row.id, customerId: project.customerId, projectId: project.projectId });
       return { apiKey: key, ...apiKeyView(row) };

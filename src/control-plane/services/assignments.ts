@@ -34,7 +34,8 @@ export const enableProvider = async (tx: Tx, project: ProjectRow, providerName: 
     .onConflictDoNothing();
 };
 
-const notAssigned = (what: string, project: string, field: string) => connectError('not_found', `${what} is not assigned to project '${project}'`, field);
+const notAssigned = (what: string, project: string, field: string) =>
+  connectError('not_found', `${what} is not assigned to project '${project}'`, field);
 
 export const assignmentOps = (deps: ControlDeps): OpDef[] => [
   // ---- models
@@ -57,7 +58,14 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
       );
       await change({ resource: 'projectModel' as const, entityId: model.id, customerId: project.customerId, projectId: project.projectId });
       return {
-        entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, modelId: model.id, model: modelView(model), createdAt: ts(row.createdAt) },
+        entry: {
+          id: row.id,
+          customerId: row.customerId,
+          projectId: row.projectId,
+          modelId: model.id,
+          model: modelView(model),
+          createdAt: ts(row.createdAt),
+        },
       };
     },
   }),
@@ -71,7 +79,12 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         .where(and(eq(projectModels.projectUuid, project.id), eq(projectModels.modelId, input.modelId)))
         .returning({ id: projectModels.id });
       if (gone.length === 0) throw notAssigned(`model '${input.modelId}'`, project.projectId, 'modelId');
-      await change({ resource: 'projectModel' as const, entityId: input.modelId, customerId: project.customerId, projectId: project.projectId });
+      await change({
+        resource: 'projectModel' as const,
+        entityId: input.modelId,
+        customerId: project.customerId,
+        projectId: project.projectId,
+      });
       return { success: true };
     },
   }),
@@ -116,15 +129,33 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         async () => {
           const [r] = await tx
             .insert(projectProviders)
-            .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, providerName: input.providerName })
+            .values({
+              projectUuid: project.id,
+              customerId: project.customerId,
+              projectId: project.projectId,
+              providerName: input.providerName,
+            })
             .returning();
           return r as typeof projectProviders.$inferSelect;
         },
         `provider '${input.providerName}' is already enabled for project '${input.projectId}'`,
         'providerName',
       );
-      await change({ resource: 'projectProvider' as const, entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
-      return { entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, providerName: row.providerName, createdAt: ts(row.createdAt) } };
+      await change({
+        resource: 'projectProvider' as const,
+        entityId: input.providerName,
+        customerId: project.customerId,
+        projectId: project.projectId,
+      });
+      return {
+        entry: {
+          id: row.id,
+          customerId: row.customerId,
+          projectId: row.projectId,
+          providerName: row.providerName,
+          createdAt: ts(row.createdAt),
+        },
+      };
     },
   }),
   mutation(deps, RemoveProjectProvider, {
@@ -137,7 +168,12 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         .where(and(eq(projectProviders.projectUuid, project.id), eq(projectProviders.providerName, input.providerName)))
         .returning({ id: projectProviders.id });
       if (gone.length === 0) throw notAssigned(`provider '${input.providerName}'`, project.projectId, 'providerName');
-      await change({ resource: 'projectProvider' as const, entityId: input.providerName, customerId: project.customerId, projectId: project.projectId });
+      await change({
+        resource: 'projectProvider' as const,
+        entityId: input.providerName,
+        customerId: project.customerId,
+        projectId: project.projectId,
+      });
       return { success: true };
     },
   }),
@@ -155,7 +191,13 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         .limit(size + 1);
       const p = page(rows, size);
       return {
-        entries: p.items.map((r) => ({ id: r.id, customerId: r.customerId, projectId: r.projectId, providerName: r.providerName, createdAt: ts(r.createdAt) })),
+        entries: p.items.map((r) => ({
+          id: r.id,
+          customerId: r.customerId,
+          projectId: r.projectId,
+          providerName: r.providerName,
+          createdAt: ts(r.createdAt),
+        })),
         nextPageToken: p.nextPageToken,
       };
     },
@@ -179,8 +221,15 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         `MCP server '${input.serverId}' is already assigned to project '${input.projectId}'`,
         'serverId',
       );
-      await change({ resource: 'projectMcpServer' as const, entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
-      return { entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, serverId: row.serverId, createdAt: ts(row.createdAt) } };
+      await change({
+        resource: 'projectMcpServer' as const,
+        entityId: input.serverId,
+        customerId: project.customerId,
+        projectId: project.projectId,
+      });
+      return {
+        entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, serverId: row.serverId, createdAt: ts(row.createdAt) },
+      };
     },
   }),
   mutation(deps, RemoveProjectMcpServer, {
@@ -193,7 +242,12 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         .where(and(eq(projectMcpServers.projectUuid, project.id), eq(projectMcpServers.serverId, input.serverId)))
         .returning({ id: projectMcpServers.id });
       if (gone.length === 0) throw notAssigned(`MCP server '${input.serverId}'`, project.projectId, 'serverId');
-      await change({ resource: 'projectMcpServer' as const, entityId: input.serverId, customerId: project.customerId, projectId: project.projectId });
+      await change({
+        resource: 'projectMcpServer' as const,
+        entityId: input.serverId,
+        customerId: project.customerId,
+        projectId: project.projectId,
+      });
       return { success: true };
     },
   }),
@@ -211,7 +265,13 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
         .limit(size + 1);
       const p = page(rows, size);
       return {
-        entries: p.items.map((r) => ({ id: r.id, customerId: r.customerId, projectId: r.projectId, serverId: r.serverId, createdAt: ts(r.createdAt) })),
+        entries: p.items.map((r) => ({
+          id: r.id,
+          customerId: r.customerId,
+          projectId: r.projectId,
+          serverId: r.serverId,
+          createdAt: ts(r.createdAt),
+        })),
         nextPageToken: p.nextPageToken,
       };
     },

@@ -13,14 +13,26 @@ const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');
 export const auditCheckpointOps = (deps: ControlDeps): OpDef[] => [
   op(ListAuditCheckpoints, {
     handler: async (input) => ({
-      checkpoints: await listCheckpoints(deps.db, { afterSeq: input.afterSeq === undefined ? 0 : int64Value(input.afterSeq), limit: input.limit ?? 0, rebuild: input.rebuild ?? false }),
+      checkpoints: await listCheckpoints(deps.db, {
+        afterSeq: input.afterSeq === undefined ? 0 : int64Value(input.afterSeq),
+        limit: input.limit ?? 0,
+        rebuild: input.rebuild ?? false,
+      }),
     }),
   }),
   op(GetAuditInclusionProof, {
     handler: async (input) => {
       const p = await inclusionProof(deps.db, input.auditLogId);
       if (!p.found) return { found: false, reason: p.reason, leafHash: '', leafIndex: '0', proof: [], treeSize: '0' };
-      return { found: true, reason: '', checkpoint: p.checkpoint, leafHash: b64(p.leafHash), leafIndex: String(p.leafIndex), proof: p.proof.map(b64), treeSize: String(p.treeSize) };
+      return {
+        found: true,
+        reason: '',
+        checkpoint: p.checkpoint,
+        leafHash: b64(p.leafHash),
+        leafIndex: String(p.leafIndex),
+        proof: p.proof.map(b64),
+        treeSize: String(p.treeSize),
+      };
     },
   }),
   mutation(deps, RotateAuditSigningKey, {

@@ -23,7 +23,8 @@ type Addr = Unchecked<{ customerId: string; projectId: string }>;
 type Ref = Unchecked<{ id: string; customerId: string; projectId: string; name: string }>;
 const scope = (i: Addr) => ({ customerId: i.customerId, projectId: i.projectId });
 /** The scope of a by-reference call: the budget's project when the caller named it. */
-const refScope = (i: Addr) => (i.customerId !== undefined && i.projectId !== undefined ? { customerId: i.customerId, projectId: i.projectId } : undefined);
+const refScope = (i: Addr) =>
+  i.customerId !== undefined && i.projectId !== undefined ? { customerId: i.customerId, projectId: i.projectId } : undefined;
 
 export const budgetOps = (deps: ControlDeps): OpDef[] => {
   const view = async (rows: readonly BudgetRow[]) => {
@@ -55,7 +56,11 @@ export const budgetOps = (deps: ControlDeps): OpDef[] => {
     });
   };
   const one = async (r: BudgetRow) => ({ budget: (await view([r]))[0] as Awaited<ReturnType<typeof view>>[number] });
-  const find = async (db: Reader, i: { id?: string; customerId?: string; projectId?: string; name?: string }, lock = false): Promise<BudgetRow> => {
+  const find = async (
+    db: Reader,
+    i: { id?: string; customerId?: string; projectId?: string; name?: string },
+    lock = false,
+  ): Promise<BudgetRow> => {
     let row: BudgetRow | undefined;
     if (i.id !== undefined) {
       if (!new RegExp(PATTERNS.UUID).test(i.id)) throw connectError('not_found', `budget '${i.id}' not found`, 'id');
@@ -63,13 +68,21 @@ export const budgetOps = (deps: ControlDeps): OpDef[] => {
       [row] = await (lock ? q.for('update') : q);
     } else if (i.customerId !== undefined && i.projectId !== undefined && i.name !== undefined) {
       const project = await findProject(db, i.customerId, i.projectId);
-      const q = db.select().from(budgets).where(and(eq(budgets.projectUuid, project.id), eq(budgets.name, i.name)));
+      const q = db
+        .select()
+        .from(budgets)
+        .where(and(eq(budgets.projectUuid, project.id), eq(budgets.name, i.name)));
       [row] = await (lock ? q.for('update') : q);
     } else throw connectError('invalid_argument', "give 'id', or 'customerId', 'projectId' and 'name'", 'id');
     if (!row) throw connectError('not_found', `budget '${i.id ?? i.name}' not found`, i.id !== undefined ? 'id' : 'name');
     return row;
   };
-  const change = (customerId: string, projectId: string, name: string) => ({ resource: 'budget' as const, entityId: name, customerId, projectId });
+  const change = (customerId: string, projectId: string, name: string) => ({
+    resource: 'budget' as const,
+    entityId: name,
+    customerId,
+    projectId,
+  });
   const byRefScope = async (i: Ref) => (typeof i.id === 'string' ? scopeOfId(deps.db, i.id) : i.id !== undefined ? undefined : refScope(i));
 
   return [
@@ -81,14 +94,32 @@ export const budgetOps = (deps: ControlDeps): OpDef[] => {
         const project = await lockProject(tx, input.customerId, input.projectId);
         const apiKeyId = input.apiKeyId ? input.apiKeyId : null;
         if (apiKeyId !== null) {
-          const [key] = new RegExp(PATTERNS.UUID).test(apiKeyId) ? await tx.select({ id: apiKeys.id }).from(apiKeys).where(and(eq(apiKeys.id, apiKeyId), eq(apiKeys.projectUuid, project.id))) : [];
+          const [key] = new RegExp(PATTERNS.UUID).test(apiKeyId)
+            ? await tx
+                .select({ id: apiKeys.id })
+                .from(apiKeys)
+                .where(and(eq(apiKeys.id, apiKeyId), eq(apiKeys.projectUuid, project.id)))
+            : [];
           if (!key) throw connectError('not_found', `API key '${apiKeyId}' not found in project '${project.projectId}'`, 'apiKeyId');
         }
         const now = new Date();
         const [row] = await tx
           .insert(budgets)
-          .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, apiKeyId, name: input.name, limitNanoUsd: limit, period: input.period, createdAt: now, updatedAt: now })
-          .onConflictDoUpdate({ target: [budgets.projectUuid, budgets.name], set: { apiKeyId, limitNanoUsd: limit, period: input.period, updatedAt: now } })
+          .values({
+            projectUuid: project.id,
+            customerId: project.customerId,
+            projectId: project.projectId,
+            apiKeyId,
+            name: input.name,
+            limitNanoUsd: limit,
+            period: input.period,
+            createdAt: now,
+            updatedAt: now,
+          })
+          .onConflictDoUpdate({
+            target: [budgets.projectUuid, budgets.name],
+            set: { apiKeyId, limitNanoUsd: limit, period: input.period, updatedAt: now },
+          })
           .returning();
         await record(change(project.customerId, project.projectId, input.name));
         return one(row as BudgetRow);

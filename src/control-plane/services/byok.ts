@@ -45,18 +45,30 @@ const fromSession = (body: Record<string, unknown>, p: Principal): Record<string
 };
 
 const needCustomer = (customerId: string | undefined): string => {
-  if (!customerId) throw connectError('invalid_argument', "invalid field 'customerId': required (the platform-admin token has no session to default it from)", 'customerId');
+  if (!customerId)
+    throw connectError(
+      'invalid_argument',
+      "invalid field 'customerId': required (the platform-admin token has no session to default it from)",
+      'customerId',
+    );
   return customerId;
 };
 
-const isOwner = (p: Principal, projectId: string): boolean => p.kind === 'platform_admin' || p.kind === 'system' || (p.kind === 'user' && p.roles.get(projectId) === 'admin');
+const isOwner = (p: Principal, projectId: string): boolean =>
+  p.kind === 'platform_admin' || p.kind === 'system' || (p.kind === 'user' && p.roles.get(projectId) === 'admin');
 
 /** A user-scoped key is visible to its owner (and the platform admin) only. */
 const visible = (p: Principal, k: ByokKeyRow): boolean => !k.userScope || p.kind !== 'user' || p.userId === k.scopeUserId;
 
 const notFound = (id: string) => connectError('not_found', `BYOK key '${id}' not found`, 'id');
 
-const findKey = async (db: Reader, id: string, customerId: string, projectId: string | undefined, lock = false): Promise<ByokKeyRow | undefined> => {
+const findKey = async (
+  db: Reader,
+  id: string,
+  customerId: string,
+  projectId: string | undefined,
+  lock = false,
+): Promise<ByokKeyRow | undefined> => {
   const q = db
     .select()
     .from(byokKeys)
@@ -76,9 +88,17 @@ export const byokOps = (deps: ControlDeps): OpDef[] => [
       const userScope = input.userScope === true;
       checkProviderKey('secret', input.provider, input.secret);
       if (userScope && principal.kind !== 'user')
-        throw connectError('failed_precondition', 'a user-scoped key belongs to the calling user: register it with that user\'s token', 'userScope');
+        throw connectError(
+          'failed_precondition',
+          "a user-scoped key belongs to the calling user: register it with that user's token",
+          'userScope',
+        );
       if (!userScope && !isOwner(principal, projectId))
-        throw connectError('permission_denied', `a project-level key requires the project owner (the admin role in project '${projectId}')`, 'userScope');
+        throw connectError(
+          'permission_denied',
+          `a project-level key requires the project owner (the admin role in project '${projectId}')`,
+          'userScope',
+        );
       // A credential URL inside the secret (a service account's token_uri) follows the connection rule (contract §3.1).
       await checkConnectionUrls(principal, deps.upstreamAllowPrivate === true, { apiKey: input.secret });
       const project = await lockProject(tx, customerId, projectId);
@@ -138,7 +158,10 @@ export const byokOps = (deps: ControlDeps): OpDef[] => [
       const row = await findKey(tx, input.id, customerId, input.projectId, true);
       if (!row || !visible(principal, row)) throw notFound(input.id);
       if (!row.userScope && !isOwner(principal, row.projectId))
-        throw connectError('permission_denied', `revoking a project-level key requires the project owner (the admin role in project '${row.projectId}')`);
+        throw connectError(
+          'permission_denied',
+          `revoking a project-level key requires the project owner (the admin role in project '${row.projectId}')`,
+        );
       if (!row.revokedAt) {
         const at = new Date();
         await tx.update(byokKeys).set({ revokedAt: at, updatedAt: at }).where(eq(byokKeys.id, row.id));
@@ -164,10 +187,12 @@ export const byokOps = (deps: ControlDeps): OpDef[] => [
       const live = await findKey(deps.db, row.id, row.customerId, row.projectId);
       if (!live) throw notFound(input.id);
       if (!row.userScope && !isOwner(principal, row.projectId))
-        throw connectError('permission_denied', `fetching a project-level key requires the project owner (the admin role in project '${row.projectId}')`);
+        throw connectError(
+          'permission_denied',
+          `fetching a project-level key requires the project owner (the admin role in project '${row.projectId}')`,
+        );
       if (row.revokedAt) throw connectError('failed_precondition', `BYOK key '${row.id}' is revoked`, 'id');
       return { provider: row.provider, displaySuffix: row.displaySuffix, secret: deps.secrets.unwrap(row.secretWrapped) };
     },
   }),
 ];
-

@@ -25,7 +25,7 @@ export const findModel = async (db: Reader, id: string, lock?: 'share' | 'update
 
 export const catalogOps = (deps: ControlDeps): OpDef[] => [
   mutation(deps, CreateModel, {
-    resourceId: (i, o) => o?.model.id ?? '',
+    resourceId: (_i, o) => o?.model.id ?? '',
     handler: async (input, { tx, change }) => {
       const row = await uniquely(
         async () => {

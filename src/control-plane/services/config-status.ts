@@ -14,7 +14,8 @@ export const FAULT_AFTER_MS = 30 * 60_000;
  * Stage of a data plane's newest change: `serving` (applied), `pending` (its controller polls but
  * has not applied it), `recorded` (change records exist; no controller has ever polled).
  */
-const stageOf = (applied: number, desired: number, polled: boolean): string => (applied >= desired ? 'serving' : polled ? 'pending' : 'recorded');
+const stageOf = (applied: number, desired: number, polled: boolean): string =>
+  applied >= desired ? 'serving' : polled ? 'pending' : 'recorded';
 
 /** The oldest change addressed to `targets` newer than `applied`, when older than the fault bound. */
 const faultOf = async (deps: ControlDeps, targets: string[], applied: number): Promise<string[]> => {
@@ -64,7 +65,13 @@ export const configStatusOps = (deps: ControlDeps, hooks: ManagementHooks): OpDe
         const gws = await deps.db
           .select({ id: projectGateways.id })
           .from(projectGateways)
-          .where(and(eq(projectGateways.customerUuid, plane.customerUuid), eq(projectGateways.workspaceId, plane.slug), isNull(projectGateways.deletedAt)));
+          .where(
+            and(
+              eq(projectGateways.customerUuid, plane.customerUuid),
+              eq(projectGateways.workspaceId, plane.slug),
+              isNull(projectGateways.deletedAt),
+            ),
+          );
         const targets = [plane.id, ...gws.map((g) => g.id)];
         const desired = await desiredRevisionOf(deps, targets);
         const applied = status?.appliedRevision ?? 0;

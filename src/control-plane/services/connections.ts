@@ -12,7 +12,8 @@ import { keyset, page, pageSizeOf } from '../paging.ts';
 import { checkConnectionUrls, connectionUrls } from '../upstream-addresses.ts';
 import { enableProvider } from './assignments.ts';
 
-const { CreateProviderConnection, GetProviderConnection, ListProviderConnections, UpdateProviderConnection, DeleteProviderConnection } = ConnectionOps;
+const { CreateProviderConnection, GetProviderConnection, ListProviderConnections, UpdateProviderConnection, DeleteProviderConnection } =
+  ConnectionOps;
 
 /** The API never returns the key: only whether one is set. */
 export const connectionView = (c: ProviderConnectionRow) => ({
@@ -27,7 +28,6 @@ export const connectionView = (c: ProviderConnectionRow) => ({
   createdAt: ts(c.createdAt),
   updatedAt: ts(c.updatedAt),
 });
-
 
 type ConnectionAddr = { id?: string; customerId?: string; projectId?: string; name?: string };
 
@@ -74,19 +74,19 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
       const row = await uniquely(
         async () => {
           const [c] = await tx
-              .insert(providerConnections)
-              .values({
-                projectUuid: project.id,
-                customerId: project.customerId,
-                projectId: project.projectId,
-                name: input.name,
-                provider: input.provider,
-                baseUrl: input.baseUrl ?? null,
-                apiKeyWrapped: input.apiKey ? deps.secrets.wrap(input.apiKey) : null,
-                options: input.options ?? {},
-                allowPrivate,
-              })
-              .returning();
+            .insert(providerConnections)
+            .values({
+              projectUuid: project.id,
+              customerId: project.customerId,
+              projectId: project.projectId,
+              name: input.name,
+              provider: input.provider,
+              baseUrl: input.baseUrl ?? null,
+              apiKeyWrapped: input.apiKey ? deps.secrets.wrap(input.apiKey) : null,
+              options: input.options ?? {},
+              allowPrivate,
+            })
+            .returning();
           return c as ProviderConnectionRow;
         },
         `provider connection '${input.name}' already exists in project '${projectOrDefault(input.projectId)}'`,
@@ -134,7 +134,10 @@ export const connectionOps = (deps: ControlDeps): OpDef[] => [
         principal,
         deps.upstreamAllowPrivate === true,
         { baseUrl: input.baseUrl ?? current.baseUrl, apiKey: input.apiKey ?? currentKey, options: input.options ?? current.options },
-        { urls: connectionUrls({ baseUrl: current.baseUrl, apiKey: currentKey, options: current.options }), allowPrivate: current.allowPrivate },
+        {
+          urls: connectionUrls({ baseUrl: current.baseUrl, apiKey: currentKey, options: current.options }),
+          allowPrivate: current.allowPrivate,
+        },
       );
       if (input.baseUrl != null) patch.baseUrl = input.baseUrl;
       if (input.apiKey != null) patch.apiKeyWrapped = deps.secrets.wrap(input.apiKey);

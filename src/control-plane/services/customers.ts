@@ -31,14 +31,21 @@ export const customerOps = (deps: ControlDeps): OpDef[] => [
         async () => {
           const [c] = await tx
             .insert(customers)
-            .values({ customerId: input.customerId, name: input.name ?? null, description: input.description ?? null, labels: input.labels ?? {} })
+            .values({
+              customerId: input.customerId,
+              name: input.name ?? null,
+              description: input.description ?? null,
+              labels: input.labels ?? {},
+            })
             .returning();
           return c as CustomerRow;
         },
         `customer '${input.customerId}' already exists`,
         'customerId',
       );
-      await tx.insert(projects).values({ customerUuid: row.id, customerId: input.customerId, projectId: DEFAULT_PROJECT, name: 'Default project' });
+      await tx
+        .insert(projects)
+        .values({ customerUuid: row.id, customerId: input.customerId, projectId: DEFAULT_PROJECT, name: 'Default project' });
       await change({ resource: 'customer' as const, entityId: input.customerId, customerId: input.customerId });
       return { customer: customerView(row) };
     },
@@ -70,7 +77,11 @@ export const customerOps = (deps: ControlDeps): OpDef[] => [
       if (input.description != null) patch.description = input.description;
       if (input.labels !== undefined) patch.labels = input.labels;
       // Not configuration (no data plane reads a customer's name, description or labels): no change rows.
-      const [row] = await tx.update(customers).set(patch).where(and(isNull(customers.deletedAt), eq(customers.id, current.id))).returning();
+      const [row] = await tx
+        .update(customers)
+        .set(patch)
+        .where(and(isNull(customers.deletedAt), eq(customers.id, current.id)))
+        .returning();
       return { customer: customerView(row ?? current) };
     },
   }),

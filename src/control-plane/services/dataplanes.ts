@@ -39,7 +39,12 @@ export const findDataplaneBySlug = async (db: Reader, customerId: string, slug: 
 };
 
 /** The live data plane (workspace) `slug` of a (locked) customer row, held FOR SHARE until the transaction ends. */
-export const lockDataplaneBySlug = async (tx: Tx, customer: { id: string; customerId: string }, slug: string, field = 'workspaceId'): Promise<DataplaneRow> => {
+export const lockDataplaneBySlug = async (
+  tx: Tx,
+  customer: { id: string; customerId: string },
+  slug: string,
+  field = 'workspaceId',
+): Promise<DataplaneRow> => {
   const [row] = await tx
     .select()
     .from(dataplanes)
@@ -76,8 +81,13 @@ const fields = (d: DataplaneRow) => ({
 const dataplaneView = (d: DataplaneRow) => ({ id: d.id, dataplaneId: d.slug, ...fields(d) });
 const workspaceView = (d: DataplaneRow) => ({ id: d.id, workspaceId: d.slug, ...fields(d) });
 
-const change = (d: DataplaneRow, resource: 'dataplane' | 'proxyUrl' = 'dataplane', payload: Record<string, unknown> = {}): Change =>
-  ({ resource, entityId: d.id, customerId: d.customerId, projectId: d.projectId, payload });
+const change = (d: DataplaneRow, resource: 'dataplane' | 'proxyUrl' = 'dataplane', payload: Record<string, unknown> = {}): Change => ({
+  resource,
+  entityId: d.id,
+  customerId: d.customerId,
+  projectId: d.projectId,
+  payload,
+});
 const byId = (i: Unchecked<{ id: string }>) => rid(i.id);
 const listScope = (i: Unchecked<{ customerId: string }>) => (i.customerId ? { customerId: i.customerId } : undefined);
 
@@ -98,7 +108,11 @@ const behaviour = (deps: ControlDeps, noun: 'Dataplane' | 'Workspace', key: 'dat
     const d = await findDataplane(deps.db, i.id);
     return { customerId: d.customerId, customerUuid: d.customerUuid };
   },
-  create: async ({ tx, change: record }: MutationCtx, input: Meta & { customerId: string; projectId?: string }, slug: string): Promise<DataplaneRow> => {
+  create: async (
+    { tx, change: record }: MutationCtx,
+    input: Meta & { customerId: string; projectId?: string },
+    slug: string,
+  ): Promise<DataplaneRow> => {
     const project = await lockProject(tx, input.customerId, input.projectId);
     const row = await uniquely(
       async () => {
@@ -155,10 +169,20 @@ const behaviour = (deps: ControlDeps, noun: 'Dataplane' | 'Workspace', key: 'dat
     const hosted = await tx
       .select({ id: projectGateways.id })
       .from(projectGateways)
-      .where(and(eq(projectGateways.customerUuid, current.customerUuid), eq(projectGateways.workspaceId, current.slug), isNull(projectGateways.deletedAt)))
+      .where(
+        and(
+          eq(projectGateways.customerUuid, current.customerUuid),
+          eq(projectGateways.workspaceId, current.slug),
+          isNull(projectGateways.deletedAt),
+        ),
+      )
       .limit(1);
     if (hosted.length > 0)
-      throw connectError('failed_precondition', `${noun.toLowerCase()} '${current.slug}' hosts project gateways; delete them or move them to another workspace first`, 'id');
+      throw connectError(
+        'failed_precondition',
+        `${noun.toLowerCase()} '${current.slug}' hosts project gateways; delete them or move them to another workspace first`,
+        'id',
+      );
     await tx.update(dataplanes).set({ deletedAt, updatedAt: deletedAt }).where(eq(dataplanes.id, current.id));
     await revokeWorkspaceAccounts(tx, current.customerUuid, current.slug, deletedAt, `${noun.toLowerCase()} deleted`);
     await record(change(current), [LOCAL_TARGET, current.id]);
@@ -176,7 +200,10 @@ const behaviour = (deps: ControlDeps, noun: 'Dataplane' | 'Workspace', key: 'dat
     await record(change(d), [LOCAL_TARGET, d.id]);
     return d;
   },
-  setUrl: async ({ tx, change: record }: MutationCtx, input: { id: string; url: string; triggerUpdate?: boolean }): Promise<DataplaneRow> => {
+  setUrl: async (
+    { tx, change: record }: MutationCtx,
+    input: { id: string; url: string; triggerUpdate?: boolean },
+  ): Promise<DataplaneRow> => {
     const current = await lockDataplane(tx, input.id);
     checkDataplaneUrl(input.url);
     const [d] = await tx.update(dataplanes).set({ url: input.url, updatedAt: new Date() }).where(eq(dataplanes.id, current.id)).returning();
@@ -187,11 +214,15 @@ const behaviour = (deps: ControlDeps, noun: 'Dataplane' | 'Workspace', key: 'dat
 });
 
 const dataplaneFlavor = (deps: ControlDeps): OpDef[] => {
-  const { CreateDataplane, GetDataplane, ListDataplanes, UpdateDataplane, DeleteDataplane, SetDataplaneProject, SetDataplaneURL } = DataplaneOps;
+  const { CreateDataplane, GetDataplane, ListDataplanes, UpdateDataplane, DeleteDataplane, SetDataplaneProject, SetDataplaneURL } =
+    DataplaneOps;
   const b = behaviour(deps, 'Dataplane', 'dataplaneId');
   const wrap = (d: DataplaneRow) => ({ dataplane: dataplaneView(d) });
   return [
-    mutation(deps, CreateDataplane, { resourceId: (_i, o) => o?.dataplane.id, handler: async (i, m) => wrap(await b.create(m, i, i.dataplaneId)) }),
+    mutation(deps, CreateDataplane, {
+      resourceId: (_i, o) => o?.dataplane.id,
+      handler: async (i, m) => wrap(await b.create(m, i, i.dataplaneId)),
+    }),
     op(GetDataplane, { scope: b.scopeOfId, handler: async (i) => wrap(await findDataplane(deps.db, i.id)) }),
     op(ListDataplanes, {
       scope: listScope,
@@ -208,11 +239,15 @@ const dataplaneFlavor = (deps: ControlDeps): OpDef[] => {
 };
 
 const workspaceFlavor = (deps: ControlDeps): OpDef[] => {
-  const { CreateWorkspace, GetWorkspace, ListWorkspaces, UpdateWorkspace, DeleteWorkspace, SetWorkspaceProject, SetWorkspaceURL } = WorkspaceOps;
+  const { CreateWorkspace, GetWorkspace, ListWorkspaces, UpdateWorkspace, DeleteWorkspace, SetWorkspaceProject, SetWorkspaceURL } =
+    WorkspaceOps;
   const b = behaviour(deps, 'Workspace', 'workspaceId');
   const wrap = (d: DataplaneRow) => ({ workspace: workspaceView(d) });
   return [
-    mutation(deps, CreateWorkspace, { resourceId: (_i, o) => o?.workspace.id, handler: async (i, m) => wrap(await b.create(m, i, i.workspaceId)) }),
+    mutation(deps, CreateWorkspace, {
+      resourceId: (_i, o) => o?.workspace.id,
+      handler: async (i, m) => wrap(await b.create(m, i, i.workspaceId)),
+    }),
     op(GetWorkspace, { scope: b.scopeOfId, handler: async (i) => wrap(await findDataplane(deps.db, i.id)) }),
     op(ListWorkspaces, {
       scope: listScope,

@@ -114,9 +114,18 @@ export const ownerScope =
   (deps: ControlDeps) =>
   async (i: { id: string; projectId?: string }): Promise<Scope> => {
     const gw = await findGateway(deps.db, i.id);
-    if (!i.projectId) throw connectError('permission_denied', 'a project owner must pass projectId: a project it owns that this gateway serves', 'projectId');
+    if (!i.projectId)
+      throw connectError(
+        'permission_denied',
+        'a project owner must pass projectId: a project it owns that this gateway serves',
+        'projectId',
+      );
     if (!(await attachedProjects(deps.db, gw.id)).includes(i.projectId))
-      throw connectError('permission_denied', `project gateway '${gw.projectGatewayId}' does not serve project '${i.projectId}'`, 'projectId');
+      throw connectError(
+        'permission_denied',
+        `project gateway '${gw.projectGatewayId}' does not serve project '${i.projectId}'`,
+        'projectId',
+      );
     return { customerId: gw.customerId, customerUuid: gw.customerUuid, projectId: i.projectId };
   };
 

@@ -35,10 +35,19 @@ const view = (r: GuardrailRow) => ({
   updatedAt: ts(r.updatedAt),
 });
 
-const change = (customerId: string, projectId: string, name: string) => ({ resource: 'guardrail' as const, entityId: name, customerId, projectId });
+const change = (customerId: string, projectId: string, name: string) => ({
+  resource: 'guardrail' as const,
+  entityId: name,
+  customerId,
+  projectId,
+});
 
 const lockGuardrail = async (tx: Tx, projectUuid: string, name: string): Promise<GuardrailRow> => {
-  const [row] = await tx.select().from(guardrails).where(and(eq(guardrails.projectUuid, projectUuid), eq(guardrails.name, name))).for('update');
+  const [row] = await tx
+    .select()
+    .from(guardrails)
+    .where(and(eq(guardrails.projectUuid, projectUuid), eq(guardrails.name, name)))
+    .for('update');
   if (!row) throw connectError('not_found', `guardrail '${name}' not found`, 'name');
   return row;
 };
@@ -48,14 +57,30 @@ export const guardrailOps = (deps: ControlDeps): OpDef[] => [
     resourceId: idOf,
     scope,
     handler: async (input, { tx, change: record }) => {
-      const shape = checkGuardrail({ stage: input.stage, kind: input.kind, pattern: input.pattern || null, piiTypes: input.piiTypes ?? [], maxTokens: input.maxTokens ?? null, action: input.action, documents: input.documents ?? 'scan' });
+      const shape = checkGuardrail({
+        stage: input.stage,
+        kind: input.kind,
+        pattern: input.pattern || null,
+        piiTypes: input.piiTypes ?? [],
+        maxTokens: input.maxTokens ?? null,
+        action: input.action,
+        documents: input.documents ?? 'scan',
+      });
       const project = await lockProject(tx, input.customerId, input.projectId);
       const now = new Date();
       const [row] = await uniquely(
         () =>
           tx
             .insert(guardrails)
-            .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, name: input.name, ...shape, createdAt: now, updatedAt: now })
+            .values({
+              projectUuid: project.id,
+              customerId: project.customerId,
+              projectId: project.projectId,
+              name: input.name,
+              ...shape,
+              createdAt: now,
+              updatedAt: now,
+            })
             .returning(),
         `guardrail '${input.name}' already exists in project '${project.projectId}'`,
         'name',
@@ -68,7 +93,10 @@ export const guardrailOps = (deps: ControlDeps): OpDef[] => [
     scope,
     handler: async (input) => {
       const project = await findProject(deps.db, input.customerId, input.projectId);
-      const [row] = await deps.db.select().from(guardrails).where(and(eq(guardrails.projectUuid, project.id), eq(guardrails.name, input.name)));
+      const [row] = await deps.db
+        .select()
+        .from(guardrails)
+        .where(and(eq(guardrails.projectUuid, project.id), eq(guardrails.name, input.name)));
       if (!row) throw connectError('not_found', `guardrail '${input.name}' not found`, 'name');
       return { guardrail: view(row) };
     },
@@ -96,7 +124,11 @@ export const guardrailOps = (deps: ControlDeps): OpDef[] => [
         action: input.action ?? cur.action,
         documents: input.documents ?? cur.documents,
       });
-      const [row] = await tx.update(guardrails).set({ ...shape, updatedAt: new Date() }).where(eq(guardrails.id, cur.id)).returning();
+      const [row] = await tx
+        .update(guardrails)
+        .set({ ...shape, updatedAt: new Date() })
+        .where(eq(guardrails.id, cur.id))
+        .returning();
       await record(change(project.customerId, project.projectId, input.name));
       return { guardrail: view(row as GuardrailRow) };
     },

@@ -3,7 +3,13 @@ import { ts } from '../../api/kit.ts';
 import { McpOps } from '../../api/ops/mcp.ts';
 import { checkHeaderValue } from '../../api/header-values.ts';
 import { connectError } from '../../core/errors.ts';
-import { type McpServerCredentialRow, mcpServerCredentials, projectMcpServers, projectMembers, type ProjectRow } from '../../store/schema/index.ts';
+import {
+  type McpServerCredentialRow,
+  mcpServerCredentials,
+  projectMcpServers,
+  projectMembers,
+  type ProjectRow,
+} from '../../store/schema/index.ts';
 import type { Principal } from '../auth.ts';
 import { bodyScope, op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Tx } from '../deps.ts';
@@ -43,7 +49,12 @@ const checkWriter = (p: Principal, project: ProjectRow, userId: string): void =>
   if (isAdmin(p)) return;
   if (p.kind !== 'user') throw connectError('permission_denied', 'no access to this resource');
   if (userId === '') {
-    if (p.roles.get(project.projectId) !== 'admin') throw connectError('permission_denied', `the project's credential requires the admin role in project '${project.projectId}'`, 'userId');
+    if (p.roles.get(project.projectId) !== 'admin')
+      throw connectError(
+        'permission_denied',
+        `the project's credential requires the admin role in project '${project.projectId}'`,
+        'userId',
+      );
   } else if (p.userId !== userId || p.serviceAccountId !== undefined) {
     throw connectError('permission_denied', "a member's credential is set and deleted by that member (or the platform admin)", 'userId');
   }
@@ -57,7 +68,13 @@ const change = (project: ProjectRow, serverId: string, userId: string) => ({
 });
 
 const isMember = async (tx: Tx, project: ProjectRow, userId: string): Promise<boolean> =>
-  (await tx.select({ id: projectMembers.id }).from(projectMembers).where(and(eq(projectMembers.projectUuid, project.id), eq(projectMembers.userId, userId))).limit(1)).length > 0;
+  (
+    await tx
+      .select({ id: projectMembers.id })
+      .from(projectMembers)
+      .where(and(eq(projectMembers.projectUuid, project.id), eq(projectMembers.userId, userId)))
+      .limit(1)
+  ).length > 0;
 
 export const mcpCredentialOps = (deps: ControlDeps): OpDef[] => [
   mutation(deps, SetMcpServerCredential, {
@@ -69,13 +86,22 @@ export const mcpCredentialOps = (deps: ControlDeps): OpDef[] => [
       checkWriter(principal, project, userId);
       const server = await findMcpServer(tx, input.serverId, 'share');
       if (server.authType === 'none')
-        throw connectError('failed_precondition', `MCP server '${server.serverId}' takes no credential (authType 'none'): the catalog entry must name where one goes first`, 'serverId');
+        throw connectError(
+          'failed_precondition',
+          `MCP server '${server.serverId}' takes no credential (authType 'none'): the catalog entry must name where one goes first`,
+          'serverId',
+        );
       const [assigned] = await tx
         .select({ id: projectMcpServers.id })
         .from(projectMcpServers)
         .where(and(eq(projectMcpServers.projectUuid, project.id), eq(projectMcpServers.serverId, server.serverId)))
         .limit(1);
-      if (!assigned) throw connectError('failed_precondition', `MCP server '${server.serverId}' is not assigned to project '${project.projectId}' (AddProjectMcpServer first)`, 'serverId');
+      if (!assigned)
+        throw connectError(
+          'failed_precondition',
+          `MCP server '${server.serverId}' is not assigned to project '${project.projectId}' (AddProjectMcpServer first)`,
+          'serverId',
+        );
       if (userId !== '' && !(await isMember(tx, project, userId)))
         throw connectError('failed_precondition', `user '${userId}' is not a member of project '${project.projectId}'`, 'userId');
       const now = new Date();
@@ -83,8 +109,19 @@ export const mcpCredentialOps = (deps: ControlDeps): OpDef[] => [
       const wrapped = deps.secrets.wrap(input.authValue);
       const [row] = await tx
         .insert(mcpServerCredentials)
-        .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, serverUuid: server.id, serverId: server.serverId, userId, authValueWrapped: wrapped })
-        .onConflictDoUpdate({ target: [mcpServerCredentials.projectUuid, mcpServerCredentials.serverUuid, mcpServerCredentials.userId], set: { authValueWrapped: wrapped, updatedAt: now } })
+        .values({
+          projectUuid: project.id,
+          customerId: project.customerId,
+          projectId: project.projectId,
+          serverUuid: server.id,
+          serverId: server.serverId,
+          userId,
+          authValueWrapped: wrapped,
+        })
+        .onConflictDoUpdate({
+          target: [mcpServerCredentials.projectUuid, mcpServerCredentials.serverUuid, mcpServerCredentials.userId],
+          set: { authValueWrapped: wrapped, updatedAt: now },
+        })
         .returning();
       await record(change(project, server.serverId, userId));
       return { credential: view(row as McpServerCredentialRow) };
@@ -99,7 +136,13 @@ export const mcpCredentialOps = (deps: ControlDeps): OpDef[] => [
       checkWriter(principal, project, userId);
       const gone = await tx
         .delete(mcpServerCredentials)
-        .where(and(eq(mcpServerCredentials.projectUuid, project.id), eq(mcpServerCredentials.serverId, input.serverId), eq(mcpServerCredentials.userId, userId)))
+        .where(
+          and(
+            eq(mcpServerCredentials.projectUuid, project.id),
+            eq(mcpServerCredentials.serverId, input.serverId),
+            eq(mcpServerCredentials.userId, userId),
+          ),
+        )
         .returning({ id: mcpServerCredentials.id });
       const whose = userId === '' ? `project '${project.projectId}'` : `user '${userId}' in project '${project.projectId}'`;
       if (gone.length === 0) throw connectError('not_found', `no credential of ${whose} for MCP server '${input.serverId}'`, 'serverId');
@@ -114,7 +157,8 @@ export const mcpCredentialOps = (deps: ControlDeps): OpDef[] => [
       const k = keyset(mcpServerCredentials.createdAt, mcpServerCredentials.id, input.pageToken);
       const size = pageSizeOf(input.pageSize);
       const project = await findProject(deps.db, input.customerId, input.projectId);
-      const own = principal.kind === 'user' ? or(eq(mcpServerCredentials.userId, ''), eq(mcpServerCredentials.userId, principal.userId)) : undefined;
+      const own =
+        principal.kind === 'user' ? or(eq(mcpServerCredentials.userId, ''), eq(mcpServerCredentials.userId, principal.userId)) : undefined;
       const rows = await deps.db
         .select()
         .from(mcpServerCredentials)

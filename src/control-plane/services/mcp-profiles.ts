@@ -35,7 +35,12 @@ const view = (r: McpProfileRow) => ({
   updatedAt: ts(r.updatedAt),
 });
 
-const change = (project: ProjectRow, profileId: string) => ({ resource: 'mcpProfile' as const, entityId: profileId, customerId: project.customerId, projectId: project.projectId });
+const change = (project: ProjectRow, profileId: string) => ({
+  resource: 'mcpProfile' as const,
+  entityId: profileId,
+  customerId: project.customerId,
+  projectId: project.projectId,
+});
 
 /** The profile's servers checked (see checkMcpProfileServers) and each assigned to the project (failed_precondition naming the entry). */
 const serversFor = async (tx: Tx, project: ProjectRow, given: readonly McpProfileServerShape[]): Promise<McpProfileServerRow[]> => {
@@ -43,7 +48,15 @@ const serversFor = async (tx: Tx, project: ProjectRow, given: readonly McpProfil
   const assigned = await tx
     .select({ serverId: projectMcpServers.serverId })
     .from(projectMcpServers)
-    .where(and(eq(projectMcpServers.projectUuid, project.id), inArray(projectMcpServers.serverId, servers.map((s) => s.serverId))));
+    .where(
+      and(
+        eq(projectMcpServers.projectUuid, project.id),
+        inArray(
+          projectMcpServers.serverId,
+          servers.map((s) => s.serverId),
+        ),
+      ),
+    );
   const ok = new Set(assigned.map((a) => a.serverId));
   const i = servers.findIndex((s) => !ok.has(s.serverId));
   if (i >= 0)
@@ -106,7 +119,8 @@ export const mcpProfileOps = (deps: ControlDeps): OpDef[] => [
         .from(mcpProfiles)
         .where(and(eq(mcpProfiles.projectUuid, project.id), eq(mcpProfiles.profileId, input.profileId)))
         .limit(1);
-      if (!row) throw connectError('not_found', `MCP profile '${input.profileId}' not found in project '${project.projectId}'`, 'profileId');
+      if (!row)
+        throw connectError('not_found', `MCP profile '${input.profileId}' not found in project '${project.projectId}'`, 'profileId');
       return { profile: view(row) };
     },
   }),

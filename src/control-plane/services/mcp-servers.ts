@@ -3,7 +3,15 @@ import { ts } from '../../api/kit.ts';
 import { checkMcpAuth } from '../../api/mcp-rules.ts';
 import { McpOps } from '../../api/ops/mcp.ts';
 import { connectError } from '../../core/errors.ts';
-import { customers, mcpProfiles, mcpServerCredentials, mcpServers, type McpServerRow, projectMcpServers, projects } from '../../store/schema/index.ts';
+import {
+  customers,
+  mcpProfiles,
+  mcpServerCredentials,
+  mcpServers,
+  type McpServerRow,
+  projectMcpServers,
+  projects,
+} from '../../store/schema/index.ts';
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Reader, Tx } from '../deps.ts';
 import { uniquely } from '../lookups.ts';
@@ -71,7 +79,10 @@ const usersOf = async (tx: Tx, serverId: string): Promise<{ projects: string[]; 
     .where(and(sql`${mcpProfiles.servers} @> ${JSON.stringify([{ serverId }])}::jsonb`, inArray(mcpProfiles.projectUuid, live)))
     .orderBy(mcpProfiles.customerId, mcpProfiles.projectId, mcpProfiles.profileId)
     .limit(10);
-  return { projects: assigned.map((a) => `${a.customerId}/${a.projectId}`), profiles: listed.map((p) => `${p.customerId}/${p.projectId}/${p.profileId}`) };
+  return {
+    projects: assigned.map((a) => `${a.customerId}/${a.projectId}`),
+    profiles: listed.map((p) => `${p.customerId}/${p.projectId}/${p.profileId}`),
+  };
 };
 
 export const mcpServerOps = (deps: ControlDeps): OpDef[] => [
@@ -132,16 +143,26 @@ export const mcpServerOps = (deps: ControlDeps): OpDef[] => [
       const valueGiven = input.authValue != null;
       // A header name given is checked as given; otherwise the stored one stays for 'header' and is dropped for the others.
       const authHeader = input.authHeader ?? (authType === 'header' ? current.authHeader : null);
-      checkMcpAuth({ authType, authHeader, hasValue: valueGiven || (authType !== 'none' && current.authValueWrapped !== null), value: input.authValue });
+      checkMcpAuth({
+        authType,
+        authHeader,
+        hasValue: valueGiven || (authType !== 'none' && current.authValueWrapped !== null),
+        value: input.authValue,
+      });
       const patch: Partial<typeof mcpServers.$inferInsert> = { authType, authHeader, updatedAt: new Date() };
       if (input.url != null) {
         checkUrl(input.url);
         patch.url = input.url;
       }
-      patch.allowPrivate = await checkUpstreamUrls(principal, deps.upstreamAllowPrivate === true, new Map([['url', input.url ?? current.url]]), {
-        urls: new Map([['url', current.url]]),
-        allowPrivate: current.allowPrivate,
-      });
+      patch.allowPrivate = await checkUpstreamUrls(
+        principal,
+        deps.upstreamAllowPrivate === true,
+        new Map([['url', input.url ?? current.url]]),
+        {
+          urls: new Map([['url', current.url]]),
+          allowPrivate: current.allowPrivate,
+        },
+      );
       if (authType === 'none') patch.authValueWrapped = null;
       else if (input.authValue != null) patch.authValueWrapped = deps.secrets.wrap(input.authValue);
       if (input.transport != null) patch.transport = input.transport;
@@ -162,7 +183,11 @@ export const mcpServerOps = (deps: ControlDeps): OpDef[] => [
           ...(users.projects.length > 0 ? [`assigned to ${users.projects.join(', ')}`] : []),
           ...(users.profiles.length > 0 ? [`listed by the profiles ${users.profiles.join(', ')}`] : []),
         ];
-        throw connectError('failed_precondition', `MCP server '${current.serverId}' is in use: ${parts.join('; ')} (remove those first)`, 'serverId');
+        throw connectError(
+          'failed_precondition',
+          `MCP server '${current.serverId}' is in use: ${parts.join('; ')} (remove those first)`,
+          'serverId',
+        );
       }
       const deletedAt = new Date();
       // Projects' and members' own credentials for it go with it (a server re-created under this id starts without them).

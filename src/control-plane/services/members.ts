@@ -23,7 +23,12 @@ const memberView = (m: ProjectMemberRow) => ({
   updatedAt: ts(m.updatedAt),
 });
 
-const change = (customerId: string, projectId: string, userId: string) => ({ resource: 'projectMember' as const, entityId: userId, customerId, projectId });
+const change = (customerId: string, projectId: string, userId: string) => ({
+  resource: 'projectMember' as const,
+  entityId: userId,
+  customerId,
+  projectId,
+});
 
 export const memberOps = (deps: ControlDeps): OpDef[] => [
   mutation(deps, AddProjectMember, {
@@ -35,7 +40,13 @@ export const memberOps = (deps: ControlDeps): OpDef[] => [
         async () => {
           const [m] = await tx
             .insert(projectMembers)
-            .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, userId: input.userId, role: input.role })
+            .values({
+              projectUuid: project.id,
+              customerId: project.customerId,
+              projectId: project.projectId,
+              userId: input.userId,
+              role: input.role,
+            })
             .returning();
           return m as ProjectMemberRow;
         },
@@ -70,7 +81,8 @@ export const memberOps = (deps: ControlDeps): OpDef[] => [
         .delete(projectMembers)
         .where(and(eq(projectMembers.projectUuid, project.id), eq(projectMembers.userId, input.userId)))
         .returning({ id: projectMembers.id });
-      if (gone.length === 0) throw connectError('not_found', `user '${input.userId}' is not a member of project '${project.projectId}'`, 'userId');
+      if (gone.length === 0)
+        throw connectError('not_found', `user '${input.userId}' is not a member of project '${project.projectId}'`, 'userId');
       await record(change(project.customerId, project.projectId, input.userId));
       return { success: true };
     },

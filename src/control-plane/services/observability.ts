@@ -18,7 +18,10 @@ export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpD
     handler: async (input, ctx) => {
       await hooks.flushRecords();
       // A user (scoped to one project) sees that project only; a platform admin may omit projectId for all.
-      const project = input.customerId && (input.projectId !== undefined || ctx.principal.kind === 'user') ? projectOrDefault(input.projectId) : undefined;
+      const project =
+        input.customerId && (input.projectId !== undefined || ctx.principal.kind === 'user')
+          ? projectOrDefault(input.projectId)
+          : undefined;
       const size = input.pageSize ? Math.min(input.pageSize, 1000) : 50;
       const start = parseTime(input.startTime, 'startTime');
       const end = parseTime(input.endTime, 'endTime');
@@ -50,7 +53,14 @@ export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpD
       const project = input.projectId !== undefined || ctx.principal.kind === 'user' ? projectOrDefault(input.projectId) : undefined;
       const start = parseTime(input.startTime, 'startTime');
       const end = parseTime(input.endTime, 'endTime');
-      const rows = await usageSums(deps.db, { customerId: input.customerId, projectId: project, apiKeyId: input.apiKeyId, start, end, groupBy: input.groupBy ?? 'api_key' });
+      const rows = await usageSums(deps.db, {
+        customerId: input.customerId,
+        projectId: project,
+        apiKeyId: input.apiKeyId,
+        start,
+        end,
+        groupBy: input.groupBy ?? 'api_key',
+      });
       const groups = rows.map((r) => ({
         key: r.key,
         requests: r.requests,

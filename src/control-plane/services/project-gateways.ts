@@ -9,7 +9,18 @@ import { lockCustomer, lockProject, uniquely } from '../lookups.ts';
 import { mutation, type MutationCtx, rid } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { findDataplaneBySlug, lockDataplaneBySlug } from './dataplanes.ts';
-import { assertHostFree, attachedProjects, attachedProjectsOf, findGateway, hostOf, lockGateway, ownerScope, servingWarnings, visibleTo, WARN } from './gateway-rules.ts';
+import {
+  assertHostFree,
+  attachedProjects,
+  attachedProjectsOf,
+  findGateway,
+  hostOf,
+  lockGateway,
+  ownerScope,
+  servingWarnings,
+  visibleTo,
+  WARN,
+} from './gateway-rules.ts';
 
 const {
   CreateProjectGateway,
@@ -42,19 +53,29 @@ const view = (g: ProjectGatewayRow, projectIds: string[]) => ({
 const viewOf = async (db: Reader, g: ProjectGatewayRow) => view(g, await attachedProjects(db, g.id));
 
 /** The change record of a gateway mutation: the gateway, its hosting data plane(s) and `local`. */
-const recordGatewayChange = async (m: Pick<MutationCtx, 'tx' | 'change'>, g: ProjectGatewayRow, workspaces: readonly string[], payload: Record<string, unknown> = {}) => {
+const recordGatewayChange = async (
+  m: Pick<MutationCtx, 'tx' | 'change'>,
+  g: ProjectGatewayRow,
+  workspaces: readonly string[],
+  payload: Record<string, unknown> = {},
+) => {
   const planes = [];
   for (const ws of new Set(workspaces)) {
     const dp = await findDataplaneBySlug(m.tx, g.customerId, ws).catch(() => undefined);
     if (dp) planes.push(dp.id);
   }
-  await m.change({ resource: 'projectGateway' as const, entityId: g.id, customerId: g.customerId, payload }, [LOCAL_TARGET, g.id, ...planes]);
+  await m.change({ resource: 'projectGateway' as const, entityId: g.id, customerId: g.customerId, payload }, [
+    LOCAL_TARGET,
+    g.id,
+    ...planes,
+  ]);
 };
 
 export const projectGatewayOps = (deps: ControlDeps): OpDef[] => {
   const owner = ownerScope(deps);
   /** Owner scope of a body as sent (see `ownerScope`): an id that is no string has no gateway; a projectId that is no string is none. */
-  const ownerOf = (i: ById) => (typeof i.id === 'string' ? owner({ id: i.id, ...(typeof i.projectId === 'string' ? { projectId: i.projectId } : {}) }) : undefined);
+  const ownerOf = (i: ById) =>
+    typeof i.id === 'string' ? owner({ id: i.id, ...(typeof i.projectId === 'string' ? { projectId: i.projectId } : {}) }) : undefined;
   /** The gateway's customer, and the project named in the body (Attach/Detach). */
   const attachScope = async (i: ById) => {
     if (typeof i.id !== 'string') return undefined;
@@ -73,19 +94,19 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => {
         const row = await uniquely(
           async () => {
             const [g] = await tx
-                .insert(projectGateways)
-                .values({
-                  customerUuid: customer.id,
-                  customerId: input.customerId,
-                  workspaceId: input.workspaceId,
-                  projectGatewayId: input.projectGatewayId,
-                  name: input.name ?? null,
-                  description: input.description ?? null,
-                  labels: input.labels ?? {},
-                  url: input.url || null,
-                  urlHost: host,
-                })
-                .returning();
+              .insert(projectGateways)
+              .values({
+                customerUuid: customer.id,
+                customerId: input.customerId,
+                workspaceId: input.workspaceId,
+                projectGatewayId: input.projectGatewayId,
+                name: input.name ?? null,
+                description: input.description ?? null,
+                labels: input.labels ?? {},
+                url: input.url || null,
+                urlHost: host,
+              })
+              .returning();
             return g as ProjectGatewayRow;
           },
           `project gateway '${input.projectGatewayId}' already exists in workspace '${input.workspaceId}', or its URL host is bound to another gateway`,
@@ -113,7 +134,12 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => {
               deps.db
                 .select({ id: projectGatewayProjects.gatewayId })
                 .from(projectGatewayProjects)
-                .where(and(input.customerId ? eq(projectGatewayProjects.customerId, input.customerId) : undefined, inArray(projectGatewayProjects.projectId, wanted))),
+                .where(
+                  and(
+                    input.customerId ? eq(projectGatewayProjects.customerId, input.customerId) : undefined,
+                    inArray(projectGatewayProjects.projectId, wanted),
+                  ),
+                ),
             )
           : undefined;
         const rows = await deps.db
@@ -131,7 +157,10 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => {
           .orderBy(...k.order)
           .limit(size + 1);
         const p = page(rows, size);
-        const attached = await attachedProjectsOf(deps.db, p.items.map((g) => g.id));
+        const attached = await attachedProjectsOf(
+          deps.db,
+          p.items.map((g) => g.id),
+        );
         return { projectGateways: p.items.map((g) => view(g, attached.get(g.id) ?? [])), nextPageToken: p.nextPageToken };
       },
     }),
@@ -220,7 +249,11 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => {
         await assertHostFree(tx, host, gw.id);
         const row = await uniquely(
           async () => {
-            const [g] = await tx.update(projectGateways).set({ url: input.url, urlHost: host, updatedAt: new Date() }).where(eq(projectGateways.id, gw.id)).returning();
+            const [g] = await tx
+              .update(projectGateways)
+              .set({ url: input.url, urlHost: host, updatedAt: new Date() })
+              .where(eq(projectGateways.id, gw.id))
+              .returning();
             return g as ProjectGatewayRow;
           },
           `the URL host '${host}' is bound to another project gateway`,
@@ -240,7 +273,11 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => {
         const gw = await lockGateway(tx, found.id, 'update');
         const row = await uniquely(
           async () => {
-            const [g] = await tx.update(projectGateways).set({ workspaceId: input.workspaceId, updatedAt: new Date() }).where(eq(projectGateways.id, gw.id)).returning();
+            const [g] = await tx
+              .update(projectGateways)
+              .set({ workspaceId: input.workspaceId, updatedAt: new Date() })
+              .where(eq(projectGateways.id, gw.id))
+              .returning();
             return g as ProjectGatewayRow;
           },
           `a project gateway '${gw.projectGatewayId}' already exists in workspace '${input.workspaceId}'`,
@@ -248,7 +285,11 @@ export const projectGatewayOps = (deps: ControlDeps): OpDef[] => {
         );
         await recordGatewayChange(m, row, [gw.workspaceId, row.workspaceId], { from: gw.workspaceId, to: row.workspaceId });
         const projects = await attachedProjects(tx, row.id);
-        const warnings = [WARN.repoint(row.urlHost, row.workspaceId), ...(row.url ? [] : [WARN.noUrl()]), ...(await servingWarnings(tx, row, projects))];
+        const warnings = [
+          WARN.repoint(row.urlHost, row.workspaceId),
+          ...(row.url ? [] : [WARN.noUrl()]),
+          ...(await servingWarnings(tx, row, projects)),
+        ];
         return { projectGateway: view(row, projects), warnings };
       },
     }),

@@ -68,7 +68,14 @@ export const projectOps = (deps: ControlDeps): OpDef[] => [
       const rows = await deps.db
         .select()
         .from(projects)
-        .where(and(eq(projects.customerUuid, customer.id), isNull(projects.deletedAt), visible ? inArray(projects.projectId, visible) : undefined, k.where))
+        .where(
+          and(
+            eq(projects.customerUuid, customer.id),
+            isNull(projects.deletedAt),
+            visible ? inArray(projects.projectId, visible) : undefined,
+            k.where,
+          ),
+        )
         .orderBy(...k.order)
         .limit(size + 1);
       const p = page(rows, size);
@@ -99,10 +106,13 @@ export const projectOps = (deps: ControlDeps): OpDef[] => [
       const deletedAt = new Date();
       const project = await lockProject(tx, input.customerId, input.projectId, 'projectId', 'update');
       if (project.projectId === DEFAULT_PROJECT)
-        throw connectError('failed_precondition', "the default project cannot be deleted; it is deleted with its customer", 'projectId');
+        throw connectError('failed_precondition', 'the default project cannot be deleted; it is deleted with its customer', 'projectId');
       const targets = await targetsOf(tx, { customerId: project.customerId, projectId: project.projectId });
       await cascadeProjectDelete(tx, project.customerId, project.projectId, deletedAt);
-      await change({ resource: 'project' as const, entityId: project.projectId, customerId: project.customerId, projectId: project.projectId }, targets);
+      await change(
+        { resource: 'project' as const, entityId: project.projectId, customerId: project.customerId, projectId: project.projectId },
+        targets,
+      );
       return { deletedAt: ts(deletedAt), success: true };
     },
   }),

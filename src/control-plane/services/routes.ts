@@ -63,7 +63,6 @@ const lockRoute = async (tx: Tx, ref: RouteAddr): Promise<RouteRow> => {
   return findRoute(tx, { id: found.id }, 'update');
 };
 
-
 export const routeOps = (deps: ControlDeps): OpDef[] => [
   mutation(deps, CreateRoute, {
     resourceId: (_i, o) => o?.route.id ?? '',
@@ -74,18 +73,18 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
       const row = await uniquely(
         async () => {
           const [r] = await tx
-              .insert(routes)
-              .values({
-                projectUuid: project.id,
-                customerId: project.customerId,
-                projectId: project.projectId,
-                model: input.model,
-                targets: normaliseTargets(input.targets),
-                enabled: input.enabled ?? true,
-                timeoutMs: input.timeoutMs ?? null,
-                maxRetries: input.maxRetries ?? null,
-              })
-              .returning();
+            .insert(routes)
+            .values({
+              projectUuid: project.id,
+              customerId: project.customerId,
+              projectId: project.projectId,
+              model: input.model,
+              targets: normaliseTargets(input.targets),
+              enabled: input.enabled ?? true,
+              timeoutMs: input.timeoutMs ?? null,
+              maxRetries: input.maxRetries ?? null,
+            })
+            .returning();
           return r as RouteRow;
         },
         `a route for '${input.model}' already exists in project '${projectOrDefault(input.projectId)}'`,

@@ -64,7 +64,8 @@ const lockOwners = async (tx: Tx, row: ServiceAccountRow): Promise<void> => {
     .limit(1)
     .for('share');
   // A workspace created after the account is a re-created slug: not the account's workspace.
-  if (!ws || ws.createdAt.getTime() > row.createdAt.getTime()) throw connectError('failed_precondition', `the service account's workspace '${row.workspaceId}' was deleted`, 'id');
+  if (!ws || ws.createdAt.getTime() > row.createdAt.getTime())
+    throw connectError('failed_precondition', `the service account's workspace '${row.workspaceId}' was deleted`, 'id');
 };
 
 const publicKeyOf = (a: Pick<ServiceAccountRow, 'kid' | 'publicKeyPem'>) => ({ alg: 'RS256', key: a.publicKeyPem, kid: a.kid, use: 'sig' });
@@ -81,13 +82,20 @@ export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
         .where(and(eq(dataplanes.customerUuid, customer.id), eq(dataplanes.slug, input.workspaceId), isNull(dataplanes.deletedAt)))
         .limit(1)
         .for('share');
-      if (!ws) throw connectError('not_found', `workspace '${input.workspaceId}' of customer '${input.customerId}' not found`, 'workspaceId');
+      if (!ws)
+        throw connectError('not_found', `workspace '${input.workspaceId}' of customer '${input.customerId}' not found`, 'workspaceId');
       const cid = input.customerId;
       let internalApiKeyRef: string | null = null;
       if (input.internalApiKey) {
-        if (isSecretRef(input.internalApiKey)) internalApiKeyRef = await checkSecretRef(tx, deps.secrets, cid, input.internalApiKey, 'internalApiKey');
+        if (isSecretRef(input.internalApiKey))
+          internalApiKeyRef = await checkSecretRef(tx, deps.secrets, cid, input.internalApiKey, 'internalApiKey');
         else if (deps.embeddedStore) internalApiKeyRef = await storeSecret(tx, deps.secrets, cid, 'internal_api_key', input.internalApiKey);
-        else throw connectError('invalid_argument', 'internalApiKey: must be a secret reference (secret://internal/<uuid> or secret://env/<NAME>) with PostgreSQL', 'internalApiKey');
+        else
+          throw connectError(
+            'invalid_argument',
+            'internalApiKey: must be a secret reference (secret://internal/<uuid> or secret://env/<NAME>) with PostgreSQL',
+            'internalApiKey',
+          );
       }
       let routerKeyRef: string | null = null;
       if (input.routerKey) {
@@ -166,7 +174,16 @@ export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
           publicKeys: keys,
           ...(input.routerUrl && routerKeyRef ? { router: { url: input.routerUrl, key: routerKeyRef } } : {}),
         },
-        dataExports: { telemetry: { endpoint: telemetry.endpoint ?? '', headers: telemetry.headers ?? {}, insecure: telemetry.insecure ?? false, protocol: telemetry.protocol ?? '', timeout: telemetry.timeout ?? '', localVars } },
+        dataExports: {
+          telemetry: {
+            endpoint: telemetry.endpoint ?? '',
+            headers: telemetry.headers ?? {},
+            insecure: telemetry.insecure ?? false,
+            protocol: telemetry.protocol ?? '',
+            timeout: telemetry.timeout ?? '',
+            localVars,
+          },
+        },
         ...(internalApiKeyRef ? { internalApiKey: internalApiKeyRef } : {}),
         createdAt: ts(now),
         expiresAt: ts(expiresAt),
@@ -216,7 +233,10 @@ export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
       if (!row) throw connectError('not_found', `service account '${input.id}' not found`, 'id');
       if (row.revokedAt) throw connectError('failed_precondition', 'the service account is already revoked', 'id');
       const revokedAt = new Date();
-      await tx.update(serviceAccounts).set({ revokedAt, revokeReason: input.reason ?? null }).where(eq(serviceAccounts.id, input.id));
+      await tx
+        .update(serviceAccounts)
+        .set({ revokedAt, revokeReason: input.reason ?? null })
+        .where(eq(serviceAccounts.id, input.id));
       await accountChange(tx, row, change);
       return { revokedAt: ts(revokedAt), success: true };
     },
@@ -232,7 +252,11 @@ export const serviceAccountOps = (deps: ControlDeps): OpDef[] => [
       const [row] = await tx.select().from(serviceAccounts).where(eq(serviceAccounts.id, input.id)).limit(1).for('update');
       if (!row) throw connectError('not_found', `service account '${input.id}' not found`, 'id');
       if (!row.revokedAt) throw connectError('failed_precondition', 'the service account is not revoked', 'id');
-      const [updated] = await tx.update(serviceAccounts).set({ revokedAt: null, revokeReason: null }).where(eq(serviceAccounts.id, input.id)).returning();
+      const [updated] = await tx
+        .update(serviceAccounts)
+        .set({ revokedAt: null, revokeReason: null })
+        .where(eq(serviceAccounts.id, input.id))
+        .returning();
       if (!updated) throw new Error('service account not updated');
       await accountChange(tx, updated, change);
       return { serviceAccount: infoOf(updated), success: true };
@@ -263,7 +287,12 @@ export const serviceAccountJwks = async (deps: Pick<ControlDeps, 'db'>): Promise
   const out: object[] = [];
   for (const r of rows) {
     if (r.expiresAt.getTime() <= Date.now()) continue;
-    out.push({ ...(await exportJWK(await importSPKI(r.publicKeyPem, 'RS256', { extractable: true }))), kid: r.kid, alg: 'RS256', use: 'sig' });
+    out.push({
+      ...(await exportJWK(await importSPKI(r.publicKeyPem, 'RS256', { extractable: true }))),
+      kid: r.kid,
+      alg: 'RS256',
+      use: 'sig',
+    });
   }
   return out;
 };

@@ -13,7 +13,12 @@ const scope = (i: { customerId?: unknown; projectId?: unknown }) => ({ customerI
 const idOf = (i: { customerId?: unknown; projectId?: unknown; settingName?: unknown }) => rid(i.customerId, i.projectId, i.settingName);
 
 const settingView = (s: ProjectSettingRow) => ({ settingName: s.settingName, settingValue: s.settingValue, updatedAt: ts(s.updatedAt) });
-const change = (customerId: string, projectId: string, name: string) => ({ resource: 'projectSetting' as const, entityId: name, customerId, projectId });
+const change = (customerId: string, projectId: string, name: string) => ({
+  resource: 'projectSetting' as const,
+  entityId: name,
+  customerId,
+  projectId,
+});
 
 export const settingOps = (deps: ControlDeps): OpDef[] => [
   op(GetProjectSettings, {
@@ -37,7 +42,14 @@ export const settingOps = (deps: ControlDeps): OpDef[] => [
       const project = await lockProject(tx, input.customerId, input.projectId);
       const [row] = await tx
         .insert(projectSettings)
-        .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, settingName: input.settingName, settingValue: input.settingValue, updatedAt: now })
+        .values({
+          projectUuid: project.id,
+          customerId: project.customerId,
+          projectId: project.projectId,
+          settingName: input.settingName,
+          settingValue: input.settingValue,
+          updatedAt: now,
+        })
         .onConflictDoUpdate({
           target: [projectSettings.projectUuid, projectSettings.settingName],
           set: { settingValue: input.settingValue, updatedAt: now },
@@ -56,7 +68,8 @@ export const settingOps = (deps: ControlDeps): OpDef[] => [
         .delete(projectSettings)
         .where(and(eq(projectSettings.projectUuid, project.id), eq(projectSettings.settingName, input.settingName)))
         .returning({ id: projectSettings.id });
-      if (gone.length === 0) throw connectError('not_found', `setting '${input.settingName}' is not set in project '${project.projectId}'`, 'settingName');
+      if (gone.length === 0)
+        throw connectError('not_found', `setting '${input.settingName}' is not set in project '${project.projectId}'`, 'settingName');
       await record(change(project.customerId, project.projectId, input.settingName));
       return { success: true };
     },

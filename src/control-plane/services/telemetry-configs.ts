@@ -20,7 +20,15 @@ import { checkSinkUrl } from '../upstream-addresses.ts';
  * plane (no change records).
  */
 
-const { CreateTelemetryConfig, GetTelemetryConfig, ListTelemetryConfigs, UpdateTelemetryConfig, DeleteTelemetryConfig, TestAuditForward, TriggerAuditForward } = TelemetryConfigOps;
+const {
+  CreateTelemetryConfig,
+  GetTelemetryConfig,
+  ListTelemetryConfigs,
+  UpdateTelemetryConfig,
+  DeleteTelemetryConfig,
+  TestAuditForward,
+  TriggerAuditForward,
+} = TelemetryConfigOps;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[] => {
@@ -60,7 +68,8 @@ export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): O
     }
   };
   /** A sink (the gateway connects there, whatever the type) and TestAuditForward's: the upstream address rule (checkSinkUrl). */
-  const checkSink = (url: string | undefined): Promise<void> | undefined => (url !== undefined ? checkSinkUrl(url, deps.upstreamAllowPrivate === true) : undefined);
+  const checkSink = (url: string | undefined): Promise<void> | undefined =>
+    url !== undefined ? checkSinkUrl(url, deps.upstreamAllowPrivate === true) : undefined;
   return [
     mutation(deps, CreateTelemetryConfig, {
       resourceId: (_i, o) => o?.config.id,
@@ -114,8 +123,18 @@ export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): O
       handler: async (input, { tx }) => {
         checkUrl(input.sinkUrl);
         const current = await find(input.id, tx, true);
-        const authValue = input.authValue !== undefined ? input.authValue || null : current.authValueWrapped ? deps.secrets.unwrap(current.authValueWrapped) : null;
-        checkTelemetryConfig({ telemetryType: current.telemetryType, protocol: input.protocol ?? current.protocol, authType: input.authType ?? current.authType, authValue });
+        const authValue =
+          input.authValue !== undefined
+            ? input.authValue || null
+            : current.authValueWrapped
+              ? deps.secrets.unwrap(current.authValueWrapped)
+              : null;
+        checkTelemetryConfig({
+          telemetryType: current.telemetryType,
+          protocol: input.protocol ?? current.protocol,
+          authType: input.authType ?? current.authType,
+          authValue,
+        });
         await checkSink(input.sinkUrl);
         const patch: Partial<typeof telemetryConfigs.$inferInsert> = { updatedAt: new Date() };
         if (input.apiKeyHeader !== undefined) patch.apiKeyHeader = input.apiKeyHeader || null;
@@ -144,7 +163,8 @@ export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): O
       handler: async (input) => {
         checkUrl(input.sinkUrl);
         await checkSink(input.sinkUrl);
-        if (input.protocol !== 'http/json') return { ok: false, message: "only protocol 'http/json' is supported for audit-log forwarding" };
+        if (input.protocol !== 'http/json')
+          return { ok: false, message: "only protocol 'http/json' is supported for audit-log forwarding" };
         const now = new Date().toISOString();
         const synthetic = {
           id: uuid(),
@@ -169,7 +189,11 @@ export const telemetryConfigOps = (deps: ControlDeps, hooks: ManagementHooks): O
           requestParams: {},
           responseData: {},
         };
-        return sendOtlp(logsUrl(input.sinkUrl), { authType: input.authType, authValue: input.authValue ?? null, apiKeyHeader: input.apiKeyHeader ?? null }, otlpLogs([synthetic], pkg.version));
+        return sendOtlp(
+          logsUrl(input.sinkUrl),
+          { authType: input.authType, authValue: input.authValue ?? null, apiKeyHeader: input.apiKeyHeader ?? null },
+          otlpLogs([synthetic], pkg.version),
+        );
       },
     }),
     mutation(deps, TriggerAuditForward, {

@@ -28,11 +28,17 @@ export const tokenStatus = (row: Pick<UserTokenRow, 'revokedAt' | 'expiresAt'>, 
   row.revokedAt ? 'USER_TOKEN_STATUS_REVOKED' : row.expiresAt.getTime() <= now ? 'USER_TOKEN_STATUS_EXPIRED' : 'USER_TOKEN_STATUS_ACTIVE';
 
 /** Scope of a token operation: the token's customer (looked up; an unknown jti is no access for a user). */
-const tokenScope = (deps: ControlDeps) => async (i: Unchecked<{ jti: string }>): Promise<Scope | undefined> => {
-  if (typeof i.jti !== 'string') return undefined;
-  const [row] = await deps.db.select({ customerId: userTokens.customerId, customerUuid: userTokens.customerUuid }).from(userTokens).where(eq(userTokens.jti, i.jti)).limit(1);
-  return row ? { customerId: row.customerId, customerUuid: row.customerUuid } : undefined;
-};
+const tokenScope =
+  (deps: ControlDeps) =>
+  async (i: Unchecked<{ jti: string }>): Promise<Scope | undefined> => {
+    if (typeof i.jti !== 'string') return undefined;
+    const [row] = await deps.db
+      .select({ customerId: userTokens.customerId, customerUuid: userTokens.customerUuid })
+      .from(userTokens)
+      .where(eq(userTokens.jti, i.jti))
+      .limit(1);
+    return row ? { customerId: row.customerId, customerUuid: row.customerUuid } : undefined;
+  };
 
 /** A token's claims and status; lastUsedAt is the later of management use (the row) and inference use (the records). */
 const tokenInfo = (row: UserTokenRow, inferenceAt: Date | null) => {
@@ -119,7 +125,10 @@ export const userTokenAdminOps = (deps: ControlDeps, flushRecords: () => Promise
       if (!ownToken(principal, row)) throw connectError('not_found', `user token '${input.jti}' not found`, 'jti');
       if (row.revokedAt) return { revokedAt: ts(row.revokedAt), success: true };
       const at = new Date();
-      await tx.update(userTokens).set({ revokedAt: at, revokedReason: input.reason ?? null }).where(eq(userTokens.jti, row.jti));
+      await tx
+        .update(userTokens)
+        .set({ revokedAt: at, revokedReason: input.reason ?? null })
+        .where(eq(userTokens.jti, row.jti));
       // Data planes hold the revoked, unexpired jtis: the customer's configuration changed.
       await change({ resource: 'userToken' as const, entityId: row.jti, customerId: row.customerId });
       return { revokedAt: ts(at), success: true };

@@ -37,8 +37,17 @@ interface ImpersonationIn {
 
 /** The impersonation metadata as the JWT `act` claim (RFC 8693 actor: `sub` is the impersonator). */
 const impersonationClaim = (m: ImpersonationIn | null | undefined): Record<string, unknown> => {
-  if (!m) throw connectError('invalid_argument', "invalid field 'impersonationMetadata': required when impersonate is true", 'impersonationMetadata');
-  return { sub: m.impersonatorKey, ...(m.reason ? { reason: m.reason } : {}), ...(m.context && Object.keys(m.context).length > 0 ? { ctx: m.context } : {}) };
+  if (!m)
+    throw connectError(
+      'invalid_argument',
+      "invalid field 'impersonationMetadata': required when impersonate is true",
+      'impersonationMetadata',
+    );
+  return {
+    sub: m.impersonatorKey,
+    ...(m.reason ? { reason: m.reason } : {}),
+    ...(m.context && Object.keys(m.context).length > 0 ? { ctx: m.context } : {}),
+  };
 };
 
 /** expiresInDays when unset. */
@@ -60,7 +69,8 @@ export const userTokenOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[]
       // Checked and persisted under the parent rows' lock: a concurrent delete cascades over the token (revokes it) or refuses it.
       const customer = await lockCustomer(tx, input.customerId);
       const project = projectId ? await lockProject(tx, input.customerId, projectId) : undefined;
-      if (project && project.customerUuid !== customer.id) throw connectError('not_found', `customer '${input.customerId}' not found`, 'customerId');
+      if (project && project.customerUuid !== customer.id)
+        throw connectError('not_found', `customer '${input.customerId}' not found`, 'customerId');
       if (project) {
         if (project.projectId !== DEFAULT_PROJECT) {
           const [m] = await tx
@@ -68,7 +78,12 @@ export const userTokenOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[]
             .from(projectMembers)
             .where(and(eq(projectMembers.projectUuid, project.id), eq(projectMembers.userId, input.userId)))
             .limit(1);
-          if (!m) throw connectError('failed_precondition', `user '${input.userId}' is not a member of project '${project.projectId}'`, 'projectId');
+          if (!m)
+            throw connectError(
+              'failed_precondition',
+              `user '${input.userId}' is not a member of project '${project.projectId}'`,
+              'projectId',
+            );
         }
       }
       const days = input.expiresInDays == null ? DEFAULT_TOKEN_DAYS : int64Value(input.expiresInDays);

@@ -37,7 +37,13 @@ export const cacheControlOf = (headers: Headers | undefined): CacheControl => {
 };
 
 /** The store key of a request's answer, or undefined when the body is not a JSON object. */
-export const cacheKey = (key: KeySnapshot, setting: ResponseCacheSetting, format: ClientFormat, model: string, body: unknown): string | undefined => {
+export const cacheKey = (
+  key: KeySnapshot,
+  setting: ResponseCacheSetting,
+  format: ClientFormat,
+  model: string,
+  body: unknown,
+): string | undefined => {
   if (!isRecord(body)) return undefined;
   const kept: Record<string, unknown> = {};
   for (const k of Object.keys(body)) if (!IGNORED.has(k)) kept[k] = body[k];

@@ -71,7 +71,13 @@ const tagged = (res: Response, outcome: CacheOutcome): Response => {
 };
 
 /** A hit, answered from the cache. */
-const serveHit = async (codec: ClientFormatCodec, s: InferenceServing, cached: CanonicalResponse, ec: EncodeContext, streamedFinal: FinalOf): Promise<Response> => {
+const serveHit = async (
+  codec: ClientFormatCodec,
+  s: InferenceServing,
+  cached: CanonicalResponse,
+  ec: EncodeContext,
+  streamedFinal: FinalOf,
+): Promise<Response> => {
   const { ctx } = s;
   // This request's own ids: a kept Responses answer or Messages reply is a new one.
   let r: CanonicalResponse = { ...cached, id: '' };
@@ -86,7 +92,16 @@ const serveHit = async (codec: ClientFormatCodec, s: InferenceServing, cached: C
       ...(filter ? { filter: (events, final) => filter.events(events, final) } : {}),
       onDone: (sum) => {
         const ended = sum.error ? { error: sum.error, partial: { outputChars: sum.outputChars } } : {};
-        s.finish({ status: 200, usage: r.usage, attempts: [], ...ended, response: { text: sum.text, toolCalls: sum.toolCalls, finishReason: sum.finishReason ?? null }, ttfbMs, cache: 'hit', finishReason: r.finishReason });
+        s.finish({
+          status: 200,
+          usage: r.usage,
+          attempts: [],
+          ...ended,
+          response: { text: sum.text, toolCalls: sum.toolCalls, finishReason: sum.finishReason ?? null },
+          ttfbMs,
+          cache: 'hit',
+          finishReason: r.finishReason,
+        });
         if (s.state?.keeper && !sum.error) void s.state.keeper.keep(canonical.final?.() ?? streamedFinal(sum));
       },
     });
@@ -103,13 +118,28 @@ const serveHit = async (codec: ClientFormatCodec, s: InferenceServing, cached: C
   }
   const encoded = codec.encodeResponse(r, ec);
   const body = JSON.stringify(encoded);
-  s.finish({ status: 200, usage: r.usage, attempts: [], responseText: body, responseModel: r.model, finishReason: r.finishReason, cache: 'hit' });
+  s.finish({
+    status: 200,
+    usage: r.usage,
+    attempts: [],
+    responseText: body,
+    responseModel: r.model,
+    finishReason: r.finishReason,
+    cache: 'hit',
+  });
   if (s.state?.keeper) await s.state.keeper.keep(encoded);
   return jsonResponse(200, body, ctx.ids);
 };
 
 /** Serves a request of a project with the `response-cache` setting. */
-export const serveCached = async (codec: ClientFormatCodec, s: InferenceServing, cache: RequestCache, ec: EncodeContext, live: LiveServe, streamedFinal: FinalOf): Promise<Response> => {
+export const serveCached = async (
+  codec: ClientFormatCodec,
+  s: InferenceServing,
+  cache: RequestCache,
+  ec: EncodeContext,
+  live: LiveServe,
+  streamedFinal: FinalOf,
+): Promise<Response> => {
   if (cache.control.read) {
     const text = await cache.store.get(cache.key);
     const hit = text === undefined ? undefined : decodeCached(text);

@@ -111,7 +111,9 @@ export class RedisResponseCache implements ResponseCacheStore {
       const v = await this.#client.get(key);
       return v ?? undefined;
     } catch (e) {
-      log.every('response-cache-redis', 'warn', 'reading the response cache in Redis failed; served as a miss', { error: describeError(e) });
+      log.every('response-cache-redis', 'warn', 'reading the response cache in Redis failed; served as a miss', {
+        error: describeError(e),
+      });
       return undefined;
     }
   }
@@ -120,7 +122,9 @@ export class RedisResponseCache implements ResponseCacheStore {
     if (value.length * 3 > this.maxEntryBytes && Buffer.byteLength(value) > this.maxEntryBytes) return;
     void this.#ready()
       .then(() => this.#client.send('SET', [key, value, 'PX', String(Math.max(1, Math.trunc(ttlMs)))]))
-      .catch((e: unknown) => log.every('response-cache-redis', 'warn', 'writing the response cache in Redis failed', { error: describeError(e) }));
+      .catch((e: unknown) =>
+        log.every('response-cache-redis', 'warn', 'writing the response cache in Redis failed', { error: describeError(e) }),
+      );
   }
 
   close(): void {
@@ -130,4 +134,6 @@ export class RedisResponseCache implements ResponseCacheStore {
 
 /** The plane's store: Redis when REDIS_URL is set (shared by every data plane), else this process's LRU. */
 export const responseCacheStore = (config: { redisUrl: string | undefined; responseCacheMaxBytes: number }): ResponseCacheStore =>
-  config.redisUrl ? new RedisResponseCache(config.redisUrl, Math.max(1024, Math.floor(config.responseCacheMaxBytes / 16))) : new MemoryResponseCache(config.responseCacheMaxBytes);
+  config.redisUrl
+    ? new RedisResponseCache(config.redisUrl, Math.max(1024, Math.floor(config.responseCacheMaxBytes / 16)))
+    : new MemoryResponseCache(config.responseCacheMaxBytes);

@@ -57,7 +57,10 @@ const call = (callId: string, name: string, args: string, output: string): JsonO
   { type: 'function_call_output', call_id: callId, output },
 ];
 
-const rewriteInput = (input: readonly JsonValue[], byLabel: ReadonlyMap<string, HostedTool>): { input: JsonValue[]; listed: Set<string>; approved: ApprovedCall[] } => {
+const rewriteInput = (
+  input: readonly JsonValue[],
+  byLabel: ReadonlyMap<string, HostedTool>,
+): { input: JsonValue[]; listed: Set<string>; approved: ApprovedCall[] } => {
   const requests = new Map<string, JsonObject>();
   const answers = new Map<string, { approve: boolean; reason: string }>();
   const ran = new Set<string>();
@@ -69,10 +72,15 @@ const rewriteInput = (input: readonly JsonValue[], byLabel: ReadonlyMap<string, 
   input.forEach((item, i) => {
     if (!isObject(item) || item.type !== 'mcp_approval_response') return;
     const id = item.approval_request_id;
-    if (typeof id !== 'string' || id === '') throw invalidRequest("An mcp_approval_response needs the 'approval_request_id' it answers.", `input.${i}.approval_request_id`);
+    if (typeof id !== 'string' || id === '')
+      throw invalidRequest("An mcp_approval_response needs the 'approval_request_id' it answers.", `input.${i}.approval_request_id`);
     const request = requests.get(id);
     if (request && !byLabel.has(str(request.server_label))) return; // another server's: left alone
-    if (!request) throw invalidRequest(`No mcp_approval_request with id '${id}' in the conversation: send it in the input or continue with previous_response_id.`, `input.${i}.approval_request_id`);
+    if (!request)
+      throw invalidRequest(
+        `No mcp_approval_request with id '${id}' in the conversation: send it in the input or continue with previous_response_id.`,
+        `input.${i}.approval_request_id`,
+      );
     if (typeof item.approve !== 'boolean') throw invalidRequest("'approve' must be a boolean.", `input.${i}.approve`);
     answers.set(id, { approve: item.approve, reason: str(item.reason) });
   });
@@ -108,7 +116,12 @@ const rewriteInput = (input: readonly JsonValue[], byLabel: ReadonlyMap<string, 
 };
 
 /** The request with the gateway's MCP tools taken over (see above); unchanged when it has none. */
-export const prepareHosted = (prepared: Prepared, key: KeySnapshot | undefined, headers: Headers | undefined, snapshot: ConfigSnapshot | undefined): Prepared => {
+export const prepareHosted = (
+  prepared: Prepared,
+  key: KeySnapshot | undefined,
+  headers: Headers | undefined,
+  snapshot: ConfigSnapshot | undefined,
+): Prepared => {
   const body = prepared.body;
   if (!key || !headers || !snapshot || !isObject(body) || !Array.isArray(body.tools)) return prepared;
   const hosted: HostedTool[] = [];
@@ -121,7 +134,8 @@ export const prepareHosted = (prepared: Prepared, key: KeySnapshot | undefined, 
   if (hosted.length === 0) return prepared;
   const byLabel = new Map<string, HostedTool>();
   for (const h of hosted) {
-    if (byLabel.has(h.label)) throw invalidRequest(`Two mcp tools have the server_label '${h.label}'; labels must be unique.`, `${h.param}.server_label`);
+    if (byLabel.has(h.label))
+      throw invalidRequest(`Two mcp tools have the server_label '${h.label}'; labels must be unique.`, `${h.param}.server_label`);
     byLabel.set(h.label, h);
   }
   const out: JsonObject = { ...body, tools: rest };
@@ -135,7 +149,8 @@ export const prepareHosted = (prepared: Prepared, key: KeySnapshot | undefined, 
   }
   const choice = body.tool_choice;
   if (isObject(choice) && choice.type === 'mcp' && byLabel.has(str(choice.server_label))) {
-    out.tool_choice = typeof choice.name === 'string' && choice.name !== '' ? { type: 'function', name: functionName(choice.name) } : 'required';
+    out.tool_choice =
+      typeof choice.name === 'string' && choice.name !== '' ? { type: 'function', name: functionName(choice.name) } : 'required';
   }
   return { ...prepared, body: out, hosted: { tools: hosted, listed, approved } };
 };

@@ -44,7 +44,12 @@ interface Ran {
 const toJson = (v: unknown): JsonValue => {
   if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
   if (Array.isArray(v)) return v.map(toJson);
-  if (typeof v === 'object') return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined).map(([k, x]) => [k, toJson(x)]));
+  if (typeof v === 'object')
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([, x]) => x !== undefined)
+        .map(([k, x]) => [k, toJson(x)]),
+    );
   return null;
 };
 const toObject = (v: unknown): JsonObject => {
@@ -53,17 +58,24 @@ const toObject = (v: unknown): JsonObject => {
 };
 
 const addUsage = (a: Usage, b: Usage): Usage => {
-  const sum = (x: number | undefined, y: number | undefined): number | undefined => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0));
+  const sum = (x: number | undefined, y: number | undefined): number | undefined =>
+    x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0);
   const out: Usage = { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens };
   const cached = sum(a.cachedInputTokens, b.cachedInputTokens);
   const writes = sum(a.cacheWriteTokens, b.cacheWriteTokens);
   const reasoning = sum(a.reasoningTokens, b.reasoningTokens);
-  return { ...out, ...(cached !== undefined ? { cachedInputTokens: cached } : {}), ...(writes !== undefined ? { cacheWriteTokens: writes } : {}), ...(reasoning !== undefined ? { reasoningTokens: reasoning } : {}) };
+  return {
+    ...out,
+    ...(cached !== undefined ? { cachedInputTokens: cached } : {}),
+    ...(writes !== undefined ? { cacheWriteTokens: writes } : {}),
+    ...(reasoning !== undefined ? { reasoningTokens: reasoning } : {}),
+  };
 };
 
 /** A tool result as text: its text content, else its structured content, else its content as JSON. */
 /** A JSON-RPC error answered by the MCP server (the SDK's McpError), told apart without loading the SDK here. */
-const isJsonRpcError = (e: unknown): e is Error & { code: number } => e instanceof Error && e.name === 'McpError' && 'code' in e && typeof e.code === 'number';
+const isJsonRpcError = (e: unknown): e is Error & { code: number } =>
+  e instanceof Error && e.name === 'McpError' && 'code' in e && typeof e.code === 'number';
 
 const resultText = (r: CallToolResult): string => {
   const texts = r.content.flatMap((c) => (c.type === 'text' ? [c.text] : []));
@@ -78,7 +90,8 @@ const eventsOf = (r: CanonicalResponse): StreamEvent[] => {
   if (r.reasoning) out.push({ type: 'reasoning', text: r.reasoning });
   if (r.reasoningSignature) out.push({ type: 'reasoning_signature', signature: r.reasoningSignature });
   if (r.text !== '') out.push({ type: 'text', text: r.text });
-  r.toolCalls.forEach((c, index) => out.push({ type: 'tool_call_start', index, id: c.id, name: c.name }, { type: 'tool_call_delta', index, arguments: c.arguments }));
+  for (const [index, c] of r.toolCalls.entries())
+    out.push({ type: 'tool_call_start', index, id: c.id, name: c.name }, { type: 'tool_call_delta', index, arguments: c.arguments });
   out.push({ type: 'finish', reason: r.finishReason });
   return out;
 };
@@ -122,7 +135,8 @@ class HostedRun {
     const snapshot = s.deps.snapshots.current;
     const key = s.ctx.key;
     if (!host || !snapshot || !key) throw new GatewayError({ kind: 'unavailable', message: 'MCP tools are not served by this listener.' });
-    for (const t of h.tools) this.sessions.push(await host.open(key, t.profile, serversFor(snapshot.mcp, key), s.ctx.headers ?? new Headers(), s.ctx.ids));
+    for (const t of h.tools)
+      this.sessions.push(await host.open(key, t.profile, serversFor(snapshot.mcp, key), s.ctx.headers ?? new Headers(), s.ctx.ids));
     const lists: Tool[][] = await Promise.all(this.sessions.map((session) => session.listTools(s.signal)));
     const used = new Set((s.request.tools ?? []).map((t) => t.name));
     const defs: ToolDefinition[] = [];
@@ -139,7 +153,12 @@ class HostedRun {
         used.add(fn);
         this.offered.set(fn, { tool, session, name: t.name, approval: needsApproval(tool, t.name, readOnly) });
         defs.push({ name: fn, ...(t.description ? { description: t.description } : {}), parameters: toObject(t.inputSchema) });
-        shown.push({ name: t.name, input_schema: toJson(t.inputSchema), description: t.description ?? null, annotations: t.annotations ? toJson(t.annotations) : null });
+        shown.push({
+          name: t.name,
+          input_schema: toJson(t.inputSchema),
+          description: t.description ?? null,
+          annotations: t.annotations ? toJson(t.annotations) : null,
+        });
       }
       if (!h.listed.has(tool.label)) this.writer.listTools(tool.label, shown);
     });
@@ -189,10 +208,21 @@ class HostedRun {
     const ran = await Promise.all(end.run.map((item) => this.execute(item)));
     if (stops(end, round >= MAX_ROUNDS - 1)) return true;
     const messages = this.s.request.messages;
-    messages.push({ role: 'assistant', content: textParts(end.text), toolCalls: end.run.map((i) => ({ ...i.call })), ...(end.reasoning ? { reasoning: end.reasoning } : {}) });
+    messages.push({
+      role: 'assistant',
+      content: textParts(end.text),
+      toolCalls: end.run.map((i) => ({ ...i.call })),
+      ...(end.reasoning ? { reasoning: end.reasoning } : {}),
+    });
     end.run.forEach((item, i) => {
       const r = ran[i];
-      messages.push({ role: 'tool', toolCallId: item.call.id, name: item.call.name, content: textParts(r?.text ?? ''), ...(r?.isError ? { isError: true } : {}) });
+      messages.push({
+        role: 'tool',
+        toolCallId: item.call.id,
+        name: item.call.name,
+        content: textParts(r?.text ?? ''),
+        ...(r?.isError ? { isError: true } : {}),
+      });
     });
     // The last round must answer.
     if (round + 1 >= MAX_ROUNDS - 1) this.s.request.toolChoice = 'none';
@@ -201,7 +231,12 @@ class HostedRun {
 
   fail(e: unknown): Response {
     const err = asGatewayError(e);
-    this.s.finish({ status: err.status, ...(this.total.inputTokens + this.total.outputTokens > 0 ? { usage: this.total } : {}), attempts: this.attempts, error: err });
+    this.s.finish({
+      status: err.status,
+      ...(this.total.inputTokens + this.total.outputTokens > 0 ? { usage: this.total } : {}),
+      attempts: this.attempts,
+      error: err,
+    });
     this.close();
     return errorResponse(err, this.s.ctx.ids, this.codec);
   }

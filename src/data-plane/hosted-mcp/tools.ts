@@ -79,7 +79,8 @@ export const profileIdOf = (serverUrl: string, headers: Headers, snapshot: Confi
 };
 
 const stringList = (v: unknown, param: string): ReadonlySet<string> => {
-  if (!Array.isArray(v) || !v.every((n) => typeof n === 'string')) throw invalidRequest(`'${param}' must be an array of tool names.`, param);
+  if (!Array.isArray(v) || !v.every((n) => typeof n === 'string'))
+    throw invalidRequest(`'${param}' must be an array of tool names.`, param);
   return new Set(v);
 };
 
@@ -105,14 +106,21 @@ const approvalOf = (v: unknown, param: string): Approval => {
 };
 
 /** The tool at `tools.{i}` as the gateway runs it, or undefined when it is not one of the caller's profiles. */
-export const hostedToolOf = (tool: JsonObject, i: number, key: KeySnapshot, headers: Headers, snapshot: ConfigSnapshot): HostedTool | undefined => {
+export const hostedToolOf = (
+  tool: JsonObject,
+  i: number,
+  key: KeySnapshot,
+  headers: Headers,
+  snapshot: ConfigSnapshot,
+): HostedTool | undefined => {
   const param = `tools.${i}`;
   if (tool.type !== 'mcp' || typeof tool.server_url !== 'string') return undefined;
   const profileId = profileIdOf(tool.server_url, headers, snapshot);
   const profile = profileId === undefined ? undefined : snapshot.mcp.profiles.get(key.project.id)?.get(profileId);
   if (!profile) return undefined;
   const label = tool.server_label;
-  if (typeof label !== 'string' || label === '') throw invalidRequest(`'${param}.server_label' is required: output items name the server by it.`, `${param}.server_label`);
+  if (typeof label !== 'string' || label === '')
+    throw invalidRequest(`'${param}.server_label' is required: output items name the server by it.`, `${param}.server_label`);
   for (const f of ['authorization', 'headers'] as const) {
     if (tool[f] !== undefined && tool[f] !== null) {
       throw invalidRequest(
@@ -123,8 +131,18 @@ export const hostedToolOf = (tool: JsonObject, i: number, key: KeySnapshot, head
   }
   const allowedRaw = tool.allowed_tools;
   const allowed =
-    allowedRaw === undefined || allowedRaw === null ? undefined : Array.isArray(allowedRaw) ? { names: stringList(allowedRaw, `${param}.allowed_tools`) } : filterOf(allowedRaw, `${param}.allowed_tools`);
-  return { label, profile, ...(allowed ? { allowed } : {}), approval: approvalOf(tool.require_approval, `${param}.require_approval`), param };
+    allowedRaw === undefined || allowedRaw === null
+      ? undefined
+      : Array.isArray(allowedRaw)
+        ? { names: stringList(allowedRaw, `${param}.allowed_tools`) }
+        : filterOf(allowedRaw, `${param}.allowed_tools`);
+  return {
+    label,
+    profile,
+    ...(allowed ? { allowed } : {}),
+    approval: approvalOf(tool.require_approval, `${param}.require_approval`),
+    param,
+  };
 };
 
 const matches = (f: ToolFilter, name: string, readOnly: boolean): boolean => {
@@ -134,7 +152,8 @@ const matches = (f: ToolFilter, name: string, readOnly: boolean): boolean => {
 };
 
 /** Whether `allowed_tools` lets a listed tool through. */
-export const allowedTool = (t: HostedTool, name: string, readOnly: boolean): boolean => t.allowed === undefined || matches(t.allowed, name, readOnly);
+export const allowedTool = (t: HostedTool, name: string, readOnly: boolean): boolean =>
+  t.allowed === undefined || matches(t.allowed, name, readOnly);
 
 /** Whether a call of the tool waits for the client's approval (`require_approval`; a tool neither filter names needs it). */
 export const needsApproval = (t: HostedTool, name: string, readOnly: boolean): boolean => {

@@ -1,7 +1,18 @@
 import type { FinishReason, JsonObject, JsonValue, Reasoning, StreamEvent, ToolCall, Usage } from '../../canonical/types.ts';
 import { emptyUsage } from '../../canonical/types.ts';
 import type { GatewayError } from '../../core/errors.ts';
-import { functionCallItem, functionItemId, messageItem, messageItemId, outputTextPart, reasoningItem, reasoningItemId, responseId, responseObject, summaryTextPart } from '../../formats/responses/response.ts';
+import {
+  functionCallItem,
+  functionItemId,
+  messageItem,
+  messageItemId,
+  outputTextPart,
+  reasoningItem,
+  reasoningItemId,
+  responseId,
+  responseObject,
+  summaryTextPart,
+} from '../../formats/responses/response.ts';
 import { idSuffix, nowSeconds } from '../../formats/shared.ts';
 import { sseEvent } from '../../formats/sse.ts';
 import type { EncodeContext } from '../../formats/types.ts';
@@ -94,7 +105,9 @@ export class HostedWriter {
       createdAt: this.createdAt,
       model: this.ctx.model,
       status,
-      ...(final ? { finishReason: this.finishReason, outputText: this.items.map((i) => (i.kind === 'message' ? i.text : '')).join('') } : {}),
+      ...(final
+        ? { finishReason: this.finishReason, outputText: this.items.map((i) => (i.kind === 'message' ? i.text : '')).join('') }
+        : {}),
       output,
       usage: final ? this.usage : null,
       ...(this.ctx.responseFields ? { fields: this.ctx.responseFields } : {}),
@@ -105,7 +118,8 @@ export class HostedWriter {
     if (this.started) return;
     this.started = true;
     const s = this.snapshot('in_progress', false);
-    for (const type of ['response.created', 'response.in_progress']) this.buffer += sseEvent(type, { type, sequence_number: this.seq++, response: s });
+    for (const type of ['response.created', 'response.in_progress'])
+      this.buffer += sseEvent(type, { type, sequence_number: this.seq++, response: s });
   }
 
   private json(i: Item, done = true): JsonObject {
@@ -180,7 +194,13 @@ export class HostedWriter {
       this.emit('response.content_part.added', { item_id: item.id, output_index: outputIndex, content_index: 0, part: outputTextPart('') });
     }
     item.text += delta;
-    this.emit('response.output_text.delta', { item_id: item.id, output_index: this.items.length - 1, content_index: 0, delta, logprobs: [] });
+    this.emit('response.output_text.delta', {
+      item_id: item.id,
+      output_index: this.items.length - 1,
+      content_index: 0,
+      delta,
+      logprobs: [],
+    });
   }
 
   private reasoning(delta: string): void {
@@ -189,7 +209,12 @@ export class HostedWriter {
       this.closeCurrent();
       item = { kind: 'reasoning', id: reasoningItemId(this.ctx, this.counters.reasoning++), text: '', open: true };
       const outputIndex = this.add(item);
-      this.emit('response.reasoning_summary_part.added', { item_id: item.id, output_index: outputIndex, summary_index: 0, part: summaryTextPart('') });
+      this.emit('response.reasoning_summary_part.added', {
+        item_id: item.id,
+        output_index: outputIndex,
+        summary_index: 0,
+        part: summaryTextPart(''),
+      });
     }
     item.text += delta;
     this.emit('response.reasoning_summary_text.delta', { item_id: item.id, output_index: this.items.length - 1, summary_index: 0, delta });
@@ -201,7 +226,8 @@ export class HostedWriter {
     const h = this.hosted(fn);
     let item: Item;
     if (!h) item = { kind: 'function_call', id: functionItemId(this.ctx, this.counters.function++), call, open: true };
-    else if (h.approval) item = { kind: 'approval', id: `mcpr_${this.hex}_${this.counters.mcp++}`, label: h.label, name: h.name, call, open: true };
+    else if (h.approval)
+      item = { kind: 'approval', id: `mcpr_${this.hex}_${this.counters.mcp++}`, label: h.label, name: h.name, call, open: true };
     else item = { kind: 'mcp_call', id: `mcp_${this.hex}_${this.counters.mcp++}`, label: h.label, name: h.name, call, open: true };
     const outputIndex = this.add(item);
     this.toolItems.set(index, outputIndex);
@@ -211,11 +237,14 @@ export class HostedWriter {
   private toolDelta(index: number, delta: string): void {
     const outputIndex = this.toolItems.get(index);
     const item = outputIndex === undefined ? undefined : this.items[outputIndex];
-    if (!item || outputIndex === undefined || (item.kind !== 'function_call' && item.kind !== 'mcp_call' && item.kind !== 'approval')) return;
+    if (!item || outputIndex === undefined || (item.kind !== 'function_call' && item.kind !== 'mcp_call' && item.kind !== 'approval'))
+      return;
     item.call.arguments += delta;
     if (!item.open) return;
-    if (item.kind === 'function_call') this.emit('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta });
-    else if (item.kind === 'mcp_call') this.emit('response.mcp_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta });
+    if (item.kind === 'function_call')
+      this.emit('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta });
+    else if (item.kind === 'mcp_call')
+      this.emit('response.mcp_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta });
   }
 
   push(ev: StreamEvent): void {
@@ -284,7 +313,15 @@ export class HostedWriter {
   /** An approved call that runs before the model is asked. */
   approvedCall(approvalId: string, label: string, name: string, args: string): McpCallItem {
     this.closeCurrent();
-    const item: McpCallItem = { kind: 'mcp_call', id: `mcp_${this.hex}_${this.counters.mcp++}`, label, name, call: { id: approvalId, name, arguments: args }, approvalId, open: false };
+    const item: McpCallItem = {
+      kind: 'mcp_call',
+      id: `mcp_${this.hex}_${this.counters.mcp++}`,
+      label,
+      name,
+      call: { id: approvalId, name, arguments: args },
+      approvalId,
+      open: false,
+    };
     const outputIndex = this.add(item);
     this.emit('response.mcp_call.in_progress', { item_id: item.id, output_index: outputIndex });
     if (args !== '') this.emit('response.mcp_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: args });

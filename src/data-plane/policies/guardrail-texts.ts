@@ -27,10 +27,44 @@ import { MAX_DECODED, pdfText } from '../../governance/pdf-text.ts';
  */
 
 const STRUCTURAL = new Set([
-  'model', 'role', 'type', 'id', 'name', 'tool_call_id', 'call_id', 'tool_use_id', 'previous_response_id', 'voice',
-  'response_format', 'encoding_format', 'size', 'quality', 'style', 'user', 'url', 'image_url', 'data', 'media_type',
-  'format', 'service_tier', 'tool_choice', 'stop', 'metadata', 'signature', 'stream_options', 'modalities', 'reasoning',
-  'cache_control', 'tools', 'functions', 'b64_json', 'object', 'embedding', 'finish_reason', 'stop_reason', 'status',
+  'model',
+  'role',
+  'type',
+  'id',
+  'name',
+  'tool_call_id',
+  'call_id',
+  'tool_use_id',
+  'previous_response_id',
+  'voice',
+  'response_format',
+  'encoding_format',
+  'size',
+  'quality',
+  'style',
+  'user',
+  'url',
+  'image_url',
+  'data',
+  'media_type',
+  'format',
+  'service_tier',
+  'tool_choice',
+  'stop',
+  'metadata',
+  'signature',
+  'stream_options',
+  'modalities',
+  'reasoning',
+  'cache_control',
+  'tools',
+  'functions',
+  'b64_json',
+  'object',
+  'embedding',
+  'finish_reason',
+  'stop_reason',
+  'status',
 ]);
 
 /** Blocks whose `input` is the model's tool-call arguments: every string of it is content. */
@@ -68,27 +102,42 @@ const walkValue = (value: unknown, visit: Visit, opaque: Opaque, depth: number, 
     let copy: unknown[] | undefined;
     value.forEach((v, i) => {
       const n = walkValue(v, visit, opaque, depth + 1, free);
-      if (n !== v) (copy ??= [...value])[i] = n;
+      if (n !== v) {
+        copy ??= [...value];
+        copy[i] = n;
+      }
     });
     return copy ?? value;
   }
   const o = value as UnknownRecord;
   if (!free) {
-    if (o.type === 'document' && isRecord(o.source)) return withKey(o, 'source', documentSource(o.source, visit, opaque, depth), visit, opaque, depth);
+    if (o.type === 'document' && isRecord(o.source))
+      return withKey(o, 'source', documentSource(o.source, visit, opaque, depth), visit, opaque, depth);
     if (o.type === 'file' && isRecord(o.file)) return withKey(o, 'file', openaiFile(o.file, visit, opaque, depth), visit, opaque, depth);
     if (o.type === 'input_file') return openaiFile(o, visit, opaque, depth);
-    if (typeof o.type === 'string' && TOOL_USES.has(o.type) && isRecord(o.input)) return withKey(o, 'input', walkValue(o.input, visit, opaque, depth + 1, true), visit, opaque, depth);
+    if (typeof o.type === 'string' && TOOL_USES.has(o.type) && isRecord(o.input))
+      return withKey(o, 'input', walkValue(o.input, visit, opaque, depth + 1, true), visit, opaque, depth);
   }
   return walkKeys(o, visit, opaque, depth, free, undefined);
 };
 
 /** The object's keys walked (all of them when `free`, else all but the structural ones and `skip`). */
-const walkKeys = (o: UnknownRecord, visit: Visit, opaque: Opaque, depth: number, free: boolean, skip: string | undefined): UnknownRecord => {
+const walkKeys = (
+  o: UnknownRecord,
+  visit: Visit,
+  opaque: Opaque,
+  depth: number,
+  free: boolean,
+  skip: string | undefined,
+): UnknownRecord => {
   let copy: UnknownRecord | undefined;
   for (const k of Object.keys(o)) {
     if (k === skip || (!free && STRUCTURAL.has(k))) continue;
     const n = walkValue(o[k], visit, opaque, depth + 1, free);
-    if (n !== o[k]) (copy ??= { ...o })[k] = n;
+    if (n !== o[k]) {
+      copy ??= { ...o };
+      copy[k] = n;
+    }
   }
   return copy ?? o;
 };
@@ -164,7 +213,9 @@ const leafText = (leaf: Leaf, budget: Budget): Text & { opaque?: string } => {
   if (leaf.kind === 'pdf') {
     const pdf = pdfText(bytes, budget.left);
     budget.left -= pdf.decoded;
-    return pdf.unreadable === undefined ? { text: pdf.text, readOnly: true } : { text: pdf.text, readOnly: true, opaque: `a PDF whose text cannot be read (${pdf.unreadable})` };
+    return pdf.unreadable === undefined
+      ? { text: pdf.text, readOnly: true }
+      : { text: pdf.text, readOnly: true, opaque: `a PDF whose text cannot be read (${pdf.unreadable})` };
   }
   try {
     return { text: utf8.decode(bytes), readOnly: false };
@@ -174,7 +225,8 @@ const leafText = (leaf: Leaf, budget: Budget): Text & { opaque?: string } => {
 };
 
 /** The raw form of a changed leaf text (string leaves: the text; base64 ones: re-encoded, prefix kept). */
-const encode = (leaf: Leaf, text: string): string => (leaf.kind === 'string' ? text : leaf.prefix + Buffer.from(text, 'utf8').toString('base64'));
+const encode = (leaf: Leaf, text: string): string =>
+  leaf.kind === 'string' ? text : leaf.prefix + Buffer.from(text, 'utf8').toString('base64');
 
 export interface BodyTexts {
   texts: Text[];

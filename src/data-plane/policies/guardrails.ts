@@ -33,10 +33,16 @@ import type { AnswerView, InputGuardrail, OutputFilter, OutputGuardrail } from '
 export const HOLD = 256;
 
 export const blocked = (rule: GuardrailRule, what: 'request' | 'response'): GatewayError =>
-  new GatewayError({ kind: 'invalid_request', errorCode: 'guardrail_blocked', message: `The ${what} was blocked by the guardrail '${rule.name}'.`, retryable: false });
+  new GatewayError({
+    kind: 'invalid_request',
+    errorCode: 'guardrail_blocked',
+    message: `The ${what} was blocked by the guardrail '${rule.name}'.`,
+    retryable: false,
+  });
 
 const flag = (ctx: RequestContext, rule: GuardrailRule): void => {
-  (ctx.flags ??= new Set()).add(rule.name);
+  ctx.flags ??= new Set();
+  ctx.flags.add(rule.name);
 };
 
 /** What an evaluation means for the request: throws on block, records flags, returns what to redact. */
@@ -167,7 +173,10 @@ class HeldText {
 
   flush(): string {
     if (this.pending === '') return '';
-    const [out] = redactParts([this.pending], verdict(this.rules, this.ctx, evaluatePrepared(this.rules, prepare([this.pending])), 'response'));
+    const [out] = redactParts(
+      [this.pending],
+      verdict(this.rules, this.ctx, evaluatePrepared(this.rules, prepare([this.pending])), 'response'),
+    );
     this.pending = '';
     return out ?? '';
   }
@@ -214,7 +223,9 @@ class Filter implements OutputFilter {
     const texts = [view.text, ...view.toolCalls.map((c) => c.arguments)];
     const apply = (out: readonly string[]): AnswerView => {
       if (out === texts) return view;
-      const toolCalls: ToolCall[] = view.toolCalls.map((c, i) => (out[i + 1] === c.arguments ? c : { ...c, arguments: out[i + 1] as string }));
+      const toolCalls: ToolCall[] = view.toolCalls.map((c, i) =>
+        out[i + 1] === c.arguments ? c : { ...c, arguments: out[i + 1] as string },
+      );
       return { ...view, text: out[0] as string, toolCalls };
     };
     const out = applyRules(this.rules, this.ctx, texts, 'response');
@@ -276,6 +287,6 @@ export const outputGuardrail: OutputGuardrail = {
   name: 'guardrails',
   open(ctx) {
     const rules = ctx.key?.project.guardrails.output;
-    return rules && rules.some((r) => r.kind !== 'max_input_tokens') ? new Filter(rules, ctx) : undefined;
+    return rules?.some((r) => r.kind !== 'max_input_tokens') ? new Filter(rules, ctx) : undefined;
   },
 };

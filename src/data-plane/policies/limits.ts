@@ -42,7 +42,13 @@ export interface LimitsOptions {
 }
 
 const rateLimited = (what: string, retryAfterSeconds: number): GatewayError =>
-  new GatewayError({ kind: 'rate_limit', errorCode: 'rate_limit_exceeded', message: `Rate limit reached: ${what}. Retry after ${retryAfterSeconds} s.`, retryAfterSeconds, retryable: false });
+  new GatewayError({
+    kind: 'rate_limit',
+    errorCode: 'rate_limit_exceeded',
+    message: `Rate limit reached: ${what}. Retry after ${retryAfterSeconds} s.`,
+    retryAfterSeconds,
+    retryable: false,
+  });
 
 const budgetExceeded = (b: BudgetSnapshot, retryAfterSeconds: number | undefined): GatewayError =>
   new GatewayError({
@@ -54,14 +60,25 @@ const budgetExceeded = (b: BudgetSnapshot, retryAfterSeconds: number | undefined
   });
 
 const countersDown = (): GatewayError =>
-  new GatewayError({ kind: 'unavailable', errorCode: 'limits_unavailable', message: 'Rate limits and budgets cannot be checked right now; try again shortly.', retryAfterSeconds: 1 });
+  new GatewayError({
+    kind: 'unavailable',
+    errorCode: 'limits_unavailable',
+    message: 'Rate limits and budgets cannot be checked right now; try again shortly.',
+    retryAfterSeconds: 1,
+  });
 
 type Refusal = (now: number) => GatewayError;
 
 export const limitsPolicies = (o: LimitsOptions): { admit: AdmissionPolicy; settle: SettlementPolicy } => {
   const now = o.now ?? Date.now;
   const failed = (e: unknown): GatewayError | undefined => {
-    log.every('limits-counters', 'error', 'the shared counters failed; rate limits and budgets are ' + (o.onError === 'open' ? 'not enforced (GATEWAY_LIMITS_ON_REDIS_ERROR=open)' : 'refusing requests (GATEWAY_LIMITS_ON_REDIS_ERROR=closed)'), { error: describeError(e) }, 10_000);
+    log.every(
+      'limits-counters',
+      'error',
+      `the shared counters failed; rate limits and budgets are ${o.onError === 'open' ? 'not enforced (GATEWAY_LIMITS_ON_REDIS_ERROR=open)' : 'refusing requests (GATEWAY_LIMITS_ON_REDIS_ERROR=closed)'}`,
+      { error: describeError(e) },
+      10_000,
+    );
     return o.onError === 'open' ? undefined : countersDown();
   };
 
@@ -75,7 +92,13 @@ export const limitsPolicies = (o: LimitsOptions): { admit: AdmissionPolicy; sett
       const rl = project.rateLimit;
       // Without a plan (an MCP call: no model, no tokens, no price) only requests per minute count.
       let budgets: BudgetSnapshot[] | undefined;
-      if (plan) for (const b of project.budgets) if (b.apiKeyId === null || b.apiKeyId === key.id) (budgets ??= []).push(b);
+      if (plan) {
+        for (const b of project.budgets) {
+          if (b.apiKeyId !== null && b.apiKeyId !== key.id) continue;
+          budgets ??= [];
+          budgets.push(b);
+        }
+      }
       if (!rl && !budgets) return undefined;
       const t = now();
       const entries: CounterAdd[] = [];
@@ -132,7 +155,10 @@ export const limitsPolicies = (o: LimitsOptions): { admit: AdmissionPolicy; sett
       if (!holds || holds.length === 0 || s.atReservation) return;
       const corrections = holds.map((h) => ({ key: h.key, delta: (h.measure === 'tokens' ? s.totalTokens : s.costNanoUsd) - h.reserved }));
       const done = o.counters.adjust(corrections);
-      if (done instanceof Promise) done.catch((e: unknown) => log.every('limits-settle', 'error', 'correcting a rate-limit or budget reservation failed', { error: describeError(e) }, 10_000));
+      if (done instanceof Promise)
+        done.catch((e: unknown) =>
+          log.every('limits-settle', 'error', 'correcting a rate-limit or budget reservation failed', { error: describeError(e) }, 10_000),
+        );
     },
   };
   return { admit, settle };

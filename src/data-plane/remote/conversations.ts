@@ -41,8 +41,22 @@ export class RemoteConversationStore implements ConversationStore {
     try {
       return await this.client.protocol(name, input, { timeoutMs: this.timeoutMs, attempts: 1 });
     } catch (e) {
-      if (e instanceof ApiError && e.status !== 0) log.every('conversation-store-refused', 'warn', 'the management plane refused a stored-conversation call', { op: name, status: e.status, code: e.code }, 30_000);
-      else log.every('conversation-store-unreachable', 'warn', 'the management plane is unreachable for stored conversations', { op: name, error: describeError(e) }, 30_000);
+      if (e instanceof ApiError && e.status !== 0)
+        log.every(
+          'conversation-store-refused',
+          'warn',
+          'the management plane refused a stored-conversation call',
+          { op: name, status: e.status, code: e.code },
+          30_000,
+        );
+      else
+        log.every(
+          'conversation-store-unreachable',
+          'warn',
+          'the management plane is unreachable for stored conversations',
+          { op: name, error: describeError(e) },
+          30_000,
+        );
       throw conversationStoreUnavailable();
     }
   }

@@ -49,12 +49,22 @@ export const timeoutMsOf = (text: string): number | undefined => {
 
 const isProtocol = (p: string): p is OtlpProtocol => (OTLP_PROTOCOLS as readonly string[]).includes(p);
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const strings = (v: unknown): Record<string, string> => (isRecord(v) ? Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string')) : {});
+const strings = (v: unknown): Record<string, string> =>
+  isRecord(v) ? Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
 
 /** The account's settings a pulled document carries, or undefined when it carries none (an older management plane). */
 export const accountTelemetryOf = (doc: ConfigDocument): AccountTelemetry | undefined => {
   const t = doc.dataExports?.telemetry;
-  return t && { endpoint: t.endpoint, headers: strings(t.headers), insecure: t.insecure, protocol: t.protocol, timeout: t.timeout, localVars: strings(t.localVars) };
+  return (
+    t && {
+      endpoint: t.endpoint,
+      headers: strings(t.headers),
+      insecure: t.insecure,
+      protocol: t.protocol,
+      timeout: t.timeout,
+      localVars: strings(t.localVars),
+    }
+  );
 };
 
 /** Follows a data plane's export settings: the configuration to start with, then a reconfiguration whenever they change. */
@@ -84,7 +94,11 @@ export class DataExports {
     const key = keyOf(next);
     if (key === this.#applied) return;
     this.#applied = key;
-    log.info('telemetry exports changed by the management plane', { traces: originOf(next.tracesUrl), metrics: originOf(next.metrics.url), protocol: next.protocol });
+    log.info('telemetry exports changed by the management plane', {
+      traces: originOf(next.tracesUrl),
+      metrics: originOf(next.metrics.url),
+      protocol: next.protocol,
+    });
     await this.#target?.reconfigure(next);
   }
 
@@ -103,12 +117,18 @@ export class DataExports {
     }
     let protocol = base.protocol;
     if (isProtocol(t.protocol)) protocol = t.protocol;
-    else if (t.protocol !== '') this.#note(`protocol-${t.protocol}`, 'dataExports.telemetry.protocol is not grpc, http/protobuf or http/json: the default applies', { protocol: t.protocol });
+    else if (t.protocol !== '')
+      this.#note(`protocol-${t.protocol}`, 'dataExports.telemetry.protocol is not grpc, http/protobuf or http/json: the default applies', {
+        protocol: t.protocol,
+      });
     const timeoutMs = timeoutMsOf(t.timeout);
-    if (t.timeout !== '' && timeoutMs === undefined) this.#note(`timeout-${t.timeout}`, 'dataExports.telemetry.timeout is not a duration: the default applies', { timeout: t.timeout });
+    if (t.timeout !== '' && timeoutMs === undefined)
+      this.#note(`timeout-${t.timeout}`, 'dataExports.telemetry.timeout is not a duration: the default applies', { timeout: t.timeout });
     const vars = this.#vars(t.localVars);
     const signal = (path: string): string => (protocol === 'grpc' ? endpoint : `${endpoint}/${path}`);
-    const serviceName = base.fromEnv?.serviceName ? base.serviceName : (vars.serviceName ?? vars.resource['service.name'] ?? base.serviceName);
+    const serviceName = base.fromEnv?.serviceName
+      ? base.serviceName
+      : (vars.serviceName ?? vars.resource['service.name'] ?? base.serviceName);
     return {
       ...base,
       protocol,
@@ -123,22 +143,36 @@ export class DataExports {
   }
 
   /** The honoured local variables, parsed; the others (and malformed ones) noted once by name. */
-  #vars(localVars: Record<string, string>): { serviceName: string | undefined; resource: Record<string, string>; headers: Record<string, string> } {
+  #vars(localVars: Record<string, string>): {
+    serviceName: string | undefined;
+    resource: Record<string, string>;
+    headers: Record<string, string>;
+  } {
     const pairs = (name: string): Record<string, string> => {
       const raw = localVars[name];
       if (raw === undefined) return {};
       try {
         return headerPairs({ description: name }).parse(raw, name);
       } catch {
-        this.#note(`malformed-${name}`, 'a telemetry local variable is malformed (name=value pairs, URL-encoded) and is not used', { name });
+        this.#note(`malformed-${name}`, 'a telemetry local variable is malformed (name=value pairs, URL-encoded) and is not used', {
+          name,
+        });
         return {};
       }
     };
     for (const name of Object.keys(localVars)) {
-      if (!HONOURED_VARS.includes(name)) this.#note(`var-${name}`, 'a telemetry local variable is not honoured by the data plane (see docs/observability.md)', { name, honoured: HONOURED_VARS.join(',') });
+      if (!HONOURED_VARS.includes(name))
+        this.#note(`var-${name}`, 'a telemetry local variable is not honoured by the data plane (see docs/observability.md)', {
+          name,
+          honoured: HONOURED_VARS.join(','),
+        });
     }
     const serviceName = localVars.OTEL_SERVICE_NAME?.trim();
-    return { serviceName: serviceName ? serviceName : undefined, resource: pairs('OTEL_RESOURCE_ATTRIBUTES'), headers: pairs('OTEL_EXPORTER_OTLP_HEADERS') };
+    return {
+      serviceName: serviceName ? serviceName : undefined,
+      resource: pairs('OTEL_RESOURCE_ATTRIBUTES'),
+      headers: pairs('OTEL_EXPORTER_OTLP_HEADERS'),
+    };
   }
 
   #note(key: string, msg: string, fields: Record<string, unknown>): void {
@@ -150,7 +184,16 @@ export class DataExports {
 
 /** What decides whether two configurations export alike (in memory only: it holds header values). */
 const keyOf = (c: TelemetryConfig): string =>
-  JSON.stringify([c.protocol, c.tracesUrl, c.metrics.url, c.headers, c.insecure ?? false, c.timeoutMs ?? 0, c.serviceName, c.resourceAttributes ?? {}]);
+  JSON.stringify([
+    c.protocol,
+    c.tracesUrl,
+    c.metrics.url,
+    c.headers,
+    c.insecure ?? false,
+    c.timeoutMs ?? 0,
+    c.serviceName,
+    c.resourceAttributes ?? {},
+  ]);
 
 /** A URL's origin for a log line (no path, no credentials). */
 const originOf = (url: string | undefined): string | undefined => (url && URL.canParse(url) ? new URL(url).origin : undefined);

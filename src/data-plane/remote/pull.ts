@@ -45,7 +45,15 @@ export interface PullStatus {
  * A document with a secret not sealed is refused, neither served nor kept.
  */
 export class PullController {
-  readonly status: PullStatus = { appliedRevision: -1, lastPullAt: undefined, lastFullSyncAt: undefined, reachable: false, refused: undefined, lastError: undefined, source: 'none' };
+  readonly status: PullStatus = {
+    appliedRevision: -1,
+    lastPullAt: undefined,
+    lastFullSyncAt: undefined,
+    reachable: false,
+    refused: undefined,
+    lastError: undefined,
+    source: 'none',
+  };
   #key: Promise<CryptoKey> | undefined;
   #token: { jwt: Promise<string>; renewAt: number } | undefined;
   #timers: ReturnType<typeof setInterval>[] = [];
@@ -73,7 +81,13 @@ export class PullController {
     },
   ) {
     this.#cacheFile = join(opts.dataDir, 'config-cache.json');
-    this.client = new ManagementClient({ endpoint: sa.apiUri, token: () => this.token(), attempts: 1, timeoutMs: CALL_TIMEOUT_MS, signal: this.#stop.signal });
+    this.client = new ManagementClient({
+      endpoint: sa.apiUri,
+      token: () => this.token(),
+      attempts: 1,
+      timeoutMs: CALL_TIMEOUT_MS,
+      signal: this.#stop.signal,
+    });
   }
 
   /**
@@ -153,7 +167,11 @@ export class PullController {
   /** Resolves true when the management plane answered 200. */
   async #pull(full: boolean, waitSeconds: number): Promise<boolean> {
     const applied = this.status.appliedRevision;
-    const req: ProtocolInput<'Pull'> = { ...(applied >= 0 ? { knownRevision: String(applied), appliedRevision: String(applied) } : {}), full, ...(waitSeconds > 0 ? { waitSeconds } : {}) };
+    const req: ProtocolInput<'Pull'> = {
+      ...(applied >= 0 ? { knownRevision: String(applied), appliedRevision: String(applied) } : {}),
+      full,
+      ...(waitSeconds > 0 ? { waitSeconds } : {}),
+    };
     let answer: ProtocolOutput<'Pull'>;
     try {
       answer = await this.client.protocol('Pull', req, { timeoutMs: CALL_TIMEOUT_MS + waitSeconds * 1000 });
@@ -195,7 +213,13 @@ export class PullController {
     if (e.status === 401 || e.status === 403) {
       this.status.reachable = true;
       this.status.refused = e.detail.message ?? `refused (${e.status})`;
-      log.every('dataplane-refused', 'error', 'the management plane refused this data plane’s service account; serving the last configuration', { reason: this.status.refused, ...(e.detail.reason ? { why: e.detail.reason } : {}) }, 60_000);
+      log.every(
+        'dataplane-refused',
+        'error',
+        'the management plane refused this data plane’s service account; serving the last configuration',
+        { reason: this.status.refused, ...(e.detail.reason ? { why: e.detail.reason } : {}) },
+        60_000,
+      );
       return false;
     }
     if (e.status !== 200) {
@@ -216,14 +240,24 @@ export class PullController {
     if (current && doc.revision < current.revision) return sealed;
     this.holder.swap(buildSnapshot(doc, this.getAdapter));
     this.status.appliedRevision = doc.revision;
-    await this.opts.onDocument?.(doc).catch((e: unknown) => log.every('dataplane-own-settings', 'error', 'applying the data plane’s own settings of the pulled configuration failed', { error: describeError(e) }));
+    await this.opts.onDocument?.(doc).catch((e: unknown) =>
+      log.every('dataplane-own-settings', 'error', 'applying the data plane’s own settings of the pulled configuration failed', {
+        error: describeError(e),
+      }),
+    );
     return sealed;
   }
 
   #unreachable(error: string): void {
     this.status.reachable = false;
     this.status.lastError = error;
-    log.every('dataplane-unreachable', 'warn', 'the management plane is unreachable; serving the last configuration', { error, revision: this.status.appliedRevision }, 30_000);
+    log.every(
+      'dataplane-unreachable',
+      'warn',
+      'the management plane is unreachable; serving the last configuration',
+      { error, revision: this.status.appliedRevision },
+      30_000,
+    );
   }
 
   #writeCache(sealed: SealedPull): void {
@@ -250,4 +284,3 @@ export class PullController {
     }
   }
 }
-

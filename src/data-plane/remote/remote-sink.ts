@@ -43,12 +43,25 @@ export const pushRecordsWith =
       const errors = answer.errors ?? [];
       // A management plane that names only some of its refusals (older versions named 20): which
       // records were taken is unknown, so the whole batch is kept (re-sending what was taken is harmless).
-      if (errors.length < answer.rejected) return { refused: [{ message: `${answer.rejected} of the batch refused, ${errors.length} named; first: ${errors[0]?.message ?? 'no reason given'}` }] };
+      if (errors.length < answer.rejected)
+        return {
+          refused: [
+            {
+              message: `${answer.rejected} of the batch refused, ${errors.length} named; first: ${errors[0]?.message ?? 'no reason given'}`,
+            },
+          ],
+        };
       return { refused: errors };
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       if (e.status === 200) {
-        log.every('records-remote-answer', 'warn', 'the management plane took a batch of request records with an unexpected answer', { error: e.message }, 60_000);
+        log.every(
+          'records-remote-answer',
+          'warn',
+          'the management plane took a batch of request records with an unexpected answer',
+          { error: e.message },
+          60_000,
+        );
         return 'ok';
       }
       return e.status === 400 ? { refused: [{ message: e.detail.message ?? e.message }] } : 'retry';
@@ -73,7 +86,11 @@ const refusedText = (text: string, rows: number, refused: readonly Refusal[]): {
   const records: unknown[] = batch;
   const picked = refused.filter((r) => r.index !== undefined && r.index < records.length);
   return {
-    text: JSON.stringify({ refusedAt, refusals: picked.map((r, i) => ({ index: i, message: r.message })), records: picked.map((r) => records[r.index ?? 0]) }),
+    text: JSON.stringify({
+      refusedAt,
+      refusals: picked.map((r, i) => ({ index: i, message: r.message })),
+      records: picked.map((r) => records[r.index ?? 0]),
+    }),
     rows: picked.length,
   };
 };
@@ -88,7 +105,10 @@ export interface RemoteSinkStats extends RecordSinkStats {
 
 /** A record entry as one JSON object keyed by column names (bodies embedded as the JSON they are). */
 export const recordJson = (e: RecordEntry): string =>
-  rowJsonWith(e.row, `"request_body":${e.requestBody ?? 'null'},"response_body":${e.responseBody ?? 'null'},"sanitized":${e.sanitized === null ? 'null' : JSON.stringify(e.sanitized)}`);
+  rowJsonWith(
+    e.row,
+    `"request_body":${e.requestBody ?? 'null'},"response_body":${e.responseBody ?? 'null'},"sanitized":${e.sanitized === null ? 'null' : JSON.stringify(e.sanitized)}`,
+  );
 
 export class RemoteRecordSink implements RecordSink {
   #queue: RecordEntry[] = [];
@@ -166,12 +186,19 @@ export class RemoteRecordSink implements RecordSink {
     try {
       r = await this.send(text);
     } catch (e) {
-      log.every('records-remote-send', 'warn', 'sending request records to the management plane failed', { error: describeError(e) }, 30_000);
+      log.every(
+        'records-remote-send',
+        'warn',
+        'sending request records to the management plane failed',
+        { error: describeError(e) },
+        30_000,
+      );
       r = 'retry';
     }
     if (typeof r === 'object' && !this.#keepRefused(text, rows, r.refused)) r = 'retry';
     if (r === 'ok') this.#stats.sent += rows;
-    if (r === 'retry' && !this.#down) log.warn('the management plane does not take request records now; spooling them to disk', { dir: this.#spool.dir });
+    if (r === 'retry' && !this.#down)
+      log.warn('the management plane does not take request records now; spooling them to disk', { dir: this.#spool.dir });
     if (r !== 'retry' && this.#down) log.info('the management plane takes request records again', {});
     this.#down = r === 'retry';
     return r === 'retry' ? 'retry' : 'ok';
@@ -187,17 +214,29 @@ export class RemoteRecordSink implements RecordSink {
     try {
       this.#refused.put(kept.text, kept.rows);
     } catch (e) {
-      log.every('records-refused-unwritable', 'error', 'request records the management plane refused could not be written to disk; kept as not sent', { dir: this.#refused.dir, error: describeError(e) }, 30_000);
+      log.every(
+        'records-refused-unwritable',
+        'error',
+        'request records the management plane refused could not be written to disk; kept as not sent',
+        { dir: this.#refused.dir, error: describeError(e) },
+        30_000,
+      );
       return false;
     }
     this.#stats.refused += kept.rows;
     this.#stats.sent += rows - kept.rows;
-    log.every('records-remote-refused', 'error', 'the management plane refused request records; they are kept on disk and not sent again', {
-      rows: kept.rows,
-      reason: refused[0]?.message ?? '',
-      dir: this.#refused.dir,
-      refused: this.#stats.refused,
-    }, 10_000);
+    log.every(
+      'records-remote-refused',
+      'error',
+      'the management plane refused request records; they are kept on disk and not sent again',
+      {
+        rows: kept.rows,
+        reason: refused[0]?.message ?? '',
+        dir: this.#refused.dir,
+        refused: this.#stats.refused,
+      },
+      10_000,
+    );
     return true;
   }
 

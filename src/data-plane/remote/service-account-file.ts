@@ -23,14 +23,22 @@ export interface ServiceAccountFile {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const strings = (v: unknown): Record<string, string> => (isObject(v) ? Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string')) : {});
+const strings = (v: unknown): Record<string, string> =>
+  isObject(v) ? Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
 
 /** `dataExports.telemetry` of the file, when it has one. */
 const telemetryOf = (sa: Record<string, unknown>): AccountTelemetry | undefined => {
   const t = isObject(sa.dataExports) ? sa.dataExports.telemetry : undefined;
   if (!isObject(t)) return undefined;
   const text = (k: string): string => (typeof t[k] === 'string' ? t[k] : '');
-  return { endpoint: text('endpoint'), headers: strings(t.headers), insecure: t.insecure === true, protocol: text('protocol'), timeout: text('timeout'), localVars: {} };
+  return {
+    endpoint: text('endpoint'),
+    headers: strings(t.headers),
+    insecure: t.insecure === true,
+    protocol: text('protocol'),
+    timeout: text('timeout'),
+    localVars: {},
+  };
 };
 
 const str = (o: Record<string, unknown>, k: string, file: string): string => {
@@ -48,7 +56,10 @@ export const readServiceAccountFile = (file: string): ServiceAccountFile => {
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new ConfigError('--service-account', `${file}: not a readable JSON file (${e instanceof Error ? e.message.split('\n')[0] : 'error'})`);
+    throw new ConfigError(
+      '--service-account',
+      `${file}: not a readable JSON file (${e instanceof Error ? e.message.split('\n')[0] : 'error'})`,
+    );
   }
   if (typeof parsed !== 'object' || parsed === null) throw new ConfigError('--service-account', `${file}: not a JSON object`);
   let sa = parsed as Record<string, unknown>;

@@ -30,10 +30,22 @@ describe('chat decodeRequest validation', () => {
     ['part without type', msg({ role: 'user', content: [{ text: 'x' }] }), 'messages.0.content.0.type'],
     ['text part without text', msg({ role: 'user', content: [{ type: 'text' }] }), 'messages.0.content.0.text'],
     ['image without url', msg({ role: 'user', content: [{ type: 'image_url', image_url: {} }] }), 'messages.0.content.0.image_url.url'],
-    ['bad image detail', msg({ role: 'user', content: [{ type: 'image_url', image_url: { url: 'u', detail: 'x' } }] }), 'messages.0.content.0.image_url.detail'],
+    [
+      'bad image detail',
+      msg({ role: 'user', content: [{ type: 'image_url', image_url: { url: 'u', detail: 'x' } }] }),
+      'messages.0.content.0.image_url.detail',
+    ],
     ['tool without id', msg({ role: 'tool', content: 'r' }), 'messages.0.tool_call_id'],
-    ['tool call without name', msg({ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { arguments: '{}' } }] }), 'messages.0.tool_calls.0.function.name'],
-    ['tool call without id', msg({ role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] }), 'messages.0.tool_calls.0.id'],
+    [
+      'tool call without name',
+      msg({ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { arguments: '{}' } }] }),
+      'messages.0.tool_calls.0.function.name',
+    ],
+    [
+      'tool call without id',
+      msg({ role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] }),
+      'messages.0.tool_calls.0.id',
+    ],
     ['tool calls not array', msg({ role: 'assistant', tool_calls: {} }), 'messages.0.tool_calls'],
     ['max_tokens zero', { ...ok, max_tokens: 0 }, 'max_tokens'],
     ['max_tokens string', { ...ok, max_tokens: '10' }, 'max_tokens'],
@@ -52,7 +64,11 @@ describe('chat decodeRequest validation', () => {
     ['tools object', { ...ok, tools: {} }, 'tools'],
     ['tool without function', { ...ok, tools: [{ type: 'function' }] }, 'tools.0.function'],
     ['tool without name', { ...ok, tools: [{ type: 'function', function: { parameters: {} } }] }, 'tools.0.function.name'],
-    ['tool parameters array', { ...ok, tools: [{ type: 'function', function: { name: 'f', parameters: [] } }] }, 'tools.0.function.parameters'],
+    [
+      'tool parameters array',
+      { ...ok, tools: [{ type: 'function', function: { name: 'f', parameters: [] } }] },
+      'tools.0.function.parameters',
+    ],
     ['tool_choice unknown string', { ...ok, tool_choice: 'any' }, 'tool_choice'],
     ['tool_choice without function', { ...ok, tool_choice: { type: 'function' } }, 'tool_choice.function'],
     ['tool_choice number', { ...ok, tool_choice: 3 }, 'tool_choice'],
@@ -60,7 +76,11 @@ describe('chat decodeRequest validation', () => {
     ['response_format type', { ...ok, response_format: { type: 'xml' } }, 'response_format.type'],
     ['response_format no type', { ...ok, response_format: {} }, 'response_format.type'],
     ['json_schema missing', { ...ok, response_format: { type: 'json_schema' } }, 'response_format.json_schema'],
-    ['json_schema no name', { ...ok, response_format: { type: 'json_schema', json_schema: { schema: {} } } }, 'response_format.json_schema.name'],
+    [
+      'json_schema no name',
+      { ...ok, response_format: { type: 'json_schema', json_schema: { schema: {} } } },
+      'response_format.json_schema.name',
+    ],
     ['reasoning_effort', { ...ok, reasoning_effort: 'extreme' }, 'reasoning_effort'],
     ['metadata value', { ...ok, metadata: { a: 1 } }, 'metadata.a'],
   ];
@@ -74,7 +94,11 @@ describe('chat decodeRequest validation', () => {
   const nativeOnly: [string, unknown, string][] = [
     ['unsupported part', msg({ role: 'user', content: [{ type: 'input_audio', input_audio: {} }] }), 'messages.0.content.0.type'],
     ['tool type custom', { ...ok, tools: [{ type: 'custom', custom: { name: 'x' } }] }, 'tools.0.type'],
-    ['allowed_tools choice', { ...ok, tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } } }, 'tool_choice.type'],
+    [
+      'allowed_tools choice',
+      { ...ok, tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } } },
+      'tool_choice.type',
+    ],
   ];
   for (const [name, body, param] of nativeOnly) {
     test(`native only: ${name}`, () => {
@@ -91,13 +115,32 @@ describe('chat decodeRequest validation', () => {
   });
 
   test('file parts: a PDF data URL is a document, plain text becomes text, a file_id or a non-user file is native only', () => {
-    const pdf = codec.decodeRequest(msg({ role: 'user', content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBE', filename: 'a.pdf' } }] }));
-    expect(pdf.messages[0]?.content).toEqual([{ type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBE' }, filename: 'a.pdf', param: 'messages.0.content.0' }]);
-    const text = codec.decodeRequest(msg({ role: 'user', content: [{ type: 'file', file: { file_data: `data:text/plain;base64,${btoa('hello')}` } }] }));
+    const pdf = codec.decodeRequest(
+      msg({ role: 'user', content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBE', filename: 'a.pdf' } }] }),
+    );
+    expect(pdf.messages[0]?.content).toEqual([
+      {
+        type: 'document',
+        source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBE' },
+        filename: 'a.pdf',
+        param: 'messages.0.content.0',
+      },
+    ]);
+    const text = codec.decodeRequest(
+      msg({ role: 'user', content: [{ type: 'file', file: { file_data: `data:text/plain;base64,${btoa('hello')}` } }] }),
+    );
     expect(text.messages[0]?.content).toEqual([{ type: 'text', text: 'hello' }]);
-    expect(codec.decodeRequest(msg({ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] })).nativeOnly?.param).toBe('messages.0.content.0.file.file_id');
-    expect(codec.decodeRequest(msg({ role: 'system', content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBE' } }] })).nativeOnly?.param).toBe('messages.0.content.0.type');
-    expectInvalid(() => codec.decodeRequest(msg({ role: 'user', content: [{ type: 'file', file: {} }] })), 'messages.0.content.0.file.file_data');
+    expect(codec.decodeRequest(msg({ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] })).nativeOnly?.param).toBe(
+      'messages.0.content.0.file.file_id',
+    );
+    expect(
+      codec.decodeRequest(msg({ role: 'system', content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBE' } }] }))
+        .nativeOnly?.param,
+    ).toBe('messages.0.content.0.type');
+    expectInvalid(
+      () => codec.decodeRequest(msg({ role: 'user', content: [{ type: 'file', file: {} }] })),
+      'messages.0.content.0.file.file_data',
+    );
   });
 
   test('assistant tool call arguments given as an object are serialised', () => {
@@ -111,7 +154,9 @@ describe('chat decodeRequest validation', () => {
 describe('chat encodeError', () => {
   test('uses the seed error body', () => {
     const e = new GatewayError({ kind: 'rate_limit', message: 'Slow down.' });
-    expect(codec.encodeError(e)).toEqual({ error: { message: 'Slow down.', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } });
+    expect(codec.encodeError(e)).toEqual({
+      error: { message: 'Slow down.', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' },
+    });
   });
 });
 
@@ -119,7 +164,10 @@ describe('chat stream encoder edge cases', () => {
   test('events before start still open with the role chunk and a derived id', () => {
     const enc = codec.createStreamEncoder(goldenCtx());
     const out = enc.push({ type: 'text', text: 'x' }) + enc.end();
-    const chunks = out.split('\n\n').filter((f) => f.startsWith('data: {')).map((f) => JSON.parse(f.slice(6)) as Chunk);
+    const chunks = out
+      .split('\n\n')
+      .filter((f) => f.startsWith('data: {'))
+      .map((f) => JSON.parse(f.slice(6)) as Chunk);
     expect(chunks[0]?.choices[0]?.delta).toEqual({ role: 'assistant', content: '' });
     expect(chunks[0]?.id).toBe('chatcmpl-0f8e2a4c1b3d4e5f8a9b0c1d2e3f4a5b');
     expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe('stop');

@@ -58,7 +58,10 @@ const decodeFile = (part: UnknownRecord, partPath: string, note: Note): ContentP
   const data = optionalString(file, 'file_data', filePath);
   if (data !== undefined) return fileDataDocument(data, filename, joinPath(filePath, 'file_data'), partPath);
   if (optionalString(file, 'file_id', filePath) !== undefined) {
-    note(joinPath(filePath, 'file_id'), 'A file_id names a file uploaded to OpenAI, which the gateway cannot read for another provider; send the file as file_data.');
+    note(
+      joinPath(filePath, 'file_id'),
+      'A file_id names a file uploaded to OpenAI, which the gateway cannot read for another provider; send the file as file_data.',
+    );
     return [];
   }
   throw missingParam(joinPath(filePath, 'file_data'));
@@ -182,9 +185,11 @@ const decodeToolChoice = (body: UnknownRecord, note: Note): ToolChoice | undefin
 const noteChatOnly = (b: UnknownRecord, note: Note): void => {
   const n = optionalInteger(b, 'n', '', { min: 1 });
   if (n !== undefined && n > 1) note('n', `'n' > 1 (several choices) cannot be honoured by a translated upstream.`);
-  if (optionalBoolean(b, 'logprobs') === true) note('logprobs', `'logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
+  if (optionalBoolean(b, 'logprobs') === true)
+    note('logprobs', `'logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
   const top = optionalInteger(b, 'top_logprobs', '', { min: 0 });
-  if (top !== undefined && top > 0) note('top_logprobs', `'top_logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
+  if (top !== undefined && top > 0)
+    note('top_logprobs', `'top_logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
 };
 
 const decodeResponseFormat = (body: UnknownRecord): ResponseFormat | undefined => {

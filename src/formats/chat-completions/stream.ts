@@ -66,7 +66,9 @@ export const createChatStreamEncoder = (ctx: EncodeContext): StreamEncoder => {
           );
         case 'tool_call_delta':
           if (event.arguments === '') return start();
-          return start() + chunk(choice(JSON.stringify({ tool_calls: [{ index: event.index, function: { arguments: event.arguments } }] })));
+          return (
+            start() + chunk(choice(JSON.stringify({ tool_calls: [{ index: event.index, function: { arguments: event.arguments } }] })))
+          );
         case 'finish':
           return start() + finish(event.reason);
         case 'usage':
@@ -79,7 +81,15 @@ export const createChatStreamEncoder = (ctx: EncodeContext): StreamEncoder => {
       if (closed) return '';
       closed = true;
       let out = start() + finish('stop');
-      if (ctx.includeUsage) out += sseData({ id, object: 'chat.completion.chunk', created, model: ctx.model, choices: [], usage: chatUsage(usage ?? emptyUsage()) });
+      if (ctx.includeUsage)
+        out += sseData({
+          id,
+          object: 'chat.completion.chunk',
+          created,
+          model: ctx.model,
+          choices: [],
+          usage: chatUsage(usage ?? emptyUsage()),
+        });
       return out + SSE_DONE;
     },
 

@@ -27,7 +27,11 @@ describe('messages decodeRequest validation', () => {
     ['block without type', turn([{ text: 'x' }]), 'messages.0.content.0.type'],
     ['text block without text', turn([{ type: 'text' }]), 'messages.0.content.0.text'],
     ['image without source', turn([{ type: 'image' }]), 'messages.0.content.0.source'],
-    ['base64 without media_type', turn([{ type: 'image', source: { type: 'base64', data: 'x' } }]), 'messages.0.content.0.source.media_type'],
+    [
+      'base64 without media_type',
+      turn([{ type: 'image', source: { type: 'base64', data: 'x' } }]),
+      'messages.0.content.0.source.media_type',
+    ],
     ['url image without url', turn([{ type: 'image', source: { type: 'url' } }]), 'messages.0.content.0.source.url'],
     ['tool_use without id', turn([{ type: 'tool_use', name: 'f', input: {} }], 'assistant'), 'messages.0.content.0.id'],
     ['tool_use without name', turn([{ type: 'tool_use', id: 't', input: {} }], 'assistant'), 'messages.0.content.0.name'],
@@ -60,11 +64,23 @@ describe('messages decodeRequest validation', () => {
   const nativeOnly: [string, unknown, string][] = [
     ['unsupported block', turn([{ type: 'search_result', source: 'x', title: 't', content: [] }]), 'messages.0.content.0.type'],
     ['document file source', turn([{ type: 'document', source: { type: 'file', file_id: 'file_1' } }]), 'messages.0.content.0.source.type'],
-    ['document context', turn([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBE' }, context: 'Q3' }]), 'messages.0.content.0.context'],
-    ['document citations', turn([{ type: 'document', source: { type: 'url', url: 'https://x.test/a.pdf' }, citations: { enabled: true } }]), 'messages.0.content.0.citations'],
+    [
+      'document context',
+      turn([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBE' }, context: 'Q3' }]),
+      'messages.0.content.0.context',
+    ],
+    [
+      'document citations',
+      turn([{ type: 'document', source: { type: 'url', url: 'https://x.test/a.pdf' }, citations: { enabled: true } }]),
+      'messages.0.content.0.citations',
+    ],
     ['image source type', turn([{ type: 'image', source: { type: 'file', file_id: 'f' } }]), 'messages.0.content.0.source.type'],
     ['tool_result in assistant turn', turn([{ type: 'tool_result', tool_use_id: 't' }], 'assistant'), 'messages.0.content.0.type'],
-    ['tool_result bad block', turn([{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'search_result' }] }]), 'messages.0.content.0.content.0.type'],
+    [
+      'tool_result bad block',
+      turn([{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'search_result' }] }]),
+      'messages.0.content.0.content.0.type',
+    ],
     ['server tool', { ...ok, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'tools.0.type'],
   ];
   for (const [name, body, param] of nativeOnly) {
@@ -88,7 +104,13 @@ describe('messages decodeRequest validation', () => {
   test('output_config json_schema becomes a response format', () => {
     const req = codec.decodeRequest({ ...ok, output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } });
     // Anthropic's structured output always follows the schema: strict wherever the family has the choice.
-    expect(req.responseFormat).toEqual({ type: 'json_schema', name: 'response', schema: { type: 'object' }, strict: true, param: 'output_config.format.schema' });
+    expect(req.responseFormat).toEqual({
+      type: 'json_schema',
+      name: 'response',
+      schema: { type: 'object' },
+      strict: true,
+      param: 'output_config.format.schema',
+    });
   });
 });
 
@@ -119,6 +141,8 @@ describe('messages stream encoder edge cases', () => {
 
   test('error event shape', () => {
     const out = codec.createStreamEncoder(goldenCtx()).error(new GatewayError({ kind: 'rate_limit', message: 'Slow.' }));
-    expect(out).toBe('event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"Slow.","code":"rate_limit_exceeded"}}\n\n');
+    expect(out).toBe(
+      'event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"Slow.","code":"rate_limit_exceeded"}}\n\n',
+    );
   });
 });

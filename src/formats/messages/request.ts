@@ -1,5 +1,13 @@
 /** Anthropic Messages request body → canonical request. */
-import type { CanonicalRequest, ContentPart, Message, ResponseFormat, ToolCall, ToolChoice, ToolDefinition } from '../../canonical/types.ts';
+import type {
+  CanonicalRequest,
+  ContentPart,
+  Message,
+  ResponseFormat,
+  ToolCall,
+  ToolChoice,
+  ToolDefinition,
+} from '../../canonical/types.ts';
 import { inlineDocument, urlDocument } from '../documents.ts';
 import { textParts } from '../shared.ts';
 import {
@@ -234,7 +242,8 @@ const decodeReasoning = (
   if (thinking && type === 'enabled') {
     budget = requireInteger(thinking, 'budget_tokens', 'thinking', { min: 1024 });
     if (budget >= maxTokens) throw invalidValue('thinking.budget_tokens', `must be less than max_tokens (${maxTokens}).`);
-  } else if (type !== undefined && type !== 'disabled' && type !== 'adaptive') note('thinking.type', `Thinking type '${type}' cannot be translated.`);
+  } else if (type !== undefined && type !== 'disabled' && type !== 'adaptive')
+    note('thinking.type', `Thinking type '${type}' cannot be translated.`);
   return compact({
     reasoningEffort: effort === undefined ? undefined : effort === 'xhigh' || effort === 'max' ? 'high' : effort,
     reasoningBudget: budget,
@@ -255,7 +264,9 @@ export const decodeMessagesRequest = (body: unknown): CanonicalRequest => {
   const note: Note = (param, message) => {
     nativeOnly ??= { param, message };
   };
-  turns.forEach((t, i) => decodeTurn(t, i, names, messages, note));
+  turns.forEach((t, i) => {
+    decodeTurn(t, i, names, messages, note);
+  });
   const { choice, parallel } = decodeToolChoice(b);
   const metadata = optionalRecord(b, 'metadata');
   return compact<CanonicalRequest>({

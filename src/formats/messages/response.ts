@@ -24,7 +24,8 @@ export const messagesUsage = (u: Usage): JsonObject => ({
 
 export const encodeMessagesResponse = (res: CanonicalResponse, ctx: EncodeContext): JsonObject => {
   const content: JsonObject[] = [];
-  if (res.reasoning !== undefined && res.reasoning !== '') content.push({ type: 'thinking', thinking: res.reasoning, signature: res.reasoningSignature ?? '' });
+  if (res.reasoning !== undefined && res.reasoning !== '')
+    content.push({ type: 'thinking', thinking: res.reasoning, signature: res.reasoningSignature ?? '' });
   if (res.text !== '') content.push({ type: 'text', text: res.text });
   for (const call of res.toolCalls) {
     content.push({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) });

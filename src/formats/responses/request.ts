@@ -51,7 +51,10 @@ const decodeInputFile = (part: UnknownRecord, partPath: string, note: Note): Con
   const filename = optionalString(part, 'filename', partPath);
   const detail = optionalEnum(part, 'detail', DETAILS, partPath);
   if (detail !== undefined && detail !== 'auto') {
-    note(joinPath(partPath, 'detail'), `An input_file detail of '${detail}' cannot be translated: other providers have no rendering detail for files.`);
+    note(
+      joinPath(partPath, 'detail'),
+      `An input_file detail of '${detail}' cannot be translated: other providers have no rendering detail for files.`,
+    );
     return [];
   }
   const data = optionalString(part, 'file_data', partPath);
@@ -59,7 +62,10 @@ const decodeInputFile = (part: UnknownRecord, partPath: string, note: Note): Con
   const url = optionalString(part, 'file_url', partPath);
   if (url !== undefined) return urlDocument(url, filename, joinPath(partPath, 'file_url'), partPath);
   if (optionalString(part, 'file_id', partPath) !== undefined) {
-    note(joinPath(partPath, 'file_id'), 'A file_id names a file uploaded to OpenAI, which the gateway cannot read for another provider; send file_data or file_url.');
+    note(
+      joinPath(partPath, 'file_id'),
+      'A file_id names a file uploaded to OpenAI, which the gateway cannot read for another provider; send file_data or file_url.',
+    );
     return [];
   }
   throw missingParam(joinPath(partPath, 'file_data'));
@@ -220,10 +226,12 @@ const decodeTextFormat = (body: UnknownRecord): ResponseFormat | undefined => {
 /** Log probabilities: only OpenAI's own Responses API returns them (noted: native targets serve them, translated ones are skipped). */
 const noteLogprobs = (b: UnknownRecord, note: Note): void => {
   const top = optionalInteger(b, 'top_logprobs', '', { min: 0 });
-  if (top !== undefined && top > 0) note('top_logprobs', `'top_logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
+  if (top !== undefined && top > 0)
+    note('top_logprobs', `'top_logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
   const include = optionalArray(b, 'include') ?? [];
   const at = include.indexOf('message.output_text.logprobs');
-  if (at !== -1) note(`include.${at}`, `'message.output_text.logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
+  if (at !== -1)
+    note(`include.${at}`, `'message.output_text.logprobs' cannot be honoured by a translated upstream (it returns no log probabilities).`);
 };
 
 export const decodeResponsesRequest = (body: unknown): CanonicalRequest => {
@@ -231,7 +239,8 @@ export const decodeResponsesRequest = (body: unknown): CanonicalRequest => {
   const model = requireString(b, 'model', '', { nonEmpty: true });
   // The gateway is stateless: silently dropping stored conversation state would change the answer.
   for (const key of ['previous_response_id', 'conversation']) {
-    if (b[key] !== undefined && b[key] !== null) throw invalidValue(key, 'server-side conversation state is not supported by this gateway; send the full input.');
+    if (b[key] !== undefined && b[key] !== null)
+      throw invalidValue(key, 'server-side conversation state is not supported by this gateway; send the full input.');
   }
   const input = b.input;
   if (input === undefined || input === null) throw missingParam('input');

@@ -25,11 +25,18 @@ export const summaryTextPart = (text: string): JsonObject => ({ type: 'summary_t
  * Claude's thinking is itself a summary), and, when the upstream signed it, the signed thinking in
  * `encrypted_content` (shared.ts sealThinking) so that replaying the item sends it back.
  */
-export const reasoningItem = (id: string, text: string, signature: string | undefined, status: 'in_progress' | 'completed'): JsonObject => ({
+export const reasoningItem = (
+  id: string,
+  text: string,
+  signature: string | undefined,
+  status: 'in_progress' | 'completed',
+): JsonObject => ({
   id,
   type: 'reasoning',
   summary: status === 'completed' && text !== '' ? [summaryTextPart(text)] : [],
-  ...(status === 'completed' && signature !== undefined && signature !== '' ? { encrypted_content: sealThinking({ text, signature }) } : {}),
+  ...(status === 'completed' && signature !== undefined && signature !== ''
+    ? { encrypted_content: sealThinking({ text, signature }) }
+    : {}),
 });
 
 export const outputTextPart = (text: string): JsonObject => ({ type: 'output_text', text, annotations: [] });
@@ -108,9 +115,10 @@ export const responseObject = (init: ResponseObjectInit): JsonObject => {
 
 export const encodeResponsesResponse = (res: CanonicalResponse, ctx: EncodeContext): JsonObject => {
   const output: JsonObject[] = [];
-  if (res.reasoning !== undefined && res.reasoning !== '') output.push(reasoningItem(reasoningItemId(ctx, 0), res.reasoning, res.reasoningSignature, 'completed'));
+  if (res.reasoning !== undefined && res.reasoning !== '')
+    output.push(reasoningItem(reasoningItemId(ctx, 0), res.reasoning, res.reasoningSignature, 'completed'));
   if (res.text !== '') output.push(messageItem(messageItemId(ctx, 0), res.text, 'completed'));
-  res.toolCalls.forEach((call, i) => output.push(functionCallItem(functionItemId(ctx, i), call, 'completed')));
+  for (const [i, call] of res.toolCalls.entries()) output.push(functionCallItem(functionItemId(ctx, i), call, 'completed'));
   return responseObject({
     id: responseId(res.id, ctx),
     createdAt: res.created,

@@ -53,8 +53,16 @@ describe('responses decodeRequest validation', () => {
   // What has no canonical form is noted, not refused: a Responses-native upstream takes it as sent.
   const nativeOnly: [string, unknown, string][] = [
     ['input_file by file_id', item({ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }), 'input.0.content.0.file_id'],
-    ['input_file detail', item({ role: 'user', content: [{ type: 'input_file', file_url: 'https://x.test/a.pdf', detail: 'high' }] }), 'input.0.content.0.detail'],
-    ['input_file outside a user message', item({ role: 'assistant', content: [{ type: 'input_file', file_url: 'https://x.test/a.pdf' }] }), 'input.0.content.0.type'],
+    [
+      'input_file detail',
+      item({ role: 'user', content: [{ type: 'input_file', file_url: 'https://x.test/a.pdf', detail: 'high' }] }),
+      'input.0.content.0.detail',
+    ],
+    [
+      'input_file outside a user message',
+      item({ role: 'assistant', content: [{ type: 'input_file', file_url: 'https://x.test/a.pdf' }] }),
+      'input.0.content.0.type',
+    ],
     ['file_id image', item({ role: 'user', content: [{ type: 'input_image', file_id: 'f' }] }), 'input.0.content.0.image_url'],
     ['other item type', item({ type: 'web_search_call', id: 'ws_1' }), 'input.0.type'],
     ['built-in tool', { ...ok, tools: [{ type: 'function', name: 'f' }, { type: 'web_search' }] }, 'tools.1.type'],
@@ -84,7 +92,9 @@ describe('responses decodeRequest validation', () => {
 describe('responses encodeError', () => {
   test('uses the seed error body', () => {
     const e = new GatewayError({ kind: 'invalid_request', message: 'Bad.', param: 'input' });
-    expect(codec.encodeError(e)).toEqual({ error: { message: 'Bad.', type: 'invalid_request_error', param: 'input', code: 'invalid_request' } });
+    expect(codec.encodeError(e)).toEqual({
+      error: { message: 'Bad.', type: 'invalid_request_error', param: 'input', code: 'invalid_request' },
+    });
   });
 });
 

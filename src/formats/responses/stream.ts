@@ -115,10 +115,17 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
       const outputIndex = items.length - 1;
       out +=
         emit('response.output_item.added', { output_index: outputIndex, item: itemJson(item, 'in_progress') }) +
-        emit('response.reasoning_summary_part.added', { item_id: item.id, output_index: outputIndex, summary_index: 0, part: summaryTextPart('') });
+        emit('response.reasoning_summary_part.added', {
+          item_id: item.id,
+          output_index: outputIndex,
+          summary_index: 0,
+          part: summaryTextPart(''),
+        });
     }
     item.text += delta;
-    return out + emit('response.reasoning_summary_text.delta', { item_id: item.id, output_index: items.length - 1, summary_index: 0, delta });
+    return (
+      out + emit('response.reasoning_summary_text.delta', { item_id: item.id, output_index: items.length - 1, summary_index: 0, delta })
+    );
   };
 
   const reasoningSignature = (signature: string): string => {
@@ -132,7 +139,10 @@ export const createResponsesStreamEncoder = (ctx: EncodeContext): StreamEncoder 
     const item: Item = { kind: 'function_call', id: functionItemId(ctx, index), call: { id: callId, name, arguments: '' }, open: true };
     items.push(item);
     toolItems.set(index, items.length - 1);
-    return out + emit('response.output_item.added', { output_index: items.length - 1, item: functionCallItem(item.id, item.call, 'in_progress') });
+    return (
+      out +
+      emit('response.output_item.added', { output_index: items.length - 1, item: functionCallItem(item.id, item.call, 'in_progress') })
+    );
   };
 
   const toolDelta = (index: number, delta: string): string => {

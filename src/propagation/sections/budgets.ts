@@ -7,7 +7,14 @@ import type { LoadContext } from '../loader.ts';
 export const budgetsLoader = async ({ tx, select, live }: LoadContext): Promise<Pick<DocumentSections, 'budgets'>> => {
   const [rows] = await select([
     tx
-      .select({ id: budgets.id, projectUuid: budgets.projectUuid, apiKeyId: budgets.apiKeyId, name: budgets.name, limitNanoUsd: budgets.limitNanoUsd, period: budgets.period })
+      .select({
+        id: budgets.id,
+        projectUuid: budgets.projectUuid,
+        apiKeyId: budgets.apiKeyId,
+        name: budgets.name,
+        limitNanoUsd: budgets.limitNanoUsd,
+        period: budgets.period,
+      })
       .from(budgets)
       .where(inArray(budgets.projectUuid, live())),
   ]);

@@ -23,7 +23,10 @@ export const byokSnapshot = {
       if (r.userId === '') project.set(r.provider, r.secret);
       else {
         let m = users.get(r.userId);
-        if (!m) users.set(r.userId, (m = new Map()));
+        if (!m) {
+          m = new Map();
+          users.set(r.userId, m);
+        }
         m.set(r.provider, r.secret);
       }
     }

@@ -8,7 +8,13 @@ import type { LoadContext } from '../loader.ts';
 export const byokLoader = async ({ tx, select, live, secrets }: LoadContext): Promise<Pick<DocumentSections, 'byokKeys'>> => {
   const [rows] = await select([
     tx
-      .select({ id: byokKeys.id, projectUuid: byokKeys.projectUuid, provider: byokKeys.provider, userId: byokKeys.scopeUserId, secretWrapped: byokKeys.secretWrapped })
+      .select({
+        id: byokKeys.id,
+        projectUuid: byokKeys.projectUuid,
+        provider: byokKeys.provider,
+        userId: byokKeys.scopeUserId,
+        secretWrapped: byokKeys.secretWrapped,
+      })
       .from(byokKeys)
       .where(and(isNull(byokKeys.revokedAt), inArray(byokKeys.projectUuid, live())))
       .orderBy(asc(byokKeys.createdAt), asc(byokKeys.id)),
@@ -16,7 +22,9 @@ export const byokLoader = async ({ tx, select, live, secrets }: LoadContext): Pr
   return {
     byokKeys: rows.flatMap((k) => {
       const provider = byokProviderId(k.provider);
-      return provider ? [{ id: k.id, projectUuid: k.projectUuid, provider, userId: k.userId, secret: secrets.unwrap(k.secretWrapped) }] : [];
+      return provider
+        ? [{ id: k.id, projectUuid: k.projectUuid, provider, userId: k.userId, secret: secrets.unwrap(k.secretWrapped) }]
+        : [];
     }),
   };
 };

@@ -17,27 +17,29 @@ const connectionRows = rowsOf((doc) => doc.connections);
  * `global-fallback` setting): a target resolves when its connection exists, its provider is
  * enabled for the project and this data plane has the provider's adapter.
  */
-export const targetResolver = perProject((p: ProjectBuild): ((connection: string, model: string, priority: number, weight: number) => ResolvedTarget | undefined) => {
-  const connections = new Map(connectionRows(p).map((c) => [c.name, c]));
-  const providers = providersOf(p);
-  return (connection, model, priority, weight) => {
-    const c = connections.get(connection);
-    const adapter = c ? p.document.getAdapter(c.provider) : undefined;
-    if (!c || !adapter || !providers.has(c.provider)) return undefined;
-    return Object.freeze({
-      connection: Object.freeze({
-        id: c.id,
-        name: c.name,
-        provider: c.provider,
-        ...(c.baseUrl ? { baseUrl: c.baseUrl } : {}),
-        ...(c.apiKey ? { apiKey: c.apiKey } : {}),
-        options: c.options,
-        ...(c.allowPrivate === true ? { allowPrivate: true } : {}),
-      }),
-      adapter,
-      upstreamModel: model,
-      priority,
-      weight,
-    });
-  };
-});
+export const targetResolver = perProject(
+  (p: ProjectBuild): ((connection: string, model: string, priority: number, weight: number) => ResolvedTarget | undefined) => {
+    const connections = new Map(connectionRows(p).map((c) => [c.name, c]));
+    const providers = providersOf(p);
+    return (connection, model, priority, weight) => {
+      const c = connections.get(connection);
+      const adapter = c ? p.document.getAdapter(c.provider) : undefined;
+      if (!c || !adapter || !providers.has(c.provider)) return undefined;
+      return Object.freeze({
+        connection: Object.freeze({
+          id: c.id,
+          name: c.name,
+          provider: c.provider,
+          ...(c.baseUrl ? { baseUrl: c.baseUrl } : {}),
+          ...(c.apiKey ? { apiKey: c.apiKey } : {}),
+          options: c.options,
+          ...(c.allowPrivate === true ? { allowPrivate: true } : {}),
+        }),
+        adapter,
+        upstreamModel: model,
+        priority,
+        weight,
+      });
+    };
+  },
+);

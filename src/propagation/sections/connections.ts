@@ -5,7 +5,13 @@ import { providerConnections } from '../../store/schema/index.ts';
 import type { LoadContext } from '../loader.ts';
 
 /** The provider connections of live projects, their keys unwrapped (sealed again for a separate data plane). */
-export const connectionsLoader = async ({ tx, select, live, secrets, upstreamAllowPrivate }: LoadContext): Promise<Pick<DocumentSections, 'connections'>> => {
+export const connectionsLoader = async ({
+  tx,
+  select,
+  live,
+  secrets,
+  upstreamAllowPrivate,
+}: LoadContext): Promise<Pick<DocumentSections, 'connections'>> => {
   const [rows] = await select([
     tx
       .select()

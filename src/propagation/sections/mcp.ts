@@ -12,7 +12,13 @@ import type { LoadContext } from '../loader.ts';
  * profiles serves. Credentials are unwrapped here (the document is plaintext in memory; seal.ts
  * seals `authValue` for a separate data plane).
  */
-export const mcpLoader = async ({ tx, select, live, secrets, upstreamAllowPrivate }: LoadContext): Promise<Pick<DocumentSections, 'mcpServers' | 'mcpProfiles' | 'mcpCredentials'>> => {
+export const mcpLoader = async ({
+  tx,
+  select,
+  live,
+  secrets,
+  upstreamAllowPrivate,
+}: LoadContext): Promise<Pick<DocumentSections, 'mcpServers' | 'mcpProfiles' | 'mcpCredentials'>> => {
   const [catalogRows, assignments, profiles, credentials] = await select([
     tx
       .select({
@@ -37,7 +43,12 @@ export const mcpLoader = async ({ tx, select, live, secrets, upstreamAllowPrivat
       .where(inArray(mcpProfiles.projectUuid, live()))
       .orderBy(mcpProfiles.profileId),
     tx
-      .select({ projectUuid: mcpServerCredentials.projectUuid, serverId: mcpServerCredentials.serverId, userId: mcpServerCredentials.userId, authValueWrapped: mcpServerCredentials.authValueWrapped })
+      .select({
+        projectUuid: mcpServerCredentials.projectUuid,
+        serverId: mcpServerCredentials.serverId,
+        userId: mcpServerCredentials.userId,
+        authValueWrapped: mcpServerCredentials.authValueWrapped,
+      })
       .from(mcpServerCredentials)
       .where(inArray(mcpServerCredentials.projectUuid, live()))
       .orderBy(mcpServerCredentials.serverId, mcpServerCredentials.userId),
@@ -52,7 +63,12 @@ export const mcpLoader = async ({ tx, select, live, secrets, upstreamAllowPrivat
       used.add(e.serverId);
       usedBy.add(`${p.projectUuid}\n${e.serverId}`);
     }
-    return { id: p.id, projectUuid: p.projectUuid, profileId: p.profileId, servers: servers.map((e) => ({ serverId: e.serverId, ...(e.tools ? { tools: [...e.tools] } : {}), prefix: e.prefix })) };
+    return {
+      id: p.id,
+      projectUuid: p.projectUuid,
+      profileId: p.profileId,
+      servers: servers.map((e) => ({ serverId: e.serverId, ...(e.tools ? { tools: [...e.tools] } : {}), prefix: e.prefix })),
+    };
   });
   const mcpServerDocs = catalogRows
     .filter((s) => used.has(s.serverId))

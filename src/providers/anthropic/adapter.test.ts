@@ -74,7 +74,11 @@ describe('anthropic parseResponse (golden)', () => {
 
   test('a 200 body of type error is mapped like a stream error', () => {
     const body = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}';
-    expect(errorFields(thrown(() => anthropicAdapter.parseResponse(body)))).toMatchObject({ kind: 'unavailable', status: 503, retryable: true });
+    expect(errorFields(thrown(() => anthropicAdapter.parseResponse(body)))).toMatchObject({
+      kind: 'unavailable',
+      status: 503,
+      retryable: true,
+    });
   });
 });
 
@@ -107,7 +111,10 @@ describe('anthropic stream decoder (golden)', () => {
   test('dispatch is on data.type, not the event line', () => {
     const d = anthropicAdapter.createStreamDecoder();
     const events = [
-      ...d.push({ event: 'bogus', data: '{"type":"message_start","message":{"id":"m1","model":"c","usage":{"input_tokens":5,"output_tokens":1}}}' }),
+      ...d.push({
+        event: 'bogus',
+        data: '{"type":"message_start","message":{"id":"m1","model":"c","usage":{"input_tokens":5,"output_tokens":1}}}',
+      }),
       ...d.push({ data: '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}' }),
       ...d.push({ event: 'message_delta', data: '{"type":"message_stop"}' }),
       ...d.end(),

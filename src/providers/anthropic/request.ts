@@ -2,7 +2,17 @@
 import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, ToolChoice } from '../../canonical/types.ts';
 import { invalidRequest } from '../../core/errors.ts';
 import { type DocumentPart, documentRefused } from '../mapping.ts';
-import { compact, isJsonObject, optionHeaders, optionNumber, optionString, optionStringList, parseJson, setHeader, trimTrailingSlash } from '../json.ts';
+import {
+  compact,
+  isJsonObject,
+  optionHeaders,
+  optionNumber,
+  optionString,
+  optionStringList,
+  parseJson,
+  setHeader,
+  trimTrailingSlash,
+} from '../json.ts';
 import { assertModelReasons, MIN_THINKING_BUDGET, thinkingBudgetOf, thinkingBudgetWithin, wantsReasoning } from '../reasoning.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 
@@ -144,7 +154,10 @@ const thinkingOf = (request: CanonicalRequest, maxTokens: number): { thinking?: 
   if (max <= budget) max = Math.min(budget + max, request.outputLimit ?? Number.MAX_SAFE_INTEGER);
   if (max <= budget) budget = max - 1;
   if (budget < MIN_THINKING_BUDGET) {
-    throw invalidRequest(`'${param}' needs a thinking budget of at least ${MIN_THINKING_BUDGET} tokens below the output limit (${max}).`, param);
+    throw invalidRequest(
+      `'${param}' needs a thinking budget of at least ${MIN_THINKING_BUDGET} tokens below the output limit (${max}).`,
+      param,
+    );
   }
   return { thinking: { type: 'enabled', budget_tokens: budget }, maxTokens: max };
 };
@@ -158,7 +171,8 @@ export const buildMessagesBody = (request: CanonicalRequest, target: UpstreamTar
   const tools = request.tools ?? [];
   const rf = request.responseFormat;
   // json_object has no Anthropic field: it becomes an instruction (json_schema maps to output_config).
-  const instructed = rf?.type === 'json_object' ? (system === '' ? JSON_OBJECT_INSTRUCTION : `${system}\n\n${JSON_OBJECT_INSTRUCTION}`) : system;
+  const instructed =
+    rf?.type === 'json_object' ? (system === '' ? JSON_OBJECT_INSTRUCTION : `${system}\n\n${JSON_OBJECT_INSTRUCTION}`) : system;
   const { thinking, maxTokens } = thinkingOf(
     request,
     request.maxTokens ?? optionNumber(target.connection.options, 'defaultMaxTokens') ?? request.outputLimit ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
@@ -223,7 +237,10 @@ export const buildMessagesRequest = (request: CanonicalRequest, target: Upstream
 /** The connection's `beta` option merged with the client's `anthropic-beta` values (deduplicated, in order). */
 const withClientBetas = (headers: Record<string, string>, client: readonly string[] | undefined): Record<string, string> => {
   if (client === undefined || client.length === 0) return headers;
-  const have = (headers['anthropic-beta'] ?? '').split(',').map((b) => b.trim()).filter((b) => b !== '');
+  const have = (headers['anthropic-beta'] ?? '')
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b !== '');
   return { ...headers, 'anthropic-beta': [...new Set([...have, ...client])].join(',') };
 };
 
@@ -234,13 +251,24 @@ const wireCache = new WeakMap<object, { url: string; json: Record<string, string
  * Pass-through of a Messages body to Anthropic: the client's JSON with the upstream model (and
  * the connection's default `max_tokens` when the client sent none).
  */
-export const buildMessagesPassThrough = (body: JsonObject, target: UpstreamTarget, stream: boolean, request?: CanonicalRequest): UpstreamHttpRequest => {
+export const buildMessagesPassThrough = (
+  body: JsonObject,
+  target: UpstreamTarget,
+  stream: boolean,
+  request?: CanonicalRequest,
+): UpstreamHttpRequest => {
   let w = wireCache.get(target.connection);
   if (!w) {
     w = { url: messagesUrl(target), json: messagesHeaders(target, false), sse: messagesHeaders(target, true) };
     wireCache.set(target.connection, w);
   }
   const out: JsonObject = { ...body, model: target.upstreamModel };
-  if (out.max_tokens === undefined) out.max_tokens = optionNumber(target.connection.options, 'defaultMaxTokens') ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
-  return { url: w.url, method: 'POST', headers: withClientBetas(stream ? w.sse : w.json, request?.anthropicBeta), body: JSON.stringify(out) };
+  if (out.max_tokens === undefined)
+    out.max_tokens = optionNumber(target.connection.options, 'defaultMaxTokens') ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
+  return {
+    url: w.url,
+    method: 'POST',
+    headers: withClientBetas(stream ? w.sse : w.json, request?.anthropicBeta),
+    body: JSON.stringify(out),
+  };
 };

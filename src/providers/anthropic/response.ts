@@ -6,7 +6,11 @@ import { badGateway } from '../upstream-error.ts';
 import { anthropicInStreamError } from './errors.ts';
 
 /** Anthropic `stop_reason`s; end_turn, stop_sequence, pause_turn and anything new mean `stop`. */
-export const ANTHROPIC_STOP_REASONS = stopReasons({ length: ['max_tokens', 'model_context_window_exceeded'], tool_calls: ['tool_use'], content_filter: ['refusal'] });
+export const ANTHROPIC_STOP_REASONS = stopReasons({
+  length: ['max_tokens', 'model_context_window_exceeded'],
+  tool_calls: ['tool_use'],
+  content_filter: ['refusal'],
+});
 
 /** Raw Anthropic usage numbers; `undefined` where the upstream sent null or nothing. */
 export interface RawAnthropicUsage {
@@ -71,8 +75,7 @@ export const parseMessagesResponse = (provider: string, body: string): Canonical
     else if (b['type'] === 'thinking') {
       reasoning += asString(b['thinking']) ?? '';
       signature = asString(b['signature']) ?? signature;
-    }
-    else if (b['type'] === 'tool_use') {
+    } else if (b['type'] === 'tool_use') {
       toolCalls.push({
         id: asString(b['id']) ?? `toolu_${toolCalls.length}`,
         name: asString(b['name']) ?? '',

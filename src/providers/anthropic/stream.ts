@@ -118,7 +118,11 @@ export const createMessagesStreamDecoder = (provider: string): StreamDecoder => 
       const parsed = parseJson(data);
       if (!parsed.ok || !isRecord(parsed.value)) throw badGateway(provider, 'sent a stream event that is not JSON.', data);
       const out = onEvent(parsed.value, data);
-      if (learnt < MAX_LEARNT && parsed.value['type'] === 'content_block_delta' && asRecord(parsed.value['delta'])?.['type'] === 'text_delta') {
+      if (
+        learnt < MAX_LEARNT &&
+        parsed.value['type'] === 'content_block_delta' &&
+        asRecord(parsed.value['delta'])?.['type'] === 'text_delta'
+      ) {
         learnt++;
         template = learnTemplate(data, TEXT_LOCATOR, isTextDelta) ?? template;
       }

@@ -15,7 +15,17 @@ describe('azure-openai specifics', () => {
   test('the key goes in api-key, never as a bearer token; default api-version', () => {
     const r = azureOpenAIAdapter.buildRequest(
       { model: 'm', stream: false, includeUsage: false, messages: [] },
-      { upstreamModel: 'gpt-4o', connection: { id: 'c', name: 'n', provider: 'azure-openai', baseUrl: 'https://r.openai.azure.com/openai', apiKey: 'k-123', options: {} } },
+      {
+        upstreamModel: 'gpt-4o',
+        connection: {
+          id: 'c',
+          name: 'n',
+          provider: 'azure-openai',
+          baseUrl: 'https://r.openai.azure.com/openai',
+          apiKey: 'k-123',
+          options: {},
+        },
+      },
     );
     expect(r.url).toBe(`https://r.openai.azure.com/openai/deployments/gpt-4o/chat/completions?api-version=${AZURE_DEFAULT_API_VERSION}`);
     expect(r.headers['api-key']).toBe('k-123');

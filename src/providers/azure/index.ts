@@ -100,7 +100,14 @@ export const createAzureOpenAIAdapter = (id = 'azure-openai'): HttpProviderAdapt
     parseError: (status, body, headers) => {
       const e = extractOpenAIError(body);
       // A missing deployment is the routed model not existing upstream.
-      return mapUpstreamError({ provider: id, status, body, headers, ...e, code: e.code === 'DeploymentNotFound' ? 'model_not_found' : e.code });
+      return mapUpstreamError({
+        provider: id,
+        status,
+        body,
+        headers,
+        ...e,
+        code: e.code === 'DeploymentNotFound' ? 'model_not_found' : e.code,
+      });
     },
     createStreamDecoder: () => createChatCompletionsStreamDecoder(id),
     passThrough: { chat, responses },

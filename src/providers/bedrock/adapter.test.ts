@@ -115,8 +115,14 @@ describe('SigV4', () => {
 
   test('an http image URL is an invalid_request (Bedrock takes bytes only)', async () => {
     const c = caseNamed('sigv4-anthropic-basic');
-    const request = { ...c.request, messages: [{ role: 'user' as const, content: [{ type: 'image' as const, url: 'https://example.com/a.png' }] }] };
-    expect(errorFields(await thrown(() => adapter.buildRequest(request, c.target)))).toMatchObject({ kind: 'invalid_request', param: 'messages' });
+    const request = {
+      ...c.request,
+      messages: [{ role: 'user' as const, content: [{ type: 'image' as const, url: 'https://example.com/a.png' }] }],
+    };
+    expect(errorFields(await thrown(() => adapter.buildRequest(request, c.target)))).toMatchObject({
+      kind: 'invalid_request',
+      param: 'messages',
+    });
   });
 });
 

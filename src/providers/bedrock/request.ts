@@ -11,7 +11,16 @@ import { refuseReasoning } from '../reasoning.ts';
 import type { CanonicalRequest, ContentPart, JsonObject, Message, ToolChoice } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, optionHeaders, optionString, setHeader, trimTrailingSlash } from '../json.ts';
-import { argumentsObject, type DocumentPart, documentRefused, NO_URL_FETCH, refuseDocuments, refuseStrictTools, requireDataUrl, systemTexts } from '../mapping.ts';
+import {
+  argumentsObject,
+  type DocumentPart,
+  documentRefused,
+  NO_URL_FETCH,
+  refuseDocuments,
+  refuseStrictTools,
+  requireDataUrl,
+  systemTexts,
+} from '../mapping.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 import { providerMisconfigured } from '../upstream-error.ts';
 
@@ -24,7 +33,13 @@ interface Turn {
   content: Block[];
 }
 
-const IMAGE_FORMATS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
+const IMAGE_FORMATS: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/jpg': 'jpeg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
 
 /** Converse `document.format` by media type. */
 const DOCUMENT_FORMATS: Record<string, string> = {
@@ -43,7 +58,11 @@ const DOCUMENT_FORMATS: Record<string, string> = {
  * unique in the request): the file name without its extension, else `document-<n>`.
  */
 const documentName = (filename: string | undefined, n: number): string => {
-  const base = (filename ?? '').replace(/\.[A-Za-z0-9]{1,5}$/, '').replace(/[^A-Za-z0-9\-()[\] ]/g, '-').replace(/\s+/g, ' ').trim();
+  const base = (filename ?? '')
+    .replace(/\.[A-Za-z0-9]{1,5}$/, '')
+    .replace(/[^A-Za-z0-9\-()[\] ]/g, '-')
+    .replace(/\s+/g, ' ')
+    .trim();
   return base === '' ? `document-${n}` : `${base}-${n}`;
 };
 
@@ -140,7 +159,8 @@ const toolConfig = (request: CanonicalRequest): JsonObject | undefined => {
     known.add(name);
     specs.push({ toolSpec: compact({ name, description, inputSchema: { json: schema } }) });
   };
-  for (const t of declared) add(t.name, t.description, t.parameters['type'] === undefined ? { type: 'object', ...t.parameters } : t.parameters);
+  for (const t of declared)
+    add(t.name, t.description, t.parameters['type'] === undefined ? { type: 'object', ...t.parameters } : t.parameters);
   let choice = declared.length > 0 ? toolChoiceOf(request.toolChoice) : undefined;
   if (rf !== undefined && rf.type !== 'text' && declared.length === 0) {
     add(JSON_TOOL, 'Respond with the answer as this tool input.', rf.type === 'json_schema' ? rf.schema : { type: 'object' });

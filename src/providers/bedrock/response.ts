@@ -60,7 +60,8 @@ export const parseConverseResponse = (provider: string, body: string): Canonical
     }
   }
   const stop = asString(o['stopReason']);
-  let finishReason: FinishReason = stop !== undefined ? mapStopReason(CONVERSE_STOP_REASONS, stop) : toolCalls.length > 0 ? 'tool_calls' : 'stop';
+  let finishReason: FinishReason =
+    stop !== undefined ? mapStopReason(CONVERSE_STOP_REASONS, stop) : toolCalls.length > 0 ? 'tool_calls' : 'stop';
   if (jsonMode && finishReason === 'tool_calls' && toolCalls.length === 0) finishReason = 'stop';
   const response: CanonicalResponse = {
     id: '',

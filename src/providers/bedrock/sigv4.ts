@@ -32,7 +32,15 @@ export interface SigV4Options {
 }
 
 /** Headers never signed: proxies and clients may add or rewrite them. */
-const UNSIGNABLE = new Set(['authorization', 'user-agent', 'expect', 'transfer-encoding', 'x-amzn-trace-id', 'connection', 'content-length']);
+const UNSIGNABLE = new Set([
+  'authorization',
+  'user-agent',
+  'expect',
+  'transfer-encoding',
+  'x-amzn-trace-id',
+  'connection',
+  'content-length',
+]);
 
 export const sha256Hex = (data: string): string => createHash('sha256').update(data, 'utf8').digest('hex');
 
@@ -42,7 +50,11 @@ const hmac = (key: string | Buffer, data: string): Buffer => createHmac('sha256'
 export const uriEncode = (s: string): string =>
   encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
-export const amzDate = (d: Date): string => d.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+export const amzDate = (d: Date): string =>
+  d
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 
 /** The wire path (percent-encoded) → canonical URI: each segment encoded again, `/` kept. */
 export const canonicalUri = (wirePath: string): string => {

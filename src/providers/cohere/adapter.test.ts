@@ -20,7 +20,9 @@ describe('cohere specifics', () => {
   });
 
   test('a 200 body with finish_reason ERROR is an upstream error; malformed bodies are bad_gateway', async () => {
-    const e = await thrown(() => cohereAdapter.parseResponse('{"id":"e","message":{"role":"assistant","content":[]},"finish_reason":"ERROR"}'));
+    const e = await thrown(() =>
+      cohereAdapter.parseResponse('{"id":"e","message":{"role":"assistant","content":[]},"finish_reason":"ERROR"}'),
+    );
     expect(errorFields(e)).toMatchObject({ kind: 'upstream_error', status: 502 });
     for (const body of ['x', '{"id":"1"}']) {
       expect(errorFields(await thrown(() => cohereAdapter.parseResponse(body)))).toMatchObject({ kind: 'bad_gateway' });

@@ -33,11 +33,13 @@ export const buildCohereBody = (request: CanonicalRequest, target: UpstreamTarge
     presence_penalty: request.presencePenalty,
     tools:
       tools.length > 0
-        ? tools.map((t) => ({ type: 'function', function: compact({ name: t.name, description: t.description, parameters: t.parameters }) }))
+        ? tools.map((t) => ({
+            type: 'function',
+            function: compact({ name: t.name, description: t.description, parameters: t.parameters }),
+          }))
         : undefined,
     strict_tools: tools.length > 0 && tools.some((t) => t.strict === true) ? true : undefined,
-    tool_choice:
-      tools.length === 0 || choice === undefined || choice === 'auto' ? undefined : choice === 'none' ? 'NONE' : 'REQUIRED',
+    tool_choice: tools.length === 0 || choice === undefined || choice === 'auto' ? undefined : choice === 'none' ? 'NONE' : 'REQUIRED',
     response_format:
       rf === undefined || rf.type === 'text'
         ? undefined
@@ -59,5 +61,9 @@ export const buildCohereRequest = (request: CanonicalRequest, target: UpstreamTa
   cohereEndpoint(target, '/v2/chat', request.stream, JSON.stringify(buildCohereBody(request, target)));
 
 /** Cohere's rerank has the de-facto rerank shape (model, query, documents, top_n): forwarded as is. */
-export const buildCohereExtraRequest = (endpoint: ExtraEndpoint, body: JsonObject, target: UpstreamTarget): UpstreamHttpRequest | undefined =>
+export const buildCohereExtraRequest = (
+  endpoint: ExtraEndpoint,
+  body: JsonObject,
+  target: UpstreamTarget,
+): UpstreamHttpRequest | undefined =>
   endpoint === 'rerank' ? cohereEndpoint(target, '/v2/rerank', false, JSON.stringify({ ...body, model: target.upstreamModel })) : undefined;

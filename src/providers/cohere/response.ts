@@ -47,7 +47,11 @@ export const parseCohereResponse = (provider: string, body: string): CanonicalRe
     const c = asRecord(item);
     const fn = asRecord(c?.['function']);
     if (!c || !fn) continue;
-    toolCalls.push({ id: asString(c['id']) ?? `call_${toolCalls.length}`, name: asString(fn['name']) ?? '', arguments: argumentsText(fn['arguments']) });
+    toolCalls.push({
+      id: asString(c['id']) ?? `call_${toolCalls.length}`,
+      name: asString(fn['name']) ?? '',
+      arguments: argumentsText(fn['arguments']),
+    });
   }
   const response: CanonicalResponse = {
     id: asString(o['id']) ?? '',

@@ -69,7 +69,10 @@ export const createCohereStreamDecoder = (provider: string): StreamDecoder => {
         if (finish === 'ERROR') throw cohereFinishError(provider, raw, asString(d['error']));
         if (!finished) {
           finished = true;
-          out.push({ type: 'finish', reason: finish !== undefined ? mapStopReason(COHERE_FINISH_REASONS, finish) : tools.size > 0 ? 'tool_calls' : 'stop' });
+          out.push({
+            type: 'finish',
+            reason: finish !== undefined ? mapStopReason(COHERE_FINISH_REASONS, finish) : tools.size > 0 ? 'tool_calls' : 'stop',
+          });
         }
         const usage = parseCohereUsage(d['usage']);
         if (usage) out.push({ type: 'usage', usage });

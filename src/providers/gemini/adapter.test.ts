@@ -9,7 +9,14 @@ await goldenSuite({
   adapter: geminiAdapter,
   keyHeaders: ['x-goog-api-key'],
   responses: ['response-text', 'response-function-call', 'response-max-tokens', 'response-blocked', 'response-safety'],
-  streams: ['stream-text.sse', 'stream-function-call.sse', 'stream-midstream-error.sse', 'stream-truncated.sse', 'stream-blocked.sse', 'stream-max-tokens-crlf.sse'],
+  streams: [
+    'stream-text.sse',
+    'stream-function-call.sse',
+    'stream-midstream-error.sse',
+    'stream-truncated.sse',
+    'stream-blocked.sse',
+    'stream-max-tokens-crlf.sse',
+  ],
 });
 
 describe('gemini specifics', () => {
@@ -42,7 +49,9 @@ describe('gemini specifics', () => {
 
   test('usage after the finish is emitted once more at the end only if it changed', () => {
     const d = geminiAdapter.createStreamDecoder();
-    const finish = d.push({ data: '{"candidates":[{"content":{"parts":[{"text":"a"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1}}' });
+    const finish = d.push({
+      data: '{"candidates":[{"content":{"parts":[{"text":"a"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1}}',
+    });
     expect(finish.map((e) => e.type)).toEqual(['start', 'text', 'finish', 'usage']);
     expect(d.push({ data: '{"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":2}}' })).toEqual([
       { type: 'usage', usage: { inputTokens: 1, outputTokens: 2 } },

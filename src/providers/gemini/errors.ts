@@ -8,7 +8,13 @@ import type { GatewayError } from '../../core/errors.ts';
 import { asArray, asNumber, asRecord, asString, parseJson, type UnknownRecord } from '../json.ts';
 import { mapUpstreamError, withUpstreamStatus } from '../upstream-error.ts';
 
-const AUTH_REASONS = new Set(['API_KEY_INVALID', 'API_KEY_SERVICE_BLOCKED', 'API_KEY_HTTP_REFERRER_BLOCKED', 'ACCESS_TOKEN_EXPIRED', 'ACCESS_TOKEN_SCOPE_INSUFFICIENT']);
+const AUTH_REASONS = new Set([
+  'API_KEY_INVALID',
+  'API_KEY_SERVICE_BLOCKED',
+  'API_KEY_HTTP_REFERRER_BLOCKED',
+  'ACCESS_TOKEN_EXPIRED',
+  'ACCESS_TOKEN_SCOPE_INSUFFICIENT',
+]);
 
 export interface GoogleStatus {
   code?: number;

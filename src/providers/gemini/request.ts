@@ -11,7 +11,16 @@
 import type { CanonicalRequest, ContentPart, JsonObject, JsonValue, Message, ToolChoice } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, isJsonObject, optionHeaders, parseJson, setHeader, trimTrailingSlash } from '../json.ts';
-import { argumentsObject, type DocumentPart, parseDataUrl, refuseDocuments, refuseStrictTools, systemTexts, toolNamesById, toolResultName } from '../mapping.ts';
+import {
+  argumentsObject,
+  type DocumentPart,
+  parseDataUrl,
+  refuseDocuments,
+  refuseStrictTools,
+  systemTexts,
+  toolNamesById,
+  toolResultName,
+} from '../mapping.ts';
 import { assertModelReasons, thinkingBudgetOf, thinkingBudgetWithin } from '../reasoning.ts';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.ts';
 
@@ -28,8 +37,15 @@ export const splitToolCallId = (id: string): { id: string; signature?: string } 
   return at === -1 ? { id } : { id: id.slice(0, at), signature: id.slice(at + THOUGHT_SEPARATOR.length) };
 };
 
-
-const EXT_MIME: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', heic: 'image/heic', heif: 'image/heif' };
+const EXT_MIME: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  heic: 'image/heic',
+  heif: 'image/heif',
+};
 
 const imagePart = (url: string): JsonObject => {
   const inline = parseDataUrl(url);
@@ -40,7 +56,9 @@ const imagePart = (url: string): JsonObject => {
 
 /** A PDF: inline bytes, or a URL as `fileData` (Gemini fetches it, as for image URLs). */
 const documentPart = ({ source }: DocumentPart): JsonObject =>
-  source.kind === 'base64' ? { inlineData: { mimeType: source.mediaType, data: source.data } } : { fileData: { mimeType: 'application/pdf', fileUri: source.url } };
+  source.kind === 'base64'
+    ? { inlineData: { mimeType: source.mediaType, data: source.data } }
+    : { fileData: { mimeType: 'application/pdf', fileUri: source.url } };
 
 const parts = (content: readonly ContentPart[]): JsonObject[] => {
   const out: JsonObject[] = [];
@@ -56,11 +74,7 @@ const functionResponse = (m: Extract<Message, { role: 'tool' }>, names: Readonly
   refuseDocuments(m.content, 'Gemini takes only text in a function response, not a document.');
   const text = textOf(m.content);
   const parsed = parseJson(text);
-  const response: JsonObject = m.isError
-    ? { error: text }
-    : parsed.ok && isJsonObject(parsed.value)
-      ? parsed.value
-      : { content: text };
+  const response: JsonObject = m.isError ? { error: text } : parsed.ok && isJsonObject(parsed.value) ? parsed.value : { content: text };
   return { functionResponse: { name: toolResultName(m, names), response } };
 };
 
@@ -115,7 +129,10 @@ export const buildGenerateContentBody = (request: CanonicalRequest): JsonObject 
   assertModelReasons(request);
   refuseStrictTools(request, 'Gemini', 'Gemini function declarations have no strict mode');
   // Gemini counts thinking inside maxOutputTokens: a client's limit bounds both (reasoning.ts).
-  const budget = request.maxTokens !== undefined ? thinkingBudgetWithin(request, request.maxTokens, 'Gemini', GEMINI_MIN_THINKING_BUDGET) : thinkingBudgetOf(request);
+  const budget =
+    request.maxTokens !== undefined
+      ? thinkingBudgetWithin(request, request.maxTokens, 'Gemini', GEMINI_MIN_THINKING_BUDGET)
+      : thinkingBudgetOf(request);
   const system = systemTexts(request.messages);
   const tools = request.tools ?? [];
   const generationConfig = compact({
@@ -137,7 +154,13 @@ export const buildGenerateContentBody = (request: CanonicalRequest): JsonObject 
     systemInstruction: system.length > 0 ? { parts: system.map((text) => ({ text })) } : undefined,
     tools:
       tools.length > 0
-        ? [{ functionDeclarations: tools.map((t) => compact({ name: t.name, description: t.description, parametersJsonSchema: geminiSchema(t.parameters) })) }]
+        ? [
+            {
+              functionDeclarations: tools.map((t) =>
+                compact({ name: t.name, description: t.description, parametersJsonSchema: geminiSchema(t.parameters) }),
+              ),
+            },
+          ]
         : undefined,
     toolConfig: tools.length > 0 ? toolConfig(request.toolChoice) : undefined,
     generationConfig: Object.keys(generationConfig).length > 0 ? generationConfig : undefined,
@@ -145,8 +168,7 @@ export const buildGenerateContentBody = (request: CanonicalRequest): JsonObject 
 };
 
 /** `gemini-2.5-flash` → `models/gemini-2.5-flash`; `models/…` and `tunedModels/…` are kept. */
-export const geminiModelPath = (model: string): string =>
-  /^(models|tunedModels)\//.test(model) ? model : `models/${model}`;
+export const geminiModelPath = (model: string): string => (/^(models|tunedModels)\//.test(model) ? model : `models/${model}`);
 
 export const generateContentMethod = (stream: boolean): string => (stream ? 'streamGenerateContent?alt=sse' : 'generateContent');
 

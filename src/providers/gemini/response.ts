@@ -12,10 +12,21 @@ import { THOUGHT_SEPARATOR } from './request.ts';
  */
 const GEMINI_FINISH_REASONS = stopReasons({
   length: ['MAX_TOKENS'],
-  content_filter: ['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'LANGUAGE', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION'],
+  content_filter: [
+    'SAFETY',
+    'RECITATION',
+    'BLOCKLIST',
+    'PROHIBITED_CONTENT',
+    'SPII',
+    'IMAGE_SAFETY',
+    'LANGUAGE',
+    'IMAGE_PROHIBITED_CONTENT',
+    'IMAGE_RECITATION',
+  ],
 });
 
-export const geminiFinishReason = (r: string | undefined, hasToolCalls: boolean): FinishReason => mapStopReason(GEMINI_FINISH_REASONS, r, hasToolCalls ? 'tool_calls' : 'stop');
+export const geminiFinishReason = (r: string | undefined, hasToolCalls: boolean): FinishReason =>
+  mapStopReason(GEMINI_FINISH_REASONS, r, hasToolCalls ? 'tool_calls' : 'stop');
 
 /**
  * `usageMetadata` → canonical. `promptTokenCount` includes cached tokens; output counts the

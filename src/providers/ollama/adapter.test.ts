@@ -24,7 +24,12 @@ describe('ollama specifics', () => {
   test('http image URLs are rejected (Ollama takes base64 only)', async () => {
     const e = await thrown(() =>
       ollamaAdapter.buildRequest(
-        { model: 'm', stream: false, includeUsage: false, messages: [{ role: 'user', content: [{ type: 'image', url: 'https://x.test/a.png' }] }] },
+        {
+          model: 'm',
+          stream: false,
+          includeUsage: false,
+          messages: [{ role: 'user', content: [{ type: 'image', url: 'https://x.test/a.png' }] }],
+        },
         { upstreamModel: 'llava', connection: { id: 'c', name: 'n', provider: 'ollama', options: {} } },
       ),
     );
@@ -32,7 +37,10 @@ describe('ollama specifics', () => {
   });
 
   test('a 200 body with an error, and malformed bodies', async () => {
-    expect(errorFields(await thrown(() => ollamaAdapter.parseResponse('{"error":"boom"}')))).toMatchObject({ kind: 'upstream_error', message: 'boom' });
+    expect(errorFields(await thrown(() => ollamaAdapter.parseResponse('{"error":"boom"}')))).toMatchObject({
+      kind: 'upstream_error',
+      message: 'boom',
+    });
     expect(errorFields(await thrown(() => ollamaAdapter.parseResponse('{"model":"x"}')))).toMatchObject({ kind: 'bad_gateway' });
   });
 });

@@ -28,7 +28,8 @@ const toWire = (provider: string, m: Message, names: ReadonlyMap<string, string>
       return compact({
         role: 'assistant',
         content: textOf(m.content),
-        tool_calls: calls.length > 0 ? calls.map((c) => ({ function: { name: c.name, arguments: argumentsObject(c.arguments) } })) : undefined,
+        tool_calls:
+          calls.length > 0 ? calls.map((c) => ({ function: { name: c.name, arguments: argumentsObject(c.arguments) } })) : undefined,
       });
     }
     case 'tool':
@@ -59,7 +60,10 @@ export const buildOllamaBody = (provider: string, request: CanonicalRequest, tar
     stream: request.stream,
     tools:
       tools.length > 0
-        ? tools.map((t) => ({ type: 'function', function: compact({ name: t.name, description: t.description, parameters: t.parameters }) }))
+        ? tools.map((t) => ({
+            type: 'function',
+            function: compact({ name: t.name, description: t.description, parameters: t.parameters }),
+          }))
         : undefined,
     format: rf === undefined || rf.type === 'text' ? undefined : rf.type === 'json_schema' ? rf.schema : 'json',
     options: Object.keys(options).length > 0 ? options : undefined,

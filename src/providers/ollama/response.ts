@@ -10,7 +10,8 @@ import { badGateway, mapInStreamError, mapUpstreamError, streamEndedEarly } from
 
 /** Ollama `done_reason`s; any other (stop, load, unload, anything new, none) is `tool_calls` after tool calls, else `stop`. */
 const OLLAMA_DONE_REASONS = stopReasons({ length: ['length'] });
-const mapDoneReason = (r: string | undefined, hasTools: boolean): FinishReason => mapStopReason(OLLAMA_DONE_REASONS, r, hasTools ? 'tool_calls' : 'stop');
+const mapDoneReason = (r: string | undefined, hasTools: boolean): FinishReason =>
+  mapStopReason(OLLAMA_DONE_REASONS, r, hasTools ? 'tool_calls' : 'stop');
 
 const usageOf = (o: UnknownRecord): Usage | undefined => {
   const input = asNumber(o['prompt_eval_count']);
@@ -24,7 +25,9 @@ const toolCallsOf = (message: UnknownRecord, first: number): ToolCall[] =>
     const c = asRecord(item);
     const fn = asRecord(c?.['function']);
     if (!c || !fn) return [];
-    return [{ id: asString(c['id']) ?? `call_${first + i}`, name: asString(fn['name']) ?? '', arguments: argumentsText(fn['arguments'] ?? {}) }];
+    return [
+      { id: asString(c['id']) ?? `call_${first + i}`, name: asString(fn['name']) ?? '', arguments: argumentsText(fn['arguments'] ?? {}) },
+    ];
   });
 
 const parseObject = (provider: string, text: string): UnknownRecord => {

@@ -10,7 +10,7 @@ import { alnum9 } from './request.ts';
 
 const http = (id: string): HttpProviderAdapter => {
   const a = getAdapter(id);
-  if (!a || a.kind !== 'http') throw new Error(`no http adapter ${id}`);
+  if (a?.kind !== 'http') throw new Error(`no http adapter ${id}`);
   return a;
 };
 

@@ -18,7 +18,12 @@ export const OPENAI_COMPATIBLE_SPECS: readonly OpenAICompatibleSpec[] = [
   { id: 'cerebras', defaultBaseUrl: 'https://api.cerebras.ai/v1', auth: 'bearer' },
   { id: 'deepinfra', defaultBaseUrl: 'https://api.deepinfra.com/v1/openai', auth: 'bearer' },
   // Mistral rejects unknown body fields (verify) and wants 9-char alphanumeric tool-call ids.
-  { id: 'mistral', defaultBaseUrl: 'https://api.mistral.ai/v1', auth: 'bearer', quirks: { seedField: 'random_seed', toolCallIds: 'alnum9', omit: ['stream_options', 'user'] } },
+  {
+    id: 'mistral',
+    defaultBaseUrl: 'https://api.mistral.ai/v1',
+    auth: 'bearer',
+    quirks: { seedField: 'random_seed', toolCallIds: 'alnum9', omit: ['stream_options', 'user'] },
+  },
   { id: 'vllm', defaultBaseUrl: 'http://localhost:8000/v1', auth: 'bearer-optional', quirks: { topK: true } },
   { id: 'ollama-openai', defaultBaseUrl: 'http://localhost:11434/v1', auth: 'none', quirks: { topK: true } },
   { id: 'hf-router', defaultBaseUrl: 'https://router.huggingface.co/v1', auth: 'bearer' },

@@ -5,7 +5,14 @@
 import type { HttpProviderAdapter } from '../types.ts';
 import { parseOpenAIError } from './errors.ts';
 import { createResponsesPassThrough } from '../openai-responses/index.ts';
-import { buildChatCompletionsRequest, buildChatPassThrough, buildExtraRequest, chatPassesThrough, openAIHeaders, resolveBaseUrl } from './request.ts';
+import {
+  buildChatCompletionsRequest,
+  buildChatPassThrough,
+  buildExtraRequest,
+  chatPassesThrough,
+  openAIHeaders,
+  resolveBaseUrl,
+} from './request.ts';
 import { parseChatCompletion } from './response.ts';
 import type { OpenAICompatibleSpec } from './spec.ts';
 import { createChatCompletionsStreamDecoder } from './stream.ts';

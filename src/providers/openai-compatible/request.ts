@@ -64,19 +64,23 @@ const filePart = (d: DocumentPart, style: MessageWireStyle): JsonObject => {
   if (!style.files) throw documentRefused(d, `Provider '${style.provider}' reads no documents (PDF files).`);
   const { source } = d;
   if (source.kind === 'url') {
-    throw documentRefused(d, `Provider '${style.provider}' (Chat Completions) takes files only as base64 file_data, not by URL; ${NO_URL_FETCH}.`);
+    throw documentRefused(
+      d,
+      `Provider '${style.provider}' (Chat Completions) takes files only as base64 file_data, not by URL; ${NO_URL_FETCH}.`,
+    );
   }
   return { type: 'file', file: { file_data: `data:${source.mediaType};base64,${source.data}`, filename: d.filename ?? 'document.pdf' } };
 };
 
 const userContent = (parts: readonly ContentPart[], style: MessageWireStyle): JsonValue => {
   if (parts.every((p) => p.type === 'text')) return textOf(parts);
-  return parts.map((p): JsonObject =>
-    p.type === 'text'
-      ? { type: 'text', text: p.text }
-      : p.type === 'document'
-        ? filePart(p, style)
-        : { type: 'image_url', image_url: style.imageDetail ? compact({ url: p.url, detail: p.detail }) : { url: p.url } },
+  return parts.map(
+    (p): JsonObject =>
+      p.type === 'text'
+        ? { type: 'text', text: p.text }
+        : p.type === 'document'
+          ? filePart(p, style)
+          : { type: 'image_url', image_url: style.imageDetail ? compact({ url: p.url, detail: p.detail }) : { url: p.url } },
   );
 };
 
@@ -112,22 +116,22 @@ export const toWireMessage = (m: Message, style: MessageWireStyle): JsonObject =
  * `max_completion_tokens` for a reasoning model of a spec whose reasoning models refuse
  * `max_tokens` (OpenAI, Azure), else the spec's default.
  */
-const maxTokensField = (spec: OpenAICompatibleSpec, request: CanonicalRequest, target: UpstreamTarget): 'max_tokens' | 'max_completion_tokens' => {
-  const option = optionString(target.connection.options, 'maxTokensField');
-  if (option === 'max_completion_tokens' || option === 'max_tokens') return option;
-  const r = spec.reasoningModels;
-  if (r !== undefined && (request.modelReasons === true || wantsReasoning(request) || r.names.test(target.upstreamModel))) return 'max_completion_tokens';
-  return spec.quirks?.maxTokensField ?? 'max_tokens';
-};
-
-const toolChoice = (c: ToolChoice): JsonValue =>
-  typeof c === 'string' ? c : { type: 'function', function: { name: c.name } };
-
-export const buildChatCompletionsBody = (
+const maxTokensField = (
   spec: OpenAICompatibleSpec,
   request: CanonicalRequest,
   target: UpstreamTarget,
-): JsonObject => {
+): 'max_tokens' | 'max_completion_tokens' => {
+  const option = optionString(target.connection.options, 'maxTokensField');
+  if (option === 'max_completion_tokens' || option === 'max_tokens') return option;
+  const r = spec.reasoningModels;
+  if (r !== undefined && (request.modelReasons === true || wantsReasoning(request) || r.names.test(target.upstreamModel)))
+    return 'max_completion_tokens';
+  return spec.quirks?.maxTokensField ?? 'max_tokens';
+};
+
+const toolChoice = (c: ToolChoice): JsonValue => (typeof c === 'string' ? c : { type: 'function', function: { name: c.name } });
+
+export const buildChatCompletionsBody = (spec: OpenAICompatibleSpec, request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
   const q = spec.quirks ?? {};
   const toolId = q.toolCallIds === 'alnum9' ? alnum9 : (id: string) => id;
   const maxField = maxTokensField(spec, request, target);
@@ -137,7 +141,9 @@ export const buildChatCompletionsBody = (
 
   const body = compact({
     model: target.upstreamModel,
-    messages: request.messages.map((m) => toWireMessage(m, { toolId, imageDetail: true, emptyToolTurnContent: 'null', provider: spec.id, files: true })),
+    messages: request.messages.map((m) =>
+      toWireMessage(m, { toolId, imageDetail: true, emptyToolTurnContent: 'null', provider: spec.id, files: true }),
+    ),
     [maxField]: request.maxTokens,
     temperature: request.temperature,
     top_p: request.topP,
@@ -234,7 +240,11 @@ const headerCache = new WeakMap<object, { json: Record<string, string>; sse: Rec
 const cachedWire = (spec: OpenAICompatibleSpec, target: UpstreamTarget) => {
   let w = headerCache.get(target.connection);
   if (!w) {
-    w = { json: openAIHeaders(spec, target, false), sse: openAIHeaders(spec, target, true), url: `${resolveBaseUrl(spec, target)}/chat/completions` };
+    w = {
+      json: openAIHeaders(spec, target, false),
+      sse: openAIHeaders(spec, target, true),
+      url: `${resolveBaseUrl(spec, target)}/chat/completions`,
+    };
     headerCache.set(target.connection, w);
   }
   return w;
@@ -246,7 +256,8 @@ const cachedWire = (spec: OpenAICompatibleSpec, target: UpstreamTarget) => {
  * Upstreams that rename fields, rewrite tool-call ids or refuse fields (Mistral, watsonx) are
  * translated.
  */
-export const chatPassesThrough = (spec: OpenAICompatibleSpec): boolean => spec.quirks === undefined || Object.keys(spec.quirks).every((k) => k === 'topK');
+export const chatPassesThrough = (spec: OpenAICompatibleSpec): boolean =>
+  spec.quirks === undefined || Object.keys(spec.quirks).every((k) => k === 'topK');
 
 /**
  * Pass-through of a Chat Completions body: the client's JSON with the upstream model, and for
@@ -255,7 +266,12 @@ export const chatPassesThrough = (spec: OpenAICompatibleSpec): boolean => spec.q
  * the connection's `maxTokensField`), since many do not know `max_completion_tokens`. Not for
  * OpenAI connections whose options change the body (`maxTokensField`): those are translated.
  */
-export const buildChatPassThrough = (spec: OpenAICompatibleSpec, body: JsonObject, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest | undefined => {
+export const buildChatPassThrough = (
+  spec: OpenAICompatibleSpec,
+  body: JsonObject,
+  target: UpstreamTarget,
+  stream: boolean,
+): UpstreamHttpRequest | undefined => {
   const field = optionString(target.connection.options, 'maxTokensField');
   if (spec.id === 'openai' && field !== undefined) return undefined;
   const w = cachedWire(spec, target);
@@ -270,7 +286,8 @@ export const buildChatPassThrough = (spec: OpenAICompatibleSpec, body: JsonObjec
   }
   if (stream) {
     const so = body.stream_options;
-    out.stream_options = so !== null && typeof so === 'object' && !Array.isArray(so) ? { ...so, include_usage: true } : { include_usage: true };
+    out.stream_options =
+      so !== null && typeof so === 'object' && !Array.isArray(so) ? { ...so, include_usage: true } : { include_usage: true };
   }
   return { url: w.url, method: 'POST', headers: stream ? w.sse : w.json, body: JSON.stringify(out) };
 };

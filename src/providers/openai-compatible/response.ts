@@ -5,7 +5,11 @@ import { mapStopReason, stopReasons } from '../stop-reason.ts';
 import { badGateway, mapInStreamError } from '../upstream-error.ts';
 
 /** OpenAI `finish_reason`s; `stop` and anything new mean `stop`. */
-export const OPENAI_FINISH_REASONS = stopReasons({ length: ['length'], tool_calls: ['tool_calls', 'function_call'], content_filter: ['content_filter'] });
+export const OPENAI_FINISH_REASONS = stopReasons({
+  length: ['length'],
+  tool_calls: ['tool_calls', 'function_call'],
+  content_filter: ['content_filter'],
+});
 
 /** OpenAI `usage` (DeepSeek cache fields tolerated). Undefined when it is not a usage object. */
 export const parseUsage = (u: unknown): Usage | undefined => {

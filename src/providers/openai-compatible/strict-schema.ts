@@ -53,15 +53,20 @@ const refuse = (path: string, why: string): never => {
   throw invalidRequest(`The JSON schema cannot be sent with OpenAI's strict structured output: ${why} (at '${path}').`, path);
 };
 
-const isObjectSchema = (s: JsonObject): boolean => s['type'] === 'object' || (Array.isArray(s['type']) && s['type'].includes('object')) || isObject(s['properties']);
+const isObjectSchema = (s: JsonObject): boolean =>
+  s['type'] === 'object' || (Array.isArray(s['type']) && s['type'].includes('object')) || isObject(s['properties']);
 
 const strictNode = (s: JsonObject, path: string): JsonObject => {
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(s)) {
     if (UNSUPPORTED.has(k)) refuse(`${path}.${k}`, `'${k}' is not supported in strict mode`);
-    if (k === 'format' && typeof v === 'string' && !FORMATS.has(v)) refuse(`${path}.format`, `format '${v}' is not supported in strict mode`);
+    if (k === 'format' && typeof v === 'string' && !FORMATS.has(v))
+      refuse(`${path}.format`, `format '${v}' is not supported in strict mode`);
     if (ONE.includes(k) && isObject(v)) out[k] = strictNode(v, `${path}.${k}`);
-    else if (MAP.includes(k) && isObject(v)) out[k] = Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, isObject(sub) ? strictNode(sub, `${path}.${k}.${name}`) : sub]));
+    else if (MAP.includes(k) && isObject(v))
+      out[k] = Object.fromEntries(
+        Object.entries(v).map(([name, sub]) => [name, isObject(sub) ? strictNode(sub, `${path}.${k}.${name}`) : sub]),
+      );
     else if (LIST.includes(k) && Array.isArray(v)) out[k] = v.map((sub, i) => (isObject(sub) ? strictNode(sub, `${path}.${k}.${i}`) : sub));
     else out[k] = v;
   }
@@ -72,7 +77,8 @@ const strictNode = (s: JsonObject, path: string): JsonObject => {
   const props = isObject(out['properties']) ? Object.keys(out['properties']) : [];
   const required = Array.isArray(out['required']) ? out['required'] : [];
   const missing = props.filter((p) => !required.includes(p));
-  if (missing.length > 0) refuse(`${path}.required`, `every property must be required (missing: ${missing.join(', ')}); make optional ones nullable instead`);
+  if (missing.length > 0)
+    refuse(`${path}.required`, `every property must be required (missing: ${missing.join(', ')}); make optional ones nullable instead`);
   return out;
 };
 

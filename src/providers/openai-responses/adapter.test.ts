@@ -38,11 +38,14 @@ describe('Responses stream decoder', () => {
 
   test('an error event fails the stream; a stream without a terminal event ended early', () => {
     expect(() => decode(stream('error'))).toThrow(GatewayError);
-    expect(() => decode('event: response.created\ndata: {"type":"response.created","response":{"id":"resp_1","model":"m"}}\n\n')).toThrow('ended before completion');
+    expect(() => decode('event: response.created\ndata: {"type":"response.created","response":{"id":"resp_1","model":"m"}}\n\n')).toThrow(
+      'ended before completion',
+    );
   });
 
   test('response.failed is the upstream error it carries', () => {
-    const failed = 'event: response.failed\ndata: {"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"server_error","message":"boom"}}}\n\n';
+    const failed =
+      'event: response.failed\ndata: {"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"server_error","message":"boom"}}}\n\n';
     expect(() => decode(failed)).toThrow('boom');
   });
 });
@@ -58,9 +61,23 @@ describe('Responses JSON answer', () => {
       model: 'o4-mini',
       output: [
         { id: 'rs_1', type: 'reasoning', summary: [] },
-        { id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hel', annotations: [] }, { type: 'output_text', text: 'lo', annotations: [] }] },
+        {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          content: [
+            { type: 'output_text', text: 'Hel', annotations: [] },
+            { type: 'output_text', text: 'lo', annotations: [] },
+          ],
+        },
       ],
-      usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 4 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 5 }, total_tokens: 17 },
+      usage: {
+        input_tokens: 10,
+        input_tokens_details: { cached_tokens: 4 },
+        output_tokens: 7,
+        output_tokens_details: { reasoning_tokens: 5 },
+        total_tokens: 17,
+      },
     });
     expect(parseResponsesAnswer('openai', body)).toMatchObject({
       id: 'resp_1',
@@ -71,8 +88,16 @@ describe('Responses JSON answer', () => {
   });
 
   test('function calls finish as tool_calls; a body without output is a bad gateway', () => {
-    const body = JSON.stringify({ id: 'r', status: 'completed', output: [{ type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{}' }], usage: null });
-    expect(parseResponsesAnswer('openai', body)).toMatchObject({ toolCalls: [{ id: 'call_1', name: 'f', arguments: '{}' }], finishReason: 'tool_calls' });
+    const body = JSON.stringify({
+      id: 'r',
+      status: 'completed',
+      output: [{ type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{}' }],
+      usage: null,
+    });
+    expect(parseResponsesAnswer('openai', body)).toMatchObject({
+      toolCalls: [{ id: 'call_1', name: 'f', arguments: '{}' }],
+      finishReason: 'tool_calls',
+    });
     expect(() => parseResponsesAnswer('openai', '{"id":"r"}')).toThrow(GatewayError);
   });
 });

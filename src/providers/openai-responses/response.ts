@@ -44,7 +44,11 @@ export const responsesToolCalls = (output: unknown[]): ToolCall[] => {
   for (const raw of output) {
     const item = asRecord(raw);
     if (asString(item?.['type']) !== 'function_call' || !item) continue;
-    calls.push({ id: asString(item['call_id']) ?? asString(item['id']) ?? '', name: asString(item['name']) ?? '', arguments: argumentsText(item['arguments']) });
+    calls.push({
+      id: asString(item['call_id']) ?? asString(item['id']) ?? '',
+      name: asString(item['name']) ?? '',
+      arguments: argumentsText(item['arguments']),
+    });
   }
   return calls;
 };

@@ -33,12 +33,21 @@ const target = (id = 'conn_1', sa: object = SA): UpstreamTarget => ({
   upstreamModel: 'gemini-2.5-flash',
   connection: { id, name: 'vertex', provider: 'vertex', apiKey: JSON.stringify(sa), options: {} },
 });
-const REQ = { model: 'm', stream: false, includeUsage: false, messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }] };
+const REQ = {
+  model: 'm',
+  stream: false,
+  includeUsage: false,
+  messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }],
+};
 
 const okToken = (token = 'ya29.test-token', expiresIn = 3600) =>
   fakeHttp(() => ({ status: 200, body: JSON.stringify({ access_token: token, expires_in: expiresIn, token_type: 'Bearer' }) }));
 
-const authorize = (a: ReturnType<typeof createVertexAdapter>, t: UpstreamTarget, http: ReturnType<typeof okToken>['http']): Promise<UpstreamHttpRequest> => {
+const authorize = (
+  a: ReturnType<typeof createVertexAdapter>,
+  t: UpstreamTarget,
+  http: ReturnType<typeof okToken>['http'],
+): Promise<UpstreamHttpRequest> => {
   const built = a.buildRequest(REQ, t);
   if (!a.authorize) throw new Error('vertex must authorize');
   return a.authorize(built, t, http);
@@ -51,7 +60,9 @@ describe('vertex service-account token exchange', () => {
     const { http, calls } = okToken();
     const r = await authorize(a, target(), http);
     expect(r.headers['authorization']).toBe('Bearer ya29.test-token');
-    expect(r.url).toBe('https://us-central1-aiplatform.googleapis.com/v1/projects/acme-ml/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent');
+    expect(r.url).toBe(
+      'https://us-central1-aiplatform.googleapis.com/v1/projects/acme-ml/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent',
+    );
     expect(calls).toHaveLength(1);
     const call = calls[0];
     expect(call?.url).toBe(TOKEN_URI);
@@ -60,7 +71,10 @@ describe('vertex service-account token exchange', () => {
     expect(form.get('grant_type')).toBe('urn:ietf:params:oauth:grant-type:jwt-bearer');
     const assertion = form.get('assertion') ?? '';
     expect(decodeProtectedHeader(assertion)).toEqual({ alg: 'RS256', typ: 'JWT', kid: 'kid-1' });
-    const { payload } = await jwtVerify(assertion, await importSPKI(publicKey, 'RS256'), { audience: TOKEN_URI, currentDate: new Date(now) });
+    const { payload } = await jwtVerify(assertion, await importSPKI(publicKey, 'RS256'), {
+      audience: TOKEN_URI,
+      currentDate: new Date(now),
+    });
     expect(payload).toMatchObject({
       iss: SA.client_email,
       sub: SA.client_email,
@@ -90,9 +104,18 @@ describe('vertex service-account token exchange', () => {
 
   test('a refused exchange is a 502 upstream_auth_failed without secrets; failures are not cached', async () => {
     const a = createVertexAdapter();
-    const { http, calls } = fakeHttp(() => ({ status: 400, body: '{"error":"invalid_grant","error_description":"Invalid JWT Signature."}' }));
+    const { http, calls } = fakeHttp(() => ({
+      status: 400,
+      body: '{"error":"invalid_grant","error_description":"Invalid JWT Signature."}',
+    }));
     const e = await thrown(() => authorize(a, target(), http));
-    expect(errorFields(e)).toMatchObject({ kind: 'upstream_error', status: 502, errorCode: 'upstream_auth_failed', retryable: true, upstreamStatus: 400 });
+    expect(errorFields(e)).toMatchObject({
+      kind: 'upstream_error',
+      status: 502,
+      errorCode: 'upstream_auth_failed',
+      retryable: true,
+      upstreamStatus: 400,
+    });
     const err = e as GatewayError;
     expect(err.message).toContain('oauth.example.test');
     const assertion = new URLSearchParams(calls[0]?.body ?? '').get('assertion') ?? '';
@@ -109,7 +132,10 @@ describe('vertex service-account token exchange', () => {
     const empty = fakeHttp(() => ({ status: 200, body: '{}' }));
     expect(errorFields(await thrown(() => authorize(a, target(), empty.http)))).toMatchObject({ errorCode: 'upstream_auth_failed' });
     const down = () => Promise.reject(new GatewayError({ kind: 'unavailable', message: 'Could not reach the upstream provider.' }));
-    expect(errorFields(await thrown(() => authorize(a, target('c9'), down)))).toMatchObject({ status: 502, errorCode: 'upstream_auth_failed' });
+    expect(errorFields(await thrown(() => authorize(a, target('c9'), down)))).toMatchObject({
+      status: 502,
+      errorCode: 'upstream_auth_failed',
+    });
     const timeout = () => Promise.reject(new GatewayError({ kind: 'timeout', message: 'late' }));
     expect(errorFields(await thrown(() => authorize(a, target('c10'), timeout)))).toMatchObject({ kind: 'timeout' });
   });
@@ -120,7 +146,7 @@ describe('vertex service-account token exchange', () => {
     expect(errorFields(e)).toMatchObject({ errorCode: 'provider_misconfigured' });
     expect((e as Error).message).not.toContain('AIzaSyNOTJSON');
     const noProject = target('c3', { ...SA, project_id: undefined });
-    expect((await thrown(() => vertexAdapter.buildRequest(REQ, noProject)) as Error).message).toContain('options.projectId');
+    expect(((await thrown(() => vertexAdapter.buildRequest(REQ, noProject))) as Error).message).toContain('options.projectId');
     const badKey = target('c4', { ...SA, private_key: 'garbage' });
     const e2 = await thrown(() => authorize(createVertexAdapter(), badKey, okToken().http));
     expect(errorFields(e2)).toMatchObject({ errorCode: 'provider_misconfigured' });
@@ -135,7 +161,8 @@ describe('vertex service-account token exchange', () => {
 });
 
 test('vertex hosts: regional, global and the us/eu multi-regions', () => {
-  const url = (location: string) => vertexAdapter.buildRequest(REQ, { ...target(), connection: { ...target().connection, options: { location } } }).url;
+  const url = (location: string) =>
+    vertexAdapter.buildRequest(REQ, { ...target(), connection: { ...target().connection, options: { location } } }).url;
   expect(url('europe-west4')).toStartWith('https://europe-west4-aiplatform.googleapis.com/v1/projects/acme-ml/locations/europe-west4/');
   expect(url('global')).toStartWith('https://aiplatform.googleapis.com/v1/projects/acme-ml/locations/global/');
   expect(url('us')).toStartWith('https://aiplatform.us.rep.googleapis.com/v1/projects/acme-ml/locations/us/');

@@ -81,7 +81,13 @@ export const exchangeServiceAccountToken = async (
   });
   const secrets = [assertion, sa.privateKey];
   if (res.status < 200 || res.status >= 300) {
-    throw tokenExchangeFailed(provider, `the service-account token exchange at ${host} failed (HTTP ${res.status}).`, res.status, res.body, secrets);
+    throw tokenExchangeFailed(
+      provider,
+      `the service-account token exchange at ${host} failed (HTTP ${res.status}).`,
+      res.status,
+      res.body,
+      secrets,
+    );
   }
   const parsed = parseJson(res.body);
   const o = parsed.ok ? asRecord(parsed.value) : undefined;

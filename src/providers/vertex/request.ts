@@ -57,11 +57,16 @@ export const buildVertexRequest = (provider: string, request: CanonicalRequest, 
   if (publisher === 'anthropic') {
     // Claude on Vertex takes no URL document source (providers.md): refused, not fetched.
     for (const m of request.messages) {
-      for (const p of m.content) if (p.type === 'document' && p.source.kind === 'url') throw documentRefused(p, `Claude on Vertex AI takes no document URL; ${NO_URL_FETCH}.`);
+      for (const p of m.content)
+        if (p.type === 'document' && p.source.kind === 'url')
+          throw documentRefused(p, `Claude on Vertex AI takes no document URL; ${NO_URL_FETCH}.`);
     }
     const messages = buildMessagesBody(request, target);
     delete messages['model']; // the model is in the path
-    body = JSON.stringify({ anthropic_version: optionString(connection.options, 'anthropicVersion') ?? VERTEX_ANTHROPIC_VERSION, ...messages });
+    body = JSON.stringify({
+      anthropic_version: optionString(connection.options, 'anthropicVersion') ?? VERTEX_ANTHROPIC_VERSION,
+      ...messages,
+    });
     url = `${prefix}:${request.stream ? 'streamRawPredict' : 'rawPredict'}`;
     const beta = [...new Set([...optionStringList(connection.options, 'beta'), ...(request.anthropicBeta ?? [])])];
     if (beta.length > 0) headers['anthropic-beta'] = beta.join(',');

@@ -16,7 +16,12 @@ const target = (options: UpstreamTarget['connection']['options'] = { projectId: 
   upstreamModel: 'ibm/granite-3-3-8b-instruct',
   connection: { id, name: 'wx', provider: 'watsonx', apiKey: KEY, options },
 });
-const REQ = { model: 'm', stream: false, includeUsage: false, messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }] };
+const REQ = {
+  model: 'm',
+  stream: false,
+  includeUsage: false,
+  messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }],
+};
 
 describe('watsonx IAM token', () => {
   test('exchanges the API key at the IAM endpoint, sends the bearer token and caches it until expiry', async () => {
@@ -24,14 +29,24 @@ describe('watsonx IAM token', () => {
     const a = createWatsonxAdapter({ now: () => now });
     const { http, calls } = fakeHttp(() => ({
       status: 200,
-      body: JSON.stringify({ access_token: 'eyJraWQiOiJ.iam-token', refresh_token: 'not_supported', token_type: 'Bearer', expires_in: 3600, expiration: now / 1000 + 3600 }),
+      body: JSON.stringify({
+        access_token: 'eyJraWQiOiJ.iam-token',
+        refresh_token: 'not_supported',
+        token_type: 'Bearer',
+        expires_in: 3600,
+        expiration: now / 1000 + 3600,
+      }),
     }));
-    const auth = async (t: UpstreamTarget) => (a.authorize ? a.authorize(a.buildRequest(REQ, t), t, http) : Promise.reject(new Error('no authorize')));
+    const auth = async (t: UpstreamTarget) =>
+      a.authorize ? a.authorize(a.buildRequest(REQ, t), t, http) : Promise.reject(new Error('no authorize'));
     const r = await auth(target());
     expect(r.headers['authorization']).toBe('Bearer eyJraWQiOiJ.iam-token');
     expect(calls[0]?.url).toBe(WATSONX_DEFAULT_IAM_URL);
     expect(calls[0]?.headers['content-type']).toBe('application/x-www-form-urlencoded');
-    expect(Object.fromEntries(new URLSearchParams(calls[0]?.body ?? ''))).toEqual({ grant_type: 'urn:ibm:params:oauth:grant-type:apikey', apikey: KEY });
+    expect(Object.fromEntries(new URLSearchParams(calls[0]?.body ?? ''))).toEqual({
+      grant_type: 'urn:ibm:params:oauth:grant-type:apikey',
+      apikey: KEY,
+    });
     await auth(target());
     expect(calls).toHaveLength(1);
     now += 3600_000 - 30_000;
@@ -43,7 +58,10 @@ describe('watsonx IAM token', () => {
 
   test('a refused exchange is 502 upstream_auth_failed and never shows the key', async () => {
     const a = createWatsonxAdapter();
-    const { http } = fakeHttp(() => ({ status: 400, body: `{"errorCode":"BXNIM0415E","errorMessage":"Provided API key could not be found.","context":{"apikey":"${KEY}"}}` }));
+    const { http } = fakeHttp(() => ({
+      status: 400,
+      body: `{"errorCode":"BXNIM0415E","errorMessage":"Provided API key could not be found.","context":{"apikey":"${KEY}"}}`,
+    }));
     const e = await thrown(() => (a.authorize ? a.authorize(a.buildRequest(REQ, target()), target(), http) : Promise.resolve()));
     expect(errorFields(e)).toMatchObject({ status: 502, errorCode: 'upstream_auth_failed', upstreamStatus: 400 });
     expect(JSON.stringify(errorFields(e))).not.toContain(KEY);

@@ -13,7 +13,19 @@
  */
 import type { CanonicalResponse } from '../../canonical/types.ts';
 import type { GatewayError } from '../../core/errors.ts';
-import { asArray, asNumber, asRecord, asString, isRecord, optionHeaders, optionString, parseJson, setHeader, trimTrailingSlash, type UnknownRecord } from '../json.ts';
+import {
+  asArray,
+  asNumber,
+  asRecord,
+  asString,
+  isRecord,
+  optionHeaders,
+  optionString,
+  parseJson,
+  setHeader,
+  trimTrailingSlash,
+  type UnknownRecord,
+} from '../json.ts';
 import { buildChatCompletionsBody } from '../openai-compatible/request.ts';
 import { parseChatCompletion } from '../openai-compatible/response.ts';
 import type { OpenAICompatibleSpec } from '../openai-compatible/spec.ts';
@@ -73,7 +85,8 @@ const exchange = async (provider: string, url: string, apiKey: string, http: Tok
   const parsed = parseJson(res.body);
   const o = parsed.ok ? asRecord(parsed.value) : undefined;
   const token = asString(o?.['access_token']);
-  if (token === undefined || token === '') throw tokenExchangeFailed(provider, `the IAM endpoint at ${host} returned no access_token.`, res.status, res.body, [apiKey]);
+  if (token === undefined || token === '')
+    throw tokenExchangeFailed(provider, `the IAM endpoint at ${host} returned no access_token.`, res.status, res.body, [apiKey]);
   const expiration = asNumber(o?.['expiration']);
   const expiresIn = asNumber(o?.['expires_in']) ?? 3600;
   return { token, expiresAt: expiration !== undefined ? expiration * 1000 : now + expiresIn * 1000 };
@@ -108,14 +121,23 @@ export const createWatsonxAdapter = (opts: WatsonxAdapterOptions = {}): HttpProv
         ...(typeof tool_choice === 'string' ? { tool_choice_option: tool_choice } : tool_choice !== undefined ? { tool_choice } : {}),
       };
       const version = encodeURIComponent(optionString(connection.options, 'apiVersion') ?? WATSONX_DEFAULT_VERSION);
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: request.stream ? 'text/event-stream' : 'application/json' };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: request.stream ? 'text/event-stream' : 'application/json',
+      };
       for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
-      return { url: `${baseUrl(target)}/text/${request.stream ? 'chat_stream' : 'chat'}?version=${version}`, method: 'POST', headers, body: JSON.stringify(body) };
+      return {
+        url: `${baseUrl(target)}/text/${request.stream ? 'chat_stream' : 'chat'}?version=${version}`,
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      };
     },
     authorize: async (request, target, http) => {
       const { connection } = target;
       const key = connection.apiKey;
-      if (key === undefined || key === '') throw providerMisconfigured(id, `connection '${connection.name}' needs an IBM Cloud API key (apiKey).`);
+      if (key === undefined || key === '')
+        throw providerMisconfigured(id, `connection '${connection.name}' needs an IBM Cloud API key (apiKey).`);
       const iamUrl = optionString(connection.options, 'iamUrl') ?? WATSONX_DEFAULT_IAM_URL;
       const token = await tokens.get(`${TokenCache.keyFor(connection)}:${iamUrl}`, () => exchange(id, iamUrl, key, http, now()));
       return { ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } };

@@ -32,7 +32,11 @@ export const dataplanes = pgTable(
     updatedAt: updatedAt(),
     deletedAt: deletedAt(),
   },
-  (t) => [uniqueIndex('dataplanes_slug_active').on(t.customerUuid, t.slug).where(sql`${t.deletedAt} is null`), index('dataplanes_customer').on(t.customerId), index('dataplanes_customer_uuid').on(t.customerUuid)],
+  (t) => [
+    uniqueIndex('dataplanes_slug_active').on(t.customerUuid, t.slug).where(sql`${t.deletedAt} is null`),
+    index('dataplanes_customer').on(t.customerId),
+    index('dataplanes_customer_uuid').on(t.customerUuid),
+  ],
 );
 
 /** Project gateways: a customer-facing URL on a data plane (workspace) serving attached projects. */
@@ -74,7 +78,10 @@ export const projectGatewayProjects = pgTable(
     ...projectOwner(),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex('project_gateway_projects_unique').on(t.gatewayId, t.projectUuid), index('project_gateway_projects_project').on(t.customerId, t.projectId)],
+  (t) => [
+    uniqueIndex('project_gateway_projects_unique').on(t.gatewayId, t.projectUuid),
+    index('project_gateway_projects_project').on(t.customerId, t.projectId),
+  ],
 );
 
 export type DataplaneRow = typeof dataplanes.$inferSelect;

@@ -23,7 +23,11 @@ export const apiKeys = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex('api_keys_hash').on(t.keyHash), index('api_keys_project').on(t.customerId, t.projectId), index('api_keys_project_uuid').on(t.projectUuid)],
+  (t) => [
+    uniqueIndex('api_keys_hash').on(t.keyHash),
+    index('api_keys_project').on(t.customerId, t.projectId),
+    index('api_keys_project_uuid').on(t.projectUuid),
+  ],
 );
 
 /** Platform-admin credentials (hash only). */
