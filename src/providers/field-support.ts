@@ -88,7 +88,7 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
   {
     field: 'Chat `reasoning_effort`, Responses `reasoning.effort`',
     cells: {
-      openai: 'as sent',
+      openai: 'as sent (watsonx takes no reasoning setting: 400 naming the field)',
       anthropic:
         '`thinking: {type: "enabled", budget_tokens}` by the table below, within the client\'s limit (next row); without one, `max_tokens` raised to the budget + the default (within the catalog\'s `maxOutputTokens`)',
       gemini: "`thinkingConfig.thinkingBudget` by the same table, within the client's limit (next row), `includeThoughts`",

@@ -4,7 +4,7 @@ import { textOf } from '../../canonical/types.ts';
 import { type DocumentPart, documentRefused, NO_URL_FETCH, refuseDocuments } from '../mapping.ts';
 import { compact, optionHeaders, optionString, setHeader, trimTrailingSlash } from '../json.ts';
 import { EXTRA_ENDPOINT_PATHS, type ExtraEndpoint, type UpstreamHttpRequest, type UpstreamTarget } from '../types.ts';
-import { assertModelReasons, reasoningEffortOf, wantsReasoning } from '../reasoning.ts';
+import { assertModelReasons, reasoningEffortOf, refuseReasoning, wantsReasoning } from '../reasoning.ts';
 import { providerMisconfigured } from '../upstream-error.ts';
 import type { OpenAICompatibleSpec } from './spec.ts';
 import { strictSchema } from './strict-schema.ts';
@@ -137,6 +137,7 @@ export const buildChatCompletionsBody = (spec: OpenAICompatibleSpec, request: Ca
   const maxField = maxTokensField(spec, request, target);
   const tools = request.tools ?? [];
   const rf = request.responseFormat;
+  if (q.noReasoning) refuseReasoning(request, spec.id);
   assertModelReasons(request);
 
   const body = compact({

@@ -11,8 +11,10 @@ export interface OpenAICompatibleQuirks {
   toolCallIds?: 'alnum9';
   /** The upstream accepts `top_k` (vLLM and most open-model servers). */
   topK?: boolean;
-  /** Top-level body fields the upstream rejects; removed after mapping. */
+  /** Top-level body fields the upstream rejects; removed after mapping (none a client's request depends on). */
   omit?: readonly string[];
+  /** The upstream takes no reasoning setting: a request asking for one is refused (400 naming the client's field), never sent without it. */
+  noReasoning?: boolean;
 }
 
 export interface OpenAICompatibleSpec {

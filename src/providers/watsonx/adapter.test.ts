@@ -86,3 +86,11 @@ test('an upstream 401 drops cached tokens so the next request exchanges again', 
   await auth();
   expect(calls).toHaveLength(2);
 });
+
+test('a reasoning effort is refused naming the client field, never dropped (watsonx takes none)', async () => {
+  const e = await thrown(() => watsonxAdapter.buildRequest({ ...REQ, reasoningEffort: 'high' }, target()));
+  expect(errorFields(e)).toMatchObject({ status: 400, param: 'reasoning_effort' });
+  expect(String((e as Error).message)).toContain('watsonx');
+  // Without one, the request is built as before.
+  expect(JSON.parse(String(watsonxAdapter.buildRequest(REQ, target()).body))).not.toHaveProperty('reasoning_effort');
+});

@@ -42,7 +42,7 @@ const spec = (id: string): OpenAICompatibleSpec => ({
   id,
   defaultBaseUrl: 'https://us-south.ml.cloud.ibm.com/ml/v1',
   auth: 'bearer',
-  quirks: { omit: ['stream', 'stream_options', 'user', 'parallel_tool_calls', 'reasoning_effort'] },
+  quirks: { omit: ['stream', 'stream_options', 'user', 'parallel_tool_calls'], noReasoning: true },
 });
 
 const baseUrl = (target: UpstreamTarget): string => {
