@@ -1,7 +1,7 @@
 import type { StreamEvent, ToolCall } from '../../canonical/types.ts';
 import { GatewayError } from '../../core/errors.ts';
 import { costPerChar, type Evaluation, evaluatePrepared } from '../../governance/evaluate.ts';
-import { type GuardrailRule, type Hit, prepare, redact, redactParts, scan } from '../../governance/guardrail-scan.ts';
+import { type GuardrailRule, type Hit, prepare, redact, redactParts } from '../../governance/guardrail-scan.ts';
 import { estimateTokens } from '../../governance/token-bound.ts';
 import { evaluateBounded, INLINE_BUDGET, ScanTimeout } from '../../governance/scan-pool.ts';
 import type { RequestContext } from '../../pipeline/context.ts';
@@ -65,24 +65,46 @@ const unchecked = (e: unknown, what: 'request' | 'response'): never => {
 };
 
 /**
- * Applies the rules to a set of texts (one request's or one answer's): throws on block, records
- * flags, returns the texts redacted (the same array when nothing was). A promise when the texts
- * were too large to check on the event loop (governance/scan-pool.ts).
+ * Checks a set of texts (one request's or one answer's) against the rules: throws on block, records
+ * flags, returns the spans to redact. A promise when the texts were too large to check on the event
+ * loop (governance/scan-pool.ts).
  */
+const checkTexts = (
+  rules: readonly GuardrailRule[],
+  ctx: RequestContext,
+  texts: readonly string[],
+  what: 'request' | 'response',
+): Hit[] | Promise<Hit[]> => {
+  if (texts.length === 0) return [];
+  const e = evaluateBounded(rules, texts);
+  if (e instanceof Promise)
+    return e.then(
+      (v) => verdict(rules, ctx, v, what),
+      (err) => unchecked(err, what),
+    );
+  return verdict(rules, ctx, e, what);
+};
+
+/** `checkTexts`, then the texts redacted (the same array when nothing was). */
 const applyRules = (
   rules: readonly GuardrailRule[],
   ctx: RequestContext,
   texts: readonly string[],
   what: 'request' | 'response',
 ): readonly string[] | Promise<readonly string[]> => {
-  if (texts.length === 0) return texts;
-  const e = evaluateBounded(rules, texts);
-  if (e instanceof Promise)
-    return e.then(
-      (v) => redactParts(texts, verdict(rules, ctx, v, what)),
-      (err) => unchecked(err, what),
-    );
-  return redactParts(texts, verdict(rules, ctx, e, what));
+  const hits = checkTexts(rules, ctx, texts, what);
+  return hits instanceof Promise ? hits.then((h) => redactParts(texts, h)) : redactParts(texts, hits);
+};
+
+/**
+ * The redact rule a hit came from, by its label (a regex rule's name, or the PII type): a hit in a
+ * text that cannot be rewritten (a PDF's text, a document that is not UTF-8) refuses the request in
+ * that rule's name rather than forwarding it unredacted.
+ */
+const redactingRule = (rules: readonly GuardrailRule[], hit: Hit): GuardrailRule => {
+  const redacting = rules.filter((r) => r.action === 'redact' && r.kind !== 'max_input_tokens');
+  const byLabel = redacting.find((r) => (r.kind === 'regex' ? r.name === hit.label : r.piiTypes.some((t) => t === hit.label)));
+  return byLabel ?? (redacting[0] as GuardrailRule);
 };
 
 /** Applies the rules to every text of a JSON value (./guardrail-texts.ts) as one set of texts (a promise when checked off the event loop). */
@@ -95,25 +117,13 @@ const applyToJson = (
 ): unknown | Promise<unknown> => {
   const { texts } = read;
   const plain = texts.map((t) => t.text);
-  const apply = (out: readonly string[]): unknown => {
-    if (out === plain) return value;
-    texts.forEach((t, i) => {
-      if (t.readOnly && out[i] !== t.text) throw blocked(redactingRule(rules, plain, i), what);
-    });
-    return replaceTexts(value, texts, out);
+  const apply = (hits: Hit[]): unknown => {
+    if (hits.length === 0) return value;
+    for (const h of hits) if (texts[h.part]?.readOnly) throw blocked(redactingRule(rules, h), what);
+    return replaceTexts(value, texts, redactParts(plain, hits));
   };
-  const out = applyRules(rules, ctx, plain, what);
-  return out instanceof Promise ? out.then(apply) : apply(out);
-};
-
-/**
- * The redact rule that matched in text `part` (which cannot be rewritten: a PDF's text, a document
- * that is not UTF-8): the request is refused in its name rather than forwarded unredacted.
- */
-const redactingRule = (rules: readonly GuardrailRule[], texts: readonly string[], part: number): GuardrailRule => {
-  const prepared = prepare(texts);
-  const redacting = rules.filter((r) => r.action === 'redact' && r.kind !== 'max_input_tokens');
-  return redacting.find((r) => scan(r, prepared).some((h) => h.part === part)) ?? (redacting[0] as GuardrailRule);
+  const hits = checkTexts(rules, ctx, plain, what);
+  return hits instanceof Promise ? hits.then(apply) : apply(hits);
 };
 
 export const inputGuardrail: InputGuardrail = {
