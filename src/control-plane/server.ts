@@ -6,6 +6,7 @@ import { callInfo } from './audit-record.ts';
 import type { ManagementAuth } from './auth.ts';
 import { mountOperations, type OpDef } from './connect.ts';
 import { openApiPage } from './openapi-ui.ts';
+import { inferencePaths } from '../api/inference-endpoints.ts';
 
 export interface ControlServerOptions {
   host: string;
@@ -84,6 +85,8 @@ export const buildControlApp = (opts: ControlServerOptions) =>
           info: { title: TITLE, version: opts.version, description: DESCRIPTION },
           components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
           security: [{ bearer: [] }],
+          // The inference listener's endpoints, served by Bun.serve's route table (api/inference-endpoints.ts).
+          paths: inferencePaths(),
         },
       }),
     )

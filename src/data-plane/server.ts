@@ -10,6 +10,7 @@ import { handleInference, handleModels } from './inference.ts';
 import type { RequestIds } from '../pipeline/context.ts';
 import { isGatewayStream, jsonResponse } from '../pipeline/answer.ts';
 import { errorResponse } from './respond.ts';
+import type { InferenceRoute } from '../api/inference-endpoints.ts';
 import { bodyTooLarge } from '../pipeline/body.ts';
 import { handleStoredResponse } from './stored-responses.ts';
 import { handleConversations } from './conversations-api.ts';
@@ -216,7 +217,7 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
         jsonResponse(opts.ready() ? 200 : 503, JSON.stringify({ status: opts.ready() ? 'ok' : 'starting', ...opts.readiness() }), ids),
       ),
     },
-  } as const;
+  } as const satisfies Record<InferenceRoute, unknown>;
 };
 
 /**
