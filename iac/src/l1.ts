@@ -953,7 +953,7 @@ export interface ServiceAccountProps extends Meta {
 export class ServiceAccount extends GatewayResource<ServiceAccountProps> {
   static readonly tfResourceType = 'gateway_service_account';
   constructor(scope: Construct, id: string, props: ServiceAccountProps) {
-    super(scope, id, 'gateway_service_account', props, {}, ['internal_api_key', 'internal_api_key_wo', 'router_key', 'router_key_wo']);
+    super(scope, id, 'gateway_service_account', props, {}, ['internal_api_key', 'internal_api_key_wo', 'router_key', 'router_key_wo', 'telemetry_headers', 'telemetry_local_vars']);
   }
   /** Customer slug (SLUG, 1-63). */
   get customerId(): string {
