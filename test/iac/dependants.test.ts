@@ -147,7 +147,9 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform: a replaced workspace takes its serv
     writeFileSync(join(dir, 'main.tf'), config('edge-b', 'gateway_project.b', 'uuid').replace('gateway_workspace.w.id', `"${other.id}"`));
     const wrong = await tf(['apply', '-auto-approve', '-input=false', '-no-color']);
     expect(wrong.code).not.toBe(0);
-    expect(wrong.out.replace(/\s+/g, ' ')).toContain(`workspace_uuid ${other.id} is not the workspace tfdep/edge-b (it is tfdep/edge-other)`);
+    expect(wrong.out.replace(/\s+/g, ' ')).toContain(
+      `workspace_uuid ${other.id} is not the workspace tfdep/edge-b (it is tfdep/edge-other)`,
+    );
     writeFileSync(join(dir, 'main.tf'), config('edge-b', 'gateway_project.b', 'uuid'));
     expect((await tf(['destroy', '-auto-approve', '-input=false', '-no-color'])).code).toBe(0);
   }, 300_000);

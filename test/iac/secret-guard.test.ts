@@ -36,7 +36,11 @@ const connection = (s: TerraformStack, apiKeyWo: string) =>
   new ProviderConnection(s, 'conn', { customerId: 'guard', name: 'up', providerName: 'echo', apiKeyWo, apiKeyWoVersion: 1 });
 
 const BYPASSES: [string, string, Build][] = [
-  ['Fn.sensitive of a literal', 'gateway_provider_connection.api_key_wo is an expression with a literal', (s) => connection(s, Fn.sensitive(SECRET))],
+  [
+    'Fn.sensitive of a literal',
+    'gateway_provider_connection.api_key_wo is an expression with a literal',
+    (s) => connection(s, Fn.sensitive(SECRET)),
+  ],
   [
     'a TerraformLocal holding the literal',
     'gateway_provider_connection.api_key_wo is local.upstream, which is a literal',
@@ -86,9 +90,9 @@ describe('cdktf: a secret that resolves to a literal is refused at synth, and no
     expect(() => new GatewayProvider(s, 'gateway', { token: TOKEN_SECRET })).toThrow(
       'provider "gateway".token is a literal: cdktf would write it in plaintext into cdktf.out',
     );
-    expect(() => new ServiceAccount(s, 'sa', { customerId: 'guard', workspaceId: 'edge', telemetryHeaders: { authorization: SECRET } })).toThrow(
-      'gateway_service_account.telemetry_headers is a literal',
-    );
+    expect(
+      () => new ServiceAccount(s, 'sa', { customerId: 'guard', workspaceId: 'edge', telemetryHeaders: { authorization: SECRET } }),
+    ).toThrow('gateway_service_account.telemetry_headers is a literal');
     // The error never repeats the secret.
     try {
       new GatewayProvider(s, 'again', { alias: 'again', token: TOKEN_SECRET });
