@@ -115,7 +115,10 @@ const blockOf = (d: TerraformDecl, b: TfBlock): BlockDef => {
 };
 
 /** The CRUD a resource's hooks supply when the declaration has neither a key nor an id field. */
-export type Hooks = Partial<Pick<ResourceDef, 'create' | 'read' | 'update' | 'delete' | 'amend' | 'check' | 'parseImport'>>;
+export type Hooks = Partial<Pick<ResourceDef, 'create' | 'read' | 'update' | 'delete' | 'amend' | 'check' | 'parseImport'>> & {
+  /** Provider-side attributes no request field backs (e.g. a reference whose change replaces the object). */
+  extraAttrs?: Attr[];
+};
 
 /** The name of a declared operation; a mapping that lacks one it needs fails when the provider loads. */
 const opName = (d: TerraformDecl, which: 'get' | 'delete'): string => {
@@ -223,7 +226,7 @@ const both = (a: Amend | undefined, b: Amend | undefined): Amend | undefined => 
 
 export const fromDecl = (d: TerraformDecl, hooks: Hooks = {}): ResourceDef => {
   const keys = d.key ? attrsOf(d, d.key) : [];
-  const args = attrsOf(d, d.args);
+  const args = [...attrsOf(d, d.args), ...(hooks.extraAttrs ?? [])];
   const attrs = [ID, ...keys, ...args];
   const envelope = d.envelope ?? '';
   const crud = d.key ? keyedCrud(d, keys) : d.idField ? byIdCrud(d, d.idField) : undefined;

@@ -18,6 +18,7 @@ export interface Diagnostic {
 }
 
 export const ERROR = 1;
+export const WARNING = 2;
 export const diag = (summary: string, detail = '', steps?: PathStep[]): Diagnostic => ({
   severity: ERROR,
   summary,
@@ -62,6 +63,11 @@ const clearNeedsReplace = (a: Attr): boolean => !a.schema || a.kind !== 'string'
 export interface Plan {
   planned: CtyObject | null;
   requiresReplace: PathStep[][];
+  /**
+   * After an import, the `*_wo_version` values adopted from the configuration without a diff (the
+   * plan is the prior state: Terraform tolerates it as a legacy-type-system plan); a warning says so.
+   */
+  adopted?: { attr: string; value: Cty }[];
 }
 
 /** The private state an import leaves until the first apply (ImportResourceState → Plan → Apply). */
@@ -110,7 +116,17 @@ export const plan = (def: ResourceDef, prior: CtyObject | null, proposed: CtyObj
       return copy;
     });
   }
-  if (prior && imported && adoptsOnly(def, prior, planned)) return { planned, requiresReplace: [] };
+  if (prior && imported && adoptsOnly(def, prior, planned)) {
+    const diff = changed(def, prior, planned);
+    // Only write-only versions to adopt: nothing to record but bookkeeping, so nothing is planned.
+    if (diff.every((a) => a.local === true && a.tf.endsWith('_wo_version')))
+      return {
+        planned: { ...prior, ...Object.fromEntries(def.attrs.filter((a) => a.writeOnly).map((a) => [a.tf, null])) },
+        requiresReplace: [],
+        adopted: diff.map((a) => ({ attr: a.tf, value: planned[a.tf] ?? null })),
+      };
+    return { planned, requiresReplace: [] };
+  }
   if (prior) {
     for (const a of def.attrs) {
       if (a.writeOnly || (a.computed && !a.optional)) continue;

@@ -1,4 +1,5 @@
-import { APIKEY, type GatewayClient, type JsonObject } from './client.ts';
+import { Uuid } from '../../src/api/kit.ts';
+import { APIKEY, ApiError, type GatewayClient, type JsonObject } from './client.ts';
 import type { TerraformType } from '../../src/api/index.ts';
 import type { Hooks } from './declared.ts';
 import { envelopeOf, findInList, orGone, str } from './resource.ts';
@@ -16,6 +17,9 @@ import type { CtyObject } from './wire.ts';
  *   the sensitive `private_key`, and `credentials_json` holds the whole CreateServiceAccount answer
  *   as `serve --role data --service-account FILE` reads it (keep state in an encrypted backend).
  *   A revoked or expired account reads as gone: the next plan creates a new one.
+ *   `workspace_uuid` (the workspace resource's `id`, checked at create against customer_id and
+ *   workspace_id) is provider-side: a replaced workspace has a new id, so the account, which the
+ *   workspace's delete revokes, is replaced in the same apply.
  */
 
 const BYOK = 'byok.v1.ByokService';
@@ -90,7 +94,34 @@ export const CREDENTIAL_HOOKS: Partial<Record<TerraformType, Hooks>> = {
     },
   },
   gateway_service_account: {
-    create: async (c, body) => {
+    extraAttrs: [
+      {
+        tf: 'workspace_uuid',
+        api: 'workspaceUuid',
+        kind: 'string',
+        schema: Uuid('workspace UUID'),
+        optional: true,
+        required: false,
+        computed: false,
+        local: true,
+        keep: true,
+        forceNew: true,
+        updatable: false,
+        description:
+          "the workspace's id (`gateway_workspace.<name>.id`; checked at create against customer_id and workspace_id): a replaced workspace has a new id, so the account, which the workspace's delete revokes, is replaced in the same apply",
+      },
+    ],
+    create: async (c, body, plan) => {
+      const ws = str(plan.workspace_uuid);
+      if (ws) {
+        const w = await orGone(c.callJson('GetWorkspace', { id: ws }), 'workspace');
+        if (!w || w.customerId !== body.customerId || w.workspaceId !== body.workspaceId)
+          throw new ApiError(
+            'invalid_argument',
+            `workspace_uuid ${ws} is not the workspace ${String(body.customerId)}/${String(body.workspaceId)}${w ? ` (it is ${String(w.customerId)}/${String(w.workspaceId)})` : ' (no such workspace)'}`,
+            400,
+          );
+      }
       const r = await c.callJson('CreateServiceAccount', body);
       const sa = envelopeOf(r, 'serviceAccount');
       const info = envelopeOf(await c.callJson('GetServiceAccount', { id: str(sa.id as string) }), 'serviceAccount');

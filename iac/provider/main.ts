@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { ApiError, GatewayClient } from './client.ts';
-import { apply, diag, type Diagnostic, IMPORTED, importState, plan, read, validateConfig } from './engine.ts';
+import { apply, diag, type Diagnostic, IMPORTED, importState, plan, read, validateConfig, WARNING } from './engine.ts';
 import { DATA_SOURCES, RESOURCES } from './registry.ts';
 import type { DataSourceDef, ResourceDef } from './resource.ts';
 import { providerSchema, resourceSchema } from './tfschema.ts';
@@ -29,6 +29,14 @@ const isImported = (p: unknown): boolean => p instanceof Uint8Array && Buffer.fr
 const obj = (v: Cty): CtyObject | null => (v && typeof v === 'object' && !Array.isArray(v) && !isUnknown(v) ? v : null);
 const errorDiag = (e: unknown): Diagnostic =>
   diag(e instanceof ApiError ? 'Gateway API error' : 'Provider error', e instanceof Error ? e.message : 'unexpected error');
+
+/** Said on every plan while an imported resource's write-only version is adopted but not yet recorded. */
+const adoptionWarning = (attr: string, value: Cty): Diagnostic => ({
+  severity: WARNING,
+  summary: `${attr} adopted from the configuration after the import`,
+  detail: `${attr} = ${JSON.stringify(value)} is taken as the version of the secret the gateway holds (no API call, nothing re-sent). The state records it at this resource's next apply; until then a changed ${attr} cannot be told from the adopted one and does not send ${attr.replace(/_version$/, '')} again: apply another change of the resource first, or re-import after rotating.`,
+  attribute: { steps: [{ attribute_name: attr }] },
+});
 
 /** Full object (every attribute present) for the schema: cty rejects a missing key. */
 const complete = (def: ResourceDef | DataSourceDef, v: CtyObject | null): Cty => {
@@ -127,7 +135,10 @@ const providerService: Record<string, Handler> = {
       planned_state: encodeDynamic(complete(def, p.planned)),
       requires_replace: p.requiresReplace.map((steps) => ({ steps })),
       planned_private: req.prior_private ?? Buffer.alloc(0),
-      diagnostics: [],
+      // An adoption plans the prior state although the configuration sets the version: tolerated
+      // as a legacy-type-system plan (Terraform logs it at WARN), and said in a warning.
+      ...(p.adopted ? { legacy_type_system: true } : {}),
+      diagnostics: (p.adopted ?? []).map(({ attr, value }) => adoptionWarning(attr, value)),
     };
   },
   ApplyResourceChange: async (req) => {

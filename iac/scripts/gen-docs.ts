@@ -195,6 +195,12 @@ export const resourcePage = (def: ResourceDef): string => {
       ? `The API never returns ${adopted.join(', ')}: after an import ${adopted.length > 1 ? 'they read' : 'it reads'} as null, so the first plan shows the configured ${adopted.length > 1 ? 'ones' : 'value'} as an in-place change. That apply records ${adopted.length > 1 ? 'them' : 'it'} in state from the configuration without calling the API (nothing is re-sent, nothing is replaced); the plan after it is empty.`
       : 'Every argument is read from the API: the plan after an import is empty when the configuration matches.',
     '',
+    ...(def.attrs.some((a) => a.local && a.tf.endsWith('_wo_version'))
+      ? [
+          'When a `*_wo_version` is all there is to adopt (the secret given write-only), the plan after the import is empty: the configured version is taken as the version of the secret the gateway holds, and a warning says so on each plan until the resource is next applied (the state records it then). Until then a changed version cannot be told from the adopted one and sends nothing: apply another change of the resource first, or re-import after rotating.',
+          '',
+        ]
+      : []),
   ].join('\n');
 };
 

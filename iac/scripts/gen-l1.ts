@@ -231,9 +231,7 @@ const resource = (def: ResourceDef): string => {
   }
   const base = props(`${cls}Props`, schema.attributes, def.attrs, true);
   out.push(blockProps.length ? base.replace(/\n}$/, `\n${blockProps.join('\n')}\n}`) : base);
-  const secrets = schema.attributes
-    .filter((a) => configurable(a) && a.type === 'string' && (a.sensitive || a.write_only))
-    .map((a) => `'${a.name}'`);
+  const secrets = schema.attributes.filter((a) => configurable(a) && (a.sensitive || a.write_only)).map((a) => `'${a.name}'`);
   const blockArg = blocks.length ? `, { ${blocks.map(([p, t]) => `${p}: '${t}'`).join(', ')} }` : secrets.length ? ', {}' : '';
   const secretArg = secrets.length ? `, [${secrets.join(', ')}]` : '';
   out.push(

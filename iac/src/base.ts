@@ -1,5 +1,6 @@
-import { type TerraformMetaArguments, TerraformProvider, TerraformResource, TerraformDataSource, Token } from 'cdktf';
+import { type TerraformMetaArguments, TerraformProvider, TerraformResource, TerraformDataSource, TerraformStack } from 'cdktf';
 import type { Construct } from 'constructs';
+import { refuseLiteralSecrets, refuseResolvedSecrets } from './secret-guard.ts';
 import { PROVIDER_VERSION } from './version.ts';
 
 export { PROVIDER_VERSION };
@@ -9,7 +10,10 @@ const META = { providerName: 'gateway', providerVersion: PROVIDER_VERSION };
 export interface GatewayProviderConfig {
   /** Management API base URL; default: env GATEWAY_ENDPOINT. */
   readonly endpoint?: string;
-  /** Platform-admin token, user token or service-account JWT (sensitive); default: env GATEWAY_TOKEN. */
+  /**
+   * Platform-admin token, user token or service-account JWT (sensitive); default: env GATEWAY_TOKEN.
+   * A reference only (e.g. `secretVariable(scope, 'gateway_token')`): a literal is refused (secret-guard.ts).
+   */
   readonly token?: string;
   readonly alias?: string;
 }
@@ -23,9 +27,12 @@ export class GatewayProvider extends TerraformProvider {
   ) {
     super(scope, id, { terraformResourceType: 'gateway', terraformProviderSource: PROVIDER_SOURCE, terraformGeneratorMetadata: META });
     if (config.alias) this.alias = config.alias;
+    refuseLiteralSecrets('provider "gateway"', { token: config.token }, ['token']);
   }
   protected override synthesizeAttributes(): Record<string, unknown> {
-    return { endpoint: this.config.endpoint, token: this.config.token };
+    const attrs = { endpoint: this.config.endpoint, token: this.config.token };
+    refuseResolvedSecrets(TerraformStack.of(this), 'provider "gateway"', attrs, ['token']);
+    return attrs;
   }
 }
 
@@ -51,25 +58,11 @@ const split = <P extends object>(props: P & TerraformMetaArguments): { meta: Ter
   return { meta: meta as TerraformMetaArguments, rest };
 };
 
-/**
- * A secret argument given as a literal would be written in plaintext into the synthesized
- * `cdktf.out/stacks/<stack>/cdk.tf.json`: refused. Pass a token instead — a sensitive
- * `TerraformVariable` (`secretVariable`, l2.ts), set with `TF_VAR_<name>` at deploy.
- */
-const refuseLiteralSecrets = (type: string, args: Record<string, unknown>, secrets: readonly string[]): void => {
-  for (const name of secrets) {
-    const v = args[name];
-    if (typeof v === 'string' && !Token.isUnresolved(v))
-      throw new Error(
-        `${type}.${name} is a literal: cdktf would write it in plaintext into cdktf.out; pass a sensitive TerraformVariable instead (secretVariable(scope, '<name>'), set TF_VAR_<name> at deploy)`,
-      );
-  }
-};
-
 /** Base of the L1 classes: typed props in, the resource's arguments out, `id` and attributes as tokens. */
 export abstract class GatewayResource<P extends object> extends TerraformResource {
   private readonly args: Record<string, unknown>;
-  /** `secrets`: the secret string arguments (sensitive or write-only), which must be tokens. */
+  private readonly secrets: readonly string[];
+  /** `secrets`: the secret arguments (sensitive or write-only), which must be references (secret-guard.ts). */
   protected constructor(
     scope: Construct,
     id: string,
@@ -81,9 +74,11 @@ export abstract class GatewayResource<P extends object> extends TerraformResourc
     const { meta, rest } = split(props);
     super(scope, id, { terraformResourceType: type, terraformGeneratorMetadata: META, ...meta });
     this.args = toArguments(rest, blocks);
+    this.secrets = secrets;
     refuseLiteralSecrets(type, this.args, secrets);
   }
   protected override synthesizeAttributes(): Record<string, unknown> {
+    refuseResolvedSecrets(TerraformStack.of(this), this.terraformResourceType, this.args, this.secrets);
     return this.args;
   }
   /** The server-generated UUID. */

@@ -946,12 +946,14 @@ export interface ServiceAccountProps extends Meta {
   readonly telemetryProtocol?: '' | 'grpc' | 'http/protobuf' | 'http/json';
   /** Duration ^[0-9]+(ns|us|ms|s|m|h)$. */
   readonly telemetryTimeout?: string;
+  /** The workspace's id (`gateway_workspace.<name>.id`; checked at create against customer_id and workspace_id): a replaced workspace has a new id, so the account, which the workspace's delete revokes, is replaced in the same apply. */
+  readonly workspaceUuid?: string;
 }
 /** `gateway_service_account`: A service account (RSA key pair) for a workspace: the identity a separate data plane pulls its configuration with. The private key is known once, at creation, and kept (sensitive) in state; destroy revokes the account. Import id: `<UUID>`. */
 export class ServiceAccount extends GatewayResource<ServiceAccountProps> {
   static readonly tfResourceType = 'gateway_service_account';
   constructor(scope: Construct, id: string, props: ServiceAccountProps) {
-    super(scope, id, 'gateway_service_account', props, {}, ['internal_api_key', 'internal_api_key_wo', 'router_key', 'router_key_wo']);
+    super(scope, id, 'gateway_service_account', props, {}, ['internal_api_key', 'internal_api_key_wo', 'router_key', 'router_key_wo', 'telemetry_headers', 'telemetry_local_vars']);
   }
   /** Customer slug (SLUG, 1-63). */
   get customerId(): string {
@@ -1068,6 +1070,10 @@ export class ServiceAccount extends GatewayResource<ServiceAccountProps> {
   /** RFC 3339. */
   get expiresAt(): string {
     return this.getStringAttribute('expires_at');
+  }
+  /** The workspace's id (`gateway_workspace.<name>.id`; checked at create against customer_id and workspace_id): a replaced workspace has a new id, so the account, which the workspace's delete revokes, is replaced in the same apply. */
+  get workspaceUuid(): string {
+    return this.getStringAttribute('workspace_uuid');
   }
 }
 

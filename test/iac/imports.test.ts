@@ -10,7 +10,8 @@ import { HAVE_TERRAFORM, PROVIDER_BLOCK, providerInstalled, terraform, workdir }
  * replaced; what the API returns (an API key's expires_in_days, a telemetry config's auth_value)
  * is read, so it plans nothing; what it never returns (secrets, their *_wo_version, an API key's
  * user_key_address, a service account's arguments) is adopted from the configuration by one apply
- * that calls no API (docs: iac/docs, "Import"); the plan after it is empty.
+ * that calls no API (docs: iac/docs, "Import"); the plan after it is empty. A write-only version
+ * that is the only thing to adopt plans nothing at all (issue 46, item 3).
  */
 
 const STACK = `${PROVIDER_BLOCK}
@@ -81,6 +82,13 @@ resource "gateway_service_account" "sa" {
   router_key_wo         = var.upstream_key
   router_key_wo_version = 1
 }
+resource "gateway_mcp_server" "mcp" {
+  server_id             = "imp-mcp"
+  url                   = "https://mcp.example.com/mcp"
+  auth_type             = "bearer"
+  auth_value_wo         = var.upstream_key
+  auth_value_wo_version = 1
+}
 resource "gateway_budget" "m" {
   customer_id = gateway_customer.c.customer_id
   project_id  = "default"
@@ -92,12 +100,19 @@ resource "gateway_budget" "m" {
 
 /** What the plan after import may change, by address: exactly the documented adoptions. */
 const ADOPTED: Record<string, string[]> = {
-  'gateway_provider_connection.wo': ['api_key_wo_version'],
   'gateway_provider_connection.plain': ['api_key'],
   'gateway_api_key.k': ['user_key_address'],
   'gateway_telemetry_config.wo': ['auth_value', 'auth_value_wo_version'],
-  'gateway_byok_key.b': ['secret_wo_version'],
   'gateway_service_account.sa': ['router_key_wo_version', 'validity_days'],
+};
+/**
+ * Issue 46, item 3: a write-only version that is all there is to adopt plans nothing (the plan is
+ * empty for the resource), with a warning naming the version taken from the configuration.
+ */
+const ADOPTED_SILENTLY: Record<string, string> = {
+  'gateway_provider_connection.wo': 'api_key_wo_version',
+  'gateway_byok_key.b': 'secret_wo_version',
+  'gateway_mcp_server.mcp': 'auth_value_wo_version',
 };
 
 interface StateFile {
@@ -159,6 +174,11 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform import of every resource: no replace
       expect(rc.change.actions, rc.address).toEqual(['update']);
     }
     expect(changes).toEqual(ADOPTED);
+    for (const [address, attr] of Object.entries(ADOPTED_SILENTLY)) {
+      expect(json.resource_changes.find((rc) => rc.address === address)?.change.actions, address).toEqual(['no-op']);
+      expect(planned.out).toContain(`Warning: ${attr} adopted from the configuration after the import`);
+      expect(planned.out).toContain(`${address.split('.')[0]}.${address.split('.')[1]}`);
+    }
 
     const applied = await terraform(dst, ['apply', '-auto-approve', '-input=false', '-no-color', 'import.plan'], env);
     expect(applied.code, applied.out).toBe(0);
@@ -173,6 +193,7 @@ describe.skipIf(!HAVE_TERRAFORM)('terraform import of every resource: no replace
     expect(keys[0]?.revokedAt).toBeUndefined();
     const again = await terraform(dst, ['plan', '-detailed-exitcode', '-input=false', '-no-color'], env);
     expect(again.code, again.out).toBe(0);
+    expect(again.out).toContain('No changes.');
     // The write-only secret never reached the imported state.
     expect(readFileSync(join(dst, 'terraform.tfstate'), 'utf8')).not.toContain('sk-upstream-imp-1');
   }, 400_000);

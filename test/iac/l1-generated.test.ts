@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
-import { App, Fn, TerraformStack, Testing } from 'cdktf';
+import { App, TerraformStack, Testing } from 'cdktf';
 import type { Construct } from 'constructs';
 import * as iac from '../../iac/index.ts';
 import { className, L1_PATH, protocolSchema, renderL1, type SchemaAttribute } from '../../iac/scripts/gen-l1.ts';
@@ -24,14 +24,15 @@ const classOf = (name: string): L1Class => {
 };
 
 /** A value of the attribute's type (the props are not validated at synthesis). */
-const sample = (a: SchemaAttribute): unknown => {
+const sample = (a: SchemaAttribute, stack: TerraformStack): unknown => {
+  // A secret must be a reference (a literal, or a token resolving to one, is refused: it would land in cdktf.out).
+  const secret = a.sensitive || a.write_only;
   if (a.name === 'options') return { region: 'eu' };
   if (a.type === 'number') return 7;
   if (a.type === 'bool') return true;
   if (Array.isArray(a.type) && a.type[0] === 'list') return ['a'];
-  if (Array.isArray(a.type) && a.type[0] === 'map') return { k: 'v' };
-  // A secret must be a token (a literal is refused: it would land in cdktf.out).
-  if (a.sensitive || a.write_only) return Fn.lower(`v-${a.name}`);
+  if (Array.isArray(a.type) && a.type[0] === 'map') return { k: secret ? iac.secretVariable(stack, `v_${a.name}`) : 'v' };
+  if (secret) return iac.secretVariable(stack, `v_${a.name}`);
   return `v-${a.name}`;
 };
 
@@ -50,12 +51,12 @@ describe('generated L1 constructs', () => {
         expect(cls.tfResourceType).toBe(def.type);
         const schema = protocolSchema(def);
         const settable = schema.attributes.filter((a) => a.required || a.optional);
-        const props: Body = Object.fromEntries(settable.map((a) => [camel(a.name), sample(a)]));
+        const stack = new TerraformStack(new App({ outdir: '/tmp/gw-l1-unused' }), 's');
+        const props: Body = Object.fromEntries(settable.map((a) => [camel(a.name), sample(a, stack)]));
         for (const b of schema.block_types)
           props[`${camel(b.type_name)}s`] = [
-            Object.fromEntries(b.block.attributes.filter((a) => a.required || a.optional).map((a) => [camel(a.name), sample(a)])),
+            Object.fromEntries(b.block.attributes.filter((a) => a.required || a.optional).map((a) => [camel(a.name), sample(a, stack)])),
           ];
-        const stack = new TerraformStack(new App({ outdir: '/tmp/gw-l1-unused' }), 's');
         new iac.GatewayProvider(stack, 'gateway');
         const instance = new cls(stack, 'x', props);
         const json = JSON.parse(Testing.synth(stack)) as {

@@ -62,9 +62,9 @@ describe.skipIf(!HAVE_TERRAFORM || NODE === null)('the packed library in an app 
   };
 
   /** Synthesizes the app with Node, then terraform apply / destroy of the stack against the gateway. */
-  const deploy = async (app: string, customer: string, cdkVersion: string) => {
+  const deploy = async (app: string, customer: string, cdkVersion: string, nodeFlags: string[] = []) => {
     const out = join(app, 'cdktf.out');
-    const synth = await run([NODE ?? 'node', 'main.mjs'], app, { OUT: out, CUSTOMER: customer });
+    const synth = await run([NODE ?? 'node', ...nodeFlags, 'main.mjs'], app, { OUT: out, CUSTOMER: customer });
     expect(synth.code, synth.out).toBe(0);
     expect(synth.out).toContain(`provider version ${rootPkg.version}`);
     const stackDir = join(out, 'stacks/pkg');
@@ -144,6 +144,30 @@ describe.skipIf(!HAVE_TERRAFORM || NODE === null)('the packed library in an app 
       const version = JSON.parse(readFileSync(join(CDKTN_MODULES, 'cdktf/package.json'), 'utf8')) as { name: string; version: string };
       expect(version.name).toBe('cdktn');
       await deploy(app, 'pkgtn', version.version);
+    },
+    240_000,
+  );
+
+  // Issue 46, item 4: iac/ linked (a workspace link, `bun link`, npm's `file:` dependency: a symlink
+  // into the repository) resolves `cdktf` from its real path — the repository's cdktf 0.21 beside the
+  // app's cdktn, two CDKs. With symlinks preserved (the documented way) the app's one CDK loads.
+  test.skipIf(!existsSync(join(CDKTN_MODULES, 'cdktf/package.json')))(
+    'CDK Terrain with iac/ symlinked: synthesizes with --preserve-symlinks (Node and Bun), applies, destroys',
+    async () => {
+      const app = join(tmp, 'cdktn-linked');
+      mkdirSync(join(app, 'node_modules/@ai-gateway'), { recursive: true });
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'pkg-app-linked', private: true, type: 'module' }));
+      writeFileSync(join(app, 'main.mjs'), APP);
+      symlinkSync(resolve(import.meta.dir, '../../iac'), join(app, 'node_modules/@ai-gateway/cdk'), 'dir');
+      for (const dep of ['cdktf', 'constructs']) symlinkSync(join(CDKTN_MODULES, dep), join(app, 'node_modules', dep), 'dir');
+      const version = JSON.parse(readFileSync(join(CDKTN_MODULES, 'cdktf/package.json'), 'utf8')) as { version: string };
+      // Without preserved symlinks the library's `cdktf` is the repository's: two CDKs, synth fails.
+      const mixed = await run([NODE ?? 'node', 'main.mjs'], app, { OUT: join(app, 'mixed.out'), CUSTOMER: 'pkgln' });
+      expect(mixed.code).not.toBe(0);
+      const bun = await run(['bun', '--preserve-symlinks', 'main.mjs'], app, { OUT: join(app, 'bun.out'), CUSTOMER: 'pkgln' });
+      expect(bun.code, bun.out).toBe(0);
+      expect(JSON.parse(readFileSync(join(app, 'bun.out/stacks/pkg/cdk.tf.json'), 'utf8'))['//'].metadata.version).toBe(version.version);
+      await deploy(app, 'pkgln', version.version, ['--preserve-symlinks']);
     },
     240_000,
   );

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, TerraformOutput, TerraformStack } from 'cdktf';
-import { Customer, GatewayProvider, ServiceAccount, Workspace } from '../../iac/index.ts';
+import { Customer, GatewayProvider, ServiceAccount, secretVariable, Workspace } from '../../iac/index.ts';
 import { readServiceAccountFile } from '../../src/data-plane/remote/service-account-file.ts';
 import { ADMIN_TOKEN, admin, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { HAVE_TERRAFORM, PROVIDER_BLOCK, providerInstalled, terraform, workdir } from './support.ts';
@@ -150,7 +150,8 @@ describe('cdktf: ServiceAccount (L1)', () => {
       workspaceId: 'edge-eu',
       validityDays: 90,
       scopes: ['dataplane'],
-      telemetryHeaders: { 'X-Team': 'edge' },
+      // A sensitive map: each value a reference (a literal is refused, test/iac/secret-guard.test.ts).
+      telemetryHeaders: { 'X-Team': secretVariable(stack, 'team_header') },
     });
     new TerraformOutput(stack, 'creds', { value: sa.credentialsJson, sensitive: true });
     app.synth();
@@ -164,7 +165,7 @@ describe('cdktf: ServiceAccount (L1)', () => {
       workspace_id: 'edge-eu',
       validity_days: 90,
       scopes: ['dataplane'],
-      telemetry_headers: { 'X-Team': 'edge' },
+      telemetry_headers: { 'X-Team': '${var.team_header}' },
     });
     expect(json.output.creds).toMatchObject({ value: '${gateway_service_account.sa.credentials_json}', sensitive: true });
   });
