@@ -30,7 +30,12 @@ const UPSTREAM: Record<WalkTarget, { provider: string; model: string; connection
   cohere: { provider: 'cohere', model: 'command-r', connection: 'walk-cohere' },
 };
 const mockOf = (t: WalkTarget): MockUpstream => (t === 'openai' || t === 'openai-translated' ? w.oa : t === 'anthropic' ? w.an : rec);
-const PATHS: Record<ClientFormat, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages' };
+const PATHS: Record<ClientFormat, string> = {
+  chat: '/v1/chat/completions',
+  responses: '/v1/responses',
+  messages: '/v1/messages',
+  gemini: '/v1beta/models/{model}:generateContent',
+};
 
 const connection = (name: string, provider: string, baseUrl: string, options?: JsonObject) =>
   w.tg.must(admin('CreateProviderConnection'), {
@@ -94,7 +99,7 @@ const bodyFor = (probe: Probe, target: WalkTarget): string =>
 const observe = async (probe: Probe, target: WalkTarget, outcome: Outcome): Promise<void> => {
   const mock = mockOf(target);
   const before = mock.requests.length;
-  const res = await fetch(`${w.tg.url}${PATHS[probe.format]}`, {
+  const res = await fetch(`${w.tg.url}${PATHS[probe.format].replace('{model}', `walk-${target}`)}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${w.p.apiKey}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
     body: bodyFor(probe, target),

@@ -5,7 +5,8 @@ import { asGatewayError } from '../core/errors.ts';
 import { codecFor } from '../formats/registry.ts';
 import { argumentsObject } from '../formats/shared.ts';
 import { messageId } from '../formats/messages/response.ts';
-import type { ClientFormatCodec, EncodeContext, StreamEncoder } from '../formats/types.ts';
+import type { ClientFormatCodec, EncodeContext, StreamEncoder, UrlRequest } from '../formats/types.ts';
+import { GEMINI_ANSWER } from './native-answers.ts';
 import { dispatchComplete, dispatchStream, type OpenStream, type PassThroughRequest } from './dispatch.ts';
 import { type InternalCaller, runPipeline, withCaller } from '../pipeline/index.ts';
 import type { InferenceDeps, InferenceServing, InferenceSpec } from './deps.ts';
@@ -18,7 +19,12 @@ import { serveHosted } from './hosted-mcp/run.ts';
 import { type Prepared, prepareResponses, prepareThread, type Stateful } from './stateful.ts';
 import { serveBackground } from './background.ts';
 
-const ENDPOINT: Record<ClientFormat, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages' };
+const ENDPOINT: Record<ClientFormat, string> = {
+  chat: '/v1/chat/completions',
+  responses: '/v1/responses',
+  messages: '/v1/messages',
+  gemini: '/v1beta/models/{model}:generateContent',
+};
 
 /**
  * The client's body for a same-format upstream (chat, messages, responses), while no output
@@ -33,6 +39,7 @@ const passThroughOf = (format: ClientFormat, s: InferenceServing, body: unknown)
     includeUsage: s.request.includeUsage,
     ...(s.state?.keeper ? { keepFinal: true } : {}),
   };
+  if (format === 'gemini') return { ...base, body: body as JsonObject, answer: GEMINI_ANSWER(s.request.model) };
   if (format !== 'responses') return { ...base, body: body as JsonObject };
   const answer = nativeAnswer(s.request, `resp_${s.ctx.ids.requestId.replace(/-/g, '')}`, s.state?.keeper?.responseFields);
   return { ...base, body: nativeResponsesBody(body as JsonObject, s.state?.keeper, s.plan.catalog), answer };
@@ -159,6 +166,7 @@ const MAX_FIELDS: Record<ClientFormat, readonly string[]> = {
   chat: ['max_completion_tokens', 'max_tokens'],
   messages: ['max_tokens'],
   responses: ['max_output_tokens'],
+  gemini: [],
 };
 
 /**
@@ -185,8 +193,8 @@ const clampOutput = (format: ClientFormat, s: InferenceServing): void => {
 const stateOf = ({ body, ...state }: Prepared): { body: unknown; state: Stateful } => ({ body, state });
 
 const specs = new Map<ClientFormat, InferenceSpec>();
-const specFor = (format: ClientFormat): InferenceSpec => {
-  let spec = specs.get(format);
+const specFor = (format: ClientFormat, url?: UrlRequest): InferenceSpec => {
+  let spec = url ? undefined : specs.get(format);
   if (!spec) {
     const codec = codecFor(format);
     spec = {
@@ -207,7 +215,7 @@ const specFor = (format: ClientFormat): InferenceSpec => {
           ? { prepare: async (body, ctx, deps) => stateOf(await prepareThread(deps.conversations, projectOf(ctx), body)) }
           : {}),
       read: (body) => {
-        const creq = codec.decodeRequest(body);
+        const creq = codec.decodeRequest(body, url);
         return { request: creq, model: creq.model, stream: creq.stream };
       },
       serve: (s) => {
@@ -240,19 +248,23 @@ const specFor = (format: ClientFormat): InferenceSpec => {
       fail: (err, ids) => errorResponse(err, ids, codec),
       release: (state) => state.keeper?.release?.(),
     };
-    specs.set(format, spec);
+    if (!url) specs.set(format, spec);
   }
   return spec;
 };
 
-/** One inference request in any of the three client formats, end to end. */
+/**
+ * One inference request in any client format, end to end. `url`: the model and streaming as the
+ * path gives them (Gemini, Converse), for a spec of this request's own.
+ */
 export const handleInference = (
   deps: InferenceDeps,
   format: ClientFormat,
   req: Request,
   ids: RequestIds,
   as?: InternalCaller,
-): Promise<Response> => runPipeline(deps, specFor(format), req, ids, as);
+  url?: UrlRequest,
+): Promise<Response> => runPipeline(deps, specFor(format, url), req, ids, as);
 
 /** `GET /v1/models`: the key's routable models, serialised once per snapshot revision. */
 export const handleModels = (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> =>

@@ -1,6 +1,7 @@
 /** Client format id → its codec. */
 import type { ClientFormat } from '../canonical/types.ts';
 import { chatCompletionsCodec } from './chat-completions/index.ts';
+import { geminiCodec } from './gemini/index.ts';
 import { messagesCodec } from './messages/index.ts';
 import { responsesCodec } from './responses/index.ts';
 import type { ClientFormatCodec } from './types.ts';
@@ -9,8 +10,9 @@ const CODECS: Record<ClientFormat, ClientFormatCodec> = {
   chat: chatCompletionsCodec,
   responses: responsesCodec,
   messages: messagesCodec,
+  gemini: geminiCodec,
 };
 
 export const codecFor = (format: ClientFormat): ClientFormatCodec => CODECS[format];
 
-export { chatCompletionsCodec, messagesCodec, responsesCodec };
+export { chatCompletionsCodec, geminiCodec, messagesCodec, responsesCodec };

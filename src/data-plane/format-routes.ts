@@ -1,0 +1,15 @@
+/**
+ * Route-table entries of the client formats of contract §13 (Gemini, Converse, Cohere), kept out
+ * of server.ts: each maps its paths to its own handler module.
+ */
+import type { RequestIds } from '../pipeline/context.ts';
+import type { InferenceDeps } from './deps.ts';
+import { handleGemini } from './gemini.ts';
+
+type Handler = (req: Request, ids: RequestIds) => Response | Promise<Response>;
+
+/** `POST /v1beta/models/{model}:{method}` and the same under `/v1/models/` (the Google SDK's default API version). */
+export const geminiRoutes = <R>(deps: InferenceDeps, post: (h: Handler) => R) => ({
+  '/v1beta/models/*': post((req, ids) => handleGemini(deps, '/v1beta/models/', req, ids)),
+  '/v1/models/*': post((req, ids) => handleGemini(deps, '/v1/models/', req, ids)),
+});
