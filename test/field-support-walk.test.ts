@@ -35,6 +35,7 @@ const PATHS: Record<ClientFormat, string> = {
   responses: '/v1/responses',
   messages: '/v1/messages',
   gemini: '/v1beta/models/{model}:generateContent',
+  converse: '/model/{model}/converse',
 };
 
 const connection = (name: string, provider: string, baseUrl: string, options?: JsonObject) =>

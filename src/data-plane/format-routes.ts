@@ -4,6 +4,7 @@
  */
 import type { RequestIds } from '../pipeline/context.ts';
 import type { InferenceDeps } from './deps.ts';
+import { handleConverse } from './converse.ts';
 import { handleGemini } from './gemini.ts';
 
 type Handler = (req: Request, ids: RequestIds) => Response | Promise<Response>;
@@ -12,4 +13,9 @@ type Handler = (req: Request, ids: RequestIds) => Response | Promise<Response>;
 export const geminiRoutes = <R>(deps: InferenceDeps, post: (h: Handler) => R) => ({
   '/v1beta/models/*': post((req, ids) => handleGemini(deps, '/v1beta/models/', req, ids)),
   '/v1/models/*': post((req, ids) => handleGemini(deps, '/v1/models/', req, ids)),
+});
+
+/** `POST /model/{modelId}/converse` and `/converse-stream` (Bedrock Converse). */
+export const converseRoutes = <R>(deps: InferenceDeps, post: (h: Handler) => R) => ({
+  '/model/*': post((req, ids) => handleConverse(deps, req, ids)),
 });

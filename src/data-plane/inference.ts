@@ -24,6 +24,7 @@ const ENDPOINT: Record<ClientFormat, string> = {
   responses: '/v1/responses',
   messages: '/v1/messages',
   gemini: '/v1beta/models/{model}:generateContent',
+  converse: '/model/{modelId}/converse',
 };
 
 /**
@@ -167,6 +168,7 @@ const MAX_FIELDS: Record<ClientFormat, readonly string[]> = {
   messages: ['max_tokens'],
   responses: ['max_output_tokens'],
   gemini: [],
+  converse: [],
 };
 
 /**

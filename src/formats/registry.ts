@@ -1,6 +1,7 @@
 /** Client format id → its codec. */
 import type { ClientFormat } from '../canonical/types.ts';
 import { chatCompletionsCodec } from './chat-completions/index.ts';
+import { converseCodec } from './converse/index.ts';
 import { geminiCodec } from './gemini/index.ts';
 import { messagesCodec } from './messages/index.ts';
 import { responsesCodec } from './responses/index.ts';
@@ -11,8 +12,9 @@ const CODECS: Record<ClientFormat, ClientFormatCodec> = {
   responses: responsesCodec,
   messages: messagesCodec,
   gemini: geminiCodec,
+  converse: converseCodec,
 };
 
 export const codecFor = (format: ClientFormat): ClientFormatCodec => CODECS[format];
 
-export { chatCompletionsCodec, geminiCodec, messagesCodec, responsesCodec };
+export { chatCompletionsCodec, converseCodec, geminiCodec, messagesCodec, responsesCodec };
