@@ -3,6 +3,7 @@
  * `/converse-stream` (AWS event-stream). It records what the gateway sent and answers
  * `bedrock says: <last user text>`, or a `toolUse` for "call NAME ARGS" (its input streamed in two pieces).
  */
+import { concatBytes } from '../../src/core/bytes.ts';
 import { encodeEventStreamMessage } from '../../src/providers/eventstream.ts';
 import type { Recorded } from './mock-upstreams.ts';
 
@@ -70,7 +71,7 @@ export const startMockBedrock = (): MockBedrock => {
         event('messageStop', { stopReason: call ? 'tool_use' : 'end_turn' }),
         event('metadata', { usage: USAGE, metrics: { latencyMs: 5 } }),
       );
-      return new Response(new Blob(frames), { headers: { 'content-type': 'application/vnd.amazon.eventstream' } });
+      return new Response(concatBytes(frames), { headers: { 'content-type': 'application/vnd.amazon.eventstream' } });
     },
   });
   return { url: `http://127.0.0.1:${server.port}`, requests, stop: () => server.stop(true) };

@@ -115,7 +115,10 @@ const decodeMessage = (raw: unknown, path: string, note: Note): Message[] => {
     const bPath = joinPath(joinPath(path, 'content'), j);
     const b = recordAt(rawBlock, bPath);
     const native = NATIVE_BLOCKS.find((k) => b[k] !== undefined);
-    if (native) return note(joinPath(bPath, native), `A '${native}' block is served by Bedrock only.`);
+    if (native) {
+      note(joinPath(bPath, native), `A '${native}' block is served by Bedrock only.`);
+      return;
+    }
     if (typeof b['text'] === 'string') {
       if (b['text'] !== '') parts.push({ type: 'text', text: b['text'] });
     } else if (b['image'] !== undefined || b['document'] !== undefined) {
@@ -145,7 +148,10 @@ const decodeMessage = (raw: unknown, path: string, note: Note): Message[] => {
       const rPath = joinPath(bPath, 'reasoningContent');
       const rc = recordAt(b['reasoningContent'], rPath);
       const text = optionalRecord(rc, 'reasoningText', rPath);
-      if (!text) return note(rPath, 'Redacted reasoning is served by Bedrock only.');
+      if (!text) {
+        note(rPath, 'Redacted reasoning is served by Bedrock only.');
+        return;
+      }
       const tPath = joinPath(rPath, 'reasoningText');
       reasoning = { text: requireString(text, 'text', tPath), signature: optionalString(text, 'signature', tPath) ?? '' };
     } else throw invalidValue(bPath, 'a content block needs one of text, image, document, toolUse, toolResult or reasoningContent.');
@@ -175,7 +181,10 @@ const decodeToolConfig = (c: UnknownRecord | undefined, note: Note): { tools?: T
   requireArray(c, 'tools', 'toolConfig').forEach((raw, i) => {
     const path = `toolConfig.tools.${i}`;
     const t = recordAt(raw, path);
-    if (t['toolSpec'] === undefined) return note(path, 'Only toolSpec tools can be translated.');
+    if (t['toolSpec'] === undefined) {
+      note(path, 'Only toolSpec tools can be translated.');
+      return;
+    }
     const sPath = joinPath(path, 'toolSpec');
     const spec = recordAt(t['toolSpec'], sPath);
     const schema = requireRecord(requireRecord(spec, 'inputSchema', sPath), 'json', joinPath(sPath, 'inputSchema'));
