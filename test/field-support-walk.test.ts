@@ -36,6 +36,7 @@ const PATHS: Record<ClientFormat, string> = {
   messages: '/v1/messages',
   gemini: '/v1beta/models/{model}:generateContent',
   converse: '/model/{model}/converse',
+  cohere: '/v2/chat',
 };
 
 const connection = (name: string, provider: string, baseUrl: string, options?: JsonObject) =>

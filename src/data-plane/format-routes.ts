@@ -6,6 +6,7 @@ import type { RequestIds } from '../pipeline/context.ts';
 import type { InferenceDeps } from './deps.ts';
 import { handleConverse } from './converse.ts';
 import { handleGemini } from './gemini.ts';
+import { handleInference } from './inference.ts';
 
 type Handler = (req: Request, ids: RequestIds) => Response | Promise<Response>;
 
@@ -18,4 +19,9 @@ export const geminiRoutes = <R>(deps: InferenceDeps, post: (h: Handler) => R) =>
 /** `POST /model/{modelId}/converse` and `/converse-stream` (Bedrock Converse). */
 export const converseRoutes = <R>(deps: InferenceDeps, post: (h: Handler) => R) => ({
   '/model/*': post((req, ids) => handleConverse(deps, req, ids)),
+});
+
+/** `POST /v2/chat` (Cohere v2; the key as the bearer, stream and not). */
+export const cohereRoutes = <R>(deps: InferenceDeps, post: (h: Handler) => R) => ({
+  '/v2/chat': post((req, ids) => handleInference(deps, 'cohere', req, ids)),
 });

@@ -25,6 +25,7 @@ const ENDPOINT: Record<ClientFormat, string> = {
   messages: '/v1/messages',
   gemini: '/v1beta/models/{model}:generateContent',
   converse: '/model/{modelId}/converse',
+  cohere: '/v2/chat',
 };
 
 /**
@@ -169,6 +170,7 @@ const MAX_FIELDS: Record<ClientFormat, readonly string[]> = {
   responses: ['max_output_tokens'],
   gemini: [],
   converse: [],
+  cohere: ['max_tokens'],
 };
 
 /**

@@ -1,6 +1,7 @@
 /** Client format id → its codec. */
 import type { ClientFormat } from '../canonical/types.ts';
 import { chatCompletionsCodec } from './chat-completions/index.ts';
+import { cohereCodec } from './cohere/index.ts';
 import { converseCodec } from './converse/index.ts';
 import { geminiCodec } from './gemini/index.ts';
 import { messagesCodec } from './messages/index.ts';
@@ -13,8 +14,9 @@ const CODECS: Record<ClientFormat, ClientFormatCodec> = {
   messages: messagesCodec,
   gemini: geminiCodec,
   converse: converseCodec,
+  cohere: cohereCodec,
 };
 
 export const codecFor = (format: ClientFormat): ClientFormatCodec => CODECS[format];
 
-export { chatCompletionsCodec, converseCodec, geminiCodec, messagesCodec, responsesCodec };
+export { chatCompletionsCodec, cohereCodec, converseCodec, geminiCodec, messagesCodec, responsesCodec };
