@@ -49,7 +49,6 @@ const TOP_LEVEL = new Set([
   'safetySettings',
   'cachedContent',
   'labels',
-  'model',
 ]);
 
 /** Members of `generationConfig` with no canonical form: native-only. */
