@@ -47,6 +47,7 @@ const TOP_LEVEL = new Set([
   'serviceTier',
 ]);
 const NATIVE_TOP = ['guardrailConfig', 'additionalModelResponseFieldPaths', 'promptVariables', 'performanceConfig', 'serviceTier'];
+const INFERENCE = new Set(['maxTokens', 'temperature', 'topP', 'stopSequences']);
 const NATIVE_BLOCKS = ['cachePoint', 'guardContent', 'video', 'citationsContent', 'searchResult', 'audio'];
 
 export const IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp' };
@@ -243,6 +244,8 @@ export const decodeConverseRequest = (raw: unknown, url?: UrlRequest): Canonical
     for (const out of decodeMessage(m, `messages.${i}`, note)) messages.push(out);
   });
   const inf = optionalRecord(body, 'inferenceConfig');
+  for (const k of Object.keys(inf ?? {}))
+    if (!INFERENCE.has(k)) throw invalidRequest(`Unknown parameter: 'inferenceConfig.${k}'.`, `inferenceConfig.${k}`);
   const maxTokens = inf ? optionalInteger(inf, 'maxTokens', 'inferenceConfig', { min: 1 }) : undefined;
   const metadata = optionalStringMap(body, 'requestMetadata');
   const request: CanonicalRequest = {

@@ -64,6 +64,25 @@ const NATIVE_GENERATION = new Set([
   'imageConfig',
 ]);
 
+/** Members of `generationConfig` the decoder maps. */
+const MAPPED_GENERATION = new Set([
+  'maxOutputTokens',
+  'temperature',
+  'topP',
+  'topK',
+  'stopSequences',
+  'seed',
+  'presencePenalty',
+  'frequencyPenalty',
+  'candidateCount',
+  'responseMimeType',
+  'responseSchema',
+  'responseJsonSchema',
+  '_responseJsonSchema',
+  'thinkingConfig',
+  'responseModalities',
+]);
+
 const HTTP_URL = /^https?:\/\//i;
 
 interface Calls {
@@ -236,7 +255,10 @@ const EFFORT_LEVELS: Record<string, 'minimal' | 'low' | 'medium' | 'high'> = {
 const decodeGeneration = (g: UnknownRecord | undefined, note: Note): Partial<CanonicalRequest> => {
   if (!g) return {};
   const path = 'generationConfig';
-  for (const k of Object.keys(g)) if (NATIVE_GENERATION.has(k)) note(joinPath(path, k), `${path}.${k} is served by Gemini only.`);
+  for (const k of Object.keys(g)) {
+    if (NATIVE_GENERATION.has(k)) note(joinPath(path, k), `${path}.${k} is served by Gemini only.`);
+    else if (!MAPPED_GENERATION.has(k)) throw invalidRequest(`Unknown parameter: '${path}.${k}'.`, joinPath(path, k));
+  }
   const modalities = optionalStringList(g, 'responseModalities', path, false);
   if (modalities?.some((m) => m.toUpperCase() !== 'TEXT'))
     note(joinPath(path, 'responseModalities'), 'Output other than text is served by Gemini only.');
