@@ -119,6 +119,8 @@ const main = async (): Promise<void> => {
       'messages-sse',
       'messages-x-sse',
       'responses-sse',
+      'gemini-sse',
+      'converse-sse',
       'fallback-json',
       'churn-json',
       'slow-sse',
@@ -128,7 +130,12 @@ const main = async (): Promise<void> => {
         if (
           !t.name.startsWith('gateway') &&
           t.name !== 'dataplane' &&
-          (k === 'messages-x-sse' || k === 'responses-sse' || k === 'fallback-json' || k === 'churn-json')
+          (k === 'messages-x-sse' ||
+            k === 'responses-sse' ||
+            k === 'gemini-sse' ||
+            k === 'converse-sse' ||
+            k === 'fallback-json' ||
+            k === 'churn-json')
         )
           continue;
         const r = t.requests(k)?.[0];
@@ -262,7 +269,8 @@ const main = async (): Promise<void> => {
     // ---- other formats and the fallback path ----
     if (groupOn('formats', false)) {
       log('formats @64 connections…');
-      for (const kind of ['messages-sse', 'messages-x-sse', 'responses-sse'] as Kind[]) {
+      // gemini-sse and converse-sse: cross-format streams of the §13 clients, to set beside messages-x-sse.
+      for (const kind of ['messages-sse', 'messages-x-sse', 'responses-sse', 'gemini-sse', 'converse-sse'] as Kind[]) {
         await measure(target('gateway') as Target, kind, { connections: 64, durationS: 2 });
         await maxRate(kind, kind === 'messages-sse' ? ['direct', 'bare', 'gateway'] : ['gateway'], Math.min(2, opts.rounds));
       }

@@ -20,6 +20,8 @@ const comparator = (r: Results, kind: Kind): Run | undefined => {
   switch (kind) {
     case 'messages-x-sse':
     case 'responses-sse':
+    case 'gemini-sse':
+    case 'converse-sse':
       return r.max['chat-sse']?.bare;
     case 'fallback-json':
     case 'churn-json':

@@ -197,8 +197,8 @@ const clampOutput = (format: ClientFormat, s: InferenceServing): void => {
 const stateOf = ({ body, ...state }: Prepared): { body: unknown; state: Stateful } => ({ body, state });
 
 const specs = new Map<ClientFormat, InferenceSpec>();
-const specFor = (format: ClientFormat, url?: UrlRequest): InferenceSpec => {
-  let spec = url ? undefined : specs.get(format);
+const specFor = (format: ClientFormat): InferenceSpec => {
+  let spec = specs.get(format);
   if (!spec) {
     const codec = codecFor(format);
     spec = {
@@ -219,7 +219,7 @@ const specFor = (format: ClientFormat, url?: UrlRequest): InferenceSpec => {
           ? { prepare: async (body, ctx, deps) => stateOf(await prepareThread(deps.conversations, projectOf(ctx), body)) }
           : {}),
       read: (body) => {
-        const creq = codec.decodeRequest(body, url);
+        const creq = codec.decodeRequest(body);
         return { request: creq, model: creq.model, stream: creq.stream };
       },
       serve: (s) => {
@@ -252,7 +252,7 @@ const specFor = (format: ClientFormat, url?: UrlRequest): InferenceSpec => {
       fail: (err, ids) => errorResponse(err, ids, codec),
       release: (state) => state.keeper?.release?.(),
     };
-    if (!url) specs.set(format, spec);
+    specs.set(format, spec);
   }
   return spec;
 };
@@ -268,7 +268,19 @@ export const handleInference = (
   ids: RequestIds,
   as?: InternalCaller,
   url?: UrlRequest,
-): Promise<Response> => runPipeline(deps, specFor(format, url), req, ids, as);
+): Promise<Response> => runPipeline(deps, url ? withUrl(format, url) : specFor(format), req, ids, as);
+
+/** The format's spec reading the model and streaming from the URL (Gemini, Converse). */
+const withUrl = (format: ClientFormat, url: UrlRequest): InferenceSpec => {
+  const codec = codecFor(format);
+  return {
+    ...specFor(format),
+    read: (body) => {
+      const creq = codec.decodeRequest(body, url);
+      return { request: creq, model: creq.model, stream: creq.stream };
+    },
+  };
+};
 
 /** `GET /v1/models`: the key's routable models, serialised once per snapshot revision. */
 export const handleModels = (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> =>
