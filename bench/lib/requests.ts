@@ -39,6 +39,9 @@ export const KIND_LABEL: Record<Kind, string> = {
   'slow-sse': 'Slow upstream (50 ms + 20 ms/event), 1k concurrent streams',
 };
 
+/** Cross-format streams to the OpenAI mock: the bare proxy's chat stream is their reference. */
+export const CROSS_FORMAT_SSE: ReadonlySet<Kind> = new Set<Kind>(['messages-x-sse', 'responses-sse', 'gemini-sse', 'converse-sse']);
+
 /** What the probe checks a finished body for. */
 export const streamKind = (k: Kind): StreamKind =>
   k === 'messages-sse' || k === 'messages-x-sse'
