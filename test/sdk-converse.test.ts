@@ -183,6 +183,17 @@ for (const u of UPSTREAMS) {
   });
 }
 
+test("Converse: an output limit above the catalog's maxOutputTokens is clamped in a body passed through", async () => {
+  await client.send(
+    new ConverseCommand({
+      modelId: 'nova-lite',
+      messages: [{ role: 'user', content: [{ text: 'x' }] }],
+      inferenceConfig: { maxTokens: 100_000 },
+    }),
+  );
+  expect(br.requests.at(-1)?.body.inferenceConfig).toEqual({ maxTokens: 8192 });
+});
+
 describe('Converse refusals in Bedrock shape', () => {
   test('an unknown field is a ValidationException naming it; a native-only field is refused for a translating upstream; nothing sent', async () => {
     const before = w.oa.requests.length;

@@ -177,6 +177,16 @@ for (const u of UPSTREAMS) {
       else expect((sent.body.generationConfig as { responseSchema: unknown }).responseSchema).toBeDefined();
     });
 
+    test("an output limit above the catalog's maxOutputTokens is clamped (also in a body passed through)", async () => {
+      await ai.models.generateContent({ model: u.model, contents: 'long please', config: { maxOutputTokens: 100_000 } });
+      const sent = lastSent(u.family);
+      const limit =
+        u.family === 'gemini'
+          ? (sent.body.generationConfig as { maxOutputTokens: number }).maxOutputTokens
+          : (sent.body.max_tokens ?? sent.body.max_completion_tokens);
+      expect(limit).toBe(u.family === 'gemini' ? 8192 : 16384);
+    });
+
     test('countTokens answers totalTokens (the Gemini upstream counts, others are estimated)', async () => {
       const r = await ai.models.countTokens({ model: u.model, contents: 'how many tokens is this' });
       if (u.family === 'gemini') expect(r.totalTokens).toBe(42);

@@ -173,6 +173,12 @@ const MAX_FIELDS: Record<ClientFormat, readonly string[]> = {
   cohere: ['max_tokens'],
 };
 
+/** Gemini and Converse: the output limit is a member of a member. */
+const MAX_NESTED: Partial<Record<ClientFormat, readonly [string, string]>> = {
+  gemini: ['generationConfig', 'maxOutputTokens'],
+  converse: ['inferenceConfig', 'maxTokens'],
+};
+
 /**
  * A requested output limit above the catalog's `maxOutputTokens` is clamped to it (the upstream
  * would refuse it), in the canonical request and in a body passed through; the catalog value is
@@ -186,6 +192,14 @@ const clampOutput = (format: ClientFormat, s: InferenceServing): void => {
   const body = s.body;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
   const b = body as JsonObject;
+  const nested = MAX_NESTED[format];
+  if (nested) {
+    const [outer, inner] = nested;
+    const o = b[outer];
+    if (o !== null && typeof o === 'object' && !Array.isArray(o) && typeof o[inner] === 'number' && o[inner] > max)
+      s.body = { ...b, [outer]: { ...o, [inner]: max } };
+    return;
+  }
   const over = MAX_FIELDS[format].filter((f) => typeof b[f] === 'number' && (b[f] as number) > max);
   if (over.length === 0) return;
   const out: JsonObject = { ...b };
