@@ -44,7 +44,7 @@ import {
   settle,
 } from './lib/proc.ts';
 import { emptyResults, type Results, type Run } from './lib/results.ts';
-import { isFloor, type Kind, streamKind, type TargetName } from './lib/requests.ts';
+import { CROSS_FORMAT_SSE, isFloor, KIND_LABEL, type Kind, streamKind, type TargetName } from './lib/requests.ts';
 import { type MeasureOptions, runChurn, runFirstEvent, runSoak, type Target } from './lib/scenarios.ts';
 import { medianOf } from './lib/stats.ts';
 import { runSequential } from './lib/sequential.ts';
@@ -113,24 +113,11 @@ const main = async (): Promise<void> => {
     const target = (n: TargetName) => targets.find((t) => t.name === n);
 
     // Sanity: one request of each kind through every target must succeed.
-    const KINDS: Kind[] = [
-      'chat-json',
-      'chat-sse',
-      'messages-sse',
-      'messages-x-sse',
-      'responses-sse',
-      'fallback-json',
-      'churn-json',
-      'slow-sse',
-    ];
+    const KINDS = Object.keys(KIND_LABEL) as Kind[];
     for (const t of targets) {
       for (const k of KINDS) {
-        if (
-          !t.name.startsWith('gateway') &&
-          t.name !== 'dataplane' &&
-          (k === 'messages-x-sse' || k === 'responses-sse' || k === 'fallback-json' || k === 'churn-json')
-        )
-          continue;
+        const gatewayOnly = CROSS_FORMAT_SSE.has(k) || k === 'fallback-json' || k === 'churn-json';
+        if (!t.name.startsWith('gateway') && t.name !== 'dataplane' && gatewayOnly) continue;
         const r = t.requests(k)?.[0];
         if (!r) continue;
         const res = await fetch(`${t.url}${r.path}`, { method: 'POST', headers: r.headers, body: r.body });
@@ -262,7 +249,8 @@ const main = async (): Promise<void> => {
     // ---- other formats and the fallback path ----
     if (groupOn('formats', false)) {
       log('formats @64 connections…');
-      for (const kind of ['messages-sse', 'messages-x-sse', 'responses-sse'] as Kind[]) {
+      // gemini-sse and converse-sse: cross-format streams of the §13 clients, to set beside messages-x-sse.
+      for (const kind of ['messages-sse', 'messages-x-sse', 'responses-sse', 'gemini-sse', 'converse-sse'] as Kind[]) {
         await measure(target('gateway') as Target, kind, { connections: 64, durationS: 2 });
         await maxRate(kind, kind === 'messages-sse' ? ['direct', 'bare', 'gateway'] : ['gateway'], Math.min(2, opts.rounds));
       }

@@ -30,7 +30,14 @@ const UPSTREAM: Record<WalkTarget, { provider: string; model: string; connection
   cohere: { provider: 'cohere', model: 'command-r', connection: 'walk-cohere' },
 };
 const mockOf = (t: WalkTarget): MockUpstream => (t === 'openai' || t === 'openai-translated' ? w.oa : t === 'anthropic' ? w.an : rec);
-const PATHS: Record<ClientFormat, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages' };
+const PATHS: Record<ClientFormat, string> = {
+  chat: '/v1/chat/completions',
+  responses: '/v1/responses',
+  messages: '/v1/messages',
+  gemini: '/v1beta/models/{model}:generateContent',
+  converse: '/model/{model}/converse',
+  cohere: '/v2/chat',
+};
 
 const connection = (name: string, provider: string, baseUrl: string, options?: JsonObject) =>
   w.tg.must(admin('CreateProviderConnection'), {
@@ -88,21 +95,33 @@ const at = (body: JsonValue | undefined, path: string): JsonValue | undefined =>
   return v;
 };
 
+/** Gemini and Converse name the model in the path (PATHS), the others in the body. */
+const MODEL_IN_PATH = new Set<ClientFormat>(['gemini', 'converse']);
 const bodyFor = (probe: Probe, target: WalkTarget): string =>
-  JSON.stringify({ model: `walk-${target}`, ...probe.body }).replaceAll('"$conversation"', JSON.stringify(conversation));
+  JSON.stringify(MODEL_IN_PATH.has(probe.format) ? probe.body : { model: `walk-${target}`, ...probe.body }).replaceAll(
+    '"$conversation"',
+    JSON.stringify(conversation),
+  );
+
+const namedIn = (message: string | undefined, field: string): string | undefined => (message?.includes(field) ? field : message);
 
 const observe = async (probe: Probe, target: WalkTarget, outcome: Outcome): Promise<void> => {
   const mock = mockOf(target);
   const before = mock.requests.length;
-  const res = await fetch(`${w.tg.url}${PATHS[probe.format]}`, {
+  const res = await fetch(`${w.tg.url}${PATHS[probe.format].replace('{model}', `walk-${target}`)}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${w.p.apiKey}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
     body: bodyFor(probe, target),
   });
-  const answer = (await res.json()) as { error?: { param?: string | null } };
+  const answer = (await res.json()) as { error?: { param?: string | null; message?: string }; message?: string };
   const what = `${probe.format} ${JSON.stringify(probe.body)} → ${target}`;
   if ('refused' in outcome) {
-    expect({ what, status: res.status, param: answer.error?.param }).toEqual({ what, status: 400, param: outcome.refused });
+    // Google's, Bedrock's and Cohere's error bodies have no param member: their message names the field.
+    const param =
+      MODEL_IN_PATH.has(probe.format) || probe.format === 'cohere'
+        ? namedIn(answer.error?.message ?? answer.message, outcome.refused)
+        : answer.error?.param;
+    expect({ what, status: res.status, param }).toEqual({ what, status: 400, param: outcome.refused });
     expect({ what, sent: mock.requests.length - before }).toEqual({ what, sent: 0 });
     return;
   }

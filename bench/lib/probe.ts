@@ -7,7 +7,7 @@
  */
 import type { WrkRequest } from './wrk.ts';
 
-export type StreamKind = 'chat' | 'messages' | 'responses' | 'json';
+export type StreamKind = 'chat' | 'messages' | 'responses' | 'gemini' | 'converse' | 'json';
 
 export interface ProbeOptions {
   url: string;
@@ -61,6 +61,17 @@ export const checkBody = (kind: StreamKind, status: number, body: string): strin
       if (body.includes('event: error') || body.includes('event: response.failed')) return `error event: ${body.slice(0, 200)}`;
       if (!body.includes('event: response.completed')) return 'no response.completed';
       if (!body.includes('"output_tokens":')) return 'no usage';
+      return undefined;
+    case 'gemini':
+      if (body.includes('"error"')) return `error event: ${body.slice(0, 200)}`;
+      if (!body.includes('"finishReason"')) return 'no finishReason';
+      if (!/"candidatesTokenCount":[1-9]/.test(body)) return 'no usageMetadata';
+      return undefined;
+    case 'converse':
+      // AWS event-stream (binary framing; the event names and JSON payloads read as text).
+      if (body.includes('Exception')) return `exception event: ${body.slice(0, 200)}`;
+      if (!body.includes('messageStop')) return 'no messageStop';
+      if (!/"outputTokens":[1-9]/.test(body)) return 'no usage in metadata';
       return undefined;
     case 'json':
       try {

@@ -1,6 +1,6 @@
 /** The console table, the Markdown report and the latency-vs-load plot (SVG). */
 import type { FirstEvent, Results, Run } from './results.ts';
-import { KIND_LABEL, type Kind, type TargetName } from './requests.ts';
+import { CROSS_FORMAT_SSE, KIND_LABEL, type Kind, type TargetName } from './requests.ts';
 import { fmt, fmtMs, fmtRatio, fmtRps, ratio } from './stats.ts';
 
 const TARGET_LABEL: Record<TargetName, string> = {
@@ -17,10 +17,8 @@ const ORDER: TargetName[] = ['direct', 'bare', 'floor-json', 'floor-raw', 'gatew
 
 /** The bare-proxy run each gateway figure is compared with. */
 const comparator = (r: Results, kind: Kind): Run | undefined => {
+  if (CROSS_FORMAT_SSE.has(kind)) return r.max['chat-sse']?.bare;
   switch (kind) {
-    case 'messages-x-sse':
-    case 'responses-sse':
-      return r.max['chat-sse']?.bare;
     case 'fallback-json':
     case 'churn-json':
       return r.max['chat-json']?.bare;

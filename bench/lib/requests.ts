@@ -14,6 +14,8 @@ export type Kind =
   | 'messages-sse'
   | 'messages-x-sse'
   | 'responses-sse'
+  | 'gemini-sse'
+  | 'converse-sse'
   | 'fallback-json'
   | 'churn-json'
   | 'slow-sse';
@@ -30,14 +32,29 @@ export const KIND_LABEL: Record<Kind, string> = {
   'messages-sse': 'Messages → Anthropic, streaming',
   'messages-x-sse': 'Messages → OpenAI upstream (cross-format), streaming',
   'responses-sse': 'Responses → OpenAI upstream (sent natively), streaming',
+  'gemini-sse': 'Gemini streamGenerateContent → OpenAI upstream (cross-format), streaming',
+  'converse-sse': 'Bedrock ConverseStream → OpenAI upstream (cross-format, AWS event-stream), streaming',
   'fallback-json': 'Fallback: primary 503 at once → backup, non-streaming',
   'churn-json': 'Chat non-streaming during route updates (10/s)',
   'slow-sse': 'Slow upstream (50 ms + 20 ms/event), 1k concurrent streams',
 };
 
+/** Cross-format streams to the OpenAI mock: the bare proxy's chat stream is their reference. */
+export const CROSS_FORMAT_SSE: ReadonlySet<Kind> = new Set<Kind>(['messages-x-sse', 'responses-sse', 'gemini-sse', 'converse-sse']);
+
 /** What the probe checks a finished body for. */
 export const streamKind = (k: Kind): StreamKind =>
-  k === 'messages-sse' || k === 'messages-x-sse' ? 'messages' : k === 'responses-sse' ? 'responses' : k.endsWith('-json') ? 'json' : 'chat';
+  k === 'messages-sse' || k === 'messages-x-sse'
+    ? 'messages'
+    : k === 'responses-sse'
+      ? 'responses'
+      : k === 'gemini-sse'
+        ? 'gemini'
+        : k === 'converse-sse'
+          ? 'converse'
+          : k.endsWith('-json')
+            ? 'json'
+            : 'chat';
 
 const SYSTEM = 'You are a concise assistant. Answer in one short paragraph.';
 const USER = 'Summarise why an AI gateway should add as little latency as possible to each request.';
@@ -60,6 +77,20 @@ const messagesBody = (model: string): string =>
 const responsesBody = (model: string): string =>
   JSON.stringify({ model, instructions: SYSTEM, input: USER, max_output_tokens: 256, temperature: 0.7, stream: true });
 
+const geminiBody = (): string =>
+  JSON.stringify({
+    systemInstruction: { parts: [{ text: SYSTEM }] },
+    contents: [{ role: 'user', parts: [{ text: USER }] }],
+    generationConfig: { maxOutputTokens: 256, temperature: 0.7 },
+  });
+
+const converseBody = (): string =>
+  JSON.stringify({
+    system: [{ text: SYSTEM }],
+    messages: [{ role: 'user', content: [{ text: USER }] }],
+    inferenceConfig: { maxTokens: 256, temperature: 0.7 },
+  });
+
 const JSON_CT = { 'content-type': 'application/json' };
 
 /** The gateway: public model ids, one request per API key (so every key is exercised). */
@@ -77,6 +108,14 @@ export const gatewayRequests = (kind: Kind, keys: readonly string[]): WrkRequest
         return { path: '/v1/messages', headers: { ...auth(k), 'anthropic-version': '2023-06-01' }, body: messagesBody(MODELS.openai) };
       case 'responses-sse':
         return { path: '/v1/responses', headers: auth(k), body: responsesBody(MODELS.openai) };
+      case 'gemini-sse':
+        return {
+          path: `/v1beta/models/${MODELS.openai}:streamGenerateContent?alt=sse`,
+          headers: { ...JSON_CT, 'x-goog-api-key': k },
+          body: geminiBody(),
+        };
+      case 'converse-sse':
+        return { path: `/model/${encodeURIComponent(MODELS.openai)}/converse-stream`, headers: auth(k), body: converseBody() };
       case 'fallback-json':
         return { path: '/v1/chat/completions', headers: auth(k), body: chatBody(MODELS.fallback, false) };
       case 'churn-json':
@@ -105,6 +144,8 @@ export const upstreamRequests = (kind: Kind): WrkRequest[] => {
     case 'chat-sse':
     case 'messages-x-sse':
     case 'responses-sse':
+    case 'gemini-sse':
+    case 'converse-sse':
       return [{ path: '/v1/chat/completions', headers: h, body: chatBody('gpt-4o-mini', true) }];
     case 'messages-sse':
       return [

@@ -7,7 +7,7 @@
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
-export type ClientFormat = 'chat' | 'responses' | 'messages';
+export type ClientFormat = 'chat' | 'responses' | 'messages' | 'gemini' | 'converse' | 'cohere';
 
 /** Where a document's bytes are: inline (base64 with its media type) or at an http(s) URL. */
 export type DocumentSource = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };

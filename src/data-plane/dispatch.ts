@@ -206,7 +206,7 @@ const nativeOnlyError = (req: CanonicalRequest): (() => GatewayError) => {
   if (!n) return noTarget;
   return () =>
     invalidRequest(
-      `${n.message} Only an upstream that speaks this API natively (Chat Completions: openai and OpenAI-compatible providers without field quirks; Responses: openai, azure-openai; Messages: anthropic) serves it, and none of the model's targets could.`,
+      `${n.message} Only an upstream that speaks this API natively (Chat Completions: openai and OpenAI-compatible providers without field quirks; Responses: openai, azure-openai; Messages: anthropic; Gemini: gemini; Converse: bedrock; Cohere: cohere) serves it, and none of the model's targets could.`,
       n.param,
     );
 };

@@ -5,7 +5,8 @@ import { asGatewayError } from '../core/errors.ts';
 import { codecFor } from '../formats/registry.ts';
 import { argumentsObject } from '../formats/shared.ts';
 import { messageId } from '../formats/messages/response.ts';
-import type { ClientFormatCodec, EncodeContext, StreamEncoder } from '../formats/types.ts';
+import type { ClientFormatCodec, EncodeContext, StreamEncoder, UrlRequest } from '../formats/types.ts';
+import { GEMINI_ANSWER } from './native-answers.ts';
 import { dispatchComplete, dispatchStream, type OpenStream, type PassThroughRequest } from './dispatch.ts';
 import { type InternalCaller, runPipeline, withCaller } from '../pipeline/index.ts';
 import type { InferenceDeps, InferenceServing, InferenceSpec } from './deps.ts';
@@ -18,7 +19,14 @@ import { serveHosted } from './hosted-mcp/run.ts';
 import { type Prepared, prepareResponses, prepareThread, type Stateful } from './stateful.ts';
 import { serveBackground } from './background.ts';
 
-const ENDPOINT: Record<ClientFormat, string> = { chat: '/v1/chat/completions', responses: '/v1/responses', messages: '/v1/messages' };
+const ENDPOINT: Record<ClientFormat, string> = {
+  chat: '/v1/chat/completions',
+  responses: '/v1/responses',
+  messages: '/v1/messages',
+  gemini: '/v1beta/models/{model}:generateContent',
+  converse: '/model/{modelId}/converse',
+  cohere: '/v2/chat',
+};
 
 /**
  * The client's body for a same-format upstream (chat, messages, responses), while no output
@@ -33,6 +41,7 @@ const passThroughOf = (format: ClientFormat, s: InferenceServing, body: unknown)
     includeUsage: s.request.includeUsage,
     ...(s.state?.keeper ? { keepFinal: true } : {}),
   };
+  if (format === 'gemini') return { ...base, body: body as JsonObject, answer: GEMINI_ANSWER(s.request.model) };
   if (format !== 'responses') return { ...base, body: body as JsonObject };
   const answer = nativeAnswer(s.request, `resp_${s.ctx.ids.requestId.replace(/-/g, '')}`, s.state?.keeper?.responseFields);
   return { ...base, body: nativeResponsesBody(body as JsonObject, s.state?.keeper, s.plan.catalog), answer };
@@ -159,6 +168,15 @@ const MAX_FIELDS: Record<ClientFormat, readonly string[]> = {
   chat: ['max_completion_tokens', 'max_tokens'],
   messages: ['max_tokens'],
   responses: ['max_output_tokens'],
+  gemini: [],
+  converse: [],
+  cohere: ['max_tokens'],
+};
+
+/** Gemini and Converse: the output limit is a member of a member. */
+const MAX_NESTED: Partial<Record<ClientFormat, readonly [string, string]>> = {
+  gemini: ['generationConfig', 'maxOutputTokens'],
+  converse: ['inferenceConfig', 'maxTokens'],
 };
 
 /**
@@ -174,6 +192,14 @@ const clampOutput = (format: ClientFormat, s: InferenceServing): void => {
   const body = s.body;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
   const b = body as JsonObject;
+  const nested = MAX_NESTED[format];
+  if (nested) {
+    const [outer, inner] = nested;
+    const o = b[outer];
+    if (o !== null && typeof o === 'object' && !Array.isArray(o) && typeof o[inner] === 'number' && o[inner] > max)
+      s.body = { ...b, [outer]: { ...o, [inner]: max } };
+    return;
+  }
   const over = MAX_FIELDS[format].filter((f) => typeof b[f] === 'number' && (b[f] as number) > max);
   if (over.length === 0) return;
   const out: JsonObject = { ...b };
@@ -245,14 +271,30 @@ const specFor = (format: ClientFormat): InferenceSpec => {
   return spec;
 };
 
-/** One inference request in any of the three client formats, end to end. */
+/**
+ * One inference request in any client format, end to end. `url`: the model and streaming as the
+ * path gives them (Gemini, Converse), for a spec of this request's own.
+ */
 export const handleInference = (
   deps: InferenceDeps,
   format: ClientFormat,
   req: Request,
   ids: RequestIds,
   as?: InternalCaller,
-): Promise<Response> => runPipeline(deps, specFor(format), req, ids, as);
+  url?: UrlRequest,
+): Promise<Response> => runPipeline(deps, url ? withUrl(format, url) : specFor(format), req, ids, as);
+
+/** The format's spec reading the model and streaming from the URL (Gemini, Converse). */
+const withUrl = (format: ClientFormat, url: UrlRequest): InferenceSpec => {
+  const codec = codecFor(format);
+  return {
+    ...specFor(format),
+    read: (body) => {
+      const creq = codec.decodeRequest(body, url);
+      return { request: creq, model: creq.model, stream: creq.stream };
+    },
+  };
+};
 
 /** `GET /v1/models`: the key's routable models, serialised once per snapshot revision. */
 export const handleModels = (deps: InferenceDeps, req: Request, ids: RequestIds): Promise<Response> =>

@@ -15,6 +15,7 @@ import { bodyTooLarge } from '../pipeline/body.ts';
 import { handleStoredResponse } from './stored-responses.ts';
 import { handleConversations } from './conversations-api.ts';
 import { handleCountTokens } from './count-tokens.ts';
+import { cohereRoutes, converseRoutes, geminiRoutes } from './format-routes.ts';
 import type { McpGateway } from '../mcp/http.ts';
 import type { McpToolHost } from '../mcp/in-process.ts';
 import {
@@ -193,6 +194,9 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
     '/v1/conversations/:id': { GET: guard(conversations), POST: guard(conversations), DELETE: guard(conversations) },
     '/v1/conversations/:id/items': { GET: guard(conversations), POST: guard(conversations) },
     '/v1/conversations/:id/items/:itemId': { GET: guard(conversations), DELETE: guard(conversations), POST: guard(methodNotAllowed) },
+    ...geminiRoutes(deps, post),
+    ...converseRoutes(deps, post),
+    ...cohereRoutes(deps, post),
     '/v1/models': { GET: guard((req, ids) => handleModels(deps, req, ids)), POST: guard(methodNotAllowed) },
     '/v1/files': { GET: files('/v1/files', listFiles), POST: uploadGuard((req, ids) => upload(deps, req, ids)) },
     '/v1/files/:id': { GET: files('/v1/files/{id}', getFile), DELETE: files('/v1/files/{id}', deleteFile), POST: guard(methodNotAllowed) },

@@ -29,11 +29,17 @@ export interface StreamEncoder {
   final?(): JsonObject | undefined;
 }
 
-/** One client format (Chat Completions, Responses or Messages) ↔ canonical. Pure. */
+/** What the URL of a request says (Gemini, Converse: the model and streaming are in the path, not the body). */
+export interface UrlRequest {
+  model: string;
+  stream: boolean;
+}
+
+/** One client format (Chat Completions, Responses, Messages, Gemini, Converse, Cohere) ↔ canonical. Pure. */
 export interface ClientFormatCodec {
   readonly id: ClientFormat;
-  /** Validates and converts a client body; throws GatewayError (invalid_request, param = field). */
-  decodeRequest(body: unknown): CanonicalRequest;
+  /** Validates and converts a client body; throws GatewayError (invalid_request, param = field). `url`: the model and streaming from the path. */
+  decodeRequest(body: unknown, url?: UrlRequest): CanonicalRequest;
   encodeResponse(response: CanonicalResponse, ctx: EncodeContext): JsonObject;
   createStreamEncoder(ctx: EncodeContext): StreamEncoder;
   /** The error body for this format (Messages: `{type:'error', error:{…}}`; others the seed's). */

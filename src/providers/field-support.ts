@@ -1,3 +1,4 @@
+import { FORMAT_FIELD_SUPPORT } from './field-support-formats.ts';
 import type { FieldRow } from './field-support-types.ts';
 
 /**
@@ -392,4 +393,5 @@ export const FIELD_SUPPORT: readonly FieldRow[] = [
       },
     ],
   },
+  ...FORMAT_FIELD_SUPPORT,
 ];

@@ -65,6 +65,23 @@ const STRUCTURAL = new Set([
   'finish_reason',
   'stop_reason',
   'status',
+  // Gemini, Converse and Cohere bodies (contract §13): media types, file URIs, signatures, image
+  // and document bytes, ids and the configuration members (their texts are the contents').
+  'mimeType',
+  'fileUri',
+  'thoughtSignature',
+  'bytes',
+  'toolUseId',
+  'generationConfig',
+  'toolConfig',
+  'safetySettings',
+  'labels',
+  'inferenceConfig',
+  'additionalModelRequestFields',
+  'guardrailConfig',
+  'requestMetadata',
+  'citation_options',
+  'safety_mode',
 ]);
 
 /** Blocks whose `input` is the model's tool-call arguments: every string of it is content. */

@@ -12,7 +12,7 @@ import type { HttpProviderAdapter } from '../types.ts';
 import { optionString } from '../json.ts';
 import { providerMisconfigured } from '../upstream-error.ts';
 import { parseBedrockError } from './errors.ts';
-import { buildConverseRequest } from './request.ts';
+import { buildConversePassThrough, buildConverseRequest } from './request.ts';
 import { parseConverseResponse } from './response.ts';
 import { signSigV4 } from './sigv4.ts';
 import { createConverseStreamDecoder } from './stream.ts';
@@ -53,6 +53,7 @@ export const createBedrockAdapter = (opts: BedrockAdapterOptions = {}): HttpProv
     parseResponse: (body) => parseConverseResponse(id, body),
     parseError: (status, body, headers) => parseBedrockError(id, status, body, headers),
     createStreamDecoder: () => createConverseStreamDecoder(id),
+    passThrough: { converse: { build: (body, target, stream) => buildConversePassThrough(id, body, target, stream) } },
   };
 };
 

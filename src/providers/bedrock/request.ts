@@ -204,21 +204,27 @@ export const bedrockBaseUrl = (provider: string, target: UpstreamTarget): string
  * Builds the unsigned request. With `options.accessKeyId` the adapter's `authorize` signs it
  * (SigV4); without, the connection key is a Bedrock API key sent as a bearer token.
  */
-export const buildConverseRequest = (provider: string, request: CanonicalRequest, target: UpstreamTarget): UpstreamHttpRequest => {
+export const buildConverseRequest = (provider: string, request: CanonicalRequest, target: UpstreamTarget): UpstreamHttpRequest =>
+  converseWire(provider, target, request.stream, JSON.stringify(buildConverseBody(provider, request, target)));
+
+/** Pass-through of a Converse client's body: sent as the client wrote it, the model (in the URL) the target's. */
+export const buildConversePassThrough = (
+  provider: string,
+  body: JsonObject,
+  target: UpstreamTarget,
+  stream: boolean,
+): UpstreamHttpRequest => converseWire(provider, target, stream, JSON.stringify(body));
+
+const converseWire = (provider: string, target: UpstreamTarget, stream: boolean, body: string): UpstreamHttpRequest => {
   const { connection } = target;
   const base = bedrockBaseUrl(provider, target);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  headers['accept'] = request.stream ? 'application/vnd.amazon.eventstream' : 'application/json';
+  headers['accept'] = stream ? 'application/vnd.amazon.eventstream' : 'application/json';
   const key = connection.apiKey;
   if (optionString(connection.options, 'accessKeyId') === undefined && key !== undefined && key !== '') {
     headers['authorization'] = `Bearer ${key}`;
   }
   for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
-  const op = request.stream ? 'converse-stream' : 'converse';
-  return {
-    url: `${base}/model/${encodeURIComponent(target.upstreamModel)}/${op}`,
-    method: 'POST',
-    headers,
-    body: JSON.stringify(buildConverseBody(provider, request, target)),
-  };
+  const op = stream ? 'converse-stream' : 'converse';
+  return { url: `${base}/model/${encodeURIComponent(target.upstreamModel)}/${op}`, method: 'POST', headers, body };
 };

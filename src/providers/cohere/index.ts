@@ -1,6 +1,6 @@
 /** Cohere v2 chat (`/v2/chat`, Bearer, SSE dispatched on the JSON `type`). */
 import type { HttpProviderAdapter } from '../types.ts';
-import { buildCohereExtraRequest, buildCohereRequest } from './request.ts';
+import { buildCohereExtraRequest, buildCoherePassThrough, buildCohereRequest } from './request.ts';
 import { parseCohereError, parseCohereResponse } from './response.ts';
 import { createCohereStreamDecoder } from './stream.ts';
 
@@ -13,6 +13,7 @@ export const createCohereAdapter = (id = 'cohere'): HttpProviderAdapter => ({
   parseError: (status, body, headers) => parseCohereError(id, status, body, headers),
   createStreamDecoder: () => createCohereStreamDecoder(id),
   buildExtraRequest: buildCohereExtraRequest,
+  passThrough: { cohere: { build: buildCoherePassThrough } },
 });
 
 export const cohereAdapter = createCohereAdapter();

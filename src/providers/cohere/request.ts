@@ -67,3 +67,7 @@ export const buildCohereExtraRequest = (
   target: UpstreamTarget,
 ): UpstreamHttpRequest | undefined =>
   endpoint === 'rerank' ? cohereEndpoint(target, '/v2/rerank', false, JSON.stringify({ ...body, model: target.upstreamModel })) : undefined;
+
+/** Pass-through of a Cohere v2 chat body: the client's JSON with the upstream model. */
+export const buildCoherePassThrough = (body: JsonObject, target: UpstreamTarget, stream: boolean): UpstreamHttpRequest =>
+  cohereEndpoint(target, '/v2/chat', stream, JSON.stringify({ ...body, model: target.upstreamModel }));

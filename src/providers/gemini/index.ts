@@ -1,7 +1,7 @@
 /** Gemini on Google AI Studio (`x-goog-api-key`, `…/v1beta/models/{m}:generateContent`, SSE). */
 import type { HttpProviderAdapter } from '../types.ts';
 import { parseGoogleError } from './errors.ts';
-import { buildGeminiRequest } from './request.ts';
+import { buildGeminiPassThrough, buildGeminiRequest } from './request.ts';
 import { parseGenerateContentResponse } from './response.ts';
 import { createGenerateContentStreamDecoder } from './stream.ts';
 
@@ -13,6 +13,7 @@ export const createGeminiAdapter = (id = 'gemini'): HttpProviderAdapter => ({
   parseResponse: (body) => parseGenerateContentResponse(id, body),
   parseError: (status, body, headers) => parseGoogleError(id, status, body, headers),
   createStreamDecoder: () => createGenerateContentStreamDecoder(id),
+  passThrough: { gemini: { build: (body, target, stream) => buildGeminiPassThrough(body, target, stream) } },
 });
 
 export const geminiAdapter = createGeminiAdapter();

@@ -172,6 +172,25 @@ export const geminiModelPath = (model: string): string => (/^(models|tunedModels
 
 export const generateContentMethod = (stream: boolean): string => (stream ? 'streamGenerateContent?alt=sse' : 'generateContent');
 
+const geminiWire = (target: UpstreamTarget, stream: boolean, method?: string): { url: string; headers: Record<string, string> } => {
+  const { connection } = target;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (stream) headers['accept'] = 'text/event-stream';
+  if (connection.apiKey !== undefined && connection.apiKey !== '') headers['x-goog-api-key'] = connection.apiKey;
+  for (const [k, v] of Object.entries(optionHeaders(connection.options))) setHeader(headers, k, v);
+  const base = connection.baseUrl !== undefined && connection.baseUrl !== '' ? connection.baseUrl : GEMINI_DEFAULT_BASE_URL;
+  return { url: `${trimTrailingSlash(base)}/${geminiModelPath(target.upstreamModel)}:${method ?? generateContentMethod(stream)}`, headers };
+};
+
+/**
+ * Pass-through of a Gemini client's `generateContent` body: sent as the client wrote it, the
+ * model (in the URL) the target's. `countTokens` (method) takes its body the same way.
+ */
+export const buildGeminiPassThrough = (body: JsonObject, target: UpstreamTarget, stream: boolean, method?: string): UpstreamHttpRequest => {
+  const wire = geminiWire(target, stream, method);
+  return { url: wire.url, method: 'POST', headers: wire.headers, body: JSON.stringify(body) };
+};
+
 export const buildGeminiRequest = (request: CanonicalRequest, target: UpstreamTarget): UpstreamHttpRequest => {
   const { connection } = target;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
