@@ -1,3 +1,4 @@
+import { isLegacyRequest } from '@modelcontextprotocol/server';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { asGatewayError, GatewayError } from '../core/errors.ts';
@@ -14,9 +15,12 @@ import type { McpProfileConfig, McpServerConfig } from './config.ts';
 import { serversFor } from './credentials.ts';
 import { type McpToolHost, type McpToolSession, openInProcess } from './in-process.ts';
 import { Links } from './links.ts';
+import { SessionLiveness } from './liveness.ts';
 import { deliverReply, isReply, RelayTransport } from './relay.ts';
 import { buildServer } from './serve.ts';
+import { ModernSide } from './serve-modern.ts';
 import { newNonce, openSessionId, type SessionState, sessionIdOf } from './session.ts';
+import { upstreamBounds } from '../core/upstream-bounds.ts';
 import { DEFAULT_UPSTREAM_LIMITS, UpstreamPool, type UpstreamLimits, upstreamCapabilities } from './upstream.ts';
 
 /**
@@ -40,6 +44,8 @@ export interface McpGatewayOptions {
   callTimeoutMs?: number;
   maxCallMs?: number;
   upstream?: Partial<UpstreamLimits>;
+  /** GATEWAY_MCP_SESSION_IDLE (ms) when given here. */
+  sessionIdleMs?: number;
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -64,6 +70,9 @@ const credentialOf = (headers: Headers): string | undefined => {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(headers.get('authorization') ?? '');
   return m?.[1] ?? headers.get('x-api-key') ?? undefined;
 };
+
+/** A protocol revision of the stateless generation (2026-07-28 and later). */
+const MODERN = /^20(2[6-9]|[3-9]\d)-\d\d-\d\d$/;
 
 const negotiated = (requested: string): string => (SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION);
 
@@ -108,6 +117,8 @@ export class McpGateway implements McpToolHost {
   readonly links = new Links();
   readonly pool: UpstreamPool;
   private readonly m: McpGatewayDeps;
+  private readonly modern: ModernSide;
+  private readonly liveness: SessionLiveness;
 
   constructor(private readonly opts: McpGatewayOptions) {
     this.pool = new UpstreamPool(this.links, { ...DEFAULT_UPSTREAM_LIMITS, ...opts.upstream }, opts.version);
@@ -119,10 +130,13 @@ export class McpGateway implements McpToolHost {
       callTimeoutMs: opts.callTimeoutMs ?? 60_000,
       maxCallMs: opts.maxCallMs ?? 10 * 60_000,
     };
+    this.modern = new ModernSide(this.m, opts.version, opts.deps.keepAliveMs);
+    this.liveness = new SessionLiveness(opts.deps.counters, () => opts.sessionIdleMs ?? upstreamBounds.mcpSessionIdleMs);
   }
 
   close(): void {
     this.pool.close();
+    void this.modern.close().catch(() => undefined);
   }
 
   /** The profile served in process (mcp/in-process.ts): Responses `mcp` tools run through it. */
@@ -153,6 +167,33 @@ export class McpGateway implements McpToolHost {
       },
       (e) => e.errorCode === 'mcp_profile_not_found',
     );
+  }
+
+  private view(
+    session: string,
+    declared: Record<string, unknown>,
+    profile: McpProfileConfig,
+    snapshot: ConfigSnapshot,
+    key: KeySnapshot,
+    headers: Headers,
+    ids: RequestIds,
+  ): McpRequestView {
+    let first = true;
+    return {
+      session,
+      caps: upstreamCapabilities(declared),
+      profile,
+      servers: serversFor(snapshot.mcp, key),
+      key,
+      headers,
+      nextIds: () => {
+        if (first) {
+          first = false;
+          return ids;
+        }
+        return { requestId: requestUuid(), clientRequestId: ids.clientRequestId };
+      },
+    };
   }
 
   async handle(req: Request, ids: RequestIds, profileId: string): Promise<Response> {
@@ -191,6 +232,16 @@ export class McpGateway implements McpToolHost {
       return rpcError(405, -32000, `Method ${req.method} is not allowed.`, ids, { allow: 'GET, POST, DELETE' });
     }
 
+    // MCP 2026-07-28: stateless, no session, no GET/DELETE (mcp/serve-modern.ts).
+    if (req.method !== 'POST') {
+      if (MODERN.test(req.headers.get('mcp-protocol-version') ?? ''))
+        return rpcError(405, -32000, `Method ${req.method} is not allowed for MCP 2026-07-28.`, ids, { allow: 'POST' });
+    } else if (!(await isLegacyRequest(req, body))) {
+      const view = this.view(`modern:${key.id}:${profile.id}`, {}, profile, snapshot, key, req.headers, ids);
+      const res = await this.modern.serve(req, body, view);
+      return watched(res, idHeaders(ids), () => ids.streamEnded?.());
+    }
+
     // The session: a new one at initialize, else the one the id carries (checked against this caller and profile).
     const init = Array.isArray(body) ? body.find(isInitializeRequest) : isInitializeRequest(body) ? body : undefined;
     let state: SessionState | undefined;
@@ -207,9 +258,12 @@ export class McpGateway implements McpToolHost {
         nonce: newNonce(),
       };
       newSessionId = sessionIdOf(credential, state);
+      await this.liveness.open(state.nonce);
     } else if (presented !== null) {
       state = openSessionId(credential, presented);
       if (!state || state.profile !== profile.id || state.caller !== key.id) return rpcError(404, -32001, 'Session not found', ids);
+      if (!(await this.liveness.alive(state.nonce, state.issued)))
+        return rpcError(404, -32001, 'Session not found: it was ended or left idle; initialize a new one.', ids);
     }
     const sessionId = newSessionId ?? (state ? (presented ?? undefined) : undefined);
     const session = sessionId ?? `anon:${key.id}:${profile.id}`;
@@ -217,27 +271,13 @@ export class McpGateway implements McpToolHost {
     if (req.method === 'DELETE') {
       if (!sessionId) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required', ids);
       this.pool.closeSession(session);
+      if (state) await this.liveness.end(state.nonce);
       return new Response(null, { status: 200, headers: idHeaders(ids) });
     }
     if (req.method === 'GET' && !sessionId)
       return rpcError(405, -32000, 'A server-to-client stream needs a session: initialize first.', ids, { allow: 'POST' });
 
-    let first = true;
-    const view: McpRequestView = {
-      session,
-      caps: upstreamCapabilities(state?.capabilities ?? {}),
-      profile,
-      servers: serversFor(snapshot.mcp, key),
-      key,
-      headers: req.headers,
-      nextIds: () => {
-        if (first) {
-          first = false;
-          return ids;
-        }
-        return { requestId: requestUuid(), clientRequestId: ids.clientRequestId };
-      },
-    };
+    const view = this.view(session, state?.capabilities ?? {}, profile, snapshot, key, req.headers, ids);
     // Answers to the gateway's own requests (sampling, elicitation, roots passed through) go to the Server that asked.
     const messages: unknown[] = Array.isArray(body) ? body : [body];
     if (req.method === 'POST' && messages.length > 0 && messages.every(isReply)) {

@@ -109,21 +109,39 @@ const strings = (o: Record<string, unknown> | undefined): Record<string, string>
     ? undefined
     : Object.fromEntries(Object.entries(o).map(([k, val]) => [k, typeof val === 'string' ? val : JSON.stringify(val)]));
 
-export const callTool = async (m: McpGatewayDeps, v: McpRequestView, p: CallToolRequest['params'], d: Downstream): Promise<CallToolResult> => {
+export const callTool = async (
+  m: McpGatewayDeps,
+  v: McpRequestView,
+  p: CallToolRequest['params'],
+  d: Downstream,
+): Promise<CallToolResult> => {
   const t = await routeName(m, v, 'tools', p.name);
   return governed(call(m, v, 'tools/call', t, p.name, p.arguments, p), (input) =>
     forward(m, v, t, d, (client, opts) =>
-      client.request({ method: 'tools/call', params: { ...p, name: t.name, ...(input ? { arguments: input } : {}) } }, CallToolResultSchema, opts),
+      client.request(
+        { method: 'tools/call', params: { ...p, name: t.name, ...(input ? { arguments: input } : {}) } },
+        CallToolResultSchema,
+        opts,
+      ),
     ),
   );
 };
 
-export const getPrompt = async (m: McpGatewayDeps, v: McpRequestView, p: GetPromptRequest['params'], d: Downstream): Promise<GetPromptResult> => {
+export const getPrompt = async (
+  m: McpGatewayDeps,
+  v: McpRequestView,
+  p: GetPromptRequest['params'],
+  d: Downstream,
+): Promise<GetPromptResult> => {
   const t = await routeName(m, v, 'prompts', p.name);
   return governed(call(m, v, 'prompts/get', t, p.name, p.arguments, p), (input) => {
     const args = strings(input);
     return forward(m, v, t, d, (client, opts) =>
-      client.request({ method: 'prompts/get', params: { ...p, name: t.name, ...(args ? { arguments: args } : {}) } }, GetPromptResultSchema, opts),
+      client.request(
+        { method: 'prompts/get', params: { ...p, name: t.name, ...(args ? { arguments: args } : {}) } },
+        GetPromptResultSchema,
+        opts,
+      ),
     );
   });
 };
@@ -152,7 +170,12 @@ export const subscription = async (
   return {};
 };
 
-export const complete = async (m: McpGatewayDeps, v: McpRequestView, p: CompleteRequest['params'], d: Downstream): Promise<CompleteResult> => {
+export const complete = async (
+  m: McpGatewayDeps,
+  v: McpRequestView,
+  p: CompleteRequest['params'],
+  d: Downstream,
+): Promise<CompleteResult> => {
   const ref = p.ref;
   if (ref.type === 'ref/prompt') {
     const t = await routeName(m, v, 'prompts', ref.name);

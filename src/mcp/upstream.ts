@@ -132,7 +132,9 @@ const asked = (caps: ClientCapabilities): NonNullable<ConstructorParameters<type
     ...(elicitation
       ? {
           elicitation: {
-            ...(elicitation.form ? { form: elicitation.form.applyDefaults === undefined ? {} : { applyDefaults: elicitation.form.applyDefaults } } : {}),
+            ...(elicitation.form
+              ? { form: elicitation.form.applyDefaults === undefined ? {} : { applyDefaults: elicitation.form.applyDefaults } }
+              : {}),
             ...(elicitation.url ? { url: {} } : {}),
           },
         }
@@ -181,7 +183,10 @@ export class UpstreamPool {
 
   private open(session: string, server: McpServerConfig, caps: ClientCapabilities): Conn {
     const key = `${session}\n${server.serverId}`;
-    const client = new Client({ name: 'ai-gateway', version: this.version }, { capabilities: asked(caps), versionNegotiation: { mode: 'auto' } });
+    const client = new Client(
+      { name: 'ai-gateway', version: this.version },
+      { capabilities: asked(caps), versionNegotiation: { mode: 'auto' } },
+    );
     const route = { session, serverId: server.serverId };
     // The SDK's own request types are checked again with the 2025 schemas the links speak.
     const relay = (schema: Parameters<Links['request']>[2]) => (req: unknown, signal: AbortSignal) => {
