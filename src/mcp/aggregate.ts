@@ -14,6 +14,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { describeError, log } from '../core/log.ts';
+import { upstreamBounds } from '../core/upstream-bounds.ts';
 import type { PipelineDeps } from '../pipeline/deps.ts';
 import type { RequestIds } from '../pipeline/context.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
@@ -87,14 +88,21 @@ const CAPABILITY: Record<Listing, 'tools' | 'prompts' | 'resources'> = {
   templates: 'resources',
 };
 
-/** Every page of one list of one server. */
+/** Every page of one list of one server, at most GATEWAY_MCP_MAX_LIST_ITEMS items over all of them. */
 const pages = async <T>(
   fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
 ): Promise<T[]> => {
   const out: T[] = [];
+  const max = upstreamBounds.mcpMaxListItems;
   let cursor: string | undefined;
   for (let i = 0; i < MAX_PAGES; i++) {
     const page = await fetchPage(cursor);
+    if (out.length + page.items.length > max)
+      throw new McpError(
+        ErrorCode.InternalError,
+        `The MCP server's list holds more than ${max} items (GATEWAY_MCP_MAX_LIST_ITEMS); it is left out.`,
+        { code: 'mcp_list_too_long', limit: max },
+      );
     out.push(...page.items);
     if (!page.nextCursor) break;
     cursor = page.nextCursor;
@@ -259,7 +267,11 @@ export const listTemplates = async (m: McpGatewayDeps, v: McpRequestView, signal
   return out;
 };
 
-/** The server a listed tool or prompt name belongs to (filters applied to tools: what is not listed cannot be called). */
+/**
+ * The server a listed tool or prompt name belongs to. A tool is callable only when the profile's
+ * filter lets it through AND the server listed it on this upstream session (listed first when this
+ * replica has not yet): a name the server never listed is never called, whatever a glob says.
+ */
 export const routeName = async (m: McpGatewayDeps, v: McpRequestView, kind: 'tools' | 'prompts', listed: string): Promise<Target> => {
   const unknown = (): McpError => new McpError(ErrorCode.InvalidParams, `${kind === 'tools' ? 'Tool' : 'Prompt'} ${listed} not found`);
   const targets: Target[] = [];
@@ -269,8 +281,8 @@ export const routeName = async (m: McpGatewayDeps, v: McpRequestView, kind: 'too
   }
   const first = targets[0];
   if (!first) throw unknown();
-  if (first.entry.prefix !== '' || targets.length === 1) return first;
-  // Several servers without a prefix: the one that lists the name.
+  if (kind === 'prompts' && (first.entry.prefix !== '' || targets.length === 1)) return first;
+  // Tools always, prompts of several servers without a prefix: the server that lists the name.
   for (const t of targets) {
     const conn = m.pool.conn(v.session, t.server, v.caps);
     if (!conn.listed[kind])
