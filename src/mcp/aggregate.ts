@@ -20,7 +20,7 @@ import type { RequestIds } from '../pipeline/context.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpProfileConfig, McpProfileServer, McpServerConfig } from './config.ts';
 import { type Links, whileInFlight } from './links.ts';
-import { candidatesFor, listedName, toolAllowed } from './names.ts';
+import { candidatesFor, listedName, toolAllowed, toolGranted } from './names.ts';
 import type { Conn, UpstreamPool } from './upstream.ts';
 
 /**
@@ -223,16 +223,17 @@ export const listTools = async (m: McpGatewayDeps, v: McpRequestView, signal?: A
     for (const t of items) {
       const parsed = ListToolsResultSchema.shape.tools.element.safeParse(t);
       if (!parsed.success) continue;
-      if (!toolAllowed(entry, parsed.data.name)) {
+      const name = listedName(entry, parsed.data.name);
+      if (!toolAllowed(entry, parsed.data.name) || !toolGranted(v.profile, v.key, name)) {
         filtered++;
         continue;
       }
-      out.push({ ...parsed.data, name: listedName(entry, parsed.data.name) });
+      out.push({ ...parsed.data, name });
     }
   if (out.length === 0 && filtered > 0)
     log.info('mcp tool list is empty', {
       profile: v.profile.profileId,
-      reason: `the profile's tool filters leave none of ${filtered} tools`,
+      reason: `the profile's tool filters and grants leave this caller none of ${filtered} tools`,
     });
   return out;
 };
@@ -274,6 +275,7 @@ export const listTemplates = async (m: McpGatewayDeps, v: McpRequestView, signal
  */
 export const routeName = async (m: McpGatewayDeps, v: McpRequestView, kind: 'tools' | 'prompts', listed: string): Promise<Target> => {
   const unknown = (): McpError => new McpError(ErrorCode.InvalidParams, `${kind === 'tools' ? 'Tool' : 'Prompt'} ${listed} not found`);
+  if (kind === 'tools' && !toolGranted(v.profile, v.key, listed)) throw unknown();
   const targets: Target[] = [];
   for (const c of candidatesFor(v.profile, listed)) {
     const server = v.servers.get(c.entry.serverId);

@@ -92,6 +92,29 @@ const ProfileServer = t.Object(
   },
   { additionalProperties: false },
 );
+const ProfileGrant = t.Object(
+  {
+    principal: Str(3, 300, {
+      pattern: '^(api_key|user|role):[^\\s]+$',
+      description: "who: 'api_key:<keyId>', 'user:<userId>' (a member's user tokens) or 'role:<project role>' (admin, member)",
+    }),
+    tools: t.Array(ToolName(), {
+      minItems: 1,
+      maxItems: 256,
+      uniqueItems: true,
+      description: 'listed (prefixed) tool names or `*` globs; only names the servers list match',
+    }),
+  },
+  { additionalProperties: false },
+);
+const ProfileGrants = () =>
+  t.Array(ProfileGrant, {
+    maxItems: 256,
+    description:
+      'who may list and call which tools; present = deny by default (a caller no grant names sees no tool), absent = every caller of the project',
+  });
+const GrantOut = t.Object({ principal: t.String(), tools: t.Array(t.String()) });
+
 const ProfileServers = () =>
   t.Array(ProfileServer, {
     minItems: 1,
@@ -107,6 +130,7 @@ export const McpProfileOut = t.Object(
     profileId: t.String(),
     description: t.String(),
     servers: t.Array(t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String() })),
+    grants: t.Optional(t.Array(GrantOut)),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
   },
@@ -203,7 +227,7 @@ export const McpOps = {
     permission: 'project_admin',
     mutates: { action: 'CREATE', resource: 'mcp_profile' },
     input: t.Object(
-      { ...Addr, profileId: ProfileId(), description: Description(), servers: ProfileServers() },
+      { ...Addr, profileId: ProfileId(), description: Description(), servers: ProfileServers(), grants: t.Optional(ProfileGrants()) },
       { additionalProperties: false },
     ),
     output: One('profile', McpProfileOut),
@@ -234,7 +258,13 @@ export const McpOps = {
     permission: 'project_admin',
     mutates: { action: 'UPDATE', resource: 'mcp_profile' },
     input: t.Object(
-      { ...Addr, profileId: ProfileId(), description: Description(), servers: t.Optional(ProfileServers()) },
+      {
+        ...Addr,
+        profileId: ProfileId(),
+        description: Description(),
+        servers: t.Optional(ProfileServers()),
+        grants: t.Optional(ProfileGrants()),
+      },
       { additionalProperties: false },
     ),
     output: One('profile', McpProfileOut),
@@ -364,7 +394,15 @@ export const McpResources = {
       optional: true,
       row: () => {
         const server = t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String() });
-        return t.Object({ id: t.String(), projectUuid: t.String(), profileId: t.String(), servers: t.Array(server) });
+        // `role:` grants arrive expanded to the members holding the role (`user:` principals).
+        const grant = t.Object({ principal: t.String(), tools: t.Array(t.String()) });
+        return t.Object({
+          id: t.String(),
+          projectUuid: t.String(),
+          profileId: t.String(),
+          servers: t.Array(server),
+          grants: t.Optional(t.Array(grant)),
+        });
       },
     },
     terraform: {
@@ -387,6 +425,17 @@ export const McpResources = {
           maxItems: 64,
           description:
             'a server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none)',
+        },
+        {
+          tf: 'grant',
+          api: 'grants',
+          attrs: [
+            { api: 'principal', required: true },
+            { api: 'tools', required: true },
+          ],
+          maxItems: 256,
+          description:
+            "who may list and call which tools: principal ('api_key:<keyId>', 'user:<userId>', 'role:<project role>'), tools (listed names or * globs); any grant = deny by default",
         },
       ],
     },
