@@ -13,6 +13,7 @@ import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpGatewayDeps, McpRequestView } from './aggregate.ts';
 import type { McpProfileConfig, McpServerConfig } from './config.ts';
 import { serversFor } from './credentials.ts';
+import { challenge } from './discovery.ts';
 import { type McpToolHost, type McpToolSession, openInProcess } from './in-process.ts';
 import { Links } from './links.ts';
 import { SessionLiveness } from './liveness.ts';
@@ -28,7 +29,8 @@ import { DEFAULT_UPSTREAM_LIMITS, UpstreamPool, type UpstreamLimits, upstreamCap
  * answered as SSE (or 202 for notifications), `GET` the session's server→client stream, `DELETE`
  * the session. The caller is an API key or user token of the profile's project, checked on the
  * snapshot on every request (so a revoked key or a removed profile stops within the propagation
- * time); missing or bad → 401 with `WWW-Authenticate: Bearer`, another project's → 404.
+ * time); missing or bad → 401 with `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 9728,
+ * mcp/discovery.ts), another project's → 404.
  *
  * Nothing is sticky: every request gets its own SDK `Server` and stateless transport; the session
  * id carries the session (mcp/session.ts), upstream sessions are opened lazily per replica
@@ -63,7 +65,8 @@ const rpcError = (status: number, code: number, message: string, ids: RequestIds
     headers: { 'content-type': 'application/json', ...idHeaders(ids), ...extra },
   });
 
-const unauthorized = (message: string, ids: RequestIds): Response => rpcError(401, -32001, message, ids, { 'www-authenticate': 'Bearer' });
+const unauthorized = (message: string, ids: RequestIds, wwwAuthenticate: string): Response =>
+  rpcError(401, -32001, message, ids, { 'www-authenticate': wwwAuthenticate });
 
 /** The presented credential (what the session id is signed with); the data plane's auth decides whether it is valid. */
 const credentialOf = (headers: Headers): string | undefined => {
@@ -207,13 +210,15 @@ export class McpGateway implements McpToolHost {
       }
     }
     const credential = credentialOf(req.headers);
-    if (credential === undefined) return unauthorized('Missing credential: send "Authorization: Bearer <API key or user token>".', ids);
+    const www = challenge(req, profileId, this.opts.deps.snapshots.current?.publicUrl);
+    if (credential === undefined)
+      return unauthorized('Missing credential: send "Authorization: Bearer <API key or user token>".', ids, www);
     let resolved: Awaited<ReturnType<McpGateway['resolve']>>;
     try {
       resolved = await this.resolve(req, profileId);
     } catch (e) {
       const err = asGatewayError(e);
-      if (err.kind === 'authentication') return unauthorized(err.message, ids);
+      if (err.kind === 'authentication') return unauthorized(err.message, ids, www);
       return rpcError(err.status, err.status === 404 ? -32001 : -32000, err.message, ids);
     }
     const { key, profile, snapshot } = resolved;
