@@ -52,6 +52,9 @@ export interface McpRequestView {
   servers: ReadonlyMap<string, McpServerConfig>;
   key: KeySnapshot;
   headers: Headers;
+  /** The client's protocol revision and its 2025 session id (for spans). */
+  protocolVersion?: string;
+  sessionId?: string;
   /** Ids for the next governed call: the HTTP request's own first, fresh ones after. */
   nextIds(): RequestIds;
 }

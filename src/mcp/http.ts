@@ -242,7 +242,10 @@ export class McpGateway implements McpToolHost {
       if (MODERN.test(req.headers.get('mcp-protocol-version') ?? ''))
         return rpcError(405, -32000, `Method ${req.method} is not allowed for MCP 2026-07-28.`, ids, { allow: 'POST' });
     } else if (!(await isLegacyRequest(req, body))) {
-      const view = this.view(`modern:${key.id}:${profile.id}`, {}, profile, snapshot, key, req.headers, ids);
+      const view = {
+        ...this.view(`modern:${key.id}:${profile.id}`, {}, profile, snapshot, key, req.headers, ids),
+        protocolVersion: req.headers.get('mcp-protocol-version') ?? '2026-07-28',
+      };
       const res = await this.modern.serve(req, body, view);
       return watched(res, idHeaders(ids), () => ids.streamEnded?.());
     }
@@ -282,7 +285,11 @@ export class McpGateway implements McpToolHost {
     if (req.method === 'GET' && !sessionId)
       return rpcError(405, -32000, 'A server-to-client stream needs a session: initialize first.', ids, { allow: 'POST' });
 
-    const view = this.view(session, state?.capabilities ?? {}, profile, snapshot, key, req.headers, ids);
+    const view = {
+      ...this.view(session, state?.capabilities ?? {}, profile, snapshot, key, req.headers, ids),
+      ...(state ? { protocolVersion: state.protocolVersion } : {}),
+      ...(sessionId !== undefined ? { sessionId } : {}),
+    };
     // Answers to the gateway's own requests (sampling, elicitation, roots passed through) go to the Server that asked.
     const messages: unknown[] = Array.isArray(body) ? body : [body];
     if (req.method === 'POST' && messages.length > 0 && messages.every(isReply)) {

@@ -38,6 +38,8 @@ export interface Downstream {
   }): Promise<void>;
   /** A 2025 client's request (the upstream server's own requests reach the client through it); absent for 2026-07-28. */
   link?: Extra;
+  /** The JSON-RPC id of the client's request. */
+  rpcId?: string | number;
 }
 
 const callOptions = (m: McpGatewayDeps, d: Downstream, signal: AbortSignal | undefined): RequestOptions => {
@@ -85,6 +87,7 @@ const forward = <T>(
 const call = (
   m: McpGatewayDeps,
   v: McpRequestView,
+  d: Downstream,
   method: GovernedMethod,
   t: Target,
   listed: string,
@@ -102,6 +105,11 @@ const call = (
   listed,
   input,
   params,
+  protocol: {
+    ...(v.protocolVersion !== undefined ? { version: v.protocolVersion } : {}),
+    ...(v.sessionId !== undefined ? { sessionId: v.sessionId } : {}),
+    ...(d.rpcId !== undefined ? { rpcId: String(d.rpcId) } : {}),
+  },
 });
 
 const strings = (o: Record<string, unknown> | undefined): Record<string, string> | undefined =>
@@ -116,7 +124,7 @@ export const callTool = async (
   d: Downstream,
 ): Promise<CallToolResult> => {
   const t = await routeName(m, v, 'tools', p.name);
-  return governed(call(m, v, 'tools/call', t, p.name, p.arguments, p), (input) =>
+  return governed(call(m, v, d, 'tools/call', t, p.name, p.arguments, p), (input) =>
     forward(m, v, t, d, (client, opts) =>
       client.request(
         { method: 'tools/call', params: { ...p, name: t.name, ...(input ? { arguments: input } : {}) } },
@@ -134,7 +142,7 @@ export const getPrompt = async (
   d: Downstream,
 ): Promise<GetPromptResult> => {
   const t = await routeName(m, v, 'prompts', p.name);
-  return governed(call(m, v, 'prompts/get', t, p.name, p.arguments, p), (input) => {
+  return governed(call(m, v, d, 'prompts/get', t, p.name, p.arguments, p), (input) => {
     const args = strings(input);
     return forward(m, v, t, d, (client, opts) =>
       client.request(
@@ -153,7 +161,7 @@ export const readResource = async (
   d: Downstream,
 ): Promise<ReadResourceResult> => {
   const t = await routeUri(m, v, p.uri);
-  return governed(call(m, v, 'resources/read', t, p.uri, undefined, p), () =>
+  return governed(call(m, v, d, 'resources/read', t, p.uri, undefined, p), () =>
     forward(m, v, t, d, (client, opts) => client.request({ method: 'resources/read', params: p }, ReadResourceResultSchema, opts)),
   );
 };

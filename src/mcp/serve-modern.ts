@@ -33,6 +33,7 @@ const down = (ctx: ServerContext): Downstream => ({
   signal: ctx.mcpReq.signal,
   progressToken: ctx.mcpReq._meta?.progressToken,
   notify: (n) => ctx.mcpReq.notify(n),
+  rpcId: ctx.mcpReq.id,
 });
 
 export const buildModernServer = (m: McpGatewayDeps, v: McpRequestView, version: string): Server => {

@@ -41,6 +41,7 @@ const down = (extra: Extra): Downstream => ({
   progressToken: extra._meta?.progressToken,
   notify: (n) => extra.sendNotification(n),
   link: extra,
+  rpcId: extra.requestId,
 });
 
 export const buildServer = (m: McpGatewayDeps, v: McpRequestView, version: string): Server => {
