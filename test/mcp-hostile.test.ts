@@ -3,6 +3,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
 import { connectMcp } from './support/mcp-gateway.ts';
 import { type HostileMcpServer, startHostileServer } from './support/mcp-hostile.ts';
+import { startStreamableServer, type TestMcpServer } from './support/mcp-servers.ts';
 
 /**
  * Contract §7.1 bounds and names against a hostile MCP server: a name the server never listed is
@@ -14,6 +15,7 @@ import { type HostileMcpServer, startHostileServer } from './support/mcp-hostile
 let tg: TestGateway;
 let hostile: HostileMcpServer;
 let many: HostileMcpServer;
+let twins: TestMcpServer[] = [];
 let apiKey: string;
 const acme = { customerId: 'acme', projectId: 'default' };
 const url = (): string => `${tg.url}/mcp/p`;
@@ -28,12 +30,20 @@ beforeAll(async () => {
   await tg.must(admin('CreateMcpServer'), { serverId: 'many', url: many.url });
   for (const serverId of ['h', 'many']) await tg.must(admin('AddProjectMcpServer'), { ...acme, serverId });
   await tg.must(admin('CreateMcpProfile'), { ...acme, profileId: 'p', servers: [{ serverId: 'h', tools: ['*'] }, { serverId: 'many' }] });
+  // Two servers listing the same resource URIs.
+  twins = [startStreamableServer('d', {}), startStreamableServer('d', {})];
+  for (const [i, t] of twins.entries()) {
+    await tg.must(admin('CreateMcpServer'), { serverId: `d${i}`, url: t.url });
+    await tg.must(admin('AddProjectMcpServer'), { ...acme, serverId: `d${i}` });
+  }
+  await tg.must(admin('CreateMcpProfile'), { ...acme, profileId: 'dup', servers: [{ serverId: 'd0' }, { serverId: 'd1' }] });
 });
 
 afterAll(async () => {
   await tg?.stop();
   await hostile?.stop();
   await many?.stop();
+  for (const t of twins) await t.stop();
 });
 
 const failure = (p: Promise<unknown>): Promise<unknown> =>
@@ -83,6 +93,16 @@ describe('a hostile MCP server', () => {
     expect(hostile.calls.get('big')).toBe(55);
     // 50 answers of 48 MB: 2.4 GB sent; a gateway that read them would grow by far more than this.
     expect(after - before).toBeLessThan(48 * 1024 * 1024);
+    await client.close();
+  });
+
+  test('resources/list and resources/templates/list carry each URI once: the first server in profile order wins', async () => {
+    const { client } = await connectMcp(`${tg.url}/mcp/dup`, apiKey);
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['mem://d/readme']);
+    expect((await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate)).toEqual(['mem://d/items/{id}']);
+    await client.readResource({ uri: 'mem://d/readme' });
+    expect(twins[0]?.seen.some((h) => h.rpc === 'resources/read')).toBe(true);
+    expect(twins[1]?.seen.some((h) => h.rpc === 'resources/read')).toBe(false);
     await client.close();
   });
 });

@@ -251,22 +251,39 @@ export const listPrompts = async (m: McpGatewayDeps, v: McpRequestView, signal?:
   return out;
 };
 
+/** Each URI once: the first server in profile order wins (a later duplicate is logged). */
+const once = <T>(v: McpRequestView, what: string, uriOf: (x: T) => string): ((x: T, serverId: string) => boolean) => {
+  const seen = new Map<string, string>();
+  return (x, serverId) => {
+    const uri = uriOf(x);
+    const first = seen.get(uri);
+    if (first === undefined) {
+      seen.set(uri, serverId);
+      return true;
+    }
+    log.info('mcp duplicate URI left out of a list', { profile: v.profile.profileId, list: what, uri, server: serverId, kept: first });
+    return false;
+  };
+};
+
 export const listResources = async (m: McpGatewayDeps, v: McpRequestView, signal?: AbortSignal): Promise<Resource[]> => {
   const out: Resource[] = [];
-  for (const { items } of await fanOut(m, v, 'resources', signal))
+  const keep = once<Resource>(v, 'resources', (r) => r.uri);
+  for (const { entry, items } of await fanOut(m, v, 'resources', signal))
     for (const r of items) {
       const parsed = ListResourcesResultSchema.shape.resources.element.safeParse(r);
-      if (parsed.success) out.push(parsed.data);
+      if (parsed.success && keep(parsed.data, entry.serverId)) out.push(parsed.data);
     }
   return out;
 };
 
 export const listTemplates = async (m: McpGatewayDeps, v: McpRequestView, signal?: AbortSignal): Promise<ResourceTemplate[]> => {
   const out: ResourceTemplate[] = [];
+  const keep = once<ResourceTemplate>(v, 'templates', (r) => r.uriTemplate);
   for (const { entry, items } of await fanOut(m, v, 'templates', signal))
     for (const r of items) {
       const parsed = ListResourceTemplatesResultSchema.shape.resourceTemplates.element.safeParse(r);
-      if (parsed.success) out.push({ ...parsed.data, name: listedName(entry, parsed.data.name) });
+      if (parsed.success && keep(parsed.data, entry.serverId)) out.push({ ...parsed.data, name: listedName(entry, parsed.data.name) });
     }
   return out;
 };
