@@ -91,6 +91,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         bodyLimits: config.limits,
         responseCache,
         policies,
+        counters,
         // Stored Responses and threads live in the management plane's store (usable through any data plane of the customer).
         conversations,
       },

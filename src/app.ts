@@ -236,6 +236,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         keepAliveMs: config.keepAliveMs,
         bodyLimits: config.limits,
         policies,
+        counters,
         responseCache,
         conversations,
         catchUp: ryw.catchUp,

@@ -155,7 +155,7 @@ describe('credentials and callers', () => {
     expect(all).not.toContain(apiKey);
   });
 
-  test('no credential or a bad one: 401 with WWW-Authenticate: Bearer; another project: 404', async () => {
+  test('no credential or a bad one: 401 with WWW-Authenticate: Bearer resource_metadata (RFC 9728); another project: 404', async () => {
     const init = JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
@@ -165,10 +165,15 @@ describe('credentials and callers', () => {
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const none = await fetch(url('tools'), { method: 'POST', headers, body: init });
     expect(none.status).toBe(401);
-    expect(none.headers.get('www-authenticate')).toBe('Bearer');
+    const metadataUrl = `${tg.url}/.well-known/oauth-protected-resource/mcp/tools`;
+    expect(none.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+    // The metadata, public: the resource is the profile's absolute URL, bearer tokens in the header.
+    const meta = await fetch(metadataUrl);
+    expect(meta.status).toBe(200);
+    expect(await meta.json()).toEqual({ resource: url('tools'), bearer_methods_supported: ['header'] });
     const bad = await fetch(url('tools'), { method: 'POST', headers: { ...headers, authorization: 'Bearer sk-not-a-key' }, body: init });
     expect(bad.status).toBe(401);
-    expect(bad.headers.get('www-authenticate')).toBe('Bearer');
+    expect(bad.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
     const other = await fetch(url('tools'), { method: 'POST', headers: { ...headers, authorization: `Bearer ${otherKey}` }, body: init });
     expect(other.status).toBe(404);
     const unknown = await fetch(url('nope'), { method: 'POST', headers: { ...headers, authorization: `Bearer ${apiKey}` }, body: init });
@@ -372,7 +377,7 @@ describe('removal and revocation take effect within the propagation time', () =>
     await tg.must(apikeyOp('RevokeApiKey'), { id: k.id, ...acme });
     const revoked = await raw(k.apiKey, 'temp');
     expect(revoked.status).toBe(401);
-    expect(revoked.headers.get('www-authenticate')).toBe('Bearer');
+    expect(revoked.headers.get('www-authenticate')).toStartWith('Bearer resource_metadata="');
     expect(await rejection(client.callTool({ name: 'alpha__echo', arguments: { text: 'no' } }))).toBeInstanceOf(Error);
     await tg.must(admin('DeleteMcpProfile'), { ...acme, profileId: 'temp' });
     expect((await raw(apiKey, 'temp')).status).toBe(404);

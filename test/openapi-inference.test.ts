@@ -15,15 +15,26 @@ afterAll(async () => {
   await t.stop();
 });
 
+/** Each documented operation: its OpenAPI path (a wildcard route's own) and method. */
+const documented = (): { path: string; method: string }[] =>
+  Object.entries(INFERENCE_ENDPOINTS).flatMap(([route, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({
+      path: 'path' in op && typeof op.path === 'string' ? op.path : route.replace(/:(\w+)/g, '{$1}'),
+      method,
+    })),
+  );
+
 describe('the inference endpoints in the OpenAPI document', () => {
   test('the document lists every route of the inference listener beside the management operations', async () => {
     const res = await fetch(`${t.adminUrl}/openapi/json`);
     expect(res.status).toBe(200);
     const doc = (await res.json()) as { paths: Record<string, Record<string, { tags?: string[]; summary?: string }>> };
     // The route table of data-plane/server.ts `satisfies` Record<InferenceRoute, …>: tsc holds it to this list.
-    const routes = Object.keys(INFERENCE_ENDPOINTS);
-    expect(routes).toContain('/v1/chat/completions');
-    for (const path of routes) {
+    const paths = documented().map((d) => d.path);
+    expect(paths).toContain('/v1/chat/completions');
+    expect(paths).toContain('/v1/files/{id}');
+    expect(paths).toContain('/model/{modelId}/{operation}');
+    for (const path of paths) {
       const item = doc.paths[path];
       expect(item, path).toBeDefined();
       for (const op of Object.values(item ?? {})) {
@@ -36,9 +47,9 @@ describe('the inference endpoints in the OpenAPI document', () => {
   });
 
   test('every documented method is served by the inference listener (no 405, no unknown endpoint)', async () => {
-    for (const [path, ops] of Object.entries(INFERENCE_ENDPOINTS)) {
+    for (const { path, method } of documented()) {
       const url = `${t.url}${path.replace(/\{\w+\}/g, 'x')}`;
-      for (const method of Object.keys(ops)) {
+      {
         const res = await fetch(url, { method: method.toUpperCase(), ...(method === 'get' || method === 'delete' ? {} : { body: '{}' }) });
         const body = await res.text();
         expect(res.status, `${method} ${path}`).not.toBe(405);

@@ -361,6 +361,12 @@ export interface McpProfileServer {
   /** Listed names are '{prefix}__{name}'; default: the serverId; '' = no prefix. */
   readonly prefix?: string;
 }
+export interface McpProfileGrant {
+  /** Who: 'api_key:<keyId>', 'user:<userId>' (a member's user tokens) or 'role:<project role>' (admin, member). */
+  readonly principal: string;
+  /** Listed (prefixed) tool names or `*` globs; only names the servers list match. */
+  readonly tools: string[];
+}
 export interface McpProfileProps extends Meta {
   /** Customer slug (1-63). */
   readonly customerId: string;
@@ -372,12 +378,14 @@ export interface McpProfileProps extends Meta {
   readonly description?: string;
   /** A server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none). 1-64 `server` blocks, kept in the order given. */
   readonly servers: McpProfileServer[];
+  /** Who may list and call which tools: principal ('api_key:<keyId>', 'user:<userId>', 'role:<project role>'), tools (listed names or * globs); any grant = deny by default. 0-256 `grant` blocks, kept in the order given. */
+  readonly grants?: McpProfileGrant[];
 }
 /** `gateway_mcp_profile`: An MCP profile of a project, served at /mcp/{profile_id}: some of the project's MCP servers, filtered and prefixed. Import id: `<customerId>/<projectId>/<profileId>`. */
 export class McpProfile extends GatewayResource<McpProfileProps> {
   static readonly tfResourceType = 'gateway_mcp_profile';
   constructor(scope: Construct, id: string, props: McpProfileProps) {
-    super(scope, id, 'gateway_mcp_profile', props, { servers: 'server' });
+    super(scope, id, 'gateway_mcp_profile', props, { servers: 'server', grants: 'grant' });
   }
   /** Customer slug (1-63). */
   get customerId(): string {

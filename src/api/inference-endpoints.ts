@@ -14,9 +14,11 @@ type Method = (typeof METHODS)[number];
 interface Operation {
   summary: string;
   /** The API whose request and response bodies this endpoint speaks (by reference; not re-described here). */
-  body?: 'chat' | 'responses' | 'messages' | 'openai' | 'multipart' | 'jsonrpc';
+  body?: 'chat' | 'responses' | 'messages' | 'openai' | 'multipart' | 'jsonrpc' | 'gemini' | 'converse' | 'cohere';
   /** The answer may be a stream of server-sent events (`stream: true`). */
   streams?: boolean;
+  /** The OpenAPI path of a route with a wildcard (`/model/*` → `/model/{modelId}/{operation}`). */
+  path?: string;
 }
 
 export const INFERENCE_ENDPOINTS = {
@@ -25,24 +27,24 @@ export const INFERENCE_ENDPOINTS = {
   '/v1/messages': { post: { summary: 'Messages (Anthropic format); also `x-api-key`', body: 'messages', streams: true } },
   '/v1/messages/count_tokens': { post: { summary: 'Count the input tokens of a Messages request', body: 'messages' } },
   '/v1/responses/input_tokens': { post: { summary: 'Count the input tokens of a Responses request', body: 'responses' } },
-  '/v1/responses/{id}': { get: { summary: 'A stored response' }, delete: { summary: 'Delete a stored response' } },
-  '/v1/responses/{id}/input_items': { get: { summary: "A stored response's input items" } },
-  '/v1/responses/{id}/cancel': { post: { summary: 'Cancel a background response' } },
+  '/v1/responses/:id': { get: { summary: 'A stored response' }, delete: { summary: 'Delete a stored response' } },
+  '/v1/responses/:id/input_items': { get: { summary: "A stored response's input items" } },
+  '/v1/responses/:id/cancel': { post: { summary: 'Cancel a background response' } },
   '/v1/conversations': { post: { summary: 'Create a conversation', body: 'openai' } },
-  '/v1/conversations/{id}': {
+  '/v1/conversations/:id': {
     get: { summary: 'A conversation' },
     post: { summary: "Update a conversation's metadata", body: 'openai' },
     delete: { summary: 'Delete a conversation' },
   },
-  '/v1/conversations/{id}/items': { get: { summary: "A conversation's items" }, post: { summary: 'Add items', body: 'openai' } },
-  '/v1/conversations/{id}/items/{itemId}': { get: { summary: 'One item' }, delete: { summary: 'Delete an item' } },
+  '/v1/conversations/:id/items': { get: { summary: "A conversation's items" }, post: { summary: 'Add items', body: 'openai' } },
+  '/v1/conversations/:id/items/:itemId': { get: { summary: 'One item' }, delete: { summary: 'Delete an item' } },
   '/v1/models': { get: { summary: "The models the key's project may call" } },
   '/v1/files': { get: { summary: 'Files of the project' }, post: { summary: 'Upload a file (batch input)', body: 'multipart' } },
-  '/v1/files/{id}': { get: { summary: 'A file' }, delete: { summary: 'Delete a file' } },
-  '/v1/files/{id}/content': { get: { summary: "A file's content" } },
+  '/v1/files/:id': { get: { summary: 'A file' }, delete: { summary: 'Delete a file' } },
+  '/v1/files/:id/content': { get: { summary: "A file's content" } },
   '/v1/batches': { get: { summary: 'Batches of the project' }, post: { summary: 'Create a batch', body: 'openai' } },
-  '/v1/batches/{id}': { get: { summary: 'A batch' } },
-  '/v1/batches/{id}/cancel': { post: { summary: 'Cancel a batch' } },
+  '/v1/batches/:id': { get: { summary: 'A batch' } },
+  '/v1/batches/:id/cancel': { post: { summary: 'Cancel a batch' } },
   '/v1/completions': { post: { summary: 'Legacy completions (OpenAI format)', body: 'openai', streams: true } },
   '/v1/embeddings': { post: { summary: 'Embeddings (OpenAI format)', body: 'openai' } },
   '/v1/images/generations': { post: { summary: 'Image generation (OpenAI format)', body: 'openai' } },
@@ -50,19 +52,45 @@ export const INFERENCE_ENDPOINTS = {
   '/v1/audio/speech': { post: { summary: 'Text to speech (OpenAI format)', body: 'openai' } },
   '/v1/rerank': { post: { summary: 'Rerank (Cohere format)', body: 'openai' } },
   '/v1/audio/transcriptions': { post: { summary: 'Not supported: answers 400 `unsupported_endpoint`', body: 'multipart' } },
-  '/mcp/{profileId}': {
+  '/mcp/:profileId': {
     post: { summary: 'MCP Streamable HTTP: a JSON-RPC message to the profile', body: 'jsonrpc', streams: true },
     get: { summary: 'MCP Streamable HTTP: the server-to-client stream of a session', streams: true },
     delete: { summary: 'MCP Streamable HTTP: end a session' },
   },
   '/healthz': { get: { summary: 'Liveness' } },
   '/readyz': { get: { summary: 'Readiness: a configuration is served' } },
+  '/.well-known/oauth-protected-resource/mcp/:profileId': {
+    get: { summary: 'RFC 9728 protected-resource metadata of an MCP profile (no authentication)' },
+  },
+  '/v1beta/models/*': {
+    post: {
+      summary: 'Gemini `{model}:generateContent`, `:streamGenerateContent` (`?alt=sse`), `:countTokens`',
+      body: 'gemini',
+      streams: true,
+      path: '/v1beta/models/{modelMethod}',
+    },
+  },
+  '/v1/models/*': {
+    post: {
+      summary: 'Gemini methods under the SDK’s `v1` API version (as `/v1beta/models/…`)',
+      body: 'gemini',
+      streams: true,
+      path: '/v1/models/{modelMethod}',
+    },
+  },
+  '/model/*': {
+    post: {
+      summary: 'Bedrock `converse` and `converse-stream` (AWS event-stream framing)',
+      body: 'converse',
+      streams: true,
+      path: '/model/{modelId}/{operation}',
+    },
+  },
+  '/v2/chat': { post: { summary: 'Cohere v2 chat', body: 'cohere', streams: true } },
 } as const satisfies Readonly<Record<string, Partial<Record<Method, Operation>>>>;
 
-/** A documented path as Bun's route table writes it (`/v1/files/{id}` → `/v1/files/:id`). */
-type RoutePattern<S extends string> = S extends `${infer A}{${infer P}}${infer B}` ? `${A}:${P}${RoutePattern<B>}` : S;
-/** The route table's keys: data-plane/server.ts's table `satisfies` a record of exactly these (tsc holds the two to the same paths). */
-export type InferenceRoute = RoutePattern<keyof typeof INFERENCE_ENDPOINTS>;
+/** The route table's keys (Bun's syntax): data-plane/server.ts's table `satisfies` a record of exactly these (tsc holds the two to the same paths). */
+export type InferenceRoute = keyof typeof INFERENCE_ENDPOINTS;
 
 const REFERENCE: Record<NonNullable<Operation['body']>, string> = {
   chat: 'The OpenAI Chat Completions request, exactly as the OpenAI API takes it.',
@@ -71,6 +99,9 @@ const REFERENCE: Record<NonNullable<Operation['body']>, string> = {
   openai: "The request of the OpenAI API's endpoint of the same path.",
   multipart: 'multipart/form-data, as the OpenAI API takes it.',
   jsonrpc: 'A JSON-RPC 2.0 message of the Model Context Protocol.',
+  gemini: 'The Gemini API request (`generateContent`, `countTokens`), exactly as Google’s API takes it.',
+  converse: 'The Bedrock Converse request, exactly as the Bedrock runtime takes it.',
+  cohere: 'The Cohere v2 chat request, exactly as Cohere’s API takes it.',
 };
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
@@ -110,15 +141,14 @@ const operation = (path: string, method: Method, op: Operation): Json => {
 };
 
 /** The OpenAPI path items of the inference listener, for the management listener's document. */
-export const inferencePaths = (): Record<string, Record<string, Json>> =>
-  Object.fromEntries(
-    Object.entries(INFERENCE_ENDPOINTS).map(([path, ops]: [string, Partial<Record<Method, Operation>>]) => [
-      path,
-      Object.fromEntries(
-        METHODS.flatMap((method) => {
-          const op = ops[method];
-          return op ? [[method, operation(path, method, op)] as const] : [];
-        }),
-      ),
-    ]),
-  );
+export const inferencePaths = (): Record<string, Record<string, Json>> => {
+  const out: Record<string, Record<string, Json>> = {};
+  for (const [route, ops] of Object.entries(INFERENCE_ENDPOINTS) as [string, Partial<Record<Method, Operation>>][])
+    for (const method of METHODS) {
+      const op = ops[method];
+      if (!op) continue;
+      const path = op.path ?? route.replace(/:(\w+)/g, '{$1}');
+      out[path] = { ...out[path], [method]: operation(path, method, op) };
+    }
+  return out;
+};

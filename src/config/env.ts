@@ -92,6 +92,10 @@ export interface ListenerLimits {
   maxStreamEventBytes: number;
   /** Largest message from an upstream MCP server (bytes): GATEWAY_MCP_MAX_MESSAGE. */
   maxMcpMessageBytes: number;
+  /** Most items of one MCP server's list: GATEWAY_MCP_MAX_LIST_ITEMS. */
+  mcpMaxListItems: number;
+  /** An idle MCP session is refused after this long (ms): GATEWAY_MCP_SESSION_IDLE. */
+  mcpSessionIdleMs: number;
 }
 
 /** Reads argv (`serve --role data --service-account FILE`) and the environment. */
@@ -160,6 +164,8 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
       maxUpstreamResponseBytes: s.GATEWAY_MAX_UPSTREAM_RESPONSE,
       maxStreamEventBytes: s.GATEWAY_MAX_STREAM_EVENT,
       maxMcpMessageBytes: s.GATEWAY_MCP_MAX_MESSAGE,
+      mcpMaxListItems: s.GATEWAY_MCP_MAX_LIST_ITEMS,
+      mcpSessionIdleMs: s.GATEWAY_MCP_SESSION_IDLE,
     },
     shutdownGraceMs: s.GATEWAY_SHUTDOWN_GRACE,
     telemetry: telemetryConfig(s, metricsTls, env),

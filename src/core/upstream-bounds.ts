@@ -4,22 +4,30 @@ export const DEFAULT_MAX_EVENT = 16 * 1024 * 1024;
 /**
  * The bounds on what is read from upstreams into memory, set at start-up from the settings:
  * GATEWAY_MAX_UPSTREAM_RESPONSE (a whole answer or error body), GATEWAY_MAX_STREAM_EVENT (one
- * event of a stream), GATEWAY_MCP_MAX_MESSAGE (one message of an MCP server).
+ * event of a stream), GATEWAY_MCP_MAX_MESSAGE (one message of an MCP server),
+ * GATEWAY_MCP_MAX_LIST_ITEMS (one MCP server's list); and how long an idle MCP session lives
+ * (GATEWAY_MCP_SESSION_IDLE).
  */
 export interface UpstreamBounds {
   maxUpstreamResponseBytes: number;
   maxStreamEventBytes: number;
   maxMcpMessageBytes: number;
+  mcpMaxListItems: number;
+  mcpSessionIdleMs: number;
 }
 
 export const upstreamBounds: UpstreamBounds = {
   maxUpstreamResponseBytes: 32 * 1024 * 1024,
   maxStreamEventBytes: DEFAULT_MAX_EVENT,
   maxMcpMessageBytes: 16 * 1024 * 1024,
+  mcpMaxListItems: 5000,
+  mcpSessionIdleMs: 24 * 3600_000,
 };
 
 export const setUpstreamBounds = (bounds: Partial<UpstreamBounds>): void => {
   if (bounds.maxUpstreamResponseBytes !== undefined) upstreamBounds.maxUpstreamResponseBytes = bounds.maxUpstreamResponseBytes;
   if (bounds.maxStreamEventBytes !== undefined) upstreamBounds.maxStreamEventBytes = bounds.maxStreamEventBytes;
   if (bounds.maxMcpMessageBytes !== undefined) upstreamBounds.maxMcpMessageBytes = bounds.maxMcpMessageBytes;
+  if (bounds.mcpMaxListItems !== undefined) upstreamBounds.mcpMaxListItems = bounds.mcpMaxListItems;
+  if (bounds.mcpSessionIdleMs !== undefined) upstreamBounds.mcpSessionIdleMs = bounds.mcpSessionIdleMs;
 };

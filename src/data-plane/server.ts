@@ -16,6 +16,7 @@ import { handleStoredResponse } from './stored-responses.ts';
 import { handleConversations } from './conversations-api.ts';
 import { handleCountTokens } from './count-tokens.ts';
 import { cohereRoutes, converseRoutes, geminiRoutes } from './format-routes.ts';
+import { resourceMetadata } from '../mcp/discovery.ts';
 import type { McpGateway } from '../mcp/http.ts';
 import type { McpToolHost } from '../mcp/in-process.ts';
 import {
@@ -182,6 +183,17 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
   const mcpHandler = guard((req, ids) => mcp.handle(req, ids, decodeURIComponent(new URL(req.url).pathname.slice('/mcp/'.length))));
   return {
     '/mcp/:profileId': { POST: mcpHandler, GET: mcpHandler, DELETE: mcpHandler },
+    '/.well-known/oauth-protected-resource/mcp/:profileId': {
+      GET: guard((req, ids) =>
+        resourceMetadata(
+          req,
+          ids,
+          decodeURIComponent(new URL(req.url).pathname.split('/').pop() ?? ''),
+          opts.deps.snapshots.current?.publicUrl,
+        ),
+      ),
+      POST: guard(methodNotAllowed),
+    },
     '/v1/chat/completions': post((req, ids) => handleInference(deps, 'chat', req, ids)),
     '/v1/responses': post((req, ids) => handleInference(deps, 'responses', req, ids)),
     '/v1/messages': post((req, ids) => handleInference(deps, 'messages', req, ids)),

@@ -1,4 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
 import {
   type ClientCapabilities,
@@ -14,12 +14,13 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { describeError, log } from '../core/log.ts';
+import { upstreamBounds } from '../core/upstream-bounds.ts';
 import type { PipelineDeps } from '../pipeline/deps.ts';
 import type { RequestIds } from '../pipeline/context.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpProfileConfig, McpProfileServer, McpServerConfig } from './config.ts';
 import { type Links, whileInFlight } from './links.ts';
-import { candidatesFor, listedName, toolAllowed } from './names.ts';
+import { candidatesFor, listedName, toolAllowed, toolGranted } from './names.ts';
 import type { Conn, UpstreamPool } from './upstream.ts';
 
 /**
@@ -51,6 +52,9 @@ export interface McpRequestView {
   servers: ReadonlyMap<string, McpServerConfig>;
   key: KeySnapshot;
   headers: Headers;
+  /** The client's protocol revision and its 2025 session id (for spans). */
+  protocolVersion?: string;
+  sessionId?: string;
   /** Ids for the next governed call: the HTTP request's own first, fresh ones after. */
   nextIds(): RequestIds;
 }
@@ -87,14 +91,21 @@ const CAPABILITY: Record<Listing, 'tools' | 'prompts' | 'resources'> = {
   templates: 'resources',
 };
 
-/** Every page of one list of one server. */
+/** Every page of one list of one server, at most GATEWAY_MCP_MAX_LIST_ITEMS items over all of them. */
 const pages = async <T>(
   fetchPage: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
 ): Promise<T[]> => {
   const out: T[] = [];
+  const max = upstreamBounds.mcpMaxListItems;
   let cursor: string | undefined;
   for (let i = 0; i < MAX_PAGES; i++) {
     const page = await fetchPage(cursor);
+    if (out.length + page.items.length > max)
+      throw new McpError(
+        ErrorCode.InternalError,
+        `The MCP server's list holds more than ${max} items (GATEWAY_MCP_MAX_LIST_ITEMS); it is left out.`,
+        { code: 'mcp_list_too_long', limit: max },
+      );
     out.push(...page.items);
     if (!page.nextCursor) break;
     cursor = page.nextCursor;
@@ -215,16 +226,17 @@ export const listTools = async (m: McpGatewayDeps, v: McpRequestView, signal?: A
     for (const t of items) {
       const parsed = ListToolsResultSchema.shape.tools.element.safeParse(t);
       if (!parsed.success) continue;
-      if (!toolAllowed(entry, parsed.data.name)) {
+      const name = listedName(entry, parsed.data.name);
+      if (!toolAllowed(entry, parsed.data.name) || !toolGranted(v.profile, v.key, name)) {
         filtered++;
         continue;
       }
-      out.push({ ...parsed.data, name: listedName(entry, parsed.data.name) });
+      out.push({ ...parsed.data, name });
     }
   if (out.length === 0 && filtered > 0)
     log.info('mcp tool list is empty', {
       profile: v.profile.profileId,
-      reason: `the profile's tool filters leave none of ${filtered} tools`,
+      reason: `the profile's tool filters and grants leave this caller none of ${filtered} tools`,
     });
   return out;
 };
@@ -239,29 +251,51 @@ export const listPrompts = async (m: McpGatewayDeps, v: McpRequestView, signal?:
   return out;
 };
 
+/** Each URI once: the first server in profile order wins (a later duplicate is logged). */
+const once = <T>(v: McpRequestView, what: string, uriOf: (x: T) => string): ((x: T, serverId: string) => boolean) => {
+  const seen = new Map<string, string>();
+  return (x, serverId) => {
+    const uri = uriOf(x);
+    const first = seen.get(uri);
+    if (first === undefined) {
+      seen.set(uri, serverId);
+      return true;
+    }
+    log.info('mcp duplicate URI left out of a list', { profile: v.profile.profileId, list: what, uri, server: serverId, kept: first });
+    return false;
+  };
+};
+
 export const listResources = async (m: McpGatewayDeps, v: McpRequestView, signal?: AbortSignal): Promise<Resource[]> => {
   const out: Resource[] = [];
-  for (const { items } of await fanOut(m, v, 'resources', signal))
+  const keep = once<Resource>(v, 'resources', (r) => r.uri);
+  for (const { entry, items } of await fanOut(m, v, 'resources', signal))
     for (const r of items) {
       const parsed = ListResourcesResultSchema.shape.resources.element.safeParse(r);
-      if (parsed.success) out.push(parsed.data);
+      if (parsed.success && keep(parsed.data, entry.serverId)) out.push(parsed.data);
     }
   return out;
 };
 
 export const listTemplates = async (m: McpGatewayDeps, v: McpRequestView, signal?: AbortSignal): Promise<ResourceTemplate[]> => {
   const out: ResourceTemplate[] = [];
+  const keep = once<ResourceTemplate>(v, 'templates', (r) => r.uriTemplate);
   for (const { entry, items } of await fanOut(m, v, 'templates', signal))
     for (const r of items) {
       const parsed = ListResourceTemplatesResultSchema.shape.resourceTemplates.element.safeParse(r);
-      if (parsed.success) out.push({ ...parsed.data, name: listedName(entry, parsed.data.name) });
+      if (parsed.success && keep(parsed.data, entry.serverId)) out.push({ ...parsed.data, name: listedName(entry, parsed.data.name) });
     }
   return out;
 };
 
-/** The server a listed tool or prompt name belongs to (filters applied to tools: what is not listed cannot be called). */
+/**
+ * The server a listed tool or prompt name belongs to. A tool is callable only when the profile's
+ * filter lets it through AND the server listed it on this upstream session (listed first when this
+ * replica has not yet): a name the server never listed is never called, whatever a glob says.
+ */
 export const routeName = async (m: McpGatewayDeps, v: McpRequestView, kind: 'tools' | 'prompts', listed: string): Promise<Target> => {
   const unknown = (): McpError => new McpError(ErrorCode.InvalidParams, `${kind === 'tools' ? 'Tool' : 'Prompt'} ${listed} not found`);
+  if (kind === 'tools' && !toolGranted(v.profile, v.key, listed)) throw unknown();
   const targets: Target[] = [];
   for (const c of candidatesFor(v.profile, listed)) {
     const server = v.servers.get(c.entry.serverId);
@@ -269,8 +303,8 @@ export const routeName = async (m: McpGatewayDeps, v: McpRequestView, kind: 'too
   }
   const first = targets[0];
   if (!first) throw unknown();
-  if (first.entry.prefix !== '' || targets.length === 1) return first;
-  // Several servers without a prefix: the one that lists the name.
+  if (kind === 'prompts' && (first.entry.prefix !== '' || targets.length === 1)) return first;
+  // Tools always, prompts of several servers without a prefix: the server that lists the name.
   for (const t of targets) {
     const conn = m.pool.conn(v.session, t.server, v.caps);
     if (!conn.listed[kind])

@@ -24,11 +24,19 @@ export interface McpProfileServer {
   /** Listed names are `${prefix}__${name}`; '' = no prefix. Default: the serverId. */
   prefix: string;
 }
+/** Tools granted to one principal: `api_key:<keyId>` or `user:<userId>` (role grants arrive expanded to their members). */
+export interface McpProfileGrant {
+  principal: string;
+  /** Listed (prefixed) names or `*` globs. */
+  tools: readonly string[];
+}
 export interface McpProfileConfig {
   id: string; // row id (UUID)
   projectUuid: string; // the project row id
   profileId: string;
   servers: readonly McpProfileServer[]; // only servers assigned to the project AND present in the catalog
+  /** Undefined: every caller of the project; else deny by default (contract §7.1). */
+  grants?: readonly McpProfileGrant[];
 }
 /** A project's own credentials for one catalog server (sent instead of the catalog's `authValue`). */
 export interface McpOwnCredentials {

@@ -39,6 +39,8 @@ export interface GovernedCall {
   input: Record<string, unknown> | undefined;
   /** The whole params as the record keeps them. */
   params: unknown;
+  /** What the span carries by the MCP conventions: the client's protocol revision, its 2025 session, the JSON-RPC id. */
+  protocol?: { version?: string; sessionId?: string; rpcId?: string };
 }
 
 const JSON_CT = 'application/json';
@@ -163,7 +165,14 @@ export const governed = async <R extends Record<string, unknown>>(
       opened: (ctx) => {
         ctx.model = c.method;
         ctx.bodyText = JSON.stringify(c.params ?? null);
-        ctx.mcp = { method: c.method, server: c.serverId, ...(c.method === 'resources/read' ? {} : { name: c.listed }) };
+        ctx.mcp = {
+          method: c.method,
+          server: c.serverId,
+          ...(c.method === 'resources/read' ? {} : { name: c.listed }),
+          ...(c.protocol?.version !== undefined ? { protocolVersion: c.protocol.version } : {}),
+          ...(c.protocol?.sessionId !== undefined ? { sessionId: c.protocol.sessionId } : {}),
+          ...(c.protocol?.rpcId !== undefined ? { rpcId: c.protocol.rpcId } : {}),
+        };
       },
     },
     (ctx, door) => call(c, ctx, door, run),

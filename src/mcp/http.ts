@@ -1,3 +1,4 @@
+import { isLegacyRequest } from '@modelcontextprotocol/server';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { asGatewayError, GatewayError } from '../core/errors.ts';
@@ -12,11 +13,15 @@ import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpGatewayDeps, McpRequestView } from './aggregate.ts';
 import type { McpProfileConfig, McpServerConfig } from './config.ts';
 import { serversFor } from './credentials.ts';
+import { challenge } from './discovery.ts';
 import { type McpToolHost, type McpToolSession, openInProcess } from './in-process.ts';
 import { Links } from './links.ts';
+import { SessionLiveness } from './liveness.ts';
 import { deliverReply, isReply, RelayTransport } from './relay.ts';
 import { buildServer } from './serve.ts';
+import { ModernSide } from './serve-modern.ts';
 import { newNonce, openSessionId, type SessionState, sessionIdOf } from './session.ts';
+import { upstreamBounds } from '../core/upstream-bounds.ts';
 import { DEFAULT_UPSTREAM_LIMITS, UpstreamPool, type UpstreamLimits, upstreamCapabilities } from './upstream.ts';
 
 /**
@@ -24,7 +29,8 @@ import { DEFAULT_UPSTREAM_LIMITS, UpstreamPool, type UpstreamLimits, upstreamCap
  * answered as SSE (or 202 for notifications), `GET` the session's server→client stream, `DELETE`
  * the session. The caller is an API key or user token of the profile's project, checked on the
  * snapshot on every request (so a revoked key or a removed profile stops within the propagation
- * time); missing or bad → 401 with `WWW-Authenticate: Bearer`, another project's → 404.
+ * time); missing or bad → 401 with `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 9728,
+ * mcp/discovery.ts), another project's → 404.
  *
  * Nothing is sticky: every request gets its own SDK `Server` and stateless transport; the session
  * id carries the session (mcp/session.ts), upstream sessions are opened lazily per replica
@@ -40,6 +46,8 @@ export interface McpGatewayOptions {
   callTimeoutMs?: number;
   maxCallMs?: number;
   upstream?: Partial<UpstreamLimits>;
+  /** GATEWAY_MCP_SESSION_IDLE (ms) when given here. */
+  sessionIdleMs?: number;
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -57,13 +65,17 @@ const rpcError = (status: number, code: number, message: string, ids: RequestIds
     headers: { 'content-type': 'application/json', ...idHeaders(ids), ...extra },
   });
 
-const unauthorized = (message: string, ids: RequestIds): Response => rpcError(401, -32001, message, ids, { 'www-authenticate': 'Bearer' });
+const unauthorized = (message: string, ids: RequestIds, wwwAuthenticate: string): Response =>
+  rpcError(401, -32001, message, ids, { 'www-authenticate': wwwAuthenticate });
 
 /** The presented credential (what the session id is signed with); the data plane's auth decides whether it is valid. */
 const credentialOf = (headers: Headers): string | undefined => {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(headers.get('authorization') ?? '');
   return m?.[1] ?? headers.get('x-api-key') ?? undefined;
 };
+
+/** A protocol revision of the stateless generation (2026-07-28 and later). */
+const MODERN = /^20(2[6-9]|[3-9]\d)-\d\d-\d\d$/;
 
 const negotiated = (requested: string): string => (SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION);
 
@@ -108,6 +120,8 @@ export class McpGateway implements McpToolHost {
   readonly links = new Links();
   readonly pool: UpstreamPool;
   private readonly m: McpGatewayDeps;
+  private readonly modern: ModernSide;
+  private readonly liveness: SessionLiveness;
 
   constructor(private readonly opts: McpGatewayOptions) {
     this.pool = new UpstreamPool(this.links, { ...DEFAULT_UPSTREAM_LIMITS, ...opts.upstream }, opts.version);
@@ -119,10 +133,13 @@ export class McpGateway implements McpToolHost {
       callTimeoutMs: opts.callTimeoutMs ?? 60_000,
       maxCallMs: opts.maxCallMs ?? 10 * 60_000,
     };
+    this.modern = new ModernSide(this.m, opts.version, opts.deps.keepAliveMs);
+    this.liveness = new SessionLiveness(opts.deps.counters, () => opts.sessionIdleMs ?? upstreamBounds.mcpSessionIdleMs);
   }
 
   close(): void {
     this.pool.close();
+    void this.modern.close().catch(() => undefined);
   }
 
   /** The profile served in process (mcp/in-process.ts): Responses `mcp` tools run through it. */
@@ -155,6 +172,33 @@ export class McpGateway implements McpToolHost {
     );
   }
 
+  private view(
+    session: string,
+    declared: Record<string, unknown>,
+    profile: McpProfileConfig,
+    snapshot: ConfigSnapshot,
+    key: KeySnapshot,
+    headers: Headers,
+    ids: RequestIds,
+  ): McpRequestView {
+    let first = true;
+    return {
+      session,
+      caps: upstreamCapabilities(declared),
+      profile,
+      servers: serversFor(snapshot.mcp, key),
+      key,
+      headers,
+      nextIds: () => {
+        if (first) {
+          first = false;
+          return ids;
+        }
+        return { requestId: requestUuid(), clientRequestId: ids.clientRequestId };
+      },
+    };
+  }
+
   async handle(req: Request, ids: RequestIds, profileId: string): Promise<Response> {
     if (this.opts.loopbackOnly) {
       const origin = req.headers.get('origin');
@@ -166,13 +210,15 @@ export class McpGateway implements McpToolHost {
       }
     }
     const credential = credentialOf(req.headers);
-    if (credential === undefined) return unauthorized('Missing credential: send "Authorization: Bearer <API key or user token>".', ids);
+    const www = challenge(req, profileId, this.opts.deps.snapshots.current?.publicUrl);
+    if (credential === undefined)
+      return unauthorized('Missing credential: send "Authorization: Bearer <API key or user token>".', ids, www);
     let resolved: Awaited<ReturnType<McpGateway['resolve']>>;
     try {
       resolved = await this.resolve(req, profileId);
     } catch (e) {
       const err = asGatewayError(e);
-      if (err.kind === 'authentication') return unauthorized(err.message, ids);
+      if (err.kind === 'authentication') return unauthorized(err.message, ids, www);
       return rpcError(err.status, err.status === 404 ? -32001 : -32000, err.message, ids);
     }
     const { key, profile, snapshot } = resolved;
@@ -191,6 +237,19 @@ export class McpGateway implements McpToolHost {
       return rpcError(405, -32000, `Method ${req.method} is not allowed.`, ids, { allow: 'GET, POST, DELETE' });
     }
 
+    // MCP 2026-07-28: stateless, no session, no GET/DELETE (mcp/serve-modern.ts).
+    if (req.method !== 'POST') {
+      if (MODERN.test(req.headers.get('mcp-protocol-version') ?? ''))
+        return rpcError(405, -32000, `Method ${req.method} is not allowed for MCP 2026-07-28.`, ids, { allow: 'POST' });
+    } else if (!(await isLegacyRequest(req, body))) {
+      const view = {
+        ...this.view(`modern:${key.id}:${profile.id}`, {}, profile, snapshot, key, req.headers, ids),
+        protocolVersion: req.headers.get('mcp-protocol-version') ?? '2026-07-28',
+      };
+      const res = await this.modern.serve(req, body, view);
+      return watched(res, idHeaders(ids), () => ids.streamEnded?.());
+    }
+
     // The session: a new one at initialize, else the one the id carries (checked against this caller and profile).
     const init = Array.isArray(body) ? body.find(isInitializeRequest) : isInitializeRequest(body) ? body : undefined;
     let state: SessionState | undefined;
@@ -207,9 +266,12 @@ export class McpGateway implements McpToolHost {
         nonce: newNonce(),
       };
       newSessionId = sessionIdOf(credential, state);
+      await this.liveness.open(state.nonce);
     } else if (presented !== null) {
       state = openSessionId(credential, presented);
       if (!state || state.profile !== profile.id || state.caller !== key.id) return rpcError(404, -32001, 'Session not found', ids);
+      if (!(await this.liveness.alive(state.nonce, state.issued)))
+        return rpcError(404, -32001, 'Session not found: it was ended or left idle; initialize a new one.', ids);
     }
     const sessionId = newSessionId ?? (state ? (presented ?? undefined) : undefined);
     const session = sessionId ?? `anon:${key.id}:${profile.id}`;
@@ -217,26 +279,16 @@ export class McpGateway implements McpToolHost {
     if (req.method === 'DELETE') {
       if (!sessionId) return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required', ids);
       this.pool.closeSession(session);
+      if (state) await this.liveness.end(state.nonce);
       return new Response(null, { status: 200, headers: idHeaders(ids) });
     }
     if (req.method === 'GET' && !sessionId)
       return rpcError(405, -32000, 'A server-to-client stream needs a session: initialize first.', ids, { allow: 'POST' });
 
-    let first = true;
-    const view: McpRequestView = {
-      session,
-      caps: upstreamCapabilities(state?.capabilities ?? {}),
-      profile,
-      servers: serversFor(snapshot.mcp, key),
-      key,
-      headers: req.headers,
-      nextIds: () => {
-        if (first) {
-          first = false;
-          return ids;
-        }
-        return { requestId: requestUuid(), clientRequestId: ids.clientRequestId };
-      },
+    const view = {
+      ...this.view(session, state?.capabilities ?? {}, profile, snapshot, key, req.headers, ids),
+      ...(state ? { protocolVersion: state.protocolVersion } : {}),
+      ...(sessionId !== undefined ? { sessionId } : {}),
     };
     // Answers to the gateway's own requests (sampling, elicitation, roots passed through) go to the Server that asked.
     const messages: unknown[] = Array.isArray(body) ? body : [body];

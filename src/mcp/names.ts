@@ -31,9 +31,28 @@ const globRegExp = (glob: string): RegExp => {
 
 /** Whether the entry's tool filter lets the tool (its upstream name) through; no filter lets every tool through. */
 export const toolAllowed = (entry: McpProfileServer, name: string): boolean => {
-  const filter = entry.tools;
-  if (filter === undefined) return true;
-  for (const f of filter) if (f.includes('*') ? globRegExp(f).test(name) : f === name) return true;
+  return entry.tools === undefined || matches(entry.tools, name);
+};
+
+const matches = (patterns: readonly string[], name: string): boolean => {
+  for (const f of patterns) if (f.includes('*') ? globRegExp(f).test(name) : f === name) return true;
+  return false;
+};
+
+/**
+ * Whether the profile's grants let this caller use the tool (its listed name): no grants = every
+ * caller of the project; grants = only what a grant to the caller names (deny by default). The
+ * caller is `api_key:<its key id>` and, for a member's user token, `user:<their user id>` (role
+ * grants arrive expanded to their members' user ids).
+ */
+export const toolGranted = (profile: McpProfileConfig, caller: { id: string; userId?: string | undefined }, listed: string): boolean => {
+  if (!profile.grants) return true;
+  for (const g of profile.grants)
+    if (
+      (g.principal === `api_key:${caller.id}` || (caller.userId !== undefined && g.principal === `user:${caller.userId}`)) &&
+      matches(g.tools, listed)
+    )
+      return true;
   return false;
 };
 

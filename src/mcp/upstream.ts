@@ -1,20 +1,24 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  Client,
+  type FetchLike,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import {
   type ClientCapabilities,
   ClientCapabilitiesSchema,
-  CreateMessageRequestSchema,
   CreateMessageResultSchema,
   CreateMessageResultWithToolsSchema,
-  ElicitRequestSchema,
   ElicitResultSchema,
   ErrorCode,
-  ListRootsRequestSchema,
   ListRootsResultSchema,
   McpError,
   ServerNotificationSchema,
+  ServerRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { inwardAddress, knownInward } from '../core/addresses.ts';
 import { describeError, log } from '../core/log.ts';
@@ -24,13 +28,15 @@ import type { McpServerConfig } from './config.ts';
 import type { Links } from './links.ts';
 
 /**
- * Upstream MCP sessions: one SDK `Client` per (gateway session, catalog server) on this replica,
+ * Upstream MCP sessions: one v2 SDK `Client` per (gateway session, catalog server) on this replica,
  * opened lazily on first use (so any replica can serve any session), closed when idle, and opened
  * again when the upstream says the session is gone (HTTP 404) or the connection closed. The
  * catalog's credential (authType/authValue) is the only one sent; the caller's never is. Before
  * every upstream HTTP request the address rule of contract §3.1 is applied (no inward address
  * unless the server allows private addresses), redirects are not followed, and no message larger
- * than GATEWAY_MCP_MAX_MESSAGE is read (mcp/bounded.ts).
+ * than GATEWAY_MCP_MAX_MESSAGE is read (mcp/bounded.ts). The client negotiates the server's
+ * generation (`server/discover` first, `initialize` for a 2025 server): either generation of
+ * upstream serves either generation of caller.
  */
 
 export interface UpstreamLimits {
@@ -118,10 +124,29 @@ export const upstreamCapabilities = (declared: Record<string, unknown>): ClientC
   return { ...(sampling ? { sampling } : {}), ...(elicitation ? { elicitation } : {}), ...(roots ? { roots } : {}) };
 };
 
+/** The capabilities as the v2 client declares them (the same three, their sub-features by name). */
+const asked = (caps: ClientCapabilities): NonNullable<ConstructorParameters<typeof Client>[1]>['capabilities'] => {
+  const { sampling, elicitation, roots } = caps;
+  return {
+    ...(sampling ? { sampling: { ...(sampling.context ? { context: {} } : {}), ...(sampling.tools ? { tools: {} } : {}) } } : {}),
+    ...(elicitation
+      ? {
+          elicitation: {
+            ...(elicitation.form
+              ? { form: elicitation.form.applyDefaults === undefined ? {} : { applyDefaults: elicitation.form.applyDefaults } }
+              : {}),
+            ...(elicitation.url ? { url: {} } : {}),
+          },
+        }
+      : {}),
+    ...(roots ? { roots: roots.listChanged === undefined ? {} : { listChanged: roots.listChanged } } : {}),
+  };
+};
+
 /** Whether an upstream failure means its session is gone (so the request never ran there): re-open and retry once. */
 const sessionGone = (e: unknown): boolean =>
-  (e instanceof StreamableHTTPError && e.code === 404) ||
-  (e instanceof McpError && e.code === ErrorCode.ConnectionClosed && /not connected|closed/i.test(e.message)) ||
+  (e instanceof SdkHttpError && e.status === 404) ||
+  (e instanceof SdkError && (e.code === SdkErrorCode.NotConnected || e.code === SdkErrorCode.ConnectionClosed)) ||
   (e instanceof Error && /^Not connected$/.test(e.message));
 
 const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
@@ -158,16 +183,32 @@ export class UpstreamPool {
 
   private open(session: string, server: McpServerConfig, caps: ClientCapabilities): Conn {
     const key = `${session}\n${server.serverId}`;
-    const client = new Client({ name: 'ai-gateway', version: this.version }, { capabilities: caps });
+    const client = new Client(
+      { name: 'ai-gateway', version: this.version },
+      { capabilities: asked(caps), versionNegotiation: { mode: 'auto' } },
+    );
     const route = { session, serverId: server.serverId };
-    if (caps.sampling)
-      client.setRequestHandler(CreateMessageRequestSchema, (req, extra) =>
-        this.links.request(route, req, req.params.tools ? CreateMessageResultWithToolsSchema : CreateMessageResultSchema, extra.signal),
+    // The SDK's own request types are checked again with the 2025 schemas the links speak.
+    const relay = (schema: Parameters<Links['request']>[2]) => (req: unknown, signal: AbortSignal) => {
+      const parsed = ServerRequestSchema.safeParse(req);
+      if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, 'The MCP server sent a request the gateway cannot relay.');
+      return this.links.request(route, parsed.data, schema, signal);
+    };
+    if (caps.sampling) {
+      const plain = relay(CreateMessageResultSchema);
+      const withTools = relay(CreateMessageResultWithToolsSchema);
+      client.setRequestHandler('sampling/createMessage', (req, ctx) =>
+        (req.params.tools ? withTools : plain)(req, ctx.mcpReq.signal).then((r) => CreateMessageResultWithToolsSchema.parse(r)),
       );
-    if (caps.elicitation)
-      client.setRequestHandler(ElicitRequestSchema, (req, extra) => this.links.request(route, req, ElicitResultSchema, extra.signal));
-    if (caps.roots)
-      client.setRequestHandler(ListRootsRequestSchema, (req, extra) => this.links.request(route, req, ListRootsResultSchema, extra.signal));
+    }
+    if (caps.elicitation) {
+      const elicit = relay(ElicitResultSchema);
+      client.setRequestHandler('elicitation/create', (req, ctx) => elicit(req, ctx.mcpReq.signal).then((r) => ElicitResultSchema.parse(r)));
+    }
+    if (caps.roots) {
+      const roots = relay(ListRootsResultSchema);
+      client.setRequestHandler('roots/list', (req, ctx) => roots(req, ctx.mcpReq.signal).then((r) => ListRootsResultSchema.parse(r)));
+    }
     const conn: Conn = { key, server, lastUsed: Date.now(), closed: false, listed: {}, ready: Promise.resolve(client) };
     client.fallbackNotificationHandler = async (n) => {
       const parsed = ServerNotificationSchema.safeParse(n);

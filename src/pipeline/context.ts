@@ -87,6 +87,12 @@ export interface McpCall {
   /** Tool or prompt name as the client called it (`gen_ai.tool.name` for tools/call). */
   name?: string;
   server: string;
+  /** The MCP protocol revision the client speaks (`mcp.protocol.version`). */
+  protocolVersion?: string;
+  /** The 2025 generation's session id (`mcp.session.id`). */
+  sessionId?: string;
+  /** The JSON-RPC request id (`jsonrpc.request.id`). */
+  rpcId?: string;
 }
 
 /** How a request ended, as the settle and record stages see it. */

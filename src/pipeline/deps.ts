@@ -1,3 +1,4 @@
+import type { Counters } from '../governance/counters.ts';
 import type { SnapshotHolder } from '../propagation/holder.ts';
 import type { AdmissionPolicy } from './admit.ts';
 import type { BodyLimits } from './body.ts';
@@ -36,6 +37,8 @@ export interface PipelineDeps {
   bodyLimits?: BodyLimits;
   /** The request path's policies; none when absent. */
   policies?: Policies;
+  /** The counters shared by the plane's replicas (Redis when configured): MCP sessions' liveness. */
+  counters?: Counters;
   /**
    * Read-your-writes for a data plane in the management process: resolves true when the served
    * snapshot moved to catch up with a configuration change committed moments ago (so a caller or

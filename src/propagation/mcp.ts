@@ -37,7 +37,17 @@ export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfi
     const entries = p.servers
       .filter((e) => servers.has(e.serverId))
       .map((e) => Object.freeze({ serverId: e.serverId, prefix: e.prefix, ...(e.tools ? { tools: Object.freeze([...e.tools]) } : {}) }));
-    byId.set(p.profileId, Object.freeze({ id: p.id, projectUuid: p.projectUuid, profileId: p.profileId, servers: Object.freeze(entries) }));
+    const grants = p.grants?.map((g) => Object.freeze({ principal: g.principal, tools: Object.freeze([...g.tools]) }));
+    byId.set(
+      p.profileId,
+      Object.freeze({
+        id: p.id,
+        projectUuid: p.projectUuid,
+        profileId: p.profileId,
+        servers: Object.freeze(entries),
+        ...(grants ? { grants: Object.freeze(grants) } : {}),
+      }),
+    );
   }
   const credentials = new Map<string, Map<string, { project?: string; users: Map<string, string> }>>();
   for (const c of doc.mcpCredentials ?? []) {

@@ -30,6 +30,7 @@ export interface Instruments {
   attempts: Sum;
   cost: Sum;
   mcpCalls: Sum;
+  mcpDuration: Histogram;
   refusals: Sum;
   cache: Sum;
   costSaved: Sum;
@@ -68,6 +69,7 @@ const projectLabel = (tenantLabels: boolean): ((ctx: RequestContext) => string) 
 export const metricsObserver = (tenantLabels: boolean, m: Instruments): RequestObserver => {
   const models = new Bounded();
   const servers = new Bounded();
+  const tools = new Bounded();
   const model = (ctx: RequestContext): string => (ctx.plan && ctx.model !== undefined ? models.of(ctx.model) : OTHER);
   const project = projectLabel(tenantLabels);
 
@@ -93,6 +95,14 @@ export const metricsObserver = (tenantLabels: boolean, m: Instruments): RequestO
         const server = servers.of(ctx.mcp.server);
         const result = error ? (error.kind === 'timeout' ? 'timeout' : 'error') : 'ok';
         m.mcpCalls.add(1, server + K + result, () => ({ server, outcome: result }));
+        const method = ctx.mcp.method;
+        const tool = method === 'tools/call' && ctx.mcp.name !== undefined ? tools.of(ctx.mcp.name) : '';
+        const errorType = error?.errorCode ?? '';
+        m.mcpDuration.record(seconds, method + K + tool + K + errorType, () => ({
+          'mcp.method.name': method,
+          ...(tool ? { 'gen_ai.tool.name': tool } : {}),
+          ...(errorType ? { 'error.type': errorType } : {}),
+        }));
         return;
       }
       const op = operationOf(ctx.endpoint);

@@ -91,6 +91,12 @@ export const METRICS = {
   },
   cost: { name: 'gateway.cost', unit: 'USD', description: 'Cost of requests in USD by project and model' },
   mcpCalls: { name: 'gateway.mcp.calls', unit: '', description: 'Governed MCP calls by server and outcome' },
+  mcpDuration: {
+    name: 'mcp.server.operation.duration',
+    unit: 's',
+    description: 'Governed MCP calls by the MCP conventions: mcp.method.name, gen_ai.tool.name, error.type',
+    buckets: DURATION_BUCKETS,
+  },
   refusals: {
     name: 'gateway.policy.refusals',
     unit: '',
@@ -170,6 +176,7 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
     attempts: sum(METRICS.attempts),
     cost: sum(METRICS.cost),
     mcpCalls: sum(METRICS.mcpCalls),
+    mcpDuration: histogram(METRICS.mcpDuration),
     refusals: sum(METRICS.refusals),
     cache: sum(METRICS.cache),
     costSaved: sum(METRICS.costSaved),

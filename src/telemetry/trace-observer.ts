@@ -86,8 +86,10 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
   return {
     name: 'tracing',
     start(ctx) {
+      const mcp = ctx.mcp;
       const attributes: Attributes = {
-        'gen_ai.operation.name': operation(ctx),
+        // MCP conventions: gen_ai.operation.name only for a tool call (execute_tool).
+        ...(mcp && mcp.method !== 'tools/call' ? {} : { 'gen_ai.operation.name': operation(ctx) }),
         'gateway.request_id': ctx.ids.requestId,
         'http.request.method': ctx.method,
         'url.path': ctx.endpoint,
@@ -99,11 +101,13 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
           const v = headers.get(h);
           if (v !== null) attributes[`gateway.header.${h}`] = v.slice(0, 256);
         }
-      const mcp = ctx.mcp;
       if (mcp) {
         attributes['mcp.method.name'] = mcp.method;
         attributes['gateway.mcp.server'] = mcp.server;
         if (mcp.name !== undefined && mcp.method === 'tools/call') attributes['gen_ai.tool.name'] = mcp.name;
+        if (mcp.protocolVersion !== undefined) attributes['mcp.protocol.version'] = mcp.protocolVersion;
+        if (mcp.sessionId !== undefined) attributes['mcp.session.id'] = mcp.sessionId;
+        if (mcp.rpcId !== undefined) attributes['jsonrpc.request.id'] = mcp.rpcId;
       }
       const server = tracer.startSpan(
         mcp ? `${mcp.method}${mcp.name ? ` ${mcp.name}` : ''}` : nameOf(ctx, operation(ctx)),
@@ -117,16 +121,25 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
       if (!t) return;
       endAttempt(t, {});
       const { connection, upstreamModel } = view.target;
-      const span: Span = tracer.startSpan(
-        `${operation(ctx)} ${upstreamModel}`,
-        {
-          kind: SpanKind.CLIENT,
-          attributes: {
+      const mcp = ctx.mcp;
+      // An MCP call's upstream span: the method and the name at the server, never a model or a provider.
+      const attributes: Attributes = mcp
+        ? {
+            'mcp.method.name': mcp.method,
+            ...(mcp.method === 'tools/call' ? { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': upstreamModel } : {}),
+            'gateway.connection': connection.name,
+          }
+        : {
             'gen_ai.operation.name': operation(ctx),
             'gen_ai.provider.name': providerNameOf(connection.provider),
             'gen_ai.request.model': upstreamModel,
             'gateway.connection': connection.name,
-          },
+          };
+      const span: Span = tracer.startSpan(
+        mcp ? `${mcp.method} ${upstreamModel}` : `${operation(ctx)} ${upstreamModel}`,
+        {
+          kind: SpanKind.CLIENT,
+          attributes,
         },
         trace.setSpan(ROOT_CONTEXT, t.server),
       );
@@ -157,14 +170,16 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
       const last = outcome.attempts?.at(-1);
       const op = operation(ctx);
       const model = ctx.model;
-      const response: Attributes = {
-        'gen_ai.usage.input_tokens': s.inputTokens,
-        'gen_ai.usage.output_tokens': s.outputTokens,
-      };
+      const response: Attributes = ctx.mcp
+        ? {}
+        : {
+            'gen_ai.usage.input_tokens': s.inputTokens,
+            'gen_ai.usage.output_tokens': s.outputTokens,
+          };
       if (outcome.responseId) response['gen_ai.response.id'] = outcome.responseId;
       if (outcome.finishReason) response['gen_ai.response.finish_reasons'] = [outcome.finishReason];
       const responseModel = outcome.responseModel ?? last?.upstreamModel;
-      if (responseModel) response['gen_ai.response.model'] = responseModel;
+      if (responseModel && !ctx.mcp) response['gen_ai.response.model'] = responseModel;
       endAttempt(t, response);
 
       const server = t.server;
@@ -176,9 +191,9 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
         'gateway.stream': ctx.stream,
         'gateway.cost_usd': s.costNanoUsd / 1e9,
       };
-      if (model) attrs['gen_ai.request.model'] = model;
+      if (model && !ctx.mcp) attrs['gen_ai.request.model'] = model;
       if (last) {
-        attrs['gen_ai.provider.name'] = providerNameOf(last.provider);
+        if (!ctx.mcp) attrs['gen_ai.provider.name'] = providerNameOf(last.provider);
         attrs['gateway.connection'] = last.connection;
         attrs['gateway.upstream_model'] = last.upstreamModel;
       }

@@ -8,7 +8,6 @@ import {
   LabelsOut,
   Nullable,
   One,
-  PATTERNS,
   Page,
   PageSize,
   PageToken,
@@ -20,6 +19,9 @@ import {
 import { MCP_AUTH_TYPES, MCP_TRANSPORTS } from '../mcp-rules.ts';
 import { defineOp } from '../op.ts';
 import { defineResource } from '../resource.ts';
+import { McpProfileOut, ProfileGrants, ProfileId, ProfileServers, ServerId } from './mcp-profile.ts';
+
+export { McpProfileOut, ServerId };
 
 /**
  * The MCP gateway's configuration (contract §7): the catalog of MCP servers (platform admin's) and
@@ -34,9 +36,6 @@ const CATALOG = 'MCP servers';
 const PROFILES = 'MCP profiles';
 const CREDENTIALS = 'MCP server credentials';
 
-export const ServerId = () => Str(1, 253, { pattern: PATTERNS.SERVER, description: 'catalog MCP server id (SERVER, 1-253)' });
-const ProfileId = () =>
-  Str(1, 64, { pattern: PATTERNS.ID, description: 'profile id (ID, 1-64), unique within the project; served at /mcp/{profileId}' });
 const ServerUrl = () =>
   Str(1, 2048, {
     pattern: '^https?://',
@@ -46,14 +45,6 @@ const AuthHeader = () =>
   Str(1, 255, { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", description: "header name for authType 'header' (an HTTP token, 1-255)" });
 const AuthValue = () =>
   Str(1, 16384, { description: 'the credential (bearer token or header value); secret: wrapped at rest, never returned' });
-/** `*` matches any run of characters; names follow the MCP tool-name rule (plus `/`). */
-const ToolName = () => Str(1, 128, { pattern: '^[A-Za-z0-9_.*/-]+$', description: 'a tool name, or a glob with `*` (1-128)' });
-const Prefix = () =>
-  Str(0, 253, {
-    pattern: '^([a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?)?$',
-    description: "listed names are '{prefix}__{name}'; default: the serverId; '' = no prefix",
-  });
-
 const serverFields = {
   transport: t.Optional(Enum(MCP_TRANSPORTS, "'streamable-http' (default) or 'sse' (the 2024-11-05 HTTP+SSE transport)")),
   description: Description(),
@@ -80,37 +71,6 @@ export const McpServerOut = t.Object(
     updatedAt: Timestamp(),
   },
   { description: 'McpServer (catalog entry)' },
-);
-
-const ProfileServer = t.Object(
-  {
-    serverId: ServerId(),
-    tools: t.Optional(
-      t.Array(ToolName(), { minItems: 1, maxItems: 256, uniqueItems: true, description: 'tool names or `*` globs; absent = every tool' }),
-    ),
-    prefix: t.Optional(Prefix()),
-  },
-  { additionalProperties: false },
-);
-const ProfileServers = () =>
-  t.Array(ProfileServer, {
-    minItems: 1,
-    maxItems: 64,
-    description: 'the servers the profile fronts, in order (each at most once, prefixes distinct)',
-  });
-
-export const McpProfileOut = t.Object(
-  {
-    id: t.String({ description: 'server-generated UUID' }),
-    customerId: t.String(),
-    projectId: t.String(),
-    profileId: t.String(),
-    description: t.String(),
-    servers: t.Array(t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String() })),
-    createdAt: Timestamp(),
-    updatedAt: Timestamp(),
-  },
-  { description: 'McpProfile' },
 );
 
 const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
@@ -203,7 +163,7 @@ export const McpOps = {
     permission: 'project_admin',
     mutates: { action: 'CREATE', resource: 'mcp_profile' },
     input: t.Object(
-      { ...Addr, profileId: ProfileId(), description: Description(), servers: ProfileServers() },
+      { ...Addr, profileId: ProfileId(), description: Description(), servers: ProfileServers(), grants: t.Optional(ProfileGrants()) },
       { additionalProperties: false },
     ),
     output: One('profile', McpProfileOut),
@@ -234,7 +194,13 @@ export const McpOps = {
     permission: 'project_admin',
     mutates: { action: 'UPDATE', resource: 'mcp_profile' },
     input: t.Object(
-      { ...Addr, profileId: ProfileId(), description: Description(), servers: t.Optional(ProfileServers()) },
+      {
+        ...Addr,
+        profileId: ProfileId(),
+        description: Description(),
+        servers: t.Optional(ProfileServers()),
+        grants: t.Optional(ProfileGrants()),
+      },
       { additionalProperties: false },
     ),
     output: One('profile', McpProfileOut),
@@ -364,7 +330,15 @@ export const McpResources = {
       optional: true,
       row: () => {
         const server = t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String() });
-        return t.Object({ id: t.String(), projectUuid: t.String(), profileId: t.String(), servers: t.Array(server) });
+        // `role:` grants arrive expanded to the members holding the role (`user:` principals).
+        const grant = t.Object({ principal: t.String(), tools: t.Array(t.String()) });
+        return t.Object({
+          id: t.String(),
+          projectUuid: t.String(),
+          profileId: t.String(),
+          servers: t.Array(server),
+          grants: t.Optional(t.Array(grant)),
+        });
       },
     },
     terraform: {
@@ -387,6 +361,17 @@ export const McpResources = {
           maxItems: 64,
           description:
             'a server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none)',
+        },
+        {
+          tf: 'grant',
+          api: 'grants',
+          attrs: [
+            { api: 'principal', required: true },
+            { api: 'tools', required: true },
+          ],
+          maxItems: 256,
+          description:
+            "who may list and call which tools: principal ('api_key:<keyId>', 'user:<userId>', 'role:<project role>'), tools (listed names or * globs); any grant = deny by default",
         },
       ],
     },

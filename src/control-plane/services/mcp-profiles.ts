@@ -31,6 +31,7 @@ const view = (r: McpProfileRow) => ({
   profileId: r.profileId,
   description: r.description ?? '',
   servers: r.servers.map((s) => ({ serverId: s.serverId, ...(s.tools ? { tools: s.tools } : {}), prefix: s.prefix })),
+  ...(r.grants ? { grants: r.grants.map((g) => ({ principal: g.principal, tools: [...g.tools] })) } : {}),
   createdAt: ts(r.createdAt),
   updatedAt: ts(r.updatedAt),
 });
@@ -97,6 +98,7 @@ export const mcpProfileOps = (deps: ControlDeps): OpDef[] => [
               profileId: input.profileId,
               description: input.description ?? null,
               servers,
+              grants: input.grants ? input.grants.map((g) => ({ principal: g.principal, tools: [...g.tools] })) : null,
               createdAt: now,
               updatedAt: now,
             })
@@ -149,6 +151,7 @@ export const mcpProfileOps = (deps: ControlDeps): OpDef[] => [
       const patch: Partial<typeof mcpProfiles.$inferInsert> = { updatedAt: new Date() };
       if (input.servers) patch.servers = await serversFor(tx, project, input.servers);
       if (input.description != null) patch.description = input.description;
+      if (input.grants) patch.grants = input.grants.map((g) => ({ principal: g.principal, tools: [...g.tools] }));
       const [row] = await tx.update(mcpProfiles).set(patch).where(eq(mcpProfiles.id, current.id)).returning();
       await record(change(project, current.profileId));
       return { profile: view(row as McpProfileRow) };

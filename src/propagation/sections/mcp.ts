@@ -1,6 +1,6 @@
 import { inArray, isNull } from 'drizzle-orm';
 import type { DocumentSections } from '../../api/config-document.ts';
-import { mcpProfiles, mcpServerCredentials, mcpServers, projectMcpServers } from '../../store/schema/index.ts';
+import { mcpProfiles, mcpServerCredentials, mcpServers, projectMcpServers, projectMembers } from '../../store/schema/index.ts';
 import type { LoadContext } from '../loader.ts';
 
 /**
@@ -38,7 +38,13 @@ export const mcpLoader = async ({
       .from(projectMcpServers)
       .where(inArray(projectMcpServers.projectUuid, live())),
     tx
-      .select({ id: mcpProfiles.id, projectUuid: mcpProfiles.projectUuid, profileId: mcpProfiles.profileId, servers: mcpProfiles.servers })
+      .select({
+        id: mcpProfiles.id,
+        projectUuid: mcpProfiles.projectUuid,
+        profileId: mcpProfiles.profileId,
+        servers: mcpProfiles.servers,
+        grants: mcpProfiles.grants,
+      })
       .from(mcpProfiles)
       .where(inArray(mcpProfiles.projectUuid, live()))
       .orderBy(mcpProfiles.profileId),
@@ -53,6 +59,23 @@ export const mcpLoader = async ({
       .where(inArray(mcpServerCredentials.projectUuid, live()))
       .orderBy(mcpServerCredentials.serverId, mcpServerCredentials.userId),
   ]);
+  // Members of the projects whose profiles grant by role: a `role:` grant goes out as its members' `user:` grants.
+  const byRole = [...new Set(profiles.filter((p) => p.grants?.some((g) => g.principal.startsWith('role:'))).map((p) => p.projectUuid))];
+  const members =
+    byRole.length === 0
+      ? []
+      : await tx
+          .select({ projectUuid: projectMembers.projectUuid, userId: projectMembers.userId, role: projectMembers.role })
+          .from(projectMembers)
+          .where(inArray(projectMembers.projectUuid, byRole));
+  const expand = (projectUuid: string, grants: readonly { principal: string; tools: string[] }[]) =>
+    grants.flatMap((g) =>
+      g.principal.startsWith('role:')
+        ? members
+            .filter((m) => m.projectUuid === projectUuid && `role:${m.role}` === g.principal)
+            .map((m) => ({ principal: `user:${m.userId}`, tools: [...g.tools] }))
+        : [{ principal: g.principal, tools: [...g.tools] }],
+    );
   const catalog = new Map(catalogRows.map((s) => [s.serverId, s]));
   const assigned = new Set(assignments.map((a) => `${a.projectUuid}\n${a.serverId}`));
   const used = new Set<string>();
@@ -68,6 +91,7 @@ export const mcpLoader = async ({
       projectUuid: p.projectUuid,
       profileId: p.profileId,
       servers: servers.map((e) => ({ serverId: e.serverId, ...(e.tools ? { tools: [...e.tools] } : {}), prefix: e.prefix })),
+      ...(p.grants ? { grants: expand(p.projectUuid, p.grants) } : {}),
     };
   });
   const mcpServerDocs = catalogRows

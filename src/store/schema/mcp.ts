@@ -32,6 +32,13 @@ export const mcpServers = pgTable(
 );
 
 /** One server of a profile: `prefix` is stored resolved (the serverId unless given). */
+/** Who may use which tools of a profile (contract §7.1): `api_key:<keyId>`, `user:<userId>` or `role:<project role>`. */
+export interface McpProfileGrantRow {
+  principal: string;
+  /** Listed (prefixed) tool names or `*` globs. */
+  tools: string[];
+}
+
 export interface McpProfileServerRow {
   serverId: string;
   tools?: string[];
@@ -47,6 +54,8 @@ export const mcpProfiles = pgTable(
     profileId: text('profile_id').notNull(),
     description: text('description'),
     servers: jsonb('servers').$type<McpProfileServerRow[]>().notNull().default([]),
+    /** Null: every caller of the project uses every tool; a list: only what it grants (deny by default). */
+    grants: jsonb('grants').$type<McpProfileGrantRow[]>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

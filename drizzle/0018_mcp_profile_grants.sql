@@ -1,0 +1,1 @@
+ALTER TABLE "mcp_profiles" ADD COLUMN "grants" jsonb;
