@@ -21,6 +21,7 @@ const END_README = '<!-- settings:end -->';
 /** Where the chart's value differs from the gateway's own default, and why. */
 export const CHART_DEFAULTS: Record<string, { value: string; why: string }> = {
   GATEWAY_HOST: { value: '0.0.0.0', why: 'a pod listens on all its interfaces' },
+  GATEWAY_METRICS_HOST: { value: '0.0.0.0', why: "the cluster's Prometheus scrapes the pod's metrics port" },
   GATEWAY_DATA_DIR: {
     value: '/data',
     why: 'an emptyDir (the root file system is read-only): record spool and pulled-config cache of data planes',

@@ -342,6 +342,7 @@ class HostedRun {
       final: () => writer.final(),
     };
     const ttfbMs = Math.round(performance.now() - s.ctx.t0);
+    s.ctx.observers.firstByte(s.ctx, ttfbMs);
     const filter = s.output;
     return sseResponse(open, encoder, s.ctx.ids, {
       idleTimeoutMs: s.plan.route.timeoutMs,
