@@ -18,7 +18,7 @@ export const RULE_TEMPLATE = join(DEPLOY, 'helm', 'gateway', 'templates', 'prome
 
 const HEADER = '{{- /* Generated from deploy/%s by `bun run chart:values`; do not edit. */}}';
 
-const escape = (s: string): string => s.replaceAll('{{', '{{ "{{" }}');
+const escapeActions = (s: string): string => s.replaceAll('{{', '{{ "{{" }}');
 const indent = (s: string, n: number): string =>
   s
     .split('\n')
@@ -43,7 +43,7 @@ export const renderDashboardTemplate = (dashboard = readFileSync(DASHBOARD, 'utf
     '  {{- end }}',
     'data:',
     '  ai-gateway.json: |-',
-    indent(escape(dashboard.trimEnd()), 4),
+    indent(escapeActions(dashboard.trimEnd()), 4),
     '{{- end }}',
     '',
   ].join('\n');
@@ -68,7 +68,7 @@ export const renderRuleTemplate = (alerts = readFileSync(ALERTS, 'utf8')): strin
     '    {{- toYaml . | nindent 4 }}',
     '    {{- end }}',
     'spec:',
-    indent(escape(body), 2),
+    indent(escapeActions(body), 2),
     '{{- end }}',
     '',
   ].join('\n');

@@ -59,26 +59,26 @@ describe('monitoring in the chart', () => {
 
   test('grafanaDashboard.enabled: a valid ConfigMap with the sidecar label holding deploy/grafana/gateway.json as is', () => {
     const docs = render({ grafanaDashboard: { enabled: true, annotations: { grafana_folder: 'AI gateway' } } });
-    const [cm] = of(docs, 'ConfigMap');
-    expect(cm).toBeDefined();
+    const cm = of(docs, 'ConfigMap')[0];
+    if (!cm) throw new Error('no ConfigMap rendered');
     expect(() => Object.assign(new ConfigMap(), cm).validate()).not.toThrow();
-    const meta = cm?.metadata as { name: string; namespace: string; labels: Record<string, string>; annotations: Record<string, string> };
+    const meta = cm.metadata as { name: string; namespace: string; labels: Record<string, string>; annotations: Record<string, string> };
     expect(meta.name).toBe('gw-gateway-dashboard');
     expect(meta.namespace).toBe('router-system');
     expect(meta.labels.grafana_dashboard).toBe('1');
     expect(meta.annotations.grafana_folder).toBe('AI gateway');
-    const json = (cm?.data as Record<string, string>)['ai-gateway.json'] ?? '';
+    const json = (cm.data as Record<string, string>)['ai-gateway.json'] ?? '';
     expect(JSON.parse(json)).toEqual(JSON.parse(readFileSync(DASHBOARD, 'utf8')));
     expect(json).toContain('"legendFormat": "{{gateway_api}}"');
   });
 
   test('prometheusRule.enabled: a valid PrometheusRule with the groups of deploy/prometheus/alerts.yml, passing promtool check rules', async () => {
     const docs = render({ prometheusRule: { enabled: true, labels: { release: 'kube-prometheus-stack' } } });
-    const [rule] = of(docs, 'PrometheusRule');
-    expect(rule).toBeDefined();
+    const rule = of(docs, 'PrometheusRule')[0];
+    if (!rule) throw new Error('no PrometheusRule rendered');
     expect(() => Object.assign(new PrometheusRule(), rule).validate()).not.toThrow();
-    expect((rule?.metadata as { labels: Record<string, string> }).labels.release).toBe('kube-prometheus-stack');
-    const spec = rule?.spec as Obj;
+    expect((rule.metadata as { labels: Record<string, string> }).labels.release).toBe('kube-prometheus-stack');
+    const spec = rule.spec as Obj;
     expect(spec).toEqual(Bun.YAML.parse(readFileSync(ALERTS, 'utf8')) as Obj);
     expect(JSON.stringify(spec)).toContain('{{ $labels.gen_ai_provider_name }}');
 

@@ -70,10 +70,22 @@ describe('dashboard', () => {
       expect(p.targets?.length ?? 0).toBeGreaterThan(0);
     }
     const vars = new Set(d.templating.list.map((v) => v.name));
-    for (const q of dashboardQueries()) for (const [, v] of q.expr.matchAll(/\$(\w+)/g)) if (!v?.startsWith('__')) expect(vars).toContain(v);
+    for (const q of dashboardQueries())
+      for (const [, v = ''] of q.expr.matchAll(/\$(\w+)/g)) if (!v.startsWith('__')) expect(vars).toContain(v);
     // The panels the issue lists, by their titles.
     const titles = panels.map((p) => p.title).join('\n');
-    for (const t of ['Requests / s by API', 'Error ratio', 'Request duration quantiles', 'Time to first token', 'Tokens', 'Cost', 'Upstream attempts', 'records queued', 'revision lag', 'MCP'])
+    for (const t of [
+      'Requests / s by API',
+      'Error ratio',
+      'Request duration quantiles',
+      'Time to first token',
+      'Tokens',
+      'Cost',
+      'Upstream attempts',
+      'records queued',
+      'revision lag',
+      'MCP',
+    ])
       expect(titles).toContain(t);
   });
 });
