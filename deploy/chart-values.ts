@@ -1,13 +1,14 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { monitoringTemplates } from './chart-monitoring.ts';
 import type { SettingSpec } from '../src/config/setting-kinds.ts';
 import { settingSpecs } from '../src/config/settings.ts';
 
 /**
  * Every gateway setting is a value of the Helm chart: `bun run chart:values` writes the `settings`
  * and `secretSettings` blocks of deploy/helm/gateway/values.yaml and the settings table of its
- * README.md from src/config/settings.ts (the one declaration); test/chart.test.ts fails when either
- * is stale.
+ * README.md from src/config/settings.ts (the one declaration), and the monitoring templates from the
+ * shipped dashboard and alert rules (chart-monitoring.ts); test/chart.test.ts fails when any is stale.
  */
 
 export const CHART = join(import.meta.dir, 'helm', 'gateway');
@@ -21,6 +22,7 @@ const END_README = '<!-- settings:end -->';
 /** Where the chart's value differs from the gateway's own default, and why. */
 export const CHART_DEFAULTS: Record<string, { value: string; why: string }> = {
   GATEWAY_HOST: { value: '0.0.0.0', why: 'a pod listens on all its interfaces' },
+  GATEWAY_METRICS_HOST: { value: '0.0.0.0', why: "the cluster's Prometheus scrapes the pod's metrics port" },
   GATEWAY_DATA_DIR: {
     value: '/data',
     why: 'an emptyDir (the root file system is read-only): record spool and pulled-config cache of data planes',
@@ -116,5 +118,10 @@ if (import.meta.main) {
     const after = update(before);
     if (after !== before) writeFileSync(file, after);
     process.stdout.write(`chart:values: ${after === before ? 'unchanged' : 'updated'} ${file}\n`);
+  }
+  for (const [file, text] of Object.entries(monitoringTemplates())) {
+    const before = existsSync(file) ? readFileSync(file, 'utf8') : '';
+    if (text !== before) writeFileSync(file, text);
+    process.stdout.write(`chart:values: ${text === before ? 'unchanged' : 'updated'} ${file}\n`);
   }
 }

@@ -110,6 +110,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         configSource: controller.status.source,
         lastPullAt: controller.status.lastPullAt?.toISOString() ?? null,
         records: records.stats,
+        metrics: telemetry.metricsListener,
       }),
     });
   } catch (e) {

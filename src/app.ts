@@ -255,7 +255,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         deps: inferenceDeps,
         limits: config.limits,
         ready,
-        readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats }),
+        readiness: () => ({ revision: snapshots.current?.revision ?? null, records: records.stats, metrics: telemetry.metricsListener }),
       });
     }
     if (config.role === 'all' || config.role === 'control') {
@@ -272,6 +272,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         auth,
         ready,
         pingDatabase: () => store.db.execute(sql`select 1`),
+        metrics: () => telemetry.metricsListener,
         version: pkg.version,
         jwks: async () => ({ keys: [...(await publishedKeys(store.db)).keys, ...(await serviceAccountJwks(deps))] }),
         rawRoutes: protocol.routes,

@@ -474,14 +474,17 @@ test.skipIf(!run)(
     await c.go('Connections');
     await page.getByRole('cell', { name: 'mock-openai', exact: true }).waitFor();
     expect(await page.content()).not.toContain('hidden-conn');
-    // A member reads but cannot write: the API's refusal is shown.
-    await c.openCreate('Create connection');
-    const conn = page.locator('#form-CreateProviderConnection');
-    await conn.getByLabel('Name', { exact: true }).fill('nope');
-    await conn.getByLabel('Provider', { exact: true }).fill('openai');
-    await page.getByRole('button', { name: 'Create connection' }).click();
-    await conn.locator('.form-error').waitFor();
-    expect(await conn.locator('.form-error').textContent()).toBe("CreateProviderConnection requires the admin role in project 'web'");
+    // A member reads but cannot write: the page offers no write, and the API refuses one.
+    await c.loaded();
+    expect(await page.locator('details.create').count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^(Edit|Delete) / }).count()).toBe(0);
+    const refused = await fetch(`${tg.adminUrl}${admin('CreateProviderConnection')}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token.accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ customerId: 'acme', projectId: 'web', name: 'nope', provider: 'openai', apiKey: 'x' }),
+    });
+    expect(refused.status).toBe(403);
+    expect(JSON.stringify(await refused.json())).toContain("CreateProviderConnection requires the admin role in project 'web'");
     await c.axe('40-user-token-connections');
     // Records and usage of its own project only.
     await c.go('Usage');
@@ -489,6 +492,10 @@ test.skipIf(!run)(
     // A link to the other project: the API refuses it, and nothing of it is shown.
     await page.goto(`${tg.adminUrl}/console/#/connections/acme/secret-proj`);
     await page.getByRole('heading', { name: 'Provider connections' }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Customer "acme" has no project "secret-proj" this token can see (from the link): showing "web".' })
+      .waitFor();
     await page.getByRole('cell', { name: 'mock-openai', exact: true }).waitFor();
     expect(await page.content()).not.toContain('hidden-conn');
     expect(await page.getByLabel('Project', { exact: true }).inputValue()).toBe('web');

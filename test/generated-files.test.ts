@@ -2,6 +2,7 @@ import { expect, test } from 'bun:test';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { REPORT_FILES } from '../bench/lib/output.ts';
+import { DASHBOARD_TEMPLATE, RULE_TEMPLATE } from '../deploy/chart-monitoring.ts';
 import { README as CHART_README, VALUES as CHART_VALUES } from '../deploy/chart-values.ts';
 import drizzleConfig from '../drizzle.config.ts';
 import { DOCS_DIR as IAC_DOCS, renderDocs } from '../iac/scripts/gen-docs.ts';
@@ -33,7 +34,7 @@ const GENERATORS: Record<string, readonly string[]> = {
   'bun run docs:reference': Object.keys(REFERENCES).map((f) => rel(join(REFERENCE_DIR, f))),
   'bun run docs:settings': [rel(SETTINGS_DOC)],
   'bun run docs:fields': [rel(FIELDS_DOC)],
-  'bun run chart:values': [rel(CHART_VALUES), rel(CHART_README)],
+  'bun run chart:values': [rel(CHART_VALUES), rel(CHART_README), rel(DASHBOARD_TEMPLATE), rel(RULE_TEMPLATE)],
   'bun run iac:l1': [rel(L1_PATH)],
   'bun run iac:docs': Object.keys(renderDocs()).map((f) => rel(join(IAC_DOCS, f))),
   'bun run bench': REPORT_FILES,

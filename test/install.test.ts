@@ -284,6 +284,40 @@ describe('workflows', () => {
     expect(code).toBe(1);
     expect(err).toBe('gateway install: helm was not found on PATH\n');
   });
+
+  test('--values-out FILE: the values file is written even when helm is missing, and the message says where', async () => {
+    const out = join(dir, 'kept-values.yaml');
+    rmSync(out, { force: true });
+    let err = '';
+    const code = await runInstall(
+      ['--platform', 'gcp', '--ack-prereqs', '--customer', 'c', '--serve-url', 'https://x.example', '--values-out', out, '--config'].concat(
+        file('ack2.json', { certificateMap: { name: 'm' } }),
+      ),
+      {
+        env: { PATH: join(dir, 'empty') },
+        cwd: dir,
+        out: { write: () => undefined },
+        err: { write: (s: string) => (err += s) },
+      },
+    );
+    expect(code).toBe(1);
+    expect(err).toBe(`gateway install: helm was not found on PATH (the values are written to ${out})\n`);
+    expect(Bun.YAML.parse(readFileSync(out, 'utf8'))).toMatchObject({
+      customer: 'c',
+      serveUrl: 'https://x.example',
+      certificateMap: { name: 'm' },
+    });
+  });
+
+  test('--help: every line reads as words (the dnsAuthorization default is spelled out)', async () => {
+    let out = '';
+    expect(
+      await runInstall(['--help'], { env: {}, cwd: dir, out: { write: (s: string) => (out += s) }, err: { write: () => undefined } }),
+    ).toBe(0);
+    expect(out).not.toContain('-> ->');
+    expect(out).toContain('dnsAuthorization.name: the serve domain lowercased');
+    expect(out).toContain('gateway-acme-example-dns-auth');
+  });
 });
 
 describe('precedence and the serve URL', () => {

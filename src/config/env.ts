@@ -211,7 +211,7 @@ const telemetryConfig = (s: Settings, tls: TlsFiles | undefined, env: Record<str
     spanHeaders: s.GATEWAY_SPAN_HEADERS,
     metrics: {
       port: s.GATEWAY_METRICS_PORT,
-      host: s.GATEWAY_HOST,
+      host: s.GATEWAY_METRICS_HOST,
       tenantLabels: s.GATEWAY_METRICS_TENANT_LABELS === 'on',
       ...(tls ? { tls } : {}),
       url: s.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ?? signal('v1/metrics'),

@@ -35,7 +35,12 @@ export const SETTINGS = {
   // listeners
   GATEWAY_HOST: text({
     default: '127.0.0.1',
-    description: 'address the inference and metrics listeners bind to (and the management listener unless `GATEWAY_ADMIN_HOST` is set)',
+    description: 'address the inference listener binds to (and the management listener unless `GATEWAY_ADMIN_HOST` is set)',
+  }),
+  GATEWAY_METRICS_HOST: text({
+    default: '127.0.0.1',
+    description:
+      'address the metrics listener binds to: loopback by default, so `/metrics` is not on the network unless asked (`0.0.0.0` for a Prometheus on another host)',
   }),
   GATEWAY_ADMIN_HOST: optionalText({
     unset: '`GATEWAY_HOST`',

@@ -20,6 +20,8 @@ export interface ControlServerOptions {
   ready: () => boolean;
   /** A trivial query (`select 1`): resolves when the database answers. Checked by `/readyz`. */
   pingDatabase?: () => Promise<unknown>;
+  /** The metrics listener's state (`listening`, `off`, `failed`), reported by `/readyz` as `metrics` (it does not make the process unready). */
+  metrics?: () => string;
   version: string;
   /** `GET /.well-known/jwks.json`: the audit checkpoint keys and the user-token signing keys. */
   jwks?: () => Promise<{ keys: object[] }>;
@@ -109,7 +111,7 @@ export const buildControlApp = (opts: ControlServerOptions) =>
         const database = opts.pingDatabase ? ((await databaseAnswers(opts.pingDatabase)) ? 'ok' : 'unreachable') : undefined;
         const status = !opts.ready() ? 'starting' : database === 'unreachable' ? 'unavailable' : 'ok';
         set.status = status === 'ok' ? 200 : 503;
-        return { status, ...(database ? { database } : {}) };
+        return { status, ...(database ? { database } : {}), ...(opts.metrics ? { metrics: opts.metrics() } : {}) };
       },
       { detail: { hide: true } },
     )

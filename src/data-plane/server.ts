@@ -1,4 +1,5 @@
 import type { Server } from 'bun';
+import pkg from '../../package.json' with { type: 'json' };
 import { type TlsFiles, tlsOption } from '../core/tls.ts';
 import { asGatewayError, GatewayError } from '../core/errors.ts';
 import { requestUuid } from '../core/ids.ts';
@@ -85,7 +86,7 @@ export interface DataPlaneServerOptions {
   readiness: () => Record<string, unknown>;
   /** The MCP gateway serving `/mcp/{profileId}` (one is made from `deps` when absent). */
   mcp?: McpGateway;
-  /** The gateway's version, as the MCP gateway tells clients. */
+  /** The gateway's version, as the MCP gateway tells clients (`serverInfo.version`); default: the product's (package.json). */
   version?: string;
 }
 
@@ -158,7 +159,7 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
     opts.mcp ??
     lazyMcp(async () => {
       const { McpGateway: Gateway } = await import('../mcp/http.ts');
-      return new Gateway({ deps: opts.deps, version: opts.version ?? '0.0.0', loopbackOnly: LOOPBACK_HOSTS.has(opts.host) });
+      return new Gateway({ deps: opts.deps, version: opts.version ?? pkg.version, loopbackOnly: LOOPBACK_HOSTS.has(opts.host) });
     });
   // Responses `mcp` tools naming one of the caller's profiles run through this gateway in process.
   const deps: InferenceDeps = opts.deps.mcpTools ? opts.deps : { ...opts.deps, mcpTools: mcp };

@@ -75,7 +75,9 @@ certificate map and its entry) with \`gcloud\`, then installs or upgrades the He
 
 Precedence: flag, then --config file, then identity file, then defaults (namespaces.gateway
 router-gateway, namespaces.system router-system, namespaces.dataplane router-dataplane,
-gcloud.skipExisting false, dnsAuthorization.name <serve-domain lowercased, [^a-z0-9-] -> ->-dns-auth).
+gcloud.skipExisting false, dnsAuthorization.name: the serve domain lowercased, each character
+other than a-z, 0-9 and - replaced by -, then -dns-auth: Gateway.Acme.example gives
+gateway-acme-example-dns-auth).
 Exit codes: 0 done, 2 bad or missing input (one line naming it), 1 a gcloud or helm failure.`;
 
 /** Parses `install`'s argv; a bad flag throws a ConfigError naming it. */

@@ -10,6 +10,7 @@ import {
   type JSONRPCResultResponse,
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
+import { bareMcpMessage } from './error-text.ts';
 
 /**
  * Answers to the gateway's own requests to the client. A request the gateway sends the client
@@ -41,7 +42,7 @@ export const deliverReply = (reply: Reply): boolean => {
 
 export const pendingReplies = (): number => pending.size;
 
-/** The SDK's web-standard transport with the gateway's request ids (see above). */
+/** The SDK's web-standard transport with the gateway's request ids (see above), and error texts without the SDK's prefix (error-text.ts). */
 export class RelayTransport implements Transport {
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   onclose?: () => void;
@@ -62,6 +63,8 @@ export class RelayTransport implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (isJSONRPCErrorResponse(message))
+      return this.inner.send({ ...message, error: { ...message.error, message: bareMcpMessage(message.error.message) } }, options);
     if (!isJSONRPCRequest(message)) return this.inner.send(message, options);
     const own = message.id;
     const id = `${PREFIX}${++counter}`;

@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { OtlpExport } from '../audit/otlp-export.ts';
 import { connectError } from '../core/errors.ts';
 import type { RequestRecordRow } from '../store/schema/index.ts';
-import { operationOf, providerNameOf } from '../telemetry/genai.ts';
+import { apiOf, operationOf, providerNameOf } from '../telemetry/genai.ts';
 import { Aggregates } from '../telemetry/aggregate.ts';
 import { CARDINALITY_LIMIT, type HistogramDef, METRICS, type MetricDef } from '../telemetry/metrics.ts';
 import { MAX_LABEL_VALUES, OTHER, TENANTS_HIDDEN } from '../telemetry/metrics-observer.ts';
@@ -197,6 +197,7 @@ export const metricsExport = (
   const models = bounded();
   const projects = bounded();
   const servers = bounded();
+  const mcpMethods = bounded();
   const agg = new Aggregates(
     { AggregationTemporality, DataPointType },
     resourceOf(version),
@@ -210,6 +211,7 @@ export const metricsExport = (
   const cost = sum(METRICS.cost, ValueType.DOUBLE);
   const mcpCalls = sum(METRICS.mcpCalls, ValueType.INT);
   const duration = histogram(METRICS.duration);
+  const serverDuration = histogram(METRICS.serverDuration);
   const tokens = histogram(METRICS.tokenUsage);
   const ttft = histogram(METRICS.timeToFirstToken);
   /** A batch's series, named by their attributes (this path is not the request's: one key per point is fine). */
@@ -221,6 +223,9 @@ export const metricsExport = (
         1,
         ...by({ server: servers(r.connection ?? OTHER), outcome: r.httpStatus === 504 ? 'timeout' : r.httpStatus >= 400 ? 'error' : 'ok' }),
       );
+      const mcpOp = operationOf(r.endpoint, mcpMethods(r.model ?? ''));
+      const mcpBase = { 'gen_ai.operation.name': mcpOp, 'gen_ai.request.model': OTHER, 'gen_ai.provider.name': 'mcp' };
+      requests.add(1, ...by({ status_code: r.httpStatus, gateway_api: apiOf(r.endpoint, true), ...mcpBase, project }));
       continue;
     }
     // A model is a label value only when the request resolved to a route (unknown names are `other`).
@@ -228,14 +233,16 @@ export const metricsExport = (
     const provider = r.provider ? providerNameOf(r.provider) : OTHER;
     const op = operation(r);
     const base = { 'gen_ai.operation.name': op, 'gen_ai.request.model': model, 'gen_ai.provider.name': provider };
-    requests.add(1, ...by({ status_code: r.httpStatus, ...base, project }));
-    duration.record(r.latencyMs / 1000, ...by(r.httpStatus >= 400 ? { ...base, 'error.type': r.errorCode ?? String(r.httpStatus) } : base));
+    requests.add(1, ...by({ status_code: r.httpStatus, gateway_api: apiOf(r.endpoint, false), ...base, project }));
+    const durationAttrs = r.httpStatus >= 400 ? { ...base, 'error.type': r.errorCode ?? String(r.httpStatus) } : base;
+    duration.record(r.latencyMs / 1000, ...by(durationAttrs));
+    serverDuration.record(r.latencyMs / 1000, ...by(durationAttrs));
     if (r.inputTokens > 0 || r.outputTokens > 0) {
       tokens.record(r.inputTokens, ...by({ ...base, 'gen_ai.token.type': 'input' }));
       tokens.record(r.outputTokens, ...by({ ...base, 'gen_ai.token.type': 'output' }));
     }
     if (r.costNanoUsd > 0) cost.add(r.costNanoUsd / 1e9, ...by({ project, 'gen_ai.request.model': model }));
-    if (r.stream && r.ttfbMs !== null) ttft.record(r.ttfbMs / 1000, ...by({ 'gen_ai.operation.name': op, 'gen_ai.request.model': model }));
+    if (r.stream && r.ttfbMs !== null) ttft.record(r.ttfbMs / 1000, ...by(base));
   }
   const rm = agg.collect(hr(Math.max(to.getTime(), from.getTime())));
   return {

@@ -37,3 +37,26 @@ const PROVIDERS: Readonly<Record<string, string>> = {
 
 /** `gen_ai.provider.name` of a provider adapter id (bounded: adapter ids are fixed in code). */
 export const providerNameOf = (adapterId: string): string => PROVIDERS[adapterId] ?? adapterId;
+
+/**
+ * The `gateway_api` label of `gateway_requests_total` (contract §17): which client API a request
+ * spoke, so Chat Completions and Messages traffic (both `chat`) tell apart. Bounded: paths not
+ * listed are `other`; an MCP call is `mcp`.
+ */
+const APIS: Readonly<Record<string, string>> = {
+  '/v1/chat/completions': 'chat_completions',
+  '/v1/responses': 'responses',
+  '/v1/messages': 'messages',
+  '/v1/messages/count_tokens': 'messages_count_tokens',
+  '/v1/responses/input_tokens': 'responses_input_tokens',
+  '/v1/embeddings': 'embeddings',
+  '/v1/completions': 'completions',
+  '/v1/images/generations': 'images',
+  '/v1/images': 'images',
+  '/v1/audio/speech': 'audio_speech',
+  '/v1/rerank': 'rerank',
+  '/v1/models': 'models',
+};
+
+/** `gateway_api` of a request's endpoint (`mcp` for an MCP call). */
+export const apiOf = (endpoint: string, mcp: boolean): string => (mcp ? 'mcp' : (APIS[endpoint] ?? OTHER_OPERATION));

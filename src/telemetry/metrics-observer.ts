@@ -1,7 +1,7 @@
 import type { RequestContext } from '../pipeline/context.ts';
 import type { Histogram, Sum } from './aggregate.ts';
 import type { RequestObserver } from '../pipeline/observe.ts';
-import { operationOf, providerNameOf } from './genai.ts';
+import { apiOf, operationOf, providerNameOf } from './genai.ts';
 
 /**
  * The request metrics of contract §8 as a request observer. Label values are bounded: a model is
@@ -10,6 +10,10 @@ import { operationOf, providerNameOf } from './genai.ts';
  * `other`); no key, user or request id is ever a label. With the SDK's cardinality limit
  * (telemetry/metrics.ts) this bounds every metric's series whatever the traffic. A series is named
  * by its label values joined (aggregate.ts); its attribute set is built once, when first seen.
+ *
+ * Everything is recorded at `finish`, from what the request holds then: the time to first token
+ * too (a stream's `outcome.ttfbMs`, with the provider of the attempt that answered), so a
+ * request costs one observer event (and one per upstream attempt).
  */
 
 export const MAX_LABEL_VALUES = 200;
@@ -24,6 +28,7 @@ export const TENANTS_HIDDEN = 'all';
 export interface Instruments {
   tokenUsage: Histogram;
   duration: Histogram;
+  serverDuration: Histogram;
   timeToFirstToken: Histogram;
   timePerOutputToken: Histogram;
   requests: Sum;
@@ -56,6 +61,9 @@ const outcomeOf = (status: number, errorKind: string | undefined, retryable: boo
   return retryable && status !== 499 ? 'retryable_error' : 'error';
 };
 
+/** `gen_ai.provider.name` of the requests counter for MCP calls (the upstream is an MCP server). */
+const MCP_PROVIDER = 'mcp';
+
 /** A series key from label values (none of them holds the separator: they are bounded names). */
 const K = '\u0000';
 
@@ -70,6 +78,7 @@ export const metricsObserver = (tenantLabels: boolean, m: Instruments): RequestO
   const models = new Bounded();
   const servers = new Bounded();
   const tools = new Bounded();
+  const mcpMethods = new Bounded();
   const model = (ctx: RequestContext): string => (ctx.plan && ctx.model !== undefined ? models.of(ctx.model) : OTHER);
   const project = projectLabel(tenantLabels);
 
@@ -81,27 +90,31 @@ export const metricsObserver = (tenantLabels: boolean, m: Instruments): RequestO
       const outcome = outcomeOf(attempt.status, error?.kind, error?.retryable ?? false);
       m.attempts.add(1, provider + K + outcome, () => ({ 'gen_ai.provider.name': provider, outcome }));
     },
-    firstByte(ctx, ms) {
-      if (ctx.mcp) return;
-      const op = operationOf(ctx.endpoint);
-      const mod = model(ctx);
-      m.timeToFirstToken.record(ms / 1000, op + K + mod, () => ({ 'gen_ai.operation.name': op, 'gen_ai.request.model': mod }));
-    },
     finish(ctx, outcome, s) {
       const seconds = (performance.now() - ctx.t0) / 1000;
       const proj = project(ctx);
       const error = outcome.error;
+      const status = outcome.status;
       if (ctx.mcp) {
         const server = servers.of(ctx.mcp.server);
         const result = error ? (error.kind === 'timeout' ? 'timeout' : 'error') : 'ok';
         m.mcpCalls.add(1, server + K + result, () => ({ server, outcome: result }));
-        const method = ctx.mcp.method;
-        const tool = method === 'tools/call' && ctx.mcp.name !== undefined ? tools.of(ctx.mcp.name) : '';
+        const method = mcpMethods.of(ctx.mcp.method);
+        const tool = ctx.mcp.method === 'tools/call' && ctx.mcp.name !== undefined ? tools.of(ctx.mcp.name) : '';
         const errorType = error?.errorCode ?? '';
         m.mcpDuration.record(seconds, method + K + tool + K + errorType, () => ({
           'mcp.method.name': method,
           ...(tool ? { 'gen_ai.tool.name': tool } : {}),
           ...(errorType ? { 'error.type': errorType } : {}),
+        }));
+        const op = operationOf(ctx.endpoint, method);
+        m.requests.add(1, `${status}${K}mcp${K}${op}${K}${proj}`, () => ({
+          status_code: status,
+          gateway_api: 'mcp',
+          'gen_ai.operation.name': op,
+          'gen_ai.request.model': OTHER,
+          'gen_ai.provider.name': MCP_PROVIDER,
+          project: proj,
         }));
         return;
       }
@@ -109,12 +122,26 @@ export const metricsObserver = (tenantLabels: boolean, m: Instruments): RequestO
       const mod = model(ctx);
       const last = outcome.attempts?.at(-1);
       const provider = last ? providerNameOf(last.provider) : OTHER;
-      const status = outcome.status;
+      const api = apiOf(ctx.endpoint, false);
       const base = op + K + mod + K + provider;
       const baseAttrs = () => ({ 'gen_ai.operation.name': op, 'gen_ai.request.model': mod, 'gen_ai.provider.name': provider });
-      m.requests.add(1, `${status}${K}${base}${K}${proj}`, () => ({ status_code: status, ...baseAttrs(), project: proj }));
-      if (error) m.duration.record(seconds, base + K + error.errorCode, () => ({ ...baseAttrs(), 'error.type': error.errorCode }));
-      else m.duration.record(seconds, base, baseAttrs);
+      m.requests.add(1, `${status}${K}${api}${K}${base}${K}${proj}`, () => ({
+        status_code: status,
+        gateway_api: api,
+        ...baseAttrs(),
+        project: proj,
+      }));
+      if (error) {
+        const key = base + K + error.errorCode;
+        const attrs = () => ({ ...baseAttrs(), 'error.type': error.errorCode });
+        m.duration.record(seconds, key, attrs);
+        m.serverDuration.record(seconds, key, attrs);
+      } else {
+        m.duration.record(seconds, base, baseAttrs);
+        m.serverDuration.record(seconds, base, baseAttrs);
+      }
+      const ttfb = ctx.stream ? outcome.ttfbMs : undefined;
+      if (ttfb !== undefined) m.timeToFirstToken.record(ttfb / 1000, base, baseAttrs);
       if (error && REFUSALS.has(error.errorCode))
         m.refusals.add(1, error.errorCode + K + proj, () => ({ reason: error.errorCode, project: proj }));
       if (s.inputTokens > 0 || s.outputTokens > 0) {
@@ -129,8 +156,8 @@ export const metricsObserver = (tenantLabels: boolean, m: Instruments): RequestO
         m.cache.add(1, cache + K + proj, () => ({ outcome: cache, project: proj }));
         if (s.costSavedNanoUsd > 0) m.costSaved.add(s.costSavedNanoUsd / 1e9, projModel, projModelAttrs);
       }
-      if (ctx.stream && outcome.ttfbMs !== undefined && s.outputTokens > 1) {
-        const generating = seconds - outcome.ttfbMs / 1000;
+      if (ttfb !== undefined && s.outputTokens > 1) {
+        const generating = seconds - ttfb / 1000;
         if (generating > 0) m.timePerOutputToken.record(generating / (s.outputTokens - 1), base, baseAttrs);
       }
     },

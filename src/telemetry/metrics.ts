@@ -28,9 +28,13 @@ export interface MetricSources {
   revisions?: () => readonly { dataplane: string; desired: number | null; applied: number | null }[];
 }
 
+/** The metrics listener (contract §17, `/readyz` says it): serving, not asked for (port 0), or could not listen (a taken port). */
+export type MetricsListener = 'listening' | 'off' | 'failed';
+
 export interface Metrics {
   observer: RequestObserver;
   port: number | undefined;
+  listener: MetricsListener;
   watch(sources: MetricSources): void;
   /** The current collection as Prometheus text. */
   scrape(): Promise<string>;
@@ -67,10 +71,16 @@ export const METRICS = {
     description: 'Request duration as the client saw it (a stream: until its end)',
     buckets: DURATION_BUCKETS,
   },
+  serverDuration: {
+    name: 'gen_ai.server.request.duration',
+    unit: 's',
+    description: 'Request duration as the gateway served it, from arrival to the last byte sent',
+    buckets: DURATION_BUCKETS,
+  },
   timeToFirstToken: {
     name: 'gen_ai.server.time_to_first_token',
     unit: 's',
-    description: 'Streams: time from arrival to the first byte sent',
+    description: 'Streams: time from arrival to the first byte sent, by operation, model and provider',
     buckets: TTFT_BUCKETS,
   },
   timePerOutputToken: {
@@ -82,7 +92,7 @@ export const METRICS = {
   requests: {
     name: 'gateway.requests',
     unit: '',
-    description: 'Inference requests by status code, operation, model, provider and project',
+    description: 'Inference requests and MCP calls by status code, API, operation, model, provider and project',
   },
   attempts: {
     name: 'gateway.upstream.attempts',
@@ -151,14 +161,21 @@ const metricsDelegate = async (protocol: OtlpProtocol, url: string, o: ExportOpt
 
 export const startMetrics = async (cfg: TelemetryConfig, version: string): Promise<Metrics> => {
   const mc = cfg.metrics;
-  const [{ AggregationTemporality, DataPointType }, { resourceFromAttributes }, { metricsObserver }, { renderPrometheus }, { Aggregates }] =
-    await Promise.all([
-      import('@opentelemetry/sdk-metrics'),
-      import('@opentelemetry/resources'),
-      import('./metrics-observer.ts'),
-      import('./prometheus.ts'),
-      import('./aggregate.ts'),
-    ]);
+  const [
+    { AggregationTemporality, DataPointType },
+    { resourceFromAttributes },
+    { metricsObserver },
+    { renderPrometheus },
+    { Aggregates },
+    { startRuntimeMetrics },
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-metrics'),
+    import('@opentelemetry/resources'),
+    import('./metrics-observer.ts'),
+    import('./prometheus.ts'),
+    import('./aggregate.ts'),
+    import('./process-metrics.ts'),
+  ]);
   const agg = new Aggregates(
     { AggregationTemporality, DataPointType },
     resourceFromAttributes(resourceAttributesOf(cfg, version)),
@@ -170,6 +187,7 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
   const observer = metricsObserver(mc.tenantLabels, {
     tokenUsage: histogram(METRICS.tokenUsage),
     duration: histogram(METRICS.duration),
+    serverDuration: histogram(METRICS.serverDuration),
     timeToFirstToken: histogram(METRICS.timeToFirstToken),
     timePerOutputToken: histogram(METRICS.timePerOutputToken),
     requests: sum(METRICS.requests),
@@ -194,9 +212,11 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
   });
 
   const collect = async (): Promise<ResourceMetrics> => agg.collect();
-  const scrape = async (): Promise<string> => renderPrometheus(agg.collect(), DataPointType);
+  const runtime = mc.port !== 0 ? startRuntimeMetrics() : undefined;
+  const scrape = async (): Promise<string> => renderPrometheus(agg.collect(), DataPointType) + (runtime?.render() ?? '');
 
   let server: Server<undefined> | undefined;
+  let listener: MetricsListener = 'off';
   if (mc.port !== 0) {
     try {
       server = Bun.serve({
@@ -209,9 +229,12 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
           return new Response(await scrape(), { headers: { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' } });
         },
       });
+      listener = 'listening';
     } catch (e) {
-      // Metrics never keep the gateway from serving: a taken port is logged, and OTLP export still runs.
+      // Metrics never keep the gateway from serving: a taken port is logged, /readyz says `metrics: "failed"`, and OTLP export still runs.
+      listener = 'failed';
       log.error('the metrics listener could not listen; no /metrics (set GATEWAY_METRICS_PORT)', {
+        host: mc.host,
         port: mc.port,
         error: describeError(e),
       });
@@ -269,6 +292,7 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
   return {
     observer,
     port: server?.port,
+    listener,
     watch: (s) => {
       sources = { ...sources, ...s };
     },
@@ -278,6 +302,7 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
       const e = exporting;
       exporting = undefined;
       await close(e);
+      runtime?.stop();
       void server?.stop(true);
     },
   };

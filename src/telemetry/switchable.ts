@@ -56,9 +56,6 @@ export const startSwitchableTelemetry = async (cfg: TelemetryConfig, version: st
     attemptEnd(ctx, view, attempt, error) {
       metrics?.observer.attemptEnd?.(ctx, view, attempt, error);
     },
-    firstByte(ctx, ms) {
-      metrics?.observer.firstByte?.(ctx, ms);
-    },
     finish(ctx, outcome, s) {
       metrics?.observer.finish?.(ctx, outcome, s);
     },
@@ -89,6 +86,9 @@ export const startSwitchableTelemetry = async (cfg: TelemetryConfig, version: st
     observers: [tracingObserver, metricsObserver],
     get metricsPort() {
       return metrics?.port;
+    },
+    get metricsListener() {
+      return metrics?.listener ?? 'off';
     },
     watchMetrics: (s) => {
       sources = { ...sources, ...s };

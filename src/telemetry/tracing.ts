@@ -1,6 +1,6 @@
 import type { RequestObserver } from '../pipeline/observe.ts';
 import type { TelemetryConfig } from '../config/telemetry.ts';
-import type { MetricSources } from './metrics.ts';
+import type { MetricSources, MetricsListener } from './metrics.ts';
 import { type ExportOptions, spanExporter } from './otlp.ts';
 
 /**
@@ -15,6 +15,8 @@ export interface Telemetry {
   readonly observers: readonly RequestObserver[];
   /** The metrics listener's port, when it listens. */
   readonly metricsPort: number | undefined;
+  /** The metrics listener's state, as `/readyz` reports it (`metrics`). */
+  readonly metricsListener: MetricsListener;
   /** Tells the metrics what their gauges read (records queue, configuration revisions). */
   watchMetrics(sources: MetricSources): void;
   shutdown(): Promise<void>;
@@ -67,6 +69,7 @@ export const startTelemetry = async (cfg: TelemetryConfig, version: string): Pro
   return {
     observers,
     metricsPort: metrics?.port,
+    metricsListener: metrics?.listener ?? 'off',
     watchMetrics: (sources) => metrics?.watch(sources),
     shutdown: async () => {
       await Promise.all([tracing?.shutdown(), metrics?.shutdown()]);

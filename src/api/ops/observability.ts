@@ -48,6 +48,20 @@ export const RecordOut = t.Object(
           'Present when the record had to be changed to be stored: usage (token counts clamped or rounded), text (ill-formed text or NUL cleaned), numbers, bodies (bodies left out)',
       }),
     ),
+    cache: t.Optional(
+      t.Union([t.Literal('hit'), t.Literal('miss'), t.Literal('bypass')], {
+        description: "The response cache's part, for projects with the `response-cache` setting",
+      }),
+    ),
+    costSavedUsd: t.Optional(
+      t.String({ description: 'A cache hit: what the answer would have cost (USD, decimal string); its `cost` is 0' }),
+    ),
+    guardrails: t.Array(t.Object({ name: t.String(), action: t.Literal('flag') }), {
+      description:
+        'Guardrail decisions kept on the record: the guardrails whose `flag` action matched. A block is `errorCode` `guardrail_blocked` (its message names the guardrail); a redaction changes the recorded body',
+    }),
+    method: t.Optional(t.String({ description: 'MCP calls: the JSON-RPC method (`tools/call`, `prompts/get`, `resources/read`)' })),
+    tool: t.Optional(t.String({ description: "MCP `tools/call`: the server's tool name (the profile's prefix removed)" })),
   },
   { description: 'Request record' },
 );

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, type Json } from '../../api/client.ts';
 import { AuditPage } from './audit.tsx';
 import { messageOfError } from './fields.ts';
@@ -61,8 +61,9 @@ const fromHash = (): { page: string; customerId?: string; projectId?: string } =
   const [page, customerId, projectId] = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   return { page: page || 'status', ...(customerId ? { customerId } : {}), ...(projectId ? { projectId } : {}) };
 };
+/** No customer yet: the page alone (a project without its customer would read back as a customer). */
 const hashOf = (page: string, customerId: string, projectId: string): string =>
-  `#/${[page, customerId, projectId].filter(Boolean).map(encodeURIComponent).join('/')}`;
+  `#/${[page, ...(customerId ? [customerId, ...(projectId ? [projectId] : [])] : [])].map(encodeURIComponent).join('/')}`;
 
 function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   const [token, setToken] = useState('');
@@ -141,25 +142,62 @@ function Picker({
   );
 }
 
+/** What a link (`#/page/customer/project`) asks for that this token cannot show, in words; undefined when it can. */
+const refusedCustomer = (session: Session, wanted: string | undefined): string | undefined =>
+  wanted !== undefined && !session.admin && session.customerId !== undefined && wanted !== session.customerId
+    ? `The link is for customer "${wanted}", but this token is for customer "${session.customerId}" only: showing "${session.customerId}".`
+    : undefined;
+
 function Console({ session, signOut }: { session: Session; signOut: () => void }) {
   const [page, setPage] = useState(fromHash().page);
   const [customers, setCustomers] = useState<string[]>(session.customerId ? [session.customerId] : []);
   const [customerId, setCustomerId] = useState(session.customerId ?? fromHash().customerId ?? '');
   const [projects, setProjects] = useState<string[]>([]);
   const [projectId, setProjectId] = useState(fromHash().projectId ?? session.projectId ?? 'default');
+  const [roles, setRoles] = useState<ReadonlyMap<string, string> | undefined>(session.admin ? undefined : new Map());
   const [tick, setTick] = useState(0);
+  // A pasted or followed link switches the customer and project in view, or says why it cannot.
+  const [notice, setNotice] = useState(() => refusedCustomer(session, fromHash().customerId) ?? '');
+  /** The customer and project the last link asked for, until the lists say whether they exist. */
+  const linked = useRef(fromHash());
+  const current = useRef({ customerId, projectId, customers, projects });
+  current.current = { customerId, projectId, customers, projects };
   useEffect(() => {
-    const onHash = () => setPage(fromHash().page);
+    const onHash = () => {
+      const h = fromHash();
+      setPage(h.page);
+      linked.current = h;
+      const refused = refusedCustomer(session, h.customerId);
+      if (refused) return setNotice(refused);
+      const now = current.current;
+      if (session.admin && h.customerId !== undefined && now.customers.length > 0 && !now.customers.includes(h.customerId))
+        return setNotice(`There is no customer "${h.customerId}" (from the link): showing "${now.customerId}".`);
+      const customerChanged = h.customerId !== undefined && h.customerId !== now.customerId;
+      const projectChanged = h.projectId !== undefined && h.projectId !== now.projectId;
+      // Another customer's projects are checked once listed (below); this customer's are known.
+      if (!customerChanged && projectChanged && h.projectId !== undefined && now.projects.length > 0 && !now.projects.includes(h.projectId))
+        return setNotice(
+          `Customer "${now.customerId}" has no project "${h.projectId}" this token can see (from the link): showing "${now.projectId}".`,
+        );
+      if (customerChanged && h.customerId !== undefined) setCustomerId(h.customerId);
+      if (projectChanged && h.projectId !== undefined) setProjectId(h.projectId);
+      if (customerChanged || projectChanged)
+        setNotice(`Switched to customer "${h.customerId ?? now.customerId}", project "${h.projectId ?? now.projectId}" (from the link).`);
+    };
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
-  }, []);
+  }, [session]);
   useEffect(() => {
     if (!session.admin) return;
     void session.client.callJson('ListCustomers', { pageSize: 1000 }).then(
       (a) => {
         const list = slugs(a.customers, 'customerId');
         setCustomers(list);
-        setCustomerId((c) => (list.includes(c) ? c : (list[0] ?? '')));
+        const c = current.current.customerId;
+        if (list.includes(c)) return;
+        const next = list[0] ?? '';
+        if (c && linked.current.customerId === c) setNotice(`There is no customer "${c}" (from the link): showing "${next}".`);
+        setCustomerId(next);
       },
       () => setCustomers([]),
     );
@@ -170,18 +208,48 @@ function Console({ session, signOut }: { session: Session; signOut: () => void }
       (a) => {
         const list = slugs(a.projects, 'projectId');
         setProjects(list);
-        setProjectId((p) => (list.includes(p) ? p : (list[0] ?? '')));
+        const p = current.current.projectId;
+        if (list.includes(p)) return;
+        const next = list[0] ?? '';
+        if (p && linked.current.projectId === p)
+          setNotice(`Customer "${customerId}" has no project "${p}" this token can see (from the link): showing "${next}".`);
+        setProjectId(next);
       },
       () => setProjects([]),
     );
   }, [session, customerId, tick]);
+  // A user's roles in the project in view and in `default` (what customer-wide writes are checked
+  // against): pages offer only the writes the token may make.
+  useEffect(() => {
+    if (session.admin || !session.userId || !customerId || !projectId) return;
+    const userId = session.userId;
+    setRoles(new Map());
+    const wanted = [...new Set([projectId, 'default'])];
+    void Promise.all(
+      wanted.map((p) =>
+        session.client.callJson('ListProjectMembers', { customerId, projectId: p, pageSize: 1000 }).then(
+          (a) => {
+            const me = (Array.isArray(a.members) ? a.members : []).find(
+              (m) => m !== null && typeof m === 'object' && !Array.isArray(m) && m.userId === userId,
+            );
+            const role = me !== null && typeof me === 'object' && !Array.isArray(me) ? me.role : undefined;
+            return [p, typeof role === 'string' ? role : ''] as const;
+          },
+          () => [p, ''] as const,
+        ),
+      ),
+    ).then((found) => setRoles(new Map(found.filter(([, r]) => r !== ''))));
+  }, [session, customerId, projectId, tick]);
   useEffect(() => {
     const hash = hashOf(page, customerId, projectId);
     if (location.hash !== hash) history.replaceState(null, '', hash);
   }, [page, customerId, projectId]);
-  const scope: Scope = useMemo(() => ({ session, customerId, projectId }), [session, customerId, projectId]);
+  const scope: Scope = useMemo(
+    () => ({ session, customerId, projectId, ...(roles ? { roles } : {}) }),
+    [session, customerId, projectId, roles],
+  );
   const visible = PAGES.filter((p) => session.admin || !p.adminOnly);
-  const current = visible.find((p) => p.id === page) ?? visible[0];
+  const shown = visible.find((p) => p.id === page) ?? visible[0];
   const changed = () => setTick((t) => t + 1);
   return (
     <>
@@ -209,7 +277,7 @@ function Console({ session, signOut }: { session: Session; signOut: () => void }
         <ul>
           {visible.map((p) => (
             <li key={p.id}>
-              <a href={hashOf(p.id, customerId, projectId)} aria-current={current?.id === p.id ? 'page' : undefined}>
+              <a href={hashOf(p.id, customerId, projectId)} aria-current={shown?.id === p.id ? 'page' : undefined}>
                 {p.title}
               </a>
             </li>
@@ -217,12 +285,20 @@ function Console({ session, signOut }: { session: Session; signOut: () => void }
         </ul>
       </nav>
       <main id="main" tabIndex={-1}>
-        {!current ? null : current.needsProject && !(customerId && projectId) ? (
+        {notice ? (
+          <p class="notice" role="status">
+            {notice}{' '}
+            <button type="button" class="secondary" onClick={() => setNotice('')}>
+              Dismiss
+            </button>
+          </p>
+        ) : null}
+        {!shown ? null : shown.needsProject && !(customerId && projectId) ? (
           <p>Choose a customer and a project first.</p>
-        ) : current.view ? (
-          <div key={`${current.id}-${customerId}-${projectId}`}>{current.view(scope, changed)}</div>
+        ) : shown.view ? (
+          <div key={`${shown.id}-${customerId}-${projectId}`}>{shown.view(scope, changed)}</div>
         ) : (
-          (current.defs ?? []).map((d) =>
+          (shown.defs ?? []).map((d) =>
             d.scope === 'customer' && !customerId ? (
               <p key={d.list}>Choose a customer first.</p>
             ) : (

@@ -20,7 +20,22 @@ export interface Scope {
   session: Session;
   customerId: string;
   projectId: string;
+  /** A user token's roles by project (`admin`, `member`); absent for the platform admin (who may do everything). */
+  roles?: ReadonlyMap<string, string>;
 }
+
+/**
+ * Whether the token in `s` may call `op` on this page's resource, as the management API decides it
+ * (control-plane/auth.ts): pages show no Create, Edit or Delete the API would refuse. A customer-wide
+ * write that needs a project role is checked against `default`, as the API does.
+ */
+export const mayCall = (s: Scope, scope: ResourceDef['scope'], op: OpName): boolean => {
+  if (!s.roles) return true;
+  const permission = OPS[op].permission;
+  if (permission === 'platform_admin') return false;
+  if (permission !== 'project_admin') return true;
+  return s.roles.get(scope === 'project' ? s.projectId : 'default') === 'admin';
+};
 
 export interface ResourceDef {
   title: string;
@@ -76,6 +91,22 @@ const isObj = (v: Json | undefined): v is JsonObject => v !== null && v !== unde
 const nameOf = (def: ResourceDef, row: JsonObject): string => def.rowName?.(row) ?? text(row[def.columns?.[0] ?? 'name'] ?? row.id);
 
 /**
+ * What a create names in its change line ("Saved: AddProjectModel gpt-mini."): the first column's
+ * field, else `name`, else the first text the form filled in besides the customer and project (a
+ * value picked from a list by its label).
+ */
+const createdName = (def: ResourceDef, body: JsonObject, choices: Record<string, Choice[]>): string => {
+  for (const k of [def.columns?.[0], 'name']) {
+    const v = k === undefined ? '' : text(body[k]).trim();
+    if (v) return v;
+  }
+  for (const [k, v] of Object.entries(body))
+    if (k !== 'customerId' && k !== 'projectId' && typeof v === 'string' && v.trim())
+      return choices[k]?.find((c) => c.value === v)?.label ?? v.trim();
+  return '';
+};
+
+/**
  * The change last saved on each page, per sign-in: a page remounted while its change is on its way
  * (the project list refreshed after a save, say) shows that change's stage line again.
  */
@@ -129,7 +160,8 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
 
   /** A write through the typed client, logged as a change; the table is read again at once. */
   const write = async (op: OpName, body: JsonObject, what: string): Promise<JsonObject> => {
-    const { answer, change } = await saveChange(session, `${op} ${what}`, () => session.client.callJson(op, body));
+    const name = what.trim();
+    const { answer, change } = await saveChange(session, name ? `${op} ${name}` : op, () => session.client.callJson(op, body));
     lastChangeOf(session).set(`${def.list}/${scope.customerId}/${scope.projectId}`, change.id);
     setChangeId(change.id);
     await load();
@@ -138,7 +170,10 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
   };
 
   const headingId = `h-${def.list}`;
-  const actions = def.remove || def.update;
+  const canCreate = def.create !== undefined && mayCall(scope, def.scope, def.create);
+  const canUpdate = def.update !== undefined && mayCall(scope, def.scope, def.update.op);
+  const canRemove = def.remove !== undefined && mayCall(scope, def.scope, def.remove.op);
+  const actions = canRemove || canUpdate;
   return (
     <section aria-labelledby={headingId}>
       <h2 id={headingId}>{def.title}</h2>
@@ -163,12 +198,12 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
               ...(actions
                 ? [
                     <span class="actions">
-                      {def.update ? (
+                      {canUpdate ? (
                         <button type="button" class="secondary" aria-label={`Edit ${nameOf(def, row)}`} onClick={() => setEditing(row)}>
                           Edit
                         </button>
                       ) : null}
-                      {def.remove && (def.remove.when?.(row) ?? true) ? (
+                      {canRemove && def.remove && (def.remove.when?.(row) ?? true) ? (
                         <RemoveButton def={def} row={row} scope={scope} write={write} onError={setError} />
                       ) : null}
                     </span>,
@@ -179,7 +214,7 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
         />
       )}
       {shown && def.created ? def.created(shown) : null}
-      {editing && def.update ? (
+      {editing && def.update && canUpdate ? (
         <EditForm
           def={def}
           update={def.update}
@@ -190,7 +225,7 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
           close={() => setEditing(undefined)}
         />
       ) : null}
-      {def.create ? (
+      {def.create && canCreate ? (
         <details class="create">
           <summary>{def.createLabel ?? `Create`}</summary>
           <SchemaForm
@@ -204,7 +239,7 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
             onSubmit={async (body) => {
               const create = def.create;
               if (!create) return;
-              const answer = await write(create, body, text(body[def.columns?.[0] ?? 'name'] ?? ''));
+              const answer = await write(create, body, createdName(def, body, choices));
               setShown(answer);
               setFormKey((k) => k + 1);
             }}

@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, type Json, type JsonObject } from '../../api/client.ts';
 import { fieldsOf, messageOfError, valuesOf } from './fields.ts';
 import { type Choice, SchemaForm } from './form.tsx';
-import type { Scope } from './resource.tsx';
+import { mayCall, type Scope } from './resource.tsx';
 import { saveChange } from './session.ts';
 import { StageLine } from './stage.tsx';
 
@@ -112,6 +112,8 @@ export function SettingsPage({ scope }: { scope: Scope }) {
     );
   }, [session, scope.customerId, scope.projectId]);
 
+  // A member without the admin role reads the settings; the forms are for those who may change them.
+  const canWrite = mayCall(scope, 'project', 'UpsertProjectSetting');
   const save = async (what: string, write: () => Promise<unknown>) => {
     const { change } = await saveChange(session, what, write);
     setChangeId(change.id);
@@ -143,25 +145,31 @@ export function SettingsPage({ scope }: { scope: Scope }) {
                   {now ? `Set (${d.name}, updated ${now.updatedAt}).` : `Not set (${d.name}): the default applies.`}
                 </span>
               </p>
-              <SchemaForm
-                key={`${d.name}-${version}`}
-                id={`form-setting-${d.name}`}
-                fields={fields}
-                choices={{ connection: connections }}
-                initial={values}
-                initialRows={rows}
-                submitLabel={`Save ${d.title.toLowerCase()}`}
-                onSubmit={(body) =>
-                  save(`UpsertProjectSetting ${d.name}`, () =>
-                    session.client.call('UpsertProjectSetting', {
-                      ...at,
-                      settingName: d.name,
-                      settingValue: JSON.stringify(d.toValue(body)),
-                    }),
-                  )
-                }
-              />
-              {now ? (
+              {!canWrite ? (
+                now ? (
+                  <pre class="setting-value">{JSON.stringify(now.value, null, 2)}</pre>
+                ) : null
+              ) : (
+                <SchemaForm
+                  key={`${d.name}-${version}`}
+                  id={`form-setting-${d.name}`}
+                  fields={fields}
+                  choices={{ connection: connections }}
+                  initial={values}
+                  initialRows={rows}
+                  submitLabel={`Save ${d.title.toLowerCase()}`}
+                  onSubmit={(body) =>
+                    save(`UpsertProjectSetting ${d.name}`, () =>
+                      session.client.call('UpsertProjectSetting', {
+                        ...at,
+                        settingName: d.name,
+                        settingValue: JSON.stringify(d.toValue(body)),
+                      }),
+                    )
+                  }
+                />
+              )}
+              {now && canWrite ? (
                 <button
                   type="button"
                   class="danger"

@@ -1,6 +1,13 @@
 import type { ComponentChildren } from 'preact';
+import { labelOf } from './fields.ts';
 
-/** A table in a scrollable, keyboard-focusable region (narrow screens scroll it sideways). */
+/**
+ * A table in a scrollable, keyboard-focusable region (narrow screens scroll it sideways). Columns
+ * named by an API field (`userId`, `inputTokens`) are headed in words ("User ID", "Input tokens").
+ */
+
+/** A column's header: an API field name in words; a header already in words as given, capitalised. */
+export const headerOf = (column: string): string => labelOf(column);
 
 export interface Row {
   key: string;
@@ -18,7 +25,7 @@ export function Table({ label, columns, rows }: { label: string; columns: string
           <tr>
             {columns.map((c) => (
               <th scope="col" key={c}>
-                {c}
+                {headerOf(c)}
               </th>
             ))}
           </tr>

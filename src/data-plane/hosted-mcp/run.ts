@@ -1,4 +1,5 @@
 import { serversFor } from '../../mcp/credentials.ts';
+import { bareMcpMessage } from '../../mcp/error-text.ts';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { CanonicalResponse, JsonObject, JsonValue, StreamEvent, ToolDefinition, Usage } from '../../canonical/types.ts';
 import { emptyUsage } from '../../canonical/types.ts';
@@ -184,8 +185,9 @@ class HostedRun {
       return { text, isError: r.isError === true };
     } catch (e) {
       if (this.abort.signal.aborted || !isJsonRpcError(e)) throw e;
-      this.writer.callDone(item, null, { type: 'mcp_protocol_error', code: e.code, message: e.message });
-      return { text: `Error: ${e.message}`, isError: true };
+      const message = bareMcpMessage(e.message);
+      this.writer.callDone(item, null, { type: 'mcp_protocol_error', code: e.code, message });
+      return { text: `Error: ${message}`, isError: true };
     }
   }
 
@@ -342,6 +344,7 @@ class HostedRun {
       final: () => writer.final(),
     };
     const ttfbMs = Math.round(performance.now() - s.ctx.t0);
+    s.ctx.observers.firstByte(s.ctx, ttfbMs);
     const filter = s.output;
     return sseResponse(open, encoder, s.ctx.ids, {
       idleTimeoutMs: s.plan.route.timeoutMs,
