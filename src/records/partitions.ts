@@ -31,8 +31,8 @@ export const listPartitions = async (db: Db): Promise<Partition[]> => {
   const rows = rowsOf(
     await db.execute(sql`
       select c.relname as name,
-        to_char((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \(''([^'']+)''\)'))[1]::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as lo,
-        to_char((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \(''([^'']+)''\)'))[1]::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as hi
+        to_char((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM [(]''([^'']+)''[)]'))[1]::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as lo,
+        to_char((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO [(]''([^'']+)''[)]'))[1]::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as hi
       from pg_inherits i join pg_class c on c.oid = i.inhrelid
       where i.inhparent = 'request_records'::regclass
       order by 3 nulls last`),

@@ -1,0 +1,155 @@
+import { afterAll, expect, test } from 'bun:test';
+import { eq, sql } from 'drizzle-orm';
+import { listPartitions } from '../src/records/partitions.ts';
+import { RecordRetention } from '../src/records/retention.ts';
+import { searchRecordsQuery } from '../src/records/search.ts';
+import { openStore, type Store } from '../src/store/db.ts';
+import { customers, projectSettings, projects, requestRecords } from '../src/store/schema/index.ts';
+import { testDatabase } from './support/db.ts';
+import { openMigrationHandle, removeMigrationFolders, ROOT, upTo } from './support/migrations.ts';
+
+/**
+ * request_records partitioned by UTC day (migration 0018, src/records/partitions.ts): the upgrade
+ * of a table holding rows, and the retention sweep that creates partitions ahead, moves late
+ * records out of the default partition and drops whole expired partitions with their rollup rows.
+ */
+
+afterAll(removeMigrationFolders);
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+
+test('0018: a table with rows becomes a partition (nothing rewritten or lost); rollups, lookups and duplicate refusal survive', async () => {
+  const tdb = await testDatabase();
+  const h = await openMigrationHandle(tdb.url);
+  try {
+    await h.migrate(upTo('0017_guardrail_documents'));
+    await h.query(`
+      insert into request_records (request_id, client_request_id, received_at, customer_id, project_id, api_key_id, endpoint, model, provider, http_status, latency_ms, input_tokens, cost_nano_usd)
+      select gen_random_uuid(), 'c-' || i, now() - i * interval '37 minutes', 'acme', 'default', 'k' || (i % 3), '/v1/chat/completions', 'm', 'openai', 200, 5, i, i * 10
+      from generate_series(1, 400) i`);
+    const [before] = await h.query(`select count(*)::int as n, sum(input_tokens)::int as t from request_records`);
+    await h.migrate(ROOT);
+    const parts = await h.query(
+      `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'request_records'::regclass order by 1`,
+    );
+    const names = parts.map((p) => String(p.name));
+    expect(names).toContain('request_records_legacy');
+    expect(names).toContain('request_records_default');
+    // The next three UTC days exist ahead.
+    expect(names.filter((n) => /^request_records_p\d{8}$/.test(n)).length).toBe(3);
+    expect(await h.query(`select count(*)::int as n, sum(input_tokens)::int as t from request_records`)).toEqual([
+      before as Record<string, unknown>,
+    ]);
+    expect(await h.query(`select distinct tableoid::regclass::text as part from request_records`)).toEqual([
+      { part: 'request_records_legacy' },
+    ]);
+    // The hourly rollup is filled from the rows already there, and equals the daily one.
+    expect(
+      await h.query(
+        `select (select sum(requests)::int from request_usage_hourly) as hourly, (select sum(requests)::int from request_usage_daily) as daily`,
+      ),
+    ).toEqual([{ hourly: 400, daily: 400 }]);
+    // A record written again (same id, same received_at) is still refused, and not counted twice.
+    await h.query(`insert into request_records select * from request_records where client_request_id = 'c-7' on conflict do nothing`);
+    await expect(h.query(`insert into request_records select * from request_records where client_request_id = 'c-8'`)).rejects.toThrow();
+    expect(await h.query(`select sum(requests)::int as n from request_usage_hourly`)).toEqual([{ n: 400 }]);
+    // A new record lands in its day's partition and is counted.
+    await h.query(
+      `insert into request_records (request_id, received_at, customer_id, project_id, endpoint, http_status, latency_ms) values (gen_random_uuid(), now() + interval '1 day', 'acme', 'default', '/v1/x', 200, 1)`,
+    );
+    const [newest] = await h.query(`select tableoid::regclass::text as part from request_records order by received_at desc limit 1`);
+    expect(String(newest?.part)).toMatch(/^request_records_p\d{8}$/);
+  } finally {
+    await h.close();
+    await tdb.drop();
+  }
+}, 60_000);
+
+const insert = async (store: Store, project: string, at: number, n: number, client?: string): Promise<void> => {
+  await store.db.execute(sql`
+    insert into request_records (request_id, client_request_id, received_at, customer_id, project_id, api_key_id, endpoint, model, provider, http_status, latency_ms, input_tokens)
+    select gen_random_uuid(), ${client ?? null}::text, ${new Date(at).toISOString()}::timestamptz + i * interval '1 second', 'acme', ${project}, 'k', '/v1/chat/completions', 'm', 'openai', 200, 5, 1
+    from generate_series(1, ${n}) i`);
+};
+
+/** Rows of a raw query on either driver (PGlite answers `{rows}`, postgres.js an array). */
+const rows = async (store: Store, q: ReturnType<typeof sql>): Promise<Record<string, unknown>[]> => {
+  const r: unknown = await store.db.execute(q);
+  return Array.isArray(r) ? r : ((r as { rows: Record<string, unknown>[] }).rows ?? []);
+};
+
+const count = async (store: Store, where = sql`true`): Promise<number> => {
+  const [row] = await store.db.select({ n: sql<number>`count(*)::int` }).from(requestRecords).where(where);
+  return row?.n ?? 0;
+};
+
+test('the sweep creates partitions ahead (moving late records out of the default one), drops whole expired days with their rollup rows, and deletes a shorter retention row by row', async () => {
+  const tdb = await testDatabase();
+  const store = await openStore(tdb.url ? { driver: 'postgres', url: tdb.url } : { driver: 'pglite', dataDir: 'memory' });
+  try {
+    const d1 = Math.floor(Date.now() / DAY) * DAY + DAY; // tomorrow: the migration made its partition
+    const [c] = await store.db.insert(customers).values({ customerId: 'acme' }).returning();
+    for (const [projectId, days] of [
+      ['short', 2],
+      ['long', 5],
+    ] as const) {
+      const [p] = await store.db
+        .insert(projects)
+        .values({ customerUuid: c?.id as string, customerId: 'acme', projectId })
+        .returning();
+      await store.db.insert(projectSettings).values({
+        projectUuid: p?.id as string,
+        customerId: 'acme',
+        projectId,
+        settingName: 'record-retention',
+        settingValue: JSON.stringify({ bodies: 'full', days }),
+      });
+    }
+    await insert(store, 'short', d1 + HOUR, 30);
+    await insert(store, 'long', d1 + HOUR, 20);
+    await insert(store, 'short', d1 + DAY + HOUR, 25);
+    await insert(store, 'short', d1 + 2 * DAY + HOUR, 15);
+    await insert(store, 'long', d1 + 2 * DAY + HOUR, 10, 'kept-1');
+    // A day without a partition yet: the default partition takes it.
+    await insert(store, 'short', d1 + 7 * DAY + HOUR, 5, 'late-1');
+    const late = async () =>
+      (
+        await rows(store, sql`select distinct tableoid::regclass::text as part from request_records where client_request_id = 'late-1'`)
+      ).map((r) => r.part);
+    expect(await late()).toEqual(['request_records_default']);
+
+    // Six days on: `short` (2 days) expired everything before d1 + 4 days; `long` (5 days) before d1 + 1 day.
+    const now = d1 + 6 * DAY + HOUR;
+    const sweep = await new RecordRetention(store.db, { responseRetentionMs: 30 * DAY }).sweep(now);
+    const day = (t: number) => `request_records_p${new Date(t).toISOString().slice(0, 10).replaceAll('-', '')}`;
+    const names = (await listPartitions(store.db)).map((p) => p.name);
+    // The upgrade's partition (empty, past) and the first two days are gone whole; the third is kept for `long`.
+    expect(names).not.toContain('request_records_legacy');
+    expect(names).not.toContain(day(d1));
+    expect(names).not.toContain(day(d1 + DAY));
+    expect(names).toContain(day(d1 + 2 * DAY));
+    for (let d = 6; d <= 9; d++) expect(names).toContain(day(d1 + d * DAY));
+    expect(sweep.partitionsDropped).toBe(3);
+    expect(sweep.rowsInDroppedPartitions).toBe(75);
+    // `short`'s rows of the third day deleted one by one; `long`'s stay.
+    expect(sweep.deleted).toBe(75 + 15);
+    expect(await count(store)).toBe(10 + 5);
+    // The late record moved into the partition made for its day, and is kept (not yet expired).
+    expect(await late()).toEqual([day(d1 + 7 * DAY)]);
+    // The rollups lost exactly the records that went.
+    expect(
+      await rows(
+        store,
+        sql`select (select sum(requests)::int from request_usage_daily) as daily, (select sum(requests)::int from request_usage_hourly) as hourly`,
+      ),
+    ).toEqual([{ daily: 15, hourly: 15 }]);
+    // A lookup by client request id finds the kept record.
+    const kept = await searchRecordsQuery(store.db, { clientRequestId: 'kept-1', limit: 51 });
+    expect(kept.length).toBe(10);
+    expect(await count(store, eq(requestRecords.projectId, 'long'))).toBe(10);
+  } finally {
+    await store.close();
+    await tdb.drop();
+  }
+}, 60_000);
