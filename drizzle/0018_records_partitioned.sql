@@ -1,4 +1,4 @@
--- Request records range-partitioned by UTC day of received_at (docs/records.md, "Partitions and retention"). The existing table is not rewritten: it becomes the partition of everything received before the next UTC midnight (its own indexes are reused; only the primary key, which must carry the partition key, is built), a default partition takes records that arrive for a day without one, and src/records/partitions.ts creates each day's partition ahead and drops whole expired ones.
+-- Request records range-partitioned by UTC day of received_at (docs/records.md, "Partitions and retention"). The existing table is not rewritten: holding records, it becomes the partition of everything received before the next UTC midnight (its own indexes are reused; only the primary key, which must carry the partition key, is built), a default partition takes records that arrive for a day without one, and src/records/partitions.ts creates each day's partition ahead and drops whole expired ones.
 DROP TRIGGER "request_usage_daily_add" ON "request_records";--> statement-breakpoint
 DROP TRIGGER "request_usage_daily_remove" ON "request_records";--> statement-breakpoint
 DROP TRIGGER "request_usage_daily_clear" ON "request_records";--> statement-breakpoint
@@ -20,6 +20,11 @@ DO $$
 DECLARE
 	upto timestamptz := (date_trunc('day', now() AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC';
 BEGIN
+	-- A new install (no record yet) keeps no such partition: every day gets its own.
+	IF NOT EXISTS (SELECT 1 FROM request_records_legacy) THEN
+		DROP TABLE request_records_legacy;
+		RETURN;
+	END IF;
 	-- The check lets the attach skip its own scan of the table (one scan here, under this migration's lock).
 	EXECUTE format('ALTER TABLE request_records_legacy ADD CONSTRAINT request_records_legacy_range CHECK (received_at < %L::timestamptz)', upto);
 	EXECUTE format('ALTER TABLE request_records ATTACH PARTITION request_records_legacy FOR VALUES FROM (MINVALUE) TO (%L)', upto);
@@ -45,7 +50,7 @@ END $$;--> statement-breakpoint
 -- Drops a partition whose range [lo, hi) is past every retention of the projects in it, with the rollup rows of its days (every record of those days is in it: the default partition cannot hold them while it is attached). The detach waits at most lock_timeout for the table (a long read holds it): the sweep tries again later.
 CREATE FUNCTION "request_records_drop_partition"(part text, lo timestamptz, hi timestamptz) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-	PERFORM set_config('lock_timeout', '5s', true);
+	PERFORM set_config('lock_timeout', '2s', true);
 	EXECUTE format('ALTER TABLE request_records DETACH PARTITION %I', part);
 	EXECUTE format('DROP TABLE %I', part);
 	DELETE FROM request_usage_daily WHERE day < (hi AT TIME ZONE 'UTC')::date AND (lo IS NULL OR day >= (lo AT TIME ZONE 'UTC')::date);

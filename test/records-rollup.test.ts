@@ -250,14 +250,14 @@ test('SearchRequestRecords by request id and by client request id, and GetUsage 
 
   const byId = await plan(searchRecordsQuery(store.db, { requestId: one?.requestId.toUpperCase(), customerId: 'acme', limit: 51 }));
   // Partitioned (migration 0018): each partition's primary key (request_id, received_at) is probed;
-  // the one holding the rows (the partition the table became at the upgrade) is never scanned.
-  expect(byId).toMatch(/Index Scan[^\n]* using request_records_legacy_pkey on request_records_legacy/);
-  expect(byId).not.toContain('Seq Scan on request_records_legacy');
+  // the one holding the rows (the default one: October has no partition here) is never scanned.
+  expect(byId).toMatch(/Index Scan[^\n]* using request_records_default_pkey on request_records_default/);
+  expect(byId).not.toContain('Seq Scan on request_records_default');
   const byClient = await plan(
     searchRecordsQuery(store.db, { clientRequestId: 'c-31000', customerId: 'acme', projectId: 'default', limit: 51 }),
   );
-  expect(byClient).toMatch(/Index Scan[^\n]* using request_records_legacy_client_id on request_records_legacy/);
-  expect(byClient).not.toContain('Seq Scan on request_records_legacy');
+  expect(byClient).toMatch(/Index Scan[^\n]* using request_records_default_client_request_id_idx on request_records_default/);
+  expect(byClient).not.toContain('Seq Scan on request_records_default');
   const found = await searchRecordsQuery(store.db, { clientRequestId: 'c-31000', limit: 51 });
   expect(found.map((r) => r.requestId)).toEqual([one?.requestId as string]);
 
@@ -282,8 +282,8 @@ test('SearchRequestRecords by request id and by client request id, and GetUsage 
   const partialPlan = await plan(usageQuery(store.db, partial));
   expect(partialPlan).toContain('request_usage_daily');
   expect(partialPlan).toContain('request_usage_hourly');
-  expect(partialPlan).toMatch(/Index[^\n]*request_records_legacy_(time|key_time)/);
-  expect(partialPlan).not.toContain('Seq Scan on request_records_legacy');
+  expect(partialPlan).toMatch(/Index[^\n]*request_records_default_(received_at|api_key_id_received_at)_idx/);
+  expect(partialPlan).not.toContain('Seq Scan on request_records_default');
   expect((await usageSums(store.db, partial)).reduce((n, g) => n + g.requests, 0)).toBe(
     (partial.end.getTime() - partial.start.getTime()) / 60_000,
   );
