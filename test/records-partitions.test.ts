@@ -5,7 +5,7 @@ import { isDataError, workerStore } from '../src/records/backend.ts';
 import { entryOf } from '../src/records/entry.ts';
 import { listPartitions } from '../src/records/partitions.ts';
 import { RecordRetention } from '../src/records/retention.ts';
-import { searchRecordsQuery } from '../src/records/search.ts';
+import { idWindow, searchRecords, searchRecordsQuery } from '../src/records/search.ts';
 import { openStore, type Store } from '../src/store/db.ts';
 import { customers, projectSettings, projects, requestRecords } from '../src/store/schema/index.ts';
 import { testDatabase } from './support/db.ts';
@@ -207,3 +207,33 @@ test.skipIf(!process.env.TEST_DATABASE_URL)(
   },
   30_000,
 );
+
+test('a search by a UUIDv7 request id looks in the partitions of the days around the id first, and finds a record stored under another day too', async () => {
+  const tdb = await testDatabase();
+  const store = await openStore(tdb.url ? { driver: 'postgres', url: tdb.url } : { driver: 'pglite', dataDir: 'memory' });
+  try {
+    const d0 = Math.floor(Date.now() / DAY) * DAY;
+    for (let d = 1; d <= 10; d++)
+      await store.db.execute(sql`select request_records_add_partition(${new Date(d0 - d * DAY).toISOString().slice(0, 10)}::date)`);
+    const near = Bun.randomUUIDv7('hex', d0 - 5 * DAY + HOUR);
+    const far = Bun.randomUUIDv7('hex', d0 - 9 * DAY + HOUR); // its record says it was received 4 days later
+    await store.db.execute(sql`
+      insert into request_records (request_id, received_at, endpoint, http_status, latency_ms) values
+        (${near}::uuid, ${new Date(d0 - 5 * DAY + HOUR + 20).toISOString()}::timestamptz, '/v1/x', 200, 1),
+        (${far}::uuid, ${new Date(d0 - 5 * DAY + 2 * HOUR).toISOString()}::timestamptz, '/v1/x', 200, 1)`);
+    const window = idWindow(near);
+    expect(window?.map((d) => d.getTime())).toEqual([d0 - 6 * DAY + HOUR, d0 - 4 * DAY + HOUR]);
+    const plan = (await rows(store, sql`explain ${searchRecordsQuery(store.db, { requestId: near, limit: 51 }, window)}`))
+      .map((r) => Object.values(r).join(' '))
+      .join('\n');
+    const scanned = [...plan.matchAll(/on (request_records_\w+)/g)].map((m) => m[1]);
+    // Three days' partitions, not the eleven there are.
+    expect(new Set(scanned).size).toBe(3);
+    expect((await searchRecords(store.db, { requestId: near, limit: 51 })).map((r) => r.requestId)).toEqual([near]);
+    expect((await searchRecords(store.db, { requestId: far, limit: 51 })).map((r) => r.requestId)).toEqual([far]);
+    expect(idWindow(crypto.randomUUID())).toBeUndefined();
+  } finally {
+    await store.close();
+    await tdb.drop();
+  }
+}, 60_000);
