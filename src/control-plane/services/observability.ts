@@ -26,7 +26,7 @@ export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpD
       const start = parseTime(input.startTime, 'startTime');
       const end = parseTime(input.endTime, 'endTime');
       const cur = input.pageToken ? decodeToken(input.pageToken) : undefined;
-      const rows = await searchRecords(deps.db, {
+      const rows = await searchRecords(deps.readDb ?? deps.db, {
         requestId: input.requestId || undefined,
         clientRequestId: input.clientRequestId || undefined,
         customerId: input.customerId,
@@ -53,7 +53,7 @@ export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpD
       const project = input.projectId !== undefined || ctx.principal.kind === 'user' ? projectOrDefault(input.projectId) : undefined;
       const start = parseTime(input.startTime, 'startTime');
       const end = parseTime(input.endTime, 'endTime');
-      const rows = await usageSums(deps.db, {
+      const rows = await usageSums(deps.readDb ?? deps.db, {
         customerId: input.customerId,
         projectId: project,
         apiKeyId: input.apiKeyId,
