@@ -142,4 +142,4 @@ END $$;--> statement-breakpoint
 CREATE TRIGGER "request_usage_daily_add" AFTER INSERT ON "request_records" REFERENCING NEW TABLE AS request_usage_new FOR EACH STATEMENT EXECUTE FUNCTION request_usage_daily_add();--> statement-breakpoint
 CREATE TRIGGER "request_usage_daily_remove" AFTER DELETE ON "request_records" REFERENCING OLD TABLE AS request_usage_old FOR EACH STATEMENT EXECUTE FUNCTION request_usage_daily_remove();--> statement-breakpoint
 CREATE TRIGGER "request_usage_daily_clear" AFTER TRUNCATE ON "request_records" FOR EACH STATEMENT EXECUTE FUNCTION request_usage_daily_clear();--> statement-breakpoint
-SELECT request_records_add_partition((now() AT TIME ZONE 'UTC')::date + d) FROM generate_series(1, 3) AS d;
+SELECT request_records_add_partition((now() AT TIME ZONE 'UTC')::date + d) FROM generate_series(0, 3) AS d;
