@@ -127,13 +127,15 @@ test('the sweep creates partitions ahead (moving late records out of the default
     const sweep = await new RecordRetention(store.db, { responseRetentionMs: 30 * DAY }).sweep(now);
     const day = (t: number) => `request_records_p${new Date(t).toISOString().slice(0, 10).replaceAll('-', '')}`;
     const names = (await listPartitions(store.db)).map((p) => p.name);
-    // The first two days are gone whole; the third is kept for `long`. A new install has no upgrade partition.
+    // The first two days are gone whole (and the migration's empty one for today); the third is kept
+    // for `long`. A new install has no upgrade partition.
     expect(names).not.toContain('request_records_legacy');
+    expect(names).not.toContain(day(d1 - DAY));
     expect(names).not.toContain(day(d1));
     expect(names).not.toContain(day(d1 + DAY));
     expect(names).toContain(day(d1 + 2 * DAY));
     for (let d = 6; d <= 9; d++) expect(names).toContain(day(d1 + d * DAY));
-    expect(sweep.partitionsDropped).toBe(2);
+    expect(sweep.partitionsDropped).toBe(3);
     expect(sweep.rowsInDroppedPartitions).toBe(75);
     // `short`'s rows of the third day deleted one by one; `long`'s stay.
     expect(sweep.deleted).toBe(75 + 15);
