@@ -68,9 +68,10 @@ export interface Dropped {
  * Drops every partition (not the default one) whose last instant is past the retention of each
  * project with records in it (the daily rollup says which projects those are; a project without
  * `days` keeps it). Records of a project with a shorter retention in a partition kept for others are
- * left to retention.ts's bounded delete.
+ * left to retention.ts's bounded delete. `bodiesBeside`: the store keeps bodies in segment files
+ * (body-files.ts), whose names the dropped rows point into are collected.
  */
-export const dropExpiredPartitions = async (db: Db, now: number, days: RetentionDays): Promise<Dropped> => {
+export const dropExpiredPartitions = async (db: Db, now: number, days: RetentionDays, bodiesBeside = false): Promise<Dropped> => {
   const out: Dropped = { partitions: 0, rows: 0, segments: new Set() };
   for (const p of await listPartitions(db)) {
     if (!p.hi || p.hi.getTime() > now) continue;
@@ -87,11 +88,14 @@ export const dropExpiredPartitions = async (db: Db, now: number, days: Retention
       return keep !== undefined && (p.hi as Date).getTime() <= now - keep * DAY_MS;
     });
     if (!expired) continue;
-    const segs = rowsOf(
-      await db.execute(
-        sql`select distinct split_part(bodies_at, ':', 1) as seg from ${sql.identifier(p.name)} where bodies_at is not null`,
-      ),
-    );
+    // Only a store keeping bodies beside the rows reads the partition (to know the segments it frees): a drop is otherwise O(1) in its rows.
+    const segs = bodiesBeside
+      ? rowsOf(
+          await db.execute(
+            sql`select distinct split_part(bodies_at, ':', 1) as seg from ${sql.identifier(p.name)} where bodies_at is not null`,
+          ),
+        )
+      : [];
     await db.execute(sql`select request_records_drop_partition(${p.name}, ${lo}::timestamptz, ${hi}::timestamptz)`);
     out.partitions++;
     out.rows += owners.reduce((n, o) => n + Number(o.n), 0);

@@ -81,7 +81,7 @@ export class RecordRetention {
       if (parsed.ok && parsed.value.days !== undefined) days.set(retentionKey(r.customerId, r.projectId), parsed.value.days);
     }
     await ensurePartitions(this.db, now);
-    const dropped = await dropExpiredPartitions(this.db, now, days);
+    const dropped = await dropExpiredPartitions(this.db, now, days, this.opts.bodiesDir !== undefined);
     let deleted = dropped.rows;
     const segments = dropped.segments;
     for (const r of rows) {
