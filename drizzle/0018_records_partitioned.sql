@@ -37,6 +37,8 @@ DECLARE
 	lo timestamptz := day::timestamp AT TIME ZONE 'UTC';
 	hi timestamptz := (day + 1)::timestamp AT TIME ZONE 'UTC';
 BEGIN
+	-- Replicas sweep at the same time: one changes the partitions at a time.
+	PERFORM pg_advisory_xact_lock(hashtext('request_records_partitions'));
 	IF to_regclass(part) IS NOT NULL THEN RETURN false; END IF;
 	EXECUTE format('CREATE TABLE %I (LIKE request_records INCLUDING DEFAULTS)', part);
 	EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I CHECK (received_at >= %L::timestamptz AND received_at < %L::timestamptz)', part, part || '_range', lo, hi);
@@ -48,13 +50,16 @@ EXCEPTION WHEN invalid_object_definition THEN
 	RETURN false; -- 42P17: the range overlaps another partition's
 END $$;--> statement-breakpoint
 -- Drops a partition whose range [lo, hi) is past every retention of the projects in it, with the rollup rows of its days (every record of those days is in it: the default partition cannot hold them while it is attached). The detach waits at most lock_timeout for the table (a long read holds it): the sweep tries again later.
-CREATE FUNCTION "request_records_drop_partition"(part text, lo timestamptz, hi timestamptz) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION "request_records_drop_partition"(part text, lo timestamptz, hi timestamptz) RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
 	PERFORM set_config('lock_timeout', '2s', true);
+	PERFORM pg_advisory_xact_lock(hashtext('request_records_partitions'));
+	IF to_regclass(part) IS NULL THEN RETURN false; END IF; -- another replica dropped it
 	EXECUTE format('ALTER TABLE request_records DETACH PARTITION %I', part);
 	EXECUTE format('DROP TABLE %I', part);
 	DELETE FROM request_usage_daily WHERE day < (hi AT TIME ZONE 'UTC')::date AND (lo IS NULL OR day >= (lo AT TIME ZONE 'UTC')::date);
 	DELETE FROM request_usage_hourly WHERE hour < hi AND (lo IS NULL OR hour >= lo);
+	RETURN true;
 END $$;--> statement-breakpoint
 CREATE TABLE "request_usage_hourly" (
 	"customer_id" text NOT NULL,

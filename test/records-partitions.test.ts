@@ -3,7 +3,7 @@ import { eq, sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { isDataError, workerStore } from '../src/records/backend.ts';
 import { entryOf } from '../src/records/entry.ts';
-import { listPartitions } from '../src/records/partitions.ts';
+import { dropExpiredPartitions, ensurePartitions, listPartitions } from '../src/records/partitions.ts';
 import { RecordRetention } from '../src/records/retention.ts';
 import { idWindow, searchRecords, searchRecordsQuery } from '../src/records/search.ts';
 import { openStore, type Store } from '../src/store/db.ts';
@@ -239,3 +239,30 @@ test('a search by a UUIDv7 request id looks in the partitions of the days around
     await tdb.drop();
   }
 }, 60_000);
+
+test.skipIf(!process.env.TEST_DATABASE_URL)(
+  'two replicas creating and dropping the same partitions at once: each change is made once, neither fails',
+  async () => {
+    const tdb = await testDatabase();
+    const store = await openStore({ driver: 'postgres', url: tdb.url as string });
+    const other = await openStore({ driver: 'postgres', url: tdb.url as string }, { migrate: false });
+    try {
+      const far = Math.floor(Date.now() / DAY) * DAY + 30 * DAY;
+      const created = await Promise.all([ensurePartitions(store.db, far), ensurePartitions(other.db, far)]);
+      expect(created[0] + created[1]).toBe(4);
+      const later = far + 10 * DAY;
+      const dropped = await Promise.all([
+        dropExpiredPartitions(store.db, later, new Map()),
+        dropExpiredPartitions(other.db, later, new Map()),
+      ]);
+      // Every empty past partition (the migration's four days and these four) dropped exactly once.
+      expect(dropped[0].partitions + dropped[1].partitions).toBe(8);
+      expect((await listPartitions(store.db)).map((p) => p.name)).toEqual(['request_records_default']);
+    } finally {
+      await other.close();
+      await store.close();
+      await tdb.drop();
+    }
+  },
+  60_000,
+);

@@ -96,7 +96,10 @@ export const dropExpiredPartitions = async (db: Db, now: number, days: Retention
           ),
         )
       : [];
-    await db.execute(sql`select request_records_drop_partition(${p.name}, ${lo}::timestamptz, ${hi}::timestamptz)`);
+    const [done] = rowsOf(
+      await db.execute(sql`select request_records_drop_partition(${p.name}, ${lo}::timestamptz, ${hi}::timestamptz) as dropped`),
+    );
+    if (done?.dropped !== true) continue; // another replica's sweep dropped it first
     out.partitions++;
     out.rows += owners.reduce((n, o) => n + Number(o.n), 0);
     for (const s of segs) out.segments.add(String(s.seg));
