@@ -1,48 +1,52 @@
 /**
- * Request records at scale (issue 25 item 6), on PostgreSQL: loads N records into a fresh database
- * through the gateway's own insert path (the writer thread's COPY FROM STDIN, records/pg-worker.ts,
- * batches of 500, one in flight, the rollup triggers firing), then reports
- *   - insert rate (rows/s, overall and per slice of the load),
- *   - SearchRequestRecords by request id and by client request id: p50/p99 (its query, records/search.ts),
- *   - GetUsage for a calendar month by key and by model: p50/p99 (records/usage.ts); and for a
- *     30-day range with partial days at both ends,
- *   - the retention purge's rate (records/retention.ts, batches of 5000, the rollup kept by trigger),
- *   - table + index size per million rows; and checks the rollup against a scan of the records.
+ * Request records at scale (issues 25 and 49), on PostgreSQL, records partitioned by UTC day
+ * (migration 0019). In a fresh database (`records_scale`) whose 61 days have their partitions:
+ *   1. ingest through the gateway's own write path — the writer thread's COPY FROM STDIN
+ *      (records/pg-worker.ts), batches of 500 — with 1, 2, 4 … writers at once (`--writers`), each
+ *      its own thread and connection with one batch in flight (as management-plane replicas are),
+ *      `--ingest` rows per writer count: rows/s and the speed-up over one writer;
+ *   2. a bulk fill to `--rows` built by the server (one INSERT … SELECT per day, the rollup triggers
+ *      firing): how long generation took;
+ *   3. SearchRequestRecords by request id and by client request id, p50/p99 of 1,000;
+ *   4. GetUsage (records/usage.ts): a calendar month by key, by model, for one project; 30 days with
+ *      partial ends; and 200 random ranges (any start and end to the second), p50/p99;
+ *   5. the retention purge at 30 days on 2026-10-11 09:30: whole partitions dropped (per second,
+ *      rows per second) and the partial day left to the bounded delete;
+ *   6. sizes per million rows and both rollups against a scan of the records.
  *
- *   bun bench/records-scale.ts [--rows 10000000] [--bodies small|none] [--base postgres://gateway:gateway@127.0.0.1:5432] [--keep]
+ *   bun bench/records-scale.ts [--rows 10000000] [--ingest 300000] [--writers 1,2,4] [--bodies small|none]
+ *     [--base postgres://gateway:gateway@127.0.0.1:5432] [--keep]
  *
- * Data: 61 days (2026-09-01 … 2026-10-31) in time order, UUIDv7 ids, 20 customers × 3 projects,
- * 2,000 API keys (each using 3 of 30 models), 5 providers, 1 in 10 with a client request id; bodies
- * `small` are ~0.5 KB of JSON each way. The database (`records_scale`) is dropped at the end
- * unless --keep. Goals: search ≤ 10 ms, GetUsage ≤ 200 ms, ingest ≥ 20,000 rows/s.
+ * The database's backends are reniced to 19 (the bench runs on a shared machine). Goals: search ≤ 10
+ * ms, GetUsage ≤ 200 ms p99 for any range, ingest ≥ 30,000 rows/s (three data planes at 10,000).
  */
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import type { RecordEntry } from '../src/core/records.ts';
 import { workerStore } from '../src/records/backend.ts';
-import { entryOf } from '../src/records/entry.ts';
+import { dropExpiredPartitions, listPartitions, retentionKey } from '../src/records/partitions.ts';
 import { RecordRetention } from '../src/records/retention.ts';
-import { searchRecordsQuery } from '../src/records/search.ts';
+import { searchRecords } from '../src/records/search.ts';
 import { type UsageGroupBy, usageSums } from '../src/records/usage.ts';
 import { openStore } from '../src/store/db.ts';
 import { customers, projectSettings, projects } from '../src/store/schema/index.ts';
+import { bodiesOf, CUSTOMERS, DAY_MS, DAYS, entryAt, fillDaySql, START } from './lib/records-data.ts';
 
 const { values: args } = parseArgs({
   options: {
     rows: { type: 'string', default: '10000000' },
+    ingest: { type: 'string', default: '300000' },
+    writers: { type: 'string', default: '1,2,4' },
     bodies: { type: 'string', default: 'small' },
     base: { type: 'string', default: 'postgres://gateway:gateway@127.0.0.1:5432' },
     keep: { type: 'boolean', default: false },
   },
 });
 const ROWS = Number(args.rows);
+const INGEST = Number(args.ingest);
+const WRITERS = args.writers.split(',').map(Number);
 const BATCH = 500;
 const DB = 'records_scale';
-const START = Date.UTC(2026, 8, 1);
-const SPAN = 61 * 86_400_000;
-const CUSTOMERS = 20;
-const KEYS = 2000;
-const MODELS = 30;
+const bodies = bodiesOf(args.bodies);
 
 const admin = postgres(`${args.base}/postgres`, { max: 1, onnotice: () => undefined });
 await admin.unsafe(`drop database if exists ${DB} with (force)`);
@@ -51,101 +55,97 @@ const url = `${args.base}/${DB}`;
 const store = await openStore({ driver: 'postgres', url });
 const raw = postgres(url, { max: 1, onnotice: () => undefined });
 
+/** Every backend of the bench's database at nice 19 (they are this run's own connections). */
+const renice = async (): Promise<void> => {
+  const pids = await admin<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${DB}`;
+  if (pids.length > 0) Bun.spawnSync(['renice', '-n', '19', '-p', ...pids.map((p) => String(p.pid))]);
+};
+
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
 };
 const r1 = (x: number): number => Math.round(x * 10) / 10;
-const rand = (n: number): number => Math.floor(Math.random() * n);
-
-const reqBody =
-  args.bodies === 'none'
-    ? null
-    : JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'q'.repeat(420) }], max_tokens: 256 });
-const resBody =
-  args.bodies === 'none'
-    ? null
-    : JSON.stringify({
-        id: 'chatcmpl-x',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'a'.repeat(380) }, finish_reason: 'stop' }],
-      });
-
-/** Ids sampled for the searches. */
-const ids: string[] = [];
-const clientIds: string[] = [];
-const row = (i: number): RecordEntry => {
-  const key = rand(KEYS);
-  const input = 20 + rand(2000);
-  const output = 10 + rand(800);
-  const requestId = Bun.randomUUIDv7();
-  const clientRequestId = i % 10 === 0 ? `client-${i}` : null;
-  if (i % 997 === 0) ids.push(requestId);
-  if (i % 9_970 === 0 && clientRequestId) clientIds.push(clientRequestId);
-  return entryOf({
-    requestId,
-    clientRequestId,
-    receivedAt: new Date(START + Math.floor((i / ROWS) * SPAN)),
-    customerId: `cust-${key % CUSTOMERS}`,
-    projectId: `proj-${key % 3}`,
-    apiKeyId: `key-${key}`,
-    endpoint: '/v1/chat/completions',
-    model: `model-${(key * 7 + rand(3)) % MODELS}`,
-    provider: `provider-${key % 5}`,
-    connection: 'c',
-    upstreamModel: 'gpt-4o-mini',
-    httpStatus: 200,
-    latencyMs: 100 + rand(900),
-    ttfbMs: 50 + rand(200),
-    stream: i % 2 === 0,
-    inputTokens: input,
-    outputTokens: output,
-    totalTokens: input + output,
-    costNanoUsd: rand(5_000_000),
-    attempts: 1,
-    requestBody: reqBody,
-    responseBody: resBody,
-  });
-};
+const say = (m: string): boolean => process.stderr.write(`  ${m}\n`);
 
 const out: Record<string, unknown> = { rows: ROWS, bodies: args.bodies };
 try {
-  // ---- ingest -----------------------------------------------------------------------------------
-  const writer = workerStore(url);
-  const slices: number[] = [];
-  const t0 = performance.now();
-  let sliceAt = t0;
-  const slice = Math.max(BATCH, Math.floor(ROWS / 10 / BATCH) * BATCH);
-  let inflight: Promise<unknown> | undefined;
-  for (let i = 0; i < ROWS; i += BATCH) {
-    const batch = Array.from({ length: Math.min(BATCH, ROWS - i) }, (_, j) => row(i + j));
-    const e = await inflight;
-    if (e) throw e;
-    inflight = writer.insert(batch);
-    if ((i + BATCH) % slice === 0) {
-      const now = performance.now();
-      slices.push(Math.round(slice / ((now - sliceAt) / 1000)));
-      sliceAt = now;
-      process.stderr.write(`  ${i + BATCH} rows, ${slices.at(-1)} rows/s\n`);
+  for (let d = 0; d <= DAYS; d++)
+    await raw.unsafe(`select request_records_add_partition('${new Date(START + d * DAY_MS).toISOString().slice(0, 10)}'::date)`);
+  await renice();
+
+  // ---- 1. ingest with N writers -----------------------------------------------------------------
+  const ingest: Record<string, number> = {};
+  let written = 0;
+  for (const n of WRITERS) {
+    const writers = Array.from({ length: n }, () => workerStore(url));
+    const inflight: (Promise<unknown> | undefined)[] = Array.from({ length: n }, () => undefined);
+    const t0 = performance.now();
+    for (let i = 0, w = 0; i < INGEST; i += BATCH, w = (w + 1) % n) {
+      const batch = Array.from({ length: Math.min(BATCH, INGEST - i) }, (_, j) => entryAt(i + j, INGEST, bodies));
+      const e = await inflight[w];
+      if (e) throw e;
+      inflight[w] = (writers[w] as (typeof writers)[number]).insert(batch);
+      if (i === BATCH * n) await renice();
     }
+    for (const p of inflight) {
+      const e = await p;
+      if (e) throw e;
+    }
+    const rate = Math.round(INGEST / ((performance.now() - t0) / 1000));
+    ingest[`writers_${n}`] = rate;
+    say(`${n} writer(s): ${rate} rows/s`);
+    await Promise.all(writers.map((w) => w.close?.()));
+    written += INGEST;
   }
-  const last = await inflight;
-  if (last) throw last;
-  const loadS = (performance.now() - t0) / 1000;
-  await writer.close?.();
-  out.insert_rows_per_s = Math.round(ROWS / loadS);
-  out.insert_rows_per_s_by_tenth = slices;
+  out.ingest_rows_per_s = ingest;
+  out.ingest_speedup_over_one = Object.fromEntries(
+    Object.entries(ingest).map(([k, v]) => [k, r1(v / (ingest[`writers_${WRITERS[0]}`] ?? v))]),
+  );
+
+  // ---- 2. bulk fill -----------------------------------------------------------------------------
+  const fill = Math.max(0, ROWS - written);
+  const tf = performance.now();
+  // The machine is shared: after 9 minutes of filling, a minute's pause (not counted in fill_seconds).
+  let stretch = tf;
+  let paused = 0;
+  for (let d = 0; d < DAYS; d++) {
+    if (performance.now() - stretch > 540_000) {
+      say('pausing the fill for 60 s');
+      await Bun.sleep(60_000);
+      paused += 60_000;
+      stretch = performance.now();
+    }
+    const n = Math.floor(fill / DAYS) + (d === DAYS - 1 ? fill % DAYS : 0);
+    if (n > 0) await raw.unsafe(fillDaySql(d, n, bodies));
+    if (d % 10 === 9) say(`filled ${d + 1} of ${DAYS} days`);
+  }
+  const fillS = (performance.now() - tf - paused) / 1000;
+  out.fill_seconds = Math.round(fillS);
+  out.fill_rows_per_s = Math.round(fill / fillS);
+  const tv = performance.now();
   await raw.unsafe('vacuum analyze request_records');
   await raw.unsafe('vacuum analyze request_usage_daily');
+  await raw.unsafe('vacuum analyze request_usage_hourly');
+  out.vacuum_analyze_seconds = Math.round((performance.now() - tv) / 1000);
 
   // ---- sizes ------------------------------------------------------------------------------------
-  const [size] = await raw<{ table: string; indexes: string; rollup: string; rollup_rows: string }[]>`
-    select pg_table_size('request_records') as table, pg_indexes_size('request_records') as indexes,
-      pg_total_relation_size('request_usage_daily') as rollup, (select count(*) from request_usage_daily) as rollup_rows`;
-  const mb = (b: string | undefined): number => r1(Number(b) / 1_048_576 / (ROWS / 1_000_000));
-  out.mb_per_million_rows = { table: mb(size?.table), indexes: mb(size?.indexes), rollup: mb(size?.rollup) };
-  out.rollup_rows = Number(size?.rollup_rows);
+  const [size] = await raw<{ table: string; indexes: string; daily: string; hourly: string; n: string }[]>`
+    select sum(pg_table_size(relid)) as table, sum(pg_indexes_size(relid)) as indexes, (select count(*) from request_records) as n,
+      pg_total_relation_size('request_usage_daily') as daily, pg_total_relation_size('request_usage_hourly') as hourly
+    from pg_partition_tree('request_records')`;
+  const total = Number(size?.n);
+  const mb = (b: string | undefined): number => r1(Number(b) / 1_048_576 / (total / 1_000_000));
+  out.total_rows = total;
+  out.partitions = (await listPartitions(store.db)).length;
+  out.mb_per_million_rows = {
+    table: mb(size?.table),
+    indexes: mb(size?.indexes),
+    rollup_daily: mb(size?.daily),
+    rollup_hourly: mb(size?.hourly),
+  };
 
-  // ---- search -----------------------------------------------------------------------------------
+  // ---- 3. search --------------------------------------------------------------------------------
   const time = async (n: number, f: (i: number) => Promise<unknown>): Promise<{ p50: number; p99: number }> => {
     for (let i = 0; i < 20; i++) await f(i);
     const ms: number[] = [];
@@ -156,17 +156,25 @@ try {
     }
     return { p50: r1(pct(ms, 50)), p99: r1(pct(ms, 99)) };
   };
+  const ids = (await raw<{ id: string }[]>`select request_id as id from request_records tablesample system (0.2) limit 1000`).map(
+    (r) => r.id,
+  );
+  const clientIds = (
+    await raw<
+      { id: string }[]
+    >`select client_request_id as id from request_records tablesample system (1) where client_request_id is not null limit 1000`
+  ).map((r) => r.id);
   const pickOf = (a: string[], i: number): string => a[(i * 7919) % a.length] as string;
   out.search_by_request_id_ms = await time(1000, async (i) => {
-    const got = await searchRecordsQuery(store.db, { requestId: pickOf(ids, i), limit: 51 });
+    const got = await searchRecords(store.db, { requestId: pickOf(ids, i), limit: 51 });
     if (got.length !== 1) throw new Error('a sampled request id was not found');
   });
   out.search_by_client_request_id_ms = await time(1000, async (i) => {
-    const got = await searchRecordsQuery(store.db, { clientRequestId: pickOf(clientIds, i), limit: 51 });
+    const got = await searchRecords(store.db, { clientRequestId: pickOf(clientIds, i), limit: 51 });
     if (got.length !== 1) throw new Error('a sampled client request id was not found');
   });
 
-  // ---- GetUsage ---------------------------------------------------------------------------------
+  // ---- 4. GetUsage ------------------------------------------------------------------------------
   const october = { start: new Date('2026-10-01T00:00:00Z'), end: new Date('2026-11-01T00:00:00Z') };
   const lastThirty = { start: new Date('2026-10-01T09:30:00Z'), end: new Date('2026-10-31T09:30:00Z') };
   const usage = (groupBy: UsageGroupBy, range: { start: Date; end: Date }) => (i: number) =>
@@ -177,8 +185,21 @@ try {
     usageSums(store.db, { customerId: `cust-${i % CUSTOMERS}`, projectId: `proj-${i % 3}`, groupBy: 'api_key', ...october }),
   );
   out.usage_30_days_partial_ends_by_model_ms = await time(50, usage('model', lastThirty));
+  // Any range: a start anywhere in the 61 days (to the second), up to 45 days long, by key or model.
+  const span = DAYS * DAY_MS;
+  out.usage_any_range_ms = await time(200, (i) => {
+    const s = START + Math.floor(Math.random() * span);
+    const e = Math.min(START + span, s + 1000 + Math.floor(Math.random() * 45 * DAY_MS));
+    return usageSums(store.db, {
+      customerId: `cust-${i % CUSTOMERS}`,
+      groupBy: i % 2 === 0 ? 'api_key' : 'model',
+      start: new Date(s),
+      end: new Date(e),
+    });
+  });
 
-  // ---- purge ------------------------------------------------------------------------------------
+  // ---- 5. purge ---------------------------------------------------------------------------------
+  const days = new Map<string, number>();
   for (let c = 0; c < CUSTOMERS; c++) {
     const [cust] = await store.db
       .insert(customers)
@@ -196,31 +217,52 @@ try {
         settingName: 'record-retention',
         settingValue: '{"bodies":"full","days":30}',
       });
+      days.set(retentionKey(`cust-${c}`, `proj-${p}`), 30);
     }
   }
-  // "Now" 2026-10-11: the first 10 days (1/6 of the records) are past 30 days.
+  // "Now" 2026-10-11 09:30: 2026-09-01 … 09-10 are past 30 days whole; 09-11 until 09:30 in part.
+  const now = Date.UTC(2026, 9, 11, 9, 30);
+  const td = performance.now();
+  const dropped = await dropExpiredPartitions(store.db, now, days);
+  const dropS = (performance.now() - td) / 1000;
+  out.purge_partitions_dropped = dropped.partitions;
+  out.purge_partitions_per_s = r1(dropped.partitions / dropS);
+  out.purge_rows_in_dropped_partitions = dropped.rows;
+  out.purge_rows_per_s_by_drop = Math.round(dropped.rows / dropS);
   const tp = performance.now();
-  const purged = await new RecordRetention(store.db, { responseRetentionMs: 30 * 86_400_000 }).purge(Date.UTC(2026, 9, 11));
-  const purgeS = (performance.now() - tp) / 1000;
-  out.purged_rows = purged;
-  out.purge_rows_per_s = Math.round(purged / purgeS);
+  const rest = await new RecordRetention(store.db, { responseRetentionMs: 30 * DAY_MS }).sweep(now);
+  const restS = (performance.now() - tp) / 1000;
+  out.purge_bounded_delete_rows = rest.deleted;
+  out.purge_bounded_delete_rows_per_s = Math.round(rest.deleted / restS);
 
-  // ---- the rollup against a scan ----------------------------------------------------------------
-  const [check] = await raw<{ differ: string }[]>`
-    with kept as (select customer_id, project_id, day, api_key_id, model, provider, requests, input_tokens, output_tokens, cached_input_tokens, cache_write_tokens, cost_nano_usd from request_usage_daily),
-    scanned as (
-      select coalesce(customer_id, '') as customer_id, coalesce(project_id, '') as project_id, (received_at at time zone 'UTC')::date as day, coalesce(api_key_id, '') as api_key_id,
-        coalesce(model, '') as model, coalesce(provider, '') as provider, count(*) as requests, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
-        sum(cached_input_tokens) as cached_input_tokens, sum(cache_write_tokens) as cache_write_tokens, sum(cost_nano_usd) as cost_nano_usd
-      from request_records group by 1, 2, 3, 4, 5, 6)
-    select count(*) as differ from ((select * from kept except all select * from scanned) union all (select * from scanned except all select * from kept)) d`;
-  out.rollup_rows_differing_from_scan = Number(check?.differ);
+  // ---- 6. the rollups against a scan ------------------------------------------------------------
+  const differ = async (table: string, bucket: string): Promise<number> => {
+    const [check] = await raw.unsafe<{ differ: string }[]>(`
+      with kept as (select customer_id, project_id, ${bucket === 'day' ? 'day' : 'hour'} as b, api_key_id, model, provider, requests, input_tokens, output_tokens, cached_input_tokens, cache_write_tokens, cost_nano_usd from ${table}),
+      scanned as (
+        select coalesce(customer_id, '') as customer_id, coalesce(project_id, '') as project_id,
+          ${bucket === 'day' ? "(received_at at time zone 'UTC')::date" : "date_trunc('hour', received_at)"} as b, coalesce(api_key_id, '') as api_key_id,
+          coalesce(model, '') as model, coalesce(provider, '') as provider, count(*) as requests, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
+          sum(cached_input_tokens) as cached_input_tokens, sum(cache_write_tokens) as cache_write_tokens, sum(cost_nano_usd) as cost_nano_usd
+        from request_records group by 1, 2, 3, 4, 5, 6)
+      select count(*) as differ from ((select * from kept except all select * from scanned) union all (select * from scanned except all select * from kept)) d`);
+    return Number(check?.differ);
+  };
+  out.rollup_rows_differing_from_scan = {
+    daily: await differ('request_usage_daily', 'day'),
+    hourly: await differ('request_usage_hourly', 'hour'),
+  };
+  const p99 = (k: string): number => (out[k] as { p99: number }).p99;
   out.goals = {
-    search_le_10ms:
-      Math.max((out.search_by_request_id_ms as { p99: number }).p99, (out.search_by_client_request_id_ms as { p99: number }).p99) <= 10,
+    search_le_10ms: Math.max(p99('search_by_request_id_ms'), p99('search_by_client_request_id_ms')) <= 10,
     usage_le_200ms:
-      Math.max((out.usage_month_by_key_ms as { p99: number }).p99, (out.usage_month_by_model_ms as { p99: number }).p99) <= 200,
-    ingest_ge_20000: (out.insert_rows_per_s as number) >= 20_000,
+      Math.max(
+        p99('usage_month_by_key_ms'),
+        p99('usage_month_by_model_ms'),
+        p99('usage_30_days_partial_ends_by_model_ms'),
+        p99('usage_any_range_ms'),
+      ) <= 200,
+    ingest_ge_30000: Math.max(...Object.values(ingest)) >= 30_000,
   };
   console.log(JSON.stringify(out, null, 2));
 } finally {

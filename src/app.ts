@@ -110,6 +110,14 @@ const loadAdminHashes = async (store: Store, config: GatewayConfig): Promise<{ h
   return { hashes: [sha256Hex(token)], generated: token };
 };
 
+const openReadStoreOrFail = async (url: string, poolMax: number): Promise<Store> => {
+  try {
+    return await openStore({ driver: 'postgres', url, poolMax }, { migrate: false });
+  } catch (e) {
+    throw new ConfigError('DATABASE_READ_URL', `cannot open the read replica (${describeError(e)})`);
+  }
+};
+
 const openStoreOrFail = async (config: GatewayConfig): Promise<Store> => {
   try {
     if (config.databaseUrl)
@@ -174,8 +182,11 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   configureGuardrailScans({ timeoutMs: config.guardrailScanTimeoutMs });
   const policies = governancePolicies(counters, config.limitsOnRedisError);
   const responseCache = responseCacheStore(config);
+  // DATABASE_READ_URL: record searches and usage on a replica (never migrated from here: it follows the primary).
+  const readStore = config.databaseReadUrl ? await openReadStoreOrFail(config.databaseReadUrl, config.dbPoolMax) : undefined;
   const deps: ControlDeps = {
     db: store.db,
+    ...(readStore ? { readDb: readStore.db } : {}),
     secrets,
     counters,
     upstreamAllowPrivate: config.upstreamAllowPrivate,
@@ -346,6 +357,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         await records.stop().catch((e: unknown) => log.error('writing the queued request records failed', { error: describeError(e) }));
         await telemetry.shutdown().catch(() => undefined);
         await store.close();
+        await readStore?.close();
         await counters.close();
         responseCache.close();
       })();

@@ -15,6 +15,7 @@ import {
   type RequestRecordRow,
   requestRecords,
   requestUsageDaily,
+  requestUsageHourly,
 } from '../src/store/schema/index.ts';
 import { type TestDatabase, testDatabase } from './support/db.ts';
 
@@ -74,10 +75,24 @@ const write = async (rows: NewRequestRecord[], how: 'direct' | 'json'): Promise<
   await writer.stop();
 };
 
-/** request_usage_daily as it is, and as a scan of request_records says it should be. */
+/** request_usage_daily and request_usage_hourly (keys `h|…`) as they are, and as a scan of request_records says they should be. */
 const rollupAndScan = async () => {
   const u = requestUsageDaily;
+  const h = requestUsageHourly;
   const r = requestRecords;
+  const keptHours = await store.db
+    .select({
+      k: sql<string>`'h|' || ${h.customerId} || '|' || ${h.projectId} || '|' || to_char(${h.hour} at time zone 'UTC', 'YYYY-MM-DD HH24') || '|' || ${h.apiKeyId} || '|' || ${h.model} || '|' || ${h.provider}`,
+      v: sql<string>`${h.requests} || ' ' || ${h.inputTokens} || ' ' || ${h.outputTokens} || ' ' || ${h.cachedInputTokens} || ' ' || ${h.cacheWriteTokens} || ' ' || ${h.costNanoUsd}`,
+    })
+    .from(h);
+  const scannedHours = await store.db
+    .select({
+      k: sql<string>`'h|' || coalesce(${r.customerId}, '') || '|' || coalesce(${r.projectId}, '') || '|' || to_char(${r.receivedAt} at time zone 'UTC', 'YYYY-MM-DD HH24') || '|' || coalesce(${r.apiKeyId}, '') || '|' || coalesce(${r.model}, '') || '|' || coalesce(${r.provider}, '')`,
+      v: sql<string>`count(*) || ' ' || sum(${r.inputTokens}) || ' ' || sum(${r.outputTokens}) || ' ' || sum(${r.cachedInputTokens}) || ' ' || sum(${r.cacheWriteTokens}) || ' ' || sum(${r.costNanoUsd})`,
+    })
+    .from(r)
+    .groupBy(sql`1`);
   const kept = await store.db
     .select({
       k: sql<string>`${u.customerId} || '|' || ${u.projectId} || '|' || ${u.day}::text || '|' || ${u.apiKeyId} || '|' || ${u.model} || '|' || ${u.provider}`,
@@ -93,7 +108,7 @@ const rollupAndScan = async () => {
     .groupBy(sql`1`);
   const asMap = (rows: { k: string; v: string }[]) =>
     Object.fromEntries(rows.map((x) => [x.k, x.v]).sort(([a], [b]) => ((a ?? '') < (b ?? '') ? -1 : 1)));
-  return { kept: asMap(kept), scanned: asMap(scanned) };
+  return { kept: asMap([...kept, ...keptHours]), scanned: asMap([...scanned, ...scannedHours]) };
 };
 
 test('the rollup equals a scan of the records after COPY and JSON inserts, batches written twice, deletes, a retention purge and a truncate', async () => {
@@ -120,6 +135,7 @@ test('the rollup equals a scan of the records after COPY and JSON inserts, batch
   ({ kept, scanned } = await rollupAndScan());
   expect(kept).toEqual(scanned);
   expect(Object.keys(kept).some((k) => k.startsWith('beta|') && k.split('|')[4] === 'm2')).toBe(false);
+  expect(Object.keys(kept).some((k) => k.startsWith('h|beta|') && k.split('|')[5] === 'm2')).toBe(false);
 
   // A retention purge (days: 5 for acme/default), in batches of 40 rows.
   const [c] = await store.db.insert(customers).values({ customerId: 'acme' }).returning();
@@ -233,13 +249,15 @@ test('SearchRequestRecords by request id and by client request id, and GetUsage 
   expect(one).toBeDefined();
 
   const byId = await plan(searchRecordsQuery(store.db, { requestId: one?.requestId.toUpperCase(), customerId: 'acme', limit: 51 }));
-  expect(byId).toContain('request_records_pkey');
-  expect(byId).not.toContain('Seq Scan');
+  // Partitioned (migration 0019): each partition's primary key (request_id, received_at) is probed;
+  // the one holding the rows (the default one: October has no partition here) is never scanned.
+  expect(byId).toMatch(/Index Scan[^\n]* using request_records_default_pkey on request_records_default/);
+  expect(byId).not.toContain('Seq Scan on request_records_default');
   const byClient = await plan(
     searchRecordsQuery(store.db, { clientRequestId: 'c-31000', customerId: 'acme', projectId: 'default', limit: 51 }),
   );
-  expect(byClient).toContain('request_records_client_id');
-  expect(byClient).not.toContain('Seq Scan');
+  expect(byClient).toMatch(/Index Scan[^\n]* using request_records_default_client_request_id_idx on request_records_default/);
+  expect(byClient).not.toContain('Seq Scan on request_records_default');
   const found = await searchRecordsQuery(store.db, { clientRequestId: 'c-31000', limit: 51 });
   expect(found.map((r) => r.requestId)).toEqual([one?.requestId as string]);
 
@@ -255,14 +273,17 @@ test('SearchRequestRecords by request id and by client request id, and GetUsage 
   }
   const partial = {
     customerId: 'acme',
-    start: new Date('2026-10-03T12:00:00Z'),
-    end: new Date('2026-11-02T06:00:00Z'),
+    start: new Date('2026-10-03T12:30:00Z'),
+    end: new Date('2026-11-02T06:15:00Z'),
     groupBy: 'api_key' as const,
   };
+  // Whole days from the daily rollup, the whole hours of the partial days from the hourly one, the
+  // two partial hours from the records by time.
   const partialPlan = await plan(usageQuery(store.db, partial));
   expect(partialPlan).toContain('request_usage_daily');
-  expect(partialPlan).toMatch(/Index[^\n]*request_records_(time|key_time)/);
-  expect(partialPlan).not.toContain('Seq Scan on request_records');
+  expect(partialPlan).toContain('request_usage_hourly');
+  expect(partialPlan).toMatch(/Index[^\n]*request_records_default_(received_at|api_key_id_received_at)_idx/);
+  expect(partialPlan).not.toContain('Seq Scan on request_records_default');
   expect((await usageSums(store.db, partial)).reduce((n, g) => n + g.requests, 0)).toBe(
     (partial.end.getTime() - partial.start.getTime()) / 60_000,
   );

@@ -26,6 +26,8 @@ export interface GatewayConfig {
   /** PGlite's shared_buffers in kB (GATEWAY_PGLITE_SHARED_BUFFERS). */
   pgliteSharedBuffersKb: number;
   databaseUrl: string | undefined;
+  /** DATABASE_READ_URL: a replica for record searches and usage. */
+  databaseReadUrl: string | undefined;
   adminToken: string | undefined;
   kek: string | undefined;
   /** GATEWAY_KEK_PREVIOUS: older KEKs (comma-separated) still accepted for unwrapping during a rotation. */
@@ -118,6 +120,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
   if (s.GATEWAY_KEK_PREVIOUS.length > 0 && !s.GATEWAY_KEK)
     throw new ConfigError('GATEWAY_KEK_PREVIOUS', 'needs GATEWAY_KEK (the new key) to be set');
   if (s.DATABASE_URL && !s.GATEWAY_KEK && role !== 'data') throw new ConfigError('GATEWAY_KEK', 'required when DATABASE_URL is set');
+  if (s.DATABASE_READ_URL && !s.DATABASE_URL) throw new ConfigError('DATABASE_READ_URL', 'needs DATABASE_URL (the primary it replicates)');
   const tls: GatewayConfig['tls'] = {};
   const inferenceTls = tlsPair(s.GATEWAY_TLS_CERT_FILE, s.GATEWAY_TLS_KEY_FILE, 'GATEWAY_TLS');
   const adminTls = tlsPair(s.GATEWAY_ADMIN_TLS_CERT_FILE, s.GATEWAY_ADMIN_TLS_KEY_FILE, 'GATEWAY_ADMIN_TLS');
@@ -138,6 +141,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     migrate: s.GATEWAY_MIGRATE,
     pgliteSharedBuffersKb: Math.floor(s.GATEWAY_PGLITE_SHARED_BUFFERS / 1024),
     databaseUrl: s.DATABASE_URL,
+    databaseReadUrl: s.DATABASE_READ_URL,
     adminToken: s.GATEWAY_ADMIN_TOKEN,
     kek: s.GATEWAY_KEK,
     kekPrevious: s.GATEWAY_KEK_PREVIOUS,

@@ -108,6 +108,13 @@ export const SETTINGS = {
     unset: 'embedded PGlite',
     description: 'PostgreSQL instead of PGlite (requires `GATEWAY_KEK`; no demo)',
   }),
+  DATABASE_READ_URL: url({
+    schemes: ['postgres', 'postgresql'],
+    secret: true,
+    unset: 'every read on `DATABASE_URL`',
+    description:
+      "a PostgreSQL read replica of `DATABASE_URL`: request-record searches and usage (the management API's and the console's) read from it; configuration reads, writes and the telemetry forwarder stay on the primary (needs `DATABASE_URL`)",
+  }),
   // secrets
   GATEWAY_KEK: key({
     unset: 'generated into the data dir (embedded only)',

@@ -21,6 +21,11 @@ export interface ManagementHooks {
 /** What every management service needs. */
 export interface ControlDeps {
   db: Db;
+  /**
+   * DATABASE_READ_URL's replica: request-record searches and usage read here (they may trail the
+   * primary by the replication lag). Configuration reads stay on `db` (read-your-writes).
+   */
+  readDb?: Db;
   secrets: SecretBox;
   /** GATEWAY_UPSTREAM_ALLOW_PRIVATE: anyone may point connections at private addresses. */
   upstreamAllowPrivate?: boolean;

@@ -13,6 +13,9 @@ import { COPY_STDIN_SQL } from './entry.ts';
 
 declare const self: Worker;
 
+/** Below the records forwarder's lag (src/audit/forwarder.ts, at most 5 s). */
+const WRITE_TIMEOUT_MS = 4_000;
+
 let sql: ReturnType<typeof postgres> | undefined;
 
 const firstLine = (m: string): string => (m.split('\n', 1)[0] ?? '').slice(0, 200);
@@ -56,7 +59,18 @@ self.onmessage = async (
 ) => {
   const msg = ev.data;
   if (msg.type === 'open') {
-    sql = postgres(msg.url, { max: 1, onnotice: () => undefined, connect_timeout: 5, backoff: reconnectBackoff });
+    // A batch's statement is cut at WRITE_TIMEOUT_MS (57014, not a data error: the batch stays
+    // queued and is written again): no batch commits later than that after its stored_at (the
+    // transaction's start), which keeps the forwarding cursor's order (forward.ts, a lag of 5 s)
+    // whatever the number of writers and whatever they wait for (a rollup row another writer
+    // holds, a partition being detached).
+    sql = postgres(msg.url, {
+      max: 1,
+      onnotice: () => undefined,
+      connect_timeout: 5,
+      backoff: reconnectBackoff,
+      connection: { statement_timeout: WRITE_TIMEOUT_MS },
+    });
     return;
   }
   if (msg.type === 'close') {

@@ -1,14 +1,16 @@
 import { and, eq, gte, lt, or, type SQL, sql } from 'drizzle-orm';
 import { unionAll } from 'drizzle-orm/pg-core';
 import type { Db } from '../store/db.ts';
-import { requestRecords, requestUsageDaily } from '../store/schema/index.ts';
+import { requestRecords, requestUsageDaily, requestUsageHourly } from '../store/schema/index.ts';
 
 /**
- * GetUsage's sums. Whole UTC days come from request_usage_daily (kept by triggers on
- * request_records, migration 0014); only the partial days at the ends of the range — before the
- * first midnight after `start`, from the last midnight before `end` — are summed from the records
- * themselves (over the received_at index). A month answers from ~30 rollup rows per key and model
- * rather than from every record of the month (bench/records-scale.ts).
+ * GetUsage's sums. Whole UTC days come from request_usage_daily, the whole hours of the partial
+ * days at the ends of the range from request_usage_hourly (both kept by triggers on
+ * request_records, migrations 0015 and 0019); only the partial hours at the very ends — before the
+ * first full hour after `start`, from the last full hour before `end` — are summed from the records
+ * themselves (over the received_at index: at most two hours of records). A month answers from ~30
+ * rollup rows per key and model plus at most 46 hourly ones, whatever the number of records
+ * (bench/records-scale.ts).
  */
 
 export type UsageGroupBy = 'api_key' | 'model' | 'provider' | 'day';
@@ -34,40 +36,64 @@ export interface UsageSum {
 }
 
 const DAY_MS = 86_400_000;
-const floorDay = (d: Date): Date => new Date(Math.floor(d.getTime() / DAY_MS) * DAY_MS);
-const ceilDay = (d: Date): Date => new Date(Math.ceil(d.getTime() / DAY_MS) * DAY_MS);
+const HOUR_MS = 3_600_000;
+const floorTo = (d: Date, unit: number): Date => new Date(Math.floor(d.getTime() / unit) * unit);
+const ceilTo = (d: Date, unit: number): Date => new Date(Math.ceil(d.getTime() / unit) * unit);
 const isoDay = (d: Date): string => d.toISOString().slice(0, 10);
 
+type Range = [Date | undefined, Date | undefined];
+
+/** [s, e) as whole UTC hours [from, to) and the partial hours at its ends (all raw when inside one hour). */
+const splitHours = (s: Date, e: Date, hours: [Date, Date][], raw: Range[]): void => {
+  const from = ceilTo(s, HOUR_MS);
+  const to = floorTo(e, HOUR_MS);
+  if (from.getTime() >= to.getTime()) {
+    raw.push([s, e]);
+    return;
+  }
+  hours.push([from, to]);
+  if (s.getTime() < from.getTime()) raw.push([s, from]);
+  if (to.getTime() < e.getTime()) raw.push([to, e]);
+};
+
 /**
- * How [start, end) splits: `days` [from, to) of whole UTC days answered by the rollup (either end
- * open), and the time ranges read from the records. A range inside one day is all records.
+ * How [start, end) splits: `days` [from, to) of whole UTC days answered by the daily rollup (either
+ * end open), `hours` of the partial days answered by the hourly one, and the time ranges read from
+ * the records (the partial hours). A range inside one day is hours and records.
  */
 export const splitRange = (
   start: Date | undefined,
   end: Date | undefined,
 ): {
   days?: { from?: string; to?: string };
-  raw: [Date | undefined, Date | undefined][];
+  hours: [Date, Date][];
+  raw: Range[];
 } => {
-  const from = start ? ceilDay(start) : undefined;
-  const to = end ? floorDay(end) : undefined;
-  if (from && to && from.getTime() >= to.getTime()) return { raw: [[start, end]] };
-  const raw: [Date | undefined, Date | undefined][] = [];
-  if (start && from && start.getTime() < from.getTime()) raw.push([start, from]);
-  if (end && to && to.getTime() < end.getTime()) raw.push([to, end]);
+  const from = start ? ceilTo(start, DAY_MS) : undefined;
+  const to = end ? floorTo(end, DAY_MS) : undefined;
+  const hours: [Date, Date][] = [];
+  const raw: Range[] = [];
+  if (start && end && from && to && from.getTime() >= to.getTime()) {
+    if (start.getTime() < end.getTime()) splitHours(start, end, hours, raw);
+    return { hours, raw };
+  }
+  if (start && from && start.getTime() < from.getTime()) splitHours(start, from, hours, raw);
+  if (end && to && to.getTime() < end.getTime()) splitHours(to, end, hours, raw);
   return {
     days: {
       ...(from ? { from: isoDay(from) } : {}),
       ...(to ? { to: isoDay(to) } : {}),
     },
+    hours,
     raw,
   };
 };
 
 /** The query of usageSums (tests read its plan). */
 export const usageQuery = (db: Db, q: UsageQuery) => {
-  const { days, raw } = splitRange(q.start, q.end);
+  const { days, hours, raw } = splitRange(q.start, q.end);
   const u = requestUsageDaily;
+  const h = requestUsageHourly;
   const r = requestRecords;
   const rollupKey =
     q.groupBy === 'api_key'
@@ -109,6 +135,39 @@ export const usageQuery = (db: Db, q: UsageQuery) => {
     .groupBy(sql`1`)
     .as('part');
   let parts = db.select().from(rollup).$dynamic();
+  if (hours.length > 0) {
+    const hourKey =
+      q.groupBy === 'api_key'
+        ? sql<string>`${h.apiKeyId}`
+        : q.groupBy === 'model'
+          ? sql<string>`${h.model}`
+          : q.groupBy === 'provider'
+            ? sql<string>`${h.provider}`
+            : sql<string>`to_char(${h.hour} at time zone 'UTC', 'YYYY-MM-DD')`;
+    const ranges: SQL[] = hours.map(([s, e]) => and(gte(h.hour, s), lt(h.hour, e)) ?? sql`true`);
+    const hourly = db
+      .select({
+        k: hourKey.as('k'),
+        requests: sql<string>`sum(${h.requests})`.as('requests'),
+        inputTokens: sql<string>`sum(${h.inputTokens})`.as('input_tokens'),
+        outputTokens: sql<string>`sum(${h.outputTokens})`.as('output_tokens'),
+        cachedInputTokens: sql<string>`sum(${h.cachedInputTokens})`.as('cached_input_tokens'),
+        cacheWriteTokens: sql<string>`sum(${h.cacheWriteTokens})`.as('cache_write_tokens'),
+        costNano: sql<string>`sum(${h.costNanoUsd})`.as('cost_nano'),
+      })
+      .from(h)
+      .where(
+        and(
+          eq(h.customerId, q.customerId),
+          q.projectId ? eq(h.projectId, q.projectId) : undefined,
+          q.apiKeyId ? eq(h.apiKeyId, q.apiKeyId) : undefined,
+          ranges.length === 1 ? ranges[0] : or(...ranges),
+        ),
+      )
+      .groupBy(sql`1`)
+      .as('part');
+    parts = unionAll(parts, db.select().from(hourly)).$dynamic();
+  }
   if (raw.length > 0) {
     const ranges: SQL[] = raw.map(([s, e]) => and(s ? gte(r.receivedAt, s) : undefined, e ? lt(r.receivedAt, e) : undefined) ?? sql`true`);
     const records = db

@@ -2,7 +2,7 @@ import { parseTimestamp, projectOrDefault } from '../../api/kit.ts';
 import { ObservabilityOps } from '../../api/ops/observability.ts';
 import { formatUsd } from '../../core/money.ts';
 import { recordView } from '../../records/view.ts';
-import { searchRecordsQuery } from '../../records/search.ts';
+import { searchRecords } from '../../records/search.ts';
 import { usageSums } from '../../records/usage.ts';
 import { bodyScope, namedScope, op, type OpDef } from '../connect.ts';
 import type { ControlDeps, ManagementHooks } from '../deps.ts';
@@ -26,7 +26,7 @@ export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpD
       const start = parseTime(input.startTime, 'startTime');
       const end = parseTime(input.endTime, 'endTime');
       const cur = input.pageToken ? decodeToken(input.pageToken) : undefined;
-      const rows = await searchRecordsQuery(deps.db, {
+      const rows = await searchRecords(deps.readDb ?? deps.db, {
         requestId: input.requestId || undefined,
         clientRequestId: input.clientRequestId || undefined,
         customerId: input.customerId,
@@ -53,7 +53,7 @@ export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpD
       const project = input.projectId !== undefined || ctx.principal.kind === 'user' ? projectOrDefault(input.projectId) : undefined;
       const start = parseTime(input.startTime, 'startTime');
       const end = parseTime(input.endTime, 'endTime');
-      const rows = await usageSums(deps.db, {
+      const rows = await usageSums(deps.readDb ?? deps.db, {
         customerId: input.customerId,
         projectId: project,
         apiKeyId: input.apiKeyId,

@@ -1,11 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
-/** One row per inference request, written in batches off the hot path. */
+/**
+ * One row per inference request, written in batches off the hot path. Range-partitioned by UTC day
+ * of received_at (migration 0019, src/records/partitions.ts): the primary key carries the partition
+ * key, as PostgreSQL requires; a record written twice has the same (request_id, received_at).
+ */
 export const requestRecords = pgTable(
   'request_records',
   {
-    requestId: uuid('request_id').primaryKey(),
+    requestId: uuid('request_id').notNull(),
     clientRequestId: text('client_request_id'),
     receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull(),
     customerId: text('customer_id'),
@@ -58,6 +62,7 @@ export const requestRecords = pgTable(
     storedAt: timestamp('stored_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
   },
   (t) => [
+    primaryKey({ name: 'request_records_pkey', columns: [t.requestId, t.receivedAt] }),
     // Only rows that carry a client id (most requests do not): a NULL entry per row cost ~2 µs of
     // every embedded insert; an equality search on the column still uses it.
     index('request_records_client_id').on(t.clientRequestId).where(sql`client_request_id is not null`),
@@ -94,4 +99,27 @@ export const requestUsageDaily = pgTable(
     costNanoUsd: bigint('cost_nano_usd', { mode: 'number' }).notNull(),
   },
   (t) => [primaryKey({ name: 'request_usage_daily_pk', columns: [t.customerId, t.projectId, t.day, t.apiKeyId, t.model, t.provider] })],
+);
+
+/**
+ * The same sums per UTC hour (migration 0019, kept by the same triggers): GetUsage answers the whole
+ * hours of a range's partial days from here, and reads records only for the partial hours at its ends.
+ */
+export const requestUsageHourly = pgTable(
+  'request_usage_hourly',
+  {
+    customerId: text('customer_id').notNull(),
+    projectId: text('project_id').notNull(),
+    hour: timestamp('hour', { withTimezone: true, mode: 'date' }).notNull(),
+    apiKeyId: text('api_key_id').notNull(),
+    model: text('model').notNull(),
+    provider: text('provider').notNull(),
+    requests: bigint('requests', { mode: 'number' }).notNull(),
+    inputTokens: bigint('input_tokens', { mode: 'number' }).notNull(),
+    outputTokens: bigint('output_tokens', { mode: 'number' }).notNull(),
+    cachedInputTokens: bigint('cached_input_tokens', { mode: 'number' }).notNull(),
+    cacheWriteTokens: bigint('cache_write_tokens', { mode: 'number' }).notNull(),
+    costNanoUsd: bigint('cost_nano_usd', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ name: 'request_usage_hourly_pk', columns: [t.customerId, t.projectId, t.hour, t.apiKeyId, t.model, t.provider] })],
 );
