@@ -48,6 +48,8 @@ BEGIN
 	RETURN true;
 EXCEPTION WHEN invalid_object_definition THEN
 	RETURN false; -- 42P17: the range overlaps another partition's
+WHEN duplicate_table THEN
+	RETURN false; -- 42P07: another replica created it meanwhile (to_regclass read a catalog cache not yet told)
 END $$;--> statement-breakpoint
 -- Drops a partition whose range [lo, hi) is past every retention of the projects in it, with the rollup rows of its days (every record of those days is in it: the default partition cannot hold them while it is attached). The detach waits at most lock_timeout for the table (a long read holds it): the sweep tries again later.
 CREATE FUNCTION "request_records_drop_partition"(part text, lo timestamptz, hi timestamptz) RETURNS boolean LANGUAGE plpgsql AS $$
@@ -55,7 +57,13 @@ BEGIN
 	PERFORM set_config('lock_timeout', '2s', true);
 	PERFORM pg_advisory_xact_lock(hashtext('request_records_partitions'));
 	IF to_regclass(part) IS NULL THEN RETURN false; END IF; -- another replica dropped it
-	EXECUTE format('ALTER TABLE request_records DETACH PARTITION %I', part);
+	-- to_regclass may read a catalog cache not yet told of a drop committed meanwhile: the DETACH's
+	-- lock reads the invalidations, and a partition gone by then was dropped by the other replica.
+	BEGIN
+		EXECUTE format('ALTER TABLE request_records DETACH PARTITION %I', part);
+	EXCEPTION WHEN undefined_table THEN
+		RETURN false;
+	END;
 	EXECUTE format('DROP TABLE %I', part);
 	DELETE FROM request_usage_daily WHERE day < (hi AT TIME ZONE 'UTC')::date AND (lo IS NULL OR day >= (lo AT TIME ZONE 'UTC')::date);
 	DELETE FROM request_usage_hourly WHERE hour < hi AND (lo IS NULL OR hour >= lo);
