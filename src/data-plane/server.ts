@@ -16,6 +16,7 @@ import { handleConversations } from './conversations-api.ts';
 import { handleCountTokens } from './count-tokens.ts';
 import type { McpGateway } from '../mcp/http.ts';
 import type { McpToolHost } from '../mcp/in-process.ts';
+import { serveA2a, serveA2aCard } from '../a2a/serve.ts';
 import {
   batchRoute,
   cancelBatch,
@@ -178,7 +179,10 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
   };
   const upload = batchRoute('/v1/files', uploadFile);
   const mcpHandler = guard((req, ids) => mcp.handle(req, ids, decodeURIComponent(new URL(req.url).pathname.slice('/mcp/'.length))));
+  const agentOf = (req: Request): string => decodeURIComponent(new URL(req.url).pathname.split('/')[2] ?? '');
   return {
+    '/a2a/:agentId': { POST: guard((req, ids) => serveA2a(deps, req, ids, agentOf(req))), GET: guard(methodNotAllowed) },
+    '/a2a/:agentId/.well-known/agent-card.json': { GET: guard((req, ids) => serveA2aCard(deps, req, ids, agentOf(req))) },
     '/mcp/:profileId': { POST: mcpHandler, GET: mcpHandler, DELETE: mcpHandler },
     '/v1/chat/completions': post((req, ids) => handleInference(deps, 'chat', req, ids)),
     '/v1/responses': post((req, ids) => handleInference(deps, 'responses', req, ids)),
