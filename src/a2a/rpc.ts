@@ -91,7 +91,9 @@ export const idsOfResult = (v: unknown): { taskId?: string; contextId?: string }
   let contextId: string | undefined;
   for (const o of inner) {
     if (!taskId && typeof o.taskId === 'string') taskId = o.taskId;
-    if (!taskId && (o.kind === 'task' || o === v.task) && typeof o.id === 'string') taskId = o.id;
+    // A task: v0.3 says `kind: 'task'`; v1.0 wraps it (`{task}`) in send answers and gives it bare to GetTask/CancelTask.
+    const isTask = o.kind === 'task' || o === v.task || (o === v && typeof o.contextId === 'string' && isRecord(o.status));
+    if (!taskId && isTask && typeof o.id === 'string') taskId = o.id;
     if (!contextId && typeof o.contextId === 'string') contextId = o.contextId;
   }
   return { ...(taskId ? { taskId } : {}), ...(contextId ? { contextId } : {}) };

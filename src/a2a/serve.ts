@@ -33,6 +33,7 @@ import { relayStream } from './stream.ts';
 
 const JSON_CT = 'application/json';
 const CORRELATION = 'x-gateway-correlation-id';
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/;
 
 const notServed = (agentId: string): GatewayError =>
   rpcRefusal(404, -32001, `A2A agent '${agentId}' is not assigned to the caller's project.`, 'a2a_agent_not_found');
@@ -95,6 +96,10 @@ const upstreamHeaders = (a: A2aAgentConfig, ctx: RequestContext, req: Request, s
     const v = req.headers.get(name);
     if (v !== null) h.set(name, v);
   }
+  // The request's trace: the tracing observer's span when tracing is on, else the client's context, else one named by the request id.
+  const client = req.headers.get('traceparent');
+  const own = ctx.ids.requestId.replaceAll('-', '');
+  h.set('traceparent', client !== null && TRACEPARENT.test(client) ? client : `00-${own}-${own.slice(-16)}-00`);
   for (const [k, v] of Object.entries(ctx.upstreamHeaders ?? {})) h.set(k, v);
   if (a.authType === 'bearer' && a.authValue) h.set('authorization', `Bearer ${a.authValue}`);
   if (a.authType === 'header' && a.authHeader && a.authValue) h.set(a.authHeader, a.authValue);
