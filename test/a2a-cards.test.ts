@@ -21,7 +21,8 @@ beforeAll(async () => {
       const path = new URL(req.url).pathname;
       if (path === '/html') return new Response('<html>hello</html>', { headers: { 'content-type': 'text/html' } });
       if (path === '/nameless') return Response.json({ supportedInterfaces: V1.supportedInterfaces });
-      if (path === '/rest-only') return Response.json({ name: 'x', supportedInterfaces: [{ url: 'http://a/', protocolBinding: 'HTTP+JSON' }] });
+      if (path === '/rest-only')
+        return Response.json({ name: 'x', supportedInterfaces: [{ url: 'http://a/', protocolBinding: 'HTTP+JSON' }] });
       if (path === '/huge') return Response.json({ ...V1, description: 'x'.repeat(MAX_CARD_BYTES) });
       if (path === '/redirect') return Response.redirect('http://169.254.169.254/latest/meta-data', 302);
       if (path === '/v1') return Response.json(V1);

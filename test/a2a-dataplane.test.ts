@@ -25,11 +25,14 @@ let apiKey = '';
 let keyId = '';
 
 const authed = (key: string): typeof fetch =>
-  Object.assign((input: string | URL | Request, init?: RequestInit) => {
-    const headers = new Headers(init?.headers);
-    headers.set('authorization', `Bearer ${key}`);
-    return fetch(input, { ...init, headers });
-  }, { preconnect: fetch.preconnect });
+  Object.assign(
+    (input: string | URL | Request, init?: RequestInit) => {
+      const headers = new Headers(init?.headers);
+      headers.set('authorization', `Bearer ${key}`);
+      return fetch(input, { ...init, headers });
+    },
+    { preconnect: fetch.preconnect },
+  );
 
 const send = (base: string, text: string) =>
   new ClientFactory(
@@ -61,7 +64,10 @@ beforeAll(async () => {
   agent = startTestAgent('Echo agent', { bearer: SECRET });
   tg = await startTestGateway();
   await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
-  const k = (await tg.must(apikeyOp('CreateApiKey'), { name: 'a2a', userId: 'u1', enterpriseContext: acme })) as { apiKey: string; id: string };
+  const k = (await tg.must(apikeyOp('CreateApiKey'), { name: 'a2a', userId: 'u1', enterpriseContext: acme })) as {
+    apiKey: string;
+    id: string;
+  };
   apiKey = k.apiKey;
   keyId = k.id;
   await tg.must(admin('CreateA2aAgent'), { agentId: 'echo', cardUrl: agent.cardUrl, authType: 'bearer', authValue: SECRET });

@@ -138,6 +138,7 @@ export const serveA2a = (deps: PipelineDeps, req: Request, ids: RequestIds, agen
     deps,
     { path: `/a2a/${agentId}`, ids, headers: req.headers, method: 'POST' },
     async (ctx, door) => {
+      ctx.correlationId = correlation;
       const { text, value } = await readJsonBody(req, deps.bodyLimits);
       ctx.bodyText = text;
       const rpc = rpcRequestOf(value);

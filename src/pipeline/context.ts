@@ -71,6 +71,8 @@ export interface RequestContext {
   holds?: Hold[];
   /** Names of `flag` guardrails that matched (kept on the record). */
   flags?: Set<string>;
+  /** X-Gateway-Correlation-Id of the request (an A2A call's own; else the header as the client sent it), kept on the record. */
+  correlationId?: string;
   /** Set once the request was settled and recorded (it happens exactly once). */
   finished?: boolean;
 }

@@ -6,6 +6,7 @@ import type { RequestRecordRow } from '../store/schema/index.ts';
 export const recordView = (r: RequestRecordRow) => ({
   requestId: r.requestId,
   ...(r.clientRequestId ? { clientRequestId: r.clientRequestId } : {}),
+  ...(r.correlationId ? { correlationId: r.correlationId } : {}),
   timestamp: ts(r.receivedAt),
   customerId: r.customerId ?? '',
   projectId: r.projectId ?? '',

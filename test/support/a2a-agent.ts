@@ -81,7 +81,13 @@ const executor: AgentExecutor = {
   },
 };
 
-export const startTestAgent = (name = 'Echo agent', opts: { bearer?: string } = {}): TestAgent => {
+/** `bearer`: the credential the agent requires; `onCall`: what the agent does before it answers a call (its own model or tool calls). */
+export interface TestAgentOptions {
+  bearer?: string;
+  onCall?: (headers: Headers) => Promise<void>;
+}
+
+export const startTestAgent = (name = 'Echo agent', opts: TestAgentOptions = {}): TestAgent => {
   let description = 'Echoes what it is told';
   const cardOf = (origin: string): AgentCard => ({
     name,
@@ -135,6 +141,7 @@ export const startTestAgent = (name = 'Echo agent', opts: { bearer?: string } = 
       agent.calls.push(req.headers);
       if (opts.bearer && req.headers.get('authorization') !== `Bearer ${opts.bearer}`) return new Response('unauthorized', { status: 401 });
       if (agent.mode === 'hang') return new Promise<Response>(() => undefined);
+      await opts.onCall?.(req.headers);
       if (agent.mode === 'garbage') return new Response('<html>oops</html>', { headers: { 'content-type': 'text/html' } });
       requests ??= new DefaultRequestHandler(cardOf(url.origin), new InMemoryTaskStore(), executor);
       handler ??= new JsonRpcTransportHandler(requests);

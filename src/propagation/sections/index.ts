@@ -27,5 +27,17 @@ export const loadSections = async (ctx: LoadContext) => {
     routesLoader(ctx),
     settingsLoader(ctx),
   ]);
-  return { ...a2a, ...assignments, ...budgets, ...byok, ...catalog, ...connections, ...guardrails, ...mcp, ...members, ...routes, ...settings };
+  return {
+    ...a2a,
+    ...assignments,
+    ...budgets,
+    ...byok,
+    ...catalog,
+    ...connections,
+    ...guardrails,
+    ...mcp,
+    ...members,
+    ...routes,
+    ...settings,
+  };
 };
