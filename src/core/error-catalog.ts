@@ -320,13 +320,7 @@ export const INFERENCE_ERRORS: readonly InferenceErrorDoc[] = [
     when: "The A2A agent's card no longer hashes to the pinned `cardSha256`: the agent is not served.",
     action: 'Check the changed card; RefreshA2aAgent pins it again.',
   },
-  {
-    code: 'a2a_upstream_error',
-    status: '502',
-    type: 'api_error',
-    when: 'An A2A agent could not be reached or broke off its stream.',
-    action: 'Check the agent.',
-  },
+  { code: 'a2a_upstream_error', status: '502', type: 'api_error', when: 'An A2A agent failed a call.', action: 'Check the agent.' },
   { code: 'mcp_upstream_error', status: '502', type: 'api_error', when: 'An MCP server failed a call.', action: 'Check the MCP server.' },
   {
     code: 'mcp_profile_not_found',
