@@ -659,6 +659,7 @@ export const OPS: OpCase[] = [
     fields: {
       requestId: str(0, 64),
       clientRequestId: str(0, 256),
+      correlationId: str(0, 128),
       customerId: customerRef,
       projectId: projectRef,
       apiKeyId: str(0, 64),
