@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestAgent, type TestAgent } from './support/a2a-agent.ts';
 import { admin } from './support/gateway.ts';
+import { eventually, type OtlpReceiver, startOtlpReceiver } from './support/otlp-receiver.ts';
 import { startWorld, stopWorld, type World } from './support/provision.ts';
 
 /**
@@ -11,11 +12,13 @@ import { startWorld, stopWorld, type World } from './support/provision.ts';
  */
 
 let w: World;
+let otlp: OtlpReceiver;
 let agent: TestAgent;
 const seen: { traceparent: string | null; correlation: string | null }[] = [];
 
 beforeAll(async () => {
-  w = await startWorld();
+  otlp = startOtlpReceiver();
+  w = await startWorld({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' });
   // The agent, on every call, asks the gateway's model with the headers it was given.
   agent = startTestAgent('Planner', {
     onCall: async (h) => {
@@ -40,6 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await agent?.stop();
   await stopWorld(w);
+  otlp?.stop();
 });
 
 const send = (headers: Record<string, string> = {}) =>
@@ -74,6 +78,21 @@ describe("a task's record and the model call it caused", () => {
     const records = await byCorrelation(correlation, 2);
     expect(records.map((r) => r.endpoint).sort()).toEqual(['/a2a/planner', '/v1/chat/completions']);
     expect(records.every((r) => r.correlationId === correlation)).toBe(true);
+    // One trace: the A2A call's SERVER span (invoke_agent) and, under the same trace id, the model call the agent made.
+    const a2aId = String(records.find((r) => r.endpoint === '/a2a/planner')?.requestId);
+    const chatId = String(records.find((r) => r.endpoint === '/v1/chat/completions')?.requestId);
+    const spans = await eventually(() => {
+      const a2a = otlp.spans.find((s) => s.kind === 2 && s.attributes['gateway.request_id'] === a2aId);
+      const chat = otlp.spans.find((s) => s.kind === 2 && s.attributes['gateway.request_id'] === chatId);
+      return a2a && chat ? { a2a, chat } : undefined;
+    });
+    expect(spans.a2a.name).toBe('invoke_agent planner');
+    expect(spans.a2a.attributes).toMatchObject({
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.id': 'planner',
+      'gen_ai.agent.name': 'Planner',
+    });
+    expect(spans.chat.traceId).toBe(spans.a2a.traceId);
   });
 
   test("the client's own correlation id is honoured, and its traceparent continues to the agent", async () => {

@@ -4,6 +4,8 @@
  */
 export interface A2aAgentConfig {
   readonly agentId: string;
+  /** The pinned card's name (`gen_ai.agent.name`). */
+  readonly name: string;
   readonly cardUrl: string;
   /** The pinned card, as fetched; `cardSha256` is its hash. */
   readonly card: string;

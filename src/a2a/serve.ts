@@ -136,7 +136,15 @@ export const serveA2a = (deps: PipelineDeps, req: Request, ids: RequestIds, agen
   const extra = { [CORRELATION]: correlation };
   return enter(
     deps,
-    { path: `/a2a/${agentId}`, ids, headers: req.headers, method: 'POST' },
+    {
+      path: `/a2a/${agentId}`,
+      ids,
+      headers: req.headers,
+      method: 'POST',
+      opened: (ctx) => {
+        ctx.agent = { id: agentId };
+      },
+    },
     async (ctx, door) => {
       ctx.correlationId = correlation;
       const { text, value } = await readJsonBody(req, deps.bodyLimits);
@@ -146,6 +154,7 @@ export const serveA2a = (deps: PipelineDeps, req: Request, ids: RequestIds, agen
       ctx.model = rpc.method;
       ctx.stream = STREAMING_METHODS.has(rpc.method);
       const agent = await agentOf(door, agentId);
+      ctx.agent = { id: agentId, name: agent.name };
       await checkPin(agent);
       await admit(deps, ctx, rpc);
       return call(deps, ctx, door, req, agent, rpc, correlation, extra);

@@ -63,6 +63,8 @@ export interface RequestContext {
   upstreamHeaders?: Record<string, string>;
   /** An MCP call observed like an inference request (src/mcp): the span and metrics follow the MCP conventions. */
   mcp?: McpCall;
+  /** An A2A call (src/a2a): the span follows the GenAI agent conventions (`invoke_agent`, `gen_ai.agent.*`). */
+  agent?: { id: string; name?: string };
   /** The output the client asked for at most (max_tokens and its kin), when it said. */
   maxOutputTokens?: number;
   /** The request's `temperature`, when it gave a number. */

@@ -71,7 +71,7 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
     });
   };
 
-  const operation = (ctx: RequestContext): string => operationOf(ctx.endpoint, ctx.mcp?.method);
+  const operation = (ctx: RequestContext): string => (ctx.agent ? 'invoke_agent' : operationOf(ctx.endpoint, ctx.mcp?.method));
   /** A request of an endpoint that is no GenAI operation (`/v1/models`, files…) is named by its method and path. */
   const nameOf = (ctx: RequestContext, op: string): string => (op === OTHER_OPERATION ? `${ctx.method} ${ctx.endpoint}` : op);
 
@@ -105,8 +105,9 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
         attributes['gateway.mcp.server'] = mcp.server;
         if (mcp.name !== undefined && mcp.method === 'tools/call') attributes['gen_ai.tool.name'] = mcp.name;
       }
+      if (ctx.agent) attributes['gen_ai.agent.id'] = ctx.agent.id;
       const server = tracer.startSpan(
-        mcp ? `${mcp.method}${mcp.name ? ` ${mcp.name}` : ''}` : nameOf(ctx, operation(ctx)),
+        mcp ? `${mcp.method}${mcp.name ? ` ${mcp.name}` : ''}` : ctx.agent ? `invoke_agent ${ctx.agent.id}` : nameOf(ctx, operation(ctx)),
         { kind: SpanKind.SERVER, attributes },
         parentOf(headers),
       );
@@ -116,6 +117,7 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
       const t = ctx.trace;
       if (!t) return;
       endAttempt(t, {});
+      if (ctx.agent?.name !== undefined) t.server.setAttribute('gen_ai.agent.name', ctx.agent.name);
       const { connection, upstreamModel } = view.target;
       const span: Span = tracer.startSpan(
         `${operation(ctx)} ${upstreamModel}`,
@@ -168,7 +170,7 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
       endAttempt(t, response);
 
       const server = t.server;
-      if (!ctx.mcp && model && op !== OTHER_OPERATION) server.updateName(`${op} ${model}`);
+      if (!ctx.mcp && !ctx.agent && model && op !== OTHER_OPERATION) server.updateName(`${op} ${model}`);
       const attrs: Attributes = {
         ...response,
         'http.response.status_code': outcome.status,
@@ -176,7 +178,7 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
         'gateway.stream': ctx.stream,
         'gateway.cost_usd': s.costNanoUsd / 1e9,
       };
-      if (model) attrs['gen_ai.request.model'] = model;
+      if (model && !ctx.agent) attrs['gen_ai.request.model'] = model;
       if (last) {
         attrs['gen_ai.provider.name'] = providerNameOf(last.provider);
         attrs['gateway.connection'] = last.connection;

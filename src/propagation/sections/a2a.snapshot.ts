@@ -6,6 +6,16 @@ export interface A2aPart {
   a2aAgents: ReadonlyMap<string, A2aAgentConfig>;
 }
 
+/** The pinned card's name (validated when pinned; the agent id should a document carry something else). */
+const nameOf = (card: string, fallback: string): string => {
+  try {
+    const parsed: unknown = JSON.parse(card);
+    return typeof parsed === 'object' && parsed !== null && 'name' in parsed && typeof parsed.name === 'string' ? parsed.name : fallback;
+  } catch {
+    return fallback;
+  }
+};
+
 const isAuthType = (v: string): v is A2aAgentConfig['authType'] => v === 'none' || v === 'bearer' || v === 'header';
 
 /** The catalog agents of the document, by agentId (an unknown auth type leaves the agent out). */
@@ -14,7 +24,7 @@ const catalogOf = perDocument(({ doc }): ReadonlyMap<string, A2aAgentConfig> => 
   for (const a of doc.a2aAgents ?? []) {
     const authType = a.authType;
     if (!isAuthType(authType)) continue;
-    out.set(a.agentId, Object.freeze({ ...a, authType }));
+    out.set(a.agentId, Object.freeze({ ...a, authType, name: nameOf(a.card, a.agentId) }));
   }
   return out;
 });
