@@ -131,6 +131,12 @@ const sectionOf = (file: string, path: string, document: unknown): string => {
 
 const LOADER = /^export const (\w+Loader) = /gm;
 
+/** `  return { …spreads };`, one spread a line once the line would pass the formatter's width (140). */
+const returned = (spreads: string[]): string => {
+  const one = `  return { ${spreads.join(', ')} };`;
+  return one.length <= 140 ? one : `  return {\n${spreads.map((x) => `    ${x},`).join('\n')}\n  };`;
+};
+
 /** The loaders of the declared sections (src/propagation/sections/*.ts), started together so their selects share one batch. */
 const sectionsIndex = (): string => {
   const imports: string[] = [];
@@ -150,7 +156,7 @@ const sectionsIndex = (): string => {
     "/** Every declared section of the data planes' document, read by its loader (all started at once: their selects share one batch). */",
     'export const loadSections = async (ctx: LoadContext) => {',
     `  const [${parts.join(', ')}] = await Promise.all([\n${names.map((n) => `    ${n}(ctx),`).join('\n')}\n  ]);`,
-    `  return { ${parts.map((p) => `...${p}`).join(', ')} };`,
+    returned(parts.map((p) => `...${p}`)),
     '};',
     '',
   ].join('\n');

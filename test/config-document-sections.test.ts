@@ -26,6 +26,7 @@ describe('the document schema is composed from the declarations', () => {
   test('every declared section is a section of both forms, required unless declared optional', () => {
     expect(declared.map((d) => d.section).sort()).toEqual(
       [
+        'a2aAgents',
         'budgets',
         'byokKeys',
         'catalog',
@@ -34,6 +35,7 @@ describe('the document schema is composed from the declarations', () => {
         'mcpCredentials',
         'mcpProfiles',
         'mcpServers',
+        'projectA2aAgents',
         'projectMembers',
         'projectModels',
         'projectProviders',
@@ -78,6 +80,7 @@ describe('the document schema is composed from the declarations', () => {
       }
     }
     expect(found.sort()).toEqual([
+      'a2aAgents.authValue',
       'byokKeys.secret',
       'connections.apiKey',
       'connections.options',

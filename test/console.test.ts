@@ -378,6 +378,37 @@ test.skipIf(!run)(
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByRole('cell', { name: 'support tools', exact: true }).waitFor();
     await c.axe('14-mcp');
+
+    // An A2A agent: its card served here, pinned on create; then assigned to the project.
+    const card = {
+      name: 'Helpdesk agent',
+      supportedInterfaces: [{ url: 'http://127.0.0.1:9/rpc', protocolBinding: 'JSONRPC' }],
+      skills: [{ id: 'triage', name: 'Triage' }],
+    };
+    const cards = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => Response.json(card) });
+    try {
+      await c.go('A2A agents');
+      await c.openCreate('Add A2A agent');
+      const agent = page.locator('#form-CreateA2aAgent');
+      await agent.getByLabel('Agent ID', { exact: true }).fill('helpdesk');
+      await agent.getByLabel('Card URL', { exact: true }).fill(`http://127.0.0.1:${cards.port}/.well-known/agent-card.json`);
+      await page.getByRole('button', { name: 'Add A2A agent' }).click();
+      await page.getByRole('cell', { name: 'Helpdesk agent', exact: true }).waitFor();
+      await page.getByRole('cell', { name: 'ACTIVE', exact: true }).waitFor();
+      await page.getByRole('cell', { name: 'Triage', exact: true }).waitFor();
+      // The assignment form's choices are read when the page opens.
+      await c.go('MCP');
+      await c.go('A2A agents');
+      await c.openCreate('Assign A2A agent');
+      // ListA2aAgents checks each card as it lists: the choices arrive a moment later.
+      await page.locator('#form-AddProjectA2aAgent option[value="helpdesk"]').waitFor({ state: 'attached' });
+      await page.locator('#form-AddProjectA2aAgent').getByLabel('Agent ID', { exact: true }).selectOption('helpdesk');
+      await page.getByRole('button', { name: 'Assign A2A agent' }).click();
+      await page.getByRole('button', { name: 'Unassign helpdesk' }).waitFor();
+      await c.axe('15-a2a');
+    } finally {
+      cards.stop(true);
+    }
   },
   60_000,
 );
@@ -414,7 +445,7 @@ test.skipIf(!run)(
   'every page passes axe-core and fits 1280×800 and a phone',
   async () => {
     const titles = await c.axeEveryPage('20-admin');
-    expect(titles.length).toBe(15);
+    expect(titles.length).toBe(16);
     for (const size of [
       { width: 1280, height: 800 },
       { width: 390, height: 844 },

@@ -43,6 +43,7 @@ const project = (i: number): ProjectSnapshot => ({
   budgets: [],
   guardrails: { input: [], output: [] },
   byok: { project: new Map(), users: new Map() },
+  a2aAgents: new Map(),
 });
 
 export const measureMetricsCost = async (requests = 50_000, tenantLabels = true): Promise<number> => {

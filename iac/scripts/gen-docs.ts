@@ -42,6 +42,8 @@ const EXAMPLES: Partial<Record<TerraformType, Record<string, string>>> = {
   gateway_mcp_server: { server_id: '"github"', url: '"https://mcp.example.com/mcp"', auth_type: '"bearer"' },
   gateway_mcp_profile: { profile_id: '"dev"' },
   gateway_project_mcp_server: { server_id: '"github"' },
+  gateway_a2a_agent: { agent_id: '"planner"', card_url: '"https://agents.example.com/.well-known/agent-card.json"', auth_type: '"bearer"' },
+  gateway_project_a2a_agent: { agent_id: '"planner"' },
   gateway_api_key: { name: '"ci"' },
   gateway_workspace: { workspace_id: '"edge"' },
   gateway_dataplane: { dataplane_id: '"edge-dp"' },
@@ -56,7 +58,7 @@ const BLOCK_EXAMPLES: Record<string, string> = {
 /** Values kept as given that the read still fills on an import (hooks-credentials.ts derives them). */
 const READ_ON_IMPORT: Partial<Record<TerraformType, string[]>> = { gateway_api_key: ['expires_in_days'] };
 /** Resources whose example shows the write-only form of each secret, even an optional one. */
-const WRITE_ONLY_SHOWN: readonly TerraformType[] = ['gateway_telemetry_config', 'gateway_mcp_server'];
+const WRITE_ONLY_SHOWN: readonly TerraformType[] = ['gateway_telemetry_config', 'gateway_mcp_server', 'gateway_a2a_agent'];
 
 /** A declared type's entry of a table keyed by TerraformType. */
 const byType = <T>(table: Partial<Record<TerraformType, T>>, type: string): T | undefined =>

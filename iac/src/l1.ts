@@ -11,6 +11,66 @@ import { GatewayDataSource, GatewayResource } from './base.ts';
 
 type Meta = TerraformMetaArguments;
 
+export interface A2aAgentProps extends Meta {
+  /** Catalog agent id (SERVER, 1-253); served at /a2a/{agentId}. */
+  readonly agentId: string;
+  /** The agent's card (http or https URL, usually …/.well-known/agent-card.json); fetched, validated and pinned. */
+  readonly cardUrl: string;
+  /** Description (0-1000). */
+  readonly description?: string;
+  /** 'none' (default), 'bearer' (Authorization: Bearer <authValue>) or 'header' (<authHeader>: <authValue>). */
+  readonly authType?: 'none' | 'bearer' | 'header';
+  /** Header name for authType 'header'. */
+  readonly authHeader?: string;
+  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
+  readonly labels?: Record<string, string>;
+  /** The credential (bearer token or header value); kept in state as given, never read back (an out-of-band change is not detected). Sensitive. */
+  readonly authValue?: string;
+  /** Write-only form of auth_value (Terraform >= 1.11): never stored in state; bump auth_value_wo_version to send a new one. Sensitive. */
+  readonly authValueWo?: string;
+  /** Change it to send auth_value_wo again. */
+  readonly authValueWoVersion?: number;
+}
+/** `gateway_a2a_agent`: A catalog A2A agent (platform admin): its card URL (fetched and pinned) and the credential the gateway sends it. Import id: `<agentId>`. */
+export class A2aAgent extends GatewayResource<A2aAgentProps> {
+  static readonly tfResourceType = 'gateway_a2a_agent';
+  constructor(scope: Construct, id: string, props: A2aAgentProps) {
+    super(scope, id, 'gateway_a2a_agent', props, {}, ['auth_value', 'auth_value_wo']);
+  }
+  /** Catalog agent id (SERVER, 1-253); served at /a2a/{agentId}. */
+  get agentId(): string {
+    return this.getStringAttribute('agent_id');
+  }
+  /** The agent's card (http or https URL, usually …/.well-known/agent-card.json); fetched, validated and pinned. */
+  get cardUrl(): string {
+    return this.getStringAttribute('card_url');
+  }
+  /** Description (0-1000). */
+  get description(): string {
+    return this.getStringAttribute('description');
+  }
+  /** 'none' (default), 'bearer' (Authorization: Bearer <authValue>) or 'header' (<authHeader>: <authValue>). */
+  get authType(): string {
+    return this.getStringAttribute('auth_type');
+  }
+  /** Header name for authType 'header'. */
+  get authHeader(): string {
+    return this.getStringAttribute('auth_header');
+  }
+  /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
+  get labels(): Record<string, string> {
+    return this.getStringMapAttribute('labels');
+  }
+  /** The credential (bearer token or header value); kept in state as given, never read back (an out-of-band change is not detected). Sensitive. */
+  get authValue(): string {
+    return this.getStringAttribute('auth_value');
+  }
+  /** Change it to send auth_value_wo again. */
+  get authValueWoVersion(): number {
+    return this.getNumberAttribute('auth_value_wo_version');
+  }
+}
+
 export interface ApiKeyProps extends Meta {
   /** 0-255 characters. */
   readonly name?: string;
@@ -584,6 +644,34 @@ export class Project extends GatewayResource<ProjectProps> {
   /** Labels: at most 50 entries; keys 1-255 characters, values at most 255; on an update the given map replaces the whole set. */
   get labels(): Record<string, string> {
     return this.getStringMapAttribute('labels');
+  }
+}
+
+export interface ProjectA2aAgentProps extends Meta {
+  /** Customer slug (1-63). */
+  readonly customerId: string;
+  /** Project slug (1-253); 'default' is the default project. */
+  readonly projectId: string;
+  /** Catalog agent id (SERVER, 1-253); served at /a2a/{agentId}. */
+  readonly agentId: string;
+}
+/** `gateway_project_a2a_agent`: A catalog A2A agent assigned to a project (served to its callers at /a2a/{agent_id}). Import id: `<customerId>/<projectId>/<agentId>`. */
+export class ProjectA2aAgent extends GatewayResource<ProjectA2aAgentProps> {
+  static readonly tfResourceType = 'gateway_project_a2a_agent';
+  constructor(scope: Construct, id: string, props: ProjectA2aAgentProps) {
+    super(scope, id, 'gateway_project_a2a_agent', props);
+  }
+  /** Customer slug (1-63). */
+  get customerId(): string {
+    return this.getStringAttribute('customer_id');
+  }
+  /** Project slug (1-253); 'default' is the default project. */
+  get projectId(): string {
+    return this.getStringAttribute('project_id');
+  }
+  /** Catalog agent id (SERVER, 1-253); served at /a2a/{agentId}. */
+  get agentId(): string {
+    return this.getStringAttribute('agent_id');
   }
 }
 

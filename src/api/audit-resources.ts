@@ -5,6 +5,7 @@
  * src/api/ops/* (see resource.ts). An operation's `mutates.resource` is one of them (op.ts).
  */
 export const AUDIT_RESOURCES = [
+  'a2a_agent',
   'api_key',
   'audit_forwarding',
   'audit_signing_key',
@@ -18,6 +19,7 @@ export const AUDIT_RESOURCES = [
   'mcp_server_credential',
   'model',
   'project',
+  'project_a2a_agent',
   'project_gateway',
   'project_mcp_server',
   'project_member',

@@ -87,6 +87,16 @@ export const INFERENCE_ENDPOINTS = {
     },
   },
   '/v2/chat': { post: { summary: 'Cohere v2 chat', body: 'cohere', streams: true } },
+  '/a2a/:agentId': {
+    post: {
+      summary: 'A2A JSON-RPC to a catalog agent (SendMessage, SendStreamingMessage, GetTask, CancelTask, …)',
+      body: 'jsonrpc',
+      streams: true,
+    },
+  },
+  '/a2a/:agentId/.well-known/agent-card.json': {
+    get: { summary: "The agent's card as the gateway serves it (URLs and security rewritten)" },
+  },
 } as const satisfies Readonly<Record<string, Partial<Record<Method, Operation>>>>;
 
 /** The route table's keys (Bun's syntax): data-plane/server.ts's table `satisfies` a record of exactly these (tsc holds the two to the same paths). */
@@ -98,7 +108,7 @@ const REFERENCE: Record<NonNullable<Operation['body']>, string> = {
   messages: 'The Anthropic Messages request, exactly as the Anthropic API takes it.',
   openai: "The request of the OpenAI API's endpoint of the same path.",
   multipart: 'multipart/form-data, as the OpenAI API takes it.',
-  jsonrpc: 'A JSON-RPC 2.0 message of the Model Context Protocol.',
+  jsonrpc: 'A JSON-RPC 2.0 message (the Model Context Protocol on /mcp, the Agent2Agent protocol on /a2a).',
   gemini: 'The Gemini API request (`generateContent`, `countTokens`), exactly as Google’s API takes it.',
   converse: 'The Bedrock Converse request, exactly as the Bedrock runtime takes it.',
   cohere: 'The Cohere v2 chat request, exactly as Cohere’s API takes it.',

@@ -2,6 +2,7 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { OpSpec } from './op.ts';
 import type { ChangeDecl, ResourceDecl, SecretForms } from './resource.ts';
+import { A2aOps, A2aResources } from './ops/a2a.ts';
 import { ApiKeyOps, ApiKeyResources } from './ops/apikeys.ts';
 import { AssignmentOps, AssignmentResources } from './ops/assignments.ts';
 import { AuditCheckpointOps, AuditCheckpointResources } from './ops/audit-checkpoints.ts';
@@ -27,6 +28,7 @@ import { UserTokenOps, UserTokenResources } from './ops/user-tokens.ts';
 
 /** Every operation spec by name. */
 export const OPS = {
+  ...A2aOps,
   ...ApiKeyOps,
   ...AssignmentOps,
   ...AuditCheckpointOps,
@@ -54,6 +56,7 @@ export const OPS = {
 
 /** Every declared configuration resource by name. */
 export const DECLARATIONS = {
+  ...A2aResources,
   ...ApiKeyResources,
   ...AssignmentResources,
   ...AuditCheckpointResources,
@@ -77,6 +80,8 @@ export const DECLARATIONS = {
 
 /** The change each declared resource records, by resource name. */
 export const CHANGES = {
+  a2aAgent: A2aResources.a2aAgent.change,
+  projectA2aAgent: A2aResources.projectA2aAgent.change,
   apiKey: ApiKeyResources.apiKey.change,
   projectModel: AssignmentResources.projectModel.change,
   projectProvider: AssignmentResources.projectProvider.change,
@@ -104,6 +109,8 @@ export const CHANGES = {
 
 /** The data planes' document sections the resources declare, in one form of secrets (api/config-document.ts composes the document). */
 export const documentSections = <T extends TSchema, J extends TSchema>(secret: SecretForms<T, J>) => ({
+  a2aAgents: Type.Optional(Type.Array(A2aResources.a2aAgent.document.row(secret))),
+  projectA2aAgents: Type.Optional(Type.Array(A2aResources.projectA2aAgent.document.row())),
   projectModels: Type.Array(AssignmentResources.projectModel.document.row()),
   projectProviders: Type.Array(AssignmentResources.projectProvider.document.row()),
   budgets: Type.Array(BudgetResources.budget.document.row()),

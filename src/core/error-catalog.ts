@@ -306,6 +306,21 @@ export const INFERENCE_ERRORS: readonly InferenceErrorDoc[] = [
     action:
       'Ask for less (fewer images, a smaller `max_tokens`, a paginated tool); operator: raise the setting if such answers are expected.',
   },
+  {
+    code: 'a2a_agent_not_found',
+    status: '404',
+    type: 'not_found_error',
+    when: "No A2A agent of that id is assigned to the caller's project (answered as a JSON-RPC error object).",
+    action: 'Check the agent id in the `/a2a/:agentId` URL, or assign the agent (AddProjectA2aAgent).',
+  },
+  {
+    code: 'a2a_agent_drifted',
+    status: '503',
+    type: 'service_unavailable_error',
+    when: "The A2A agent's card no longer hashes to the pinned `cardSha256`: the agent is not served.",
+    action: 'Check the changed card; RefreshA2aAgent pins it again.',
+  },
+  { code: 'a2a_upstream_error', status: '502', type: 'api_error', when: 'An A2A agent failed a call.', action: 'Check the agent.' },
   { code: 'mcp_upstream_error', status: '502', type: 'api_error', when: 'An MCP server failed a call.', action: 'Check the MCP server.' },
   {
     code: 'mcp_profile_not_found',

@@ -20,6 +20,7 @@ import { cohereRoutes, converseRoutes, geminiRoutes } from './format-routes.ts';
 import { resourceMetadata } from '../mcp/discovery.ts';
 import type { McpGateway } from '../mcp/http.ts';
 import type { McpToolHost } from '../mcp/in-process.ts';
+import { serveA2a, serveA2aCard } from '../a2a/serve.ts';
 import {
   batchRoute,
   cancelBatch,
@@ -182,7 +183,10 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
   };
   const upload = batchRoute('/v1/files', uploadFile);
   const mcpHandler = guard((req, ids) => mcp.handle(req, ids, decodeURIComponent(new URL(req.url).pathname.slice('/mcp/'.length))));
+  const agentOf = (req: Request): string => decodeURIComponent(new URL(req.url).pathname.split('/')[2] ?? '');
   return {
+    '/a2a/:agentId': { POST: guard((req, ids) => serveA2a(deps, req, ids, agentOf(req))), GET: guard(methodNotAllowed) },
+    '/a2a/:agentId/.well-known/agent-card.json': { GET: guard((req, ids) => serveA2aCard(deps, req, ids, agentOf(req))) },
     '/mcp/:profileId': { POST: mcpHandler, GET: mcpHandler, DELETE: mcpHandler },
     '/.well-known/oauth-protected-resource/mcp/:profileId': {
       GET: guard((req, ids) =>

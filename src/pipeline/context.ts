@@ -63,6 +63,8 @@ export interface RequestContext {
   upstreamHeaders?: Record<string, string>;
   /** An MCP call observed like an inference request (src/mcp): the span and metrics follow the MCP conventions. */
   mcp?: McpCall;
+  /** An A2A call (src/a2a): the span follows the GenAI agent conventions (`invoke_agent`, `gen_ai.agent.*`). */
+  agent?: { id: string; name?: string };
   /** The output the client asked for at most (max_tokens and its kin), when it said. */
   maxOutputTokens?: number;
   /** The request's `temperature`, when it gave a number. */
@@ -71,6 +73,8 @@ export interface RequestContext {
   holds?: Hold[];
   /** Names of `flag` guardrails that matched (kept on the record). */
   flags?: Set<string>;
+  /** X-Gateway-Correlation-Id of the request (an A2A call's own; else the header as the client sent it), kept on the record. */
+  correlationId?: string;
   /** Set once the request was settled and recorded (it happens exactly once). */
   finished?: boolean;
 }

@@ -12,6 +12,7 @@ import { requestRecords } from '../store/schema/index.ts';
 export interface RecordFilter {
   requestId?: string | undefined;
   clientRequestId?: string | undefined;
+  correlationId?: string | undefined;
   customerId?: string | undefined;
   projectId?: string | undefined;
   apiKeyId?: string | undefined;
@@ -55,6 +56,7 @@ export const searchRecordsQuery = (db: Db, f: RecordFilter, window?: [Date, Date
         // A UUID is compared as one (the primary key serves it); anything else matches nothing.
         f.requestId !== undefined ? (UUID_RE.test(f.requestId) ? eq(r.requestId, f.requestId.toLowerCase()) : sql`false`) : undefined,
         f.clientRequestId !== undefined ? eq(r.clientRequestId, f.clientRequestId) : undefined,
+        f.correlationId !== undefined ? eq(r.correlationId, f.correlationId) : undefined,
         f.customerId ? eq(r.customerId, f.customerId) : undefined,
         f.projectId ? eq(r.projectId, f.projectId) : undefined,
         f.apiKeyId ? eq(r.apiKeyId, f.apiKeyId) : undefined,

@@ -21,6 +21,7 @@ const isCacheOutcome = (v: string | null): v is CacheOutcome => CACHE_OUTCOMES.s
 export const recordView = (r: RequestRecordRow) => ({
   requestId: r.requestId,
   ...(r.clientRequestId ? { clientRequestId: r.clientRequestId } : {}),
+  ...(r.correlationId ? { correlationId: r.correlationId } : {}),
   timestamp: ts(r.receivedAt),
   customerId: r.customerId ?? '',
   projectId: r.projectId ?? '',

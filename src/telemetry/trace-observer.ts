@@ -71,7 +71,7 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
     });
   };
 
-  const operation = (ctx: RequestContext): string => operationOf(ctx.endpoint, ctx.mcp?.method);
+  const operation = (ctx: RequestContext): string => (ctx.agent ? 'invoke_agent' : operationOf(ctx.endpoint, ctx.mcp?.method));
   /** A request of an endpoint that is no GenAI operation (`/v1/models`, files…) is named by its method and path. */
   const nameOf = (ctx: RequestContext, op: string): string => (op === OTHER_OPERATION ? `${ctx.method} ${ctx.endpoint}` : op);
 
@@ -109,8 +109,9 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
         if (mcp.sessionId !== undefined) attributes['mcp.session.id'] = mcp.sessionId;
         if (mcp.rpcId !== undefined) attributes['jsonrpc.request.id'] = mcp.rpcId;
       }
+      if (ctx.agent) attributes['gen_ai.agent.id'] = ctx.agent.id;
       const server = tracer.startSpan(
-        mcp ? `${mcp.method}${mcp.name ? ` ${mcp.name}` : ''}` : nameOf(ctx, operation(ctx)),
+        mcp ? `${mcp.method}${mcp.name ? ` ${mcp.name}` : ''}` : ctx.agent ? `invoke_agent ${ctx.agent.id}` : nameOf(ctx, operation(ctx)),
         { kind: SpanKind.SERVER, attributes },
         parentOf(headers),
       );
@@ -120,6 +121,7 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
       const t = ctx.trace;
       if (!t) return;
       endAttempt(t, {});
+      if (ctx.agent?.name !== undefined) t.server.setAttribute('gen_ai.agent.name', ctx.agent.name);
       const { connection, upstreamModel } = view.target;
       const mcp = ctx.mcp;
       // An MCP call's upstream span: the method and the name at the server, never a model or a provider.
@@ -183,7 +185,7 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
       endAttempt(t, response);
 
       const server = t.server;
-      if (!ctx.mcp && model && op !== OTHER_OPERATION) server.updateName(`${op} ${model}`);
+      if (!ctx.mcp && !ctx.agent && model && op !== OTHER_OPERATION) server.updateName(`${op} ${model}`);
       const attrs: Attributes = {
         ...response,
         'http.response.status_code': outcome.status,
@@ -191,7 +193,7 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
         'gateway.stream': ctx.stream,
         'gateway.cost_usd': s.costNanoUsd / 1e9,
       };
-      if (model && !ctx.mcp) attrs['gen_ai.request.model'] = model;
+      if (model && !ctx.mcp && !ctx.agent) attrs['gen_ai.request.model'] = model;
       if (last) {
         if (!ctx.mcp) attrs['gen_ai.provider.name'] = providerNameOf(last.provider);
         attrs['gateway.connection'] = last.connection;

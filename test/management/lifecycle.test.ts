@@ -127,6 +127,31 @@ describe('worked example: customer → served request', () => {
     await call(A('DeleteMcpProfile'), { ...web, profileId: 'dev' });
     await call(A('RemoveProjectMcpServer'), { ...web, serverId: 'github' });
     await call(A('DeleteMcpServer'), { serverId: 'github' });
+    // An A2A agent (contract §12): its card is fetched from a listener of the test's own.
+    const card = JSON.stringify({
+      name: 'Helper',
+      supportedInterfaces: [{ url: 'http://127.0.0.1:1/rpc', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+      skills: [{ id: 'help', name: 'Help' }],
+    });
+    const cards = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: () => new Response(card, { headers: { 'content-type': 'application/json' } }),
+    });
+    try {
+      const cardUrl = `http://127.0.0.1:${cards.port}/.well-known/agent-card.json`;
+      await call(A('CreateA2aAgent'), { agentId: 'helper', cardUrl, authType: 'bearer', authValue: 'agent-lifecycle-secret' });
+      await call(A('GetA2aAgent'), { agentId: 'helper' });
+      await call(A('ListA2aAgents'), {});
+      await call(A('UpdateA2aAgent'), { agentId: 'helper', description: 'helps' });
+      await call(A('RefreshA2aAgent'), { agentId: 'helper' });
+      await call(A('AddProjectA2aAgent'), { ...web, agentId: 'helper' });
+      await call(A('ListProjectA2aAgents'), web);
+      await call(A('RemoveProjectA2aAgent'), { ...web, agentId: 'helper' });
+      await call(A('DeleteA2aAgent'), { agentId: 'helper' });
+    } finally {
+      cards.stop(true);
+    }
     await call(A('UpsertProjectSetting'), { ...web, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":600}' });
     await call(A('GetProjectSettings'), web);
     await call(A('DeleteProjectSetting'), { ...web, settingName: 'rate-limit' });

@@ -202,6 +202,54 @@ export const OPS: OpCase[] = [
     fields: { ...addrFields, serverId: str(1, 253, 'SERVER') },
   },
   { path: `${A}ListProjectMcpServers`, base: addr, fields: { ...addrFields, ...paging } },
+  // ---- A2A agents (contract §12)
+  {
+    path: `${A}CreateA2aAgent`,
+    base: () => ({
+      agentId: 'agent.new',
+      cardUrl: 'https://x.example/.well-known/agent-card.json',
+      authType: 'header',
+      authHeader: 'X-Key',
+      authValue: 'v',
+    }),
+    fields: {
+      agentId: str(1, 253, 'SERVER'),
+      cardUrl: str(1, 2048, 'HTTP'),
+      description,
+      authType: { kind: 'cases', valid: ['header'], invalid: ['basic', '', 5, null] },
+      authHeader: { kind: 'cases', valid: ['X-Api-Key', 'a'.repeat(255)], invalid: ['', 'a'.repeat(256), 'bad header', 'Host', 5] },
+      authValue: { kind: 'cases', valid: ['v', 'x'.repeat(16384)], invalid: ['', 'x'.repeat(16385), 5] },
+      labels,
+    },
+  },
+  { path: `${A}GetA2aAgent`, base: () => ({ agentId: 'agent.ghost' }), fields: { agentId: str(1, 253, 'SERVER') } },
+  { path: `${A}ListA2aAgents`, base: () => ({}), fields: paging },
+  {
+    path: `${A}UpdateA2aAgent`,
+    base: () => ({ agentId: 'agent.ghost' }),
+    fields: {
+      agentId: str(1, 253, 'SERVER'),
+      cardUrl: str(1, 2048, 'HTTP'),
+      description,
+      authType: { kind: 'enum', values: ['none', 'bearer', 'header'] },
+      authHeader: { kind: 'cases', valid: ['X-Api-Key', 'a'.repeat(255), null], invalid: ['', 'a'.repeat(256), 'bad header', 5] },
+      authValue: str(1, 16384, undefined, true),
+      labels,
+    },
+  },
+  { path: `${A}DeleteA2aAgent`, base: () => ({ agentId: 'agent.ghost' }), fields: { agentId: str(1, 253, 'SERVER') } },
+  { path: `${A}RefreshA2aAgent`, base: () => ({ agentId: 'agent.ghost' }), fields: { agentId: str(1, 253, 'SERVER') } },
+  {
+    path: `${A}AddProjectA2aAgent`,
+    base: (fx) => ({ ...addr(fx), agentId: 'agent.1' }),
+    fields: { ...addrFields, agentId: str(1, 253, 'SERVER') },
+  },
+  {
+    path: `${A}RemoveProjectA2aAgent`,
+    base: (fx) => ({ ...addr(fx), agentId: 'agent.1' }),
+    fields: { ...addrFields, agentId: str(1, 253, 'SERVER') },
+  },
+  { path: `${A}ListProjectA2aAgents`, base: addr, fields: { ...addrFields, ...paging } },
   // ---- MCP catalog and profiles (contract §7)
   {
     path: `${A}CreateMcpServer`,
@@ -611,6 +659,7 @@ export const OPS: OpCase[] = [
     fields: {
       requestId: str(0, 64),
       clientRequestId: str(0, 256),
+      correlationId: str(0, 128),
       customerId: customerRef,
       projectId: projectRef,
       apiKeyId: str(0, 64),

@@ -23,6 +23,9 @@ export const RecordOut = t.Object(
   {
     requestId: t.String({ description: 'X-Request-ID' }),
     clientRequestId: t.Optional(t.String({ description: 'X-Client-Request-ID, when the client sent one' })),
+    correlationId: t.Optional(
+      t.String({ description: "X-Gateway-Correlation-Id: an A2A task's, on its record and on the model and MCP calls made with it" }),
+    ),
     timestamp: Timestamp(),
     customerId: t.String(),
     projectId: t.String(),
@@ -86,6 +89,9 @@ export const ObservabilityOps = {
       {
         requestId: t.Optional(t.String({ maxLength: 64 })),
         clientRequestId: t.Optional(t.String({ maxLength: 256 })),
+        correlationId: t.Optional(
+          t.String({ maxLength: 128, description: 'the records of one A2A task and the model and MCP calls made with its correlation id' }),
+        ),
         customerId: t.Optional(CustomerRef()),
         projectId: t.Optional(ProjectRef()),
         apiKeyId: t.Optional(t.String({ maxLength: 64 })),

@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, type Json } from '../../api/client.ts';
 import { AuditPage } from './audit.tsx';
 import { messageOfError } from './fields.ts';
-import { API_KEYS, BUDGETS, GUARDRAILS, MCP_PROFILES, MCP_SERVERS } from './pages-more.tsx';
+import { A2A_AGENTS, API_KEYS, BUDGETS, GUARDRAILS, MCP_PROFILES, MCP_SERVERS, PROJECT_A2A_AGENTS } from './pages-more.tsx';
 import {
   CATALOG,
   CONNECTIONS,
@@ -51,6 +51,7 @@ export const PAGES: PageEntry[] = [
   { id: 'budgets', title: 'Budgets', needsProject: true, defs: [BUDGETS] },
   { id: 'guardrails', title: 'Guardrails', needsProject: true, defs: [GUARDRAILS] },
   { id: 'mcp', title: 'MCP', needsProject: true, defs: [MCP_SERVERS, MCP_PROFILES] },
+  { id: 'a2a', title: 'A2A agents', needsProject: true, defs: [A2A_AGENTS, PROJECT_A2A_AGENTS] },
   { id: 'usage', title: 'Usage', needsProject: true, view: (s) => <UsagePage scope={s} /> },
   { id: 'records', title: 'Records', needsProject: true, view: (s) => <RecordsPage scope={s} /> },
   { id: 'audit', title: 'Audit log', adminOnly: true, view: (s) => <AuditPage session={s.session} /> },

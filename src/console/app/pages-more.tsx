@@ -101,3 +101,39 @@ export const MCP_PROFILES: ResourceDef = {
     input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, profileId: str(row.profileId) }),
   },
 };
+
+/** The A2A agent catalog (contract §12): the pinned card's name, skills, hash and whether it still matches. */
+export const A2A_AGENTS: ResourceDef = {
+  title: 'A2A agents (catalog)',
+  scope: 'global',
+  list: 'ListA2aAgents',
+  create: 'CreateA2aAgent',
+  createLabel: 'Add A2A agent',
+  columns: ['agentId', 'name', 'state', 'skills', 'authType'],
+  cells: {
+    skills: (row) => (Array.isArray(row.skills) ? row.skills.filter(isObj).map((k) => str(k.name)) : []).join(', '),
+  },
+  update: { op: 'UpdateA2aAgent', fixed: (row) => ({ agentId: str(row.agentId) }), hide: ['labels'] },
+  remove: { op: 'DeleteA2aAgent', label: 'Delete', input: (row) => ({ agentId: str(row.agentId) }) },
+};
+
+/** The A2A agents assigned to the project (served to its callers at /a2a/{agentId}). */
+export const PROJECT_A2A_AGENTS: ResourceDef = {
+  title: 'Assigned A2A agents',
+  scope: 'project',
+  list: 'ListProjectA2aAgents',
+  create: 'AddProjectA2aAgent',
+  createLabel: 'Assign A2A agent',
+  columns: ['agentId', 'createdAt'],
+  rowKey: (row) => str(row.agentId),
+  choices: async (s) => {
+    const page = await s.session.client.callJson('ListA2aAgents', { pageSize: 1000 });
+    const agents = Array.isArray(page.agents) ? page.agents.filter(isObj) : [];
+    return { agentId: agents.map((a) => ({ value: str(a.agentId), label: `${str(a.agentId)} (${str(a.name)})` })) };
+  },
+  remove: {
+    op: 'RemoveProjectA2aAgent',
+    label: 'Unassign',
+    input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, agentId: str(row.agentId) }),
+  },
+};

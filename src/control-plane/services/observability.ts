@@ -29,6 +29,7 @@ export const observabilityOps = (deps: ControlDeps, hooks: ManagementHooks): OpD
       const rows = await searchRecords(deps.readDb ?? deps.db, {
         requestId: input.requestId || undefined,
         clientRequestId: input.clientRequestId || undefined,
+        correlationId: input.correlationId || undefined,
         customerId: input.customerId,
         projectId: project,
         apiKeyId: input.apiKeyId,

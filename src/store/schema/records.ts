@@ -43,6 +43,11 @@ export const requestRecords = pgTable(
     sanitized: text('sanitized'),
     /** Guardrails whose `flag` action matched (names, comma-separated); null when none did. */
     guardrailFlags: text('guardrail_flags'),
+    /**
+     * X-Gateway-Correlation-Id (contract §12): the A2A task's correlation id on its own record, and
+     * on the records of the model and MCP calls an agent made with the header sent back.
+     */
+    correlationId: text('correlation_id'),
     /** The response cache's part (contract §11): `hit`, `miss` or `bypass`; null for projects without the `response-cache` setting. */
     cache: text('cache'),
     /** A cache hit: what the answer would have cost, in nano-USD (its cost_nano_usd is 0). */
@@ -66,6 +71,7 @@ export const requestRecords = pgTable(
     // Only rows that carry a client id (most requests do not): a NULL entry per row cost ~2 µs of
     // every embedded insert; an equality search on the column still uses it.
     index('request_records_client_id').on(t.clientRequestId).where(sql`client_request_id is not null`),
+    index('request_records_correlation').on(t.correlationId).where(sql`correlation_id is not null`),
     index('request_records_time').on(t.receivedAt),
     index('request_records_key_time').on(t.apiKeyId, t.receivedAt),
     index('request_records_stored').on(t.storedAt, t.requestId),

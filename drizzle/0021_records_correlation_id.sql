@@ -1,0 +1,2 @@
+ALTER TABLE "request_records" ADD COLUMN "correlation_id" text;--> statement-breakpoint
+CREATE INDEX "request_records_correlation" ON "request_records" USING btree ("correlation_id") WHERE correlation_id is not null;
