@@ -74,7 +74,8 @@ const optList = (o: Record<string, unknown>, k: string, allowed?: readonly strin
   if (v === undefined) return;
   if (!Array.isArray(v) || v.length === 0 || v.length > 64 || !v.every((x) => typeof x === 'string' && x !== '' && x.length <= 128))
     fail(`provider.options.${k}`, 'must be a non-empty list of strings (at most 64)');
-  if (allowed) for (const x of v as string[]) if (!allowed.includes(x)) fail(`provider.options.${k}`, `'${x}' is not one of ${allowed.join(', ')}`);
+  if (allowed)
+    for (const x of v as string[]) if (!allowed.includes(x)) fail(`provider.options.${k}`, `'${x}' is not one of ${allowed.join(', ')}`);
 };
 
 /** Path segments and template ids: no slash, no query, nothing to escape. */
@@ -104,11 +105,13 @@ export const checkProvider = (kind: ProviderKind, p: ProviderShape, action: stri
     fail('provider.url', 'give either a connectionId or a url');
   if (p.url !== null && (!HTTP_URL.test(p.url) || p.url.length > 2048)) fail('provider.url', 'must be an http or https URL (at most 2048)');
   const known = OPTIONS[kind];
-  for (const k of Object.keys(p.options)) if (!known.includes(k)) fail(`provider.options.${k}`, `unknown for kind '${kind}' (known: ${known.join(', ')})`);
+  for (const k of Object.keys(p.options))
+    if (!known.includes(k)) fail(`provider.options.${k}`, `unknown for kind '${kind}' (known: ${known.join(', ')})`);
   const o = p.options;
   const credential = p.connectionId !== null || p.hasAuthValue;
   const needsUrl = (): void => {
-    if (p.url === null && p.connectionId === null) fail('provider.url', `required for kind '${kind}' (or a connectionId whose baseUrl is the endpoint)`);
+    if (p.url === null && p.connectionId === null)
+      fail('provider.url', `required for kind '${kind}' (or a connectionId whose baseUrl is the endpoint)`);
   };
   const needsCredential = (): void => {
     if (!credential) fail('provider.authValue', `kind '${kind}' needs a credential: provider.authValue or a connectionId`);
@@ -163,3 +166,34 @@ export const checkProvider = (kind: ProviderKind, p: ProviderShape, action: stri
 /** A guardrail's fail mode: as saved, else `closed` on input and `open` on output. */
 export const failModeOf = (saved: string | null | undefined, stage: 'input' | 'output'): FailMode =>
   saved === 'open' || saved === 'closed' ? saved : stage === 'input' ? 'closed' : 'open';
+
+/** A provider connection as a provider guardrail uses it (its key already unwrapped). */
+export interface GuardrailConnection {
+  name: string;
+  provider: string;
+  baseUrl?: string;
+  apiKey?: string;
+  options: Readonly<Record<string, unknown>>;
+  allowPrivate: boolean;
+}
+
+/** A provider guardrail as a data plane's snapshot holds it (contract §15). */
+export interface ProviderGuardrail {
+  name: string;
+  stage: 'input' | 'output' | 'both';
+  kind: ProviderKind;
+  /** `block`: the vendor's verdict is enforced (its redactions too); `flag`: recorded only. */
+  action: 'block' | 'flag';
+  url?: string;
+  /** The connection named by `provider.connectionId`; `connectionId` alone when it is not in the snapshot. */
+  connection?: GuardrailConnection;
+  connectionId?: string;
+  authValue?: string;
+  options: Readonly<Record<string, unknown>>;
+  timeoutMs: number;
+  /** As saved; null: closed on input, open on output (`failModeOf`). */
+  failMode: FailMode | null;
+  windowChars: number;
+  /** The url may be an inward address (the platform admin's save, or the operator's setting). */
+  allowPrivate: boolean;
+}

@@ -61,18 +61,29 @@ const Fields = {
   provider: t.Optional(
     t.Object(
       {
-        connectionId: t.Optional(Str(1, 253, { pattern: PATTERNS.ID, description: "a provider connection of the project: its baseUrl and key" })),
+        connectionId: t.Optional(
+          Str(1, 253, { pattern: PATTERNS.ID, description: 'a provider connection of the project: its baseUrl and key' }),
+        ),
         url: t.Optional(Str(1, 2048, { pattern: '^https?://', description: "the vendor's endpoint (follows the upstream address rule)" })),
         authValue: t.Optional(Str(1, 16384, { description: 'the credential; secret: wrapped at rest, never returned' })),
-        options: t.Optional(t.Record(t.String(), t.Unknown(), { description: 'the kind\'s options (docs/guardrail-providers.md)' })),
+        options: t.Optional(t.Record(t.String(), t.Unknown(), { description: "the kind's options (docs/guardrail-providers.md)" })),
       },
       { additionalProperties: false, description: 'provider kinds: the vendor, its credential and options' },
     ),
   ),
   timeoutMs: t.Optional(
-    Int32({ minimum: 1, maximum: MAX_TIMEOUT_MS, description: `provider kinds: how long the vendor may take (default ${DEFAULT_TIMEOUT_MS})` }),
+    Int32({
+      minimum: 1,
+      maximum: MAX_TIMEOUT_MS,
+      description: `provider kinds: how long the vendor may take (default ${DEFAULT_TIMEOUT_MS})`,
+    }),
   ),
-  failMode: t.Optional(Enum(FAIL_MODES, "provider kinds: when the vendor fails, 'closed' refuses, 'open' lets through (default closed on input, open on output)")),
+  failMode: t.Optional(
+    Enum(
+      FAIL_MODES,
+      "provider kinds: when the vendor fails, 'closed' refuses, 'open' lets through (default closed on input, open on output)",
+    ),
+  ),
   windowChars: t.Optional(
     Int32({
       minimum: MIN_WINDOW_CHARS,

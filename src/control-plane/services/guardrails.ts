@@ -120,8 +120,15 @@ const checkReach = async (
     const [c] = await tx
       .select({ id: providerConnections.id })
       .from(providerConnections)
-      .where(and(eq(providerConnections.projectUuid, projectUuid), eq(providerConnections.name, conn), isNull(providerConnections.deletedAt)));
-    if (!c) throw connectError('invalid_argument', `invalid field 'provider.connectionId': no connection '${conn}' in the project`, 'provider.connectionId');
+      .where(
+        and(eq(providerConnections.projectUuid, projectUuid), eq(providerConnections.name, conn), isNull(providerConnections.deletedAt)),
+      );
+    if (!c)
+      throw connectError(
+        'invalid_argument',
+        `invalid field 'provider.connectionId': no connection '${conn}' in the project`,
+        'provider.connectionId',
+      );
   }
   const url = shape.provider.url;
   if (url === undefined) return false;
