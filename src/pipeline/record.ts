@@ -74,6 +74,7 @@ export const recordEntry = (keepBodies: boolean, ctx: RequestContext, outcome: O
     attempts: outcome.attempts?.length ?? 0,
     error_code: outcome.error?.errorCode ?? null,
     guardrail_flags: ctx.flags ? [...ctx.flags].join(',') : null,
+    guardrails: ctx.guardrails ? JSON.stringify(ctx.guardrails) : null,
     cache: outcome.cache ?? null,
     cost_saved_nano_usd: outcome.cache === 'hit' ? s.costSavedNanoUsd : null,
   };

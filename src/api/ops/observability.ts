@@ -40,6 +40,12 @@ export const RecordOut = t.Object(
     cost: t.String({ description: 'USD, decimal string' }),
     attempts: t.Number(),
     errorCode: t.Optional(t.String()),
+    guardrails: t.Optional(
+      t.Array(
+        t.Object({ name: t.String(), stage: t.String(), action: t.String(), provider: t.Optional(t.String()), latencyMs: t.Number() }),
+        { description: "provider guardrails' decisions (contract §15): allow, block, redact, flag, fail_open or fail_closed" },
+      ),
+    ),
     requestBody: t.Unknown(),
     responseBody: t.Unknown(),
     sanitized: t.Optional(

@@ -61,6 +61,12 @@ const channelOf = (ev: StreamEvent): { channel: string; text: string; piece: Pie
   return undefined;
 };
 
+/** The index of the last whitespace of `text`, -1 when none. */
+const lastSpace = (text: string): number => {
+  for (let i = text.length - 1; i >= 0; i--) if (/\s/.test(text.charAt(i))) return i;
+  return -1;
+};
+
 /** The smallest window after the first (the windows grow from it to `windowChars`). */
 const MIN_WINDOW = 64;
 
@@ -77,8 +83,9 @@ interface Held {
  * A stream's provider check. Per channel (text, reasoning, each tool call's arguments) text is held
  * until a window is due, then the window is checked and released up to its end less the overlap
  * (`windowChars` / 10), which is held and checked again with the next window — a match split across
- * two windows is seen whole. The first window is the first text, released whole (the first token
- * waits for one vendor call, not for a window of text); the next ones grow from MIN_WINDOW to
+ * two windows is seen whole. The first window is the first text, released up to its last word
+ * boundary (the first token waits for one vendor call, not for a window of text; a word cut by the
+ * chunk's end is held and checked whole with the next window); the next ones grow from MIN_WINDOW to
  * `windowChars`. A redacted window is released whole, rewritten. The rest of a channel is checked
  * when the channel changes, another event comes, or the stream ends; a block throws (the stream ends
  * with the format's error event).
@@ -180,10 +187,11 @@ class WindowFilter implements OutputFilter {
     let send = window;
     let keep = 0;
     if (checked !== window) send = checked ?? '';
-    else if (!(last && end === h.text.length) && h.released > 0 && window.length > this.overlap) {
-      keep = this.overlap;
+    else if (!(last && end === h.text.length)) {
+      // The first window keeps its last, perhaps partial, word; the next ones the overlap.
+      keep = h.released === 0 ? window.length - (lastSpace(window) + 1) : window.length > this.overlap ? this.overlap : 0;
       const k = window.charCodeAt(window.length - keep - 1);
-      if (k >= 0xd800 && k <= 0xdbff) keep++;
+      if (keep > 0 && k >= 0xd800 && k <= 0xdbff) keep++;
       send = window.slice(0, window.length - keep);
     }
     h.text = window.slice(window.length - keep) + h.text.slice(end);

@@ -39,6 +39,11 @@ export const requestRecords = pgTable(
     sanitized: text('sanitized'),
     /** Guardrails whose `flag` action matched (names, comma-separated); null when none did. */
     guardrailFlags: text('guardrail_flags'),
+    /**
+     * Decisions of provider guardrails (contract §15) as JSON text, `[{name, stage, action, provider,
+     * latencyMs}]`; null when the project has none.
+     */
+    guardrails: text('guardrails'),
     /** The response cache's part (contract §11): `hit`, `miss` or `bypass`; null for projects without the `response-cache` setting. */
     cache: text('cache'),
     /** A cache hit: what the answer would have cost, in nano-USD (its cost_nano_usd is 0). */
