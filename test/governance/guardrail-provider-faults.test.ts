@@ -19,6 +19,7 @@ let oa: MockUpstream;
 let an: MockUpstream;
 let v: MockVendors;
 let w: World;
+let metricsPort: number;
 const logs: string[] = [];
 const at = () => ({ customerId: w.customerId, projectId: w.projectId });
 const SECRET = 'lakera-key-never-shown';
@@ -28,7 +29,12 @@ beforeAll(async () => {
   oa = startMockUpstream('openai');
   an = startMockUpstream('anthropic');
   v = startMockVendors();
-  tg = await startTestGateway({ GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1', GATEWAY_LOG_LEVEL: 'warn' });
+  metricsPort = await freePort();
+  tg = await startTestGateway({
+    GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1',
+    GATEWAY_LOG_LEVEL: 'warn',
+    GATEWAY_METRICS_PORT: String(metricsPort),
+  });
   w = await meteredWorld(tg, oa.url, an.url);
 }, 60_000);
 
@@ -124,6 +130,20 @@ describe('faults: the fail mode decides', () => {
     expect((await record(r)).find((d) => d.name === 'watch')?.action).toBe('flag');
     await tg.must(admin('DeleteGuardrail'), { ...at(), name: 'watch' });
   });
+});
+
+test('gateway_guardrail_duration_seconds counts each decision by kind and outcome', async () => {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const count = (kind: string, outcome: string): number =>
+    Number(
+      new RegExp(`gateway_guardrail_duration_seconds_count\\{[^}]*kind="${kind}",outcome="${outcome}"[^}]*\\} (\\d+)`).exec(text)?.[1] ?? 0,
+    );
+  // Five faults each failed closed once and open once (lakera); the output one failed open (openai_moderation); one flag.
+  expect(count('lakera', 'fail_closed')).toBe(5);
+  expect(count('lakera', 'fail_open')).toBe(5);
+  expect(count('openai_moderation', 'fail_open')).toBe(1);
+  expect(count('lakera', 'flag')).toBe(1);
+  expect(text).toContain('# TYPE gateway_guardrail_duration_seconds histogram');
 });
 
 describe('management', () => {
