@@ -297,17 +297,10 @@ export const GuardrailResources = {
           /** Optional: a document from a management plane before the field has none (`scan`). */
           documents: t.Optional(t.String()),
           /** Provider kinds (contract §15); absent from a management plane before them. */
-          provider: t.Optional(
-            t.Union([
-              t.Object({
-                connectionId: t.Optional(t.String()),
-                url: t.Optional(t.String()),
-                /** Sealed whole: a webhook's `headers` may carry credentials. */
-                options: secret.json,
-              }),
-              t.Null(),
-            ]),
-          ),
+          providerConnectionId: t.Optional(t.String()),
+          providerUrl: t.Optional(t.String()),
+          /** Sealed whole: a webhook's `headers` may carry credentials. */
+          providerOptions: t.Optional(t.Union([secret.json, t.Null()])),
           authValue: t.Optional(t.Union([secret.text, t.Null()])),
           timeoutMs: t.Optional(t.Union([t.Number(), t.Null()])),
           failMode: t.Optional(t.Union([t.String(), t.Null()])),

@@ -23,8 +23,8 @@ const connectionRows = rowsOf((doc) => doc.connections);
 type Row = ConfigDocument['guardrails'][number];
 
 const providerOf = (g: Row, connections: ReadonlyMap<string, GuardrailConnection>): ProviderGuardrail | undefined => {
-  if (!isProviderKind(g.kind) || !g.provider) return undefined;
-  const p = g.provider;
+  if (!isProviderKind(g.kind)) return undefined;
+  const p = { connectionId: g.providerConnectionId, url: g.providerUrl, options: g.providerOptions ?? {} };
   const connection = p.connectionId !== undefined ? connections.get(p.connectionId) : undefined;
   return Object.freeze({
     name: g.name,

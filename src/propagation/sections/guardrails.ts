@@ -46,11 +46,9 @@ export const guardrailsLoader = async ({
         ? r
         : {
             ...r,
-            provider: {
-              ...(provider.connectionId !== undefined ? { connectionId: provider.connectionId } : {}),
-              ...(provider.url !== undefined ? { url: provider.url } : {}),
-              options: isJsonObject(provider.options) ? provider.options : {},
-            },
+            ...(provider.connectionId !== undefined ? { providerConnectionId: provider.connectionId } : {}),
+            ...(provider.url !== undefined ? { providerUrl: provider.url } : {}),
+            providerOptions: isJsonObject(provider.options) ? provider.options : {},
             authValue: authValueWrapped !== null ? secrets.unwrap(authValueWrapped) : null,
             timeoutMs,
             failMode,
