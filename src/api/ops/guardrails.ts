@@ -1,5 +1,5 @@
 import { Type as t } from '@sinclair/typebox';
-import { connectError } from '../../core/errors.ts';
+import { connectError, GatewayError } from '../../core/errors.ts';
 import { compilePattern } from '../../governance/pattern.ts';
 import { GUARDRAIL_DOCUMENTS } from '../../governance/guardrail-scan.ts';
 import { PII_TYPES } from '../../governance/pii.ts';
@@ -17,7 +17,7 @@ import {
 } from '../../governance/guardrail-providers.ts';
 import { CustomerRef, Enum, Int32, PATTERNS, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
 import { defineOp } from '../op.ts';
-import { defineResource, reqList, reqNumber, reqText } from '../resource.ts';
+import { defineResource, type PlanRequest, reqList, reqNumber, reqText } from '../resource.ts';
 
 /**
  * Guardrails (contract §3.2): checks of a project's requests (input) and answers (output) —
@@ -62,9 +62,17 @@ const Fields = {
     t.Object(
       {
         connectionId: t.Optional(
-          Str(1, 253, { pattern: PATTERNS.ID, description: 'a provider connection of the project: its baseUrl and key' }),
+          Str(0, 253, {
+            pattern: '^([a-zA-Z0-9-_.]+)?$',
+            description: "a provider connection of the project: its baseUrl and key ('' on update: none)",
+          }),
         ),
-        url: t.Optional(Str(1, 2048, { pattern: '^https?://', description: "the vendor's endpoint (follows the upstream address rule)" })),
+        url: t.Optional(
+          Str(0, 2048, {
+            pattern: '^(https?://.+)?$',
+            description: "the vendor's endpoint (follows the upstream address rule; '' on update: none)",
+          }),
+        ),
         authValue: t.Optional(Str(1, 16384, { description: 'the credential; secret: wrapped at rest, never returned' })),
         options: t.Optional(t.Record(t.String(), t.Unknown(), { description: "the kind's options (docs/guardrail-providers.md)" })),
       },
@@ -326,11 +334,12 @@ export const GuardrailResources = {
         { api: 'maxTokens', update: true },
         { api: 'action', update: true },
         { api: 'documents', update: true },
-        { api: 'provider.connectionId', update: true, optionalComputed: false },
-        { api: 'provider.url', update: true, optionalComputed: false },
-        { api: 'provider.options', update: true, optionalComputed: false },
+        { api: 'provider.connectionId', tf: 'provider_connection_id', update: true, optionalComputed: false },
+        { api: 'provider.url', tf: 'provider_url', update: true, optionalComputed: false },
+        { api: 'provider.options', tf: 'provider_options', update: true, optionalComputed: false },
         {
           api: 'provider.authValue',
+          tf: 'provider_auth_value',
           update: true,
           optionalComputed: false,
           sensitive: true,
@@ -343,33 +352,50 @@ export const GuardrailResources = {
         { api: 'windowChars', update: true, optionalComputed: false },
       ],
       check: (r) => {
-        const conn = reqText(r['provider.connectionId']);
-        const url = reqText(r['provider.url']);
-        const options = r['provider.options'];
-        const hasProvider = conn !== null || url !== null || options !== undefined || r['provider.authValue'] !== undefined;
-        checkGuardrail({
-          stage: reqText(r.stage) ?? '',
-          kind: reqText(r.kind) ?? '',
-          pattern: reqText(r.pattern),
-          piiTypes: reqList(r.piiTypes),
-          maxTokens: reqNumber(r.maxTokens),
-          action: reqText(r.action) ?? '',
-          documents: reqText(r.documents) ?? 'scan',
-          provider: hasProvider
-            ? {
-                ...(conn !== null ? { connectionId: conn } : {}),
-                ...(url !== null ? { url } : {}),
-                ...(options !== null && typeof options === 'object' && !Array.isArray(options)
-                  ? { options: Object.fromEntries(Object.entries(options)) }
-                  : {}),
-              }
-            : null,
-          hasAuthValue: r['provider.authValue'] !== undefined,
-          timeoutMs: reqNumber(r.timeoutMs),
-          failMode: reqText(r.failMode),
-          windowChars: reqNumber(r.windowChars),
-        });
+        try {
+          checkPlan(r);
+        } catch (e) {
+          // Terraform names attributes: an option's error is on provider_options, a missing block on provider_url.
+          const field = e instanceof GatewayError ? (e.param ?? '') : '';
+          if (field.startsWith('provider.options.') || field === 'provider')
+            throw connectError(
+              'invalid_argument',
+              e instanceof Error ? e.message : String(e),
+              field === 'provider' ? 'provider.url' : 'provider.options',
+            );
+          throw e;
+        }
       },
     },
   }),
+};
+
+/** The Terraform plan-time check: the configuration as a create request, through `checkGuardrail`. */
+const checkPlan = (r: PlanRequest): void => {
+  const conn = reqText(r['provider.connectionId']) || null;
+  const url = reqText(r['provider.url']) || null;
+  const options = r['provider.options'];
+  const hasProvider = conn !== null || url !== null || options !== undefined || r['provider.authValue'] !== undefined;
+  checkGuardrail({
+    stage: reqText(r.stage) ?? '',
+    kind: reqText(r.kind) ?? '',
+    pattern: reqText(r.pattern),
+    piiTypes: reqList(r.piiTypes),
+    maxTokens: reqNumber(r.maxTokens),
+    action: reqText(r.action) ?? '',
+    documents: reqText(r.documents) ?? 'scan',
+    provider: hasProvider
+      ? {
+          ...(conn !== null ? { connectionId: conn } : {}),
+          ...(url !== null ? { url } : {}),
+          ...(options !== null && typeof options === 'object' && !Array.isArray(options)
+            ? { options: Object.fromEntries(Object.entries(options)) }
+            : {}),
+        }
+      : null,
+    hasAuthValue: r['provider.authValue'] !== undefined,
+    timeoutMs: reqNumber(r.timeoutMs),
+    failMode: reqText(r.failMode),
+    windowChars: reqNumber(r.windowChars),
+  });
 };

@@ -92,15 +92,22 @@ interface ProviderInput {
   options?: Record<string, unknown>;
 }
 
-/** The provider block as stored (the credential apart). */
-const providerOf = (p: ProviderInput | undefined): GuardrailShape['provider'] =>
-  p === undefined
-    ? null
-    : {
-        ...(p.connectionId !== undefined ? { connectionId: p.connectionId } : {}),
-        ...(p.url !== undefined ? { url: p.url } : {}),
-        ...(p.options !== undefined ? { options: p.options } : {}),
-      };
+/**
+ * The provider block as stored (the credential apart): the given one merged onto the stored one
+ * (an update's unset fields stay unchanged, `''` removes `connectionId` or `url`, `options` replaces
+ * the whole object).
+ */
+const providerOf = (p: ProviderInput | undefined, stored: GuardrailShape['provider'] = null): GuardrailShape['provider'] => {
+  if (p === undefined) return stored;
+  const connectionId = p.connectionId ?? stored?.connectionId;
+  const url = p.url ?? stored?.url;
+  const options = p.options ?? stored?.options;
+  return {
+    ...(connectionId ? { connectionId } : {}),
+    ...(url ? { url } : {}),
+    ...(options !== undefined ? { options } : {}),
+  };
+};
 
 /**
  * What a provider guardrail needs beyond its shape: its connection exists in the project, its url
@@ -215,7 +222,7 @@ export const guardrailOps = (deps: ControlDeps): OpDef[] => [
       const cur = await lockGuardrail(tx, project.id, input.name);
       const kind = input.kind ?? cur.kind;
       // A provider block given replaces the stored one; its credential is kept unless a new one is given.
-      const provider = !isProviderKind(kind) ? null : input.provider !== undefined ? providerOf(input.provider) : cur.provider;
+      const provider = !isProviderKind(kind) ? null : providerOf(input.provider, cur.provider);
       const keepSecret = isProviderKind(kind) && input.provider?.authValue === undefined && cur.authValueWrapped !== null;
       const builtIn = !isProviderKind(kind);
       const shape = checkGuardrail({
