@@ -31,6 +31,8 @@ export interface MockVendors {
   url: string;
   calls: VendorCall[];
   fault: Fault;
+  /** Added before every answer (a vendor's own latency). */
+  latencyMs: number;
   stop(): void;
 }
 
@@ -183,7 +185,7 @@ const answer = async (req: Request, path: string, raw: string, body: unknown): P
 };
 
 export const startMockVendors = (): MockVendors => {
-  const state: MockVendors = { url: '', calls: [], fault: undefined, stop: () => {} };
+  const state: MockVendors = { url: '', calls: [], fault: undefined, latencyMs: 0, stop: () => {} };
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
@@ -197,6 +199,7 @@ export const startMockVendors = (): MockVendors => {
         return json({ error: 'malformed JSON' }, 400);
       }
       state.calls.push({ path, headers: Object.fromEntries(req.headers), body });
+      if (state.latencyMs > 0) await Bun.sleep(state.latencyMs);
       if (state.fault === 'slow') await Bun.sleep(3000);
       if (state.fault === 'garbage') return new Response(path === '/analyze' ? '{"results": "nope"}' : 'upstream says hi', { status: 200 });
       if (state.fault === '429') return json({ error: 'rate limited' }, 429);
