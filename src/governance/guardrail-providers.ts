@@ -1,3 +1,5 @@
+import { connectError, GatewayError } from '../core/errors.ts';
+
 /**
  * Guardrail providers (contract §15): guardrail kinds whose verdict comes from a vendor's service —
  * the gateway's own webhook shape, OpenAI moderation, Azure AI Content Safety, Bedrock Guardrails,
@@ -197,3 +199,19 @@ export interface ProviderGuardrail {
   /** The url may be an inward address (the platform admin's save, or the operator's setting). */
   allowPrivate: boolean;
 }
+
+/**
+ * A provider field's error as the Terraform provider words it: attributes are named by the field's
+ * last part (provider_options, provider_auth_value…), so an option's error is on `options` (naming
+ * the option), a missing block on `url`. Other errors are returned as they are.
+ */
+export const inTerraformFields = (e: unknown): unknown => {
+  const field = e instanceof GatewayError ? (e.param ?? '') : '';
+  if (!(e instanceof GatewayError) || (field !== 'provider' && !field.startsWith('provider.'))) return e;
+  const option = field.startsWith('provider.options.') ? field.slice('provider.options.'.length) : undefined;
+  const param = field === 'provider' ? 'url' : option !== undefined ? 'options' : field.slice('provider.'.length);
+  const message = e.message
+    .replace(`invalid field '${field}': `, `invalid field '${param}': ${option !== undefined ? `'${option}' ` : ''}`)
+    .replace(/provider\.(authValue|connectionId|url)/g, '$1');
+  return connectError('invalid_argument', message, param);
+};

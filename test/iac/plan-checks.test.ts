@@ -31,13 +31,13 @@ const CASES: { name: string; hcl: string; attr: string; says: string[] }[] = [
     name: 'a Bedrock guardrail without its guardrailIdentifier option (issue 45)',
     hcl: `resource "gateway_guardrail" "bg" {\n  customer_id = gateway_customer.c.customer_id\n  project_id = "default"\n  name = "bg"\n  stage = "input"\n  kind = "bedrock_guardrail"\n  action = "block"\n  provider_auth_value_wo = "k"\n  provider_options = jsonencode({ region = "us-east-1", guardrailVersion = "1" })\n}`,
     attr: 'provider_options',
-    says: ["provider.options.guardrailIdentifier': required for this kind"],
+    says: ["provider_options: 'guardrailIdentifier' required for this kind"],
   },
   {
     name: 'a Lakera guardrail without a credential (issue 45)',
     hcl: `resource "gateway_guardrail" "lk" {\n  customer_id = gateway_customer.c.customer_id\n  project_id = "default"\n  name = "lk"\n  stage = "input"\n  kind = "lakera"\n  action = "block"\n  provider_url = "https://api.lakera.ai"\n}`,
     attr: 'provider_auth_value',
-    says: ["kind 'lakera' needs a credential"],
+    says: ["provider_auth_value: kind 'lakera' needs a credential"],
   },
   {
     name: 'an unknown provider_name',

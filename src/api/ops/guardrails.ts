@@ -1,5 +1,5 @@
 import { Type as t } from '@sinclair/typebox';
-import { connectError, GatewayError } from '../../core/errors.ts';
+import { connectError } from '../../core/errors.ts';
 import { compilePattern } from '../../governance/pattern.ts';
 import { GUARDRAIL_DOCUMENTS } from '../../governance/guardrail-scan.ts';
 import { PII_TYPES } from '../../governance/pii.ts';
@@ -13,6 +13,7 @@ import {
   MAX_WINDOW_CHARS,
   MIN_WINDOW_CHARS,
   PROVIDER_KINDS,
+  inTerraformFields,
   ProviderFieldError,
 } from '../../governance/guardrail-providers.ts';
 import { CustomerRef, Enum, Int32, PATTERNS, ProjectKey, Str, Success, Timestamp } from '../kit.ts';
@@ -355,15 +356,7 @@ export const GuardrailResources = {
         try {
           checkPlan(r);
         } catch (e) {
-          // Terraform names attributes: an option's error is on provider_options, a missing block on provider_url.
-          const field = e instanceof GatewayError ? (e.param ?? '') : '';
-          if (field.startsWith('provider.options.') || field === 'provider')
-            throw connectError(
-              'invalid_argument',
-              e instanceof Error ? e.message : String(e),
-              field === 'provider' ? 'provider.url' : 'provider.options',
-            );
-          throw e;
+          throw inTerraformFields(e);
         }
       },
     },
