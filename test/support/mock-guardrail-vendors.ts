@@ -145,7 +145,7 @@ const answer = async (req: Request, path: string, raw: string, body: unknown): P
   if (path === '/v2/guard') {
     if (!bearerOk(req)) return json({ error: 'Unauthorized' }, 401);
     const messages = isObj(body) && Array.isArray(body.messages) ? body.messages : undefined;
-    if (!messages || !messages.every((m: unknown) => isObj(m) && typeof m.role === 'string' && typeof m.content === 'string'))
+    if (!messages?.every((m: unknown) => isObj(m) && typeof m.role === 'string' && typeof m.content === 'string'))
       return json({ error: 'messages: field required' }, 422);
     const hit = messages.some((m: unknown) => isObj(m) && String(m.content).includes('inject-lakera'));
     return json({ flagged: hit, breakdown: [{ detector_type: 'prompt_attack', detected: hit }] });
