@@ -84,6 +84,8 @@ describe('the document schema is composed from the declarations', () => {
       'byokKeys.secret',
       'connections.apiKey',
       'connections.options',
+      'guardrails.authValue',
+      'guardrails.providerOptions',
       'mcpCredentials.authValue',
       'mcpServers.authValue',
     ]);

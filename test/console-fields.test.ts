@@ -113,6 +113,7 @@ test('the console bundles for the browser from src/console/app, src/api and a fe
     'src/core/errors.ts',
     'src/core/jcs.ts',
     'src/core/json.ts',
+    'src/governance/guardrail-providers.ts',
     'src/governance/guardrail-scan.ts',
     'src/governance/normalize.ts',
     'src/governance/pattern.ts',

@@ -32,6 +32,7 @@ const NOT_SECRET: Record<string, string> = {
   'catalog[].maxOutputTokens': 'a token count',
   'connections[].allowPrivate': 'a flag (private addresses allowed)',
   'mcpServers[].allowPrivate': 'a flag (private addresses allowed)',
+  'guardrails[].allowPrivate': 'a flag (private addresses allowed)',
   'mcpServers[].authType': "how the credential is sent ('none', 'bearer', 'header'), not the credential",
   'mcpServers[].authHeader': 'the name of the header that carries the credential, not its value',
 };

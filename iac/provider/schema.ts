@@ -104,7 +104,7 @@ export const field = (createOp: string, api: string, o: FieldOpts = {}): Attr =>
   const schema = fieldSchema(createOp, api);
   if (!schema) throw new Error(`${createOp} has no field ${api}`);
   const required = o.required ?? isRequiredField(createOp, api);
-  const updatable = o.update ? hasField(o.update, api.split('.').pop() ?? api) : false;
+  const updatable = o.update ? hasField(o.update, api) || hasField(o.update, api.split('.').pop() ?? api) : false;
   const tf = o.tf ?? snake(api.split('.').pop() ?? api);
   const attr: Attr = {
     tf,

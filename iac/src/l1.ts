@@ -352,8 +352,8 @@ export interface GuardrailProps extends Meta {
   readonly name: string;
   /** Input, output or both. */
   readonly stage: 'input' | 'output' | 'both';
-  /** Regex, pii or max_input_tokens. */
-  readonly kind: 'regex' | 'pii' | 'max_input_tokens';
+  /** Regex, pii, max_input_tokens, or a provider kind (webhook, openai_moderation, azure_content_safety, bedrock_guardrail, lakera, presidio, model_armor). */
+  readonly kind: 'regex' | 'pii' | 'max_input_tokens' | 'webhook' | 'openai_moderation' | 'azure_content_safety' | 'bedrock_guardrail' | 'lakera' | 'presidio' | 'model_armor';
   /** Regex kind: an ECMAScript regular expression (1-1024), matched with the u flag. */
   readonly pattern?: string;
   /** Pii kind: the types to detect (at least one). */
@@ -364,12 +364,30 @@ export interface GuardrailProps extends Meta {
   readonly action: 'block' | 'redact' | 'flag';
   /** Input documents the gateway cannot read (a PDF without extractable text, a file by id or URL): scan (default) lets them through, refuse blocks the request. */
   readonly documents?: 'scan' | 'refuse';
+  /** A provider connection of the project: its baseUrl and key ('' on update: none). */
+  readonly providerConnectionId?: string;
+  /** The vendor's endpoint (follows the upstream address rule; '' on update: none). */
+  readonly providerUrl?: string;
+  /** The kind's options (docs/guardrail-providers.md). */
+  readonly providerOptions?: Record<string, unknown>;
+  /** The vendor's credential; kept in state as given, never read back (an out-of-band change is not detected). Sensitive. */
+  readonly providerAuthValue?: string;
+  /** Write-only form of provider_auth_value (Terraform >= 1.11): never stored in state; bump provider_auth_value_wo_version to send a new one. Sensitive. */
+  readonly providerAuthValueWo?: string;
+  /** Change it to send provider_auth_value_wo again. */
+  readonly providerAuthValueWoVersion?: number;
+  /** Provider kinds: how long the vendor may take (default 2000). */
+  readonly timeoutMs?: number;
+  /** Provider kinds: when the vendor fails, 'closed' refuses, 'open' lets through (default closed on input, open on output). */
+  readonly failMode?: 'closed' | 'open';
+  /** Provider kinds, output streams: text checked per window (default 1000). */
+  readonly windowChars?: number;
 }
-/** `gateway_guardrail`: A guardrail of a project: regex, PII or maximum input tokens; block, redact or flag; on input, output or both. Import id: `<customerId>/<projectId>/<name>`. */
+/** `gateway_guardrail`: A guardrail of a project: regex, PII or maximum input tokens, or a vendor's verdict (provider kinds); block, redact or flag; on input, output or both. Import id: `<customerId>/<projectId>/<name>`. */
 export class Guardrail extends GatewayResource<GuardrailProps> {
   static readonly tfResourceType = 'gateway_guardrail';
   constructor(scope: Construct, id: string, props: GuardrailProps) {
-    super(scope, id, 'gateway_guardrail', props);
+    super(scope, id, 'gateway_guardrail', props, {}, ['provider_auth_value', 'provider_auth_value_wo']);
   }
   /** Customer slug (1-63). */
   get customerId(): string {
@@ -387,7 +405,7 @@ export class Guardrail extends GatewayResource<GuardrailProps> {
   get stage(): string {
     return this.getStringAttribute('stage');
   }
-  /** Regex, pii or max_input_tokens. */
+  /** Regex, pii, max_input_tokens, or a provider kind (webhook, openai_moderation, azure_content_safety, bedrock_guardrail, lakera, presidio, model_armor). */
   get kind(): string {
     return this.getStringAttribute('kind');
   }
@@ -410,6 +428,38 @@ export class Guardrail extends GatewayResource<GuardrailProps> {
   /** Input documents the gateway cannot read (a PDF without extractable text, a file by id or URL): scan (default) lets them through, refuse blocks the request. */
   get documents(): string {
     return this.getStringAttribute('documents');
+  }
+  /** A provider connection of the project: its baseUrl and key ('' on update: none). */
+  get providerConnectionId(): string {
+    return this.getStringAttribute('provider_connection_id');
+  }
+  /** The vendor's endpoint (follows the upstream address rule; '' on update: none). */
+  get providerUrl(): string {
+    return this.getStringAttribute('provider_url');
+  }
+  /** The kind's options (docs/guardrail-providers.md). */
+  get providerOptions(): string {
+    return this.getStringAttribute('provider_options');
+  }
+  /** The vendor's credential; kept in state as given, never read back (an out-of-band change is not detected). Sensitive. */
+  get providerAuthValue(): string {
+    return this.getStringAttribute('provider_auth_value');
+  }
+  /** Change it to send provider_auth_value_wo again. */
+  get providerAuthValueWoVersion(): number {
+    return this.getNumberAttribute('provider_auth_value_wo_version');
+  }
+  /** Provider kinds: how long the vendor may take (default 2000). */
+  get timeoutMs(): number {
+    return this.getNumberAttribute('timeout_ms');
+  }
+  /** Provider kinds: when the vendor fails, 'closed' refuses, 'open' lets through (default closed on input, open on output). */
+  get failMode(): string {
+    return this.getStringAttribute('fail_mode');
+  }
+  /** Provider kinds, output streams: text checked per window (default 1000). */
+  get windowChars(): number {
+    return this.getNumberAttribute('window_chars');
   }
 }
 

@@ -117,7 +117,7 @@ export const documentSections = <T extends TSchema, J extends TSchema>(secret: S
   byokKeys: Type.Array(ByokResources.byokKey.document.row(secret)),
   catalog: Type.Array(CatalogResources.catalog.document.row()),
   connections: Type.Array(ConnectionResources.connection.document.row(secret)),
-  guardrails: Type.Array(GuardrailResources.guardrail.document.row()),
+  guardrails: Type.Array(GuardrailResources.guardrail.document.row(secret)),
   mcpServers: Type.Optional(Type.Array(McpResources.mcpServer.document.row(secret))),
   mcpCredentials: Type.Optional(Type.Array(McpResources.mcpServerCredential.document.row(secret))),
   mcpProfiles: Type.Optional(Type.Array(McpResources.mcpProfile.document.row())),

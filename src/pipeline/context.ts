@@ -75,8 +75,21 @@ export interface RequestContext {
   flags?: Set<string>;
   /** X-Gateway-Correlation-Id of the request (an A2A call's own; else the header as the client sent it), kept on the record. */
   correlationId?: string;
+  /** Decisions of provider guardrails (contract §15), in the order taken: on the record and the span. */
+  guardrails?: GuardrailDecision[];
   /** Set once the request was settled and recorded (it happens exactly once). */
   finished?: boolean;
+}
+
+/** One provider guardrail's decision on a request (contract §15). */
+export interface GuardrailDecision {
+  name: string;
+  stage: 'input' | 'output';
+  /** allow, block, redact or flag; `fail_open` / `fail_closed` when the vendor gave no verdict. */
+  action: string;
+  /** The guardrail's kind (the vendor). */
+  provider: string;
+  latencyMs: number;
 }
 
 /** The SERVER span of a request and the CLIENT span of its upstream attempt in flight (or of the one that answered, until finish). */

@@ -75,6 +75,7 @@ export const recordEntry = (keepBodies: boolean, ctx: RequestContext, outcome: O
     error_code: outcome.error?.errorCode ?? null,
     guardrail_flags: ctx.flags ? [...ctx.flags].join(',') : null,
     correlation_id: ctx.correlationId ?? ctx.headers?.get('x-gateway-correlation-id')?.slice(0, 128) ?? null,
+    guardrails: ctx.guardrails ? JSON.stringify(ctx.guardrails) : null,
     cache: outcome.cache ?? null,
     cost_saved_nano_usd: outcome.cache === 'hit' ? s.costSavedNanoUsd : null,
   };

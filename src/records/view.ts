@@ -6,16 +6,46 @@ import type { RequestRecordRow } from '../store/schema/index.ts';
 const isMcpCall = (r: RequestRecordRow): boolean => r.provider === 'mcp';
 
 /**
- * The guardrail decisions the record keeps (contract §17, §15): the guardrails whose `flag` action
- * matched. A block is the record's `errorCode` `guardrail_blocked`; a redaction changes the
- * recorded body.
+ * The guardrail decisions the record keeps (contract §17, §15): each provider guardrail's decision
+ * (`guardrails` column), and the built-in guardrails whose `flag` action matched. A built-in block
+ * is the record's `errorCode` `guardrail_blocked`; a redaction changes the recorded body.
  */
-const guardrailsOf = (r: RequestRecordRow): { name: string; action: 'flag' }[] =>
-  r.guardrailFlags ? r.guardrailFlags.split(',').map((name) => ({ name, action: 'flag' as const })) : [];
+const guardrailsOf = (r: RequestRecordRow): (Decision | { name: string; action: 'flag' })[] => {
+  const decisions = r.guardrails ? decisionsOf(r.guardrails) : [];
+  const flags = r.guardrailFlags ? r.guardrailFlags.split(',') : [];
+  // A provider guardrail that flagged is in both: its decision says more.
+  const fromProviders = new Set(decisions.map((d) => d.name));
+  return [...decisions, ...flags.filter((name) => !fromProviders.has(name)).map((name) => ({ name, action: 'flag' as const }))];
+};
 
 const CACHE_OUTCOMES = ['hit', 'miss', 'bypass'] as const;
 type CacheOutcome = (typeof CACHE_OUTCOMES)[number];
 const isCacheOutcome = (v: string | null): v is CacheOutcome => CACHE_OUTCOMES.some((c) => c === v);
+interface Decision {
+  name: string;
+  stage: string;
+  action: string;
+  provider?: string;
+  latencyMs: number;
+}
+
+const isDecision = (v: unknown): v is Decision =>
+  typeof v === 'object' &&
+  v !== null &&
+  typeof Reflect.get(v, 'name') === 'string' &&
+  typeof Reflect.get(v, 'stage') === 'string' &&
+  typeof Reflect.get(v, 'action') === 'string' &&
+  typeof Reflect.get(v, 'latencyMs') === 'number';
+
+/** The provider guardrails' decisions of a record (JSON text as stored; what does not parse is left out). */
+const decisionsOf = (text: string): Decision[] => {
+  try {
+    const v: unknown = JSON.parse(text);
+    return Array.isArray(v) ? v.filter(isDecision) : [];
+  } catch {
+    return [];
+  }
+};
 
 /** A request record as SearchRequestRecords returns it (and as a `logs` forwarding config's log record body carries it). */
 export const recordView = (r: RequestRecordRow) => ({

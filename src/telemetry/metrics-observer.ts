@@ -31,6 +31,7 @@ export interface Instruments {
   serverDuration: Histogram;
   timeToFirstToken: Histogram;
   timePerOutputToken: Histogram;
+  guardrailDuration: Histogram;
   requests: Sum;
   attempts: Sum;
   cost: Sum;
@@ -95,6 +96,13 @@ export const metricsObserver = (tenantLabels: boolean, m: Instruments): RequestO
       const proj = project(ctx);
       const error = outcome.error;
       const status = outcome.status;
+      const decisions = ctx.guardrails;
+      // Kinds and outcomes are fixed sets: the series are bounded.
+      if (decisions)
+        for (const d of decisions) {
+          const { provider: kind, action: outcome } = d;
+          m.guardrailDuration.record(d.latencyMs / 1000, kind + K + outcome, () => ({ kind, outcome }));
+        }
       if (ctx.mcp) {
         const server = servers.of(ctx.mcp.server);
         const result = error ? (error.kind === 'timeout' ? 'timeout' : 'error') : 'ok';

@@ -89,6 +89,12 @@ export const METRICS = {
     description: 'Streams: time per output token after the first',
     buckets: TPOT_BUCKETS,
   },
+  guardrailDuration: {
+    name: 'gateway.guardrail.duration',
+    unit: 's',
+    description: 'Provider guardrails (contract §15): time spent on the vendor per request and stage, by kind and outcome',
+    buckets: TTFT_BUCKETS,
+  },
   requests: {
     name: 'gateway.requests',
     unit: '',
@@ -190,6 +196,7 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
     serverDuration: histogram(METRICS.serverDuration),
     timeToFirstToken: histogram(METRICS.timeToFirstToken),
     timePerOutputToken: histogram(METRICS.timePerOutputToken),
+    guardrailDuration: histogram(METRICS.guardrailDuration),
     requests: sum(METRICS.requests),
     attempts: sum(METRICS.attempts),
     cost: sum(METRICS.cost),

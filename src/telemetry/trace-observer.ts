@@ -213,6 +213,19 @@ export const traceObserver = (api: Api, tracer: Tracer, spanHeaders: readonly st
           if (output !== undefined && !outcome.error) attrs['gen_ai.output.messages'] = output;
         }
       }
+      const decisions = ctx.guardrails;
+      if (decisions) {
+        // Provider guardrails (contract §15): one `name:stage:action:latencyMs` per decision.
+        attrs['gateway.guardrails'] = decisions.map((d) => `${d.name}:${d.stage}:${d.action}:${d.latencyMs}`);
+        for (const d of decisions)
+          server.addEvent('gateway.guardrail', {
+            'gateway.guardrail.name': d.name,
+            'gateway.guardrail.stage': d.stage,
+            'gateway.guardrail.action': d.action,
+            'gateway.guardrail.provider': d.provider,
+            'gateway.guardrail.latency_ms': d.latencyMs,
+          });
+      }
       if (outcome.error) {
         attrs['error.type'] = outcome.error.errorCode;
         // A SERVER span is an error for the gateway's own failures only (5xx), not a client's mistake.

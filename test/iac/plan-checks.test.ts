@@ -28,6 +28,18 @@ const CASES: { name: string; hcl: string; attr: string; says: string[] }[] = [
     says: ['lookahead', 'RE2 syntax', 'linear time'],
   },
   {
+    name: 'a Bedrock guardrail without its guardrailIdentifier option (issue 45)',
+    hcl: `resource "gateway_guardrail" "bg" {\n  customer_id = gateway_customer.c.customer_id\n  project_id = "default"\n  name = "bg"\n  stage = "input"\n  kind = "bedrock_guardrail"\n  action = "block"\n  provider_auth_value_wo = "k"\n  provider_options = jsonencode({ region = "us-east-1", guardrailVersion = "1" })\n}`,
+    attr: 'provider_options',
+    says: ["provider_options: 'guardrailIdentifier' required for this kind"],
+  },
+  {
+    name: 'a Lakera guardrail without a credential (issue 45)',
+    hcl: `resource "gateway_guardrail" "lk" {\n  customer_id = gateway_customer.c.customer_id\n  project_id = "default"\n  name = "lk"\n  stage = "input"\n  kind = "lakera"\n  action = "block"\n  provider_url = "https://api.lakera.ai"\n}`,
+    attr: 'provider_auth_value',
+    says: ["provider_auth_value: kind 'lakera' needs a credential"],
+  },
+  {
     name: 'an unknown provider_name',
     hcl: `resource "gateway_provider_connection" "p" {\n  customer_id = gateway_customer.c.customer_id\n  name = "up"\n  provider_name = "openaii"\n}`,
     attr: 'provider_name',

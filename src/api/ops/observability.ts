@@ -59,10 +59,19 @@ export const RecordOut = t.Object(
     costSavedUsd: t.Optional(
       t.String({ description: 'A cache hit: what the answer would have cost (USD, decimal string); its `cost` is 0' }),
     ),
-    guardrails: t.Array(t.Object({ name: t.String(), action: t.Literal('flag') }), {
-      description:
-        'Guardrail decisions kept on the record: the guardrails whose `flag` action matched. A block is `errorCode` `guardrail_blocked` (its message names the guardrail); a redaction changes the recorded body',
-    }),
+    guardrails: t.Array(
+      t.Object({
+        name: t.String(),
+        action: t.String({ description: 'allow, block, redact, flag, fail_open or fail_closed' }),
+        stage: t.Optional(t.String({ description: 'input or output (provider guardrails)' })),
+        provider: t.Optional(t.String({ description: "the provider guardrail's kind" })),
+        latencyMs: t.Optional(t.Number({ description: "the provider's answer time" })),
+      }),
+      {
+        description:
+          "Guardrail decisions kept on the record (contract §15): each provider guardrail's decision, and the built-in guardrails whose `flag` action matched (name and action). A built-in block is `errorCode` `guardrail_blocked` (its message names the guardrail); a redaction changes the recorded body",
+      },
+    ),
     method: t.Optional(t.String({ description: 'MCP calls: the JSON-RPC method (`tools/call`, `prompts/get`, `resources/read`)' })),
     tool: t.Optional(t.String({ description: "MCP `tools/call`: the server's tool name (the profile's prefix removed)" })),
   },

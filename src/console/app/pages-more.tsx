@@ -49,7 +49,16 @@ export const GUARDRAILS: ResourceDef = {
   list: 'ListGuardrails',
   create: 'CreateGuardrail',
   createLabel: 'Create guardrail',
-  columns: ['name', 'stage', 'kind', 'action', 'pattern', 'piiTypes'],
+  columns: ['name', 'stage', 'kind', 'action', 'pattern', 'piiTypes', 'provider', 'failMode'],
+  cells: {
+    // Provider kinds (contract §15): the vendor's endpoint or connection; the credential is write-only.
+    provider: (row) => {
+      const p = row.provider;
+      if (typeof p !== 'object' || p === null || Array.isArray(p)) return '';
+      const where = str(p.connectionId) || str(p.url);
+      return p.hasAuthValue === true ? `${where} · credential stored (write-only)` : where;
+    },
+  },
   remove: {
     op: 'DeleteGuardrail',
     label: 'Delete',

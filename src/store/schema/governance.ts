@@ -1,4 +1,4 @@
-import { bigint, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, updatedAt } from './columns.ts';
 import { projects } from './tenancy.ts';
 
@@ -43,7 +43,7 @@ export const guardrails = pgTable(
     name: text('name').notNull(),
     /** `input`, `output` or `both`. */
     stage: text('stage').notNull(),
-    /** `regex`, `pii` or `max_input_tokens`. */
+    /** `regex`, `pii`, `max_input_tokens` or a provider kind (contract §15: `webhook`, `lakera`, …). */
     kind: text('kind').notNull(),
     pattern: text('pattern'),
     piiTypes: jsonb('pii_types').$type<string[]>().notNull().default([]),
@@ -52,6 +52,17 @@ export const guardrails = pgTable(
     action: text('action').notNull(),
     /** Input documents the gateway cannot read: `scan` (let through) or `refuse`. */
     documents: text('documents').notNull().default('scan'),
+    /** Provider kinds: the vendor's endpoint and options (the credential apart, wrapped below). */
+    provider: jsonb('provider').$type<{ connectionId?: string; url?: string; options?: Record<string, unknown> }>(),
+    /** Provider kinds: the credential given as `provider.authValue`, wrapped by the SecretBox (never returned). */
+    authValueWrapped: text('auth_value_wrapped'),
+    timeoutMs: integer('timeout_ms'),
+    /** `closed` or `open`; null: closed on input, open on output. */
+    failMode: text('fail_mode'),
+    /** Output streams: the window checked at a time (null: 1000). */
+    windowChars: integer('window_chars'),
+    /** The provider URL is (or resolved to) an inward address and the platform admin saved it. */
+    allowPrivate: boolean('allow_private').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

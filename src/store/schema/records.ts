@@ -48,6 +48,11 @@ export const requestRecords = pgTable(
      * on the records of the model and MCP calls an agent made with the header sent back.
      */
     correlationId: text('correlation_id'),
+    /**
+     * Decisions of provider guardrails (contract §15) as JSON text, `[{name, stage, action, provider,
+     * latencyMs}]`; null when the project has none.
+     */
+    guardrails: text('guardrails'),
     /** The response cache's part (contract §11): `hit`, `miss` or `bypass`; null for projects without the `response-cache` setting. */
     cache: text('cache'),
     /** A cache hit: what the answer would have cost, in nano-USD (its cost_nano_usd is 0). */
