@@ -15,6 +15,7 @@ import { ManagementAuth } from './control-plane/auth.ts';
 import type { OpDef } from './control-plane/connect.ts';
 import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
+import { OidcIssuer } from './control-plane/oidc.ts';
 import { liveCustomerId, managementOps, serviceAccountJwks, serviceAccountVerifier, userTokenVerifier } from './control-plane/index.ts';
 import { dataplaneProtocol } from './control-plane/dataplane-protocol.ts';
 import { DbConversationStore } from './conversations/db-store.ts';
@@ -179,6 +180,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     secrets,
     counters,
     upstreamAllowPrivate: config.upstreamAllowPrivate,
+    ...(config.oidc ? { oidc: new OidcIssuer(config.oidc) } : {}),
     embeddedStore: !config.databaseUrl,
     ...(config.databaseUrl || config.dataDir === MEMORY
       ? {}
@@ -274,6 +276,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         version: pkg.version,
         jwks: async () => ({ keys: [...(await publishedKeys(store.db)).keys, ...(await serviceAccountJwks(deps))] }),
         rawRoutes: protocol.routes,
+        ...(deps.oidc ? { oidc: deps.oidc } : {}),
       });
     }
   } catch (e) {

@@ -5,7 +5,9 @@ import { consoleRoutes } from '../console/serve.ts';
 import { callInfo } from './audit-record.ts';
 import type { ManagementAuth } from './auth.ts';
 import { mountOperations, type OpDef } from './connect.ts';
+import type { OidcIssuer } from './oidc.ts';
 import { openApiPage } from './openapi-ui.ts';
+import { ssoRoutes } from './sso-routes.ts';
 
 export interface ControlServerOptions {
   host: string;
@@ -22,6 +24,8 @@ export interface ControlServerOptions {
   version: string;
   /** `GET /.well-known/jwks.json`: the audit checkpoint keys and the user-token signing keys. */
   jwks?: () => Promise<{ keys: object[] }>;
+  /** GATEWAY_OIDC_*: the console's "Sign in with SSO" (sso-routes.ts). */
+  oidc?: OidcIssuer;
   /** Raw POST routes outside the Connect operations (the data plane protocol, dataplane-protocol.ts). */
   rawRoutes?: Record<string, (request: Request) => Promise<Response>>;
 }
@@ -120,6 +124,7 @@ export const buildControlApp = (opts: ControlServerOptions) =>
       { detail: { hide: true } },
     )
     .use(consoleRoutes())
+    .use(ssoRoutes(opts.oidc, opts.ops))
     .use((app) => {
       for (const [path, handle] of Object.entries(opts.rawRoutes ?? {}))
         app.post(path, ({ request }) => handle(request), { parse: 'none', detail: { hide: true } });

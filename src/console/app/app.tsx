@@ -19,6 +19,7 @@ import { RecordsPage } from './records.tsx';
 import { type ResourceDef, ResourcePage, type Scope } from './resource.tsx';
 import { forgetToken, type Session, saveToken, savedToken, sessionOf } from './session.ts';
 import { SettingsPage } from './settings.tsx';
+import { endSsoSession, SsoButton, ssoLanding } from './sso.tsx';
 import { UsagePage } from './usage.tsx';
 
 /** The console's shell: sign-in, the customer and project in view, navigation by `#/page`. */
@@ -64,7 +65,7 @@ const fromHash = (): { page: string; customerId?: string; projectId?: string } =
 const hashOf = (page: string, customerId: string, projectId: string): string =>
   `#/${[page, customerId, projectId].filter(Boolean).map(encodeURIComponent).join('/')}`;
 
-function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+function SignIn({ onSignedIn, ssoError }: { onSignedIn: (s: Session) => void; ssoError?: string }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState('');
   const submit = async (e: Event) => {
@@ -104,6 +105,12 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
         </div>
         <button type="submit">Sign in</button>
       </form>
+      {ssoError ? (
+        <p class="form-error" role="alert">
+          Single sign-on failed: {ssoError}
+        </p>
+      ) : null}
+      <SsoButton />
     </main>
   );
 }
@@ -236,15 +243,18 @@ function Console({ session, signOut }: { session: Session; signOut: () => void }
 }
 
 export function App() {
+  const [landing] = useState(ssoLanding);
   const [session, setSession] = useState<Session | undefined>(() => {
+    if (landing.token) saveToken(landing.token);
     const t = savedToken();
     return t ? sessionOf(t) : undefined;
   });
-  if (!session) return <SignIn onSignedIn={setSession} />;
+  if (!session) return <SignIn onSignedIn={setSession} {...(landing.error ? { ssoError: landing.error } : {})} />;
   return (
     <Console
       session={session}
       signOut={() => {
+        void endSsoSession(session);
         forgetToken();
         location.hash = '';
         setSession(undefined);
