@@ -51,8 +51,7 @@ const mint = async (
   return o.secret ? jwt.sign(o.secret) : jwt.sign(o.key ?? idp.signingKey);
 };
 
-const exchange = (idToken: string, extra: Record<string, unknown> = {}) =>
-  tg.call(admin('ExchangeOidcToken'), { idToken, ...extra }, '');
+const exchange = (idToken: string, extra: Record<string, unknown> = {}) => tg.call(admin('ExchangeOidcToken'), { idToken, ...extra }, '');
 
 const tokensOfAlice = async (): Promise<number> => {
   const r = await tg.must(admin('ListUserTokens'), { customerId: 'acme', userId: ALICE, includeRevoked: true });

@@ -27,7 +27,8 @@ export interface VerifiedIdentity {
 
 const reasonOf = (e: unknown): string => {
   if (e instanceof joseErrors.JWTExpired) return 'expired';
-  if (e instanceof joseErrors.JWTClaimValidationFailed) return `claim '${e.claim}' ${e.reason === 'check_failed' ? 'does not match' : e.reason}`;
+  if (e instanceof joseErrors.JWTClaimValidationFailed)
+    return `claim '${e.claim}' ${e.reason === 'check_failed' ? 'does not match' : e.reason}`;
   if (e instanceof joseErrors.JOSEAlgNotAllowed) return 'algorithm not allowed';
   if (e instanceof joseErrors.JWKSNoMatchingKey) return 'not signed by a key of the issuer';
   if (e instanceof joseErrors.JWSSignatureVerificationFailed) return 'signature does not verify';

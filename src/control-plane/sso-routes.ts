@@ -121,7 +121,9 @@ export const ssoRoutes = (oidc: OidcIssuer | undefined, ops: readonly OpDef[]) =
           });
           idToken = tokens.id_token;
         } catch (e) {
-          log.warn('single sign-on: the authorization code was refused', { reason: e instanceof Error ? e.message.slice(0, 200) : 'unknown' });
+          log.warn('single sign-on: the authorization code was refused', {
+            reason: e instanceof Error ? e.message.slice(0, 200) : 'unknown',
+          });
           return failed(request, 'the sign-in could not be completed: try again');
         }
         if (!idToken) return failed(request, 'the identity provider sent no ID token');

@@ -16,7 +16,7 @@ export const SsoOps = {
     service: ADMIN,
     group: GROUP,
     name: 'ExchangeOidcToken',
-    summary: "Exchange an ID token of the configured OpenID Provider for a gateway user token (no credential needed: the ID token is one)",
+    summary: 'Exchange an ID token of the configured OpenID Provider for a gateway user token (no credential needed: the ID token is one)',
     notes:
       "The ID token is verified against the issuer's JWKS (from its discovery document): signature by a key of the issuer (asymmetric algorithms only; `alg: none` and HMAC are refused), `iss` = GATEWAY_OIDC_ISSUER, `aud` containing GATEWAY_OIDC_CLIENT_ID (and `azp`, when present, equal to it), not expired (60 s of clock skew). A refused token is `unauthenticated` and logged with the reason. userId is the value of the GATEWAY_OIDC_USER_CLAIM claim. A user listed in GATEWAY_OIDC_ADMIN_GROUP (the `groups` claim) gets a platform-admin token (1 hour, not persisted); any other user a user token (8 hours, persisted: ListUserTokens/RevokeUserToken know it, SCIM deactivation revokes it) of the customer where it is a project member (customerId chooses when it is a member in several; none: permission_denied). Without GATEWAY_OIDC_ISSUER: failed_precondition.",
     permission: 'public',

@@ -45,7 +45,8 @@ export const sessionOf = (token: string): Session => {
   const claims = claimsOf(token);
   if (!claims) return { token, client, admin: true, changes: new ChangeLog() };
   // A platform admin's single sign-on session: a JWT with the `adm` claim.
-  if (claims.adm === true) return { token, client, admin: true, sso: true, changes: new ChangeLog(), ...(str(claims.sub) ? { userId: str(claims.sub) } : {}) };
+  if (claims.adm === true)
+    return { token, client, admin: true, sso: true, changes: new ChangeLog(), ...(str(claims.sub) ? { userId: str(claims.sub) } : {}) };
   const customerId = str(claims.customer);
   const jti = str(claims.jti);
   const projectId = str(claims.project) ?? 'default';
