@@ -522,6 +522,12 @@ export const OPS: OpCase[] = [
   },
   { path: `${A}RevokeUserToken`, base: () => ({ jti: 'ghost-jti' }), fields: { jti: str(1, 64), reason: str(0, 500, undefined, true) } },
   { path: `${A}RotateUserTokenSigningKey`, base: () => ({}), fields: {} },
+  // ---- single sign-on (no credential; without GATEWAY_OIDC_ISSUER a valid body is failed_precondition)
+  {
+    path: `${A}ExchangeOidcToken`,
+    base: () => ({ idToken: 'h.p.s' }),
+    fields: { idToken: str(1, 16384), customerId: str(1, 100, 'TOKEN') },
+  },
   // ---- BYOK keys (seed: BYOK keys; customerId/projectId default from the session)
   {
     path: `${B}Register`,
