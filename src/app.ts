@@ -16,6 +16,7 @@ import type { OpDef } from './control-plane/connect.ts';
 import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
 import { OidcIssuer } from './control-plane/oidc.ts';
+import { scimHandler } from './control-plane/scim/routes.ts';
 import { liveCustomerId, managementOps, serviceAccountJwks, serviceAccountVerifier, userTokenVerifier } from './control-plane/index.ts';
 import { dataplaneProtocol } from './control-plane/dataplane-protocol.ts';
 import { DbConversationStore } from './conversations/db-store.ts';
@@ -277,6 +278,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         jwks: async () => ({ keys: [...(await publishedKeys(store.db)).keys, ...(await serviceAccountJwks(deps))] }),
         rawRoutes: protocol.routes,
         ...(deps.oidc ? { oidc: deps.oidc } : {}),
+        scim: scimHandler(deps),
       });
     }
   } catch (e) {

@@ -20,6 +20,7 @@ import { ObservabilityOps } from './ops/observability.ts';
 import { ProjectGatewayOps, ProjectGatewayResources } from './ops/project-gateways.ts';
 import { ProjectOps, ProjectResources } from './ops/projects.ts';
 import { RouteOps, RouteResources } from './ops/routes.ts';
+import { ScimTokenOps, ScimTokenResources } from './ops/scim-tokens.ts';
 import { ServiceAccountOps, ServiceAccountResources } from './ops/service-accounts.ts';
 import { SettingOps, SettingResources } from './ops/settings.ts';
 import { SsoOps } from './ops/sso.ts';
@@ -47,6 +48,7 @@ export const OPS = {
   ...ProjectGatewayOps,
   ...ProjectOps,
   ...RouteOps,
+  ...ScimTokenOps,
   ...ServiceAccountOps,
   ...SettingOps,
   ...SsoOps,
@@ -71,6 +73,7 @@ export const DECLARATIONS = {
   ...ProjectGatewayResources,
   ...ProjectResources,
   ...RouteResources,
+  ...ScimTokenResources,
   ...ServiceAccountResources,
   ...SettingResources,
   ...TelemetryConfigResources,

@@ -22,7 +22,7 @@ export interface CallInfo {
 
 const CLIENT_ID = /^[\x21-\x7e]{1,128}$/;
 
-interface ServerLike {
+export interface ServerLike {
   requestIP?: (request: Request) => { address: string } | null;
 }
 
