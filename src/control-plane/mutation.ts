@@ -242,7 +242,12 @@ export const callerMutation = async <T extends object>(
       await tx
         .insert(auditLogs)
         .values(
-          auditRow(who.call, who.actor, target, who.body, { statusCode: 200, success: true, errorMessage: '', responseData: recordedBody(result) }),
+          auditRow(who.call, who.actor, target, who.body, {
+            statusCode: 200,
+            success: true,
+            errorMessage: '',
+            responseData: recordedBody(result),
+          }),
         );
       return result;
     });

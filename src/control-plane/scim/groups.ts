@@ -25,15 +25,18 @@ export const groupView = async (db: Reader, g: ScimGroupRow, base: string, withM
     ...(g.externalId ? { externalId: g.externalId } : {}),
     displayName: g.displayName,
     ...(withMembers ? { members: users.map((u) => ({ value: u.id, display: u.userName, $ref: `${base}/Users/${u.id}` })) } : {}),
-    meta: { resourceType: 'Group', created: g.createdAt.toISOString(), lastModified: g.updatedAt.toISOString(), location: `${base}/Groups/${g.id}` },
+    meta: {
+      resourceType: 'Group',
+      created: g.createdAt.toISOString(),
+      lastModified: g.updatedAt.toISOString(),
+      location: `${base}/Groups/${g.id}`,
+    },
   };
 };
 
 /** `excludedAttributes=members` (Entra ID asks so) leaves members out. */
 export const withMembers = (url: URL): boolean =>
-  !(url.searchParams.get('excludedAttributes') ?? '')
-    .split(',')
-    .some((a) => a.trim().toLowerCase() === 'members');
+  !(url.searchParams.get('excludedAttributes') ?? '').split(',').some((a) => a.trim().toLowerCase() === 'members');
 
 export const findGroup = async (db: Reader, scope: ScimScope, id: string, lock = false): Promise<ScimGroupRow> => {
   if (!UUID.test(id)) throw scimError(404, `Group '${id}' not found`);
@@ -113,14 +116,19 @@ const unique = async (tx: Tx, scope: ScimScope, displayName: string, except?: st
 };
 
 /** Re-derives the memberships of every user the group had or has. */
-const resync = async ({ tx, change }: Write, scope: ScimScope, ids: readonly string[]): Promise<void> => {
+const resync = async (
+  { tx, change }: Write,
+  scope: ScimScope,
+  ids: readonly string[],
+  formerNames: readonly string[] = [],
+): Promise<void> => {
   const all = [...new Set(ids)];
   if (all.length === 0) return;
   const users = await tx
     .select({ id: scimUsers.id, userName: scimUsers.userName, active: scimUsers.active })
     .from(scimUsers)
     .where(inArray(scimUsers.id, all));
-  await syncMemberships(tx, change, scope, users);
+  await syncMemberships(tx, change, scope, users, formerNames);
 };
 
 const groupBody = (body: unknown): Record<string, unknown> => {
@@ -157,7 +165,7 @@ const save = async (w: Write, scope: ScimScope, old: ScimGroupRow, next: Pick<Sc
     .where(eq(scimGroups.id, old.id))
     .returning();
   if (!row) throw scimError(404, `Group '${old.id}' not found`);
-  await resync(w, scope, [...old.members, ...row.members]);
+  await resync(w, scope, [...old.members, ...row.members], row.displayName === old.displayName ? [] : [old.displayName]);
   return row;
 };
 
@@ -211,5 +219,5 @@ export const patchGroup = async (w: Write, scope: ScimScope, id: string, body: u
 export const deleteGroup = async (w: Write, scope: ScimScope, id: string): Promise<void> => {
   const old = await findGroup(w.tx, scope, id, true);
   await w.tx.delete(scimGroups).where(eq(scimGroups.id, old.id));
-  await resync(w, scope, old.members);
+  await resync(w, scope, old.members, [old.displayName]);
 };

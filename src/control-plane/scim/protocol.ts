@@ -16,7 +16,13 @@ export const CONTENT_TYPE = 'application/scim+json';
 export const MAX_COUNT = 200;
 export const DEFAULT_COUNT = 100;
 
-const KIND: Record<number, ErrorKind> = { 400: 'invalid_request', 401: 'authentication', 403: 'permission', 404: 'not_found', 409: 'conflict' };
+const KIND: Record<number, ErrorKind> = {
+  400: 'invalid_request',
+  401: 'authentication',
+  403: 'permission',
+  404: 'not_found',
+  409: 'conflict',
+};
 
 /** A SCIM error (RFC 7644 §3.12): the gateway's one error type, with the `scimType` in its details. */
 export const scimError = (status: 400 | 401 | 403 | 404 | 409 | 413 | 501, detail: string, scimType?: string): GatewayError =>
@@ -88,8 +94,10 @@ export const patchOperations = (body: unknown): PatchOperation[] => {
   return ops.map((o, i) => {
     if (!isObject(o) || typeof o.op !== 'string') throw scimError(400, `Operations[${i}] has no 'op'`, 'invalidSyntax');
     const op = o.op.toLowerCase();
-    if (op !== 'add' && op !== 'replace' && op !== 'remove') throw scimError(400, `Operations[${i}]: unknown op '${o.op}'`, 'invalidSyntax');
-    if (o.path !== undefined && typeof o.path !== 'string') throw scimError(400, `Operations[${i}]: 'path' must be a string`, 'invalidPath');
+    if (op !== 'add' && op !== 'replace' && op !== 'remove')
+      throw scimError(400, `Operations[${i}]: unknown op '${o.op}'`, 'invalidSyntax');
+    if (o.path !== undefined && typeof o.path !== 'string')
+      throw scimError(400, `Operations[${i}]: 'path' must be a string`, 'invalidPath');
     return { op, ...(typeof o.path === 'string' ? { path: o.path } : {}), ...('value' in o ? { value: o.value } : {}) };
   });
 };

@@ -36,7 +36,13 @@ const SERVICE_PROVIDER_CONFIG = {
 
 const RESOURCE_TYPES = [
   { schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'], id: 'User', name: 'User', endpoint: '/Users', schema: USER_SCHEMA },
-  { schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'], id: 'Group', name: 'Group', endpoint: '/Groups', schema: GROUP_SCHEMA },
+  {
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'],
+    id: 'Group',
+    name: 'Group',
+    endpoint: '/Groups',
+    schema: GROUP_SCHEMA,
+  },
 ];
 
 const authenticate = async (deps: ControlDeps, request: Request): Promise<{ scope: Omit<ScimScope, 'base'>; tokenId: string }> => {
@@ -67,7 +73,10 @@ export const scimHandler =
   async (request: Request, server?: ServerLike | null): Promise<Response> => {
     try {
       const url = new URL(request.url);
-      const [kind = '', id, ...rest] = url.pathname.slice(SCIM_PREFIX.length + 1).split('/').map(decodeURIComponent);
+      const [kind = '', id, ...rest] = url.pathname
+        .slice(SCIM_PREFIX.length + 1)
+        .split('/')
+        .map(decodeURIComponent);
       if (rest.length > 0) throw scimError(404, 'unknown SCIM endpoint');
       const { scope: s, tokenId } = await authenticate(deps, request);
       const scope: ScimScope = { ...s, base: `${url.origin}${SCIM_PREFIX}` };

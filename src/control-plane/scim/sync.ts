@@ -32,6 +32,8 @@ export const syncMemberships = async (
   change: MutationCtx['change'],
   customer: Customer,
   users: readonly SyncedUser[],
+  /** Group names that no longer exist (renamed, deleted): their projects follow the groups too. */
+  formerGroupNames: readonly string[] = [],
 ): Promise<void> => {
   if (users.length === 0) return;
   const groups = await tx.select().from(scimGroups).where(eq(scimGroups.customerUuid, customer.customerUuid));
@@ -51,13 +53,16 @@ export const syncMemberships = async (
     list.push({ projectUuid: project.id, projectId: project.projectId, role: m[2] === 'admin' ? 'admin' : 'member', members: g.members });
     named.set(project.id, list);
   }
+  for (const name of formerGroupNames) {
+    const project = byProject.get(GROUP_NAME.exec(name)?.[1] ?? '');
+    if (project && GROUP_NAME.test(name)) managed.add(project.id);
+  }
   for (const u of users) {
     const scope = u.active ? [...managed] : live.map((p) => p.id);
     const desired = new Map<string, 'admin' | 'member'>();
     if (u.active)
       for (const [projectUuid, list] of named)
-        for (const g of list)
-          if (g.members.includes(u.id) && desired.get(projectUuid) !== 'admin') desired.set(projectUuid, g.role);
+        for (const g of list) if (g.members.includes(u.id) && desired.get(projectUuid) !== 'admin') desired.set(projectUuid, g.role);
     const current =
       scope.length === 0
         ? []

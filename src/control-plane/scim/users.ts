@@ -54,7 +54,8 @@ interface UserFields {
 }
 
 const text = (v: unknown, field: string, max: number): string => {
-  if (typeof v !== 'string' || v.trim() === '' || v.length > max) throw scimError(400, `'${field}' must be a non-empty string of at most ${max} characters`, 'invalidValue');
+  if (typeof v !== 'string' || v.trim() === '' || v.length > max)
+    throw scimError(400, `'${field}' must be a non-empty string of at most ${max} characters`, 'invalidValue');
   return v;
 };
 const optText = (v: unknown, field: string): string | null => (v === undefined || v === null ? null : text(v, field, 255));
