@@ -239,16 +239,14 @@ export const callerMutation = async <T extends object>(
       await orderWrites(deps, tx);
       const { result, resourceId } = await apply({ tx, change: changeIn(deps, tx) });
       const target = { ...who.target, resourceId: resourceId || who.target.resourceId };
-      await tx
-        .insert(auditLogs)
-        .values(
-          auditRow(who.call, who.actor, target, who.body, {
-            statusCode: 200,
-            success: true,
-            errorMessage: '',
-            responseData: recordedBody(result),
-          }),
-        );
+      await tx.insert(auditLogs).values(
+        auditRow(who.call, who.actor, target, who.body, {
+          statusCode: 200,
+          success: true,
+          errorMessage: '',
+          responseData: recordedBody(result),
+        }),
+      );
       return result;
     });
   } catch (e) {

@@ -185,6 +185,9 @@ const MATRIX: Row[] = [
   [A('ListUserTokens'), 'customer_member', () => ({ customerId: 'acme' })],
   [A('RevokeUserToken'), 'customer_member', async () => ({ jti: await issueJti('bob', 'acme'), reason: 'matrix' })],
   [A('RotateUserTokenSigningKey'), 'platform_admin', () => ({})],
+  [A('CreateScimToken'), 'platform_admin', () => ({ customerId: 'acme' })],
+  [A('ListScimTokens'), 'platform_admin', () => ({ customerId: 'acme' })],
+  [A('RevokeScimToken'), 'platform_admin', () => ({ id: U0 })],
   // No credential needed (the ID token is one); without an issuer configured: failed_precondition, never 401/403.
   [A('ExchangeOidcToken'), 'public', () => ({ idToken: 'h.p.s' })],
   [

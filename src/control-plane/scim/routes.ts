@@ -114,7 +114,10 @@ export const scimHandler =
       const target = { actionType: action, resourceType: users ? ('scim_user' as const) : ('scim_group' as const), resourceId: id ?? '' };
       const result = await callerMutation(deps, { call: callInfo(request, server), actor, target, body }, async (w) => {
         if (users) {
-          if (method === 'DELETE') return { result: {}, resourceId: (await deleteUser(w, scope, id ?? ''), id ?? '') };
+          if (method === 'DELETE') {
+            await deleteUser(w, scope, id ?? '');
+            return { result: {}, resourceId: id ?? '' };
+          }
           const row =
             method === 'POST'
               ? await createUser(w, scope, body)
@@ -123,7 +126,10 @@ export const scimHandler =
                 : await patchUser(w, scope, id ?? '', body);
           return { result: userView(row, scope.base), resourceId: row.id };
         }
-        if (method === 'DELETE') return { result: {}, resourceId: (await deleteGroup(w, scope, id ?? ''), id ?? '') };
+        if (method === 'DELETE') {
+          await deleteGroup(w, scope, id ?? '');
+          return { result: {}, resourceId: id ?? '' };
+        }
         const row =
           method === 'POST'
             ? await createGroup(w, scope, body)

@@ -47,9 +47,10 @@ export const scimTokenOps = (deps: ControlDeps): OpDef[] => [
   }),
   op(ListScimTokens, {
     handler: async (input) => {
-      const customer = await findCustomer(deps.db, input.customerId);
-      const size = pageSizeOf(input.pageSize);
+      // The page token is checked before anything is looked up.
       const k = keyset(scimTokens.createdAt, scimTokens.id, input.pageToken);
+      const size = pageSizeOf(input.pageSize);
+      const customer = await findCustomer(deps.db, input.customerId);
       const rows = await deps.db
         .select()
         .from(scimTokens)
