@@ -14,6 +14,7 @@ import {
   PROJECTS,
   ROUTES,
 } from './pages.tsx';
+import { SCIM_TOKENS, USER_TOKENS } from './pages-identity.tsx';
 import { PlanesPage } from './planes.tsx';
 import { RecordsPage } from './records.tsx';
 import { type ResourceDef, ResourcePage, type Scope } from './resource.tsx';
@@ -55,6 +56,8 @@ export const PAGES: PageEntry[] = [
   { id: 'usage', title: 'Usage', needsProject: true, view: (s) => <UsagePage scope={s} /> },
   { id: 'records', title: 'Records', needsProject: true, view: (s) => <RecordsPage scope={s} /> },
   { id: 'audit', title: 'Audit log', adminOnly: true, view: (s) => <AuditPage session={s.session} /> },
+  { id: 'user-tokens', title: 'User tokens', defs: [USER_TOKENS] },
+  { id: 'scim', title: 'SCIM tokens', adminOnly: true, defs: [SCIM_TOKENS] },
 ];
 
 /** `#/page/customer/project`: the page and the customer and project in view, so a reload or a link keeps them. */
