@@ -139,3 +139,39 @@ test.skipIf(!run)('a callback without the flow cookie (forged or replayed) is re
   expect(forged.status).toBe(303);
   expect(forged.headers.get('location')).toContain('sso-error=');
 });
+
+test.skipIf(!run)(
+  'the SCIM tokens and User tokens pages pass axe-core at desktop and phone width; a SCIM token is shown once',
+  async () => {
+    const { ConsolePage } = await import('./support/console-page.ts');
+    const { ADMIN_TOKEN } = await import('./support/gateway.ts');
+    const c = new ConsolePage(page);
+    await tb.context.clearCookies();
+    await page.goto(`${tg.adminUrl}/console/`);
+    await c.signIn(ADMIN_TOKEN);
+    await c.go('SCIM tokens');
+    await c.loaded();
+    const form = await c.openCreate('Create SCIM token');
+    await form.getByRole('button', { name: 'Create SCIM token' }).click();
+    const shown = await page.getByLabel('SCIM token', { exact: true }).inputValue();
+    expect(shown).toMatch(/^scim_/);
+    // Usable at once on /scim/v2/.
+    const res = await fetch(`${tg.adminUrl}/scim/v2/Users`, { headers: { authorization: `Bearer ${shown}` } });
+    expect(res.status).toBe(200);
+    for (const size of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 844 },
+    ]) {
+      await page.setViewportSize(size);
+      for (const title of ['SCIM tokens', 'User tokens']) {
+        await c.go(title);
+        await c.loaded();
+        expect(await seriousAxeFindings(page)).toEqual([]);
+        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+        expect(overflow).toBeLessThanOrEqual(0);
+        await shot(page, `sso-10-${title.toLowerCase().replace(/ /g, '-')}-${size.width}`);
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+  },
+);
