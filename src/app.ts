@@ -15,6 +15,8 @@ import { ManagementAuth } from './control-plane/auth.ts';
 import type { OpDef } from './control-plane/connect.ts';
 import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
+import { OidcIssuer } from './control-plane/oidc.ts';
+import { scimHandler } from './control-plane/scim/routes.ts';
 import { liveCustomerId, managementOps, serviceAccountJwks, serviceAccountVerifier, userTokenVerifier } from './control-plane/index.ts';
 import { dataplaneProtocol } from './control-plane/dataplane-protocol.ts';
 import { DbConversationStore } from './conversations/db-store.ts';
@@ -190,6 +192,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     secrets,
     counters,
     upstreamAllowPrivate: config.upstreamAllowPrivate,
+    ...(config.oidc ? { oidc: new OidcIssuer(config.oidc) } : {}),
     embeddedStore: !config.databaseUrl,
     ...(config.databaseUrl || config.dataDir === MEMORY
       ? {}
@@ -287,6 +290,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         version: pkg.version,
         jwks: async () => ({ keys: [...(await publishedKeys(store.db)).keys, ...(await serviceAccountJwks(deps))] }),
         rawRoutes: protocol.routes,
+        ...(deps.oidc ? { oidc: deps.oidc } : {}),
+        scim: scimHandler(deps),
       });
     }
   } catch (e) {

@@ -15,9 +15,10 @@ export type ServiceName = 'admin.v1.AdminService' | 'apikey.v1.ApiKeyService' | 
  * - `platform_admin`: only the platform-admin token;
  * - `customer_member`: any user of the customer named by the scope;
  * - `project_admin` / `project_member`: a user with that role (admin ⊇ member) in the scoped project;
- * - `authenticated`: any valid credential.
+ * - `authenticated`: any valid credential;
+ * - `public`: no credential (the body carries its own proof, e.g. ExchangeOidcToken's ID token).
  */
-export type Permission = 'platform_admin' | 'customer_member' | 'project_admin' | 'project_member' | 'authenticated';
+export type Permission = 'platform_admin' | 'customer_member' | 'project_admin' | 'project_member' | 'authenticated' | 'public';
 
 export const PERMISSION_TEXT: Record<Permission, string> = {
   platform_admin: 'platform admin only',
@@ -25,6 +26,7 @@ export const PERMISSION_TEXT: Record<Permission, string> = {
   project_admin: "platform admin, or a user with the 'admin' role in the project",
   project_member: "platform admin, or a user with the 'admin' or 'member' role in the project",
   authenticated: 'any valid credential',
+  public: 'no credential: the request carries its own proof',
 };
 
 /**

@@ -21,8 +21,10 @@ import { ObservabilityOps } from './ops/observability.ts';
 import { ProjectGatewayOps, ProjectGatewayResources } from './ops/project-gateways.ts';
 import { ProjectOps, ProjectResources } from './ops/projects.ts';
 import { RouteOps, RouteResources } from './ops/routes.ts';
+import { ScimTokenOps, ScimTokenResources } from './ops/scim-tokens.ts';
 import { ServiceAccountOps, ServiceAccountResources } from './ops/service-accounts.ts';
 import { SettingOps, SettingResources } from './ops/settings.ts';
+import { SsoOps } from './ops/sso.ts';
 import { TelemetryConfigOps, TelemetryConfigResources } from './ops/telemetry-configs.ts';
 import { UserTokenOps, UserTokenResources } from './ops/user-tokens.ts';
 
@@ -48,8 +50,10 @@ export const OPS = {
   ...ProjectGatewayOps,
   ...ProjectOps,
   ...RouteOps,
+  ...ScimTokenOps,
   ...ServiceAccountOps,
   ...SettingOps,
+  ...SsoOps,
   ...TelemetryConfigOps,
   ...UserTokenOps,
 } as const satisfies Record<string, OpSpec>;
@@ -72,6 +76,7 @@ export const DECLARATIONS = {
   ...ProjectGatewayResources,
   ...ProjectResources,
   ...RouteResources,
+  ...ScimTokenResources,
   ...ServiceAccountResources,
   ...SettingResources,
   ...TelemetryConfigResources,

@@ -132,6 +132,31 @@ export const SETTINGS = {
     description: 'platform-admin bearer token',
   }),
   GATEWAY_DEMO: flag({ default: '1', description: '`0` disables the demo seed' }),
+  // sign-in with an identity provider (contract §16, docs/sso.md)
+  GATEWAY_OIDC_ISSUER: url({
+    schemes: ['https', 'http'],
+    parseable: true,
+    unset: 'no single sign-on',
+    description:
+      'OpenID Provider issuer URL (discovery at `<issuer>/.well-known/openid-configuration`): the console offers "Sign in with SSO" and `ExchangeOidcToken` accepts its ID tokens; `http://` only on a loopback address',
+  }),
+  GATEWAY_OIDC_CLIENT_ID: optionalText({
+    unset: 'required with `GATEWAY_OIDC_ISSUER`',
+    description: "the gateway's client id at the issuer: the audience every ID token must name",
+  }),
+  GATEWAY_OIDC_CLIENT_SECRET: optionalText({
+    secret: true,
+    unset: 'a public client (PKCE only)',
+    description: "the client's secret (a confidential client: the code is redeemed with `client_secret_basic`)",
+  }),
+  GATEWAY_OIDC_USER_CLAIM: text({
+    default: 'email',
+    description: "the ID token claim whose value is the member's `userId` (and SCIM `userName`)",
+  }),
+  GATEWAY_OIDC_ADMIN_GROUP: optionalText({
+    unset: 'no platform admin by sign-in',
+    description: 'a value of the `groups` claim whose members sign in as platform admins',
+  }),
   // propagation
   WORKER_POLL_INTERVAL: duration({
     default: '10s',

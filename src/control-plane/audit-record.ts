@@ -22,7 +22,7 @@ export interface CallInfo {
 
 const CLIENT_ID = /^[\x21-\x7e]{1,128}$/;
 
-interface ServerLike {
+export interface ServerLike {
   requestIP?: (request: Request) => { address: string } | null;
 }
 
@@ -76,7 +76,11 @@ export const actorOf = (principal: Principal | undefined): Actor => {
   if (!principal) return { actorType: 'user', userId: '', userEmail: '', facts: { principal: 'unauthenticated' } };
   switch (principal.kind) {
     case 'platform_admin':
-      return { actorType: 'user', userId: PLATFORM_ADMIN_USER, userEmail: '', facts: { principal: 'platform_admin' } };
+      return principal.userId
+        ? { actorType: 'user', userId: principal.userId, userEmail: '', facts: { principal: 'platform_admin', via: 'sso' } }
+        : { actorType: 'user', userId: PLATFORM_ADMIN_USER, userEmail: '', facts: { principal: 'platform_admin' } };
+    case 'anonymous':
+      return { actorType: 'user', userId: '', userEmail: '', facts: { principal: 'anonymous' } };
     case 'user':
       return principal.serviceAccountId
         ? {

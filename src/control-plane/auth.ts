@@ -9,7 +9,10 @@ export type ProjectRole = 'admin' | 'member';
 
 /** Who is calling the management API. */
 export type Principal =
-  | { kind: 'platform_admin' }
+  /** The platform-admin token, or a platform-admin session of single sign-on (`userId`: who signed in). */
+  | { kind: 'platform_admin'; userId?: string }
+  /** A caller of a `public` operation (ExchangeOidcToken): no credential was asked for. */
+  | { kind: 'anonymous' }
   /** The gateway itself (first-start demo seeding); never the result of authenticating a request. */
   | { kind: 'system' }
   | {
@@ -85,6 +88,8 @@ export class ManagementAuth {
    * a new customer of the same slug, nor a new customer's credential the old customer's rows.
    */
   authorize = async (principal: Principal, def: OpDef, input: unknown): Promise<void> => {
+    if (def.permission === 'public') return;
+    if (principal.kind === 'anonymous') throw connectError('unauthenticated', 'missing credentials');
     if (principal.kind === 'platform_admin' || principal.kind === 'system' || def.permission === 'authenticated') return;
     if (def.permission === 'platform_admin') throw connectError('permission_denied', `${def.name} requires a platform admin`);
     const denied = () => connectError('permission_denied', 'no access to this resource');

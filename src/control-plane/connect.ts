@@ -244,7 +244,8 @@ export const mountOperations = (ops: readonly OpDef[], opts: MountOptions) => {
           const raw: unknown = ctx.body === undefined ? {} : ctx.body;
           const state: CallState = { def, body: isPlainObject(raw) ? raw : {} };
           states.set(ctx.request, state);
-          const principal = await opts.authenticate(ctx.request);
+          // A public operation asks for no credential (its body is its proof): whoever calls is anonymous.
+          const principal: Principal = def.permission === 'public' ? { kind: 'anonymous' } : await opts.authenticate(ctx.request);
           principals.set(ctx.request, principal);
           state.principal = principal;
           const prepared: PreparedBody = isPlainObject(raw)

@@ -6,6 +6,7 @@ import type { SecretBox } from '../core/secrets.ts';
 import type { ControllerStatus } from '../propagation/controller.ts';
 import type { ChangeSignal } from '../propagation/signal.ts';
 import type { Db } from '../store/db.ts';
+import type { OidcIssuer } from './oidc.ts';
 import { configChanges, dataplanes, projectGatewayProjects, projectGateways } from '../store/schema/index.ts';
 
 /** What some management services need of the process beyond the store (passed as `hooks`). */
@@ -42,6 +43,8 @@ export interface ControlDeps {
    * commit): the embedded data plane's read-your-writes window (PipelineDeps.catchUp) starts here.
    */
   changeRecorded?: () => void;
+  /** GATEWAY_OIDC_*: the OpenID Provider whose ID tokens ExchangeOidcToken accepts (unset: no single sign-on). */
+  oidc?: OidcIssuer;
   /** The budget counters the data planes charge (Redis, or the embedded data plane's); read by GetBudget. */
   counters?: Counters;
   /** Reads request/response bodies kept beside a record (`bodies_at`, src/records/body-files.ts). */

@@ -224,3 +224,33 @@ export const systemMutation = async <T>(
     return result;
   });
 };
+
+/**
+ * The same path for a write that is not a Connect operation (the SCIM endpoint, scim/routes.ts):
+ * one transaction with the change rows and the audit entry of `actor`; a refusal is audited on its own.
+ */
+export const callerMutation = async <T extends object>(
+  deps: ControlDeps,
+  who: { call: CallInfo; actor: Actor; target: AuditTarget; body: unknown },
+  apply: (m: Pick<MutationCtx, 'tx' | 'change'>) => Promise<{ result: T; resourceId: string }>,
+): Promise<T> => {
+  try {
+    return await deps.db.transaction(async (tx) => {
+      await orderWrites(deps, tx);
+      const { result, resourceId } = await apply({ tx, change: changeIn(deps, tx) });
+      const target = { ...who.target, resourceId: resourceId || who.target.resourceId };
+      await tx.insert(auditLogs).values(
+        auditRow(who.call, who.actor, target, who.body, {
+          statusCode: 200,
+          success: true,
+          errorMessage: '',
+          responseData: recordedBody(result),
+        }),
+      );
+      return result;
+    });
+  } catch (e) {
+    await writeRefusal(deps, who.call, who.actor, who.target, who.body, e);
+    throw e;
+  }
+};

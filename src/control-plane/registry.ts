@@ -22,8 +22,10 @@ import { observabilityOps } from './services/observability.ts';
 import { projectGatewayOps } from './services/project-gateways.ts';
 import { projectOps } from './services/projects.ts';
 import { routeOps } from './services/routes.ts';
+import { scimTokenOps } from './services/scim-tokens.ts';
 import { serviceAccountOps } from './services/service-accounts.ts';
 import { settingOps } from './services/settings.ts';
+import { ssoOps } from './services/sso.ts';
 import { telemetryConfigOps } from './services/telemetry-configs.ts';
 import { userTokenOps } from './services/user-tokens.ts';
 
@@ -50,8 +52,10 @@ export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[
   ...projectGatewayOps(deps),
   ...projectOps(deps),
   ...routeOps(deps),
+  ...scimTokenOps(deps),
   ...serviceAccountOps(deps),
   ...settingOps(deps),
+  ...ssoOps(deps),
   ...telemetryConfigOps(deps, hooks),
   ...userTokenOps(deps, hooks),
 ];

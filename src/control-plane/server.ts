@@ -2,11 +2,13 @@ import { openapi } from '@elysiajs/openapi';
 import { type TlsFiles, tlsOption } from '../core/tls.ts';
 import { Elysia } from 'elysia';
 import { consoleRoutes } from '../console/serve.ts';
-import { callInfo } from './audit-record.ts';
+import { callInfo, type ServerLike } from './audit-record.ts';
 import type { ManagementAuth } from './auth.ts';
 import { mountOperations, type OpDef } from './connect.ts';
+import type { OidcIssuer } from './oidc.ts';
 import { openApiPage } from './openapi-ui.ts';
 import { inferencePaths } from '../api/inference-endpoints.ts';
+import { ssoRoutes } from './sso-routes.ts';
 
 export interface ControlServerOptions {
   host: string;
@@ -25,6 +27,10 @@ export interface ControlServerOptions {
   version: string;
   /** `GET /.well-known/jwks.json`: the audit checkpoint keys and the user-token signing keys. */
   jwks?: () => Promise<{ keys: object[] }>;
+  /** GATEWAY_OIDC_*: the console's "Sign in with SSO" (sso-routes.ts). */
+  oidc?: OidcIssuer;
+  /** SCIM 2.0 at /scim/v2/ (scim/routes.ts). */
+  scim?: (request: Request, server?: ServerLike | null) => Promise<Response>;
   /** Raw POST routes outside the Connect operations (the data plane protocol, dataplane-protocol.ts). */
   rawRoutes?: Record<string, (request: Request) => Promise<Response>>;
 }
@@ -125,6 +131,12 @@ export const buildControlApp = (opts: ControlServerOptions) =>
       { detail: { hide: true } },
     )
     .use(consoleRoutes())
+    .use(ssoRoutes(opts.oidc, opts.ops))
+    .use((app) => {
+      const scim = opts.scim;
+      if (scim) app.all('/scim/v2/*', ({ request, server }) => scim(request, server), { parse: 'none', detail: { hide: true } });
+      return app;
+    })
     .use((app) => {
       for (const [path, handle] of Object.entries(opts.rawRoutes ?? {}))
         app.post(path, ({ request }) => handle(request), { parse: 'none', detail: { hide: true } });

@@ -91,6 +91,8 @@ export const userTokenVerifier =
       return undefined;
     }
     const { sub, customer, jti, tenant, project } = claims;
+    // A platform admin's single sign-on session (ExchangeOidcToken, admin group): short-lived, not persisted.
+    if (claims.adm === true && claims.sso === true && typeof sub === 'string' && sub !== '') return { kind: 'platform_admin', userId: sub };
     if (typeof sub !== 'string' || typeof customer !== 'string' || typeof jti !== 'string') return undefined;
     const [c] = await deps.db
       .select({ id: customers.id })

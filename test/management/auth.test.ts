@@ -84,7 +84,7 @@ afterAll(async () => {
   await tg.stop();
 });
 
-type Perm = 'platform_admin' | 'customer_member' | 'project_admin' | 'project_member' | 'authenticated';
+type Perm = 'platform_admin' | 'customer_member' | 'project_admin' | 'project_member' | 'authenticated' | 'public';
 const ROLES = ['admin', 'alice', 'bob', 'carol', 'dave'] as const;
 type Role = (typeof ROLES)[number];
 /** Who may call an operation of each permission (scoped to customer acme, project web). */
@@ -94,6 +94,7 @@ const ALLOWED: Record<Perm, Role[]> = {
   project_admin: ['admin', 'alice'],
   project_member: ['admin', 'alice', 'bob'],
   authenticated: ['admin', 'alice', 'bob', 'carol', 'dave'],
+  public: ['admin', 'alice', 'bob', 'carol', 'dave'],
 };
 
 const web = { customerId: 'acme', projectId: 'web' };
@@ -184,6 +185,11 @@ const MATRIX: Row[] = [
   [A('ListUserTokens'), 'customer_member', () => ({ customerId: 'acme' })],
   [A('RevokeUserToken'), 'customer_member', async () => ({ jti: await issueJti('bob', 'acme'), reason: 'matrix' })],
   [A('RotateUserTokenSigningKey'), 'platform_admin', () => ({})],
+  [A('CreateScimToken'), 'platform_admin', () => ({ customerId: 'acme' })],
+  [A('ListScimTokens'), 'platform_admin', () => ({ customerId: 'acme' })],
+  [A('RevokeScimToken'), 'platform_admin', () => ({ id: U0 })],
+  // No credential needed (the ID token is one); without an issuer configured: failed_precondition, never 401/403.
+  [A('ExchangeOidcToken'), 'public', () => ({ idToken: 'h.p.s' })],
   [
     byokOp('Register'),
     'project_member',

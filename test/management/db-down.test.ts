@@ -30,7 +30,8 @@ const userToken = async (tg: TestGateway): Promise<string> => {
 /** Every operation (valid bodies) with the admin token, and a few with a user token. */
 const sweep = async (tg: TestGateway, user: string): Promise<string[]> => {
   const out: string[] = [];
-  for (const c of OPS) {
+  // ExchangeOidcToken reads no store before its issuer (none here: failed_precondition); test/sso.test.ts covers it.
+  for (const c of OPS.filter((o) => !o.path.endsWith('/ExchangeOidcToken'))) {
     const r = await tg.call(c.path, c.base(GHOST), ADMIN_TOKEN);
     out.push(
       `${c.path.split('/').pop()}: ${r.status} ${String(r.body.code)}${DRIVER_TEXT.test(String(r.body.message)) ? ` leaks '${String(r.body.message)}'` : ''}`,

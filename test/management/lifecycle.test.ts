@@ -203,6 +203,9 @@ describe('worked example: customer → served request', () => {
     await call(A('ListUserTokens'), { customerId: 'acme', userId: 'alice' });
     await call(A('RevokeUserToken'), { jti: ut.jti, reason: 'done' });
     await call(A('RotateUserTokenSigningKey'), {});
+    const st = (await call(A('CreateScimToken'), { customerId: 'acme', name: 'idp' })).scimToken as Body;
+    await call(A('ListScimTokens'), { customerId: 'acme' });
+    await call(A('RevokeScimToken'), { id: st.id });
     const bk = (await call(byokOp('Register'), { ...web, provider: 'PROVIDER_OPENAI', name: 'team', secret: 'sk-lifecycle-byok-1234' }))
       .key as Body;
     await call(byokOp('Get'), { ...web, id: bk.id });
@@ -268,7 +271,8 @@ describe('worked example: customer → served request', () => {
     expect(one.log).toEqual(first);
   });
   test('every operation succeeded once, and every response matched its documented schema', async () => {
-    const documented = [...(await documentedOps(tg)).keys()];
+    // ExchangeOidcToken needs an OpenID Provider: it succeeds against a real one in test/sso.test.ts.
+    const documented = [...(await documentedOps(tg)).keys()].filter((p) => !p.endsWith('/ExchangeOidcToken'));
     expect(documented.filter((p) => !succeeded.has(p))).toEqual([]);
     expect(problems).toEqual([]);
   });

@@ -570,6 +570,16 @@ export const OPS: OpCase[] = [
   },
   { path: `${A}RevokeUserToken`, base: () => ({ jti: 'ghost-jti' }), fields: { jti: str(1, 64), reason: str(0, 500, undefined, true) } },
   { path: `${A}RotateUserTokenSigningKey`, base: () => ({}), fields: {} },
+  // ---- SCIM tokens
+  { path: `${A}CreateScimToken`, base: (fx) => ({ customerId: fx.customerId }), fields: { customerId: customerRef, name } },
+  { path: `${A}ListScimTokens`, base: (fx) => ({ customerId: fx.customerId }), fields: { customerId: customerRef, ...paging } },
+  { path: `${A}RevokeScimToken`, base: () => ({ id: U0 }), fields: { id: uuid } },
+  // ---- single sign-on (no credential; without GATEWAY_OIDC_ISSUER a valid body is failed_precondition)
+  {
+    path: `${A}ExchangeOidcToken`,
+    base: () => ({ idToken: 'h.p.s' }),
+    fields: { idToken: str(1, 16384), customerId: str(1, 100, 'TOKEN') },
+  },
   // ---- BYOK keys (seed: BYOK keys; customerId/projectId default from the session)
   {
     path: `${B}Register`,

@@ -14,11 +14,13 @@ import {
   PROJECTS,
   ROUTES,
 } from './pages.tsx';
+import { SCIM_TOKENS, USER_TOKENS } from './pages-identity.tsx';
 import { PlanesPage } from './planes.tsx';
 import { RecordsPage } from './records.tsx';
 import { type ResourceDef, ResourcePage, type Scope } from './resource.tsx';
 import { forgetToken, type Session, saveToken, savedToken, sessionOf } from './session.ts';
 import { SettingsPage } from './settings.tsx';
+import { endSsoSession, SsoButton, ssoLanding } from './sso.tsx';
 import { UsagePage } from './usage.tsx';
 
 /** The console's shell: sign-in, the customer and project in view, navigation by `#/page`. */
@@ -55,6 +57,8 @@ export const PAGES: PageEntry[] = [
   { id: 'usage', title: 'Usage', needsProject: true, view: (s) => <UsagePage scope={s} /> },
   { id: 'records', title: 'Records', needsProject: true, view: (s) => <RecordsPage scope={s} /> },
   { id: 'audit', title: 'Audit log', adminOnly: true, view: (s) => <AuditPage session={s.session} /> },
+  { id: 'user-tokens', title: 'User tokens', defs: [USER_TOKENS] },
+  { id: 'scim', title: 'SCIM tokens', adminOnly: true, defs: [SCIM_TOKENS] },
 ];
 
 /** `#/page/customer/project`: the page and the customer and project in view, so a reload or a link keeps them. */
@@ -66,7 +70,7 @@ const fromHash = (): { page: string; customerId?: string; projectId?: string } =
 const hashOf = (page: string, customerId: string, projectId: string): string =>
   `#/${[page, ...(customerId ? [customerId, ...(projectId ? [projectId] : [])] : [])].map(encodeURIComponent).join('/')}`;
 
-function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+function SignIn({ onSignedIn, ssoError }: { onSignedIn: (s: Session) => void; ssoError?: string }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState('');
   const submit = async (e: Event) => {
@@ -106,6 +110,12 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
         </div>
         <button type="submit">Sign in</button>
       </form>
+      {ssoError ? (
+        <p class="form-error" role="alert">
+          Single sign-on failed: {ssoError}
+        </p>
+      ) : null}
+      <SsoButton />
     </main>
   );
 }
@@ -313,15 +323,18 @@ function Console({ session, signOut }: { session: Session; signOut: () => void }
 }
 
 export function App() {
+  const [landing] = useState(ssoLanding);
   const [session, setSession] = useState<Session | undefined>(() => {
+    if (landing.token) saveToken(landing.token);
     const t = savedToken();
     return t ? sessionOf(t) : undefined;
   });
-  if (!session) return <SignIn onSignedIn={setSession} />;
+  if (!session) return <SignIn onSignedIn={setSession} {...(landing.error ? { ssoError: landing.error } : {})} />;
   return (
     <Console
       session={session}
       signOut={() => {
+        void endSsoSession(session);
         forgetToken();
         location.hash = '';
         setSession(undefined);

@@ -19,6 +19,10 @@ export interface Session {
   customerId?: string;
   projectId?: string;
   userId?: string;
+  /** A single sign-on session (sso.tsx): sign-out revokes its token. */
+  sso?: boolean;
+  /** The user token's id (`jti` claim). */
+  jti?: string;
   /** The changes saved in this sign-in, with their stages. */
   changes: ChangeLog;
 }
@@ -40,7 +44,11 @@ export const sessionOf = (token: string): Session => {
   const client = new ManagementClient({ endpoint: location.origin, token, attempts: 2, timeoutMs: 15_000 });
   const claims = claimsOf(token);
   if (!claims) return { token, client, admin: true, changes: new ChangeLog() };
+  // A platform admin's single sign-on session: a JWT with the `adm` claim.
+  if (claims.adm === true)
+    return { token, client, admin: true, sso: true, changes: new ChangeLog(), ...(str(claims.sub) ? { userId: str(claims.sub) } : {}) };
   const customerId = str(claims.customer);
+  const jti = str(claims.jti);
   const projectId = str(claims.project) ?? 'default';
   const userId = str(claims.sub);
   return {
@@ -51,6 +59,8 @@ export const sessionOf = (token: string): Session => {
     ...(customerId ? { customerId } : {}),
     projectId,
     ...(userId ? { userId } : {}),
+    ...(jti ? { jti } : {}),
+    ...(claims.sso === true ? { sso: true } : {}),
   };
 };
 

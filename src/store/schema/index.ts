@@ -14,6 +14,7 @@ export * from './keys.ts';
 export * from './mcp.ts';
 export * from './records.ts';
 export * from './routing.ts';
+export * from './scim.ts';
 export * from './service-accounts.ts';
 export * from './telemetry.ts';
 export * from './tenancy.ts';
