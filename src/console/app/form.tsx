@@ -227,10 +227,15 @@ export function SchemaForm(p: FormProps) {
   );
 }
 
+/**
+ * Rows a form starts with: a required list one (or its minimum), an optional one none — absent and
+ * empty differ for some fields (an MCP profile's `grants`: absent lets every caller in, present denies
+ * by default), and an optional list left with no row is left out of the request.
+ */
 const rowDefaults = (fields: Field[]): [string, number][] =>
   fields.flatMap((f) =>
     f.kind === 'rows'
-      ? [[f.path, Math.max(1, f.minItems ?? 0)] as [string, number]]
+      ? [[f.path, f.required ? Math.max(1, f.minItems ?? 0) : (f.minItems ?? 0)] as [string, number]]
       : f.kind === 'group'
         ? rowDefaults(f.fields ?? [])
         : [],
