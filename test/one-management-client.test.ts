@@ -26,6 +26,10 @@ const HTTP_CALLERS: Record<string, string> = {
   'src/console/app/proof.ts':
     "the console's audit proof check reads the public key document /.well-known/jwks.json (not an operation) to verify a checkpoint's signature",
   'src/mcp/upstream.ts': "the MCP gateway's calls to upstream MCP servers (the SDK's transports, redirects not followed)",
+  'src/mcp/serve-modern.ts': "the v2 SDK handler's own `fetch(req)` method (serves a 2026-07-28 request; no HTTP call)",
+  'src/a2a/card.ts': "an A2A agent's card fetched from its URL (upstream address rule, no redirects, bounded)",
+  'src/a2a/serve.ts': "the A2A gateway's calls to a catalog agent's JSON-RPC URL (upstream address rule, no redirects)",
+  'src/data-plane/guardrail-vendors/call.ts': "provider guardrails' calls to the vendor's API (upstream address rule, no redirects)",
 };
 
 const FETCH = /\bfetch\s*\(/;
