@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { INFERENCE_ENDPOINTS } from '../src/api/inference-endpoints.ts';
+import { INFERENCE_ENDPOINTS, INFERENCE_TAG } from '../src/api/inference-endpoints.ts';
 import { startTestGateway, type TestGateway } from './support/gateway.ts';
 
 /**
@@ -38,7 +38,7 @@ describe('the inference endpoints in the OpenAPI document', () => {
       const item = doc.paths[path];
       expect(item, path).toBeDefined();
       for (const op of Object.values(item ?? {})) {
-        expect(op.tags).toEqual(['Inference (inference listener)']);
+        expect(op.tags).toEqual([INFERENCE_TAG]);
         expect(op.summary?.length).toBeGreaterThan(3);
       }
     }

@@ -114,6 +114,9 @@ const REFERENCE: Record<NonNullable<Operation['body']>, string> = {
   cohere: 'The Cohere v2 chat request, exactly as Cohere’s API takes it.',
 };
 
+/** The OpenAPI tag of the inference listener's endpoints (the management operations carry none of it). */
+export const INFERENCE_TAG = 'Inference (inference listener)';
+
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
 const ERROR: Json = {
@@ -131,7 +134,7 @@ const operation = (path: string, method: Method, op: Operation): Json => {
     schema: { type: 'string' },
   }));
   return {
-    tags: ['Inference (inference listener)'],
+    tags: [INFERENCE_TAG],
     operationId: `inference_${method}${path.replace(/[^A-Za-z0-9]+/g, '_')}`,
     summary: op.summary,
     description:

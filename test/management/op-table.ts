@@ -132,6 +132,27 @@ const profileServerFields: Record<string, Spec> = {
     invalid: [[], ['a b'], ['x'.repeat(129)], ['dup', 'dup'], Array.from({ length: 257 }, (_, i) => `t${i}`), 'a', [5]],
   },
   'servers.0.prefix': { kind: 'cases', valid: ['', 'p', 'a.b-c_9', 'x'.repeat(253)], invalid: ['-a', 'a b', 'x'.repeat(254), 5, null] },
+  grants: { kind: 'array', min: 0, max: 256, item: () => ({ principal: 'role:member', tools: ['*'] }) },
+  'grants.0.principal': {
+    kind: 'cases',
+    valid: ['role:member', 'role:admin', 'user:ops@example.com'],
+    invalid: ['', 'ab', 'bob:x', 'user:', 'user:a b', 'x'.repeat(301), 5],
+  },
+  'grants.0.tools': {
+    kind: 'cases',
+    valid: [['search'], ['docs__*'], Array.from({ length: 256 }, (_, i) => `t${i}`)],
+    invalid: [[], ['a b'], ['dup', 'dup'], Array.from({ length: 257 }, (_, i) => `t${i}`), 'a', [5]],
+  },
+};
+/** A guardrail's provider-kind fields: out of bounds, refused naming the field whatever the kind (the values they may take are in test/governance/guardrail-provider-faults.test.ts). */
+const guardrailProviderFields: Record<string, Spec> = {
+  'provider.connectionId': { kind: 'cases', valid: [], invalid: ['a b', 'x'.repeat(254), 5] },
+  'provider.url': { kind: 'cases', valid: [], invalid: ['ftp://x', 'x'.repeat(2049), 5] },
+  'provider.authValue': { kind: 'cases', valid: [], invalid: ['', 'x'.repeat(16385), 5] },
+  'provider.options': { kind: 'cases', valid: [], invalid: [5, 'x', [1]] },
+  timeoutMs: { kind: 'cases', valid: [], invalid: [0, -1, 1.5, 60_001, 'x'] },
+  failMode: { kind: 'cases', valid: [], invalid: ['maybe', '', 5] },
+  windowChars: { kind: 'cases', valid: [], invalid: [99, 100_001, 1.5, 'x'] },
 };
 const routeRef = { id: uuid, customerId: customerRef, projectId: projectRef, model: str(1, 253) };
 const connRef = { id: uuid, customerId: customerRef, projectId: projectRef, name: str(1, 253, 'ID') };
@@ -285,14 +306,19 @@ export const OPS: OpCase[] = [
   { path: `${A}DeleteMcpServer`, base: () => ({ serverId: 'srv.ghost' }), fields: { serverId: str(1, 253, 'SERVER') } },
   {
     path: `${A}CreateMcpProfile`,
-    base: (fx) => ({ ...addr(fx), profileId: 'p1', servers: [{ serverId: 'srv.1' }] }),
+    base: (fx) => ({
+      ...addr(fx),
+      profileId: 'p1',
+      servers: [{ serverId: 'srv.1' }],
+      grants: [{ principal: 'role:member', tools: ['*'] }],
+    }),
     fields: { ...addrFields, profileId: str(1, 64, 'ID'), description, ...profileServerFields },
   },
   { path: `${A}GetMcpProfile`, base: (fx) => ({ ...addr(fx), profileId: 'p1' }), fields: { ...addrFields, profileId: str(1, 64, 'ID') } },
   { path: `${A}ListMcpProfiles`, base: addr, fields: { ...addrFields, ...paging } },
   {
     path: `${A}UpdateMcpProfile`,
-    base: (fx) => ({ ...addr(fx), profileId: 'p1' }),
+    base: (fx) => ({ ...addr(fx), profileId: 'p1', grants: [{ principal: 'role:member', tools: ['*'] }] }),
     fields: { ...addrFields, profileId: str(1, 64, 'ID'), description, ...profileServerFields },
   },
   {
@@ -380,6 +406,7 @@ export const OPS: OpCase[] = [
       maxTokens: { kind: 'int32', min: 1, max: 2_000_000 },
       action: { kind: 'enum', values: ['block', 'redact', 'flag'] },
       documents: { kind: 'enum', values: ['scan', 'refuse'] },
+      ...guardrailProviderFields,
     },
   },
   { path: `${A}GetGuardrail`, base: (fx) => ({ ...addr(fx), name: 'g1' }), fields: { ...addrFields, name: str(1, 253, 'ID') } },
@@ -397,6 +424,7 @@ export const OPS: OpCase[] = [
       maxTokens: { kind: 'int32', min: 1, max: 2_000_000 },
       action: { kind: 'enum', values: ['block', 'redact', 'flag'] },
       documents: { kind: 'enum', values: ['scan', 'refuse'] },
+      ...guardrailProviderFields,
     },
   },
   { path: `${A}DeleteGuardrail`, base: (fx) => ({ ...addr(fx), name: 'g1' }), fields: { ...addrFields, name: str(1, 253, 'ID') } },

@@ -1,3 +1,4 @@
+import { INFERENCE_TAG } from '../../src/api/inference-endpoints.ts';
 import { sql } from 'drizzle-orm';
 import { admin, apikeyOp, type TestGateway } from '../support/gateway.ts';
 import type { Fx } from './op-table.ts';
@@ -108,9 +109,11 @@ export const documentedOps = async (
           'x-permission'?: string;
           description?: string;
           responses?: Record<string, { content?: Record<string, { schema: Body }> }>;
+          tags?: string[];
         }
       | undefined;
-    if (!post) continue;
+    // The inference listener's endpoints are listed in the same document (api/inference-endpoints.ts): not operations.
+    if (!post || post.tags?.includes(INFERENCE_TAG)) continue;
     out.set(path, {
       body: post.requestBody?.content['application/json']?.schema ?? {},
       permission: post['x-permission'] ?? '',
