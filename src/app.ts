@@ -31,6 +31,8 @@ import { directStore, workerStore } from './records/backend.ts';
 import { BodyFiles, readBodies } from './records/body-files.ts';
 import { RecordWriter } from './records/writer.ts';
 import { sharedCounters } from './governance/shared-counters.ts';
+import { Breakers } from './governance/breaker.ts';
+import { SharedBreakers, targetHealthOf } from './governance/breaker-share.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
 import { configureGuardrailScans } from './governance/scan-pool.ts';
 import { responseCacheStore } from './data-plane/cache/store.ts';
@@ -174,10 +176,15 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   configureGuardrailScans({ timeoutMs: config.guardrailScanTimeoutMs });
   const policies = governancePolicies(counters, config.limitsOnRedisError);
   const responseCache = responseCacheStore(config);
+  // Circuit breakers (contract §14): the embedded data plane's, shared through Redis when REDIS_URL is set.
+  const breakers = new Breakers();
+  const sharedBreakers = config.redisUrl ? new SharedBreakers(config.redisUrl, breakers) : undefined;
+  telemetry.watchMetrics({ circuits: breakers });
   const deps: ControlDeps = {
     db: store.db,
     secrets,
     counters,
+    targetHealth: targetHealthOf(config.redisUrl, breakers),
     upstreamAllowPrivate: config.upstreamAllowPrivate,
     embeddedStore: !config.databaseUrl,
     ...(config.databaseUrl || config.dataDir === MEMORY
@@ -236,6 +243,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         keepAliveMs: config.keepAliveMs,
         bodyLimits: config.limits,
         policies,
+        breakers,
         responseCache,
         conversations,
         catchUp: ryw.catchUp,
@@ -345,6 +353,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         await telemetry.shutdown().catch(() => undefined);
         await store.close();
         await counters.close();
+        sharedBreakers?.close();
         responseCache.close();
       })();
       return stopping;
