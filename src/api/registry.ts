@@ -22,6 +22,7 @@ import { ProjectOps, ProjectResources } from './ops/projects.ts';
 import { RouteOps, RouteResources } from './ops/routes.ts';
 import { ServiceAccountOps, ServiceAccountResources } from './ops/service-accounts.ts';
 import { SettingOps, SettingResources } from './ops/settings.ts';
+import { TargetHealthOps } from './ops/target-health.ts';
 import { TelemetryConfigOps, TelemetryConfigResources } from './ops/telemetry-configs.ts';
 import { UserTokenOps, UserTokenResources } from './ops/user-tokens.ts';
 
@@ -48,6 +49,7 @@ export const OPS = {
   ...RouteOps,
   ...ServiceAccountOps,
   ...SettingOps,
+  ...TargetHealthOps,
   ...TelemetryConfigOps,
   ...UserTokenOps,
 } as const satisfies Record<string, OpSpec>;

@@ -23,6 +23,7 @@ import { projectOps } from './services/projects.ts';
 import { routeOps } from './services/routes.ts';
 import { serviceAccountOps } from './services/service-accounts.ts';
 import { settingOps } from './services/settings.ts';
+import { targetHealthOps } from './services/target-health.ts';
 import { telemetryConfigOps } from './services/telemetry-configs.ts';
 import { userTokenOps } from './services/user-tokens.ts';
 
@@ -50,6 +51,7 @@ export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[
   ...routeOps(deps),
   ...serviceAccountOps(deps),
   ...settingOps(deps),
+  ...targetHealthOps(deps),
   ...telemetryConfigOps(deps, hooks),
   ...userTokenOps(deps, hooks),
 ];
