@@ -118,6 +118,8 @@ export class SharedBreakers {
     for (const c of circuits) fields.push(c.key, sharedOf(c, this.#by, now));
     try {
       await this.#redis.send('HSET', [CIRCUITS_HASH, ...fields]);
+      // Breakers of connections long gone leave with the hash once no data plane writes for a day.
+      await this.#redis.send('EXPIRE', [CIRCUITS_HASH, '86400']);
     } catch (e) {
       log.every('circuits-redis', 'warn', 'sharing circuit breaker state through Redis failed', { error: describeError(e) });
     }
@@ -138,7 +140,16 @@ export class SharedBreakers {
       for (const [key, text] of entries(all)) {
         const s = parse(text);
         if (!s || s.by === this.#by) continue;
-        this.breakers.adopt(key, s, { state: s.state, reason: s.reason, openedAt: s.openedAt, until: s.until, changedAt: s.changedAt });
+        this.breakers.adopt(key, s, {
+          state: s.state,
+          reason: s.reason,
+          openedAt: s.openedAt,
+          until: s.until,
+          changedAt: s.changedAt,
+          fails: s.fails,
+          windowMs: s.windowMs,
+          lastError: s.lastError,
+        });
       }
     } finally {
       this.#busy = false;

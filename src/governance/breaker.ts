@@ -227,20 +227,40 @@ export class Breakers {
     return this.#targets.get(key) ?? this.#connections.get(key);
   }
 
-  /** Takes another data plane's state of a breaker (breaker-share.ts) when it is newer than ours. */
+  /**
+   * Takes another data plane's state of a breaker (breaker-share.ts) when it is newer than ours,
+   * with its failures and last error (so the shared entry is not overwritten with a partial view).
+   */
   adopt(
     key: string,
     who: { connectionId: string; connection: string; upstreamModel: string },
-    shared: { state: CircuitState; reason: CircuitReason | undefined; openedAt: number; until: number; changedAt: number },
+    shared: {
+      state: CircuitState;
+      reason: CircuitReason | undefined;
+      openedAt: number;
+      until: number;
+      changedAt: number;
+      fails: number[];
+      windowMs: number;
+      lastError: string | undefined;
+    },
   ): void {
     const map = who.upstreamModel === '' ? this.#connections : this.#targets;
     const c = map.get(key) ?? this.#add(map, key, { id: who.connectionId, name: who.connection }, who.upstreamModel);
-    if (shared.changedAt <= c.changedAt || shared.state === c.state) return;
+    if (shared.changedAt <= c.changedAt) {
+      if (c.samples === 0 && c.changedAt === 0) c.dirty = false;
+      return;
+    }
     c.openedAt = shared.openedAt;
     c.until = shared.until;
     // A probe another data plane sends: this one holds back until the open time passed again.
     if (shared.state === 'HALF_OPEN') c.probeUntil = shared.changedAt + Math.max(shared.until - shared.openedAt, 1000);
-    this.#move(c, shared.state, shared.reason, shared.changedAt, false);
+    if (shared.state !== c.state) this.#move(c, shared.state, shared.reason, shared.changedAt, false);
+    else c.changedAt = shared.changedAt;
+    c.fails = shared.fails.slice();
+    c.windowMs = shared.windowMs;
+    c.lastError = shared.lastError ?? c.lastError;
+    c.dirty = false;
   }
 
   health(): TargetHealthView[] {
