@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { DataNode } from '../src/app-data.ts';
 import { startSeparatePlane } from './support/data-node.ts';
 import { admin } from './support/gateway.ts';
-import { type MockUpstream } from './support/mock-upstreams.ts';
+import type { MockUpstream } from './support/mock-upstreams.ts';
 import { startWorld, stopWorld, type World } from './support/provision.ts';
 import { redisUnavailable, startRedis, type TestRedis } from './governance/support.ts';
 
@@ -38,7 +38,12 @@ describe.skipIf(skip !== undefined)(`breakers shared through Redis${skip ? ` —
       settingName: 'circuit-breaker',
       settingValue: '{"failures": 2, "openSeconds": 60}',
     });
-    const m = (await w.tg.must(admin('CreateModel'), { model: 'r-shared', provider: 'openai', inputPricePerMillion: 1, outputPricePerMillion: 1 })) as {
+    const m = (await w.tg.must(admin('CreateModel'), {
+      model: 'r-shared',
+      provider: 'openai',
+      inputPricePerMillion: 1,
+      outputPricePerMillion: 1,
+    })) as {
       model: { id: string };
     };
     await w.tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
@@ -53,7 +58,15 @@ describe.skipIf(skip !== undefined)(`breakers shared through Redis${skip ? ` —
     await w.tg.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: 'edge', projectId: 'default' });
     dir = mkdtempSync(join(tmpdir(), 'gw-breaker-'));
     mkdirSync(join(dir, 'n'), { recursive: true });
-    node = await startSeparatePlane(w.tg, join(dir, 'n'), 'acme', 'edge', '100ms', {}, { REDIS_URL: redis.url, GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1' });
+    node = await startSeparatePlane(
+      w.tg,
+      join(dir, 'n'),
+      'acme',
+      'edge',
+      '100ms',
+      {},
+      { REDIS_URL: redis.url, GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1' },
+    );
   }, 60_000);
 
   afterAll(async () => {

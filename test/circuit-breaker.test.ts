@@ -16,22 +16,36 @@ let oa: MockUpstream;
 let p: Provisioned;
 const down = { flaky: true };
 
-const fail503: Scripted = { status: 503, errorBody: JSON.stringify({ error: { message: 'overloaded', type: 'server_error', param: null, code: null } }) };
+const fail503: Scripted = {
+  status: 503,
+  errorBody: JSON.stringify({ error: { message: 'overloaded', type: 'server_error', param: null, code: null } }),
+};
 const behaviour = (r: Recorded): Scripted => {
   if (r.headers.authorization === 'Bearer sk-revoked-key') {
-    return { status: 401, errorBody: JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }) };
+    return {
+      status: 401,
+      errorBody: JSON.stringify({
+        error: { message: 'Incorrect API key provided', type: 'invalid_request_error', param: null, code: 'invalid_api_key' },
+      }),
+    };
   }
   const model = String(r.body.model);
   if (model === 'flaky' && down.flaky) return fail503;
   if (model === 'always-down') return fail503;
   if (model === 'storm')
-    return { status: 429, headers: { 'retry-after': '2' }, errorBody: JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } }) };
+    return {
+      status: 429,
+      headers: { 'retry-after': '2' },
+      errorBody: JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } }),
+    };
   return { text: `served by ${model}`, usage: { input: 5, output: 3 } };
 };
 const sentTo = (model: string): number => oa.requests.filter((r) => r.body.model === model).length;
 
 const route = async (model: string, targets: { connection?: string; model: string; priority?: number }[]) => {
-  const m = (await tg.must(admin('CreateModel'), { model, provider: 'openai', inputPricePerMillion: 1, outputPricePerMillion: 2 })) as { model: { id: string } };
+  const m = (await tg.must(admin('CreateModel'), { model, provider: 'openai', inputPricePerMillion: 1, outputPricePerMillion: 2 })) as {
+    model: { id: string };
+  };
   await tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
   await tg.must(admin('CreateRoute'), { customerId: 'acme', model, targets: targets.map((t) => ({ connection: 'mock-openai', ...t })) });
 };
@@ -46,7 +60,17 @@ const chat = async (model: string, path = '/v1/chat/completions') => {
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> };
 };
 
-type Health = { model: string; connection: string; upstreamModel: string; state: string; reason?: string; failures: number; latencyMsP50: number; lastError?: string; openedAt?: string };
+type Health = {
+  model: string;
+  connection: string;
+  upstreamModel: string;
+  state: string;
+  reason?: string;
+  failures: number;
+  latencyMsP50: number;
+  lastError?: string;
+  openedAt?: string;
+};
 const health = async (): Promise<Health[]> =>
   ((await tg.must(admin('GetTargetHealth'), { customerId: 'acme', projectId: 'default' })) as { targets: Health[] }).targets;
 const healthOf = async (model: string, upstreamModel: string, connection = 'mock-openai') =>
@@ -62,9 +86,15 @@ beforeAll(async () => {
     settingName: 'circuit-breaker',
     settingValue: '{"failures": 3, "windowSeconds": 30, "openSeconds": 1}',
   });
-  await route('r-flaky', [{ model: 'flaky', priority: 0 }, { model: 'steady', priority: 1 }]);
+  await route('r-flaky', [
+    { model: 'flaky', priority: 0 },
+    { model: 'steady', priority: 1 },
+  ]);
   await route('r-down', [{ model: 'always-down' }]);
-  await route('r-storm', [{ model: 'storm', priority: 0 }, { model: 'calm', priority: 1 }]);
+  await route('r-storm', [
+    { model: 'storm', priority: 0 },
+    { model: 'calm', priority: 1 },
+  ]);
   await route('r-storm-only', [{ model: 'storm' }]);
   await tg.must(admin('CreateProviderConnection'), {
     customerId: 'acme',
@@ -74,8 +104,14 @@ beforeAll(async () => {
     baseUrl: `${oa.url}/v1`,
     apiKey: 'sk-revoked-key',
   });
-  await route('r-keys', [{ connection: 'revoked-openai', model: 'keyed', priority: 0 }, { model: 'keyed', priority: 1 }]);
-  await route('r-keys-other', [{ connection: 'revoked-openai', model: 'keyed-2', priority: 0 }, { model: 'keyed-2', priority: 1 }]);
+  await route('r-keys', [
+    { connection: 'revoked-openai', model: 'keyed', priority: 0 },
+    { model: 'keyed', priority: 1 },
+  ]);
+  await route('r-keys-other', [
+    { connection: 'revoked-openai', model: 'keyed-2', priority: 0 },
+    { model: 'keyed-2', priority: 1 },
+  ]);
 }, 60_000);
 
 afterAll(async () => {
@@ -166,7 +202,7 @@ describe('a 429 storm with Retry-After', () => {
     const storm = await Promise.all(Array.from({ length: 8 }, () => chat('r-storm')));
     expect(storm.every((r) => r.status === 200)).toBe(true);
     const during = sentTo('storm');
-    expect((await healthOf('r-storm', 'storm'))).toMatchObject({ state: 'COOLING', reason: 'rate_limited' });
+    expect(await healthOf('r-storm', 'storm')).toMatchObject({ state: 'COOLING', reason: 'rate_limited' });
     for (let i = 0; i < 5; i++) expect(JSON.stringify((await chat('r-storm')).body)).toContain('served by calm');
     expect(sentTo('storm')).toBe(during);
     // A route with only the cooling target: the upstream's 429 with the time left, no request sent.

@@ -67,7 +67,16 @@ export const measureMetricsCost = async (requests = 50_000, tenantLabels = true)
     project: project(i),
   }));
   const models = Array.from({ length: 20 }, (_, i) => `model-${i}`);
-  const route: RouteSnapshot = { id: 'r', model: 'm', tiers: [], timeoutMs: 1000, maxRetries: 0, active: true, fallback: [], breaker: undefined };
+  const route: RouteSnapshot = {
+    id: 'r',
+    model: 'm',
+    tiers: [],
+    timeoutMs: 1000,
+    maxRetries: 0,
+    active: true,
+    fallback: [],
+    breaker: undefined,
+  };
   const target = { connection: { name: 'conn', provider: 'openai' }, upstreamModel: 'up' };
   const view = { target, call: { url: 'https://api.openai.com/v1/chat/completions' } };
   const s: Settlement = {

@@ -1,8 +1,7 @@
 import { Sweep } from '../core/sweep.ts';
 import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject, StreamEvent } from '../canonical/types.ts';
-import { circuitOpen, coolingDown, GatewayError, invalidRequest } from '../core/errors.ts';
-import type { Breakers } from '../governance/breaker.ts';
-import type { CircuitBreakerSetting } from '../governance/setting-values.ts';
+import { GatewayError, invalidRequest } from '../core/errors.ts';
+import { Bench } from './breaker-events.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, PassThrough, UpstreamHttpRequest } from '../providers/types.ts';
 import { Relay, sseReader } from './relay.ts';
@@ -163,34 +162,20 @@ const failover = async <T>(
   // The attempts are reported only to observers that take them (no closure per attempt otherwise).
   const watch = ctx?.observers.wantsAttempts ? ctx : undefined;
   // The project's circuit breakers (contract §14): a target whose breaker is open is not tried.
-  const setting = route.breaker;
-  const breakers = setting !== undefined ? ctx?.breakers : undefined;
-  let benchedMs = 0;
-  let cooling = true;
+  const bench = route.breaker !== undefined && ctx?.breakers ? new Bench(ctx.breakers, route.breaker, ctx) : undefined;
   for (const target of plan(route)) {
-    if (breakers) {
-      const wait = breakers.admit(target, setting as CircuitBreakerSetting);
-      if (breakers.moved.length !== 0) transitions(ctx, breakers);
-      if (wait > 0) {
-        benchedMs = benchedMs === 0 ? wait : Math.min(benchedMs, wait);
-        if (breakers.benched !== 'COOLING') cooling = false;
-        continue;
-      }
-    }
+    if (bench && !bench.admit(target)) continue;
     const t = begin(target, route, clientSignal);
     if (watch) t.call.beforeFirstSend = () => reportStart(watch, t);
     try {
       const r = await step(target, t);
       if (!r) {
-        breakers?.released(target);
+        bench?.released(target);
         continue;
       }
       const a = attemptOf(t, r.status);
       attempts.push(a);
-      if (breakers) {
-        breakers.succeeded(target, a.ms);
-        if (breakers.moved.length !== 0) transitions(ctx, breakers);
-      }
+      bench?.succeeded(target, a.ms);
       if (watch) reportEnd(watch, t, a, undefined);
       return { ok: true, value: r.value, target, attempts };
     } catch (e) {
@@ -199,11 +184,7 @@ const failover = async <T>(
       t.controller.abort(last);
       const a = attemptOf(t, last.status, last);
       attempts.push(a);
-      if (breakers) {
-        if (clientSignal.aborted) breakers.released(target);
-        else breakers.failed(target, last, setting as CircuitBreakerSetting);
-        if (breakers.moved.length !== 0) transitions(ctx, breakers);
-      }
+      bench?.failed(target, last, clientSignal.aborted);
       if (watch) reportEnd(watch, t, a, last);
       if (!shouldFallBack(last, clientSignal)) break;
     } finally {
@@ -211,23 +192,9 @@ const failover = async <T>(
     }
   }
   // Every target the request could go to is benched: fail fast, saying when to come back.
-  // Only cooling down after the upstream's own 429s: the client gets that 429 back, with the time left.
-  if (attempts.length === 0 && benchedMs > 0)
-    return { ok: false, error: cooling ? coolingDown(benchedMs) : circuitOpen(route.model, benchedMs), attempts, target: undefined };
+  const benched = attempts.length === 0 ? bench?.error(route.model) : undefined;
+  if (benched) return { ok: false, error: benched, attempts, target: undefined };
   return { ok: false, error: last ?? none(), attempts, target: lastTarget };
-};
-
-/** A breaker's state changes, as events on the request's span (contract §14). */
-const transitions = (ctx: RequestContext | undefined, breakers: Breakers): void => {
-  const span = ctx?.trace?.server;
-  for (const m of breakers.takeMoved())
-    span?.addEvent('gateway.circuit.transition', {
-      'gateway.connection': m.circuit.connection,
-      'gen_ai.request.model': m.circuit.upstreamModel,
-      'gateway.circuit.from': m.from,
-      'gateway.circuit.to': m.to,
-      ...(m.circuit.reason !== undefined ? { 'gateway.circuit.reason': m.circuit.reason } : {}),
-    });
 };
 
 /** An attempt's start, reported when its first upstream request goes out (or at its end, for a target that sends none). */

@@ -166,11 +166,11 @@ export class SharedBreakers {
 const entries = (all: unknown): [string, string][] => {
   if (Array.isArray(all)) {
     const out: [string, string][] = [];
-    for (let i = 0; i + 1 < all.length; i += 2) if (typeof all[i] === 'string' && typeof all[i + 1] === 'string') out.push([all[i], all[i + 1]]);
+    for (let i = 0; i + 1 < all.length; i += 2)
+      if (typeof all[i] === 'string' && typeof all[i + 1] === 'string') out.push([all[i], all[i + 1]]);
     return out;
   }
-  if (all !== null && typeof all === 'object')
-    return Object.entries(all).filter((e): e is [string, string] => typeof e[1] === 'string');
+  if (all !== null && typeof all === 'object') return Object.entries(all).filter((e): e is [string, string] => typeof e[1] === 'string');
   return [];
 };
 

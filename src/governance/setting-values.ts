@@ -88,13 +88,7 @@ export interface CircuitBreakerSetting {
 /** The default (contract §14): on, 5 failures in 30 s open a target for 30 s. */
 export const DEFAULT_CIRCUIT_BREAKER: CircuitBreakerSetting = Object.freeze({ failures: 5, windowSeconds: 30, openSeconds: 30 });
 
-export type SettingName =
-  | 'rate-limit'
-  | 'global-fallback'
-  | 'trace-content'
-  | 'record-retention'
-  | 'response-cache'
-  | 'circuit-breaker';
+export type SettingName = 'rate-limit' | 'global-fallback' | 'trace-content' | 'record-retention' | 'response-cache' | 'circuit-breaker';
 
 export interface SettingValues {
   'rate-limit': RateLimitSetting;

@@ -106,7 +106,8 @@ export const settingsGovernance = (
     } else if (s.name === 'circuit-breaker') {
       const p = parseCircuitBreaker(s.value);
       if (p.ok) breaker = p.value.failures === 0 ? undefined : Object.freeze(p.value);
-      else log.every('setting-unparsed', 'warn', 'a stored circuit-breaker setting does not parse; the default applies', { reason: p.reason });
+      else
+        log.every('setting-unparsed', 'warn', 'a stored circuit-breaker setting does not parse; the default applies', { reason: p.reason });
     } else if (s.name === 'global-fallback') {
       const p = parseGlobalFallback(s.value);
       if (p.ok) {

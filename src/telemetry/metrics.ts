@@ -193,8 +193,7 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
   const STATES = ['CLOSED', 'OPEN', 'HALF_OPEN', 'COOLING'] as const;
   agg.gauge('gateway.circuit.state', 'Circuit breaker state per target (1 on the current state)', (observe) => {
     for (const c of sources.circuits?.circuits() ?? [])
-      for (const st of STATES)
-        observe(c.state === st ? 1 : 0, { connection: c.connection, upstream_model: c.upstreamModel, state: st });
+      for (const st of STATES) observe(c.state === st ? 1 : 0, { connection: c.connection, upstream_model: c.upstreamModel, state: st });
   });
   agg.observedCounter('gateway.circuit.transitions', 'Circuit breaker transitions per target, by the state entered', (observe) => {
     for (const t of sources.circuits?.counts.values() ?? [])

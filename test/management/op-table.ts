@@ -270,6 +270,7 @@ export const OPS: OpCase[] = [
   { path: `${A}ListMcpServerCredentials`, base: addr, fields: { ...addrFields, ...paging } },
   // ---- settings
   { path: `${A}GetProjectSettings`, base: addr, fields: addrFields },
+  { path: `${A}GetTargetHealth`, base: addr, fields: addrFields },
   {
     path: `${A}UpsertProjectSetting`,
     base: (fx) => ({ ...addr(fx), settingName: 'rate-limit', settingValue: RATE }),

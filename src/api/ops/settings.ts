@@ -20,7 +20,10 @@ export const SETTING_NAMES = [
   'trace-content',
 ] as const satisfies readonly SettingName[];
 const SettingNameField = () =>
-  Enum(SETTING_NAMES, "setting name: 'circuit-breaker', 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'");
+  Enum(
+    SETTING_NAMES,
+    "setting name: 'circuit-breaker', 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'",
+  );
 
 export const SettingOut = t.Object(
   { settingName: t.String(), settingValue: t.String({ description: 'string-encoded value' }), updatedAt: Timestamp() },

@@ -19,7 +19,8 @@ const TargetHealth = t.Object(
     }),
     reason: t.Optional(
       t.Union([t.Literal('failures'), t.Literal('auth'), t.Literal('rate_limited')], {
-        description: 'why it is not CLOSED: failures (5xx, time-outs, connection errors), auth (the connection was refused its credentials), rate_limited (429 with Retry-After)',
+        description:
+          'why it is not CLOSED: failures (5xx, time-outs, connection errors), auth (the connection was refused its credentials), rate_limited (429 with Retry-After)',
       }),
     ),
     openedAt: t.Optional(Timestamp()),

@@ -48,9 +48,11 @@ export const targetHealthOps = (deps: ControlDeps): OpDef[] => [
       for (const v of seen) byKey.set(v.upstreamModel === '' ? v.connectionId : targetKey(v.connectionId, v.upstreamModel), v);
       const connId = new Map(connRows.map((c) => [c.name, c.id]));
       const pairs: { model: string; connection: string; upstreamModel: string }[] = [];
-      for (const r of routeRows) for (const t of r.targets) pairs.push({ model: r.model, connection: t.connection, upstreamModel: t.model });
+      for (const r of routeRows)
+        for (const t of r.targets) pairs.push({ model: r.model, connection: t.connection, upstreamModel: t.model });
       const fallback = fallbackRows[0] ? parseGlobalFallback(fallbackRows[0].value) : undefined;
-      if (fallback?.ok) for (const t of fallback.value.targets) pairs.push({ model: '*', connection: t.connection, upstreamModel: t.model });
+      if (fallback?.ok)
+        for (const t of fallback.value.targets) pairs.push({ model: '*', connection: t.connection, upstreamModel: t.model });
       const done = new Set<string>();
       const targets = [];
       for (const p of pairs) {
