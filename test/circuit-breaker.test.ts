@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { admin, type TestGateway } from './support/gateway.ts';
 import type { MockUpstream, Recorded, Scripted } from './support/mock-upstreams.ts';
 import { type Provisioned, startWorld, stopWorld, type World } from './support/provision.ts';
+import { freePort } from './support/throwaway-pg.ts';
 
 /**
  * Circuit breakers (contract §14) through the real listeners, against a mock OpenAI upstream whose
@@ -15,6 +16,7 @@ let tg: TestGateway;
 let oa: MockUpstream;
 let p: Provisioned;
 const down = { flaky: true };
+let metricsUrl = '';
 
 const fail503: Scripted = {
   status: 503,
@@ -77,7 +79,9 @@ const healthOf = async (model: string, upstreamModel: string, connection = 'mock
   (await health()).find((h) => h.model === model && h.upstreamModel === upstreamModel && h.connection === connection);
 
 beforeAll(async () => {
-  world = await startWorld();
+  const port = await freePort();
+  metricsUrl = `http://127.0.0.1:${port}/metrics`;
+  world = await startWorld({ GATEWAY_METRICS_PORT: String(port) });
   ({ tg, oa, p } = world);
   oa.script(behaviour);
   await tg.must(admin('UpsertProjectSetting'), {
@@ -214,5 +218,44 @@ describe('a 429 storm with Retry-After', () => {
     await Bun.sleep(2100);
     await chat('r-storm');
     expect(sentTo('storm')).toBe(during + 1);
+  });
+});
+
+describe('the setting and the metrics', () => {
+  test('a circuit-breaker value outside its format is invalid_argument naming settingValue, and nothing changes', async () => {
+    for (const bad of ['{"failures": -1}', '{"failures": 3, "openSeconds": 0}', '{"failures": 3, "window": 10}', '[5]', 'five']) {
+      const r = await tg.call(admin('UpsertProjectSetting'), {
+        customerId: 'acme',
+        projectId: 'default',
+        settingName: 'circuit-breaker',
+        settingValue: bad,
+      });
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ code: 'invalid_argument' });
+      expect(String(r.body.message)).toContain('settingValue');
+    }
+    const now = (await tg.must(admin('GetProjectSettings'), { customerId: 'acme', projectId: 'default' })) as {
+      settings: { settingName: string; settingValue: string }[];
+    };
+    expect(now.settings.find((x) => x.settingName === 'circuit-breaker')?.settingValue).toBe(
+      '{"failures": 3, "windowSeconds": 30, "openSeconds": 1}',
+    );
+  });
+
+  test('/metrics: gateway_circuit_state (1 on the current state) and the transitions counter', async () => {
+    const text = await (await fetch(metricsUrl)).text();
+    const line = (name: string, labels: Record<string, string>): number | undefined => {
+      for (const l of text.split('\n')) {
+        if (!l.startsWith(`${name}{`)) continue;
+        if (Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`))) return Number(l.slice(l.lastIndexOf(' ') + 1));
+      }
+      return undefined;
+    };
+    expect(line('gateway_circuit_state', { connection: 'mock-openai', upstream_model: 'always-down', state: 'OPEN' })).toBe(1);
+    expect(line('gateway_circuit_state', { connection: 'mock-openai', upstream_model: 'always-down', state: 'CLOSED' })).toBe(0);
+    expect(line('gateway_circuit_state', { connection: 'revoked-openai', upstream_model: '', state: 'OPEN' })).toBe(1);
+    expect(line('gateway_circuit_transitions_total', { connection: 'mock-openai', upstream_model: 'flaky', state: 'OPEN' })).toBe(1);
+    expect(line('gateway_circuit_transitions_total', { connection: 'mock-openai', upstream_model: 'flaky', state: 'HALF_OPEN' })).toBe(1);
+    expect(line('gateway_circuit_transitions_total', { connection: 'mock-openai', upstream_model: 'flaky', state: 'CLOSED' })).toBe(1);
   });
 });

@@ -20,7 +20,10 @@ let p: Provisioned;
 const DRIBBLE: Scripted = { text: 'a b c d e f g h i j k l m n o p q r s t', chunkDelayMs: 300, usage: { input: 9, output: 20 } };
 const FAMILIES = { openai: 'ab-openai', anthropic: 'ab-anthropic' } as const;
 const FORMATS = {
-  chat: (model: string) => ({ path: '/v1/chat/completions', body: { model, stream: true, messages: [{ role: 'user', content: 'tell a story' }] } }),
+  chat: (model: string) => ({
+    path: '/v1/chat/completions',
+    body: { model, stream: true, messages: [{ role: 'user', content: 'tell a story' }] },
+  }),
   responses: (model: string) => ({ path: '/v1/responses', body: { model, stream: true, input: 'tell a story' } }),
   messages: (model: string) => ({
     path: '/v1/messages',
@@ -62,7 +65,9 @@ const recordOf = async (clientId: string): Promise<{ errorCode?: string; cost: s
 
 describe('a client that goes away mid-stream: upstream closed within 100 ms, charged what was produced', () => {
   const matrix: string[] = [];
-  afterAll(() => console.log(`client abort matrix (format × family: ms from client abort to upstream close, charge):\n${matrix.join('\n')}`));
+  afterAll(() =>
+    console.log(`client abort matrix (format × family: ms from client abort to upstream close, charge):\n${matrix.join('\n')}`),
+  );
   for (const format of Object.keys(FORMATS) as (keyof typeof FORMATS)[]) {
     for (const family of Object.keys(FAMILIES) as (keyof typeof FAMILIES)[]) {
       test(`${format} × ${family}`, async () => {
