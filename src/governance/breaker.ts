@@ -26,6 +26,8 @@ export interface BreakerTarget {
   readonly key: string;
   readonly upstreamModel: string;
   readonly connection: { readonly id: string; readonly name: string };
+  /** The caller's own (BYOK) credential was sent: a credential failure is the caller's, not the connection's. */
+  readonly byok?: true;
 }
 
 /** A target's breaker name: its connection id and upstream model (a connection's own breaker is its id alone). */
@@ -172,6 +174,8 @@ export class Breakers {
     const now = this.now();
     const openMs = s.openSeconds * 1000;
     if (isAuthFailure(e)) {
+      // A caller's own key refused benches nobody: the connection's key may be fine for everyone else.
+      if (t.byok) return;
       const a = this.#connections.get(t.connection.id) ?? this.#add(this.#connections, t.connection.id, t.connection, '');
       a.lastError = describe(e);
       a.dirty = true;

@@ -11,6 +11,8 @@ export interface ResolvedTarget {
   weight: number;
   /** The circuit breaker's name of the target: connection id and upstream model (governance/breaker.ts). */
   key: string;
+  /** Set when the caller's BYOK key replaced the connection's (pipeline/byok.ts): its credential failures are the caller's, not the connection's. */
+  byok?: true;
 }
 
 const connectionRows = rowsOf((doc) => doc.connections);
