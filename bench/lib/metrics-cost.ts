@@ -76,6 +76,7 @@ export const measureMetricsCost = async (requests = 50_000, tenantLabels = true)
     active: true,
     fallback: [],
     breaker: undefined,
+    strategy: 'ordered',
   };
   const target = { connection: { name: 'conn', provider: 'openai' }, upstreamModel: 'up' };
   const view = { target, call: { url: 'https://api.openai.com/v1/chat/completions' } };

@@ -866,6 +866,8 @@ export interface RouteProps extends Meta {
   readonly timeoutMs?: number;
   /** Retries of the same target before the next (default 0). */
   readonly maxRetries?: number;
+  /** How targets are picked (default ordered): 'ordered' by priority with the weights, 'latency' the healthy target with the lowest recent latency first, 'headroom' the target whose connection has the most of its rate limit left first. */
+  readonly strategy?: 'ordered' | 'latency' | 'headroom';
   /** A target, in order: connection (name), upstream model, priority (0 = primary), weight. 1-32 `target` blocks, kept in the order given. */
   readonly targets: RouteTarget[];
 }
@@ -898,6 +900,10 @@ export class Route extends GatewayResource<RouteProps> {
   /** Retries of the same target before the next (default 0). */
   get maxRetries(): number {
     return this.getNumberAttribute('max_retries');
+  }
+  /** How targets are picked (default ordered): 'ordered' by priority with the weights, 'latency' the healthy target with the lowest recent latency first, 'headroom' the target whose connection has the most of its rate limit left first. */
+  get strategy(): string {
+    return this.getStringAttribute('strategy');
   }
 }
 

@@ -2,7 +2,29 @@ import { circuitOpen, coolingDown, type GatewayError } from '../core/errors.ts';
 import type { Breakers } from '../governance/breaker.ts';
 import type { CircuitBreakerSetting } from '../governance/setting-values.ts';
 import type { RequestContext } from '../pipeline/context.ts';
-import type { ResolvedTarget } from '../propagation/snapshot.ts';
+import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
+
+/**
+ * The (target, retry) list of a route with strategy `latency` or `headroom` (contract §14): the
+ * route's targets ranked across priorities — lowest recent latency first, or most rate-limit
+ * headroom first (a stable sort: ties keep the route's order) — each with its retries, then the
+ * project's global fallback.
+ */
+export const rankedPlan = (route: RouteSnapshot, breakers: Breakers): ResolvedTarget[] => {
+  const own = route.tiers.flat();
+  const ranked =
+    route.strategy === 'latency'
+      ? own.map((t, i) => ({ t, i, a: breakers.latencyOf(t), b: 0 }))
+      : own.map((t, i) => {
+          const [r, k] = breakers.headroom.of(t, t.connection.options);
+          return { t, i, a: -r, b: -k };
+        });
+  ranked.sort((x, y) => x.a - y.a || x.b - y.b || x.i - y.i);
+  const out: ResolvedTarget[] = [];
+  for (const { t } of ranked) for (let i = 0; i <= route.maxRetries; i++) out.push(t);
+  for (const t of route.fallback ?? []) out.push(t);
+  return out;
+};
 
 /**
  * One request's use of the data plane's circuit breakers (contract §14), for dispatch's failover

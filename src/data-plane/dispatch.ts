@@ -1,7 +1,7 @@
 import { Sweep } from '../core/sweep.ts';
 import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject, StreamEvent } from '../canonical/types.ts';
 import { GatewayError, invalidRequest } from '../core/errors.ts';
-import { Bench } from './breaker-events.ts';
+import { Bench, rankedPlan } from './breaker-events.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, PassThrough, UpstreamHttpRequest } from '../providers/types.ts';
 import { Relay, sseReader } from './relay.ts';
@@ -163,7 +163,8 @@ const failover = async <T>(
   const watch = ctx?.observers.wantsAttempts ? ctx : undefined;
   // The project's circuit breakers (contract §14): a target whose breaker is open is not tried.
   const bench = route.breaker !== undefined && ctx?.breakers ? new Bench(ctx.breakers, route.breaker, ctx) : undefined;
-  for (const target of plan(route)) {
+  const order = route.strategy !== 'ordered' && ctx?.breakers ? rankedPlan(route, ctx.breakers) : plan(route);
+  for (const target of order) {
     if (bench && !bench.admit(target)) continue;
     const t = begin(target, route, clientSignal);
     if (watch) t.call.beforeFirstSend = () => reportStart(watch, t);
@@ -251,6 +252,7 @@ export const dispatchComplete = async (
       if (!direct && req.nativeOnly) return undefined;
       const built = direct ? t.call.prepare(direct, adapter, target) : prepareRequest(adapter, req, target, t.call);
       const upstream = await t.call.send(built instanceof Promise ? await built : built);
+      if (route.strategy === 'headroom') ctx?.breakers?.headroom.note(target, upstream.headers);
       const text = await readUpstreamText(upstream, signal);
       if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(text), upstream.headers);
       // Parsed either way: it validates the answer and gives usage and finish for the record.
@@ -321,6 +323,7 @@ export const dispatchStream = async (
       const upstream = await t.call.send(
         direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call),
       );
+      if (route.strategy === 'headroom') ctx?.breakers?.headroom.note(target, upstream.headers);
       if (!upstream.ok)
         throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
       if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
@@ -382,6 +385,7 @@ export const dispatchExtra = async (
       if (!built) return undefined;
       const signal = t.controller.signal;
       const upstream = await t.call.send(await t.call.prepare(built, adapter, withTarget(target)));
+      if (route.strategy === 'headroom') ctx?.breakers?.headroom.note(target, upstream.headers);
       if (!upstream.ok)
         throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
       const type = upstream.headers.get('content-type') ?? '';

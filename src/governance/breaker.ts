@@ -1,4 +1,5 @@
 import type { GatewayError } from '../core/errors.ts';
+import { Headroom } from './headroom.ts';
 import type { CircuitBreakerSetting } from './setting-values.ts';
 
 /**
@@ -102,6 +103,8 @@ export class Breakers {
   /** Connections benched for their credentials (reason `auth`), by connection id. */
   readonly #connections = new Map<string, Circuit>();
   readonly #listeners: ((t: Transition) => void)[] = [];
+  /** Rate-limit headroom by connection (routes with strategy `headroom`). */
+  readonly headroom: Headroom;
   /** The state of the breaker that held the last refused target back (`admit` > 0). */
   benched: CircuitState = 'OPEN';
   /** Transitions since the last `takeMoved()` (the request path puts them on its span). */
@@ -109,7 +112,9 @@ export class Breakers {
   /** Transitions by `connection`, `upstream model` and target state, for the transitions counter. */
   readonly counts = new Map<string, { connection: string; upstreamModel: string; to: CircuitState; n: number }>();
 
-  constructor(readonly now: () => number = Date.now) {}
+  constructor(readonly now: () => number = Date.now) {
+    this.headroom = new Headroom(now);
+  }
 
   onTransition(f: (t: Transition) => void): void {
     this.#listeners.push(f);
@@ -212,6 +217,14 @@ export class Breakers {
     if (c !== undefined && c.state === 'HALF_OPEN') c.probeUntil = 0;
     const a = this.#connections.size !== 0 ? this.#connections.get(t.connection.id) : undefined;
     if (a !== undefined && a.state === 'HALF_OPEN') a.probeUntil = 0;
+  }
+
+  /** Ranking key for strategy `latency`: the EWMA of the target's answers (ms); 0 before any (tried first, to learn it); Infinity while not closed. */
+  latencyOf(t: BreakerTarget): number {
+    const c = this.#targets.get(t.key);
+    if (c === undefined) return 0;
+    if (c.state !== 'CLOSED') return Number.POSITIVE_INFINITY;
+    return Math.max(0, c.ewmaMs);
   }
 
   /** The transitions since the last call (cleared). */

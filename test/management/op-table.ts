@@ -469,6 +469,7 @@ export const OPS: OpCase[] = [
       enabled: bool,
       timeoutMs: { kind: 'int32', min: 1, max: 3_600_000, nullable: true },
       maxRetries: { kind: 'int32', min: 0, max: 10, nullable: true },
+      strategy: { kind: 'enum', values: ['ordered', 'latency', 'headroom'] },
     },
   },
   { path: `${A}GetRoute`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, model: fx.routeModel }), fields: routeRef },
@@ -490,6 +491,7 @@ export const OPS: OpCase[] = [
       enabled: bool,
       timeoutMs: { kind: 'int32', min: 1, max: 3_600_000, nullable: true },
       maxRetries: { kind: 'int32', min: 0, max: 10, nullable: true },
+      strategy: { kind: 'enum', values: ['ordered', 'latency', 'headroom'] },
     },
   },
   {

@@ -18,6 +18,8 @@ export interface RouteSnapshot {
   active: boolean;
   /** The project's `global-fallback` targets, tried once each in order after every target of the route failed retryably. */
   fallback: readonly ResolvedTarget[];
+  /** How targets are picked (CreateRoute `strategy`): by priority and weights, by recent latency, or by rate-limit headroom. */
+  strategy: 'ordered' | 'latency' | 'headroom';
   /** The project's `circuit-breaker` setting (contract §14); undefined: breakers off. */
   breaker: CircuitBreakerSetting | undefined;
 }
@@ -84,6 +86,7 @@ export const routesSnapshot = {
           active: r.enabled && complete,
           fallback,
           breaker,
+          strategy: r.strategy === 'latency' || r.strategy === 'headroom' ? r.strategy : 'ordered',
         }),
       );
     }
