@@ -44,8 +44,8 @@ import {
   settle,
 } from './lib/proc.ts';
 import { emptyResults, type Results, type Run } from './lib/results.ts';
-import { isFloor, type Kind, streamKind, type TargetName } from './lib/requests.ts';
-import { type MeasureOptions, runChurn, runFirstEvent, runSoak, type Target } from './lib/scenarios.ts';
+import { isFloor, KIND_LABEL, type Kind, streamKind, type TargetName } from './lib/requests.ts';
+import { failingPrimaryLine, type MeasureOptions, runChurn, runFirstEvent, runSoak, type Target } from './lib/scenarios.ts';
 import { medianOf } from './lib/stats.ts';
 import { runSequential } from './lib/sequential.ts';
 import { type Started, startTargets } from './lib/targets.ts';
@@ -113,16 +113,7 @@ const main = async (): Promise<void> => {
     const target = (n: TargetName) => targets.find((t) => t.name === n);
 
     // Sanity: one request of each kind through every target must succeed.
-    const KINDS: Kind[] = [
-      'chat-json',
-      'chat-sse',
-      'messages-sse',
-      'messages-x-sse',
-      'responses-sse',
-      'fallback-json',
-      'churn-json',
-      'slow-sse',
-    ];
+    const KINDS = Object.keys(KIND_LABEL) as Kind[];
     for (const t of targets) {
       for (const k of KINDS) {
         if (
@@ -131,6 +122,7 @@ const main = async (): Promise<void> => {
           (k === 'messages-x-sse' || k === 'responses-sse' || k === 'fallback-json' || k === 'churn-json')
         )
           continue;
+        if (k === 'failing-primary' && t.name !== 'gateway') continue; // its key is the gateway store's
         const r = t.requests(k)?.[0];
         if (!r) continue;
         const res = await fetch(`${t.url}${r.path}`, { method: 'POST', headers: r.headers, body: r.body });
@@ -271,6 +263,9 @@ const main = async (): Promise<void> => {
       log('fallback @64 connections…');
       await measure(target('gateway') as Target, 'fallback-json', { connections: 64, durationS: 2 });
       await maxRate('fallback-json', ['gateway'], Math.min(2, opts.rounds));
+      // The sanity requests opened the primary's breaker: goal ≤ 1.10× chat-json's CPU per request.
+      await maxRate('failing-primary', ['gateway'], Math.min(2, opts.rounds));
+      log(failingPrimaryLine(results));
     }
 
     // ---- fixed moderate rate: added latency over direct ----

@@ -22,6 +22,7 @@ const comparator = (r: Results, kind: Kind): Run | undefined => {
     case 'responses-sse':
       return r.max['chat-sse']?.bare;
     case 'fallback-json':
+    case 'failing-primary':
     case 'churn-json':
       return r.max['chat-json']?.bare;
     default:

@@ -15,6 +15,7 @@ export type Kind =
   | 'messages-x-sse'
   | 'responses-sse'
   | 'fallback-json'
+  | 'failing-primary'
   | 'churn-json'
   | 'slow-sse';
 
@@ -30,7 +31,8 @@ export const KIND_LABEL: Record<Kind, string> = {
   'messages-sse': 'Messages → Anthropic, streaming',
   'messages-x-sse': 'Messages → OpenAI upstream (cross-format), streaming',
   'responses-sse': 'Responses → OpenAI upstream (sent natively), streaming',
-  'fallback-json': 'Fallback: primary 503 at once → backup, non-streaming',
+  'fallback-json': 'Fallback: primary 503 at once → backup, non-streaming (circuit breakers off)',
+  'failing-primary': 'Failing primary (503) with its circuit breaker open → backup, non-streaming',
   'churn-json': 'Chat non-streaming during route updates (10/s)',
   'slow-sse': 'Slow upstream (50 ms + 20 ms/event), 1k concurrent streams',
 };
@@ -79,6 +81,8 @@ export const gatewayRequests = (kind: Kind, keys: readonly string[]): WrkRequest
         return { path: '/v1/responses', headers: auth(k), body: responsesBody(MODELS.openai) };
       case 'fallback-json':
         return { path: '/v1/chat/completions', headers: auth(k), body: chatBody(MODELS.fallback, false) };
+      case 'failing-primary':
+        return { path: '/v1/chat/completions', headers: auth(k), body: chatBody(MODELS.failingPrimary, false) };
       case 'churn-json':
         return { path: '/v1/chat/completions', headers: auth(k), body: chatBody(MODELS.churn, false) };
       case 'slow-sse':
@@ -100,6 +104,7 @@ export const upstreamRequests = (kind: Kind): WrkRequest[] => {
   switch (kind) {
     case 'chat-json':
     case 'fallback-json':
+    case 'failing-primary':
     case 'churn-json':
       return [{ path: '/v1/chat/completions', headers: h, body: chatBody('gpt-4o-mini', false) }];
     case 'chat-sse':
