@@ -39,7 +39,13 @@ export const KIND_LABEL: Record<Kind, string> = {
 
 /** What the probe checks a finished body for. */
 export const streamKind = (k: Kind): StreamKind =>
-  k === 'messages-sse' || k === 'messages-x-sse' ? 'messages' : k === 'responses-sse' ? 'responses' : k.endsWith('-json') ? 'json' : 'chat';
+  k === 'messages-sse' || k === 'messages-x-sse'
+    ? 'messages'
+    : k === 'responses-sse'
+      ? 'responses'
+      : k.endsWith('-json') || k === 'failing-primary'
+        ? 'json'
+        : 'chat';
 
 const SYSTEM = 'You are a concise assistant. Answer in one short paragraph.';
 const USER = 'Summarise why an AI gateway should add as little latency as possible to each request.';
