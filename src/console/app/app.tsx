@@ -2,7 +2,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError, type Json } from '../../api/client.ts';
 import { AuditPage } from './audit.tsx';
 import { messageOfError } from './fields.ts';
-import { API_KEYS, BUDGETS, GUARDRAILS, MCP_PROFILES, MCP_SERVERS } from './pages-more.tsx';
+import { API_KEYS, BUDGETS, GUARDRAILS, MCP_PROFILES, MCP_SERVERS, TARGET_HEALTH } from './pages-more.tsx';
 import {
   CATALOG,
   CONNECTIONS,
@@ -47,6 +47,7 @@ export const PAGES: PageEntry[] = [
   { id: 'catalog', title: 'Catalog', adminOnly: true, defs: [CATALOG] },
   { id: 'connections', title: 'Connections', needsProject: true, defs: [CONNECTIONS] },
   { id: 'routes', title: 'Routes', needsProject: true, defs: [ROUTES] },
+  { id: 'health', title: 'Target health', needsProject: true, defs: [TARGET_HEALTH] },
   { id: 'keys', title: 'API keys', needsProject: true, defs: [API_KEYS] },
   { id: 'budgets', title: 'Budgets', needsProject: true, defs: [BUDGETS] },
   { id: 'guardrails', title: 'Guardrails', needsProject: true, defs: [GUARDRAILS] },
