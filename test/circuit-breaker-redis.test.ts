@@ -97,8 +97,8 @@ describe.skipIf(skip !== undefined)(`breakers shared through Redis${skip ? ` —
     const before = sent();
     for (let i = 0; i < 2; i++) expect((await chat(w.tg.url)).text).toContain('served by shared-up');
     expect(sent()).toBe(before + 2);
-    // One sharing tick (250 ms) later the separate plane holds the same breaker open.
-    await Bun.sleep(600);
+    // One sharing tick (250 ms) later the separate plane holds the same breaker open (waiting 6 ticks: loaded CI machines).
+    await Bun.sleep(1500);
     for (let i = 0; i < 4; i++) expect((await chat(node.inferenceUrl)).text).toContain('served by shared-up');
     expect(sent()).toBe(before + 2);
     const h = (await w.tg.must(admin('GetTargetHealth'), { customerId: 'acme', projectId: 'default' })) as {
