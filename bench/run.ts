@@ -45,7 +45,7 @@ import {
 } from './lib/proc.ts';
 import { emptyResults, type Results, type Run } from './lib/results.ts';
 import { CROSS_FORMAT_SSE, isFloor, KIND_LABEL, type Kind, streamKind, type TargetName } from './lib/requests.ts';
-import { type MeasureOptions, runChurn, runFirstEvent, runSoak, type Target } from './lib/scenarios.ts';
+import { failingPrimaryLine, type MeasureOptions, runChurn, runFirstEvent, runSoak, type Target } from './lib/scenarios.ts';
 import { medianOf } from './lib/stats.ts';
 import { runSequential } from './lib/sequential.ts';
 import { type Started, startTargets } from './lib/targets.ts';
@@ -118,6 +118,7 @@ const main = async (): Promise<void> => {
       for (const k of KINDS) {
         const gatewayOnly = CROSS_FORMAT_SSE.has(k) || k === 'fallback-json' || k === 'churn-json';
         if (!t.name.startsWith('gateway') && t.name !== 'dataplane' && gatewayOnly) continue;
+        if (k === 'failing-primary' && t.name !== 'gateway') continue; // its key is the gateway store's
         const r = t.requests(k)?.[0];
         if (!r) continue;
         const res = await fetch(`${t.url}${r.path}`, { method: 'POST', headers: r.headers, body: r.body });
@@ -259,6 +260,9 @@ const main = async (): Promise<void> => {
       log('fallback @64 connections…');
       await measure(target('gateway') as Target, 'fallback-json', { connections: 64, durationS: 2 });
       await maxRate('fallback-json', ['gateway'], Math.min(2, opts.rounds));
+      // The sanity requests opened the primary's breaker: goal ≤ 1.10× chat-json's CPU per request.
+      await maxRate('failing-primary', ['gateway'], Math.min(2, opts.rounds));
+      log(failingPrimaryLine(results));
     }
 
     // ---- fixed moderate rate: added latency over direct ----

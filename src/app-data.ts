@@ -21,6 +21,8 @@ import { responseCacheStore } from './data-plane/cache/store.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
 import { configureGuardrailScans } from './governance/scan-pool.ts';
 import { sharedCounters } from './governance/shared-counters.ts';
+import { Breakers } from './governance/breaker.ts';
+import { SharedBreakers } from './governance/breaker-share.ts';
 import { startSwitchableTelemetry } from './telemetry/switchable.ts';
 import { accountTelemetryOf, DataExports } from './data-plane/remote/exports.ts';
 
@@ -76,6 +78,10 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
   const counters = sharedCounters({ redisUrl: config.redisUrl, leases: config.limitsLeases });
   configureGuardrailScans({ timeoutMs: config.guardrailScanTimeoutMs });
   const policies = governancePolicies(counters, config.limitsOnRedisError);
+  // Circuit breakers (contract §14): this data plane's, shared with the others through Redis when REDIS_URL is set.
+  const breakers = new Breakers();
+  const sharedBreakers = config.redisUrl ? new SharedBreakers(config.redisUrl, breakers) : undefined;
+  telemetry.watchMetrics({ circuits: breakers });
   let inference: Server<undefined>;
   try {
     inference = startDataPlaneServer({
@@ -92,6 +98,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         responseCache,
         policies,
         counters,
+        breakers,
         // Stored Responses and threads live in the management plane's store (usable through any data plane of the customer).
         conversations,
       },
@@ -115,6 +122,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
     });
   } catch (e) {
     controller.stop();
+    sharedBreakers?.close();
     void Promise.resolve(counters.close()).catch(() => undefined);
     const busy = e instanceof Error && /EADDRINUSE|in use/i.test(e.message);
     throw busy ? new ConfigError('GATEWAY_PORT', 'port is already in use') : e;
@@ -140,6 +148,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
         // Background responses still running after the grace are stored failed before the store goes.
         await background;
         controller.stop();
+        sharedBreakers?.close();
         responseCache.close();
         await Promise.resolve(counters.close()).catch((e: unknown) =>
           log.error('closing the rate-limit and budget counters failed', { error: describeError(e) }),

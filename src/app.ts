@@ -33,6 +33,8 @@ import { directStore, workerStore } from './records/backend.ts';
 import { BodyFiles, readBodies } from './records/body-files.ts';
 import { RecordWriter } from './records/writer.ts';
 import { sharedCounters } from './governance/shared-counters.ts';
+import { Breakers } from './governance/breaker.ts';
+import { SharedBreakers, targetHealthOf } from './governance/breaker-share.ts';
 import { governancePolicies } from './data-plane/policies/index.ts';
 import { configureGuardrailScans } from './governance/scan-pool.ts';
 import { responseCacheStore } from './data-plane/cache/store.ts';
@@ -186,11 +188,16 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   const responseCache = responseCacheStore(config);
   // DATABASE_READ_URL: record searches and usage on a replica (never migrated from here: it follows the primary).
   const readStore = config.databaseReadUrl ? await openReadStoreOrFail(config.databaseReadUrl, config.dbPoolMax) : undefined;
+  // Circuit breakers (contract §14): the embedded data plane's, shared through Redis when REDIS_URL is set.
+  const breakers = new Breakers();
+  const sharedBreakers = config.redisUrl ? new SharedBreakers(config.redisUrl, breakers) : undefined;
+  telemetry.watchMetrics({ circuits: breakers });
   const deps: ControlDeps = {
     db: store.db,
     ...(readStore ? { readDb: readStore.db } : {}),
     secrets,
     counters,
+    targetHealth: targetHealthOf(config.redisUrl, breakers),
     upstreamAllowPrivate: config.upstreamAllowPrivate,
     ...(config.oidc ? { oidc: new OidcIssuer(config.oidc) } : {}),
     embeddedStore: !config.databaseUrl,
@@ -251,6 +258,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         bodyLimits: config.limits,
         policies,
         counters,
+        breakers,
         responseCache,
         conversations,
         catchUp: ryw.catchUp,
@@ -364,6 +372,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         await store.close();
         await readStore?.close();
         await counters.close();
+        sharedBreakers?.close();
         responseCache.close();
       })();
       return stopping;

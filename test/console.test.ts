@@ -204,6 +204,12 @@ test.skipIf(!run)(
     const chain = page.getByRole('region', { name: 'Routes table' }).getByRole('list', { name: 'fallback chain' });
     await expect(chain.textContent()).resolves.not.toContain('fallback 1');
     await expect(chain.getByRole('img', { name: 'weight 3, 75%' }).count()).resolves.toBe(1);
+    // Target health: each target of the route with its breaker, closed before any request.
+    await c.go('Target health');
+    const health = page.getByRole('region', { name: 'Target health table' });
+    await health.getByRole('cell', { name: 'gpt-4o', exact: true }).waitFor();
+    await expect(health.getByRole('cell', { name: 'CLOSED', exact: true }).count()).resolves.toBe(2);
+    await c.axe('07-target-health');
     // And the status page lists the change with its stage per plane.
     await c.go('Status');
     await page.getByRole('region', { name: 'Changes table' }).getByRole('cell', { name: 'UpdateRoute gpt-mini' }).waitFor();
@@ -445,7 +451,7 @@ test.skipIf(!run)(
   'every page passes axe-core and fits 1280×800 and a phone',
   async () => {
     const titles = await c.axeEveryPage('20-admin');
-    expect(titles.length).toBe(18);
+    expect(titles.length).toBe(19);
     for (const size of [
       { width: 1280, height: 800 },
       { width: 390, height: 844 },

@@ -67,6 +67,14 @@ let world: World | undefined;
 beforeAll(async () => {
   world = await startWorld();
   ({ tg, oa, p } = world);
+  // The failover itself, every time: these cases fail the same targets over and over (the circuit
+  // breakers that would then bench them are test/circuit-breaker.test.ts's).
+  await tg.must(admin('UpsertProjectSetting'), {
+    customerId: 'acme',
+    projectId: 'default',
+    settingName: 'circuit-breaker',
+    settingValue: '{"failures": 0}',
+  });
   oa.script((r) => BEHAVIOUR[String(r.body.model)] ?? { text: `served by ${String(r.body.model)}`, usage: { input: 5, output: 3 } });
   client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: p.apiKey, maxRetries: 0 });
   await route('r-fallback', [

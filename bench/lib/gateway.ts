@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { mockPrefix } from '../mock-upstream.ts';
 import { pinned, type Service, spawnService } from './proc.ts';
+import { provisionResilient, RESILIENT_PROJECT } from './resilient.ts';
 
 const ROOT = resolve(import.meta.dir, '..', '..');
 
@@ -24,7 +25,6 @@ export const ROUTES_PER_CUSTOMER = 10;
 export const KEYS_PER_CUSTOMER = 100;
 /** The customer whose keys and routes the scenarios use. */
 export const BENCH_CUSTOMER = 'bench-00';
-
 /** Public models of the bench customer, by scenario. */
 export const MODELS = {
   /** → mock OpenAI Chat Completions. */
@@ -37,6 +37,8 @@ export const MODELS = {
   slow: 'gpt-slow',
   /** → mock OpenAI; its route is rewritten continuously in the churn scenario. */
   churn: 'gpt-churn',
+  /** Project `resilient` (circuit breakers on, the default): primary answers 503 at once, backup the mock OpenAI. */
+  failingPrimary: 'gpt-failing-primary',
 } as const;
 
 export const SLOW_UPSTREAM = { latencyMs: 50, paceMs: 20 };
@@ -171,7 +173,7 @@ export const provision = async (
   gw: LaunchedGateway,
   mock: string,
   keysPerCustomer = KEYS_PER_CUSTOMER,
-): Promise<{ keys: string[]; timings: ProvisionTimings }> => {
+): Promise<{ keys: string[]; resilientKey: string; timings: ProvisionTimings }> => {
   const admin = (op: string, body: unknown) => gw.call(`/admin.v1.AdminService/${op}`, body);
   const t0 = performance.now();
   const fillers = Array.from({ length: ROUTES_PER_CUSTOMER }, (_, i) => `filler-${String(i).padStart(2, '0')}`);
@@ -181,6 +183,7 @@ export const provision = async (
     [MODELS.fallback, 'openai'],
     [MODELS.slow, 'openai'],
     [MODELS.churn, 'openai'],
+    [MODELS.failingPrimary, 'openai'],
     ...fillers.map((f): [string, string] => [f, 'openai']),
   ];
   const modelIds = new Map<string, string>();
@@ -199,6 +202,7 @@ export const provision = async (
     modelIds.set(model, r.model.id);
   }
   const customers = customerIds();
+  let resilientKey = '';
   await pool(customers, 4, async (customerId) => {
     await admin('CreateCustomer', { customerId, name: `Bench ${customerId}` });
     const base = { customerId, projectId: 'default' };
@@ -228,6 +232,14 @@ export const provision = async (
       await admin('AddProjectModel', { ...base, modelId: modelIds.get(r.model) });
       await admin('CreateRoute', { ...base, ...r });
     }
+    if (customerId === BENCH_CUSTOMER)
+      resilientKey = await provisionResilient(
+        (path, body) => gw.call(path, body),
+        customerId,
+        connectionsOf(customerId, mock),
+        modelIds.get(MODELS.failingPrimary),
+        MODELS.failingPrimary,
+      );
   });
   const configMs = performance.now() - t0;
   const keys: string[] = [];
@@ -241,20 +253,16 @@ export const provision = async (
     if (c === BENCH_CUSTOMER) keys.push(r.apiKey);
   });
   await gw.converged();
-  return { keys, timings: { configMs, keysMs: performance.now() - t0 - configMs } };
+  return { keys, resilientKey, timings: { configMs, keysMs: performance.now() - t0 - configMs } };
 };
 
 /** Points every provider connection at the mock now running at `mock` (a reused store). */
 export const repoint = async (gw: LaunchedGateway, mock: string): Promise<void> => {
   for (const customerId of customerIds()) {
-    for (const c of connectionsOf(customerId, mock)) {
-      await gw.call('/admin.v1.AdminService/UpdateProviderConnection', {
-        customerId,
-        projectId: 'default',
-        name: c.name,
-        baseUrl: c.baseUrl,
-      });
-    }
+    const projects = customerId === BENCH_CUSTOMER ? ['default', RESILIENT_PROJECT] : ['default'];
+    for (const projectId of projects)
+      for (const c of connectionsOf(customerId, mock))
+        await gw.call('/admin.v1.AdminService/UpdateProviderConnection', { customerId, projectId, name: c.name, baseUrl: c.baseUrl });
   }
   await gw.converged();
 };
@@ -291,6 +299,7 @@ interface TemplateMeta {
   kek: string;
   adminToken: string;
   keys: string[];
+  resilientKey: string;
   createdAt: string;
   timings: ProvisionTimings & { firstStartMs: number };
 }
@@ -309,6 +318,8 @@ const templateDir = (): string => join(tmpdir(), `ai-gateway-bench-store-${templ
 export interface PreparedStore {
   setup: GatewaySetup;
   keys: string[];
+  /** A key of the `resilient` project (failing-primary). */
+  resilientKey: string;
   /** 'fresh': provisioned in this run (timings measured); 'template': copied from an earlier run's. */
   source: 'fresh' | 'template';
   timings: (ProvisionTimings & { firstStartMs: number }) | undefined;
@@ -350,6 +361,7 @@ export const prepareStore = async (opts: {
     return {
       setup: { dataDir, kek: meta.kek, adminToken: meta.adminToken },
       keys: meta.keys,
+      resilientKey: meta.resilientKey,
       source: 'template',
       timings: meta.timings,
       templateCreatedAt: meta.createdAt,
@@ -364,7 +376,7 @@ export const prepareStore = async (opts: {
     'store: first start on an empty data directory, then provisioning 10 customers, 100 routes, 1,000 API keys through the management API…',
   );
   const gw = await launchGateway(setup, { cpu: opts.cpu });
-  const { keys, timings } = await provision(gw, opts.mock);
+  const { keys, resilientKey, timings } = await provision(gw, opts.mock);
   await gw.service.stop();
   const all = { ...timings, firstStartMs: gw.startMs };
   opts.log(
@@ -372,8 +384,15 @@ export const prepareStore = async (opts: {
   );
   rmSync(tdir, { recursive: true, force: true });
   cpSync(dataDir, tdir, { recursive: true });
-  const meta: TemplateMeta = { kek: setup.kek, adminToken: setup.adminToken, keys, createdAt: new Date().toISOString(), timings: all };
+  const meta: TemplateMeta = {
+    kek: setup.kek,
+    adminToken: setup.adminToken,
+    keys,
+    resilientKey,
+    createdAt: new Date().toISOString(),
+    timings: all,
+  };
   writeFileSync(metaFile, JSON.stringify(meta));
   chmodSync(metaFile, 0o600);
-  return { setup, keys, source: 'fresh', timings: all, templateCreatedAt: meta.createdAt };
+  return { setup, keys, resilientKey, source: 'fresh', timings: all, templateCreatedAt: meta.createdAt };
 };

@@ -39,6 +39,7 @@ const project = (i: number): ProjectSnapshot => ({
   traceContent: false,
   retention: FULL_RETENTION,
   responseCache: undefined,
+  breaker: undefined,
   fallback: [],
   budgets: [],
   guardrails: { input: [], output: [] },
@@ -67,7 +68,17 @@ export const measureMetricsCost = async (requests = 50_000, tenantLabels = true)
     project: project(i),
   }));
   const models = Array.from({ length: 20 }, (_, i) => `model-${i}`);
-  const route: RouteSnapshot = { id: 'r', model: 'm', tiers: [], timeoutMs: 1000, maxRetries: 0, active: true, fallback: [] };
+  const route: RouteSnapshot = {
+    id: 'r',
+    model: 'm',
+    tiers: [],
+    timeoutMs: 1000,
+    maxRetries: 0,
+    active: true,
+    fallback: [],
+    breaker: undefined,
+    strategy: 'ordered',
+  };
   const target = { connection: { name: 'conn', provider: 'openai' }, upstreamModel: 'up' };
   const view = { target, call: { url: 'https://api.openai.com/v1/chat/completions' } };
   const s: Settlement = {

@@ -20,6 +20,7 @@ const comparator = (r: Results, kind: Kind): Run | undefined => {
   if (CROSS_FORMAT_SSE.has(kind)) return r.max['chat-sse']?.bare;
   switch (kind) {
     case 'fallback-json':
+    case 'failing-primary':
     case 'churn-json':
       return r.max['chat-json']?.bare;
     default:

@@ -17,6 +17,7 @@ export type Kind =
   | 'gemini-sse'
   | 'converse-sse'
   | 'fallback-json'
+  | 'failing-primary'
   | 'churn-json'
   | 'slow-sse';
 
@@ -34,7 +35,8 @@ export const KIND_LABEL: Record<Kind, string> = {
   'responses-sse': 'Responses → OpenAI upstream (sent natively), streaming',
   'gemini-sse': 'Gemini streamGenerateContent → OpenAI upstream (cross-format), streaming',
   'converse-sse': 'Bedrock ConverseStream → OpenAI upstream (cross-format, AWS event-stream), streaming',
-  'fallback-json': 'Fallback: primary 503 at once → backup, non-streaming',
+  'fallback-json': 'Fallback: primary 503 at once → backup, non-streaming (circuit breakers off)',
+  'failing-primary': 'Failing primary (503) with its circuit breaker open → backup, non-streaming',
   'churn-json': 'Chat non-streaming during route updates (10/s)',
   'slow-sse': 'Slow upstream (50 ms + 20 ms/event), 1k concurrent streams',
 };
@@ -52,7 +54,7 @@ export const streamKind = (k: Kind): StreamKind =>
         ? 'gemini'
         : k === 'converse-sse'
           ? 'converse'
-          : k.endsWith('-json')
+          : k.endsWith('-json') || k === 'failing-primary'
             ? 'json'
             : 'chat';
 
@@ -118,6 +120,8 @@ export const gatewayRequests = (kind: Kind, keys: readonly string[]): WrkRequest
         return { path: `/model/${encodeURIComponent(MODELS.openai)}/converse-stream`, headers: auth(k), body: converseBody() };
       case 'fallback-json':
         return { path: '/v1/chat/completions', headers: auth(k), body: chatBody(MODELS.fallback, false) };
+      case 'failing-primary':
+        return { path: '/v1/chat/completions', headers: auth(k), body: chatBody(MODELS.failingPrimary, false) };
       case 'churn-json':
         return { path: '/v1/chat/completions', headers: auth(k), body: chatBody(MODELS.churn, false) };
       case 'slow-sse':
@@ -139,6 +143,7 @@ export const upstreamRequests = (kind: Kind): WrkRequest[] => {
   switch (kind) {
     case 'chat-json':
     case 'fallback-json':
+    case 'failing-primary':
     case 'churn-json':
       return [{ path: '/v1/chat/completions', headers: h, body: chatBody('gpt-4o-mini', false) }];
     case 'chat-sse':

@@ -176,3 +176,12 @@ export const runFirstEvent = async (
   }
   return out;
 };
+
+/** The failing-primary goal (contract §14): with its breaker open, its CPU per request within 10% of chat-json's (no failing target). */
+export const failingPrimaryLine = (r: Results): string => {
+  const open = r.max['failing-primary']?.gateway;
+  const plain = r.max['chat-json']?.gateway;
+  if (!open || !plain) return 'failing-primary: not measured (needs chat-json and failing-primary through the gateway)';
+  const ratio = open.cpuUs / plain.cpuUs;
+  return `failing-primary: ${open.cpuUs.toFixed(0)} µs CPU/request, ${ratio.toFixed(2)}× chat-json's ${plain.cpuUs.toFixed(0)} µs (goal ≤ 1.10: ${ratio <= 1.1 ? 'met' : 'missed'})`;
+};

@@ -243,7 +243,13 @@ export const startTargets = async (o: TargetOptions, cores: Cores, started: Star
     { name: 'direct', url: mockUrl, pid: mockStart.service.pid, requests: upstreamRequests },
     { name: 'bare', url: `http://127.0.0.1:${bareStart.match[1]}`, pid: bareStart.service.pid, requests: upstreamRequests },
     ...floor.targets,
-    { name: 'gateway', url: gw.url, pid: gw.service.pid, requests: (k) => gatewayRequests(k, store.keys) },
+    {
+      name: 'gateway',
+      url: gw.url,
+      pid: gw.service.pid,
+      // failing-primary's route is in the bench customer's `resilient` project (circuit breakers on).
+      requests: (k) => gatewayRequests(k, k === 'failing-primary' ? [store.resilientKey] : store.keys),
+    },
   ];
   if (pg) targets.push({ name: 'gateway-pg', url: pg.gw.url, pid: pg.gw.service.pid, requests: (k) => gatewayRequests(k, pg.keys) });
   if (dp) targets.push({ name: 'dataplane', url: dp.url, pid: dp.pid, requests: (k) => gatewayRequests(k, dp.keys) });

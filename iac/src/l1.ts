@@ -900,8 +900,8 @@ export interface ProjectSettingProps extends Meta {
   readonly customerId: string;
   /** Project slug (1-253); 'default' is the default project. */
   readonly projectId: string;
-  /** Setting name: 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'. */
-  readonly settingName: 'global-fallback' | 'rate-limit' | 'record-retention' | 'response-cache' | 'trace-content';
+  /** Setting name: 'circuit-breaker', 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'. */
+  readonly settingName: 'circuit-breaker' | 'global-fallback' | 'rate-limit' | 'record-retention' | 'response-cache' | 'trace-content';
   /** String-encoded value (1-1024). */
   readonly settingValue: string;
 }
@@ -919,7 +919,7 @@ export class ProjectSetting extends GatewayResource<ProjectSettingProps> {
   get projectId(): string {
     return this.getStringAttribute('project_id');
   }
-  /** Setting name: 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'. */
+  /** Setting name: 'circuit-breaker', 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'. */
   get settingName(): string {
     return this.getStringAttribute('setting_name');
   }
@@ -1012,6 +1012,8 @@ export interface RouteProps extends Meta {
   readonly timeoutMs?: number;
   /** Retries of the same target before the next (default 0). */
   readonly maxRetries?: number;
+  /** How targets are picked (default ordered): 'ordered' by priority with the weights, 'latency' the healthy target with the lowest recent latency first, 'headroom' the target whose connection has the most of its rate limit left first. */
+  readonly strategy?: 'ordered' | 'latency' | 'headroom';
   /** A target, in order: connection (name), upstream model, priority (0 = primary), weight. 1-32 `target` blocks, kept in the order given. */
   readonly targets: RouteTarget[];
 }
@@ -1044,6 +1046,10 @@ export class Route extends GatewayResource<RouteProps> {
   /** Retries of the same target before the next (default 0). */
   get maxRetries(): number {
     return this.getNumberAttribute('max_retries');
+  }
+  /** How targets are picked (default ordered): 'ordered' by priority with the weights, 'latency' the healthy target with the lowest recent latency first, 'headroom' the target whose connection has the most of its rate limit left first. */
+  get strategy(): string {
+    return this.getStringAttribute('strategy');
   }
 }
 

@@ -25,6 +25,7 @@ import { ScimTokenOps, ScimTokenResources } from './ops/scim-tokens.ts';
 import { ServiceAccountOps, ServiceAccountResources } from './ops/service-accounts.ts';
 import { SettingOps, SettingResources } from './ops/settings.ts';
 import { SsoOps } from './ops/sso.ts';
+import { TargetHealthOps } from './ops/target-health.ts';
 import { TelemetryConfigOps, TelemetryConfigResources } from './ops/telemetry-configs.ts';
 import { UserTokenOps, UserTokenResources } from './ops/user-tokens.ts';
 
@@ -54,6 +55,7 @@ export const OPS = {
   ...ServiceAccountOps,
   ...SettingOps,
   ...SsoOps,
+  ...TargetHealthOps,
   ...TelemetryConfigOps,
   ...UserTokenOps,
 } as const satisfies Record<string, OpSpec>;

@@ -1,6 +1,7 @@
 import { type ResourceName, RESOURCES } from '../api/resources.ts';
 import type { TelemetryForwarder } from '../audit/forwarder.ts';
 import type { Counters } from '../governance/counters.ts';
+import type { TargetHealthView } from '../governance/breaker.ts';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { SecretBox } from '../core/secrets.ts';
 import type { ControllerStatus } from '../propagation/controller.ts';
@@ -47,6 +48,11 @@ export interface ControlDeps {
   oidc?: OidcIssuer;
   /** The budget counters the data planes charge (Redis, or the embedded data plane's); read by GetBudget. */
   counters?: Counters;
+  /**
+   * The circuit breakers' state as the data planes see it (GetTargetHealth, contract §14): the
+   * Redis hash the data planes share when REDIS_URL is set, else the embedded data plane's own.
+   */
+  targetHealth?: () => Promise<TargetHealthView[]>;
   /** Reads request/response bodies kept beside a record (`bodies_at`, src/records/body-files.ts). */
   recordBodies?: (at: string) => Promise<{ requestBody: unknown; responseBody: unknown }>;
 }

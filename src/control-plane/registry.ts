@@ -26,6 +26,7 @@ import { scimTokenOps } from './services/scim-tokens.ts';
 import { serviceAccountOps } from './services/service-accounts.ts';
 import { settingOps } from './services/settings.ts';
 import { ssoOps } from './services/sso.ts';
+import { targetHealthOps } from './services/target-health.ts';
 import { telemetryConfigOps } from './services/telemetry-configs.ts';
 import { userTokenOps } from './services/user-tokens.ts';
 
@@ -56,6 +57,7 @@ export const managementOps = (deps: ControlDeps, hooks: ManagementHooks): OpDef[
   ...serviceAccountOps(deps),
   ...settingOps(deps),
   ...ssoOps(deps),
+  ...targetHealthOps(deps),
   ...telemetryConfigOps(deps, hooks),
   ...userTokenOps(deps, hooks),
 ];

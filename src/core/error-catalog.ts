@@ -236,6 +236,13 @@ export const INFERENCE_ERRORS: readonly InferenceErrorDoc[] = [
     action: 'Retry later; operator: check the connection’s URL and the provider’s status.',
   },
   {
+    code: 'circuit_open',
+    status: '503 + `Retry-After`',
+    type: 'service_unavailable_error',
+    when: 'Every target of the route is paused by its circuit breaker (project setting `circuit-breaker`): each failed repeatedly, was refused its credentials or asked to be left alone (429 with Retry-After). No upstream request was sent.',
+    action: 'Retry after the time given; operator: `GetTargetHealth` says which target failed and why (docs/resilience.md).',
+  },
+  {
     code: 'timeout',
     status: '504',
     type: 'timeout_error',

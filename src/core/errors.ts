@@ -156,6 +156,29 @@ export const modelNotReady = (model: string): GatewayError =>
     retryAfterSeconds: 30,
   });
 
+/** Every target of the route is benched by its circuit breaker (contract §14): 503 with Retry-After, no upstream request sent. */
+export const circuitOpen = (model: string, waitMs: number): GatewayError => {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new GatewayError({
+    kind: 'unavailable',
+    errorCode: 'circuit_open',
+    message: `Every upstream target of the model '${model}' is paused by its circuit breaker after failing; retry after ${seconds} s.`,
+    retryAfterSeconds: seconds,
+    retryable: false,
+  });
+};
+
+/** Every target of the route is cooling down after the upstream's 429 with Retry-After: that 429, with the time left. */
+export const coolingDown = (waitMs: number): GatewayError => {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new GatewayError({
+    kind: 'rate_limit',
+    message: `The upstream provider asked the gateway to slow down (429 with Retry-After); retry after ${seconds} s.`,
+    retryAfterSeconds: seconds,
+    retryable: false,
+  });
+};
+
 export const connectError = (connectCode: ConnectCode, message: string, param: string | null = null): GatewayError => {
   const kind: ErrorKind =
     connectCode === 'invalid_argument' || connectCode === 'failed_precondition' || connectCode === 'out_of_range'

@@ -1,6 +1,7 @@
 import { Sweep } from '../core/sweep.ts';
 import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject, StreamEvent } from '../canonical/types.ts';
 import { GatewayError, invalidRequest } from '../core/errors.ts';
+import { Bench, rankedPlan } from './breaker-events.ts';
 import type { ResolvedTarget, RouteSnapshot } from '../propagation/snapshot.ts';
 import type { ExtraEndpoint, HttpProviderAdapter, PassThrough, UpstreamHttpRequest } from '../providers/types.ts';
 import { Relay, sseReader } from './relay.ts';
@@ -160,14 +161,22 @@ const failover = async <T>(
   let lastTarget: ResolvedTarget | undefined;
   // The attempts are reported only to observers that take them (no closure per attempt otherwise).
   const watch = ctx?.observers.wantsAttempts ? ctx : undefined;
-  for (const target of plan(route)) {
+  // The project's circuit breakers (contract §14): a target whose breaker is open is not tried.
+  const bench = route.breaker !== undefined && ctx?.breakers ? new Bench(ctx.breakers, route.breaker, ctx) : undefined;
+  const order = route.strategy !== 'ordered' && ctx?.breakers ? rankedPlan(route, ctx.breakers) : plan(route);
+  for (const target of order) {
+    if (bench && !bench.admit(target)) continue;
     const t = begin(target, route, clientSignal);
     if (watch) t.call.beforeFirstSend = () => reportStart(watch, t);
     try {
       const r = await step(target, t);
-      if (!r) continue;
+      if (!r) {
+        bench?.released(target);
+        continue;
+      }
       const a = attemptOf(t, r.status);
       attempts.push(a);
+      bench?.succeeded(target, a.ms);
       if (watch) reportEnd(watch, t, a, undefined);
       return { ok: true, value: r.value, target, attempts };
     } catch (e) {
@@ -176,12 +185,16 @@ const failover = async <T>(
       t.controller.abort(last);
       const a = attemptOf(t, last.status, last);
       attempts.push(a);
+      bench?.failed(target, last, clientSignal.aborted);
       if (watch) reportEnd(watch, t, a, last);
       if (!shouldFallBack(last, clientSignal)) break;
     } finally {
       disarm(t);
     }
   }
+  // Every target the request could go to is benched: fail fast, saying when to come back.
+  const benched = attempts.length === 0 ? bench?.error(route.model) : undefined;
+  if (benched) return { ok: false, error: benched, attempts, target: undefined };
   return { ok: false, error: last ?? none(), attempts, target: lastTarget };
 };
 
@@ -239,6 +252,7 @@ export const dispatchComplete = async (
       if (!direct && req.nativeOnly) return undefined;
       const built = direct ? t.call.prepare(direct, adapter, target) : prepareRequest(adapter, req, target, t.call);
       const upstream = await t.call.send(built instanceof Promise ? await built : built);
+      if (route.strategy === 'headroom') ctx?.breakers?.headroom.note(target, upstream.headers);
       const text = await readUpstreamText(upstream, signal);
       if (!upstream.ok) throw adapter.parseError(upstream.status, t.call.scrub(text), upstream.headers);
       // Parsed either way: it validates the answer and gives usage and finish for the record.
@@ -309,6 +323,7 @@ export const dispatchStream = async (
       const upstream = await t.call.send(
         direct ? await t.call.prepare(direct, adapter, withTarget(target)) : await prepareRequest(adapter, req, withTarget(target), t.call),
       );
+      if (route.strategy === 'headroom') ctx?.breakers?.headroom.note(target, upstream.headers);
       if (!upstream.ok)
         throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
       if (!upstream.body) throw new GatewayError({ kind: 'bad_gateway', message: 'The upstream provider returned an empty stream.' });
@@ -370,6 +385,7 @@ export const dispatchExtra = async (
       if (!built) return undefined;
       const signal = t.controller.signal;
       const upstream = await t.call.send(await t.call.prepare(built, adapter, withTarget(target)));
+      if (route.strategy === 'headroom') ctx?.breakers?.headroom.note(target, upstream.headers);
       if (!upstream.ok)
         throw adapter.parseError(upstream.status, t.call.scrub(await readUpstreamText(upstream, signal).catch(() => '')), upstream.headers);
       const type = upstream.headers.get('content-type') ?? '';

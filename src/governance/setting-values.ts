@@ -15,6 +15,9 @@
  *   4096), `days` purges records (and their bodies) older than that many days; no other keys.
  * - `response-cache` (contract §11): `{"mode": "exact", "ttlSeconds": int (1..604800), "scope"?:
  *   "project" | "api_key"}` — `scope` defaults to `project`; no other keys. Absent: no cache.
+ * - `circuit-breaker` (contract §14): `{"failures"?: int (0..1000, default 5), "windowSeconds"?: int
+ *   (1..3600, default 30), "openSeconds"?: int (1..3600, default 30)}` — `failures: 0` turns the
+ *   breakers of the project off; no other keys. Absent: on with the defaults.
  */
 
 /** A provider connection name (the ID pattern of the management API), 1-253 characters. */
@@ -74,7 +77,18 @@ export interface ResponseCacheSetting {
 
 export const MAX_CACHE_TTL_SECONDS = 604_800;
 
-export type SettingName = 'rate-limit' | 'global-fallback' | 'trace-content' | 'record-retention' | 'response-cache';
+export interface CircuitBreakerSetting {
+  /** Retryable failures of one target within the window that open it; 0: breakers off. */
+  failures: number;
+  windowSeconds: number;
+  /** How long an open target gets no request before one probe is let through. */
+  openSeconds: number;
+}
+
+/** The default (contract §14): on, 5 failures in 30 s open a target for 30 s. */
+export const DEFAULT_CIRCUIT_BREAKER: CircuitBreakerSetting = Object.freeze({ failures: 5, windowSeconds: 30, openSeconds: 30 });
+
+export type SettingName = 'rate-limit' | 'global-fallback' | 'trace-content' | 'record-retention' | 'response-cache' | 'circuit-breaker';
 
 export interface SettingValues {
   'rate-limit': RateLimitSetting;
@@ -82,6 +96,7 @@ export interface SettingValues {
   'trace-content': boolean;
   'record-retention': RecordRetentionSetting;
   'response-cache': ResponseCacheSetting;
+  'circuit-breaker': CircuitBreakerSetting;
 }
 
 /** A parsed value, or why the text is not one (a sentence fit for an error message). */
@@ -204,6 +219,32 @@ export const parseResponseCache = (text: string): Parsed<ResponseCacheSetting> =
   };
 };
 
+const MAX_BREAKER_FAILURES = 1000;
+const MAX_BREAKER_SECONDS = 3600;
+
+export const parseCircuitBreaker = (text: string): Parsed<CircuitBreakerSetting> => {
+  const j = parseJsonObject(text);
+  if (!j.ok) return j;
+  const o = j.value;
+  const extra = unknownKey(o, ['failures', 'windowSeconds', 'openSeconds']);
+  if (extra !== undefined) return fail(`unknown key '${extra.slice(0, 40)}' (allowed: failures, windowSeconds, openSeconds)`);
+  const f = o.failures;
+  if (f !== undefined && !(typeof f === 'number' && Number.isSafeInteger(f) && f >= 0 && f <= MAX_BREAKER_FAILURES))
+    return fail(`'failures' must be an integer from 0 (off) to ${MAX_BREAKER_FAILURES}`);
+  for (const k of ['windowSeconds', 'openSeconds'] as const)
+    if (o[k] !== undefined && (!positiveInt(o[k]) || (o[k] as number) > MAX_BREAKER_SECONDS))
+      return fail(`'${k}' must be an integer from 1 to ${MAX_BREAKER_SECONDS}`);
+  const d = DEFAULT_CIRCUIT_BREAKER;
+  return {
+    ok: true,
+    value: {
+      failures: (f as number | undefined) ?? d.failures,
+      windowSeconds: (o.windowSeconds as number | undefined) ?? d.windowSeconds,
+      openSeconds: (o.openSeconds as number | undefined) ?? d.openSeconds,
+    },
+  };
+};
+
 /** Parses a setting value by its setting name. */
 export const parseSettingValue = <N extends SettingName>(name: N, text: string): Parsed<SettingValues[N]> => {
   const parsers: { [K in SettingName]: (t: string) => Parsed<SettingValues[K]> } = {
@@ -212,6 +253,7 @@ export const parseSettingValue = <N extends SettingName>(name: N, text: string):
     'trace-content': parseTraceContent,
     'record-retention': parseRecordRetention,
     'response-cache': parseResponseCache,
+    'circuit-breaker': parseCircuitBreaker,
   };
   return parsers[name](text);
 };

@@ -44,7 +44,7 @@ export const withByok = (route: RouteSnapshot, key: KeySnapshot): RouteSnapshot 
         const secret = secretFor(t.connection.provider);
         if (secret === undefined) return t;
         changed = true;
-        return Object.freeze({ ...t, connection: withSecret(t.connection, secret) });
+        return Object.freeze({ ...t, connection: withSecret(t.connection, secret), byok: true });
       }),
     ),
   );

@@ -1,6 +1,7 @@
 import type { Span } from '@opentelemetry/api';
 import type { Usage } from '../canonical/types.ts';
 import type { GatewayError } from '../core/errors.ts';
+import type { Breakers } from '../governance/breaker.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
 import { NO_OBSERVERS, type Observers } from './observe.ts';
 import type { Plan } from './plan.ts';
@@ -59,6 +60,8 @@ export interface RequestContext {
   observers: Observers;
   /** The tracing observer's spans of this request (telemetry/trace-observer.ts); absent while tracing is off. */
   trace?: TraceState;
+  /** The data plane's circuit breakers (deps.breakers), consulted by dispatch for each target. */
+  breakers?: Breakers;
   /** Headers the current upstream attempt sends besides its own (W3C `traceparent` of its span); set by observers at attempt start. */
   upstreamHeaders?: Record<string, string>;
   /** An MCP call observed like an inference request (src/mcp): the span and metrics follow the MCP conventions. */

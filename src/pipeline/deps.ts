@@ -1,4 +1,5 @@
 import type { Counters } from '../governance/counters.ts';
+import type { Breakers } from '../governance/breaker.ts';
 import type { SnapshotHolder } from '../propagation/holder.ts';
 import type { AdmissionPolicy } from './admit.ts';
 import type { BodyLimits } from './body.ts';
@@ -35,6 +36,8 @@ export interface PipelineDeps {
   keepAliveMs: number;
   /** Request-body limits; the defaults when absent. */
   bodyLimits?: BodyLimits;
+  /** This data plane's circuit breakers (contract §14); none when absent (every target always tried). */
+  breakers?: Breakers;
   /** The request path's policies; none when absent. */
   policies?: Policies;
   /** The counters shared by the plane's replicas (Redis when configured): MCP sessions' liveness. */

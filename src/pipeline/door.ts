@@ -113,6 +113,7 @@ export const enter = async <R>(
 ): Promise<R> => {
   const ctx = openContext(a.path, a.ids, deps.observers, a.method);
   ctx.headers = a.headers;
+  if (deps.breakers) ctx.breakers = deps.breakers;
   a.opened?.(ctx);
   deps.observers.start(ctx);
   try {

@@ -52,19 +52,36 @@ export const reservedInput = (ctx: Readonly<RequestContext>): number => inputTok
 export const reservedOutput = (ctx: Readonly<RequestContext>): number => ctx.maxOutputTokens ?? ctx.plan?.catalog.maxOutputTokens ?? 0;
 
 /**
- * The usage a request is charged. A finished request: what the upstream reported (none → 0). A
- * stream that ended early (`outcome.partial`): the usage the upstream reported so far, its output
- * raised to what was streamed (one token per character, up to the reserved output) — e.g. an
- * Anthropic-family stream's `message_start` counts the input and one output token — or, when the
- * upstream reported nothing yet, the reservation: never 0.
+ * Whether the upstream was sent the request and the client then went away before the answer was
+ * complete (contract §14, client abort): the provider bills what it received, so the request is
+ * charged, never $0.
+ */
+const abandoned = (outcome: Readonly<Outcome>): boolean =>
+  outcome.error?.errorCode === 'client_closed' && (outcome.attempts?.length ?? 0) > 0;
+
+/**
+ * The usage a request is charged (contract §14). A finished request: what the upstream reported
+ * (none → 0). A request the client abandoned after it was sent, or a stream that ended early
+ * (`outcome.partial`): the usage the upstream reported so far, its output raised to what was
+ * streamed (one token per character, up to the reserved output) — e.g. an Anthropic-family
+ * stream's `message_start` counts the input and one output token; when the upstream reported
+ * nothing yet (an OpenAI-family stream reports usage at its end; a non-streamed answer never came),
+ * the input of the request (its token bound) and the output streamed: never 0, and never the whole
+ * reservation when part of the answer was received. A stream that broke before anything reached
+ * the client and reported nothing stays at its reservation (`atReservation`, budgets keep their holds).
  */
 const chargedUsage = (ctx: Readonly<RequestContext>, outcome: Readonly<Outcome>): { usage: Usage | undefined; atReservation: boolean } => {
   const u = outcome.usage;
   const partial = outcome.partial;
-  if (!partial) return { usage: u, atReservation: false };
+  const gone = abandoned(outcome);
+  if (!partial && !gone) return { usage: u, atReservation: false };
   const maxOut = reservedOutput(ctx);
-  if (!u) return { usage: { inputTokens: reservedInput(ctx), outputTokens: maxOut }, atReservation: true };
-  const streamed = maxOut > 0 ? Math.min(partial.outputChars, maxOut) : partial.outputChars;
+  const chars = partial?.outputChars ?? 0;
+  const streamed = maxOut > 0 ? Math.min(chars, maxOut) : chars;
+  if (!u) {
+    if (!gone && streamed === 0) return { usage: { inputTokens: reservedInput(ctx), outputTokens: maxOut }, atReservation: true };
+    return { usage: { inputTokens: reservedInput(ctx), outputTokens: streamed }, atReservation: false };
+  }
   return { usage: streamed > u.outputTokens ? { ...u, outputTokens: streamed } : u, atReservation: false };
 };
 

@@ -2,7 +2,10 @@ import type { GuardrailAction, GuardrailKind, GuardrailRule, GuardrailStage } fr
 import type { BudgetPeriod } from '../governance/periods.ts';
 import { PII_TYPES, type PiiType } from '../governance/pii.ts';
 import {
+  type CircuitBreakerSetting,
+  DEFAULT_CIRCUIT_BREAKER,
   FULL_RETENTION,
+  parseCircuitBreaker,
   parseGlobalFallback,
   parseRateLimit,
   parseRecordRetention,
@@ -35,6 +38,8 @@ export interface SettingsGovernance {
   retention: RecordRetentionSetting;
   /** The `response-cache` setting (contract §11), when set: answers are cached for the project (or key). */
   responseCache: ResponseCacheSetting | undefined;
+  /** The `circuit-breaker` setting (contract §14; on by default); undefined when `failures` is 0 (off). */
+  breaker: CircuitBreakerSetting | undefined;
   /** The `global-fallback` setting's targets (those this data plane can serve), tried after a route's own. */
   fallback: readonly ResolvedTarget[];
 }
@@ -79,6 +84,7 @@ export const settingsGovernance = (
   let traceContent = false;
   let retention = FULL_RETENTION;
   let responseCache: ResponseCacheSetting | undefined;
+  let breaker: CircuitBreakerSetting | undefined = DEFAULT_CIRCUIT_BREAKER;
   const fallback: ResolvedTarget[] = [];
   for (const s of settings) {
     if (s.name === 'rate-limit') {
@@ -97,6 +103,11 @@ export const settingsGovernance = (
       const p = parseResponseCache(s.value);
       if (p.ok) responseCache = Object.freeze(p.value);
       else log.every('setting-unparsed', 'warn', 'a stored response-cache setting does not parse; it is ignored', { reason: p.reason });
+    } else if (s.name === 'circuit-breaker') {
+      const p = parseCircuitBreaker(s.value);
+      if (p.ok) breaker = p.value.failures === 0 ? undefined : Object.freeze(p.value);
+      else
+        log.every('setting-unparsed', 'warn', 'a stored circuit-breaker setting does not parse; the default applies', { reason: p.reason });
     } else if (s.name === 'global-fallback') {
       const p = parseGlobalFallback(s.value);
       if (p.ok) {
@@ -107,7 +118,7 @@ export const settingsGovernance = (
       } else log.every('setting-unparsed', 'warn', 'a stored global-fallback setting does not parse; it is ignored', { reason: p.reason });
     }
   }
-  return { rateLimit, traceContent, retention, responseCache, fallback: Object.freeze(fallback) };
+  return { rateLimit, traceContent, retention, responseCache, breaker, fallback: Object.freeze(fallback) };
 };
 
 export const budgetsGovernance = (budgets: readonly ConfigDocument['budgets'][number][]): readonly BudgetSnapshot[] =>

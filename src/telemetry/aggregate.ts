@@ -169,6 +169,8 @@ export class Aggregates {
   readonly #sums: Sum[] = [];
   readonly #histograms: Histogram[] = [];
   readonly #gauges: Gauge[] = [];
+  /** Counters whose totals are kept by their source and read at collection time. */
+  readonly #observed: Gauge[] = [];
   readonly #start: HrTime;
   readonly #temporality: Temporality;
 
@@ -199,6 +201,11 @@ export class Aggregates {
     this.#gauges.push({ d: { name, description, unit: '' }, read });
   }
 
+  /** A monotonic counter whose cumulative totals `read` observes at collection time. */
+  observedCounter(name: string, description: string, read: Gauge['read']): void {
+    this.#observed.push({ d: { name, description, unit: '' }, read });
+  }
+
   /** The points now (`end`: the end of their range, default now). */
   collect(end: HrTime = hrNow()): ResourceMetrics {
     const k = this.kinds;
@@ -215,6 +222,18 @@ export class Aggregates {
           descriptor: { ...g.d, valueType: ValueType.DOUBLE },
           aggregationTemporality: k.AggregationTemporality.CUMULATIVE,
           dataPointType: k.DataPointType.GAUGE,
+          dataPoints,
+        });
+    }
+    for (const g of this.#observed) {
+      const dataPoints: { attributes: Attributes; startTime: HrTime; endTime: HrTime; value: number }[] = [];
+      g.read((value, attributes = {}) => dataPoints.push({ attributes, startTime: this.#start, endTime: end, value }));
+      if (dataPoints.length > 0)
+        metrics.push({
+          descriptor: { ...g.d, valueType: ValueType.DOUBLE },
+          aggregationTemporality: k.AggregationTemporality.CUMULATIVE,
+          dataPointType: k.DataPointType.SUM,
+          isMonotonic: true,
           dataPoints,
         });
     }

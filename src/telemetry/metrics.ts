@@ -6,6 +6,7 @@ import { describeError, log } from '../core/log.ts';
 import type { RequestObserver } from '../pipeline/observe.ts';
 import type { ExportOptions, OtlpProtocol } from './otlp.ts';
 import type { TelemetryConfig } from '../config/telemetry.ts';
+import type { Breakers } from '../governance/breaker.ts';
 import { exportOptions, resourceAttributesOf } from './tracing.ts';
 
 /**
@@ -26,6 +27,8 @@ export interface MetricSources {
   recordsQueued?: () => number;
   /** Configuration revision per data plane: the one it should serve (`desired`) and the one it serves (`applied`). */
   revisions?: () => readonly { dataplane: string; desired: number | null; applied: number | null }[];
+  /** This data plane's circuit breakers (contract §14): their states and transitions. */
+  circuits?: Breakers;
 }
 
 /** The metrics listener (contract §17, `/readyz` says it): serving, not asked for (port 0), or could not listen (a taken port). */
@@ -216,6 +219,17 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
       if (d.desired !== null) observe(d.desired, { dataplane: d.dataplane, state: 'desired' });
       if (d.applied !== null) observe(d.applied, { dataplane: d.dataplane, state: 'applied' });
     }
+  });
+
+  // Circuit breakers: 1 on the series of each breaker's current state (0 on its other states), and the transitions into each state.
+  const STATES = ['CLOSED', 'OPEN', 'HALF_OPEN', 'COOLING'] as const;
+  agg.gauge('gateway.circuit.state', 'Circuit breaker state per target (1 on the current state)', (observe) => {
+    for (const c of sources.circuits?.circuits() ?? [])
+      for (const st of STATES) observe(c.state === st ? 1 : 0, { connection: c.connection, upstream_model: c.upstreamModel, state: st });
+  });
+  agg.observedCounter('gateway.circuit.transitions', 'Circuit breaker transitions per target, by the state entered', (observe) => {
+    for (const t of sources.circuits?.counts.values() ?? [])
+      observe(t.n, { connection: t.connection, upstream_model: t.upstreamModel, state: t.to });
   });
 
   const collect = async (): Promise<ResourceMetrics> => agg.collect();

@@ -154,6 +154,7 @@ const MATRIX: Row[] = [
   [A('DeleteMcpServerCredential'), 'project_member', () => ({ ...web, serverId: 'none' }), ['admin', 'alice']],
   [A('ListMcpServerCredentials'), 'project_member', () => web],
   [A('GetProjectSettings'), 'project_member', () => web],
+  [A('GetTargetHealth'), 'project_member', () => web],
   [A('UpsertProjectSetting'), 'project_admin', () => ({ ...web, settingName: 'rate-limit', settingValue: '{"requestsPerMinute":300}' })],
   [A('DeleteProjectSetting'), 'project_admin', () => ({ ...web, settingName: 'global-fallback' })],
   [A('UpsertBudget'), 'project_admin', () => ({ ...web, name: `b-${++uniq}`, limitUsd: '10', period: 'day' })],

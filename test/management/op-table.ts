@@ -344,6 +344,7 @@ export const OPS: OpCase[] = [
   { path: `${A}ListMcpServerCredentials`, base: addr, fields: { ...addrFields, ...paging } },
   // ---- settings
   { path: `${A}GetProjectSettings`, base: addr, fields: addrFields },
+  { path: `${A}GetTargetHealth`, base: addr, fields: addrFields },
   {
     path: `${A}UpsertProjectSetting`,
     base: (fx) => ({ ...addr(fx), settingName: 'rate-limit', settingValue: RATE }),
@@ -544,6 +545,7 @@ export const OPS: OpCase[] = [
       enabled: bool,
       timeoutMs: { kind: 'int32', min: 1, max: 3_600_000, nullable: true },
       maxRetries: { kind: 'int32', min: 0, max: 10, nullable: true },
+      strategy: { kind: 'enum', values: ['ordered', 'latency', 'headroom'] },
     },
   },
   { path: `${A}GetRoute`, base: (fx) => ({ customerId: fx.customerId, projectId: fx.projectId, model: fx.routeModel }), fields: routeRef },
@@ -565,6 +567,7 @@ export const OPS: OpCase[] = [
       enabled: bool,
       timeoutMs: { kind: 'int32', min: 1, max: 3_600_000, nullable: true },
       maxRetries: { kind: 'int32', min: 0, max: 10, nullable: true },
+      strategy: { kind: 'enum', values: ['ordered', 'latency', 'headroom'] },
     },
   },
   {

@@ -36,6 +36,16 @@ const MaxRetries = () =>
     t.Union([Int32({ minimum: 0, maximum: 10 }), t.Null()], { description: 'retries of the same target before the next (default 0)' }),
   );
 
+export const ROUTE_STRATEGIES = ['ordered', 'latency', 'headroom'] as const;
+export type RouteStrategy = (typeof ROUTE_STRATEGIES)[number];
+const Strategy = () =>
+  t.Optional(
+    t.Union([t.Literal('ordered'), t.Literal('latency'), t.Literal('headroom')], {
+      description:
+        "how targets are picked (default ordered): 'ordered' by priority with the weights, 'latency' the healthy target with the lowest recent latency first, 'headroom' the target whose connection has the most of its rate limit left first",
+    }),
+  );
+
 /** Identifies a route by `id`, or by (customerId, projectId, model). */
 const RouteRef = {
   id: t.Optional(Uuid('route UUID')),
@@ -55,6 +65,7 @@ export const RouteOut = t.Object(
     enabled: t.Boolean(),
     timeoutMs: t.Optional(Int32({ description: 'absent: the default (120000)' })),
     maxRetries: t.Optional(Int32({ description: 'absent: the default (0)' })),
+    strategy: t.Optional(t.String({ description: "absent: the default ('ordered')" })),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
   },
@@ -78,6 +89,7 @@ export const RouteOps = {
         enabled: t.Optional(t.Boolean({ description: 'default true' })),
         timeoutMs: TimeoutMs(),
         maxRetries: MaxRetries(),
+        strategy: Strategy(),
       },
       { additionalProperties: false },
     ),
@@ -112,7 +124,14 @@ export const RouteOps = {
     permission: 'project_admin',
     mutates: { action: 'UPDATE', resource: 'route' },
     input: t.Object(
-      { ...RouteRef, targets: t.Optional(Targets()), enabled: t.Optional(t.Boolean()), timeoutMs: TimeoutMs(), maxRetries: MaxRetries() },
+      {
+        ...RouteRef,
+        targets: t.Optional(Targets()),
+        enabled: t.Optional(t.Boolean()),
+        timeoutMs: TimeoutMs(),
+        maxRetries: MaxRetries(),
+        strategy: Strategy(),
+      },
       { additionalProperties: false },
     ),
     output: One('route', RouteOut),
@@ -149,6 +168,8 @@ export const RouteResources = {
           enabled: t.Boolean(),
           timeoutMs: t.Union([t.Number(), t.Null()]),
           maxRetries: t.Union([t.Number(), t.Null()]),
+          // Optional: a document from a management plane older than route strategies has none (ordered).
+          strategy: t.Optional(t.Union([t.String(), t.Null()])),
         }),
     },
     terraform: {
@@ -168,6 +189,7 @@ export const RouteResources = {
         { api: 'enabled', update: true },
         { api: 'timeoutMs', update: true },
         { api: 'maxRetries', update: true },
+        { api: 'strategy', update: true },
       ],
       blocks: [
         {

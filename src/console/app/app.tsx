@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, type Json } from '../../api/client.ts';
 import { AuditPage } from './audit.tsx';
 import { messageOfError } from './fields.ts';
-import { A2A_AGENTS, API_KEYS, BUDGETS, GUARDRAILS, MCP_PROFILES, MCP_SERVERS, PROJECT_A2A_AGENTS } from './pages-more.tsx';
+import { A2A_AGENTS, API_KEYS, BUDGETS, GUARDRAILS, MCP_PROFILES, MCP_SERVERS, PROJECT_A2A_AGENTS, TARGET_HEALTH } from './pages-more.tsx';
 import {
   CATALOG,
   CONNECTIONS,
@@ -49,6 +49,7 @@ export const PAGES: PageEntry[] = [
   { id: 'catalog', title: 'Catalog', adminOnly: true, defs: [CATALOG] },
   { id: 'connections', title: 'Connections', needsProject: true, defs: [CONNECTIONS] },
   { id: 'routes', title: 'Routes', needsProject: true, defs: [ROUTES] },
+  { id: 'health', title: 'Target health', needsProject: true, defs: [TARGET_HEALTH] },
   { id: 'keys', title: 'API keys', needsProject: true, defs: [API_KEYS] },
   { id: 'budgets', title: 'Budgets', needsProject: true, defs: [BUDGETS] },
   { id: 'guardrails', title: 'Guardrails', needsProject: true, defs: [GUARDRAILS] },

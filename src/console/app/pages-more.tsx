@@ -146,3 +146,12 @@ export const PROJECT_A2A_AGENTS: ResourceDef = {
     input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, agentId: str(row.agentId) }),
   },
 };
+
+/** Target health (GetTargetHealth): each route target's circuit breaker as the data planes see it (read-only). */
+export const TARGET_HEALTH: ResourceDef = {
+  title: 'Target health',
+  scope: 'project',
+  list: 'GetTargetHealth',
+  columns: ['model', 'connection', 'upstreamModel', 'state', 'reason', 'failures', 'latencyMsP50', 'openedAt', 'lastError'],
+  rowKey: (row) => `${str(row.model)}/${str(row.connection)}/${str(row.upstreamModel)}`,
+};

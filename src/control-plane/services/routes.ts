@@ -23,6 +23,7 @@ export const routeView = (r: RouteRow) => ({
   enabled: r.enabled,
   ...(r.timeoutMs !== null ? { timeoutMs: r.timeoutMs } : {}),
   ...(r.maxRetries !== null ? { maxRetries: r.maxRetries } : {}),
+  ...(r.strategy !== null ? { strategy: r.strategy } : {}),
   createdAt: ts(r.createdAt),
   updatedAt: ts(r.updatedAt),
 });
@@ -83,6 +84,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
               enabled: input.enabled ?? true,
               timeoutMs: input.timeoutMs ?? null,
               maxRetries: input.maxRetries ?? null,
+              strategy: input.strategy ?? null,
             })
             .returning();
           return r as RouteRow;
@@ -123,6 +125,7 @@ export const routeOps = (deps: ControlDeps): OpDef[] => [
       if (input.enabled !== undefined) patch.enabled = input.enabled;
       if (input.timeoutMs != null) patch.timeoutMs = input.timeoutMs;
       if (input.maxRetries != null) patch.maxRetries = input.maxRetries;
+      if (input.strategy !== undefined) patch.strategy = input.strategy;
       const [row] = await tx.update(routes).set(patch).where(eq(routes.id, current.id)).returning();
       await change({ resource: 'route' as const, entityId: current.id, customerId: current.customerId, projectId: current.projectId });
       return { route: routeView(row as RouteRow) };

@@ -1,6 +1,7 @@
 import type { ConnectionConfig, ProviderAdapter } from '../../providers/types.ts';
 import { type ProjectBuild, perProject, rowsOf } from '../section.ts';
 import { providersOf } from './assignments.snapshot.ts';
+import { targetKey } from '../../governance/breaker.ts';
 
 export interface ResolvedTarget {
   connection: ConnectionConfig;
@@ -8,6 +9,10 @@ export interface ResolvedTarget {
   upstreamModel: string;
   priority: number;
   weight: number;
+  /** The circuit breaker's name of the target: connection id and upstream model (governance/breaker.ts). */
+  key: string;
+  /** Set when the caller's BYOK key replaced the connection's (pipeline/byok.ts): its credential failures are the caller's, not the connection's. */
+  byok?: true;
 }
 
 const connectionRows = rowsOf((doc) => doc.connections);
@@ -37,6 +42,7 @@ export const targetResolver = perProject(
         }),
         adapter,
         upstreamModel: model,
+        key: targetKey(c.id, model),
         priority,
         weight,
       });

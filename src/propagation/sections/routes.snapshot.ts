@@ -1,3 +1,4 @@
+import type { CircuitBreakerSetting } from '../../governance/setting-values.ts';
 import { perProject, rowsOf, type SnapshotBuilder } from '../section.ts';
 import { assignmentsSnapshot } from './assignments.snapshot.ts';
 import type { CatalogEntry } from './catalog.snapshot.ts';
@@ -17,6 +18,10 @@ export interface RouteSnapshot {
   active: boolean;
   /** The project's `global-fallback` targets, tried once each in order after every target of the route failed retryably. */
   fallback: readonly ResolvedTarget[];
+  /** How targets are picked (CreateRoute `strategy`): by priority and weights, by recent latency, or by rate-limit headroom. */
+  strategy: 'ordered' | 'latency' | 'headroom';
+  /** The project's `circuit-breaker` setting (contract §14); undefined: breakers off. */
+  breaker: CircuitBreakerSetting | undefined;
 }
 
 export interface RoutesPart {
@@ -55,7 +60,7 @@ const routeRows = rowsOf((doc) => doc.routes);
 export const routesSnapshot = {
   project: perProject((p): RoutesPart => {
     const resolve = targetResolver(p);
-    const { fallback } = settingsSnapshot.project(p);
+    const { fallback, breaker } = settingsSnapshot.project(p);
     const routes = new Map<string, RouteSnapshot>();
     for (const r of routeRows(p)) {
       let complete = r.targets.length > 0;
@@ -80,6 +85,8 @@ export const routesSnapshot = {
           maxRetries: r.maxRetries ?? 0,
           active: r.enabled && complete,
           fallback,
+          breaker,
+          strategy: r.strategy === 'latency' || r.strategy === 'headroom' ? r.strategy : 'ordered',
         }),
       );
     }

@@ -22,6 +22,7 @@ export const routesLoader = async ({ tx, select, live }: LoadContext): Promise<P
       enabled: r.enabled,
       timeoutMs: r.timeoutMs,
       maxRetries: r.maxRetries,
+      strategy: r.strategy,
     })),
   };
 };

@@ -43,6 +43,8 @@ export const routes = pgTable(
     enabled: boolean('enabled').notNull().default(true),
     timeoutMs: integer('timeout_ms'),
     maxRetries: integer('max_retries'),
+    /** How targets are picked: 'ordered' (null: the default), 'latency' or 'headroom'. */
+    strategy: text('strategy'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: deletedAt(),
