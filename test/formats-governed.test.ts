@@ -164,3 +164,22 @@ test('limits reserve the output cap each format names: Gemini maxOutputTokens, C
     await tg.must(admin('DeleteProjectSetting'), { ...at(), settingName: 'rate-limit' });
   }
 });
+
+test('Converse: metrics.latencyMs is the time from the request to the answer, streamed or not', async () => {
+  oa.script(() => ({ text: 'ok', delayMs: 200 }));
+  try {
+    const r = await post('/model/metered/converse-stream', { messages: [{ role: 'user', content: [{ text: 'hi' }] }] });
+    expect(r.status).toBe(200);
+    const frames = createEventStreamParser().push(new Uint8Array(await r.arrayBuffer()));
+    const metadata = frames.find((f) => f.headers?.[':event-type'] === 'metadata');
+    const streamed = (JSON.parse(metadata?.data ?? '{}') as { metrics?: { latencyMs?: number } }).metrics?.latencyMs ?? 0;
+    expect(streamed).toBeGreaterThanOrEqual(200);
+    expect(streamed).toBeLessThan(30_000);
+    const whole = (await (await post('/model/metered/converse', { messages: [{ role: 'user', content: [{ text: 'hi' }] }] })).json()) as {
+      metrics?: { latencyMs?: number };
+    };
+    expect(whole.metrics?.latencyMs ?? 0).toBeGreaterThanOrEqual(200);
+  } finally {
+    oa.script(undefined);
+  }
+});

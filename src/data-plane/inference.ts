@@ -158,6 +158,7 @@ const encodeContext = (s: InferenceServing): EncodeContext => ({
   model: s.request.model,
   requestId: s.ctx.ids.requestId,
   includeUsage: s.request.includeUsage,
+  receivedAt: s.ctx.receivedAt,
   ...(s.state?.keeper?.responseFields ? { responseFields: s.state.keeper.responseFields } : {}),
 });
 
