@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import OpenAI from 'openai';
 import { admin, apikeyOp, type TestGateway } from './support/gateway.ts';
 import type { MockUpstream } from './support/mock-upstreams.ts';
 import { type Provisioned, startWorld, stopWorld, type World } from './support/provision.ts';
@@ -232,6 +233,32 @@ describe('GET /v1/models', () => {
       supports_computer_use: false,
       supports_reasoning: false,
     });
+  });
+
+  test('GET /v1/models/{id} (OpenAI SDK models.retrieve): the listed object, else 404 model_not_found in OpenAI shape', async () => {
+    const listed = (await (await fetch(`${tg.url}/v1/models`, { headers: { authorization: `Bearer ${p.apiKey}` } })).json()) as {
+      data: { id: string }[];
+    };
+    const client = new OpenAI({ apiKey: p.apiKey, baseURL: `${tg.url}/v1`, maxRetries: 0 });
+    const one = await client.models.retrieve('gpt-mini');
+    const entry: unknown = listed.data.find((d) => d.id === 'gpt-mini');
+    expect(entry).toBeDefined();
+    expect(entry).toEqual(one);
+    expect(one.owned_by).toBe('openai');
+    // In the catalogue but not routable for this key, and not at all: the same 404.
+    for (const id of ['unrouted', 'no-such-model', 'a/b']) {
+      const err = await client.models.retrieve(id).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(err instanceof OpenAI.APIError ? [err.status, err.code, err.type, err.param] : []).toEqual([
+        404,
+        'model_not_found',
+        'not_found_error',
+        'model',
+      ]);
+      expect(err instanceof OpenAI.APIError ? err.message : '').toContain(`'${id}'`);
+    }
+    const noKey = new OpenAI({ apiKey: 'sk-not-a-real-key-000000000000000000000', baseURL: `${tg.url}/v1`, maxRetries: 0 });
+    expect(await noKey.models.retrieve('gpt-mini').catch((e: unknown) => e)).toBeInstanceOf(OpenAI.AuthenticationError);
   });
 });
 

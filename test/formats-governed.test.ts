@@ -126,3 +126,60 @@ test('records: each format is recorded with its endpoint, usage and cost', async
   }
   expect(endpoints).toEqual(['/v1beta/models/{model}:generateContent', '/model/{modelId}/converse', '/v2/chat']);
 });
+
+test('limits reserve the output cap each format names: Gemini maxOutputTokens, Converse maxTokens, Cohere max_tokens', async () => {
+  // 1000 tokens a minute for the project; a request reserves its input bound plus its output cap
+  // until it settles. Two held at once: caps of 100 fit together, caps of 600 do not.
+  await tg.must(admin('UpsertProjectSetting'), {
+    ...at(),
+    settingName: 'rate-limit',
+    settingValue: JSON.stringify({ tokensPerMinute: 1000, per: 'project' }),
+  });
+  const cases: [string, (cap: number) => Record<string, unknown>, number][] = [
+    [
+      '/v1beta/models/metered:generateContent',
+      (cap) => ({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { maxOutputTokens: cap } }),
+      429,
+    ],
+    [
+      '/model/metered/converse',
+      (cap) => ({ messages: [{ role: 'user', content: [{ text: 'hi' }] }], inferenceConfig: { maxTokens: cap } }),
+      429,
+    ],
+    ['/v2/chat', (cap) => ({ model: 'metered', messages: [{ role: 'user', content: 'hi' }], max_tokens: cap }), 429],
+  ];
+  oa.script(() => ({ text: 'ok', delayMs: 300 }));
+  try {
+    for (const [path, body, limited] of cases) {
+      const small = await Promise.all([post(path, body(100)), post(path, body(100))]);
+      expect({ path, statuses: small.map((r) => r.status) }).toEqual({ path, statuses: [200, 200] });
+      const large = await Promise.all([post(path, body(600)), post(path, body(600))]);
+      expect({ path, statuses: large.map((r) => r.status).sort() }).toEqual({ path, statuses: [200, limited] });
+      const refused = large.find((r) => r.status === limited);
+      expect(await refused?.text()).toContain('1000 tokens per minute');
+      await Promise.all([...small, ...large].map((r) => r.arrayBuffer().catch(() => undefined)));
+    }
+  } finally {
+    oa.script(undefined);
+    await tg.must(admin('DeleteProjectSetting'), { ...at(), settingName: 'rate-limit' });
+  }
+});
+
+test('Converse: metrics.latencyMs is the time from the request to the answer, streamed or not', async () => {
+  oa.script(() => ({ text: 'ok', delayMs: 200 }));
+  try {
+    const r = await post('/model/metered/converse-stream', { messages: [{ role: 'user', content: [{ text: 'hi' }] }] });
+    expect(r.status).toBe(200);
+    const frames = createEventStreamParser().push(new Uint8Array(await r.arrayBuffer()));
+    const metadata = frames.find((f) => f.headers?.[':event-type'] === 'metadata');
+    const streamed = (JSON.parse(metadata?.data ?? '{}') as { metrics?: { latencyMs?: number } }).metrics?.latencyMs ?? 0;
+    expect(streamed).toBeGreaterThanOrEqual(200);
+    expect(streamed).toBeLessThan(30_000);
+    const whole = (await (await post('/model/metered/converse', { messages: [{ role: 'user', content: [{ text: 'hi' }] }] })).json()) as {
+      metrics?: { latencyMs?: number };
+    };
+    expect(whole.metrics?.latencyMs ?? 0).toBeGreaterThanOrEqual(200);
+  } finally {
+    oa.script(undefined);
+  }
+});

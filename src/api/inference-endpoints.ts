@@ -71,6 +71,10 @@ export const INFERENCE_ENDPOINTS = {
     },
   },
   '/v1/models/*': {
+    get: {
+      summary: "OpenAI `GET /v1/models/{id}`: one of the key's models (as `/v1/models` lists it), else 404 `model_not_found`",
+      path: '/v1/models/{modelMethod}',
+    },
     post: {
       summary: 'Gemini methods under the SDK’s `v1` API version (as `/v1beta/models/…`)',
       body: 'gemini',

@@ -86,6 +86,8 @@ export interface CanonicalRequest {
   temperature?: number;
   topP?: number;
   topK?: number;
+  /** The client's member that set `topK` (`top_k`, `generationConfig.topK`, `k`, …), for refusals. */
+  topKParam?: string;
   stop?: string[];
   seed?: number;
   presencePenalty?: number;

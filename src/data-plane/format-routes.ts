@@ -7,13 +7,20 @@ import type { InferenceDeps } from './deps.ts';
 import { handleConverse } from './converse.ts';
 import { handleGemini } from './gemini.ts';
 import { handleInference } from './inference.ts';
+import { handleModel } from './models.ts';
 
 type Handler = (req: Request, ids: RequestIds) => Response | Promise<Response>;
 
-/** `POST /v1beta/models/{model}:{method}` and the same under `/v1/models/` (the Google SDK's default API version). */
-export const geminiRoutes = <R>(deps: InferenceDeps, post: (h: Handler) => R) => ({
+/**
+ * `POST /v1beta/models/{model}:{method}` and the same under `/v1/models/` (the Google SDK's default
+ * API version), whose `GET` is OpenAI's `GET /v1/models/{id}` (`models.retrieve`).
+ */
+export const geminiRoutes = <R, G>(deps: InferenceDeps, post: (h: Handler) => R, guard: (h: Handler) => G) => ({
   '/v1beta/models/*': post((req, ids) => handleGemini(deps, '/v1beta/models/', req, ids)),
-  '/v1/models/*': post((req, ids) => handleGemini(deps, '/v1/models/', req, ids)),
+  '/v1/models/*': {
+    ...post((req, ids) => handleGemini(deps, '/v1/models/', req, ids)),
+    GET: guard((req, ids) => handleModel(deps, req, ids)),
+  },
 });
 
 /** `POST /model/{modelId}/converse` and `/converse-stream` (Bedrock Converse). */

@@ -1,4 +1,4 @@
-import type { CanonicalResponse, ClientFormat, JsonObject } from '../canonical/types.ts';
+import type { CanonicalRequest, CanonicalResponse, ClientFormat, JsonObject } from '../canonical/types.ts';
 import { answerOfStream, type LiveServe, serveCached } from './cache/serve.ts';
 import { requestCache } from './cache/key.ts';
 import { asGatewayError } from '../core/errors.ts';
@@ -18,6 +18,15 @@ import { prepareHosted } from './hosted-mcp/prepare.ts';
 import { serveHosted } from './hosted-mcp/run.ts';
 import { type Prepared, prepareResponses, prepareThread, type Stateful } from './stateful.ts';
 import { serveBackground } from './background.ts';
+
+/** What the pipeline reads of a decoded request: the route key, streaming, and the output cap and temperature whatever member the format names them by. */
+const readOf = (creq: CanonicalRequest) => ({
+  request: creq,
+  model: creq.model,
+  stream: creq.stream,
+  maxOutputTokens: creq.maxTokens,
+  temperature: creq.temperature,
+});
 
 const ENDPOINT: Record<ClientFormat, string> = {
   chat: '/v1/chat/completions',
@@ -149,6 +158,7 @@ const encodeContext = (s: InferenceServing): EncodeContext => ({
   model: s.request.model,
   requestId: s.ctx.ids.requestId,
   includeUsage: s.request.includeUsage,
+  receivedAt: s.ctx.receivedAt,
   ...(s.state?.keeper?.responseFields ? { responseFields: s.state.keeper.responseFields } : {}),
 });
 
@@ -234,7 +244,7 @@ const specFor = (format: ClientFormat): InferenceSpec => {
           : {}),
       read: (body) => {
         const creq = codec.decodeRequest(body);
-        return { request: creq, model: creq.model, stream: creq.stream };
+        return readOf(creq);
       },
       serve: (s) => {
         clampOutput(format, s);
@@ -291,7 +301,7 @@ const withUrl = (format: ClientFormat, url: UrlRequest): InferenceSpec => {
     ...specFor(format),
     read: (body) => {
       const creq = codec.decodeRequest(body, url);
-      return { request: creq, model: creq.model, stream: creq.stream };
+      return readOf(creq);
     },
   };
 };

@@ -211,7 +211,7 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
     '/v1/conversations/:id': { GET: guard(conversations), POST: guard(conversations), DELETE: guard(conversations) },
     '/v1/conversations/:id/items': { GET: guard(conversations), POST: guard(conversations) },
     '/v1/conversations/:id/items/:itemId': { GET: guard(conversations), DELETE: guard(conversations), POST: guard(methodNotAllowed) },
-    ...geminiRoutes(deps, post),
+    ...geminiRoutes(deps, post, guard),
     ...converseRoutes(deps, post),
     ...cohereRoutes(deps, post),
     '/v1/models': { GET: guard((req, ids) => handleModels(deps, req, ids)), POST: guard(methodNotAllowed) },

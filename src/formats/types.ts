@@ -11,6 +11,8 @@ export interface EncodeContext {
   includeUsage: boolean;
   /** Unix seconds stamped on stream chunks (`created`/`created_at`); defaults to now. Tests pin it. */
   created?: number;
+  /** Epoch ms the gateway received the request: Converse's `metrics.latencyMs` counts from it (default: when encoding began). */
+  receivedAt?: number;
   /** Responses only: members set on the response object as given (`store`, `previous_response_id`). */
   responseFields?: JsonObject;
 }

@@ -37,6 +37,14 @@ export interface ReadRequest<T> {
   request: T;
   model: string;
   stream: boolean;
+  /**
+   * The output cap the request sets, in whichever member its format names it (Gemini
+   * `generationConfig.maxOutputTokens`, Converse `inferenceConfig.maxTokens`…): what limits reserve.
+   * Without it, the body's `max_completion_tokens`, `max_tokens` or `max_output_tokens`.
+   */
+  maxOutputTokens?: number | undefined;
+  /** The request's temperature, in whichever member its format names it; without it, the body's `temperature`. */
+  temperature?: number | undefined;
 }
 
 /** Everything `serve` needs: the resolved request, the endpoint's own state, and the way to finish it. */
@@ -121,8 +129,8 @@ export const runPipeline = <T, S, D extends PipelineDeps>(
           const snapshot = await door.again(e);
           plan = resolve(ctx, snapshot, door.key, read.model, read.stream);
         }
-        ctx.maxOutputTokens = maxOutputOf(value);
-        ctx.temperature = temperatureOf(value);
+        ctx.maxOutputTokens = read.maxOutputTokens ?? maxOutputOf(value);
+        ctx.temperature = read.temperature ?? temperatureOf(value);
         const admitting = admitted(policies, ctx, value, (redacted) => {
           // Redacted: the upstream and the record see the redacted body only.
           value = redacted;

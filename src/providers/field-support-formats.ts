@@ -110,13 +110,12 @@ export const FORMAT_FIELD_SUPPORT: readonly FieldRow[] = [
     ],
   },
   {
-    field: 'Converse `inferenceConfig` (`maxTokens`, `stopSequences`), `additionalModelRequestFields.top_k`',
+    field: 'Converse `inferenceConfig` (`maxTokens`, `stopSequences`)',
     cells: {
-      openai:
-        '`max_tokens`, `stop`; `top_k` not sent to OpenAI (no top-k there; as for Messages `top_k`), `top_k` to providers with the top-k quirk',
-      anthropic: '`max_tokens`, `stop_sequences`, `top_k`',
-      gemini: '`generationConfig.maxOutputTokens`, `stopSequences`, `topK`',
-      'bedrock-cohere': 'Bedrock: passed through; Cohere: `max_tokens`, `stop_sequences`, `k`',
+      openai: '`max_tokens`, `stop`',
+      anthropic: '`max_tokens`, `stop_sequences`',
+      gemini: '`generationConfig.maxOutputTokens`, `stopSequences`',
+      'bedrock-cohere': 'Bedrock: passed through; Cohere: `max_tokens`, `stop_sequences`',
     },
     probes: [
       {
@@ -130,11 +129,58 @@ export const FORMAT_FIELD_SUPPORT: readonly FieldRow[] = [
           cohere: { sent: 'max_tokens', equals: 50 },
         },
       },
+    ],
+  },
+  {
+    field: 'Top-k: Messages `top_k`, Gemini `generationConfig.topK`, Cohere `k`, Converse `additionalModelRequestFields.top_k`',
+    cells: {
+      openai:
+        '`top_k` to providers with the top-k quirk (together, fireworks, openrouter, vllm, ollama-openai, hf-tgi); 400 naming the field elsewhere (OpenAI, Azure, … have no top-k)',
+      anthropic: '`top_k`',
+      gemini: '`generationConfig.topK`',
+      'bedrock-cohere':
+        'Bedrock: `additionalModelRequestFields.top_k` for Anthropic models (Converse: passed through), 400 naming the field for others; Cohere: `k`',
+    },
+    probes: [
+      {
+        format: 'messages',
+        body: { max_tokens: 50, top_k: 5, messages: [{ role: 'user', content: 'hi' }] },
+        expect: {
+          openai: { refused: 'top_k' },
+          'openai-translated': { refused: 'top_k' },
+          anthropic: { sent: 'top_k', equals: 5 },
+          gemini: { sent: 'generationConfig.topK', equals: 5 },
+          bedrock: { refused: 'top_k' },
+          cohere: { sent: 'k', equals: 5 },
+        },
+      },
+      {
+        format: 'gemini',
+        body: { generationConfig: { topK: 5 }, contents: geminiUser },
+        expect: {
+          openai: { refused: 'generationConfig.topK' },
+          anthropic: { sent: 'top_k', equals: 5 },
+          gemini: { sent: 'generationConfig.topK', equals: 5 },
+          bedrock: { refused: 'generationConfig.topK' },
+          cohere: { sent: 'k', equals: 5 },
+        },
+      },
+      {
+        format: 'cohere',
+        body: { k: 5, messages: cohereUser },
+        expect: {
+          openai: { refused: 'k' },
+          anthropic: { sent: 'top_k', equals: 5 },
+          gemini: { sent: 'generationConfig.topK', equals: 5 },
+          bedrock: { refused: 'k' },
+          cohere: { sent: 'k', equals: 5 },
+        },
+      },
       {
         format: 'converse',
         body: { additionalModelRequestFields: { top_k: 5 }, messages: converseUser },
         expect: {
-          openai: { absent: 'top_k' },
+          openai: { refused: 'additionalModelRequestFields.top_k' },
           anthropic: { sent: 'top_k', equals: 5 },
           gemini: { sent: 'generationConfig.topK', equals: 5 },
           bedrock: { sent: 'additionalModelRequestFields.top_k', equals: 5 },
@@ -166,11 +212,11 @@ export const FORMAT_FIELD_SUPPORT: readonly FieldRow[] = [
     ],
   },
   {
-    field: 'Cohere `p`, `k`, `response_format: {type: "json_object", json_schema}`',
+    field: 'Cohere `p`, `response_format: {type: "json_object", json_schema}`',
     cells: {
       openai: '`top_p`; `response_format: json_schema`',
-      anthropic: '`top_p`, `top_k`; structured output',
-      gemini: '`topP`, `topK`; `responseJsonSchema`',
+      anthropic: '`top_p`; structured output',
+      gemini: '`topP`; `responseJsonSchema`',
       'bedrock-cohere': 'Bedrock: `topP`, a forced tool; Cohere: passed through',
     },
     probes: [

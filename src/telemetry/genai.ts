@@ -56,6 +56,7 @@ const APIS: Readonly<Record<string, string>> = {
   '/v1/audio/speech': 'audio_speech',
   '/v1/rerank': 'rerank',
   '/v1/models': 'models',
+  '/v1/models/{id}': 'models',
 };
 
 /** `gateway_api` of a request's endpoint (`mcp` for an MCP call). */

@@ -201,6 +201,7 @@ export const decodeCohereRequest = (raw: unknown): CanonicalRequest => {
       temperature: optionalNumber(body, 'temperature'),
       topP: optionalNumber(body, 'p'),
       topK: optionalInteger(body, 'k', '', { min: 0 }),
+      topKParam: body['k'] !== undefined && body['k'] !== null ? 'k' : undefined,
       stop: optionalStringList(body, 'stop_sequences', '', false),
       seed: optionalInteger(body, 'seed'),
       presencePenalty: optionalNumber(body, 'presence_penalty'),

@@ -68,8 +68,23 @@ describe('Converse', () => {
     });
   });
 
+  test('response metrics.latencyMs: milliseconds since the request arrived', () => {
+    const res = {
+      id: '',
+      model: '',
+      created: 0,
+      text: 'x',
+      toolCalls: [],
+      finishReason: 'stop' as const,
+      usage: { inputTokens: 1, outputTokens: 1 },
+    };
+    const latency = encodeConverseResponse(res, { ...ctx, receivedAt: Date.now() - 250 }).metrics;
+    expect(latency).toEqual({ latencyMs: expect.any(Number) });
+    expect(JSON.stringify(latency)).toMatch(/"latencyMs":(2[5-9]\d|[3-9]\d\d|\d{4})\b/);
+  });
+
   test('stream: block indexes, a tool block with its start and argument deltas, messageStop then metadata', () => {
-    const enc = createConverseStreamEncoder(ctx);
+    const enc = createConverseStreamEncoder({ ...ctx, receivedAt: Date.now() - 250 });
     const out = [
       enc.push({ type: 'start', id: '', model: '' }),
       enc.push({ type: 'text', text: 'a' }),
@@ -87,8 +102,12 @@ describe('Converse', () => {
       ['contentBlockDelta', { contentBlockIndex: 1, delta: { toolUse: { input: '{}' } } }],
       ['contentBlockStop', { contentBlockIndex: 1 }],
       ['messageStop', { stopReason: 'tool_use' }],
-      ['metadata', { usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 }, metrics: { latencyMs: 0 } }],
+      ['metadata', { usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 }, metrics: { latencyMs: expect.any(Number) } }],
     ]);
+    // The latency counts from the request's arrival (250 ms before the encoder began), not 0.
+    const latency = /"latencyMs":(\d+)/.exec(out)?.[1];
+    expect(Number(latency)).toBeGreaterThanOrEqual(250);
+    expect(Number(latency)).toBeLessThan(60_000);
   });
 
   test('errors: ValidationException with the field named; a stream error is an exception event', () => {

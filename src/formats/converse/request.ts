@@ -217,8 +217,10 @@ const decodeAdditional = (a: UnknownRecord | undefined, note: Note): Partial<Can
   const path = 'additionalModelRequestFields';
   const out: Partial<CanonicalRequest> = {};
   for (const k of Object.keys(a)) {
-    if (k === 'top_k') out.topK = optionalInteger(a, 'top_k', path, { min: 1 });
-    else if (k === 'thinking') {
+    if (k === 'top_k') {
+      out.topK = optionalInteger(a, 'top_k', path, { min: 1 });
+      out.topKParam = `${path}.top_k`;
+    } else if (k === 'thinking') {
       const t = recordAt(a[k], `${path}.thinking`);
       if (optionalString(t, 'type', `${path}.thinking`) === 'enabled') {
         out.reasoningBudget = optionalInteger(t, 'budget_tokens', `${path}.thinking`, { min: 1 });

@@ -25,7 +25,7 @@ export const converseUsage = (u: Usage): JsonObject => {
   return out;
 };
 
-export const encodeConverseResponse = (res: CanonicalResponse, _ctx: EncodeContext): JsonObject => {
+export const encodeConverseResponse = (res: CanonicalResponse, ctx: EncodeContext): JsonObject => {
   const content: JsonObject[] = [];
   if (res.reasoning !== undefined && res.reasoning !== '')
     content.push({
@@ -40,6 +40,8 @@ export const encodeConverseResponse = (res: CanonicalResponse, _ctx: EncodeConte
     output: { message: { role: 'assistant', content } },
     stopReason: converseStopReason(res.finishReason),
     usage: converseUsage(res.usage),
+    // Milliseconds from the request's arrival to this answer (0 when the caller gave no arrival time).
+    metrics: { latencyMs: ctx.receivedAt === undefined ? 0 : Math.max(0, Date.now() - ctx.receivedAt) },
   };
 };
 

@@ -23,7 +23,8 @@ const EXCEPTIONS: Record<number, string> = {
 
 type Block = 'text' | 'reasoning' | number;
 
-export const createConverseStreamEncoder = (_ctx: EncodeContext): StreamEncoder => {
+export const createConverseStreamEncoder = (ctx: EncodeContext): StreamEncoder => {
+  const receivedAt = ctx.receivedAt ?? Date.now();
   let started = false;
   let ended = false;
   let index = -1;
@@ -86,7 +87,7 @@ export const createConverseStreamEncoder = (_ctx: EncodeContext): StreamEncoder 
         start() +
         close() +
         sseEvent('messageStop', { stopReason: converseStopReason(finish) }) +
-        sseEvent('metadata', { usage: converseUsage(usage ?? emptyUsage()), metrics: { latencyMs: 0 } })
+        sseEvent('metadata', { usage: converseUsage(usage ?? emptyUsage()), metrics: { latencyMs: Math.max(0, Date.now() - receivedAt) } })
       );
     },
     error(error: GatewayError) {

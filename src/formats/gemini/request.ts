@@ -267,6 +267,7 @@ const decodeGeneration = (g: UnknownRecord | undefined, note: Note): Partial<Can
     temperature: optionalNumber(g, 'temperature', path),
     topP: optionalNumber(g, 'topP', path),
     topK: optionalInteger(g, 'topK', path, { min: 1 }),
+    topKParam: g['topK'] !== undefined && g['topK'] !== null ? joinPath(path, 'topK') : undefined,
     stop: optionalStringList(g, 'stopSequences', path, false),
     seed: optionalInteger(g, 'seed', path),
     presencePenalty: optionalNumber(g, 'presencePenalty', path),

@@ -279,6 +279,7 @@ export const decodeMessagesRequest = (body: unknown): CanonicalRequest => {
     temperature: optionalNumber(b, 'temperature'),
     topP: optionalNumber(b, 'top_p'),
     topK: optionalInteger(b, 'top_k', '', { min: 0 }),
+    topKParam: b['top_k'] !== undefined && b['top_k'] !== null ? 'top_k' : undefined,
     stop: optionalStringList(b, 'stop_sequences', '', false),
     user: metadata && optionalString(metadata, 'user_id', 'metadata'),
     tools: decodeTools(b, note),

@@ -3,11 +3,12 @@
  *
  * Every model, Anthropic ones included, goes through Converse: one request and one stream shape
  * for all families (Anthropic's `invoke` wire is not used). `top_k` is passed in
- * `additionalModelRequestFields` for Anthropic models only; JSON mode has no Converse field and is
+ * `additionalModelRequestFields` for Anthropic models only (refused for others); JSON mode has no Converse field and is
  * emulated with a forced tool (`JSON_TOOL`), turned back into text by the response and stream
  * mappers.
  */
 import { refuseReasoning } from '../reasoning.ts';
+import { refuseTopK } from '../top-k.ts';
 import type { CanonicalRequest, ContentPart, JsonObject, Message, ToolChoice } from '../../canonical/types.ts';
 import { textOf } from '../../canonical/types.ts';
 import { compact, optionHeaders, optionString, setHeader, trimTrailingSlash } from '../json.ts';
@@ -174,6 +175,7 @@ const toolConfig = (request: CanonicalRequest): JsonObject | undefined => {
 
 export const buildConverseBody = (provider: string, request: CanonicalRequest, target: UpstreamTarget): JsonObject => {
   refuseReasoning(request, 'Bedrock');
+  if (!isAnthropicModel(target.upstreamModel)) refuseTopK(request, `Bedrock (${target.upstreamModel})`);
   refuseStrictTools(request, 'Bedrock', 'Converse tool specifications have no strict mode');
   const system = systemTexts(request.messages).map((text) => ({ text }));
   const inference = compact({

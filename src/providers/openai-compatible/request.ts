@@ -8,6 +8,7 @@ import { assertModelReasons, reasoningEffortOf, refuseReasoning, wantsReasoning 
 import { providerMisconfigured } from '../upstream-error.ts';
 import type { OpenAICompatibleSpec } from './spec.ts';
 import { strictSchema } from './strict-schema.ts';
+import { refuseTopK } from '../top-k.ts';
 
 export const resolveBaseUrl = (spec: OpenAICompatibleSpec, target: UpstreamTarget): string => {
   const { connection } = target;
@@ -138,6 +139,7 @@ export const buildChatCompletionsBody = (spec: OpenAICompatibleSpec, request: Ca
   const tools = request.tools ?? [];
   const rf = request.responseFormat;
   if (q.noReasoning) refuseReasoning(request, spec.id);
+  if (q.topK !== true) refuseTopK(request, spec.id);
   assertModelReasons(request);
 
   const body = compact({
