@@ -219,7 +219,7 @@ export const GuardrailOps = {
     name: 'CreateGuardrail',
     summary: 'Create a guardrail of a project',
     notes:
-      "kind regex needs pattern; pii needs piiTypes; max_input_tokens needs maxTokens, stage 'input' and action block or flag; a provider kind needs provider (contract §15, docs/guardrail-providers.md) and action block or flag, its url follows the upstream address rule, its authValue is wrapped at rest and never returned. A blocked request is 400 invalid_request_error / guardrail_blocked naming the guardrail; redact replaces a match with [REDACTED:<type>] (the guardrail's name for regex); flag records the guardrail's name on the request record (guardrail_flags). Names are unique within the project (already_exists).",
+      "kind regex needs pattern; pii needs piiTypes; max_input_tokens needs maxTokens, stage 'input' and action block or flag; a provider kind needs provider (docs/guardrail-providers.md) and action block or flag, its url follows the upstream address rule, its authValue is wrapped at rest and never returned. A blocked request is 400 invalid_request_error / guardrail_blocked naming the guardrail; redact replaces a match with [REDACTED:<type>] (the guardrail's name for regex); flag records the guardrail's name on the request record (guardrail_flags). Names are unique within the project (already_exists).",
     permission: 'project_admin',
     mutates: { action: 'CREATE', resource: 'guardrail' },
     input: t.Object({ ...Addr, name: GuardrailName(), ...Fields }, { additionalProperties: false }),
