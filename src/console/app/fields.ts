@@ -127,6 +127,7 @@ const unwrap = (s: TSchema): TSchema => {
 };
 
 const literals = (s: TSchema): string[] | undefined => {
+  if (TypeGuard.IsLiteralString(s)) return [s.const];
   if (!TypeGuard.IsUnion(s)) return undefined;
   const values = s.anyOf.map((b) => (TypeGuard.IsLiteralString(b) ? b.const : undefined));
   return values.every((v): v is string => v !== undefined) ? values : undefined;
