@@ -34,8 +34,8 @@ export const SERVICE_ACCOUNTS: ResourceDef = {
     return (
       <div class="once" role="status">
         <p>
-          <strong>New service account key file — shown once.</strong> Save it for <code>serve --role data --service-account FILE</code>:
-          the private key is not stored.
+          <strong>New service account key file — shown once.</strong> Save it for <code>serve --role data --service-account FILE</code>: the
+          private key is not stored.
         </p>
         <label for="new-service-account">Service account key file (JSON)</label>
         <textarea id="new-service-account" readOnly rows={6} value={JSON.stringify(account, null, 2)} />
