@@ -60,17 +60,19 @@ export function KeyPicker({ scope, idPrefix, onKey }: { scope: Scope; idPrefix: 
   const create = async () => {
     const name = `playground-${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}`;
     try {
-      const answer = await scope.session.client.callJson('CreateApiKey', {
-        customerId: scope.customerId,
-        projectId: scope.projectId,
+      const answer = await scope.session.client.call('CreateApiKey', {
         name,
+        enterpriseContext: { customerId: scope.customerId, projectId: scope.projectId },
       });
-      const key = typeof answer.apiKey === 'string' ? answer.apiKey : '';
+      const key = answer.apiKey;
       const list = heldOf(scope.session);
       list.push({ label: name, key, projectId: scope.projectId });
       setError('');
       setTick((t) => t + 1);
-      pick(String(list.filter((k) => k.projectId === scope.projectId).length - 1), '');
+      // The list this render computed does not hold the new key yet: it is passed on as is.
+      setChoice(String(list.filter((k) => k.projectId === scope.projectId).length - 1));
+      setPasted('');
+      onKey(key);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       setError(messageOfError(e.message));
