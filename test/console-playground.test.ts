@@ -55,7 +55,10 @@ test.skipIf(!run)(
     await c.signIn(ADMIN_TOKEN);
     await c.go('Playground');
     await page.getByRole('button', { name: 'Create a key for the playground' }).click();
-    await page.getByLabel('Key to call with', { exact: true }).locator('option', { hasText: 'created in this sign-in' }).waitFor({ state: 'attached' });
+    await page
+      .getByLabel('Key to call with', { exact: true })
+      .locator('option', { hasText: 'created in this sign-in' })
+      .waitFor({ state: 'attached' });
     await tg.settle();
     await page.getByLabel('Model', { exact: true }).selectOption('gpt-mini');
     await page.getByLabel('Message', { exact: true }).fill('stream to me');
@@ -72,7 +75,7 @@ test.skipIf(!run)(
       .getByText('Answer complete, with its record.')
       .waitFor({ timeout: 45_000 })
       .catch(async (e: unknown) => {
-        console.log('playground shows:', await page.locator('main').innerText());
+        console.log('playground shows:', await page.locator('main').textContent());
         throw e;
       });
     const seen = await page.evaluate<{ t: string; at: number }[]>('window.__answers');
@@ -115,7 +118,10 @@ test.skipIf(!run)('the playground shows the inference error of a bad key; the re
   await page.getByLabel('Pasted API key', { exact: true }).fill('sk-not-a-key');
   await page.getByLabel('Message', { exact: true }).fill('hello');
   await page.getByRole('button', { name: 'Send', exact: true }).click();
-  await page.getByRole('alert').filter({ hasText: /^401: / }).waitFor();
+  await page
+    .getByRole('alert')
+    .filter({ hasText: /^401: / })
+    .waitFor();
   expect(await page.locator('#playground-answer').textContent()).toBe('');
   await c.axe('51-playground-refused');
   // Anything else on the relay is refused in the inference error format, and reaches no upstream.
@@ -194,3 +200,28 @@ test.skipIf(!run)('a member is offered no write the API would refuse on the new 
   await page.getByLabel('Pasted API key', { exact: true }).waitFor();
   await c.axe('55-member-playground');
 });
+
+test.skipIf(!run)(
+  'the new pages pass axe-core and fit a phone; no serious finding on any page above',
+  async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Token').waitFor();
+    await c.signIn(ADMIN_TOKEN);
+    for (const size of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 844 },
+    ]) {
+      await page.setViewportSize(size);
+      for (const title of ['Playground', 'BYOK keys', 'Files & batches', 'Telemetry', 'Service accounts', 'MCP', 'Settings']) {
+        await c.go(title);
+        await c.loaded();
+        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+        expect(overflow).toBeLessThanOrEqual(0);
+        await c.axe(`56-${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${size.width}`);
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(c.findings).toEqual(Object.fromEntries(Object.keys(c.findings).map((k) => [k, []])));
+  },
+  120_000,
+);
