@@ -172,6 +172,19 @@ test.skipIf(!run)('files and batches are listed with a pasted key; BYOK keys reg
   expect(await form.locator('label', { hasText: 'User scope' }).getAttribute('title')).toBe('userScope');
   await c.axe('53-byok');
 
+  // The response cache, a project setting in its own form (contract §11).
+  await c.go('Settings');
+  const cache = page.locator('#form-setting-response-cache');
+  await cache.getByLabel('Mode', { exact: true }).selectOption('exact');
+  await cache.getByLabel('TTL seconds', { exact: true }).fill('600');
+  await page.getByRole('button', { name: 'Save response cache' }).click();
+  await page.getByText(/^Set \(response-cache/).waitFor();
+  const settings = (await tg.must(admin('GetProjectSettings'), { customerId: 'acme', projectId: 'default' })) as {
+    settings: { settingName: string; settingValue: string }[];
+  };
+  const saved = settings.settings.find((s) => s.settingName === 'response-cache');
+  expect(JSON.parse(saved?.settingValue ?? 'null')).toEqual({ mode: 'exact', ttlSeconds: 600 });
+
   await c.go('Telemetry');
   const t = await c.openCreate('Add telemetry config');
   expect(await t.locator('label', { hasText: 'Sink URL' }).getAttribute('title')).toBe('sinkUrl');

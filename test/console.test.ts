@@ -354,6 +354,8 @@ test.skipIf(!run)(
     await page.getByRole('cell', { name: 'docs', exact: true }).waitFor();
     await c.go('Members & assignments');
     await c.openCreate('Assign MCP server');
+    // The catalog's servers are offered once read (a text field until then).
+    await page.locator('#form-AddProjectMcpServer select[name="serverId"] option[value="docs"]').waitFor({ state: 'attached' });
     await page.locator('#form-AddProjectMcpServer').getByLabel('Server ID', { exact: true }).selectOption('docs');
     await page.getByRole('button', { name: 'Assign MCP server' }).click();
     await page.getByRole('button', { name: 'Unassign docs' }).waitFor();

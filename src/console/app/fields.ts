@@ -41,6 +41,7 @@ const WORDS: Record<string, string> = {
   mcp: 'MCP',
   pii: 'PII',
   jti: 'JTI',
+  ttl: 'TTL',
 };
 
 /** `customerId` → "Customer ID", `limitUsd` → "Limit USD", `baseUrl` → "Base URL". */

@@ -74,7 +74,7 @@ const SETTINGS: SettingDef[] = [
   {
     name: 'response-cache',
     title: 'Response cache',
-    help: 'Identical requests answered from the cache for ttlSeconds (header X-Gateway-Cache: hit), per project or per API key. Absent: off.',
+    help: 'Identical requests answered from the cache for the TTL (header X-Gateway-Cache: hit), per project or per API key. Absent: off.',
     schema: t.Object({
       mode: t.Union([t.Literal('exact')]),
       ttlSeconds: t.Integer({ minimum: 1, maximum: 604_800, description: 'seconds an answer is served from the cache (1-604800)' }),
