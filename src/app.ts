@@ -15,6 +15,7 @@ import { ManagementAuth } from './control-plane/auth.ts';
 import type { OpDef } from './control-plane/connect.ts';
 import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
+import { localInferenceUrl } from './console/inference-relay.ts';
 import { OidcIssuer } from './control-plane/oidc.ts';
 import { scimHandler } from './control-plane/scim/routes.ts';
 import { liveCustomerId, managementOps, serviceAccountJwks, serviceAccountVerifier, userTokenVerifier } from './control-plane/index.ts';
@@ -300,6 +301,9 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         rawRoutes: protocol.routes,
         ...(deps.oidc ? { oidc: deps.oidc } : {}),
         scim: scimHandler(deps),
+        ...(inference?.port !== undefined
+          ? { inferenceUrl: localInferenceUrl(config.host, inference.port, config.tls.inference !== undefined) }
+          : {}),
       });
     }
   } catch (e) {

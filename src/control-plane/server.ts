@@ -1,6 +1,7 @@
 import { openapi } from '@elysiajs/openapi';
 import { type TlsFiles, tlsOption } from '../core/tls.ts';
 import { Elysia } from 'elysia';
+import { inferenceRelay } from '../console/inference-relay.ts';
 import { consoleRoutes } from '../console/serve.ts';
 import { callInfo, type ServerLike } from './audit-record.ts';
 import type { ManagementAuth } from './auth.ts';
@@ -31,6 +32,8 @@ export interface ControlServerOptions {
   oidc?: OidcIssuer;
   /** SCIM 2.0 at /scim/v2/ (scim/routes.ts). */
   scim?: (request: Request, server?: ServerLike | null) => Promise<Response>;
+  /** The inference listener of this process: the console's playground calls it through `/console/inference/` (console/inference-relay.ts). */
+  inferenceUrl?: string;
   /** Raw POST routes outside the Connect operations (the data plane protocol, dataplane-protocol.ts). */
   rawRoutes?: Record<string, (request: Request) => Promise<Response>>;
 }
@@ -131,6 +134,7 @@ export const buildControlApp = (opts: ControlServerOptions) =>
       { detail: { hide: true } },
     )
     .use(consoleRoutes())
+    .use(inferenceRelay(opts.inferenceUrl))
     .use(ssoRoutes(opts.oidc, opts.ops))
     .use((app) => {
       const scim = opts.scim;

@@ -14,7 +14,10 @@ import {
   PROJECTS,
   ROUTES,
 } from './pages.tsx';
+import { FilesPage } from './files.tsx';
 import { SCIM_TOKENS, USER_TOKENS } from './pages-identity.tsx';
+import { BYOK_KEYS, MCP_CREDENTIALS, SERVICE_ACCOUNTS, TELEMETRY_CONFIGS } from './pages-ops.tsx';
+import { PlaygroundPage } from './playground.tsx';
 import { PlanesPage } from './planes.tsx';
 import { RecordsPage } from './records.tsx';
 import { type ResourceDef, ResourcePage, type Scope } from './resource.tsx';
@@ -51,12 +54,17 @@ export const PAGES: PageEntry[] = [
   { id: 'routes', title: 'Routes', needsProject: true, defs: [ROUTES] },
   { id: 'health', title: 'Target health', needsProject: true, defs: [TARGET_HEALTH] },
   { id: 'keys', title: 'API keys', needsProject: true, defs: [API_KEYS] },
+  { id: 'playground', title: 'Playground', needsProject: true, view: (s) => <PlaygroundPage scope={s} /> },
+  { id: 'byok', title: 'BYOK keys', needsProject: true, defs: [BYOK_KEYS] },
   { id: 'budgets', title: 'Budgets', needsProject: true, defs: [BUDGETS] },
   { id: 'guardrails', title: 'Guardrails', needsProject: true, defs: [GUARDRAILS] },
-  { id: 'mcp', title: 'MCP', needsProject: true, defs: [MCP_SERVERS, MCP_PROFILES] },
+  { id: 'mcp', title: 'MCP', needsProject: true, defs: [MCP_SERVERS, MCP_PROFILES, MCP_CREDENTIALS] },
   { id: 'a2a', title: 'A2A agents', needsProject: true, defs: [A2A_AGENTS, PROJECT_A2A_AGENTS] },
   { id: 'usage', title: 'Usage', needsProject: true, view: (s) => <UsagePage scope={s} /> },
   { id: 'records', title: 'Records', needsProject: true, view: (s) => <RecordsPage scope={s} /> },
+  { id: 'files', title: 'Files & batches', needsProject: true, view: (s) => <FilesPage scope={s} /> },
+  { id: 'telemetry', title: 'Telemetry', adminOnly: true, defs: [TELEMETRY_CONFIGS] },
+  { id: 'service-accounts', title: 'Service accounts', defs: [SERVICE_ACCOUNTS] },
   { id: 'audit', title: 'Audit log', adminOnly: true, view: (s) => <AuditPage session={s.session} /> },
   { id: 'user-tokens', title: 'User tokens', defs: [USER_TOKENS] },
   { id: 'scim', title: 'SCIM tokens', adminOnly: true, defs: [SCIM_TOKENS] },

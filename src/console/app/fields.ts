@@ -41,6 +41,7 @@ const WORDS: Record<string, string> = {
   mcp: 'MCP',
   pii: 'PII',
   jti: 'JTI',
+  ttl: 'TTL',
 };
 
 /** `customerId` → "Customer ID", `limitUsd` → "Limit USD", `baseUrl` → "Base URL". */
@@ -127,6 +128,7 @@ const unwrap = (s: TSchema): TSchema => {
 };
 
 const literals = (s: TSchema): string[] | undefined => {
+  if (TypeGuard.IsLiteralString(s)) return [s.const];
   if (!TypeGuard.IsUnion(s)) return undefined;
   const values = s.anyOf.map((b) => (TypeGuard.IsLiteralString(b) ? b.const : undefined));
   return values.every((v): v is string => v !== undefined) ? values : undefined;

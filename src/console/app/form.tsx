@@ -84,7 +84,7 @@ export function SchemaForm(p: FormProps) {
     if (f.kind === 'group')
       return (
         <fieldset key={f.path}>
-          <legend>{f.label}</legend>
+          <legend title={f.name}>{f.label}</legend>
           {(f.fields ?? []).map((c) => render(c, inRow))}
         </fieldset>
       );
@@ -92,7 +92,7 @@ export function SchemaForm(p: FormProps) {
       const n = rows[f.path] ?? 0;
       return (
         <fieldset key={f.path} class="rows" id={id} tabIndex={-1} aria-describedby={described}>
-          <legend>{f.label}</legend>
+          <legend title={f.name}>{f.label}</legend>
           {help}
           {errorText}
           {Array.from({ length: n }, (_, i) => (
@@ -183,7 +183,9 @@ export function SchemaForm(p: FormProps) {
     return (
       <div class={`field${err ? ' invalid' : ''}`} key={f.path}>
         <span class="label-row">
-          <label for={id}>{f.label}</label>
+          <label for={id} title={f.name}>
+            {f.label}
+          </label>
           {f.required ? (
             <span class="req" aria-hidden="true">
               *

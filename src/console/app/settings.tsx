@@ -14,7 +14,7 @@ import { StageLine } from './stage.tsx';
  */
 
 interface SettingDef {
-  name: 'rate-limit' | 'record-retention' | 'trace-content' | 'global-fallback';
+  name: 'rate-limit' | 'record-retention' | 'trace-content' | 'global-fallback' | 'response-cache';
   title: string;
   help: string;
   schema: TObject;
@@ -67,6 +67,18 @@ const SETTINGS: SettingDef[] = [
         minItems: 1,
         maxItems: 32,
       }),
+    }),
+    toValue: (b) => b,
+    fromValue: asObject,
+  },
+  {
+    name: 'response-cache',
+    title: 'Response cache',
+    help: 'Identical requests answered from the cache for the TTL (header X-Gateway-Cache: hit), per project or per API key. Absent: off.',
+    schema: t.Object({
+      mode: t.Union([t.Literal('exact')]),
+      ttlSeconds: t.Integer({ minimum: 1, maximum: 604_800, description: 'seconds an answer is served from the cache (1-604800)' }),
+      scope: t.Optional(t.Union([t.Literal('project'), t.Literal('api_key')])),
     }),
     toValue: (b) => b,
     fromValue: asObject,

@@ -3,7 +3,8 @@ import { labelOf } from './fields.ts';
 
 /**
  * A table in a scrollable, keyboard-focusable region (narrow screens scroll it sideways). Columns
- * named by an API field (`userId`, `inputTokens`) are headed in words ("User ID", "Input tokens").
+ * named by an API field (`userId`, `inputTokens`) are headed in words ("User ID", "Input tokens"),
+ * the field's API name in the header's title (its tooltip).
  */
 
 /** A column's header: an API field name in words; a header already in words as given, capitalised. */
@@ -24,7 +25,7 @@ export function Table({ label, columns, rows }: { label: string; columns: string
         <thead>
           <tr>
             {columns.map((c) => (
-              <th scope="col" key={c}>
+              <th scope="col" key={c} title={/^[a-z][A-Za-z0-9]*$/.test(c) && c !== 'actions' ? c : undefined}>
                 {headerOf(c)}
               </th>
             ))}
