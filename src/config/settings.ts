@@ -235,8 +235,8 @@ export const SETTINGS = {
     description:
       "largest single event of an upstream stream held while it arrives (one SSE event, one NDJSON line, one AWS event-stream frame); larger → the stream is cancelled, 502 `upstream_response_too_large` (before the first event: the next target is tried; after: the format's error event)",
   }),
-  GATEWAY_MCP_MAX_MESSAGE: size({
-    default: '16MiB',
+  GATEWAY_MCP_MAX_MESSAGE_BYTES: size({
+    default: '8MiB',
     min: '64KiB',
     description:
       'largest message read from an upstream MCP server (a JSON answer, or one SSE event: a tool result, a list page); larger → the read is cancelled and the call fails with `upstream_response_too_large`',

@@ -34,7 +34,7 @@ import type { Links } from './links.ts';
  * catalog's credential (authType/authValue) is the only one sent; the caller's never is. Before
  * every upstream HTTP request the address rule of contract §3.1 is applied (no inward address
  * unless the server allows private addresses), redirects are not followed, and no message larger
- * than GATEWAY_MCP_MAX_MESSAGE is read (mcp/bounded.ts). The client negotiates the server's
+ * than GATEWAY_MCP_MAX_MESSAGE_BYTES is read (mcp/bounded.ts). The client negotiates the server's
  * generation (`server/discover` first, `initialize` for a 2025 server): either generation of
  * upstream serves either generation of caller.
  */
