@@ -82,6 +82,7 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
       host: config.host,
       port: config.port,
       ...(config.tls.inference ? { tls: config.tls.inference } : {}),
+      ...(config.oidc ? { oidcIssuer: config.oidc.issuer } : {}),
       // The request path takes the embedded writer's type; the remote sink has the same add() contract.
       deps: {
         snapshots,

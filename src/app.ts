@@ -266,6 +266,7 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         host: config.host,
         port: config.port,
         ...(config.tls.inference ? { tls: config.tls.inference } : {}),
+        ...(config.oidc ? { oidcIssuer: config.oidc.issuer } : {}),
         deps: inferenceDeps,
         limits: config.limits,
         ready,

@@ -138,7 +138,7 @@ export const SETTINGS = {
     parseable: true,
     unset: 'no single sign-on',
     description:
-      'OpenID Provider issuer URL (discovery at `<issuer>/.well-known/openid-configuration`): the console offers "Sign in with SSO" and `ExchangeOidcToken` accepts its ID tokens; `http://` only on a loopback address',
+      'OpenID Provider issuer URL (discovery at `<issuer>/.well-known/openid-configuration`): the console offers "Sign in with SSO", `ExchangeOidcToken` accepts its ID tokens, and the protected-resource metadata of MCP profiles names it in `authorization_servers`; `http://` only on a loopback address',
   }),
   GATEWAY_OIDC_CLIENT_ID: optionalText({
     unset: 'required with `GATEWAY_OIDC_ISSUER`',

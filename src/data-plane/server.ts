@@ -89,6 +89,8 @@ export interface DataPlaneServerOptions {
   mcp?: McpGateway;
   /** The gateway's version, as the MCP gateway tells clients (`serverInfo.version`); default: the product's (package.json). */
   version?: string;
+  /** GATEWAY_OIDC_ISSUER: named as the authorization server in the MCP profiles' RFC 9728 metadata. */
+  oidcIssuer?: string;
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -195,6 +197,7 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
           ids,
           decodeURIComponent(new URL(req.url).pathname.split('/').pop() ?? ''),
           opts.deps.snapshots.current?.publicUrl,
+          opts.oidcIssuer,
         ),
       ),
       POST: guard(methodNotAllowed),
