@@ -42,7 +42,7 @@ export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfi
           prefix: e.prefix,
           ...(e.tools ? { tools: Object.freeze([...e.tools]) } : {}),
           ...(e.pin ? { pin: true } : {}),
-          ...(e.pin && e.pins ? { pins: new Map(Object.entries(e.pins)) } : {}),
+          ...(e.pin && e.pins ? { pins: new Map(e.pins.map((x) => [x.name, x.hash])) } : {}),
         }),
       );
     const grants = p.grants?.map((g) => Object.freeze({ principal: g.principal, tools: Object.freeze([...g.tools]) }));

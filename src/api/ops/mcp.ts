@@ -341,14 +341,9 @@ export const McpResources = {
       section: 'mcpProfiles',
       optional: true,
       row: () => {
-        // `pins` (a `pin: true` server once listed): the approved definition hash of each tool by name; absent: not yet listed.
-        const server = t.Object({
-          serverId: t.String(),
-          tools: t.Optional(t.Array(t.String())),
-          prefix: t.String(),
-          pin: t.Optional(t.Boolean()),
-          pins: t.Optional(t.Record(t.String(), t.String())),
-        });
+        // `pins` (a `pin: true` server once listed): each tool's approved definition hash; absent: never listed.
+        const pin = { pin: t.Optional(t.Boolean()), pins: t.Optional(t.Array(t.Object({ name: t.String(), hash: t.String() }))) };
+        const server = t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String(), ...pin });
         // `role:` grants arrive expanded to the members holding the role (`user:` principals).
         const grant = t.Object({ principal: t.String(), tools: t.Array(t.String()) });
         return t.Object({

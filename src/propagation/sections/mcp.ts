@@ -71,11 +71,11 @@ export const mcpLoader = async ({
       .orderBy(mcpToolPins.name),
   ]);
   // Pins of the `pin: true` entries: a server once listed has its marker row (name ''), and a row per approved tool.
-  const pins = new Map<string, Record<string, string>>();
+  const pins = new Map<string, { name: string; hash: string }[]>();
   for (const r of pinRows) {
     const k = `${r.profileUuid}\n${r.serverId}`;
-    const m = pins.get(k) ?? {};
-    if (r.name !== '' && r.hash !== null) m[r.name] = r.hash;
+    const m = pins.get(k) ?? [];
+    if (r.name !== '' && r.hash !== null) m.push({ name: r.name, hash: r.hash });
     pins.set(k, m);
   }
   // Members of the projects whose profiles grant by role: a `role:` grant goes out as its members' `user:` grants.
