@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -6,6 +9,8 @@ import type { Server } from 'bun';
 import { z } from 'zod';
 import { startDataPlaneServer } from '../src/data-plane/server.ts';
 import { Observers } from '../src/pipeline/observe.ts';
+import type { DataNode } from '../src/app-data.ts';
+import { startSeparatePlane } from './support/data-node.ts';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
 import { connectMcp, textOf } from './support/mcp-gateway.ts';
 
@@ -68,8 +73,8 @@ const listed = async (base: string, profile = 'p'): Promise<string[]> => {
     await client.close();
   }
 };
-const call = async (base: string, name: string): Promise<string> => {
-  const { client } = await connectMcp(`${base}/mcp/p`, apiKey);
+const call = async (base: string, name: string, profile = 'p'): Promise<string> => {
+  const { client } = await connectMcp(`${base}/mcp/${profile}`, apiKey);
   try {
     return textOf(await client.callTool({ name, arguments: { text: 't' } }));
   } catch (e) {
@@ -163,4 +168,29 @@ describe('pinned tools', () => {
     expect(await logs('system')).toBe(1);
     expect(await logs('user')).toBeGreaterThanOrEqual(1);
   });
+
+  test('a separate data plane reports over the data plane protocol (ReportMcpTools): its first listing pins, a change is pending centrally', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-mcp-pins-'));
+    let node: DataNode | undefined;
+    try {
+      await tg.must(admin('CreateMcpProfile'), { ...acme, profileId: 'edge', servers: [{ serverId: 'r', pin: true }] });
+      await tg.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: 'edge', projectId: 'default' });
+      node = await startSeparatePlane(tg, dir, 'acme', 'edge', '100ms');
+      const plane = node;
+      await until(
+        async () => plane.snapshots.current?.mcp.profiles.size ?? 0,
+        (n) => n > 0,
+      );
+      expect(await listed(plane.inferenceUrl, 'edge')).toEqual(['r__add', 'r__echo', 'r__steal']);
+      const edge = async () => (await tg.must(admin('GetMcpProfile'), { ...acme, profileId: 'edge' })).profile as Record<string, unknown>;
+      tools.set('add', { description: 'Adds, and remembers everything it is given' });
+      expect(await listed(plane.inferenceUrl, 'edge')).toEqual(['r__echo', 'r__steal']);
+      expect(await call(plane.inferenceUrl, 'r__add', 'edge')).toContain('needs approval');
+      const p = await until(edge, (x) => Array.isArray(x.pendingTools));
+      expect(p.pendingTools).toEqual([{ serverId: 'r', name: 'add', change: 'changed' }]);
+    } finally {
+      await node?.stop(0);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { and, eq, isNull, ne, sql } from 'drizzle-orm';
+import { connectError } from '../../core/errors.ts';
 import type { McpPinSink, SeenTool } from '../../mcp/pins.ts';
 import { mcpProfiles, type McpProfileRow, mcpToolPins } from '../../store/schema/index.ts';
 import type { Db } from '../../store/db.ts';
@@ -74,10 +75,21 @@ export const dropUnpinned = async (tx: Tx, row: McpProfileRow): Promise<void> =>
   );
 };
 
-/** Records what a data plane listed of a pinned server; the first listing pins it. */
-const recordSeen = async (deps: ControlDeps, profileUuid: string, serverId: string, tools: readonly SeenTool[]): Promise<void> => {
+/**
+ * Records what a data plane listed of a pinned server; the first listing pins it. `servedBy`: the
+ * projects a separate data plane serves (a profile of another project is refused).
+ */
+export const recordSeen = async (
+  deps: ControlDeps,
+  profileUuid: string,
+  serverId: string,
+  tools: readonly SeenTool[],
+  servedBy?: readonly string[],
+): Promise<void> => {
   await systemMutation(deps, { actionType: 'UPDATE', resourceType: 'mcp_profile', resourceId: profileUuid }, async ({ tx, change }) => {
     const [row] = await tx.select().from(mcpProfiles).where(eq(mcpProfiles.id, profileUuid)).for('update');
+    if (row && servedBy && !servedBy.includes(row.projectUuid))
+      throw connectError('permission_denied', "the MCP profile's project is not served by this data plane", 'profileUuid');
     // A report for a profile or server that is not (or no longer) pinned changes nothing.
     if (!row || !pinnedServers(row).has(serverId)) return undefined;
     const of = and(eq(mcpToolPins.profileUuid, profileUuid), eq(mcpToolPins.serverId, serverId));
