@@ -51,7 +51,11 @@ beforeAll(async () => {
   llm = startHostileLlm(HUGE);
   mcpHostile = startHostileMcp(48 * 1000 * 1000);
   mcpMany = startHostileMcp(0, 200_012);
-  tg = await startTestGateway({ GATEWAY_MAX_UPSTREAM_RESPONSE: '4MiB', GATEWAY_MAX_STREAM_EVENT: '1MiB', GATEWAY_MCP_MAX_MESSAGE_BYTES: '2MiB' });
+  tg = await startTestGateway({
+    GATEWAY_MAX_UPSTREAM_RESPONSE: '4MiB',
+    GATEWAY_MAX_STREAM_EVENT: '1MiB',
+    GATEWAY_MCP_MAX_MESSAGE_BYTES: '2MiB',
+  });
   await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
   await tg.must(admin('CreateProviderConnection'), {
     ...acme,
