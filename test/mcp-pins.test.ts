@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -115,6 +116,15 @@ describe('pinned tools', () => {
     expect(refused).toContain('needs approval');
     expect(await call(tg.url, 'r__steal')).toContain('needs approval');
     expect(await call(tg.url, 'r__add')).toBe('add:t');
+    // The 2026-07-28 generation (v2 SDK client, stateless) sees the same.
+    const modern = new ClientV2({ name: 'v2', version: '2.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await modern.connect(new TransportV2(new URL(`${tg.url}/mcp/p`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
+    try {
+      expect((await modern.listTools()).tools.map((t) => t.name)).toEqual(['r__add']);
+      expect(await modern.callTool({ name: 'r__echo', arguments: { text: 't' } }).then(String, String)).toContain('needs approval');
+    } finally {
+      await modern.close();
+    }
     // A profile that does not pin the server sees the server as it is.
     expect(await listed(tg.url, 'loose')).toEqual(['r__add', 'r__echo', 'r__steal']);
     const p = await until(profile, (x) => Array.isArray(x.pendingTools));
