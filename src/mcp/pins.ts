@@ -82,11 +82,12 @@ export class PinBook {
     if (last?.digest !== digest) {
       // First listing with no pins anywhere yet: what is seen now is what gets pinned.
       this.#reported.set(key, { digest, pins: before ?? new Map(seen.map((s) => [s.name, s.hash])) });
-      this.sink
-        ?.seen({ profileUuid: profile.id, serverId: entry.serverId, tools: seen })
-        .catch((e: unknown) =>
-          log.warn('mcp pinned tools not reported', { profile: profile.profileId, server: entry.serverId, error: describeError(e) }),
-        );
+      this.sink?.seen({ profileUuid: profile.id, serverId: entry.serverId, tools: seen }).catch((e: unknown) => {
+        // Reported again at the next listing (the pins this process holds stay).
+        const cur = this.#reported.get(key);
+        if (cur?.digest === digest) this.#reported.set(key, { ...cur, digest: '' });
+        log.warn('mcp pinned tools not reported', { profile: profile.profileId, server: entry.serverId, error: describeError(e) });
+      });
     }
     const pins = this.#pins(profile, entry);
     if (!pins) return new Set();
