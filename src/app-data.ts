@@ -7,6 +7,7 @@ import { ConfigError } from './config/env.ts';
 import { describeError, log } from './core/log.ts';
 import { Conversations } from './data-plane/conversations.ts';
 import { RemoteConversationStore } from './data-plane/remote/conversations.ts';
+import { remoteMcpPinSink } from './data-plane/remote/mcp-pins.ts';
 import { PullController } from './data-plane/remote/pull.ts';
 import { pushRecordsWith, RemoteRecordSink } from './data-plane/remote/remote-sink.ts';
 import { readServiceAccountFile, type ServiceAccountFile } from './data-plane/remote/service-account-file.ts';
@@ -88,6 +89,9 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
       host: config.host,
       port: config.port,
       ...(config.tls.inference ? { tls: config.tls.inference } : {}),
+      ...(config.oidc ? { oidcIssuer: config.oidc.issuer } : {}),
+      // What this data plane lists of pinned MCP servers goes to the management plane.
+      mcpPins: remoteMcpPinSink(controller.client),
       // The request path takes the embedded writer's type; the remote sink has the same add() contract.
       deps: {
         snapshots,

@@ -13,6 +13,7 @@ import { generateKek, SecretBox } from './core/secrets.ts';
 import { Spool } from './core/spool.ts';
 import { ManagementAuth } from './control-plane/auth.ts';
 import type { OpDef } from './control-plane/connect.ts';
+import { mcpPinSink } from './control-plane/services/mcp-pins.ts';
 import type { ControlDeps } from './control-plane/deps.ts';
 import { startControlServer } from './control-plane/server.ts';
 import { localInferenceUrl } from './console/inference-relay.ts';
@@ -275,6 +276,9 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         host: config.host,
         port: config.port,
         ...(config.tls.inference ? { tls: config.tls.inference } : {}),
+        ...(config.oidc ? { oidcIssuer: config.oidc.issuer } : {}),
+        // What the embedded data plane lists of pinned MCP servers goes straight into the store.
+        mcpPins: mcpPinSink(deps),
         deps: inferenceDeps,
         limits: config.limits,
         ready,

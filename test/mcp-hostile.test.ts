@@ -8,7 +8,7 @@ import { startStreamableServer, type TestMcpServer } from './support/mcp-servers
 /**
  * Contract §7.1 bounds and names against a hostile MCP server: a name the server never listed is
  * not callable whatever a glob says; a list over GATEWAY_MCP_MAX_LIST_ITEMS leaves that server out;
- * a message over GATEWAY_MCP_MAX_MESSAGE fails its call naming the bound, and the gateway's memory
+ * a message over GATEWAY_MCP_MAX_MESSAGE_BYTES fails its call naming the bound, and the gateway's memory
  * stays flat across 50 such calls (48 MB each).
  */
 
@@ -23,7 +23,7 @@ const url = (): string => `${tg.url}/mcp/p`;
 beforeAll(async () => {
   hostile = startHostileServer({ bigBytes: 48 * 1024 * 1024 });
   many = startHostileServer({ many: 101 });
-  tg = await startTestGateway({ GATEWAY_MCP_MAX_MESSAGE: '1MiB', GATEWAY_MCP_MAX_LIST_ITEMS: '100' });
+  tg = await startTestGateway({ GATEWAY_MCP_MAX_MESSAGE_BYTES: '1MiB', GATEWAY_MCP_MAX_LIST_ITEMS: '100' });
   await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
   apiKey = ((await tg.must(apikeyOp('CreateApiKey'), { name: 'k', userId: 'u1', enterpriseContext: acme })) as { apiKey: string }).apiKey;
   await tg.must(admin('CreateMcpServer'), { serverId: 'h', url: hostile.url });
@@ -82,7 +82,7 @@ describe('a hostile MCP server', () => {
     for (let i = 0; i < 50; i++) {
       const e = await call();
       expect(e).toBeInstanceOf(McpError);
-      expect(String(e)).toContain('GATEWAY_MCP_MAX_MESSAGE');
+      expect(String(e)).toContain('GATEWAY_MCP_MAX_MESSAGE_BYTES');
     }
     Bun.gc(true);
     const after = process.memoryUsage().rss;

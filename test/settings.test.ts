@@ -73,7 +73,7 @@ describe('settings schema', () => {
         streamStallMs: 60_000,
         maxUpstreamResponseBytes: 32 * 1024 ** 2,
         maxStreamEventBytes: 16 * 1024 ** 2,
-        maxMcpMessageBytes: 16 * 1024 ** 2,
+        maxMcpMessageBytes: 8 * 1024 ** 2, // contract §7.1: GATEWAY_MCP_MAX_MESSAGE_BYTES defaults to 8 MiB
       },
       shutdownGraceMs: 30_000,
       telemetry: {

@@ -166,3 +166,13 @@ test('without an issuer configured the exchange is failed_precondition; an http 
   expect(() => loadConfig([], { GATEWAY_OIDC_ISSUER: 'http://idp.example.com', GATEWAY_OIDC_CLIENT_ID: 'x' })).toThrow(/loopback/);
   expect(() => loadConfig([], { GATEWAY_OIDC_ISSUER: 'https://idp.example.com' })).toThrow(/GATEWAY_OIDC_CLIENT_ID/);
 });
+
+test('MCP protected-resource metadata (RFC 9728) names the configured OIDC issuer in authorization_servers', async () => {
+  const res = await fetch(`${tg.url}/.well-known/oauth-protected-resource/mcp/tools`);
+  expect(res.status).toBe(200);
+  expect(await res.json()).toEqual({
+    resource: `${tg.url}/mcp/tools`,
+    bearer_methods_supported: ['header'],
+    authorization_servers: [idp.issuer],
+  });
+});

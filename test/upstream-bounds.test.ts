@@ -51,7 +51,11 @@ beforeAll(async () => {
   llm = startHostileLlm(HUGE);
   mcpHostile = startHostileMcp(48 * 1000 * 1000);
   mcpMany = startHostileMcp(0, 200_012);
-  tg = await startTestGateway({ GATEWAY_MAX_UPSTREAM_RESPONSE: '4MiB', GATEWAY_MAX_STREAM_EVENT: '1MiB', GATEWAY_MCP_MAX_MESSAGE: '2MiB' });
+  tg = await startTestGateway({
+    GATEWAY_MAX_UPSTREAM_RESPONSE: '4MiB',
+    GATEWAY_MAX_STREAM_EVENT: '1MiB',
+    GATEWAY_MCP_MAX_MESSAGE_BYTES: '2MiB',
+  });
   await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
   await tg.must(admin('CreateProviderConnection'), {
     ...acme,
@@ -177,7 +181,7 @@ describe('LLM answers', () => {
 });
 
 describe('MCP upstream messages', () => {
-  test('a 48 MB tool result (JSON or one SSE event) fails the call with a JSON-RPC error naming GATEWAY_MCP_MAX_MESSAGE; the session goes on', async () => {
+  test('a 48 MB tool result (JSON or one SSE event) fails the call with a JSON-RPC error naming GATEWAY_MCP_MAX_MESSAGE_BYTES; the session goes on', async () => {
     const before = { ...mcpHostile.state };
     const { client } = await connectMcp(`${tg.url}/mcp/bounded`, apiKey);
     for (const name of ['hostile__big_json', 'hostile__big_sse']) {
@@ -186,7 +190,7 @@ describe('MCP upstream messages', () => {
         (err: unknown) => err,
       );
       expect(e).toBeInstanceOf(McpError);
-      expect(e instanceof McpError ? e.message : '').toContain(`larger than the limit of ${2 * MiB} bytes (GATEWAY_MCP_MAX_MESSAGE)`);
+      expect(e instanceof McpError ? e.message : '').toContain(`larger than the limit of ${2 * MiB} bytes (GATEWAY_MCP_MAX_MESSAGE_BYTES)`);
     }
     expect(textOf(await client.callTool({ name: 'hostile__small', arguments: {} }))).toBe('small');
     await client.close();

@@ -470,6 +470,8 @@ export interface McpProfileServer {
   readonly tools?: string[];
   /** Listed names are '{prefix}__{name}'; default: the serverId; '' = no prefix. */
   readonly prefix?: string;
+  /** Pin each tool definition (name, description, input and output schema) when first listed: a changed, added or removed tool is left out and refused until ApproveMcpTools. */
+  readonly pin?: boolean;
 }
 export interface McpProfileGrant {
   /** Who: 'api_key:<keyId>', 'user:<userId>' (a member's user tokens) or 'role:<project role>' (admin, member). */
@@ -486,7 +488,7 @@ export interface McpProfileProps extends Meta {
   readonly profileId: string;
   /** Description (0-1000). */
   readonly description?: string;
-  /** A server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none). 1-64 `server` blocks, kept in the order given. */
+  /** A server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none), pin (pin tool definitions when first listed; changes wait for ApproveMcpTools). 1-64 `server` blocks, kept in the order given. */
   readonly servers: McpProfileServer[];
   /** Who may list and call which tools: principal ('api_key:<keyId>', 'user:<userId>', 'role:<project role>'), tools (listed names or * globs); any grant = deny by default. 0-256 `grant` blocks, kept in the order given. */
   readonly grants?: McpProfileGrant[];

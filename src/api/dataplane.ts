@@ -136,6 +136,19 @@ export const PutConversationResponseSchema = Type.Object({});
 export const DeleteConversationRequestSchema = Type.Object({ projectId: ProjectId(), id: Id() });
 export const DeleteConversationResponseSchema = Type.Object({ deleted: Type.Boolean() });
 
+/** What a data plane listed of a profile's pinned MCP server (contract §7.1): each tool's name and definition hash. */
+export const ReportMcpToolsRequestSchema = Type.Object({
+  profileUuid: Id(),
+  serverId: Type.String({ minLength: 1, maxLength: 253 }),
+  tools: Type.Array(
+    Type.Object({ name: Type.String({ minLength: 1, maxLength: 256 }), hash: Type.String({ pattern: '^[0-9a-f]{64}$' }) }),
+    {
+      maxItems: 5000,
+    },
+  ),
+});
+export const ReportMcpToolsResponseSchema = Type.Object({});
+
 /** A refusal's body (Connect error JSON); `reason` says why a service account is refused (`revoked`, `expired`). */
 export const ProtocolErrorSchema = Type.Object({ code: Type.String(), message: Type.String(), reason: Type.Optional(Type.String()) });
 
@@ -153,6 +166,7 @@ export const PROTOCOL = {
   GetConversationItem: call(GetConversationItemRequestSchema, GetConversationItemResponseSchema),
   PutConversation: call(PutConversationRequestSchema, PutConversationResponseSchema),
   DeleteConversation: call(DeleteConversationRequestSchema, DeleteConversationResponseSchema),
+  ReportMcpTools: call(ReportMcpToolsRequestSchema, ReportMcpToolsResponseSchema),
 } as const satisfies Record<string, ProtocolCall>;
 
 export type ProtocolName = keyof typeof PROTOCOL;

@@ -55,6 +55,7 @@ export interface McpProfileServerShape {
   serverId: string;
   tools?: readonly string[] | undefined;
   prefix?: string | undefined;
+  pin?: boolean | undefined;
 }
 
 /**
@@ -64,7 +65,7 @@ export interface McpProfileServerShape {
  */
 export const checkMcpProfileServers = (
   servers: readonly McpProfileServerShape[],
-): { serverId: string; tools?: string[]; prefix: string }[] => {
+): { serverId: string; tools?: string[]; prefix: string; pin?: boolean }[] => {
   const ids = new Set<string>();
   const prefixes = new Set<string>();
   return servers.map((s, i) => {
@@ -89,6 +90,6 @@ export const checkMcpProfileServers = (
       );
     ids.add(s.serverId);
     prefixes.add(prefix);
-    return { serverId: s.serverId, ...(s.tools ? { tools: [...s.tools] } : {}), prefix };
+    return { serverId: s.serverId, ...(s.tools ? { tools: [...s.tools] } : {}), prefix, ...(s.pin ? { pin: true } : {}) };
   });
 };

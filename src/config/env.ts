@@ -95,7 +95,7 @@ export interface ListenerLimits {
   maxUpstreamResponseBytes: number;
   /** Largest single event of an upstream stream (bytes): GATEWAY_MAX_STREAM_EVENT. */
   maxStreamEventBytes: number;
-  /** Largest message from an upstream MCP server (bytes): GATEWAY_MCP_MAX_MESSAGE. */
+  /** Largest message from an upstream MCP server (bytes): GATEWAY_MCP_MAX_MESSAGE_BYTES. */
   maxMcpMessageBytes: number;
   /** Most items of one MCP server's list: GATEWAY_MCP_MAX_LIST_ITEMS. */
   mcpMaxListItems: number;
@@ -171,7 +171,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
       streamStallMs: s.GATEWAY_STREAM_STALL_TIMEOUT,
       maxUpstreamResponseBytes: s.GATEWAY_MAX_UPSTREAM_RESPONSE,
       maxStreamEventBytes: s.GATEWAY_MAX_STREAM_EVENT,
-      maxMcpMessageBytes: s.GATEWAY_MCP_MAX_MESSAGE,
+      maxMcpMessageBytes: s.GATEWAY_MCP_MAX_MESSAGE_BYTES,
       mcpMaxListItems: s.GATEWAY_MCP_MAX_LIST_ITEMS,
       mcpSessionIdleMs: s.GATEWAY_MCP_SESSION_IDLE,
     },

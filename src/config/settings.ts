@@ -138,7 +138,7 @@ export const SETTINGS = {
     parseable: true,
     unset: 'no single sign-on',
     description:
-      'OpenID Provider issuer URL (discovery at `<issuer>/.well-known/openid-configuration`): the console offers "Sign in with SSO" and `ExchangeOidcToken` accepts its ID tokens; `http://` only on a loopback address',
+      'OpenID Provider issuer URL (discovery at `<issuer>/.well-known/openid-configuration`): the console offers "Sign in with SSO", `ExchangeOidcToken` accepts its ID tokens, and the protected-resource metadata of MCP profiles names it in `authorization_servers`; `http://` only on a loopback address',
   }),
   GATEWAY_OIDC_CLIENT_ID: optionalText({
     unset: 'required with `GATEWAY_OIDC_ISSUER`',
@@ -235,8 +235,8 @@ export const SETTINGS = {
     description:
       "largest single event of an upstream stream held while it arrives (one SSE event, one NDJSON line, one AWS event-stream frame); larger → the stream is cancelled, 502 `upstream_response_too_large` (before the first event: the next target is tried; after: the format's error event)",
   }),
-  GATEWAY_MCP_MAX_MESSAGE: size({
-    default: '16MiB',
+  GATEWAY_MCP_MAX_MESSAGE_BYTES: size({
+    default: '8MiB',
     min: '64KiB',
     description:
       'largest message read from an upstream MCP server (a JSON answer, or one SSE event: a tool result, a list page); larger → the read is cancelled and the call fails with `upstream_response_too_large`',

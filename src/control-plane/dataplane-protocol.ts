@@ -1,3 +1,4 @@
+import { mcpPinRoutes } from './dataplane-mcp-pins.ts';
 import type { Static, TObject } from '@sinclair/typebox';
 import { and, eq, inArray, isNull, max } from 'drizzle-orm';
 import { compiled, departure } from '../api/check.ts';
@@ -52,6 +53,8 @@ import { conversationRoutes } from './dataplane-conversations.ts';
  * - `POST /dataplane.v1.DataplaneService/{Get,Put,Delete}Conversation`, `GetConversationItem`: the
  *   stored Responses and Messages threads of the projects the data plane serves (see
  *   dataplane-conversations.ts), so that what one data plane stored is usable through another.
+ * - `POST /dataplane.v1.DataplaneService/ReportMcpTools` `{profileUuid, serverId, tools}` → `{}`:
+ *   what the data plane listed of a pinned MCP server (dataplane-mcp-pins.ts, contract §7.1).
  *
  * All take `Authorization: Bearer <service-account JWT>` with scope `dataplane`. A revoked or
  * expired account gets `unauthenticated` with `reason` `revoked` or `expired`.
@@ -316,6 +319,7 @@ export const dataplaneProtocol = (deps: ControlDeps, records: RecordWriter, conv
       '/dataplane.v1.DataplaneService/Pull': protocol.pull,
       '/dataplane.v1.DataplaneService/PushRecords': protocol.push,
       ...(conversations ? conversationRoutes(deps, conversations) : {}),
+      ...mcpPinRoutes(deps),
     } as Record<string, (req: Request) => Promise<Response>>,
   };
 };

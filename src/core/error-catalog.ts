@@ -309,7 +309,7 @@ export const INFERENCE_ERRORS: readonly InferenceErrorDoc[] = [
     code: 'upstream_response_too_large',
     status: '502 (mid-stream: the format’s error event; MCP: a JSON-RPC error with `data.code`)',
     type: 'api_error',
-    when: 'What the upstream sent passed a bound and its read was cancelled: an answer or error body over `GATEWAY_MAX_UPSTREAM_RESPONSE`, one stream event over `GATEWAY_MAX_STREAM_EVENT`, or an MCP server message over `GATEWAY_MCP_MAX_MESSAGE`; the message names the bound. The next target of the route is tried first.',
+    when: 'What the upstream sent passed a bound and its read was cancelled: an answer or error body over `GATEWAY_MAX_UPSTREAM_RESPONSE`, one stream event over `GATEWAY_MAX_STREAM_EVENT`, or an MCP server message over `GATEWAY_MCP_MAX_MESSAGE_BYTES`; the message names the bound. The next target of the route is tried first.',
     action:
       'Ask for less (fewer images, a smaller `max_tokens`, a paginated tool); operator: raise the setting if such answers are expected.',
   },

@@ -4,7 +4,7 @@ export const DEFAULT_MAX_EVENT = 16 * 1024 * 1024;
 /**
  * The bounds on what is read from upstreams into memory, set at start-up from the settings:
  * GATEWAY_MAX_UPSTREAM_RESPONSE (a whole answer or error body), GATEWAY_MAX_STREAM_EVENT (one
- * event of a stream), GATEWAY_MCP_MAX_MESSAGE (one message of an MCP server),
+ * event of a stream), GATEWAY_MCP_MAX_MESSAGE_BYTES (one message of an MCP server),
  * GATEWAY_MCP_MAX_LIST_ITEMS (one MCP server's list); and how long an idle MCP session lives
  * (GATEWAY_MCP_SESSION_IDLE).
  */
@@ -19,7 +19,7 @@ export interface UpstreamBounds {
 export const upstreamBounds: UpstreamBounds = {
   maxUpstreamResponseBytes: 32 * 1024 * 1024,
   maxStreamEventBytes: DEFAULT_MAX_EVENT,
-  maxMcpMessageBytes: 16 * 1024 * 1024,
+  maxMcpMessageBytes: 8 * 1024 * 1024,
   mcpMaxListItems: 5000,
   mcpSessionIdleMs: 24 * 3600_000,
 };

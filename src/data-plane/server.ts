@@ -20,6 +20,7 @@ import { cohereRoutes, converseRoutes, geminiRoutes } from './format-routes.ts';
 import { resourceMetadata } from '../mcp/discovery.ts';
 import type { McpGateway } from '../mcp/http.ts';
 import type { McpToolHost } from '../mcp/in-process.ts';
+import type { McpPinSink } from '../mcp/pins.ts';
 import { serveA2a, serveA2aCard } from '../a2a/serve.ts';
 import {
   batchRoute,
@@ -89,6 +90,10 @@ export interface DataPlaneServerOptions {
   mcp?: McpGateway;
   /** The gateway's version, as the MCP gateway tells clients (`serverInfo.version`); default: the product's (package.json). */
   version?: string;
+  /** Where what is listed of pinned MCP servers is reported (the management plane). */
+  mcpPins?: McpPinSink;
+  /** GATEWAY_OIDC_ISSUER: named as the authorization server in the MCP profiles' RFC 9728 metadata. */
+  oidcIssuer?: string;
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -160,7 +165,12 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
     opts.mcp ??
     lazyMcp(async () => {
       const { McpGateway: Gateway } = await import('../mcp/http.ts');
-      return new Gateway({ deps: opts.deps, version: opts.version ?? pkg.version, loopbackOnly: LOOPBACK_HOSTS.has(opts.host) });
+      return new Gateway({
+        deps: opts.deps,
+        version: opts.version ?? pkg.version,
+        loopbackOnly: LOOPBACK_HOSTS.has(opts.host),
+        ...(opts.mcpPins ? { pins: opts.mcpPins } : {}),
+      });
     });
   // Responses `mcp` tools naming one of the caller's profiles run through this gateway in process.
   const deps: InferenceDeps = opts.deps.mcpTools ? opts.deps : { ...opts.deps, mcpTools: mcp };
@@ -195,6 +205,7 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
           ids,
           decodeURIComponent(new URL(req.url).pathname.split('/').pop() ?? ''),
           opts.deps.snapshots.current?.publicUrl,
+          opts.oidcIssuer,
         ),
       ),
       POST: guard(methodNotAllowed),

@@ -20,6 +20,7 @@ import type { RequestIds } from '../pipeline/context.ts';
 import type { KeySnapshot } from '../propagation/snapshot.ts';
 import type { McpProfileConfig, McpProfileServer, McpServerConfig } from './config.ts';
 import { type Links, whileInFlight } from './links.ts';
+import { notApproved, type PinBook } from './pins.ts';
 import { candidatesFor, listedName, toolAllowed, toolGranted } from './names.ts';
 import type { Conn, UpstreamPool } from './upstream.ts';
 
@@ -35,6 +36,8 @@ export interface McpGatewayDeps {
   deps: PipelineDeps;
   pool: UpstreamPool;
   links: Links;
+  /** Pinned tools: what may be shown of a `pin: true` server (mcp/pins.ts). */
+  pins: PinBook;
   /** Bound on one server's list (ms). */
   listTimeoutMs: number;
   /** Bound on one call without progress (ms); progress notifications extend it. */
@@ -155,8 +158,20 @@ const listOne = async (
   m.pool.use(v.session, server, v.caps, async (client, conn) => {
     if (!client.getServerCapabilities()?.[CAPABILITY[what]]) return [];
     const items = await whileInFlight(signal, (s) => fetchList(client, what, s));
-    remember(conn, entry, what, items);
-    return items;
+    if (what !== 'tools' || !entry.pin) {
+      remember(conn, entry, what, items);
+      return items;
+    }
+    // A pinned server: only tools whose definition is the approved one; the others are held.
+    const tools = items.flatMap((t) => {
+      const parsed = ListToolsResultSchema.shape.tools.element.safeParse(t);
+      return parsed.success ? [parsed.data] : [];
+    });
+    const ok = m.pins.approved(v.profile, entry, tools);
+    const shown = tools.filter((t) => ok.has(t.name));
+    remember(conn, entry, what, shown);
+    conn.listed = { ...conn.listed, held: new Set(tools.filter((t) => !ok.has(t.name) && toolAllowed(entry, t.name)).map((t) => t.name)) };
+    return shown;
   });
 
 const nameOf = (x: unknown): string | undefined =>
@@ -309,7 +324,9 @@ export const routeName = async (m: McpGatewayDeps, v: McpRequestView, kind: 'too
     const conn = m.pool.conn(v.session, t.server, v.caps);
     if (!conn.listed[kind])
       await timed(listOne(m, v, t.entry, t.server, kind), m.listTimeoutMs, `listing ${kind} of '${t.entry.serverId}'`).catch(() => []);
-    if (m.pool.conn(v.session, t.server, v.caps).listed[kind]?.has(t.name)) return t;
+    const listedNow = m.pool.conn(v.session, t.server, v.caps).listed;
+    if (listedNow[kind]?.has(t.name)) return t;
+    if (kind === 'tools' && listedNow.held?.has(t.name)) throw notApproved(listed);
   }
   throw unknown();
 };

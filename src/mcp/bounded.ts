@@ -4,7 +4,7 @@ import { isRecord } from '../core/json.ts';
 import { readBounded } from '../core/bounded-read.ts';
 
 /**
- * GATEWAY_MCP_MAX_MESSAGE on what an upstream MCP server sends, applied to its HTTP answers before
+ * GATEWAY_MCP_MAX_MESSAGE_BYTES on what an upstream MCP server sends, applied to its HTTP answers before
  * the SDK client reads them: a JSON answer (or an error body) is read counted and refused past the
  * bound; an SSE answer or stream is passed on event by event, each event held until its blank line
  * and refused once it holds more than the bound. Past the bound the upstream body is cancelled
@@ -16,7 +16,7 @@ import { readBounded } from '../core/bounded-read.ts';
 export const TOO_LARGE_CODE = 'upstream_response_too_large';
 
 const tooLargeMessage = (max: number): string =>
-  `The MCP server's message is larger than the limit of ${max} bytes (GATEWAY_MCP_MAX_MESSAGE).`;
+  `The MCP server's message is larger than the limit of ${max} bytes (GATEWAY_MCP_MAX_MESSAGE_BYTES).`;
 
 /** The ids of the JSON-RPC requests a `POST` body carried (none for notifications and answers). */
 const requestIds = (body: unknown): (string | number)[] => {
@@ -153,7 +153,7 @@ const boundedSse = (res: Response, source: ReadableStream<Uint8Array>, max: numb
   return new Response(body, { status: res.status, statusText: res.statusText, headers: headersOf(res) });
 };
 
-/** The upstream answer with GATEWAY_MCP_MAX_MESSAGE applied; `requestBody` is the `POST` body it answers (for the request ids). */
+/** The upstream answer with GATEWAY_MCP_MAX_MESSAGE_BYTES applied; `requestBody` is the `POST` body it answers (for the request ids). */
 export const boundedAnswer = (res: Response, max: number, requestBody: unknown): Response | Promise<Response> => {
   if (!res.body || res.status === 202 || res.status === 204) return res;
   const type = mediaType(res);

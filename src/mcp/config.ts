@@ -23,6 +23,10 @@ export interface McpProfileServer {
   tools?: readonly string[];
   /** Listed names are `${prefix}__${name}`; '' = no prefix. Default: the serverId. */
   prefix: string;
+  /** Pinned tools (contract §7.1): only tools whose definition hash is in `pins` are listed and callable. */
+  pin?: boolean;
+  /** The approved definition hash of each tool by its name at the server; absent: never listed yet. */
+  pins?: ReadonlyMap<string, string>;
 }
 /** Tools granted to one principal: `api_key:<keyId>` or `user:<userId>` (role grants arrive expanded to their members). */
 export interface McpProfileGrant {

@@ -66,7 +66,7 @@ const upstreamFailure = (e: unknown, serverId: string): GatewayError => {
     return new GatewayError({
       kind: 'bad_gateway',
       errorCode: TOO_LARGE_CODE,
-      message: `MCP server '${serverId}' sent a message larger than GATEWAY_MCP_MAX_MESSAGE.`,
+      message: `MCP server '${serverId}' sent a message larger than GATEWAY_MCP_MAX_MESSAGE_BYTES.`,
       retryable: true,
     });
   const detail = e instanceof McpError ? ` (JSON-RPC ${e.code})` : '';

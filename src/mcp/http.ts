@@ -10,6 +10,7 @@ import type { PipelineDeps } from '../pipeline/deps.ts';
 import type { RequestIds } from '../pipeline/context.ts';
 import { idHeaders, markGatewayStream } from '../pipeline/answer.ts';
 import type { ConfigSnapshot, KeySnapshot } from '../propagation/snapshot.ts';
+import { PinBook, type McpPinSink } from './pins.ts';
 import type { McpGatewayDeps, McpRequestView } from './aggregate.ts';
 import type { McpProfileConfig, McpServerConfig } from './config.ts';
 import { serversFor } from './credentials.ts';
@@ -48,6 +49,8 @@ export interface McpGatewayOptions {
   upstream?: Partial<UpstreamLimits>;
   /** GATEWAY_MCP_SESSION_IDLE (ms) when given here. */
   sessionIdleMs?: number;
+  /** Where what is listed of pinned servers is reported (mcp/pins.ts); absent: pins come only from the document. */
+  pins?: McpPinSink;
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -129,6 +132,7 @@ export class McpGateway implements McpToolHost {
       deps: opts.deps,
       pool: this.pool,
       links: this.links,
+      pins: new PinBook(opts.pins),
       listTimeoutMs: opts.listTimeoutMs ?? 10_000,
       callTimeoutMs: opts.callTimeoutMs ?? 60_000,
       maxCallMs: opts.maxCallMs ?? 10 * 60_000,

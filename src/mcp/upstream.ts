@@ -34,7 +34,7 @@ import type { Links } from './links.ts';
  * catalog's credential (authType/authValue) is the only one sent; the caller's never is. Before
  * every upstream HTTP request the address rule of contract §3.1 is applied (no inward address
  * unless the server allows private addresses), redirects are not followed, and no message larger
- * than GATEWAY_MCP_MAX_MESSAGE is read (mcp/bounded.ts). The client negotiates the server's
+ * than GATEWAY_MCP_MAX_MESSAGE_BYTES is read (mcp/bounded.ts). The client negotiates the server's
  * generation (`server/discover` first, `initialize` for a 2025 server): either generation of
  * upstream serves either generation of caller.
  */
@@ -53,6 +53,8 @@ export const DEFAULT_UPSTREAM_LIMITS: UpstreamLimits = { connectTimeoutMs: 10_00
 /** What a session's upstream client listed last (for routing names and URIs back). */
 export interface Listed {
   tools?: ReadonlySet<string>;
+  /** Tools of a pinned server listed with a definition that is not the approved one. */
+  held?: ReadonlySet<string>;
   prompts?: ReadonlySet<string>;
   resources?: ReadonlySet<string>;
   templates?: readonly string[];
@@ -214,7 +216,7 @@ export class UpstreamPool {
       const parsed = ServerNotificationSchema.safeParse(n);
       if (!parsed.success) return;
       const m = parsed.data.method;
-      if (m === 'notifications/tools/list_changed') conn.listed = { ...conn.listed, tools: undefined };
+      if (m === 'notifications/tools/list_changed') conn.listed = { ...conn.listed, tools: undefined, held: undefined };
       else if (m === 'notifications/prompts/list_changed') conn.listed = { ...conn.listed, prompts: undefined };
       else if (m === 'notifications/resources/list_changed') conn.listed = { ...conn.listed, resources: undefined, templates: undefined };
       this.links.notify(route, parsed.data);

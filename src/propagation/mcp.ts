@@ -36,7 +36,15 @@ export const mcpSnapshotOf = (doc: Pick<ConfigDocument, 'mcpServers' | 'mcpProfi
     }
     const entries = p.servers
       .filter((e) => servers.has(e.serverId))
-      .map((e) => Object.freeze({ serverId: e.serverId, prefix: e.prefix, ...(e.tools ? { tools: Object.freeze([...e.tools]) } : {}) }));
+      .map((e) =>
+        Object.freeze({
+          serverId: e.serverId,
+          prefix: e.prefix,
+          ...(e.tools ? { tools: Object.freeze([...e.tools]) } : {}),
+          ...(e.pin ? { pin: true } : {}),
+          ...(e.pin && e.pins ? { pins: new Map(e.pins.map((x) => [x.name, x.hash])) } : {}),
+        }),
+      );
     const grants = p.grants?.map((g) => Object.freeze({ principal: g.principal, tools: Object.freeze([...g.tools]) }));
     byId.set(
       p.profileId,

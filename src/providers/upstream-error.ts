@@ -197,7 +197,7 @@ export const scrubError = (e: GatewayError, forms: readonly string[]): GatewayEr
 
 /**
  * An upstream body past one of the gateway's bounds (GATEWAY_MAX_UPSTREAM_RESPONSE,
- * GATEWAY_MAX_STREAM_EVENT, GATEWAY_MCP_MAX_MESSAGE): the read is cancelled where this is thrown.
+ * GATEWAY_MAX_STREAM_EVENT, GATEWAY_MCP_MAX_MESSAGE_BYTES): the read is cancelled where this is thrown.
  * Retryable: another target of the route may answer within the bound.
  */
 export const upstreamTooLarge = (what: string, max: number, setting: string): GatewayError =>

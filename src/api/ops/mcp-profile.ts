@@ -22,6 +22,12 @@ const ProfileServer = t.Object(
       t.Array(ToolName(), { minItems: 1, maxItems: 256, uniqueItems: true, description: 'tool names or `*` globs; absent = every tool' }),
     ),
     prefix: t.Optional(Prefix()),
+    pin: t.Optional(
+      t.Boolean({
+        description:
+          'pin each tool definition (name, description, input and output schema) when first listed: a changed, added or removed tool is left out and refused until ApproveMcpTools',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -48,6 +54,12 @@ export const ProfileGrants = () =>
   });
 const GrantOut = t.Object({ principal: t.String(), tools: t.Array(t.String()) });
 
+const PendingTool = t.Object({
+  serverId: t.String(),
+  name: t.String({ description: "the tool's name at the server" }),
+  change: t.Union([t.Literal('added'), t.Literal('changed'), t.Literal('removed')]),
+});
+
 export const ProfileServers = () =>
   t.Array(ProfileServer, {
     minItems: 1,
@@ -62,8 +74,16 @@ export const McpProfileOut = t.Object(
     projectId: t.String(),
     profileId: t.String(),
     description: t.String(),
-    servers: t.Array(t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String() })),
+    servers: t.Array(
+      t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String(), pin: t.Optional(t.Boolean()) }),
+    ),
     grants: t.Optional(t.Array(GrantOut)),
+    pendingTools: t.Optional(
+      t.Array(PendingTool, {
+        description:
+          'tools of pinned servers whose definition differs from the approved one, waiting for ApproveMcpTools (GetMcpProfile only)',
+      }),
+    ),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
   },

@@ -215,6 +215,18 @@ export const McpOps = {
     input: ProfileKey,
     output: Success(),
   }),
+  ApproveMcpTools: defineOp({
+    service: ADMIN,
+    group: PROFILES,
+    name: 'ApproveMcpTools',
+    summary: "Approve the pending tool definitions of a profile's pinned servers (one server, or all)",
+    notes:
+      "Pins what the data planes last listed: a changed tool's new definition, an added tool, and forgets a removed one; the tools are listed and callable again within the propagation time. `pendingTools` of GetMcpProfile shows what is approved. A serverId that is not a pinned server of the profile: failed_precondition.",
+    permission: 'project_admin',
+    mutates: { action: 'UPDATE', resource: 'mcp_profile' },
+    input: t.Object({ ...Addr, profileId: ProfileId(), serverId: t.Optional(ServerId()) }, { additionalProperties: false }),
+    output: One('profile', McpProfileOut),
+  }),
   // ---- a project's or a member's own credential for a catalog server
   SetMcpServerCredential: defineOp({
     service: ADMIN,
@@ -329,7 +341,9 @@ export const McpResources = {
       section: 'mcpProfiles',
       optional: true,
       row: () => {
-        const server = t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String() });
+        // `pins` (a `pin: true` server once listed): each tool's approved definition hash; absent: never listed.
+        const pin = { pin: t.Optional(t.Boolean()), pins: t.Optional(t.Array(t.Object({ name: t.String(), hash: t.String() }))) };
+        const server = t.Object({ serverId: t.String(), tools: t.Optional(t.Array(t.String())), prefix: t.String(), ...pin });
         // `role:` grants arrive expanded to the members holding the role (`user:` principals).
         const grant = t.Object({ principal: t.String(), tools: t.Array(t.String()) });
         return t.Object({
@@ -356,11 +370,16 @@ export const McpResources = {
           tf: 'server',
           api: 'servers',
           // The prefix defaults to the serverId (the server answers it); absent tools mean every tool.
-          attrs: [{ api: 'serverId', tf: 'server_id', required: true }, { api: 'tools' }, { api: 'prefix', computed: true }],
+          attrs: [
+            { api: 'serverId', tf: 'server_id', required: true },
+            { api: 'tools' },
+            { api: 'prefix', computed: true },
+            { api: 'pin' },
+          ],
           minItems: 1,
           maxItems: 64,
           description:
-            'a server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none)',
+            'a server of the profile, in order: server_id (assigned to the project), tools (names or * globs; unset = every tool), prefix (default: the server_id; "" = none), pin (pin tool definitions when first listed; changes wait for ApproveMcpTools)',
         },
         {
           tf: 'grant',

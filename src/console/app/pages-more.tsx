@@ -91,7 +91,7 @@ export const MCP_PROFILES: ResourceDef = {
       (Array.isArray(row.servers) ? row.servers.filter(isObj) : [])
         .map(
           (s) =>
-            `${str(s.serverId)}${Array.isArray(s.tools) ? ` [${s.tools.map(str).join(', ')}]` : ''} as ${str(s.prefix) || '(no prefix)'}`,
+            `${str(s.serverId)}${Array.isArray(s.tools) ? ` [${s.tools.map(str).join(', ')}]` : ''} as ${str(s.prefix) || '(no prefix)'}${s.pin === true ? ' (tools pinned)' : ''}`,
         )
         .join('; '),
   },

@@ -9,6 +9,7 @@ import type { ControlDeps, Tx } from '../deps.ts';
 import { findProject, lockProject, uniquely } from '../lookups.ts';
 import { mutation, rid } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
+import { approvePins, dropUnpinned, pendingTools } from './mcp-pins.ts';
 
 /**
  * MCP profiles (contract §7): a project's endpoints `/mcp/{profileId}`, each fronting some of the
@@ -20,7 +21,7 @@ import { keyset, page, pageSizeOf } from '../paging.ts';
  * the project within the propagation time, and comes back if it is assigned again.
  */
 
-const { CreateMcpProfile, GetMcpProfile, ListMcpProfiles, UpdateMcpProfile, DeleteMcpProfile } = McpOps;
+const { CreateMcpProfile, GetMcpProfile, ListMcpProfiles, UpdateMcpProfile, DeleteMcpProfile, ApproveMcpTools } = McpOps;
 const scope = (i: { customerId?: unknown; projectId?: unknown }) => ({ customerId: i.customerId, projectId: i.projectId });
 const idOf = (i: { customerId?: unknown; projectId?: unknown; profileId?: unknown }) => rid(i.customerId, i.projectId, i.profileId);
 
@@ -30,7 +31,12 @@ const view = (r: McpProfileRow) => ({
   projectId: r.projectId,
   profileId: r.profileId,
   description: r.description ?? '',
-  servers: r.servers.map((s) => ({ serverId: s.serverId, ...(s.tools ? { tools: s.tools } : {}), prefix: s.prefix })),
+  servers: r.servers.map((s) => ({
+    serverId: s.serverId,
+    ...(s.tools ? { tools: s.tools } : {}),
+    prefix: s.prefix,
+    ...(s.pin ? { pin: true } : {}),
+  })),
   ...(r.grants ? { grants: r.grants.map((g) => ({ principal: g.principal, tools: [...g.tools] })) } : {}),
   createdAt: ts(r.createdAt),
   updatedAt: ts(r.updatedAt),
@@ -123,7 +129,8 @@ export const mcpProfileOps = (deps: ControlDeps): OpDef[] => [
         .limit(1);
       if (!row)
         throw connectError('not_found', `MCP profile '${input.profileId}' not found in project '${project.projectId}'`, 'profileId');
-      return { profile: view(row) };
+      const pending = await pendingTools(deps.db, row);
+      return { profile: { ...view(row), ...(pending.length > 0 ? { pendingTools: pending } : {}) } };
     },
   }),
   op(ListMcpProfiles, {
@@ -153,8 +160,34 @@ export const mcpProfileOps = (deps: ControlDeps): OpDef[] => [
       if (input.description != null) patch.description = input.description;
       if (input.grants) patch.grants = input.grants.map((g) => ({ principal: g.principal, tools: [...g.tools] }));
       const [row] = await tx.update(mcpProfiles).set(patch).where(eq(mcpProfiles.id, current.id)).returning();
+      await dropUnpinned(tx, row as McpProfileRow);
       await record(change(project, current.profileId));
       return { profile: view(row as McpProfileRow) };
+    },
+  }),
+  mutation(deps, ApproveMcpTools, {
+    resourceId: idOf,
+    scope,
+    handler: async (input, { tx, change: record }) => {
+      const project = await lockProject(tx, input.customerId, input.projectId);
+      const current = await lockProfile(tx, project, input.profileId);
+      const pinned = current.servers.filter((s) => s.pin).map((s) => s.serverId);
+      if (input.serverId !== undefined && !pinned.includes(input.serverId))
+        throw connectError(
+          'failed_precondition',
+          `MCP server '${input.serverId}' is not a pinned server (pin: true) of profile '${current.profileId}'`,
+          'serverId',
+        );
+      if (pinned.length === 0)
+        throw connectError(
+          'failed_precondition',
+          `MCP profile '${current.profileId}' pins no server (pin: true on a server first)`,
+          'profileId',
+        );
+      await approvePins(tx, current, input.serverId !== undefined ? [input.serverId] : pinned);
+      await record(change(project, current.profileId));
+      const pending = await pendingTools(tx, current);
+      return { profile: { ...view(current), ...(pending.length > 0 ? { pendingTools: pending } : {}) } };
     },
   }),
   mutation(deps, DeleteMcpProfile, {

@@ -1,6 +1,6 @@
-import { inArray, isNull } from 'drizzle-orm';
+import { eq, inArray, isNull } from 'drizzle-orm';
 import type { DocumentSections } from '../../api/config-document.ts';
-import { mcpProfiles, mcpServerCredentials, mcpServers, projectMcpServers, projectMembers } from '../../store/schema/index.ts';
+import { mcpProfiles, mcpServerCredentials, mcpServers, mcpToolPins, projectMcpServers, projectMembers } from '../../store/schema/index.ts';
 import type { LoadContext } from '../loader.ts';
 
 /**
@@ -19,7 +19,7 @@ export const mcpLoader = async ({
   secrets,
   upstreamAllowPrivate,
 }: LoadContext): Promise<Pick<DocumentSections, 'mcpServers' | 'mcpProfiles' | 'mcpCredentials'>> => {
-  const [catalogRows, assignments, profiles, credentials] = await select([
+  const [catalogRows, assignments, profiles, credentials, pinRows] = await select([
     tx
       .select({
         serverId: mcpServers.serverId,
@@ -58,7 +58,26 @@ export const mcpLoader = async ({
       .from(mcpServerCredentials)
       .where(inArray(mcpServerCredentials.projectUuid, live()))
       .orderBy(mcpServerCredentials.serverId, mcpServerCredentials.userId),
+    tx
+      .select({
+        profileUuid: mcpToolPins.profileUuid,
+        serverId: mcpToolPins.serverId,
+        name: mcpToolPins.name,
+        hash: mcpToolPins.pinnedHash,
+      })
+      .from(mcpToolPins)
+      .innerJoin(mcpProfiles, eq(mcpProfiles.id, mcpToolPins.profileUuid))
+      .where(inArray(mcpProfiles.projectUuid, live()))
+      .orderBy(mcpToolPins.name),
   ]);
+  // Pins of the `pin: true` entries: a server once listed has its marker row (name ''), and a row per approved tool.
+  const pins = new Map<string, { name: string; hash: string }[]>();
+  for (const r of pinRows) {
+    const k = `${r.profileUuid}\n${r.serverId}`;
+    const m = pins.get(k) ?? [];
+    if (r.name !== '' && r.hash !== null) m.push({ name: r.name, hash: r.hash });
+    pins.set(k, m);
+  }
   // Members of the projects whose profiles grant by role: a `role:` grant goes out as its members' `user:` grants.
   const byRole = [...new Set(profiles.filter((p) => p.grants?.some((g) => g.principal.startsWith('role:'))).map((p) => p.projectUuid))];
   const members =
@@ -90,7 +109,16 @@ export const mcpLoader = async ({
       id: p.id,
       projectUuid: p.projectUuid,
       profileId: p.profileId,
-      servers: servers.map((e) => ({ serverId: e.serverId, ...(e.tools ? { tools: [...e.tools] } : {}), prefix: e.prefix })),
+      servers: servers.map((e) => {
+        const pinned = e.pin ? pins.get(`${p.id}\n${e.serverId}`) : undefined;
+        return {
+          serverId: e.serverId,
+          ...(e.tools ? { tools: [...e.tools] } : {}),
+          prefix: e.prefix,
+          ...(e.pin ? { pin: true } : {}),
+          ...(pinned ? { pins: pinned } : {}),
+        };
+      }),
       ...(p.grants ? { grants: expand(p.projectUuid, p.grants) } : {}),
     };
   });

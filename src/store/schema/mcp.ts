@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, deletedAt, idColumn, labelsColumn, updatedAt } from './columns.ts';
 import { projectOwner } from './tenancy.ts';
 
@@ -43,6 +43,8 @@ export interface McpProfileServerRow {
   serverId: string;
   tools?: string[];
   prefix: string;
+  /** Pinned tools (contract §7.1): each tool's definition is pinned when first listed. */
+  pin?: boolean;
 }
 
 /** MCP profiles of a project; removed with the project (see control-plane/cascade.ts). */
@@ -90,3 +92,24 @@ export const mcpServerCredentials = pgTable(
 export type McpServerRow = typeof mcpServers.$inferSelect;
 export type McpServerCredentialRow = typeof mcpServerCredentials.$inferSelect;
 export type McpProfileRow = typeof mcpProfiles.$inferSelect;
+
+/**
+ * Pinned tool definitions (contract §7.1) of the `pin: true` servers of a profile, one row per tool
+ * name: `pinned_hash` the approved definition's hash (null: added since, not approved), `seen_hash`
+ * the definition the data planes last listed (null: no longer listed). A row whose two differ is
+ * pending; ApproveMcpTools makes `pinned_hash` what was seen. Removed with the profile.
+ */
+export const mcpToolPins = pgTable(
+  'mcp_tool_pins',
+  {
+    profileUuid: uuid('profile_uuid')
+      .notNull()
+      .references(() => mcpProfiles.id, { onDelete: 'cascade' }),
+    serverId: text('server_id').notNull(),
+    name: text('name').notNull(),
+    pinnedHash: text('pinned_hash'),
+    seenHash: text('seen_hash'),
+    updatedAt: updatedAt(),
+  },
+  (t) => [primaryKey({ columns: [t.profileUuid, t.serverId, t.name] })],
+);
