@@ -18,6 +18,7 @@ let otherKey = '';
 const acme = { customerId: 'acme', projectId: 'default' };
 /** Response headers of the client's last call through the gateway. */
 let last: Headers = new Headers();
+let metricsPort = 0;
 
 const authed = (key: string): typeof fetch =>
   Object.assign(
@@ -74,7 +75,15 @@ beforeAll(async () => {
   agent = startTestAgent('Echo agent', { bearer: SECRET });
   // The A2A limits as an operator sets them (GATEWAY_A2A_*): a short call time-out, a card checked
   // on every call but the first, a small answer bound.
-  tg = await startTestGateway({ GATEWAY_A2A_TIMEOUT: '1s', GATEWAY_A2A_CARD_CHECK: '1ms', GATEWAY_A2A_MAX_MESSAGE: '64KiB' });
+  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+  metricsPort = s.port ?? 0;
+  void s.stop(true);
+  tg = await startTestGateway({
+    GATEWAY_METRICS_PORT: String(metricsPort),
+    GATEWAY_A2A_TIMEOUT: '1s',
+    GATEWAY_A2A_CARD_CHECK: '1ms',
+    GATEWAY_A2A_MAX_MESSAGE: '64KiB',
+  });
   await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
   await tg.must(admin('CreateCustomer'), { customerId: 'other', name: 'Other' });
   const key = async (customerId: string) =>
@@ -178,6 +187,31 @@ describe('the SDK client through the gateway', () => {
     expect(body.id).toBe(7);
     expect(JSON.stringify(body.result)).toContain('echo: client');
     expect(await recordOf(String(res.headers.get('x-request-id')))).toMatchObject({ model: 'message/send', endpoint: '/a2a/echo' });
+  });
+});
+
+describe('metrics', () => {
+  test('A2A calls count under gateway_api="a2a", operation invoke_agent, provider a2a: the JSON-RPC method is never a model label', async () => {
+    const res = await rpc({ jsonrpc: '2.0', id: 11, method: 'GetTask', params: { id: 'none' } }, apiKey, { 'a2a-version': '1.0' });
+    await res.text();
+    const lines = (await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).split('\n');
+    const a2a = lines.filter((l) => l.startsWith('gateway_requests_total{') && l.includes('gateway_api="a2a"'));
+    expect(a2a.length).toBeGreaterThan(0);
+    for (const l of a2a) {
+      expect(l).toContain('gen_ai_operation_name="invoke_agent"');
+      expect(l).toContain('gen_ai_provider_name="a2a"');
+      expect(l).toContain('gen_ai_request_model="other"');
+    }
+    expect(a2a.some((l) => l.includes('status_code="200"') && l.includes('project="acme/default"'))).toBe(true);
+    expect(lines.some((l) => l.startsWith('gen_ai_server_request_duration_seconds_count{') && l.includes('invoke_agent'))).toBe(true);
+    // No series anywhere names an A2A method as a model, nor files an A2A call under another API.
+    for (const method of ['SendMessage', 'SendStreamingMessage', 'GetTask', 'CancelTask', 'message/send'])
+      expect(lines.some((l) => l.includes(`gen_ai_request_model="${method}"`))).toBe(false);
+    expect(
+      lines.some(
+        (l) => l.includes('gen_ai_provider_name="a2a"') && l.startsWith('gateway_requests_total{') && !l.includes('gateway_api="a2a"'),
+      ),
+    ).toBe(false);
   });
 });
 
