@@ -17,8 +17,12 @@ beforeAll(async () => {
   cards = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
-    fetch(req) {
+    async fetch(req) {
       const path = new URL(req.url).pathname;
+      if (path === '/slow') {
+        await Bun.sleep(1_500);
+        return Response.json(V1);
+      }
       if (path === '/html') return new Response('<html>hello</html>', { headers: { 'content-type': 'text/html' } });
       if (path === '/nameless') return Response.json({ supportedInterfaces: V1.supportedInterfaces });
       if (path === '/rest-only')
@@ -36,6 +40,30 @@ beforeAll(async () => {
 afterAll(async () => {
   await tg?.stop();
   cards?.stop(true);
+});
+
+describe('the card is fetched before the write transaction, never inside it', () => {
+  test('while CreateA2aAgent and RefreshA2aAgent wait 1.5 s for a slow card, other management writes go through', async () => {
+    const write = async (customerId: string): Promise<number> => {
+      await Bun.sleep(200);
+      const t0 = performance.now();
+      await tg.must(admin('CreateCustomer'), { customerId, name: customerId });
+      return performance.now() - t0;
+    };
+    const t0 = performance.now();
+    const [created, ms] = await Promise.all([
+      tg.call(admin('CreateA2aAgent'), { agentId: 'slow', cardUrl: `${base}/slow` }),
+      write('c-create'),
+    ]);
+    expect(created.status).toBe(200);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(1_400);
+    // Inside the transaction (the old code) this write waited for the card: ~1.3 s.
+    expect(ms).toBeLessThan(700);
+    const [refreshed, ms2] = await Promise.all([tg.call(admin('RefreshA2aAgent'), { agentId: 'slow' }), write('c-refresh')]);
+    expect(refreshed.status).toBe(200);
+    expect(ms2).toBeLessThan(700);
+    await tg.must(admin('DeleteA2aAgent'), { agentId: 'slow' });
+  });
 });
 
 describe('CreateA2aAgent refuses what is not a usable card, naming cardUrl, storing nothing', () => {

@@ -46,14 +46,14 @@ afterAll(async () => {
   otlp?.stop();
 });
 
-const send = (headers: Record<string, string> = {}) =>
+const send = (headers: Record<string, string> = {}, method = 'SendMessage') =>
   fetch(`${w.tg.url}/a2a/planner`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${w.p.apiKey}`, 'a2a-version': '1.0', ...headers },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
-      method: 'SendMessage',
+      method,
       params: { message: { role: 'ROLE_USER', messageId: crypto.randomUUID(), parts: [{ text: 'make a plan' }] } },
     }),
   });
@@ -102,5 +102,44 @@ describe("a task's record and the model call it caused", () => {
     expect(res.headers.get('x-gateway-correlation-id')).toBe('order-4711');
     expect(seen.at(-1)?.traceparent?.split('-')[1]).toBe('0af7651916cd43dd8448eb211c80319c');
     expect((await byCorrelation('order-4711', 2)).length).toBe(2);
+  });
+});
+
+describe('the SERVER span of a streamed call', () => {
+  test('ends when the stream ends, with its outcome (not when it starts)', async () => {
+    agent.mode = 'slow';
+    try {
+      const t0 = performance.now();
+      const res = await send({ accept: 'text/event-stream' }, 'SendStreamingMessage');
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
+      const events = (await res.text()).split('\n\n').filter((e) => e.startsWith('data: '));
+      const streamMs = performance.now() - t0;
+      // A task, one artifact per word (3), a completed status: four gaps of 300 ms.
+      expect(events.length).toBe(5);
+      expect(streamMs).toBeGreaterThanOrEqual(1_100);
+      const id = String(res.headers.get('x-request-id'));
+      const span = await eventually(() => otlp.spans.find((s) => s.kind === 2 && s.attributes['gateway.request_id'] === id));
+      expect(span.durationMs).toBeGreaterThanOrEqual(1_100);
+      const taskId = JSON.parse(String(events[0]).slice(6)).result.task.id;
+      expect(span.attributes).toMatchObject({ 'http.response.status_code': 200, 'gateway.stream': true, 'gateway.upstream_model': taskId });
+    } finally {
+      agent.mode = 'normal';
+    }
+  });
+
+  test('a stream that breaks ends its span as an error, after the events that came', async () => {
+    agent.mode = 'break';
+    try {
+      const res = await send({ accept: 'text/event-stream' }, 'SendStreamingMessage');
+      const events = (await res.text()).split('\n\n').filter((e) => e.startsWith('data: '));
+      expect(events.length).toBe(3);
+      const id = String(res.headers.get('x-request-id'));
+      const span = await eventually(() => otlp.spans.find((s) => s.kind === 2 && s.attributes['gateway.request_id'] === id));
+      expect(span.statusCode).toBe(2);
+      expect(span.attributes).toMatchObject({ 'error.type': 'a2a_upstream_error', 'http.response.status_code': 502 });
+      expect(span.durationMs).toBeGreaterThanOrEqual(90);
+    } finally {
+      agent.mode = 'normal';
+    }
   });
 });

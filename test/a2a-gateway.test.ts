@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { Role, TaskState } from '@a2a-js/sdk';
-import { A2A_LIMITS } from '../src/a2a/pin.ts';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
 import { startTestAgent, type TestAgent } from './support/a2a-agent.ts';
 
@@ -19,6 +18,7 @@ let otherKey = '';
 const acme = { customerId: 'acme', projectId: 'default' };
 /** Response headers of the client's last call through the gateway. */
 let last: Headers = new Headers();
+let metricsPort = 0;
 
 const authed = (key: string): typeof fetch =>
   Object.assign(
@@ -73,7 +73,17 @@ const recordOf = async (requestId: string): Promise<Record<string, unknown> | un
 
 beforeAll(async () => {
   agent = startTestAgent('Echo agent', { bearer: SECRET });
-  tg = await startTestGateway();
+  // The A2A limits as an operator sets them (GATEWAY_A2A_*): a short call time-out, a card checked
+  // on every call but the first, a small answer bound.
+  const s = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+  metricsPort = s.port ?? 0;
+  void s.stop(true);
+  tg = await startTestGateway({
+    GATEWAY_METRICS_PORT: String(metricsPort),
+    GATEWAY_A2A_TIMEOUT: '1s',
+    GATEWAY_A2A_CARD_CHECK: '1ms',
+    GATEWAY_A2A_MAX_MESSAGE: '64KiB',
+  });
   await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
   await tg.must(admin('CreateCustomer'), { customerId: 'other', name: 'Other' });
   const key = async (customerId: string) =>
@@ -180,6 +190,31 @@ describe('the SDK client through the gateway', () => {
   });
 });
 
+describe('metrics', () => {
+  test('A2A calls count under gateway_api="a2a", operation invoke_agent, provider a2a: the JSON-RPC method is never a model label', async () => {
+    const res = await rpc({ jsonrpc: '2.0', id: 11, method: 'GetTask', params: { id: 'none' } }, apiKey, { 'a2a-version': '1.0' });
+    await res.text();
+    const lines = (await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).split('\n');
+    const a2a = lines.filter((l) => l.startsWith('gateway_requests_total{') && l.includes('gateway_api="a2a"'));
+    expect(a2a.length).toBeGreaterThan(0);
+    for (const l of a2a) {
+      expect(l).toContain('gen_ai_operation_name="invoke_agent"');
+      expect(l).toContain('gen_ai_provider_name="a2a"');
+      expect(l).toContain('gen_ai_request_model="other"');
+    }
+    expect(a2a.some((l) => l.includes('status_code="200"') && l.includes('project="acme/default"'))).toBe(true);
+    expect(lines.some((l) => l.startsWith('gen_ai_server_request_duration_seconds_count{') && l.includes('invoke_agent'))).toBe(true);
+    // No series anywhere names an A2A method as a model, nor files an A2A call under another API.
+    for (const method of ['SendMessage', 'SendStreamingMessage', 'GetTask', 'CancelTask', 'message/send'])
+      expect(lines.some((l) => l.includes(`gen_ai_request_model="${method}"`))).toBe(false);
+    expect(
+      lines.some(
+        (l) => l.includes('gen_ai_provider_name="a2a"') && l.startsWith('gateway_requests_total{') && !l.includes('gateway_api="a2a"'),
+      ),
+    ).toBe(false);
+  });
+});
+
 describe('callers', () => {
   test('no key → 401 with WWW-Authenticate: Bearer, in the JSON-RPC error shape (id null: the body of an unknown caller is not read); the agent is not called', async () => {
     const before = agent.calls.length;
@@ -232,20 +267,35 @@ describe('an agent that misbehaves', () => {
     }
   });
 
-  test('a hanging agent → 504 upstream_timeout within the call time-out', async () => {
+  test('a hanging agent → 504 upstream_timeout after GATEWAY_A2A_TIMEOUT (1s here)', async () => {
     agent.mode = 'hang';
-    const saved = A2A_LIMITS.callTimeoutMs;
-    A2A_LIMITS.callTimeoutMs = 300;
     try {
       const t0 = performance.now();
       const res = await rpc(send, apiKey, { 'a2a-version': '1.0' });
       expect(res.status).toBe(504);
       expect((await res.json()).error.data.code).toBe('upstream_timeout');
-      expect(performance.now() - t0).toBeLessThan(5_000);
+      const ms = performance.now() - t0;
+      expect(ms).toBeGreaterThanOrEqual(950);
+      expect(ms).toBeLessThan(5_000);
     } finally {
-      A2A_LIMITS.callTimeoutMs = saved;
       agent.mode = 'normal';
     }
+  });
+
+  test('an answer over GATEWAY_A2A_MAX_MESSAGE (64KiB here) → 502 bad_gateway naming the setting; a smaller one passes', async () => {
+    const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`.padEnd(2_000, 'x')).join(' ');
+    const big = await rpc({ ...send, params: { message: { ...send.params.message, parts: [{ text: words(40) }] } } }, apiKey, {
+      'a2a-version': '1.0',
+    });
+    expect(big.status).toBe(502);
+    const body = await big.json();
+    expect(body.error.data.code).toBe('bad_gateway');
+    expect(body.error.message).toContain('GATEWAY_A2A_MAX_MESSAGE');
+    expect(await recordOf(String(big.headers.get('x-request-id')))).toMatchObject({ httpStatus: 502, errorCode: 'bad_gateway' });
+    const small = await rpc({ ...send, params: { message: { ...send.params.message, parts: [{ text: words(3) }] } } }, apiKey, {
+      'a2a-version': '1.0',
+    });
+    expect(small.status).toBe(200);
   });
 
   test('a stream that breaks → the events so far, then a JSON-RPC error event; recorded as 502', async () => {
@@ -304,27 +354,21 @@ describe('governance', () => {
 });
 
 describe('the pin, and removal', () => {
-  test('a changed card: the agent answers 503 naming the drift, GetA2aAgent says DRIFTED; RefreshA2aAgent serves it again', async () => {
-    const saved = A2A_LIMITS.cardCheckMs;
-    A2A_LIMITS.cardCheckMs = 0;
-    try {
-      agent.swapCard('a swapped card');
-      const send = () => rpc({ jsonrpc: '2.0', id: 9, method: 'GetTask', params: { id: 'none' } }, apiKey, { 'a2a-version': '1.0' });
-      let res = await send();
-      for (let i = 0; i < 20 && res.status !== 503; i++) {
-        await Bun.sleep(50);
-        res = await send();
-      }
-      expect(res.status).toBe(503);
-      const body = await res.json();
-      expect(body.error.data.code).toBe('a2a_agent_drifted');
-      expect(body.error.message).toContain('RefreshA2aAgent');
-      expect(((await tg.must(admin('GetA2aAgent'), { agentId: 'echo' })) as { agent: { state: string } }).agent.state).toBe('DRIFTED');
-      await tg.must(admin('RefreshA2aAgent'), { agentId: 'echo' });
-      expect((await send()).status).not.toBe(503);
-    } finally {
-      A2A_LIMITS.cardCheckMs = saved;
+  test('a changed card (checked every GATEWAY_A2A_CARD_CHECK): the agent answers 503 naming the drift, GetA2aAgent says DRIFTED; RefreshA2aAgent serves it again', async () => {
+    agent.swapCard('a swapped card');
+    const send = () => rpc({ jsonrpc: '2.0', id: 9, method: 'GetTask', params: { id: 'none' } }, apiKey, { 'a2a-version': '1.0' });
+    let res = await send();
+    for (let i = 0; i < 20 && res.status !== 503; i++) {
+      await Bun.sleep(50);
+      res = await send();
     }
+    expect(res.status).toBe(503);
+    const body = await res.json();
+    expect(body.error.data.code).toBe('a2a_agent_drifted');
+    expect(body.error.message).toContain('RefreshA2aAgent');
+    expect(((await tg.must(admin('GetA2aAgent'), { agentId: 'echo' })) as { agent: { state: string } }).agent.state).toBe('DRIFTED');
+    await tg.must(admin('RefreshA2aAgent'), { agentId: 'echo' });
+    expect((await send()).status).not.toBe(503);
   });
 
   test('DeleteA2aAgent while assigned is failed_precondition; after RemoveProjectA2aAgent calls answer 404', async () => {

@@ -1,24 +1,17 @@
+import { upstreamBounds } from '../core/upstream-bounds.ts';
 import { fetchCardText } from './card.ts';
 import type { A2aAgentConfig } from './config.ts';
 
 /**
  * The pin, checked where the agent is served (contract §12): the data plane fetches the agent's
- * card again at most every `A2A_LIMITS.cardCheckMs` and serves the agent only while it hashes to the
+ * card again at most every GATEWAY_A2A_CARD_CHECK (`upstreamBounds.a2aCardCheckMs`) and serves the agent only while it hashes to the
  * pinned `cardSha256`. The first call of an agent (per pin) waits for the check; later ones use the
  * last verdict while a stale one is renewed in the background. A card that cannot be fetched does
  * not count as drift (the call itself reports an agent that is down).
  */
 
-export const A2A_LIMITS = {
-  /** How long a non-streamed call (or a stream's first byte) may take. */
-  callTimeoutMs: 60_000,
-  /** How long a stream may stay quiet between events. */
-  streamIdleMs: 300_000,
-  /** How often the pinned card is checked again. */
-  cardCheckMs: 30_000,
-  /** The largest non-streamed answer, and the largest streamed event. */
-  maxAnswerBytes: 8 * 1024 * 1024,
-};
+/** How long an agent's stream may stay quiet between events. */
+export const A2A_STREAM_IDLE_MS = 300_000;
 
 interface Verdict {
   at: number;
@@ -53,6 +46,6 @@ export const isDrifted = (a: A2aAgentConfig, now = Date.now()): boolean | Promis
   const key = `${a.agentId}\n${a.cardSha256}`;
   const v = verdicts.get(key);
   if (!v || (v.at === 0 && v.renewing)) return renew(key, a, v);
-  if (now - v.at > A2A_LIMITS.cardCheckMs) void renew(key, a, v);
+  if (now - v.at > upstreamBounds.a2aCardCheckMs) void renew(key, a, v);
   return v.drifted;
 };

@@ -1,5 +1,6 @@
 import { GatewayError } from '../core/errors.ts';
 import { isRecord } from '../core/json.ts';
+import { upstreamBounds } from '../core/upstream-bounds.ts';
 import { idHeaders, markGatewayStream } from '../pipeline/answer.ts';
 import { readJsonBody } from '../pipeline/body.ts';
 import type { Attempt, RequestContext, RequestIds } from '../pipeline/context.ts';
@@ -8,7 +9,7 @@ import { admitted, outputOf } from '../pipeline/govern.ts';
 import { callerOf, type Door, enter } from '../pipeline/index.ts';
 import { CardError, checkAddress, gatewayCard } from './card.ts';
 import type { A2aAgentConfig } from './config.ts';
-import { A2A_LIMITS, isDrifted } from './pin.ts';
+import { isDrifted } from './pin.ts';
 import {
   idsOfResult,
   type RpcRequest,
@@ -116,9 +117,9 @@ const readCapped = async (res: Response, agentId: string, signal: AbortSignal): 
       const { done, value } = await reader.read();
       if (done) break;
       total += value.byteLength;
-      if (total > A2A_LIMITS.maxAnswerBytes) {
+      if (total > upstreamBounds.a2aMaxMessageBytes) {
         reader.cancel().catch(() => undefined);
-        throw upstreamFailure(agentId, 'garbage', ' (larger than the bound)');
+        throw upstreamFailure(agentId, 'garbage', ' (an answer larger than GATEWAY_A2A_MAX_MESSAGE)');
       }
       chunks.push(value);
     }
@@ -192,7 +193,7 @@ const call = async (
   };
   ctx.observers.attemptStart(ctx, view);
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), A2A_LIMITS.callTimeoutMs);
+  const timer = setTimeout(() => abort.abort(), upstreamBounds.a2aTimeoutMs);
   let res: Response;
   try {
     await checkAddress(agent.rpcUrl, agent.allowPrivate, "the agent's JSON-RPC URL");

@@ -1,13 +1,14 @@
 import { GatewayError } from '../core/errors.ts';
 import { isRecord } from '../core/json.ts';
-import { A2A_LIMITS } from './pin.ts';
+import { upstreamBounds } from '../core/upstream-bounds.ts';
+import { A2A_STREAM_IDLE_MS } from './pin.ts';
 import { idsOfResult, type RpcRequest, rpcErrorBody, upstreamFailure } from './rpc.ts';
 
 /**
  * An agent's SSE answer relayed event by event as it arrives (never the whole stream held): each
  * complete event is read for the task it names and passed through the output guardrails (text
  * parts, rewritten when one redacts); an event the guardrails block, an upstream that breaks off
- * or stays quiet past A2A_LIMITS.streamIdleMs ends the stream with a JSON-RPC error event. `end`
+ * or stays quiet past A2A_STREAM_IDLE_MS (5 min) ends the stream with a JSON-RPC error event. `end`
  * is called exactly once, with the task seen and the error, if any.
  */
 
@@ -56,7 +57,7 @@ export const relayStream = (body: ReadableStream<Uint8Array>, abort: AbortContro
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const idle = setTimeout(() => abort.abort(), A2A_LIMITS.streamIdleMs);
+      const idle = setTimeout(() => abort.abort(), A2A_STREAM_IDLE_MS);
       try {
         const { done, value } = await reader.read();
         if (done) {
@@ -66,7 +67,7 @@ export const relayStream = (body: ReadableStream<Uint8Array>, abort: AbortContro
           return;
         }
         buffered += decoder.decode(value, { stream: true });
-        if (buffered.length > A2A_LIMITS.maxAnswerBytes) throw broken(' (an event larger than the bound)');
+        if (buffered.length > upstreamBounds.a2aMaxMessageBytes) throw broken(' (an event larger than GATEWAY_A2A_MAX_MESSAGE)');
         let m = EVENT_END.exec(buffered);
         while (m) {
           const event = buffered.slice(0, m.index);

@@ -101,6 +101,12 @@ export interface ListenerLimits {
   mcpMaxListItems: number;
   /** An idle MCP session is refused after this long (ms): GATEWAY_MCP_SESSION_IDLE. */
   mcpSessionIdleMs: number;
+  /** An A2A agent's call (or its stream's start) is cancelled after this long (ms): GATEWAY_A2A_TIMEOUT. */
+  a2aTimeoutMs: number;
+  /** A served A2A agent's card is checked against its pin this often (ms): GATEWAY_A2A_CARD_CHECK. */
+  a2aCardCheckMs: number;
+  /** Largest answer (or stream event) of an A2A agent (bytes): GATEWAY_A2A_MAX_MESSAGE. */
+  a2aMaxMessageBytes: number;
 }
 
 /** Reads argv (`serve --role data --service-account FILE`) and the environment. */
@@ -174,6 +180,9 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
       maxMcpMessageBytes: s.GATEWAY_MCP_MAX_MESSAGE_BYTES,
       mcpMaxListItems: s.GATEWAY_MCP_MAX_LIST_ITEMS,
       mcpSessionIdleMs: s.GATEWAY_MCP_SESSION_IDLE,
+      a2aTimeoutMs: s.GATEWAY_A2A_TIMEOUT,
+      a2aCardCheckMs: s.GATEWAY_A2A_CARD_CHECK,
+      a2aMaxMessageBytes: s.GATEWAY_A2A_MAX_MESSAGE,
     },
     shutdownGraceMs: s.GATEWAY_SHUTDOWN_GRACE,
     telemetry: telemetryConfig(s, metricsTls, env),

@@ -19,6 +19,7 @@ import {
   type ValueOf,
 } from './setting-kinds.ts';
 import { OTLP_PROTOCOLS } from './setting-kinds.ts';
+import { AGENT_AND_TOOL_SETTINGS } from './settings-upstream.ts';
 
 /**
  * Every environment variable the gateway reads, declared once: type, default, unit, bounds and
@@ -235,25 +236,7 @@ export const SETTINGS = {
     description:
       "largest single event of an upstream stream held while it arrives (one SSE event, one NDJSON line, one AWS event-stream frame); larger → the stream is cancelled, 502 `upstream_response_too_large` (before the first event: the next target is tried; after: the format's error event)",
   }),
-  GATEWAY_MCP_MAX_MESSAGE_BYTES: size({
-    default: '8MiB',
-    min: '64KiB',
-    description:
-      'largest message read from an upstream MCP server (a JSON answer, or one SSE event: a tool result, a list page); larger → the read is cancelled and the call fails with `upstream_response_too_large`',
-  }),
-  GATEWAY_MCP_MAX_LIST_ITEMS: integer({
-    default: '5000',
-    min: 1,
-    max: 1_000_000,
-    unit: 'items',
-    description:
-      "most items one MCP server's list (tools, prompts, resources, templates) may hold over all its pages; past it that server is left out of the list (logged) and its names are not callable",
-  }),
-  GATEWAY_MCP_SESSION_IDLE: duration({
-    default: '24h',
-    description:
-      'an MCP 2025-generation session without a request for this long is refused (404: the client initializes again); shared by every replica through REDIS_URL, else each replica enforces what it saw',
-  }),
+  ...AGENT_AND_TOOL_SETTINGS,
   GATEWAY_KEEPALIVE_INTERVAL: duration({
     default: '15s',
     description: 'downstream silence after which a stream gets a `: keep-alive` comment',

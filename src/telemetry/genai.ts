@@ -41,7 +41,7 @@ export const providerNameOf = (adapterId: string): string => PROVIDERS[adapterId
 /**
  * The `gateway_api` label of `gateway_requests_total` (contract §17): which client API a request
  * spoke, so Chat Completions and Messages traffic (both `chat`) tell apart. Bounded: paths not
- * listed are `other`; an MCP call is `mcp`.
+ * listed are `other`; an MCP call is `mcp` (an A2A call is `a2a`: telemetry/metrics-observer.ts).
  */
 const APIS: Readonly<Record<string, string>> = {
   '/v1/chat/completions': 'chat_completions',

@@ -65,6 +65,10 @@ const outcomeOf = (status: number, errorKind: string | undefined, retryable: boo
 /** `gen_ai.provider.name` of the requests counter for MCP calls (the upstream is an MCP server). */
 const MCP_PROVIDER = 'mcp';
 
+/** `gateway_api` and `gen_ai.provider.name` of an A2A call (the upstream is an agent), and its operation (GenAI agent conventions). */
+const A2A = 'a2a';
+const INVOKE_AGENT = 'invoke_agent';
+
 /** A series key from label values (none of them holds the separator: they are bounded names). */
 const K = '\u0000';
 
@@ -124,6 +128,23 @@ export const metricsObserver = (tenantLabels: boolean, m: Instruments): RequestO
           'gen_ai.provider.name': MCP_PROVIDER,
           project: proj,
         }));
+        return;
+      }
+      if (ctx.agent) {
+        // An A2A call: its own API and operation; the JSON-RPC method is no model, the agent no provider.
+        const base = INVOKE_AGENT + K + OTHER + K + A2A;
+        const attrs = () => ({ 'gen_ai.operation.name': INVOKE_AGENT, 'gen_ai.request.model': OTHER, 'gen_ai.provider.name': A2A });
+        m.requests.add(1, `${status}${K}${A2A}${K}${base}${K}${proj}`, () => ({
+          status_code: status,
+          gateway_api: A2A,
+          ...attrs(),
+          project: proj,
+        }));
+        const key = error ? base + K + error.errorCode : base;
+        const durationAttrs = error ? () => ({ ...attrs(), 'error.type': error.errorCode }) : attrs;
+        m.serverDuration.record(seconds, key, durationAttrs);
+        if (error && REFUSALS.has(error.errorCode))
+          m.refusals.add(1, error.errorCode + K + proj, () => ({ reason: error.errorCode, project: proj }));
         return;
       }
       const op = operationOf(ctx.endpoint);

@@ -16,7 +16,7 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
  * JSON-RPC transport handler, the same ones its Express adapter mounts) on a plain Bun listener:
  * it answers `echo: <text>` as a completed task, and streams a task, one artifact per word and a
  * completed status. It records the headers of every call (to see what the gateway sends), can be
- * told to hang, to answer garbage or to break its stream, and serves its card at
+ * told to hang, to answer garbage, to break its stream or to stream slowly (300 ms between events), and serves its card at
  * `/.well-known/agent-card.json` (the card can be swapped, to see drift).
  */
 
@@ -25,7 +25,7 @@ export interface TestAgent {
   cardUrl: string;
   /** Headers of the JSON-RPC calls received, newest last. */
   calls: Headers[];
-  mode: 'normal' | 'hang' | 'garbage' | 'break';
+  mode: 'normal' | 'hang' | 'garbage' | 'break' | 'slow';
   /** Replaces the served card's description (the pinned hash no longer matches). */
   swapCard(description: string): void;
   stop(): Promise<void>;
@@ -162,6 +162,7 @@ export const startTestAgent = (name = 'Echo agent', opts: TestAgentOptions = {})
         async start(c) {
           let n = 0;
           for await (const ev of out) {
+            if (mode === 'slow' && n++ > 0) await Bun.sleep(300);
             c.enqueue(enc.encode(`data: ${JSON.stringify(ev)}\n\n`));
             if (mode === 'break' && ++n === 2) {
               // After the headers and two events are out: the connection breaks mid-stream.

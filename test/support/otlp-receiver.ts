@@ -54,6 +54,8 @@ export interface ReceivedSpan {
   kind: number;
   /** OTLP status code: 2 ERROR. */
   statusCode: number;
+  /** End minus start time of the span (ms). */
+  durationMs: number;
   attributes: Record<string, AttrValue>;
   /** Attributes of the span's resource (`service.name`, …). */
   resource: Record<string, AttrValue>;
@@ -100,6 +102,8 @@ interface SpanIn {
   name: string;
   kind?: number;
   status?: { code?: number };
+  startTimeUnixNano?: string | number;
+  endTimeUnixNano?: string | number;
   attributes?: { key: string; value?: JsonAny }[];
 }
 
@@ -181,6 +185,7 @@ export const startOtlpReceiver = (): OtlpReceiver => {
               name: s.name,
               kind: s.kind ?? 0,
               statusCode: s.status?.code ?? 0,
+              durationMs: Number(BigInt(s.endTimeUnixNano ?? 0) - BigInt(s.startTimeUnixNano ?? 0)) / 1e6,
               attributes: attrs(s.attributes),
             });
     } else if (signal === 'metrics') {

@@ -15,7 +15,8 @@ import { checkUpstreamUrls } from '../upstream-addresses.ts';
 
 /**
  * The catalog of A2A agents (contract §12), the platform admin's, and their assignment to projects.
- * Create, Update (a new cardUrl) and Refresh fetch the card and pin it (`cardSha256`); Get and List
+ * Create, Update (a new cardUrl) and Refresh fetch the card before their write transaction opens and pin it
+ * (`cardSha256`) in it (a cardUrl changed meanwhile: `aborted`); Get and List
  * fetch it again to say whether it still matches (`state`). The credential is wrapped at rest and
  * only the data planes' document carries it (sealed for a separate data plane).
  */
@@ -124,15 +125,39 @@ const assignedTo = async (tx: Tx, agentId: string): Promise<string[]> => {
 
 const scope = (i: { customerId?: unknown; projectId?: unknown }) => ({ customerId: i.customerId, projectId: i.projectId });
 
+/** A card fetched before the write, for the card URL it was fetched from. */
+interface Fetched {
+  cardUrl: string;
+  card: PinnedCard;
+  allowPrivate: boolean;
+}
+
+/** The card fetched in `before`, checked against the row now locked: a card URL changed meanwhile is a conflict. */
+const fetchedFor = (fetched: WeakMap<Request, Fetched>, request: Request, cardUrl: string): Fetched => {
+  const f = fetched.get(request);
+  if (!f || f.cardUrl !== cardUrl)
+    throw connectError('aborted', "the agent's cardUrl changed while its card was fetched: call again", 'cardUrl');
+  return f;
+};
+
 export const a2aOps = (deps: ControlDeps): OpDef[] => {
   const operator = deps.upstreamAllowPrivate === true;
+  // Cards are fetched (up to 10 s) before the write transaction opens, never while it holds its locks.
+  const fetched = new WeakMap<Request, Fetched>();
+  const fetchFor = async (request: Request, principal: Principal, cardUrl: string, current?: A2aAgentRow): Promise<void> => {
+    fetched.set(request, { cardUrl, ...(await pin(deps, principal, cardUrl, current)) });
+  };
   return [
     mutation(deps, CreateA2aAgent, {
       resourceId: (i) => rid(i.agentId),
-      handler: async (input, { tx, change: record, principal }) => {
+      before: async (input, { request, principal }) => {
         const authType = input.authType ?? 'none';
         checkMcpAuth({ authType, authHeader: input.authHeader ?? null, hasValue: input.authValue != null, value: input.authValue });
-        const { card, allowPrivate } = await pin(deps, principal, input.cardUrl);
+        await fetchFor(request, principal, input.cardUrl);
+      },
+      handler: async (input, { tx, change: record, request }) => {
+        const authType = input.authType ?? 'none';
+        const { card, allowPrivate } = fetchedFor(fetched, request, input.cardUrl);
         const row = await uniquely(
           async () => {
             const [r] = await tx
@@ -180,7 +205,12 @@ export const a2aOps = (deps: ControlDeps): OpDef[] => {
     }),
     mutation(deps, UpdateA2aAgent, {
       resourceId: (i) => rid(i.agentId),
-      handler: async (input, { tx, change: record, principal }) => {
+      before: async (input, { request, principal }) => {
+        if (input.cardUrl == null) return;
+        const current = await findA2aAgent(deps.db, input.agentId);
+        if (input.cardUrl !== current.cardUrl) await fetchFor(request, principal, input.cardUrl, current);
+      },
+      handler: async (input, { tx, change: record, request }) => {
         const current = await findA2aAgent(tx, input.agentId, 'update');
         const authType = input.authType ?? current.authType;
         const authHeader = input.authHeader ?? (authType === 'header' ? current.authHeader : null);
@@ -192,7 +222,7 @@ export const a2aOps = (deps: ControlDeps): OpDef[] => {
         });
         const patch: Partial<typeof a2aAgents.$inferInsert> = { authType, authHeader, updatedAt: new Date() };
         if (input.cardUrl != null && input.cardUrl !== current.cardUrl) {
-          const { card, allowPrivate } = await pin(deps, principal, input.cardUrl, current);
+          const { card, allowPrivate } = fetchedFor(fetched, request, input.cardUrl);
           Object.assign(patch, { cardUrl: input.cardUrl, ...pinned(card, allowPrivate) });
         }
         if (authType === 'none') patch.authValueWrapped = null;
@@ -207,9 +237,13 @@ export const a2aOps = (deps: ControlDeps): OpDef[] => {
     }),
     mutation(deps, RefreshA2aAgent, {
       resourceId: (i) => rid(i.agentId),
-      handler: async (input, { tx, change: record, principal }) => {
+      before: async (input, { request, principal }) => {
+        const current = await findA2aAgent(deps.db, input.agentId);
+        await fetchFor(request, principal, current.cardUrl, current);
+      },
+      handler: async (input, { tx, change: record, request }) => {
         const current = await findA2aAgent(tx, input.agentId, 'update');
-        const { card, allowPrivate } = await pin(deps, principal, current.cardUrl, current);
+        const { card, allowPrivate } = fetchedFor(fetched, request, current.cardUrl);
         const [row] = await tx
           .update(a2aAgents)
           .set({ ...pinned(card, allowPrivate), updatedAt: new Date() })
