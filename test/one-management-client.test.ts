@@ -29,6 +29,8 @@ const HTTP_CALLERS: Record<string, string> = {
   'src/mcp/serve-modern.ts': "the v2 SDK handler's own `fetch(req)` method (serves a 2026-07-28 request; no HTTP call)",
   'src/a2a/card.ts': "an A2A agent's card fetched from its URL (upstream address rule, no redirects, bounded)",
   'src/a2a/serve.ts': "the A2A gateway's calls to a catalog agent's JSON-RPC URL (upstream address rule, no redirects)",
+  'src/console/inference-relay.ts':
+    "the console playground's relay to the same process's inference listener (four inference calls, the caller's key passed through)",
   'src/data-plane/guardrail-vendors/call.ts': "provider guardrails' calls to the vendor's API (upstream address rule, no redirects)",
 };
 
