@@ -133,6 +133,12 @@ describe('pinned tools', () => {
       { serverId: 'r', name: 'old', change: 'removed' },
       { serverId: 'r', name: 'steal', change: 'added' },
     ]);
+    // The list shows them too (the console's MCP page offers "Approve tools" from it).
+    const listedProfiles = (await tg.must(admin('ListMcpProfiles'), { customerId: 'acme', projectId: 'default' })) as {
+      profiles: { profileId: string; pendingTools?: unknown[] }[];
+    };
+    expect(JSON.stringify(listedProfiles.profiles.find((x) => x.profileId === 'p')?.pendingTools)).toBe(JSON.stringify(p.pendingTools));
+    expect(listedProfiles.profiles.find((x) => x.profileId === 'loose')?.pendingTools).toBeUndefined();
     // A replica that never reported knows the pins from the configuration document only.
     const replica = startDataPlaneServer({
       host: '127.0.0.1',

@@ -85,8 +85,12 @@ export const MCP_PROFILES: ResourceDef = {
   list: 'ListMcpProfiles',
   create: 'CreateMcpProfile',
   createLabel: 'Create MCP profile',
-  columns: ['profileId', 'description', 'servers'],
+  columns: ['profileId', 'description', 'servers', 'pendingTools'],
   cells: {
+    pendingTools: (row) =>
+      (Array.isArray(row.pendingTools) ? row.pendingTools.filter(isObj) : [])
+        .map((t) => `${str(t.serverId)}/${str(t.name)} (${str(t.change)})`)
+        .join(', '),
     servers: (row) =>
       (Array.isArray(row.servers) ? row.servers.filter(isObj) : [])
         .map(
@@ -103,6 +107,12 @@ export const MCP_PROFILES: ResourceDef = {
   update: {
     op: 'UpdateMcpProfile',
     fixed: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, profileId: str(row.profileId) }),
+  },
+  act: {
+    op: 'ApproveMcpTools',
+    label: 'Approve tools',
+    input: (row, s) => ({ customerId: s.customerId, projectId: s.projectId, profileId: str(row.profileId) }),
+    when: (row) => Array.isArray(row.pendingTools) && row.pendingTools.length > 0,
   },
   remove: {
     op: 'DeleteMcpProfile',

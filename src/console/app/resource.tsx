@@ -49,6 +49,8 @@ export interface ResourceDef {
   columns?: string[];
   cells?: Record<string, (row: JsonObject, s: Scope) => preact.ComponentChildren>;
   remove?: { op: OpName; label: string; input: (row: JsonObject, s: Scope) => JsonObject; when?: (row: JsonObject) => boolean };
+  /** A row's own action besides edit and delete (not destructive: no confirmation), e.g. approving an MCP profile's pending tools. */
+  act?: { op: OpName; label: string; input: (row: JsonObject, s: Scope) => JsonObject; when: (row: JsonObject) => boolean };
   /** The update operation; `fixed` names the row (its fields are not shown); `hide` leaves fields out of the form. */
   update?: { op: OpName; fixed: (row: JsonObject, s: Scope) => Record<string, string>; hide?: string[] };
   choices?: (s: Scope) => Promise<Record<string, Choice[]>>;
@@ -173,7 +175,8 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
   const canCreate = def.create !== undefined && mayCall(scope, def.scope, def.create);
   const canUpdate = def.update !== undefined && mayCall(scope, def.scope, def.update.op);
   const canRemove = def.remove !== undefined && mayCall(scope, def.scope, def.remove.op);
-  const actions = canRemove || canUpdate;
+  const canAct = def.act !== undefined && mayCall(scope, def.scope, def.act.op);
+  const actions = canRemove || canUpdate || canAct;
   return (
     <section aria-labelledby={headingId}>
       <h2 id={headingId}>{def.title}</h2>
@@ -202,6 +205,15 @@ export function ResourcePage({ def, scope, onChanged }: { def: ResourceDef; scop
                         <button type="button" class="secondary" aria-label={`Edit ${nameOf(def, row)}`} onClick={() => setEditing(row)}>
                           Edit
                         </button>
+                      ) : null}
+                      {canAct && def.act?.when(row) ? (
+                        <ActButton
+                          act={def.act}
+                          name={nameOf(def, row)}
+                          input={def.act.input(row, scope)}
+                          write={write}
+                          onError={setError}
+                        />
                       ) : null}
                       {canRemove && def.remove && (def.remove.when?.(row) ?? true) ? (
                         <RemoveButton def={def} row={row} scope={scope} write={write} onError={setError} />
@@ -337,6 +349,39 @@ function RemoveButton({
       }}
     >
       {remove.label}
+    </button>
+  );
+}
+
+/** A row's own action (ResourceDef.act): runs it and shows its change line like any write. */
+function ActButton({
+  act,
+  name,
+  input,
+  write,
+  onError,
+}: {
+  act: NonNullable<ResourceDef['act']>;
+  name: string;
+  input: JsonObject;
+  write: Write;
+  onError: (m: string) => void;
+}) {
+  return (
+    <button
+      type="button"
+      class="secondary"
+      aria-label={`${act.label} ${name}`}
+      onClick={async () => {
+        try {
+          await write(act.op, input, name);
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          onError(messageOfError(e.message));
+        }
+      }}
+    >
+      {act.label}
     </button>
   );
 }

@@ -146,7 +146,14 @@ export const mcpProfileOps = (deps: ControlDeps): OpDef[] => [
         .orderBy(...k.order)
         .limit(size + 1);
       const p = page(rows, size);
-      return { profiles: p.items.map(view), nextPageToken: p.nextPageToken };
+      // Pending tools of pinned servers, as GetMcpProfile shows them (one indexed read per profile that pins).
+      const profiles = await Promise.all(
+        p.items.map(async (row) => {
+          const pending = await pendingTools(deps.db, row);
+          return { ...view(row), ...(pending.length > 0 ? { pendingTools: pending } : {}) };
+        }),
+      );
+      return { profiles, nextPageToken: p.nextPageToken };
     },
   }),
   mutation(deps, UpdateMcpProfile, {
