@@ -35,6 +35,9 @@ const NOT_SECRET: Record<string, string> = {
   'guardrails[].allowPrivate': 'a flag (private addresses allowed)',
   'mcpServers[].authType': "how the credential is sent ('none', 'bearer', 'header'), not the credential",
   'mcpServers[].authHeader': 'the name of the header that carries the credential, not its value',
+  'a2aAgents[].allowPrivate': 'a flag (private addresses allowed)',
+  'a2aAgents[].authType': "how the agent's credential is sent, not the credential",
+  'a2aAgents[].authHeader': 'the name of the header that carries the credential, not its value',
 };
 const SEALED = new RegExp(SEALED_PATTERN);
 

@@ -221,15 +221,31 @@ export const startMetrics = async (cfg: TelemetryConfig, version: string): Promi
     }
   });
 
-  // Circuit breakers: 1 on the series of each breaker's current state (0 on its other states), and the transitions into each state.
+  // Circuit breakers: per (connection name, upstream model, state), how many breakers are in that state, and
+  // the transitions into each state. Connections of different projects may share a name: their breakers add
+  // up in one series (a Prometheus exposition may not repeat a series).
   const STATES = ['CLOSED', 'OPEN', 'HALF_OPEN', 'COOLING'] as const;
-  agg.gauge('gateway.circuit.state', 'Circuit breaker state per target (1 on the current state)', (observe) => {
-    for (const c of sources.circuits?.circuits() ?? [])
-      for (const st of STATES) observe(c.state === st ? 1 : 0, { connection: c.connection, upstream_model: c.upstreamModel, state: st });
+  const K = '\u0000';
+  agg.gauge('gateway.circuit.state', 'Circuit breakers per target (connection and upstream model) in each state', (observe) => {
+    const n = new Map<string, { connection: string; upstreamModel: string; counts: Record<string, number> }>();
+    for (const c of sources.circuits?.circuits() ?? []) {
+      const k = c.connection + K + c.upstreamModel;
+      const e = n.get(k) ?? { connection: c.connection, upstreamModel: c.upstreamModel, counts: {} };
+      n.set(k, e);
+      e.counts[c.state] = (e.counts[c.state] ?? 0) + 1;
+    }
+    for (const e of n.values())
+      for (const st of STATES) observe(e.counts[st] ?? 0, { connection: e.connection, upstream_model: e.upstreamModel, state: st });
   });
   agg.observedCounter('gateway.circuit.transitions', 'Circuit breaker transitions per target, by the state entered', (observe) => {
-    for (const t of sources.circuits?.counts.values() ?? [])
-      observe(t.n, { connection: t.connection, upstream_model: t.upstreamModel, state: t.to });
+    const n = new Map<string, { connection: string; upstreamModel: string; to: string; n: number }>();
+    for (const t of sources.circuits?.counts.values() ?? []) {
+      const k = t.connection + K + t.upstreamModel + K + t.to;
+      const e = n.get(k);
+      if (e) e.n += t.n;
+      else n.set(k, { connection: t.connection, upstreamModel: t.upstreamModel, to: t.to, n: t.n });
+    }
+    for (const e of n.values()) observe(e.n, { connection: e.connection, upstream_model: e.upstreamModel, state: e.to });
   });
 
   const collect = async (): Promise<ResourceMetrics> => agg.collect();
