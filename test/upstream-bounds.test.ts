@@ -57,6 +57,8 @@ beforeAll(async () => {
     GATEWAY_MCP_MAX_MESSAGE_BYTES: '2MiB',
   });
   await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
+  // Every case fails the same hostile targets on purpose (breakers are test/circuit-breaker.test.ts's).
+  await tg.must(admin('UpsertProjectSetting'), { ...acme, settingName: 'circuit-breaker', settingValue: '{"failures": 0}' });
   await tg.must(admin('CreateProviderConnection'), {
     ...acme,
     name: 'hostile',

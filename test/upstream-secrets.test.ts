@@ -55,6 +55,13 @@ beforeAll(async () => {
   tg = await startTestGateway({ GATEWAY_RECORD_BODIES: '1', GATEWAY_LOG_LEVEL: 'debug' });
   const url = `http://127.0.0.1:${echoServer.port}`;
   await tg.must(admin('CreateCustomer'), { customerId: 'leaky' });
+  // Every case makes the same upstream refuse its key on purpose (breakers are test/circuit-breaker.test.ts's).
+  await tg.must(admin('UpsertProjectSetting'), {
+    customerId: 'leaky',
+    projectId: 'default',
+    settingName: 'circuit-breaker',
+    settingValue: '{"failures": 0}',
+  });
   for (const [model, provider, baseUrl, key, options] of [
     ['az-model', 'azure-openai', `${url}/openai`, AZURE_KEY, {}],
     ['short-model', 'openai', `${url}/v1`, SHORT_KEY, { headers: { 'X-Custom-Auth': HEADER_SECRET } }],
