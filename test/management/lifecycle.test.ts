@@ -121,6 +121,11 @@ describe('worked example: customer → served request', () => {
     await call(A('GetMcpProfile'), { ...web, profileId: 'dev' });
     await call(A('ListMcpProfiles'), web);
     await call(A('UpdateMcpProfile'), { ...web, profileId: 'dev', servers: [{ serverId: 'github', prefix: '' }] });
+    // Pinned: approving pins what the data planes last listed (nothing yet here; test/mcp-pins.test.ts lists a real server).
+    await call(A('UpdateMcpProfile'), { ...web, profileId: 'dev', servers: [{ serverId: 'github', prefix: '', pin: true }] });
+    await call(A('ApproveMcpTools'), { ...web, profileId: 'dev' });
+    // The route targets' breakers as this project's data planes see them (test/circuit-breaker.test.ts opens one).
+    await call(A('GetTargetHealth'), web);
     await call(A('SetMcpServerCredential'), { ...web, serverId: 'github', authValue: 'ghp-project-credential' });
     await call(A('ListMcpServerCredentials'), web);
     await call(A('DeleteMcpServerCredential'), { ...web, serverId: 'github' });
