@@ -21,6 +21,10 @@ test('audit:verify and the console check proofs with one verifier (WebCrypto): t
 
 test('one SSE parser: nothing else of src/ splits events on blank lines or reads data lines', () => {
   expect(holding(/startsWith\('data:'\)|split\('\\n\\n'\)|indexOf\('\\n\\n'/)).toEqual([
+    // The A2A relay passes each agent event on as the agent wrote it (its other lines kept) and reads its data only.
+    'src/a2a/stream.ts',
+    // The console's playground runs in the browser, which loads no module of the server.
+    'src/console/app/playground.tsx',
     // A `data:` URL of a document, not an event.
     'src/data-plane/policies/guardrail-texts.ts',
     // The pass-through fast path: events in the plain form (`data: …`, LF only) are sliced where they

@@ -13,43 +13,35 @@ import type { RequestIds } from '../pipeline/context.ts';
 import { encodeEventStreamMessage } from '../providers/eventstream.ts';
 import type { InferenceDeps } from './deps.ts';
 import { handleInference } from './inference.ts';
+import { createSseParser } from '../providers/framing.ts';
+import type { UpstreamFrame } from '../providers/types.ts';
 import { errorResponse } from './respond.ts';
 
-/** One SSE frame (`event:` and `data:` lines) → one event-stream message; comments give nothing. */
-const messageOf = (frame: string): Uint8Array | undefined => {
-  let event: string | undefined;
-  let data = '';
-  for (const line of frame.split('\n')) {
-    if (line.startsWith('event: ')) event = line.slice(7);
-    else if (line.startsWith('data: ')) data += line.slice(6);
-  }
+/** One SSE frame → one event-stream message; a frame without an event name gives nothing. */
+const messageOf = (frame: UpstreamFrame): Uint8Array | undefined => {
+  const event = frame.event;
   if (event === undefined) return undefined;
   const headers: Record<string, string> = event.endsWith('Exception')
     ? { ':message-type': 'exception', ':exception-type': event, ':content-type': 'application/json' }
     : { ':message-type': 'event', ':event-type': event, ':content-type': 'application/json' };
-  return encodeEventStreamMessage(headers, data);
+  return encodeEventStreamMessage(headers, frame.data);
 };
 
-/** SSE text → AWS event-stream messages, frame by frame. */
+/** SSE text → AWS event-stream messages, frame by frame (the one SSE parser: providers/framing.ts). */
 export const sseToEventStream = (): TransformStream<Uint8Array | string, Uint8Array> => {
-  const decoder = new TextDecoder();
-  let held = '';
-  const frames = (controller: TransformStreamDefaultController<Uint8Array>): void => {
-    for (let end = held.indexOf('\n\n'); end !== -1; end = held.indexOf('\n\n')) {
-      const message = messageOf(held.slice(0, end));
-      held = held.slice(end + 2);
+  const parser = createSseParser();
+  const emit = (frames: readonly UpstreamFrame[], controller: TransformStreamDefaultController<Uint8Array>): void => {
+    for (const f of frames) {
+      const message = messageOf(f);
       if (message) controller.enqueue(message);
     }
   };
   return new TransformStream({
     transform(chunk, controller) {
-      held += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-      frames(controller);
+      emit(parser.push(chunk), controller);
     },
     flush(controller) {
-      held += decoder.decode();
-      if (held !== '') held += '\n\n';
-      frames(controller);
+      emit(parser.flush(), controller);
     },
   });
 };
