@@ -149,6 +149,17 @@ const MATRIX: Row[] = [
   [A('ListMcpProfiles'), 'project_member', () => web],
   [A('UpdateMcpProfile'), 'project_admin', () => ({ ...web, profileId: 'none' })],
   [A('DeleteMcpProfile'), 'project_admin', () => ({ ...web, profileId: 'none' })],
+  [A('ApproveMcpTools'), 'project_admin', () => ({ ...web, profileId: 'none' })],
+  // A2A agents: the catalog is the platform admin's (its card fetched before the write: authorised first).
+  [A('CreateA2aAgent'), 'platform_admin', () => ({ agentId: `a-${++uniq}`, cardUrl: 'http://127.0.0.1:9/.well-known/agent-card.json' })],
+  [A('GetA2aAgent'), 'authenticated', () => ({ agentId: 'none' })],
+  [A('ListA2aAgents'), 'authenticated', () => ({})],
+  [A('UpdateA2aAgent'), 'platform_admin', () => ({ agentId: 'none', description: 'matrix' })],
+  [A('RefreshA2aAgent'), 'platform_admin', () => ({ agentId: 'none' })],
+  [A('DeleteA2aAgent'), 'platform_admin', () => ({ agentId: 'none' })],
+  [A('AddProjectA2aAgent'), 'project_admin', () => ({ ...web, agentId: 'none' })],
+  [A('RemoveProjectA2aAgent'), 'project_admin', () => ({ ...web, agentId: 'none' })],
+  [A('ListProjectA2aAgents'), 'project_member', () => web],
   // The project's credential: its admins (a member's own: that member; see test/mcp-credentials.test.ts).
   [A('SetMcpServerCredential'), 'project_member', () => ({ ...web, serverId: 'none', authValue: 'matrix-credential' }), ['admin', 'alice']],
   [A('DeleteMcpServerCredential'), 'project_member', () => ({ ...web, serverId: 'none' }), ['admin', 'alice']],
