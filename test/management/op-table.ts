@@ -132,6 +132,7 @@ const profileServerFields: Record<string, Spec> = {
     invalid: [[], ['a b'], ['x'.repeat(129)], ['dup', 'dup'], Array.from({ length: 257 }, (_, i) => `t${i}`), 'a', [5]],
   },
   'servers.0.prefix': { kind: 'cases', valid: ['', 'p', 'a.b-c_9', 'x'.repeat(253)], invalid: ['-a', 'a b', 'x'.repeat(254), 5, null] },
+  'servers.0.pin': { kind: 'bool' },
   grants: { kind: 'array', min: 0, max: 256, item: () => ({ principal: 'role:member', tools: ['*'] }) },
   'grants.0.principal': {
     kind: 'cases',
@@ -320,6 +321,11 @@ export const OPS: OpCase[] = [
     path: `${A}UpdateMcpProfile`,
     base: (fx) => ({ ...addr(fx), profileId: 'p1', grants: [{ principal: 'role:member', tools: ['*'] }] }),
     fields: { ...addrFields, profileId: str(1, 64, 'ID'), description, ...profileServerFields },
+  },
+  {
+    path: `${A}ApproveMcpTools`,
+    base: (fx) => ({ ...addr(fx), profileId: 'p1' }),
+    fields: { ...addrFields, profileId: str(1, 64, 'ID'), serverId: str(1, 253, 'SERVER') },
   },
   {
     path: `${A}DeleteMcpProfile`,
