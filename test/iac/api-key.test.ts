@@ -52,7 +52,10 @@ const attrs = (b: TfBlock | undefined): SchemaAttribute[] =>
 const byName = (list: SchemaAttribute[]) => [...list].sort((x, y) => x.name.localeCompare(y.name));
 const normal = (s: SchemaBlock) => ({
   attributes: byName(s.attributes),
-  blocks: s.block_types.map((t) => ({ name: t.type_name, min: t.min_items, max: t.max_items, attributes: byName(t.block.attributes) })),
+  // Terraform reports nested blocks by name; the declaration's order is its own.
+  blocks: s.block_types
+    .map((t) => ({ name: t.type_name, min: t.min_items, max: t.max_items, attributes: byName(t.block.attributes) }))
+    .sort((a, b) => a.name.localeCompare(b.name)),
 });
 const fromTerraform = (b: TfBlock | undefined) =>
   normal({
