@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { generateKeyPair, SignJWT } from 'jose';
 import { ConfigError, loadConfig } from '../src/config/env.ts';
-import { setLogSink } from '../src/core/log.ts';
+import { setLogLevel, setLogSink } from '../src/core/log.ts';
 import { admin, startTestGateway, type TestGateway } from './support/gateway.ts';
 import { startIdp, type TestIdp } from './support/oidc-idp.ts';
 
@@ -30,11 +30,14 @@ beforeAll(async () => {
   await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
   await tg.must(admin('CreateProject'), { customerId: 'acme', projectId: 'web' });
   await tg.must(admin('AddProjectMember'), { customerId: 'acme', projectId: 'web', userId: ALICE, role: 'admin' });
+  // The refusals are logged at warn: whatever level a test file before this one left.
+  setLogLevel('warn');
   setLogSink((line) => void logs.push(line));
 }, 60_000);
 
 afterAll(async () => {
   setLogSink(undefined);
+  setLogLevel('error');
   await tg?.stop();
   await idp?.close();
 });
