@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
-import { setLogSink } from '../../src/core/log.ts';
+import { setLogLevel, setLogSink } from '../../src/core/log.ts';
 import { auditLogs, guardrails, requestRecords } from '../../src/store/schema/index.ts';
 import { admin, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type MockVendors, startMockVendors, VENDOR_KEY } from '../support/mock-guardrail-vendors.ts';
@@ -25,6 +25,8 @@ const at = () => ({ customerId: w.customerId, projectId: w.projectId });
 const SECRET = 'lakera-key-never-shown';
 
 beforeAll(async () => {
+  // The faults are logged at warn: whatever level a test file before this one left.
+  setLogLevel('warn');
   setLogSink((line) => void logs.push(line));
   oa = startMockUpstream('openai');
   an = startMockUpstream('anthropic');
@@ -40,6 +42,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   setLogSink(undefined);
+  setLogLevel('error');
   await tg?.stop();
   oa?.stop();
   an?.stop();
