@@ -88,6 +88,23 @@ describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))('the embedded store in i
     await stop?.();
   });
 
+  test('queries the thread had not answered when the store closed are refused, not left pending', async () => {
+    const other = await openStore({ driver: 'pglite', dataDir: 'memory' });
+    // Sent just before the close, in the same turn: some are still in the thread when it ends.
+    const sent = Array.from({ length: 200 }, () =>
+      other.db
+        .select()
+        .from(customers)
+        .then(
+          () => 'answered',
+          () => 'refused',
+        ),
+    );
+    await other.close();
+    const outcome = await Promise.race([Promise.all(sent), Bun.sleep(3_000).then(() => 'still pending')]);
+    expect(outcome).not.toBe('still pending');
+  });
+
   test('a closed store refuses as PGlite does (the gateway answers 503)', async () => {
     const other = await openStore({ driver: 'pglite', dataDir: 'memory' });
     await other.close();

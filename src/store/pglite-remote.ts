@@ -168,6 +168,11 @@ export class PgliteRemote {
     } finally {
       this.#closed = true;
       this.#worker.terminate();
+      // What the thread had not answered when it ended never will be: refuse it as a closed store
+      // (a shutdown waiting on such a query would otherwise hang).
+      const e = new Error('PGlite is closed');
+      for (const p of this.#pending.values()) p.reject(e);
+      this.#pending.clear();
     }
   }
 }
