@@ -304,7 +304,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
         jwks: async () => ({ keys: [...(await publishedKeys(store.db)).keys, ...(await serviceAccountJwks(deps))] }),
         rawRoutes: protocol.routes,
         ...(deps.oidc ? { oidc: deps.oidc } : {}),
-        scim: scimHandler(deps),
+        ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+        scim: scimHandler(deps, config.publicUrl),
         ...(inference?.port !== undefined
           ? { inferenceUrl: localInferenceUrl(config.host, inference.port, config.tls.inference !== undefined) }
           : {}),

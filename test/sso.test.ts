@@ -179,3 +179,15 @@ test('MCP protected-resource metadata (RFC 9728) names the configured OIDC issue
     authorization_servers: [idp.issuer],
   });
 });
+
+test('without GATEWAY_PUBLIC_URL the redirect URI is the listener URL; X-Forwarded-Host and -Proto do not steer it', async () => {
+  const res = await fetch(`${tg.adminUrl}/console/sso/login`, {
+    redirect: 'manual',
+    headers: { 'x-forwarded-host': 'attacker.example', 'x-forwarded-proto': 'https', forwarded: 'host=attacker.example;proto=https' },
+  });
+  expect(res.status).toBe(302);
+  const authorization = new URL(res.headers.get('location') ?? '');
+  expect(authorization.searchParams.get('redirect_uri')).toBe(`${tg.adminUrl}/console/sso/callback`);
+  // Plain HTTP end to end: the flow cookie is not marked Secure.
+  expect(res.headers.getSetCookie().find((c) => c.startsWith('gateway_sso=')) ?? '').not.toContain('Secure');
+});

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { TlsFiles } from '../core/tls.ts';
-import { type OidcConfig, oidcConfig } from './oidc.ts';
+import { type OidcConfig, oidcConfig, publicOrigin } from './oidc.ts';
 import type { TelemetryConfig } from './telemetry.ts';
 import { ConfigError, type LOG_LEVELS, parseSettings, type Settings } from './settings.ts';
 
@@ -48,6 +48,8 @@ export interface GatewayConfig {
   recordBodies: boolean;
   /** GATEWAY_UPSTREAM_ALLOW_PRIVATE=1: connections may point at private addresses whoever saves them. */
   upstreamAllowPrivate: boolean;
+  /** GATEWAY_PUBLIC_URL: the management listener's public origin (unset: each request's own URL). */
+  publicUrl: string | undefined;
   /** GATEWAY_OIDC_*: sign-in with an identity provider (unset: none). */
   oidc: OidcConfig | undefined;
   /** Downstream silence after which a stream gets a keep-alive comment. */
@@ -168,6 +170,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     guardrailScanTimeoutMs: s.GATEWAY_GUARDRAIL_SCAN_TIMEOUT,
     limitsLeases: s.GATEWAY_LIMITS_LEASES,
     upstreamAllowPrivate: s.GATEWAY_UPSTREAM_ALLOW_PRIVATE,
+    publicUrl: publicOrigin(s),
     oidc: oidcConfig(s),
     keepAliveMs: s.GATEWAY_KEEPALIVE_INTERVAL,
     limits: {

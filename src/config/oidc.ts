@@ -42,3 +42,16 @@ export const oidcConfig = (s: Settings): OidcConfig | undefined => {
     ...(s.GATEWAY_OIDC_ADMIN_GROUP ? { adminGroup: s.GATEWAY_OIDC_ADMIN_GROUP } : {}),
   };
 };
+
+/**
+ * GATEWAY_PUBLIC_URL as an origin (`https://host[:port]`): what the console's redirect URI and
+ * SCIM's locations are built on behind a proxy that rewrites the host or terminates TLS.
+ */
+export const publicOrigin = (s: Settings): string | undefined => {
+  const raw = s.GATEWAY_PUBLIC_URL;
+  if (!raw) return undefined;
+  const url = new URL(raw);
+  if (url.pathname !== '/' || url.search || url.hash || url.username || url.password)
+    throw new ConfigError('GATEWAY_PUBLIC_URL', 'must be an origin only, e.g. https://gateway.example.com (no path, query or credentials)');
+  return url.origin;
+};

@@ -53,6 +53,13 @@ export const SETTINGS = {
     default: '9464',
     description: 'metrics listener: Prometheus text on `GET /metrics` (`0`: off); never on the inference port',
   }),
+  GATEWAY_PUBLIC_URL: url({
+    schemes: ['https', 'http'],
+    parseable: true,
+    unset: "each request's own URL (`X-Forwarded-*` headers are not trusted)",
+    description:
+      "the origin browsers and identity providers reach the management listener (the console) at, e.g. `https://gateway.example.com` behind an ingress that terminates TLS: the console's SSO redirect URI (`<origin>/console/sso/callback`, the one to register at the identity provider), the SSO cookie's `Secure` flag and SCIM's `meta.location` are built from it; an origin only (no path, query or credentials)",
+  }),
   GATEWAY_TLS_CERT_FILE: optionalText({
     unset: 'plain HTTP',
     description: 'PEM certificate (chain) file: the inference listener serves HTTPS (with `GATEWAY_TLS_KEY_FILE`)',

@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNull, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
-import { connectError } from '../core/errors.ts';
+import { connectError, type GatewayError } from '../core/errors.ts';
 import { customers, projects, type CustomerRow, type ProjectRow } from '../store/schema/index.ts';
 import type { Reader, Tx } from './deps.ts';
 import { projectOrDefault } from './schemas.ts';
@@ -106,12 +106,16 @@ export const isUniqueViolation = (e: unknown): boolean => {
   return false;
 };
 
-/** Runs `fn`; a unique violation becomes `already_exists` with the given message. */
-export const uniquely = async <T>(fn: () => Promise<T>, message: string, field: string): Promise<T> => {
+/** Runs `fn`; a unique violation becomes the error `refusal` makes (other failures pass through). */
+export const onUniqueViolation = async <T>(fn: () => Promise<T>, refusal: () => GatewayError): Promise<T> => {
   try {
     return await fn();
   } catch (e) {
-    if (isUniqueViolation(e)) throw connectError('already_exists', message, field);
+    if (isUniqueViolation(e)) throw refusal();
     throw e;
   }
 };
+
+/** Runs `fn`; a unique violation becomes `already_exists` with the given message. */
+export const uniquely = <T>(fn: () => Promise<T>, message: string, field: string): Promise<T> =>
+  onUniqueViolation(fn, () => connectError('already_exists', message, field));

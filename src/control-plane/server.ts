@@ -30,6 +30,8 @@ export interface ControlServerOptions {
   jwks?: () => Promise<{ keys: object[] }>;
   /** GATEWAY_OIDC_*: the console's "Sign in with SSO" (sso-routes.ts). */
   oidc?: OidcIssuer;
+  /** GATEWAY_PUBLIC_URL: the origin the SSO redirect URI is built on (unset: each request's own). */
+  publicUrl?: string;
   /** SCIM 2.0 at /scim/v2/ (scim/routes.ts). */
   scim?: (request: Request, server?: ServerLike | null) => Promise<Response>;
   /** The inference listener of this process: the console's playground calls it through `/console/inference/` (console/inference-relay.ts). */
@@ -135,7 +137,7 @@ export const buildControlApp = (opts: ControlServerOptions) =>
     )
     .use(consoleRoutes())
     .use(inferenceRelay(opts.inferenceUrl))
-    .use(ssoRoutes(opts.oidc, opts.ops))
+    .use(ssoRoutes(opts.oidc, opts.ops, opts.publicUrl))
     .use((app) => {
       const scim = opts.scim;
       if (scim) app.all('/scim/v2/*', ({ request, server }) => scim(request, server), { parse: 'none', detail: { hide: true } });

@@ -19,6 +19,11 @@ import type { OidcIssuer } from './oidc.ts';
  *   checked by openid-client), the ID token exchanged by ExchangeOidcToken (audited like any call),
  *   and the browser sent back to `/console/#sso=<token>` — the console stores the token in the
  *   tab's sessionStorage and drops the fragment at once. A failure goes to `/console/#sso-error=<message>`.
+ *
+ * The redirect URI (sent with the authorization request and again with the code) is built on
+ * GATEWAY_PUBLIC_URL when set — behind a proxy that rewrites the host or terminates TLS, the
+ * request's own URL is not the one registered at the provider — else on the request's URL.
+ * `X-Forwarded-*` headers are never read: a client could send them to steer the redirect.
  */
 
 const COOKIE = 'gateway_sso';
@@ -48,26 +53,29 @@ const cookieOf = (request: Request): Flow | undefined => {
   }
 };
 
-const setCookie = (request: Request, value: string, maxAge: number): string =>
-  `${COOKIE}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${new URL(request.url).protocol === 'https:' ? '; Secure' : ''}`;
+/** The console's origin as browsers see it: GATEWAY_PUBLIC_URL, else the request's own. */
+type Origin = (request: Request) => string;
 
-const redirectUri = (request: Request): URL => new URL('/console/sso/callback', request.url);
+const setCookie = (origin: Origin, request: Request, value: string, maxAge: number): string =>
+  `${COOKIE}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${new URL(origin(request)).protocol === 'https:' ? '; Secure' : ''}`;
 
-const back = (request: Request, fragment: string, clear = true): Response =>
+const redirectUri = (origin: Origin, request: Request): URL => new URL('/console/sso/callback', origin(request));
+
+const back = (origin: Origin, request: Request, fragment: string, clear = true): Response =>
   new Response(null, {
     status: 303,
     headers: {
       location: `/console/#${fragment}`,
       'cache-control': 'no-store',
       'referrer-policy': 'no-referrer',
-      ...(clear ? { 'set-cookie': setCookie(request, '', 0) } : {}),
+      ...(clear ? { 'set-cookie': setCookie(origin, request, '', 0) } : {}),
     },
   });
 
-const failed = (request: Request, message: string): Response => back(request, `sso-error=${encodeURIComponent(message)}`);
-
-export const ssoRoutes = (oidc: OidcIssuer | undefined, ops: readonly OpDef[]) => {
+export const ssoRoutes = (oidc: OidcIssuer | undefined, ops: readonly OpDef[], publicUrl?: string) => {
   const exchange = ops.find((o) => o.name === 'ExchangeOidcToken');
+  const origin: Origin = (request) => publicUrl ?? new URL(request.url).origin;
+  const failed = (request: Request, message: string): Response => back(origin, request, `sso-error=${encodeURIComponent(message)}`);
   return new Elysia({ name: 'console-sso' })
     .get('/console/sso', () => ({ enabled: oidc !== undefined }), { detail: { hide: true } })
     .get(
@@ -82,7 +90,7 @@ export const ssoRoutes = (oidc: OidcIssuer | undefined, ops: readonly OpDef[]) =
         }
         const flow: Flow = { state: client.randomState(), nonce: client.randomNonce(), verifier: client.randomPKCECodeVerifier() };
         const url = client.buildAuthorizationUrl(config, {
-          redirect_uri: redirectUri(request).href,
+          redirect_uri: redirectUri(origin, request).href,
           scope: 'openid email profile',
           response_type: 'code',
           code_challenge: await client.calculatePKCECodeChallenge(flow.verifier),
@@ -93,7 +101,7 @@ export const ssoRoutes = (oidc: OidcIssuer | undefined, ops: readonly OpDef[]) =
         const value = Buffer.from(JSON.stringify(flow)).toString('base64url');
         return new Response(null, {
           status: 302,
-          headers: { location: url.href, 'set-cookie': setCookie(request, value, FLOW_SECONDS), 'cache-control': 'no-store' },
+          headers: { location: url.href, 'set-cookie': setCookie(origin, request, value, FLOW_SECONDS), 'cache-control': 'no-store' },
         });
       },
       { detail: { hide: true } },
@@ -111,7 +119,7 @@ export const ssoRoutes = (oidc: OidcIssuer | undefined, ops: readonly OpDef[]) =
         try {
           const config = await oidc.configuration();
           // The redirect URI as registered, whatever else the browser's URL carries.
-          const callback = redirectUri(request);
+          const callback = redirectUri(origin, request);
           callback.search = current.search;
           const tokens = await client.authorizationCodeGrant(config, callback, {
             pkceCodeVerifier: flow.verifier,
@@ -132,7 +140,7 @@ export const ssoRoutes = (oidc: OidcIssuer | undefined, ops: readonly OpDef[]) =
           const answer = await exchange.handler({ idToken }, { principal: { kind: 'anonymous' }, request, call });
           const token = isRecord(answer) ? answer.token : undefined;
           if (typeof token !== 'string') return failed(request, 'the sign-in could not be completed');
-          return back(request, `sso=${encodeURIComponent(token)}`);
+          return back(origin, request, `sso=${encodeURIComponent(token)}`);
         } catch (e) {
           if (e instanceof GatewayError) {
             if (exchange.audit) await exchange.audit.refused(call, { kind: 'anonymous' }, { idToken }, e);

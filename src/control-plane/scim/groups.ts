@@ -1,6 +1,7 @@
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import { type ScimGroupRow, scimGroups, scimUsers } from '../../store/schema/index.ts';
 import type { Reader, Tx } from '../deps.ts';
+import { onUniqueViolation } from '../lookups.ts';
 import type { MutationCtx } from '../mutation.ts';
 import { GROUP_SCHEMA, isObject, listBody, pagingOf, parseFilter, patchOperations, scimError } from './protocol.ts';
 import { syncMemberships } from './sync.ts';
@@ -112,8 +113,10 @@ const unique = async (tx: Tx, scope: ScimScope, displayName: string, except?: st
     .from(scimGroups)
     .where(and(eq(scimGroups.customerUuid, scope.customerUuid), eq(scimGroups.displayName, displayName)))
     .limit(1);
-  if (row && row.id !== except) throw scimError(409, `group '${displayName}' already exists`, 'uniqueness');
+  if (row && row.id !== except) throw groupExists(displayName);
 };
+
+const groupExists = (displayName: string) => scimError(409, `group '${displayName}' already exists`, 'uniqueness');
 
 /** Re-derives the memberships of every user the group had or has. */
 const resync = async (
@@ -142,16 +145,21 @@ export const createGroup = async (w: Write, scope: ScimScope, body: unknown): Pr
   const displayName = displayNameOf(b.displayName);
   await unique(w.tx, scope, displayName);
   const members = await memberIds(w.tx, scope, b.members);
-  const [row] = await w.tx
-    .insert(scimGroups)
-    .values({
-      customerUuid: scope.customerUuid,
-      customerId: scope.customerId,
-      displayName,
-      externalId: typeof b.externalId === 'string' ? b.externalId : null,
-      members,
-    })
-    .returning();
+  // As for users: the store's unique index refuses a name a writer outside the write lock claimed since the check.
+  const [row] = await onUniqueViolation(
+    () =>
+      w.tx
+        .insert(scimGroups)
+        .values({
+          customerUuid: scope.customerUuid,
+          customerId: scope.customerId,
+          displayName,
+          externalId: typeof b.externalId === 'string' ? b.externalId : null,
+          members,
+        })
+        .returning(),
+    () => groupExists(displayName),
+  );
   if (!row) throw scimError(409, 'the group was not stored');
   await resync(w, scope, members);
   return row;
@@ -159,11 +167,15 @@ export const createGroup = async (w: Write, scope: ScimScope, body: unknown): Pr
 
 const save = async (w: Write, scope: ScimScope, old: ScimGroupRow, next: Pick<ScimGroupRow, 'displayName' | 'externalId' | 'members'>) => {
   if (next.displayName !== old.displayName) await unique(w.tx, scope, next.displayName, old.id);
-  const [row] = await w.tx
-    .update(scimGroups)
-    .set({ ...next, updatedAt: new Date() })
-    .where(eq(scimGroups.id, old.id))
-    .returning();
+  const [row] = await onUniqueViolation(
+    () =>
+      w.tx
+        .update(scimGroups)
+        .set({ ...next, updatedAt: new Date() })
+        .where(eq(scimGroups.id, old.id))
+        .returning(),
+    () => groupExists(next.displayName),
+  );
   if (!row) throw scimError(404, `Group '${old.id}' not found`);
   await resync(w, scope, [...old.members, ...row.members], row.displayName === old.displayName ? [] : [old.displayName]);
   return row;

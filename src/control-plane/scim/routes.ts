@@ -68,8 +68,9 @@ const bodyOf = async (request: Request): Promise<unknown> => {
   }
 };
 
+/** `publicUrl` (GATEWAY_PUBLIC_URL): the origin `meta.location` and `Location` name; unset, the request's own. */
 export const scimHandler =
-  (deps: ControlDeps) =>
+  (deps: ControlDeps, publicUrl?: string) =>
   async (request: Request, server?: ServerLike | null): Promise<Response> => {
     try {
       const url = new URL(request.url);
@@ -79,7 +80,7 @@ export const scimHandler =
         .map(decodeURIComponent);
       if (rest.length > 0) throw scimError(404, 'unknown SCIM endpoint');
       const { scope: s, tokenId } = await authenticate(deps, request);
-      const scope: ScimScope = { ...s, base: `${url.origin}${SCIM_PREFIX}` };
+      const scope: ScimScope = { ...s, base: `${publicUrl ?? url.origin}${SCIM_PREFIX}` };
       const method = request.method.toUpperCase();
       if (method === 'GET' && !id) {
         if (kind === 'ServiceProviderConfig') return scimJson(200, SERVICE_PROVIDER_CONFIG);

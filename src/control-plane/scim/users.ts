@@ -1,6 +1,7 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
 import { type ScimUserRow, scimGroups, scimUsers } from '../../store/schema/index.ts';
 import type { Reader, Tx } from '../deps.ts';
+import { onUniqueViolation } from '../lookups.ts';
 import type { MutationCtx } from '../mutation.ts';
 import {
   boolOf,
@@ -86,13 +87,15 @@ export const findUser = async (db: Reader, scope: ScimScope, id: string, lock = 
   return row;
 };
 
+const alreadyProvisioned = (userName: string) => scimError(409, `userName '${userName}' is already provisioned`, 'uniqueness');
+
 const taken = async (tx: Tx, scope: ScimScope, userName: string, except?: string): Promise<void> => {
   const [row] = await tx
     .select({ id: scimUsers.id })
     .from(scimUsers)
     .where(and(eq(scimUsers.customerUuid, scope.customerUuid), sql`lower(${scimUsers.userName}) = lower(${userName})`))
     .limit(1);
-  if (row && row.id !== except) throw scimError(409, `userName '${userName}' is already provisioned`, 'uniqueness');
+  if (row && row.id !== except) throw alreadyProvisioned(userName);
 };
 
 export const listUsers = async (db: Reader, scope: ScimScope, url: URL): Promise<Record<string, unknown>> => {
@@ -133,10 +136,16 @@ type Write = Pick<MutationCtx, 'tx' | 'change'>;
 export const createUser = async ({ tx, change }: Write, scope: ScimScope, body: unknown): Promise<ScimUserRow> => {
   const f = fieldsOf(body);
   await taken(tx, scope, f.userName);
-  const [row] = await tx
-    .insert(scimUsers)
-    .values({ customerUuid: scope.customerUuid, customerId: scope.customerId, ...f })
-    .returning();
+  // The check above runs under the management write lock; a writer outside it may still claim the
+  // name before the insert, and the store's unique index then refuses it: the same 409.
+  const [row] = await onUniqueViolation(
+    () =>
+      tx
+        .insert(scimUsers)
+        .values({ customerUuid: scope.customerUuid, customerId: scope.customerId, ...f })
+        .returning(),
+    () => alreadyProvisioned(f.userName),
+  );
   if (!row) throw scimError(409, 'the user was not stored');
   await syncMemberships(tx, change, scope, [{ id: row.id, userName: row.userName, active: row.active }]);
   return row;
@@ -148,11 +157,15 @@ const store = async ({ tx, change }: Write, scope: ScimScope, old: ScimUserRow, 
     await taken(tx, scope, f.userName, old.id);
     await syncMemberships(tx, change, scope, [{ id: old.id, userName: old.userName, active: false }]);
   }
-  const [row] = await tx
-    .update(scimUsers)
-    .set({ ...f, updatedAt: new Date() })
-    .where(eq(scimUsers.id, old.id))
-    .returning();
+  const [row] = await onUniqueViolation(
+    () =>
+      tx
+        .update(scimUsers)
+        .set({ ...f, updatedAt: new Date() })
+        .where(eq(scimUsers.id, old.id))
+        .returning(),
+    () => alreadyProvisioned(f.userName),
+  );
   if (!row) throw scimError(404, `User '${old.id}' not found`);
   await syncMemberships(tx, change, scope, [{ id: row.id, userName: row.userName, active: row.active }]);
   return row;
