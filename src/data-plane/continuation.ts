@@ -88,6 +88,12 @@ export const continuable = (
   let toolCall = false;
   let stopped = false;
   let continuations = 0;
+  /**
+   * Whether the summed usage is still to be told: a continuation that reports none is charged the
+   * broken attempts' at its end. Never as an event at the join itself: any non-text event there
+   * would make the output guardrails release the text they hold, and miss a word across the join.
+   */
+  let owed = false;
 
   /** Notes what the client is about to get; rewrites a continuation's start and usage. */
   const seen = (events: readonly StreamEvent[], joining: boolean): StreamEvent[] => {
@@ -96,12 +102,12 @@ export const continuable = (
       switch (ev.type) {
         case 'start':
           if (ev.usage) reported = ev.usage;
+          // A continuation's start is dropped (its counts come with its next usage event, summed).
           if (!joining) out.push(ev);
-          // The continuation's own counts so far: the client sees the sum.
-          else if (ev.usage && base) out.push({ type: 'usage', usage: addUsage(base, ev.usage) });
           continue;
         case 'usage':
           reported = ev.usage;
+          owed = false;
           out.push(base ? { type: 'usage', usage: addUsage(base, ev.usage) } : ev);
           continue;
         case 'text':
@@ -144,10 +150,8 @@ export const continuable = (
     continuations++;
     chars = 0;
     reported = undefined;
-    const joined = seen(next.stream.first, true);
-    // What the broken attempts cost is on the stream at once, whatever the continuation reports.
-    joined.unshift({ type: 'usage', usage: base });
-    return joined;
+    owed = true;
+    return seen(next.stream.first, true);
   };
 
   return {
@@ -158,7 +162,11 @@ export const continuable = (
     async next() {
       try {
         const events = await current.next();
-        return events === null ? null : seen(events, true);
+        if (events !== null) return seen(events, true);
+        if (!owed || !base) return null;
+        // The stream's end: the reader answers null again on the next call.
+        owed = false;
+        return [{ type: 'usage', usage: reported ? addUsage(base, reported) : base }];
       } catch (e) {
         return resume(e);
       }
