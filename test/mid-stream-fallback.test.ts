@@ -58,7 +58,12 @@ const routeOf = async (model: string, targets: [connection: string, upstream: st
 };
 
 const setting = (value: string) =>
-  tg.must(admin('UpsertProjectSetting'), { customerId: 'acme', projectId: 'default', settingName: 'mid-stream-fallback', settingValue: value });
+  tg.must(admin('UpsertProjectSetting'), {
+    customerId: 'acme',
+    projectId: 'default',
+    settingName: 'mid-stream-fallback',
+    settingValue: value,
+  });
 
 beforeAll(async () => {
   world = await startWorld();
@@ -244,9 +249,16 @@ describe('mid-stream-fallback on: a stream cut after K chunks is continued by th
 
   test('Gemini (wire), Anthropic then OpenAI: the chunks join, the last has finishReason STOP and the summed usageMetadata', async () => {
     const id = `msf-gemini-${crypto.randomUUID()}`;
-    const r = await post('/v1beta/models/msf-gemini:streamGenerateContent?alt=sse', { contents: [{ role: 'user', parts: [{ text: 'count' }] }] }, id);
+    const r = await post(
+      '/v1beta/models/msf-gemini:streamGenerateContent?alt=sse',
+      { contents: [{ role: 'user', parts: [{ text: 'count' }] }] },
+      id,
+    );
     expect(r.status).toBe(200);
-    type Chunk = { candidates?: { content?: { parts?: { text?: string }[] }; finishReason?: string }[]; usageMetadata?: { candidatesTokenCount: number } };
+    type Chunk = {
+      candidates?: { content?: { parts?: { text?: string }[] }; finishReason?: string }[];
+      usageMetadata?: { candidatesTokenCount: number };
+    };
     const chunks = sseData(await r.text()) as Chunk[];
     expect(chunks.some((c) => 'error' in c)).toBe(false);
     const text = chunks.map((c) => (c.candidates?.[0]?.content?.parts ?? []).map((x) => x.text ?? '').join('')).join('');
@@ -283,17 +295,17 @@ describe('mid-stream-fallback on: a stream cut after K chunks is continued by th
     const id = `msf-cohere-${crypto.randomUUID()}`;
     const r = await post('/v2/chat', { model: 'msf-cohere', stream: true, messages: [{ role: 'user', content: 'count' }] }, id);
     expect(r.status).toBe(200);
-    const events = sseData(await r.text()) as { type: string; index?: number; delta?: Record<string, unknown> }[];
+    const events = sseData(await r.text()) as { type: string; index?: number; delta?: { message?: { content?: { text?: string } } } }[];
     expect(events.filter((e) => e.type === 'message-start')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'content-start')).toHaveLength(1);
     const text = events
       .filter((e) => e.type === 'content-delta')
-      .map((e) => ((e.delta?.message as { content?: { text?: string } }).content?.text ?? ''))
+      .map((e) => e.delta?.message?.content?.text ?? '')
       .join('');
     expect(text).toBe('one two three four.');
     const end = events.at(-1);
     expect(end?.type).toBe('message-end');
-    expect(end?.delta?.finish_reason).toBe('COMPLETE');
+    expect(JSON.stringify(end?.delta)).toContain('"finish_reason":"COMPLETE"');
     expectPrefix(an, 'cont-an');
     expectContinuedRecord(await recordOf(id), 'cut-an', 'cont-an', { input: 20, output: 2 });
   });
@@ -307,7 +319,9 @@ describe('mid-stream-fallback on: a stream cut after K chunks is continued by th
         model: 'msf-tool',
         stream: true,
         messages: [{ role: 'user', content: 'weather?' }],
-        tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+        tools: [
+          { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+        ],
       },
       id,
     );
@@ -392,7 +406,7 @@ describe('mid-stream-fallback off, and with an output guardrail', () => {
     expect(text).toContain('no-pineapple');
     expect(text).not.toContain('[DONE]');
     const streamed = sseData(text)
-      .map((c) => ((c.choices as { delta?: { content?: string } }[] | undefined)?.[0]?.delta?.content ?? ''))
+      .map((c) => (c.choices as { delta?: { content?: string } }[] | undefined)?.[0]?.delta?.content ?? '')
       .join('');
     expect(streamed).not.toContain('pineapple');
     const rec = await recordOf(id);

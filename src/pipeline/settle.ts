@@ -76,7 +76,8 @@ const chargedUsage = (ctx: Readonly<RequestContext>, outcome: Readonly<Outcome>)
   const gone = abandoned(outcome);
   if (!partial && !gone) return { usage: u, atReservation: false };
   const chars = partial?.outputChars ?? 0;
-  if (!u && !gone && chars === 0) return { usage: { inputTokens: reservedInput(ctx), outputTokens: reservedOutput(ctx) }, atReservation: true };
+  if (!u && !gone && chars === 0)
+    return { usage: { inputTokens: reservedInput(ctx), outputTokens: reservedOutput(ctx) }, atReservation: true };
   return { usage: streamedUsage(ctx, u, chars), atReservation: false };
 };
 

@@ -115,7 +115,8 @@ export const settingsGovernance = (
     } else if (s.name === 'mid-stream-fallback') {
       const p = parseMidStreamFallback(s.value);
       if (p.ok) midStreamFallback = p.value;
-      else log.every('setting-unparsed', 'warn', 'a stored mid-stream-fallback setting does not parse; it is ignored', { reason: p.reason });
+      else
+        log.every('setting-unparsed', 'warn', 'a stored mid-stream-fallback setting does not parse; it is ignored', { reason: p.reason });
     } else if (s.name === 'global-fallback') {
       const p = parseGlobalFallback(s.value);
       if (p.ok) {
