@@ -40,6 +40,7 @@ const project = (i: number): ProjectSnapshot => ({
   retention: FULL_RETENTION,
   responseCache: undefined,
   breaker: undefined,
+  midStreamFallback: false,
   fallback: [],
   budgets: [],
   guardrails: { input: [], output: [] },
@@ -77,6 +78,7 @@ export const measureMetricsCost = async (requests = 50_000, tenantLabels = true)
     active: true,
     fallback: [],
     breaker: undefined,
+    midStreamFallback: false,
     strategy: 'ordered',
   };
   const target = { connection: { name: 'conn', provider: 'openai' }, upstreamModel: 'up' };

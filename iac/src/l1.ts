@@ -902,8 +902,8 @@ export interface ProjectSettingProps extends Meta {
   readonly customerId: string;
   /** Project slug (1-253); 'default' is the default project. */
   readonly projectId: string;
-  /** Setting name: 'circuit-breaker', 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'. */
-  readonly settingName: 'circuit-breaker' | 'global-fallback' | 'rate-limit' | 'record-retention' | 'response-cache' | 'trace-content';
+  /** Setting name: 'circuit-breaker', 'global-fallback', 'mid-stream-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'. */
+  readonly settingName: 'circuit-breaker' | 'global-fallback' | 'mid-stream-fallback' | 'rate-limit' | 'record-retention' | 'response-cache' | 'trace-content';
   /** String-encoded value (1-1024). */
   readonly settingValue: string;
 }
@@ -921,7 +921,7 @@ export class ProjectSetting extends GatewayResource<ProjectSettingProps> {
   get projectId(): string {
     return this.getStringAttribute('project_id');
   }
-  /** Setting name: 'circuit-breaker', 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'. */
+  /** Setting name: 'circuit-breaker', 'global-fallback', 'mid-stream-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'. */
   get settingName(): string {
     return this.getStringAttribute('setting_name');
   }

@@ -13,6 +13,7 @@ import type { InferenceDeps, InferenceServing, InferenceSpec } from './deps.ts';
 import type { RequestIds } from '../pipeline/context.ts';
 import { jsonResponse } from '../pipeline/answer.ts';
 import { errorResponse, sseResponse, type StreamSummary } from './respond.ts';
+import { continuable } from './continuation.ts';
 import { nativeAnswer, nativeResponsesBody } from './responses-native.ts';
 import { prepareHosted } from './hosted-mcp/prepare.ts';
 import { serveHosted } from './hosted-mcp/run.ts';
@@ -44,6 +45,8 @@ const ENDPOINT: Record<ClientFormat, string> = {
  */
 const passThroughOf = (format: ClientFormat, s: InferenceServing, body: unknown): PassThroughRequest | undefined => {
   if (s.output !== undefined || body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  // Mid-stream fallback: a continued stream is framed by one encoder from its first event (continuation.ts).
+  if (s.request.stream && continues(s)) return undefined;
   const base = {
     format,
     clientModel: s.request.model,
@@ -54,6 +57,15 @@ const passThroughOf = (format: ClientFormat, s: InferenceServing, body: unknown)
   if (format !== 'responses') return { ...base, body: body as JsonObject };
   const answer = nativeAnswer(s.request, `resp_${s.ctx.ids.requestId.replace(/-/g, '')}`, s.state?.keeper?.responseFields);
   return { ...base, body: nativeResponsesBody(body as JsonObject, s.state?.keeper, s.plan.catalog), answer };
+};
+
+/**
+ * Whether the request's stream may be continued by another target (project setting
+ * `mid-stream-fallback`, a route with more than one target, no feature only a native upstream serves).
+ */
+const continues = (s: InferenceServing): boolean => {
+  const route = s.plan.route;
+  return route.midStreamFallback && s.request.nativeOnly === undefined && route.tiers.flat().length + route.fallback.length > 1;
 };
 
 /**
@@ -122,17 +134,24 @@ const stream = async (
     s.finish({ status: outcome.error.status, attempts: outcome.attempts, error: outcome.error });
     return errorResponse(outcome.error, ctx.ids, codec);
   }
+  const open = !outcome.stream.takeRelay && continues(s) ? continuable(outcome.stream, creq, s.plan.route, s.signal, ctx) : undefined;
   const canonical = codec.createStreamEncoder(encodeContext(s));
   const encoder = outcome.stream.takeRelay ? relayEncoder(codec.id, outcome.stream, canonical) : canonical;
   const ttfbMs = Math.round(performance.now() - ctx.t0);
   ctx.observers.firstByte(ctx, ttfbMs);
   const filter = s.output;
-  return sseResponse(outcome.stream, encoder, ctx.ids, {
+  return sseResponse(open ?? outcome.stream, encoder, ctx.ids, {
     idleTimeoutMs: s.plan.route.timeoutMs,
     keepAliveMs: deps.keepAliveMs,
     ...(filter ? { filter: (events, final) => filter.events(events, final) } : {}),
     onDone: (sum: StreamSummary) => {
-      const response = { text: sum.text, toolCalls: sum.toolCalls.filter(Boolean), finishReason: sum.finishReason ?? null };
+      const response = {
+        text: sum.text,
+        toolCalls: sum.toolCalls.filter(Boolean),
+        finishReason: sum.finishReason ?? null,
+        // A continued stream's record body lists its attempts (the broken ones with the error code of the break).
+        ...(open?.continued() ? { attempts: outcome.stream.attempts } : {}),
+      };
       const ended = sum.error ? { error: sum.error, partial: { outputChars: sum.outputChars } } : {};
       s.finish({
         status: 200,

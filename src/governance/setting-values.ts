@@ -18,6 +18,8 @@
  * - `circuit-breaker` (contract §14): `{"failures"?: int (0..1000, default 5), "windowSeconds"?: int
  *   (1..3600, default 30), "openSeconds"?: int (1..3600, default 30)}` — `failures: 0` turns the
  *   breakers of the project off; no other keys. Absent: on with the defaults.
+ * - `mid-stream-fallback` (contract §14): `true` or `false` — whether a stream that breaks after part
+ *   of the answer reached the client is continued by the route's next target (default false).
  */
 
 /** A provider connection name (the ID pattern of the management API), 1-253 characters. */
@@ -88,7 +90,14 @@ export interface CircuitBreakerSetting {
 /** The default (contract §14): on, 5 failures in 30 s open a target for 30 s. */
 export const DEFAULT_CIRCUIT_BREAKER: CircuitBreakerSetting = Object.freeze({ failures: 5, windowSeconds: 30, openSeconds: 30 });
 
-export type SettingName = 'rate-limit' | 'global-fallback' | 'trace-content' | 'record-retention' | 'response-cache' | 'circuit-breaker';
+export type SettingName =
+  | 'rate-limit'
+  | 'global-fallback'
+  | 'trace-content'
+  | 'record-retention'
+  | 'response-cache'
+  | 'circuit-breaker'
+  | 'mid-stream-fallback';
 
 export interface SettingValues {
   'rate-limit': RateLimitSetting;
@@ -97,6 +106,7 @@ export interface SettingValues {
   'record-retention': RecordRetentionSetting;
   'response-cache': ResponseCacheSetting;
   'circuit-breaker': CircuitBreakerSetting;
+  'mid-stream-fallback': boolean;
 }
 
 /** A parsed value, or why the text is not one (a sentence fit for an error message). */
@@ -174,10 +184,14 @@ export const parseGlobalFallback = (text: string): Parsed<GlobalFallbackSetting>
   return { ok: true, value: { targets } };
 };
 
-export const parseTraceContent = (text: string): Parsed<boolean> => {
+const parseBoolean = (text: string): Parsed<boolean> => {
   const t = text.trim();
   return t === 'true' ? { ok: true, value: true } : t === 'false' ? { ok: true, value: false } : fail("must be 'true' or 'false'");
 };
+
+export const parseTraceContent = parseBoolean;
+
+export const parseMidStreamFallback = parseBoolean;
 
 const MAX_RETENTION_DAYS = 36_500;
 const MAX_BODY_BYTES = 256 * 1024;
@@ -254,6 +268,7 @@ export const parseSettingValue = <N extends SettingName>(name: N, text: string):
     'record-retention': parseRecordRetention,
     'response-cache': parseResponseCache,
     'circuit-breaker': parseCircuitBreaker,
+    'mid-stream-fallback': parseMidStreamFallback,
   };
   return parsers[name](text);
 };

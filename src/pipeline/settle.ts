@@ -75,14 +75,23 @@ const chargedUsage = (ctx: Readonly<RequestContext>, outcome: Readonly<Outcome>)
   const partial = outcome.partial;
   const gone = abandoned(outcome);
   if (!partial && !gone) return { usage: u, atReservation: false };
-  const maxOut = reservedOutput(ctx);
   const chars = partial?.outputChars ?? 0;
+  if (!u && !gone && chars === 0)
+    return { usage: { inputTokens: reservedInput(ctx), outputTokens: reservedOutput(ctx) }, atReservation: true };
+  return { usage: streamedUsage(ctx, u, chars), atReservation: false };
+};
+
+/**
+ * What an upstream stream that ended early produced, as it is charged: the usage it reported so
+ * far with its output raised to what was streamed (one token per character, up to the reserved
+ * output), or, with nothing reported, the request's input (its token bound) and the output streamed.
+ * Also the share of a broken attempt continued by another target (data-plane/continuation.ts).
+ */
+export const streamedUsage = (ctx: Readonly<RequestContext>, u: Usage | undefined, chars: number): Usage => {
+  const maxOut = reservedOutput(ctx);
   const streamed = maxOut > 0 ? Math.min(chars, maxOut) : chars;
-  if (!u) {
-    if (!gone && streamed === 0) return { usage: { inputTokens: reservedInput(ctx), outputTokens: maxOut }, atReservation: true };
-    return { usage: { inputTokens: reservedInput(ctx), outputTokens: streamed }, atReservation: false };
-  }
-  return { usage: streamed > u.outputTokens ? { ...u, outputTokens: streamed } : u, atReservation: false };
+  if (!u) return { inputTokens: reservedInput(ctx), outputTokens: streamed };
+  return streamed > u.outputTokens ? { ...u, outputTokens: streamed } : u;
 };
 
 export const settlementOf = (ctx: RequestContext, outcome: Readonly<Outcome>): Settlement => {

@@ -7,6 +7,7 @@ import {
   FULL_RETENTION,
   parseCircuitBreaker,
   parseGlobalFallback,
+  parseMidStreamFallback,
   parseRateLimit,
   parseRecordRetention,
   parseResponseCache,
@@ -40,6 +41,8 @@ export interface SettingsGovernance {
   responseCache: ResponseCacheSetting | undefined;
   /** The `circuit-breaker` setting (contract §14; on by default); undefined when `failures` is 0 (off). */
   breaker: CircuitBreakerSetting | undefined;
+  /** The `mid-stream-fallback` setting (contract §14, default false): a broken stream is continued by the route's next target. */
+  midStreamFallback: boolean;
   /** The `global-fallback` setting's targets (those this data plane can serve), tried after a route's own. */
   fallback: readonly ResolvedTarget[];
 }
@@ -85,6 +88,7 @@ export const settingsGovernance = (
   let retention = FULL_RETENTION;
   let responseCache: ResponseCacheSetting | undefined;
   let breaker: CircuitBreakerSetting | undefined = DEFAULT_CIRCUIT_BREAKER;
+  let midStreamFallback = false;
   const fallback: ResolvedTarget[] = [];
   for (const s of settings) {
     if (s.name === 'rate-limit') {
@@ -108,6 +112,11 @@ export const settingsGovernance = (
       if (p.ok) breaker = p.value.failures === 0 ? undefined : Object.freeze(p.value);
       else
         log.every('setting-unparsed', 'warn', 'a stored circuit-breaker setting does not parse; the default applies', { reason: p.reason });
+    } else if (s.name === 'mid-stream-fallback') {
+      const p = parseMidStreamFallback(s.value);
+      if (p.ok) midStreamFallback = p.value;
+      else
+        log.every('setting-unparsed', 'warn', 'a stored mid-stream-fallback setting does not parse; it is ignored', { reason: p.reason });
     } else if (s.name === 'global-fallback') {
       const p = parseGlobalFallback(s.value);
       if (p.ok) {
@@ -118,7 +127,7 @@ export const settingsGovernance = (
       } else log.every('setting-unparsed', 'warn', 'a stored global-fallback setting does not parse; it is ignored', { reason: p.reason });
     }
   }
-  return { rateLimit, traceContent, retention, responseCache, breaker, fallback: Object.freeze(fallback) };
+  return { rateLimit, traceContent, retention, responseCache, breaker, midStreamFallback, fallback: Object.freeze(fallback) };
 };
 
 export const budgetsGovernance = (budgets: readonly ConfigDocument['budgets'][number][]): readonly BudgetSnapshot[] =>

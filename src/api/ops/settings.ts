@@ -5,7 +5,7 @@ import { CustomerRef, Enum, One, ProjectKey, Str, Success, Timestamp } from '../
 import { defineOp } from '../op.ts';
 import { defineResource, reqText } from '../resource.ts';
 
-/** Project settings: `rate-limit`, `global-fallback`, `trace-content`, `record-retention`, `response-cache` and `circuit-breaker`, JSON text in the formats of governance/setting-values.ts. */
+/** Project settings: `rate-limit`, `global-fallback`, `trace-content`, `record-retention`, `response-cache`, `circuit-breaker` and `mid-stream-fallback`, JSON text in the formats of governance/setting-values.ts. */
 
 const ADMIN = 'admin.v1.AdminService';
 const GROUP = 'Project settings';
@@ -14,6 +14,7 @@ const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
 export const SETTING_NAMES = [
   'circuit-breaker',
   'global-fallback',
+  'mid-stream-fallback',
   'rate-limit',
   'record-retention',
   'response-cache',
@@ -22,7 +23,7 @@ export const SETTING_NAMES = [
 const SettingNameField = () =>
   Enum(
     SETTING_NAMES,
-    "setting name: 'circuit-breaker', 'global-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'",
+    "setting name: 'circuit-breaker', 'global-fallback', 'mid-stream-fallback', 'rate-limit', 'record-retention', 'response-cache' or 'trace-content'",
   );
 
 export const SettingOut = t.Object(
@@ -67,6 +68,7 @@ export const SettingOps = {
       '- `record-retention`: `{"bodies": "full" | "truncated" | "none", "maxBodyBytes"?: int, "days"?: int}` — `none` stores no body, `truncated` cuts each body at `maxBodyBytes` (default 4096), `days` purges records and their bodies (and stored Responses) older than that; default full bodies, kept forever.',
       '- `response-cache`: `{"mode": "exact", "ttlSeconds": int (1..604800), "scope"?: "project" | "api_key"}` — answers cached for that long, shared by the project\'s keys (`project`, the default) or per key (`api_key`); absent: no cache (docs/client-compatibility.md, "Response cache").',
       '- `circuit-breaker`: `{"failures"?: int (0..1000, default 5), "windowSeconds"?: int (1..3600, default 30), "openSeconds"?: int (1..3600, default 30)}` — a target (connection × upstream model) failing `failures` times in `windowSeconds` (5xx, time-out, connection error) gets no request for `openSeconds`, then one probe; `{"failures": 0}` turns the breakers off; absent: on with the defaults (docs/resilience.md).',
+      "- `mid-stream-fallback`: `true` or `false` (default) — a stream that breaks after part of the answer reached the client is continued by the route's next target, given the text so far as an assistant prefix, in the same client stream; the record has both attempts and the sum of their usage (docs/resilience.md).",
     ].join('\n'),
     permission: 'project_admin',
     mutates: { action: 'UPDATE', resource: 'project_setting' },

@@ -14,7 +14,7 @@ import { StageLine } from './stage.tsx';
  */
 
 interface SettingDef {
-  name: 'rate-limit' | 'record-retention' | 'trace-content' | 'global-fallback' | 'response-cache';
+  name: 'rate-limit' | 'record-retention' | 'trace-content' | 'global-fallback' | 'response-cache' | 'mid-stream-fallback';
   title: string;
   help: string;
   schema: TObject;
@@ -70,6 +70,14 @@ const SETTINGS: SettingDef[] = [
     }),
     toValue: (b) => b,
     fromValue: asObject,
+  },
+  {
+    name: 'mid-stream-fallback',
+    title: 'Mid-stream fallback',
+    help: "Whether a stream that breaks after part of the answer was sent is continued by the route's next target, given the text so far (default: no).",
+    schema: t.Object({ midStreamFallback: t.Boolean() }),
+    toValue: (b) => b.midStreamFallback === true,
+    fromValue: (v) => ({ midStreamFallback: v === true }),
   },
   {
     name: 'response-cache',

@@ -22,6 +22,8 @@ export interface RouteSnapshot {
   strategy: 'ordered' | 'latency' | 'headroom';
   /** The project's `circuit-breaker` setting (contract §14); undefined: breakers off. */
   breaker: CircuitBreakerSetting | undefined;
+  /** The project's `mid-stream-fallback` setting (contract §14): a broken stream is continued by the next target. */
+  midStreamFallback: boolean;
 }
 
 export interface RoutesPart {
@@ -60,7 +62,7 @@ const routeRows = rowsOf((doc) => doc.routes);
 export const routesSnapshot = {
   project: perProject((p): RoutesPart => {
     const resolve = targetResolver(p);
-    const { fallback, breaker } = settingsSnapshot.project(p);
+    const { fallback, breaker, midStreamFallback } = settingsSnapshot.project(p);
     const routes = new Map<string, RouteSnapshot>();
     for (const r of routeRows(p)) {
       let complete = r.targets.length > 0;
@@ -86,6 +88,7 @@ export const routesSnapshot = {
           active: r.enabled && complete,
           fallback,
           breaker,
+          midStreamFallback,
           strategy: r.strategy === 'latency' || r.strategy === 'headroom' ? r.strategy : 'ordered',
         }),
       );
