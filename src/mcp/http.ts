@@ -23,7 +23,7 @@ import { buildServer } from './serve.ts';
 import { ModernSide } from './serve-modern.ts';
 import { newNonce, openSessionId, type SessionState, sessionIdOf } from './session.ts';
 import { upstreamBounds } from '../core/upstream-bounds.ts';
-import { DEFAULT_UPSTREAM_LIMITS, UpstreamPool, type UpstreamLimits, upstreamCapabilities } from './upstream.ts';
+import { DEFAULT_UPSTREAM_LIMITS, MODERN_SESSION, UpstreamPool, type UpstreamLimits, upstreamCapabilities } from './upstream.ts';
 
 /**
  * `/mcp/{profileId}` on the inference listener (contract §7): MCP Streamable HTTP — `POST`
@@ -247,7 +247,7 @@ export class McpGateway implements McpToolHost {
         return rpcError(405, -32000, `Method ${req.method} is not allowed for MCP 2026-07-28.`, ids, { allow: 'POST' });
     } else if (!(await isLegacyRequest(req, body))) {
       const view = {
-        ...this.view(`modern:${key.id}:${profile.id}`, {}, profile, snapshot, key, req.headers, ids),
+        ...this.view(`${MODERN_SESSION}${key.id}:${profile.id}`, {}, profile, snapshot, key, req.headers, ids),
         protocolVersion: req.headers.get('mcp-protocol-version') ?? '2026-07-28',
       };
       const res = await this.modern.serve(req, body, view);

@@ -1,6 +1,7 @@
 import {
   Client,
   type FetchLike,
+  ProtocolError,
   SdkError,
   SdkErrorCode,
   SdkHttpError,
@@ -34,10 +35,19 @@ import type { Links } from './links.ts';
  * catalog's credential (authType/authValue) is the only one sent; the caller's never is. Before
  * every upstream HTTP request the address rule of contract §3.1 is applied (no inward address
  * unless the server allows private addresses), redirects are not followed, and no message larger
- * than GATEWAY_MCP_MAX_MESSAGE_BYTES is read (mcp/bounded.ts). The client negotiates the server's
- * generation (`server/discover` first, `initialize` for a 2025 server): either generation of
- * upstream serves either generation of caller.
+ * than GATEWAY_MCP_MAX_MESSAGE_BYTES is read (mcp/bounded.ts). Either generation of upstream serves
+ * either generation of caller, and a server that speaks both is spoken to in the caller's: for a
+ * 2026-07-28 caller (pool key MODERN_SESSION + …) the client negotiates (`server/discover` first,
+ * `initialize` for a 2025 server); for a 2025 caller it runs `initialize` first (so sampling,
+ * elicitation, roots, subscriptions, logging levels and notifications stay what they are in 2025)
+ * and negotiates only when the server refuses it (a 2026-07-28-only server).
  */
+
+/** How long a server that refused a 2025 `initialize` is spoken to in 2026-07-28 straight away. */
+const MODERN_ONLY_TTL_MS = 10 * 60_000;
+
+/** The pool key's prefix for a 2026-07-28 caller (the other keys are 2025 sessions). */
+export const MODERN_SESSION = 'modern:';
 
 export interface UpstreamLimits {
   /** Connecting and `initialize` (ms). */
@@ -145,6 +155,14 @@ const asked = (caps: ClientCapabilities): NonNullable<ConstructorParameters<type
   };
 };
 
+/**
+ * Whether the server refused a 2025 `initialize` as a server that speaks only later revisions
+ * does (HTTP 400/404/405/415 or a JSON-RPC error such as -32022 unsupported version): then the
+ * generation is negotiated. An outage, a time-out or a refused credential is not such a refusal.
+ */
+const refusedLegacy = (e: unknown): boolean =>
+  (e instanceof SdkHttpError && [400, 404, 405, 406, 415].includes(e.status)) || e instanceof ProtocolError || e instanceof McpError;
+
 /** Whether an upstream failure means its session is gone (so the request never ran there): re-open and retry once. */
 const sessionGone = (e: unknown): boolean =>
   (e instanceof SdkHttpError && e.status === 404) ||
@@ -168,6 +186,8 @@ const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
 
 export class UpstreamPool {
   private readonly conns = new Map<string, Conn>();
+  /** Servers (url, transport) that refused a 2025 `initialize`, until when. */
+  private readonly modernOnly = new Map<string, number>();
   private readonly sweeper: ReturnType<typeof setInterval>;
 
   constructor(
@@ -183,13 +203,12 @@ export class UpstreamPool {
     return this.conns.size;
   }
 
-  private open(session: string, server: McpServerConfig, caps: ClientCapabilities): Conn {
-    const key = `${session}\n${server.serverId}`;
+  /** A client with the relays the downstream client declared; `conn` receives its notifications. */
+  private client(route: { session: string; serverId: string }, caps: ClientCapabilities, conn: Conn): Client {
     const client = new Client(
       { name: 'ai-gateway', version: this.version },
       { capabilities: asked(caps), versionNegotiation: { mode: 'auto' } },
     );
-    const route = { session, serverId: server.serverId };
     // The SDK's own request types are checked again with the 2025 schemas the links speak.
     const relay = (schema: Parameters<Links['request']>[2]) => (req: unknown, signal: AbortSignal) => {
       const parsed = ServerRequestSchema.safeParse(req);
@@ -211,7 +230,6 @@ export class UpstreamPool {
       const roots = relay(ListRootsResultSchema);
       client.setRequestHandler('roots/list', (req, ctx) => roots(req, ctx.mcpReq.signal).then((r) => ListRootsResultSchema.parse(r)));
     }
-    const conn: Conn = { key, server, lastUsed: Date.now(), closed: false, listed: {}, ready: Promise.resolve(client) };
     client.fallbackNotificationHandler = async (n) => {
       const parsed = ServerNotificationSchema.safeParse(n);
       if (!parsed.success) return;
@@ -221,26 +239,64 @@ export class UpstreamPool {
       else if (m === 'notifications/resources/list_changed') conn.listed = { ...conn.listed, resources: undefined, templates: undefined };
       this.links.notify(route, parsed.data);
     };
-    client.onclose = () => {
-      conn.closed = true;
-      if (this.conns.get(key) === conn) this.conns.delete(key);
-    };
-    client.onerror = (e) => log.debug('mcp upstream transport error', { server: server.serverId, error: describeError(e) });
-    const ready = withTimeout(
-      client.connect(transportFor(server, () => this.links.hasStream(session))),
-      this.limits.connectTimeoutMs,
-      `connecting to MCP server '${server.serverId}'`,
-    ).then(
-      () => client,
-      (e: unknown) => {
-        conn.closed = true;
-        if (this.conns.get(key) === conn) this.conns.delete(key);
+    client.onerror = (e) => log.debug('mcp upstream transport error', { server: route.serverId, error: describeError(e) });
+    return client;
+  }
+
+  /** Connects a client in the caller's generation when the server speaks it (see the head of this file). */
+  private async connect(session: string, server: McpServerConfig, caps: ClientCapabilities, conn: Conn): Promise<Client> {
+    const route = { session, serverId: server.serverId };
+    const transport = () => transportFor(server, () => this.links.hasStream(session));
+    const attempt = async (legacy: boolean): Promise<Client> => {
+      const client = this.client(route, caps, conn);
+      try {
+        await client.connect(transport(), legacy ? { prior: { kind: 'legacy' } } : undefined);
+        return client;
+      } catch (e) {
         void client.close().catch(() => undefined);
         throw e;
-      },
-    );
-    ready.catch(() => undefined);
-    conn.ready = ready;
+      }
+    };
+    const verdict = `${server.url}\n${server.transport}`;
+    const modernOnly = (this.modernOnly.get(verdict) ?? 0) > Date.now();
+    const client =
+      session.startsWith(MODERN_SESSION) || modernOnly
+        ? await attempt(false)
+        : await attempt(true).catch((e: unknown) => {
+            if (!refusedLegacy(e)) throw e;
+            // Remembered for a while, so that not every 2025 session costs the server a refused initialize.
+            this.modernOnly.set(verdict, Date.now() + MODERN_ONLY_TTL_MS);
+            return attempt(false);
+          });
+    client.onclose = () => {
+      conn.closed = true;
+      if (this.conns.get(conn.key) === conn) this.conns.delete(conn.key);
+    };
+    return client;
+  }
+
+  private open(session: string, server: McpServerConfig, caps: ClientCapabilities): Conn {
+    const key = `${session}\n${server.serverId}`;
+    let connecting: Promise<Client> | undefined;
+    const conn: Conn = {
+      key,
+      server,
+      lastUsed: Date.now(),
+      closed: false,
+      listed: {},
+      // Started once `conn` exists (the client's notifications update what it listed).
+      ready: withTimeout(
+        Promise.resolve().then(() => (connecting = this.connect(session, server, caps, conn))),
+        this.limits.connectTimeoutMs,
+        `connecting to MCP server '${server.serverId}'`,
+      ).catch((e: unknown) => {
+        conn.closed = true;
+        if (this.conns.get(key) === conn) this.conns.delete(key);
+        void connecting?.then((c) => c.close()).catch(() => undefined);
+        throw e;
+      }),
+    };
+    conn.ready.catch(() => undefined);
     this.conns.set(key, conn);
     if (this.conns.size > this.limits.maxSessions) this.evictOldest();
     return conn;
@@ -303,6 +359,7 @@ export class UpstreamPool {
   }
 
   sweep(now = Date.now()): void {
+    for (const [server, until] of [...this.modernOnly]) if (until <= now) this.modernOnly.delete(server);
     for (const c of [...this.conns.values()])
       if (now - c.lastUsed > this.limits.idleMs && !this.links.busy(c.key.slice(0, c.key.indexOf('\n')))) this.drop(c);
   }

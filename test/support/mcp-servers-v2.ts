@@ -5,7 +5,8 @@ import * as z from 'zod/v4';
  * An MCP 2026-07-28 server built with the v2 SDK (`@modelcontextprotocol/server`), strict: a 2025
  * request (`initialize`, no `_meta` envelope) is refused, so whatever reaches it through the gateway
  * came in the stateless generation. `seen` is the `MCP-Protocol-Version` and JSON-RPC method of each
- * POST as received, and its credential.
+ * POST as received, and its credential. With `legacy: 'stateless'` it speaks both generations (the
+ * SDK serves a 2025 request statelessly), as the conformance suite's reference server does.
  */
 export interface ModernMcpServer {
   url: string;
@@ -13,7 +14,7 @@ export interface ModernMcpServer {
   stop(): Promise<void>;
 }
 
-export const startModernServer = (tag: string, bearer?: string): ModernMcpServer => {
+export const startModernServer = (tag: string, bearer?: string, legacy: 'reject' | 'stateless' = 'reject'): ModernMcpServer => {
   const seen: ModernMcpServer['seen'] = [];
   const handler = createMcpHandler(
     () => {
@@ -29,7 +30,7 @@ export const startModernServer = (tag: string, bearer?: string): ModernMcpServer
       }));
       return s;
     },
-    { legacy: 'reject' },
+    { legacy },
   );
   const server = Bun.serve({
     port: 0,
