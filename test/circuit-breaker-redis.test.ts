@@ -88,7 +88,7 @@ describe.skipIf(skip !== undefined)(`breakers shared through Redis${skip ? ` —
 
   // Known defect, issue 44 (open): since the stop's merges the separate plane still sends one request to the
   // target the embedded plane opened (3 expected, 4 sent) before it adopts the shared state; skipped, not hidden.
-  test.skip('a target the embedded data plane opened gets no request from the separate one', async () => {
+  test('a target the embedded data plane opened gets no request from the separate one', async () => {
     if (!w || !node) throw new Error('not started');
     let served = false;
     for (let i = 0; i < 100 && !served; i++) {
