@@ -113,6 +113,35 @@ describe.skipIf(skip !== undefined)(`breakers shared through Redis${skip ? ` —
     expect(h.targets.find((t) => t.upstreamModel === 'shared-down')).toMatchObject({ state: 'OPEN', reason: 'failures', failures: 2 });
     expect(h.targets.find((t) => t.upstreamModel === 'shared-up')?.state).toBe('CLOSED');
   });
+
+  test('a data plane started after the target was opened sends it no request, not even its first', async () => {
+    if (!w) throw new Error('not started');
+    await w.tg.must(admin('CreateWorkspace'), { customerId: 'acme', workspaceId: 'late', projectId: 'default' });
+    mkdirSync(join(dir, 'late'), { recursive: true });
+    const before = sent();
+    const late = await startSeparatePlane(
+      w.tg,
+      join(dir, 'late'),
+      'acme',
+      'late',
+      '100ms',
+      {},
+      { REDIS_URL: redis.url, GATEWAY_UPSTREAM_ALLOW_PRIVATE: '1' },
+    );
+    try {
+      // Its first answers (once it serves the route) come from the next target at once.
+      let first = await chat(late.inferenceUrl);
+      for (let i = 0; i < 100 && first.status !== 200; i++) {
+        await Bun.sleep(50);
+        first = await chat(late.inferenceUrl);
+      }
+      expect(first.text).toContain('served by shared-up');
+      expect((await chat(late.inferenceUrl)).text).toContain('served by shared-up');
+      expect(sent()).toBe(before);
+    } finally {
+      await late.stop(0);
+    }
+  });
 });
 
 /**
