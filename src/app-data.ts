@@ -82,6 +82,8 @@ export const startDataNode = async (config: GatewayConfig): Promise<DataNode> =>
   // Circuit breakers (contract §14): this data plane's, shared with the others through Redis when REDIS_URL is set.
   const breakers = new Breakers();
   const sharedBreakers = config.redisUrl ? new SharedBreakers(config.redisUrl, breakers) : undefined;
+  // The shared state is read before serving: a target another plane opened gets no first request from this one.
+  await sharedBreakers?.synced;
   telemetry.watchMetrics({ circuits: breakers });
   let inference: Server<undefined>;
   try {

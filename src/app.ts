@@ -193,6 +193,8 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
   // Circuit breakers (contract §14): the embedded data plane's, shared through Redis when REDIS_URL is set.
   const breakers = new Breakers();
   const sharedBreakers = config.redisUrl ? new SharedBreakers(config.redisUrl, breakers) : undefined;
+  // The shared state is read before serving: a target another plane opened gets no first request from this one.
+  await sharedBreakers?.synced;
   telemetry.watchMetrics({ circuits: breakers });
   const deps: ControlDeps = {
     db: store.db,

@@ -43,10 +43,17 @@ export class Bench {
     private readonly ctx: RequestContext,
   ) {}
 
-  /** Whether the target may be tried now (a probe when its breaker was open). */
-  admit(target: ResolvedTarget): boolean {
+  /**
+   * Whether the target may be tried now (a probe when its breaker was open); a promise only at the
+   * probe moment of breakers shared through Redis (the probe lease is asked then).
+   */
+  admit(target: ResolvedTarget): boolean | Promise<boolean> {
+    const wait = this.breakers.admit(target, this.setting);
+    return typeof wait === 'number' ? this.#verdict(wait) : wait.then((w) => this.#verdict(w));
+  }
+
+  #verdict(wait: number): boolean {
     const b = this.breakers;
-    const wait = b.admit(target, this.setting);
     if (b.moved.length !== 0) this.#events();
     if (wait === 0) return true;
     this.#waitMs = this.#waitMs === 0 ? wait : Math.min(this.#waitMs, wait);

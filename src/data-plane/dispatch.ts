@@ -165,7 +165,8 @@ const failover = async <T>(
   const bench = route.breaker !== undefined && ctx?.breakers ? new Bench(ctx.breakers, route.breaker, ctx) : undefined;
   const order = route.strategy !== 'ordered' && ctx?.breakers ? rankedPlan(route, ctx.breakers) : plan(route);
   for (const target of order) {
-    if (bench && !bench.admit(target)) continue;
+    const go = bench ? bench.admit(target) : true;
+    if (go !== true && (go === false || !(await go))) continue;
     const t = begin(target, route, clientSignal);
     if (watch) t.call.beforeFirstSend = () => reportStart(watch, t);
     try {

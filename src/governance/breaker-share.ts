@@ -8,18 +8,48 @@ import { type Breakers, type Circuit, type CircuitReason, type CircuitState, typ
  *
  * - a data plane writes a breaker at once when it changes state on that plane (opens, probes,
  *   closes, cools down), and its health figures (failures, p50 latency, last error) every tick when
- *   they changed;
- * - every tick (SHARE_MS) each data plane reads the hash and adopts a state newer than its own that
- *   another plane wrote: a target one plane opened gets no request from the others either, within
- *   one tick.
+ *   they changed; a write never replaces a newer state another plane wrote (WRITE compares
+ *   `changedAt` in Redis): that state is adopted instead;
+ * - before the data plane serves, and then every tick (SHARE_MS), it reads the hash and adopts a
+ *   state newer than its own that another plane wrote: a target one plane opened gets no request
+ *   from the others either, within one tick;
+ * - the probe of an OPEN breaker whose open time passed is sent by one plane only: the first to
+ *   take the lease `gateway:circuits:probe:{key}` (SET NX PX, one Redis call at that moment, never
+ *   per request); the others hold the target back until that probe's verdict reaches them.
  *
- * Nothing of this is on the request path: the breakers answer from memory, this runs on one timer
- * per data plane. The management plane reads the same hash for GetTargetHealth (`readSharedHealth`).
- * A Redis failure is logged (once per 10 s) and each plane keeps its own state meanwhile.
+ * Nothing else of this is on the request path: the breakers answer from memory, this runs on one
+ * timer per data plane. The management plane reads the same hash for GetTargetHealth
+ * (`readSharedHealth`). A Redis failure is logged (once per 10 s) and each plane keeps its own
+ * state meanwhile (and probes on its own).
  */
 
 export const CIRCUITS_HASH = 'gateway:circuits';
+const PROBE_LEASE = 'gateway:circuits:probe:';
 const SHARE_MS = 250;
+/** The longest a data plane's start waits for its first read, and a probe for its lease. */
+const SYNC_WAIT_MS = 2000;
+const LEASE_WAIT_MS = 250;
+
+/**
+ * KEYS[1]: the hash. ARGV: this plane's id, '1' to answer the whole hash (HGETALL's flat list),
+ * then per breaker its field, JSON and changedAt. A breaker whose stored state another plane
+ * changed later than ours is left as it is (the reader adopts it).
+ */
+const WRITE = `
+for i = 3, #ARGV, 3 do
+  local cur = redis.call('HGET', KEYS[1], ARGV[i])
+  local newer = false
+  if cur then
+    local ok, s = pcall(cjson.decode, cur)
+    newer = ok and type(s) == 'table' and s.by ~= ARGV[1] and type(s.changedAt) == 'number' and s.changedAt > tonumber(ARGV[i + 2])
+  end
+  if not newer then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+-- Breakers of connections long gone leave with the hash once no data plane writes for a day.
+if #ARGV > 2 then redis.call('EXPIRE', KEYS[1], 86400) end
+if ARGV[2] == '1' then return redis.call('HGETALL', KEYS[1]) end
+return 0
+`;
 
 interface Shared {
   state: CircuitState;
@@ -94,7 +124,10 @@ export class SharedBreakers {
   readonly #redis: RedisClient;
   readonly #timer: ReturnType<typeof setInterval>;
   readonly #by = crypto.randomUUID();
-  #busy = false;
+  #sha: string | undefined;
+  #busy: Promise<void> | undefined;
+  /** The first read of the shared state: a data plane serves once it settled (or SYNC_WAIT_MS passed). */
+  readonly synced: Promise<void>;
 
   constructor(
     redisUrl: string,
@@ -105,62 +138,96 @@ export class SharedBreakers {
     breakers.onTransition((t) => {
       if (!t.local) return;
       t.circuit.dirty = false;
-      void this.#write([t.circuit]);
+      void this.#send([t.circuit], false).catch((e: unknown) => {
+        log.every('circuits-redis', 'warn', 'sharing circuit breaker state through Redis failed', { error: describeError(e) });
+      });
     });
+    breakers.probeLease = (c, ms) => this.#lease(c, ms);
+    this.synced = within(this.tick(), SYNC_WAIT_MS);
     this.#timer = setInterval(() => void this.tick(), shareMs);
     this.#timer.unref?.();
   }
 
-  async #write(circuits: Circuit[]): Promise<void> {
-    if (circuits.length === 0) return;
+  /** Writes `circuits` (where no newer state is stored), answering the whole hash when `read`. */
+  async #send(circuits: Circuit[], read: boolean): Promise<unknown> {
     const now = this.breakers.now();
-    const fields: string[] = [];
-    for (const c of circuits) fields.push(c.key, sharedOf(c, this.#by, now));
+    const args = [this.#by, read ? '1' : '0'];
+    for (const c of circuits) args.push(c.key, sharedOf(c, this.#by, now), String(c.changedAt));
+    if (args.length === 2 && !read) return undefined;
+    this.#sha ??= String(await this.#redis.send('SCRIPT', ['LOAD', WRITE]));
     try {
-      await this.#redis.send('HSET', [CIRCUITS_HASH, ...fields]);
-      // Breakers of connections long gone leave with the hash once no data plane writes for a day.
-      await this.#redis.send('EXPIRE', [CIRCUITS_HASH, '86400']);
+      return await this.#redis.send('EVALSHA', [this.#sha, '1', CIRCUITS_HASH, ...args]);
     } catch (e) {
-      log.every('circuits-redis', 'warn', 'sharing circuit breaker state through Redis failed', { error: describeError(e) });
+      if (!(e instanceof Error) || !e.message.includes('NOSCRIPT')) throw e;
+      this.#sha = undefined;
+      return this.#redis.send('EVAL', [WRITE, '1', CIRCUITS_HASH, ...args]);
     }
   }
 
-  /** Writes what changed here, then adopts what other data planes changed. */
-  async tick(): Promise<void> {
-    if (this.#busy) return;
-    this.#busy = true;
-    try {
-      const dirty = this.breakers.circuits().filter((c) => c.dirty);
-      for (const c of dirty) c.dirty = false;
-      await this.#write(dirty);
-      const all = await this.#redis.send('HGETALL', [CIRCUITS_HASH]).catch((e: unknown) => {
-        log.every('circuits-redis', 'warn', 'reading circuit breaker state from Redis failed', { error: describeError(e) });
-        return undefined;
+  /** Whether this data plane sends the probe of `c` (Redis unreachable or slow: it probes on its own). */
+  async #lease(c: Circuit, ms: number): Promise<boolean> {
+    const set = this.#redis.send('SET', [PROBE_LEASE + c.key, this.#by, 'NX', 'PX', String(Math.max(1, ms))]).then(
+      (r) => r !== null,
+      (e: unknown) => {
+        log.every('circuits-redis', 'warn', 'taking the probe lease of a circuit breaker in Redis failed', { error: describeError(e) });
+        return true;
+      },
+    );
+    return Promise.race([set, Bun.sleep(LEASE_WAIT_MS).then(() => true)]);
+  }
+
+  /** Writes what changed here (unless another plane changed it later), then adopts what other data planes changed. */
+  tick(): Promise<void> {
+    this.#busy ??= this.#tick().finally(() => {
+      this.#busy = undefined;
+    });
+    return this.#busy;
+  }
+
+  async #tick(): Promise<void> {
+    const dirty = this.breakers.circuits().filter((c) => c.dirty);
+    for (const c of dirty) c.dirty = false;
+    const all = await this.#send(dirty, true).catch((e: unknown) => {
+      log.every('circuits-redis', 'warn', 'sharing circuit breaker state through Redis failed', { error: describeError(e) });
+      for (const c of dirty) c.dirty = true;
+      return undefined;
+    });
+    for (const [key, text] of entries(all)) {
+      const s = parse(text);
+      if (!s || s.by === this.#by) continue;
+      this.breakers.adopt(key, s, {
+        state: s.state,
+        reason: s.reason,
+        openedAt: s.openedAt,
+        until: s.until,
+        changedAt: s.changedAt,
+        fails: s.fails,
+        windowMs: s.windowMs,
+        lastError: s.lastError,
       });
-      for (const [key, text] of entries(all)) {
-        const s = parse(text);
-        if (!s || s.by === this.#by) continue;
-        this.breakers.adopt(key, s, {
-          state: s.state,
-          reason: s.reason,
-          openedAt: s.openedAt,
-          until: s.until,
-          changedAt: s.changedAt,
-          fails: s.fails,
-          windowMs: s.windowMs,
-          lastError: s.lastError,
-        });
-      }
-    } finally {
-      this.#busy = false;
     }
   }
 
   close(): void {
     clearInterval(this.#timer);
+    this.breakers.probeLease = undefined;
     this.#redis.close();
   }
 }
+
+/** `p` settled, or `ms` passed (a timer that keeps no process alive). */
+const within = (p: Promise<unknown>, ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    t.unref?.();
+    p.then(
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      () => resolve(),
+    );
+  });
 
 /** HGETALL's answer (an object with RESP3, a flat list with RESP2) as [field, value] pairs. */
 const entries = (all: unknown): [string, string][] => {

@@ -116,39 +116,54 @@ export class Breakers {
     this.headroom = new Headroom(now);
   }
 
+  /**
+   * Set when data planes share their breakers (breaker-share.ts): asked once at the probe moment (an
+   * OPEN breaker whose open time passed), it resolves true when this data plane is the one to send
+   * the probe. Never asked for a closed target.
+   */
+  probeLease: ((c: Circuit, ms: number) => Promise<boolean>) | undefined;
+
   onTransition(f: (t: Transition) => void): void {
     this.#listeners.push(f);
   }
 
   /**
    * 0 when a request may go to the target now (it is the probe when its breaker was open), else
-   * the ms until it may be tried again.
+   * the ms until it may be tried again. A promise only at the probe moment of shared breakers.
    */
-  admit(t: BreakerTarget, s: CircuitBreakerSetting): number {
+  admit(t: BreakerTarget, s: CircuitBreakerSetting): number | Promise<number> {
     if (this.#connections.size !== 0) {
       const c = this.#connections.get(t.connection.id);
       if (c !== undefined) {
         const wait = this.#gate(c, s);
+        if (typeof wait !== 'number') return wait.then((w) => (w > 0 ? w : this.#target(t, s)));
         if (wait > 0) return wait;
       }
     }
+    return this.#target(t, s);
+  }
+
+  #target(t: BreakerTarget, s: CircuitBreakerSetting): number | Promise<number> {
     const c = this.#targets.get(t.key);
     if (c === undefined || c.state === 'CLOSED') return 0;
     return this.#gate(c, s);
   }
 
-  #gate(c: Circuit, s: CircuitBreakerSetting): number {
+  #gate(c: Circuit, s: CircuitBreakerSetting): number | Promise<number> {
     if (c.state === 'CLOSED') return 0;
     const now = this.now();
     if (c.state === 'OPEN' || c.state === 'COOLING') {
-      if (now < c.until) {
+      // OPEN: probeUntil > 0 while this plane asks for the probe lease, or after another plane won it.
+      const until = c.state === 'OPEN' ? Math.max(c.until, c.probeUntil) : c.until;
+      if (now < until) {
         this.benched = c.state;
-        return c.until - now;
+        return until - now;
       }
       if (c.state === 'COOLING') {
         this.#move(c, 'CLOSED', undefined, now);
         return 0;
       }
+      if (this.probeLease !== undefined) return this.#leased(c, s, now);
       this.#move(c, 'HALF_OPEN', c.reason, now);
       c.probeUntil = now + s.openSeconds * 1000;
       return 0;
@@ -158,6 +173,24 @@ export class Breakers {
       return c.probeUntil - now;
     }
     c.probeUntil = now + s.openSeconds * 1000;
+    return 0;
+  }
+
+  /** The probe moment of a shared breaker: this plane probes only with the lease, else the other plane's probe decides. */
+  async #leased(c: Circuit, s: CircuitBreakerSetting, now: number): Promise<number> {
+    const ms = s.openSeconds * 1000;
+    // Holds this plane's other requests back while it asks.
+    c.probeUntil = now + ms;
+    const won = this.probeLease === undefined || (await this.probeLease(c, ms));
+    // Adopted meanwhile (another plane's probe began, or its verdict came): that state decides.
+    if (c.state !== 'OPEN') return this.#gate(c, s);
+    const at = this.now();
+    if (!won) {
+      this.benched = 'OPEN';
+      return Math.max(1, Math.max(c.until, c.probeUntil) - at);
+    }
+    this.#move(c, 'HALF_OPEN', c.reason, at);
+    c.probeUntil = at + ms;
     return 0;
   }
 

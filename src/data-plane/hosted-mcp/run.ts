@@ -246,7 +246,7 @@ class HostedRun {
   async complete(): Promise<Response> {
     const { s, writer } = this;
     for (let round = 0; ; round++) {
-      const o = await dispatchComplete(s.request, s.plan.route, s.signal);
+      const o = await dispatchComplete(s.request, s.plan.route, s.signal, undefined, s.ctx);
       this.attempts.push(...o.attempts);
       if (!o.ok) return this.fail(o.error);
       let r = o.response;
@@ -270,7 +270,7 @@ class HostedRun {
 
   async stream(): Promise<Response> {
     const { s, writer } = this;
-    const first = await dispatchStream(s.request, s.plan.route, s.signal);
+    const first = await dispatchStream(s.request, s.plan.route, s.signal, undefined, s.ctx);
     this.attempts.push(...(first.ok ? first.stream.attempts : first.attempts));
     if (!first.ok) return this.fail(first.error);
     let cur: OpenStream = first.stream;
@@ -325,7 +325,7 @@ class HostedRun {
             return [{ type: 'usage', usage: run.total }];
           }
           round++;
-          const o = await dispatchStream(s.request, s.plan.route, s.signal);
+          const o = await dispatchStream(s.request, s.plan.route, s.signal, undefined, s.ctx);
           run.attempts.push(...(o.ok ? o.stream.attempts : o.attempts));
           if (!o.ok) throw o.error;
           cur = o.stream;
