@@ -28,6 +28,8 @@ const SCRIPTS: Record<string, Scripted> = {
   'cut-an': { textChunks: ['one ', 'two ', 'three ', 'never'], cutAfter: 5, chunkDelayMs: 20, usage: { input: 10, output: 4 } },
   'cont-oa': { textChunks: ['three ', 'four.'], usage: { input: 20, output: 2 } },
   'cont-an': { textChunks: ['three ', 'four.'], usage: { input: 20, output: 2 } },
+  // A continuation that writes again the space the prefix left out (as models do).
+  'cont-sp': { textChunks: [' ', ' three ', 'four.'], usage: { input: 20, output: 2 } },
   // role chunk, the tool call's start, half of its arguments, then the cut.
   'cut-tool': { toolCall: { id: 'call_1', name: 'lookup', arguments: '{"city":"Paris"}' }, cutAfter: 3, chunkDelayMs: 20 },
   'cut-pine': { textChunks: ['I like ', 'pine'], cutAfter: 3, chunkDelayMs: 20, usage: { input: 10, output: 3 } },
@@ -81,6 +83,10 @@ beforeAll(async () => {
   await routeOf('msf-chat', [
     ['mock-openai', 'cut-oa'],
     ['mock-anthropic', 'cont-an'],
+  ]);
+  await routeOf('msf-space', [
+    ['mock-openai', 'cut-oa'],
+    ['mock-openai', 'cont-sp'],
   ]);
   await routeOf('msf-messages', [
     ['mock-anthropic', 'cut-an'],
@@ -199,6 +205,21 @@ describe('mid-stream-fallback on: a stream cut after K chunks is continued by th
     // The client's usage chunk is the sum too.
     expect(usage?.completion_tokens).toBe(rec.usage.completionTokens);
     expect(usage?.prompt_tokens).toBe(rec.usage.promptTokens);
+  });
+
+  test('a continuation that writes again the whitespace the prefix left out joins with one space, not two', async () => {
+    const client = new OpenAI({ baseURL: `${tg.url}/v1`, apiKey: p.apiKey, maxRetries: 0 });
+    const stream = await client.chat.completions.create({
+      model: 'msf-space',
+      stream: true,
+      messages: [{ role: 'user', content: 'count' }],
+    });
+    let text = '';
+    for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+    expect(text).toBe('one two three four.');
+    // The prefix sent: the text so far without its trailing space.
+    const sent = lastTo(oa, 'cont-sp')?.body as { messages?: { role: string; content: unknown }[] } | undefined;
+    expect(JSON.stringify(sent?.messages?.at(-1)?.content)).toContain('one two"');
   });
 
   test('Messages (@anthropic-ai/sdk), Anthropic then Anthropic: one message_start, one text block, the prefill sent', async () => {

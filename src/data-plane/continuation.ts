@@ -94,6 +94,11 @@ export const continuable = (
    * would make the output guardrails release the text they hold, and miss a word across the join.
    */
   let owed = false;
+  /**
+   * Whitespace the client already got but the prefix left out: a continuation that writes it
+   * again (" three" after "one two ") has its leading whitespace dropped, so the join is not doubled.
+   */
+  let dropLeadingSpace = false;
 
   /** Notes what the client is about to get; rewrites a continuation's start and usage. */
   const seen = (events: readonly StreamEvent[], joining: boolean): StreamEvent[] => {
@@ -110,10 +115,15 @@ export const continuable = (
           owed = false;
           out.push(base ? { type: 'usage', usage: addUsage(base, ev.usage) } : ev);
           continue;
-        case 'text':
-          text += ev.text;
+        case 'text': {
+          const written = dropLeadingSpace ? ev.text.trimStart() : ev.text;
+          if (written === '') continue;
+          dropLeadingSpace = false;
+          text += written;
           chars += ev.text.length;
-          break;
+          out.push(written === ev.text ? ev : { ...ev, text: written });
+          continue;
+        }
         case 'reasoning':
           chars += ev.text.length;
           break;
@@ -151,6 +161,7 @@ export const continuable = (
     chars = 0;
     reported = undefined;
     owed = true;
+    dropLeadingSpace = text.trimEnd() !== text;
     return seen(next.stream.first, true);
   };
 
