@@ -118,9 +118,7 @@ export const buildModernServer = (m: McpGatewayDeps, v: McpRequestView, version:
   );
   server.setRequestHandler('tools/call', (req, ctx) => answer('CallToolResult', callTool(m, v, req.params, down(ctx, server))));
   server.setRequestHandler('prompts/get', (req, ctx) => answer('GetPromptResult', getPrompt(m, v, req.params, down(ctx, server))));
-  server.setRequestHandler('resources/read', (req, ctx) =>
-    answer('ReadResourceResult', readResource(m, v, req.params, down(ctx, server))),
-  );
+  server.setRequestHandler('resources/read', (req, ctx) => answer('ReadResourceResult', readResource(m, v, req.params, down(ctx, server))));
   server.setRequestHandler('resources/subscribe', (req, ctx) => subscription(m, v, 'resources/subscribe', req.params, down(ctx)));
   server.setRequestHandler('resources/unsubscribe', (req, ctx) => subscription(m, v, 'resources/unsubscribe', req.params, down(ctx)));
   server.setRequestHandler('completion/complete', (req, ctx) => as('CompleteResult', complete(m, v, req.params, down(ctx))));
