@@ -74,22 +74,27 @@ const startAskingServer = () => {
 
 let tg: TestGateway;
 let asking: ReturnType<typeof startAskingServer>;
+let other: ReturnType<typeof startAskingServer>;
 let apiKey: string;
 const acme = { customerId: 'acme', projectId: 'default' };
 
 beforeAll(async () => {
   asking = startAskingServer();
+  other = startAskingServer();
   tg = await startTestGateway();
   await tg.must(admin('CreateCustomer'), { customerId: 'acme', name: 'Acme' });
   apiKey = String((await tg.must(apikeyOp('CreateApiKey'), { name: 'k', enterpriseContext: acme })).apiKey);
   await tg.must(admin('CreateMcpServer'), { serverId: 'asking', url: asking.url });
-  await tg.must(admin('AddProjectMcpServer'), { ...acme, serverId: 'asking' });
+  await tg.must(admin('CreateMcpServer'), { serverId: 'other', url: other.url });
+  for (const serverId of ['asking', 'other']) await tg.must(admin('AddProjectMcpServer'), { ...acme, serverId });
   await tg.must(admin('CreateMcpProfile'), { ...acme, profileId: 'ask', servers: [{ serverId: 'asking' }] });
+  await tg.must(admin('CreateMcpProfile'), { ...acme, profileId: 'two', servers: [{ serverId: 'asking' }, { serverId: 'other' }] });
 }, 60_000);
 
 afterAll(async () => {
   await tg?.stop();
   await asking?.stop();
+  await other?.stop();
 });
 
 /** X-Request-ID of each POST by the JSON-RPC method it carried. */
@@ -200,5 +205,41 @@ describe('multi round-trip requests through the gateway', () => {
     expect(textOf(result)).toBe('painted the shed ochre (state paint-shed-0)');
     expect(asked).toEqual(['Which colour for the shed?']);
     expect(asking.rounds.map((r) => r.requestState)).toEqual([undefined, 'paint-shed-0']);
+  });
+
+  test('a retry is routed by its tool name like any call: a state minted by one server never chooses another', async () => {
+    for (const s of [asking, other]) {
+      s.rounds.length = 0;
+      s.minted.length = 0;
+    }
+    const c = new ClientV2(
+      { name: 'v2-client', version: '2.0.0' },
+      {
+        versionNegotiation: { mode: { pin: '2026-07-28' } },
+        capabilities: { elicitation: { form: {} } },
+        inputRequired: { autoFulfill: false },
+      },
+    );
+    await c.connect(new TransportV2(new URL(`${tg.url}/mcp/two`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
+    // 'asking' mints a state; the client sends it, with an answer, in a call naming the other server's tool.
+    const first = await c.request(
+      { method: 'tools/call', params: { name: 'asking__paint', arguments: { what: 'gate' } } },
+      { allowInputRequired: true },
+    );
+    expect(JSON.stringify(first)).toContain('input_required');
+    expect(asking.minted).toEqual(['paint-gate-0']);
+    const retried = await c.request({
+      method: 'tools/call',
+      params: {
+        name: 'other__paint',
+        arguments: { what: 'gate' },
+        inputResponses: { pick: { action: 'accept', content: { colour: 'red' } } },
+        requestState: 'paint-gate-0',
+      },
+    });
+    await c.close();
+    expect(textOf(retried)).toBe('painted the gate red (state paint-gate-0)');
+    expect(other.rounds.map((r) => r.requestState)).toEqual(['paint-gate-0']);
+    expect(asking.rounds).toHaveLength(1);
   });
 });
