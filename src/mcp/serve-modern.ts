@@ -26,6 +26,8 @@ import { asked, upstreamCapabilities } from './upstream.ts';
  * no `GET`/`DELETE` (405). Served by the v2 SDK's `createMcpHandler` with a v2 `Server` per request
  * whose handlers are the same operations the 2025 side runs (mcp/operations.ts), so a 2026 client
  * reaches 2025 and 2026 upstream servers alike (the upstream client negotiates, mcp/upstream.ts).
+ * A server's request for the client's input comes back in band (`input_required`, answered by the
+ * client's retry: mcp/operations.ts), never as a server-initiated request.
  */
 
 /** A result of the shared operations (2025 types) as the v2 SDK's type of it, checked by its own schema. */
