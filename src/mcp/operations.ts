@@ -1,4 +1,11 @@
-import type { Client, RequestOptions } from '@modelcontextprotocol/client';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type Client,
+  type InputRequiredResult,
+  type RequestOptions,
+  type StandardSchemaV1,
+  withInputRequired,
+} from '@modelcontextprotocol/client';
 import {
   type CallToolRequest,
   type CallToolResult,
@@ -15,6 +22,7 @@ import {
   type ReadResourceResult,
   ReadResourceResultSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { isRecord } from '../core/json.ts';
 import { type McpGatewayDeps, type McpRequestView, routeName, routeUri, type Target } from './aggregate.ts';
 import { type GovernedCall, type GovernedMethod, governed } from './govern.ts';
 import { type Extra, whileInFlight } from './links.ts';
@@ -26,7 +34,20 @@ import { asMcpError } from './rpc-error.ts';
  * forwards to the server it routes to with the client's cancellation signal, progress passed back
  * with the client's own token, a bounded time that progress extends, and — for a 2025 client,
  * whose upstream server may ask it things — the request registered as in flight (mcp/links.ts).
+ * A 2026-07-28 client is asked things in band (multi round-trip requests): a 2026 upstream's
+ * `input_required` answer to `tools/call`, `prompts/get` or `resources/read` is handed back to the
+ * client as it came, and the client's retry (`inputResponses`, the upstream's opaque
+ * `requestState`) is forwarded unchanged to the server its name or URI routes to — the same one
+ * as the first round, under the same profile and caller — as a new governed call.
  */
+
+/** What a 2026-07-28 client's request carries for multi round-trip requests. */
+export interface RoundTrip {
+  /** The client's declared capabilities (sampling, elicitation, roots), sent on as the request's own. */
+  capabilities: Record<string, unknown>;
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
+}
 
 /** The client's side of one request. */
 export interface Downstream {
@@ -40,6 +61,8 @@ export interface Downstream {
   link?: Extra;
   /** The JSON-RPC id of the client's request. */
   rpcId?: string | number;
+  /** A 2026-07-28 client's side of multi round-trip requests (absent for 2025: its upstream client fulfils them). */
+  roundTrip?: RoundTrip;
 }
 
 const callOptions = (m: McpGatewayDeps, d: Downstream, signal: AbortSignal | undefined): RequestOptions => {
@@ -84,6 +107,41 @@ const forward = <T>(
     .finally(end);
 };
 
+/**
+ * A governed method's request to the upstream. To a 2026-07-28 server on behalf of a 2026-07-28
+ * client it carries the client's capabilities and retry fields, and an `input_required` answer is
+ * returned rather than fulfilled by the gateway's upstream client.
+ */
+const request = <S extends StandardSchemaV1>(
+  client: Client,
+  d: Downstream,
+  method: GovernedMethod,
+  params: Record<string, unknown>,
+  schema: S,
+  opts: RequestOptions,
+): Promise<StandardSchemaV1.InferOutput<S> | InputRequiredResult> => {
+  const rt = d.roundTrip;
+  if (!rt || client.getProtocolEra() !== 'modern') return client.request({ method, params }, schema, opts);
+  const meta = isRecord(params._meta) ? params._meta : {};
+  const retried = {
+    ...params,
+    _meta: { ...meta, [CLIENT_CAPABILITIES_META_KEY]: rt.capabilities },
+    ...(rt.inputResponses !== undefined ? { inputResponses: rt.inputResponses } : {}),
+    ...(rt.requestState !== undefined ? { requestState: rt.requestState } : {}),
+  };
+  return client.request({ method, params: retried }, withInputRequired(schema), { ...opts, allowInputRequired: true });
+};
+
+/** The client's params as the record keeps them (a retry's input responses and state with them). */
+const sent = (p: Record<string, unknown>, d: Downstream): Record<string, unknown> => {
+  const rt = d.roundTrip;
+  return {
+    ...p,
+    ...(rt?.inputResponses !== undefined ? { inputResponses: rt.inputResponses } : {}),
+    ...(rt?.requestState !== undefined ? { requestState: rt.requestState } : {}),
+  };
+};
+
 const call = (
   m: McpGatewayDeps,
   v: McpRequestView,
@@ -122,15 +180,11 @@ export const callTool = async (
   v: McpRequestView,
   p: CallToolRequest['params'],
   d: Downstream,
-): Promise<CallToolResult> => {
+): Promise<CallToolResult | InputRequiredResult> => {
   const t = await routeName(m, v, 'tools', p.name);
-  return governed(call(m, v, d, 'tools/call', t, p.name, p.arguments, p), (input) =>
+  return governed(call(m, v, d, 'tools/call', t, p.name, p.arguments, sent(p, d)), (input) =>
     forward(m, v, t, d, (client, opts) =>
-      client.request(
-        { method: 'tools/call', params: { ...p, name: t.name, ...(input ? { arguments: input } : {}) } },
-        CallToolResultSchema,
-        opts,
-      ),
+      request(client, d, 'tools/call', { ...p, name: t.name, ...(input ? { arguments: input } : {}) }, CallToolResultSchema, opts),
     ),
   );
 };
@@ -140,16 +194,12 @@ export const getPrompt = async (
   v: McpRequestView,
   p: GetPromptRequest['params'],
   d: Downstream,
-): Promise<GetPromptResult> => {
+): Promise<GetPromptResult | InputRequiredResult> => {
   const t = await routeName(m, v, 'prompts', p.name);
-  return governed(call(m, v, d, 'prompts/get', t, p.name, p.arguments, p), (input) => {
+  return governed(call(m, v, d, 'prompts/get', t, p.name, p.arguments, sent(p, d)), (input) => {
     const args = strings(input);
     return forward(m, v, t, d, (client, opts) =>
-      client.request(
-        { method: 'prompts/get', params: { ...p, name: t.name, ...(args ? { arguments: args } : {}) } },
-        GetPromptResultSchema,
-        opts,
-      ),
+      request(client, d, 'prompts/get', { ...p, name: t.name, ...(args ? { arguments: args } : {}) }, GetPromptResultSchema, opts),
     );
   });
 };
@@ -159,10 +209,10 @@ export const readResource = async (
   v: McpRequestView,
   p: ReadResourceRequest['params'],
   d: Downstream,
-): Promise<ReadResourceResult> => {
+): Promise<ReadResourceResult | InputRequiredResult> => {
   const t = await routeUri(m, v, p.uri);
-  return governed(call(m, v, d, 'resources/read', t, p.uri, undefined, p), () =>
-    forward(m, v, t, d, (client, opts) => client.request({ method: 'resources/read', params: p }, ReadResourceResultSchema, opts)),
+  return governed(call(m, v, d, 'resources/read', t, p.uri, undefined, sent(p, d)), () =>
+    forward(m, v, t, d, (client, opts) => request(client, d, 'resources/read', { ...p }, ReadResourceResultSchema, opts)),
   );
 };
 

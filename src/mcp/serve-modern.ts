@@ -1,5 +1,9 @@
 import {
   createMcpHandler,
+  type InputRequests,
+  type InputRequiredResult,
+  inputRequired,
+  isInputRequiredResult,
   type McpHttpHandler,
   ProtocolError,
   ProtocolErrorCode,
@@ -9,10 +13,12 @@ import {
   type SpecTypes,
   specTypeSchemas,
 } from '@modelcontextprotocol/server';
+import { isRecord } from '../core/json.ts';
 import { describeError, log } from '../core/log.ts';
 import { listPrompts, listResources, listTemplates, listTools, type McpGatewayDeps, type McpRequestView } from './aggregate.ts';
 import { callTool, complete, type Downstream, getPrompt, readResource, setLevel, subscription } from './operations.ts';
 import { SERVER_CAPABILITIES } from './serve.ts';
+import { asked, upstreamCapabilities } from './upstream.ts';
 
 /**
  * The client-facing side for MCP 2026-07-28 (contract §7.1): stateless, every request carries its
@@ -20,6 +26,8 @@ import { SERVER_CAPABILITIES } from './serve.ts';
  * no `GET`/`DELETE` (405). Served by the v2 SDK's `createMcpHandler` with a v2 `Server` per request
  * whose handlers are the same operations the 2025 side runs (mcp/operations.ts), so a 2026 client
  * reaches 2025 and 2026 upstream servers alike (the upstream client negotiates, mcp/upstream.ts).
+ * A server's request for the client's input comes back in band (`input_required`, answered by the
+ * client's retry: mcp/operations.ts), never as a server-initiated request.
  */
 
 /** A result of the shared operations (2025 types) as the v2 SDK's type of it, checked by its own schema. */
@@ -29,12 +37,60 @@ const as = async <K extends SpecTypeName>(name: K, value: Promise<unknown>): Pro
   return checked.value;
 };
 
-const down = (ctx: ServerContext): Downstream => ({
-  signal: ctx.mcpReq.signal,
-  progressToken: ctx.mcpReq._meta?.progressToken,
-  notify: (n) => ctx.mcpReq.notify(n),
-  rpcId: ctx.mcpReq.id,
-});
+/** What a server may ask a client in band: elicitation, sampling, roots — each checked by its own schema. */
+const schemaOf = (method: unknown): 'ElicitRequest' | 'CreateMessageRequest' | 'ListRootsRequest' | undefined =>
+  method === 'elicitation/create'
+    ? 'ElicitRequest'
+    : method === 'sampling/createMessage'
+      ? 'CreateMessageRequest'
+      : method === 'roots/list'
+        ? 'ListRootsRequest'
+        : undefined;
+
+const askable = async (key: string, value: unknown): Promise<InputRequests[string]> => {
+  const name = isRecord(value) ? schemaOf(value.method) : undefined;
+  const checked = name ? await specTypeSchemas[name]['~standard'].validate(value) : undefined;
+  if (!checked || checked.issues)
+    throw new ProtocolError(ProtocolErrorCode.InternalError, `The MCP server asked for input the gateway cannot relay ('${key}').`);
+  return checked.value;
+};
+
+/**
+ * A governed method's answer: complete (checked by its schema), or the upstream's request for the
+ * client's input, handed on as it came — its input requests checked, its `requestState` unchanged.
+ */
+const answer = async <K extends 'CallToolResult' | 'GetPromptResult' | 'ReadResourceResult'>(
+  name: K,
+  value: Promise<unknown>,
+): Promise<SpecTypes[K] | InputRequiredResult> => {
+  const got = await value;
+  if (!isInputRequiredResult(got)) return as(name, Promise.resolve(got));
+  const inputRequests: InputRequests = {};
+  for (const [key, req] of Object.entries(got.inputRequests ?? {})) inputRequests[key] = await askable(key, req);
+  return inputRequired({
+    ...(Object.keys(inputRequests).length > 0 ? { inputRequests } : {}),
+    ...(got.requestState !== undefined ? { requestState: got.requestState } : {}),
+  });
+};
+
+const down = (ctx: ServerContext, server?: Server): Downstream => {
+  const state = ctx.mcpReq.requestState<unknown>();
+  return {
+    signal: ctx.mcpReq.signal,
+    progressToken: ctx.mcpReq._meta?.progressToken,
+    notify: (n) => ctx.mcpReq.notify(n),
+    rpcId: ctx.mcpReq.id,
+    ...(server
+      ? {
+          roundTrip: {
+            capabilities: asked(upstreamCapabilities({ ...server.getClientCapabilities() })) ?? {},
+            ...(ctx.mcpReq.inputResponses !== undefined ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
+            ...(typeof state === 'string' ? { requestState: state } : {}),
+          },
+        }
+      : {}),
+  };
+};
 
 export const buildModernServer = (m: McpGatewayDeps, v: McpRequestView, version: string): Server => {
   const server = new Server({ name: 'ai-gateway', version }, { capabilities: SERVER_CAPABILITIES });
@@ -62,9 +118,9 @@ export const buildModernServer = (m: McpGatewayDeps, v: McpRequestView, version:
       listTemplates(m, v, ctx.mcpReq.signal).then((resourceTemplates) => ({ resourceTemplates })),
     ),
   );
-  server.setRequestHandler('tools/call', (req, ctx) => as('CallToolResult', callTool(m, v, req.params, down(ctx))));
-  server.setRequestHandler('prompts/get', (req, ctx) => as('GetPromptResult', getPrompt(m, v, req.params, down(ctx))));
-  server.setRequestHandler('resources/read', (req, ctx) => as('ReadResourceResult', readResource(m, v, req.params, down(ctx))));
+  server.setRequestHandler('tools/call', (req, ctx) => answer('CallToolResult', callTool(m, v, req.params, down(ctx, server))));
+  server.setRequestHandler('prompts/get', (req, ctx) => answer('GetPromptResult', getPrompt(m, v, req.params, down(ctx, server))));
+  server.setRequestHandler('resources/read', (req, ctx) => answer('ReadResourceResult', readResource(m, v, req.params, down(ctx, server))));
   server.setRequestHandler('resources/subscribe', (req, ctx) => subscription(m, v, 'resources/subscribe', req.params, down(ctx)));
   server.setRequestHandler('resources/unsubscribe', (req, ctx) => subscription(m, v, 'resources/unsubscribe', req.params, down(ctx)));
   server.setRequestHandler('completion/complete', (req, ctx) => as('CompleteResult', complete(m, v, req.params, down(ctx))));

@@ -137,7 +137,7 @@ export const upstreamCapabilities = (declared: Record<string, unknown>): ClientC
 };
 
 /** The capabilities as the v2 client declares them (the same three, their sub-features by name). */
-const asked = (caps: ClientCapabilities): NonNullable<ConstructorParameters<typeof Client>[1]>['capabilities'] => {
+export const asked = (caps: ClientCapabilities): NonNullable<ConstructorParameters<typeof Client>[1]>['capabilities'] => {
   const { sampling, elicitation, roots } = caps;
   return {
     ...(sampling ? { sampling: { ...(sampling.context ? { context: {} } : {}), ...(sampling.tools ? { tools: {} } : {}) } } : {}),
