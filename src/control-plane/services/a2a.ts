@@ -275,12 +275,9 @@ export const a2aOps = (deps: ControlDeps): OpDef[] => {
       key: 'agentId',
       column: projectA2aAgents.agentId,
       resource: 'projectA2aAgent',
-      what: (id) => `A2A agent '${id}'`,
-      already: 'is already assigned to',
+      label: 'A2A agent',
       // Held FOR SHARE to the commit: a concurrent DeleteA2aAgent waits, then sees the assignment.
-      check: async (tx, id) => {
-        await findA2aAgent(tx, id, 'share');
-      },
+      check: (tx, id) => findA2aAgent(tx, id, 'share'),
     }),
   ];
 };

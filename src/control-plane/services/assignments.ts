@@ -59,12 +59,12 @@ export interface KeyedAssignment {
   column: KeyColumn;
   /** The change recorded (its kind and entity follow from src/api/resources.ts). */
   resource: ResourceName;
-  /** The key as errors name it, e.g. MCP server 'docs'. */
-  what: (key: string) => string;
-  /** What an already-present assignment "is" to the project (already_exists). */
-  already: string;
-  /** Run on Add once the project is locked: refuses a key that names nothing (may lock what it names). */
-  check: (tx: Tx, key: string) => Promise<void>;
+  /** What the key names, as errors say it (`MCP server 'docs'`). */
+  label: string;
+  /** What an assignment already present is to the project (already_exists); 'assigned to' unless set. */
+  verb?: string;
+  /** Run on Add once the project is locked: refuses a key that names nothing (and may lock what it names). */
+  check: (tx: Tx, key: string) => Promise<unknown>;
 }
 
 /** An assignment row as the ops read it (`key`: the value of its key column). */
@@ -86,6 +86,7 @@ const text = (input: Readonly<Record<string, unknown>>, field: string): string =
 /** Add, Remove and List of a keyed project assignment (see KeyedAssignment). */
 export const keyedAssignmentOps = (deps: ControlDeps, a: KeyedAssignment): OpDef[] => {
   const { table, key, column } = a;
+  const what = (id: string) => `${a.label} '${id}'`;
   const entry = (r: Entry) => ({
     id: r.id,
     customerId: r.customerId,
@@ -94,19 +95,19 @@ export const keyedAssignmentOps = (deps: ControlDeps, a: KeyedAssignment): OpDef
     createdAt: ts(r.createdAt),
   });
   const fields = { id: table.id, customerId: table.customerId, projectId: table.projectId, key: column, createdAt: table.createdAt };
-  const changed = (project: ProjectRow, entityId: string) => ({
-    resource: a.resource,
-    entityId,
-    customerId: project.customerId,
-    projectId: project.projectId,
-  });
+  const resourceId = (i: Readonly<Record<string, unknown>>) => rid(i.customerId, i.projectId, i[key]);
+  /** The project (locked) and the key an Add or Remove names, and the change it records. */
+  const target = async (tx: Tx, input: Readonly<Record<string, unknown>>) => {
+    const project = await lockProject(tx, text(input, 'customerId'), text(input, 'projectId'));
+    const id = text(input, key);
+    return { project, id, change: { resource: a.resource, entityId: id, customerId: project.customerId, projectId: project.projectId } };
+  };
   return [
     mutation(deps, a.ops.add, {
-      resourceId: (i) => rid(i.customerId, i.projectId, i[key]),
+      resourceId,
       scope,
       handler: async (input, { tx, change }) => {
-        const project = await lockProject(tx, text(input, 'customerId'), text(input, 'projectId'));
-        const id = text(input, key);
+        const { project, id, change: changed } = await target(tx, input);
         await a.check(tx, id);
         const row = await uniquely(
           async () => {
@@ -116,25 +117,24 @@ export const keyedAssignmentOps = (deps: ControlDeps, a: KeyedAssignment): OpDef
               .returning(fields);
             return r as Entry;
           },
-          `${a.what(id)} ${a.already} project '${text(input, 'projectId')}'`,
+          `${what(id)} is already ${a.verb ?? 'assigned to'} project '${text(input, 'projectId')}'`,
           key,
         );
-        await change(changed(project, id));
+        await change(changed);
         return { entry: entry(row) };
       },
     }),
     mutation(deps, a.ops.remove, {
-      resourceId: (i) => rid(i.customerId, i.projectId, i[key]),
+      resourceId,
       scope,
       handler: async (input, { tx, change }) => {
-        const project = await lockProject(tx, text(input, 'customerId'), text(input, 'projectId'));
-        const id = text(input, key);
+        const { project, id, change: changed } = await target(tx, input);
         const gone = await tx
           .delete(table)
           .where(and(eq(table.projectUuid, project.id), eq(column, id)))
           .returning({ id: table.id });
-        if (gone.length === 0) throw notAssigned(a.what(id), project.projectId, key);
-        await change(changed(project, id));
+        if (gone.length === 0) throw notAssigned(what(id), project.projectId, key);
+        await change(changed);
         return { success: true };
       },
     }),
@@ -163,7 +163,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     resourceId: (i) => rid(i.customerId, i.projectId, i.modelId),
     scope,
     handler: async (input, { tx, change }) => {
-      const project = await lockProject(tx, text(input, 'customerId'), text(input, 'projectId'));
+      const project = await lockProject(tx, input.customerId, input.projectId);
       const model = await findModel(tx, input.modelId, 'share');
       const row = await uniquely(
         async () => {
@@ -173,7 +173,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
             .returning();
           return r as typeof projectModels.$inferSelect;
         },
-        `model '${model.model}' is already assigned to project '${text(input, 'projectId')}'`,
+        `model '${model.model}' is already assigned to project '${input.projectId}'`,
         'modelId',
       );
       await change({ resource: 'projectModel' as const, entityId: model.id, customerId: project.customerId, projectId: project.projectId });
@@ -193,7 +193,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     resourceId: (i) => rid(i.customerId, i.projectId, i.modelId),
     scope,
     handler: async (input, { tx, change }) => {
-      const project = await lockProject(tx, text(input, 'customerId'), text(input, 'projectId'));
+      const project = await lockProject(tx, input.customerId, input.projectId);
       const gone = await tx
         .delete(projectModels)
         .where(and(eq(projectModels.projectUuid, project.id), eq(projectModels.modelId, input.modelId)))
@@ -212,7 +212,7 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     scope,
     handler: async (input) => {
       const k = keyset(projectModels.createdAt, projectModels.id, input.pageToken);
-      const project = await findProject(deps.db, text(input, 'customerId'), text(input, 'projectId'));
+      const project = await findProject(deps.db, input.customerId, input.projectId);
       const size = pageSizeOf(input.pageSize);
       const rows = await deps.db
         .select({ entry: projectModels, model: aiModels })
@@ -244,8 +244,8 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     key: 'providerName',
     column: projectProviders.providerName,
     resource: 'projectProvider',
-    what: (name) => `provider '${name}'`,
-    already: 'is already enabled for',
+    label: 'provider',
+    verb: 'enabled for',
     check: async (_tx, name) => checkProviderName('providerName', name),
   }),
   ...keyedAssignmentOps(deps, {
@@ -254,11 +254,8 @@ export const assignmentOps = (deps: ControlDeps): OpDef[] => [
     key: 'serverId',
     column: projectMcpServers.serverId,
     resource: 'projectMcpServer',
-    what: (id) => `MCP server '${id}'`,
-    already: 'is already assigned to',
+    label: 'MCP server',
     // Held FOR SHARE to the commit: a concurrent DeleteMcpServer waits, then sees the assignment.
-    check: async (tx, id) => {
-      await findMcpServer(tx, id, 'share');
-    },
+    check: (tx, id) => findMcpServer(tx, id, 'share'),
   }),
 ];
