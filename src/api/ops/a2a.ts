@@ -16,6 +16,7 @@ import {
 } from '../kit.ts';
 import { defineOp } from '../op.ts';
 import { defineResource } from '../resource.ts';
+import { Listing } from './assignments.ts';
 import { UpstreamAuthValue, upstreamAuthArgs, upstreamAuthFields, upstreamAuthOut, upstreamAuthRow } from './upstream-auth.ts';
 
 /**
@@ -164,7 +165,7 @@ export const A2aOps = {
     name: 'ListProjectA2aAgents',
     summary: "List a project's A2A agents",
     permission: 'project_member',
-    input: t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    input: Listing,
     output: Page('entries', A2aAgentEntryOut),
   }),
 };
