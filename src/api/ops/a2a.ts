@@ -2,11 +2,8 @@ import { Type as t } from '@sinclair/typebox';
 import {
   CustomerRef,
   Deleted,
-  Description,
   Enum,
-  Labels,
   LabelsOut,
-  Nullable,
   One,
   PATTERNS,
   Page,
@@ -17,9 +14,10 @@ import {
   Success,
   Timestamp,
 } from '../kit.ts';
-import { MCP_AUTH_TYPES } from '../mcp-rules.ts';
 import { defineOp } from '../op.ts';
 import { defineResource } from '../resource.ts';
+import { Listing } from './assignments.ts';
+import { UpstreamAuthValue, upstreamAuthArgs, upstreamAuthFields, upstreamAuthOut, upstreamAuthRow } from './upstream-auth.ts';
 
 /**
  * The A2A agent gateway's configuration (contract §12): the catalog of Agent2Agent agents (the
@@ -39,22 +37,9 @@ const CardUrl = () =>
     pattern: '^https?://',
     description: "the agent's card (http or https URL, usually …/.well-known/agent-card.json); fetched, validated and pinned",
   });
-const AuthHeader = () =>
-  Str(1, 255, { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", description: "header name for authType 'header' (an HTTP token, 1-255)" });
-const AuthValue = () =>
-  Str(1, 16384, {
-    description: 'the credential sent to the agent (bearer token or header value); secret: wrapped at rest, never returned',
-  });
-
-const agentFields = {
-  description: Description(),
-  authType: t.Optional(
-    Enum(MCP_AUTH_TYPES, "'none' (default), 'bearer' (Authorization: Bearer <authValue>) or 'header' (<authHeader>: <authValue>)"),
-  ),
-  authHeader: Nullable(AuthHeader(), "header name for authType 'header'"),
-  authValue: Nullable(AuthValue(), 'the credential; secret: wrapped at rest, never returned'),
-  labels: Labels(),
-};
+const agentFields = upstreamAuthFields(
+  UpstreamAuthValue('the credential sent to the agent (bearer token or header value); secret: wrapped at rest, never returned'),
+);
 
 export const A2A_STATES = ['ACTIVE', 'DRIFTED', 'UNREACHABLE'] as const;
 
@@ -71,9 +56,7 @@ export const A2aAgentOut = t.Object(
       "'ACTIVE' (the upstream card still hashes to cardSha256), 'DRIFTED' (it changed: calls answer 503 until RefreshA2aAgent) or 'UNREACHABLE' (the card could not be fetched now)",
     ),
     description: t.String(),
-    authType: t.String(),
-    authHeader: t.String({ description: "empty unless authType is 'header'" }),
-    hasAuthValue: t.Boolean({ description: 'whether a credential is stored (it is never returned)' }),
+    ...upstreamAuthOut(),
     labels: LabelsOut(),
     pinnedAt: Timestamp('when the card was pinned (create or refresh)'),
     createdAt: Timestamp(),
@@ -182,7 +165,7 @@ export const A2aOps = {
     name: 'ListProjectA2aAgents',
     summary: "List a project's A2A agents",
     permission: 'project_member',
-    input: t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false }),
+    input: Listing,
     output: Page('entries', A2aAgentEntryOut),
   }),
 };
@@ -208,10 +191,7 @@ export const A2aResources = {
           card: t.String(),
           cardSha256: t.String(),
           rpcUrl: t.String(),
-          authType: t.String(),
-          authHeader: t.Union([t.String(), t.Null()]),
-          authValue: t.Union([secret.text, t.Null()]),
-          allowPrivate: t.Boolean(),
+          ...upstreamAuthRow(secret),
         }),
     },
     terraform: {
@@ -223,23 +203,7 @@ export const A2aResources = {
       delete: A.DeleteA2aAgent,
       envelope: 'agent',
       key: [{ api: 'agentId' }],
-      args: [
-        { api: 'cardUrl', update: true },
-        { api: 'description', update: true },
-        { api: 'authType', update: true },
-        { api: 'authHeader', update: true },
-        { api: 'labels', update: true },
-        {
-          api: 'authValue',
-          update: true,
-          optionalComputed: false,
-          sensitive: true,
-          keep: true,
-          writeOnlyForm: true,
-          description:
-            'the credential (bearer token or header value); kept in state as given, never read back (an out-of-band change is not detected)',
-        },
-      ],
+      args: [{ api: 'cardUrl', update: true }, ...upstreamAuthArgs()],
     },
   }),
   projectA2aAgent: defineResource({

@@ -10,7 +10,8 @@ import { AIModelOut } from './catalog.ts';
 const ADMIN = 'admin.v1.AdminService';
 const GROUP = 'Project assignments';
 const Addr = { customerId: CustomerRef(), projectId: ProjectKey() };
-const Listing = t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false });
+/** The input of a List of a project's assignments (also ListProjectA2aAgents', a2a.ts). */
+export const Listing = t.Object({ ...Addr, pageSize: PageSize(), pageToken: PageToken() }, { additionalProperties: false });
 
 const ModelRef = () => Uuid('catalog entry UUID');
 const ProviderName = () => Str(1, 63, { description: 'provider (adapter) id, e.g. openai, anthropic, echo (1-63)' });

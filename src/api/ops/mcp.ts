@@ -4,9 +4,7 @@ import {
   Deleted,
   Description,
   Enum,
-  Labels,
   LabelsOut,
-  Nullable,
   One,
   Page,
   PageSize,
@@ -16,10 +14,11 @@ import {
   Success,
   Timestamp,
 } from '../kit.ts';
-import { MCP_AUTH_TYPES, MCP_TRANSPORTS } from '../mcp-rules.ts';
+import { MCP_TRANSPORTS } from '../mcp-rules.ts';
 import { defineOp } from '../op.ts';
 import { defineResource } from '../resource.ts';
 import { McpProfileOut, ProfileGrants, ProfileId, ProfileServers, ServerId } from './mcp-profile.ts';
+import { UpstreamAuthValue, upstreamAuthArgs, upstreamAuthFields, upstreamAuthOut, upstreamAuthRow } from './upstream-auth.ts';
 
 export { McpProfileOut, ServerId };
 
@@ -41,19 +40,10 @@ const ServerUrl = () =>
     pattern: '^https?://',
     description: "the server's MCP endpoint (http or https URL; Streamable HTTP, or the SSE endpoint for transport 'sse')",
   });
-const AuthHeader = () =>
-  Str(1, 255, { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", description: "header name for authType 'header' (an HTTP token, 1-255)" });
-const AuthValue = () =>
-  Str(1, 16384, { description: 'the credential (bearer token or header value); secret: wrapped at rest, never returned' });
+const AuthValue = () => UpstreamAuthValue('the credential (bearer token or header value); secret: wrapped at rest, never returned');
 const serverFields = {
   transport: t.Optional(Enum(MCP_TRANSPORTS, "'streamable-http' (default) or 'sse' (the 2024-11-05 HTTP+SSE transport)")),
-  description: Description(),
-  authType: t.Optional(
-    Enum(MCP_AUTH_TYPES, "'none' (default), 'bearer' (Authorization: Bearer <authValue>) or 'header' (<authHeader>: <authValue>)"),
-  ),
-  authHeader: Nullable(AuthHeader(), "header name for authType 'header'"),
-  authValue: Nullable(AuthValue(), 'the credential; secret: wrapped at rest, never returned'),
-  labels: Labels(),
+  ...upstreamAuthFields(AuthValue()),
 };
 
 export const McpServerOut = t.Object(
@@ -63,9 +53,7 @@ export const McpServerOut = t.Object(
     url: t.String(),
     transport: t.String(),
     description: t.String(),
-    authType: t.String(),
-    authHeader: t.String({ description: "empty unless authType is 'header'" }),
-    hasAuthValue: t.Boolean({ description: 'whether a credential is stored (it is never returned)' }),
+    ...upstreamAuthOut(),
     labels: LabelsOut(),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
@@ -283,10 +271,7 @@ export const McpResources = {
           serverId: t.String(),
           url: t.String(),
           transport: t.String(),
-          authType: t.String(),
-          authHeader: t.Union([t.String(), t.Null()]),
-          authValue: t.Union([secret.text, t.Null()]),
-          allowPrivate: t.Boolean(),
+          ...upstreamAuthRow(secret),
         }),
     },
     terraform: {
@@ -298,24 +283,7 @@ export const McpResources = {
       delete: M.DeleteMcpServer,
       envelope: 'server',
       key: [{ api: 'serverId' }],
-      args: [
-        { api: 'url', update: true },
-        { api: 'transport', update: true },
-        { api: 'description', update: true },
-        { api: 'authType', update: true },
-        { api: 'authHeader', update: true },
-        { api: 'labels', update: true },
-        {
-          api: 'authValue',
-          update: true,
-          optionalComputed: false,
-          sensitive: true,
-          keep: true,
-          writeOnlyForm: true,
-          description:
-            'the credential (bearer token or header value); kept in state as given, never read back (an out-of-band change is not detected)',
-        },
-      ],
+      args: [{ api: 'url', update: true }, { api: 'transport', update: true }, ...upstreamAuthArgs()],
     },
   }),
   /** Managed with the API only (a member's own credential is set with that member's token). */

@@ -8,10 +8,11 @@ import { type A2aAgentRow, a2aAgents, customers, projectA2aAgents, projects } fr
 import type { Principal } from '../auth.ts';
 import { op, type OpDef } from '../connect.ts';
 import type { ControlDeps, Reader, Tx } from '../deps.ts';
-import { findProject, lockProject, uniquely } from '../lookups.ts';
+import { uniquely } from '../lookups.ts';
 import { mutation, rid } from '../mutation.ts';
 import { keyset, page, pageSizeOf } from '../paging.ts';
 import { checkUpstreamUrls } from '../upstream-addresses.ts';
+import { keyedAssignmentOps } from './assignments.ts';
 
 /**
  * The catalog of A2A agents (contract §12), the platform admin's, and their assignment to projects.
@@ -122,8 +123,6 @@ const assignedTo = async (tx: Tx, agentId: string): Promise<string[]> => {
     .limit(10);
   return rows.map((r) => `${r.customerId}/${r.projectId}`);
 };
-
-const scope = (i: { customerId?: unknown; projectId?: unknown }) => ({ customerId: i.customerId, projectId: i.projectId });
 
 /** A card fetched before the write, for the card URL it was fetched from. */
 interface Fetched {
@@ -270,79 +269,15 @@ export const a2aOps = (deps: ControlDeps): OpDef[] => {
         return { deletedAt: ts(deletedAt), success: true };
       },
     }),
-    mutation(deps, AddProjectA2aAgent, {
-      resourceId: (i) => rid(i.customerId, i.projectId, i.agentId),
-      scope,
-      handler: async (input, { tx, change: record }) => {
-        const project = await lockProject(tx, input.customerId, input.projectId);
-        // Held FOR SHARE to the commit: a concurrent DeleteA2aAgent waits, then sees the assignment.
-        await findA2aAgent(tx, input.agentId, 'share');
-        const row = await uniquely(
-          async () => {
-            const [r] = await tx
-              .insert(projectA2aAgents)
-              .values({ projectUuid: project.id, customerId: project.customerId, projectId: project.projectId, agentId: input.agentId })
-              .returning();
-            return r as typeof projectA2aAgents.$inferSelect;
-          },
-          `A2A agent '${input.agentId}' is already assigned to project '${input.projectId}'`,
-          'agentId',
-        );
-        await record({
-          resource: 'projectA2aAgent',
-          entityId: input.agentId,
-          customerId: project.customerId,
-          projectId: project.projectId,
-        });
-        return {
-          entry: { id: row.id, customerId: row.customerId, projectId: row.projectId, agentId: row.agentId, createdAt: ts(row.createdAt) },
-        };
-      },
-    }),
-    mutation(deps, RemoveProjectA2aAgent, {
-      resourceId: (i) => rid(i.customerId, i.projectId, i.agentId),
-      scope,
-      handler: async (input, { tx, change: record }) => {
-        const project = await lockProject(tx, input.customerId, input.projectId);
-        const gone = await tx
-          .delete(projectA2aAgents)
-          .where(and(eq(projectA2aAgents.projectUuid, project.id), eq(projectA2aAgents.agentId, input.agentId)))
-          .returning({ id: projectA2aAgents.id });
-        if (gone.length === 0)
-          throw connectError('not_found', `A2A agent '${input.agentId}' is not assigned to project '${project.projectId}'`, 'agentId');
-        await record({
-          resource: 'projectA2aAgent',
-          entityId: input.agentId,
-          customerId: project.customerId,
-          projectId: project.projectId,
-        });
-        return { success: true };
-      },
-    }),
-    op(ListProjectA2aAgents, {
-      scope,
-      handler: async (input) => {
-        const k = keyset(projectA2aAgents.createdAt, projectA2aAgents.id, input.pageToken);
-        const project = await findProject(deps.db, input.customerId, input.projectId);
-        const size = pageSizeOf(input.pageSize);
-        const rows = await deps.db
-          .select()
-          .from(projectA2aAgents)
-          .where(and(eq(projectA2aAgents.projectUuid, project.id), k.where))
-          .orderBy(...k.order)
-          .limit(size + 1);
-        const p = page(rows, size);
-        return {
-          entries: p.items.map((r) => ({
-            id: r.id,
-            customerId: r.customerId,
-            projectId: r.projectId,
-            agentId: r.agentId,
-            createdAt: ts(r.createdAt),
-          })),
-          nextPageToken: p.nextPageToken,
-        };
-      },
+    ...keyedAssignmentOps(deps, {
+      ops: { add: AddProjectA2aAgent, remove: RemoveProjectA2aAgent, list: ListProjectA2aAgents },
+      table: projectA2aAgents,
+      key: 'agentId',
+      column: projectA2aAgents.agentId,
+      resource: 'projectA2aAgent',
+      label: 'A2A agent',
+      // Held FOR SHARE to the commit: a concurrent DeleteA2aAgent waits, then sees the assignment.
+      check: (tx, id) => findA2aAgent(tx, id, 'share'),
     }),
   ];
 };
