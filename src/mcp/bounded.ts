@@ -2,6 +2,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../core/errors.ts';
 import { isRecord } from '../core/json.ts';
 import { readBounded } from '../core/bounded-read.ts';
+import type { Lax } from './lax-results.ts';
 
 /**
  * GATEWAY_MCP_MAX_MESSAGE_BYTES on what an upstream MCP server sends, applied to its HTTP answers before
@@ -10,7 +11,9 @@ import { readBounded } from '../core/bounded-read.ts';
  * and refused once it holds more than the bound. Past the bound the upstream body is cancelled
  * (not read to its end) and, for a `POST` that carried requests, each request is answered with a
  * JSON-RPC error naming the bound (`data.code: upstream_response_too_large`), so the call fails at
- * once instead of waiting for its time-out; a standing `GET` stream is ended with an error.
+ * once instead of waiting for its time-out; a standing `GET` stream is ended with an error. Within
+ * the bound, a 2026-07-28 exchange's answers are then made readable (mcp/lax-results.ts): the JSON
+ * body once read, each SSE event once whole.
  */
 
 export const TOO_LARGE_CODE = 'upstream_response_too_large';
@@ -57,7 +60,7 @@ const tooLarge = (max: number): GatewayError =>
   new GatewayError({ kind: 'bad_gateway', errorCode: TOO_LARGE_CODE, message: tooLargeMessage(max) });
 
 /** A JSON answer (or an error body) read within the bound; past it, the JSON-RPC errors of the requests. */
-const boundedJson = async (res: Response, max: number, ids: (string | number)[]): Promise<Response> => {
+const boundedJson = async (res: Response, max: number, ids: (string | number)[], lax: Lax | undefined): Promise<Response> => {
   const refused = (): Response => {
     if (!res.ok || ids.length === 0)
       return new Response(tooLargeMessage(max), { status: res.ok ? 502 : res.status, headers: headersOf(res, 'text/plain') });
@@ -74,7 +77,8 @@ const boundedJson = async (res: Response, max: number, ids: (string | number)[])
   }
   if (!res.body) return res;
   try {
-    const text = await readBounded(res.body, max, () => tooLarge(max));
+    const read = await readBounded(res.body, max, () => tooLarge(max));
+    const text = lax && res.ok ? lax.json(read) : read;
     return new Response(text, { status: res.status, statusText: res.statusText, headers: headersOf(res) });
   } catch (e) {
     if (e instanceof GatewayError && e.errorCode === TOO_LARGE_CODE) return refused();
@@ -83,10 +87,39 @@ const boundedJson = async (res: Response, max: number, ids: (string | number)[])
 };
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+const joined = (parts: Uint8Array[]): Uint8Array => {
+  if (parts.length === 1 && parts[0]) return parts[0];
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+};
 
 /** An SSE body passed on whole events at a time, none held beyond `max` bytes. */
-const boundedSse = (res: Response, source: ReadableStream<Uint8Array>, max: number, ids: (string | number)[]): Response => {
+const boundedSse = (
+  res: Response,
+  source: ReadableStream<Uint8Array>,
+  max: number,
+  ids: (string | number)[],
+  lax: Lax | undefined,
+): Response => {
   const reader = source.getReader();
+  /** One whole event passed on (rewritten by `lax` when it needs to be). */
+  const pass = (c: ReadableStreamDefaultController<Uint8Array>, parts: Uint8Array[]): void => {
+    if (!lax) {
+      for (const p of parts) c.enqueue(p);
+      return;
+    }
+    const bytes = joined(parts);
+    const text = decoder.decode(bytes);
+    const fixed = lax.event(text);
+    c.enqueue(fixed === text ? bytes : encoder.encode(fixed));
+  };
   /** The open event's bytes, and the scanner's place in its current line. */
   let held: Uint8Array[] = [];
   let heldBytes = 0;
@@ -118,8 +151,7 @@ const boundedSse = (res: Response, source: ReadableStream<Uint8Array>, max: numb
           }
           // A line end on an empty line: the event is complete through here.
           if (lineLength === 0) {
-            for (const h of held) c.enqueue(h);
-            c.enqueue(chunk.subarray(from, i + 1));
+            pass(c, [...held, chunk.subarray(from, i + 1)]);
             held = [];
             heldBytes = 0;
             from = i + 1;
@@ -153,11 +185,14 @@ const boundedSse = (res: Response, source: ReadableStream<Uint8Array>, max: numb
   return new Response(body, { status: res.status, statusText: res.statusText, headers: headersOf(res) });
 };
 
-/** The upstream answer with GATEWAY_MCP_MAX_MESSAGE_BYTES applied; `requestBody` is the `POST` body it answers (for the request ids). */
-export const boundedAnswer = (res: Response, max: number, requestBody: unknown): Response | Promise<Response> => {
+/**
+ * The upstream answer with GATEWAY_MCP_MAX_MESSAGE_BYTES applied; `requestBody` is the `POST` body it
+ * answers (for the request ids); `lax` is given for a 2026-07-28 exchange.
+ */
+export const boundedAnswer = (res: Response, max: number, requestBody: unknown, lax?: Lax): Response | Promise<Response> => {
   if (!res.body || res.status === 202 || res.status === 204) return res;
   const type = mediaType(res);
-  if (res.ok && type === 'text/event-stream') return boundedSse(res, res.body, max, requestIds(requestBody));
-  if (!res.ok || type === 'application/json') return boundedJson(res, max, requestIds(requestBody));
+  if (res.ok && type === 'text/event-stream') return boundedSse(res, res.body, max, requestIds(requestBody), lax);
+  if (!res.ok || type === 'application/json') return boundedJson(res, max, requestIds(requestBody), lax);
   return res;
 };

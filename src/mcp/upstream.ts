@@ -26,6 +26,7 @@ import { describeError, log } from '../core/log.ts';
 import { upstreamBounds } from '../core/upstream-bounds.ts';
 import { boundedAnswer } from './bounded.ts';
 import type { McpServerConfig } from './config.ts';
+import { LAX_REVISION, type Lax, laxResults } from './lax-results.ts';
 import type { Links } from './links.ts';
 
 /**
@@ -35,7 +36,8 @@ import type { Links } from './links.ts';
  * catalog's credential (authType/authValue) is the only one sent; the caller's never is. Before
  * every upstream HTTP request the address rule of contract §3.1 is applied (no inward address
  * unless the server allows private addresses), redirects are not followed, and no message larger
- * than GATEWAY_MCP_MAX_MESSAGE_BYTES is read (mcp/bounded.ts). Either generation of upstream serves
+ * than GATEWAY_MCP_MAX_MESSAGE_BYTES is read (mcp/bounded.ts); a 2026-07-28 result without its
+ * `resultType` is read as complete (mcp/lax-results.ts). Either generation of upstream serves
  * either generation of caller, and a server that speaks both is spoken to in the caller's: for a
  * 2026-07-28 caller (pool key MODERN_SESSION + …) the client negotiates (`server/discover` first,
  * `initialize` for a 2025 server); for a 2025 caller it runs `initialize` first (so sampling,
@@ -99,9 +101,18 @@ const forbidden = (serverId: string, what: string): McpError =>
  * its own open here to carry what comes on it), else answered 405 here, which the SDK takes as
  * "the server offers no stream": a thousand sessions do not hold a thousand idle connections.
  */
-const guardedFetch =
-  (server: McpServerConfig, wantsStream: () => boolean): FetchLike =>
-  async (url, init) => {
+const guardedFetch = (server: McpServerConfig, wantsStream: () => boolean): FetchLike => {
+  // Once an hour per server: the server, never what it sent.
+  const lax: Lax = laxResults(() =>
+    log.every(
+      `mcp-lax-result:${server.serverId}`,
+      'warn',
+      'mcp server sent a 2026-07-28 result without resultType; read as complete',
+      { server: server.serverId },
+      3_600_000,
+    ),
+  );
+  return async (url, init) => {
     if ((init?.method ?? 'GET') === 'GET' && !wantsStream()) return new Response(null, { status: 405 });
     const href = url.toString();
     if (!server.allowPrivate) {
@@ -110,8 +121,10 @@ const guardedFetch =
       if (inward) throw forbidden(server.serverId, `a ${inward.class} address`);
     }
     const res = await fetch(url, { ...init, redirect: 'manual' });
-    return boundedAnswer(res, upstreamBounds.maxMcpMessageBytes, init?.body);
+    const modern = new Headers(init?.headers).get('mcp-protocol-version') === LAX_REVISION;
+    return boundedAnswer(res, upstreamBounds.maxMcpMessageBytes, init?.body, modern ? lax : undefined);
   };
+};
 
 const authHeaders = (server: McpServerConfig): Record<string, string> => {
   if (server.authValue === null) return {};
