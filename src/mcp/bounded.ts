@@ -125,6 +125,18 @@ const boundedSse = (
   let heldBytes = 0;
   let lineLength = 0;
   let afterCr = false;
+  /** Past the bound: the upstream body cancelled, the open event dropped. */
+  const refuse = (c: ReadableStreamDefaultController<Uint8Array>): void => {
+    held = [];
+    reader.cancel().catch(() => undefined);
+    if (ids.length === 0) {
+      c.error(new McpError(ErrorCode.InternalError, tooLargeMessage(max), { code: TOO_LARGE_CODE, limit: max }));
+      return;
+    }
+    // The cut event was never passed on (only whole events are): each request gets its error as an event of its own.
+    c.enqueue(encoder.encode(ids.map((id) => `event: message\ndata: ${JSON.stringify(errorFor(id, max))}\n\n`).join('')));
+    c.close();
+  };
   const body = new ReadableStream<Uint8Array>({
     async pull(c) {
       for (;;) {
@@ -149,8 +161,9 @@ const boundedSse = (
             lineLength++;
             continue;
           }
-          // A line end on an empty line: the event is complete through here.
+          // A line end on an empty line: the event is complete through here (and refused whole past the bound).
           if (lineLength === 0) {
+            if (heldBytes + i + 1 - from > max) return refuse(c);
             pass(c, [...held, chunk.subarray(from, i + 1)]);
             held = [];
             heldBytes = 0;
@@ -163,18 +176,7 @@ const boundedSse = (
           held.push(chunk.subarray(from));
           heldBytes += chunk.length - from;
         }
-        if (heldBytes > max) {
-          held = [];
-          reader.cancel().catch(() => undefined);
-          if (ids.length === 0) {
-            c.error(new McpError(ErrorCode.InternalError, tooLargeMessage(max), { code: TOO_LARGE_CODE, limit: max }));
-            return;
-          }
-          // The cut event was never passed on (only whole events are): each request gets its error as an event of its own.
-          c.enqueue(encoder.encode(ids.map((id) => `event: message\ndata: ${JSON.stringify(errorFor(id, max))}\n\n`).join('')));
-          c.close();
-          return;
-        }
+        if (heldBytes > max) return refuse(c);
         if (sent) return;
       }
     },
