@@ -234,6 +234,8 @@ export class RecordWriter implements RecordSink {
   /** Spooled batches first (oldest first), then the queue; on a store found down the queue goes to the spool. */
   async #drain(): Promise<void> {
     for (;;) {
+      // Stopped (a flush() that waited for the drain stop() gave up on): the spool is the next start's.
+      if (this.#stopped) return;
       const spooled = this.#spool?.oldest();
       if (!spooled && this.#queue.length === 0) return;
       // The rows may point at bodies appended beside them: those reach the OS first.
