@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inArray } from 'drizzle-orm';
+import { loadConfig } from '../src/config/env.ts';
 import { setLogLevel, setLogSink } from '../src/core/log.ts';
 import type { RecordEntry } from '../src/core/records.ts';
 import { Spool } from '../src/core/spool.ts';
@@ -291,3 +292,14 @@ test.skipIf(!process.env.TEST_DATABASE_URL)(
   },
   30_000,
 );
+
+test('GATEWAY_RECORD_WRITERS: 1 on PGlite and 2 on PostgreSQL unless set; 1–16, anything else refused naming it', () => {
+  const base = { GATEWAY_DATA_DIR: 'memory://' };
+  const pg = { ...base, DATABASE_URL: 'postgres://u:p@db.internal:5432/gw', GATEWAY_KEK: Buffer.alloc(32, 7).toString('base64') };
+  expect(loadConfig([], base).recordWriters).toBe(1);
+  expect(loadConfig([], pg).recordWriters).toBe(2);
+  expect(loadConfig([], { ...pg, GATEWAY_RECORD_WRITERS: '4' }).recordWriters).toBe(4);
+  expect(loadConfig([], { ...base, GATEWAY_RECORD_WRITERS: '3' }).recordWriters).toBe(3);
+  for (const bad of ['0', '17', 'two'])
+    expect(() => loadConfig([], { ...pg, GATEWAY_RECORD_WRITERS: bad })).toThrow(/GATEWAY_RECORD_WRITERS/);
+});
