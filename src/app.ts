@@ -167,8 +167,9 @@ export const startGateway = async (config: GatewayConfig): Promise<Gateway> => {
     !config.databaseUrl && config.dataDir !== MEMORY && config.recordBodies
       ? new BodyFiles(join(config.dataDir, RECORD_BODIES_DIR))
       : undefined;
-  const records = new RecordWriter(config.databaseUrl ? workerStore(config.databaseUrl) : directStore(store.db), {
+  const records = new RecordWriter(config.databaseUrl ? workerStore(config.databaseUrl, config.recordWriters) : directStore(store.db), {
     flushMs: config.recordFlushMs,
+    writers: config.recordWriters,
     // PGlite holds the event loop for each batch: bounded rows per COPY keep requests from waiting
     // behind a whole backlog (docs/benchmarks.md); PostgreSQL batches go to a thread.
     ...(config.databaseUrl ? {} : { maxBatch: EMBEDDED_RECORD_BATCH }),

@@ -44,6 +44,8 @@ export interface GatewayConfig {
   recordFlushMs: number;
   /** GATEWAY_RECORD_QUEUE_MAX: records held in memory before they wait on disk. */
   recordQueueMax: number;
+  /** GATEWAY_RECORD_WRITERS: record batches written at once (2 on PostgreSQL, 1 on PGlite unless set). */
+  recordWriters: number;
   /** Keep request and response bodies in records (data retention). */
   recordBodies: boolean;
   /** GATEWAY_UPSTREAM_ALLOW_PRIVATE=1: connections may point at private addresses whoever saves them. */
@@ -112,6 +114,9 @@ export interface ListenerLimits {
 }
 
 /** Reads argv (`serve --role data --service-account FILE`) and the environment. */
+/** Record batches written at once with PostgreSQL unless GATEWAY_RECORD_WRITERS says (docs/records.md, "Several writers"). */
+const PG_RECORD_WRITERS = 2;
+
 export const loadConfig = (argv: readonly string[], env: Record<string, string | undefined>): GatewayConfig => {
   let role: Role = 'all';
   let serviceAccountFile: string | undefined;
@@ -164,6 +169,7 @@ export const loadConfig = (argv: readonly string[], env: Record<string, string |
     serviceAccountFile,
     recordFlushMs: s.GATEWAY_RECORD_FLUSH_INTERVAL,
     recordQueueMax: s.GATEWAY_RECORD_QUEUE_MAX,
+    recordWriters: s.GATEWAY_RECORD_WRITERS ?? (s.DATABASE_URL ? PG_RECORD_WRITERS : 1),
     recordBodies: s.GATEWAY_RECORD_BODIES,
     redisUrl: s.REDIS_URL,
     limitsOnRedisError: s.GATEWAY_LIMITS_ON_REDIS_ERROR,

@@ -116,7 +116,7 @@ export const integer = (o: Common & { default: string; min: number; max?: number
 };
 
 /** An integer that may be left unset (`unset` says what that means); a value is checked as `integer` checks it. */
-export const optionalInteger = (o: Common & { unset: string; min: number; unit?: string }): Setting<number | undefined> => {
+export const optionalInteger = (o: Common & { unset: string; min: number; max?: number; unit?: string }): Setting<number | undefined> => {
   const { default: _none, parse, ...spec } = integer({ ...o, default: '' });
   return { ...spec, parse: (raw, name) => (raw === undefined ? undefined : parse(raw, name)) };
 };

@@ -108,7 +108,7 @@ export const SETTINGS = {
     max: 1000,
     unit: 'connections',
     description:
-      "PostgreSQL connections of a process's main pool (the propagation listener and the record writer hold 1–2 more each); PostgreSQL's `max_connections` must cover every replica's",
+      "PostgreSQL connections of a process's main pool (the propagation listener holds 1–2 more, the record writer `GATEWAY_RECORD_WRITERS`); PostgreSQL's `max_connections` must cover every replica's",
   }),
   DATABASE_URL: url({
     schemes: ['postgres', 'postgresql'],
@@ -189,6 +189,14 @@ export const SETTINGS = {
     unit: 'records',
     description:
       'request records held in memory at most; past it, and while the store is down, they wait in `GATEWAY_DATA_DIR/record-spool` (dropped only with `memory://` or a disk that refuses them)',
+  }),
+  GATEWAY_RECORD_WRITERS: optionalInteger({
+    unset: '2 with `DATABASE_URL`, 1 on embedded PGlite',
+    min: 1,
+    max: 16,
+    unit: 'batches',
+    description:
+      'request-record batches written at once by this process (with PostgreSQL each on a connection of its own, beside `GATEWAY_DB_POOL_MAX`); the embedded PGlite runs one statement at a time, so more gain nothing there',
   }),
   GATEWAY_RECORD_BODIES: flag({ default: '1', description: '`0` keeps request/response bodies out of records (data retention)' }),
   GATEWAY_RESPONSE_RETENTION: duration({

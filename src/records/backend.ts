@@ -93,13 +93,14 @@ export const directStore = (db: Db): RecordStore => {
 export type WorkerReply = { id: number; ok: true } | { id: number; ok: false; code: string | undefined; name: string; message: string };
 
 /**
- * PostgreSQL: the inserts run in a worker thread with its own postgres.js connection
- * (stack-notes §3), so neither the driver's encoding nor its protocol work is on the event loop.
+ * PostgreSQL: the inserts run in a worker thread with `connections` postgres.js connections of its
+ * own (stack-notes §3; one per batch the RecordWriter keeps in flight, its `writers`), so neither
+ * the driver's encoding nor its protocol work is on the event loop.
  * The main thread only sends the batch text: CSV lines for `COPY … FROM STDIN`, the JSON insert for
  * a spooled batch. As on PGlite, a COPY refused for a duplicate request id is written again
  * through the JSON insert, which skips duplicates.
  */
-export const workerStore = (url: string): RecordStore => {
+export const workerStore = (url: string, connections = 1): RecordStore => {
   const worker = new Worker(new URL('./pg-worker.ts', import.meta.url).href);
   (worker as Worker & { unref?(): void }).unref?.();
   const pending = new Map<number, (r: WorkerReply) => void>();
@@ -114,7 +115,7 @@ export const workerStore = (url: string): RecordStore => {
     for (const [, done] of pending) done({ id: 0, ok: false, code: undefined, name: 'Error', message: 'record writer thread failed' });
     pending.clear();
   });
-  worker.postMessage({ type: 'open', url });
+  worker.postMessage({ type: 'open', url, connections });
   const send = (type: 'insert' | 'copy', batch: string): Promise<unknown> => {
     if (closed) return Promise.resolve(new Error('record writer closed'));
     const id = next++;

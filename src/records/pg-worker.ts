@@ -1,6 +1,7 @@
 /// <reference lib="webworker" />
 /**
- * The record writer thread for PostgreSQL: owns one postgres.js connection and inserts the
+ * The record writer thread for PostgreSQL: owns its postgres.js connections (one per batch in
+ * flight, GATEWAY_RECORD_WRITERS) and inserts the
  * batches the main thread sends — CSV lines through `COPY … FROM STDIN` (about a third cheaper
  * per row than the JSON insert, bench/records-scale.ts), or a JSON batch (a spooled one, or one
  * COPY refused for a duplicate request id) through the insert that skips duplicates. Replies carry the driver's error class, SQLSTATE and first line
@@ -55,7 +56,9 @@ const copy = async (db: ReturnType<typeof postgres>, csv: string): Promise<boole
 };
 
 self.onmessage = async (
-  ev: MessageEvent<{ type: 'open'; url: string } | { type: 'insert' | 'copy'; id: number; batch: string } | { type: 'close' }>,
+  ev: MessageEvent<
+    { type: 'open'; url: string; connections: number } | { type: 'insert' | 'copy'; id: number; batch: string } | { type: 'close' }
+  >,
 ) => {
   const msg = ev.data;
   if (msg.type === 'open') {
@@ -63,9 +66,10 @@ self.onmessage = async (
     // queued and is written again): no batch commits later than that after its stored_at (the
     // transaction's start), which keeps the forwarding cursor's order (forward.ts, a lag of 5 s)
     // whatever the number of writers and whatever they wait for (a rollup row another writer
-    // holds, a partition being detached).
+    // holds, a partition being detached). Each batch in flight has a connection of its own (the
+    // RecordWriter's `writers`, concurrent here: this handler awaits, the next message is taken).
     sql = postgres(msg.url, {
-      max: 1,
+      max: Math.max(1, msg.connections),
       onnotice: () => undefined,
       connect_timeout: 5,
       backoff: reconnectBackoff,

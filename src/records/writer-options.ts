@@ -19,8 +19,26 @@ export interface Queued {
   counted?: boolean;
 }
 
+/** A batch being written (writer.ts): its rows, the spool name reserved for it, its result. */
+export interface Flight {
+  batch: readonly Queued[];
+  name: string | undefined;
+  done: Promise<'ok' | 'down'>;
+}
+
+/** Rows at the front of the queue that go to the spool as one batch under a name reserved for them. */
+export interface SpoolFront {
+  name: string;
+  rows: number;
+}
+
 export interface RecordWriterOptions {
   flushMs?: number;
+  /**
+   * Batches written at once at most (default 1): each its own insert (on PostgreSQL its own
+   * connection of the writer thread), settled in queue order.
+   */
+  writers?: number;
   /** Rows per insert at most. */
   maxBatch?: number;
   /** Characters per insert at most (a single larger row still goes alone). */

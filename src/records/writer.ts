@@ -1,14 +1,26 @@
 import { describeError, log } from '../core/log.ts';
-import type { Spool, SpooledBatch } from '../core/spool.ts';
+import type { Spool } from '../core/spool.ts';
 import type { RecordEntry, RecordSink, RecordSinkStats } from '../core/records.ts';
-import { batchJson, isDataError, type RecordStore, rootCause } from './backend.ts';
+import { batchJson, type RecordStore, rootCause } from './backend.ts';
+import { BatchInsert } from './batch-insert.ts';
 import type { BodyFiles } from './body-files.ts';
-import { bodyChars, cleanEntry, entriesOfBatch, hasDeepBody, withoutBodies } from './entry.ts';
-import { MAX_BACKOFF_MS, OMITTED, type Queued, QUEUE_FULL, ROW_CHARS, type RecordWriterOptions, SPOOL_RETRY_MS } from './writer-options.ts';
+import { bodyChars, cleanEntry, hasDeepBody, withoutBodies } from './entry.ts';
+import {
+  type Flight,
+  MAX_BACKOFF_MS,
+  OMITTED,
+  type Queued,
+  QUEUE_FULL,
+  ROW_CHARS,
+  type RecordWriterOptions,
+  SPOOL_RETRY_MS,
+  type SpoolFront,
+} from './writer-options.ts';
 
 /**
  * Takes the data plane's pre-serialised records and writes them in size-bounded batches off the
- * request path: every `flushMs`, or at once when `maxBatch` rows are waiting. A store that is down
+ * request path: every `flushMs`, or at once when `maxBatch` rows are waiting; up to `writers`
+ * batches at once (each its own insert, settled in queue order; batch-insert.ts). A store that is down
  * keeps the queue and is retried with backoff. A batch the database refuses is split (halves, then
  * single rows); a single refused row is cleaned, then stored without bodies, then dropped and
  * counted — one bad row never holds back the others. The queue is bounded (docs/records.md,
@@ -33,10 +45,18 @@ export class RecordWriter implements RecordSink {
   #down = false;
   /** Queue entries at the front being written now (the spool takes only what is behind them). */
   #inflight = 0;
+  /** The batches being written, in queue order: together the first `#inflight` queue entries. */
+  #flights: Flight[] = [];
+  /** Inside #writeQueue: add() may start a batch. */
+  #pumping = false;
+  /** A batch of this round found the store down: no more are started. */
+  #halted = false;
   #spoolRetryAt = 0;
   #stopped = false;
   #stats = { sanitized: 0, bodiesDropped: 0, dropped: 0 };
   readonly #store: RecordStore;
+  readonly #batches: BatchInsert;
+  readonly #writers: number;
   readonly #flushMs: number;
   readonly #maxBatch: number;
   readonly #maxBatchChars: number;
@@ -54,6 +74,8 @@ export class RecordWriter implements RecordSink {
     this.#maxBodyChars = opts.maxBodyChars ?? 64 * 1024 * 1024;
     this.#bodyFiles = opts.bodyFiles;
     this.#spool = opts.spool;
+    this.#writers = Math.max(1, opts.writers ?? 1);
+    this.#batches = new BatchInsert(store, this.#stats, (e) => this.#storeDown(e));
   }
 
   get stats(): RecordSinkStats {
@@ -96,7 +118,10 @@ export class RecordWriter implements RecordSink {
     this.#queue.push({ entry, chars, checked: chars === 0, done: false });
     this.#chars += chars;
     if (this.#chars > this.#maxBodyChars && !this.#overflow()) this.#shedBodies();
-    if (this.#queue.length >= this.#maxBatch && !this.#down && !this.#flushing) void this.flush();
+    if (this.#queue.length - this.#inflight >= this.#maxBatch && !this.#down) {
+      if (this.#pumping) this.#dispatch();
+      else if (!this.#flushing) void this.flush();
+    }
   }
 
   /** Past a bound with a spool: what is queued behind the batch in flight goes to disk. Whether that made room. */
@@ -116,20 +141,21 @@ export class RecordWriter implements RecordSink {
   }
 
   /**
-   * Moves the queue behind the batch in flight to the spool, in insert-sized batches, oldest first;
-   * the first `front.rows` rows go under the name reserved for them. A spool that fails keeps the
-   * rest in memory and is not tried again for SPOOL_RETRY_MS.
+   * Moves the queue behind the batches in flight to the spool, in insert-sized batches, oldest
+   * first; the first rows go as `fronts` says, each part under the name reserved for it. A spool
+   * that fails keeps the rest in memory and is not tried again for SPOOL_RETRY_MS.
    */
-  #spoolQueue(front?: { name: string; rows: number }): void {
+  #spoolQueue(fronts: readonly SpoolFront[] = []): void {
     const spool = this.#spool;
     if (!spool || Date.now() < this.#spoolRetryAt) return;
     const start = this.#inflight;
     let at = start;
     try {
-      while (at < this.#queue.length) {
-        const end = front && at === start ? start + front.rows : at + this.#nextBatch(at).length;
+      for (let f = 0; at < this.#queue.length; f++) {
+        const front = fronts[f];
+        const end = front ? at + front.rows : at + this.#nextBatch(at).length;
         const part = this.#queue.slice(at, end);
-        spool.put(this.#spoolText(part), part.length, front && at === start ? front.name : undefined);
+        spool.put(this.#spoolText(part), part.length, front?.name);
         at = end;
       }
     } catch (e) {
@@ -208,11 +234,13 @@ export class RecordWriter implements RecordSink {
   /** Spooled batches first (oldest first), then the queue; on a store found down the queue goes to the spool. */
   async #drain(): Promise<void> {
     for (;;) {
+      // Stopped (a flush() that waited for the drain stop() gave up on): the spool is the next start's.
+      if (this.#stopped) return;
       const spooled = this.#spool?.oldest();
       if (!spooled && this.#queue.length === 0) return;
       // The rows may point at bodies appended beside them: those reach the OS first.
       await this.#bodyFiles?.flush();
-      const result = spooled ? await this.#writeSpooled(spooled) : await this.#writeFront();
+      const result = spooled ? await this.#batches.writeSpooled(this.#spool as Spool, spooled) : await this.#writeQueue();
       if (this.#stopped) return;
       if (result === 'down') {
         this.#backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(this.#flushMs, this.#backoffMs * 2));
@@ -230,76 +258,86 @@ export class RecordWriter implements RecordSink {
     }
   }
 
-  /** The batch at the front of the queue; on a store found down, what is left of it is spooled first. */
-  async #writeFront(): Promise<'ok' | 'down'> {
-    const batch = this.#nextBatch();
-    for (const q of batch) if (!q.checked) this.#checkDepth(q);
-    // Named now: spooled after a failed write, it still goes before what was spooled meanwhile.
-    const name = this.#spool?.reserve();
-    this.#inflight = batch.length;
-    let result: 'ok' | 'down';
+  /**
+   * Batches from the front of the queue, up to `writers` at once (add() starts one when a full
+   * batch waits), settled in queue order: only the front is ever removed from. Until the queue is
+   * written, a batch finds the store down, or spooled batches wait (they go first).
+   */
+  async #writeQueue(): Promise<'ok' | 'down'> {
+    this.#pumping = true;
+    this.#halted = false;
     try {
-      result = await this.#write(batch);
+      this.#dispatch();
+      for (let f = this.#flights[0]; f; f = this.#flights[0]) {
+        const result = await f.done;
+        // stop() spooled the queue, the batches in flight included.
+        if (this.#stopped) return result;
+        if (result === 'down') return await this.#settleDown();
+        this.#flights.shift();
+        this.#queue.splice(0, f.batch.length);
+        for (const q of f.batch) this.#chars -= q.chars;
+        this.#inflight -= f.batch.length;
+        this.#shedFrom = Math.max(0, this.#shedFrom - f.batch.length);
+        // Back to the event loop between batches: an insert on this thread (PGlite) runs
+        // synchronously, and requests waiting for I/O must not queue behind a whole backlog.
+        if (this.#queue.length > this.#inflight) await new Promise<void>((resolve) => setImmediate(resolve));
+        this.#dispatch();
+      }
+      return 'ok';
     } finally {
-      this.#inflight = 0;
+      this.#pumping = false;
     }
-    // stop() spooled the queue, this batch included.
-    if (this.#stopped) return result;
-    // Only this method removes from the front; add() appends behind the batch, the spool takes from behind it.
-    const left = batch.filter((q) => !q.done);
-    this.#queue.splice(0, batch.length, ...left);
-    for (const q of batch) if (q.done) this.#chars -= q.chars;
-    this.#shedFrom = 0;
-    if (result === 'down' && name !== undefined && left.length > 0) this.#spoolQueue({ name, rows: left.length });
-    return result;
+  }
+
+  /** Starts batches behind those in flight, up to `writers`, while the store is up and nothing is spooled. */
+  #dispatch(): void {
+    while (
+      this.#flights.length < this.#writers &&
+      this.#queue.length > this.#inflight &&
+      !this.#halted &&
+      !this.#stopped &&
+      (this.#spool?.stats.batches ?? 0) === 0
+    ) {
+      const batch = this.#nextBatch(this.#inflight);
+      for (const q of batch) if (!q.checked) this.#checkDepth(q);
+      this.#inflight += batch.length;
+      // Named now: spooled after a failed write, it still goes before what was spooled meanwhile.
+      this.#flights.push({ batch, name: this.#spool?.reserve(), done: this.#fly(batch) });
+    }
+  }
+
+  async #fly(batch: readonly Queued[]): Promise<'ok' | 'down'> {
+    // The rows may point at bodies appended beside them: those reach the OS first.
+    await this.#bodyFiles?.flush();
+    return this.#batches.write(batch);
   }
 
   /**
-   * A spooled batch: inserted as the text it was spooled as. Refused by the database, it is taken
-   * apart and written row by row (split, cleaned, dropped as a queued batch is); what the store
-   * did not take before it went down stays in the spool in its place.
+   * A batch found the store down: none is started; once every batch in flight is back, what each
+   * left unwritten stays at the front, in queue order, and goes to the spool under its own name.
    */
-  async #writeSpooled(b: SpooledBatch): Promise<'ok' | 'down'> {
-    const spool = this.#spool as Spool;
-    const e = await this.#store.insertJson(b.text);
-    if (e === undefined) {
-      spool.remove(b.name);
-      return 'ok';
+  async #settleDown(): Promise<'down'> {
+    await Promise.all(this.#flights.map((f) => f.done));
+    if (this.#stopped) return 'down';
+    const fronts: SpoolFront[] = [];
+    const left: Queued[] = [];
+    for (const f of this.#flights) {
+      const rest = f.batch.filter((q) => !q.done);
+      for (const q of f.batch) if (q.done) this.#chars -= q.chars;
+      left.push(...rest);
+      if (f.name !== undefined && rest.length > 0) fronts.push({ name: f.name, rows: rest.length });
     }
-    if (!isDataError(e)) return this.#storeDown(e);
-    let queued: Queued[];
-    try {
-      queued = entriesOfBatch(b.text).map((entry) => ({ entry, chars: 0, checked: true, done: false, counted: true }));
-    } catch (err) {
-      spool.remove(b.name);
-      this.#stats.dropped += b.rows;
-      log.error('a spooled batch of request records is not readable; dropped', { rows: b.rows, error: describeError(err) });
-      return 'ok';
-    }
-    const result = await this.#write(queued);
-    const left = queued.filter((q) => !q.done);
-    if (left.length === 0) spool.remove(b.name);
-    else spool.replace(b.name, batchJson(left.map((q) => q.entry)), left.length);
-    return result;
+    this.#queue.splice(0, this.#inflight, ...left);
+    this.#flights = [];
+    this.#inflight = 0;
+    this.#shedFrom = 0;
+    if (fronts.length > 0) this.#spoolQueue(fronts);
+    return 'down';
   }
 
-  /** One insert; its text lives only for its duration. */
-  #insert(entries: readonly RecordEntry[]): Promise<unknown> {
-    return this.#store.insert(entries);
-  }
-
-  #stored(queued: readonly Queued[], entries: readonly RecordEntry[]): 'ok' {
-    for (let i = 0; i < queued.length; i++) {
-      const q = queued[i] as Queued;
-      q.done = true;
-      // A spooled row was counted when spooled, unless cleaning flagged it only now.
-      if (entries[i]?.sanitized && !(q.counted && q.entry.sanitized)) this.#stats.sanitized++;
-    }
-    return 'ok';
-  }
-
-  #storeDown(e: unknown): 'down' {
+  #storeDown(e: unknown): void {
     this.#down = true;
+    this.#halted = true;
     const where = this.#spool ? 'records are spooled to disk' : 'records stay queued';
     log.every(
       'records-store-down',
@@ -311,45 +349,6 @@ export class RecordWriter implements RecordSink {
       },
       30_000,
     );
-    return 'down';
-  }
-
-  async #write(queued: readonly Queued[]): Promise<'ok' | 'down'> {
-    const entries = queued.map((q) => q.entry);
-    const e = await this.#insert(entries);
-    if (e === undefined) return this.#stored(queued, entries);
-    if (!isDataError(e)) return this.#storeDown(e);
-    if (queued.length === 1) return this.#writeOne(queued[0] as Queued, e);
-    log.every('records-split', 'warn', 'the database refused a batch of request records; writing it in parts', {
-      rows: queued.length,
-      error: describeError(rootCause(e)),
-    });
-    const mid = queued.length >>> 1;
-    if ((await this.#write(queued.slice(0, mid))) === 'down') return 'down';
-    return this.#write(queued.slice(mid));
-  }
-
-  /** A single row the database refused: cleaned, then without bodies, then dropped and counted. */
-  async #writeOne(q: Queued, first: unknown): Promise<'ok' | 'down'> {
-    const cleaned = cleanEntry(q.entry);
-    let e = await this.#insert([cleaned]);
-    if (e === undefined) return this.#stored([q], [cleaned]);
-    if (!isDataError(e)) return this.#storeDown(e);
-    const bare = withoutBodies(cleaned, OMITTED);
-    e = await this.#insert([bare]);
-    if (e === undefined) {
-      this.#stats.bodiesDropped++;
-      return this.#stored([q], [bare]);
-    }
-    if (!isDataError(e)) return this.#storeDown(e);
-    q.done = true;
-    this.#stats.dropped++;
-    log.every('records-row-dropped', 'error', 'a request record could not be stored even cleaned and without bodies; dropped', {
-      dropped: this.#stats.dropped,
-      error: describeError(rootCause(first)),
-      cleanedError: describeError(rootCause(e)),
-    });
-    return 'ok';
   }
 
   /**
@@ -371,9 +370,10 @@ export class RecordWriter implements RecordSink {
         await Bun.sleep(Math.min(Math.max(this.#backoffMs, 50), deadline - Date.now()));
       }
       if (this.#spool) {
-        // The batch in flight too: if its write still lands, the next start skips its rows.
+        // The batches in flight too: if their writes still land, the next start skips their rows.
         this.#stopped = true;
         this.#inflight = 0;
+        this.#flights = [];
         const rows = this.#queue.length;
         this.#spoolRetryAt = 0;
         this.#spoolQueue();
