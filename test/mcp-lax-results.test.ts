@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { setLogSink } from '../src/core/log.ts';
+import { setLogLevel, setLogSink } from '../src/core/log.ts';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
 import { textOf } from './support/mcp-gateway.ts';
 
@@ -86,6 +86,8 @@ const lines: string[] = [];
 const acme = { customerId: 'acme', projectId: 'default' };
 
 beforeAll(async () => {
+  // The warn line is read whatever level an earlier test file left.
+  setLogLevel('warn');
   setLogSink((line) => void lines.push(line));
   lax = startLaxServer();
   tg = await startTestGateway({ GATEWAY_MCP_MAX_MESSAGE_BYTES: '64KiB' });
@@ -98,6 +100,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   setLogSink(undefined);
+  setLogLevel('error');
   await tg?.stop();
   await lax?.stop();
 });
