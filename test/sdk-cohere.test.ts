@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { CohereClientV2, CohereError } from 'cohere-ai';
-import { admin } from './support/gateway.ts';
+import { addNativeUpstream, lastSentTo, type NativeUpstream, upstreamsOf } from './support/native-upstream.ts';
 import { type MockCohere, startMockCohere } from './support/mock-cohere.ts';
 import { startWorld, stopWorld, type World } from './support/provision.ts';
 
@@ -11,33 +11,23 @@ import { startWorld, stopWorld, type World } from './support/provision.ts';
  */
 
 let w: World;
+let native: NativeUpstream;
 let co: MockCohere;
 let client: CohereClientV2;
 
 beforeAll(async () => {
   w = await startWorld();
   co = startMockCohere();
-  await w.tg.must(admin('CreateProviderConnection'), {
-    customerId: 'acme',
-    projectId: 'default',
-    name: 'mock-cohere',
-    provider: 'cohere',
+  native = {
     baseUrl: co.url,
-    apiKey: 'co-upstream-secret',
-  });
-  const m = (await w.tg.must(admin('CreateModel'), {
-    model: 'command',
+    requests: co.requests,
     provider: 'cohere',
-    capabilities: ['chat', 'tools'],
-    maxOutputTokens: 8192,
-  })) as { model: { id: string } };
-  await w.tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
-  await w.tg.must(admin('CreateRoute'), {
-    customerId: 'acme',
-    projectId: 'default',
+    connection: 'mock-cohere',
+    apiKey: 'co-upstream-secret',
     model: 'command',
-    targets: [{ connection: 'mock-cohere', model: 'command-r-plus' }],
-  });
+    upstreamModel: 'command-r-plus',
+  };
+  await addNativeUpstream(w, native);
   client = new CohereClientV2({ token: w.p.apiKey, environment: w.tg.url });
 }, 60_000);
 afterAll(async () => {
@@ -45,18 +35,7 @@ afterAll(async () => {
   await stopWorld(w);
 });
 
-const UPSTREAMS = [
-  { model: 'gpt-mini', family: 'openai' },
-  { model: 'claude-mini', family: 'anthropic' },
-  { model: 'command', family: 'cohere' },
-] as const;
-
-const lastSent = (family: string) => {
-  const m = family === 'openai' ? w.oa : family === 'anthropic' ? w.an : co;
-  const r = m.requests.at(-1);
-  if (!r) throw new Error('nothing reached the upstream');
-  return r;
-};
+const lastSent = (family: string) => lastSentTo(w, native, family);
 
 const weather = {
   type: 'function' as const,
@@ -67,7 +46,7 @@ const weather = {
   },
 };
 
-for (const u of UPSTREAMS) {
+for (const u of upstreamsOf('command', 'cohere')) {
   describe(`CohereClientV2 → ${u.family} upstream`, () => {
     test('chat: text, system, exact usage, finish reason', async () => {
       const r = await client.chat({

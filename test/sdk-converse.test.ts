@@ -7,7 +7,7 @@ import {
   ValidationException,
 } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { admin } from './support/gateway.ts';
+import { addNativeUpstream, lastSentTo, type NativeUpstream, upstreamsOf } from './support/native-upstream.ts';
 import { type MockBedrock, startMockBedrock } from './support/mock-bedrock.ts';
 import { startWorld, stopWorld, type World } from './support/provision.ts';
 
@@ -18,34 +18,24 @@ import { startWorld, stopWorld, type World } from './support/provision.ts';
  */
 
 let w: World;
+let native: NativeUpstream;
 let br: MockBedrock;
 let client: BedrockRuntimeClient;
 
 beforeAll(async () => {
   w = await startWorld();
   br = startMockBedrock();
-  await w.tg.must(admin('CreateProviderConnection'), {
-    customerId: 'acme',
-    projectId: 'default',
-    name: 'mock-bedrock',
-    provider: 'bedrock',
+  native = {
     baseUrl: br.url,
+    requests: br.requests,
+    provider: 'bedrock',
+    connection: 'mock-bedrock',
     apiKey: 'br-upstream-secret',
     options: { region: 'us-east-1' },
-  });
-  const m = (await w.tg.must(admin('CreateModel'), {
     model: 'nova-lite',
-    provider: 'bedrock',
-    capabilities: ['chat', 'tools'],
-    maxOutputTokens: 8192,
-  })) as { model: { id: string } };
-  await w.tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
-  await w.tg.must(admin('CreateRoute'), {
-    customerId: 'acme',
-    projectId: 'default',
-    model: 'nova-lite',
-    targets: [{ connection: 'mock-bedrock', model: 'amazon.nova-lite-v1:0' }],
-  });
+    upstreamModel: 'amazon.nova-lite-v1:0',
+  };
+  await addNativeUpstream(w, native);
   client = new BedrockRuntimeClient({
     region: 'us-east-1',
     endpoint: w.tg.url,
@@ -61,18 +51,7 @@ afterAll(async () => {
   await stopWorld(w);
 });
 
-const UPSTREAMS = [
-  { model: 'gpt-mini', family: 'openai' },
-  { model: 'claude-mini', family: 'anthropic' },
-  { model: 'nova-lite', family: 'bedrock' },
-] as const;
-
-const lastSent = (family: string) => {
-  const m = family === 'openai' ? w.oa : family === 'anthropic' ? w.an : br;
-  const r = m.requests.at(-1);
-  if (!r) throw new Error('nothing reached the upstream');
-  return r;
-};
+const lastSent = (family: string) => lastSentTo(w, native, family);
 
 const weather = {
   tools: [
@@ -102,7 +81,7 @@ const collect = async (events: AsyncIterable<ConverseStreamOutput> | undefined) 
   return out;
 };
 
-for (const u of UPSTREAMS) {
+for (const u of upstreamsOf('nova-lite', 'bedrock')) {
   describe(`Converse SDK → ${u.family} upstream`, () => {
     test('ConverseCommand: text, system, exact usage, stop reason', async () => {
       const r = await client.send(

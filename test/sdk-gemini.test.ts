@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { FinishReason, GoogleGenAI, Type } from '@google/genai';
-import { admin } from './support/gateway.ts';
+import { addNativeUpstream, lastSentTo, type NativeUpstream, upstreamsOf } from './support/native-upstream.ts';
 import { type MockGemini, startMockGemini } from './support/mock-gemini.ts';
 import { startWorld, stopWorld, type World } from './support/provision.ts';
 
@@ -11,33 +11,23 @@ import { startWorld, stopWorld, type World } from './support/provision.ts';
  */
 
 let w: World;
+let native: NativeUpstream;
 let gm: MockGemini;
 let ai: GoogleGenAI;
 
 beforeAll(async () => {
   w = await startWorld();
   gm = startMockGemini();
-  await w.tg.must(admin('CreateProviderConnection'), {
-    customerId: 'acme',
-    projectId: 'default',
-    name: 'mock-gemini',
-    provider: 'gemini',
+  native = {
     baseUrl: `${gm.url}/v1beta`,
-    apiKey: 'gm-upstream-secret',
-  });
-  const m = (await w.tg.must(admin('CreateModel'), {
-    model: 'gem-flash',
+    requests: gm.requests,
     provider: 'gemini',
-    capabilities: ['chat', 'tools'],
-    maxOutputTokens: 8192,
-  })) as { model: { id: string } };
-  await w.tg.must(admin('AddProjectModel'), { customerId: 'acme', projectId: 'default', modelId: m.model.id });
-  await w.tg.must(admin('CreateRoute'), {
-    customerId: 'acme',
-    projectId: 'default',
+    connection: 'mock-gemini',
+    apiKey: 'gm-upstream-secret',
     model: 'gem-flash',
-    targets: [{ connection: 'mock-gemini', model: 'gemini-2.5-flash' }],
-  });
+    upstreamModel: 'gemini-2.5-flash',
+  };
+  await addNativeUpstream(w, native);
   ai = new GoogleGenAI({ apiKey: w.p.apiKey, httpOptions: { baseUrl: w.tg.url } });
 }, 60_000);
 afterAll(async () => {
@@ -45,18 +35,7 @@ afterAll(async () => {
   await stopWorld(w);
 });
 
-const UPSTREAMS = [
-  { model: 'gpt-mini', family: 'openai' },
-  { model: 'claude-mini', family: 'anthropic' },
-  { model: 'gem-flash', family: 'gemini' },
-] as const;
-
-const lastSent = (family: string) => {
-  const m = family === 'openai' ? w.oa : family === 'anthropic' ? w.an : gm;
-  const r = m.requests.at(-1);
-  if (!r) throw new Error('nothing reached the upstream');
-  return r;
-};
+const lastSent = (family: string) => lastSentTo(w, native, family);
 
 const weather = {
   functionDeclarations: [
@@ -68,7 +47,7 @@ const weather = {
   ],
 };
 
-for (const u of UPSTREAMS) {
+for (const u of upstreamsOf('gem-flash', 'gemini')) {
   describe(`@google/genai → ${u.family} upstream`, () => {
     test('generateContent: text, systemInstruction, exact usageMetadata, the client model', async () => {
       const r = await ai.models.generateContent({ model: u.model, contents: 'hello there', config: { systemInstruction: 'be brief' } });
