@@ -26,6 +26,7 @@ import { isRecord } from '../core/json.ts';
 import { type McpGatewayDeps, type McpRequestView, routeName, routeUri, type Target } from './aggregate.ts';
 import { type GovernedCall, type GovernedMethod, governed } from './govern.ts';
 import { type Extra, whileInFlight } from './links.ts';
+import { checkedInputRequired } from './input-requests.ts';
 import { asMcpError } from './rpc-error.ts';
 
 /**
@@ -129,7 +130,9 @@ const request = <S extends StandardSchemaV1>(
     ...(rt.inputResponses !== undefined ? { inputResponses: rt.inputResponses } : {}),
     ...(rt.requestState !== undefined ? { requestState: rt.requestState } : {}),
   };
-  return client.request({ method, params: retried }, withInputRequired(schema), { ...opts, allowInputRequired: true });
+  return client
+    .request({ method, params: retried }, withInputRequired(schema), { ...opts, allowInputRequired: true })
+    .then(checkedInputRequired);
 };
 
 /** The client's params as the record keeps them (a retry's input responses and state with them). */

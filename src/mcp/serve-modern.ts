@@ -1,6 +1,5 @@
 import {
   createMcpHandler,
-  type InputRequests,
   type InputRequiredResult,
   inputRequired,
   isInputRequiredResult,
@@ -13,7 +12,6 @@ import {
   type SpecTypes,
   specTypeSchemas,
 } from '@modelcontextprotocol/server';
-import { isRecord } from '../core/json.ts';
 import { describeError, log } from '../core/log.ts';
 import { listPrompts, listResources, listTemplates, listTools, type McpGatewayDeps, type McpRequestView } from './aggregate.ts';
 import { callTool, complete, type Downstream, getPrompt, readResource, setLevel, subscription } from './operations.ts';
@@ -37,27 +35,10 @@ const as = async <K extends SpecTypeName>(name: K, value: Promise<unknown>): Pro
   return checked.value;
 };
 
-/** What a server may ask a client in band: elicitation, sampling, roots — each checked by its own schema. */
-const schemaOf = (method: unknown): 'ElicitRequest' | 'CreateMessageRequest' | 'ListRootsRequest' | undefined =>
-  method === 'elicitation/create'
-    ? 'ElicitRequest'
-    : method === 'sampling/createMessage'
-      ? 'CreateMessageRequest'
-      : method === 'roots/list'
-        ? 'ListRootsRequest'
-        : undefined;
-
-const askable = async (key: string, value: unknown): Promise<InputRequests[string]> => {
-  const name = isRecord(value) ? schemaOf(value.method) : undefined;
-  const checked = name ? await specTypeSchemas[name]['~standard'].validate(value) : undefined;
-  if (!checked || checked.issues)
-    throw new ProtocolError(ProtocolErrorCode.InternalError, `The MCP server asked for input the gateway cannot relay ('${key}').`);
-  return checked.value;
-};
-
 /**
  * A governed method's answer: complete (checked by its schema), or the upstream's request for the
- * client's input, handed on as it came — its input requests checked, its `requestState` unchanged.
+ * client's input, handed on as it came (its input requests checked in the governed call), its
+ * `requestState` unchanged.
  */
 const answer = async <K extends 'CallToolResult' | 'GetPromptResult' | 'ReadResourceResult'>(
   name: K,
@@ -65,10 +46,9 @@ const answer = async <K extends 'CallToolResult' | 'GetPromptResult' | 'ReadReso
 ): Promise<SpecTypes[K] | InputRequiredResult> => {
   const got = await value;
   if (!isInputRequiredResult(got)) return as(name, Promise.resolve(got));
-  const inputRequests: InputRequests = {};
-  for (const [key, req] of Object.entries(got.inputRequests ?? {})) inputRequests[key] = await askable(key, req);
+  // Its input requests were checked inside the governed call (mcp/input-requests.ts).
   return inputRequired({
-    ...(Object.keys(inputRequests).length > 0 ? { inputRequests } : {}),
+    ...(got.inputRequests && Object.keys(got.inputRequests).length > 0 ? { inputRequests: got.inputRequests } : {}),
     ...(got.requestState !== undefined ? { requestState: got.requestState } : {}),
   });
 };
