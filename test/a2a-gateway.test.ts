@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { Role, TaskState } from '@a2a-js/sdk';
+import { TaskState } from '@a2a-js/sdk';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
 import { startTestAgent, type TestAgent } from './support/a2a-agent.ts';
+import { authedFetch, message, recordOf as recordOfRequest } from './support/a2a-client.ts';
 
 /**
  * The A2A agent gateway (contract §12) with `@a2a-js/sdk` on both sides: an SDK agent registered
@@ -21,16 +22,9 @@ let last: Headers = new Headers();
 let metricsPort = 0;
 
 const authed = (key: string): typeof fetch =>
-  Object.assign(
-    async (input: string | URL | Request, init?: RequestInit) => {
-      const headers = new Headers(init?.headers);
-      headers.set('authorization', `Bearer ${key}`);
-      const res = await fetch(input, { ...init, headers });
-      last = res.headers;
-      return res;
-    },
-    { preconnect: fetch.preconnect },
-  );
+  authedFetch(key, (h) => {
+    last = h;
+  });
 const client = (key = apiKey) =>
   new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
@@ -39,22 +33,6 @@ const client = (key = apiKey) =>
     }),
   ).createFromUrl(`${tg.url}/a2a/echo/`);
 
-const message = (text: string) => ({
-  message: {
-    messageId: crypto.randomUUID(),
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text' as const, value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  },
-  configuration: undefined,
-  metadata: undefined,
-  tenant: '',
-});
-
 const rpc = (body: unknown, key = apiKey, headers: Record<string, string> = {}) =>
   fetch(`${tg.url}/a2a/echo`, {
     method: 'POST',
@@ -62,14 +40,7 @@ const rpc = (body: unknown, key = apiKey, headers: Record<string, string> = {}) 
     body: JSON.stringify(body),
   });
 
-const recordOf = async (requestId: string): Promise<Record<string, unknown> | undefined> => {
-  for (let i = 0; i < 50; i++) {
-    const r = (await tg.must(admin('SearchRequestRecords'), { requestId })) as { records: Record<string, unknown>[] };
-    if (r.records[0]) return r.records[0];
-    await Bun.sleep(100);
-  }
-  return undefined;
-};
+const recordOf = (requestId: string) => recordOfRequest(tg, requestId);
 
 beforeAll(async () => {
   agent = startTestAgent('Echo agent', { bearer: SECRET });

@@ -1,6 +1,7 @@
 import { inwardAddress } from '../core/addresses.ts';
 import { GatewayError } from '../core/errors.ts';
 import { isRecord } from '../core/json.ts';
+import type { A2aAgentConfig } from './config.ts';
 
 /**
  * An A2A agent card (contract §12): fetched once by the management plane (CreateA2aAgent,
@@ -55,6 +56,28 @@ export const jsonRpcUrlOf = (card: Record<string, unknown>): string | undefined 
     for (const i of card.additionalInterfaces)
       if (isRecord(i) && i.transport === 'JSONRPC' && str(i.url) && HTTP_URL.test(String(i.url))) return String(i.url);
   return undefined;
+};
+
+const restUrls = new WeakMap<A2aAgentConfig, string | null>();
+
+/**
+ * The HTTP+JSON URL an agent's pinned card names (a v1.0 card's `supportedInterfaces[]` entry
+ * with `protocolBinding: 'HTTP+JSON'`), or undefined: the gateway relays that binding only there.
+ */
+export const restUrlOf = (agent: A2aAgentConfig): string | undefined => {
+  let url = restUrls.get(agent);
+  if (url === undefined) {
+    url = null;
+    const card: unknown = JSON.parse(agent.card);
+    if (isRecord(card) && Array.isArray(card.supportedInterfaces))
+      for (const i of card.supportedInterfaces)
+        if (isRecord(i) && i.protocolBinding === 'HTTP+JSON' && str(i.url) && HTTP_URL.test(String(i.url))) {
+          url = String(i.url);
+          break;
+        }
+    restUrls.set(agent, url);
+  }
+  return url ?? undefined;
 };
 
 const sha256Hex = (text: string): string => new Bun.CryptoHasher('sha256').update(text).digest('hex');
@@ -155,8 +178,9 @@ const BEARER_V03 = { type: 'http', scheme: 'bearer', description: 'an API key or
 
 /**
  * The gateway's card for an agent: the pinned card with every interface URL the gateway's
- * (`base`, its `/a2a/{agentId}`), only its JSON-RPC interfaces (what the gateway serves), its
- * security the gateway's bearer, and no signatures (they sign the upstream's card, not this one).
+ * (`base`, its `/a2a/{agentId}`), only the interfaces the gateway serves (JSON-RPC, preferred, at
+ * `base`; a v1.0 card's first HTTP+JSON one at `base/v1`), its security the gateway's bearer, and
+ * no signatures (they sign the upstream's card, not this one).
  */
 export const gatewayCard = (pinned: string, base: string): Record<string, unknown> => {
   const parsed: unknown = JSON.parse(pinned);
@@ -164,9 +188,12 @@ export const gatewayCard = (pinned: string, base: string): Record<string, unknow
   const card: Record<string, unknown> = { ...parsed };
   delete card.signatures;
   if (Array.isArray(card.supportedInterfaces)) {
-    card.supportedInterfaces = card.supportedInterfaces
-      .filter((i) => isRecord(i) && i.protocolBinding === 'JSONRPC')
-      .map((i) => ({ ...(isRecord(i) ? i : {}), url: base }));
+    const interfaces = card.supportedInterfaces.filter(isRecord);
+    const rest = interfaces.find((i) => i.protocolBinding === 'HTTP+JSON' && str(i.url) && HTTP_URL.test(String(i.url)));
+    card.supportedInterfaces = [
+      ...interfaces.filter((i) => i.protocolBinding === 'JSONRPC').map((i) => ({ ...i, url: base })),
+      ...(rest ? [{ ...rest, url: `${base}/v1` }] : []),
+    ];
     card.securitySchemes = { gateway: BEARER_V1 };
     card.securityRequirements = [{ schemes: { gateway: { list: [] } } }];
     delete card.security;

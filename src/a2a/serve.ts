@@ -10,16 +10,9 @@ import { callerOf, type Door, enter } from '../pipeline/index.ts';
 import { CardError, checkAddress, gatewayCard } from './card.ts';
 import type { A2aAgentConfig } from './config.ts';
 import { isDrifted } from './pin.ts';
-import {
-  idsOfResult,
-  type RpcRequest,
-  rpcErrorResponse,
-  rpcRefusal,
-  rpcRequestOf,
-  STREAMING_METHODS,
-  textParts,
-  upstreamFailure,
-} from './rpc.ts';
+import { type A2aCall, type Binding, jsonRpcBinding } from './binding.ts';
+import { restBinding } from './rest.ts';
+import { idsOfResult, rpcErrorResponse, rpcRefusal, textParts, upstreamFailure } from './rpc.ts';
 import { relayStream } from './stream.ts';
 
 /**
@@ -29,7 +22,9 @@ import { relayStream } from './stream.ts';
  * agent's JSON-RPC endpoint with the catalog's credential (never the caller's), `traceparent` and
  * `X-Gateway-Correlation-Id`, the answer's text parts go through the output guardrails, and the
  * request is recorded once (endpoint `/a2a/{agentId}`, `model` the method, `provider` `a2a`,
- * `connection` the agent, `upstream_model` the task id). Errors are A2A's JSON-RPC error objects.
+ * `connection` the agent, `upstream_model` the task id). Both bindings go through it: JSON-RPC
+ * (`POST /a2a/{agentId}`, binding.ts) and HTTP+JSON (`/a2a/{agentId}/v1/…`, rest.ts); errors are
+ * each binding's own error shape.
  */
 
 const JSON_CT = 'application/json';
@@ -62,8 +57,8 @@ const checkPin = async (a: A2aAgentConfig): Promise<void> => {
 const withoutInput = (p: Policies): Policies => (p.input.length === 0 ? p : { ...p, input: [] });
 
 /** Input guardrails on the message's text parts (redactions written back), then the project's limits. */
-const admit = async (deps: PipelineDeps, ctx: RequestContext, rpc: RpcRequest): Promise<void> => {
-  const parts = textParts(rpc.params.message);
+const admit = async (deps: PipelineDeps, ctx: RequestContext, call: A2aCall, binding: Binding): Promise<void> => {
+  const parts = textParts(call.params.message);
   const policies = deps.policies ?? NO_POLICIES;
   const admitting = admitted(parts.length > 0 ? policies : withoutInput(policies), ctx, { texts: parts.map((p) => p.text) }, (r) => {
     if (!isRecord(r) || !Array.isArray(r.texts)) return;
@@ -71,7 +66,7 @@ const admit = async (deps: PipelineDeps, ctx: RequestContext, rpc: RpcRequest): 
       const part = parts[i];
       if (part && typeof t === 'string') part.text = t;
     });
-    ctx.bodyText = JSON.stringify({ jsonrpc: '2.0', id: rpc.id, method: rpc.method, params: rpc.params });
+    ctx.bodyText = binding.bodyText(call);
   });
   if (admitting instanceof Promise) await admitting;
 };
@@ -131,8 +126,25 @@ const readCapped = async (res: Response, agentId: string, signal: AbortSignal): 
 };
 
 /** Serves one JSON-RPC request to `/a2a/{agentId}`. */
-export const serveA2a = (deps: PipelineDeps, req: Request, ids: RequestIds, agentId: string): Promise<Response> => {
-  let rpcId: RpcRequest['id'] = null;
+export const serveA2a = (deps: PipelineDeps, req: Request, ids: RequestIds, agentId: string): Promise<Response> =>
+  serveCall(deps, req, ids, agentId, jsonRpcBinding(), true);
+
+/** Serves one HTTP+JSON request to `/a2a/{agentId}/v1/…`. */
+export const serveA2aRest = (deps: PipelineDeps, req: Request, ids: RequestIds, agentId: string): Promise<Response> => {
+  const url = new URL(req.url);
+  const prefix = `/a2a/${url.pathname.split('/')[2] ?? ''}/v1`;
+  const binding = restBinding(req.method === 'GET' ? 'GET' : 'POST', url.pathname.slice(prefix.length), url.search);
+  return serveCall(deps, req, ids, agentId, binding, binding.hasBody);
+};
+
+const serveCall = (
+  deps: PipelineDeps,
+  req: Request,
+  ids: RequestIds,
+  agentId: string,
+  binding: Binding,
+  hasBody: boolean,
+): Promise<Response> => {
   const correlation = (req.headers.get(CORRELATION) ?? '').slice(0, 128) || ids.requestId;
   const extra = { [CORRELATION]: correlation };
   return enter(
@@ -141,26 +153,34 @@ export const serveA2a = (deps: PipelineDeps, req: Request, ids: RequestIds, agen
       path: `/a2a/${agentId}`,
       ids,
       headers: req.headers,
-      method: 'POST',
+      method: req.method === 'GET' ? 'GET' : 'POST',
       opened: (ctx) => {
         ctx.agent = { id: agentId };
       },
     },
     async (ctx, door) => {
       ctx.correlationId = correlation;
-      const { text, value } = await readJsonBody(req, deps.bodyLimits);
-      ctx.bodyText = text;
-      const rpc = rpcRequestOf(value);
-      rpcId = rpc.id;
-      ctx.model = rpc.method;
-      ctx.stream = STREAMING_METHODS.has(rpc.method);
+      let value: unknown;
+      if (hasBody) {
+        const body = await readJsonBody(req, deps.bodyLimits);
+        ctx.bodyText = body.text;
+        value = body.value;
+      }
+      const a2a = binding.decode(value);
+      ctx.model = a2a.method;
+      ctx.stream = a2a.stream;
       const agent = await agentOf(door, agentId);
       ctx.agent = { id: agentId, name: agent.name };
       await checkPin(agent);
-      await admit(deps, ctx, rpc);
-      return call(deps, ctx, door, req, agent, rpc, correlation, extra);
+      if (binding.upstream(agent, a2a).url === undefined)
+        throw new GatewayError({
+          kind: 'unsupported_endpoint',
+          message: `A2A agent '${agentId}' offers no HTTP+JSON interface (its card lists none); call it over JSON-RPC at /a2a/${agentId}.`,
+        });
+      await admit(deps, ctx, a2a, binding);
+      return call(deps, ctx, door, req, agent, a2a, binding, correlation, extra);
     },
-    { status: (r) => r.status, fail: (e) => rpcErrorResponse(rpcId, e, ids, extra) },
+    { status: (r) => r.status, fail: (e) => binding.errorResponse(e, ids, extra) },
   );
 };
 
@@ -170,7 +190,8 @@ const call = async (
   door: Door,
   req: Request,
   agent: A2aAgentConfig,
-  rpc: RpcRequest,
+  a2a: A2aCall,
+  binding: Binding,
   correlation: string,
   extra: Record<string, string>,
 ): Promise<Response> => {
@@ -196,12 +217,13 @@ const call = async (
   const timer = setTimeout(() => abort.abort(), upstreamBounds.a2aTimeoutMs);
   let res: Response;
   try {
-    await checkAddress(agent.rpcUrl, agent.allowPrivate, "the agent's JSON-RPC URL");
-    const body = JSON.stringify({ jsonrpc: '2.0', id: rpc.id, method: rpc.method, params: rpc.params });
-    res = await fetch(agent.rpcUrl, {
-      method: 'POST',
+    const up = binding.upstream(agent, a2a);
+    const url = up.url ?? agent.rpcUrl;
+    await checkAddress(url, agent.allowPrivate, up.url === agent.rpcUrl ? "the agent's JSON-RPC URL" : "the agent's HTTP+JSON URL");
+    res = await fetch(url, {
+      method: up.verb,
       headers: upstreamHeaders(agent, ctx, req, ctx.stream, correlation),
-      body,
+      ...(up.body !== undefined ? { body: up.body } : {}),
       redirect: 'manual',
       signal: abort.signal,
     });
@@ -223,7 +245,7 @@ const call = async (
     const ttfbMs = Math.round(performance.now() - ctx.t0);
     const stream = relayStream(res.body, abort, {
       agentId: agent.agentId,
-      rpcId: rpc.id,
+      binding,
       guard: (v) => guardOutput(policies, ctx, v),
       end: (outcome) => {
         const a = attempt(outcome.error ? outcome.error.status : 200, outcome.taskId, outcome.error?.errorCode);
@@ -258,11 +280,11 @@ const call = async (
   } catch {
     answer = undefined;
   }
-  if (!isRecord(answer) || answer.jsonrpc !== '2.0' || !('result' in answer || isRecord(answer.error)))
-    return failed(upstreamFailure(agent.agentId, 'garbage', ` (HTTP ${res.status})`));
-  const { taskId, contextId } = idsOfResult(answer.result);
+  const read = binding.answer(answer, res.status);
+  if (!read) return failed(upstreamFailure(agent.agentId, 'garbage', ` (HTTP ${res.status})`));
+  const { taskId, contextId } = idsOfResult(read.result);
   try {
-    if ('result' in answer && (await guardOutput(policies, ctx, answer.result))) text = JSON.stringify(answer);
+    if ('result' in read && (await guardOutput(policies, ctx, read.result))) text = JSON.stringify(answer);
   } catch (e) {
     if (e instanceof GatewayError) return failed(e);
     throw e;

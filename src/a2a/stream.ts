@@ -2,19 +2,21 @@ import { GatewayError } from '../core/errors.ts';
 import { isRecord } from '../core/json.ts';
 import { upstreamBounds } from '../core/upstream-bounds.ts';
 import { A2A_STREAM_IDLE_MS } from './pin.ts';
-import { idsOfResult, type RpcRequest, rpcErrorBody, upstreamFailure } from './rpc.ts';
+import type { Binding } from './binding.ts';
+import { idsOfResult, upstreamFailure } from './rpc.ts';
 
 /**
  * An agent's SSE answer relayed event by event as it arrives (never the whole stream held): each
  * complete event is read for the task it names and passed through the output guardrails (text
  * parts, rewritten when one redacts); an event the guardrails block, an upstream that breaks off
- * or stays quiet past A2A_STREAM_IDLE_MS (5 min) ends the stream with a JSON-RPC error event. `end`
+ * or stays quiet past A2A_STREAM_IDLE_MS (5 min) ends the stream with the binding's error event. `end`
  * is called exactly once, with the task seen and the error, if any.
  */
 
 export interface RelayOptions {
   agentId: string;
-  rpcId: RpcRequest['id'];
+  /** Where an event's result sits, and the error event (JSON-RPC or HTTP+JSON). */
+  binding: Pick<Binding, 'eventResult' | 'errorEvent'>;
   guard: (result: unknown) => Promise<boolean>;
   end: (outcome: { taskId?: string; error?: GatewayError }) => void;
 }
@@ -51,9 +53,10 @@ export const relayStream = (body: ReadableStream<Uint8Array>, abort: AbortContro
     } catch {
       throw broken(' (an event that is not JSON)');
     }
-    if (!isRecord(v)) throw broken(' (an event that is not a JSON-RPC response)');
-    if (!taskId) taskId = idsOfResult(v.result).taskId;
-    return (await o.guard(v.result)) ? `data: ${JSON.stringify(v)}\n\n` : `${event}\n\n`;
+    if (!isRecord(v)) throw broken(' (an event that is not a JSON object)');
+    const result = o.binding.eventResult(v);
+    if (!taskId) taskId = idsOfResult(result).taskId;
+    return (await o.guard(result)) ? `data: ${JSON.stringify(v)}\n\n` : `${event}\n\n`;
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -78,7 +81,7 @@ export const relayStream = (body: ReadableStream<Uint8Array>, abort: AbortContro
       } catch (e) {
         const err = e instanceof GatewayError ? e : broken(abort.signal.aborted ? ' (it stayed quiet too long)' : '');
         reader.cancel().catch(() => undefined);
-        controller.enqueue(enc.encode(`data: ${rpcErrorBody(o.rpcId, err)}\n\n`));
+        controller.enqueue(enc.encode(o.binding.errorEvent(err)));
         controller.close();
         end(err);
       } finally {

@@ -14,7 +14,7 @@ type Method = (typeof METHODS)[number];
 interface Operation {
   summary: string;
   /** The API whose request and response bodies this endpoint speaks (by reference; not re-described here). */
-  body?: 'chat' | 'responses' | 'messages' | 'openai' | 'multipart' | 'jsonrpc' | 'gemini' | 'converse' | 'cohere';
+  body?: 'chat' | 'responses' | 'messages' | 'openai' | 'multipart' | 'jsonrpc' | 'a2arest' | 'gemini' | 'converse' | 'cohere';
   /** The answer may be a stream of server-sent events (`stream: true`). */
   streams?: boolean;
   /** The OpenAPI path of a route with a wildcard (`/model/*` → `/model/{modelId}/{operation}`). */
@@ -98,6 +98,18 @@ export const INFERENCE_ENDPOINTS = {
       streams: true,
     },
   },
+  '/a2a/:agentId/v1/*': {
+    get: {
+      summary: 'A2A HTTP+JSON to a catalog agent: GET tasks, tasks/{id} (when its card lists HTTP+JSON)',
+      path: '/a2a/{agentId}/v1/{operation}',
+    },
+    post: {
+      summary: 'A2A HTTP+JSON to a catalog agent: message:send, message:stream, tasks/{id}:cancel, tasks/{id}:subscribe',
+      body: 'a2arest',
+      streams: true,
+      path: '/a2a/{agentId}/v1/{operation}',
+    },
+  },
   '/a2a/:agentId/.well-known/agent-card.json': {
     get: { summary: "The agent's card as the gateway serves it (URLs and security rewritten)" },
   },
@@ -112,6 +124,8 @@ const REFERENCE: Record<NonNullable<Operation['body']>, string> = {
   messages: 'The Anthropic Messages request, exactly as the Anthropic API takes it.',
   openai: "The request of the OpenAI API's endpoint of the same path.",
   multipart: 'multipart/form-data, as the OpenAI API takes it.',
+  a2arest:
+    "An A2A v1.0 HTTP+JSON request body (SendMessageRequest for message:send and message:stream), as the agent's own HTTP+JSON interface takes it.",
   jsonrpc: 'A JSON-RPC 2.0 message (the Model Context Protocol on /mcp, the Agent2Agent protocol on /a2a).',
   gemini: 'The Gemini API request (`generateContent`, `countTokens`), exactly as Google’s API takes it.',
   converse: 'The Bedrock Converse request, exactly as the Bedrock runtime takes it.',

@@ -21,7 +21,7 @@ import { resourceMetadata } from '../mcp/discovery.ts';
 import type { McpGateway } from '../mcp/http.ts';
 import type { McpToolHost } from '../mcp/in-process.ts';
 import type { McpPinSink } from '../mcp/pins.ts';
-import { serveA2a, serveA2aCard } from '../a2a/serve.ts';
+import { serveA2a, serveA2aCard, serveA2aRest } from '../a2a/serve.ts';
 import {
   batchRoute,
   cancelBatch,
@@ -196,6 +196,10 @@ export const buildInferenceRoutes = (opts: DataPlaneServerOptions) => {
   const agentOf = (req: Request): string => decodeURIComponent(new URL(req.url).pathname.split('/')[2] ?? '');
   return {
     '/a2a/:agentId': { POST: guard((req, ids) => serveA2a(deps, req, ids, agentOf(req))), GET: guard(methodNotAllowed) },
+    '/a2a/:agentId/v1/*': {
+      POST: guard((req, ids) => serveA2aRest(deps, req, ids, agentOf(req))),
+      GET: guard((req, ids) => serveA2aRest(deps, req, ids, agentOf(req))),
+    },
     '/a2a/:agentId/.well-known/agent-card.json': { GET: guard((req, ids) => serveA2aCard(deps, req, ids, agentOf(req))) },
     '/mcp/:profileId': { POST: mcpHandler, GET: mcpHandler, DELETE: mcpHandler },
     '/.well-known/oauth-protected-resource/mcp/:profileId': {

@@ -26,6 +26,8 @@ export interface TestAgent {
   /** Headers of the JSON-RPC calls received, newest last. */
   calls: Headers[];
   mode: 'normal' | 'hang' | 'garbage' | 'break' | 'slow';
+  /** The SDK request handler behind every binding the agent serves (one task store). */
+  requests(): DefaultRequestHandler;
   /** Replaces the served card's description (the pinned hash no longer matches). */
   swapCard(description: string): void;
   stop(): Promise<void>;
@@ -85,6 +87,8 @@ const executor: AgentExecutor = {
 export interface TestAgentOptions {
   bearer?: string;
   onCall?: (headers: Headers) => Promise<void>;
+  /** The agent's HTTP+JSON URL (served elsewhere, on the same request handler): the card lists it after JSON-RPC. */
+  restUrl?: string;
 }
 
 export const startTestAgent = (name = 'Echo agent', opts: TestAgentOptions = {}): TestAgent => {
@@ -92,7 +96,10 @@ export const startTestAgent = (name = 'Echo agent', opts: TestAgentOptions = {})
   const cardOf = (origin: string): AgentCard => ({
     name,
     description,
-    supportedInterfaces: [{ url: `${origin}/rpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
+    supportedInterfaces: [
+      { url: `${origin}/rpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+      ...(opts.restUrl ? [{ url: opts.restUrl, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' }] : []),
+    ],
     provider: undefined,
     version: '1.0.0',
     capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
@@ -122,6 +129,10 @@ export const startTestAgent = (name = 'Echo agent', opts: TestAgentOptions = {})
     cardUrl: '',
     calls: [],
     mode: 'normal',
+    requests() {
+      requests ??= new DefaultRequestHandler(cardOf(agent.url), new InMemoryTaskStore(), executor);
+      return requests;
+    },
     swapCard(d) {
       description = d;
     },
@@ -143,9 +154,8 @@ export const startTestAgent = (name = 'Echo agent', opts: TestAgentOptions = {})
       if (agent.mode === 'hang') return new Promise<Response>(() => undefined);
       await opts.onCall?.(req.headers);
       if (agent.mode === 'garbage') return new Response('<html>oops</html>', { headers: { 'content-type': 'text/html' } });
-      requests ??= new DefaultRequestHandler(cardOf(url.origin), new InMemoryTaskStore(), executor);
-      handler ??= new JsonRpcTransportHandler(requests);
-      legacy ??= new LegacyJsonRpcTransportHandler(requests);
+      handler ??= new JsonRpcTransportHandler(agent.requests());
+      legacy ??= new LegacyJsonRpcTransportHandler(agent.requests());
       // As the SDK's Express adapter: no A2A-Version header (or 0.3) is a v0.3 client.
       const version = req.headers.get('a2a-version') ?? '0.3';
       const body = await req.text();
