@@ -1,8 +1,8 @@
 import { GatewayError } from '../core/errors.ts';
 import { isRecord } from '../core/json.ts';
-import { idHeaders } from '../pipeline/answer.ts';
 import type { A2aCall, Binding } from './binding.ts';
 import { restUrlOf } from './card.ts';
+import { errorHeaders } from './rpc.ts';
 import type { A2aAgentConfig } from './config.ts';
 
 /**
@@ -81,16 +81,6 @@ export const restBinding = (verb: 'GET' | 'POST', path: string, search: string):
     },
     eventResult: (v) => v,
     errorEvent: (e) => `event: error\ndata: ${restError(e)}\n\n`,
-    errorResponse: (e, ids, extra) =>
-      new Response(restError(e), {
-        status: e.status,
-        headers: {
-          'content-type': 'application/json',
-          ...idHeaders(ids),
-          ...(e.status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
-          ...(e.retryAfterSeconds !== undefined ? { 'retry-after': String(e.retryAfterSeconds) } : {}),
-          ...extra,
-        },
-      }),
+    errorResponse: (e, ids, extra) => new Response(restError(e), { status: e.status, headers: errorHeaders(e, ids, extra) }),
   };
 };

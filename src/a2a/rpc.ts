@@ -58,17 +58,17 @@ export const rpcErrorBody = (id: RpcRequest['id'], e: GatewayError): string =>
     error: { code: rpcCodeOf(e), message: e.message, data: { type: e.type, code: e.errorCode } },
   });
 
+/** The headers of a refusal in either binding: the request's ids, the bearer challenge on a 401, Retry-After when known. */
+export const errorHeaders = (e: GatewayError, ids: RequestIds, extra?: Record<string, string>): Record<string, string> => ({
+  'content-type': 'application/json',
+  ...idHeaders(ids),
+  ...(e.status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
+  ...(e.retryAfterSeconds !== undefined ? { 'retry-after': String(e.retryAfterSeconds) } : {}),
+  ...extra,
+});
+
 export const rpcErrorResponse = (id: RpcRequest['id'], e: GatewayError, ids: RequestIds, extra?: Record<string, string>): Response =>
-  new Response(rpcErrorBody(id, e), {
-    status: e.status,
-    headers: {
-      'content-type': 'application/json',
-      ...idHeaders(ids),
-      ...(e.status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
-      ...(e.retryAfterSeconds !== undefined ? { 'retry-after': String(e.retryAfterSeconds) } : {}),
-      ...extra,
-    },
-  });
+  new Response(rpcErrorBody(id, e), { status: e.status, headers: errorHeaders(e, ids, extra) });
 
 /** The text parts under a value (a message, a task, an event): `{text}` objects inside `parts` arrays, in order. */
 export const textParts = (v: unknown, out: Record<string, unknown>[] = [], depth = 0): Record<string, unknown>[] => {
