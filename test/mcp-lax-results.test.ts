@@ -3,6 +3,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { setLogLevel, setLogSink } from '../src/core/log.ts';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
 import { textOf } from './support/mcp-gateway.ts';
+import { discoverResult, jsonAnswer } from './support/mcp-hand-written.ts';
 
 /**
  * Contract §7.1: a 2026-07-28 upstream that leaves `resultType` out of its results (as the
@@ -18,7 +19,6 @@ const BOUND = 64 * 1024;
 /** A 2026-07-28-only MCP server written by hand, no result of which carries `resultType`. */
 const startLaxServer = () => {
   const calls: string[] = [];
-  const json = (body: unknown): Response => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
@@ -28,20 +28,9 @@ const startLaxServer = () => {
       if (msg.id === undefined) return new Response(null, { status: 202 });
       const id = msg.id;
       const result = (text: string) => ({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } });
-      if (msg.method === 'server/discover')
-        return json({
-          jsonrpc: '2.0',
-          id,
-          result: {
-            supportedVersions: ['2026-07-28'],
-            capabilities: { tools: {} },
-            ttlMs: 0,
-            cacheScope: 'private',
-            _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'lax', version: '0' } },
-          },
-        });
+      if (msg.method === 'server/discover') return jsonAnswer({ jsonrpc: '2.0', id, result: discoverResult('lax') });
       if (msg.method === 'tools/list')
-        return json({
+        return jsonAnswer({
           jsonrpc: '2.0',
           id,
           result: {
@@ -57,8 +46,8 @@ const startLaxServer = () => {
         });
       const name = msg.params?.name ?? '';
       calls.push(name);
-      if (name === 'plain') return json(result('plain answer'));
-      if (name === 'bigjson') return json(result('x'.repeat(4 * BOUND)));
+      if (name === 'plain') return jsonAnswer(result('plain answer'));
+      if (name === 'bigjson') return jsonAnswer(result('x'.repeat(4 * BOUND)));
       if (name === 'lines') {
         // The reference server's test_streaming_elicitation: a notification, then the response, one per line.
         const note = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'token-abc', total: 100, value: 50 } };

@@ -7,6 +7,7 @@ import { acceptedContent, createMcpHandler, inputRequired, McpServer } from '@mo
 import * as z from 'zod/v4';
 import { admin, apikeyOp, startTestGateway, type TestGateway } from './support/gateway.ts';
 import { textOf } from './support/mcp-gateway.ts';
+import { discoverResult, jsonAnswer } from './support/mcp-hand-written.ts';
 
 /**
  * Contract §7.1, multi round-trip requests (MCP 2026-07-28): a server that needs the client's input
@@ -74,7 +75,6 @@ const startAskingServer = () => {
 
 /** A 2026-07-28 server written by hand whose one tool asks its client to call a tool (not an input a client can give). */
 const startOverreachingServer = () => {
-  const json = (body: unknown): Response => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
   const server = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
@@ -83,27 +83,15 @@ const startOverreachingServer = () => {
       const msg = (await req.json()) as { id?: number | string; method?: string };
       if (msg.id === undefined) return new Response(null, { status: 202 });
       const id = msg.id;
-      if (msg.method === 'server/discover')
-        return json({
-          jsonrpc: '2.0',
-          id,
-          result: {
-            resultType: 'complete',
-            supportedVersions: ['2026-07-28'],
-            capabilities: { tools: {} },
-            ttlMs: 0,
-            cacheScope: 'private',
-            _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'overreach', version: '0' } },
-          },
-        });
+      if (msg.method === 'server/discover') return jsonAnswer({ jsonrpc: '2.0', id, result: discoverResult('overreach', 'complete') });
       if (msg.method === 'tools/list')
-        return json({
+        return jsonAnswer({
           jsonrpc: '2.0',
           id,
           result: { resultType: 'complete', tools: [{ name: 'grab', inputSchema: { type: 'object' } }], ttlMs: 0, cacheScope: 'private' },
         });
       if (msg.method === 'tools/call')
-        return json({
+        return jsonAnswer({
           jsonrpc: '2.0',
           id,
           result: {
@@ -112,7 +100,7 @@ const startOverreachingServer = () => {
             requestState: 'grab-0',
           },
         });
-      return json({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } });
+      return jsonAnswer({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } });
     },
   });
   return { url: `http://127.0.0.1:${server.port}/mcp`, stop: () => server.stop(true) };
